@@ -1,0 +1,29 @@
+/**
+ * Deterministic checks: criteria decided locally, with no judge call.
+ * Each check type lives in its own module and is registered in `registry.ts`.
+ */
+import type { ZodType } from 'zod';
+
+export type CheckMode = 'strict' | 'loose';
+
+export interface CheckContext {
+  /** Text of the prompt the response answers (the last user message), for checks such as repeat_prompt. */
+  prompt: string;
+  /** IFEval strict or loose evaluation. */
+  mode: CheckMode;
+}
+
+export interface CheckOutcome {
+  passed: boolean;
+  /** Short human-readable reason, shown in results as the criterion's explanation. */
+  detail?: string;
+}
+
+export interface CheckDefinition<Parameters = unknown> {
+  /** Registered name, e.g. `ifeval:length_constraints:number_words` or `regex`. */
+  type: string;
+  description: string;
+  /** Validates the check's parameters (every field of the spec except `type`). */
+  parameters: ZodType<Parameters>;
+  evaluate(response: string, parameters: Parameters, context: CheckContext): CheckOutcome;
+}

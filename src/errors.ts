@@ -1,0 +1,112 @@
+/**
+ * One error class with stable codes. Every failure that reaches a user, a results
+ * file or an HTTP response is a RubricateError; the code decides the exit status,
+ * the HTTP status and whether the engine retries.
+ */
+
+export const errorCodes = {
+  INPUT_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
+  CONFIG_INVALID: { retryable: false, httpStatus: 400, exitCode: 2 },
+  NOT_FOUND: { retryable: false, httpStatus: 404, exitCode: 2 },
+  UNAUTHORIZED: { retryable: false, httpStatus: 401, exitCode: 2 },
+  OVERLOADED: { retryable: true, httpStatus: 503, exitCode: 4 },
+  DEADLINE_EXCEEDED: { retryable: false, httpStatus: 504, exitCode: 4 },
+  JUDGE_TIMEOUT: { retryable: true, httpStatus: 504, exitCode: 4 },
+  JUDGE_RATE_LIMITED: { retryable: true, httpStatus: 503, exitCode: 4 },
+  JUDGE_SERVER_ERROR: { retryable: true, httpStatus: 502, exitCode: 4 },
+  JUDGE_CONNECTION: { retryable: true, httpStatus: 502, exitCode: 4 },
+  JUDGE_AUTH: { retryable: false, httpStatus: 502, exitCode: 4 },
+  JUDGE_REQUEST_REJECTED: { retryable: false, httpStatus: 502, exitCode: 4 },
+  JUDGE_CONTEXT_OVERFLOW: { retryable: false, httpStatus: 422, exitCode: 3 },
+  JUDGE_UNPARSEABLE: { retryable: true, httpStatus: 502, exitCode: 3 },
+  JUDGE_REFUSED: { retryable: true, httpStatus: 502, exitCode: 3 },
+  JUDGE_UNAVAILABLE: { retryable: false, httpStatus: 503, exitCode: 4 },
+  CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
+  INTERNAL: { retryable: false, httpStatus: 500, exitCode: 1 },
+} as const satisfies Record<string, { retryable: boolean; httpStatus: number; exitCode: number }>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export interface ErrorDetails {
+  /** Input file the error comes from. */
+  file?: string;
+  /** 1-based line number in that file. */
+  line?: number;
+  /** Field path inside the record, e.g. `rubric.criteria[3].points`. */
+  field?: string;
+  /** Milliseconds the server asked us to wait (429 / 503 Retry-After). */
+  retryAfterMs?: number;
+  /** HTTP status of a failed judge call. */
+  status?: number;
+  [key: string]: unknown;
+}
+
+export class RubricateError extends Error {
+  override readonly name = 'RubricateError';
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.details = details;
+  }
+
+  get retryable(): boolean {
+    return errorCodes[this.code].retryable;
+  }
+
+  get httpStatus(): number {
+    return errorCodes[this.code].httpStatus;
+  }
+
+  get exitCode(): number {
+    return errorCodes[this.code].exitCode;
+  }
+
+  /** The shape stored in results files and HTTP bodies. */
+  toJSON(): SerializedError {
+    const { retryAfterMs: _ignored, ...details } = this.details;
+    const location = formatLocation(details);
+    return {
+      code: this.code,
+      message: location ? `${location}: ${this.message}` : this.message,
+      ...(Object.keys(details).length > 0 ? { details } : {}),
+    };
+  }
+
+  static isInstance(value: unknown): value is RubricateError {
+    return value instanceof RubricateError;
+  }
+}
+
+export interface SerializedError {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export function formatLocation(details: ErrorDetails): string {
+  const parts: string[] = [];
+  if (details.file) parts.push(details.line ? `${details.file}:${details.line}` : details.file);
+  else if (details.line) parts.push(`line ${details.line}`);
+  if (details.field) parts.push(`field ${details.field}`);
+  return parts.join(' ');
+}
+
+/** Wraps anything thrown into a RubricateError without losing the original as `cause`. */
+export function toRubricateError(error: unknown, fallbackCode: ErrorCode = 'INTERNAL'): RubricateError {
+  if (error instanceof RubricateError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new RubricateError(fallbackCode, message, {}, { cause: error });
+}
+
+/** Exit codes of the CLI, documented in the README. */
+export const exitCodes = {
+  success: 0,
+  internal: 1,
+  usage: 2,
+  itemsFailed: 3,
+  judgeUnavailable: 4,
+  interrupted: 130,
+} as const;

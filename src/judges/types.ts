@@ -1,0 +1,76 @@
+/**
+ * The judge contract. A judge turns chat messages into a reply; it knows nothing about
+ * rubrics, caching, retries or concurrency (the engine owns those). Failures are thrown
+ * as RubricateError with a JUDGE_* code so the engine can decide whether to retry.
+ */
+
+export type ChatRole = 'system' | 'user' | 'assistant';
+
+export interface ChatMessage {
+  role: ChatRole;
+  content: string;
+}
+
+/** A JSON schema the reply must follow, with a name for servers that want one. */
+export interface OutputSchema {
+  name: string;
+  schema: Record<string, unknown>;
+}
+
+export interface JudgeRequest {
+  messages: ChatMessage[];
+  /** Ask for structured output following this schema where the judge supports it. */
+  output?: OutputSchema;
+  temperature?: number;
+  maxTokens?: number;
+  seed?: number;
+  /** Ask for token log-probabilities of the reply (top alternatives per position). */
+  logprobs?: { top: number };
+}
+
+export interface TokenAlternative {
+  token: string;
+  logprob: number;
+}
+
+export interface TokenProbability {
+  token: string;
+  logprob: number;
+  top: TokenAlternative[];
+}
+
+export interface JudgeUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens the server reports as served from its prefix cache. */
+  cachedInputTokens: number;
+}
+
+export interface JudgeReply {
+  text: string;
+  usage: JudgeUsage;
+  finishReason?: string;
+  /** Per generated token, when `logprobs` was asked for and the judge gives them. */
+  tokenProbabilities?: TokenProbability[];
+}
+
+/** What goes into every result so a verdict can be traced to the judge that made it. */
+export interface JudgeProvenance {
+  /** Spec as the user wrote it, e.g. `openai:gpt-4.1` or `gguf:/models/q.gguf`. */
+  id: string;
+  model: string;
+  /** Endpoint for HTTP judges, file path for local ones, absent for `none`. */
+  baseUrl?: string;
+}
+
+export interface CompleteOptions {
+  signal: AbortSignal;
+}
+
+export interface Judge {
+  readonly provenance: JudgeProvenance;
+  /** Upper bound on useful parallel calls (e.g. llama.cpp sequences); the engine caps concurrency at it. */
+  readonly maxConcurrency?: number;
+  complete(request: JudgeRequest, options: CompleteOptions): Promise<JudgeReply>;
+  close?(): Promise<void>;
+}

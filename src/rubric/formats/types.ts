@@ -1,0 +1,26 @@
+import type { RubricateError } from '../../errors.js';
+import type { Item, Rubric } from '../schema.js';
+
+export interface ImportOptions {
+  /** Side file with responses to join onto the examples (HealthBench, IFEval). */
+  responses?: string;
+  /** Where responses come from when there is no responses file (HealthBench `ideal`). */
+  responseFrom?: string;
+  /** Rubrics by id, for items that carry `rubric_id` instead of a rubric. */
+  rubrics?: ReadonlyMap<string, Rubric>;
+}
+
+/** One record read from an input: an item, or the reason a line could not become one. */
+export type ImportRecord =
+  | { kind: 'item'; item: Item; line: number }
+  | { kind: 'invalid'; error: RubricateError; line: number; id?: string };
+
+/**
+ * Reads a benchmark's own file format into canonical items. Importers never call a judge
+ * and never hold a whole JSONL file in memory (a JSON array file is read whole, as it must be).
+ */
+export interface Importer {
+  name: string;
+  description: string;
+  read(source: string, options: ImportOptions): AsyncIterable<ImportRecord>;
+}

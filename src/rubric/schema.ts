@@ -1,0 +1,126 @@
+/**
+ * The rubric model. Input shapes are validated by zod at the edges (importers, HTTP);
+ * inside, everything works on the normalised types exported at the bottom.
+ */
+import { z } from 'zod';
+
+const finiteNumber = z.number().refine(Number.isFinite, { message: 'must be a finite number (not NaN or Infinity)' });
+
+/** One ordered choice of an ordinal scale; choices are listed worst → best. */
+export const scaleChoiceSchema = z.object({
+  label: z.string().min(1),
+  /** Normalised value in [0, 1]; defaults to index ÷ (choices − 1). */
+  value: finiteNumber.min(0).max(1).optional(),
+  description: z.string().optional(),
+});
+
+export const scaleSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('binary') }),
+  z.object({
+    type: z.literal('ordinal'),
+    choices: z.array(scaleChoiceSchema).min(2, 'an ordinal scale needs at least two choices'),
+    /** Label treated as "met" in binary views (e.g. ResearchRubrics maps Partially → Not). */
+    metThreshold: finiteNumber.min(0).max(1).optional(),
+  }),
+]);
+
+/**
+ * A deterministic verifier. `type` names a registered check (see src/checks); the other
+ * fields are its parameters, validated by that check's own schema.
+ */
+export const checkSpecSchema = z.looseObject({ type: z.string().min(1) });
+
+/** How a hierarchical criterion's sub-checks combine into its score. */
+export const subcheckRuleSchema = z.enum(['all', 'fraction', 'penalty']);
+
+export const criterionInputSchema = z.object({
+  id: z.union([z.string().min(1), z.number()]).optional(),
+  text: z.string().trim().min(1, 'criterion text must not be empty'),
+  points: finiteNumber.default(1),
+  tags: z.array(z.string()).default([]),
+  kind: z.enum(['principle', 'hard_rule']).default('principle'),
+  scale: scaleSchema.optional(),
+  check: checkSpecSchema.optional(),
+  /** Binary questions that decide this criterion together (hierarchical criteria). */
+  subchecks: z.array(z.string().min(1)).min(1).optional(),
+  subcheckRule: subcheckRuleSchema.optional(),
+  /** Penalty per failed sub-check for the `penalty` rule, floored at 0. */
+  subcheckPenalty: finiteNumber.min(0).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const rubricInputSchema = z.object({
+  id: z.union([z.string().min(1), z.number()]).optional(),
+  criteria: z.array(criterionInputSchema).min(1, 'a rubric needs at least one criterion'),
+  /** `hard_rules`: a failed hard rule scores the item 0 and skips its judge criteria. */
+  gate: z.enum(['hard_rules']).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+const contentPartSchema = z.looseObject({ type: z.string().optional(), text: z.string().optional() });
+
+export const messageInputSchema = z.object({
+  role: z.string().min(1),
+  content: z.union([z.string(), z.array(contentPartSchema)]),
+});
+
+export const itemInputSchema = z
+  .object({
+    id: z.union([z.string().min(1), z.number()]),
+    prompt: z.union([z.string(), z.array(messageInputSchema).min(1, 'prompt needs at least one message')]),
+    response: z.string(),
+    rubric: rubricInputSchema.optional(),
+    rubric_id: z.union([z.string().min(1), z.number()]).optional(),
+    reference: z.string().optional(),
+    /** Item-level tags (HealthBench example_tags); item scores are reported per tag. */
+    tags: z.array(z.string()).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((item) => item.rubric !== undefined || item.rubric_id !== undefined, {
+    message: 'an item needs either `rubric` or `rubric_id`',
+    path: ['rubric'],
+  });
+
+export type ScaleChoice = z.infer<typeof scaleChoiceSchema>;
+export type Scale = z.infer<typeof scaleSchema>;
+export type CheckSpec = z.infer<typeof checkSpecSchema>;
+export type SubcheckRule = z.infer<typeof subcheckRuleSchema>;
+export type CriterionInput = z.input<typeof criterionInputSchema>;
+export type RubricInput = z.input<typeof rubricInputSchema>;
+export type ItemInput = z.input<typeof itemInputSchema>;
+
+export interface Criterion {
+  id: string;
+  text: string;
+  points: number;
+  tags: string[];
+  kind: 'principle' | 'hard_rule';
+  scale?: Scale;
+  check?: CheckSpec;
+  subchecks?: string[];
+  subcheckRule?: SubcheckRule;
+  subcheckPenalty?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface Rubric {
+  id: string;
+  criteria: Criterion[];
+  gate?: 'hard_rules';
+  metadata?: Record<string, unknown>;
+}
+
+export interface Message {
+  role: string;
+  content: string;
+}
+
+export interface Item {
+  id: string;
+  prompt: Message[];
+  response: string;
+  rubric: Rubric;
+  reference?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+}
