@@ -20,10 +20,17 @@ export interface CheckOutcome {
 }
 
 export interface CheckDefinition<Parameters = unknown> {
-  /** Registered name, e.g. `ifeval:length_constraints:number_words` or `regex`. */
+  /** Registered name, e.g. `length_constraints:number_words` (IFEval's id) or `regex`. */
   type: string;
   description: string;
+  /**
+   * `ifeval`: one of IFEval's 25 instructions (strict/loose apply, an empty response fails);
+   * `general`: a plain verifier that ignores the mode.
+   */
+  family?: 'ifeval' | 'general';
   /** Validates the check's parameters (every field of the spec except `type`). */
   parameters: ZodType<Parameters>;
+  /** One readable line naming the constraint and its parameters, for criterion text. */
+  describe?(parameters: Parameters): string;
   evaluate(response: string, parameters: Parameters, context: CheckContext): CheckOutcome;
 }

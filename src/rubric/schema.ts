@@ -124,3 +124,18 @@ export interface Item {
   tags?: string[];
   metadata?: Record<string, unknown>;
 }
+
+/** Two responses to one prompt, judged against each other (LLMBar, PandaLM, JudgeBench, …). */
+export interface PairwiseItem {
+  id: string;
+  prompt: Message[];
+  responseA: string;
+  responseB: string;
+  /** Gold preference when the data has one. */
+  label?: 'A' | 'B' | 'tie';
+  /** Optional rubric: pairwise verdicts per criterion as well as overall. */
+  rubric?: Rubric;
+  /** Subset or category the pair comes from (LLMBar set, JudgeBench source, HHH source). */
+  source?: string;
+  metadata?: Record<string, unknown>;
+}

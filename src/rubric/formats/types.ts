@@ -8,6 +8,10 @@ export interface ImportOptions {
   responseFrom?: string;
   /** Rubrics by id, for items that carry `rubric_id` instead of a rubric. */
   rubrics?: ReadonlyMap<string, Rubric>;
+  /** Examples file to take item tags from (simple-evals results carry no example tags). */
+  examples?: string;
+  /** Non-fatal notices (unmatched responses, criteria falling back to the judge). */
+  onWarning?: (message: string) => void;
 }
 
 /** One record read from an input: an item, or the reason a line could not become one. */
@@ -23,4 +27,22 @@ export interface Importer {
   name: string;
   description: string;
   read(source: string, options: ImportOptions): AsyncIterable<ImportRecord>;
+}
+
+export type PairwiseImportRecord =
+  | { kind: 'pair'; pair: import('../schema.js').PairwiseItem; line: number }
+  | { kind: 'invalid'; error: RubricateError; line: number; id?: string };
+
+/** Reads a pairwise preference set (two responses, optional gold label) into PairwiseItems. */
+export interface PairwiseImporter {
+  name: string;
+  description: string;
+  read(source: string, options: ImportOptions): AsyncIterable<PairwiseImportRecord>;
+}
+
+/** Reads already-graded results (ours, or another tool's) so they can be re-scored without a judge. */
+export interface ResultsImporter {
+  name: string;
+  description: string;
+  read(source: string, options: ImportOptions): AsyncIterable<import('../../pipeline/results.js').ResultReadRecord>;
 }

@@ -1,0 +1,230 @@
+/**
+ * Request "dialects" the judge simulator understands: how each grader lays out (response,
+ * criteria) in its chat request, and the reply format it expects back.
+ *
+ * - `rubricate`: nonce-delimited response and `<criterion>` blocks in the last user message;
+ *   one verdict object, or a `verdicts` map when several criteria are batched.
+ * - `promptfoo`: promptfoo's llm-rubric grading prompt (`<Output>` / `<Rubric>`); reply
+ *   `{reason, pass, score}`.
+ * - `healthbench-layout`: the simple-evals HealthBench grader layout with our length-matched
+ *   stand-in template; reply `{explanation, criteria_met}` in a ```json fence.
+ */
+import {
+  conversationPlaceholder,
+  healthBenchLayoutMarker,
+  healthBenchStandInTemplate,
+  rubricItemPlaceholder,
+} from '../reference-layout/template.js';
+import type { TextMessage } from './tokens.js';
+import { simulatedExplanation } from './verdict.js';
+
+export type Dialect = 'rubricate' | 'promptfoo' | 'healthbench-layout';
+export const dialects: readonly Dialect[] = ['rubricate', 'promptfoo', 'healthbench-layout'];
+
+export interface ExtractedCriterion {
+  /** `id` attribute (rubricate only). */
+  id?: string;
+  /** `points` attribute or rubric-item points, as written. */
+  points?: string;
+  text: string;
+}
+
+export type ReplyShape = 'single' | 'batched' | 'promptfoo' | 'healthbench';
+
+export interface InterpretedRequest {
+  dialect: Dialect;
+  response: string;
+  criteria: ExtractedCriterion[];
+  replyShape: ReplyShape;
+}
+
+export type Interpretation = { ok: true; request: InterpretedRequest } | { ok: false; error: string };
+
+/** Chat message content as plain text: strings as they are, text parts concatenated. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    let text = '';
+    for (const part of content) {
+      if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') text += (part as { text: string }).text;
+    }
+    return text;
+  }
+  return '';
+}
+
+/** Reads `messages` of a chat completion body into plain text messages, or explains why not. */
+export function readMessages(body: unknown): { ok: true; messages: TextMessage[] } | { ok: false; error: string } {
+  if (!body || typeof body !== 'object') return { ok: false, error: 'request body must be a JSON object' };
+  const messages = (body as { messages?: unknown }).messages;
+  if (!Array.isArray(messages) || messages.length === 0) return { ok: false, error: '`messages` must be a non-empty array' };
+  const result: TextMessage[] = [];
+  for (const message of messages) {
+    if (!message || typeof message !== 'object') return { ok: false, error: 'each message must be an object' };
+    const role = (message as { role?: unknown }).role;
+    if (typeof role !== 'string') return { ok: false, error: 'each message needs a string `role`' };
+    result.push({ role, content: contentText((message as { content?: unknown }).content) });
+  }
+  return { ok: true, messages: result };
+}
+
+const promptfooMarker = 'grading output according to a user-specified rubric';
+
+/** Recognises the dialect of a chat request and extracts the graded response and criteria. */
+export function interpretRequest(body: unknown, messages: readonly TextMessage[]): Interpretation {
+  if (messages.some((message) => message.content.includes(promptfooMarker))) return interpretPromptfoo(messages);
+  const layoutMessage = messages.find((message) => message.role === 'user' && message.content.startsWith(healthBenchLayoutMarker));
+  if (layoutMessage) return interpretHealthBenchLayout(layoutMessage.content);
+  const lastUser = [...messages].reverse().find((message) => message.role === 'user');
+  if (lastUser && responseOpenPattern.test(lastUser.content)) return interpretRubricate(body, lastUser.content);
+  return {
+    ok: false,
+    error:
+      'unrecognised grading request: expected a rubricate judge prompt (<response-NONCE> and <criterion> blocks), ' +
+      "promptfoo's llm-rubric prompt, or the HealthBench reference layout",
+  };
+}
+
+// ---------------------------------------------------------------- rubricate
+
+const responseOpenPattern = /^<response-([0-9a-f]{16})>$/m;
+const criterionOpenPattern = /^<criterion\b([^>\n]*)>\n/gm;
+
+function unescapeAttribute(value: string): string {
+  return value.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+function attribute(attributes: string, name: string): string | undefined {
+  const match = new RegExp(`\\b${name}="([^"]*)"`).exec(attributes);
+  return match ? unescapeAttribute(match[1]) : undefined;
+}
+
+/** Finds `<tag-NONCE>` … `</tag-NONCE>` (each on its own line); returns the inner text and span. */
+function delimitedSection(content: string, tag: string, nonce: string): { inner: string; start: number; end: number } | undefined {
+  const open = `<${tag}-${nonce}>`;
+  const close = `</${tag}-${nonce}>`;
+  let openAt = content.indexOf(open);
+  while (openAt !== -1 && !(openAt === 0 || content[openAt - 1] === '\n')) openAt = content.indexOf(open, openAt + 1);
+  if (openAt === -1) return undefined;
+  const afterOpen = openAt + open.length;
+  const closeAt = content.indexOf(`\n${close}`, afterOpen);
+  if (closeAt === -1) return undefined;
+  const inner = closeAt === afterOpen ? '' : content.slice(afterOpen + 1, closeAt);
+  return { inner, start: openAt, end: closeAt + 1 + close.length };
+}
+
+function interpretRubricate(body: unknown, content: string): Interpretation {
+  const nonce = responseOpenPattern.exec(content)?.[1] as string;
+  const response = delimitedSection(content, 'response', nonce);
+  if (!response) return { ok: false, error: `rubricate request: <response-${nonce}> has no closing </response-${nonce}> line` };
+  // Criterion blocks are searched outside the nonce-delimited texts, which may contain anything.
+  const spans = [response];
+  const conversation = delimitedSection(content, 'conversation', nonce);
+  if (conversation) spans.push(conversation);
+  let outside = content;
+  for (const span of spans.sort((left, right) => right.start - left.start)) {
+    outside = outside.slice(0, span.start) + ' '.repeat(span.end - span.start) + outside.slice(span.end);
+  }
+  const criteria: ExtractedCriterion[] = [];
+  criterionOpenPattern.lastIndex = 0;
+  for (let match = criterionOpenPattern.exec(outside); match; match = criterionOpenPattern.exec(outside)) {
+    const textStart = match.index + match[0].length;
+    const closeAt = outside.indexOf('\n</criterion>', textStart - 1);
+    if (closeAt === -1) return { ok: false, error: 'rubricate request: <criterion> block without a closing </criterion> line' };
+    criteria.push({
+      id: attribute(match[1], 'id'),
+      points: attribute(match[1], 'points'),
+      text: closeAt < textStart ? '' : content.slice(textStart, closeAt),
+    });
+    criterionOpenPattern.lastIndex = closeAt + '\n</criterion>'.length;
+  }
+  if (criteria.length === 0) return { ok: false, error: 'rubricate request: no <criterion id="…" points="…"> blocks found' };
+  const schemaName = responseFormatName(body);
+  let replyShape: ReplyShape;
+  if (schemaName === 'criteria_verdicts') replyShape = 'batched';
+  else if (schemaName === 'criterion_verdict') replyShape = 'single';
+  else replyShape = criteria.length === 1 ? 'single' : 'batched';
+  return { ok: true, request: { dialect: 'rubricate', response: response.inner, criteria, replyShape } };
+}
+
+function responseFormatName(body: unknown): string | undefined {
+  const format = (body as { response_format?: { json_schema?: { name?: unknown } } } | null)?.response_format;
+  const name = format?.json_schema?.name;
+  return typeof name === 'string' ? name : undefined;
+}
+
+// ---------------------------------------------------------------- promptfoo
+
+function stripOneNewline(text: string): string {
+  let result = text;
+  if (result.startsWith('\n')) result = result.slice(1);
+  if (result.endsWith('\n')) result = result.slice(0, -1);
+  return result;
+}
+
+function interpretPromptfoo(messages: readonly TextMessage[]): Interpretation {
+  const holderIndex = messages.map((message) => message.content.includes('<Rubric>')).lastIndexOf(true);
+  if (holderIndex === -1) return { ok: false, error: 'promptfoo request: no <Rubric> block' };
+  const content = messages[holderIndex].content;
+  const rubricOpen = content.lastIndexOf('<Rubric>');
+  const rubricClose = content.lastIndexOf('</Rubric>');
+  if (rubricClose < rubricOpen) return { ok: false, error: 'promptfoo request: <Rubric> block is not closed' };
+  const beforeRubric = content.slice(0, rubricOpen);
+  // The system message's worked examples carry their own <Output> blocks; when they sit in the
+  // same message as the graded output (non-chat rendering), the graded one is the last block.
+  const examplesInSameMessage = content.includes(promptfooMarker);
+  const outputOpen = examplesInSameMessage ? beforeRubric.lastIndexOf('<Output>') : beforeRubric.indexOf('<Output>');
+  const outputClose = beforeRubric.lastIndexOf('</Output>');
+  if (outputOpen === -1 || outputClose < outputOpen) return { ok: false, error: 'promptfoo request: no <Output> block before the rubric' };
+  const response = stripOneNewline(beforeRubric.slice(outputOpen + '<Output>'.length, outputClose));
+  const rubric = stripOneNewline(content.slice(rubricOpen + '<Rubric>'.length, rubricClose));
+  return { ok: true, request: { dialect: 'promptfoo', response, criteria: [{ text: rubric }], replyShape: 'promptfoo' } };
+}
+
+// ---------------------------------------------------------------- HealthBench layout
+
+const [layoutHead, layoutRest] = healthBenchStandInTemplate.split(conversationPlaceholder);
+const [layoutMiddle, layoutTail] = layoutRest.split(rubricItemPlaceholder);
+
+function interpretHealthBenchLayout(content: string): Interpretation {
+  if (!content.startsWith(layoutHead) || !content.endsWith(layoutTail)) {
+    return { ok: false, error: 'healthbench-layout request: the user message does not follow the stand-in grader template' };
+  }
+  const body = content.slice(layoutHead.length, content.length - layoutTail.length);
+  const split = body.lastIndexOf(layoutMiddle);
+  if (split === -1) return { ok: false, error: 'healthbench-layout request: no "# Rubric item" section' };
+  const conversation = body.slice(0, split);
+  const rubricItem = body.slice(split + layoutMiddle.length);
+  const lastTurn = conversation.lastIndexOf('\n\nassistant: ');
+  let response: string;
+  if (lastTurn !== -1) response = conversation.slice(lastTurn + '\n\nassistant: '.length);
+  else if (conversation.startsWith('assistant: ')) response = conversation.slice('assistant: '.length);
+  else return { ok: false, error: 'healthbench-layout request: the conversation has no final assistant turn' };
+  const pointsMatch = /^\[([^\]\n]*)\] /.exec(rubricItem);
+  const criterion: ExtractedCriterion = pointsMatch
+    ? { points: pointsMatch[1], text: rubricItem.slice(pointsMatch[0].length) }
+    : { text: rubricItem };
+  return { ok: true, request: { dialect: 'healthbench-layout', response, criteria: [criterion], replyShape: 'healthbench' } };
+}
+
+// ---------------------------------------------------------------- replies
+
+/** The reply text the simulated judge gives, in the request's dialect. */
+export function buildReply(request: InterpretedRequest, explanationWords: number): string {
+  const opinions = request.criteria.map((criterion) => simulatedExplanation(criterion.text, request.response, explanationWords));
+  switch (request.replyShape) {
+    case 'single':
+      return JSON.stringify({ explanation: opinions[0].explanation, criteria_met: opinions[0].met });
+    case 'batched': {
+      const verdicts: Record<string, { explanation: string; criteria_met: boolean }> = {};
+      request.criteria.forEach((criterion, index) => {
+        verdicts[criterion.id ?? String(index)] = { explanation: opinions[index].explanation, criteria_met: opinions[index].met };
+      });
+      return JSON.stringify({ verdicts });
+    }
+    case 'promptfoo':
+      return JSON.stringify({ reason: opinions[0].explanation, pass: opinions[0].met, score: opinions[0].met ? 1 : 0 });
+    case 'healthbench':
+      return `\`\`\`json\n${JSON.stringify({ explanation: opinions[0].explanation, criteria_met: opinions[0].met }, null, 2)}\n\`\`\``;
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The check registry: every deterministic check by `type`, parameter validation with
+ * errors that name the check and the bad field, and `runCheck`, which applies the mode.
+ * Parsed parameters are cached per spec object, so grading many items against one
+ * rubric validates each criterion's check once.
+ */
+import { RubricateError } from '../errors.js';
+import type { CheckSpec } from '../rubric/schema.js';
+import { generalChecks } from './general.js';
+import { ifevalInstructions } from './ifeval/instructions.js';
+import type { CheckContext, CheckDefinition, CheckOutcome } from './types.js';
+
+export const checkRegistry: ReadonlyMap<string, CheckDefinition<any>> = new Map(
+  [...ifevalInstructions, ...generalChecks].map((definition) => [definition.type, definition]),
+);
+
+/** IFEval's instruction ids, in the registry's order. */
+export const ifevalInstructionIds: readonly string[] = ifevalInstructions.map((definition) => definition.type);
+
+export interface ParsedCheck {
+  definition: CheckDefinition<any>;
+  parameters: unknown;
+}
+
+const parsedChecks = new WeakMap<object, ParsedCheck | RubricateError>();
+
+/** Resolves and validates a spec, or returns the CHECK_INVALID error; cached per spec object. */
+function parse(spec: CheckSpec): ParsedCheck | RubricateError {
+  const cached = parsedChecks.get(spec);
+  if (cached !== undefined) return cached;
+  const result = parseUncached(spec);
+  parsedChecks.set(spec, result);
+  return result;
+}
+
+function parseUncached(spec: CheckSpec): ParsedCheck | RubricateError {
+  if (spec === null || typeof spec !== 'object' || typeof spec.type !== 'string' || spec.type.length === 0) {
+    return new RubricateError('CHECK_INVALID', 'a check needs a non-empty string `type`', { field: 'type' });
+  }
+  const definition = checkRegistry.get(spec.type);
+  if (!definition) {
+    const suggestion = closestType(spec.type);
+    return new RubricateError(
+      'CHECK_INVALID',
+      `unknown check type "${spec.type}"${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`,
+      { field: 'type', checkType: spec.type },
+    );
+  }
+  const raw: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(spec)) {
+    // IFEval's kwargs carry null for arguments an instruction ignores.
+    if (key !== 'type' && value !== null) raw[key] = value;
+  }
+  const result = definition.parameters.safeParse(raw);
+  if (result.success) return { definition, parameters: result.data };
+  const issue = result.error.issues[0];
+  let field = issue.path.map(String).join('.');
+  let message = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    field = issue.keys[0];
+    message = 'is not a parameter of this check';
+  } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+    message = 'is required';
+  }
+  return new RubricateError('CHECK_INVALID', `check "${spec.type}": parameter "${field}" ${message}`, {
+    field,
+    checkType: spec.type,
+  });
+}
+
+/** Registered type nearest to a misspelt one, when it is close enough to be a likely typo. */
+function closestType(type: string): string | undefined {
+  const wanted = type.replace(/^ifeval:/, '');
+  if (checkRegistry.has(wanted)) return wanted;
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of checkRegistry.keys()) {
+    const distance = editDistance(wanted, candidate);
+    if (distance < bestDistance) {
+      bestDistance = distance;
+      best = candidate;
+    }
+  }
+  return bestDistance <= Math.max(2, Math.floor(wanted.length / 4)) ? best : undefined;
+}
+
+function editDistance(first: string, second: string): number {
+  let previous = Array.from({ length: second.length + 1 }, (_, index) => index);
+  for (let row = 1; row <= first.length; row += 1) {
+    const current = [row];
+    for (let column = 1; column <= second.length; column += 1) {
+      const substitution = previous[column - 1] + (first[row - 1] === second[column - 1] ? 0 : 1);
+      current.push(Math.min(previous[column] + 1, current[column - 1] + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[second.length];
+}
+
+export function validateCheck(spec: CheckSpec): { ok: true } | { ok: false; error: RubricateError } {
+  const parsed = parse(spec);
+  return parsed instanceof RubricateError ? { ok: false, error: parsed } : { ok: true };
+}
+
+/** The validated check, for callers that evaluate one spec many times. Throws CHECK_INVALID. */
+export function parseCheck(spec: CheckSpec): ParsedCheck {
+  const parsed = parse(spec);
+  if (parsed instanceof RubricateError) throw parsed;
+  return parsed;
+}
+
+/**
+ * Decides a check on a response. IFEval instructions honour `context.mode` (strict, or
+ * loose: any of IFEval's eight response variants may pass); general checks ignore it.
+ * Throws CHECK_INVALID for an unknown type or bad parameters.
+ */
+export function runCheck(spec: CheckSpec, response: string, context: CheckContext): CheckOutcome {
+  const { definition, parameters } = parseCheck(spec);
+  return definition.evaluate(response, parameters, context);
+}
+
+/** One readable line for a check (criterion text for imported IFEval items). */
+export function describeCheck(spec: CheckSpec): string {
+  const { definition, parameters } = parseCheck(spec);
+  return definition.describe ? definition.describe(parameters) : definition.description;
+}

@@ -1,0 +1,84 @@
+import type { Command } from 'commander';
+import { JsonLinesWriter } from '../output.js';
+import { reportInputError, type CommandContext } from '../context.js';
+import { getItemImporter, getResultsImporter, itemImporters, resultsImporters } from '../../rubric/formats/index.js';
+import type { ImportOptions } from '../../rubric/formats/types.js';
+import { RubricateError, exitCodes } from '../../errors.js';
+import { loadRubrics } from '../rubrics-file.js';
+
+interface ConvertFlags {
+  format: string;
+  input: string;
+  out: string;
+  responses?: string;
+  responseFrom?: string;
+  rubrics?: string;
+  examples?: string;
+}
+
+export function registerConvertCommand(program: Command, context: CommandContext): void {
+  program
+    .command('convert')
+    .description('convert a benchmark file to canonical items JSONL (or graded results, for results formats)')
+    .requiredOption('--format <name>', 'input format')
+    .requiredOption('--input <file>', 'input file')
+    .requiredOption('--out <file>', 'output JSONL')
+    .option('--responses <file>', 'responses JSONL to join onto the examples')
+    .option('--response-from <source>', 'healthbench: "ideal" completions as responses')
+    .option('--rubrics <file>', 'rubrics by id for items that give rubric_id')
+    .option('--examples <file>', 'examples file to take item tags from (simple-evals)')
+    .action(async (flags: ConvertFlags) => {
+      context.exitCode = await runConvert(flags, context);
+    });
+}
+
+async function runConvert(flags: ConvertFlags, context: CommandContext): Promise<number> {
+  const options: ImportOptions = {
+    responses: flags.responses,
+    responseFrom: flags.responseFrom,
+    examples: flags.examples,
+    onWarning: (message) => context.stderr(`warning: ${message}`),
+  };
+  if (flags.rubrics) options.rubrics = await loadRubrics(flags.rubrics);
+  const writer = new JsonLinesWriter(flags.out);
+  let written = 0;
+  let invalid = 0;
+  try {
+    if (itemImporters.has(flags.format)) {
+      for await (const record of getItemImporter(flags.format).read(flags.input, options)) {
+        if (record.kind === 'invalid') {
+          invalid += 1;
+          reportInputError(context, record.error);
+          continue;
+        }
+        const { item } = record;
+        await writer.write({
+          id: item.id,
+          prompt: item.prompt,
+          response: item.response,
+          rubric: item.rubric,
+          ...(item.reference !== undefined ? { reference: item.reference } : {}),
+          ...(item.tags ? { tags: item.tags } : {}),
+          ...(item.metadata ? { metadata: item.metadata } : {}),
+        });
+        written += 1;
+      }
+    } else if (resultsImporters.has(flags.format)) {
+      for await (const entry of getResultsImporter(flags.format).read(flags.input, options)) {
+        if (entry.kind === 'invalid') {
+          invalid += 1;
+          reportInputError(context, entry.error);
+          continue;
+        }
+        await writer.write(entry.record);
+        written += 1;
+      }
+    } else {
+      throw new RubricateError('CONFIG_INVALID', `unknown format "${flags.format}" (known: ${[...itemImporters.keys(), ...resultsImporters.keys()].join(', ')})`, { field: 'format' });
+    }
+  } finally {
+    await writer.close();
+  }
+  context.stderr(`wrote ${written} records to ${flags.out}${invalid ? ` (${invalid} invalid input records skipped)` : ''}`);
+  return invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}

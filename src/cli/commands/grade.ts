@@ -1,0 +1,152 @@
+import { Option, type Command } from 'commander';
+import { writeFileAtomic, JsonLinesWriter } from '../output.js';
+import { addJudgeOptions, buildJudge, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
+import { countLines, ProgressReporter } from '../progress.js';
+import { Grader } from '../../pipeline/grader.js';
+import { toScoredItem } from '../../pipeline/results.js';
+import { getItemImporter } from '../../rubric/formats/index.js';
+import type { ImportOptions, ImportRecord } from '../../rubric/formats/types.js';
+import { addUsage, costOf, defaultPrices, emptyUsage, loadPriceTable, priceFor } from '../../engine/usage.js';
+import { RubricateError, exitCodes } from '../../errors.js';
+import { loadRubrics } from '../rubrics-file.js';
+import { checkRunnerFor } from '../../pipeline/check-runner.js';
+import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
+
+interface GradeFlags extends JudgeFlags {
+  format: string;
+  input: string;
+  responses?: string;
+  responseFrom?: string;
+  rubrics?: string;
+  examples?: string;
+  out: string;
+  metrics?: string;
+  scoring?: string;
+  checkMode: 'strict' | 'loose';
+  strict?: boolean;
+  prices?: string;
+  text: boolean;
+  quiet?: boolean;
+  report?: string;
+}
+
+export function registerGradeCommand(program: Command, context: CommandContext): void {
+  const command = program
+    .command('grade')
+    .description('grade responses against their rubrics and write one result line per item')
+    .option('--format <name>', 'input format (items, healthbench, researchrubrics, rar, rubrichub, drb2, advancedif, biggen, ifeval)', 'items')
+    .requiredOption('--input <file>', 'input file')
+    .option('--responses <file>', 'responses JSONL joined onto the examples (formats that carry no responses)')
+    .option('--response-from <source>', 'healthbench: grade the physicians\' ideal completions ("ideal")')
+    .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) for items that give rubric_id')
+    .option('--examples <file>', 'examples file to take item tags from')
+    .requiredOption('--out <file>', 'results JSONL')
+    .option('--metrics <file>', 'write aggregate metrics JSON here')
+    .option('--scoring <name>', 'scoring: healthbench, weighted_mean, normalized, … (default: healthbench)')
+    .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
+    .option('--strict', 'stop at the first invalid input record')
+    .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
+    .option('--no-text', 'leave prompt and response text out of the results')
+    .option('--report <file>', 'also write an HTML report at the end')
+    .option('--quiet', 'no progress bar');
+  addJudgeOptions(command);
+  command.action(async (flags: GradeFlags) => {
+    context.exitCode = await runGrade(flags, context);
+  });
+}
+
+async function runGrade(flags: GradeFlags, context: CommandContext): Promise<number> {
+  const importer = getItemImporter(flags.format);
+  const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
+  const warnings: string[] = [];
+  const importOptions: ImportOptions = {
+    responses: flags.responses,
+    responseFrom: flags.responseFrom,
+    examples: flags.examples,
+    onWarning: (message) => {
+      warnings.push(message);
+      context.stderr(`warning: ${message}`);
+    },
+  };
+  if (flags.rubrics) importOptions.rubrics = await loadRubrics(flags.rubrics);
+
+  const judge = await buildJudge(flags);
+  const opened = openStore(flags, flags.out);
+  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
+  const totalSource = flags.responses ?? flags.input;
+  countLines(totalSource).then((total) => progress.setTotal(total), () => undefined);
+
+  const grader = new Grader({
+    judge,
+    store: opened.store,
+    checkRunner: checkRunnerFor(),
+    checkMode: flags.checkMode,
+    scoring: flags.scoring ?? 'healthbench',
+    omitText: !flags.text,
+    onEvent: progress.onEvent,
+    signal: context.signal,
+    ...graderOptionsFrom(flags),
+  });
+
+  const writer = new JsonLinesWriter(flags.out);
+  const aggregator = grader.scoring.createAggregator();
+  const usage = emptyUsage();
+  let invalidSeen = 0;
+  let interrupted = false;
+
+  async function* records(): AsyncGenerator<ImportRecord> {
+    for await (const record of importer.read(flags.input, importOptions)) {
+      if (record.kind === 'invalid') {
+        invalidSeen += 1;
+        reportInputError(context, record.error);
+        yield record;
+        if (flags.strict) return;
+        continue;
+      }
+      yield record;
+    }
+  }
+
+  try {
+    for await (const result of grader.gradeStream(records())) {
+      await writer.write(result);
+      aggregator.add(toScoredItem(result));
+      if (result.usage) addUsage(usage, result.usage);
+    }
+  } catch (error) {
+    if (context.signal.aborted) interrupted = true;
+    else {
+      progress.stop();
+      await writer.close();
+      opened.close();
+      await judge?.close?.();
+      throw error;
+    }
+  }
+  progress.stop();
+  await writer.close();
+  if (interrupted) {
+    opened.close();
+    await judge?.close?.();
+    context.stderr(`interrupted: verdicts obtained so far are saved; rerun the same command to resume`);
+    return exitCodes.interrupted;
+  }
+
+  const metrics = aggregator.finish();
+  const cost = judge ? costOf(usage, priceFor(judge.provenance.model, prices)) : 0;
+  const summary = { ...metrics, usage: { ...usage, cost_usd: cost }, judge: grader.judgeInfo ?? null };
+  if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
+  if (flags.report) {
+    const { writeReportFromResults } = await import('../../report/index.js');
+    await writeReportFromResults({ input: flags.out, out: flags.report });
+  }
+  opened.finish();
+  opened.close();
+  await judge?.close?.();
+
+  printMetricsSummary(context, metrics, { usage, cost, out: flags.out });
+  if (flags.strict && invalidSeen > 0) return exitCodes.itemsFailed;
+  return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+export { RubricateError };

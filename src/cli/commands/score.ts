@@ -1,0 +1,68 @@
+import type { Command } from 'commander';
+import { writeFileAtomic } from '../output.js';
+import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
+import { toScoredItem } from '../../pipeline/results.js';
+import { getResultsImporter } from '../../rubric/formats/index.js';
+import { getScoring } from '../../scoring/registry.js';
+import type { Aggregator, Metrics, Scoring } from '../../scoring/types.js';
+import { exitCodes } from '../../errors.js';
+import { toSimpleEvalsMetrics } from '../../scoring/simple-evals-format.js';
+
+interface ScoreFlags {
+  format: string;
+  input: string;
+  out?: string;
+  scoring?: string;
+  examples?: string;
+  metricsFormat: 'rubricate' | 'simple-evals';
+  bootstrapSamples?: string;
+}
+
+export function registerScoreCommand(program: Command, context: CommandContext): void {
+  program
+    .command('score')
+    .description('recompute scores and metrics from graded results, without calling a judge')
+    .option('--format <name>', 'results format: results (rubricate) or simple-evals', 'results')
+    .requiredOption('--input <file>', 'results file')
+    .option('--out <file>', 'metrics JSON (default: print to stdout)')
+    .option('--scoring <name>', 'scoring to apply (default: the one recorded in the results, else healthbench)')
+    .option('--examples <file>', 'simple-evals: HealthBench examples file, to add example-tag metrics')
+    .option('--metrics-format <format>', 'rubricate (default) or simple-evals (flat "tag", "tag:n_samples" keys)', 'rubricate')
+    .action(async (flags: ScoreFlags) => {
+      context.exitCode = await runScore(flags, context);
+    });
+}
+
+async function runScore(flags: ScoreFlags, context: CommandContext): Promise<number> {
+  const importer = getResultsImporter(flags.format);
+  let scoring: Scoring | undefined = flags.scoring ? getScoring(flags.scoring) : undefined;
+  let aggregator: Aggregator | undefined = scoring?.createAggregator();
+  let invalid = 0;
+  const pendingInvalid: number[] = [];
+  for await (const entry of importer.read(flags.input, { examples: flags.examples, onWarning: (message) => context.stderr(`warning: ${message}`) })) {
+    if (entry.kind === 'invalid') {
+      invalid += 1;
+      reportInputError(context, entry.error);
+      if (aggregator) aggregator.add({ id: '', status: 'invalid', criteria: [] });
+      else pendingInvalid.push(entry.line);
+      continue;
+    }
+    if (!aggregator) {
+      scoring = getScoring(entry.record.scoring ?? 'healthbench');
+      aggregator = scoring.createAggregator();
+      for (const _ of pendingInvalid) aggregator.add({ id: '', status: 'invalid', criteria: [] });
+    }
+    aggregator.add(toScoredItem(entry.record));
+  }
+  aggregator ??= getScoring('healthbench').createAggregator();
+  const metrics: Metrics = aggregator.finish();
+  const output = flags.metricsFormat === 'simple-evals' ? toSimpleEvalsMetrics(metrics) : metrics;
+  const text = `${JSON.stringify(output, null, 2)}\n`;
+  if (flags.out) {
+    await writeFileAtomic(flags.out, text);
+    printMetricsSummary(context, metrics, { out: flags.out });
+  } else {
+    context.stdout(text);
+  }
+  return invalid > 0 || metrics.n_error > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}

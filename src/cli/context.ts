@@ -1,0 +1,51 @@
+/** What commands share: output channels, the interrupt signal, the exit code to return. */
+import type { Usage } from '../engine/usage.js';
+import { formatLocation, type RubricateError } from '../errors.js';
+import type { Metrics } from '../scoring/types.js';
+
+export interface CommandContext {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  signal: AbortSignal;
+  exitCode: number;
+}
+
+/** One line per bad input record: where (file:line field) and what. */
+export function reportInputError(context: CommandContext, error: RubricateError): void {
+  const location = formatLocation(error.details);
+  context.stderr(`invalid input: ${location ? `${location}: ` : ''}${error.message}`);
+}
+
+function formatNumber(value: number): string {
+  return Number.isInteger(value) ? String(value) : value.toFixed(4);
+}
+
+export function printMetricsSummary(context: CommandContext, metrics: Metrics, extra: { usage?: Usage; cost?: number | null; out?: string } = {}): void {
+  const lines: string[] = [];
+  const counts = `${metrics.n} items: ${metrics.n_ok} ok, ${metrics.n_error} error, ${metrics.n_invalid} invalid${metrics.n_unscorable ? `, ${metrics.n_unscorable} unscorable` : ''}`;
+  lines.push(counts);
+  if (metrics.overall) {
+    const { score, bootstrap_std: std, ci95 } = metrics.overall;
+    lines.push(`score (${metrics.scoring}): ${formatNumber(score)} ± ${std.toFixed(4)} (95% CI ${ci95[0].toFixed(4)}–${ci95[1].toFixed(4)}, n=${metrics.overall.n_samples})`);
+  } else {
+    lines.push(`score (${metrics.scoring}): none (no gradable items)`);
+  }
+  const tags = Object.entries(metrics.by_tag);
+  if (tags.length > 0) {
+    const width = Math.min(48, Math.max(...tags.map(([tag]) => tag.length)));
+    for (const [tag, metric] of tags.slice(0, 40)) {
+      lines.push(`  ${tag.padEnd(width)}  ${formatNumber(metric.score).padStart(7)}  n=${metric.n_samples}`);
+    }
+    if (tags.length > 40) lines.push(`  … ${tags.length - 40} more tags in the metrics file`);
+  }
+  if (extra.usage) {
+    const usage = extra.usage;
+    lines.push(
+      `judge: ${usage.calls} calls, ${usage.cache_hits} cache hits, ${usage.retries} retries, ${usage.prompt_tokens} input tokens (${usage.cached_prompt_tokens} cached), ${usage.completion_tokens} output tokens${
+        extra.cost === null ? ', cost unknown (model not in the price table)' : extra.cost !== undefined ? `, $${extra.cost.toFixed(4)}` : ''
+      }`,
+    );
+  }
+  if (extra.out) lines.push(`results: ${extra.out}`);
+  context.stderr(lines.join('\n'));
+}

@@ -1,0 +1,251 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { RubricateError } from '../errors.js';
+import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
+import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import type { Judge } from '../judges/types.js';
+import type { ImportRecord } from '../rubric/formats/types.js';
+import { normalizeItem } from '../rubric/normalize.js';
+import type { Item } from '../rubric/schema.js';
+import { batchedVerdicts, binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../testing/fake-judge.js';
+import { seededRandom } from '../util/random.js';
+import { GradingEngine, type CheckRunner, type EngineOptions, type GradedItem } from './engine.js';
+import { SqliteReplyStore } from './reply-store.js';
+
+const sampling = { temperature: 0, maxTokens: 128 };
+let fake: FakeJudge | undefined;
+let judge: (Judge & { close(): Promise<void> }) | undefined;
+
+afterEach(async () => {
+  await judge?.close();
+  await fake?.close();
+  fake = undefined;
+  judge = undefined;
+});
+
+async function setup(script: FakeJudgeScript) {
+  fake = await startFakeJudge(script);
+  judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl });
+  return { fake, judge };
+}
+
+function engine(options: Partial<EngineOptions> & { judge?: Judge }) {
+  return new GradingEngine({ strategy: createPerCriterionStrategy({ sampling }), retryBaseDelayMs: 5, retryMaxDelayMs: 20, ...options });
+}
+
+function makeItem(id: string, criteria: number, response = `response ${id}`): Item {
+  return normalizeItem({
+    id,
+    prompt: 'question',
+    response,
+    rubric: { criteria: Array.from({ length: criteria }, (_, index) => ({ id: `c${index}`, text: `criterion ${index}`, points: index % 3 === 2 ? -2 : 3 })) },
+  });
+}
+
+async function* records(items: Item[]): AsyncGenerator<ImportRecord> {
+  for (const [index, item] of items.entries()) yield { kind: 'item', item, line: index + 1 };
+}
+
+/** Deterministic "truth" for a criterion of a response, so retries must give the same answer. */
+const truth = (criterionText: string, response: string) => (criterionText.length + response.length) % 2 === 0;
+
+describe('GradingEngine', () => {
+  it('grades every criterion with one call each and records usage', async () => {
+    await setup((request) => ({ content: binaryVerdict(truth(request.criteria[0].text, request.response!)), usage: { prompt_tokens: 50, completion_tokens: 7 } }));
+    const graded = await engine({ judge }).gradeItem(makeItem('a', 4));
+    expect(graded.status).toBe('ok');
+    expect(graded.criteria.map((result) => result.verdict?.met)).toEqual(graded.criteria.map((result) => truth(result.criterion.text, 'response a')));
+    expect(graded.usage).toMatchObject({ calls: 4, prompt_tokens: 200, completion_tokens: 28, cache_hits: 0, retries: 0 });
+    expect(fake!.requests).toHaveLength(4);
+  });
+
+  it('retries 429 (honouring Retry-After), 500, dropped connections and timeouts, then succeeds', async () => {
+    const plan = [{ status: 429, headers: { 'retry-after-ms': '30' } }, { status: 500 }, { destroy: true as const }, { hang: true as const }];
+    await setup((request) => plan[request.index] ?? { content: binaryVerdict(true) });
+    const started = Date.now();
+    const graded = await engine({ judge, timeoutMs: 100, concurrency: 1 }).gradeItem(makeItem('a', 1));
+    expect(graded.status).toBe('ok');
+    expect(graded.criteria[0].verdict?.met).toBe(true);
+    expect(graded.usage).toMatchObject({ calls: 5, retries: 4 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(130);
+  });
+
+  it('reports a criterion whose replies never parse as an error with the reason, never as "not met"', async () => {
+    await setup(() => ({ content: 'I think it is fine' }));
+    const graded = await engine({ judge, maxAttempts: 3 }).gradeItem(makeItem('a', 2));
+    expect(graded.status).toBe('error');
+    for (const result of graded.criteria) {
+      expect(result.status).toBe('error');
+      expect(result.verdict).toBeUndefined();
+      expect(result.error?.code).toBe('JUDGE_UNPARSEABLE');
+      expect(result.error?.message).toMatch(/no JSON object.*after 3 attempts/);
+    }
+    expect(fake!.requests).toHaveLength(6);
+  });
+
+  it('a label outside the scale is retried, then an error', async () => {
+    await setup(() => ({ content: { explanation: 'x', choice: 'Excellent' } }));
+    const item = normalizeItem({ id: 'o', prompt: 'q', response: 'r', rubric: { criteria: [{ text: 't', scale: { type: 'ordinal', choices: [{ label: '1' }, { label: '2' }] } }] } });
+    const graded = await engine({ judge, maxAttempts: 2 }).gradeItem(item);
+    expect(graded.criteria[0].error?.message).toMatch(/not on its scale/);
+    expect(fake!.requests).toHaveLength(2);
+  });
+
+  it('does not retry a request the judge rejects outright', async () => {
+    await setup(() => ({ status: 400, body: { error: { message: 'bad request: temperature' } } }));
+    const graded = await engine({ judge }).gradeItem(makeItem('a', 1));
+    expect(graded.criteria[0].error?.code).toBe('JUDGE_REQUEST_REJECTED');
+    expect(fake!.requests).toHaveLength(1);
+  });
+
+  it('with 20% of calls failing in mixed ways, every item ends ok or error with a reason and no score comes from a failed call', async () => {
+    const random = seededRandom(7);
+    const failures: Array<() => ReturnType<FakeJudgeScript>> = [
+      () => ({ status: 500 }),
+      () => ({ status: 429, headers: { 'retry-after-ms': '5' } }),
+      () => ({ content: 'not json at all' }),
+      () => ({ content: '{"explanation": "truncated' }),
+      () => ({ content: { explanation: 'wrong type', criteria_met: 'perhaps' } }),
+      () => ({ destroy: true }),
+      () => ({ hang: true }),
+    ];
+    await setup((request) => {
+      if (random() < 0.2) return failures[Math.floor(random() * failures.length)]();
+      return { content: binaryVerdict(truth(request.criteria[0].text, request.response!)) };
+    });
+    const items = Array.from({ length: 40 }, (_, index) => makeItem(`i${index}`, 5));
+    const graded: GradedItem[] = [];
+    for await (const record of engine({ judge, concurrency: 8, timeoutMs: 150, maxAttempts: 3 }).gradeStream(records(items))) {
+      if (record.kind === 'graded') graded.push(record.graded);
+    }
+    expect(graded.map((entry) => entry.item.id)).toEqual(items.map((entry) => entry.id));
+    for (const entry of graded) {
+      expect(['ok', 'error']).toContain(entry.status);
+      for (const result of entry.criteria) {
+        if (result.status === 'ok') expect(result.verdict?.met).toBe(truth(result.criterion.text, entry.item.response));
+        else {
+          expect(result.verdict).toBeUndefined();
+          expect(result.error?.code).toMatch(/^JUDGE_/);
+          expect(result.error?.message.length).toBeGreaterThan(10);
+        }
+      }
+      expect(entry.status === 'error').toBe(entry.criteria.some((result) => result.status === 'error'));
+    }
+    expect(graded.filter((entry) => entry.status === 'ok').length).toBeGreaterThan(30);
+  });
+
+  it('makes identical requests in flight once', async () => {
+    await setup(() => ({ content: binaryVerdict(true), delayMs: 40 }));
+    const grader = engine({ judge });
+    const [first, second] = await Promise.all([grader.gradeItem(makeItem('a', 3, 'same')), grader.gradeItem(makeItem('b', 3, 'same'))]);
+    expect(fake!.requests).toHaveLength(3);
+    expect(first.usage.calls + second.usage.calls).toBe(3);
+    expect(first.usage.cache_hits + second.usage.cache_hits).toBe(3);
+    expect(second.criteria.map((result) => result.verdict?.met)).toEqual([true, true, true]);
+  });
+
+  it('reuses stored replies: a second run makes no calls and gives the same verdicts', async () => {
+    await setup((request) => ({ content: binaryVerdict(truth(request.criteria[0].text, request.response!)) }));
+    const store = new SqliteReplyStore(':memory:');
+    const items = [makeItem('a', 3), makeItem('b', 3)];
+    const first = await Promise.all(items.map((item) => engine({ judge, store }).gradeItem(item)));
+    expect(fake!.requests).toHaveLength(6);
+    const second = await Promise.all(items.map((item) => engine({ judge, store }).gradeItem(item)));
+    expect(fake!.requests).toHaveLength(6);
+    expect(second.map((entry) => entry.criteria)).toEqual(first.map((entry) => entry.criteria));
+    expect(second.map((entry) => entry.usage.cache_hits)).toEqual([3, 3]);
+    expect(second.map((entry) => entry.usage.calls)).toEqual([0, 0]);
+    store.close();
+  });
+
+  it('does not store replies that gave no verdict', async () => {
+    let parseable = false;
+    await setup(() => ({ content: parseable ? binaryVerdict(true) : 'garbage' }));
+    const store = new SqliteReplyStore(':memory:');
+    const failed = await engine({ judge, store, maxAttempts: 1 }).gradeItem(makeItem('a', 1));
+    expect(failed.status).toBe('error');
+    parseable = true;
+    const retried = await engine({ judge, store }).gradeItem(makeItem('a', 1));
+    expect(retried.status).toBe('ok');
+    expect(retried.usage.calls).toBe(1);
+    store.close();
+  });
+
+  it('stops the run on bad credentials instead of failing every item', async () => {
+    await setup(() => ({ status: 401, body: { error: { message: 'invalid api key' } } }));
+    const items = Array.from({ length: 30 }, (_, index) => makeItem(`i${index}`, 3));
+    const stream = engine({ judge, concurrency: 2 }).gradeStream(records(items));
+    await expect(async () => {
+      for await (const _record of stream) {
+        // drain
+      }
+    }).rejects.toMatchObject({ code: 'JUDGE_AUTH' });
+    expect(fake!.requests.length).toBeLessThan(10);
+  });
+
+  it('batched: re-asks only the criteria a reply left out', async () => {
+    await setup((request) => {
+      const keep = request.index === 0 ? request.criteria.slice(0, 2) : request.criteria;
+      return { content: batchedVerdicts(keep, () => true) };
+    });
+    const graded = await engine({ judge, strategy: createBatchedStrategy({ sampling, criteriaPerCall: 4 }) }).gradeItem(makeItem('a', 4));
+    expect(graded.status).toBe('ok');
+    expect(fake!.requests.map((request) => request.criteria.map((criterion) => criterion.id))).toEqual([
+      ['c0', 'c1', 'c2', 'c3'],
+      ['c2', 'c3'],
+    ]);
+  });
+
+  it('runs checks locally and sends only the other criteria to the judge', async () => {
+    await setup(() => ({ content: binaryVerdict(true) }));
+    const checkRunner: CheckRunner = (spec, response) => ({ passed: !response.includes(','), detail: `checked ${spec.type}` });
+    const item = normalizeItem({
+      id: 'h',
+      prompt: 'q',
+      response: 'no commas here',
+      rubric: { criteria: [{ id: 'rule', text: 'No commas', kind: 'hard_rule', check: { type: 'punctuation:no_comma' } }, { id: 'principle', text: 'Is helpful' }] },
+    });
+    const graded = await engine({ judge, checkRunner }).gradeItem(item);
+    expect(graded.criteria.map((result) => [result.source, result.verdict?.met])).toEqual([
+      ['check', true],
+      ['judge', true],
+    ]);
+    expect(graded.criteria[0].verdict?.explanation).toBe('checked punctuation:no_comma');
+    expect(fake!.requests).toHaveLength(1);
+  });
+
+  it('gate: a failed hard rule zeroes the item and the judge is never asked', async () => {
+    await setup(() => ({ content: binaryVerdict(true) }));
+    const checkRunner: CheckRunner = () => ({ passed: false });
+    const item = normalizeItem({
+      id: 'g',
+      prompt: 'q',
+      response: 'r',
+      rubric: { gate: 'hard_rules', criteria: [{ text: 'rule', kind: 'hard_rule', check: { type: 'x' } }, { text: 'p1' }, { text: 'p2' }] },
+    });
+    const graded = await engine({ judge, checkRunner }).gradeItem(item);
+    expect(graded.gated).toBe(true);
+    expect(graded.status).toBe('ok');
+    expect(graded.criteria.slice(1).map((result) => [result.status, result.skipReason])).toEqual([
+      ['skipped', 'gated'],
+      ['skipped', 'gated'],
+    ]);
+    expect(fake!.requests).toHaveLength(0);
+  });
+
+  it('without a judge, criteria that need one are errors that say so', async () => {
+    const graded = await engine({}).gradeItem(makeItem('a', 1));
+    expect(graded.criteria[0].error).toMatchObject({ code: 'JUDGE_UNAVAILABLE' });
+  });
+
+  it('passes invalid input records through in order', async () => {
+    await setup(() => ({ content: binaryVerdict(true) }));
+    async function* mixed(): AsyncGenerator<ImportRecord> {
+      yield { kind: 'item', item: makeItem('a', 1), line: 1 };
+      yield { kind: 'invalid', line: 2, error: new RubricateError('INPUT_INVALID', 'bad', { line: 2 }) };
+      yield { kind: 'item', item: makeItem('b', 1), line: 3 };
+    }
+    const kinds: string[] = [];
+    for await (const record of engine({ judge }).gradeStream(mixed())) kinds.push(record.kind === 'graded' ? record.graded.item.id : `invalid@${record.line}`);
+    expect(kinds).toEqual(['a', 'invalid@2', 'b']);
+  });
+});

@@ -1,0 +1,366 @@
+/**
+ * The grading engine: the only place that knows about concurrency, retries, timeouts,
+ * the reply store, in-flight dedupe, usage and progress. It takes items, runs their checks
+ * locally, sends the rest to the judge through a grading strategy, and returns one
+ * GradedItem per item. A verdict exists only when a reply was read or a check ran.
+ */
+import type { CheckContext, CheckMode, CheckOutcome } from '../checks/types.js';
+import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
+import type { CriterionVerdict, GradingStrategy, JudgeTask, TaskDecision } from '../grading/types.js';
+import type { Judge, JudgeReply } from '../judges/types.js';
+import type { ImportRecord } from '../rubric/formats/types.js';
+import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
+import { AdaptiveLimiter } from './limiter.js';
+import type { ReplyStore } from './reply-store.js';
+import { requestKey } from './request-key.js';
+import { addReplyUsage, emptyUsage, type Usage } from './usage.js';
+
+export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome;
+
+export interface CriterionResult {
+  criterion: Criterion;
+  source: 'judge' | 'check';
+  status: 'ok' | 'error' | 'skipped';
+  verdict?: CriterionVerdict;
+  error?: SerializedError;
+  /** Why a criterion was not graded (e.g. `gated`). */
+  skipReason?: string;
+}
+
+export interface GradedItem {
+  item: Item;
+  status: 'ok' | 'error';
+  criteria: CriterionResult[];
+  /** A failed hard rule zeroed the item and its judged criteria were not sent. */
+  gated: boolean;
+  usage: Usage;
+}
+
+export type GradedRecord =
+  | { kind: 'graded'; graded: GradedItem; line: number }
+  | { kind: 'invalid'; error: RubricateError; line: number; id?: string };
+
+export type EngineEvent =
+  | { type: 'item'; status: 'ok' | 'error' | 'invalid' }
+  | { type: 'call'; cached: boolean }
+  | { type: 'retry'; code: string; delayMs: number }
+  | { type: 'judge-error'; code: string };
+
+export interface EngineOptions {
+  /** Absent means `--judge none`: criteria without a check end in error. */
+  judge?: Judge;
+  strategy: GradingStrategy;
+  store?: ReplyStore;
+  checkRunner?: CheckRunner;
+  checkMode?: CheckMode;
+  concurrency?: number;
+  /** Calls per criterion before its error is final (transport failures and unreadable replies alike). */
+  maxAttempts?: number;
+  timeoutMs?: number;
+  retryBaseDelayMs?: number;
+  retryMaxDelayMs?: number;
+  onEvent?: (event: EngineEvent) => void;
+  signal?: AbortSignal;
+}
+
+interface CallResult {
+  reply?: JudgeReply;
+  error?: RubricateError;
+  calls: number;
+  retries: number;
+  /** Served from the store or from an identical call already in flight. */
+  cached: boolean;
+}
+
+const fatalCodes = new Set(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE']);
+
+export class GradingEngine {
+  private readonly options: Required<Pick<EngineOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'checkMode'>> & EngineOptions;
+  private readonly limiter: AdaptiveLimiter;
+  private readonly inFlight = new Map<string, Promise<CallResult>>();
+  private fatalError: RubricateError | undefined;
+
+  constructor(options: EngineOptions) {
+    const concurrency = Math.max(1, Math.min(options.concurrency ?? 16, options.judge?.maxConcurrency ?? Number.POSITIVE_INFINITY));
+    this.options = {
+      ...options,
+      checkMode: options.checkMode ?? 'strict',
+      maxAttempts: Math.max(1, options.maxAttempts ?? 5),
+      timeoutMs: options.timeoutMs ?? 120_000,
+      retryBaseDelayMs: options.retryBaseDelayMs ?? 500,
+      retryMaxDelayMs: options.retryMaxDelayMs ?? 30_000,
+      concurrency,
+    };
+    this.limiter = new AdaptiveLimiter(concurrency);
+  }
+
+  get concurrency(): number {
+    return this.options.concurrency;
+  }
+
+  /** Number of judge calls waiting for a slot (for queue-depth metrics). */
+  get queuedCalls(): number {
+    return this.limiter.waiting;
+  }
+
+  /** The error that stopped the engine (bad credentials, judge unavailable), if any. */
+  get fatal(): RubricateError | undefined {
+    return this.fatalError;
+  }
+
+  async gradeItem(item: Item): Promise<GradedItem> {
+    const usage = emptyUsage();
+    const results = new Map<string, CriterionResult>();
+    const rubric = item.rubric;
+    const checked = rubric.criteria.filter((criterion) => criterion.check !== undefined);
+    const judged = rubric.criteria.filter((criterion) => criterion.check === undefined);
+
+    for (const criterion of checked) results.set(criterion.id, this.runCheck(item, criterion));
+
+    let gated = false;
+    if (rubric.gate === 'hard_rules') {
+      // Gatekeeper: hard rules first; one failure zeroes the item and spares the judge the rest.
+      const judgedHardRules = judged.filter((criterion) => criterion.kind === 'hard_rule');
+      await this.judgeCriteria(item, judgedHardRules, results, usage);
+      gated = rubric.criteria.some((criterion) => {
+        const result = results.get(criterion.id);
+        return criterion.kind === 'hard_rule' && result?.status === 'ok' && result.verdict?.met === false;
+      });
+      const principles = judged.filter((criterion) => criterion.kind !== 'hard_rule');
+      if (gated) {
+        for (const criterion of principles) results.set(criterion.id, { criterion, source: 'judge', status: 'skipped', skipReason: 'gated' });
+      } else {
+        await this.judgeCriteria(item, principles, results, usage);
+      }
+    } else {
+      await this.judgeCriteria(item, judged, results, usage);
+    }
+
+    const criteria = rubric.criteria.map((criterion) => results.get(criterion.id)!);
+    // A gated item's score is 0 by rule, even if an ungraded criterion errored.
+    const status = criteria.some((result) => result.status === 'error') && !gated ? 'error' : 'ok';
+    this.emit({ type: 'item', status });
+    return { item, status, criteria, gated, usage };
+  }
+
+  /**
+   * Grades a stream of records, at most a window of items at once, and yields them in
+   * input order (stable output; memory bounded by the window, not the input).
+   */
+  async *gradeStream(records: AsyncIterable<ImportRecord>, windowSize = Math.max(64, this.options.concurrency * 4)): AsyncGenerator<GradedRecord> {
+    const pending: Array<Promise<GradedRecord>> = [];
+    for await (const record of records) {
+      if (this.fatalError) break;
+      if (record.kind === 'invalid') {
+        this.emit({ type: 'item', status: 'invalid' });
+        pending.push(Promise.resolve(record));
+      } else {
+        pending.push(this.gradeItem(record.item).then((graded) => ({ kind: 'graded' as const, graded, line: record.line })));
+      }
+      while (pending.length >= windowSize) {
+        const next = await pending.shift()!;
+        if (this.fatalError) break;
+        yield next;
+      }
+    }
+    while (pending.length > 0) {
+      const next = await pending.shift()!;
+      if (this.fatalError) break;
+      yield next;
+    }
+    if (this.fatalError) throw this.fatalError;
+  }
+
+  private runCheck(item: Item, criterion: Criterion): CriterionResult {
+    const runner = this.options.checkRunner;
+    if (!runner) {
+      return {
+        criterion,
+        source: 'check',
+        status: 'error',
+        error: new RubricateError('CHECK_INVALID', `no check runner available for check type ${criterion.check!.type}`).toJSON(),
+      };
+    }
+    try {
+      const prompt = [...item.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
+      const outcome = runner(criterion.check!, item.response, { prompt, mode: this.options.checkMode });
+      const verdict: CriterionVerdict = { met: outcome.passed, value: outcome.passed ? 1 : 0, source: 'check' };
+      if (outcome.detail) verdict.explanation = outcome.detail;
+      return { criterion, source: 'check', status: 'ok', verdict };
+    } catch (error) {
+      return { criterion, source: 'check', status: 'error', error: toRubricateError(error, 'CHECK_INVALID').toJSON() };
+    }
+  }
+
+  private async judgeCriteria(item: Item, criteria: Criterion[], results: Map<string, CriterionResult>, usage: Usage): Promise<void> {
+    if (criteria.length === 0) return;
+    const judge = this.options.judge;
+    if (!judge) {
+      const error = new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none)').toJSON();
+      for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'error', error });
+      return;
+    }
+    const attemptsUsed = new Map<string, number>();
+    let pending = criteria;
+    while (pending.length > 0) {
+      const budget = Math.min(...pending.map((criterion) => this.options.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
+      const tasks = this.options.strategy.plan(item, pending);
+      const outcomes = await Promise.all(tasks.map((task) => this.runTask(task, budget)));
+      const retry: Criterion[] = [];
+      for (let index = 0; index < tasks.length; index += 1) {
+        const task = tasks[index];
+        const outcome = outcomes[index];
+        usage.calls += outcome.calls;
+        usage.retries += outcome.retries;
+        if (outcome.cached) usage.cache_hits += 1;
+        for (const criterion of task.criteria) attemptsUsed.set(criterion.id, (attemptsUsed.get(criterion.id) ?? 0) + Math.max(1, outcome.calls));
+        if (outcome.usage) addReplyUsage(usage, outcome.usage);
+        for (const criterion of task.criteria) {
+          const verdict = outcome.decision?.verdicts.get(criterion.id);
+          if (verdict) {
+            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict });
+            continue;
+          }
+          const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no verdict and no error');
+          const canRetry = error.code === 'JUDGE_UNPARSEABLE' || error.code === 'JUDGE_REFUSED';
+          if (canRetry && (attemptsUsed.get(criterion.id) ?? 0) < this.options.maxAttempts && !this.fatalError) {
+            this.emit({ type: 'retry', code: error.code, delayMs: 0 });
+            usage.retries += 1;
+            retry.push(criterion);
+          } else {
+            const attempts = attemptsUsed.get(criterion.id) ?? 0;
+            const serialized = error.toJSON();
+            if (attempts > 1) serialized.message += ` (after ${attempts} attempts)`;
+            results.set(criterion.id, { criterion, source: 'judge', status: 'error', error: serialized });
+          }
+        }
+      }
+      pending = retry;
+    }
+  }
+
+  /** One task: store lookup, in-flight dedupe, the call with retries, and the reading of its reply. */
+  private async runTask(task: JudgeTask, attemptBudget: number): Promise<{ decision?: TaskDecision; error?: RubricateError; calls: number; retries: number; cached: boolean; usage?: JudgeReply['usage'] }> {
+    const judge = this.options.judge!;
+    const key = requestKey(judge.provenance, task.templateVersion, task.request, task.sample ?? 0);
+    const stored = this.options.store?.get(key);
+    if (stored) {
+      const decision = task.decide(stored);
+      if (decision.verdicts.size > 0) {
+        this.emit({ type: 'call', cached: true });
+        return { decision, calls: 0, retries: 0, cached: true };
+      }
+    }
+    let shared = this.inFlight.get(key);
+    const leader = shared === undefined;
+    if (!shared) {
+      shared = this.callWithRetries(task, attemptBudget);
+      this.inFlight.set(key, shared);
+    }
+    let result: CallResult;
+    try {
+      result = await shared;
+    } finally {
+      if (leader) this.inFlight.delete(key);
+    }
+    if (!leader) {
+      // Same request made once for several tasks: the followers read the same reply.
+      if (!result.reply) return { error: result.error, calls: 0, retries: 0, cached: true };
+      return { decision: task.decide(result.reply), calls: 0, retries: 0, cached: true };
+    }
+    if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, cached: false };
+    const decision = task.decide(result.reply);
+    // Persist the moment a reply yields verdicts: this is what makes a killed run resumable.
+    if (decision.verdicts.size > 0) this.options.store?.put(key, result.reply);
+    return { decision, calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+  }
+
+  private async callWithRetries(task: JudgeTask, attemptBudget: number): Promise<CallResult> {
+    const judge = this.options.judge!;
+    let calls = 0;
+    let retries = 0;
+    for (let attempt = 1; ; attempt += 1) {
+      if (this.fatalError) return { error: this.fatalError, calls, retries, cached: false };
+      if (this.options.signal?.aborted) {
+        return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'), calls, retries, cached: false };
+      }
+      await this.limiter.acquire(attempt > 1);
+      calls += 1;
+      let outcome: 'success' | 'overloaded' | 'failure' = 'failure';
+      let error: RubricateError;
+      try {
+        const reply = await this.callOnce(judge, task);
+        outcome = 'success';
+        this.emit({ type: 'call', cached: false });
+        return { reply, calls, retries, cached: false };
+      } catch (thrown) {
+        error = toRubricateError(thrown, 'JUDGE_CONNECTION');
+        if (error.code === 'JUDGE_RATE_LIMITED' || (error.code === 'JUDGE_SERVER_ERROR' && error.details.status === 503)) outcome = 'overloaded';
+      } finally {
+        this.limiter.release(outcome);
+      }
+      this.emit({ type: 'judge-error', code: error.code });
+      if (fatalCodes.has(error.code)) {
+        this.fatalError ??= error;
+        return { error, calls, retries, cached: false };
+      }
+      if (!error.retryable || attempt >= attemptBudget) {
+        if (attempt > 1) error = new RubricateError(error.code, `${error.message} (after ${attempt} attempts)`, error.details, { cause: error });
+        return { error, calls, retries, cached: false };
+      }
+      const delay = this.retryDelay(attempt, error);
+      retries += 1;
+      this.emit({ type: 'retry', code: error.code, delayMs: delay });
+      await sleep(delay, this.options.signal);
+    }
+  }
+
+  private async callOnce(judge: Judge, task: JudgeTask): Promise<JudgeReply> {
+    const controller = new AbortController();
+    const timeoutMs = this.options.timeoutMs;
+    const timer = setTimeout(() => {
+      controller.abort(new RubricateError('JUDGE_TIMEOUT', `judge did not answer within ${timeoutMs} ms`, { timeoutMs }));
+    }, timeoutMs);
+    const outer = this.options.signal;
+    const onOuterAbort = () => controller.abort(new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'));
+    outer?.addEventListener('abort', onOuterAbort, { once: true });
+    try {
+      return await judge.complete(task.request, { signal: controller.signal });
+    } catch (error) {
+      if (controller.signal.aborted && RubricateError.isInstance(controller.signal.reason)) throw controller.signal.reason;
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onOuterAbort);
+    }
+  }
+
+  /** Exponential backoff with jitter; a server's Retry-After wins when it asks for longer. */
+  private retryDelay(attempt: number, error: RubricateError): number {
+    const exponential = Math.min(this.options.retryMaxDelayMs, this.options.retryBaseDelayMs * 2 ** (attempt - 1));
+    const jittered = exponential * (0.5 + Math.random() * 0.5);
+    const asked = error.details.retryAfterMs;
+    if (typeof asked === 'number') return Math.min(Math.max(asked, 0), 10 * 60_000) + Math.random() * Math.min(250, this.options.retryBaseDelayMs);
+    return jittered;
+  }
+
+  private emit(event: EngineEvent): void {
+    this.options.onEvent?.(event);
+  }
+}
+
+function sleep(milliseconds: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (milliseconds <= 0) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(done, milliseconds);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,70 @@
+/**
+ * Rendering items into prompt text. The conversation, response and reference sit inside
+ * tags carrying a nonce derived from their own content: a response cannot contain the
+ * closing tag of its own block (it would have to contain a hash of itself), and the same
+ * item always renders to the same bytes, so prefix caches and our cache keys stay stable.
+ */
+import { createHash } from 'node:crypto';
+import type { Criterion, Item } from '../rubric/schema.js';
+
+export function deriveNonce(item: Pick<Item, 'prompt' | 'response' | 'reference'>): string {
+  const hash = createHash('sha256').update('rubricate-delimiter\u0000');
+  for (const message of item.prompt) hash.update(`${message.role}\u0000${message.content}\u0000`);
+  hash.update(`\u0001${item.response}\u0001${item.reference ?? ''}`);
+  let nonce = hash.digest('hex').slice(0, 16);
+  // Astronomically unlikely, but cheap to rule out.
+  for (let attempt = 1; containsTag(item, nonce); attempt += 1) {
+    nonce = createHash('sha256').update(`${nonce}:${attempt}`).digest('hex').slice(0, 16);
+  }
+  return nonce;
+}
+
+function containsTag(item: Pick<Item, 'prompt' | 'response' | 'reference'>, nonce: string): boolean {
+  const marker = `-${nonce}>`;
+  return item.response.includes(marker) || (item.reference?.includes(marker) ?? false) || item.prompt.some((message) => message.content.includes(marker));
+}
+
+export function renderConversation(item: Pick<Item, 'prompt'>): string {
+  return item.prompt.map((message) => `${message.role}: ${message.content}`).join('\n\n');
+}
+
+const prefixMemo = new WeakMap<Item, string>();
+
+/**
+ * The part of a grading prompt shared by every criterion of one item: conversation,
+ * optional reference, response. It comes first so servers can reuse it from their
+ * prefix cache across the item's criteria.
+ */
+export function renderItemContext(item: Item): string {
+  let rendered = prefixMemo.get(item);
+  if (rendered !== undefined) return rendered;
+  const nonce = deriveNonce(item);
+  const parts = [`<conversation-${nonce}>\n${renderConversation(item)}\n</conversation-${nonce}>`];
+  if (item.reference !== undefined && item.reference !== '') {
+    parts.push(`<reference-${nonce}>\n${item.reference}\n</reference-${nonce}>`);
+  }
+  parts.push(`<response-${nonce}>\n${item.response}\n</response-${nonce}>`);
+  rendered = parts.join('\n\n');
+  prefixMemo.set(item, rendered);
+  return rendered;
+}
+
+function escapeAttribute(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function formatPoints(points: number): string {
+  return Number.isInteger(points) ? String(points) : String(Number(points.toPrecision(12)));
+}
+
+/** One criterion block; ordinal criteria list their choices worst → best. */
+export function renderCriterion(criterion: Criterion): string {
+  let body = criterion.text;
+  if (criterion.scale?.type === 'ordinal') {
+    const choices = criterion.scale.choices
+      .map((choice) => `- "${choice.label}"${choice.description ? `: ${choice.description}` : ''}`)
+      .join('\n');
+    body += `\nChoices, worst to best:\n${choices}`;
+  }
+  return `<criterion id="${escapeAttribute(criterion.id)}" points="${escapeAttribute(formatPoints(criterion.points))}">\n${body}\n</criterion>`;
+}

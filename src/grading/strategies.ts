@@ -1,0 +1,163 @@
+/**
+ * The judged grading modes: one call per criterion (default), or K criteria per call.
+ * Both put everything that is the same for an item's criteria first and the criteria last.
+ */
+import { RubricateError } from '../errors.js';
+import type { JudgeReply, JudgeRequest } from '../judges/types.js';
+import type { Criterion, Item } from '../rubric/schema.js';
+import { extractJson, isRecord, unparseable } from './parse.js';
+import { batchedTemplate, perCriterionTemplate } from './prompts.js';
+import { renderCriterion, renderItemContext } from './render.js';
+import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, VerdictMode } from './types.js';
+import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaFor } from './verdicts.js';
+
+export interface StrategyOptions {
+  sampling: SamplingOptions;
+  verdictMode?: VerdictMode;
+  /** Alternatives per token asked for in probability mode. */
+  topLogprobs?: number;
+}
+
+function baseRequest(options: StrategyOptions): Omit<JudgeRequest, 'messages'> {
+  const request: Omit<JudgeRequest, 'messages'> = {
+    temperature: options.sampling.temperature,
+    maxTokens: options.sampling.maxTokens,
+  };
+  if (options.sampling.seed !== undefined) request.seed = options.sampling.seed;
+  if (options.verdictMode === 'probability') request.logprobs = { top: options.topLogprobs ?? 20 };
+  return request;
+}
+
+function failAll(criteria: Criterion[], error: RubricateError): TaskDecision {
+  return { verdicts: new Map(), errors: new Map(criteria.map((criterion) => [criterion.id, error])) };
+}
+
+function truncatedReply(reply: JudgeReply): RubricateError | undefined {
+  if (reply.finishReason === 'length') {
+    return unparseable('reply cut off at the max-tokens limit (raise --max-tokens)', reply.text);
+  }
+  return undefined;
+}
+
+function withProbability(verdict: CriterionVerdict, reply: JudgeReply, criterion: Criterion): CriterionVerdict | RubricateError {
+  if (criterion.scale?.type === 'ordinal') return verdict;
+  const probability = probabilityOfMet(reply);
+  if (RubricateError.isInstance(probability)) return probability;
+  return { ...verdict, probability, value: probability };
+}
+
+export function createPerCriterionStrategy(options: StrategyOptions): GradingStrategy {
+  const requestFields = baseRequest(options);
+  return {
+    name: 'per-criterion',
+    templateVersion: perCriterionTemplate.version,
+    plan(item: Item, criteria: Criterion[]): JudgeTask[] {
+      const context = renderItemContext(item);
+      return criteria.map((criterion) => {
+        const ordinal = criterion.scale?.type === 'ordinal';
+        const request: JudgeRequest = {
+          ...requestFields,
+          messages: [
+            { role: 'system', content: ordinal ? perCriterionTemplate.ordinal : perCriterionTemplate.binary },
+            { role: 'user', content: `${context}\n\n${renderCriterion(criterion)}` },
+          ],
+          output: { name: 'criterion_verdict', schema: verdictSchemaFor(criterion) },
+        };
+        return {
+          item,
+          criteria: [criterion],
+          request,
+          templateVersion: perCriterionTemplate.version,
+          decide(reply: JudgeReply): TaskDecision {
+            const truncated = truncatedReply(reply);
+            if (truncated) return failAll([criterion], truncated);
+            const parsed = extractJson(reply.text);
+            if (!parsed.ok) return failAll([criterion], unparseable(parsed.reason, reply.text));
+            let verdict = readVerdict(criterion, parsed.value);
+            if (!RubricateError.isInstance(verdict) && options.verdictMode === 'probability') verdict = withProbability(verdict, reply, criterion);
+            if (RubricateError.isInstance(verdict)) return failAll([criterion], verdict);
+            return { verdicts: new Map([[criterion.id, verdict]]), errors: new Map() };
+          },
+        };
+      });
+    },
+  };
+}
+
+export interface BatchedStrategyOptions extends StrategyOptions {
+  /** Criteria per call; Infinity puts the whole rubric in one call. */
+  criteriaPerCall: number;
+}
+
+export function createBatchedStrategy(options: BatchedStrategyOptions): GradingStrategy {
+  if (!(options.criteriaPerCall >= 1)) {
+    throw new RubricateError('CONFIG_INVALID', 'criteria per call must be at least 1', { field: 'criteria-per-call' });
+  }
+  const requestFields = baseRequest(options);
+  return {
+    name: 'batched',
+    templateVersion: batchedTemplate.version,
+    plan(item: Item, criteria: Criterion[]): JudgeTask[] {
+      const context = renderItemContext(item);
+      const tasks: JudgeTask[] = [];
+      const size = Math.min(options.criteriaPerCall, Math.max(criteria.length, 1));
+      for (let start = 0; start < criteria.length; start += size) {
+        const group = criteria.slice(start, start + size);
+        const request: JudgeRequest = {
+          ...requestFields,
+          // Room for every verdict's explanation: the per-call budget scales with the group.
+          maxTokens: options.sampling.maxTokens * group.length,
+          messages: [
+            { role: 'system', content: batchedTemplate.instructions },
+            { role: 'user', content: `${context}\n\n${group.map(renderCriterion).join('\n\n')}` },
+          ],
+          output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group) },
+        };
+        tasks.push({
+          item,
+          criteria: group,
+          request,
+          templateVersion: batchedTemplate.version,
+          decide(reply: JudgeReply): TaskDecision {
+            const truncated = truncatedReply(reply);
+            if (truncated) return failAll(group, truncated);
+            const parsed = extractJson(reply.text);
+            if (!parsed.ok) return failAll(group, unparseable(parsed.reason, reply.text));
+            const entries = verdictEntries(parsed.value);
+            if (!entries) return failAll(group, unparseable('reply has no "verdicts" object', reply.text));
+            const decision: TaskDecision = { verdicts: new Map(), errors: new Map() };
+            for (const criterion of group) {
+              const entry = entries.get(criterion.id);
+              if (entry === undefined) {
+                decision.errors.set(criterion.id, new RubricateError('JUDGE_UNPARSEABLE', `reply has no verdict for criterion ${criterion.id}`));
+                continue;
+              }
+              const verdict = readVerdict(criterion, entry);
+              if (RubricateError.isInstance(verdict)) decision.errors.set(criterion.id, verdict);
+              else decision.verdicts.set(criterion.id, verdict);
+            }
+            return decision;
+          },
+        });
+      }
+      return tasks;
+    },
+  };
+}
+
+/** Accepts {"verdicts": {id: v}}, a bare {id: v} map, or a list of {criterion_id, …}. */
+function verdictEntries(value: unknown): Map<string, unknown> | undefined {
+  const container = isRecord(value) && 'verdicts' in value ? value.verdicts : value;
+  if (Array.isArray(container)) {
+    const entries = new Map<string, unknown>();
+    for (const entry of container) {
+      if (isRecord(entry)) {
+        const id = entry.criterion_id ?? entry.id;
+        if (typeof id === 'string' || typeof id === 'number') entries.set(String(id), entry);
+      }
+    }
+    return entries;
+  }
+  if (isRecord(container)) return new Map(Object.entries(container));
+  return undefined;
+}

@@ -1,0 +1,49 @@
+import type { RubricateError } from '../errors.js';
+import type { JudgeReply, JudgeRequest } from '../judges/types.js';
+import type { Criterion, Item } from '../rubric/schema.js';
+
+/** What a judge or a check concluded about one criterion. */
+export interface CriterionVerdict {
+  /** Binary view: met or not (ordinal: value ≥ the scale's threshold). */
+  met: boolean;
+  /** Score fraction in [0, 1]: 1/0 for binary, the choice's value for ordinal, P(met) for probability verdicts. */
+  value: number;
+  /** The chosen label on an ordinal scale. */
+  label?: string;
+  /** P(met) from token probabilities, when asked for. */
+  probability?: number;
+  explanation?: string;
+  source: 'judge' | 'check';
+}
+
+export interface TaskDecision {
+  verdicts: Map<string, CriterionVerdict>;
+  /** Criteria of the task the reply did not settle, with the reason. */
+  errors: Map<string, RubricateError>;
+}
+
+/** One judge call: the criteria it decides, the request, and how to read the reply. */
+export interface JudgeTask {
+  item: Item;
+  criteria: Criterion[];
+  request: JudgeRequest;
+  templateVersion: string;
+  /** Distinguishes repeated samples of the same request (juries, self-consistency). */
+  sample?: number;
+  decide(reply: JudgeReply): TaskDecision;
+}
+
+export type VerdictMode = 'binary' | 'probability';
+
+export interface SamplingOptions {
+  temperature: number;
+  maxTokens: number;
+  seed?: number;
+}
+
+/** A grading mode: how an item's judged criteria become judge calls, and back. */
+export interface GradingStrategy {
+  readonly name: string;
+  readonly templateVersion: string;
+  plan(item: Item, criteria: Criterion[]): JudgeTask[];
+}

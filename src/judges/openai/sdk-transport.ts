@@ -1,0 +1,48 @@
+/**
+ * The same calls through the official openai SDK, for setups the lean transport does not
+ * cover (corporate proxies, custom fetch). Selected with `--judge-transport sdk`.
+ */
+import OpenAI from 'openai';
+import { RubricateError } from '../../errors.js';
+import { httpStatusToError, networkErrorToError } from './http-errors.js';
+import type { ChatTransport } from './transport.js';
+
+export interface SdkTransportOptions {
+  baseUrl: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+}
+
+export function createSdkTransport(options: SdkTransportOptions): ChatTransport {
+  // Retries and timeouts belong to the engine; the SDK must not add its own.
+  const client = new OpenAI({
+    baseURL: options.baseUrl,
+    apiKey: options.apiKey ?? 'not-needed',
+    maxRetries: 0,
+    timeout: 24 * 60 * 60 * 1000,
+    defaultHeaders: options.headers,
+  });
+  const endpoint = `${options.baseUrl.replace(/\/$/, '')}/chat/completions`;
+  return {
+    endpoint,
+    async postChatCompletion(body, signal) {
+      try {
+        return await client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming, { signal });
+      } catch (error) {
+        if (signal.aborted) {
+          const reason = signal.reason;
+          throw RubricateError.isInstance(reason) ? reason : new RubricateError('JUDGE_TIMEOUT', 'judge call aborted', { endpoint });
+        }
+        if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
+          const headers: Record<string, string> = {};
+          (error.headers as Headers | undefined)?.forEach((value: string, key: string) => {
+            headers[key] = value;
+          });
+          throw httpStatusToError(error.status, headers, error.error ?? error.message, endpoint);
+        }
+        throw networkErrorToError((error as { cause?: unknown })?.cause ?? error, endpoint);
+      }
+    },
+    close() {},
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * Judge specs → judges. One factory per prefix, registered in a map:
+ *   openai:MODEL            any OpenAI-compatible endpoint (OPENAI_BASE_URL / OPENAI_API_KEY)
+ *   gguf:PATH | gguf:hf:…   a local GGUF model through node-llama-cpp (loaded lazily)
+ *   none                    no judge: only criteria with deterministic checks can be graded
+ */
+import { RubricateError } from '../errors.js';
+import { createOpenAICompatibleJudge, type StructuredOutputMode } from './openai/openai-judge.js';
+import type { Judge } from './types.js';
+
+export interface JudgeConfig {
+  /** `openai:MODEL`, `gguf:PATH`, `gguf:hf:USER/REPO:QUANT` or `none`; absent → the default rule. */
+  spec?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  transport?: 'http' | 'sdk';
+  structuredOutput?: StructuredOutputMode;
+  extraBody?: Record<string, unknown>;
+  /** Local models: threads (default: physical cores) and parallel sequences. */
+  threads?: number;
+  sequences?: number;
+  contextSize?: number;
+  cacheDirectory?: string;
+  environment?: NodeJS.ProcessEnv;
+  onDownloadProgress?: (done: number, total: number) => void;
+}
+
+export type JudgeFactory = (target: string, config: JudgeConfig) => Promise<Judge | undefined>;
+
+export const defaultOpenAIModel = 'gpt-4.1';
+export const defaultOpenAIBaseUrl = 'https://api.openai.com/v1';
+
+const factories = new Map<string, JudgeFactory>();
+
+export function registerJudge(prefix: string, factory: JudgeFactory): void {
+  factories.set(prefix, factory);
+}
+
+registerJudge('openai', async (model, config) => {
+  const environment = config.environment ?? process.env;
+  if (!model) throw new RubricateError('CONFIG_INVALID', 'judge spec "openai:" needs a model name, e.g. openai:gpt-4.1', { field: 'judge' });
+  const baseUrl = config.baseUrl ?? environment.OPENAI_BASE_URL ?? defaultOpenAIBaseUrl;
+  const apiKey = config.apiKey ?? environment.OPENAI_API_KEY;
+  if (!apiKey && baseUrl === defaultOpenAIBaseUrl) {
+    throw new RubricateError(
+      'CONFIG_INVALID',
+      'the OpenAI API needs a key: set OPENAI_API_KEY or pass --judge-api-key (or point OPENAI_BASE_URL / --judge-base-url at a local server)',
+      { field: 'judge-api-key' },
+    );
+  }
+  return createOpenAICompatibleJudge({
+    model,
+    baseUrl,
+    apiKey,
+    transport: config.transport,
+    structuredOutput: config.structuredOutput,
+    extraBody: config.extraBody,
+    id: `openai:${model}`,
+  });
+});
+
+registerJudge('gguf', async (target, config) => {
+  if (!target) throw new RubricateError('CONFIG_INVALID', 'judge spec "gguf:" needs a model path or hf:USER/REPO:QUANT', { field: 'judge' });
+  const { createLlamaCppJudge, resolveDefaultLocalModel, defaultModelCacheDirectory } = await import('./llamacpp/index.js');
+  const environment = config.environment ?? process.env;
+  const cacheDirectory = config.cacheDirectory ?? defaultModelCacheDirectory(environment);
+  // `gguf:default` is the embedded default: RUBRICATE_MODEL, else the default model in the cache (downloaded once).
+  const model =
+    target === 'default'
+      ? await resolveDefaultLocalModel({ environment, cacheDirectory, download: true, onProgress: config.onDownloadProgress })
+      : target;
+  return createLlamaCppJudge({
+    model,
+    id: target === 'default' ? 'gguf:default' : `gguf:${target}`,
+    threads: config.threads,
+    sequences: config.sequences,
+    contextSize: config.contextSize,
+    cacheDirectory,
+    onDownloadProgress: config.onDownloadProgress,
+  });
+});
+
+registerJudge('none', async () => undefined);
+
+/**
+ * The judge to use when none is named: RUBRICATE_JUDGE if set; an OpenAI-compatible
+ * endpoint when OPENAI_BASE_URL or OPENAI_API_KEY is set; otherwise the embedded local model.
+ */
+export function defaultJudgeSpec(environment: NodeJS.ProcessEnv = process.env): string {
+  if (environment.RUBRICATE_JUDGE) return environment.RUBRICATE_JUDGE;
+  if (environment.OPENAI_BASE_URL || environment.OPENAI_API_KEY) {
+    return `openai:${environment.RUBRICATE_JUDGE_MODEL ?? environment.OPENAI_MODEL ?? defaultOpenAIModel}`;
+  }
+  return 'gguf:default';
+}
+
+/** Splits `prefix:target` and builds the judge; `undefined` means no judge (`none`). */
+export async function createJudge(config: JudgeConfig): Promise<Judge | undefined> {
+  const spec = config.spec ?? defaultJudgeSpec(config.environment);
+  const separator = spec.indexOf(':');
+  const prefix = separator === -1 ? spec : spec.slice(0, separator);
+  const target = separator === -1 ? '' : spec.slice(separator + 1);
+  const factory = factories.get(prefix);
+  if (!factory) {
+    throw new RubricateError('CONFIG_INVALID', `unknown judge "${spec}" (expected ${[...factories.keys()].map((name) => (name === 'none' ? 'none' : `${name}:…`)).join(', ')})`, {
+      field: 'judge',
+    });
+  }
+  return factory(target, config);
+}

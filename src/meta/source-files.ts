@@ -1,0 +1,64 @@
+/**
+ * Reading helpers shared by the published-judge readers and the pairwise importers.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { RubricateError } from '../errors.js';
+import type { PairwiseImportRecord } from '../rubric/formats/types.js';
+import { safeParseJson } from '../util/json.js';
+
+/** Reads a whole JSON file (array files must be read whole). Missing or malformed → INPUT_INVALID naming the file. */
+export async function readJsonFile(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new RubricateError('INPUT_INVALID', code === 'ENOENT' ? 'file not found' : `cannot read file: ${(error as Error).message}`, { file }, { cause: error });
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const parsed = safeParseJson(text);
+  if (!parsed.ok) throw new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file });
+  return parsed.value;
+}
+
+/** Reads a JSON file whose top level must be an array. */
+export async function readJsonArrayFile(file: string): Promise<unknown[]> {
+  const value = await readJsonFile(file);
+  if (!Array.isArray(value)) throw new RubricateError('INPUT_INVALID', 'expected a JSON array of records', { file });
+  return value;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Folder names that start an LLMBar subset path inside its `Dataset/` tree. */
+const llmbarRoots = ['LLMBar', 'Processed', 'CaseStudy'];
+
+/**
+ * The LLMBar subset a file belongs to, from its folders: `…/LLMBar/Adversarial/GPTInst/dataset.json`
+ * → `LLMBar/Adversarial/GPTInst`; a judge's `…/Natural/evaluators/GPT-4/CoT/result.json`
+ * → `LLMBar/Natural`. Outside the usual tree, the name of the folder holding the dataset.
+ */
+export function llmbarSubsetFromPath(file: string): string {
+  const segments = path.resolve(file).split(path.sep).filter((segment) => segment !== '');
+  segments.pop();
+  const evaluatorsAt = segments.lastIndexOf('evaluators');
+  const datasetSegments = evaluatorsAt >= 0 ? segments.slice(0, evaluatorsAt) : segments;
+  let rootAt = -1;
+  for (const root of llmbarRoots) rootAt = Math.max(rootAt, datasetSegments.lastIndexOf(root));
+  if (rootAt >= 0) return datasetSegments.slice(rootAt).join('/');
+  return datasetSegments[datasetSegments.length - 1] ?? 'LLMBar';
+}
+
+/** The `invalid` record an importer yields for a row it cannot use. */
+export function invalidPairRecord(file: string, line: number, field: string, message: string, id?: string): PairwiseImportRecord {
+  const error = new RubricateError('INPUT_INVALID', message, { file, line, field, ...(id !== undefined ? { id } : {}) });
+  return { kind: 'invalid', error, line, ...(id !== undefined ? { id } : {}) };
+}
+
+/** A string field that must be present (empty strings allowed: an empty response is still a response). */
+export function isString(value: unknown): value is string {
+  return typeof value === 'string';
+}

@@ -1,0 +1,174 @@
+/**
+ * Agreement statistics shared by the binary and pairwise meta-evaluations. Every function
+ * returns `null` where the statistic is undefined (empty input, zero expected disagreement)
+ * instead of NaN, so reports stay JSON-serialisable.
+ */
+
+export type Category = string | number | boolean;
+
+/** Sort order for category labels: numbers by value, everything else by its string form. */
+function compareCategories(left: Category, right: Category): number {
+  if (typeof left === 'number' && typeof right === 'number') return left - right;
+  const leftText = String(left);
+  const rightText = String(right);
+  return leftText < rightText ? -1 : leftText > rightText ? 1 : 0;
+}
+
+/**
+ * Cohen's κ between two raters over the same items, computed the way scikit-learn's
+ * `cohen_kappa_score` does: the label set is the union of both raters' labels, and
+ * κ = 1 − observed disagreement ÷ chance-expected disagreement. `null` when there are no
+ * items or chance disagreement is zero (both raters constant and equal), where sklearn gives NaN.
+ */
+export function cohenKappa<T extends Category>(first: readonly T[], second: readonly T[]): number | null {
+  if (first.length !== second.length) throw new RangeError('cohenKappa: both raters must rate the same items');
+  const itemCount = first.length;
+  if (itemCount === 0) return null;
+  const labels = [...new Set<Category>([...first, ...second])].sort(compareCategories);
+  const indexOf = new Map(labels.map((label, index) => [label, index]));
+  const size = labels.length;
+  const confusion = new Float64Array(size * size);
+  for (let index = 0; index < itemCount; index += 1) {
+    confusion[indexOf.get(first[index])! * size + indexOf.get(second[index])!] += 1;
+  }
+  const firstTotals = new Float64Array(size);
+  const secondTotals = new Float64Array(size);
+  for (let row = 0; row < size; row += 1) {
+    for (let column = 0; column < size; column += 1) {
+      firstTotals[row] += confusion[row * size + column];
+      secondTotals[column] += confusion[row * size + column];
+    }
+  }
+  let observedDisagreement = 0;
+  let expectedDisagreement = 0;
+  for (let row = 0; row < size; row += 1) {
+    for (let column = 0; column < size; column += 1) {
+      if (row === column) continue;
+      observedDisagreement += confusion[row * size + column];
+      expectedDisagreement += (secondTotals[row] * firstTotals[column]) / itemCount;
+    }
+  }
+  if (expectedDisagreement === 0) return null;
+  return 1 - observedDisagreement / expectedDisagreement;
+}
+
+/**
+ * Cohen's κ for two binary raters from their 2×2 table (same value as `cohenKappa`, without
+ * building arrays; used inside bootstrap loops). Counts are of (prediction, label) pairs.
+ */
+export function binaryCohenKappa(counts: {
+  truePositive: number;
+  falsePositive: number;
+  falseNegative: number;
+  trueNegative: number;
+}): number | null {
+  const { truePositive, falsePositive, falseNegative, trueNegative } = counts;
+  const total = truePositive + falsePositive + falseNegative + trueNegative;
+  if (total === 0) return null;
+  const predictedPositive = truePositive + falsePositive;
+  const predictedNegative = falseNegative + trueNegative;
+  const labelPositive = truePositive + falseNegative;
+  const labelNegative = falsePositive + trueNegative;
+  const expectedDisagreement = (labelNegative * predictedPositive) / total + (labelPositive * predictedNegative) / total;
+  if (expectedDisagreement === 0) return null;
+  return 1 - (falsePositive + falseNegative) / expectedDisagreement;
+}
+
+/**
+ * Fleiss' κ for several raters (a jury, or several human annotators). Each entry holds the
+ * categories the raters gave one item. Items may have different numbers of raters: per-item
+ * agreement uses that item's own count and category proportions pool every rating (the usual
+ * generalisation; with a constant rater count it is exactly Fleiss' formula). Items with fewer
+ * than two ratings carry no agreement information and are skipped. `null` when no item has two
+ * ratings or chance agreement is 1.
+ */
+export function fleissKappa<T extends Category>(ratingsPerItem: ReadonlyArray<readonly T[]>): number | null {
+  const categoryTotals = new Map<Category, number>();
+  let totalRatings = 0;
+  let agreementSum = 0;
+  let itemCount = 0;
+  for (const ratings of ratingsPerItem) {
+    if (ratings.length < 2) continue;
+    const counts = new Map<Category, number>();
+    for (const rating of ratings) counts.set(rating, (counts.get(rating) ?? 0) + 1);
+    let agreeingPairs = 0;
+    for (const [category, count] of counts) {
+      agreeingPairs += count * (count - 1);
+      categoryTotals.set(category, (categoryTotals.get(category) ?? 0) + count);
+    }
+    agreementSum += agreeingPairs / (ratings.length * (ratings.length - 1));
+    totalRatings += ratings.length;
+    itemCount += 1;
+  }
+  if (itemCount === 0) return null;
+  const meanAgreement = agreementSum / itemCount;
+  let chanceAgreement = 0;
+  for (const count of categoryTotals.values()) chanceAgreement += (count / totalRatings) ** 2;
+  if (chanceAgreement === 1) return null;
+  return (meanAgreement - chanceAgreement) / (1 - chanceAgreement);
+}
+
+/**
+ * Quantile with linear interpolation between order statistics (NumPy's default method):
+ * position h = (n − 1)·q in the sorted values. `sortedValues` must be sorted ascending.
+ */
+export function quantileOfSorted(sortedValues: ArrayLike<number>, quantile: number): number {
+  const count = sortedValues.length;
+  if (count === 0) throw new RangeError('quantileOfSorted: no values');
+  const position = (count - 1) * quantile;
+  const lowerIndex = Math.floor(position);
+  const upperIndex = Math.min(lowerIndex + 1, count - 1);
+  const fraction = position - lowerIndex;
+  const lower = sortedValues[lowerIndex];
+  const upper = sortedValues[upperIndex];
+  return fraction === 0 ? lower : lower + fraction * (upper - lower);
+}
+
+/**
+ * Rounds like NumPy's `round(x, digits)` (scale, round half to even, unscale), which is what
+ * ProfBench's printed figures went through. Not correctly rounded for every input, by design.
+ */
+export function roundHalfEven(value: number, digits: number): number {
+  const scale = 10 ** digits;
+  const scaled = value * scale;
+  const floor = Math.floor(scaled);
+  const difference = scaled - floor;
+  let rounded: number;
+  if (difference > 0.5) rounded = floor + 1;
+  else if (difference < 0.5) rounded = floor;
+  else rounded = floor % 2 === 0 ? floor : floor + 1;
+  return rounded / scale;
+}
+
+/**
+ * Python's `repr` of a float (shortest round-tripping digits, always with a decimal point or
+ * exponent), so figures can be compared with files written by Python's `str.format`.
+ */
+export function pythonFloatRepr(value: number): string {
+  if (Number.isNaN(value)) return 'nan';
+  if (value === Number.POSITIVE_INFINITY) return 'inf';
+  if (value === Number.NEGATIVE_INFINITY) return '-inf';
+  if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
+  const exponential = value.toExponential();
+  const [mantissa, exponentText] = exponential.split('e');
+  const exponent = Number(exponentText);
+  // Python switches to scientific notation below 1e-4 and from 1e16 up.
+  if (exponent < -4 || exponent >= 16) {
+    const sign = exponent < 0 ? '-' : '+';
+    const magnitude = String(Math.abs(exponent)).padStart(2, '0');
+    return `${mantissa}e${sign}${magnitude}`;
+  }
+  const digits = mantissa.replace('-', '').replace('.', '');
+  const negative = value < 0;
+  let text: string;
+  if (exponent >= 0) {
+    const integerDigits = exponent + 1;
+    text =
+      digits.length <= integerDigits
+        ? `${digits.padEnd(integerDigits, '0')}.0`
+        : `${digits.slice(0, integerDigits)}.${digits.slice(integerDigits)}`;
+  } else {
+    text = `0.${'0'.repeat(-exponent - 1)}${digits}`;
+  }
+  return negative ? `-${text}` : text;
+}

@@ -1,0 +1,208 @@
+/**
+ * The results file: one JSON line per input record, in input order. Everything needed to
+ * re-score, report or audit a verdict is on the line: criteria with verdicts and reasons,
+ * the graded text, and provenance (rubric hash, judge, template, sampling, version).
+ */
+import { z } from 'zod';
+import type { GradedItem, GradedRecord } from '../engine/engine.js';
+import type { Usage } from '../engine/usage.js';
+import { RubricateError, type SerializedError } from '../errors.js';
+import { memoizedRubricHash } from '../rubric/hashing.js';
+import type { Message } from '../rubric/schema.js';
+import type { ScoredCriterion, ScoredItem, Scoring } from '../scoring/types.js';
+import { readLines } from '../util/jsonl.js';
+import { safeParseJson } from '../util/json.js';
+import { rubricateVersion } from '../version.js';
+
+export interface ResultCriterion {
+  id: string;
+  text: string;
+  points: number;
+  tags: string[];
+  kind: 'principle' | 'hard_rule';
+  source: 'judge' | 'check';
+  status: 'ok' | 'error' | 'skipped';
+  met: boolean | null;
+  value?: number | null;
+  label?: string;
+  probability?: number;
+  explanation?: string;
+  error?: SerializedError;
+  skip_reason?: string;
+}
+
+export interface JudgeInfo {
+  id: string;
+  model: string;
+  base_url?: string;
+  template_version: string;
+  mode: string;
+  temperature?: number;
+  max_tokens?: number;
+  seed?: number;
+  verdict?: string;
+}
+
+export interface ResultRecord {
+  id: string;
+  status: 'ok' | 'error' | 'invalid';
+  score: number | null;
+  gated?: boolean;
+  criteria: ResultCriterion[];
+  tags?: string[];
+  prompt?: Message[];
+  response?: string;
+  reference?: string;
+  metadata?: Record<string, unknown>;
+  rubric_id?: string;
+  rubric_hash?: string;
+  judge?: JudgeInfo;
+  scoring?: string;
+  usage?: Usage;
+  error?: SerializedError;
+  line?: number;
+  rubricate_version: string;
+}
+
+export interface ResultContext {
+  judge?: JudgeInfo;
+  scoring: Scoring;
+  /** Leave prompt and response text out of results (smaller files). */
+  omitText?: boolean;
+}
+
+export function toResultCriterion(result: GradedItem['criteria'][number]): ResultCriterion {
+  const { criterion, verdict } = result;
+  const line: ResultCriterion = {
+    id: criterion.id,
+    text: criterion.text,
+    points: criterion.points,
+    tags: criterion.tags,
+    kind: criterion.kind,
+    source: result.source,
+    status: result.status,
+    met: verdict ? verdict.met : null,
+  };
+  if (verdict) {
+    if (verdict.value !== (verdict.met ? 1 : 0) || criterion.scale) line.value = verdict.value;
+    if (verdict.label !== undefined) line.label = verdict.label;
+    if (verdict.probability !== undefined) line.probability = verdict.probability;
+    if (verdict.explanation !== undefined) line.explanation = verdict.explanation;
+  }
+  if (result.error) line.error = result.error;
+  if (result.skipReason) line.skip_reason = result.skipReason;
+  return line;
+}
+
+export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated' | 'tags' | 'criteria' | 'metadata'>): ScoredItem {
+  const item: ScoredItem = {
+    id: record.id,
+    status: record.status,
+    criteria: record.criteria.map(
+      (criterion): ScoredCriterion => ({
+        id: criterion.id,
+        points: criterion.points,
+        tags: criterion.tags,
+        kind: criterion.kind,
+        source: criterion.source,
+        status: criterion.status,
+        met: criterion.met,
+        value: criterion.value,
+        label: criterion.label,
+      }),
+    ),
+  };
+  if (record.gated) item.gated = true;
+  if (record.tags) item.tags = record.tags;
+  if (record.metadata) item.metadata = record.metadata;
+  return item;
+}
+
+export function toResultRecord(record: GradedRecord, context: ResultContext): ResultRecord {
+  if (record.kind === 'invalid') {
+    return {
+      id: record.id ?? '',
+      status: 'invalid',
+      score: null,
+      criteria: [],
+      error: record.error.toJSON(),
+      line: record.line,
+      rubricate_version: rubricateVersion,
+    };
+  }
+  const { graded } = record;
+  const { item } = graded;
+  const criteria = graded.criteria.map(toResultCriterion);
+  const result: ResultRecord = {
+    id: item.id,
+    status: graded.status,
+    score: null,
+    criteria,
+    rubricate_version: rubricateVersion,
+  };
+  if (graded.gated) result.gated = true;
+  if (item.tags) result.tags = item.tags;
+  result.score = context.scoring.itemScore(toScoredItem(result));
+  if (!context.omitText) {
+    result.prompt = item.prompt;
+    result.response = item.response;
+    if (item.reference !== undefined) result.reference = item.reference;
+  }
+  if (item.metadata) result.metadata = item.metadata;
+  result.rubric_id = item.rubric.id;
+  result.rubric_hash = memoizedRubricHash(item.rubric);
+  if (context.judge) result.judge = context.judge;
+  result.scoring = context.scoring.name;
+  result.usage = graded.usage;
+  result.line = record.line;
+  if (graded.status === 'error') {
+    const first = criteria.find((criterion) => criterion.status === 'error');
+    const failed = criteria.filter((criterion) => criterion.status === 'error').length;
+    result.error = {
+      code: first?.error?.code ?? 'INTERNAL',
+      message: `${failed} of ${criteria.length} criteria could not be graded; first: ${first?.error?.message ?? 'unknown'}`,
+    };
+  }
+  return result;
+}
+
+const resultCriterionSchema = z.looseObject({
+  id: z.string(),
+  points: z.number(),
+  tags: z.array(z.string()).default([]),
+  status: z.enum(['ok', 'error', 'skipped']),
+  met: z.boolean().nullable(),
+  value: z.number().nullable().optional(),
+});
+
+const resultRecordSchema = z.looseObject({
+  id: z.string(),
+  status: z.enum(['ok', 'error', 'invalid']),
+  criteria: z.array(resultCriterionSchema).default([]),
+  tags: z.array(z.string()).optional(),
+  gated: z.boolean().optional(),
+});
+
+export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | { kind: 'invalid'; error: RubricateError; line: number };
+
+/** Streams a results file back, each line validated; a bad line is reported, not fatal. */
+export async function* readResults(file: string): AsyncGenerator<ResultReadRecord> {
+  for await (const { line, text } of readLines(file)) {
+    const parsed = safeParseJson(text);
+    if (!parsed.ok) {
+      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line }) };
+      continue;
+    }
+    const checked = resultRecordSchema.safeParse(parsed.value);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      yield {
+        kind: 'invalid',
+        line,
+        error: new RubricateError('INPUT_INVALID', `not a results line: ${issue.message}`, { file, line, field: issue.path.join('.') }),
+      };
+      continue;
+    }
+    yield { kind: 'result', record: checked.data as unknown as ResultRecord, line };
+  }
+}

@@ -1,0 +1,27 @@
+/** The canonical format: one item per JSONL line, validated as it streams. */
+import { RubricateError } from '../../errors.js';
+import { readLines } from '../../util/jsonl.js';
+import { safeParseJson } from '../../util/json.js';
+import { normalizeItem } from '../normalize.js';
+import type { Importer } from './types.js';
+
+export const itemsImporter: Importer = {
+  name: 'items',
+  description: 'rubricate items JSONL: {id, prompt, response, rubric | rubric_id, reference?, tags?, metadata?}',
+  async *read(file, options) {
+    for await (const { line, text } of readLines(file)) {
+      const parsed = safeParseJson(text);
+      if (!parsed.ok) {
+        yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line }) };
+        continue;
+      }
+      const record = parsed.value;
+      const id = typeof record === 'object' && record !== null && 'id' in record ? String((record as { id: unknown }).id) : undefined;
+      try {
+        yield { kind: 'item', line, item: normalizeItem(record, { file, line, rubrics: options.rubrics }) };
+      } catch (error) {
+        yield { kind: 'invalid', line, id, error: RubricateError.isInstance(error) ? error : new RubricateError('INPUT_INVALID', String(error), { file, line }) };
+      }
+    }
+  },
+};

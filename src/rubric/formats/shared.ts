@@ -1,0 +1,242 @@
+/** Helpers shared by importers: reading side files of responses, JSON files, records as items. */
+import { readFile } from 'node:fs/promises';
+import { RubricateError } from '../../errors.js';
+import { readLines } from '../../util/jsonl.js';
+import { safeParseJson } from '../../util/json.js';
+import { normalizeRubric, zodErrorToInputError } from '../normalize.js';
+import type { Item, Message, RubricInput } from '../schema.js';
+import type { ImportRecord } from './types.js';
+
+export interface ResponseEntry {
+  response: string;
+  /** The line's own id, when it gives one (several responses per prompt). */
+  id?: string;
+  line: number;
+}
+
+/**
+ * Reads a responses JSONL (`{<key>, response, id?}` per line) into lists by key. Several
+ * lines may share a key (several samples or models per prompt); each becomes an item.
+ * Bad lines are returned as errors so the run can report them and continue.
+ */
+export async function loadResponses(
+  file: string,
+  keyFields: readonly string[],
+): Promise<{ byKey: Map<string, ResponseEntry[]>; errors: RubricateError[] }> {
+  const byKey = new Map<string, ResponseEntry[]>();
+  const errors: RubricateError[] = [];
+  for await (const { line, text } of readLines(file)) {
+    const parsed = safeParseJson(text);
+    if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
+      errors.push(new RubricateError('INPUT_INVALID', parsed.ok ? 'expected a JSON object' : `not valid JSON: ${parsed.error}`, { file, line }));
+      continue;
+    }
+    const record = parsed.value as Record<string, unknown>;
+    const keyField = keyFields.find((field) => record[field] !== undefined && record[field] !== null);
+    if (!keyField) {
+      errors.push(new RubricateError('INPUT_INVALID', `missing key field (one of ${keyFields.join(', ')})`, { file, line, field: keyFields[0] }));
+      continue;
+    }
+    const response = responseText(record.response ?? record.completion ?? record.output);
+    if (response === undefined) {
+      errors.push(new RubricateError('INPUT_INVALID', 'missing or non-string `response`', { file, line, field: 'response' }));
+      continue;
+    }
+    const key = String(record[keyField]);
+    const entry: ResponseEntry = { response, line };
+    if (record.id !== undefined && keyField !== 'id') entry.id = String(record.id);
+    let list = byKey.get(key);
+    if (!list) byKey.set(key, (list = []));
+    list.push(entry);
+  }
+  return { byKey, errors };
+}
+
+/** A response given as a string, or as chat messages whose last assistant turn is the response. */
+export function responseText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    const last = [...value].reverse().find((message) => message && typeof message === 'object' && (message as { role?: unknown }).role === 'assistant');
+    const content = (last as { content?: unknown } | undefined)?.content;
+    if (typeof content === 'string') return content;
+  }
+  return undefined;
+}
+
+/** Item ids for the responses of one prompt: the line's id, else the prompt id (#n when several). */
+export function responseItemId(promptId: string, entry: ResponseEntry, index: number, count: number): string {
+  if (entry.id !== undefined) return entry.id;
+  return count > 1 ? `${promptId}#${index + 1}` : promptId;
+}
+
+/** Reads a whole JSON file (for formats that are one JSON document, not JSONL). */
+export async function readJsonFile(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new RubricateError('INPUT_INVALID', code === 'ENOENT' ? 'file not found' : (error as Error).message, { file });
+  }
+  const parsed = safeParseJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  if (!parsed.ok) throw new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file });
+  return parsed.value;
+}
+
+/** Streams a JSONL file as parsed objects; lines that are not JSON objects come back as errors. */
+export async function* readJsonObjects(file: string): AsyncGenerator<{ line: number; value: Record<string, unknown> } | { line: number; error: RubricateError }> {
+  for await (const { line, text } of readLines(file)) {
+    const parsed = safeParseJson(text);
+    if (!parsed.ok) {
+      yield { line, error: new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line }) };
+    } else if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
+      yield { line, error: new RubricateError('INPUT_INVALID', 'expected a JSON object', { file, line }) };
+    } else {
+      yield { line, value: parsed.value as Record<string, unknown> };
+    }
+  }
+}
+
+export function invalid(error: unknown, line: number, id?: string): ImportRecord {
+  const wrapped = RubricateError.isInstance(error) ? error : new RubricateError('INPUT_INVALID', String(error), { line });
+  return id === undefined ? { kind: 'invalid', error: wrapped, line } : { kind: 'invalid', error: wrapped, line, id };
+}
+
+export function fieldError(message: string, file: string, line: number, field: string): RubricateError {
+  return new RubricateError('INPUT_INVALID', message, { file, line, field });
+}
+
+/** Builds and validates an item from an importer's pieces; validation errors name the field. */
+export function buildItem(parts: {
+  id: string;
+  prompt: Message[];
+  response: string;
+  rubric: RubricInput;
+  reference?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  file: string;
+  line: number;
+}): Item {
+  const rubric = normalizeRubric(parts.rubric, { file: parts.file, line: parts.line, fieldPrefix: 'rubric' });
+  const item: Item = { id: parts.id, prompt: parts.prompt, response: parts.response, rubric };
+  if (parts.reference !== undefined) item.reference = parts.reference;
+  if (parts.tags && parts.tags.length > 0) item.tags = parts.tags;
+  if (parts.metadata) item.metadata = parts.metadata;
+  return item;
+}
+
+/**
+ * Joins examples with their responses: yields one item per response of each example, an
+ * error when an example has none, and the responses file's own bad lines. Responses whose
+ * key matches no example are counted in a warning so nothing is dropped silently.
+ */
+export type ExampleEntry<Example> = { line: number; example: Example; key: string } | { line: number; error: RubricateError; key?: string };
+
+export async function* joinResponses<Example>(options: {
+  examples: AsyncIterable<ExampleEntry<Example>>;
+  responsesFile: string;
+  keyFields: readonly string[];
+  makeItem: (example: Example, response: string, itemId: string, line: number) => Item;
+  sourceFile: string;
+  onWarning?: (message: string) => void;
+}): AsyncGenerator<ImportRecord> {
+  const { byKey, errors } = await loadResponses(options.responsesFile, options.keyFields);
+  for (const error of errors) yield invalid(error, error.details.line ?? 0);
+  const used = new Set<string>();
+  for await (const entry of options.examples) {
+    if ('error' in entry) {
+      yield invalid(entry.error, entry.line, entry.key);
+      continue;
+    }
+    const responses = byKey.get(entry.key);
+    if (!responses) {
+      yield invalid(
+        new RubricateError('INPUT_INVALID', `no response for "${entry.key}" in ${options.responsesFile}`, { file: options.sourceFile, line: entry.line, field: 'response' }),
+        entry.line,
+        entry.key,
+      );
+      continue;
+    }
+    used.add(entry.key);
+    for (let index = 0; index < responses.length; index += 1) {
+      const itemId = responseItemId(entry.key, responses[index], index, responses.length);
+      try {
+        yield { kind: 'item', item: options.makeItem(entry.example, responses[index].response, itemId, entry.line), line: entry.line };
+      } catch (error) {
+        yield invalid(error, entry.line, itemId);
+      }
+    }
+  }
+  let unmatched = 0;
+  for (const [key, responses] of byKey) if (!used.has(key)) unmatched += responses.length;
+  if (unmatched > 0) {
+    options.onWarning?.(`${unmatched} response line(s) in ${options.responsesFile} match no example in ${options.sourceFile}`);
+  }
+}
+
+/**
+ * The common shape of benchmark importers: examples keyed by an id, each with a rubric;
+ * responses from `--responses` joined on that key, or carried by the example itself.
+ */
+export async function* importExamples<Example>(options: {
+  examples: AsyncIterable<ExampleEntry<Example>>;
+  file: string;
+  importOptions: import('./types.js').ImportOptions;
+  responseKeyFields: readonly string[];
+  ownResponse?: (example: Example) => string | undefined;
+  makeItem: (example: Example, response: string, itemId: string, line: number) => Item;
+}): AsyncGenerator<ImportRecord> {
+  if (options.importOptions.responses) {
+    yield* joinResponses({
+      examples: options.examples,
+      responsesFile: options.importOptions.responses,
+      keyFields: options.responseKeyFields,
+      makeItem: options.makeItem,
+      sourceFile: options.file,
+      onWarning: options.importOptions.onWarning,
+    });
+    return;
+  }
+  for await (const entry of options.examples) {
+    if ('error' in entry) {
+      yield invalid(entry.error, entry.line, entry.key);
+      continue;
+    }
+    const response = options.ownResponse?.(entry.example);
+    if (response === undefined) {
+      yield invalid(
+        new RubricateError('INPUT_INVALID', 'record has no response: give --responses FILE (JSONL with the record id and `response`)', {
+          file: options.file,
+          line: entry.line,
+          field: 'response',
+        }),
+        entry.line,
+        entry.key,
+      );
+      continue;
+    }
+    try {
+      yield { kind: 'item', item: options.makeItem(entry.example, response, entry.key, entry.line), line: entry.line };
+    } catch (error) {
+      yield invalid(error, entry.line, entry.key);
+    }
+  }
+}
+
+/** Streams JSONL records through a zod schema, yielding example entries keyed by `keyOf`. */
+export async function* parsedExamples<Schema extends import('zod').ZodType>(
+  file: string,
+  schema: Schema,
+  keyOf: (example: import('zod').infer<Schema>, line: number) => string,
+): AsyncGenerator<ExampleEntry<import('zod').infer<Schema>>> {
+  for await (const entry of readJsonObjects(file)) {
+    if ('error' in entry) {
+      yield entry;
+      continue;
+    }
+    const parsed = schema.safeParse(entry.value);
+    if (!parsed.success) yield { line: entry.line, error: zodErrorToInputError(parsed.error as import('zod').ZodError, { file, line: entry.line }) };
+    else yield { line: entry.line, example: parsed.data, key: keyOf(parsed.data, entry.line) };
+  }
+}

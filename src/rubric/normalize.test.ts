@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { RubricateError } from '../errors.js';
+import { rubricHash, canonicalRubricJson } from './hashing.js';
+import { deriveCriterionId, normalizeItem, normalizeRubric } from './normalize.js';
+
+function errorOf(action: () => unknown): RubricateError {
+  try {
+    action();
+  } catch (error) {
+    if (RubricateError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('expected an error');
+}
+
+describe('normalizeRubric', () => {
+  it('derives stable criterion ids from the text and fills defaults', () => {
+    const rubric = normalizeRubric({ criteria: [{ text: 'Mentions dosage', points: 5 }, { text: 'Is rude', points: -3, tags: ['axis:tone'] }] });
+    expect(rubric.criteria[0]).toEqual({ id: deriveCriterionId('Mentions dosage'), text: 'Mentions dosage', points: 5, tags: [], kind: 'principle' });
+    expect(rubric.criteria[1].id).toBe(deriveCriterionId('Is rude'));
+    expect(rubric.criteria[1].tags).toEqual(['axis:tone']);
+    expect(normalizeRubric({ criteria: [{ text: 'Mentions dosage', points: 5 }] }).criteria[0].id).toBe(rubric.criteria[0].id);
+  });
+
+  it('suffixes repeated derived ids and rejects repeated explicit ids', () => {
+    const rubric = normalizeRubric({ criteria: [{ text: 'Same' }, { text: 'Same' }] });
+    expect(rubric.criteria.map((criterion) => criterion.id)).toEqual([deriveCriterionId('Same'), `${deriveCriterionId('Same')}_2`]);
+    const error = errorOf(() => normalizeRubric({ criteria: [{ id: 'a', text: 'x' }, { id: 'a', text: 'y' }] }, { file: 'f.jsonl', line: 4, fieldPrefix: 'rubric' }));
+    expect(error.code).toBe('INPUT_INVALID');
+    expect(error.details).toMatchObject({ file: 'f.jsonl', line: 4, field: 'rubric.criteria[1].id' });
+  });
+
+  it('names the field of a NaN weight, an empty rubric and an empty text', () => {
+    const nan = errorOf(() => normalizeRubric({ criteria: [{ text: 'a', points: Number.NaN }] }, { file: 'in.jsonl', line: 7 }));
+    expect(nan.details.field).toBe('criteria[0].points');
+    expect(nan.message).toMatch(/NaN|finite/);
+    expect(errorOf(() => normalizeRubric({ criteria: [] })).details.field).toBe('criteria');
+    expect(errorOf(() => normalizeRubric({ criteria: [{ text: '   ' }] })).details.field).toBe('criteria[0].text');
+  });
+
+  it('keeps ordinal scales and checks, and drops the default binary scale', () => {
+    const rubric = normalizeRubric({
+      criteria: [
+        { text: 'a', scale: { type: 'binary' } },
+        { text: 'b', scale: { type: 'ordinal', choices: [{ label: 'no' }, { label: 'yes' }] } },
+        { text: 'c', kind: 'hard_rule', check: { type: 'punctuation:no_comma' } },
+      ],
+    });
+    expect(rubric.criteria[0].scale).toBeUndefined();
+    expect(rubric.criteria[1].scale?.type).toBe('ordinal');
+    expect(rubric.criteria[2].check).toEqual({ type: 'punctuation:no_comma' });
+  });
+});
+
+describe('rubric hashing', () => {
+  it('is independent of key order and of the rubric id, and changes with content', () => {
+    const first = normalizeRubric({ id: 'one', criteria: [{ text: 'a', points: 2, tags: ['x'] }] });
+    const second = normalizeRubric({ criteria: [{ tags: ['x'], points: 2, text: 'a' }], id: 'two' });
+    expect(rubricHash(first)).toBe(rubricHash(second));
+    expect(canonicalRubricJson(first)).toBe(canonicalRubricJson(second));
+    expect(rubricHash(normalizeRubric({ criteria: [{ text: 'a', points: 3, tags: ['x'] }] }))).not.toBe(rubricHash(first));
+    expect(rubricHash(first)).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('normalizeItem', () => {
+  it('accepts a string prompt or messages with content parts', () => {
+    const item = normalizeItem({ id: 3, prompt: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }], response: 'hi', rubric: { criteria: [{ text: 'greets' }] } });
+    expect(item.id).toBe('3');
+    expect(item.prompt).toEqual([{ role: 'user', content: 'hello' }]);
+    expect(normalizeItem({ id: 'a', prompt: 'q', response: 'r', rubric: { criteria: [{ text: 't' }] } }).prompt).toEqual([{ role: 'user', content: 'q' }]);
+  });
+
+  it('resolves rubric_id from a rubric table and reports unknown ids', () => {
+    const rubric = normalizeRubric({ id: 'r1', criteria: [{ text: 't' }] });
+    const item = normalizeItem({ id: 'a', prompt: 'q', response: 'r', rubric_id: 'r1' }, { rubrics: new Map([['r1', rubric]]) });
+    expect(item.rubric).toBe(rubric);
+    const error = errorOf(() => normalizeItem({ id: 'a', prompt: 'q', response: 'r', rubric_id: 'zz' }, { rubrics: new Map(), file: 'x.jsonl', line: 2 }));
+    expect(error.details).toMatchObject({ file: 'x.jsonl', line: 2, field: 'rubric_id' });
+  });
+
+  it('names missing and mistyped fields', () => {
+    expect(errorOf(() => normalizeItem({ id: 'a', prompt: 'q', rubric: { criteria: [{ text: 't' }] } })).details.field).toBe('response');
+    expect(errorOf(() => normalizeItem({ id: 'a', prompt: 'q', response: 5, rubric: { criteria: [{ text: 't' }] } })).message).toMatch(/expected string, got number/);
+    expect(errorOf(() => normalizeItem({ id: 'a', prompt: 'q', response: 'r' })).details.field).toBe('rubric');
+    expect(errorOf(() => normalizeItem({ id: 'a', prompt: 'q', response: 'r', rubric: { criteria: [{ text: 't', points: 'x' }] } })).details.field).toBe('rubric.criteria[0].points');
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * Validation at the edge: untrusted records in, normalised Rubric / Item out, or a
+ * RubricateError naming the field. Criterion ids are stable: taken from the input, or
+ * derived from the criterion text so the same rubric always gets the same ids.
+ */
+import type { z } from 'zod';
+import { RubricateError } from '../errors.js';
+import { sha256Hex } from '../util/hash.js';
+import {
+  itemInputSchema,
+  rubricInputSchema,
+  type Criterion,
+  type Item,
+  type Message,
+  type Rubric,
+} from './schema.js';
+import { rubricHash } from './hashing.js';
+
+export interface SourceLocation {
+  file?: string;
+  line?: number;
+  /** Prefix for field paths when the record sits inside a larger one (e.g. `rubric`). */
+  fieldPrefix?: string;
+}
+
+/** Turns zod issues into one INPUT_INVALID error that names the first offending field. */
+export function zodErrorToInputError(error: z.ZodError, location: SourceLocation): RubricateError {
+  const issue = error.issues[0];
+  const path = formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), ...(issue?.path ?? [])]);
+  const message = issue ? describeIssue(issue) : 'invalid record';
+  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problem${error.issues.length > 2 ? 's' : ''})` : '';
+  return new RubricateError('INPUT_INVALID', `${message}${more}`, {
+    file: location.file,
+    line: location.line,
+    field: path || undefined,
+  });
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type') {
+    const received = /received (\w+)/.exec(issue.message)?.[1];
+    if (received === undefined || received === 'undefined') return `missing required field (expected ${issue.expected})`;
+    if (received === 'NaN') return `expected a finite ${issue.expected}, got NaN`;
+    return `expected ${issue.expected}, got ${received}`;
+  }
+  return issue.message;
+}
+
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else out += out ? `.${String(segment)}` : String(segment);
+  }
+  return out;
+}
+
+/** Derived criterion id: short, stable, and only dependent on the criterion text. */
+export function deriveCriterionId(text: string): string {
+  return `c_${sha256Hex(text).slice(0, 10)}`;
+}
+
+export function normalizeRubric(input: unknown, location: SourceLocation = {}): Rubric {
+  const parsed = rubricInputSchema.safeParse(input);
+  if (!parsed.success) throw zodErrorToInputError(parsed.error, location);
+  const value = parsed.data;
+  const seenIds = new Set<string>();
+  const criteria: Criterion[] = value.criteria.map((criterion, index) => {
+    let id: string;
+    if (criterion.id !== undefined) {
+      id = String(criterion.id);
+      if (seenIds.has(id)) {
+        throw new RubricateError('INPUT_INVALID', `duplicate criterion id "${id}"`, {
+          file: location.file,
+          line: location.line,
+          field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), 'criteria', index, 'id']),
+        });
+      }
+    } else {
+      // Two criteria with the same text get the same derived id; suffix the repeats.
+      const base = deriveCriterionId(criterion.text);
+      id = base;
+      for (let suffix = 2; seenIds.has(id); suffix += 1) id = `${base}_${suffix}`;
+    }
+    seenIds.add(id);
+    const normalized: Criterion = {
+      id,
+      text: criterion.text,
+      points: criterion.points,
+      tags: criterion.tags,
+      kind: criterion.kind,
+    };
+    if (criterion.scale && criterion.scale.type !== 'binary') normalized.scale = criterion.scale;
+    if (criterion.check) normalized.check = criterion.check;
+    if (criterion.subchecks) {
+      normalized.subchecks = criterion.subchecks;
+      normalized.subcheckRule = criterion.subcheckRule ?? 'all';
+      if (criterion.subcheckPenalty !== undefined) normalized.subcheckPenalty = criterion.subcheckPenalty;
+    }
+    if (criterion.metadata) normalized.metadata = criterion.metadata;
+    return normalized;
+  });
+  const rubric: Rubric = { id: '', criteria };
+  if (value.gate) rubric.gate = value.gate;
+  if (value.metadata) rubric.metadata = value.metadata;
+  rubric.id = value.id !== undefined ? String(value.id) : `r_${rubricHash(rubric).slice(0, 12)}`;
+  return rubric;
+}
+
+export function normalizeMessages(prompt: string | ReadonlyArray<{ role: string; content: unknown }>): Message[] {
+  if (typeof prompt === 'string') return [{ role: 'user', content: prompt }];
+  return prompt.map((message) => ({ role: message.role, content: messageText(message.content) }));
+}
+
+function messageText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+      .filter((text) => text !== '')
+      .join('\n');
+  }
+  return '';
+}
+
+export interface NormalizeItemOptions extends SourceLocation {
+  rubrics?: ReadonlyMap<string, Rubric>;
+}
+
+/** Validates one canonical item record (the `items` format). */
+export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}): Item {
+  const parsed = itemInputSchema.safeParse(input);
+  if (!parsed.success) throw zodErrorToInputError(parsed.error, options);
+  const value = parsed.data;
+  let rubric: Rubric;
+  if (value.rubric !== undefined) {
+    rubric = normalizeRubric(value.rubric, { ...options, fieldPrefix: 'rubric' });
+  } else {
+    const rubricId = String(value.rubric_id);
+    const found = options.rubrics?.get(rubricId);
+    if (!found) {
+      throw new RubricateError(
+        'INPUT_INVALID',
+        options.rubrics
+          ? `unknown rubric_id "${rubricId}" (not in the rubrics file)`
+          : `rubric_id "${rubricId}" given but no rubrics file (--rubrics FILE)`,
+        { file: options.file, line: options.line, field: 'rubric_id' },
+      );
+    }
+    rubric = found;
+  }
+  const item: Item = {
+    id: String(value.id),
+    prompt: normalizeMessages(value.prompt),
+    response: value.response,
+    rubric,
+  };
+  if (value.reference !== undefined) item.reference = value.reference;
+  if (value.tags) item.tags = value.tags;
+  if (value.metadata) item.metadata = value.metadata;
+  return item;
+}

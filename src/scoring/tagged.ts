@@ -1,0 +1,98 @@
+/**
+ * The HealthBench aggregation scheme, parameterised by the per-item score so the other
+ * point-based scorings share it: item tags inherit the item score; each criterion tag
+ * gets the item score computed over just the criteria carrying it (where that has a
+ * positive total); every aggregate is a mean with a seeded bootstrap.
+ */
+import { bootstrap, clip, defaultBootstrapSamples, defaultBootstrapSeed, mean } from './bootstrap.js';
+import type { AggregateOptions, Aggregator, Metrics, ScoredCriterion, ScoredItem, TagMetric } from './types.js';
+
+export interface TaggedScoringDefinition {
+  name: string;
+  itemScore(criteria: readonly ScoredCriterion[]): number | null;
+  /** HealthBench clips every aggregate mean to [0, 1]. */
+  clipAggregate: boolean;
+}
+
+/** Only criteria that were graded count; a gated item keeps its rule-given 0. */
+function gradedCriteria(item: ScoredItem): ScoredCriterion[] {
+  return item.criteria.filter((criterion) => criterion.status === 'ok');
+}
+
+export function scoreItem(definition: TaggedScoringDefinition, item: ScoredItem): number | null {
+  if (item.status !== 'ok') return null;
+  if (item.gated) return 0;
+  return definition.itemScore(gradedCriteria(item));
+}
+
+export function createTaggedAggregator(definition: TaggedScoringDefinition, options: AggregateOptions = {}): Aggregator {
+  // Insertion order of names follows first appearance, as in the reference implementation.
+  const valuesByName = new Map<string, number[]>();
+  const push = (name: string, value: number) => {
+    let values = valuesByName.get(name);
+    if (!values) valuesByName.set(name, (values = []));
+    values.push(value);
+  };
+  const overall: number[] = [];
+  const counts = { n: 0, ok: 0, error: 0, invalid: 0, unscorable: 0 };
+
+  function add(item: ScoredItem): void {
+    counts.n += 1;
+    if (item.status === 'invalid') {
+      counts.invalid += 1;
+      return;
+    }
+    if (item.status === 'error') {
+      counts.error += 1;
+      return;
+    }
+    counts.ok += 1;
+    const score = scoreItem(definition, item);
+    if (score === null) {
+      counts.unscorable += 1;
+      return;
+    }
+    overall.push(score);
+    const tagScores = new Map<string, number>();
+    for (const tag of item.tags ?? []) tagScores.set(tag, score);
+    if (!item.gated) {
+      const byTag = new Map<string, ScoredCriterion[]>();
+      for (const criterion of gradedCriteria(item)) {
+        for (const tag of criterion.tags) {
+          let list = byTag.get(tag);
+          if (!list) byTag.set(tag, (list = []));
+          list.push(criterion);
+        }
+      }
+      for (const [tag, criteria] of byTag) {
+        const tagScore = definition.itemScore(criteria);
+        if (tagScore !== null) tagScores.set(tag, tagScore);
+      }
+    }
+    for (const [tag, value] of tagScores) push(tag, value);
+  }
+
+  function finish(): Metrics {
+    const byTag: Record<string, TagMetric> = {};
+    for (const [name, values] of valuesByName) byTag[name] = summarizeScores(values, definition.clipAggregate, options);
+    return {
+      scoring: definition.name,
+      overall: overall.length > 0 ? summarizeScores(overall, definition.clipAggregate, options) : null,
+      by_tag: byTag,
+      n: counts.n,
+      n_ok: counts.ok,
+      n_error: counts.error,
+      n_invalid: counts.invalid,
+      n_unscorable: counts.unscorable,
+    };
+  }
+
+  return { add, finish };
+}
+
+/** Mean (optionally clipped to [0, 1]) of item scores, with a seeded bootstrap. */
+export function summarizeScores(values: number[], clipToUnit: boolean, options: AggregateOptions = {}): TagMetric {
+  const statistic = clipToUnit ? (sample: number[]) => clip(mean(sample), 0, 1) : mean;
+  const spread = bootstrap(values, statistic, options.bootstrapSamples ?? defaultBootstrapSamples, options.seed ?? defaultBootstrapSeed);
+  return { score: statistic(values), n_samples: values.length, bootstrap_std: spread.std, ci95: spread.ci95 };
+}

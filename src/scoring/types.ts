@@ -1,0 +1,69 @@
+/**
+ * The shapes scoring works on: the criterion and item parts of a results line. Scoring is
+ * pure: it never calls a judge, so any results file can be re-scored any number of times.
+ */
+
+export interface ScoredCriterion {
+  id: string;
+  points: number;
+  tags: string[];
+  kind?: 'principle' | 'hard_rule';
+  source?: 'judge' | 'check';
+  status: 'ok' | 'error' | 'skipped';
+  met: boolean | null;
+  /** Fraction in [0, 1] (binary 1/0, ordinal value, probability); falls back to `met`. */
+  value?: number | null;
+  label?: string;
+}
+
+export interface ScoredItem {
+  id: string;
+  status: 'ok' | 'error' | 'invalid';
+  gated?: boolean;
+  /** Item-level tags (HealthBench example tags): they inherit the item's score. */
+  tags?: string[];
+  criteria: ScoredCriterion[];
+  metadata?: Record<string, unknown>;
+}
+
+export interface TagMetric {
+  score: number;
+  n_samples: number;
+  bootstrap_std: number;
+  /** 95% percentile bootstrap interval of the aggregate. */
+  ci95: [number, number];
+}
+
+export interface Metrics {
+  scoring: string;
+  overall: TagMetric | null;
+  by_tag: Record<string, TagMetric>;
+  /** Items read, whatever their status. */
+  n: number;
+  n_ok: number;
+  n_error: number;
+  n_invalid: number;
+  /** Items with no positive points to score against. */
+  n_unscorable: number;
+  /** Scoring-specific extra figures (IFEval accuracies, ProfBench domains, …). */
+  extra?: Record<string, unknown>;
+}
+
+export interface Scoring {
+  name: string;
+  description: string;
+  /** Score of one item, or null when it has nothing to score against. */
+  itemScore(item: ScoredItem): number | null;
+  /** Streaming aggregation: memory grows with the number of scores, not with item size. */
+  createAggregator(options?: AggregateOptions): Aggregator;
+}
+
+export interface Aggregator {
+  add(item: ScoredItem): void;
+  finish(): Metrics;
+}
+
+export interface AggregateOptions {
+  bootstrapSamples?: number;
+  seed?: number;
+}

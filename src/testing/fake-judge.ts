@@ -1,0 +1,170 @@
+/**
+ * A loopback OpenAI-compatible server whose answers a test scripts. It stands in for the
+ * network only: the client, engine and parser under test are the real ones.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeJudgeRequest {
+  /** Sequence number of the request, from 0. */
+  index: number;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, unknown>;
+  messages: Array<{ role: string; content: string }>;
+  /** Content of the last user message. */
+  userText: string;
+  /** Response text between the rubricate response delimiters, if present. */
+  response?: string;
+  /** Criterion blocks of a rubricate grading prompt, in order. */
+  criteria: Array<{ id: string; points: number; text: string }>;
+}
+
+export type FakeJudgeAction =
+  /** Answer 200 with this assistant message content (objects are JSON-encoded). */
+  | { content: string | Record<string, unknown>; usage?: { prompt_tokens?: number; completion_tokens?: number; cached_tokens?: number }; delayMs?: number; logprobs?: unknown; finishReason?: string; refusal?: string }
+  /** Answer with an HTTP error status. */
+  | { status: number; body?: unknown; headers?: Record<string, string>; delayMs?: number }
+  /** Never answer (the client must time out). */
+  | { hang: true }
+  /** Drop the connection without an answer. */
+  | { destroy: true }
+  /** Answer 200 with a raw body that is not a chat completion. */
+  | { rawBody: string; delayMs?: number };
+
+export type FakeJudgeScript = (request: FakeJudgeRequest) => FakeJudgeAction | Promise<FakeJudgeAction>;
+
+export interface FakeJudge {
+  baseUrl: string;
+  requests: FakeJudgeRequest[];
+  setScript(script: FakeJudgeScript): void;
+  close(): Promise<void>;
+}
+
+const responsePattern = /<response-([0-9a-f]{16})>\n([\s\S]*?)\n<\/response-\1>/;
+const criterionPattern = /<criterion id="([^"]*)" points="([^"]*)">\n([\s\S]*?)\n<\/criterion>/g;
+
+function unescapeAttribute(value: string): string {
+  return value.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+/** Extracts the graded response and the criteria from a rubricate grading prompt. */
+export function parseGradingPrompt(userText: string): { response?: string; criteria: FakeJudgeRequest['criteria'] } {
+  const response = responsePattern.exec(userText)?.[2];
+  const criteria: FakeJudgeRequest['criteria'] = [];
+  for (const match of userText.matchAll(criterionPattern)) {
+    criteria.push({ id: unescapeAttribute(match[1]), points: Number(unescapeAttribute(match[2])), text: match[3] });
+  }
+  return { response, criteria };
+}
+
+export async function startFakeJudge(initialScript: FakeJudgeScript): Promise<FakeJudge> {
+  let script = initialScript;
+  const requests: FakeJudgeRequest[] = [];
+  const hanging = new Set<http.ServerResponse>();
+  const server = http.createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', async () => {
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      } catch {
+        outgoing.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'invalid JSON body' } }));
+        return;
+      }
+      const messages = (Array.isArray(body.messages) ? body.messages : []) as FakeJudgeRequest['messages'];
+      const userText = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+      const parsed = parseGradingPrompt(userText);
+      const request: FakeJudgeRequest = {
+        index: requests.length,
+        path: incoming.url ?? '',
+        headers: incoming.headers,
+        body,
+        messages,
+        userText,
+        response: parsed.response,
+        criteria: parsed.criteria,
+      };
+      requests.push(request);
+      let action: FakeJudgeAction;
+      try {
+        action = await script(request);
+      } catch (error) {
+        action = { status: 500, body: { error: { message: `fake judge script threw: ${String(error)}` } } };
+      }
+      if ('hang' in action) {
+        hanging.add(outgoing);
+        outgoing.on('close', () => hanging.delete(outgoing));
+        return;
+      }
+      if ('destroy' in action) {
+        incoming.socket.destroy();
+        return;
+      }
+      const delay = action.delayMs ?? 0;
+      const send = () => {
+        if (outgoing.destroyed) return;
+        if ('rawBody' in action) {
+          outgoing.writeHead(200, { 'content-type': 'application/json' }).end(action.rawBody);
+        } else if ('status' in action) {
+          outgoing.writeHead(action.status, { 'content-type': 'application/json', ...action.headers });
+          outgoing.end(JSON.stringify(action.body ?? { error: { message: `scripted ${action.status}` } }));
+        } else {
+          const content = typeof action.content === 'string' ? action.content : JSON.stringify(action.content);
+          const usage = action.usage ?? {};
+          const completion = {
+            id: `fake-${request.index}`,
+            object: 'chat.completion',
+            created: 0,
+            model: String(body.model ?? 'fake'),
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content, ...(action.refusal ? { refusal: action.refusal } : {}) },
+                finish_reason: action.finishReason ?? 'stop',
+                ...(action.logprobs ? { logprobs: action.logprobs } : {}),
+              },
+            ],
+            usage: {
+              prompt_tokens: usage.prompt_tokens ?? 100,
+              completion_tokens: usage.completion_tokens ?? 20,
+              total_tokens: (usage.prompt_tokens ?? 100) + (usage.completion_tokens ?? 20),
+              prompt_tokens_details: { cached_tokens: usage.cached_tokens ?? 0 },
+            },
+          };
+          outgoing.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion));
+        }
+      };
+      if (delay > 0) setTimeout(send, delay);
+      else send();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    setScript(next) {
+      script = next;
+    },
+    async close() {
+      for (const outgoing of hanging) outgoing.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A binary verdict in the per-criterion reply format. */
+export function binaryVerdict(met: boolean, explanation = met ? 'The response does this.' : 'The response does not do this.') {
+  return { explanation, criteria_met: met };
+}
+
+/** A batched reply giving each criterion the verdict `decide` returns. */
+export function batchedVerdicts(criteria: FakeJudgeRequest['criteria'], decide: (criterion: FakeJudgeRequest['criteria'][number]) => boolean) {
+  const verdicts: Record<string, unknown> = {};
+  for (const criterion of criteria) verdicts[criterion.id] = binaryVerdict(decide(criterion));
+  return { verdicts };
+}

@@ -1,0 +1,18 @@
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+function readVersion(): string {
+  // Works from src/ (tsx, tests) and from dist/ (published build): package.json sits one level up from either.
+  for (const candidate of ['../package.json', '../../package.json']) {
+    try {
+      const manifest = require(candidate) as { name?: string; version?: string };
+      if (manifest.name === 'rubricate' && manifest.version) return manifest.version;
+    } catch {
+      // try the next location
+    }
+  }
+  return '0.0.0';
+}
+
+export const rubricateVersion: string = readVersion();
