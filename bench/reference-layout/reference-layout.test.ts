@@ -134,7 +134,7 @@ describe('runHealthBenchLayout against the simulator', () => {
   it('retries through 429s (SDK retries plus the outer back-off) and still gets every verdict', async () => {
     const limited = await startSimulator({ fixedMs: 30, maxConcurrent: 1, overflow: 'reject', retryAfterSeconds: 0.02 });
     try {
-      const result = await runHealthBenchLayout({ items, simulatorUrl: limited.url, concurrency: 3, backoffBaseMs: 10 });
+      const result = await runHealthBenchLayout({ items, simulatorUrl: limited.url, concurrency: 3, backoffBaseMs: 10, maxAttempts: 20 });
       expect(result.mismatches).toEqual([]);
       expect(result.failures).toBe(0);
       expect(limited.stats().rejected).toBeGreaterThan(0);

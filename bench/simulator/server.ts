@@ -136,10 +136,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     records.push(entry);
   }
 
+  function sinceReset(time: number): number {
+    return Math.round((time - resetAt) * 1000) / 1000;
+  }
+
   function recordFor(job: Job, status: number, queueMs: number, serviceMs: number, cachedInputTokens: number): RequestRecord {
     return {
       dialect: job.request.dialect,
       status,
+      arrivedAtMs: sinceReset(job.arrivedAt),
+      startedAtMs: sinceReset(job.arrivedAt + queueMs),
       inputTokens: job.promptTokens.length,
       cachedInputTokens,
       outputTokens: status === 200 ? job.outputTokens : 0,
@@ -230,7 +236,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   async function handleCompletion(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const text = await readBody(request);
     const invalid = (message: string) => {
-      record({ dialect: 'unknown', status: 400, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, criteria: 0, queueMs: 0, serviceMs: 0 });
+      const now = sinceReset(performance.now());
+      record({ dialect: 'unknown', status: 400, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, criteria: 0, arrivedAtMs: now, startedAtMs: now, queueMs: 0, serviceMs: 0 });
       sendError(response, 400, message, 'invalid_request_error');
     };
     const parsed = safeParseJson(text);
@@ -242,7 +249,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const body = parsed.value as { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } };
 
     if (inService >= settings.maxConcurrent && settings.overflow === 'reject') {
-      record({ dialect: interpretation.request.dialect, status: 429, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, criteria: interpretation.request.criteria.length, queueMs: 0, serviceMs: 0 });
+      const now = sinceReset(performance.now());
+      record({
+        dialect: interpretation.request.dialect,
+        status: 429,
+        inputTokens: 0,
+        cachedInputTokens: 0,
+        outputTokens: 0,
+        criteria: interpretation.request.criteria.length,
+        arrivedAtMs: now,
+        startedAtMs: now,
+        queueMs: 0,
+        serviceMs: 0,
+      });
       sendError(response, 429, 'Rate limit reached for requests (simulated). Please try again later.', 'requests', 'rate_limit_exceeded', {
         'retry-after': String(Math.ceil(settings.retryAfterSeconds)),
         'retry-after-ms': String(Math.round(settings.retryAfterSeconds * 1000)),

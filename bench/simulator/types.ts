@@ -52,6 +52,10 @@ export interface RequestRecord {
   outputTokens: number;
   /** Criteria graded in this request. */
   criteria: number;
+  /** When the request was ready to be served (body read, tokenised), ms since the last reset. */
+  arrivedAtMs: number;
+  /** When its service began, ms since the last reset (equal to arrival for refused requests). */
+  startedAtMs: number;
   /** Time waiting for a service slot. */
   queueMs: number;
   /** Time in service (the modelled latency, as actually slept). */

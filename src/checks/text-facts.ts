@@ -148,17 +148,24 @@ export function looseVariantTexts(response: string): string[] {
 }
 
 /**
- * Facts for each loose variant, with repeats replaced by `null` (a response without `*`
- * or with one line yields the same text several times; a check gives the same verdict).
+ * Facts for each loose variant, in `looseVariantTexts` order, with `null` where a variant
+ * cannot change the verdict: the same text as an earlier variant (no `*` to remove) or an
+ * empty one (a single-line response has nothing left once a line is dropped).
  */
 export function looseVariants(response: string): Array<TextFacts | null> {
   return variantsCache.get(response, () => {
-    const seen = new Set<string>();
-    return looseVariantTexts(response).map((text) => {
-      if (seen.has(text)) return null;
-      seen.add(text);
-      return textFacts(text);
-    });
+    const hasStar = response.includes('*');
+    const variants: Array<TextFacts | null> = [textFacts(response), hasStar ? new TextFacts(response.replaceAll('*', '')) : null];
+    const lines = response.split('\n');
+    if (lines.length === 1) return [...variants, null, null, null, null, null, null];
+    const dropped = [
+      pythonStrip(lines.slice(1).join('\n')),
+      pythonStrip(lines.slice(0, -1).join('\n')),
+      lines.length === 2 ? '' : pythonStrip(lines.slice(1, -1).join('\n')),
+    ];
+    for (const text of dropped) variants.push(text.length > 0 ? new TextFacts(text) : null);
+    for (const text of dropped) variants.push(hasStar && text.includes('*') ? new TextFacts(text.replaceAll('*', '')) : null);
+    return variants;
   });
 }
 

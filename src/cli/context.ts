@@ -20,7 +20,7 @@ function formatNumber(value: number): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(4);
 }
 
-export function printMetricsSummary(context: CommandContext, metrics: Metrics, extra: { usage?: Usage; cost?: number | null; out?: string } = {}): void {
+export function printMetricsSummary(context: CommandContext, metrics: Metrics, extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string } = {}): void {
   const lines: string[] = [];
   const counts = `${metrics.n} items: ${metrics.n_ok} ok, ${metrics.n_error} error, ${metrics.n_invalid} invalid${metrics.n_unscorable ? `, ${metrics.n_unscorable} unscorable` : ''}`;
   lines.push(counts);
@@ -37,6 +37,10 @@ export function printMetricsSummary(context: CommandContext, metrics: Metrics, e
       lines.push(`  ${tag.padEnd(width)}  ${formatNumber(metric.score).padStart(7)}  n=${metric.n_samples}`);
     }
     if (tags.length > 40) lines.push(`  … ${tags.length - 40} more tags in the metrics file`);
+  }
+  const ifeval = metrics.extra?.ifeval as { prompts: { correct: number; total: number }; instructions: { correct: number; total: number }; prompt_level_accuracy: number; instruction_level_accuracy: number } | undefined;
+  if (ifeval) {
+    lines.push(`IFEval${extra.checkMode ? ` (${extra.checkMode})` : ''}: prompt-level ${(ifeval.prompt_level_accuracy * 100).toFixed(2)}% (${ifeval.prompts.correct}/${ifeval.prompts.total}), instruction-level ${(ifeval.instruction_level_accuracy * 100).toFixed(2)}% (${ifeval.instructions.correct}/${ifeval.instructions.total})`);
   }
   if (extra.usage) {
     const usage = extra.usage;

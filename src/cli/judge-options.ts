@@ -9,7 +9,13 @@ import { existsSync, rmSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 
 export interface JudgeFlags {
-  judge?: string;
+  /** One spec, or several for a jury. */
+  judge?: string[];
+  samples?: number;
+  juryAggregate?: 'majority' | 'mean';
+  mode?: 'per-criterion' | 'batched' | 'holistic';
+  likertLevels?: number;
+  contextBudget?: number;
   judgeBaseUrl?: string;
   judgeApiKey?: string;
   judgeTransport?: 'http' | 'sdk';
@@ -51,7 +57,9 @@ function parseCriteriaPerCall(value: string): number {
 
 export function addJudgeOptions(command: Command, { batching = true } = {}): Command {
   command
-    .option('--judge <spec>', 'openai:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none (default: OPENAI_* endpoint if set, else the embedded local model)')
+    .option('--judge <spec>', 'openai:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', collect)
+    .option('--samples <n>', 'samples per judge for self-consistency (needs --temperature > 0)', parsePositiveInteger('samples'), 1)
+    .addOption(new Option('--jury-aggregate <how>', 'how jury votes combine per criterion').choices(['majority', 'mean']).default('majority'))
     .option('--judge-base-url <url>', 'OpenAI-compatible base URL (default: OPENAI_BASE_URL)')
     .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY)')
     .addOption(new Option('--judge-transport <transport>', 'HTTP client for OpenAI-compatible judges').choices(['http', 'sdk']).default('http'))
@@ -68,13 +76,35 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     .option('--threads <n>', 'CPU threads for a local GGUF judge (default: physical cores)', parsePositiveInteger('threads'))
     .option('--sequences <n>', 'parallel sequences for a local GGUF judge', parsePositiveInteger('sequences'))
     .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'));
-  if (batching) command.option('--criteria-per-call <k>', 'criteria per judge call (a number, or "all"); default 1', parseCriteriaPerCall);
+  if (batching) {
+    command
+      .option('--criteria-per-call <k>', 'criteria per judge call (a number, or "all"); default 1', parseCriteriaPerCall)
+      .addOption(new Option('--mode <mode>', 'per-criterion calls, batched calls, or one holistic Likert call per item').choices(['per-criterion', 'batched', 'holistic']))
+      .option('--likert-levels <n>', 'levels of the holistic scale', parsePositiveInteger('likert-levels'), 10)
+      .option('--context-budget <tokens>', 'judge context budget: longer responses are read in chunks for evidence, never truncated', parsePositiveInteger('context-budget'));
+  }
   return command;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** Builds every judge named (a jury when several); an empty list means `none`. */
+export async function buildJudges(flags: JudgeFlags): Promise<Judge[]> {
+  const specs = flags.judge && flags.judge.length > 0 ? flags.judge : [undefined];
+  const judges: Judge[] = [];
+  for (const spec of specs) {
+    const judge = await buildJudge({ ...flags, judge: spec === undefined ? undefined : [spec] });
+    if (judge) judges.push(judge);
+    else if (specs.length > 1) throw new RubricateError('CONFIG_INVALID', '"none" cannot be a member of a jury', { field: 'judge' });
+  }
+  return judges;
 }
 
 export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> {
   const config: JudgeConfig = {
-    spec: flags.judge,
+    spec: flags.judge?.[0],
     baseUrl: flags.judgeBaseUrl,
     apiKey: flags.judgeApiKey,
     transport: flags.judgeTransport,
@@ -118,8 +148,15 @@ export function openStore(flags: Pick<JudgeFlags, 'cache'>, outputPath: string |
   return { store, finish() {}, close: () => store.close() };
 }
 
-export function graderOptionsFrom(flags: JudgeFlags): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall'> {
+export function graderOptionsFrom(
+  flags: JudgeFlags,
+): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens'> {
   return {
+    mode: flags.mode,
+    holisticLevels: flags.likertLevels,
+    samples: flags.samples,
+    juryAggregate: flags.juryAggregate,
+    contextBudgetTokens: flags.contextBudget,
     concurrency: flags.concurrency,
     maxAttempts: flags.maxAttempts,
     timeoutMs: Math.round(flags.timeout * 1000),

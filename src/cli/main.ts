@@ -6,9 +6,15 @@
 import { Command, CommanderError } from 'commander';
 import { RubricateError, exitCodes, formatLocation } from '../errors.js';
 import { rubricateVersion } from '../version.js';
+import { registerCompareCommand } from './commands/compare.js';
 import { registerConvertCommand } from './commands/convert.js';
+import { registerGenerateCommand } from './commands/generate.js';
 import { registerGradeCommand } from './commands/grade.js';
+import { registerMetaCommand } from './commands/meta.js';
+import { registerProbeCommand } from './commands/probe.js';
+import { registerRefineCommand } from './commands/refine.js';
 import { registerScoreCommand } from './commands/score.js';
+import { registerServeCommand } from './commands/serve.js';
 import type { CommandContext } from './context.js';
 
 export function buildProgram(context: CommandContext): Command {
@@ -21,7 +27,13 @@ export function buildProgram(context: CommandContext): Command {
     .configureOutput({ writeOut: (text) => context.stdout(text.replace(/\n$/, '')), writeErr: (text) => context.stderr(text.replace(/\n$/, '')) });
   registerGradeCommand(program, context);
   registerScoreCommand(program, context);
+  registerServeCommand(program, context);
   registerConvertCommand(program, context);
+  registerCompareCommand(program, context);
+  registerMetaCommand(program, context);
+  registerProbeCommand(program, context);
+  registerGenerateCommand(program, context);
+  registerRefineCommand(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }

@@ -6,7 +6,9 @@
  */
 import type { CheckContext, CheckMode, CheckOutcome } from '../checks/types.js';
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
-import type { CriterionVerdict, GradingStrategy, JudgeTask, TaskDecision } from '../grading/types.js';
+import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from '../grading/types.js';
+import { createEvidenceTask, estimateTokens, evidenceResponse, splitIntoChunks } from '../grading/evidence.js';
+import { renderItemContext } from '../grading/render.js';
 import type { Judge, JudgeReply } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
@@ -61,6 +63,15 @@ export interface EngineOptions {
   retryMaxDelayMs?: number;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
+  /** Sample index for repeated judgements of the same request (self-consistency juries): part of the cache key. */
+  sample?: number;
+  /**
+   * Judge context budget in tokens. A grading prompt estimated above it is not sent whole:
+   * the response is read in chunks for evidence, then each criterion is judged on its evidence.
+   */
+  contextBudgetTokens?: number;
+  /** Sampling used for evidence extraction calls (long responses). */
+  evidenceSampling?: SamplingOptions;
 }
 
 interface CallResult {
@@ -192,7 +203,30 @@ export class GradingEngine {
     }
   }
 
+  /**
+   * Judges criteria: hierarchical ones through their sub-checks (each a binary question),
+   * long responses through evidence, everything else directly.
+   */
   private async judgeCriteria(item: Item, criteria: Criterion[], results: Map<string, CriterionResult>, usage: Usage): Promise<void> {
+    if (criteria.length === 0) return;
+    const units: Criterion[] = [];
+    const hierarchical: Array<{ criterion: Criterion; parts: Criterion[] }> = [];
+    for (const criterion of criteria) {
+      if (!criterion.subchecks) {
+        units.push(criterion);
+        continue;
+      }
+      const parts = criterion.subchecks.map((text, index): Criterion => ({ id: `${criterion.id}/${index + 1}`, text, points: 1, tags: [], kind: criterion.kind }));
+      units.push(...parts);
+      hierarchical.push({ criterion, parts });
+    }
+    const unitResults = new Map<string, CriterionResult>();
+    await this.judgeUnits(item, units, unitResults, usage);
+    for (const criterion of criteria) if (!criterion.subchecks) results.set(criterion.id, unitResults.get(criterion.id)!);
+    for (const { criterion, parts } of hierarchical) results.set(criterion.id, foldSubchecks(criterion, parts.map((part) => unitResults.get(part.id)!)));
+  }
+
+  private async judgeUnits(item: Item, criteria: Criterion[], results: Map<string, CriterionResult>, usage: Usage): Promise<void> {
     if (criteria.length === 0) return;
     const judge = this.options.judge;
     if (!judge) {
@@ -200,38 +234,44 @@ export class GradingEngine {
       for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'error', error });
       return;
     }
+    const strategy = this.options.strategy;
+    let plan = (pending: Criterion[]) => strategy.plan(item, pending);
+    let evidence: Map<string, { quotes: number; chunks: number }> | undefined;
+    const budget = this.options.contextBudgetTokens;
+    if (budget !== undefined && estimateTokens(renderItemContext(item)) + 600 > budget) {
+      const gathered = await this.gatherEvidence(item, criteria, budget, results, usage);
+      if (!gathered) return;
+      evidence = gathered.summary;
+      const derived = gathered.items;
+      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion]));
+      criteria = criteria.filter((criterion) => derived.has(criterion.id));
+    }
     const attemptsUsed = new Map<string, number>();
     let pending = criteria;
     while (pending.length > 0) {
-      const budget = Math.min(...pending.map((criterion) => this.options.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
-      const tasks = this.options.strategy.plan(item, pending);
-      const outcomes = await Promise.all(tasks.map((task) => this.runTask(task, budget)));
+      const budgetLeft = Math.min(...pending.map((criterion) => this.options.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
+      const tasks = plan(pending);
+      const outcomes = await Promise.all(tasks.map((task) => this.runTask(task, budgetLeft)));
       const retry: Criterion[] = [];
       for (let index = 0; index < tasks.length; index += 1) {
         const task = tasks[index];
         const outcome = outcomes[index];
-        usage.calls += outcome.calls;
-        usage.retries += outcome.retries;
-        if (outcome.cached) usage.cache_hits += 1;
+        this.account(usage, outcome);
         for (const criterion of task.criteria) attemptsUsed.set(criterion.id, (attemptsUsed.get(criterion.id) ?? 0) + Math.max(1, outcome.calls));
-        if (outcome.usage) addReplyUsage(usage, outcome.usage);
         for (const criterion of task.criteria) {
           const verdict = outcome.decision?.verdicts.get(criterion.id);
           if (verdict) {
-            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict });
+            const summary = evidence?.get(criterion.id);
+            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict: summary ? { ...verdict, evidence: summary } : verdict });
             continue;
           }
           const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no verdict and no error');
-          const canRetry = error.code === 'JUDGE_UNPARSEABLE' || error.code === 'JUDGE_REFUSED';
-          if (canRetry && (attemptsUsed.get(criterion.id) ?? 0) < this.options.maxAttempts && !this.fatalError) {
+          if (this.shouldRetry(error, attemptsUsed.get(criterion.id) ?? 0)) {
             this.emit({ type: 'retry', code: error.code, delayMs: 0 });
             usage.retries += 1;
             retry.push(criterion);
           } else {
-            const attempts = attemptsUsed.get(criterion.id) ?? 0;
-            const serialized = error.toJSON();
-            if (attempts > 1) serialized.message += ` (after ${attempts} attempts)`;
-            results.set(criterion.id, { criterion, source: 'judge', status: 'error', error: serialized });
+            results.set(criterion.id, { criterion, source: 'judge', status: 'error', error: withAttempts(error, attemptsUsed.get(criterion.id) ?? 0) });
           }
         }
       }
@@ -239,10 +279,81 @@ export class GradingEngine {
     }
   }
 
+  /**
+   * Reads a long response chunk by chunk, collecting per criterion the verbatim passages
+   * relevant to it; returns per criterion an item whose response is that evidence.
+   */
+  private async gatherEvidence(
+    item: Item,
+    criteria: Criterion[],
+    budget: number,
+    results: Map<string, CriterionResult>,
+    usage: Usage,
+  ): Promise<{ items: Map<string, Item>; summary: Map<string, { quotes: number; chunks: number }> } | undefined> {
+    const overhead = estimateTokens(renderItemContext({ ...item, response: '' })) + 800 + criteria.length * 80;
+    const chunkCharacters = Math.floor((budget - overhead) * 3.5 * 0.8);
+    if (chunkCharacters < 400) {
+      const error = new RubricateError('JUDGE_CONTEXT_OVERFLOW', `the conversation and criteria alone exceed the judge context budget of ${budget} tokens; raise --context-budget`).toJSON();
+      for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'error', error });
+      return undefined;
+    }
+    const chunks = splitIntoChunks(item.response, chunkCharacters);
+    const sampling = this.options.evidenceSampling ?? { temperature: 0, maxTokens: 512 };
+    const quotes = new Map<string, string[]>(criteria.map((criterion) => [criterion.id, []]));
+    const failed = new Map<string, RubricateError>();
+    await Promise.all(
+      chunks.map(async (chunk, chunkIndex) => {
+        let pending = criteria;
+        for (let attempt = 1; pending.length > 0; attempt += 1) {
+          const task = createEvidenceTask(item, pending, chunk, chunkIndex, chunks.length, sampling);
+          const outcome = await this.runTask(task, this.options.maxAttempts);
+          this.account(usage, outcome);
+          const retry: Criterion[] = [];
+          for (const criterion of pending) {
+            const verdict = outcome.decision?.verdicts.get(criterion.id);
+            if (verdict) {
+              quotes.get(criterion.id)!.push(...(task.quotes.get(criterion.id) ?? []));
+              continue;
+            }
+            const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no evidence and no error');
+            if (this.shouldRetry(error, attempt)) retry.push(criterion);
+            else failed.set(criterion.id, new RubricateError(error.code, `evidence from part ${chunkIndex + 1} of ${chunks.length}: ${error.message}`));
+          }
+          pending = retry;
+        }
+      }),
+    );
+    const items = new Map<string, Item>();
+    const summary = new Map<string, { quotes: number; chunks: number }>();
+    for (const criterion of criteria) {
+      const error = failed.get(criterion.id);
+      if (error) {
+        results.set(criterion.id, { criterion, source: 'judge', status: 'error', error: error.toJSON() });
+        continue;
+      }
+      const found = quotes.get(criterion.id)!;
+      items.set(criterion.id, { ...item, response: evidenceResponse(found, item.response.length, chunks.length) });
+      summary.set(criterion.id, { quotes: found.length, chunks: chunks.length });
+    }
+    return { items, summary };
+  }
+
+  private shouldRetry(error: RubricateError, attempts: number): boolean {
+    const parseProblem = error.code === 'JUDGE_UNPARSEABLE' || error.code === 'JUDGE_REFUSED';
+    return parseProblem && attempts < this.options.maxAttempts && !this.fatalError;
+  }
+
+  private account(usage: Usage, outcome: { calls: number; retries: number; cached: boolean; usage?: JudgeReply['usage'] }): void {
+    usage.calls += outcome.calls;
+    usage.retries += outcome.retries;
+    if (outcome.cached) usage.cache_hits += 1;
+    if (outcome.usage) addReplyUsage(usage, outcome.usage);
+  }
+
   /** One task: store lookup, in-flight dedupe, the call with retries, and the reading of its reply. */
   private async runTask(task: JudgeTask, attemptBudget: number): Promise<{ decision?: TaskDecision; error?: RubricateError; calls: number; retries: number; cached: boolean; usage?: JudgeReply['usage'] }> {
     const judge = this.options.judge!;
-    const key = requestKey(judge.provenance, task.templateVersion, task.request, task.sample ?? 0);
+    const key = requestKey(judge.provenance, task.templateVersion, task.request, task.sample ?? this.options.sample ?? 0);
     const stored = this.options.store?.get(key);
     if (stored) {
       const decision = task.decide(stored);
@@ -363,4 +474,34 @@ function sleep(milliseconds: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener('abort', done, { once: true });
   });
+}
+
+function withAttempts(error: RubricateError, attempts: number): SerializedError {
+  const serialized = error.toJSON();
+  if (attempts > 1 && !serialized.message.includes('attempts)')) serialized.message += ` (after ${attempts} attempts)`;
+  return serialized;
+}
+
+/**
+ * A hierarchical criterion from its sub-checks: `all` must pass; `fraction` passed; or
+ * `penalty`: 1 minus a penalty per failed check, floored at 0. Met means every check passed.
+ */
+export function foldSubchecks(criterion: Criterion, parts: CriterionResult[]): CriterionResult {
+  const failedPart = parts.find((part) => part.status !== 'ok');
+  if (failedPart) {
+    const error = failedPart.error ?? new RubricateError('INTERNAL', 'sub-check not graded').toJSON();
+    return { criterion, source: 'judge', status: 'error', error: { ...error, message: `sub-check "${failedPart.criterion.text}": ${error.message}` } };
+  }
+  const passed = parts.filter((part) => part.verdict!.met).length;
+  const total = parts.length;
+  const rule = criterion.subcheckRule ?? 'all';
+  const value =
+    rule === 'fraction' ? passed / total : rule === 'penalty' ? Math.max(0, 1 - (criterion.subcheckPenalty ?? 1 / total) * (total - passed)) : passed === total ? 1 : 0;
+  const subchecks = parts.map((part) => ({ text: part.criterion.text, met: part.verdict!.met, ...(part.verdict!.explanation ? { explanation: part.verdict!.explanation } : {}) }));
+  return {
+    criterion,
+    source: 'judge',
+    status: 'ok',
+    verdict: { met: passed === total, value, source: 'judge', explanation: `${passed} of ${total} checks passed (${rule})`, subchecks },
+  };
 }

@@ -14,6 +14,10 @@ export interface CriterionVerdict {
   probability?: number;
   explanation?: string;
   source: 'judge' | 'check';
+  /** Verdicts of a hierarchical criterion's sub-checks, in order. */
+  subchecks?: Array<{ text: string; met: boolean; explanation?: string }>;
+  /** The criterion was judged on excerpts of a response too long for the judge's context. */
+  evidence?: { chunks: number; quotes: number };
 }
 
 export interface TaskDecision {

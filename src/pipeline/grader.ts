@@ -1,12 +1,13 @@
 /**
  * The one grading pipeline the CLI, the library and the HTTP server share:
  * items → strategy tasks → engine (checks, store, dedupe, limiter, judge, parse) →
- * verdicts → scoring → result records.
+ * verdicts → scoring → result records. Juries run one engine per member and merge.
  */
 import type { CheckMode } from '../checks/types.js';
-import { GradingEngine, type CheckRunner, type EngineEvent, type GradedRecord } from '../engine/engine.js';
+import { GradingEngine, type CheckRunner, type EngineEvent, type GradedItem, type GradedRecord } from '../engine/engine.js';
 import type { ReplyStore } from '../engine/reply-store.js';
 import { RubricateError } from '../errors.js';
+import { holisticItem } from '../grading/holistic.js';
 import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
 import type { GradingStrategy, SamplingOptions, VerdictMode } from '../grading/types.js';
 import type { Judge } from '../judges/types.js';
@@ -14,16 +15,24 @@ import type { ImportRecord } from '../rubric/formats/types.js';
 import type { Item } from '../rubric/schema.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
+import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
 import { toResultRecord, type JudgeInfo, type ResultRecord } from './results.js';
 
-export type GradingMode = 'per-criterion' | 'batched';
+export type GradingMode = 'per-criterion' | 'batched' | 'holistic';
 
 export interface GraderOptions {
   judge?: Judge;
-  /** `per-criterion` (default) or `batched` with `criteriaPerCall`. */
+  /** Several judges form a jury (each criterion decided by their majority or mean). */
+  judges?: Judge[];
+  /** Samples per judge (self-consistency); use a temperature above 0. */
+  samples?: number;
+  juryAggregate?: JuryAggregate;
+  /** `per-criterion` (default), `batched` with `criteriaPerCall`, or `holistic`. */
   mode?: GradingMode;
   /** Criteria per judge call in batched mode; Infinity = the whole rubric. */
   criteriaPerCall?: number;
+  /** Levels of the holistic Likert scale (default 10). */
+  holisticLevels?: number;
   sampling?: Partial<SamplingOptions>;
   verdictMode?: VerdictMode;
   store?: ReplyStore;
@@ -33,6 +42,8 @@ export interface GraderOptions {
   maxAttempts?: number;
   timeoutMs?: number;
   retryBaseDelayMs?: number;
+  /** Judge context budget in tokens: longer responses are read in chunks for evidence. */
+  contextBudgetTokens?: number;
   scoring?: string | Scoring;
   omitText?: boolean;
   onEvent?: (event: EngineEvent) => void;
@@ -53,58 +64,145 @@ export function createStrategy(options: Pick<GraderOptions, 'mode' | 'criteriaPe
   return createPerCriterionStrategy({ sampling, verdictMode: options.verdictMode });
 }
 
+interface Member {
+  info: JuryMemberInfo;
+  engine: GradingEngine;
+}
+
 export class Grader {
-  readonly engine: GradingEngine;
   readonly scoring: Scoring;
   readonly strategy: GradingStrategy;
   readonly judgeInfo: JudgeInfo | undefined;
+  readonly mode: GradingMode;
+  /** Jury agreement so far (when there are several members). */
+  readonly agreement: JuryAgreement | undefined;
+  private readonly members: Member[];
   private readonly omitText: boolean;
+  private readonly aggregate: JuryAggregate;
+  private readonly holisticLevels: number;
+  private readonly onEvent: ((event: EngineEvent) => void) | undefined;
 
   constructor(options: GraderOptions) {
-    this.strategy = createStrategy(options);
+    this.mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
+    this.strategy = createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode });
     this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? 'healthbench');
     this.omitText = options.omitText ?? false;
-    this.engine = new GradingEngine({
-      judge: options.judge,
-      strategy: this.strategy,
-      store: options.store,
-      checkRunner: options.checkRunner,
-      checkMode: options.checkMode,
-      concurrency: options.concurrency,
-      maxAttempts: options.maxAttempts,
-      timeoutMs: options.timeoutMs,
-      retryBaseDelayMs: options.retryBaseDelayMs,
-      onEvent: options.onEvent,
-      signal: options.signal,
-    });
-    const sampling = { ...defaultSampling, ...options.sampling };
-    if (options.judge) {
-      const { provenance } = options.judge;
+    this.aggregate = options.juryAggregate ?? 'majority';
+    this.holisticLevels = options.holisticLevels ?? 10;
+    this.onEvent = options.onEvent;
+    const sampling: SamplingOptions = { ...defaultSampling, ...options.sampling };
+    const judges = options.judges && options.judges.length > 0 ? options.judges : options.judge ? [options.judge] : [];
+    const samples = Math.max(1, options.samples ?? 1);
+    if (samples > 1 && sampling.temperature === 0) {
+      throw new RubricateError('CONFIG_INVALID', 'several samples of a judge at temperature 0 would all be the same: set --temperature above 0', { field: 'samples' });
+    }
+    const memberSpecs: Array<{ judge?: Judge; sample?: number }> = judges.length === 0 ? [{}] : judges.flatMap((judge) => Array.from({ length: samples }, (_, sample) => ({ judge, sample: samples > 1 ? sample : undefined })));
+    this.members = memberSpecs.map(({ judge, sample }) => ({
+      info: { judge: judge?.provenance.id ?? 'none', ...(sample !== undefined ? { sample } : {}) },
+      engine: new GradingEngine({
+        judge,
+        strategy: sample !== undefined && sampling.seed !== undefined ? createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode, sampling: { ...sampling, seed: sampling.seed + sample } }) : this.strategy,
+        store: options.store,
+        checkRunner: options.checkRunner,
+        checkMode: options.checkMode,
+        concurrency: options.concurrency,
+        maxAttempts: options.maxAttempts,
+        timeoutMs: options.timeoutMs,
+        retryBaseDelayMs: options.retryBaseDelayMs,
+        // Item events come from the grader (once per item, also for juries and invalid records).
+        onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
+        signal: options.signal,
+        sample,
+        contextBudgetTokens: options.contextBudgetTokens,
+        evidenceSampling: { ...sampling, maxTokens: Math.min(sampling.maxTokens, 768) },
+      }),
+    }));
+    this.agreement = this.members.length > 1 ? new JuryAgreement(this.members.map((member) => member.info)) : undefined;
+    const primary = judges[0];
+    if (primary) {
+      const { provenance } = primary;
       this.judgeInfo = {
-        id: provenance.id,
-        model: provenance.model,
-        ...(provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+        id: judges.length > 1 ? judges.map((judge) => judge.provenance.id).join('+') : provenance.id,
+        model: judges.length > 1 ? judges.map((judge) => judge.provenance.model).join('+') : provenance.model,
+        ...(judges.length === 1 && provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
         template_version: this.strategy.templateVersion,
-        mode: this.strategy.name,
+        mode: this.mode,
         temperature: sampling.temperature,
         max_tokens: sampling.maxTokens,
         ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
         verdict: options.verdictMode ?? 'binary',
+        ...(this.members.length > 1 ? { jury: { members: this.members.map((member) => member.info), aggregate: this.aggregate } } : {}),
       };
     }
   }
 
+  /** The first member's engine (concurrency and queue depth for metrics). */
+  get engine(): GradingEngine {
+    return this.members[0].engine;
+  }
+
+  private prepare(item: Item): Item {
+    return this.mode === 'holistic' ? holisticItem(item, this.holisticLevels) : item;
+  }
+
+  private async gradePrepared(item: Item): Promise<GradedItem> {
+    let graded: GradedItem;
+    if (this.members.length === 1) graded = await this.members[0].engine.gradeItem(item);
+    else {
+      const gradings = await Promise.all(this.members.map((member) => member.engine.gradeItem(item)));
+      const merged = mergeJury(this.members.map((member) => member.info), gradings, this.aggregate);
+      this.agreement?.add(item.id, merged.criteria);
+      graded = merged;
+    }
+    this.onEvent?.({ type: 'item', status: graded.status });
+    return graded;
+  }
+
   private toRecord(record: GradedRecord): ResultRecord {
-    return toResultRecord(record, { judge: this.judgeInfo, scoring: this.scoring, omitText: this.omitText });
+    const result = toResultRecord(record, { judge: this.judgeInfo, scoring: this.scoring, omitText: this.omitText });
+    if (record.kind === 'graded' && this.members.length > 1) {
+      record.graded.criteria.forEach((criterion, index) => {
+        const votes = (criterion as JuryCriterionResult).votes;
+        if (votes && votes.length > 0) result.criteria[index].votes = votes;
+      });
+    }
+    return result;
   }
 
   async gradeItem(item: Item): Promise<ResultRecord> {
-    const graded = await this.engine.gradeItem(item);
+    const graded = await this.gradePrepared(this.prepare(item));
     return this.toRecord({ kind: 'graded', graded, line: 0 });
   }
 
-  /** Results in input order; invalid input records come through as `status: "invalid"` lines. */
+  /** The engine error that stopped grading (bad credentials, no judge), if any. */
+  get fatal(): RubricateError | undefined {
+    return this.members.find((member) => member.engine.fatal)?.engine.fatal;
+  }
+
+  /**
+   * Results in input order, at most a window of items in flight (memory bounded by the
+   * window, not the input); invalid input records come through as `status: "invalid"`.
+   */
   async *gradeStream(records: AsyncIterable<ImportRecord>): AsyncGenerator<ResultRecord> {
-    for await (const record of this.engine.gradeStream(records)) yield this.toRecord(record);
+    const windowSize = Math.max(64, this.engine.concurrency * 4);
+    const pending: Array<Promise<GradedRecord>> = [];
+    const start = (record: ImportRecord): Promise<GradedRecord> => {
+      if (record.kind === 'invalid') {
+        this.onEvent?.({ type: 'item', status: 'invalid' });
+        return Promise.resolve(record);
+      }
+      return this.gradePrepared(this.prepare(record.item)).then((graded) => ({ kind: 'graded' as const, graded, line: record.line }));
+    };
+    for await (const record of records) {
+      if (this.fatal) break;
+      pending.push(start(record));
+      while (pending.length >= windowSize) {
+        const next = await pending.shift()!;
+        if (this.fatal) break;
+        yield this.toRecord(next);
+      }
+    }
+    while (pending.length > 0 && !this.fatal) yield this.toRecord(await pending.shift()!);
+    if (this.fatal) throw this.fatal;
   }
 }

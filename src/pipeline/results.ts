@@ -29,6 +29,12 @@ export interface ResultCriterion {
   explanation?: string;
   error?: SerializedError;
   skip_reason?: string;
+  /** Hierarchical criteria: each sub-check's verdict. */
+  subchecks?: Array<{ text: string; met: boolean; explanation?: string }>;
+  /** Judged on excerpts of a long response: how many passages from how many parts. */
+  evidence?: { chunks: number; quotes: number };
+  /** Juries: every judge's (or sample's) verdict on this criterion. */
+  votes?: Array<{ judge: string; sample?: number; met: boolean | null; value?: number | null; label?: string; error?: string }>;
 }
 
 export interface JudgeInfo {
@@ -41,6 +47,8 @@ export interface JudgeInfo {
   max_tokens?: number;
   seed?: number;
   verdict?: string;
+  /** Juries: the members (judge, sample) and how their votes combine. */
+  jury?: { members: Array<{ judge: string; sample?: number }>; aggregate: string };
 }
 
 export interface ResultRecord {
@@ -61,6 +69,8 @@ export interface ResultRecord {
   usage?: Usage;
   error?: SerializedError;
   line?: number;
+  /** Length of the response in characters (code points), kept even when text is omitted. */
+  response_chars?: number;
   rubricate_version: string;
 }
 
@@ -88,13 +98,15 @@ export function toResultCriterion(result: GradedItem['criteria'][number]): Resul
     if (verdict.label !== undefined) line.label = verdict.label;
     if (verdict.probability !== undefined) line.probability = verdict.probability;
     if (verdict.explanation !== undefined) line.explanation = verdict.explanation;
+    if (verdict.subchecks) line.subchecks = verdict.subchecks;
+    if (verdict.evidence) line.evidence = verdict.evidence;
   }
   if (result.error) line.error = result.error;
   if (result.skipReason) line.skip_reason = result.skipReason;
   return line;
 }
 
-export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated' | 'tags' | 'criteria' | 'metadata'>): ScoredItem {
+export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated' | 'tags' | 'criteria' | 'metadata' | 'response' | 'response_chars'>): ScoredItem {
   const item: ScoredItem = {
     id: record.id,
     status: record.status,
@@ -114,6 +126,8 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
   };
   if (record.gated) item.gated = true;
   if (record.tags) item.tags = record.tags;
+  const chars = record.response_chars ?? (typeof record.response === 'string' ? characterCount(record.response) : undefined);
+  if (chars !== undefined) item.responseCharacters = chars;
   if (record.metadata) item.metadata = record.metadata;
   return item;
 }
@@ -143,6 +157,7 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
   if (graded.gated) result.gated = true;
   if (item.tags) result.tags = item.tags;
   result.score = context.scoring.itemScore(toScoredItem(result));
+  result.response_chars = characterCount(item.response);
   if (!context.omitText) {
     result.prompt = item.prompt;
     result.response = item.response;
@@ -205,4 +220,11 @@ export async function* readResults(file: string): AsyncGenerator<ResultReadRecor
     }
     yield { kind: 'result', record: checked.data as unknown as ResultRecord, line };
   }
+}
+
+/** Characters as Python counts them (code points), so length-based scores match the reference. */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
 }

@@ -86,3 +86,14 @@ describe('normalizeItem', () => {
     expect(errorOf(() => normalizeItem({ id: 'a', prompt: 'q', response: 'r', rubric: { criteria: [{ text: 't', points: 'x' }] } })).details.field).toBe('rubric.criteria[0].points');
   });
 });
+
+describe('importance classes', () => {
+  it('set points from the scheme (RaR by default), tag the criterion, and honour overrides and explicit points', () => {
+    const rar = normalizeRubric({ criteria: [{ text: 'a', importance: 'Essential' }, { text: 'b', importance: 'Pitfall Criteria' }, { text: 'c', importance: 'Optional', points: 2 }] });
+    expect(rar.criteria.map((criterion) => criterion.points)).toEqual([5, -2, 2]);
+    expect(rar.criteria[0].tags).toEqual(['importance:essential']);
+    const profbench = normalizeRubric({ importance_scheme: 'profbench', importance_points: { Minor: 1.5 }, criteria: [{ text: 'a', importance: 'Critical' }, { text: 'b', importance: 'minor' }] });
+    expect(profbench.criteria.map((criterion) => criterion.points)).toEqual([4, 1.5]);
+    expect(errorOf(() => normalizeRubric({ criteria: [{ text: 'a', importance: 'Vital' }] })).details.field).toBe('criteria[0].importance');
+  });
+});

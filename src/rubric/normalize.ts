@@ -15,6 +15,7 @@ import {
   type Rubric,
 } from './schema.js';
 import { rubricHash } from './hashing.js';
+import { pointsForImportance } from './importance.js';
 
 export interface SourceLocation {
   file?: string;
@@ -83,11 +84,26 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
       for (let suffix = 2; seenIds.has(id); suffix += 1) id = `${base}_${suffix}`;
     }
     seenIds.add(id);
+    let points = criterion.points ?? 1;
+    let tags = criterion.tags;
+    if (criterion.importance !== undefined) {
+      try {
+        if (criterion.points === undefined) points = pointsForImportance(criterion.importance, value.importance_scheme, value.importance_points);
+      } catch (error) {
+        throw new RubricateError('INPUT_INVALID', (error as Error).message, {
+          file: location.file,
+          line: location.line,
+          field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), 'criteria', index, 'importance']),
+        });
+      }
+      const tag = `importance:${criterion.importance.trim().toLowerCase()}`;
+      if (!tags.includes(tag)) tags = [...tags, tag];
+    }
     const normalized: Criterion = {
       id,
       text: criterion.text,
-      points: criterion.points,
-      tags: criterion.tags,
+      points,
+      tags,
       kind: criterion.kind,
     };
     if (criterion.scale && criterion.scale.type !== 'binary') normalized.scale = criterion.scale;

@@ -36,7 +36,10 @@ export const subcheckRuleSchema = z.enum(['all', 'fraction', 'penalty']);
 export const criterionInputSchema = z.object({
   id: z.union([z.string().min(1), z.number()]).optional(),
   text: z.string().trim().min(1, 'criterion text must not be empty'),
-  points: finiteNumber.default(1),
+  /** Signed points; when absent, from `importance` (see the rubric's scheme), else 1. */
+  points: finiteNumber.optional(),
+  /** An importance class (Essential, Pitfall, Critical, …) that sets the points when they are absent. */
+  importance: z.string().min(1).optional(),
   tags: z.array(z.string()).default([]),
   kind: z.enum(['principle', 'hard_rule']).default('principle'),
   scale: scaleSchema.optional(),
@@ -54,6 +57,10 @@ export const rubricInputSchema = z.object({
   criteria: z.array(criterionInputSchema).min(1, 'a rubric needs at least one criterion'),
   /** `hard_rules`: a failed hard rule scores the item 0 and skips its judge criteria. */
   gate: z.enum(['hard_rules']).optional(),
+  /** How importance classes map to points: rar (default), profbench or prbench. */
+  importance_scheme: z.enum(['rar', 'profbench', 'prbench']).optional(),
+  /** Per-rubric overrides of the scheme, e.g. {"Pitfall": -3}. */
+  importance_points: z.record(z.string(), finiteNumber).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -45,13 +45,15 @@ export function bootstrap(
   statistic: (resample: number[]) => number,
   samples = defaultBootstrapSamples,
   seed = defaultBootstrapSeed,
+  /** Which value fills position `index` of a resample; default uniform over all (stratified schemes override). */
+  pickIndex: (random: () => number, length: number, index: number) => number = (random, length) => randomInteger(random, length),
 ): BootstrapResult {
   if (values.length === 0) return { std: 0, ci95: [Number.NaN, Number.NaN] };
   const random = seededRandom(seed);
   const statistics: number[] = new Array(samples);
   const resample: number[] = new Array(values.length);
   for (let sample = 0; sample < samples; sample += 1) {
-    for (let index = 0; index < values.length; index += 1) resample[index] = values[randomInteger(random, values.length)];
+    for (let index = 0; index < values.length; index += 1) resample[index] = values[pickIndex(random, values.length, index)];
     statistics[sample] = statistic(resample);
   }
   const sorted = statistics.slice().sort((left, right) => left - right);

@@ -3,6 +3,8 @@
  * function of graded items; `rubricate score` re-applies any of them to a results file.
  */
 import { RubricateError } from '../errors.js';
+import { complianceBinaryScoring, complianceScoring, lengthAdjustedScoring, prbenchClippedScoring, profbenchScoring } from './benchmarks.js';
+import { ifevalScoring } from './ifeval.js';
 import { clippedRatio, normalizedRatio } from './points.js';
 import { createTaggedAggregator, scoreItem, type TaggedScoringDefinition } from './tagged.js';
 import type { AggregateOptions, Metrics, ScoredItem, Scoring } from './types.js';
@@ -37,9 +39,27 @@ export function registerScoring(scoring: Scoring): void {
   scorings.set(scoring.name, scoring);
 }
 
-for (const scoring of [healthbenchScoring, weightedMeanScoring, normalizedScoring]) registerScoring(scoring);
+for (const scoring of [
+  healthbenchScoring,
+  weightedMeanScoring,
+  normalizedScoring,
+  complianceScoring,
+  complianceBinaryScoring,
+  prbenchClippedScoring,
+  profbenchScoring,
+  lengthAdjustedScoring('regular'),
+  lengthAdjustedScoring('hard'),
+  lengthAdjustedScoring('consensus'),
+  lengthAdjustedScoring('professional'),
+  ifevalScoring,
+]) {
+  registerScoring(scoring);
+}
 
 export function getScoring(name: string): Scoring {
+  // `healthbench_length_adjusted:0.02` takes an explicit penalty per 500 characters.
+  const custom = /^healthbench_length_adjusted:(\d*\.?\d+)$/.exec(name);
+  if (custom && !scorings.has(name)) return lengthAdjustedScoring(Number(custom[1]));
   const scoring = scorings.get(name);
   if (!scoring) {
     throw new RubricateError('CONFIG_INVALID', `unknown scoring "${name}" (known: ${[...scorings.keys()].join(', ')})`, { field: 'scoring' });

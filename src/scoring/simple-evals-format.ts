@@ -13,5 +13,10 @@ export function toSimpleEvalsMetrics(metrics: Metrics): Record<string, number> {
   };
   if (metrics.overall) put('overall_score', metrics.overall);
   for (const [tag, metric] of Object.entries(metrics.by_tag)) put(tag, metric);
+  if (metrics.overall) {
+    // simple-evals pops the headline `score` out of the dict but leaves its two companions in.
+    flat['score:n_samples'] = metrics.overall.n_samples;
+    flat['score:bootstrap_std'] = metrics.overall.bootstrap_std;
+  }
   return flat;
 }

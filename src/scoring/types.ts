@@ -24,6 +24,8 @@ export interface ScoredItem {
   tags?: string[];
   criteria: ScoredCriterion[];
   metadata?: Record<string, unknown>;
+  /** Response length in characters, for length-adjusted scores. */
+  responseCharacters?: number;
 }
 
 export interface TagMetric {

@@ -342,7 +342,7 @@ const constrainedResponse = defineInstruction({
 
 const numberHighlightedSections = defineInstruction({
   id: 'detectable_format:number_highlighted_sections',
-  description: 'At least N markdown highlights (*text* and **text**, each **text** counted by both patterns, as in IFEval).',
+  description: 'At least N non-empty markdown highlights (*text* or **text**) within a line.',
   parameters: z.strictObject({ num_highlights: countSchema }),
   describe: ({ num_highlights: count }) => `Highlight at least ${count} sections in your answer with markdown, i.e. *highlighted section*.`,
   follows: (facts, parameters) => highlightCount(facts.text) >= parameters.num_highlights,

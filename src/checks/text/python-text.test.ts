@@ -13,7 +13,7 @@ describe('Python string semantics', () => {
   });
 
   it('counts \\w+ runs with Unicode letters and digits', () => {
-    expect(countWordRuns("It's 3.5 km—naïve café_bar!")).toBe(6);
+    expect(countWordRuns("It's 3.5 km—naïve café_bar!")).toBe(7);
     expect(countWordRuns('')).toBe(0);
     expect(countWordRuns('Привет, мир 😀 123')).toBe(3);
   });

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { writeFileAtomic, JsonLinesWriter } from '../output.js';
-import { addJudgeOptions, buildJudge, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
+import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
 import { countLines, ProgressReporter } from '../progress.js';
 import { Grader } from '../../pipeline/grader.js';
 import { toScoredItem } from '../../pipeline/results.js';
@@ -40,9 +40,9 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--response-from <source>', 'healthbench: grade the physicians\' ideal completions ("ideal")')
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) for items that give rubric_id')
     .option('--examples <file>', 'examples file to take item tags from')
-    .requiredOption('--out <file>', 'results JSONL')
+    .option('--out <file>', 'results JSONL', 'results.jsonl')
     .option('--metrics <file>', 'write aggregate metrics JSON here')
-    .option('--scoring <name>', 'scoring: healthbench, weighted_mean, normalized, … (default: healthbench)')
+    .option('--scoring <name>', 'scoring: healthbench, weighted_mean, normalized, compliance, ifeval, profbench, … (default: the format\'s own)')
     .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--strict', 'stop at the first invalid input record')
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
@@ -70,18 +70,22 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   };
   if (flags.rubrics) importOptions.rubrics = await loadRubrics(flags.rubrics);
 
-  const judge = await buildJudge(flags);
+  const judges = await buildJudges(flags);
+  const judge = judges[0];
+  const closeJudges = async () => {
+    for (const member of judges) await member.close?.();
+  };
   const opened = openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
   const totalSource = flags.responses ?? flags.input;
   countLines(totalSource).then((total) => progress.setTotal(total), () => undefined);
 
   const grader = new Grader({
-    judge,
+    judges,
     store: opened.store,
     checkRunner: checkRunnerFor(),
     checkMode: flags.checkMode,
-    scoring: flags.scoring ?? 'healthbench',
+    scoring: flags.scoring ?? importer.defaultScoring ?? 'weighted_mean',
     omitText: !flags.text,
     onEvent: progress.onEvent,
     signal: context.signal,
@@ -119,7 +123,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
       progress.stop();
       await writer.close();
       opened.close();
-      await judge?.close?.();
+      await closeJudges();
       throw error;
     }
   }
@@ -127,14 +131,21 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   await writer.close();
   if (interrupted) {
     opened.close();
-    await judge?.close?.();
+    await closeJudges();
     context.stderr(`interrupted: verdicts obtained so far are saved; rerun the same command to resume`);
     return exitCodes.interrupted;
   }
 
   const metrics = aggregator.finish();
-  const cost = judge ? costOf(usage, priceFor(judge.provenance.model, prices)) : 0;
-  const summary = { ...metrics, usage: { ...usage, cost_usd: cost }, judge: grader.judgeInfo ?? null };
+  // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
+  const oneModel = judges.every((member) => member.provenance.model === judge?.provenance.model);
+  const cost = !judge ? 0 : oneModel ? costOf(usage, priceFor(judge.provenance.model, prices)) : null;
+  const summary = {
+    ...metrics,
+    usage: { ...usage, cost_usd: cost },
+    judge: grader.judgeInfo ?? null,
+    ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
+  };
   if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
   if (flags.report) {
     const { writeReportFromResults } = await import('../../report/index.js');
@@ -142,9 +153,13 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   }
   opened.finish();
   opened.close();
-  await judge?.close?.();
+  await closeJudges();
 
-  printMetricsSummary(context, metrics, { usage, cost, out: flags.out });
+  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode });
+  if (grader.agreement) {
+    const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
+    context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);
+  }
   if (flags.strict && invalidSeen > 0) return exitCodes.itemsFailed;
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }

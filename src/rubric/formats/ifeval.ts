@@ -169,6 +169,7 @@ async function* readIfeval(source: string, options: ImportOptions): AsyncGenerat
 
 export const ifevalImporter: Importer = {
   name: 'ifeval',
+  defaultScoring: 'ifeval',
   description:
     'IFEval input_data.jsonl joined with a responses JSONL ({prompt, response} or {key, response}); one hard-rule criterion per instruction, decided by the IFEval checks.',
   read: readIfeval,

@@ -10,9 +10,11 @@ import { hhhImporter } from './hhh.js';
 import { judgebenchImporter } from './judgebench.js';
 import { llmbarImporter } from './llmbar.js';
 import { pandalmImporter } from './pandalm.js';
+import { pairsImporter } from './pairs.js';
 import { biggenImporter } from './biggen.js';
 import { drb2Importer } from './drb2.js';
 import { healthbenchImporter } from './healthbench.js';
+import { ifevalImporter } from './ifeval.js';
 import { itemsImporter } from './items.js';
 import { rarImporter } from './rar.js';
 import { researchrubricsImporter } from './researchrubrics.js';
@@ -22,7 +24,7 @@ import { resultsImporter } from './results.js';
 import type { Importer, PairwiseImporter, ResultsImporter } from './types.js';
 
 export const itemImporters: ReadonlyMap<string, Importer> = new Map(
-  [itemsImporter, healthbenchImporter, researchrubricsImporter, rarImporter, rubrichubImporter, drb2Importer, advancedifImporter, biggenImporter].map(
+  [itemsImporter, healthbenchImporter, ifevalImporter, researchrubricsImporter, rarImporter, rubrichubImporter, drb2Importer, advancedifImporter, biggenImporter].map(
     (importer) => [importer.name, importer],
   ),
 );
@@ -30,7 +32,7 @@ export const itemImporters: ReadonlyMap<string, Importer> = new Map(
 export const resultsImporters: ReadonlyMap<string, ResultsImporter> = new Map([resultsImporter, simpleEvalsImporter].map((importer) => [importer.name, importer]));
 
 export const pairwiseImporters: ReadonlyMap<string, PairwiseImporter> = new Map(
-  [llmbarImporter, pandalmImporter, autojImporter, judgebenchImporter, hhhImporter].map((importer) => [importer.name, importer]),
+  [pairsImporter, llmbarImporter, pandalmImporter, autojImporter, judgebenchImporter, hhhImporter].map((importer) => [importer.name, importer]),
 );
 
 function lookup<T>(registry: ReadonlyMap<string, T>, name: string, what: string): T {

@@ -7,6 +7,7 @@ import type { Importer } from './types.js';
 
 export const itemsImporter: Importer = {
   name: 'items',
+  defaultScoring: 'weighted_mean',
   description: 'rubricate items JSONL: {id, prompt, response, rubric | rubric_id, reference?, tags?, metadata?}',
   async *read(file, options) {
     for await (const { line, text } of readLines(file)) {

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { normalizeMessages } from '../normalize.js';
-import type { CriterionInput } from '../schema.js';
+import { checkRegistry, validateCheck } from '../../checks/registry.js';
+import type { CheckSpec, CriterionInput } from '../schema.js';
 import { buildItem, importExamples, parsedExamples } from './shared.js';
 import type { Importer } from './types.js';
 
@@ -15,7 +16,8 @@ const rubricItemSchema = z.object({
   tags: z
     .looseObject({
       function: z.string().nullable().optional(),
-      parameters: z.record(z.string(), z.unknown()).nullable().optional(),
+      // The published files use "" as well as null for "no parameters".
+      parameters: z.union([z.record(z.string(), z.unknown()), z.string()]).nullable().optional(),
       verifier: z.string().nullable().optional(),
     })
     .nullable()
@@ -31,17 +33,16 @@ const exampleSchema = z.looseObject({
   reward_model: z.looseObject({ ground_truth: z.string().nullable().optional(), rubrics: z.array(rubricItemSchema).min(1) }),
 });
 
-/** Maps a rule verifier onto a registered check, when one corresponds. Filled in by the checks module. */
-export type RuleVerifierMapper = (instructionId: string, parameters: Record<string, unknown>) => { type: string; [key: string]: unknown } | undefined;
-
-let ruleVerifierMapper: RuleVerifierMapper = () => undefined;
-
-export function setRubricHubRuleMapper(mapper: RuleVerifierMapper): void {
-  ruleVerifierMapper = mapper;
+/** A rule verifier becomes a check when its instruction id is a registered check and its parameters validate. */
+function ruleCheck(instructionId: string, parameters: Record<string, unknown>): CheckSpec | undefined {
+  if (!checkRegistry.has(instructionId)) return undefined;
+  const spec: CheckSpec = { type: instructionId, ...parameters };
+  return validateCheck(spec).ok ? spec : undefined;
 }
 
 export const rubrichubImporter: Importer = {
   name: 'rubrichub',
+  defaultScoring: 'weighted_mean',
   description: 'RubricHub JSONL (prompt, reward_model.rubrics with tags.verifier); rule verifiers become checks where supported',
   async *read(file, options) {
     let fallbacks = 0;
@@ -57,11 +58,12 @@ export const rubrichubImporter: Importer = {
           const verifier = rubricItem.tags?.verifier ?? 'llm';
           const tags = [`verifier:${verifier}`];
           if (verifier !== 'llm') {
-            const parameters = Object.fromEntries(Object.entries(rubricItem.tags?.parameters ?? {}).filter(([, value]) => value !== null));
-            const check = ruleVerifierMapper(rubricItem.criterion, parameters);
+            const rawParameters = rubricItem.tags?.parameters;
+            const parameters = Object.fromEntries(Object.entries(typeof rawParameters === 'object' && rawParameters !== null ? rawParameters : {}).filter(([, value]) => value !== null));
+            const check = ruleCheck(rubricItem.criterion, parameters);
             if (check) return { text: rubricItem.criterion, points: rubricItem.points, tags, kind: 'hard_rule', check };
             fallbacks += 1;
-            unknownVerifiers.add(rubricItem.tags?.function ?? rubricItem.criterion);
+            unknownVerifiers.add(rubricItem.tags?.function || rubricItem.criterion);
             return { text: rubricItem.criterion, points: rubricItem.points, tags, kind: 'hard_rule', metadata: { verifier, function: rubricItem.tags?.function, parameters } };
           }
           return { text: rubricItem.criterion, points: rubricItem.points, tags };

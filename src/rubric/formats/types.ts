@@ -26,6 +26,8 @@ export type ImportRecord =
 export interface Importer {
   name: string;
   description: string;
+  /** The scoring the benchmark defines, used when the user names none. */
+  defaultScoring?: string;
   read(source: string, options: ImportOptions): AsyncIterable<ImportRecord>;
 }
 

@@ -1,0 +1,151 @@
+"""Test support: a fake OpenAI-compatible judge (stdlib ``http.server`` in a thread) and a
+real ``rubricate serve`` process pointed at it.
+
+The judge reads rubricate's grading prompt and decides by a rule the tests can compute by
+hand: a criterion is met when the response contains the criterion's last word. A response
+containing ``judge-breaks`` makes it answer HTTP 500.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Dict, List, Optional
+
+PROJECT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+RESPONSE_PATTERN = re.compile(r"<response-([0-9a-f]{16})>\n([\s\S]*?)\n</response-\1>")
+CRITERION_PATTERN = re.compile(r'<criterion id="[^"]*" points="[^"]*">\n([\s\S]*?)\n</criterion>')
+
+FRUIT_RUBRIC = {
+    "criteria": [
+        {"id": "apples", "text": "mentions apples", "points": 3},
+        {"id": "pears", "text": "mentions pears", "points": 1},
+        {"id": "rotten", "text": "mentions rotten", "points": -2},
+    ]
+}
+
+
+def criterion_met(criterion_text: str, response: str) -> bool:
+    return criterion_text.split()[-1].lower() in response.lower()
+
+
+def fruit_score(response: str) -> float:
+    """weighted_mean of FRUIT_RUBRIC by hand: points of met criteria / 4."""
+    return sum(c["points"] for c in FRUIT_RUBRIC["criteria"] if criterion_met(c["text"], response)) / 4
+
+
+class FakeJudge:
+    def __init__(self) -> None:
+        self.requests: List[Dict[str, Any]] = []
+        judge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(length).decode("utf-8"))
+                judge.requests.append(body)
+                messages = body.get("messages", [])
+                user_text = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+                match = RESPONSE_PATTERN.search(user_text)
+                response = match.group(2) if match else ""
+                criteria = CRITERION_PATTERN.findall(user_text)
+                if "judge-breaks" in response:
+                    self._send(500, {"error": {"message": "scripted failure"}})
+                    return
+                met = criterion_met(criteria[0], response) if criteria else False
+                content = json.dumps({"explanation": "scripted verdict", "criteria_met": met})
+                self._send(
+                    200,
+                    {
+                        "id": "fake",
+                        "object": "chat.completion",
+                        "model": body.get("model", "fake"),
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+                    },
+                )
+
+            def _send(self, status: int, payload: Dict[str, Any]) -> None:
+                data = json.dumps(payload).encode("utf-8")
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def node_available() -> bool:
+    return shutil.which("node") is not None and os.path.exists(os.path.join(PROJECT_ROOT, "bin", "rubricate.js"))
+
+
+class ServeProcess:
+    """``rubricate serve --port 0`` started from the project root; reads the address line."""
+
+    def __init__(self, judge_base_url: str, token: Optional[str] = None, extra: Optional[List[str]] = None, start_timeout: float = 30.0):
+        args = ["node", "bin/rubricate.js", "serve", "--port", "0", "--judge", "openai:fake", "--judge-base-url", judge_base_url]
+        args += ["--no-cache", "--log-level", "warn", "--max-attempts", "2"]
+        if token:
+            args += ["--token", token]
+        args += extra or []
+        environment = dict(os.environ)
+        environment.pop("NODE_OPTIONS", None)
+        environment.pop("RUBRICATE_TOKEN", None)
+        self.stderr_lines: List[str] = []
+        self.process = subprocess.Popen(args, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+        # Drain stderr so the server never blocks on a full pipe.
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        address: Dict[str, Any] = {}
+
+        def read_address() -> None:
+            line = self.process.stdout.readline()
+            if line:
+                address.update(json.loads(line))
+
+        reader = threading.Thread(target=read_address, daemon=True)
+        reader.start()
+        reader.join(start_timeout)
+        if not address:
+            self.process.kill()
+            raise RuntimeError("rubricate serve did not start: " + "".join(self.stderr_lines[-20:]))
+        self.url: str = address["url"]
+        self.address = address
+
+    def _drain_stderr(self) -> None:
+        for line in self.process.stderr:
+            self.stderr_lines.append(line)
+
+    def stop(self, timeout: float = 15.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode

@@ -1,0 +1,110 @@
+import type { Command } from 'commander';
+import { JsonLinesWriter, writeFileAtomic } from '../output.js';
+import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
+import { countLines, ProgressReporter } from '../progress.js';
+import { reportInputError, type CommandContext } from '../context.js';
+import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
+import { getPairwiseImporter } from '../../rubric/formats/index.js';
+import { RubricateError, exitCodes } from '../../errors.js';
+
+interface CompareFlags extends JudgeFlags {
+  format: string;
+  input: string;
+  out: string;
+  summary?: string;
+  swap: boolean;
+  ties: boolean;
+  overall: boolean;
+  text: boolean;
+  quiet?: boolean;
+}
+
+export function registerCompareCommand(program: Command, context: CommandContext): void {
+  const command = program
+    .command('compare')
+    .description('judge response A against response B (overall and per rubric criterion), in both orders by default')
+    .option('--format <name>', 'pairs (rubricate JSONL), llmbar, pandalm, autoj, judgebench, hhh', 'pairs')
+    .requiredOption('--input <file>', 'pairs file or a labelled pairwise data set')
+    .option('--out <file>', 'one JSON line per pair', 'compare.jsonl')
+    .option('--summary <file>', 'write the summary JSON here (default: <out>.summary.json)')
+    .option('--no-swap', 'judge only the original order (no position-swap check)')
+    .option('--no-ties', 'the judge must pick a winner')
+    .option('--no-overall', 'with rubrics, compare per criterion only')
+    .option('--no-text', 'leave prompt and response text out of the output')
+    .option('--quiet', 'no progress bar');
+  addJudgeOptions(command, { batching: false });
+  command.action(async (flags: CompareFlags) => {
+    context.exitCode = await runCompare(flags, context);
+  });
+}
+
+async function runCompare(flags: CompareFlags, context: CommandContext): Promise<number> {
+  const importer = getPairwiseImporter(flags.format);
+  const judges = await buildJudges(flags);
+  if (judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
+  const judge = judges[0];
+  const opened = openStore(flags, flags.out);
+  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
+  countLines(flags.input).then((total) => progress.setTotal(total), () => undefined);
+  const options = graderOptionsFrom(flags);
+  const comparer = new Comparer({
+    judge,
+    store: opened.store,
+    sampling: { ...options.sampling, maxTokens: flags.maxTokens === 1024 ? 512 : flags.maxTokens },
+    swap: flags.swap,
+    allowTies: flags.ties,
+    overall: flags.overall,
+    concurrency: options.concurrency,
+    maxAttempts: options.maxAttempts,
+    timeoutMs: options.timeoutMs,
+    omitText: !flags.text,
+    onEvent: progress.onEvent,
+    signal: context.signal,
+  });
+  const writer = new JsonLinesWriter(flags.out);
+  const builder = new CompareSummaryBuilder();
+  try {
+    for await (const record of comparer.compareStream(reportInvalid(importer.read(flags.input, {}), context))) {
+      await writer.write(record);
+      builder.add(record);
+    }
+  } finally {
+    progress.stop();
+    await writer.close();
+    await judge?.close?.();
+  }
+  const summary = builder.finish();
+  await writeFileAtomic(flags.summary ?? `${flags.out}.summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
+  opened.finish();
+  opened.close();
+  printCompareSummary(context, summary, flags.out);
+  return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+async function* reportInvalid<T extends { kind: string }>(records: AsyncIterable<T>, context: CommandContext): AsyncGenerator<T> {
+  for await (const record of records) {
+    if (record.kind === 'invalid') reportInputError(context, (record as unknown as { error: RubricateError }).error);
+    yield record;
+  }
+}
+
+function percent(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'n/a' : `${(value * 100).toFixed(1)}%`;
+}
+
+function printCompareSummary(context: CommandContext, summary: CompareSummary, out: string): void {
+  const { overall } = summary;
+  const lines = [
+    `${summary.n} pairs: ${summary.n_ok} ok, ${summary.n_error} error, ${summary.n_invalid} invalid`,
+    `A vs B: ${overall.win} win, ${overall.tie} tie, ${overall.loss} loss, ${overall.inconsistent} order-inconsistent`,
+    `win rate of A: ${percent(overall.win_rate.value)}${overall.win_rate.ci95 ? ` (95% CI ${percent(overall.win_rate.ci95[0])}–${percent(overall.win_rate.ci95[1])})` : ''}; position consistency ${percent(overall.position_consistency.value)}`,
+  ];
+  const agreement = summary.agreement?.overall;
+  if (agreement) {
+    lines.push(
+      `against gold labels: accuracy ${percent(agreement.accuracy.original)} (original order), ${percent(agreement.accuracy.swapped)} (swapped), ${percent(agreement.accuracy.average)} (average); positional agreement ${percent(agreement.positionalAgreement)}`,
+    );
+  }
+  lines.push(`results: ${out}`);
+  context.stderr(lines.join('\n'));
+}

@@ -1,0 +1,187 @@
+/**
+ * `rubricate meta`: can this judge be trusted? Three ways in, chosen by --format and --judge:
+ *
+ * - published judge outputs (`--format llmbar|judgebench`, no --judge): re-scored without
+ *   calling anything;
+ * - a results file against human labels (`--format results --labels FILE`): binary agreement
+ *   per criterion, tag and response source;
+ * - a labelled pairwise set with --judge (`--format llmbar|judgebench|pandalm|autoj|hhh`): the
+ *   judge compares every pair in both orders, then the verdicts are scored against the labels.
+ */
+import type { Command } from 'commander';
+import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
+import type { EngineEvent } from '../../engine/engine.js';
+import type { ReplyStore } from '../../engine/reply-store.js';
+import type { Judge } from '../../judges/types.js';
+import { formatMetaTable, scorePublishedJudge, type PublishedFormat } from '../../meta/index.js';
+import { metaFromResults } from '../../meta/results-meta.js';
+import { loadLabels } from '../../meta/labels.js';
+import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
+import { getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
+import { reportInputError, type CommandContext } from '../context.js';
+import { addJudgeOptions, buildJudges, openStore, parseNumber, type JudgeFlags } from '../judge-options.js';
+import { writeFileAtomic } from '../output.js';
+
+interface MetaFlags extends JudgeFlags {
+  format: string;
+  input: string;
+  out: string;
+  labels?: string;
+  groupBy?: string;
+  sourceField?: string;
+  includeChecks?: boolean;
+  resamples: number;
+  bootstrapSeed: number;
+  confidence: number;
+  quiet?: boolean;
+}
+
+/** What a pair judge gets from the command: the judge (or jury), the reply cache and the judge flags. */
+export interface PairJudgeSetup {
+  /** The first judge named; `judges` holds every one when --judge is repeated (a jury). */
+  judge: Judge;
+  judges: Judge[];
+  store: ReplyStore | undefined;
+  flags: JudgeFlags;
+  signal: AbortSignal;
+  onEvent?: (event: EngineEvent) => void;
+}
+
+export interface MetaCommandDependencies {
+  /** Builds the function that judges pairs in both orders (the `compare` strategy). */
+  createJudgePairs(setup: PairJudgeSetup): JudgePairs;
+}
+
+/**
+ * Until the `compare` strategy is wired here, judging pairs stops with a clear message; the
+ * published and labels paths work without it.
+ */
+export const defaultMetaDependencies: MetaCommandDependencies = {
+  createJudgePairs() {
+    throw new RubricateError('CONFIG_INVALID', 'pairwise judging (the compare strategy) is not available in this build yet; re-score published outputs without --judge instead', {
+      field: 'judge',
+    });
+  },
+};
+
+const publishedFormats: readonly PublishedFormat[] = ['llmbar', 'judgebench'];
+
+function parseConfidence(value: string): number {
+  const number = Number(value);
+  if (!(number > 0 && number < 1)) throw new RubricateError('CONFIG_INVALID', `--confidence must be between 0 and 1, got "${value}"`, { field: 'confidence' });
+  return number;
+}
+
+function parseResamples(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) throw new RubricateError('CONFIG_INVALID', `--bootstrap-resamples must be a non-negative integer, got "${value}"`, { field: 'bootstrap-resamples' });
+  return number;
+}
+
+export function registerMetaCommand(program: Command, context: CommandContext, dependencies: MetaCommandDependencies = defaultMetaDependencies): void {
+  const command = program
+    .command('meta')
+    .description('how far a judge agrees with human or gold labels: published judge outputs, a results file against labels, or a judge run on a labelled pairwise set')
+    .requiredOption('--format <name>', `results | llmbar | judgebench (published outputs, or datasets with --judge) | ${[...pairwiseImporters.keys()].filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
+    .requiredOption('--input <file>', 'published judge output, results JSONL, or pairwise dataset')
+    .requiredOption('--out <file>', 'report JSON')
+    .option('--labels <file>', 'results: human labels JSONL ({id, criterion_id, label} or {id, labels: {criterion_id: label}}; a label may be a list, one per rater)')
+    .option('--group-by <list>', 'results: comma-separated breakdowns: criterion, tag, or tag prefixes such as axis,theme')
+    .option('--source-field <path>', 'results: dot path naming each response\u2019s source (e.g. metadata.model), for the bias index')
+    .option('--include-checks', 'results: also compare deterministic checks with the labels')
+    .option('--bootstrap-resamples <n>', 'bootstrap resamples for confidence intervals (0 = none)', parseResamples, 1000)
+    .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
+    .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
+    .option('--quiet', 'no table on stderr');
+  addJudgeOptions(command, { batching: false });
+  command.action(async (flags: MetaFlags) => {
+    context.exitCode = await runMeta(flags, context, dependencies);
+  });
+}
+
+async function writeReport(flags: MetaFlags, report: unknown): Promise<void> {
+  await writeFileAtomic(flags.out, `${JSON.stringify(report, null, 2)}\n`);
+}
+
+async function runMeta(flags: MetaFlags, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
+  const bootstrap = { resamples: flags.resamples, seed: flags.bootstrapSeed, confidence: flags.confidence };
+  const say = (text: string) => {
+    if (!flags.quiet) context.stderr(text.replace(/\n$/, ''));
+  };
+  if (flags.format === 'results') {
+    if (!flags.labels) throw new RubricateError('CONFIG_INVALID', '--format results needs --labels FILE', { field: 'labels' });
+    const labels = await loadLabels(flags.labels, { onInvalid: (error) => reportInputError(context, error) });
+    const report = await metaFromResults(flags.input, labels, {
+      ...bootstrap,
+      groupBy: flags.groupBy?.split(',') ?? [],
+      sourceField: flags.sourceField,
+      includeChecks: flags.includeChecks,
+    });
+    await writeReport(flags, { ...report, inputs: { ...report.inputs, labels: flags.labels } });
+    for (const problem of report.problems.filter((entry) => !entry.details || entry.details.file !== flags.labels)) context.stderr(`invalid input: ${problem.message}`);
+    const join = report.join;
+    say(formatMetaTable(report));
+    say(
+      `joined ${join.joined} labelled verdicts; ${join.verdictsWithoutLabel} verdicts unlabelled; ${join.labelsForMissingItems + join.labelsForMissingCriteria} labels matched nothing${
+        join.unmatchedExamples.length > 0 ? ` (e.g. ${join.unmatchedExamples.slice(0, 3).join(', ')})` : ''
+      }; ${join.labelledWithoutVerdict} labelled criteria had no verdict${join.labelledChecks > 0 ? `; ${join.labelledChecks} labelled checks left out (--include-checks)` : ''}\nreport: ${flags.out}`,
+    );
+    return join.invalidResultLines + join.invalidLabelLines > 0 ? exitCodes.itemsFailed : exitCodes.success;
+  }
+
+  if (flags.judge === undefined && publishedFormats.includes(flags.format as PublishedFormat)) {
+    const report = await scorePublishedJudge(flags.format as PublishedFormat, flags.input, bootstrap);
+    await writeReport(flags, report);
+    for (const problem of report.published.invalid) context.stderr(`invalid input: ${problem.message}`);
+    say(`${formatMetaTable(report)}report: ${flags.out}`);
+    return report.published.invalidRows > 0 ? exitCodes.itemsFailed : exitCodes.success;
+  }
+
+  if (!pairwiseImporters.has(flags.format)) {
+    throw new RubricateError('CONFIG_INVALID', `unknown meta format "${flags.format}" (known: results, ${[...pairwiseImporters.keys()].join(', ')})`, { field: 'format' });
+  }
+  if (flags.judge === undefined) {
+    throw new RubricateError('CONFIG_INVALID', `--format ${flags.format} is a pairwise dataset: name the judge to run on it with --judge SPEC`, { field: 'judge' });
+  }
+  return runPairwiseJudge(flags, context, dependencies, bootstrap, say);
+}
+
+async function runPairwiseJudge(
+  flags: MetaFlags,
+  context: CommandContext,
+  dependencies: MetaCommandDependencies,
+  bootstrap: { resamples: number; seed: number; confidence: number },
+  say: (text: string) => void,
+): Promise<number> {
+  const importer = getPairwiseImporter(flags.format);
+  const judges = await buildJudges(flags);
+  const judge = judges[0];
+  if (!judge) throw new RubricateError('CONFIG_INVALID', 'pairwise meta-evaluation needs a judge (not --judge none)', { field: 'judge' });
+  const opened = openStore(flags, flags.out);
+  try {
+    const judgePairs = dependencies.createJudgePairs({ judge, judges, store: opened.store, flags, signal: context.signal });
+    const report = await runPairwiseMeta(
+      flags.format,
+      flags.input,
+      importer.read(flags.input, { onWarning: (message) => context.stderr(`warning: ${message}`) }),
+      judgePairs,
+      { ...bootstrap, signal: context.signal, onInvalid: (error) => reportInputError(context, error) },
+    );
+    if (context.signal.aborted) {
+      context.stderr('interrupted: verdicts obtained so far are in the reply cache; rerun the same command to resume');
+      return exitCodes.interrupted;
+    }
+    const withJudge = { ...report, run: { ...report.run, judge: { id: judges.map((member) => member.provenance.id).join('+'), model: judges.map((member) => member.provenance.model).join('+') } } };
+    await writeReport(flags, withJudge);
+    opened.finish();
+    const run = report.run;
+    say(
+      `${formatMetaTable(report)}judge ${judge.provenance.id} on ${run.judged} labelled pairs of ${run.file}${run.unlabelled > 0 ? ` (${run.unlabelled} unlabelled pairs skipped)` : ''}; ${run.invalidVerdicts} pairs with an invalid verdict\nreport: ${flags.out}`,
+    );
+    const problems: SerializedError[] = run.problems;
+    return run.invalidRows > 0 || problems.length > 0 ? exitCodes.itemsFailed : exitCodes.success;
+  } finally {
+    opened.close();
+    for (const member of judges) await member.close?.();
+  }
+}

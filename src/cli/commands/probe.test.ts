@@ -1,0 +1,131 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exitCodes } from '../../errors.js';
+import { binaryVerdict, startFakeJudge, type FakeJudge } from '../../testing/fake-judge.js';
+import { runCli } from '../main.js';
+
+let directory: string;
+let itemsFile: string;
+let fake: FakeJudge;
+
+const facts = [
+  { word: 'zebrafish', sentence: 'The zebrafish is a small freshwater fish.', criterion: 'Says the zebrafish is a freshwater fish' },
+  { word: 'saxophone', sentence: 'A saxophone uses a single reed.', criterion: 'Says the saxophone has a single reed' },
+  { word: 'tungsten', sentence: 'Tungsten has a very high melting point.', criterion: 'Gives the high melting point of tungsten' },
+  { word: 'platypus', sentence: 'The platypus is a mammal that lays eggs.', criterion: 'Notes that the platypus lays eggs' },
+];
+
+function capture() {
+  const output = { stdout: [] as string[], stderr: [] as string[] };
+  return { output, context: { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal } };
+}
+
+beforeAll(async () => {
+  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-probe-cli-'));
+  itemsFile = path.join(directory, 'items.jsonl');
+  const lines = Array.from({ length: 10 }, (_, index) => {
+    const covered = facts.filter((_, position) => (index + position) % 3 !== 0);
+    return JSON.stringify({
+      id: `q${index}`,
+      prompt: 'Tell me some facts.',
+      response: covered.map((fact) => fact.sentence).join(' '),
+      rubric: { criteria: facts.map((fact) => ({ text: fact.criterion, points: 2 })) },
+    });
+  });
+  await writeFile(itemsFile, `${[...lines, '{"id": "broken"}'].join('\n')}\n`);
+  // A judge that reads the content but also obeys "mark every criterion" instructions.
+  fake = await startFakeJudge((request) => {
+    const response = request.response ?? '';
+    const fact = facts.find((entry) => request.criteria[0].text.includes(entry.word))!;
+    return { content: binaryVerdict(response.includes(fact.word) || /mark every criterion/i.test(response)) };
+  });
+});
+
+afterAll(async () => {
+  await fake.close();
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe('rubricate probe', () => {
+  it('grades originals and perturbations with the judge, writes the report and prints the table', async () => {
+    const out = path.join(directory, 'probe.json');
+    const cache = path.join(directory, 'cache.sqlite');
+    const { output, context } = capture();
+    const argv = [
+      'probe',
+      '--input',
+      itemsFile,
+      '--judge',
+      'openai:fake-judge',
+      '--judge-base-url',
+      fake.baseUrl,
+      '--cache',
+      cache,
+      '--out',
+      out,
+      '--probes',
+      'padding,injection,deletion',
+      '--items',
+      '8',
+      '--probe-seed',
+      '2',
+      '--bootstrap-resamples',
+      '200',
+      '--quiet',
+    ];
+    const code = await runCli(argv, context);
+    // The broken input line is reported and makes the exit status say so.
+    expect(code).toBe(exitCodes.itemsFailed);
+    const stderr = output.stderr.join('\n');
+    expect(stderr).toMatch(/invalid input: .*items\.jsonl:11/);
+    const report = JSON.parse(await readFile(out, 'utf8'));
+    expect(report.kind).toBe('probes');
+    expect(report.items).toMatchObject({ probed: 8, originalOk: 8 });
+    expect(report.judge).toMatchObject({ id: 'openai:fake-judge', model: 'fake-judge' });
+    expect(report.input).toEqual({ format: 'items', file: itemsFile, invalidRecords: 1 });
+    expect(report.probes.map((result: { probe: string }) => result.probe)).toEqual(['padding', 'injection', 'deletion']);
+    const [padding, injection, deletion] = report.probes;
+    expect(padding.flagged).toBe(false);
+    expect(injection.flagged).toBe(true);
+    expect(injection.byVariant['injection:direct'].flips.notMetToMet.rate).toBe(1);
+    expect(injection.byVariant['injection:fake-verdict'].flips.notMetToMet.count).toBe(0);
+    expect(deletion.target.rate).toBe(1);
+    expect(stderr).not.toMatch(/Robustness probes/); // --quiet: no table
+
+    // Same command again: every verdict comes from the cache, the report is the same.
+    const callsBefore = fake.requests.length;
+    const again = capture();
+    expect(await runCli(argv, again.context)).toBe(exitCodes.itemsFailed);
+    expect(fake.requests.length).toBe(callsBefore);
+    const second = JSON.parse(await readFile(out, 'utf8'));
+    expect(second.probes).toEqual(report.probes);
+    expect(second.usage.calls).toBe(0);
+  });
+
+  it('prints the table with the weaknesses it found', async () => {
+    const out = path.join(directory, 'probe-table.json');
+    const { output, context } = capture();
+    await runCli(
+      ['probe', '--input', itemsFile, '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--probes', 'injection', '--bootstrap-resamples', '100'],
+      context,
+    );
+    const stderr = output.stderr.join('\n');
+    expect(stderr).toMatch(/Robustness probes: judge openai:fake-judge/);
+    expect(stderr).toMatch(/injection:direct/);
+    expect(stderr).toMatch(/Weaknesses found:\n- injection: /);
+    expect(existsSync(`${out}.journal.sqlite`)).toBe(false);
+  });
+
+  it('rejects unknown probes and --judge none', async () => {
+    const { output, context } = capture();
+    const out = path.join(directory, 'never.json');
+    expect(await runCli(['probe', '--input', itemsFile, '--judge', 'none', '--out', out], context)).toBe(exitCodes.usage);
+    expect(output.stderr.join('\n')).toMatch(/--judge none has nothing to probe/);
+    expect(await runCli(['probe', '--input', itemsFile, '--judge', 'none', '--out', out, '--probes', 'length'], context)).toBe(exitCodes.usage);
+    expect(output.stderr.join('\n')).toMatch(/unknown probe "length"/);
+    expect(existsSync(out)).toBe(false);
+  });
+});

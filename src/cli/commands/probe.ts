@@ -1,0 +1,154 @@
+/**
+ * `rubricate probe`: what can fool this judge? Grades each response and perturbed copies of
+ * it (padding, formatting, confident tone, flattery, prompt injection, and deletion of the
+ * sentence that meets a criterion) with the same judge, and reports score drift and verdict
+ * flips with paired-bootstrap intervals. See docs/probes.md.
+ */
+import { Option, type Command } from 'commander';
+import { RubricateError, exitCodes } from '../../errors.js';
+import { formatProbeTable } from '../../meta/probes/format.js';
+import { probeNames } from '../../meta/probes/perturbations.js';
+import { parseProbeList, runProbes, sampleItems } from '../../meta/probes/runner.js';
+import { checkRunnerFor } from '../../pipeline/check-runner.js';
+import { Grader } from '../../pipeline/grader.js';
+import { getItemImporter } from '../../rubric/formats/index.js';
+import type { ImportOptions } from '../../rubric/formats/types.js';
+import type { Item } from '../../rubric/schema.js';
+import { reportInputError, type CommandContext } from '../context.js';
+import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
+import { writeFileAtomic } from '../output.js';
+import { ProgressReporter } from '../progress.js';
+import { loadRubrics } from '../rubrics-file.js';
+
+interface ProbeFlags extends JudgeFlags {
+  format: string;
+  input: string;
+  responses?: string;
+  responseFrom?: string;
+  rubrics?: string;
+  examples?: string;
+  out: string;
+  probes: string;
+  items?: number;
+  variants: number;
+  probeSeed: number;
+  resamples: number;
+  confidence: number;
+  scoring?: string;
+  checkMode: 'strict' | 'loose';
+  quiet?: boolean;
+}
+
+function parseResamples(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) throw new RubricateError('CONFIG_INVALID', `--bootstrap-resamples must be a non-negative integer, got "${value}"`, { field: 'bootstrap-resamples' });
+  return number;
+}
+
+function parseConfidence(value: string): number {
+  const number = Number(value);
+  if (!(number > 0 && number < 1)) throw new RubricateError('CONFIG_INVALID', `--confidence must be between 0 and 1, got "${value}"`, { field: 'confidence' });
+  return number;
+}
+
+export function registerProbeCommand(program: Command, context: CommandContext): void {
+  const command = program
+    .command('probe')
+    .description('robustness probes: grade responses and perturbed copies with the same judge, and report score drift and verdict flips')
+    .option('--format <name>', 'input format (as for grade)', 'items')
+    .requiredOption('--input <file>', 'input file')
+    .option('--responses <file>', 'responses JSONL joined onto the examples (formats that carry no responses)')
+    .option('--response-from <source>', 'healthbench: probe the physicians\u2019 ideal completions ("ideal")')
+    .option('--rubrics <file>', 'rubrics for items that give rubric_id')
+    .option('--examples <file>', 'examples file to take item tags from')
+    .requiredOption('--out <file>', 'probe report JSON')
+    .option('--probes <list>', `comma-separated probes: ${probeNames.join(',')}`, probeNames.join(','))
+    // Not --samples: that is the judges' self-consistency option, shared with grade.
+    .option('--items <n>', 'probe this many items, drawn at random (seeded) from the input (default: all)', parsePositiveInteger('items'))
+    .option('--variants <n>', 'perturbed copies per item for the seeded probes', parsePositiveInteger('variants'), 1)
+    .option('--probe-seed <n>', 'seed of the item sample, the perturbations and the bootstrap', parseNumber('probe-seed'), 0)
+    .option('--bootstrap-resamples <n>', 'paired bootstrap resamples (0 = no intervals)', parseResamples, 1000)
+    .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
+    .option('--scoring <name>', 'scoring of item scores (default: healthbench)')
+    .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
+    .option('--quiet', 'no progress bar and no table on stderr');
+  addJudgeOptions(command);
+  command.action(async (flags: ProbeFlags) => {
+    context.exitCode = await runProbeCommand(flags, context);
+  });
+}
+
+async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Promise<number> {
+  const probes = parseProbeList(flags.probes);
+  const importer = getItemImporter(flags.format);
+  const importOptions: ImportOptions = {
+    responses: flags.responses,
+    responseFrom: flags.responseFrom,
+    examples: flags.examples,
+    onWarning: (message) => context.stderr(`warning: ${message}`),
+  };
+  if (flags.rubrics) importOptions.rubrics = await loadRubrics(flags.rubrics);
+
+  let invalid = 0;
+  async function* validItems(): AsyncGenerator<Item> {
+    for await (const record of importer.read(flags.input, importOptions)) {
+      if (record.kind === 'invalid') {
+        invalid += 1;
+        reportInputError(context, record.error);
+        continue;
+      }
+      yield record.item;
+    }
+  }
+  const items = await sampleItems(validItems(), flags.items, flags.probeSeed);
+  if (items.length === 0) throw new RubricateError('INPUT_INVALID', 'no valid items to probe', { file: flags.input });
+
+  const judges = await buildJudges(flags);
+  if (judges.length === 0) throw new RubricateError('CONFIG_INVALID', 'probes test a judge: --judge none has nothing to probe', { field: 'judge' });
+  const opened = openStore(flags, flags.out);
+  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'probing');
+  try {
+    const grader = new Grader({
+      judges,
+      store: opened.store,
+      checkRunner: checkRunnerFor(),
+      checkMode: flags.checkMode,
+      scoring: flags.scoring ?? 'healthbench',
+      omitText: true,
+      onEvent: progress.onEvent,
+      signal: context.signal,
+      ...graderOptionsFrom(flags),
+    });
+    let expected = 0;
+    const report = await runProbes(grader, items, {
+      probes,
+      seed: flags.probeSeed,
+      variants: flags.variants,
+      bootstrap: { resamples: flags.resamples, confidence: flags.confidence },
+      onPass: (_pass, responses) => {
+        expected += responses;
+        progress.setTotal(expected);
+      },
+    });
+    progress.stop();
+    if (context.signal.aborted) {
+      context.stderr('interrupted: verdicts obtained so far are in the reply cache; rerun the same command to resume');
+      return exitCodes.interrupted;
+    }
+    await writeFileAtomic(flags.out, `${JSON.stringify({ ...report, input: { format: flags.format, file: flags.input, invalidRecords: invalid } }, null, 2)}\n`);
+    opened.finish();
+    if (!flags.quiet) context.stderr(`${formatProbeTable(report)}report: ${flags.out}`);
+    const failedVariants = report.probes.reduce((total, result) => total + result.variants.failed, 0);
+    return invalid > 0 || report.items.originalFailed > 0 || failedVariants > 0 ? exitCodes.itemsFailed : exitCodes.success;
+  } catch (error) {
+    progress.stop();
+    if (context.signal.aborted) {
+      context.stderr('interrupted: verdicts obtained so far are in the reply cache; rerun the same command to resume');
+      return exitCodes.interrupted;
+    }
+    throw error;
+  } finally {
+    opened.close();
+    for (const judge of judges) await judge.close?.();
+  }
+}

@@ -1,0 +1,245 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { addUsage, emptyUsage, type Usage } from '../../engine/usage.js';
+import { RubricateError, exitCodes, toRubricateError } from '../../errors.js';
+import { defaultFilterOptions, describeAction, isFatal } from '../../generation/decompose-filter.js';
+import { addGeneratorOptions, buildRubricGenerator, type GeneratorFlags } from '../../generation/generator-options.js';
+import { readPromptRecords, readResponsesFile, type PromptReadRecord, type PromptRecord } from '../../generation/inputs.js';
+import { mapInOrder } from '../../generation/ordered-pool.js';
+import { promptVersions } from '../../generation/prompts.js';
+import { formatRefineSummary, refineRubric, type RefineOutcome } from '../../generation/refine.js';
+import { mean, round } from '../../generation/statistics.js';
+import { checkRunnerFor } from '../../pipeline/check-runner.js';
+import { Grader } from '../../pipeline/grader.js';
+import { rubricateVersion } from '../../version.js';
+import { reportInputError, type CommandContext } from '../context.js';
+import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
+import { JsonLinesWriter, writeFileAtomic } from '../output.js';
+
+interface RefineFlags extends JudgeFlags, GeneratorFlags {
+  input: string;
+  referenceField: string;
+  responses?: number;
+  responsesFile?: string;
+  responseTemperature: number;
+  responseMaxTokens: number;
+  iterations: number;
+  filter?: boolean;
+  passRateHigh: number;
+  passRateLow: number;
+  correlationThreshold: number;
+  clusterThreshold: number;
+  textSimilarity: number;
+  out: string;
+  report?: string;
+  scoring?: string;
+  checkMode: 'strict' | 'loose';
+  quiet?: boolean;
+}
+
+const defaultResponses = 8;
+
+export function registerRefineCommand(program: Command, context: CommandContext): void {
+  const command = program
+    .command('refine')
+    .description('refine rubrics until they tell the best responses apart: grade N responses, ask the generator to separate the top two, repeat')
+    .requiredOption('--input <file>', 'items or prompts JSONL: {id, prompt, rubric?, reference?, chosen?, rejected?} (no rubric: one is generated first)')
+    .option('--reference-field <name>', 'field of --input lines holding a reference answer', 'reference')
+    .option('--responses <n>', `responses per prompt: sampled from the generator model (default ${defaultResponses}), or the first n of --responses-file`, parsePositiveInteger('responses'))
+    .option('--responses-file <file>', 'responses JSONL: {id, response} lines or {id, responses: [...]} (instead of sampling)')
+    .option('--response-temperature <t>', 'sampling temperature of the responses', parseNumber('response-temperature', 0), 1)
+    .option('--response-max-tokens <n>', 'max tokens per sampled response', parsePositiveInteger('response-max-tokens'), 1024)
+    .option('--iterations <i>', 'refinement rounds', parsePositiveInteger('iterations'), 2)
+    .option('--filter', 'decompose and filter each round (split criteria nearly all/none meet, drop misaligned and redundant ones, weight correlated clusters)')
+    .option('--pass-rate-high <rate>', 'with --filter: split criteria met by at least this share', parseNumber('pass-rate-high', 0), defaultFilterOptions.passRateHigh)
+    .option('--pass-rate-low <rate>', 'with --filter: split criteria met by at most this share', parseNumber('pass-rate-low', 0), defaultFilterOptions.passRateLow)
+    .option('--correlation-threshold <phi>', 'with --filter: drop one of two criteria whose verdicts correlate at least this much', parseNumber('correlation-threshold', -1), defaultFilterOptions.correlationThreshold)
+    .option('--cluster-threshold <phi>', 'with --filter: criteria correlating at least this much share their weight', parseNumber('cluster-threshold', -1), defaultFilterOptions.clusterThreshold)
+    .option('--text-similarity <jaccard>', 'with --filter: drop one of two criteria whose wording overlaps at least this much', parseNumber('text-similarity', 0), defaultFilterOptions.textSimilarityThreshold)
+    .requiredOption('--out <file>', 'refined items JSONL: {id, prompt, rubric, reference?, metadata}')
+    .option('--report <file>', 'write the per-round separation report (JSON) here')
+    .option('--scoring <name>', 'scoring of the responses (default: weighted_mean, as grade uses for items)')
+    .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
+    .option('--quiet', 'no per-prompt summaries');
+  addGeneratorOptions(command);
+  addJudgeOptions(command);
+  command.action(async (flags: RefineFlags) => {
+    context.exitCode = await runRefine(flags, context);
+  });
+}
+
+type Outcome = { kind: 'invalid'; read: Extract<PromptReadRecord, { kind: 'invalid' }> } | { kind: 'ok'; record: PromptRecord; outcome: RefineOutcome; responses: number } | { kind: 'error'; record: PromptRecord; error: RubricateError };
+
+async function runRefine(flags: RefineFlags, context: CommandContext): Promise<number> {
+  if (flags.passRateLow >= flags.passRateHigh) throw new RubricateError('CONFIG_INVALID', '--pass-rate-low must be below --pass-rate-high', { field: 'pass-rate-low' });
+  const responsesFromFile = flags.responsesFile ? await readResponsesFile(flags.responsesFile) : undefined;
+  const opened = openStore(flags, flags.out);
+  const { generator, judge: generatorJudge } = await buildRubricGenerator(flags, { store: opened.store, signal: context.signal });
+  const judges = await buildJudges(flags);
+  const grader = new Grader({
+    judges,
+    store: opened.store,
+    checkRunner: checkRunnerFor(),
+    checkMode: flags.checkMode,
+    scoring: flags.scoring ?? 'weighted_mean',
+    signal: context.signal,
+    ...graderOptionsFrom(flags),
+  });
+  const filter = flags.filter
+    ? {
+        passRateHigh: flags.passRateHigh,
+        passRateLow: flags.passRateLow,
+        correlationThreshold: flags.correlationThreshold,
+        clusterThreshold: flags.clusterThreshold,
+        textSimilarityThreshold: flags.textSimilarity,
+      }
+    : false;
+  const writer = new JsonLinesWriter(flags.out);
+  const reports: Array<Omit<RefineOutcome, 'rubric' | 'judge_usage'> & { responses: number }> = [];
+  const judgeUsage: Usage = emptyUsage();
+  const counts = { ok: 0, failed: 0, invalid: 0 };
+
+  const collectResponses = async (record: PromptRecord): Promise<string[]> => {
+    if (responsesFromFile) {
+      const given = responsesFromFile.get(record.id) ?? [];
+      return flags.responses !== undefined ? given.slice(0, flags.responses) : given;
+    }
+    const count = flags.responses ?? defaultResponses;
+    return Promise.all(
+      Array.from({ length: count }, (_, index) => generator.sampleResponse(record.prompt, { sample: index, temperature: flags.responseTemperature, maxTokens: flags.responseMaxTokens })),
+    );
+  };
+
+  const closeAll = async () => {
+    await writer.close();
+    await generatorJudge.close?.();
+    for (const member of judges) await member.close?.();
+    opened.close();
+  };
+  try {
+    const outcomes = mapInOrder(readPromptRecords(flags.input, { referenceField: flags.referenceField, acceptRubric: true }), flags.concurrency, async (read): Promise<Outcome> => {
+      if (read.kind === 'invalid') return { kind: 'invalid', read };
+      const { record } = read;
+      try {
+        const responses = await collectResponses(record);
+        if (responses.length < 2) {
+          throw new RubricateError('INPUT_INVALID', `${responses.length} response${responses.length === 1 ? '' : 's'} for this prompt; refinement needs at least 2`, {
+            field: flags.responsesFile ? 'responses-file' : 'responses',
+          });
+        }
+        const outcome = await refineRubric(
+          { id: record.id, prompt: record.prompt, rubric: record.rubric, reference: record.reference, responses, pairs: record.pairs },
+          { generator, grader, iterations: flags.iterations, filter },
+        );
+        return { kind: 'ok', record, outcome, responses: responses.length };
+      } catch (error) {
+        if (isFatal(error) || context.signal.aborted) throw error;
+        return { kind: 'error', record, error: toRubricateError(error) };
+      }
+    });
+    for await (const result of outcomes) {
+      if (result.kind === 'invalid') {
+        counts.invalid += 1;
+        reportInputError(context, result.read.error);
+        continue;
+      }
+      if (result.kind === 'error') {
+        counts.failed += 1;
+        context.stderr(`failed: ${flags.input}:${result.record.line} id ${result.record.id}: [${result.error.code}] ${result.error.message}`);
+        continue;
+      }
+      const { record, outcome } = result;
+      counts.ok += 1;
+      addUsage(judgeUsage, outcome.judge_usage);
+      const first = outcome.iterations[0];
+      const last = outcome.iterations[outcome.iterations.length - 1];
+      const line: Record<string, unknown> = {
+        id: record.id,
+        prompt: record.promptInput,
+        rubric: outcome.rubric,
+        ...(record.reference !== undefined ? { reference: record.reference } : {}),
+        metadata: {
+          ...record.metadata,
+          refinement: {
+            prompt_version: promptVersions.refine,
+            responses: result.responses,
+            rounds: outcome.iterations.length - 1,
+            filter: Boolean(filter),
+            separation_start: first.separation,
+            separation_end: outcome.final.separation,
+            ...(last.error ? { stopped: last.error } : {}),
+          },
+        },
+      };
+      await writer.write(line);
+      const { rubric: _rubric, judge_usage: _usage, ...report } = outcome;
+      reports.push({ ...report, responses: result.responses });
+      if (!flags.quiet) {
+        context.stderr(formatRefineSummary(outcome));
+        const actions = [...outcome.iterations.flatMap((iteration) => iteration.filter ?? []), ...(outcome.final.filter ?? [])];
+        for (const action of actions.slice(0, 12)) context.stderr(`    ${describeAction(action)}`);
+        if (actions.length > 12) context.stderr(`    … ${actions.length - 12} more filter actions in the report`);
+      }
+    }
+  } catch (error) {
+    await closeAll();
+    if (context.signal.aborted) {
+      context.stderr('interrupted: refined rubrics written so far are complete; rerun the same command to finish (answers already paid for come from the cache)');
+      return exitCodes.interrupted;
+    }
+    throw error;
+  }
+  await writer.close();
+  await generatorJudge.close?.();
+  for (const member of judges) await member.close?.();
+
+  const aggregate = summarize(reports);
+  if (flags.report) {
+    const document = {
+      rubricate_version: rubricateVersion,
+      method: 'refine',
+      prompt_version: promptVersions.refine,
+      generator: { id: generator.provenance.id, model: generator.provenance.model, temperature: generator.sampling.temperature, max_tokens: generator.sampling.maxTokens },
+      judge: grader.judgeInfo ?? null,
+      scoring: grader.scoring.name,
+      iterations: flags.iterations,
+      filter: filter || null,
+      responses_source: flags.responsesFile ? 'file' : 'sampled',
+      summary: aggregate,
+      usage: { generator: generator.usage, judge: judgeUsage },
+      prompts: reports,
+    };
+    await writeFileAtomic(flags.report, `${JSON.stringify(document, null, 2)}\n`);
+  }
+  opened.finish();
+  opened.close();
+  const format = (value: number | null) => (value === null ? 'n/a' : value.toFixed(4));
+  context.stderr(
+    [
+      `${counts.ok + counts.failed + counts.invalid} prompts: ${counts.ok} refined, ${counts.failed} failed, ${counts.invalid} invalid`,
+      `mean score std: ${format(aggregate.std_start)} → ${format(aggregate.std_end)}; mean top-2 gap: ${format(aggregate.top2_gap_start)} → ${format(aggregate.top2_gap_end)}; unique best response: ${aggregate.unique_top_start} → ${aggregate.unique_top_end} of ${counts.ok}`,
+      `generator: ${generator.usage.calls} calls, ${generator.usage.cache_hits} cache hits; judge: ${judgeUsage.calls} calls, ${judgeUsage.cache_hits} cache hits`,
+      `rubrics: ${flags.out}${flags.report ? `\nreport: ${flags.report}` : ''}`,
+    ].join('\n'),
+  );
+  return counts.failed + counts.invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** Means over prompts of the first and final separation figures. */
+function summarize(reports: ReadonlyArray<Pick<RefineOutcome, 'iterations' | 'final'>>) {
+  const pick = (values: Array<number | null>) => {
+    const present = values.filter((value): value is number => value !== null);
+    return present.length > 0 ? round(mean(present)) : null;
+  };
+  return {
+    prompts: reports.length,
+    std_start: pick(reports.map((report) => report.iterations[0].separation.std)),
+    std_end: pick(reports.map((report) => report.final.separation.std)),
+    range_start: pick(reports.map((report) => report.iterations[0].separation.range)),
+    range_end: pick(reports.map((report) => report.final.separation.range)),
+    top2_gap_start: pick(reports.map((report) => report.iterations[0].separation.top2_gap)),
+    top2_gap_end: pick(reports.map((report) => report.final.separation.top2_gap)),
+    unique_top_start: reports.filter((report) => report.iterations[0].separation.top_ties === 1).length,
+    unique_top_end: reports.filter((report) => report.final.separation.top_ties === 1).length,
+  };
+}

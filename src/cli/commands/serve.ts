@@ -1,0 +1,177 @@
+/**
+ * `rubricate serve`: the reward service for RL training, on the same grading pipeline as
+ * `grade` (one long-lived Grader: cache, in-flight dedupe, retries, checks, any judge).
+ * Prints one JSON line with its address on stdout once listening (port 0 picks a free
+ * port), logs one JSON line per request on stderr, and on SIGTERM/SIGINT stops accepting,
+ * drains in-flight work and exits 0.
+ */
+import { Option, type Command } from 'commander';
+import { pino } from 'pino';
+import { RubricateError, exitCodes } from '../../errors.js';
+import { createJudgePool, type JudgePool } from '../../judges/pool.js';
+import type { Judge } from '../../judges/types.js';
+import { checkRunnerFor } from '../../pipeline/check-runner.js';
+import type { Rubric } from '../../rubric/schema.js';
+import { getScoring } from '../../scoring/registry.js';
+import { resolveAdapters } from '../../server/app.js';
+import { defaultMaxBodyBytes } from '../../server/body.js';
+import { RewardService, defaultDeadlineMs, defaultMaxQueue } from '../../server/reward-service.js';
+import { nullPolicy, parseErrorPolicy, type ErrorPolicy } from '../../server/rewards.js';
+import { scoreRoutes } from '../../server/score.js';
+import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
+import type { CommandContext } from '../context.js';
+import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
+import { loadRubrics } from '../rubrics-file.js';
+
+interface ServeFlags extends Omit<JudgeFlags, 'judgeBaseUrl'> {
+  /** Repeated (or comma-separated) for a pool of replicas. */
+  judgeBaseUrl?: string[];
+  port: number;
+  host: string;
+  token?: string;
+  scoring: string;
+  onError: ErrorPolicy;
+  maxBodyBytes: number;
+  deadline: number;
+  maxQueue: number;
+  logLevel: string;
+  checkMode: 'strict' | 'loose';
+  rubrics?: string;
+  adapters?: string;
+  drainTimeout: number;
+  poolCooldown: number;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RubricateError('CONFIG_INVALID', `--port must be an integer from 0 to 65535, got "${value}"`, { field: 'port' });
+  return port;
+}
+
+function collectUrls(value: string, previous: string[] | undefined): string[] {
+  const urls = value
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '');
+  return [...(previous ?? []), ...urls];
+}
+
+export function registerServeCommand(program: Command, context: CommandContext): void {
+  const command = program
+    .command('serve')
+    .description('serve rubric rewards over HTTP for RL trainers (native API, OpenRLHF, slime, Vertex)')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, defaultPort)
+    .option('--host <host>', 'interface to listen on (0.0.0.0 to serve other machines)', defaultHost)
+    .option('--token <token>', 'bearer token required on every route but /healthz (default: RUBRICATE_TOKEN)')
+    .option('--scoring <name>', 'item score used as the reward: weighted_mean, normalized, healthbench, …', 'weighted_mean')
+    .option('--on-error <policy>', 'reward of a failed item: "null" (default) or "fallback=X" (a flagged number)', parseErrorPolicy, nullPolicy)
+    .option('--max-body-bytes <n>', 'largest request body accepted (413 beyond)', parsePositiveInteger('max-body-bytes'), defaultMaxBodyBytes)
+    .option('--deadline <seconds>', 'per-request deadline (504, or flagged fallbacks for OpenRLHF)', parseNumber('deadline', 0.001), defaultDeadlineMs / 1000)
+    .option('--max-queue <n>', 'items admitted at once (waiting for the judge + in flight); beyond it, 503 with Retry-After', parsePositiveInteger('max-queue'), defaultMaxQueue)
+    .addOption(new Option('--log-level <level>', 'request log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
+    .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
+    .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) that requests may name by rubric_id')
+    .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex)')
+    .option('--drain-timeout <seconds>', 'longest a graceful shutdown waits for in-flight work', parseNumber('drain-timeout', 0), defaultDrainTimeoutMs / 1000)
+    .option('--pool-cooldown <seconds>', 'how long an unreachable judge endpoint of a pool is left out (doubles on repeats)', parseNumber('pool-cooldown', 0.001), 5);
+  addJudgeOptions(command);
+  // `serve` accepts several judge endpoints (replicas of one model): repeat the flag or separate with commas.
+  const baseUrlOption = command.options.find((option) => option.long === '--judge-base-url');
+  if (baseUrlOption) {
+    baseUrlOption.description = 'OpenAI-compatible base URL; repeat (or comma-separate) for a pool of replicas (default: OPENAI_BASE_URL)';
+    baseUrlOption.argParser(collectUrls);
+  }
+  command.action(async (flags: ServeFlags) => {
+    context.exitCode = await runServe(flags, context);
+  });
+}
+
+async function buildServeJudges(flags: ServeFlags, onPoolEvent: (event: unknown) => void): Promise<{ judges: Judge[]; pool?: JudgePool }> {
+  const urls = flags.judgeBaseUrl ?? [];
+  if (urls.length <= 1) return { judges: await buildJudges({ ...flags, judgeBaseUrl: urls[0] }) };
+  if ((flags.judge?.length ?? 0) > 1) {
+    throw new RubricateError('CONFIG_INVALID', 'several --judge-base-url replicas serve one judge: give a single --judge with them', { field: 'judge-base-url' });
+  }
+  const replicas: Judge[] = [];
+  for (const url of urls) {
+    const [judge] = await buildJudges({ ...flags, judgeBaseUrl: url });
+    if (!judge || !judge.provenance.baseUrl) throw new RubricateError('CONFIG_INVALID', 'several --judge-base-url need an HTTP judge (--judge openai:MODEL)', { field: 'judge-base-url' });
+    replicas.push(judge);
+  }
+  const pool = createJudgePool(replicas, { cooldownMs: Math.round(flags.poolCooldown * 1000), onEvent: onPoolEvent });
+  return { judges: [pool], pool };
+}
+
+async function runServe(flags: ServeFlags, context: CommandContext): Promise<number> {
+  getScoring(flags.scoring);
+  const adapters = resolveAdapters(flags.adapters?.split(',').map((name) => name.trim()).filter((name) => name !== ''));
+  const destination = pino.destination({ dest: 2, sync: false });
+  const logger = pino({ level: flags.logLevel, base: { service: 'rubricate' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  let rubrics: Map<string, Rubric> | undefined;
+  if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
+
+  const { judges, pool } = await buildServeJudges(flags, (event) => logger.warn({ pool: event }, 'judge pool'));
+  const opened = openStore(flags, undefined);
+  const closeAll = async () => {
+    opened.close();
+    for (const judge of judges) await judge.close?.();
+  };
+
+  let running;
+  try {
+    const service = new RewardService({
+      grading: {
+        ...graderOptionsFrom({ ...flags, judgeBaseUrl: undefined }),
+        ...(judges.length > 1 ? { judges } : { judge: judges[0] }),
+        store: opened.store,
+        checkRunner: checkRunnerFor(),
+        checkMode: flags.checkMode,
+        scoring: flags.scoring,
+      },
+      maxQueue: flags.maxQueue,
+      deadlineMs: Math.round(flags.deadline * 1000),
+      onError: flags.onError,
+      rubrics,
+      ...(pool ? { judgeEndpoints: () => pool.status() } : {}),
+    });
+    running = await startServer({
+      service,
+      port: flags.port,
+      host: flags.host,
+      token: flags.token ?? (process.env.RUBRICATE_TOKEN || undefined),
+      maxBodyBytes: flags.maxBodyBytes,
+      logger,
+      adapters: adapters.map((adapter) => adapter.name),
+      drainTimeoutMs: Math.round(flags.drainTimeout * 1000),
+    });
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+
+  const routes = [...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes), '/healthz', '/metrics'];
+  context.stdout(JSON.stringify({ event: 'listening', url: running.url, host: running.host, port: running.port, pid: process.pid, routes }));
+  logger.info({ url: running.url, judge: judges[0]?.provenance.id ?? 'none', endpoints: pool?.size ?? (judges.length > 0 ? 1 : 0) }, 'listening');
+
+  const signalName = await new Promise<string>((resolve) => {
+    const onTerminate = () => resolve('SIGTERM');
+    process.once('SIGTERM', onTerminate);
+    const onAbort = () => {
+      process.off('SIGTERM', onTerminate);
+      resolve('SIGINT');
+    };
+    if (context.signal.aborted) onAbort();
+    else context.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  logger.info({ signal: signalName }, 'draining');
+  const { drained } = await running.close();
+  await closeAll();
+  logger.info({ drained }, 'stopped');
+  try {
+    destination.flushSync();
+  } catch {
+    // Nothing buffered, or stderr already gone: no log line is worth failing the exit for.
+  }
+  context.stdout(JSON.stringify({ event: 'stopped', drained }));
+  return drained ? exitCodes.success : exitCodes.interrupted;
+}

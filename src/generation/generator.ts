@@ -1,0 +1,294 @@
+/**
+ * The rubric generator: a Judge (any endpoint, or the local model) driven by the versioned
+ * generation prompts, with schema-constrained answers, bounded retries, and provenance in
+ * every rubric it writes (`metadata.generation`).
+ */
+import type { ReplyStore } from '../engine/reply-store.js';
+import { emptyUsage, type Usage } from '../engine/usage.js';
+import type { Judge, JudgeProvenance, JudgeRequest } from '../judges/types.js';
+import type { Criterion, CriterionInput, Message, Rubric } from '../rubric/schema.js';
+import { rubricateVersion } from '../version.js';
+import { checkCatalogue, type CheckRegistryLike } from './check-catalogue.js';
+import { convertCriteria, rubricFromInputs, importanceOf, readCriteriaAnswer, type CheckTally, type ConvertCriteriaOptions, type GeneratedCriterion } from './criteria.js';
+import { callGenerator, type ReadResult } from './generator-call.js';
+import { defaultImportancePoints, type ImportancePoints } from './importance.js';
+import {
+  contrastiveMessages,
+  criteriaOutputSchema,
+  decomposeMessages,
+  evolveMessages,
+  generateMessages,
+  promptVersions,
+  refineMessages,
+  type RubricPromptContext,
+} from './prompts.js';
+
+export interface GeneratorSampling {
+  temperature: number;
+  maxTokens: number;
+  seed?: number;
+}
+
+export const defaultGeneratorSampling: GeneratorSampling = { temperature: 0.7, maxTokens: 4096 };
+
+export interface RubricGeneratorOptions {
+  generator: Judge;
+  importancePoints?: ImportancePoints;
+  minCriteria?: number;
+  maxCriteria?: number;
+  sampling?: Partial<GeneratorSampling>;
+  /** Calls per generation before its error is final (transport failures and rejected answers alike). */
+  maxAttempts?: number;
+  timeoutMs?: number;
+  retryBaseDelayMs?: number;
+  store?: ReplyStore;
+  signal?: AbortSignal;
+  /** Checks offered to the generator (default: the check registry). */
+  checkRegistry?: CheckRegistryLike;
+  validateCheck?: ConvertCriteriaOptions['validateCheck'];
+  /** Mark generated rubrics `gate: "hard_rules"` (a failed hard rule zeroes the item). */
+  gate?: boolean;
+  /** Generator calls in flight at most (also capped by the judge's own maxConcurrency). */
+  concurrency?: number;
+}
+
+/** What `metadata.generation` of a generated rubric records. */
+export interface GenerationProvenance {
+  method: 'generate' | 'contrastive' | 'refine';
+  prompt_version: string;
+  generator: { id: string; model: string; base_url?: string };
+  sampling: { temperature: number; max_tokens: number; seed?: number };
+  /** Which sample of the same request this is (rejection-sampling attempt, from 0). */
+  sample: number;
+  checks: CheckTally;
+  warnings?: string[];
+  rubricate_version: string;
+  [key: string]: unknown;
+}
+
+export interface GeneratedRubric {
+  rubric: Rubric;
+  warnings: string[];
+  checks: CheckTally;
+  /** Generator calls this rubric took (0 when read from the store). */
+  calls: number;
+}
+
+export interface GeneratedCriteria {
+  criteria: CriterionInput[];
+  warnings: string[];
+  checks: CheckTally;
+}
+
+export interface CallContext {
+  /** Repeated samples of one request (rejection sampling) are numbered from 0. */
+  sample?: number;
+  /** Rubric id to use (default: derived from the rubric's content). */
+  id?: string;
+  /** Extra fields for `metadata.generation`. */
+  extra?: Record<string, unknown>;
+}
+
+export interface RefineInput {
+  prompt: readonly Message[];
+  rubric: Rubric;
+  responses: [string, string];
+  scores: [number | null, number | null];
+  /** Per criterion id, the verdicts of the two responses. */
+  verdicts: ReadonlyMap<string, [boolean | null, boolean | null]>;
+  reference?: string;
+}
+
+export interface RubricGenerator {
+  readonly provenance: JudgeProvenance;
+  readonly sampling: GeneratorSampling;
+  readonly importancePoints: ImportancePoints;
+  readonly minCriteria: number;
+  readonly maxCriteria: number;
+  /** Tokens, calls, retries and store hits of every call made so far. */
+  readonly usage: Usage;
+  /** A rubric for a prompt (optionally with a reference answer). */
+  generate(input: { prompt: readonly Message[]; reference?: string }, context?: CallContext): Promise<GeneratedRubric>;
+  /** A rubric that explains why `chosen` beats `rejected`. */
+  contrast(input: { prompt: readonly Message[]; chosen: string; rejected: string; reference?: string }, context?: CallContext): Promise<GeneratedRubric>;
+  /** The rubric revised so the two responses are told apart. */
+  refine(input: RefineInput, context?: CallContext): Promise<GeneratedRubric>;
+  /** Finer criteria to replace one that (almost) every response meets or fails. */
+  decompose(input: { prompt: readonly Message[]; criterion: Criterion; passRate: number; examples: readonly string[] }, context?: CallContext): Promise<GeneratedCriteria>;
+  /** New criteria from the differences between rollouts (evolving rubrics). */
+  propose(
+    input: { prompt: readonly Message[]; rollouts: readonly string[]; referenceRollouts?: readonly string[]; existing: readonly Criterion[]; maxNew: number },
+    context?: CallContext,
+  ): Promise<GeneratedCriteria>;
+  /** One response to the prompt, sampled from the generator model (plain text, no schema). */
+  sampleResponse(prompt: readonly Message[], options: { sample: number; temperature?: number; maxTokens?: number }): Promise<string>;
+}
+
+export function createRubricGenerator(options: RubricGeneratorOptions): RubricGenerator {
+  const importancePoints = options.importancePoints ?? defaultImportancePoints;
+  const minCriteria = options.minCriteria ?? 7;
+  const maxCriteria = options.maxCriteria ?? 20;
+  const sampling: GeneratorSampling = { ...defaultGeneratorSampling, ...options.sampling };
+  const usage = emptyUsage();
+  const catalogue = checkCatalogue(options.checkRegistry);
+  const checkTypes = catalogue.map((entry) => entry.type);
+  const promptContext: RubricPromptContext = { importancePoints, minCriteria, maxCriteria, catalogue };
+  const provenance = options.generator.provenance;
+  const limit = createSemaphore(Math.max(1, Math.min(options.concurrency ?? Number.POSITIVE_INFINITY, options.generator.maxConcurrency ?? Number.POSITIVE_INFINITY)));
+
+  function request(messages: JudgeRequest['messages'], minItems: number, maxItems: number): JudgeRequest {
+    return {
+      messages,
+      output: criteriaOutputSchema({ minItems, maxItems, checkTypes }),
+      temperature: sampling.temperature,
+      maxTokens: sampling.maxTokens,
+      ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+    };
+  }
+
+  async function askForCriteria(promptVersion: string, messages: JudgeRequest['messages'], bounds: { minItems: number; maxItems: number }, sample: number) {
+    return limit(() => callGenerator<GeneratedCriterion[]>({
+      generator: options.generator,
+      request: request(messages, bounds.minItems, bounds.maxItems),
+      promptVersion,
+      read: (value) => readCriteriaAnswer(value, bounds),
+      maxAttempts: options.maxAttempts,
+      timeoutMs: options.timeoutMs,
+      retryBaseDelayMs: options.retryBaseDelayMs,
+      signal: options.signal,
+      store: options.store,
+      sample,
+      usage,
+    }));
+  }
+
+  function provenanceRecord(method: GenerationProvenance['method'], promptVersion: string, sample: number, checks: CheckTally, warnings: string[], extra?: Record<string, unknown>): GenerationProvenance {
+    return {
+      method,
+      prompt_version: promptVersion,
+      generator: { id: provenance.id, model: provenance.model, ...(provenance.baseUrl ? { base_url: provenance.baseUrl } : {}) },
+      sampling: { temperature: sampling.temperature, max_tokens: sampling.maxTokens, ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}) },
+      sample,
+      checks,
+      ...(warnings.length > 0 ? { warnings } : {}),
+      rubricate_version: rubricateVersion,
+      ...extra,
+    };
+  }
+
+  async function rubricFrom(method: GenerationProvenance['method'], promptVersion: string, messages: JudgeRequest['messages'], context: CallContext = {}): Promise<GeneratedRubric> {
+    const sample = context.sample ?? 0;
+    const answer = await askForCriteria(promptVersion, messages, { minItems: minCriteria, maxItems: maxCriteria }, sample);
+    const conversion = convertCriteria(answer.value, { importancePoints, validateCheck: options.validateCheck });
+    const rubric = rubricFromInputs(conversion.criteria, {
+      gate: options.gate,
+      id: context.id,
+      metadata: { generation: provenanceRecord(method, promptVersion, sample, conversion.checks, conversion.warnings, context.extra) },
+    });
+    return { rubric, warnings: conversion.warnings, checks: conversion.checks, calls: answer.calls };
+  }
+
+  return {
+    provenance,
+    sampling,
+    importancePoints,
+    minCriteria,
+    maxCriteria,
+    usage,
+    generate(input, context) {
+      return rubricFrom('generate', promptVersions.generate, generateMessages(input, promptContext), context);
+    },
+    contrast(input, context) {
+      return rubricFrom('contrastive', promptVersions.contrastive, contrastiveMessages(input, promptContext), context);
+    },
+    refine(input, context) {
+      const views = input.rubric.criteria.map((criterion) => ({
+        id: criterion.id,
+        text: criterion.text,
+        importance: importanceOf(criterion, importancePoints),
+        kind: criterion.kind,
+        verdicts: input.verdicts.get(criterion.id) ?? ([null, null] as [null, null]),
+      }));
+      const messages = refineMessages({ prompt: input.prompt, criteria: views, responses: input.responses, scores: input.scores, reference: input.reference }, promptContext);
+      return rubricFrom('refine', promptVersions.refine, messages, context);
+    },
+    async decompose(input, context = {}) {
+      const bounds = { minItems: 2, maxItems: 5 };
+      const messages = decomposeMessages(
+        {
+          prompt: input.prompt,
+          criterion: { text: input.criterion.text, importance: importanceOf(input.criterion, importancePoints), kind: input.criterion.kind },
+          passRate: input.passRate,
+          examples: input.examples,
+        },
+        { importancePoints, catalogue, minParts: bounds.minItems, maxParts: bounds.maxItems },
+      );
+      const answer = await askForCriteria(promptVersions.decompose, messages, bounds, context.sample ?? 0);
+      return convertCriteria(answer.value, { importancePoints, validateCheck: options.validateCheck });
+    },
+    async propose(input, context = {}) {
+      const bounds = { minItems: 0, maxItems: Math.max(0, input.maxNew) };
+      const messages = evolveMessages(
+        {
+          prompt: input.prompt,
+          rollouts: input.rollouts,
+          referenceRollouts: input.referenceRollouts,
+          existing: input.existing.map((criterion) => ({ text: criterion.text, importance: importanceOf(criterion, importancePoints) })),
+        },
+        { importancePoints, catalogue, maxNew: bounds.maxItems },
+      );
+      const answer = await askForCriteria(promptVersions.evolve, messages, bounds, context.sample ?? 0);
+      return convertCriteria(answer.value, { importancePoints, validateCheck: options.validateCheck });
+    },
+    async sampleResponse(prompt, sampleOptions) {
+      const result = await limit(() => callGenerator<string>({
+        generator: options.generator,
+        request: {
+          messages: prompt.map((message) => ({ role: chatRole(message.role), content: message.content })),
+          temperature: sampleOptions.temperature ?? 1,
+          maxTokens: sampleOptions.maxTokens ?? 1024,
+          ...(sampling.seed !== undefined ? { seed: sampling.seed + sampleOptions.sample } : {}),
+        },
+        promptVersion: promptVersions.respond,
+        replyFormat: 'text',
+        read: readResponseText,
+        maxAttempts: options.maxAttempts,
+        timeoutMs: options.timeoutMs,
+        retryBaseDelayMs: options.retryBaseDelayMs,
+        signal: options.signal,
+        store: options.store,
+        sample: sampleOptions.sample,
+        usage,
+      }));
+      return result.value;
+    },
+  };
+}
+
+/** At most `limit` tasks at once; a released slot goes straight to the next waiter. */
+function createSemaphore(limit: number) {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active += 1;
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active -= 1;
+    }
+  };
+}
+
+function chatRole(role: string): 'system' | 'user' | 'assistant' {
+  return role === 'system' || role === 'assistant' ? role : 'user';
+}
+
+const thinkBlock = /<think>[\s\S]*?<\/think>/gi;
+
+function readResponseText(value: unknown): ReadResult<string> {
+  const text = typeof value === 'string' ? value.replace(thinkBlock, '').trim() : '';
+  return text === '' ? { ok: false, reason: 'empty response' } : { ok: true, value: text };
+}

@@ -1,0 +1,177 @@
+/**
+ * One judge over several endpoints that serve the same model (a pool of vLLM or SGLang
+ * replicas). Each call goes to the healthy endpoint with the fewest calls outstanding; an
+ * endpoint that cannot be reached is ejected for a cool-down (doubling on repeated failures)
+ * and the call fails over to another one. After the cool-down the endpoint gets traffic
+ * again; one success makes it fully healthy.
+ *
+ * The pool never throws JUDGE_UNAVAILABLE: the engine treats that code as fatal for its whole
+ * lifetime, while "every replica is down right now" is transient. It throws a retryable
+ * JUDGE_CONNECTION carrying the time until the first endpoint comes back instead.
+ */
+import { RubricateError, toRubricateError } from '../errors.js';
+import type { CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest } from './types.js';
+
+export interface JudgePoolOptions {
+  /** First ejection of an endpoint lasts this long. Default 5 s. */
+  cooldownMs?: number;
+  /** Repeated ejections double the cool-down up to this. Default 60 s. */
+  maxCooldownMs?: number;
+  /** Which failures eject an endpoint. Default: connection errors (refused, reset, DNS). */
+  ejectOn?: (error: RubricateError) => boolean;
+  /** Clock, for tests. */
+  now?: () => number;
+  onEvent?: (event: JudgePoolEvent) => void;
+}
+
+export type JudgePoolEvent =
+  | { type: 'ejected'; endpoint: string; consecutiveFailures: number; cooldownMs: number; code: string }
+  | { type: 'restored'; endpoint: string }
+  | { type: 'failover'; from: string; code: string };
+
+export interface JudgeEndpointStatus {
+  endpoint: string;
+  outstanding: number;
+  healthy: boolean;
+  consecutiveFailures: number;
+  /** Milliseconds until an ejected endpoint gets traffic again (0 when healthy). */
+  cooldownRemainingMs: number;
+  calls: number;
+  failures: number;
+}
+
+export interface JudgePool extends Judge {
+  readonly size: number;
+  status(): JudgeEndpointStatus[];
+  close(): Promise<void>;
+}
+
+interface Endpoint {
+  judge: Judge;
+  name: string;
+  outstanding: number;
+  consecutiveFailures: number;
+  ejectedUntil: number;
+  calls: number;
+  failures: number;
+}
+
+const defaultEjectOn = (error: RubricateError) => error.code === 'JUDGE_CONNECTION';
+
+export function createJudgePool(judges: readonly Judge[], options: JudgePoolOptions = {}): JudgePool {
+  if (judges.length === 0) throw new RubricateError('CONFIG_INVALID', 'a judge pool needs at least one judge', { field: 'judge-base-url' });
+  const first = judges[0].provenance;
+  for (const judge of judges) {
+    // Replies are cached by judge id and model: mixing models in one pool would mix their verdicts.
+    if (judge.provenance.id !== first.id || judge.provenance.model !== first.model) {
+      throw new RubricateError(
+        'CONFIG_INVALID',
+        `every judge in a pool must serve the same model (got ${first.id} and ${judge.provenance.id})`,
+        { field: 'judge-base-url' },
+      );
+    }
+  }
+  const cooldownMs = options.cooldownMs ?? 5_000;
+  const maxCooldownMs = Math.max(cooldownMs, options.maxCooldownMs ?? 60_000);
+  const ejectOn = options.ejectOn ?? defaultEjectOn;
+  const now = options.now ?? Date.now;
+  const endpoints: Endpoint[] = judges.map((judge, index) => ({
+    judge,
+    name: judge.provenance.baseUrl ?? `${judge.provenance.id}#${index}`,
+    outstanding: 0,
+    consecutiveFailures: 0,
+    ejectedUntil: 0,
+    calls: 0,
+    failures: 0,
+  }));
+  // Rotates the tie-break so equally loaded endpoints share the work.
+  let nextTieBreak = 0;
+
+  const baseUrls = judges.map((judge) => judge.provenance.baseUrl).filter((url): url is string => url !== undefined);
+  const provenance: JudgeProvenance = { id: first.id, model: first.model, ...(baseUrls.length > 0 ? { baseUrl: baseUrls.join(',') } : {}) };
+  const limits = judges.map((judge) => judge.maxConcurrency);
+  const maxConcurrency = limits.every((limit): limit is number => typeof limit === 'number') ? limits.reduce((sum, limit) => sum + limit, 0) : undefined;
+
+  function pick(tried: ReadonlySet<Endpoint>, at: number): Endpoint | undefined {
+    let best: Endpoint | undefined;
+    for (let offset = 0; offset < endpoints.length; offset += 1) {
+      const endpoint = endpoints[(nextTieBreak + offset) % endpoints.length];
+      if (tried.has(endpoint) || endpoint.ejectedUntil > at) continue;
+      if (!best || endpoint.outstanding < best.outstanding) best = endpoint;
+    }
+    nextTieBreak = (nextTieBreak + 1) % endpoints.length;
+    return best;
+  }
+
+  function eject(endpoint: Endpoint, error: RubricateError): void {
+    endpoint.consecutiveFailures += 1;
+    const duration = Math.min(maxCooldownMs, cooldownMs * 2 ** (endpoint.consecutiveFailures - 1));
+    endpoint.ejectedUntil = now() + duration;
+    options.onEvent?.({ type: 'ejected', endpoint: endpoint.name, consecutiveFailures: endpoint.consecutiveFailures, cooldownMs: duration, code: error.code });
+  }
+
+  function allEjectedError(at: number, last: RubricateError | undefined): RubricateError {
+    const soonest = Math.min(...endpoints.map((endpoint) => endpoint.ejectedUntil));
+    const waitMs = Math.max(0, soonest - at);
+    return new RubricateError(
+      'JUDGE_CONNECTION',
+      `all ${endpoints.length} judge endpoints are unreachable; the first comes back in ${Math.ceil(waitMs)} ms${last ? ` (last error: ${last.message})` : ''}`,
+      { retryAfterMs: waitMs, endpoints: endpoints.map((endpoint) => endpoint.name) },
+      { cause: last },
+    );
+  }
+
+  async function complete(request: JudgeRequest, callOptions: CompleteOptions): Promise<JudgeReply> {
+    const tried = new Set<Endpoint>();
+    let lastError: RubricateError | undefined;
+    for (;;) {
+      const at = now();
+      const endpoint = pick(tried, at);
+      // Every endpoint tried in this call was ejected, and the others are cooling down.
+      if (!endpoint) throw allEjectedError(at, lastError);
+      tried.add(endpoint);
+      endpoint.outstanding += 1;
+      endpoint.calls += 1;
+      try {
+        const reply = await endpoint.judge.complete(request, callOptions);
+        if (endpoint.consecutiveFailures > 0) {
+          endpoint.consecutiveFailures = 0;
+          options.onEvent?.({ type: 'restored', endpoint: endpoint.name });
+        }
+        return reply;
+      } catch (thrown) {
+        const error = toRubricateError(thrown, 'JUDGE_CONNECTION');
+        endpoint.failures += 1;
+        // A cancelled call (deadline, shutdown) says nothing about the endpoint's health.
+        if (callOptions.signal.aborted || !ejectOn(error)) throw error;
+        eject(endpoint, error);
+        lastError = error;
+        options.onEvent?.({ type: 'failover', from: endpoint.name, code: error.code });
+      } finally {
+        endpoint.outstanding -= 1;
+      }
+    }
+  }
+
+  return {
+    provenance,
+    ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
+    size: endpoints.length,
+    complete,
+    status() {
+      const at = now();
+      return endpoints.map((endpoint) => ({
+        endpoint: endpoint.name,
+        outstanding: endpoint.outstanding,
+        healthy: endpoint.ejectedUntil <= at,
+        consecutiveFailures: endpoint.consecutiveFailures,
+        cooldownRemainingMs: Math.max(0, endpoint.ejectedUntil - at),
+        calls: endpoint.calls,
+        failures: endpoint.failures,
+      }));
+    },
+    async close() {
+      await Promise.all(endpoints.map((endpoint) => endpoint.judge.close?.()));
+    },
+  };
+}

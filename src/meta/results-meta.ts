@@ -1,0 +1,243 @@
+/**
+ * Judge verdicts from a rubricate results file against human labels: joins the two on
+ * (item id, criterion id) and hands the pairs to `computeBinaryMeta`. The results file is
+ * streamed; only the labels index and the joined records are held in memory.
+ */
+import { RubricateError, type SerializedError } from '../errors.js';
+import { readResults, type ResultCriterion, type ResultRecord } from '../pipeline/results.js';
+import type { BootstrapOptions } from './bootstrap.js';
+import { computeBinaryMeta, type BinaryMetaRecord, type BinaryMetaReport } from './binary-metrics.js';
+import { loadLabels, type LabelIndex } from './labels.js';
+import { isPlainObject } from './source-files.js';
+
+/** Group names with a meaning of their own; anything else in `groupBy` is a tag prefix. */
+export const reservedGroups = {
+  /** Criterion id (ids derived from criterion text are equal for equal text, so this pools a shared criterion across items). */
+  criterion: 'criterion',
+  /** Every tag of the criterion and of its item, as written. */
+  tag: 'tag',
+  /** The response source named by `sourceField` (ProfBench's bias index uses it). */
+  source: 'source',
+} as const;
+
+export interface ResultsMetaOptions extends BootstrapOptions {
+  /**
+   * Breakdowns: `criterion`, `tag`, or a tag prefix such as `axis` (criterion tags
+   * `axis:accuracy` → group `axis` = `accuracy`; item tags are matched the same way).
+   */
+  groupBy?: readonly string[];
+  /** Dot path in each results line naming the response's source, e.g. `metadata.model`. */
+  sourceField?: string;
+  /** Also compare deterministic checks with the labels; by default only judge verdicts are. */
+  includeChecks?: boolean;
+}
+
+/** How the join went: every verdict and label is accounted for. */
+export interface JoinSummary {
+  resultLines: number;
+  /** Lines of the results file that could not be read. */
+  invalidResultLines: number;
+  /** Items whose id appeared again later in the results file; later copies are ignored. */
+  duplicateResultIds: number;
+  labelPairs: number;
+  labelRatings: number;
+  invalidLabelLines: number;
+  /** (item, criterion) pairs labelled on several lines, pooled as extra raters. */
+  pooledLabelPairs: number;
+  /** Verdicts with labels: the records the metrics are computed on. */
+  joined: number;
+  /** Labelled criteria with no verdict: the criterion errored, was skipped, or has no boolean verdict. */
+  labelledWithoutVerdict: number;
+  /** Labelled criteria decided by a deterministic check (left out unless `includeChecks`). */
+  labelledChecks: number;
+  /** Labels whose item is not in the results file. */
+  labelsForMissingItems: number;
+  /** Labels whose item is there but has no criterion with that id. */
+  labelsForMissingCriteria: number;
+  /** A few of the unmatched labels, as `item/criterion`, to help fix id mismatches. */
+  unmatchedExamples: string[];
+  /** Judge verdicts nobody labelled (normal when only a sample was annotated). */
+  verdictsWithoutLabel: number;
+  /** Joined records whose results line has no usable value at `sourceField`. */
+  recordsWithoutSource: number;
+}
+
+export interface ResultsMetaReport extends BinaryMetaReport {
+  inputs: { results: string; labels: string | null; sourceField: string | null; groupBy: string[] };
+  join: JoinSummary;
+  /** Unreadable lines of either file (each also counted in `join`). */
+  problems: SerializedError[];
+}
+
+const maximumExamples = 10;
+const maximumProblems = 100;
+
+/** The value at a dot path (`metadata.model`) as a source name, when it is a string or number. */
+export function valueAtPath(record: unknown, path: string): string | undefined {
+  let current: unknown = record;
+  for (const segment of path.split('.')) {
+    if (!isPlainObject(current)) return undefined;
+    current = current[segment];
+  }
+  if (typeof current === 'string' && current !== '') return current;
+  if (typeof current === 'number' && Number.isFinite(current)) return String(current);
+  return undefined;
+}
+
+export function validateGroupBy(groupBy: readonly string[], sourceField: string | undefined): string[] {
+  const keys: string[] = [];
+  for (const raw of groupBy) {
+    const key = raw.trim();
+    if (key === '') continue;
+    if (key === reservedGroups.source) {
+      throw new RubricateError('CONFIG_INVALID', '"source" is reserved for --source-field; name the source with --source-field instead', { field: 'group-by' });
+    }
+    if (key.includes(':')) throw new RubricateError('CONFIG_INVALID', `group "${key}": give a tag prefix without the colon (e.g. "axis" for axis:accuracy)`, { field: 'group-by' });
+    if (!keys.includes(key)) keys.push(key);
+  }
+  if (sourceField !== undefined && sourceField.trim() === '') throw new RubricateError('CONFIG_INVALID', 'source field must be a dot path such as metadata.model', { field: 'source-field' });
+  return keys;
+}
+
+function tagValues(tags: readonly string[], prefix: string): string[] {
+  const marker = `${prefix}:`;
+  const values: string[] = [];
+  for (const tag of tags) if (tag.startsWith(marker) && tag.length > marker.length) values.push(tag.slice(marker.length));
+  return values;
+}
+
+function groupsFor(record: ResultRecord, criterion: ResultCriterion, groupKeys: readonly string[], source: string | undefined): BinaryMetaRecord['groups'] {
+  const groups: Record<string, string | string[]> = {};
+  const tags = [...(criterion.tags ?? []), ...(record.tags ?? [])];
+  for (const key of groupKeys) {
+    if (key === reservedGroups.criterion) groups[key] = criterion.id;
+    else if (key === reservedGroups.tag) groups[key] = [...new Set(tags)];
+    else groups[key] = [...new Set(tagValues(tags, key))];
+  }
+  if (source !== undefined) groups[reservedGroups.source] = source;
+  return groups;
+}
+
+export interface JoinResult {
+  records: BinaryMetaRecord[];
+  join: JoinSummary;
+  problems: RubricateError[];
+}
+
+/**
+ * Joins the verdicts of a results file with an index of labels. A verdict counts when the
+ * criterion's status is ok and `met` is a boolean; by default only judge verdicts count.
+ */
+export async function joinResultsWithLabels(resultsFile: string, labels: LabelIndex, options: ResultsMetaOptions = {}): Promise<JoinResult> {
+  const groupKeys = validateGroupBy(options.groupBy ?? [], options.sourceField);
+  const join: JoinSummary = {
+    resultLines: 0,
+    invalidResultLines: 0,
+    duplicateResultIds: 0,
+    labelPairs: labels.pairs,
+    labelRatings: labels.ratings,
+    invalidLabelLines: labels.invalid.length,
+    pooledLabelPairs: labels.pooled,
+    joined: 0,
+    labelledWithoutVerdict: 0,
+    labelledChecks: 0,
+    labelsForMissingItems: 0,
+    labelsForMissingCriteria: 0,
+    unmatchedExamples: [],
+    verdictsWithoutLabel: 0,
+    recordsWithoutSource: 0,
+  };
+  const problems: RubricateError[] = [...labels.invalid];
+  const records: BinaryMetaRecord[] = [];
+  const seenItems = new Set<string>();
+  const noteUnmatched = (key: string) => {
+    if (join.unmatchedExamples.length < maximumExamples) join.unmatchedExamples.push(key);
+  };
+
+  for await (const entry of readResults(resultsFile)) {
+    join.resultLines += 1;
+    if (entry.kind === 'invalid') {
+      join.invalidResultLines += 1;
+      problems.push(entry.error);
+      continue;
+    }
+    const record = entry.record;
+    if (seenItems.has(record.id)) {
+      join.duplicateResultIds += 1;
+      problems.push(new RubricateError('INPUT_INVALID', `item id "${record.id}" appears again; only its first line is joined with labels`, { file: resultsFile, line: entry.line, field: 'id' }));
+      continue;
+    }
+    seenItems.add(record.id);
+    const itemLabels = labels.byItem.get(record.id);
+    const source = options.sourceField ? valueAtPath(record, options.sourceField) : undefined;
+    const criterionIds = new Set<string>();
+    for (const criterion of record.criteria) {
+      criterionIds.add(criterion.id);
+      const counted = criterion.source !== 'check' || options.includeChecks === true;
+      const verdict = criterion.status === 'ok' && typeof criterion.met === 'boolean' ? criterion.met : undefined;
+      const label = itemLabels?.get(criterion.id);
+      if (label === undefined) {
+        if (counted && verdict !== undefined) join.verdictsWithoutLabel += 1;
+        continue;
+      }
+      if (!counted) {
+        join.labelledChecks += 1;
+        continue;
+      }
+      if (verdict === undefined) {
+        join.labelledWithoutVerdict += 1;
+        continue;
+      }
+      if (options.sourceField && source === undefined) join.recordsWithoutSource += 1;
+      records.push({ id: `${record.id}/${criterion.id}`, prediction: verdict, label, groups: groupsFor(record, criterion, groupKeys, source) });
+      join.joined += 1;
+    }
+    if (itemLabels) {
+      for (const criterionId of itemLabels.keys()) {
+        if (criterionIds.has(criterionId)) continue;
+        join.labelsForMissingCriteria += 1;
+        noteUnmatched(`${record.id}/${criterionId}`);
+      }
+    }
+  }
+  for (const [itemId, criteria] of labels.byItem) {
+    if (seenItems.has(itemId)) continue;
+    join.labelsForMissingItems += criteria.size;
+    for (const criterionId of criteria.keys()) noteUnmatched(`${itemId}/${criterionId}`);
+  }
+  return { records, join, problems };
+}
+
+/**
+ * Meta-evaluation of a results file against a labels file: `computeBinaryMeta` over the
+ * joined verdicts, with breakdowns per `groupBy` key and ProfBench's bias index across the
+ * sources named by `sourceField`.
+ */
+export async function metaFromResults(resultsFile: string, labelsFile: string | LabelIndex, options: ResultsMetaOptions = {}): Promise<ResultsMetaReport> {
+  const labels = typeof labelsFile === 'string' ? await loadLabels(labelsFile) : labelsFile;
+  const groupKeys = validateGroupBy(options.groupBy ?? [], options.sourceField);
+  const { records, join, problems } = await joinResultsWithLabels(resultsFile, labels, { ...options, groupBy: groupKeys });
+  if (records.length === 0) {
+    const reason =
+      join.resultLines === 0
+        ? 'the results file has no lines'
+        : labels.pairs === 0
+          ? 'the labels file has no usable labels'
+          : `no labelled criterion has a verdict (${join.labelsForMissingItems} labels name items not in the results, ${join.labelsForMissingCriteria} name unknown criteria, ${join.labelledWithoutVerdict} criteria have no verdict${join.labelledChecks > 0 ? `, ${join.labelledChecks} are checks` : ''})`;
+    throw new RubricateError('INPUT_INVALID', `nothing to compare: ${reason}`, { file: resultsFile });
+  }
+  const breakdown = options.sourceField ? [...groupKeys, reservedGroups.source] : groupKeys;
+  const report = computeBinaryMeta(records, {
+    resamples: options.resamples,
+    seed: options.seed,
+    confidence: options.confidence,
+    sourceKey: reservedGroups.source,
+    groupBy: breakdown,
+  });
+  return {
+    ...report,
+    inputs: { results: resultsFile, labels: typeof labelsFile === 'string' ? labelsFile : null, sourceField: options.sourceField ?? null, groupBy: groupKeys },
+    join,
+    problems: problems.slice(0, maximumProblems).map((error) => error.toJSON()),
+  };
+}

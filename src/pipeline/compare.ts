@@ -1,0 +1,284 @@
+/**
+ * `rubricate compare`: pairwise judging of response A against B, overall and per rubric
+ * criterion, in both presentation orders. A comparison whose two orders disagree is
+ * order-inconsistent and counted as such. Summaries give win/tie/loss with bootstrap
+ * CIs, the position-consistency rate, and (with gold labels) LLMBar-style accuracy.
+ */
+import { GradingEngine, type CheckRunner, type CriterionResult, type EngineEvent } from '../engine/engine.js';
+import type { ReplyStore } from '../engine/reply-store.js';
+import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
+import type { SerializedError } from '../errors.js';
+import { comparisonId, createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairLabel, type PairOrder } from '../grading/pairwise.js';
+import type { SamplingOptions } from '../grading/types.js';
+import type { Judge } from '../judges/types.js';
+import { computePairwiseMeta } from '../meta/pairwise-metrics.js';
+import type { PairwiseMetaRecord, PairwiseMetaReport } from '../meta/pairwise-metrics.js';
+import type { PairwiseImportRecord } from '../rubric/formats/types.js';
+import type { Message, PairwiseItem } from '../rubric/schema.js';
+import { bootstrap, mean } from '../scoring/bootstrap.js';
+import { rubricateVersion } from '../version.js';
+import { defaultSampling } from './grader.js';
+import type { JudgeInfo } from './results.js';
+
+export type ComparisonWinner = PairLabel | 'inconsistent';
+
+export interface ComparisonResult {
+  id: string;
+  text: string;
+  status: 'ok' | 'error';
+  /** The verdict both orders agree on, `inconsistent` when they do not. */
+  winner: ComparisonWinner | null;
+  consistent: boolean | null;
+  orders: Partial<Record<PairOrder, PairLabel | null>>;
+  explanations?: Partial<Record<PairOrder, string>>;
+  error?: SerializedError;
+}
+
+export interface CompareRecord {
+  id: string;
+  status: 'ok' | 'error' | 'invalid';
+  winner: ComparisonWinner | null;
+  consistent: boolean | null;
+  orders: Partial<Record<PairOrder, PairLabel | null>>;
+  label?: PairLabel;
+  /** Whether the combined verdict equals the gold label. */
+  correct?: boolean | null;
+  source?: string;
+  overall?: ComparisonResult;
+  criteria: ComparisonResult[];
+  prompt?: Message[];
+  response_a?: string;
+  response_b?: string;
+  judge?: JudgeInfo;
+  usage?: Usage;
+  error?: SerializedError;
+  line?: number;
+  rubricate_version: string;
+}
+
+export interface CompareOptions {
+  judge?: Judge;
+  store?: ReplyStore;
+  sampling?: Partial<SamplingOptions>;
+  swap?: boolean;
+  allowTies?: boolean;
+  /** Compare overall as well as per criterion when pairs carry a rubric (default true). */
+  overall?: boolean;
+  concurrency?: number;
+  maxAttempts?: number;
+  timeoutMs?: number;
+  retryBaseDelayMs?: number;
+  omitText?: boolean;
+  checkRunner?: CheckRunner;
+  onEvent?: (event: EngineEvent) => void;
+  signal?: AbortSignal;
+}
+
+function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
+  const orders: Partial<Record<PairOrder, PairLabel | null>> = {};
+  const explanations: Partial<Record<PairOrder, string>> = {};
+  let error: SerializedError | undefined;
+  for (const order of ['ab', 'ba'] as const) {
+    const result = results[order];
+    if (!result) continue;
+    orders[order] = result.status === 'ok' ? ((result.verdict?.label as PairLabel | undefined) ?? null) : null;
+    if (result.verdict?.explanation) explanations[order] = result.verdict.explanation;
+    if (result.error) error ??= { ...result.error, message: `${order === 'ab' ? 'original' : 'swapped'} order: ${result.error.message}` };
+  }
+  const labels = Object.values(orders);
+  const failed = labels.some((label) => label === null);
+  const consistent = failed || labels.length < 2 ? null : labels[0] === labels[1];
+  const winner: ComparisonWinner | null = failed ? null : labels.length === 1 ? labels[0]! : consistent ? labels[0]! : 'inconsistent';
+  return {
+    id,
+    text,
+    status: failed ? 'error' : 'ok',
+    winner,
+    consistent,
+    orders,
+    ...(Object.keys(explanations).length > 0 ? { explanations } : {}),
+    ...(error ? { error } : {}),
+  };
+}
+
+export class Comparer {
+  readonly engine: GradingEngine;
+  readonly judgeInfo: JudgeInfo | undefined;
+  private readonly options: CompareOptions;
+
+  constructor(options: CompareOptions) {
+    this.options = options;
+    const sampling: SamplingOptions = { ...defaultSampling, maxTokens: 512, ...options.sampling };
+    const strategy = createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
+    this.engine = new GradingEngine({
+      judge: options.judge,
+      strategy,
+      store: options.store,
+      checkRunner: options.checkRunner,
+      concurrency: options.concurrency,
+      maxAttempts: options.maxAttempts,
+      timeoutMs: options.timeoutMs,
+      retryBaseDelayMs: options.retryBaseDelayMs,
+      onEvent: options.onEvent,
+      signal: options.signal,
+    });
+    if (options.judge) {
+      const { provenance } = options.judge;
+      this.judgeInfo = {
+        id: provenance.id,
+        model: provenance.model,
+        ...(provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+        template_version: strategy.templateVersion,
+        mode: options.swap === false ? 'pairwise' : 'pairwise-swap',
+        temperature: sampling.temperature,
+        max_tokens: sampling.maxTokens,
+        ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+      };
+    }
+  }
+
+  async comparePair(pair: PairwiseItem, line = 0): Promise<CompareRecord> {
+    const item = pairToItem(pair, { swap: this.options.swap, overall: this.options.overall });
+    const graded = await this.engine.gradeItem(item);
+    const byBase = new Map<string, Partial<Record<PairOrder, CriterionResult>>>();
+    for (const result of graded.criteria) {
+      const at = result.criterion.id.lastIndexOf('@');
+      const base = result.criterion.id.slice(0, at);
+      const order = result.criterion.id.slice(at + 1) as PairOrder;
+      const entry = byBase.get(base) ?? {};
+      entry[order] = result;
+      byBase.set(base, entry);
+    }
+    const textOf = (id: string) => (id === overallCriterionId ? overallCriterionText : (pair.rubric?.criteria.find((criterion) => criterion.id === id)?.text ?? id));
+    const comparisons = [...byBase.entries()].map(([id, results]) => combineOrders(results, id, textOf(id)));
+    const overall = comparisons.find((comparison) => comparison.id === overallCriterionId);
+    const criteria = comparisons.filter((comparison) => comparison.id !== overallCriterionId);
+    const headline = overall ?? criteria[0];
+    const failed = comparisons.find((comparison) => comparison.status === 'error');
+    const record: CompareRecord = {
+      id: pair.id,
+      status: failed ? 'error' : 'ok',
+      winner: headline?.winner ?? null,
+      consistent: headline?.consistent ?? null,
+      orders: headline?.orders ?? {},
+      ...(pair.label ? { label: pair.label } : {}),
+      ...(pair.label && headline?.winner ? { correct: headline.winner === pair.label } : pair.label ? { correct: null } : {}),
+      ...(pair.source ? { source: pair.source } : {}),
+      ...(overall ? { overall } : {}),
+      criteria,
+      rubricate_version: rubricateVersion,
+    };
+    if (!this.options.omitText) {
+      record.prompt = pair.prompt;
+      record.response_a = pair.responseA;
+      record.response_b = pair.responseB;
+    }
+    if (this.judgeInfo) record.judge = this.judgeInfo;
+    record.usage = graded.usage;
+    if (failed?.error) record.error = failed.error;
+    record.line = line;
+    return record;
+  }
+
+  /** Compares a stream of pairs, a window at a time, yielding records in input order. */
+  async *compareStream(records: AsyncIterable<PairwiseImportRecord>): AsyncGenerator<CompareRecord> {
+    const windowSize = Math.max(64, this.engine.concurrency * 4);
+    const pending: Array<Promise<CompareRecord>> = [];
+    for await (const record of records) {
+      if (this.engine.fatal) break;
+      pending.push(
+        record.kind === 'invalid'
+          ? Promise.resolve({ id: record.id ?? '', status: 'invalid', winner: null, consistent: null, orders: {}, criteria: [], error: record.error.toJSON(), line: record.line, rubricate_version: rubricateVersion })
+          : this.comparePair(record.pair, record.line),
+      );
+      while (pending.length >= windowSize) yield await pending.shift()!;
+    }
+    while (pending.length > 0 && !this.engine.fatal) yield await pending.shift()!;
+    if (this.engine.fatal) throw this.engine.fatal;
+  }
+}
+
+export interface Share {
+  value: number | null;
+  ci95: [number, number] | null;
+}
+
+export interface CompareSummary {
+  n: number;
+  n_ok: number;
+  n_error: number;
+  n_invalid: number;
+  /** Counts from A's side: `win` = A better. */
+  overall: { win: number; tie: number; loss: number; inconsistent: number; win_rate: Share; tie_rate: Share; position_consistency: Share };
+  /** With gold labels: accuracy per order and averaged, positional agreement (LLMBar's definitions). */
+  agreement?: PairwiseMetaReport;
+  criteria: Record<string, { text: string; win: number; tie: number; loss: number; inconsistent: number; errors: number }>;
+  usage: Usage;
+  judge?: JudgeInfo;
+}
+
+function share(values: number[], seed: number): Share {
+  if (values.length === 0) return { value: null, ci95: null };
+  return { value: mean(values), ci95: bootstrap(values, mean, 1000, seed).ci95 };
+}
+
+/** Builds the run summary from compare records, one at a time. */
+export class CompareSummaryBuilder {
+  private readonly winScores: number[] = [];
+  private readonly ties: number[] = [];
+  private readonly consistency: number[] = [];
+  private readonly counts = { win: 0, tie: 0, loss: 0, inconsistent: 0 };
+  private readonly status = { n: 0, ok: 0, error: 0, invalid: 0 };
+  private readonly criteria: CompareSummary['criteria'] = {};
+  private readonly metaRecords: PairwiseMetaRecord[] = [];
+  private readonly usage = emptyUsage();
+  private judge: JudgeInfo | undefined;
+
+  add(record: CompareRecord): void {
+    this.status.n += 1;
+    if (record.usage) addUsage(this.usage, record.usage);
+    this.judge ??= record.judge;
+    if (record.status === 'invalid') return void (this.status.invalid += 1);
+    if (record.label) {
+      const verdict = (order: PairOrder) => (record.orders[order] === undefined ? undefined : (record.orders[order] ?? 'invalid'));
+      const swapped = verdict('ba');
+      this.metaRecords.push({ id: record.id, gold: record.label, original: verdict('ab') ?? 'invalid', ...(swapped !== undefined ? { swapped } : {}), ...(record.source ? { source: record.source } : {}) });
+    }
+    for (const comparison of record.criteria) {
+      const entry = (this.criteria[comparison.id] ??= { text: comparison.text, win: 0, tie: 0, loss: 0, inconsistent: 0, errors: 0 });
+      if (comparison.winner === 'A') entry.win += 1;
+      else if (comparison.winner === 'B') entry.loss += 1;
+      else if (comparison.winner === 'tie') entry.tie += 1;
+      else if (comparison.winner === 'inconsistent') entry.inconsistent += 1;
+      else entry.errors += 1;
+    }
+    if (record.status === 'error' || record.winner === null) return void (this.status.error += 1);
+    this.status.ok += 1;
+    const winner = record.winner;
+    if (winner === 'A') this.counts.win += 1;
+    else if (winner === 'B') this.counts.loss += 1;
+    else if (winner === 'tie') this.counts.tie += 1;
+    else this.counts.inconsistent += 1;
+    // Inconsistent verdicts count as ties in the win rate: the judge could not tell them apart reliably.
+    this.winScores.push(winner === 'A' ? 1 : winner === 'B' ? 0 : 0.5);
+    this.ties.push(winner === 'tie' ? 1 : 0);
+    if (record.consistent !== null) this.consistency.push(record.consistent ? 1 : 0);
+  }
+
+  finish(): CompareSummary {
+    const summary: CompareSummary = {
+      n: this.status.n,
+      n_ok: this.status.ok,
+      n_error: this.status.error,
+      n_invalid: this.status.invalid,
+      overall: { ...this.counts, win_rate: share(this.winScores, 11), tie_rate: share(this.ties, 12), position_consistency: share(this.consistency, 13) },
+      criteria: this.criteria,
+      usage: this.usage,
+    };
+    if (this.metaRecords.length > 0) summary.agreement = computePairwiseMeta(this.metaRecords);
+    if (this.judge) summary.judge = this.judge;
+    return summary;
+  }
+}
+
+export { comparisonId };

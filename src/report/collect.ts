@@ -1,0 +1,385 @@
+/**
+ * Reads a results file once, streaming, into the compact columns a report embeds plus the
+ * summaries its charts show. Memory holds the columns and text tables, never the records.
+ */
+import { basename } from 'node:path';
+import { costOf, defaultPrices, emptyUsage, addUsage, priceFor } from '../engine/usage.js';
+import { readResults, toScoredItem, type JudgeInfo, type ResultCriterion, type ResultRecord } from '../pipeline/results.js';
+import { getScoring } from '../scoring/registry.js';
+import type { Aggregator, ScoredItem, Scoring } from '../scoring/types.js';
+import { canonicalJson } from '../util/json.js';
+import { StringTable, TagSetTable } from './string-table.js';
+import {
+  itemStatusCodes,
+  type CriterionColumns,
+  type CriterionExtras,
+  type FailedCriterion,
+  type Histogram,
+  type InvalidLine,
+  type ItemColumns,
+  type RunData,
+  type RunSummary,
+  type RunTexts,
+  type SourcePassRate,
+} from './types.js';
+
+export interface CollectOptions {
+  /** Scoring to apply; by default the one recorded in the results, else healthbench. */
+  scoring?: string;
+  /** Bad lines are reported here (file:line: reason) and skipped. */
+  onWarning?: (message: string) => void;
+  /** Keep each item's per-tag scores, which a comparison needs. */
+  keepTagScores?: boolean;
+  /** Rows kept in the most-failed list. */
+  mostFailedLimit?: number;
+  /** Items per text chunk (a page decodes one chunk to show an item). */
+  textChunkSize?: number;
+}
+
+export interface CollectedRun {
+  data: RunData;
+  /** Long texts in chunks of `data.textChunkSize` items. */
+  texts: RunTexts[];
+  scoring: Scoring;
+  /** First item index of each id. */
+  indexById: Map<string, number>;
+  /** Per item, score per tag (item tags inherit the item score), when `keepTagScores`. */
+  tagScores?: Array<Map<string, number> | null>;
+}
+
+const invalidLinesKept = 100;
+export const defaultTextChunkSize = 1000;
+const metadataCharacterLimit = 4000;
+
+/** Packs a criterion's status, verdict, source and kind (layout in types.ts). */
+export function packCriterionFlags(criterion: Pick<ResultCriterion, 'status' | 'met' | 'source' | 'kind'>): number {
+  const status = criterion.status === 'error' ? 1 : criterion.status === 'skipped' ? 2 : 0;
+  const met = criterion.met === true ? 2 : criterion.met === false ? 1 : 0;
+  const source = criterion.source === 'check' ? 1 : 0;
+  const kind = criterion.kind === 'hard_rule' ? 1 : 0;
+  return status | (met << 2) | (source << 4) | (kind << 5);
+}
+
+/** A criterion cost points: a positive one not met, or a penalty (negative points) that was met. */
+export function criterionFailed(points: number, met: boolean | null): boolean {
+  if (met === null) return false;
+  return points < 0 ? met : !met;
+}
+
+/**
+ * The score of an item on each tag, as the tagged scorings aggregate it: item tags inherit
+ * the item score; a criterion tag scores the item over just the criteria carrying it.
+ */
+export function itemTagScores(scoring: Scoring, item: ScoredItem): Map<string, number> | null {
+  const score = scoring.itemScore(item);
+  if (score === null) return null;
+  const scores = new Map<string, number>();
+  for (const tag of item.tags ?? []) scores.set(tag, score);
+  if (item.gated) return scores;
+  const byTag = new Map<string, ScoredItem['criteria']>();
+  for (const criterion of item.criteria) {
+    if (criterion.status !== 'ok') continue;
+    for (const tag of criterion.tags) {
+      let list = byTag.get(tag);
+      if (!list) byTag.set(tag, (list = []));
+      list.push(criterion);
+    }
+  }
+  for (const [tag, criteria] of byTag) {
+    const tagScore = scoring.itemScore({ id: item.id, status: 'ok', criteria });
+    if (tagScore !== null) scores.set(tag, tagScore);
+  }
+  return scores;
+}
+
+function emptySourceRate(): SourcePassRate {
+  return { criteria: 0, evaluated: 0, passed: 0, failed: 0, errors: 0, skipped: 0 };
+}
+
+interface FailureTally {
+  points: number;
+  evaluated: number;
+  failed: number;
+  pointsLost: number;
+  sources: number;
+  exampleItem: number;
+}
+
+/** Collects one results file. */
+export async function collectRun(file: string, options: CollectOptions = {}): Promise<CollectedRun> {
+  const strings = new StringTable();
+  const tagSets = new TagSetTable(strings);
+  const items: ItemColumns = { ids: [], status: [], scores: [], flags: [], tagSets: [], criteriaOffsets: [0], lines: [], rubricIds: [], errors: [] };
+  const criteria: CriterionColumns = { ids: [], texts: [], points: [], tagSets: [], flags: [], explanations: [], extras: [] };
+  const textChunkSize = Math.max(1, Math.floor(options.textChunkSize ?? defaultTextChunkSize));
+  const textChunks: RunTexts[] = [];
+  let texts = new StringTable();
+  let runTexts: RunTexts = { firstItem: 0, strings: texts.values, prompts: [], responses: [], references: [], metadata: [] };
+  const indexById = new Map<string, number>();
+  const tagScores: Array<Map<string, number> | null> | undefined = options.keepTagScores ? [] : undefined;
+
+  let scoring: Scoring | undefined = options.scoring ? getScoring(options.scoring) : undefined;
+  let aggregator: Aggregator | undefined = scoring?.createAggregator();
+  let pendingInvalid = 0;
+  const usage = emptyUsage();
+  const judges = new Map<string, JudgeInfo>();
+  const rubricHashes = new Set<string>();
+  const rubricIds = new Set<string>();
+  const versions = new Set<string>();
+  const criterionTotals = { total: 0, evaluated: 0, met: 0, failed: 0, errors: 0, skipped: 0 };
+  const bySource = { judge: emptySourceRate(), check: emptySourceRate() };
+  const failures = new Map<number, FailureTally>();
+  const invalidLines: InvalidLine[] = [];
+  let invalidLineCount = 0;
+  let duplicateIds = 0;
+
+  for await (const entry of readResults(file)) {
+    if (entry.kind === 'invalid') {
+      invalidLineCount += 1;
+      const message = entry.error.toJSON().message;
+      if (invalidLines.length < invalidLinesKept) invalidLines.push({ line: entry.line, message });
+      options.onWarning?.(message);
+      if (aggregator) aggregator.add({ id: '', status: 'invalid', criteria: [] });
+      else pendingInvalid += 1;
+      continue;
+    }
+    const record = entry.record;
+    if (!aggregator) {
+      scoring = getScoring(record.scoring ?? 'healthbench');
+      aggregator = scoring.createAggregator();
+      for (let index = 0; index < pendingInvalid; index += 1) aggregator.add({ id: '', status: 'invalid', criteria: [] });
+    }
+    const scored = toScoredItem(record);
+    aggregator.add(scored);
+    const itemIndex = items.ids.length;
+    if (itemIndex % textChunkSize === 0) {
+      // Text indices are local to a chunk, so a page can decode one chunk on its own.
+      texts = new StringTable();
+      runTexts = { firstItem: itemIndex, strings: texts.values, prompts: [], responses: [], references: [], metadata: [] };
+      textChunks.push(runTexts);
+    }
+    if (indexById.has(record.id)) duplicateIds += 1;
+    else indexById.set(record.id, itemIndex);
+
+    items.ids.push(record.id);
+    items.status.push(itemStatusCodes[record.status]);
+    items.scores.push(scoring!.itemScore(scored));
+    items.flags.push(record.gated ? 1 : 0);
+    items.tagSets.push(tagSets.add(record.tags));
+    items.lines.push(entry.line);
+    items.rubricIds.push(strings.addOptional(record.rubric_id));
+    if (record.error) items.errors.push(itemIndex, strings.add(String(record.error.code)), texts.add(String(record.error.message)));
+    tagScores?.push(record.status === 'ok' ? itemTagScores(scoring!, scored) : null);
+
+    addCriteria(record, itemIndex);
+    items.criteriaOffsets.push(criteria.ids.length);
+
+    runTexts.prompts.push(flattenPrompt(record.prompt, texts));
+    runTexts.responses.push(texts.addOptional(record.response));
+    if (typeof record.reference === 'string') runTexts.references.push(itemIndex, texts.add(record.reference));
+    if (record.metadata && Object.keys(record.metadata).length > 0) runTexts.metadata.push(itemIndex, texts.add(metadataText(record.metadata)));
+
+    if (record.usage) addUsage(usage, record.usage);
+    if (record.judge) judges.set(canonicalJson(record.judge), record.judge);
+    if (record.rubric_hash) rubricHashes.add(record.rubric_hash);
+    if (record.rubric_id) rubricIds.add(record.rubric_id);
+    if (record.rubricate_version) versions.add(record.rubricate_version);
+  }
+
+  function addCriteria(record: ResultRecord, itemIndex: number): void {
+    for (const criterion of record.criteria) {
+      const criterionIndex = criteria.ids.length;
+      const textIndex = strings.add(typeof criterion.text === 'string' ? criterion.text : criterion.id);
+      criteria.ids.push(strings.add(criterion.id));
+      criteria.texts.push(textIndex);
+      criteria.points.push(criterion.points);
+      criteria.tagSets.push(tagSets.add(criterion.tags));
+      criteria.flags.push(packCriterionFlags(criterion));
+      criteria.explanations.push(texts.addOptional(criterion.explanation));
+      const extras = criterionExtras(criterion);
+      if (extras) criteria.extras.push([criterionIndex, extras]);
+
+      const source = criterion.source === 'check' ? bySource.check : bySource.judge;
+      criterionTotals.total += 1;
+      source.criteria += 1;
+      if (criterion.status === 'error') {
+        criterionTotals.errors += 1;
+        source.errors += 1;
+        continue;
+      }
+      if (criterion.status === 'skipped') {
+        criterionTotals.skipped += 1;
+        source.skipped += 1;
+        continue;
+      }
+      criterionTotals.evaluated += 1;
+      source.evaluated += 1;
+      if (criterion.met) criterionTotals.met += 1;
+      const failed = criterionFailed(criterion.points, criterion.met);
+      if (failed) {
+        criterionTotals.failed += 1;
+        source.failed += 1;
+      } else {
+        source.passed += 1;
+      }
+      let tally = failures.get(textIndex);
+      if (!tally) failures.set(textIndex, (tally = { points: criterion.points, evaluated: 0, failed: 0, pointsLost: 0, sources: 0, exampleItem: -1 }));
+      tally.evaluated += 1;
+      tally.sources |= criterion.source === 'check' ? 2 : 1;
+      if (failed) {
+        tally.failed += 1;
+        tally.pointsLost += Math.abs(criterion.points);
+        if (tally.exampleItem < 0) tally.exampleItem = itemIndex;
+      }
+    }
+  }
+
+  scoring ??= getScoring(options.scoring ?? 'healthbench');
+  aggregator ??= scoring.createAggregator();
+  if (items.ids.length === 0 && pendingInvalid > 0) for (let index = 0; index < pendingInvalid; index += 1) aggregator.add({ id: '', status: 'invalid', criteria: [] });
+  const metrics = aggregator.finish();
+  const judgeList = [...judges.values()];
+
+  const summary: RunSummary = {
+    label: basename(file),
+    scoring: scoring.name,
+    metrics,
+    usage,
+    costUsd: runCost(usage, judgeList),
+    judges: judgeList,
+    rubricHashes: rubricHashes.size,
+    rubricIds: rubricIds.size,
+    versions: [...versions],
+    criteria: criterionTotals,
+    bySource,
+    mostFailed: mostFailedCriteria(failures, strings.values, options.mostFailedLimit ?? 50),
+    histogram: { edges: [], counts: [] },
+    invalidLines,
+    invalidLineCount,
+    duplicateIds,
+  };
+  summary.histogram = histogram(items.scores, histogramEdges([items.scores]));
+  return {
+    data: { summary, strings: strings.values, tagSets: tagSets.sets, items, criteria, textChunkSize },
+    texts: textChunks,
+    scoring,
+    indexById,
+    ...(tagScores ? { tagScores } : {}),
+  };
+}
+
+function flattenPrompt(prompt: ResultRecord['prompt'], texts: StringTable): number[] {
+  if (!Array.isArray(prompt)) return [];
+  const flattened: number[] = [];
+  for (const message of prompt) {
+    flattened.push(texts.add(String(message.role)), texts.add(typeof message.content === 'string' ? message.content : canonicalJson(message.content)));
+  }
+  return flattened;
+}
+
+function metadataText(metadata: Record<string, unknown>): string {
+  const text = JSON.stringify(metadata, null, 2);
+  return text.length > metadataCharacterLimit ? `${text.slice(0, metadataCharacterLimit)}\n…` : text;
+}
+
+function criterionExtras(criterion: ResultCriterion): CriterionExtras | null {
+  const extras: CriterionExtras = {};
+  let any = false;
+  if (criterion.value !== undefined) {
+    extras.value = criterion.value;
+    any = true;
+  }
+  if (criterion.label !== undefined) {
+    extras.label = criterion.label;
+    any = true;
+  }
+  if (criterion.probability !== undefined) {
+    extras.probability = criterion.probability;
+    any = true;
+  }
+  if (criterion.error) {
+    extras.error = { code: String(criterion.error.code), message: String(criterion.error.message) };
+    any = true;
+  }
+  if (criterion.skip_reason !== undefined) {
+    extras.skip_reason = criterion.skip_reason;
+    any = true;
+  }
+  return any ? extras : null;
+}
+
+/** Cost at list prices; 0 when no judge was called, null when the judge model is not priced. */
+function runCost(usage: RunSummary['usage'], judges: JudgeInfo[]): number | null {
+  if (usage.prompt_tokens === 0 && usage.completion_tokens === 0) return 0;
+  // Several judges in one file share one token count, so no single price applies.
+  if (judges.length !== 1) return null;
+  return costOf(usage, priceFor(judges[0].model, defaultPrices));
+}
+
+function mostFailedCriteria(failures: Map<number, FailureTally>, strings: readonly string[], limit: number): FailedCriterion[] {
+  const rows: Array<FailedCriterion & { textIndex: number }> = [];
+  for (const [textIndex, tally] of failures) {
+    if (tally.failed === 0) continue;
+    rows.push({
+      textIndex,
+      text: strings[textIndex],
+      points: tally.points,
+      evaluated: tally.evaluated,
+      failed: tally.failed,
+      pointsLost: tally.pointsLost,
+      source: tally.sources === 3 ? 'mixed' : tally.sources === 2 ? 'check' : 'judge',
+      exampleItem: tally.exampleItem,
+    });
+  }
+  rows.sort((left, right) => right.failed - left.failed || right.pointsLost - left.pointsLost || left.textIndex - right.textIndex);
+  return rows.slice(0, limit).map(({ textIndex: _unused, ...row }) => row);
+}
+
+function roundEdge(value: number): number {
+  return Math.round(value * 1e9) / 1e9;
+}
+
+/**
+ * Bin edges covering every score and at least [0, 1], in steps of 0.05 (0.1 when scores
+ * run past [0, 1], as HealthBench penalties can push them below 0).
+ */
+export function histogramEdges(scoreLists: ReadonlyArray<ReadonlyArray<number | null>>): number[] {
+  let low = 0;
+  let high = 1;
+  for (const scores of scoreLists) {
+    for (const score of scores) {
+      if (score === null || !Number.isFinite(score)) continue;
+      if (score < low) low = score;
+      if (score > high) high = score;
+    }
+  }
+  low = Math.floor(roundEdge(low * 10)) / 10;
+  high = Math.ceil(roundEdge(high * 10)) / 10;
+  const range = high - low;
+  const width = range <= 1 + 1e-9 ? 0.05 : range <= 3 + 1e-9 ? 0.1 : range / 30;
+  const count = Math.max(1, Math.round(range / width));
+  const edges: number[] = [];
+  for (let index = 0; index <= count; index += 1) edges.push(roundEdge(low + index * width));
+  edges[edges.length - 1] = roundEdge(high);
+  return edges;
+}
+
+/** Counts scores per bin, comparing against the edges (no division, so no float drift at edges). */
+export function histogram(scores: ReadonlyArray<number | null>, edges: readonly number[]): Histogram {
+  const counts = new Array<number>(Math.max(0, edges.length - 1)).fill(0);
+  if (counts.length === 0) return { edges: [...edges], counts };
+  for (const score of scores) {
+    if (score === null || !Number.isFinite(score)) continue;
+    if (score < edges[0] || score > edges[edges.length - 1]) continue;
+    let low = 0;
+    let high = counts.length - 1;
+    // Largest bin whose lower edge is ≤ score.
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (edges[middle] <= score) low = middle;
+      else high = middle - 1;
+    }
+    counts[low] += 1;
+  }
+  return { edges: [...edges], counts };
+}

@@ -1,0 +1,232 @@
+/**
+ * Page helpers shared by every view: element building (data only ever reaches the page as
+ * text nodes or attribute values, never as markup), number formatting, chart defaults and
+ * the confidence-interval whisker plugin for Chart.js.
+ */
+export const clientCommonSource = String.raw`
+var COLORS = {
+  accent: '#4f46e5', accentSoft: 'rgba(79, 70, 229, 0.78)', baseline: '#94a3b8', baselineSoft: 'rgba(148, 163, 184, 0.8)',
+  good: '#10b981', bad: '#ef4444', warn: '#f59e0b', neutral: '#cbd5e1', text: '#111827', muted: '#566074', grid: '#eef1f6'
+};
+
+/** Builds an element. props: className, text, title, attrs, data, style, on. Children: nodes or strings (as text). */
+function h(tag, props, children) {
+  var element = document.createElement(tag);
+  if (props) {
+    if (props.className) element.className = props.className;
+    if (props.text !== undefined && props.text !== null) element.textContent = String(props.text);
+    if (props.title) element.title = String(props.title);
+    if (props.attrs) for (var name in props.attrs) if (props.attrs[name] !== undefined && props.attrs[name] !== null) element.setAttribute(name, String(props.attrs[name]));
+    if (props.data) for (var key in props.data) element.dataset[key] = String(props.data[key]);
+    if (props.style) for (var property in props.style) element.style.setProperty(property, props.style[property]);
+    if (props.on) for (var event in props.on) element.addEventListener(event, props.on[event]);
+  }
+  if (children) appendChildren(element, children);
+  return element;
+}
+
+function appendChildren(element, children) {
+  for (var index = 0; index < children.length; index += 1) {
+    var child = children[index];
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) appendChildren(element, child);
+    else element.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+  }
+}
+
+/** Inline SVG icons are fixed markup written here, never data. */
+function icon(name) {
+  var paths = {
+    search: 'M11 19a8 8 0 1 1 5.3-14A8 8 0 0 1 11 19Zm10 2-4.35-4.35',
+    close: 'M6 6l12 12M18 6 6 18',
+    up: 'M6 15l6-6 6 6',
+    down: 'M6 9l6 6 6-6',
+    sort: 'M8 9l4-4 4 4M16 15l-4 4-4-4'
+  };
+  var svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('width', '16'); svg.setAttribute('height', '16'); svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('fill', 'none'); svg.setAttribute('stroke', 'currentColor'); svg.setAttribute('stroke-width', '2');
+  svg.setAttribute('stroke-linecap', 'round'); svg.setAttribute('stroke-linejoin', 'round'); svg.setAttribute('aria-hidden', 'true');
+  var path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+  path.setAttribute('d', paths[name]);
+  svg.appendChild(path);
+  return svg;
+}
+
+function isNumber(value) { return typeof value === 'number' && isFinite(value); }
+function formatScore(value, digits) {
+  if (!isNumber(value)) return '—';
+  var text = value.toFixed(digits === undefined ? 3 : digits);
+  return text.charAt(0) === '-' ? (Number(text) === 0 ? text.slice(1) : '−' + text.slice(1)) : text;
+}
+function formatSigned(value, digits) {
+  if (!isNumber(value)) return '—';
+  var text = Math.abs(value).toFixed(digits === undefined ? 3 : digits);
+  if (Number(text) === 0) return text;
+  return (value > 0 ? '+' : '−') + text;
+}
+function formatInteger(value) { return isNumber(value) ? Math.round(value).toLocaleString('en-US') : '—'; }
+function formatPercent(value, digits) { return isNumber(value) ? (value * 100).toFixed(digits === undefined ? 1 : digits) + '%' : '—'; }
+function formatCompact(value) {
+  if (!isNumber(value)) return '—';
+  var absolute = Math.abs(value);
+  if (absolute >= 1e9) return (value / 1e9).toFixed(2) + 'B';
+  if (absolute >= 1e6) return (value / 1e6).toFixed(2) + 'M';
+  if (absolute >= 1e4) return (value / 1e3).toFixed(1) + 'k';
+  return formatInteger(value);
+}
+function formatInterval(interval, digits) {
+  if (!interval || !isNumber(interval[0]) || !isNumber(interval[1])) return '—';
+  return formatScore(interval[0], digits) + ' – ' + formatScore(interval[1], digits);
+}
+function formatSignedInterval(interval, digits) {
+  if (!interval || !isNumber(interval[0]) || !isNumber(interval[1])) return '—';
+  return formatSigned(interval[0], digits) + ' … ' + formatSigned(interval[1], digits);
+}
+function formatPoints(points) {
+  var text = Number.isInteger(points) ? String(Math.abs(points)) : Math.abs(points).toFixed(2).replace(/0+$/, '').replace(/\.$/, '');
+  return (points < 0 ? '−' : '+') + text;
+}
+function formatCost(value) { return isNumber(value) ? '$' + (value >= 100 ? value.toFixed(0) : value >= 1 ? value.toFixed(2) : value.toFixed(4)) : 'unknown'; }
+function truncate(text, length) { return text.length > length ? text.slice(0, length - 1) + '…' : text; }
+function wrapLines(text, width) {
+  var words = String(text).split(/\s+/), lines = [], line = '';
+  for (var index = 0; index < words.length; index += 1) {
+    if ((line + ' ' + words[index]).trim().length > width && line) { lines.push(line); line = words[index]; }
+    else line = (line + ' ' + words[index]).trim();
+    if (lines.length >= 6) break;
+  }
+  if (line && lines.length < 7) lines.push(line);
+  return lines;
+}
+function tagGroupOf(tag) { var colon = tag.indexOf(':'); return colon > 0 ? tag.slice(0, colon) : 'tags'; }
+function tagNameOf(tag) { var colon = tag.indexOf(':'); return colon > 0 ? tag.slice(colon + 1) : tag; }
+function plural(count, word) { return formatInteger(count) + ' ' + word + (count === 1 ? '' : 's'); }
+
+function statList(rows) {
+  return h('dl', { className: 'stat-list' }, rows.filter(Boolean).map(function (row) {
+    return h('div', { className: 'stat-row' }, [h('dt', { text: row[0] }), h('dd', { className: row[2] || 'num', text: row[1], title: row[3] || undefined })]);
+  }));
+}
+
+function card(title, children, className) {
+  return h('section', { className: 'card' + (className ? ' ' + className : '') }, [title ? h('h3', { text: title }) : null].concat(children));
+}
+
+function sectionHead(title, hint, extra) {
+  return h('div', { className: 'section-head' }, [h('h2', { text: title }), hint ? h('span', { className: 'hint', text: hint }) : null, extra || null]);
+}
+
+/** Segmented buttons; calls onSelect(value) and keeps aria-pressed in sync. */
+function tabs(options, selected, onSelect) {
+  var container = h('div', { className: 'tabs', attrs: { role: 'group' } });
+  options.forEach(function (option) {
+    var button = h('button', { text: option.label, attrs: { type: 'button', 'aria-pressed': option.value === selected ? 'true' : 'false' }, data: { value: option.value } });
+    button.addEventListener('click', function () {
+      Array.prototype.forEach.call(container.children, function (other) { other.setAttribute('aria-pressed', other === button ? 'true' : 'false'); });
+      onSelect(option.value);
+    });
+    container.appendChild(button);
+  });
+  return container;
+}
+
+/** The 95% interval drawn as a track with the point estimate. */
+function ciTrack(score, interval, low, high, baselineScore) {
+  var span = high - low || 1;
+  function position(value) { return Math.max(0, Math.min(100, ((value - low) / span) * 100)); }
+  var track = h('div', { className: 'ci-track', attrs: { role: 'img', 'aria-label': '95% confidence interval ' + formatInterval(interval) } });
+  if (interval && isNumber(interval[0]) && isNumber(interval[1])) {
+    track.appendChild(h('div', { className: 'ci-range', style: { left: position(interval[0]) + '%', width: Math.max(0.6, position(interval[1]) - position(interval[0])) + '%' } }));
+  }
+  if (isNumber(baselineScore)) track.appendChild(h('div', { className: 'ci-point baseline', title: 'baseline ' + formatScore(baselineScore), style: { left: position(baselineScore) + '%' } }));
+  if (isNumber(score)) track.appendChild(h('div', { className: 'ci-point', style: { left: position(score) + '%' } }));
+  return h('div', null, [track, h('div', { className: 'ci-scale num' }, [h('span', { text: formatScore(low, 1) }), h('span', { text: formatScore(high, 1) })])]);
+}
+
+var chartRegistry = [];
+var chartsAvailable = typeof Chart !== 'undefined';
+
+if (chartsAvailable) {
+  Chart.defaults.font.family = getComputedStyle(document.documentElement).getPropertyValue('--font') || 'system-ui, sans-serif';
+  Chart.defaults.font.size = 12;
+  Chart.defaults.color = COLORS.muted;
+  Chart.defaults.borderColor = COLORS.grid;
+  Chart.defaults.animation = false;
+  Chart.defaults.maintainAspectRatio = false;
+  Chart.defaults.plugins.legend.labels.boxWidth = 10;
+  Chart.defaults.plugins.legend.labels.boxHeight = 10;
+  Chart.defaults.plugins.tooltip.backgroundColor = 'rgba(17, 24, 39, 0.94)';
+  Chart.defaults.plugins.tooltip.padding = 10;
+  Chart.defaults.plugins.tooltip.cornerRadius = 8;
+  Chart.defaults.plugins.tooltip.titleFont = { weight: '600' };
+  Chart.register({
+    id: 'rubricateIntervals',
+    afterDatasetsDraw: function (chart) {
+      var context = chart.ctx;
+      var horizontal = chart.options.indexAxis === 'y';
+      chart.data.datasets.forEach(function (dataset, datasetIndex) {
+        if (!dataset.intervals) return;
+        var meta = chart.getDatasetMeta(datasetIndex);
+        if (meta.hidden) return;
+        var valueScale = horizontal ? chart.scales.x : chart.scales.y;
+        meta.data.forEach(function (element, index) {
+          var interval = dataset.intervals[index];
+          if (!interval || !isNumber(interval[0]) || !isNumber(interval[1])) return;
+          var from = valueScale.getPixelForValue(interval[0]);
+          var to = valueScale.getPixelForValue(interval[1]);
+          var center = horizontal ? element.y : element.x;
+          var cap = 3.5;
+          context.save();
+          context.strokeStyle = dataset.intervalColor || 'rgba(17, 24, 39, 0.7)';
+          context.lineWidth = 1.4;
+          context.beginPath();
+          if (horizontal) {
+            context.moveTo(from, center); context.lineTo(to, center);
+            context.moveTo(from, center - cap); context.lineTo(from, center + cap);
+            context.moveTo(to, center - cap); context.lineTo(to, center + cap);
+          } else {
+            context.moveTo(center, from); context.lineTo(center, to);
+            context.moveTo(center - cap, from); context.lineTo(center + cap, from);
+            context.moveTo(center - cap, to); context.lineTo(center + cap, to);
+          }
+          context.stroke();
+          context.restore();
+        });
+      });
+    }
+  });
+}
+
+/** A chart in a box of the given height; without Chart.js the box says so instead. */
+function chartBox(height, config, label) {
+  var box = h('div', { className: 'chart-box', style: { height: height + 'px' } });
+  if (!chartsAvailable) {
+    box.appendChild(h('div', { className: 'callout info', text: 'Charts are unavailable in this copy of the report.' }));
+    return { element: box, chart: null };
+  }
+  var canvas = h('canvas', { attrs: { role: 'img', 'aria-label': label || 'chart' } });
+  box.appendChild(canvas);
+  var chart = new Chart(canvas, config);
+  chartRegistry.push(chart);
+  return { element: box, chart: chart };
+}
+
+function replaceChart(holder, height, config, label) {
+  var previous = holder.firstChild && holder.firstChild.__chart;
+  if (previous) previous.destroy();
+  holder.textContent = '';
+  var made = chartBox(height, config, label);
+  made.element.__chart = made.chart;
+  holder.appendChild(made.element);
+  return made.chart;
+}
+
+function showFatal(root, error) {
+  root.textContent = '';
+  root.appendChild(h('div', { className: 'fatal' }, [
+    h('h2', { text: 'This report could not be displayed' }),
+    h('p', { className: 'muted', text: error && error.message ? error.message : String(error) })
+  ]));
+}
+`;

@@ -1,0 +1,244 @@
+/**
+ * Meta-evaluation views: how far a judge agrees with trusted labels. Binary reports show the
+ * confusion matrix and per-group accuracy / F1 / κ with intervals; pairwise reports show
+ * accuracy per presentation order and positional agreement.
+ */
+export const clientMetaSource = String.raw`
+function intervalPair(interval) { return interval ? [interval.lower, interval.upper] : null; }
+
+function metricCard(label, value, interval, note, testid) {
+  return h('section', { className: 'card metric-card', data: { testid: testid || 'metric' } }, [
+    h('h3', { text: label }),
+    h('div', { className: 'metric-value num', text: formatScore(value) }),
+    h('div', { className: 'metric-ci num', text: interval ? Math.round(interval.confidence * 100) + '% CI ' + formatScore(interval.lower) + ' – ' + formatScore(interval.upper) : (note || 'no interval') }),
+    isNumber(value) && value >= 0 && value <= 1 ? ciTrack(value, intervalPair(interval), 0, 1) : null
+  ]);
+}
+
+/** Horizontal bars of one metric per group value, largest groups first (at most 40). */
+function groupMetricChart(holder, entries, metric) {
+  var shown = entries.slice(0, 40);
+  replaceChart(holder, Math.max(160, 56 + shown.length * 26), {
+    type: 'bar',
+    data: { labels: shown.map(function (entry) { return truncate(entry.name, 44); }), datasets: [{
+      label: metric.label,
+      data: shown.map(function (entry) { return metric.value(entry.metrics); }),
+      intervals: shown.map(function (entry) { return intervalPair(metric.interval ? metric.interval(entry.metrics) : null); }),
+      backgroundColor: COLORS.accentSoft, borderRadius: 4, barPercentage: 0.75
+    }] },
+    options: {
+      indexAxis: 'y',
+      scales: { x: { suggestedMin: metric.min === undefined ? 0 : metric.min, suggestedMax: 1 }, y: { grid: { display: false }, ticks: { autoSkip: false } } },
+      plugins: { legend: { display: false }, tooltip: { callbacks: {
+        title: function (items) { return shown[items[0].dataIndex].name; },
+        label: function (item) {
+          var entry = shown[item.dataIndex];
+          var interval = metric.interval ? metric.interval(entry.metrics) : null;
+          return metric.label + ': ' + formatScore(item.raw) + (interval ? '  (CI ' + formatScore(interval.lower) + ' – ' + formatScore(interval.upper) + ')' : '') + ' · ' + entry.countLabel;
+        }
+      } } }
+    }
+  }, metric.label + ' by group');
+  if (entries.length > shown.length) holder.appendChild(h('div', { className: 'chart-note', text: 'Showing the ' + shown.length + ' largest of ' + entries.length + ' groups.' }));
+}
+
+function renderBinaryMetaView(root, payload) {
+  var report = payload.report;
+  var overall = report.overall;
+  var page = pageFrame(root, payload, {
+    sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }],
+    subtitle: [h('span', { className: 'pill accent', text: 'binary meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.records, 'record') + ' · ' + plural(overall.pairs, 'judge–label pair') })]
+  });
+  var hero = h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0', 'grid-template-columns': 'repeat(auto-fit, minmax(220px, 1fr))' } }, [
+    metricCard('Balanced F1 (HealthBench)', overall.balancedF1, overall.intervals.balancedF1, 'undefined: a class is missing', 'balanced-f1'),
+    metricCard('Accuracy', overall.accuracy, overall.intervals.accuracy, null, 'accuracy'),
+    metricCard('Macro F1', overall.macroF1, overall.intervals.macroF1, null, 'macro-f1'),
+    metricCard("Cohen's κ", overall.cohenKappa, overall.intervals.cohenKappa, null, 'kappa')
+  ]);
+  page.appendChild(hero);
+
+  var grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+  page.appendChild(grid);
+  grid.appendChild(confusionCard(overall.confusion));
+  grid.appendChild(card('Per class', [classTable(overall), agreementRows()]));
+
+  if (report.biasIndex) page.appendChild(biasSection(report.biasIndex));
+  page.appendChild(groupSection());
+  page.appendChild(pageFooter(payload, ['bootstrap: ' + report.bootstrap.resamples + ' resamples over records, seed ' + report.bootstrap.seed]));
+
+  function confusionCard(confusion) {
+    var total = confusion.truePositive + confusion.falsePositive + confusion.falseNegative + confusion.trueNegative;
+    function cell(count, correct, label) {
+      var share = total ? count / total : 0;
+      var alpha = 0.12 + 0.75 * share;
+      return h('div', { className: 'cell', title: label, data: { testid: 'confusion-' + label.replace(/ /g, '-') }, style: { background: correct ? 'rgba(16, 185, 129, ' + alpha + ')' : 'rgba(239, 68, 68, ' + alpha + ')', color: share > 0.45 ? '#fff' : COLORS.text } }, [
+        h('div', { className: 'count num', text: formatInteger(count) }),
+        h('div', { className: 'share num', text: formatPercent(share) + ' · ' + label })
+      ]);
+    }
+    return card('Confusion matrix', [
+      h('div', { className: 'matrix', data: { testid: 'confusion' } }, [
+        h('div'), h('div', { className: 'axis', text: 'label: met' }), h('div', { className: 'axis', text: 'label: not met' }),
+        h('div', { className: 'axis', text: 'judge: met' }), cell(confusion.truePositive, true, 'true positive'), cell(confusion.falsePositive, false, 'false positive'),
+        h('div', { className: 'axis', text: 'judge: not met' }), cell(confusion.falseNegative, false, 'false negative'), cell(confusion.trueNegative, true, 'true negative')
+      ]),
+      h('div', { className: 'chart-note', text: 'Counts are over (judge verdict, human label) pairs; a record with several labels counts once per label.' })
+    ]);
+  }
+
+  function classTable(metrics) {
+    function row(name, values) {
+      return h('tr', null, [h('td', { text: name }), h('td', { className: 'num', text: formatScore(values.precision) }), h('td', { className: 'num', text: formatScore(values.recall) }), h('td', { className: 'num', text: formatScore(values.f1) }), h('td', { className: 'num', text: formatInteger(values.predicted) }), h('td', { className: 'num', text: formatInteger(values.support) })]);
+    }
+    return h('table', { className: 'data' }, [
+      h('thead', null, [h('tr', null, ['class', 'precision', 'recall', 'F1', 'predicted', 'labelled'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]),
+      h('tbody', null, [row('met', metrics.positive), row('not met', metrics.negative),
+        h('tr', null, [h('td', { text: 'balanced' }), h('td', { className: 'num', text: formatScore(metrics.balancedPrecision) }), h('td', { className: 'num', text: formatScore(metrics.balancedRecall) }), h('td', { className: 'num', text: formatScore(metrics.balancedF1) }), h('td'), h('td')])])
+    ]);
+  }
+
+  function agreementRows() {
+    var agreement = report.agreement;
+    var rows = [];
+    if (agreement.recordsWithSeveralLabels > 0) rows.push(["Fleiss' κ among humans", formatScore(agreement.humanFleissKappa) + ' (' + plural(agreement.recordsWithSeveralLabels, 'record') + ')']);
+    if (agreement.recordsWithJury > 0) rows.push(["Fleiss' κ among jurors", formatScore(agreement.juryFleissKappa) + ' (' + plural(agreement.recordsWithJury, 'record') + ')']);
+    if (rows.length === 0) return null;
+    return h('div', { style: { 'margin-top': '14px' } }, [statList(rows)]);
+  }
+
+  function biasSection(bias) {
+    var sources = Object.keys(bias.bySource);
+    var section = h('section', { className: 'section' }, [sectionHead('Bias by response source', 'mean of (verdict − label), met = 1: above 0 the judge is lenient with that source, below 0 severe')]);
+    var container = card(null, [
+      statList([
+        ['Bias index (max − min)', formatScore(bias.biasIndex) + (bias.intervals.biasIndex ? '  (CI ' + formatScore(bias.intervals.biasIndex.lower) + ' – ' + formatScore(bias.intervals.biasIndex.upper) + ')' : '')],
+        ['Macro F1 − bias index', formatScore(bias.mf1MinusBiasIndex) + (bias.intervals.mf1MinusBiasIndex ? '  (CI ' + formatScore(bias.intervals.mf1MinusBiasIndex.lower) + ' – ' + formatScore(bias.intervals.mf1MinusBiasIndex.upper) + ')' : '')]
+      ])
+    ]);
+    var extent = 0.05;
+    sources.forEach(function (source) { extent = Math.max(extent, Math.abs(bias.bySource[source].meanError)); });
+    container.appendChild(chartBox(Math.max(140, 50 + sources.length * 28), {
+      type: 'bar',
+      data: { labels: sources.map(function (source) { return truncate(source, 40); }), datasets: [{ label: 'mean error', data: sources.map(function (source) { return bias.bySource[source].meanError; }), backgroundColor: sources.map(function (source) { return bias.bySource[source].meanError >= 0 ? 'rgba(245, 158, 11, 0.8)' : 'rgba(79, 70, 229, 0.75)'; }), borderRadius: 4 }] },
+      options: { indexAxis: 'y', scales: { x: { min: -extent * 1.15, max: extent * 1.15 }, y: { grid: { display: false } } }, plugins: { legend: { display: false }, tooltip: { callbacks: { label: function (item) { return 'mean error ' + formatSigned(item.raw) + ' over ' + plural(bias.bySource[sources[item.dataIndex]].pairs, 'pair'); } } } } }
+    }, 'mean error by source').element);
+    section.appendChild(container);
+    return section;
+  }
+
+  function groupSection() {
+    var section = h('section', { className: 'section', attrs: { id: 'groups' } }, [sectionHead('By group', 'accuracy, F1 and κ per group value, with 95% bootstrap intervals')]);
+    var keys = Object.keys(report.groups);
+    if (keys.length === 0) { section.appendChild(card(null, [h('div', { className: 'callout info', text: 'The records carry no groups.' })])); return section; }
+    var metricOptions = [
+      { value: 'accuracy', label: 'Accuracy', value_: function (m) { return m.accuracy; }, interval: function (m) { return m.intervals.accuracy; } },
+      { value: 'balancedF1', label: 'Balanced F1', value_: function (m) { return m.balancedF1; }, interval: function (m) { return m.intervals.balancedF1; } },
+      { value: 'macroF1', label: 'Macro F1', value_: function (m) { return m.macroF1; }, interval: function (m) { return m.intervals.macroF1; } },
+      { value: 'cohenKappa', label: "Cohen's κ", value_: function (m) { return m.cohenKappa; }, interval: function (m) { return m.intervals.cohenKappa; }, min: -0.2 }
+    ];
+    var current = { key: keys[0], metric: metricOptions[0] };
+    var holder = h('div');
+    var tableHolder = h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } });
+    var head = h('div', { className: 'card-head' }, [
+      tabs(keys.map(function (key) { return { value: key, label: key + ' (' + Object.keys(report.groups[key]).length + ')' }; }), current.key, function (key) { current.key = key; draw(); }),
+      tabs(metricOptions.map(function (option) { return { value: option.value, label: option.label }; }), current.metric.value, function (value) { current.metric = metricOptions.filter(function (option) { return option.value === value; })[0]; draw(); })
+    ]);
+    section.appendChild(h('section', { className: 'card', data: { testid: 'group-chart' } }, [head, holder, tableHolder]));
+    draw();
+    return section;
+
+    function draw() {
+      var groups = report.groups[current.key];
+      var entries = Object.keys(groups).map(function (name) { return { name: name, metrics: groups[name], countLabel: plural(groups[name].pairs, 'pair') }; })
+        .sort(function (left, right) { return right.metrics.pairs - left.metrics.pairs || (left.name < right.name ? -1 : 1); });
+      var metric = current.metric;
+      groupMetricChart(holder, entries, { label: metric.label, value: metric.value_, interval: metric.interval, min: metric.min });
+      tableHolder.textContent = '';
+      var body = h('tbody');
+      entries.slice(0, 200).forEach(function (entry) {
+        var m = entry.metrics;
+        body.appendChild(h('tr', null, [h('td', { text: entry.name }), h('td', { className: 'num', text: formatInteger(m.pairs) }), h('td', { className: 'num', text: formatScore(m.accuracy) }), h('td', { className: 'num', text: formatScore(m.balancedF1) }), h('td', { className: 'num', text: formatScore(m.macroF1) }), h('td', { className: 'num', text: formatScore(m.cohenKappa) })]));
+      });
+      tableHolder.appendChild(h('table', { className: 'data' }, [h('thead', null, [h('tr', null, [current.key, 'pairs', 'accuracy', 'balanced F1', 'macro F1', 'κ'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]), body]));
+    }
+  }
+}
+
+function renderPairwiseMetaView(root, payload) {
+  var report = payload.report;
+  var overall = report.overall;
+  var published = report.published || null;
+  var subtitle = [h('span', { className: 'pill accent', text: 'pairwise meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.pairs, 'pair') + ' · ' + formatInteger(overall.swappedPairs) + ' with a swapped-order verdict' })];
+  if (published) subtitle.push(h('span', { className: 'muted', text: published.format + (published.judge ? ' · ' + published.judge : '') + (published.strategy ? ' / ' + published.strategy : '') }));
+  var page = pageFrame(root, payload, { sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }], subtitle: subtitle });
+  page.appendChild(h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0', 'grid-template-columns': 'repeat(auto-fit, minmax(200px, 1fr))' } }, [
+    metricCard('Accuracy · original order', overall.accuracy.original, overall.intervals.accuracyOriginal, null, 'accuracy-original'),
+    metricCard('Accuracy · swapped order', overall.accuracy.swapped, null, overall.swappedPairs ? 'no interval' : 'no swapped verdicts', 'accuracy-swapped'),
+    metricCard('Accuracy · average', overall.accuracy.average, overall.intervals.accuracyAverage, null, 'accuracy-average'),
+    metricCard('Positional agreement', overall.positionalAgreement, overall.intervals.positionalAgreement, null, 'positional-agreement'),
+    metricCard('JudgeBench score', overall.judgeBench.score, overall.intervals.judgeBenchScore, null, 'judgebench')
+  ]));
+
+  var grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+  page.appendChild(grid);
+  var verdictNames = ['A', 'B', 'tie', 'invalid'];
+  var verdictColors = [COLORS.accent, '#0ea5e9', COLORS.neutral, COLORS.bad];
+  var orders = [{ key: 'original', label: 'original order' }].concat(overall.swappedPairs ? [{ key: 'swapped', label: 'swapped order' }] : []);
+  var verdictCard = card('Verdicts by presentation order', [chartBox(60 + orders.length * 46, {
+    type: 'bar',
+    data: { labels: orders.map(function (order) { return order.label; }), datasets: verdictNames.map(function (name, index) {
+      return { label: name === 'A' || name === 'B' ? 'prefers ' + name : name, data: orders.map(function (order) { return overall.verdicts[order.key][name]; }), backgroundColor: verdictColors[index], barPercentage: 0.6 };
+    }) },
+    options: { indexAxis: 'y', scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true, grid: { display: false } } }, plugins: { legend: { position: 'bottom' } } }
+  }, 'verdict counts by order').element, h('div', { className: 'chart-note', text: 'Swapped-order verdicts are mapped back to the original labelling, so a judge without position bias gives the same bars twice.' })]);
+  grid.appendChild(verdictCard);
+  var judgeBench = overall.judgeBench;
+  grid.appendChild(card('Consistency across orders', [statList([
+    ['Right in both orders', formatInteger(overall.counts.correctBoth) + ' (' + formatPercent(overall.accuracy.both) + ')'],
+    ['Same verdict in both orders', formatInteger(overall.counts.equal) + ' (' + formatPercent(overall.positionalAgreement) + ')'],
+    ["Cohen's κ vs gold · original", formatScore(overall.kappa.original)],
+    ["Cohen's κ vs gold · swapped", formatScore(overall.kappa.swapped)],
+    ['JudgeBench: correct / incorrect / tie', formatInteger(judgeBench.correct) + ' / ' + formatInteger(judgeBench.incorrect) + ' / ' + formatInteger(judgeBench.tie)],
+    ['JudgeBench: inconsistent games', formatInteger(judgeBench.inconsistent)],
+    overall.llmbarKappa ? ['LLMBar κ (average / agreement)', formatScore(overall.llmbarKappa.average) + ' / ' + formatScore(overall.llmbarKappa.agreement)] : null
+  ])]));
+
+  var section = h('section', { className: 'section', attrs: { id: 'groups' } }, [sectionHead('By source and category', 'accuracy in each presentation order and positional agreement, with 95% bootstrap intervals where computed')]);
+  var breakdowns = [{ value: 'bySource', label: 'source' }, { value: 'byCategory', label: 'category' }].filter(function (option) { return Object.keys(report[option.value] || {}).length > 0; });
+  if (breakdowns.length === 0) section.appendChild(card(null, [h('div', { className: 'callout info', text: 'The pairs carry no source or category.' })]));
+  else {
+    var holder = h('div');
+    var tableHolder = h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } });
+    section.appendChild(h('section', { className: 'card', data: { testid: 'group-chart' } }, [h('div', { className: 'card-head' }, [tabs(breakdowns.map(function (option) { return { value: option.value, label: option.label + ' (' + Object.keys(report[option.value]).length + ')' }; }), breakdowns[0].value, draw)]), holder, tableHolder]));
+    draw(breakdowns[0].value);
+  }
+  page.appendChild(section);
+  if (published && published.invalidRows > 0) page.appendChild(h('div', { className: 'callout error', text: plural(published.invalidRows, 'row') + ' of ' + published.file + ' could not be read and are left out of every figure.' }));
+  page.appendChild(pageFooter(payload, ['bootstrap: ' + report.bootstrap.resamples + ' resamples over pairs, seed ' + report.bootstrap.seed]));
+
+  function draw(key) {
+    var groups = report[key];
+    var names = Object.keys(groups).sort(function (left, right) { return groups[right].pairs - groups[left].pairs || (left < right ? -1 : 1); }).slice(0, 40);
+    var series = [
+      { label: 'accuracy · original', value: function (m) { return m.accuracy.original; }, interval: function (m) { return intervalPair(m.intervals.accuracyOriginal); }, color: COLORS.accentSoft },
+      { label: 'accuracy · swapped', value: function (m) { return m.accuracy.swapped; }, interval: function () { return null; }, color: 'rgba(14, 165, 233, 0.75)' },
+      { label: 'positional agreement', value: function (m) { return m.positionalAgreement; }, interval: function (m) { return intervalPair(m.intervals.positionalAgreement); }, color: 'rgba(148, 163, 184, 0.85)' }
+    ];
+    if (!overall.swappedPairs) series = series.slice(0, 1);
+    replaceChart(holder, Math.max(180, 70 + names.length * series.length * 14), {
+      type: 'bar',
+      data: { labels: names.map(function (name) { return truncate(name, 40); }), datasets: series.map(function (each) {
+        return { label: each.label, data: names.map(function (name) { return each.value(groups[name]); }), intervals: names.map(function (name) { return each.interval(groups[name]); }), backgroundColor: each.color, borderRadius: 3, barPercentage: 0.85, categoryPercentage: 0.8 };
+      }) },
+      options: { indexAxis: 'y', scales: { x: { min: 0, max: 1 }, y: { grid: { display: false }, ticks: { autoSkip: false } } }, plugins: { legend: { position: 'bottom' }, tooltip: { callbacks: { title: function (items) { return names[items[0].dataIndex]; }, label: function (item) { var interval = item.dataset.intervals[item.dataIndex]; return item.dataset.label + ': ' + formatScore(item.raw) + (interval ? '  (CI ' + formatInterval(interval) + ')' : '') + ' · ' + plural(groups[names[item.dataIndex]].pairs, 'pair'); } } } } }
+    }, 'accuracy by group');
+    tableHolder.textContent = '';
+    var body = h('tbody');
+    Object.keys(groups).sort(function (left, right) { return groups[right].pairs - groups[left].pairs; }).slice(0, 200).forEach(function (name) {
+      var m = groups[name];
+      body.appendChild(h('tr', null, [h('td', { text: name }), h('td', { className: 'num', text: formatInteger(m.pairs) }), h('td', { className: 'num', text: formatScore(m.accuracy.original) }), h('td', { className: 'num', text: formatScore(m.accuracy.swapped) }), h('td', { className: 'num', text: formatScore(m.accuracy.average) }), h('td', { className: 'num', text: formatScore(m.positionalAgreement) }), h('td', { className: 'num', text: formatScore(m.judgeBench.score) })]));
+    });
+    tableHolder.appendChild(h('table', { className: 'data' }, [h('thead', null, [h('tr', null, [key === 'bySource' ? 'source' : 'category', 'pairs', 'original', 'swapped', 'average', 'agreement', 'JudgeBench'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]), body]));
+  }
+}
+`;

@@ -1,0 +1,144 @@
+/**
+ * Reports people look at: a self-contained HTML page (or a Markdown summary) built from a
+ * results file, optionally compared with a baseline run, or from a meta-evaluation report.
+ */
+import { basename } from 'node:path';
+import { RubricateError } from '../errors.js';
+import { writeFileAtomic } from '../cli/output.js';
+import { rubricateVersion } from '../version.js';
+import { collectRun, histogram, histogramEdges, type CollectOptions, type CollectedRun } from './collect.js';
+import { compareRuns, type CompareOptions } from './compare.js';
+import type { PayloadCompression } from './encoding.js';
+import { renderReportHtml } from './html/page.js';
+import { detectReportInput } from './input.js';
+import { renderMetaMarkdown, renderResultsMarkdown } from './markdown.js';
+import { reportPayloadVersion, type MetaReportPayload, type ReportFormat, type ReportPayload, type ResultsReportPayload, type RunTexts } from './types.js';
+
+export type * from './types.js';
+export { collectRun, itemTagScores, criterionFailed, histogram, histogramEdges, packCriterionFlags } from './collect.js';
+export type { CollectOptions, CollectedRun } from './collect.js';
+export { compareRuns, pairedDifference } from './compare.js';
+export type { CompareOptions } from './compare.js';
+export { embedPayload, readEmbeddedPayload, scriptSafeJson, escapeHtml } from './encoding.js';
+export type { EmbeddedPayload, PayloadCompression, PayloadEncoding } from './encoding.js';
+export { renderReportHtml } from './html/page.js';
+export { renderResultsMarkdown, renderMetaMarkdown } from './markdown.js';
+export { detectReportInput } from './input.js';
+export type { DetectedInput } from './input.js';
+
+export interface WriteReportOptions {
+  /** Results JSONL, or a meta-evaluation report JSON (detected by content). */
+  input: string;
+  out: string;
+  /** Baseline results to compare with (matched by id; Δ = input − compare). */
+  compare?: string;
+  /** Default: `md` when `out` ends in .md, else `html`. */
+  format?: ReportFormat;
+  title?: string;
+  /** Scoring to apply; default: the one recorded in the results, else healthbench. */
+  scoring?: string;
+  /** Unreadable results lines, as "file:line: reason"; they are skipped. */
+  onWarning?: (message: string) => void;
+  /** Embedded data compression; `auto` compresses large reports. */
+  compression?: PayloadCompression;
+  /** Bootstrap settings of the comparison. */
+  bootstrapSamples?: number;
+  seed?: number;
+}
+
+export interface ReportDocument {
+  payload: ReportPayload;
+  /** Per run, its text chunks (results views only). */
+  texts: RunTexts[][];
+}
+
+export interface WrittenReport {
+  bytes: number;
+  format: ReportFormat;
+  view: ReportPayload['view'];
+  /** Unreadable lines skipped, over all input files. */
+  invalidLines: number;
+}
+
+function defaultTitle(input: string, compare?: string): string {
+  return compare ? `${basename(input)} vs ${basename(compare)}` : `Grading report · ${basename(input)}`;
+}
+
+/** Reads the inputs and prepares everything a report shows. */
+export async function buildReport(options: Omit<WriteReportOptions, 'out' | 'format'>): Promise<ReportDocument> {
+  const detected = await detectReportInput(options.input);
+  const generatedAt = new Date().toISOString();
+  if (detected.kind === 'meta') {
+    if (options.compare) {
+      throw new RubricateError('CONFIG_INVALID', '--compare works with results files, not meta-evaluation reports', { file: options.input, field: 'compare' });
+    }
+    const payload: MetaReportPayload = {
+      view: detected.report.kind === 'binary' ? 'meta-binary' : 'meta-pairwise',
+      version: reportPayloadVersion,
+      title: options.title ?? `Judge meta-evaluation · ${basename(options.input)}`,
+      generatedAt,
+      rubricateVersion,
+      label: basename(options.input),
+      report: detected.report,
+    };
+    return { payload, texts: [] };
+  }
+
+  const collectOptions: CollectOptions = { scoring: options.scoring, onWarning: options.onWarning, keepTagScores: Boolean(options.compare) };
+  const run = await collectRun(options.input, collectOptions);
+  let baseline: CollectedRun | undefined;
+  if (options.compare) {
+    const compareDetected = await detectReportInput(options.compare);
+    if (compareDetected.kind !== 'results') {
+      throw new RubricateError('INPUT_INVALID', 'the file to compare with must be a results file', { file: options.compare, field: 'compare' });
+    }
+    // Both runs are scored the same way, or their difference would mean nothing.
+    baseline = await collectRun(options.compare, { ...collectOptions, scoring: run.scoring.name });
+  }
+  return { payload: resultsPayload(run, baseline, options, generatedAt), texts: baseline ? [run.texts, baseline.texts] : [run.texts] };
+}
+
+function resultsPayload(run: CollectedRun, baseline: CollectedRun | undefined, options: Omit<WriteReportOptions, 'out' | 'format'>, generatedAt: string): ResultsReportPayload {
+  const runs = baseline ? [run, baseline] : [run];
+  if (baseline) {
+    // One set of bins for both runs, so the histograms overlay.
+    const edges = histogramEdges(runs.map((each) => each.data.items.scores));
+    for (const each of runs) each.data.summary.histogram = histogram(each.data.items.scores, edges);
+  }
+  const compareOptions: CompareOptions = { bootstrapSamples: options.bootstrapSamples, seed: options.seed };
+  return {
+    view: 'results',
+    version: reportPayloadVersion,
+    title: options.title ?? defaultTitle(options.input, options.compare),
+    generatedAt,
+    rubricateVersion,
+    runs: runs.map((each) => each.data),
+    comparison: baseline ? compareRuns(run, baseline, compareOptions) : null,
+  };
+}
+
+export function renderReport(document: ReportDocument, format: ReportFormat, options: { compression?: PayloadCompression } = {}): string {
+  if (format === 'md') return document.payload.view === 'results' ? renderResultsMarkdown(document.payload) : renderMetaMarkdown(document.payload);
+  return renderReportHtml(document.payload, document.texts, { compression: options.compression });
+}
+
+function formatFor(options: WriteReportOptions): ReportFormat {
+  if (options.format === undefined) return /\.(md|markdown)$/i.test(options.out) ? 'md' : 'html';
+  if (options.format !== 'html' && options.format !== 'md') {
+    throw new RubricateError('CONFIG_INVALID', `unknown report format "${String(options.format)}" (expected html or md)`, { field: 'format' });
+  }
+  return options.format;
+}
+
+/**
+ * Writes a report for a results file (or a meta-evaluation report). `rubricate grade --report`
+ * and `rubricate report` both end here.
+ */
+export async function writeReportFromResults(options: WriteReportOptions): Promise<WrittenReport> {
+  const format = formatFor(options);
+  const document = await buildReport(options);
+  const text = renderReport(document, format, { compression: options.compression });
+  await writeFileAtomic(options.out, text);
+  const invalidLines = document.payload.view === 'results' ? document.payload.runs.reduce((total, run) => total + run.summary.invalidLineCount, 0) : 0;
+  return { bytes: Buffer.byteLength(text, 'utf8'), format, view: document.payload.view, invalidLines };
+}

@@ -1,0 +1,86 @@
+/**
+ * What a report is made from, decided by content: a results JSONL file (one record per line),
+ * or a meta-evaluation report (one JSON document with `kind: "binary" | "pairwise"`).
+ */
+import { open, readFile, stat } from 'node:fs/promises';
+import { RubricateError } from '../errors.js';
+import type { BinaryMetaReport } from '../meta/binary-metrics.js';
+import type { PairwiseMetaReport } from '../meta/pairwise-metrics.js';
+import { safeParseJson } from '../util/json.js';
+
+export type DetectedInput = { kind: 'results' } | { kind: 'meta'; report: BinaryMetaReport | PairwiseMetaReport };
+
+const peekBytes = 64 * 1024;
+/** A meta report is a summary; anything larger read as one document is a mistake. */
+const maximumMetaBytes = 256 * 1024 * 1024;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function notFound(file: string, error: unknown): RubricateError {
+  const code = (error as NodeJS.ErrnoException).code;
+  return new RubricateError('INPUT_INVALID', code === 'ENOENT' ? 'file not found' : (error as Error).message, { file }, { cause: error });
+}
+
+/** Checks the fields the meta views read; names the first one missing. */
+export function validateMetaReport(value: Record<string, unknown>, file: string): BinaryMetaReport | PairwiseMetaReport {
+  const overall = value.overall;
+  const fail = (field: string, message: string) => new RubricateError('INPUT_INVALID', `not a meta-evaluation report: ${message}`, { file, field });
+  if (!isObject(overall)) throw fail('overall', 'missing the overall metrics');
+  if (!isObject(value.bootstrap)) throw fail('bootstrap', 'missing the bootstrap settings');
+  if (value.kind === 'binary') {
+    if (!isObject(overall.confusion)) throw fail('overall.confusion', 'missing the confusion counts');
+    if (!isObject(overall.intervals)) throw fail('overall.intervals', 'missing the intervals');
+    if (!isObject(value.groups)) throw fail('groups', 'missing the group breakdowns');
+    if (!isObject(value.agreement)) throw fail('agreement', 'missing the agreement figures');
+    return value as unknown as BinaryMetaReport;
+  }
+  if (!isObject(overall.accuracy)) throw fail('overall.accuracy', 'missing the accuracies');
+  if (!isObject(overall.verdicts)) throw fail('overall.verdicts', 'missing the verdict counts');
+  if (!isObject(overall.intervals)) throw fail('overall.intervals', 'missing the intervals');
+  if (!isObject(overall.judgeBench)) throw fail('overall.judgeBench', 'missing the JudgeBench figures');
+  if (!isObject(value.bySource) || !isObject(value.byCategory)) throw fail('bySource', 'missing the source and category breakdowns');
+  return value as unknown as PairwiseMetaReport;
+}
+
+function isMetaKind(value: unknown): value is Record<string, unknown> {
+  return isObject(value) && (value.kind === 'binary' || value.kind === 'pairwise');
+}
+
+export async function detectReportInput(file: string): Promise<DetectedInput> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    throw notFound(file, error);
+  }
+  let head: string;
+  try {
+    const buffer = Buffer.alloc(peekBytes);
+    const { bytesRead } = await handle.read(buffer, 0, peekBytes, 0);
+    head = buffer.subarray(0, bytesRead).toString('utf8').replace(/^\uFEFF/, '');
+  } finally {
+    await handle.close();
+  }
+  const trimmed = head.trimStart();
+  if (!trimmed.startsWith('{')) return { kind: 'results' };
+  const newline = trimmed.indexOf('\n');
+  const firstLine = safeParseJson(newline < 0 ? trimmed : trimmed.slice(0, newline));
+  if (firstLine.ok) {
+    // A whole document on its first line: a one-line meta report, else a results line.
+    if (isMetaKind(firstLine.value)) return { kind: 'meta', report: validateMetaReport(firstLine.value, file) };
+    return { kind: 'results' };
+  }
+  // The first line is not a JSON value on its own: either a pretty-printed document or a bad results line.
+  const size = (await stat(file)).size;
+  if (size > maximumMetaBytes) return { kind: 'results' };
+  const whole = safeParseJson(await readFile(file, 'utf8'));
+  if (!whole.ok) return { kind: 'results' };
+  if (isMetaKind(whole.value)) return { kind: 'meta', report: validateMetaReport(whole.value, file) };
+  throw new RubricateError(
+    'INPUT_INVALID',
+    'neither a results file (JSON lines) nor a meta-evaluation report (a JSON document with kind "binary" or "pairwise")',
+    { file },
+  );
+}

@@ -1,0 +1,162 @@
+/**
+ * A Markdown summary for CI logs and job summaries: headline, per-tag table, the criteria that
+ * cost most, and with a baseline the paired differences. Same figures as the HTML report.
+ */
+import { formatMetaTable } from '../meta/format-table.js';
+import type { MetaReportPayload, ResultsReportPayload, RunSummary } from './types.js';
+
+const tagRowLimit = 100;
+
+/** One table cell: no pipes or line breaks, no markup, bounded length. */
+export function markdownCell(text: string, limit = 120): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const cut = flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
+  return cut.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/`/g, '\\`');
+}
+
+function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>, rightAligned: ReadonlySet<number> = new Set()): string {
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, index) => (rightAligned.has(index) ? '---:' : '---')).join('|')}|`];
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  return lines.join('\n');
+}
+
+function fixed(value: number | null | undefined, digits = 4): string {
+  return typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : '—';
+}
+
+function signed(value: number | null | undefined, digits = 4): string {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return '—';
+  const text = Math.abs(value).toFixed(digits);
+  return Number(text) === 0 ? text : `${value > 0 ? '+' : '−'}${text}`;
+}
+
+function interval(ci: readonly [number, number] | null | undefined, format: (value: number) => string = (value) => fixed(value)): string {
+  return ci && Number.isFinite(ci[0]) && Number.isFinite(ci[1]) ? `${format(ci[0])} – ${format(ci[1])}` : '—';
+}
+
+function integer(value: number): string {
+  return value.toLocaleString('en-US');
+}
+
+function points(value: number): string {
+  return `${value < 0 ? '−' : '+'}${Math.abs(value)}`;
+}
+
+function usageLine(summary: RunSummary): string {
+  const usage = summary.usage;
+  const cost = summary.costUsd === null ? 'cost unknown' : `$${summary.costUsd.toFixed(4)}`;
+  return `${integer(usage.calls)} judge calls, ${integer(usage.cache_hits)} cache hits, ${integer(usage.retries)} retries, ${integer(usage.prompt_tokens)} input tokens (${integer(usage.cached_prompt_tokens)} cached), ${integer(usage.completion_tokens)} output tokens, ${cost}`;
+}
+
+function judgeLine(summary: RunSummary): string {
+  if (summary.judges.length === 0) return 'none (checks only)';
+  return summary.judges
+    .map((judge) => `\`${markdownCell(judge.id, 80)}\` (model ${markdownCell(judge.model, 60)}, template ${markdownCell(judge.template_version, 40)}, ${markdownCell(judge.mode, 40)}${judge.verdict ? `, ${markdownCell(judge.verdict, 20)}` : ''})`)
+    .join('; ');
+}
+
+function headline(summary: RunSummary): string {
+  const metrics = summary.metrics;
+  if (!metrics.overall) return `**Score (${summary.scoring}): none** — no item could be scored`;
+  const overall = metrics.overall;
+  return `**Score (${summary.scoring}): ${fixed(overall.score)}** (95% CI ${interval(overall.ci95)}, bootstrap std ${fixed(overall.bootstrap_std)}, n = ${integer(overall.n_samples)})`;
+}
+
+export function renderResultsMarkdown(payload: ResultsReportPayload): string {
+  const [run, baseline] = payload.runs;
+  const summary = run.summary;
+  const metrics = summary.metrics;
+  const out: string[] = [];
+  out.push(`# ${markdownCell(payload.title, 200)}`, '');
+  out.push(headline(summary), '');
+  const counts = [`${integer(metrics.n)} items`, `${integer(metrics.n_ok)} ok`, `${integer(metrics.n_error)} error`, `${integer(metrics.n_invalid)} invalid`];
+  if (metrics.n_unscorable) counts.push(`${integer(metrics.n_unscorable)} unscorable`);
+  out.push(`- Results: \`${markdownCell(summary.label, 120)}\` — ${counts.join(' · ')}`);
+  out.push(`- Judge: ${judgeLine(summary)}`);
+  out.push(`- Rubrics: ${integer(summary.rubricHashes)} distinct hashes · rubricate ${summary.versions.join(', ') || '—'}`);
+  out.push(`- Usage: ${usageLine(summary)}`);
+  if (summary.invalidLineCount > 0) out.push(`- **${integer(summary.invalidLineCount)} unreadable lines skipped** (first: ${markdownCell(summary.invalidLines[0]?.message ?? '', 160)})`);
+  out.push('');
+
+  const tags = Object.entries(metrics.by_tag);
+  if (tags.length > 0) {
+    out.push('## Score by tag', '');
+    const rows = tags.slice(0, tagRowLimit).map(([tag, metric]) => [markdownCell(tag, 80), fixed(metric.score), interval(metric.ci95), integer(metric.n_samples)]);
+    out.push(table(['tag', 'score', '95% CI', 'n'], rows, new Set([1, 3])));
+    if (tags.length > tagRowLimit) out.push('', `… ${tags.length - tagRowLimit} more tags in the HTML report.`);
+    out.push('');
+  }
+
+  if (summary.mostFailed.length > 0) {
+    out.push('## Criteria that cost the most', '');
+    const rows = summary.mostFailed.slice(0, 15).map((row) => [
+      markdownCell(row.text, 110),
+      points(row.points),
+      `${integer(row.failed)} / ${integer(row.evaluated)}`,
+      `${((row.failed / Math.max(1, row.evaluated)) * 100).toFixed(1)}%`,
+      row.source,
+    ]);
+    out.push(table(['criterion', 'points', 'cost points / graded', 'rate', 'source'], rows, new Set([1, 2, 3])));
+    out.push('');
+  }
+
+  const sources = (['judge', 'check'] as const).filter((source) => summary.bySource[source].criteria > 0);
+  if (sources.length > 0) {
+    out.push('## Pass rate by criterion source', '');
+    const rows = sources.map((source) => {
+      const rate = summary.bySource[source];
+      return [source, integer(rate.evaluated), integer(rate.passed), `${((rate.passed / Math.max(1, rate.evaluated)) * 100).toFixed(1)}%`, integer(rate.errors), integer(rate.skipped)];
+    });
+    out.push(table(['source', 'graded', 'passed', 'pass rate', 'errors', 'skipped'], rows, new Set([1, 2, 3, 4, 5])));
+    out.push('');
+  }
+
+  const comparison = payload.comparison;
+  if (comparison && baseline) {
+    out.push(`## Compared with \`${markdownCell(comparison.baselineLabel, 120)}\``, '');
+    out.push(`Δ = run − baseline over ${integer(comparison.matched)} items matched by id (${integer(comparison.onlyInRun)} only in the run, ${integer(comparison.onlyInBaseline)} only in the baseline); paired bootstrap, ${comparison.bootstrap.samples} resamples, seed ${comparison.bootstrap.seed}.`, '');
+    out.push(`- Baseline: ${headline(baseline.summary)}`);
+    if (comparison.overall) {
+      const overall = comparison.overall;
+      out.push(`- **Δ overall: ${signed(overall.difference)}** (95% CI ${interval(overall.ci95, (value) => signed(value))}, n = ${integer(overall.n)} paired items)`);
+    }
+    out.push('');
+    const tagDifferences = Object.entries(comparison.byTag);
+    if (tagDifferences.length > 0) {
+      const rows = tagDifferences
+        .slice(0, tagRowLimit)
+        .map(([tag, value]) => [markdownCell(tag, 80), fixed(value.baseline), fixed(value.run), signed(value.difference), interval(value.ci95, (entry) => signed(entry)), integer(value.n)]);
+      out.push(table(['tag', 'baseline', 'run', 'Δ', '95% CI of Δ', 'n'], rows, new Set([1, 2, 3, 5])));
+      out.push('');
+    }
+    if (comparison.changedItems.length > 0) {
+      out.push('### Items that changed most', '');
+      const rows = comparison.changedItems.slice(0, 15).map((item) => [`\`${markdownCell(item.id, 60)}\``, fixed(item.baselineScore), fixed(item.runScore), signed(item.delta)]);
+      out.push(table(['item', 'baseline', 'run', 'Δ'], rows, new Set([1, 2, 3])));
+      out.push('');
+    }
+    const flips = comparison.flips;
+    out.push('### Criterion verdict flips', '');
+    out.push(`${integer(flips.metToNotMet)} met → not met, ${integer(flips.notMetToMet)} not met → met, of ${integer(flips.compared)} criteria graded in both runs.`, '');
+    if (flips.criteria.length > 0) {
+      const rows = flips.criteria.slice(0, 15).map((row) => [markdownCell(row.text, 100), points(row.points), integer(row.compared), integer(row.metToNotMet), integer(row.notMetToMet)]);
+      out.push(table(['criterion', 'points', 'both graded', 'met → not met', 'not met → met'], rows, new Set([1, 2, 3, 4])));
+      out.push('');
+    }
+  }
+  return `${out.join('\n').trimEnd()}\n`;
+}
+
+export function renderMetaMarkdown(payload: MetaReportPayload): string {
+  const report = payload.report;
+  const out: string[] = [`# ${markdownCell(payload.title, 200)}`, ''];
+  if (report.kind === 'binary') {
+    const overall = report.overall;
+    out.push(`**Balanced F1 (HealthBench): ${fixed(overall.balancedF1)}** · accuracy ${fixed(overall.accuracy)} · macro F1 ${fixed(overall.macroF1)} · Cohen's κ ${fixed(overall.cohenKappa)} (${integer(overall.records)} records, ${integer(overall.pairs)} pairs)`);
+  } else {
+    const overall = report.overall;
+    out.push(`**Accuracy: ${fixed(overall.accuracy.original)} original order, ${fixed(overall.accuracy.swapped)} swapped** · positional agreement ${fixed(overall.positionalAgreement)} · JudgeBench score ${fixed(overall.judgeBench.score)} (${integer(overall.pairs)} pairs)`);
+  }
+  out.push('', '```', formatMetaTable(report).trimEnd(), '```', '');
+  return out.join('\n');
+}

@@ -1,0 +1,25 @@
+/**
+ * Importance classes → points, for rubrics written with classes instead of numbers.
+ * RaR (Essential / Important / Optional / Pitfall), ProfBench (Critical 4 / Major 3 /
+ * Minor 2 / Additional 1) and PRBench (class ranges; we take each range's midpoint).
+ */
+import { RubricateError } from '../errors.js';
+
+export const importanceSchemes = {
+  rar: { essential: 5, important: 3, optional: 1, pitfall: -2 },
+  profbench: { critical: 4, major: 3, minor: 2, additional: 1 },
+  // PRBench gives each class a range (8–10, 4–7, 2–3, −6…−8); items normally carry their own weight.
+  prbench: { 'critically important': 9, important: 5.5, 'slightly important': 2.5, detrimental: -7 },
+} as const satisfies Record<string, Record<string, number>>;
+
+export type ImportanceScheme = keyof typeof importanceSchemes;
+
+/** Points for an importance label under a scheme, with optional per-rubric overrides. */
+export function pointsForImportance(label: string, scheme: ImportanceScheme = 'rar', overrides?: Record<string, number>): number {
+  const key = label.trim().toLowerCase().replace(/\s+criteria$/, '');
+  const override = overrides && Object.entries(overrides).find(([name]) => name.trim().toLowerCase() === key);
+  if (override) return override[1];
+  const table = importanceSchemes[scheme] as Record<string, number>;
+  if (key in table) return table[key];
+  throw new RubricateError('INPUT_INVALID', `unknown importance "${label}" for scheme ${scheme} (known: ${Object.keys(table).join(', ')})`, { field: 'importance' });
+}

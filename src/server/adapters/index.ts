@@ -1,0 +1,12 @@
+/** Trainer protocols served next to the native API, one file each, registered by name. */
+import { openRlhfAdapter } from './openrlhf.js';
+import { slimeAdapter } from './slime.js';
+import type { ServerAdapter } from './types.js';
+import { vertexAdapter } from './vertex.js';
+
+export const serverAdapters: ReadonlyMap<string, ServerAdapter> = new Map([openRlhfAdapter, slimeAdapter, vertexAdapter].map((adapter) => [adapter.name, adapter]));
+
+export type { ServerAdapter } from './types.js';
+export { openRlhfAdapter, slimeAdapter, vertexAdapter };
+export { splitQuery, promptMessages, stripEndOfTurn } from './conversation.js';
+export { createLabelParser, type LabelContent, type LabelParser } from './label.js';

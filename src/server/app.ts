@@ -1,0 +1,64 @@
+/**
+ * The HTTP app: native reward API, trainer adapters, probes. Built on Hono so tests drive
+ * it with `app.request()` and no network; `startServer` binds it to a port.
+ */
+import { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { RubricateError } from '../errors.js';
+import { serverAdapters, type ServerAdapter } from './adapters/index.js';
+import { bearerAuth } from './auth.js';
+import { defaultMaxBodyBytes } from './body.js';
+import type { RouteContext, ServerApp, ServerEnv } from './context.js';
+import { registerHealthRoute, registerMetricsRoute } from './health.js';
+import { errorResponse } from './http-error.js';
+import { observeRequests } from './observe.js';
+import type { RewardService } from './reward-service.js';
+import { registerScoreRoutes, scoreRoutes } from './score.js';
+import { ServerState } from './state.js';
+
+export interface ServerAppOptions {
+  service: RewardService;
+  /** Bearer token every route but /healthz requires; none = open. */
+  token?: string;
+  /** Largest request body accepted (413 beyond). Default 16 MiB. */
+  maxBodyBytes?: number;
+  /** One JSON line per request; none = silent. */
+  logger?: Logger;
+  /** Trainer adapters to serve, by name; default all of them. */
+  adapters?: readonly string[];
+  /** Lifecycle state shared with `startServer` (drain). */
+  state?: ServerState;
+}
+
+export function resolveAdapters(names: readonly string[] | undefined): ServerAdapter[] {
+  if (names === undefined) return [...serverAdapters.values()];
+  return names.map((name) => {
+    const adapter = serverAdapters.get(name);
+    if (!adapter) throw new RubricateError('CONFIG_INVALID', `unknown adapter "${name}" (known: ${[...serverAdapters.keys()].join(', ')})`, { field: 'adapters' });
+    return adapter;
+  });
+}
+
+export function createServerApp(options: ServerAppOptions): ServerApp {
+  const { service, logger } = options;
+  const state = options.state ?? new ServerState();
+  const adapters = resolveAdapters(options.adapters);
+  const context: RouteContext = { service, maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes, ...(logger ? { logger } : {}) };
+  const routes = new Set<string>(['/healthz', '/metrics', ...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes)]);
+
+  const app = new Hono<ServerEnv>();
+  app.use('*', observeRequests({ service, state, logger, routes }));
+  // Registered before authentication: load balancers probe without credentials.
+  registerHealthRoute(app, context, state);
+  app.use('*', bearerAuth(options.token));
+  registerMetricsRoute(app, context);
+  registerScoreRoutes(app, context);
+  for (const adapter of adapters) adapter.register(app, context);
+
+  app.notFound((request) => errorResponse(request, new RubricateError('NOT_FOUND', `no route for ${request.req.method} ${request.req.path}`)));
+  app.onError((error, request) => {
+    if (!RubricateError.isInstance(error) || error.code === 'INTERNAL') logger?.error({ err: error, route: request.req.path }, 'internal error');
+    return errorResponse(request, error);
+  });
+  return app;
+}

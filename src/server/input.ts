@@ -1,0 +1,125 @@
+/**
+ * Request bodies → items. The native item is the canonical `items` record (validated by
+ * `normalizeItem`); the id may be left out (it is then derived from the content), and the
+ * rubric may arrive as a JSON string, as datasets often store it in a text column.
+ */
+import { createHash } from 'node:crypto';
+import { RubricateError } from '../errors.js';
+import { memoizedRubricHash } from '../rubric/hashing.js';
+import { normalizeItem, normalizeMessages, normalizeRubric } from '../rubric/normalize.js';
+import { messageInputSchema, type Item, type Message, type Rubric } from '../rubric/schema.js';
+import { safeParseJson } from '../util/json.js';
+import { z } from 'zod';
+
+export interface ItemInputContext {
+  /** Rubrics by id, for items that give `rubric_id` (`serve --rubrics FILE`). */
+  rubrics?: ReadonlyMap<string, Rubric>;
+  /** Where the item sits in the request body, e.g. `items[3]`, for error messages. */
+  field?: string;
+}
+
+/** Identity of an item's grading: same rubric, prompt, response and reference ⇒ same verdicts. */
+export function itemContentKey(item: Item): string {
+  const hash = createHash('sha256');
+  hash.update(`rubricate-item/1\u0000${memoizedRubricHash(item.rubric)}\u0000`);
+  for (const message of item.prompt) {
+    hash.update(`${message.role}\u0000`);
+    hash.update(message.content);
+    hash.update('\u0000');
+  }
+  hash.update('\u0001');
+  hash.update(item.response);
+  hash.update(`\u0001${item.reference === undefined ? '\u0002' : item.reference}`);
+  return hash.digest('hex');
+}
+
+export function derivedItemId(item: Item): string {
+  return `item_${itemContentKey(item).slice(0, 16)}`;
+}
+
+/** Re-roots an error's field path under `prefix` (e.g. `rubric.criteria[0]` → `items[2].rubric.criteria[0]`). */
+export function prefixField(error: unknown, prefix: string | undefined): unknown {
+  if (!prefix || !RubricateError.isInstance(error)) return error;
+  const field = error.details.field;
+  const joined = field ? (field.startsWith('[') ? `${prefix}${field}` : `${prefix}.${field}`) : prefix;
+  return new RubricateError(error.code, error.message, { ...error.details, field: joined }, { cause: error });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A rubric given as an object, or as a string holding one (JSON). */
+export function parseRubricValue(value: unknown, field = 'rubric'): unknown {
+  if (typeof value !== 'string') return value;
+  const parsed = safeParseJson(value);
+  if (!parsed.ok) throw new RubricateError('INPUT_INVALID', `rubric string is not valid JSON: ${parsed.error}`, { field });
+  return parsed.value;
+}
+
+/** One native item: `{id?, prompt, response, rubric | rubric_id, reference?, tags?, metadata?}`. */
+export function parseScoreItem(input: unknown, context: ItemInputContext = {}): Item {
+  try {
+    if (!isRecord(input)) throw new RubricateError('INPUT_INVALID', 'an item must be a JSON object');
+    const hasId = input.id !== undefined && input.id !== null && input.id !== '';
+    const record: Record<string, unknown> = { ...input, id: hasId ? input.id : 'pending' };
+    if (record.rubric !== undefined) record.rubric = parseRubricValue(record.rubric);
+    const item = normalizeItem(record, { rubrics: context.rubrics });
+    if (!hasId) item.id = derivedItemId(item);
+    return item;
+  } catch (error) {
+    throw prefixField(error, context.field);
+  }
+}
+
+const promptSchema = z.union([z.string(), z.array(messageInputSchema).min(1, 'prompt needs at least one message')]);
+
+export interface GroupInput {
+  id: string;
+  prompt: Message[];
+  rubric: Rubric;
+  reference?: string;
+  responses: string[];
+}
+
+/** The shared part of a group request: one prompt and rubric, many responses. */
+export function parseGroupInput(input: Record<string, unknown>, context: ItemInputContext = {}): GroupInput {
+  const prompt = promptSchema.safeParse(input.prompt);
+  if (!prompt.success) throw new RubricateError('INPUT_INVALID', `prompt: ${prompt.error.issues[0]?.message ?? 'invalid'}`, { field: 'prompt' });
+  let rubric: Rubric;
+  if (input.rubric !== undefined) {
+    rubric = normalizeRubric(parseRubricValue(input.rubric), { fieldPrefix: 'rubric' });
+  } else if (input.rubric_id !== undefined) {
+    const found = context.rubrics?.get(String(input.rubric_id));
+    if (!found) throw new RubricateError('INPUT_INVALID', `unknown rubric_id "${String(input.rubric_id)}"`, { field: 'rubric_id' });
+    rubric = found;
+  } else {
+    throw new RubricateError('INPUT_INVALID', 'a group needs either `rubric` or `rubric_id`', { field: 'rubric' });
+  }
+  if (!Array.isArray(input.responses) || input.responses.length === 0) {
+    throw new RubricateError('INPUT_INVALID', '`responses` must be a non-empty list of strings', { field: 'responses' });
+  }
+  const responses = input.responses.map((response, index) => {
+    if (typeof response !== 'string') throw new RubricateError('INPUT_INVALID', 'expected a string', { field: `responses[${index}]` });
+    return response;
+  });
+  if (input.reference !== undefined && typeof input.reference !== 'string') {
+    throw new RubricateError('INPUT_INVALID', 'expected a string', { field: 'reference' });
+  }
+  const messages = normalizeMessages(prompt.data);
+  const id =
+    typeof input.id === 'string' || typeof input.id === 'number'
+      ? String(input.id)
+      : `group_${createHash('sha256').update(memoizedRubricHash(rubric)).update(JSON.stringify(messages)).digest('hex').slice(0, 16)}`;
+  return { id, prompt: messages, rubric, ...(typeof input.reference === 'string' ? { reference: input.reference } : {}), responses };
+}
+
+export function groupItems(group: GroupInput): Item[] {
+  return group.responses.map((response, index) => ({
+    id: `${group.id}/${index}`,
+    prompt: group.prompt,
+    response,
+    rubric: group.rubric,
+    ...(group.reference !== undefined ? { reference: group.reference } : {}),
+  }));
+}

@@ -1,0 +1,192 @@
+/**
+ * The reward service every route shares: one long-lived Grader (store, in-flight call
+ * dedupe, retries, checks, judge) behind a bounded admission queue, with item-level
+ * dedupe (identical rubric + prompt + response in flight ⇒ graded once), a per-request
+ * deadline, and the failure policy (null, or a flagged fallback).
+ */
+import type { EngineEvent } from '../engine/engine.js';
+import { emptyUsage } from '../engine/usage.js';
+import { RubricateError, toRubricateError } from '../errors.js';
+import { Grader, type GraderOptions } from '../pipeline/grader.js';
+import type { ResultRecord } from '../pipeline/results.js';
+import type { Item, Rubric } from '../rubric/schema.js';
+import { AdmissionQueue } from './admission.js';
+import { itemContentKey } from './input.js';
+import { ServerMetrics } from './metrics.js';
+import { applyFallback, failedResult, fallbackValue, nullPolicy, toRewardResult, type ErrorPolicy, type RewardResult } from './rewards.js';
+import type { JudgeEndpointStatus } from '../judges/pool.js';
+
+export interface RewardServiceOptions {
+  /** Grading options, as for `rubricate grade`; `scoring` defaults to `weighted_mean` here. */
+  grading: Omit<GraderOptions, 'onEvent' | 'signal'>;
+  /** Items admitted at once (waiting for the judge + in flight). Default 4096. */
+  maxQueue?: number;
+  /** Items of requests allowed to wait for room (adapters whose clients cannot retry). Default: maxQueue. */
+  maxWaiting?: number;
+  /** Per-request deadline. Default 120 s. */
+  deadlineMs?: number;
+  onError?: ErrorPolicy;
+  /** Rubrics by id for items that give `rubric_id`. */
+  rubrics?: ReadonlyMap<string, Rubric>;
+  /** Extra listener for engine events (the metrics listener is always attached). */
+  onEvent?: (event: EngineEvent) => void;
+  /** Live state of pooled judge endpoints, for /healthz and /metrics. */
+  judgeEndpoints?: () => JudgeEndpointStatus[];
+  now?: () => number;
+}
+
+export interface ScoreOptions {
+  /** Overrides the service deadline (adapters cap it under their client's timeout). */
+  deadlineMs?: number;
+  /** Wait for room in the admission queue (until the deadline) instead of being refused. */
+  waitForRoom?: boolean;
+  /**
+   * Overrides the service failure policy for this call: a number is the fallback, `null`
+   * leaves failed rewards null (adapters that apply their own fallback in their own units).
+   */
+  fallback?: number | null;
+}
+
+export interface ScoredItems {
+  results: RewardResult[];
+  /** How many rewards are the fallback standing in for a failure. */
+  fallbacks: number;
+}
+
+export const defaultMaxQueue = 4096;
+export const defaultDeadlineMs = 120_000;
+
+export class RewardService {
+  readonly grader: Grader;
+  readonly admission: AdmissionQueue;
+  readonly metrics: ServerMetrics;
+  readonly deadlineMs: number;
+  readonly errorPolicy: ErrorPolicy;
+  readonly rubrics: ReadonlyMap<string, Rubric> | undefined;
+  readonly judgeEndpoints: (() => JudgeEndpointStatus[]) | undefined;
+  /** In-flight requests of the HTTP layer, for the gauge; the server keeps it current. */
+  inFlightRequests = 0;
+  private readonly inFlightItems = new Map<string, Promise<ResultRecord>>();
+  private readonly now: () => number;
+
+  constructor(options: RewardServiceOptions) {
+    this.now = options.now ?? Date.now;
+    this.deadlineMs = options.deadlineMs ?? defaultDeadlineMs;
+    this.errorPolicy = options.onError ?? nullPolicy;
+    this.rubrics = options.rubrics;
+    this.judgeEndpoints = options.judgeEndpoints;
+    this.admission = new AdmissionQueue(options.maxQueue ?? defaultMaxQueue, { waitingCapacity: options.maxWaiting, now: this.now });
+    this.metrics = new ServerMetrics({
+      queueDepth: () => this.admission.used,
+      queueWaiting: () => this.admission.waiting,
+      queueCapacity: () => this.admission.capacity,
+      judgeQueuedCalls: () => this.grader.engine.queuedCalls,
+      inFlightRequests: () => this.inFlightRequests,
+      ...(options.judgeEndpoints ? { judgeEndpoints: options.judgeEndpoints } : {}),
+    });
+    const extraListener = options.onEvent;
+    this.grader = new Grader({
+      scoring: 'weighted_mean',
+      // Rewards need verdicts, not the graded text back: keep results small.
+      omitText: true,
+      ...options.grading,
+      onEvent: (event) => {
+        this.metrics.onEngineEvent(event);
+        extraListener?.(event);
+      },
+    });
+  }
+
+  /** The error that stopped the judge for good (bad credentials), if any: the service is then unhealthy. */
+  get fatalError(): RubricateError | undefined {
+    return this.grader.engine.fatal;
+  }
+
+  /**
+   * Grades items and answers one reward result per item, in order. Throws OVERLOADED (queue
+   * full, with `retryAfterMs`), DEADLINE_EXCEEDED (deadline passed while waiting for room) or
+   * INPUT_INVALID (more items than the queue holds); failures of single items are results.
+   */
+  async scoreItems(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
+    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    const deadlineAt = this.now() + deadlineMs;
+    try {
+      await this.admission.admit(items.length, { wait: options.waitForRoom, deadlineAt });
+    } catch (error) {
+      const code = RubricateError.isInstance(error) ? error.code : 'INTERNAL';
+      if (code === 'OVERLOADED') this.metrics.rejected.inc({ reason: 'queue_full' });
+      if (code === 'DEADLINE_EXCEEDED') this.metrics.deadlines.inc({}, items.length);
+      throw error;
+    }
+
+    const work = items.map((item) => {
+      const shared = this.gradeShared(item);
+      // The slot is freed when grading ends, even if the answer went out at the deadline.
+      shared.graded.then(
+        () => this.admission.release(1),
+        () => this.admission.release(1),
+      );
+      return shared;
+    });
+
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => {
+      timer = setTimeout(() => resolve('deadline'), Math.max(0, deadlineAt - this.now()));
+    });
+    const results = await Promise.all(
+      work.map(async ({ graded, follower }, index): Promise<RewardResult> => {
+        const item = items[index];
+        try {
+          const outcome = await Promise.race([graded, deadline]);
+          if (outcome === 'deadline') {
+            this.metrics.deadlines.inc();
+            return failedResult(item.id, new RubricateError('DEADLINE_EXCEEDED', `not graded within the ${Math.round(deadlineMs / 100) / 10} s deadline; grading goes on and a retry will reuse its verdicts`));
+          }
+          const result = toRewardResult(outcome, item.id);
+          // The judge work belongs to the item that started it; a follower spent nothing.
+          if (follower) result.usage = { ...emptyUsage(), cache_hits: result.usage.calls + result.usage.cache_hits };
+          return result;
+        } catch (error) {
+          return failedResult(item.id, toRubricateError(error));
+        }
+      }),
+    );
+    clearTimeout(timer);
+
+    const fallbacks = applyFallback(results, options.fallback === undefined ? fallbackValue(this.errorPolicy) : (options.fallback ?? undefined));
+    for (const result of results) {
+      if (result.fallback) this.metrics.rewards.inc({ outcome: 'fallback' });
+      else this.metrics.rewards.inc({ outcome: result.status });
+    }
+    if (fallbacks > 0) this.metrics.fallbacks.inc({}, fallbacks);
+    return { results, fallbacks };
+  }
+
+  /** Grades an item, or joins the grading of an identical item already in flight. */
+  private gradeShared(item: Item): { graded: Promise<ResultRecord>; follower: boolean } {
+    const key = itemContentKey(item);
+    const existing = this.inFlightItems.get(key);
+    if (existing) {
+      this.metrics.deduplicated.inc();
+      return { graded: existing, follower: true };
+    }
+    const graded = this.grader.gradeItem(item);
+    this.inFlightItems.set(key, graded);
+    const forget = () => {
+      this.inFlightItems.delete(key);
+    };
+    graded.then(forget, forget);
+    return { graded, follower: false };
+  }
+
+  /** Resolves when no admitted work is left (drain), or after `timeoutMs`; true when drained. */
+  async idle(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const drained = await Promise.race([this.admission.idle().then(() => true as const), timedOut]);
+    clearTimeout(timer);
+    return drained;
+  }
+}

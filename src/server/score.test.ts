@@ -1,0 +1,204 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { binaryVerdict } from '../testing/fake-judge.js';
+import { criterionMet, fruitRubric, fruitScore, startTestServer, type TestServer } from './test-support.js';
+
+let server: TestServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const prompt = 'Name some fruit.';
+
+describe('POST /v1/score', () => {
+  it('answers the raw weighted_mean score of a canonical item, with its verdicts and usage', async () => {
+    server = await startTestServer();
+    const response = await server.post('/v1/score', { id: 'a', prompt, response: 'Rotten apples.', rubric: fruitRubric });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body).toMatchObject({ id: 'a', status: 'ok', reward: fruitScore('Rotten apples.') });
+    expect(body.reward).toBe(0.25);
+    expect(body.criteria.map((criterion: { id: string; met: boolean }) => [criterion.id, criterion.met])).toEqual([
+      ['apples', true],
+      ['pears', false],
+      ['rotten', true],
+    ]);
+    expect(body.usage).toMatchObject({ calls: 3, cache_hits: 0 });
+    expect(body.fallback).toBeUndefined();
+    expect(server.fake.requests).toHaveLength(3);
+  });
+
+  it('derives a stable id from the content when none is given, and takes the rubric as a JSON string', async () => {
+    server = await startTestServer();
+    const first = await (await server.post('/v1/score', { prompt, response: 'apples and pears', rubric: fruitRubric })).json();
+    const second = await (await server.post('/v1/score', { prompt, response: 'apples and pears', rubric: JSON.stringify(fruitRubric) })).json();
+    const other = await (await server.post('/v1/score', { prompt, response: 'only pears', rubric: fruitRubric })).json();
+    expect(first.id).toMatch(/^item_[0-9a-f]{16}$/);
+    expect(second.id).toBe(first.id);
+    expect(other.id).not.toBe(first.id);
+    expect([first.reward, second.reward, other.reward]).toEqual([1, 1, 0.25]);
+  });
+
+  it('rejects an invalid item with 400 naming the field', async () => {
+    server = await startTestServer();
+    const response = await server.post('/v1/score', { prompt, response: 'x', rubric: { criteria: [{ text: 'ok', points: 'three' }] } });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.error.code).toBe('INPUT_INVALID');
+    expect(body.error.message).toMatch(/rubric\.criteria\[0\]\.points/);
+    expect(Object.keys(body)).toEqual(['error']);
+    expect(server.fake.requests).toHaveLength(0);
+  });
+
+  it('a failed item has reward null, status error and the reason, never a zero', async () => {
+    server = await startTestServer({ script: () => ({ content: 'I cannot decide.' }) });
+    const response = await server.post('/v1/score', { id: 'f', prompt, response: 'apples', rubric: fruitRubric });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body).toMatchObject({ id: 'f', reward: null, status: 'error' });
+    expect(body.error.code).toBe('JUDGE_UNPARSEABLE');
+    expect(body.criteria.every((criterion: { met: boolean | null }) => criterion.met === null)).toBe(true);
+    expect(body.fallback).toBeUndefined();
+  });
+
+  it('with a fallback policy, a failed item gets the fallback flagged, and the count is reported', async () => {
+    server = await startTestServer({
+      script: (request) => (request.response?.includes('broken') ? { content: 'no json here' } : { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) }),
+      service: { onError: { kind: 'fallback', value: -1 } },
+    });
+    const single = await (await server.post('/v1/score', { prompt, response: 'broken apples', rubric: fruitRubric })).json();
+    expect(single).toMatchObject({ reward: -1, fallback: true, status: 'error' });
+    expect(single.error.code).toBe('JUDGE_UNPARSEABLE');
+    const batch = await (
+      await server.post('/v1/score/batch', {
+        items: [
+          { prompt, response: 'apples', rubric: fruitRubric },
+          { prompt, response: 'broken pears', rubric: fruitRubric },
+        ],
+      })
+    ).json();
+    expect(batch.fallbacks).toBe(1);
+    expect(batch.results.map((result: { reward: number; fallback?: boolean }) => [result.reward, result.fallback ?? false])).toEqual([
+      [0.75, false],
+      [-1, true],
+    ]);
+    expect(server.service.metrics.fallbacks.value()).toBe(2);
+  });
+
+  it('an unscorable rubric (no positive points) has no reward, with a reason', async () => {
+    server = await startTestServer();
+    const body = await (await server.post('/v1/score', { prompt, response: 'rotten', rubric: { criteria: [{ text: 'mentions rotten', points: -2 }] } })).json();
+    expect(body).toMatchObject({ reward: null, status: 'error' });
+    expect(body.error.message).toMatch(/no positive points/);
+  });
+
+  it('a failed hard rule gates the item to 0 and says so', async () => {
+    server = await startTestServer();
+    const rubric = { gate: 'hard_rules', criteria: [{ text: 'mentions kiwis', kind: 'hard_rule' }, ...fruitRubric.criteria] };
+    const body = await (await server.post('/v1/score', { prompt, response: 'apples and pears', rubric })).json();
+    expect(body).toMatchObject({ reward: 0, status: 'ok', gated: true });
+    expect(server.fake.requests).toHaveLength(1);
+  });
+});
+
+describe('POST /v1/score/batch', () => {
+  it('answers one result per item, in order', async () => {
+    server = await startTestServer({ script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response === 'pears' ? 60 : 0 }) });
+    const responses = ['pears', 'apples and pears', 'rotten', 'nothing'];
+    const body = await (await server.post('/v1/score/batch', { items: responses.map((response, index) => ({ id: `i${index}`, prompt, response, rubric: fruitRubric })) })).json();
+    expect(body.results.map((result: { id: string }) => result.id)).toEqual(['i0', 'i1', 'i2', 'i3']);
+    expect(body.results.map((result: { reward: number }) => result.reward)).toEqual(responses.map(fruitScore));
+    expect(body.fallbacks).toBe(0);
+  });
+
+  it('rejects the whole batch when one item is invalid, naming it', async () => {
+    server = await startTestServer();
+    const response = await server.post('/v1/score/batch', { items: [{ prompt, response: 'a', rubric: fruitRubric }, { prompt, response: 7, rubric: fruitRubric }] });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.message).toMatch(/items\[1\]\.response/);
+    expect(server.fake.requests).toHaveLength(0);
+  });
+
+  it('rejects a body without an items list', async () => {
+    server = await startTestServer();
+    const response = await server.post('/v1/score/batch', [{ prompt }]);
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.code).toBe('INPUT_INVALID');
+  });
+});
+
+describe('POST /v1/score/group', () => {
+  const responses = ['apples and pears', 'apples', 'broken pears', 'nothing at all'];
+  const failOnBroken = { script: (request: { response?: string; criteria: Array<{ text: string }> }) => (request.response?.includes('broken') ? { status: 400 } : { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) }) };
+
+  it('answers raw rewards and GRPO advantages over the members that did not fail', async () => {
+    server = await startTestServer(failOnBroken);
+    const body = await (await server.post('/v1/score/group', { id: 'g1', prompt, rubric: fruitRubric, responses, advantages: 'grpo', eps: 0 })).json();
+    expect(body.id).toBe('g1');
+    // Rewards 1, 0.75, failed, 0: mean 7/12, population std √(((5/12)² + (2/12)² + (7/12)²) ÷ 3) = √26 ÷ 12 = 0.42491…
+    expect(body.rewards).toEqual([1, 0.75, null, 0]);
+    const mean = 1.75 / 3;
+    const std = Math.sqrt(((1 - mean) ** 2 + (0.75 - mean) ** 2 + (0 - mean) ** 2) / 3);
+    expect(std).toBeCloseTo(Math.sqrt(26) / 12, 12);
+    expect(std).toBeCloseTo(0.424918293, 8);
+    expect(body.advantages[0]).toBeCloseTo((1 - mean) / std, 10);
+    expect(body.advantages[1]).toBeCloseTo((0.75 - mean) / std, 10);
+    expect(body.advantages[2]).toBeNull();
+    expect(body.advantages[3]).toBeCloseTo(-mean / std, 10);
+    expect(body.results[2]).toMatchObject({ id: 'g1/2', status: 'error', reward: null });
+    expect(body.results[2].error.code).toBe('JUDGE_REQUEST_REJECTED');
+  });
+
+  it('Dr.GRPO advantages, and no advantages unless asked', async () => {
+    server = await startTestServer(failOnBroken);
+    const drGrpo = await (await server.post('/v1/score/group', { prompt, rubric: fruitRubric, responses, advantages: 'dr_grpo' })).json();
+    const mean = 1.75 / 3;
+    expect(drGrpo.advantages.map((value: number | null) => (value === null ? null : Number(value.toFixed(12))))).toEqual([1 - mean, 0.75 - mean, null, -mean].map((value) => (value === null ? null : Number(value.toFixed(12)))));
+    expect(drGrpo.id).toMatch(/^group_[0-9a-f]{16}$/);
+    const plain = await (await server.post('/v1/score/group', { prompt, rubric: fruitRubric, responses: ['apples'] })).json();
+    expect(plain.advantages).toBeUndefined();
+    expect(plain.rewards).toEqual([0.75]);
+  });
+
+  it('with a fallback, failed members carry the flagged fallback reward but stay out of the statistics', async () => {
+    server = await startTestServer({ ...failOnBroken, service: { onError: { kind: 'fallback', value: 0 } } });
+    const body = await (await server.post('/v1/score/group', { prompt, rubric: fruitRubric, responses, advantages: 'dr_grpo' })).json();
+    const mean = 1.75 / 3;
+    expect(body.rewards).toEqual([1, 0.75, 0, 0]);
+    expect(body.fallbacks).toBe(1);
+    expect(body.results[2].fallback).toBe(true);
+    expect(body.advantages[2]).toBe(0);
+    expect(body.advantages[3]).toBeCloseTo(-mean, 12);
+  });
+
+  it('validates the estimator and eps', async () => {
+    server = await startTestServer();
+    const wrongEstimator = await server.post('/v1/score/group', { prompt, rubric: fruitRubric, responses: ['a'], advantages: 'ppo' });
+    expect(wrongEstimator.status).toBe(400);
+    expect((await wrongEstimator.json()).error.message).toMatch(/advantages/);
+    const wrongEps = await server.post('/v1/score/group', { prompt, rubric: fruitRubric, responses: ['a'], advantages: 'grpo', eps: -1 });
+    expect(wrongEps.status).toBe(400);
+    const noResponses = await server.post('/v1/score/group', { prompt, rubric: fruitRubric, responses: [] });
+    expect((await noResponses.json()).error.message).toMatch(/responses/);
+  });
+});
+
+describe('item-level dedupe', () => {
+  it('grades identical (rubric, prompt, response) requests in flight once', async () => {
+    server = await startTestServer({ script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: 50 }) });
+    const answers = await Promise.all(
+      ['x1', 'x2', 'x3', 'x4'].map(async (id) => (await server!.post('/v1/score', { id, prompt, response: 'apples and pears', rubric: fruitRubric })).json()),
+    );
+    expect(answers.map((answer) => answer.id)).toEqual(['x1', 'x2', 'x3', 'x4']);
+    expect(answers.every((answer) => answer.reward === 1)).toBe(true);
+    // One item went through the engine; the three others joined it.
+    expect(server.service.metrics.items.value({ status: 'ok' })).toBe(1);
+    expect(server.service.metrics.deduplicated.value()).toBe(3);
+    expect(server.fake.requests).toHaveLength(3);
+    expect(answers.map((answer) => answer.usage.calls).sort()).toEqual([0, 0, 0, 3]);
+    // A different response is its own item.
+    await server.post('/v1/score', { id: 'y', prompt, response: 'pears', rubric: fruitRubric });
+    expect(server.service.metrics.items.value({ status: 'ok' })).toBe(2);
+  });
+});

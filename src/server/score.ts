@@ -1,0 +1,77 @@
+/**
+ * The native reward API:
+ *   POST /v1/score        one item            → RewardResult
+ *   POST /v1/score/batch  {items: [...]}       → {results, fallbacks}
+ *   POST /v1/score/group  {prompt, rubric, responses, advantages?, eps?}
+ *                                              → {id, rewards, advantages?, results, fallbacks}
+ * Rewards are raw item scores; a failed item has `reward: null` and its reason, unless the
+ * server runs with a fallback, which is then flagged per item and counted.
+ */
+import { RubricateError } from '../errors.js';
+import { advantageEstimators, defaultAdvantageEpsilon, groupAdvantages, type AdvantageEstimator } from './advantages.js';
+import { readJsonBody } from './body.js';
+import type { RouteContext, ServerApp } from './context.js';
+import { groupItems, parseGroupInput, parseScoreItem } from './input.js';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export const scoreRoutes = ['/v1/score', '/v1/score/batch', '/v1/score/group'] as const;
+
+export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: RouteContext): void {
+  app.post('/v1/score', async (context) => {
+    const body = await readJsonBody(context, maxBodyBytes);
+    const item = parseScoreItem(body, { rubrics: service.rubrics });
+    context.set('items', 1);
+    const { results, fallbacks } = await service.scoreItems([item]);
+    const result = results[0];
+    context.set('fallbacks', fallbacks);
+    // One item past its deadline is the request past its deadline: 504, unless a fallback was asked for.
+    if (result.error?.code === 'DEADLINE_EXCEEDED' && !result.fallback) throw new RubricateError('DEADLINE_EXCEEDED', result.error.message);
+    return context.json(result);
+  });
+
+  app.post('/v1/score/batch', async (context) => {
+    const body = await readJsonBody(context, maxBodyBytes);
+    if (!isRecord(body) || !Array.isArray(body.items)) throw new RubricateError('INPUT_INVALID', 'expected {"items": [...]}', { field: 'items' });
+    if (body.items.length === 0) return context.json({ results: [], fallbacks: 0 });
+    const items = body.items.map((input, index) => parseScoreItem(input, { rubrics: service.rubrics, field: `items[${index}]` }));
+    context.set('items', items.length);
+    const scored = await service.scoreItems(items);
+    context.set('fallbacks', scored.fallbacks);
+    return context.json(scored);
+  });
+
+  app.post('/v1/score/group', async (context) => {
+    const body = await readJsonBody(context, maxBodyBytes);
+    if (!isRecord(body)) throw new RubricateError('INPUT_INVALID', 'expected a JSON object {prompt, rubric, responses}', { field: 'body' });
+    let estimator: AdvantageEstimator | undefined;
+    if (body.advantages !== undefined && body.advantages !== null && body.advantages !== false) {
+      if (!advantageEstimators.includes(body.advantages as AdvantageEstimator)) {
+        throw new RubricateError('INPUT_INVALID', `advantages must be one of ${advantageEstimators.join(', ')}`, { field: 'advantages' });
+      }
+      estimator = body.advantages as AdvantageEstimator;
+    }
+    const epsilon = body.eps === undefined ? defaultAdvantageEpsilon : body.eps;
+    if (typeof epsilon !== 'number' || !Number.isFinite(epsilon) || epsilon < 0) throw new RubricateError('INPUT_INVALID', 'eps must be a finite number ≥ 0', { field: 'eps' });
+    const group = parseGroupInput(body, { rubrics: service.rubrics });
+    const items = groupItems(group);
+    context.set('items', items.length);
+    const { results, fallbacks } = await service.scoreItems(items);
+    context.set('fallbacks', fallbacks);
+    const rewards = results.map((result) => result.reward);
+    const answer: Record<string, unknown> = { id: group.id, rewards };
+    if (estimator) {
+      // Fallback rewards are not real rewards: they stay out of the group statistics, and
+      // their members get a neutral advantage of 0 (flagged through `results[i].fallback`).
+      const real = results.map((result) => (result.fallback ? null : result.reward));
+      const advantages = groupAdvantages(real, estimator, epsilon);
+      answer.advantages = advantages.map((advantage, index) => (advantage === null && results[index].fallback ? 0 : advantage));
+      answer.estimator = estimator;
+    }
+    answer.results = results;
+    answer.fallbacks = fallbacks;
+    return context.json(answer);
+  });
+}

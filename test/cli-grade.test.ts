@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { requestKey } from '../src/engine/request-key.js';
+import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
+import { runCli, startCli } from './helpers.js';
+
+const realExamples = resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl');
+let fake: FakeJudge | undefined;
+
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+/** The verdict is a pure function of (criterion, response): reruns must agree with it. */
+function expectedVerdict(criterion: string, response: string): boolean {
+  return createHash('sha256').update(`${criterion}\u0000${response}`).digest()[0] < 128;
+}
+
+function judgeScript(delayMs: number) {
+  return (request: FakeJudgeRequest) => ({
+    content: binaryVerdict(expectedVerdict(request.criteria[0]?.text ?? '', request.response ?? '')),
+    delayMs,
+    usage: { prompt_tokens: 400, completion_tokens: 30 },
+  });
+}
+
+/** 100 HealthBench examples (the real ones when the data folder is there) and a responses file. */
+function healthbenchWorkload(directory: string): { examples: string; responses: string; criteria: number } {
+  let examples = realExamples;
+  if (!existsSync(realExamples)) {
+    console.warn(`${realExamples} not found: using 100 synthetic HealthBench-shaped examples`);
+    examples = join(directory, 'examples.jsonl');
+    const lines = Array.from({ length: 100 }, (_, index) =>
+      JSON.stringify({
+        prompt_id: `p${index}`,
+        prompt: [{ role: 'user', content: `Question ${index} about a symptom.` }],
+        rubrics: Array.from({ length: 11 }, (_, criterion) => ({ criterion: `Criterion ${criterion} for ${index}`, points: criterion % 4 === 3 ? -5 : 5, tags: ['level:example', `axis:a${criterion % 3}`] })),
+        example_tags: [`theme:t${index % 5}`],
+      }),
+    );
+    writeFileSync(examples, lines.join('\n'));
+  }
+  const rows = readFileSync(examples, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { prompt_id: string; rubrics: unknown[] });
+  const responses = join(directory, 'responses.jsonl');
+  writeFileSync(responses, rows.map((row, index) => JSON.stringify({ prompt_id: row.prompt_id, response: `Answer ${index}: rest, fluids, and see a doctor if it gets worse.` })).join('\n'));
+  return { examples, responses, criteria: rows.reduce((total, row) => total + row.rubrics.length, 0) };
+}
+
+function keyOf(request: FakeJudgeRequest): string {
+  const body = request.body as { model: string; messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>; temperature: number; max_tokens: number; response_format: { json_schema: { name: string; schema: Record<string, unknown> } } };
+  return requestKey({ id: `openai:${body.model}`, model: body.model }, 'per-criterion/v1', {
+    messages: body.messages,
+    temperature: body.temperature,
+    maxTokens: body.max_tokens,
+    output: { name: body.response_format.json_schema.name, schema: body.response_format.json_schema.schema },
+  });
+}
+
+describe('rubricate grade (end to end, real CLI process)', () => {
+  it('survives kill -9 half way: the rerun completes with zero repeated calls for verdicts already obtained', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-kill-'));
+    const { examples, responses, criteria } = healthbenchWorkload(directory);
+    fake = await startFakeJudge(judgeScript(15));
+    const cache = join(directory, 'cache.sqlite');
+    const out = join(directory, 'results.jsonl');
+    const args = ['grade', '--format', 'healthbench', '--input', examples, '--responses', responses, '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--cache', cache, '--out', out, '--concurrency', '8', '--quiet'];
+
+    const first = startCli(args);
+    await new Promise<void>((resolveWait, reject) => {
+      const timer = setInterval(() => {
+        if (fake!.requests.length >= criteria / 2) {
+          clearInterval(timer);
+          first.child.kill('SIGKILL');
+          resolveWait();
+        }
+      }, 5);
+      first.done.then((result) => {
+        clearInterval(timer);
+        reject(new Error(`first run ended before it was killed: ${result.stderr}`));
+      });
+    });
+    const killed = await first.done;
+    expect(killed.signal).toBe('SIGKILL');
+
+    const database = new Database(cache, { readonly: true });
+    const obtained = new Set((database.prepare('SELECT key FROM replies').all() as Array<{ key: string }>).map((row) => row.key));
+    database.close();
+    expect(obtained.size).toBeGreaterThan(criteria / 4);
+    const firstRunRequests = fake.requests.length;
+
+    const second = await runCli(args);
+    expect(second.code, second.stderr).toBe(0);
+    const secondRunRequests = fake.requests.slice(firstRunRequests);
+    const repeated = secondRunRequests.filter((request) => obtained.has(keyOf(request)));
+    expect(repeated).toHaveLength(0);
+    expect(secondRunRequests.length).toBeLessThanOrEqual(criteria - obtained.size);
+
+    const results = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id: string; status: string; criteria: Array<{ text: string; met: boolean }>; response: string });
+    expect(results).toHaveLength(100);
+    expect(results.every((result) => result.status === 'ok')).toBe(true);
+    for (const result of results) for (const criterion of result.criteria) expect(criterion.met).toBe(expectedVerdict(criterion.text, result.response));
+  }, 120_000);
+
+  it('reports bad input lines with file, line and field, grades the rest, and re-scores identically', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-bad-'));
+    const input = join(directory, 'items.jsonl');
+    writeFileSync(
+      input,
+      [
+        JSON.stringify({ id: 'good-1', prompt: 'Say hi', response: 'Hi there', rubric: { criteria: [{ text: 'Greets', points: 2 }, { text: 'Is rude', points: -1 }] } }),
+        '{"id": "broken", "prompt": ',
+        JSON.stringify({ id: 'no-points', prompt: 'x', response: 'y', rubric: { criteria: [{ text: 't', points: 'many' }] } }),
+        JSON.stringify({ id: 'good-2', prompt: 'Count to 3', response: '1 2 3', rubric: { criteria: [{ text: 'Counts correctly', points: 5, tags: ['axis:accuracy'] }] } }),
+      ].join('\n'),
+    );
+    fake = await startFakeJudge(judgeScript(0));
+    const out = join(directory, 'results.jsonl');
+    const metricsFile = join(directory, 'metrics.json');
+    const result = await runCli(['grade', '--input', input, '--judge', 'openai:m', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--metrics', metricsFile, '--scoring', 'weighted_mean']);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(`${input}:2: not valid JSON`);
+    expect(result.stderr).toContain(`${input}:3 field rubric.criteria[0].points: expected number, got string`);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    const lines = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id: string; status: string; line: number });
+    expect(lines.map((line) => [line.id, line.status, line.line])).toEqual([
+      ['good-1', 'ok', 1],
+      ['', 'invalid', 2],
+      ['no-points', 'invalid', 3],
+      ['good-2', 'ok', 4],
+    ]);
+    const metrics = JSON.parse(readFileSync(metricsFile, 'utf8')) as { overall: { score: number }; n_invalid: number; usage: { calls: number } };
+    expect(metrics.n_invalid).toBe(2);
+    expect(metrics.usage.calls).toBe(3);
+    // The journal of a --no-cache run is removed once the run completes.
+    expect(existsSync(`${out}.journal.sqlite`)).toBe(false);
+
+    const rescored = await runCli(['score', '--input', out]);
+    const recomputed = JSON.parse(rescored.stdout) as { overall: { score: number }; scoring: string };
+    expect(recomputed.scoring).toBe('weighted_mean');
+    expect(recomputed.overall).toEqual(metrics.overall);
+  }, 60_000);
+
+  it('--strict stops at the first invalid record; usage errors exit 2 without a stack trace', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-strict-'));
+    const input = join(directory, 'items.jsonl');
+    writeFileSync(input, ['{"id": 1', JSON.stringify({ id: 'later', prompt: 'p', response: 'r', rubric: { criteria: [{ text: 't' }] } })].join('\n'));
+    const strict = await runCli(['grade', '--input', input, '--judge', 'none', '--out', join(directory, 'out.jsonl'), '--strict']);
+    expect(strict.code).toBe(3);
+    expect(readFileSync(join(directory, 'out.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+    const unknown = await runCli(['grade', '--format', 'nope', '--input', input, '--out', join(directory, 'x.jsonl'), '--judge', 'none']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/error \[CONFIG_INVALID\]: .*unknown input format "nope"/);
+    expect(unknown.stderr).not.toMatch(/\n\s+at /);
+    const missing = await runCli(['grade', '--input', join(directory, 'absent.jsonl'), '--out', join(directory, 'y.jsonl'), '--judge', 'none']);
+    expect(missing.stderr).toMatch(/absent\.jsonl: file not found/);
+  }, 60_000);
+});

@@ -1,0 +1,40 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+
+export const projectRoot = resolve(__dirname, '..');
+export const cliPath = resolve(projectRoot, 'bin/rubricate.js');
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real CLI in a child process, as a user would. */
+export function startCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [cliPath, ...args], {
+    cwd: options.cwd ?? projectRoot,
+    env: { ...cleanEnvironment(), ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const done = new Promise<CliResult>((resolvePromise) => {
+    child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
+  return startCli(args, options).done;
+}
+
+/** The parent's environment without judge settings, so tests never reach a real endpoint. */
+function cleanEnvironment(): NodeJS.ProcessEnv {
+  const environment = { ...process.env };
+  for (const key of ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'RUBRICATE_JUDGE', 'RUBRICATE_MODEL', 'RUBRICATE_TOKEN']) delete environment[key];
+  return environment;
+}
