@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// Runs the built CLI; in a source checkout without a build, runs the TypeScript through tsx.
+// Runs the built CLI; in a source checkout without a build (or with RUBRICATE_FROM_SOURCE=1),
+// runs the TypeScript through tsx.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const built = join(root, 'dist', 'cli', 'main.js');
-if (existsSync(built)) {
+if (process.env.RUBRICATE_FROM_SOURCE !== '1' && existsSync(built)) {
   await import(pathToFileURL(built).href);
 } else {
   const { register } = await import('tsx/esm/api');

@@ -55,6 +55,19 @@ describe.skipIf(!existsSync(natural))('rubricate compare on LLMBar Natural (real
   }, 120_000);
 });
 
+describe.skipIf(!existsSync(natural))('rubricate meta runs a judge on a labelled pairwise set', () => {
+  it('scores a first-position-biased judge on LLMBar Natural in one command', async () => {
+    fake = await startFakeJudge(() => ({ content: { explanation: 'The first one.', winner: '1' } }));
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-meta-'));
+    const out = join(directory, 'meta.json');
+    const result = await runCli(['meta', '--format', 'llmbar', '--input', natural, '--judge', 'openai:first', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--bootstrap-resamples', '0']);
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as { overall: { accuracy: { average: number }; positionalAgreement: number } };
+    expect(report.overall.positionalAgreement).toBe(0);
+    expect(report.overall.accuracy.average).toBe(0.5);
+  }, 120_000);
+});
+
 describe.skipIf(!existsSync(biggen))('rubricate grade --format biggen (real data, loopback judge)', () => {
   it('grades BiGGen-Bench items on their 1–5 rubrics; a label off the scale is an error, never a default', async () => {
     fake = await startFakeJudge((request) => {

@@ -12,6 +12,7 @@ import { registerGenerateCommand } from './commands/generate.js';
 import { registerGradeCommand } from './commands/grade.js';
 import { registerMetaCommand } from './commands/meta.js';
 import { registerProbeCommand } from './commands/probe.js';
+import { registerReportCommand } from './commands/report.js';
 import { registerRefineCommand } from './commands/refine.js';
 import { registerScoreCommand } from './commands/score.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -33,6 +34,7 @@ export function buildProgram(context: CommandContext): Command {
   registerMetaCommand(program, context);
   registerProbeCommand(program, context);
   registerGenerateCommand(program, context);
+  registerReportCommand(program, context);
   registerRefineCommand(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;

@@ -108,20 +108,20 @@ function readReply<T>(reply: JudgeReply, options: GeneratorCallOptions<T>): Read
 }
 
 async function callOnce(generator: Judge, request: JudgeRequest, timeoutMs: number, outer?: AbortSignal): Promise<JudgeReply> {
-  const controller = new AbortController();
+  const timeout = new AbortController();
   const timer = setTimeout(() => {
-    controller.abort(new RubricateError('JUDGE_TIMEOUT', `generator did not answer within ${timeoutMs} ms`, { timeoutMs }));
+    timeout.abort(new RubricateError('JUDGE_TIMEOUT', `generator did not answer within ${timeoutMs} ms`, { timeoutMs }));
   }, timeoutMs);
-  const onOuterAbort = () => controller.abort(new RubricateError('DEADLINE_EXCEEDED', 'generation was cancelled'));
-  outer?.addEventListener('abort', onOuterAbort, { once: true });
+  // A derived signal instead of a listener on the caller's: many calls in flight share that signal.
+  const signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
   try {
-    return await generator.complete(request, { signal: controller.signal });
+    return await generator.complete(request, { signal });
   } catch (error) {
-    if (controller.signal.aborted && RubricateError.isInstance(controller.signal.reason)) throw controller.signal.reason;
+    if (timeout.signal.aborted && RubricateError.isInstance(timeout.signal.reason)) throw timeout.signal.reason;
+    if (outer?.aborted) throw new RubricateError('DEADLINE_EXCEEDED', 'generation was cancelled');
     throw error;
   } finally {
     clearTimeout(timer);
-    outer?.removeEventListener('abort', onOuterAbort);
   }
 }
 
@@ -134,12 +134,13 @@ function retryDelay(attempt: number, error: RubricateError, options: Pick<Genera
   return exponential * (0.5 + jitter() * 0.5);
 }
 
-function sleep(milliseconds: number, signal?: AbortSignal): Promise<void> {
+function sleep(milliseconds: number, outer?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    if (milliseconds <= 0 || signal?.aborted) {
+    if (milliseconds <= 0 || outer?.aborted) {
       resolve();
       return;
     }
+    const signal = outer ? AbortSignal.any([outer]) : undefined;
     const timer = setTimeout(done, milliseconds);
     function done() {
       clearTimeout(timer);

@@ -68,6 +68,15 @@ describe('callGenerator', () => {
     expect(result.calls).toBe(2);
   });
 
+  it('stops at once, without retrying, when the run is cancelled', async () => {
+    await setup(() => ({ hang: true }));
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const error = await callGenerator({ generator: judge!, request: { messages: [{ role: 'user', content: 'x' }] }, promptVersion: 'v', read: readBounds, signal: controller.signal, retryBaseDelayMs: 1 }).catch((caught) => caught);
+    expect(error.code).toBe('DEADLINE_EXCEEDED');
+    expect(fake!.requests).toHaveLength(1);
+  });
+
   it('answers a repeated request from the store, per sample number', async () => {
     await setup(() => ({ content: answer(seven) }));
     const store = new SqliteReplyStore(':memory:');

@@ -9,7 +9,7 @@ import type { Judge, JudgeProvenance, JudgeRequest } from '../judges/types.js';
 import type { Criterion, CriterionInput, Message, Rubric } from '../rubric/schema.js';
 import { rubricateVersion } from '../version.js';
 import { checkCatalogue, type CheckRegistryLike } from './check-catalogue.js';
-import { convertCriteria, rubricFromInputs, importanceOf, readCriteriaAnswer, type CheckTally, type ConvertCriteriaOptions, type GeneratedCriterion } from './criteria.js';
+import { comparableText, convertCriteria, rubricFromInputs, importanceOf, readCriteriaAnswer, type CheckTally, type ConvertCriteriaOptions, type GeneratedCriterion } from './criteria.js';
 import { callGenerator, type ReadResult } from './generator-call.js';
 import { defaultImportancePoints, type ImportancePoints } from './importance.js';
 import {
@@ -176,10 +176,28 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
     };
   }
 
-  async function rubricFrom(method: GenerationProvenance['method'], promptVersion: string, messages: JudgeRequest['messages'], context: CallContext = {}): Promise<GeneratedRubric> {
+  async function rubricFrom(
+    method: GenerationProvenance['method'],
+    promptVersion: string,
+    messages: JudgeRequest['messages'],
+    context: CallContext = {},
+    previous?: Rubric,
+  ): Promise<GeneratedRubric> {
     const sample = context.sample ?? 0;
     const answer = await askForCriteria(promptVersion, messages, { minItems: minCriteria, maxItems: maxCriteria }, sample);
     const conversion = convertCriteria(answer.value, { importancePoints, validateCheck: options.validateCheck });
+    if (previous) {
+      // A criterion copied unchanged keeps its id, so rounds can be compared criterion by criterion.
+      const idsByText = new Map(previous.criteria.map((criterion) => [comparableText(criterion.text), criterion.id]));
+      const used = new Set<string>();
+      for (const criterion of conversion.criteria) {
+        const id = idsByText.get(comparableText(criterion.text));
+        if (id !== undefined && !used.has(id)) {
+          criterion.id = id;
+          used.add(id);
+        }
+      }
+    }
     const rubric = rubricFromInputs(conversion.criteria, {
       gate: options.gate,
       id: context.id,
@@ -210,7 +228,7 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
         verdicts: input.verdicts.get(criterion.id) ?? ([null, null] as [null, null]),
       }));
       const messages = refineMessages({ prompt: input.prompt, criteria: views, responses: input.responses, scores: input.scores, reference: input.reference }, promptContext);
-      return rubricFrom('refine', promptVersions.refine, messages, context);
+      return rubricFrom('refine', promptVersions.refine, messages, context, input.rubric);
     },
     async decompose(input, context = {}) {
       const bounds = { minItems: 2, maxItems: 5 };

@@ -51,6 +51,10 @@ export async function* readPromptRecords(file: string, options: ReadPromptOption
     }
     const raw = parsed.value;
     const id = typeof raw === 'object' && raw !== null && 'id' in raw ? String((raw as { id: unknown }).id) : undefined;
+    if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && (raw as { prompt?: unknown }).prompt === undefined) {
+      yield { kind: 'invalid', line, id, error: new RubricateError('INPUT_INVALID', 'missing required field (expected a string or a list of messages)', { file, line, field: 'prompt' }) };
+      continue;
+    }
     const checked = promptLineSchema.safeParse(raw);
     if (!checked.success) {
       yield { kind: 'invalid', line, id, error: zodErrorToInputError(checked.error, { file, line }) };

@@ -110,11 +110,11 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
   const strings = new StringTable();
   const tagSets = new TagSetTable(strings);
   const items: ItemColumns = { ids: [], status: [], scores: [], flags: [], tagSets: [], criteriaOffsets: [0], lines: [], rubricIds: [], errors: [] };
-  const criteria: CriterionColumns = { ids: [], texts: [], points: [], tagSets: [], flags: [], explanations: [], extras: [] };
+  const criteria: CriterionColumns = { ids: [], texts: [], points: [], tagSets: [], flags: [], extras: [] };
   const textChunkSize = Math.max(1, Math.floor(options.textChunkSize ?? defaultTextChunkSize));
   const textChunks: RunTexts[] = [];
   let texts = new StringTable();
-  let runTexts: RunTexts = { firstItem: 0, strings: texts.values, prompts: [], responses: [], references: [], metadata: [] };
+  let runTexts: RunTexts = { firstItem: 0, firstCriterion: 0, strings: texts.values, prompts: [], responses: [], references: [], metadata: [], explanations: [] };
   const indexById = new Map<string, number>();
   const tagScores: Array<Map<string, number> | null> | undefined = options.keepTagScores ? [] : undefined;
 
@@ -155,7 +155,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     if (itemIndex % textChunkSize === 0) {
       // Text indices are local to a chunk, so a page can decode one chunk on its own.
       texts = new StringTable();
-      runTexts = { firstItem: itemIndex, strings: texts.values, prompts: [], responses: [], references: [], metadata: [] };
+      runTexts = { firstItem: itemIndex, firstCriterion: criteria.ids.length, strings: texts.values, prompts: [], responses: [], references: [], metadata: [], explanations: [] };
       textChunks.push(runTexts);
     }
     if (indexById.has(record.id)) duplicateIds += 1;
@@ -195,7 +195,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
       criteria.points.push(criterion.points);
       criteria.tagSets.push(tagSets.add(criterion.tags));
       criteria.flags.push(packCriterionFlags(criterion));
-      criteria.explanations.push(texts.addOptional(criterion.explanation));
+      runTexts.explanations.push(texts.addOptional(criterion.explanation));
       const extras = criterionExtras(criterion);
       if (extras) criteria.extras.push([criterionIndex, extras]);
 

@@ -29,9 +29,16 @@ export function scriptSafeJson(value: unknown): string {
   return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-export function embedPayload(value: unknown, compression: PayloadCompression = 'auto'): EmbeddedPayload {
+/**
+ * The overview's columns stay plain JSON up to this size: the page parses them synchronously,
+ * before the browser turns to the (larger, compressed) texts, and without needing
+ * DecompressionStream.
+ */
+export const plainCoreLimitBytes = 4 * 1024 * 1024;
+
+export function embedPayload(value: unknown, compression: PayloadCompression = 'auto', thresholdBytes = compressionThresholdBytes): EmbeddedPayload {
   const json = scriptSafeJson(value);
-  const compress = compression === 'always' || (compression === 'auto' && json.length > compressionThresholdBytes);
+  const compress = compression === 'always' || (compression === 'auto' && json.length > thresholdBytes);
   if (!compress) return { encoding: 'json', text: json };
   // base64 has no character that could end a script element. Level 6: level 9 is twice as slow for <1% smaller output.
   return { encoding: 'gzip-base64', text: gzipSync(Buffer.from(json, 'utf8'), { level: 6 }).toString('base64') };

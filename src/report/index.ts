@@ -4,7 +4,7 @@
  */
 import { basename } from 'node:path';
 import { RubricateError } from '../errors.js';
-import { writeFileAtomic } from '../cli/output.js';
+import { writeFileAtomic } from '../util/files.js';
 import { rubricateVersion } from '../version.js';
 import { collectRun, histogram, histogramEdges, type CollectOptions, type CollectedRun } from './collect.js';
 import { compareRuns, type CompareOptions } from './compare.js';

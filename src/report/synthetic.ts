@@ -3,7 +3,7 @@
  * (HealthBench-like tags, penalties, explanations, a few errors), seeded so every run writes
  * the same bytes. Not a stand-in for real grading: verdicts are drawn, not judged.
  */
-import { JsonLinesWriter } from '../cli/output.js';
+import { JsonLinesWriter } from '../util/files.js';
 import type { ResultCriterion, ResultRecord } from '../pipeline/results.js';
 import { healthbenchScoring } from '../scoring/registry.js';
 import { toScoredItem } from '../pipeline/results.js';

@@ -67,8 +67,6 @@ export interface CriterionColumns {
   tagSets: number[];
   /** Packed status / met / source / kind, see `criterionStatusNames`. */
   flags: number[];
-  /** Index of the judge's explanation in the text chunk of the criterion's item, or -1. */
-  explanations: number[];
   /** Sparse: [criterion index, extras] for criteria that have any. */
   extras: Array<[number, CriterionExtras]>;
 }
@@ -80,6 +78,8 @@ export interface CriterionColumns {
  */
 export interface RunTexts {
   firstItem: number;
+  /** Position (in the run's criterion columns) of the first criterion of `firstItem`. */
+  firstCriterion: number;
   strings: string[];
   /** Per item of the chunk: flattened [role, content, role, content, …] indices. */
   prompts: number[][];
@@ -89,6 +89,8 @@ export interface RunTexts {
   references: number[];
   /** Flattened pairs [run item index, text index of the metadata as JSON]. */
   metadata: number[];
+  /** Per criterion of the chunk's items, in column order: index of the judge's explanation, or -1. */
+  explanations: number[];
 }
 
 export interface FailedCriterion {

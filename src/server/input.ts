@@ -14,8 +14,42 @@ import { z } from 'zod';
 export interface ItemInputContext {
   /** Rubrics by id, for items that give `rubric_id` (`serve --rubrics FILE`). */
   rubrics?: ReadonlyMap<string, Rubric>;
+  /** Normalised rubrics of recent requests (see RubricCache). */
+  rubricCache?: RubricCache;
   /** Where the item sits in the request body, e.g. `items[3]`, for error messages. */
   field?: string;
+}
+
+/**
+ * Recently seen rubrics, normalised once. RL traffic sends the same rubric with every
+ * response of a group and again every epoch; validating and hashing it each time would be
+ * most of the server's own work. Keyed by the rubric's JSON text as received; the cached
+ * Rubric objects are shared and never mutated.
+ */
+export class RubricCache {
+  private readonly entries = new Map<string, Rubric>();
+
+  constructor(readonly capacity = 1024) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  normalize(value: unknown, field = 'rubric'): Rubric {
+    const key = typeof value === 'string' ? value : JSON.stringify(value);
+    if (key === undefined) return normalizeRubric(parseRubricValue(value, field), { fieldPrefix: field });
+    const cached = this.entries.get(key);
+    if (cached) {
+      // Most recently used last, so the oldest is evicted first.
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      return cached;
+    }
+    const rubric = normalizeRubric(parseRubricValue(value, field), { fieldPrefix: field });
+    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, rubric);
+    return rubric;
+  }
 }
 
 /** Identity of an item's grading: same rubric, prompt, response and reference ⇒ same verdicts. */
@@ -57,14 +91,25 @@ export function parseRubricValue(value: unknown, field = 'rubric'): unknown {
   return parsed.value;
 }
 
+const cachedRubricId = '\u0000cached';
+
 /** One native item: `{id?, prompt, response, rubric | rubric_id, reference?, tags?, metadata?}`. */
 export function parseScoreItem(input: unknown, context: ItemInputContext = {}): Item {
   try {
     if (!isRecord(input)) throw new RubricateError('INPUT_INVALID', 'an item must be a JSON object');
     const hasId = input.id !== undefined && input.id !== null && input.id !== '';
     const record: Record<string, unknown> = { ...input, id: hasId ? input.id : 'pending' };
-    if (record.rubric !== undefined) record.rubric = parseRubricValue(record.rubric);
-    const item = normalizeItem(record, { rubrics: context.rubrics });
+    let rubrics = context.rubrics;
+    if (record.rubric !== undefined && context.rubricCache) {
+      // The rubric comes from the cache; the rest of the item is validated as usual.
+      const rubric = context.rubricCache.normalize(record.rubric);
+      record.rubric = undefined;
+      record.rubric_id = cachedRubricId;
+      rubrics = new Map([[cachedRubricId, rubric]]);
+    } else if (record.rubric !== undefined) {
+      record.rubric = parseRubricValue(record.rubric);
+    }
+    const item = normalizeItem(record, { rubrics });
     if (!hasId) item.id = derivedItemId(item);
     return item;
   } catch (error) {
@@ -88,7 +133,7 @@ export function parseGroupInput(input: Record<string, unknown>, context: ItemInp
   if (!prompt.success) throw new RubricateError('INPUT_INVALID', `prompt: ${prompt.error.issues[0]?.message ?? 'invalid'}`, { field: 'prompt' });
   let rubric: Rubric;
   if (input.rubric !== undefined) {
-    rubric = normalizeRubric(parseRubricValue(input.rubric), { fieldPrefix: 'rubric' });
+    rubric = context.rubricCache ? context.rubricCache.normalize(input.rubric) : normalizeRubric(parseRubricValue(input.rubric), { fieldPrefix: 'rubric' });
   } else if (input.rubric_id !== undefined) {
     const found = context.rubrics?.get(String(input.rubric_id));
     if (!found) throw new RubricateError('INPUT_INVALID', `unknown rubric_id "${String(input.rubric_id)}"`, { field: 'rubric_id' });

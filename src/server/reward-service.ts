@@ -11,7 +11,7 @@ import { Grader, type GraderOptions } from '../pipeline/grader.js';
 import type { ResultRecord } from '../pipeline/results.js';
 import type { Item, Rubric } from '../rubric/schema.js';
 import { AdmissionQueue } from './admission.js';
-import { itemContentKey } from './input.js';
+import { itemContentKey, RubricCache } from './input.js';
 import { ServerMetrics } from './metrics.js';
 import { applyFallback, failedResult, fallbackValue, nullPolicy, toRewardResult, type ErrorPolicy, type RewardResult } from './rewards.js';
 import type { JudgeEndpointStatus } from '../judges/pool.js';
@@ -64,6 +64,8 @@ export class RewardService {
   readonly errorPolicy: ErrorPolicy;
   readonly rubrics: ReadonlyMap<string, Rubric> | undefined;
   readonly judgeEndpoints: (() => JudgeEndpointStatus[]) | undefined;
+  /** Rubrics normalised once for the requests that repeat them. */
+  readonly rubricCache = new RubricCache();
   /** In-flight requests of the HTTP layer, for the gauge; the server keeps it current. */
   inFlightRequests = 0;
   private readonly inFlightItems = new Map<string, Promise<ResultRecord>>();
@@ -99,7 +101,7 @@ export class RewardService {
 
   /** The error that stopped the judge for good (bad credentials), if any: the service is then unhealthy. */
   get fatalError(): RubricateError | undefined {
-    return this.grader.engine.fatal;
+    return this.grader.fatal;
   }
 
   /**

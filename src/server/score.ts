@@ -22,7 +22,7 @@ export const scoreRoutes = ['/v1/score', '/v1/score/batch', '/v1/score/group'] a
 export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: RouteContext): void {
   app.post('/v1/score', async (context) => {
     const body = await readJsonBody(context, maxBodyBytes);
-    const item = parseScoreItem(body, { rubrics: service.rubrics });
+    const item = parseScoreItem(body, { rubrics: service.rubrics, rubricCache: service.rubricCache });
     context.set('items', 1);
     const { results, fallbacks } = await service.scoreItems([item]);
     const result = results[0];
@@ -36,7 +36,7 @@ export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: R
     const body = await readJsonBody(context, maxBodyBytes);
     if (!isRecord(body) || !Array.isArray(body.items)) throw new RubricateError('INPUT_INVALID', 'expected {"items": [...]}', { field: 'items' });
     if (body.items.length === 0) return context.json({ results: [], fallbacks: 0 });
-    const items = body.items.map((input, index) => parseScoreItem(input, { rubrics: service.rubrics, field: `items[${index}]` }));
+    const items = body.items.map((input, index) => parseScoreItem(input, { rubrics: service.rubrics, rubricCache: service.rubricCache, field: `items[${index}]` }));
     context.set('items', items.length);
     const scored = await service.scoreItems(items);
     context.set('fallbacks', scored.fallbacks);
@@ -55,7 +55,7 @@ export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: R
     }
     const epsilon = body.eps === undefined ? defaultAdvantageEpsilon : body.eps;
     if (typeof epsilon !== 'number' || !Number.isFinite(epsilon) || epsilon < 0) throw new RubricateError('INPUT_INVALID', 'eps must be a finite number ≥ 0', { field: 'eps' });
-    const group = parseGroupInput(body, { rubrics: service.rubrics });
+    const group = parseGroupInput(body, { rubrics: service.rubrics, rubricCache: service.rubricCache });
     const items = groupItems(group);
     context.set('items', items.length);
     const { results, fallbacks } = await service.scoreItems(items);

@@ -15,7 +15,7 @@ every time (verl collects the extra keys per sample):
 * ``criteria_met_fraction``: share of graded criteria that were met (0.0 on failure).
 
 Configure the server with ``reward_kwargs`` (``base_url``, ``token``, ``timeout``,
-``fallback``) or the ``RUBRICATE_URL`` / ``RUBRICATE_TOKEN`` environment variables.
+``fallback``, ``max_retries``) or the ``RUBRICATE_URL`` / ``RUBRICATE_TOKEN`` environment variables.
 ``compute_score_async`` is the same as a coroutine, for verl's async reward loop.
 """
 
@@ -31,12 +31,12 @@ _clients: Dict[Tuple[Any, ...], Any] = {}
 _lock = threading.Lock()
 
 
-def _client(kind: type, base_url: Optional[str], token: Optional[str], timeout: float) -> Any:
-    key = (kind, base_url, token, timeout)
+def _client(kind: type, base_url: Optional[str], token: Optional[str], timeout: float, max_retries: int) -> Any:
+    key = (kind, base_url, token, timeout, max_retries)
     with _lock:
         client = _clients.get(key)
         if client is None:
-            client = kind(base_url, token, timeout)
+            client = kind(base_url, token, timeout, max_retries=max_retries)
             _clients[key] = client
         return client
 
@@ -88,12 +88,13 @@ def compute_score(
     token: Optional[str] = None,
     timeout: float = DEFAULT_TIMEOUT,
     fallback: float = 0.0,
+    max_retries: int = 5,
     **_unused: Any,
 ) -> Dict[str, float]:
     """verl reward function (synchronous). See the module documentation."""
     item = _item(solution_str, ground_truth, extra_info)
     try:
-        result = _client(RubricateClient, base_url, token, timeout)._request("POST", "/v1/score", item)
+        result = _client(RubricateClient, base_url, token, timeout, max_retries)._request("POST", "/v1/score", item)
     except RubricateError:
         result = None
     return _score_dict(result, fallback)
@@ -109,11 +110,12 @@ async def compute_score_async(
     token: Optional[str] = None,
     timeout: float = DEFAULT_TIMEOUT,
     fallback: float = 0.0,
+    max_retries: int = 5,
     **_unused: Any,
 ) -> Dict[str, float]:
     """verl reward function (coroutine). See the module documentation."""
     item = _item(solution_str, ground_truth, extra_info)
-    client: AsyncRubricateClient = _client(AsyncRubricateClient, base_url, token, timeout)
+    client: AsyncRubricateClient = _client(AsyncRubricateClient, base_url, token, timeout, max_retries)
     try:
         result = await client._run(client.client._request, "POST", "/v1/score", item)
     except RubricateError:

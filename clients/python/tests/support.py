@@ -109,7 +109,7 @@ class ServeProcess:
 
     def __init__(self, judge_base_url: str, token: Optional[str] = None, extra: Optional[List[str]] = None, start_timeout: float = 30.0):
         args = ["node", "bin/rubricate.js", "serve", "--port", "0", "--judge", "openai:fake", "--judge-base-url", judge_base_url]
-        args += ["--no-cache", "--log-level", "warn", "--max-attempts", "2"]
+        args += ["--no-cache", "--log-level", "warn", "--max-attempts", "1"]
         if token:
             args += ["--token", token]
         args += extra or []

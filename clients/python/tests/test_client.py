@@ -125,7 +125,7 @@ class VerlTest(unittest.TestCase):
         self.assertEqual(score, {"score": -1.0, "reward_failed": 1.0, "criteria_met_fraction": 0.0})
 
     def test_unreachable_server_is_a_flagged_fallback(self) -> None:
-        score = compute_score("rubric/fruit", "apples", None, {"prompt": PROMPT, "rubric": FRUIT_RUBRIC}, base_url="http://127.0.0.1:9", timeout=2)
+        score = compute_score("rubric/fruit", "apples", None, {"prompt": PROMPT, "rubric": FRUIT_RUBRIC}, base_url="http://127.0.0.1:9", timeout=2, max_retries=0)
         self.assertEqual(score["reward_failed"], 1.0)
         self.assertEqual(score["score"], 0.0)
 

@@ -9,9 +9,12 @@
  * Not reproduced: langdetect's grouping of CJK ideographs into representative
  * characters (it only sharpens zh-cn/zh-tw/ja separation).
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync } from 'node:zlib';
+import { RubricateError } from '../../errors.js';
 import { seededRandom, type RandomSource } from '../../util/random.js';
-import { languageProfilesPacked } from './profiles-data.js';
 
 const TRIALS = 7;
 const ALPHA = 0.5;
@@ -38,9 +41,25 @@ interface ProfileTable {
 
 let table: ProfileTable | undefined;
 
+/**
+ * The profiles are a 700 KB asset read on the first detection only, so commands that never
+ * detect a language never pay for them. Found by walking up from this module, which works
+ * from the sources and from a built bundle alike.
+ */
+function profilesFile(): string {
+  let directory = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(directory, 'assets', 'langdetect-profiles.br');
+    if (existsSync(candidate)) return candidate;
+    const parent = dirname(directory);
+    if (parent === directory) throw new RubricateError('INTERNAL', 'language profiles (assets/langdetect-profiles.br) not found next to the package');
+    directory = parent;
+  }
+}
+
 function profiles(): ProfileTable {
   if (table) return table;
-  const text = brotliDecompressSync(Buffer.from(languageProfilesPacked, 'base64')).toString('utf8');
+  const text = brotliDecompressSync(readFileSync(profilesFile())).toString('utf8');
   const languages: string[] = [];
   const sparse = new Map<string, Array<[number, number]>>();
   for (const line of text.split('\n')) {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { JsonLinesWriter, writeFileAtomic } from '../output.js';
+import { JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
 import { countLines, ProgressReporter } from '../progress.js';
 import { reportInputError, type CommandContext } from '../context.js';

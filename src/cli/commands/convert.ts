@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { JsonLinesWriter } from '../output.js';
+import { JsonLinesWriter } from '../../util/files.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { getItemImporter, getResultsImporter, itemImporters, resultsImporters } from '../../rubric/formats/index.js';
 import type { ImportOptions } from '../../rubric/formats/types.js';

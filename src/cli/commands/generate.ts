@@ -19,7 +19,7 @@ import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { Grader } from '../../pipeline/grader.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parsePositiveInteger, type JudgeFlags, type OpenedStore } from '../judge-options.js';
-import { JsonLinesWriter, writeFileAtomic } from '../output.js';
+import { JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 
 interface GenerateFlags extends JudgeFlags, GeneratorFlags {
   input?: string;

@@ -1,13 +1,13 @@
 import { Option, type Command } from 'commander';
-import { writeFileAtomic, JsonLinesWriter } from '../output.js';
+import { writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
 import { countLines, ProgressReporter } from '../progress.js';
 import { Grader } from '../../pipeline/grader.js';
-import { toScoredItem } from '../../pipeline/results.js';
+import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter } from '../../rubric/formats/index.js';
-import type { ImportOptions, ImportRecord } from '../../rubric/formats/types.js';
-import { addUsage, costOf, defaultPrices, emptyUsage, loadPriceTable, priceFor } from '../../engine/usage.js';
-import { RubricateError, exitCodes } from '../../errors.js';
+import type { ImportOptions } from '../../rubric/formats/types.js';
+import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
+import { exitCodes } from '../../errors.js';
 import { loadRubrics } from '../rubrics-file.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
@@ -92,51 +92,27 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     ...graderOptionsFrom(flags),
   });
 
-  const writer = new JsonLinesWriter(flags.out);
-  const aggregator = grader.scoring.createAggregator();
-  const usage = emptyUsage();
-  let invalidSeen = 0;
-  let interrupted = false;
-
-  async function* records(): AsyncGenerator<ImportRecord> {
-    for await (const record of importer.read(flags.input, importOptions)) {
-      if (record.kind === 'invalid') {
-        invalidSeen += 1;
-        reportInputError(context, record.error);
-        yield record;
-        if (flags.strict) return;
-        continue;
-      }
-      yield record;
-    }
-  }
-
+  let outcome: GradeFileOutcome;
   try {
-    for await (const result of grader.gradeStream(records())) {
-      await writer.write(result);
-      aggregator.add(toScoredItem(result));
-      if (result.usage) addUsage(usage, result.usage);
-    }
+    outcome = await gradeFile({
+      grader,
+      records: importer.read(flags.input, importOptions),
+      out: flags.out,
+      strict: flags.strict,
+      onInvalid: (error) => reportInputError(context, error),
+    });
   } catch (error) {
-    if (context.signal.aborted) interrupted = true;
-    else {
-      progress.stop();
-      await writer.close();
-      opened.close();
-      await closeJudges();
-      throw error;
-    }
-  }
-  progress.stop();
-  await writer.close();
-  if (interrupted) {
+    progress.stop();
     opened.close();
     await closeJudges();
-    context.stderr(`interrupted: verdicts obtained so far are saved; rerun the same command to resume`);
-    return exitCodes.interrupted;
+    if (context.signal.aborted) {
+      context.stderr('interrupted: verdicts obtained so far are saved; rerun the same command to resume');
+      return exitCodes.interrupted;
+    }
+    throw error;
   }
-
-  const metrics = aggregator.finish();
+  progress.stop();
+  const { metrics, usage, invalid: invalidSeen } = outcome;
   // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
   const oneModel = judges.every((member) => member.provenance.model === judge?.provenance.model);
   const cost = !judge ? 0 : oneModel ? costOf(usage, priceFor(judge.provenance.model, prices)) : null;
@@ -164,4 +140,3 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 
-export { RubricateError };

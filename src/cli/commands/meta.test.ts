@@ -99,6 +99,21 @@ describe('rubricate meta --format results', () => {
     expect(stderr).toMatch(/joined 4 labelled verdicts/);
   });
 
+  it('keeps every group in the report but only the largest in the table', async () => {
+    const manyResults = path.join(directory, 'many.jsonl');
+    const manyLabels = path.join(directory, 'many-labels.jsonl');
+    const ids = Array.from({ length: 30 }, (_, index) => `k${index}`);
+    await writeFile(manyResults, JSON.stringify({ id: 'big', status: 'ok', score: 0, criteria: ids.map((id, index) => ({ id, text: id, points: 1, tags: [], kind: 'principle', source: 'judge', status: 'ok', met: index % 2 === 0 })), rubricate_version: 't' }));
+    await writeFile(manyLabels, JSON.stringify({ id: 'big', labels: Object.fromEntries(ids.map((id) => [id, true])) }));
+    const out = path.join(directory, 'many.json');
+    const { output, context } = capture();
+    expect(await runCli(['meta', '--format', 'results', '--input', manyResults, '--labels', manyLabels, '--out', out, '--group-by', 'criterion', '--bootstrap-resamples', '0'], context)).toBe(exitCodes.success);
+    expect(Object.keys((await readJson(out)).groups.criterion)).toHaveLength(30);
+    const stderr = output.stderr.join('\n');
+    expect(stderr).toMatch(/by criterion: the 25 largest of 30 groups shown/);
+    expect(stderr.match(/^k\d+ /gm)).toHaveLength(25);
+  });
+
   it('needs --labels', async () => {
     const { output, context } = capture();
     const code = await runCli(['meta', '--format', 'results', '--input', resultsFile, '--out', path.join(directory, 'x.json')], context);

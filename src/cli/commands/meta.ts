@@ -9,18 +9,19 @@
  *   judge compares every pair in both orders, then the verdicts are scored against the labels.
  */
 import type { Command } from 'commander';
+import { Comparer } from '../../pipeline/compare.js';
 import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
 import type { EngineEvent } from '../../engine/engine.js';
 import type { ReplyStore } from '../../engine/reply-store.js';
 import type { Judge } from '../../judges/types.js';
-import { formatMetaTable, scorePublishedJudge, type PublishedFormat } from '../../meta/index.js';
+import { formatMetaTable, scorePublishedJudge, type BinaryMetaReport, type PublishedFormat } from '../../meta/index.js';
 import { metaFromResults } from '../../meta/results-meta.js';
 import { loadLabels } from '../../meta/labels.js';
 import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
 import { getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
 import { reportInputError, type CommandContext } from '../context.js';
-import { addJudgeOptions, buildJudges, openStore, parseNumber, type JudgeFlags } from '../judge-options.js';
-import { writeFileAtomic } from '../output.js';
+import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, type JudgeFlags } from '../judge-options.js';
+import { writeFileAtomic } from '../../util/files.js';
 
 interface MetaFlags extends JudgeFlags {
   format: string;
@@ -52,15 +53,37 @@ export interface MetaCommandDependencies {
   createJudgePairs(setup: PairJudgeSetup): JudgePairs;
 }
 
-/**
- * Until the `compare` strategy is wired here, judging pairs stops with a clear message; the
- * published and labels paths work without it.
- */
+/** Pairs are judged by the `compare` pipeline: both orders, verdicts mapped back to A/B. */
 export const defaultMetaDependencies: MetaCommandDependencies = {
-  createJudgePairs() {
-    throw new RubricateError('CONFIG_INVALID', 'pairwise judging (the compare strategy) is not available in this build yet; re-score published outputs without --judge instead', {
-      field: 'judge',
+  createJudgePairs({ judge, judges, store, flags, signal, onEvent }) {
+    if (judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'pairwise meta-evaluation takes one judge', { field: 'judge' });
+    const options = graderOptionsFrom(flags);
+    const comparer = new Comparer({
+      judge,
+      store,
+      sampling: { ...options.sampling, maxTokens: flags.maxTokens === 1024 ? 512 : flags.maxTokens },
+      concurrency: options.concurrency,
+      maxAttempts: options.maxAttempts,
+      timeoutMs: options.timeoutMs,
+      omitText: true,
+      onEvent,
+      signal,
     });
+    return async function* judgePairs(pairs) {
+      const records = comparer.compareStream(
+        (async function* () {
+          for (const [index, pair] of pairs.entries()) yield { kind: 'pair' as const, pair, line: index + 1 };
+        })(),
+      );
+      for await (const record of records) {
+        yield {
+          id: record.id,
+          original: record.orders.ab ?? 'invalid',
+          swapped: record.orders.ba ?? 'invalid',
+          ...(record.error ? { errors: [record.error] } : {}),
+        };
+      }
+    };
   },
 };
 
@@ -99,6 +122,26 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
   });
 }
 
+/** Rows per breakdown in the table; the JSON report keeps every group. */
+const tableGroupRows = 25;
+
+/** The report as the table shows it: large breakdowns cut to their biggest groups, with a note. */
+function tableView(report: BinaryMetaReport): { view: BinaryMetaReport; notes: string[] } {
+  const notes: string[] = [];
+  const groups: BinaryMetaReport['groups'] = {};
+  for (const [key, byValue] of Object.entries(report.groups)) {
+    const entries = Object.entries(byValue);
+    if (entries.length <= tableGroupRows) {
+      groups[key] = byValue;
+      continue;
+    }
+    const kept = entries.sort(([, left], [, right]) => right.records - left.records).slice(0, tableGroupRows);
+    groups[key] = Object.fromEntries(kept);
+    notes.push(`by ${key}: the ${tableGroupRows} largest of ${entries.length} groups shown; all are in the report`);
+  }
+  return { view: { ...report, groups }, notes };
+}
+
 async function writeReport(flags: MetaFlags, report: unknown): Promise<void> {
   await writeFileAtomic(flags.out, `${JSON.stringify(report, null, 2)}\n`);
 }
@@ -120,7 +163,9 @@ async function runMeta(flags: MetaFlags, context: CommandContext, dependencies: 
     await writeReport(flags, { ...report, inputs: { ...report.inputs, labels: flags.labels } });
     for (const problem of report.problems.filter((entry) => !entry.details || entry.details.file !== flags.labels)) context.stderr(`invalid input: ${problem.message}`);
     const join = report.join;
-    say(formatMetaTable(report));
+    const { view, notes } = tableView(report);
+    say(formatMetaTable(view));
+    for (const note of notes) say(note);
     say(
       `joined ${join.joined} labelled verdicts; ${join.verdictsWithoutLabel} verdicts unlabelled; ${join.labelsForMissingItems + join.labelsForMissingCriteria} labels matched nothing${
         join.unmatchedExamples.length > 0 ? ` (e.g. ${join.unmatchedExamples.slice(0, 3).join(', ')})` : ''

@@ -16,7 +16,7 @@ import type { ImportOptions } from '../../rubric/formats/types.js';
 import type { Item } from '../../rubric/schema.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
-import { writeFileAtomic } from '../output.js';
+import { writeFileAtomic } from '../../util/files.js';
 import { ProgressReporter } from '../progress.js';
 import { loadRubrics } from '../rubrics-file.js';
 
@@ -62,14 +62,14 @@ export function registerProbeCommand(program: Command, context: CommandContext):
     .option('--rubrics <file>', 'rubrics for items that give rubric_id')
     .option('--examples <file>', 'examples file to take item tags from')
     .requiredOption('--out <file>', 'probe report JSON')
-    .option('--probes <list>', `comma-separated probes: ${probeNames.join(',')}`, probeNames.join(','))
+    .option('--probes <list>', 'comma-separated subset of the probes', probeNames.join(','))
     // Not --samples: that is the judges' self-consistency option, shared with grade.
     .option('--items <n>', 'probe this many items, drawn at random (seeded) from the input (default: all)', parsePositiveInteger('items'))
     .option('--variants <n>', 'perturbed copies per item for the seeded probes', parsePositiveInteger('variants'), 1)
     .option('--probe-seed <n>', 'seed of the item sample, the perturbations and the bootstrap', parseNumber('probe-seed'), 0)
     .option('--bootstrap-resamples <n>', 'paired bootstrap resamples (0 = no intervals)', parseResamples, 1000)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
-    .option('--scoring <name>', 'scoring of item scores (default: healthbench)')
+    .option('--scoring <name>', 'scoring of item scores (default: the format\u2019s own, as for grade)')
     .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--quiet', 'no progress bar and no table on stderr');
   addJudgeOptions(command);
@@ -113,7 +113,7 @@ async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Prom
       store: opened.store,
       checkRunner: checkRunnerFor(),
       checkMode: flags.checkMode,
-      scoring: flags.scoring ?? 'healthbench',
+      scoring: flags.scoring ?? importer.defaultScoring ?? 'weighted_mean',
       omitText: true,
       onEvent: progress.onEvent,
       signal: context.signal,

@@ -14,7 +14,7 @@ import { Grader } from '../../pipeline/grader.js';
 import { rubricateVersion } from '../../version.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
-import { JsonLinesWriter, writeFileAtomic } from '../output.js';
+import { JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 
 interface RefineFlags extends JudgeFlags, GeneratorFlags {
   input: string;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { writeFileAtomic } from '../output.js';
+import { writeFileAtomic } from '../../util/files.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 import { toScoredItem } from '../../pipeline/results.js';
 import { getResultsImporter } from '../../rubric/formats/index.js';

@@ -209,7 +209,11 @@ describe.skipIf(!existsSync(healthbench))('perturbations on real HealthBench ide
   const examples = readFileSync(healthbench, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as { prompt_id: string; rubrics: Array<{ criterion: string; points: number }>; ideal_completions_data: { ideal_completion: string } | null })
+    .map((line) => {
+      const parsed = safeParseJson(line);
+      if (!parsed.ok) throw new Error(`unreadable HealthBench line: ${parsed.error}`);
+      return parsed.value as { prompt_id: string; rubrics: Array<{ criterion: string; points: number }>; ideal_completions_data: { ideal_completion: string } | null };
+    })
     .filter((example) => example.ideal_completions_data?.ideal_completion);
 
   it('formatting never changes a word of a real response', () => {

@@ -59,8 +59,8 @@ function rubricateCriterionMet(flags) {
   return met === 2 ? true : met === 1 ? false : null;
 }
 
-/** One criterion as in the results file (explanation only once the texts are loaded). */
-function rubricateDecodeCriterion(run, texts, position) {
+/** One criterion as in the results file; the explanation needs the text chunk of its item. */
+function rubricateDecodeCriterion(run, chunk, position) {
   var columns = run.criteria;
   var flags = columns.flags[position];
   var criterion = {
@@ -81,12 +81,21 @@ function rubricateDecodeCriterion(run, texts, position) {
     if (extras.error) criterion.error = { code: extras.error.code, message: extras.error.message };
     if (extras.skip_reason !== undefined) criterion.skip_reason = extras.skip_reason;
   }
-  if (texts && columns.explanations[position] >= 0) criterion.explanation = texts.strings[columns.explanations[position]];
+  var explanation = chunk ? chunk.explanations[position - chunk.firstCriterion] : -1;
+  if (explanation >= 0) criterion.explanation = chunk.strings[explanation];
   return criterion;
 }
 
-/** One item as in the results file: the fields a report shows. */
-function rubricateDecodeItem(run, texts, index) {
+/** Index of the text chunk holding item index. */
+function rubricateChunkIndex(run, index) {
+  return Math.floor(index / run.textChunkSize);
+}
+
+/**
+ * One item as in the results file: the fields a report shows. chunk is the item's text
+ * chunk, or null to decode only the columns (texts then stay undefined).
+ */
+function rubricateDecodeItem(run, chunk, index) {
   var items = run.items;
   var item = {
     id: items.ids[index],
@@ -99,21 +108,22 @@ function rubricateDecodeItem(run, texts, index) {
     criteria: []
   };
   for (var position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
-    item.criteria.push(rubricateDecodeCriterion(run, texts, position));
+    item.criteria.push(rubricateDecodeCriterion(run, chunk, position));
   }
   var errorOffset = rubricateSparse(items.errors, 3).get(index);
   if (errorOffset !== undefined) {
-    item.error = { code: run.strings[items.errors[errorOffset]], message: texts ? texts.strings[items.errors[errorOffset + 1]] : null };
+    item.error = { code: run.strings[items.errors[errorOffset]], message: chunk ? chunk.strings[items.errors[errorOffset + 1]] : null };
   }
-  if (texts) {
-    var flattened = texts.prompts[index] || [];
+  if (chunk) {
+    var local = index - chunk.firstItem;
+    var flattened = chunk.prompts[local] || [];
     item.prompt = [];
-    for (var turn = 0; turn < flattened.length; turn += 2) item.prompt.push({ role: texts.strings[flattened[turn]], content: texts.strings[flattened[turn + 1]] });
-    item.response = texts.responses[index] >= 0 ? texts.strings[texts.responses[index]] : null;
-    var referenceOffset = rubricateSparse(texts.references, 2).get(index);
-    item.reference = referenceOffset !== undefined ? texts.strings[texts.references[referenceOffset]] : null;
-    var metadataOffset = rubricateSparse(texts.metadata, 2).get(index);
-    item.metadata = metadataOffset !== undefined ? texts.strings[texts.metadata[metadataOffset]] : null;
+    for (var turn = 0; turn < flattened.length; turn += 2) item.prompt.push({ role: chunk.strings[flattened[turn]], content: chunk.strings[flattened[turn + 1]] });
+    item.response = chunk.responses[local] >= 0 ? chunk.strings[chunk.responses[local]] : null;
+    var referenceOffset = rubricateSparse(chunk.references, 2).get(index);
+    item.reference = referenceOffset !== undefined ? chunk.strings[chunk.references[referenceOffset]] : null;
+    var metadataOffset = rubricateSparse(chunk.metadata, 2).get(index);
+    item.metadata = metadataOffset !== undefined ? chunk.strings[chunk.metadata[metadataOffset]] : null;
   }
   return item;
 }

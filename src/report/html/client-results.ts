@@ -33,24 +33,22 @@ function criterionCounts(run) {
   return counts;
 }
 
-function renderResultsView(root, payload, loadTexts) {
+function renderResultsView(root, payload, textStore) {
   var run = payload.runs[0];
   var baseline = payload.runs.length > 1 ? payload.runs[1] : null;
   var comparison = payload.comparison;
   var summary = run.summary;
   var metrics = summary.metrics;
-  var textState = { texts: null, promise: null, listeners: [] };
+  var chunkListeners = [];
 
-  function ensureTexts() {
-    if (!textState.promise) {
-      textState.promise = loadTexts().then(function (texts) {
-        textState.texts = texts;
-        document.documentElement.setAttribute('data-texts-ready', '1');
-        textState.listeners.forEach(function (listener) { listener(); });
-        return texts;
-      });
-    }
-    return textState.promise;
+  function loadAllTexts() {
+    textStore.loadAll(function (runIndex, chunk) {
+      chunkListeners.forEach(function (listener) { listener(runIndex, chunk); });
+    }).then(function () {
+      document.documentElement.setAttribute('data-texts-ready', '1');
+    }, function (error) {
+      document.documentElement.setAttribute('data-report-error', 'texts: ' + (error && error.message ? error.message : String(error)));
+    });
   }
 
   var sections = [{ id: 'overview', label: 'Overview' }, { id: 'charts', label: 'Charts' }];
@@ -78,7 +76,7 @@ function renderResultsView(root, payload, loadTexts) {
   explorer.onOpen = drawer.open;
   window.addEventListener('hashchange', openFromHash);
   openFromHash();
-  setTimeout(ensureTexts, 0);
+  setTimeout(loadAllTexts, 0);
 
   function openFromHash() {
     var match = /^#item=(.*)$/.exec(location.hash);
@@ -481,7 +479,7 @@ function renderResultsView(root, payload, loadTexts) {
     var selected = -1;
     var explorer = { onOpen: null };
     var metaHaystack = null;
-    var textHaystack = null;
+    var textHaystack = new Array(count);
 
     var columns = [
       { key: 'id', label: 'Item', width: 'minmax(150px, 2fr)' },
@@ -527,11 +525,11 @@ function renderResultsView(root, payload, loadTexts) {
       scheduled = true;
       requestAnimationFrame(function () { scheduled = false; renderRows(); });
     });
-    textState.listeners.push(function () {
-      textHaystack = null;
+    // Texts join the search index chunk by chunk as they are decoded, while the reader looks at the overview.
+    chunkListeners.push(function (runIndex, chunk) {
+      if (runIndex !== 0) return;
+      addToTextHaystack(chunk);
       if (state.query) refresh(false);
-      // Build the search index while the reader is looking at the overview, so the first search is quick.
-      else (window.requestIdleCallback || setTimeout)(function () { if (!metaHaystack) buildMetaHaystack(); if (!textHaystack) buildTextHaystack(); });
     });
 
     explorer.element = section;
@@ -586,16 +584,13 @@ function renderResultsView(root, payload, loadTexts) {
       }
     }
 
-    function buildTextHaystack() {
-      var texts = textState.texts && textState.texts[0];
-      if (!texts) return;
-      textHaystack = new Array(count);
-      for (var index = 0; index < count; index += 1) {
+    function addToTextHaystack(chunk) {
+      for (var local = 0; local < chunk.responses.length; local += 1) {
         var parts = [];
-        if (texts.responses[index] >= 0) parts.push(texts.strings[texts.responses[index]]);
-        var prompt = texts.prompts[index] || [];
-        for (var turn = 1; turn < prompt.length; turn += 2) parts.push(texts.strings[prompt[turn]]);
-        textHaystack[index] = parts.join('\n').toLowerCase();
+        if (chunk.responses[local] >= 0) parts.push(chunk.strings[chunk.responses[local]]);
+        var prompt = chunk.prompts[local] || [];
+        for (var turn = 1; turn < prompt.length; turn += 2) parts.push(chunk.strings[prompt[turn]]);
+        textHaystack[chunk.firstItem + local] = parts.join('\n').toLowerCase();
       }
     }
 
@@ -657,14 +652,13 @@ function renderResultsView(root, payload, loadTexts) {
       var statusCode = state.status === 'all' ? -1 : ITEM_STATUS_NAMES.indexOf(state.status);
       var query = state.query;
       if (query && !metaHaystack) buildMetaHaystack();
-      if (query && !textHaystack && textState.texts) buildTextHaystack();
       var matchesTag = tagMatcher();
       var matchesCriterion = criterionMatcher();
       var kept = new Int32Array(count);
       var length = 0;
       for (var index = 0; index < count; index += 1) {
         if (statusCode >= 0 && items.status[index] !== statusCode) continue;
-        if (query && metaHaystack[index].indexOf(query) < 0 && !(textHaystack && textHaystack[index].indexOf(query) >= 0)) continue;
+        if (query && metaHaystack[index].indexOf(query) < 0 && !(textHaystack[index] !== undefined && textHaystack[index].indexOf(query) >= 0)) continue;
         if (matchesTag && !matchesTag(index)) continue;
         if (matchesCriterion && !matchesCriterion(index)) continue;
         if (state.changedOnly) { var delta = deltaOf(index); if (delta === null || delta === 0) continue; }
@@ -674,7 +668,7 @@ function renderResultsView(root, payload, loadTexts) {
       sortOrder();
       spacer.style.height = Math.max(order.length * ROW_HEIGHT, 1) + 'px';
       if (resetScroll) viewport.scrollTop = 0;
-      countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' items';
+      countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' items' + (query && !textStore.complete() ? ' (texts still loading)' : '');
       document.documentElement.setAttribute('data-filtered', String(order.length));
       renderRows();
     }
@@ -818,7 +812,11 @@ function renderResultsView(root, payload, loadTexts) {
       var hash = '#item=' + encodeURIComponent(run.items.ids[index]);
       if (location.hash !== hash) history.replaceState(null, '', hash);
       render();
-      if (!textState.texts) ensureTexts().then(function () { if (currentIndex === index) render(); });
+      var otherIndex = comparison ? comparison.matchIndex[index] : -1;
+      var pending = [];
+      if (!textStore.chunkFor(0, index)) pending.push(textStore.loadFor(0, index));
+      if (otherIndex >= 0 && !textStore.chunkFor(1, otherIndex)) pending.push(textStore.loadFor(1, otherIndex));
+      if (pending.length) Promise.all(pending).then(function () { if (currentIndex === index) render(); });
     }
 
     function close() {
@@ -833,10 +831,10 @@ function renderResultsView(root, payload, loadTexts) {
 
     function render() {
       var index = currentIndex;
-      var texts = textState.texts;
-      var item = rubricateDecodeItem(run, texts ? texts[0] : null, index);
+      var chunk = textStore.chunkFor(0, index);
+      var item = rubricateDecodeItem(run, chunk, index);
       var otherIndex = comparison ? comparison.matchIndex[index] : -1;
-      var other = otherIndex >= 0 ? rubricateDecodeItem(baseline, texts ? texts[1] : null, otherIndex) : null;
+      var other = otherIndex >= 0 ? rubricateDecodeItem(baseline, textStore.chunkFor(1, otherIndex), otherIndex) : null;
       panel.textContent = '';
       panel.setAttribute('data-item-id', item.id);
       var order = explorer.order();
@@ -873,7 +871,7 @@ function renderResultsView(root, payload, loadTexts) {
       panel.appendChild(h('div', { className: 'drawer-body' }, [left, right]));
 
       if (item.error) left.appendChild(h('div', { className: 'callout error' }, [h('b', { text: item.error.code + ': ' }), item.error.message || '']));
-      if (!texts) {
+      if (!chunk) {
         left.appendChild(h('div', { className: 'loading', style: { 'min-height': '200px' } }, [h('div', { className: 'spinner' }), h('div', { text: 'Loading texts…' })]));
       } else {
         left.appendChild(h('div', { className: 'block-title', text: 'Conversation' }));
@@ -897,12 +895,12 @@ function renderResultsView(root, payload, loadTexts) {
         }
       }
 
-      renderCriteria(right, item, other);
+      renderCriteria(right, item, other, Boolean(chunk));
       var closeButton = panel.querySelector('[data-testid="drawer-close"]');
       if (closeButton && document.activeElement === document.body) closeButton.focus({ preventScroll: true });
     }
 
-    function renderCriteria(container, item, other) {
+    function renderCriteria(container, item, other, textsLoaded) {
       var otherById = {};
       if (other) other.criteria.forEach(function (criterion) { if (!(criterion.id in otherById)) otherById[criterion.id] = criterion; });
       var achieved = 0, positive = 0, passed = 0, graded = 0;
@@ -944,7 +942,7 @@ function renderResultsView(root, payload, loadTexts) {
           h('div', { className: 'criterion-meta' }, metaParts)
         ]);
         if (criterion.explanation) element.appendChild(h('div', { className: 'explanation', data: { testid: 'explanation' } }, [h('b', { text: criterion.source === 'check' ? 'Check: ' : 'Judge: ' }), criterion.explanation]));
-        else if (!textState.texts && criterion.source === 'judge' && criterion.status === 'ok') element.appendChild(h('div', { className: 'explanation faint', text: 'loading explanation…' }));
+        else if (!textsLoaded && criterion.source === 'judge' && criterion.status === 'ok') element.appendChild(h('div', { className: 'explanation faint', text: 'loading explanation…' }));
         if (criterion.error) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: criterion.error.code + ': ' }), criterion.error.message]));
         if (criterion.skip_reason) element.appendChild(h('div', { className: 'explanation', text: 'Skipped: ' + criterion.skip_reason }));
         if (flipped && previous.explanation) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: 'Baseline ' + (previous.source === 'check' ? 'check' : 'judge') + ': ' }), previous.explanation]));

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { RubricateError } from '../../errors.js';
-import { embedPayload, escapeHtml, type PayloadCompression } from '../encoding.js';
+import { embedPayload, escapeHtml, plainCoreLimitBytes, type PayloadCompression } from '../encoding.js';
 import type { ReportPayload, RunTexts } from '../types.js';
 import { clientCommonSource } from './client-common.js';
 import { clientDecoderSource } from './client-decode.js';
@@ -55,10 +55,46 @@ function readScript(id) {
   return rubricateReadEmbedded(element.getAttribute('data-encoding'), element.textContent);
 }
 
-/** Resolves once the parser has read the whole document (the text payloads sit at its end). */
+/** Resolves once the parser has read the whole document (the text chunks sit at its end). */
 function documentLoaded() {
   if (document.readyState !== 'loading') return Promise.resolve();
   return new Promise(function (resolve) { document.addEventListener('DOMContentLoaded', function () { resolve(); }, { once: true }); });
+}
+
+/** Decodes the runs' text chunks on demand, each once; loadAll walks them one by one, yielding in between. */
+function createTextStore(runs) {
+  var promises = runs.map(function () { return []; });
+  var values = runs.map(function () { return []; });
+  var counts = runs.map(function (run) { return Math.ceil(run.items.ids.length / run.textChunkSize); });
+  var loaded = 0;
+  var total = counts.reduce(function (sum, count) { return sum + count; }, 0);
+  function load(runIndex, chunkIndex) {
+    if (!promises[runIndex][chunkIndex]) {
+      promises[runIndex][chunkIndex] = documentLoaded()
+        .then(function () { return readScript('rubricate-texts-' + runIndex + '-' + chunkIndex); })
+        .then(function (chunk) { values[runIndex][chunkIndex] = chunk; loaded += 1; return chunk; });
+    }
+    return promises[runIndex][chunkIndex];
+  }
+  return {
+    chunkFor: function (runIndex, item) { return values[runIndex][rubricateChunkIndex(runs[runIndex], item)] || null; },
+    loadFor: function (runIndex, item) { return load(runIndex, rubricateChunkIndex(runs[runIndex], item)); },
+    complete: function () { return loaded === total; },
+    loadAll: function (onChunk) {
+      var chain = Promise.resolve();
+      counts.forEach(function (count, runIndex) {
+        for (var chunkIndex = 0; chunkIndex < count; chunkIndex += 1) {
+          (function (chunkIndex) {
+            chain = chain
+              .then(function () { return new Promise(function (resolve) { setTimeout(resolve, 0); }); })
+              .then(function () { return load(runIndex, chunkIndex); })
+              .then(function (chunk) { if (onChunk) onChunk(runIndex, chunk); });
+          })(chunkIndex);
+        }
+      });
+      return chain;
+    }
+  };
 }
 
 function boot() {
@@ -67,14 +103,7 @@ function boot() {
     var view = views[payload.view];
     if (!view) throw new Error('This copy of rubricate cannot show a "' + payload.view + '" report.');
     root.textContent = '';
-    var textCount = payload.runs ? payload.runs.length : 0;
-    view(root, payload, function () {
-      return documentLoaded().then(function () {
-        var reads = [];
-        for (var index = 0; index < textCount; index += 1) reads.push(readScript('rubricate-texts-' + index));
-        return Promise.all(reads);
-      });
-    });
+    view(root, payload, payload.runs ? createTextStore(payload.runs) : null);
     document.documentElement.setAttribute('data-report-ready', '1');
     if (performance.mark) performance.mark('rubricate-ready');
   }).catch(function (error) {
@@ -96,7 +125,7 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'unsafe-inline'; s
 
 export function renderReportHtml(payload: ReportPayload, texts: ReadonlyArray<readonly RunTexts[]>, options: RenderHtmlOptions = {}): string {
   const compression = options.compression ?? 'auto';
-  const data = embedPayload(payload, compression);
+  const data = embedPayload(payload, compression, plainCoreLimitBytes);
   const parts: string[] = [];
   parts.push(
     '<!doctype html>',

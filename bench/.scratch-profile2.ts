@@ -1,0 +1,25 @@
+import { SqliteReplyStore } from '../src/engine/reply-store.js';
+import { createOpenAICompatibleJudge } from '../src/judges/openai/openai-judge.js';
+import { Grader } from '../src/pipeline/grader.js';
+import { normalizeItem } from '../src/rubric/normalize.js';
+import { startFakeJudge, binaryVerdict } from '../src/testing/fake-judge.js';
+import { benchItem } from './server.js';
+const fake = await startFakeJudge(() => ({ content: binaryVerdict(true) }));
+const judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl });
+const store = new SqliteReplyStore(':memory:');
+const grader = new Grader({ judge, store, concurrency: 64, scoring: 'weighted_mean' });
+const raw = Array.from({ length: 256 }, (_, i) => benchItem(i));
+for (const r of raw) await grader.gradeItem(normalizeItem(r));
+const N = 2000;
+let t = performance.now();
+for (let i = 0; i < N; i++) normalizeItem(raw[i % 256]);
+console.log('normalize ms', (performance.now() - t) / N);
+const items = raw.map((r) => normalizeItem(r));
+t = performance.now();
+for (let i = 0; i < N; i++) await grader.gradeItem(normalizeItem(raw[i % 256]));
+console.log('grade ms', (performance.now() - t) / N);
+const s = store as any;
+t = performance.now();
+for (let i = 0; i < N; i++) { const r = await grader.gradeItem(items[i % 256]); }
+console.log('grade (same objects) ms', (performance.now() - t) / N);
+await judge.close(); await fake.close();

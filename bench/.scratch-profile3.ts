@@ -1,0 +1,32 @@
+import { SqliteReplyStore } from '../src/engine/reply-store.js';
+import { createOpenAICompatibleJudge } from '../src/judges/openai/openai-judge.js';
+import { RewardService } from '../src/server/reward-service.js';
+import { createServerApp } from '../src/server/app.js';
+import { parseScoreItem } from '../src/server/input.js';
+import { normalizeItem } from '../src/rubric/normalize.js';
+import { startFakeJudge, binaryVerdict } from '../src/testing/fake-judge.js';
+import { benchItem } from './server.js';
+const fake = await startFakeJudge(() => ({ content: binaryVerdict(true) }));
+const judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl });
+const store = new SqliteReplyStore(':memory:');
+const service = new RewardService({ grading: { judge, store, concurrency: 64 } });
+const app = createServerApp({ service });
+const raw = Array.from({ length: 256 }, (_, i) => benchItem(i));
+const bodies = raw.map((r) => JSON.stringify(r));
+for (const body of bodies) await app.request('/v1/score', { method: 'POST', body });
+const N = Number(process.argv[2] ?? 3000);
+async function measure(name: string, fn: (i: number) => Promise<unknown> | unknown) {
+  for (let i = 0; i < 200; i++) await fn(i);
+  const c = process.cpuUsage(); const t = performance.now();
+  for (let i = 0; i < N; i++) await fn(i);
+  const cpu = process.cpuUsage(c);
+  console.log(name.padEnd(28), 'cpu µs/op', ((cpu.user + cpu.system) / N).toFixed(0), ' wall µs/op', (((performance.now() - t) * 1000) / N).toFixed(0));
+}
+await measure('JSON.parse', (i) => JSON.parse(bodies[i % 256]));
+await measure('normalizeItem', (i) => normalizeItem(raw[i % 256]));
+await measure('parseScoreItem', (i) => parseScoreItem(JSON.parse(bodies[i % 256])));
+await measure('grader.gradeItem', (i) => service.grader.gradeItem(normalizeItem(raw[i % 256])));
+await measure('service.scoreItems', (i) => service.scoreItems([parseScoreItem(JSON.parse(bodies[i % 256]))]));
+await measure('app.request', async (i) => { const r = await app.request('/v1/score', { method: 'POST', body: bodies[i % 256] }); await r.text(); });
+await measure('JSON.stringify result', async (i) => JSON.stringify((await service.scoreItems([parseScoreItem(JSON.parse(bodies[i % 256]))])).results[0]));
+await judge.close(); await fake.close();

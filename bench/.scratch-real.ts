@@ -1,0 +1,30 @@
+import { spawn } from 'node:child_process';
+import { SqliteReplyStore } from '../src/engine/reply-store.js';
+import { createOpenAICompatibleJudge } from '../src/judges/openai/openai-judge.js';
+import { RewardService } from '../src/server/reward-service.js';
+import { startServer } from '../src/server/start.js';
+import { startFakeJudge, binaryVerdict } from '../src/testing/fake-judge.js';
+import { benchItem } from './server.js';
+const fake = await startFakeJudge(() => ({ content: binaryVerdict(true) }));
+const judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl });
+const store = new SqliteReplyStore(':memory:');
+const service = new RewardService({ grading: { judge, store, concurrency: 64 } });
+const running = await startServer({ service, port: 0 });
+for (let s = 0; s < 1024; s += 64) {
+  const r = await fetch(`${running.url}/v1/score/batch`, { method: 'POST', body: JSON.stringify({ items: Array.from({ length: 64 }, (_, i) => benchItem(s + i)) }) });
+  await r.text();
+}
+const env = { ...process.env }; delete env.NODE_OPTIONS;
+const child = spawn(process.execPath, ['--import', 'tsx', 'bench/server.ts', '--load', JSON.stringify({ url: running.url, mode: 'closed', concurrency: 64, durationMs: 8000, warmupMs: 3000, firstIndex: 0, distinctItems: 1024 })], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+let out = '';
+child.stdout.on('data', (d) => (out += d));
+await new Promise((r) => setTimeout(r, 4000));
+const before = service.metrics.rewards.value({ outcome: 'ok' });
+const cpu0 = process.cpuUsage(); const t0 = performance.now();
+await new Promise((r) => setTimeout(r, 3000));
+const cpu = process.cpuUsage(cpu0); const wall = performance.now() - t0;
+const n = service.metrics.rewards.value({ outcome: 'ok' }) - before;
+console.log('rewards/s', (n / (wall / 1000)).toFixed(0), 'server cpu µs/reward', ((cpu.user + cpu.system) / n).toFixed(0), 'cpu share', ((cpu.user + cpu.system) / 1000 / wall).toFixed(2));
+await new Promise((r) => child.once('exit', r));
+console.log(out.trim());
+await running.close(); await judge.close(); await fake.close(); store.close();

@@ -1,0 +1,244 @@
+/**
+ * One benchmark scenario per process (clean peak RSS and CPU figures): `node --import tsx
+ * bench/scenarios.ts NAME` prints one JSON object on its last stdout line.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { SqliteReplyStore } from '../src/engine/reply-store.js';
+import { createOpenAICompatibleJudge } from '../src/judges/openai/openai-judge.js';
+import { gradeFile } from '../src/pipeline/grade-file.js';
+import { Grader } from '../src/pipeline/grader.js';
+import { getItemImporter } from '../src/rubric/formats/index.js';
+import { healthbenchItems, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';
+import { runHealthBenchLayout } from './reference-layout/index.js';
+import { runPromptfoo } from './promptfoo/index.js';
+import { parseBashTimes, peakRssBytes, startSimulatorProcess } from './support/index.js';
+
+const healthbenchFile = resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl');
+const haveHealthBench = existsSync(healthbenchFile);
+/** Realistic per-token costs: prefill 20k tokens/s (cached 10× cheaper), decode 100 tokens/s. */
+const realisticJudge = { fixedMs: 150, perInputTokenMs: 0.05, perCachedInputTokenMs: 0.005, perOutputTokenMs: 10 };
+
+function skipped(name: string, reason: string) {
+  return { scenario: name, skipped: reason };
+}
+
+const scenarios: Record<string, () => Promise<unknown>> = {
+  async overhead() {
+    const scenario: GradingScenario = {
+      name: 'overhead',
+      items: syntheticItems(300, 10),
+      simulator: { fixedMs: 300 },
+      grader: { concurrency: 64 },
+      ideal: () => (3000 * 0.3) / 64,
+      note: '300 × 10 per-criterion, 300 ms judge, concurrency 64',
+    };
+    const { stats: _stats, ...row } = await runGradingScenario(scenario);
+    return row;
+  },
+
+  /** The same workload with a 5 ms judge: the grader's own CPU becomes visible. */
+  async 'overhead-fast'() {
+    const { stats: _stats, ...row } = await runGradingScenario({
+      name: 'overhead-fast',
+      items: syntheticItems(300, 10),
+      simulator: { fixedMs: 5 },
+      grader: { concurrency: 64 },
+      note: 'same, 5 ms judge: CPU-bound',
+    });
+    return row;
+  },
+
+  async healthbench() {
+    if (!haveHealthBench) return [skipped('healthbench', `${healthbenchFile} not found`)];
+    const items = healthbenchItems(healthbenchFile);
+    const simulator = await startSimulatorProcess(realisticJudge);
+    const rows: unknown[] = [];
+    try {
+      for (const [name, grader] of [
+        ['healthbench per-criterion', {}],
+        ['healthbench batched 4', { criteriaPerCall: 4 }],
+        ['healthbench batched all', { criteriaPerCall: Number.POSITIVE_INFINITY }],
+        ['healthbench holistic', { mode: 'holistic' as const, scoring: 'weighted_mean' }],
+      ] as const) {
+        const { stats: _stats, ...row } = await runGradingScenario({ name, items, simulator: realisticJudge, grader: { concurrency: 16, ...grader } }, simulator);
+        rows.push(row);
+      }
+      await simulator.reset();
+      const layoutItems = items.map((line) => {
+        const item = JSON.parse(line) as { id: string; prompt: Array<{ role: string; content: string }>; response: string; rubric: { criteria: Array<{ text: string; points: number }> } };
+        return { id: item.id, prompt: item.prompt, response: item.response, criteria: item.rubric.criteria };
+      });
+      const layout = await runHealthBenchLayout({ items: layoutItems, simulatorUrl: simulator.url, concurrency: 16 });
+      const stats = await simulator.stats();
+      const criteria = layoutItems.reduce((total, item) => total + item.criteria.length, 0);
+      rows.push({
+        scenario: 'HealthBench reference layout',
+        wall_s: layout.wallMs / 1000,
+        ideal_s: null,
+        overhead_ratio: null,
+        calls: layout.calls,
+        criteria,
+        input_tokens_per_criterion: layout.inputTokens / criteria,
+        cached_input_share: stats.inputTokens > 0 ? stats.cachedInputTokens / stats.inputTokens : 0,
+        output_tokens: layout.outputTokens,
+        peak_rss_mb: null,
+        cpu_ms_per_call: null,
+        items_ok: layoutItems.length - layout.failures,
+        items_error: layout.failures,
+        note: 'simple-evals request shape, same simulator',
+      });
+    } finally {
+      await simulator.stop();
+    }
+    return rows;
+  },
+
+  async ratelimited() {
+    const { stats, ...row } = await runGradingScenario({
+      name: 'ratelimited',
+      items: syntheticItems(100, 10, 3),
+      simulator: { fixedMs: 100, maxConcurrent: 8, overflow: 'reject', retryAfterSeconds: 1 },
+      grader: { concurrency: 64, maxAttempts: 8 },
+      ideal: (simulatorStats) => (simulatorStats.completed * 0.1) / 8,
+      note: 'capacity 8, 429 + Retry-After beyond it, concurrency 64',
+    });
+    return { ...row, peak_in_service: stats.peakInService };
+  },
+
+  /** rubricate vs promptfoo 0.121.20 (llm-rubric per criterion), same simulator, items and concurrency. */
+  async promptfoo() {
+    if (!haveHealthBench) return [skipped('promptfoo', `${healthbenchFile} not found`)];
+    const items = healthbenchItems(healthbenchFile);
+    const simulatorOptions = { fixedMs: 100 };
+    const simulator = await startSimulatorProcess(simulatorOptions);
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-bench-pf-'));
+    try {
+      const input = join(directory, 'items.jsonl');
+      writeFileSync(input, `${items.join('\n')}\n`);
+      // rubricate as a user runs it: the CLI in its own process, CPU of the whole process (startup included).
+      const cli = await timedCli(['grade', '--input', input, '--judge', 'openai:simulated-judge', '--judge-base-url', simulator.url, '--cache', join(directory, 'cache.sqlite'), '--out', join(directory, 'results.jsonl'), '--concurrency', '16', '--quiet']);
+      const ours = await simulator.stats();
+      await simulator.reset();
+      const promptfooItems = items.map((line) => {
+        const item = JSON.parse(line) as { id: string; response: string; rubric: { criteria: Array<{ text: string }> } };
+        return { id: item.id, response: item.response, criteria: item.rubric.criteria.map((criterion) => criterion.text) };
+      });
+      const theirs = await runPromptfoo({ items: promptfooItems, simulatorUrl: simulator.url, concurrency: 16, log: (line) => process.stderr.write(`${line}\n`) });
+      if (theirs.skipped) return [skipped('promptfoo', theirs.skipped)];
+      const row = (scenario: string, wallMs: number, cpuMs: number, calls: number, stats: { inputTokens: number; cachedInputTokens: number; outputTokens: number }, note: string) => ({
+        scenario,
+        wall_s: wallMs / 1000,
+        ideal_s: null,
+        overhead_ratio: null,
+        calls,
+        criteria: calls,
+        input_tokens_per_criterion: stats.inputTokens / Math.max(1, calls),
+        cached_input_share: stats.inputTokens > 0 ? stats.cachedInputTokens / stats.inputTokens : 0,
+        output_tokens: stats.outputTokens,
+        peak_rss_mb: null,
+        cpu_ms_per_call: cpuMs / Math.max(1, calls),
+        items_ok: null,
+        items_error: null,
+        note,
+      });
+      return [
+        row('rubricate CLI (vs promptfoo)', cli.wallMs, cli.cpuMs, ours.completed, ours, 'whole CLI process, startup included; concurrency 16, 100 ms judge'),
+        row('promptfoo 0.121.20 llm-rubric', theirs.wallMs, theirs.cpuMs, theirs.calls, { inputTokens: theirs.inputTokens ?? 0, cachedInputTokens: theirs.cachedInputTokens ?? 0, outputTokens: theirs.outputTokens ?? 0 }, `-j 16, startup included (version ${theirs.promptfooVersion}); ${theirs.mismatches.length} verdict mismatches`),
+      ];
+    } finally {
+      await simulator.stop();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  },
+
+  async scale() {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-bench-scale-'));
+    try {
+      const rows: unknown[] = [];
+      for (const count of [10_000, 100_000]) {
+        const prepared = prepareCachedItems(directory, count, 2);
+        const result = await runChild(['scale-child', prepared.input, prepared.cache, join(directory, `results-${count}.jsonl`)]);
+        rows.push({ scenario: `scale ${count / 1000}k cached`, ...(result as object) });
+      }
+      return rows;
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  },
+
+  /** Child of `scale`: grades an all-cached input in this fresh process and reports its own peak RSS. */
+  async 'scale-child'() {
+    const [input, cache, out] = process.argv.slice(3);
+    const store = new SqliteReplyStore(cache);
+    // Never contacted: every reply is in the store (a call would fail the run, which is the check).
+    const judge = createOpenAICompatibleJudge({ model: 'simulated-judge', baseUrl: 'http://127.0.0.1:9/v1' });
+    const grader = new Grader({ judge, store, concurrency: 64, scoring: 'weighted_mean', maxAttempts: 1 });
+    const started = performance.now();
+    const outcome = await gradeFile({ grader, records: getItemImporter('items').read(input, {}), out });
+    const wallMs = performance.now() - started;
+    store.close();
+    await judge.close();
+    return {
+      items: outcome.metrics.n,
+      items_ok: outcome.metrics.n_ok,
+      items_error: outcome.metrics.n_error,
+      calls: outcome.usage.calls,
+      cache_hits: outcome.usage.cache_hits,
+      wall_s: wallMs / 1000,
+      us_per_item: (wallMs * 1000) / outcome.metrics.n,
+      peak_rss_mb: peakRssBytes() / 1e6,
+    };
+  },
+};
+
+/** Runs the CLI in a child process under bash's `times`, for whole-process CPU. */
+async function timedCli(args: string[]): Promise<{ wallMs: number; cpuMs: number }> {
+  const bin = resolve(process.cwd(), 'bin/rubricate.js');
+  const quoted = [process.execPath, bin, ...args].map((part) => `'${part.replace(/'/g, `'\\''`)}'`).join(' ');
+  const started = performance.now();
+  const output = await new Promise<string>((resolvePromise, reject) => {
+    const child = spawn('bash', ['-c', `${quoted} >/dev/null 2>/tmp/rubricate-bench-cli.err; status=$?; times; exit $status`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    child.on('close', (code) => (code === 0 || code === 3 ? resolvePromise(text) : reject(new Error(`rubricate exited ${code}`))));
+  });
+  const wallMs = performance.now() - started;
+  const times = parseBashTimes(output);
+  if (!times) throw new Error(`could not read CPU times from: ${output}`);
+  return { wallMs, cpuMs: times.childrenUserMs + times.childrenSystemMs };
+}
+
+export function runChild(args: string[]): Promise<unknown> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', resolve(process.cwd(), 'bench/scenarios.ts'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.on('close', (code) => {
+      const last = stdout.trim().split('\n').at(-1) ?? '';
+      try {
+        if (code !== 0) throw new Error(`exit ${code}`);
+        resolvePromise(JSON.parse(last));
+      } catch (error) {
+        reject(new Error(`scenario ${args[0]} failed (${String(error)}): ${stdout.slice(-2000)}`));
+      }
+    });
+  });
+}
+
+export const scenarioNames = Object.keys(scenarios).filter((name) => !name.endsWith('-child'));
+
+const isMain = process.argv[1]?.endsWith('scenarios.ts');
+if (isMain) {
+  const name = process.argv[2];
+  const run = name ? scenarios[name] : undefined;
+  if (!run) {
+    console.error(`unknown scenario ${name}; known: ${Object.keys(scenarios).join(', ')}`);
+    process.exit(2);
+  }
+  const result = await run();
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.exit(0);
+}

@@ -1,0 +1,526 @@
+/**
+ * Reward-service benchmark, loopback only, about a minute. Every party is its own process
+ * so the server has an event loop (and a core's share) to itself: `rubricate serve` as users
+ * run it, a load generator (this file with `--load`), and a judge (this file with `--judge`).
+ *
+ *   (a) cached verdicts: the reply cache is warmed first, then 64 closed-loop clients send
+ *       single-item /v1/score requests → rewards/s and client-side p50/p99 latency
+ *       (targets: ≥ 2,000 rewards/s on 2 cores, p99 ≤ 50 ms);
+ *   (b) a judge of 50 ms latency and capacity 64 (FIFO beyond it): judge calls/s the server
+ *       sustains vs the judge's capacity, 64 ÷ 0.05 s = 1,280 calls/s (target within 10%);
+ *   (c) 10× overload of (b), open loop: no crash, server peak RSS (VmHWM) ≤ 250 MB, every
+ *       request answered or refused with Retry-After.
+ *
+ * The judge is a minimal loopback one rather than bench/simulator: the simulator tokenises
+ * every request, which at 1,280 calls/s would take most of a core from the process under test.
+ *
+ * Run: `npx tsx bench/server.ts`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { safeParseJson } from '../src/util/json.js';
+import { seededRandom } from '../src/util/random.js';
+
+const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+const thisFile = fileURLToPath(import.meta.url);
+
+// ---------------------------------------------------------------------------------------
+// Items: synthetic and seeded. One rubric of 8 criteria per prompt, 16 responses per prompt
+// (a GRPO group), responses of ~200 words; every index gives a different response.
+
+const criteriaPerRubric = 8;
+const responsesPerPrompt = 16;
+const words = 'the patient should rest drink water see a doctor if fever persists for more than three days avoid aspirin children dose weight mild moderate severe symptoms include cough headache fatigue nausea'.split(' ');
+
+function sentence(random: () => number, length: number): string {
+  const chosen: string[] = [];
+  for (let index = 0; index < length; index += 1) chosen.push(words[Math.floor(random() * words.length)]);
+  return `${chosen.join(' ')}.`;
+}
+
+export function benchItem(index: number): Record<string, unknown> {
+  const promptIndex = Math.floor(index / responsesPerPrompt);
+  const promptRandom = seededRandom(promptIndex + 1);
+  const prompt = `Question ${promptIndex}: ${sentence(promptRandom, 40)}`;
+  const rubric = {
+    criteria: Array.from({ length: criteriaPerRubric }, (_, criterion) => ({
+      id: `c${criterion}`,
+      text: `The response ${sentence(promptRandom, 12)}`,
+      points: criterion === criteriaPerRubric - 1 ? -3 : 1 + (criterion % 5),
+    })),
+  };
+  const responseRandom = seededRandom(1_000_003 * (index + 1));
+  const response = Array.from({ length: 12 }, () => sentence(responseRandom, 16)).join(' ');
+  return { id: `bench-${index}`, prompt, response, rubric };
+}
+
+// ---------------------------------------------------------------------------------------
+// Minimal judge (`--judge`): fixed latency, a capacity of concurrent requests, FIFO beyond.
+
+interface JudgeConfig {
+  latencyMs: number;
+  capacity: number;
+}
+
+async function runJudge(config: JudgeConfig): Promise<void> {
+  let inService = 0;
+  const waiting: Array<() => void> = [];
+  let served = 0;
+  const release = () => {
+    inService -= 1;
+    const next = waiting.shift();
+    if (next) {
+      inService += 1;
+      next();
+    }
+  };
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      if (request.url === '/__stats') {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ served }));
+        return;
+      }
+      const body = Buffer.concat(chunks);
+      // A verdict that depends on the request only, cheaply (no JSON parsing of the prompt).
+      const met = createHash('sha1').update(body).digest()[0] % 2 === 0;
+      const serve = () => {
+        setTimeout(() => {
+          const content = JSON.stringify({ explanation: 'Simulated verdict.', criteria_met: met });
+          const payload = JSON.stringify({
+            id: 'bench',
+            object: 'chat.completion',
+            model: 'bench-judge',
+            choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 600, completion_tokens: 20, total_tokens: 620 },
+          });
+          served += 1;
+          response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }).end(payload);
+          release();
+        }, config.latencyMs);
+      };
+      if (inService < config.capacity) {
+        inService += 1;
+        serve();
+      } else waiting.push(serve);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` })}\n`);
+  process.once('SIGTERM', () => process.exit(0));
+}
+
+// ---------------------------------------------------------------------------------------
+// Load generator (`--load`).
+
+interface LoadConfig {
+  url: string;
+  mode: 'closed' | 'open';
+  /** Closed loop: clients, each sending its next request when the previous is answered. */
+  concurrency?: number;
+  /** Open loop: requests per second, sent whatever the answers. */
+  rate?: number;
+  durationMs: number;
+  /** Latencies of requests started before this are not recorded. */
+  warmupMs?: number;
+  firstIndex: number;
+  /** Distinct items cycled through (closed loop); open loop never repeats an item. */
+  distinctItems: number;
+}
+
+export interface LoadReport {
+  sent: number;
+  statuses: Record<string, number>;
+  /** 429/503 answers without a Retry-After header. */
+  refusedWithoutRetryAfter: number;
+  networkErrors: number;
+  rewardNull: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number };
+  elapsedMs: number;
+}
+
+function percentile(sorted: number[], fraction: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))];
+}
+
+async function runLoad(config: LoadConfig): Promise<void> {
+  const target = new URL('/v1/score', config.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: config.mode === 'closed' ? (config.concurrency ?? 64) : 2048 });
+  // A closed loop over a few distinct items builds their bodies before the clock starts;
+  // otherwise each body is built when sent (a few microseconds, never repeated).
+  const prebuilt = config.mode === 'closed' && config.distinctItems <= 10_000;
+  const bodies = new Map<number, Buffer>();
+  const bodyOf = (index: number) => bodies.get(index) ?? Buffer.from(JSON.stringify(benchItem(index)));
+  if (prebuilt) for (let offset = 0; offset < config.distinctItems; offset += 1) bodies.set(config.firstIndex + offset, bodyOf(config.firstIndex + offset));
+
+  const report: LoadReport = { sent: 0, statuses: {}, refusedWithoutRetryAfter: 0, networkErrors: 0, rewardNull: 0, latencyMs: { p50: 0, p90: 0, p99: 0, max: 0 }, elapsedMs: 0 };
+  const latencies: number[] = [];
+  const started = performance.now();
+  const warmupEnd = started + (config.warmupMs ?? 0);
+  const end = started + config.durationMs;
+
+  const send = (index: number) =>
+    new Promise<void>((resolve) => {
+      const body = bodyOf(index);
+      const sentAt = performance.now();
+      report.sent += 1;
+      const request = http.request(
+        { hostname: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => {
+            const status = response.statusCode ?? 0;
+            report.statuses[status] = (report.statuses[status] ?? 0) + 1;
+            if ((status === 429 || status === 503) && response.headers['retry-after'] === undefined) report.refusedWithoutRetryAfter += 1;
+            if (status === 200 && Buffer.concat(chunks).includes('"reward":null')) report.rewardNull += 1;
+            if (sentAt >= warmupEnd) latencies.push(performance.now() - sentAt);
+            resolve();
+          });
+        },
+      );
+      request.on('error', () => {
+        report.networkErrors += 1;
+        resolve();
+      });
+      request.end(body);
+    });
+
+  if (config.mode === 'closed') {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: config.concurrency ?? 64 }, async () => {
+        while (performance.now() < end) {
+          const index = config.firstIndex + (next % config.distinctItems);
+          next += 1;
+          await send(index);
+        }
+      }),
+    );
+  } else {
+    const rate = config.rate ?? 100;
+    const pending: Array<Promise<void>> = [];
+    let index = config.firstIndex;
+    while (performance.now() < end) {
+      const due = Math.floor(((performance.now() - started) / 1000) * rate);
+      while (index - config.firstIndex < due) pending.push(send(index++));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await Promise.all(pending);
+  }
+  report.elapsedMs = performance.now() - started;
+  latencies.sort((left, right) => left - right);
+  const round = (value: number) => Math.round(value * 10) / 10;
+  report.latencyMs = { p50: round(percentile(latencies, 0.5)), p90: round(percentile(latencies, 0.9)), p99: round(percentile(latencies, 0.99)), max: round(latencies.at(-1) ?? Number.NaN) };
+  agent.destroy();
+  process.stdout.write(`${JSON.stringify({ event: 'report', report })}\n`);
+}
+
+// ---------------------------------------------------------------------------------------
+// Orchestration.
+
+function childEnvironment(): NodeJS.ProcessEnv {
+  const environment = { ...process.env };
+  delete environment.NODE_OPTIONS;
+  delete environment.RUBRICATE_TOKEN;
+  return environment;
+}
+
+interface Child {
+  process: ChildProcess;
+  lines: Array<Record<string, unknown>>;
+  nextLine(predicate: (line: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>>;
+  exited: Promise<number | null>;
+  stderr(): string;
+}
+
+function startChild(args: string[]): Child {
+  const child = spawn(process.execPath, args, { cwd: projectRoot, env: childEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: Array<Record<string, unknown>> = [];
+  const listeners = new Set<() => void>();
+  let stderr = '';
+  let buffered = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
+      const parsed = safeParseJson(buffered.slice(0, newline));
+      buffered = buffered.slice(newline + 1);
+      if (parsed.ok && parsed.value && typeof parsed.value === 'object') lines.push(parsed.value as Record<string, unknown>);
+    }
+    for (const listener of listeners) listener();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-8000);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    process: child,
+    lines,
+    exited,
+    stderr: () => stderr,
+    nextLine(predicate, timeoutMs) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = lines.find(predicate);
+          if (found) {
+            listeners.delete(check);
+            clearTimeout(timer);
+            resolve(found);
+          }
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`child ${args.join(' ')} gave no expected line within ${timeoutMs} ms: ${stderr.slice(-2000)}`));
+        }, timeoutMs);
+        listeners.add(check);
+        exited.then(() => check());
+        check();
+      });
+    },
+  };
+}
+
+async function stopChild(child: Child): Promise<number | null> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return child.process.exitCode;
+  child.process.kill('SIGTERM');
+  const forced = setTimeout(() => child.process.kill('SIGKILL'), 30_000);
+  const code = await child.exited;
+  clearTimeout(forced);
+  return code;
+}
+
+async function startJudgeProcess(config: JudgeConfig): Promise<{ child: Child; url: string }> {
+  const child = startChild(['--import', 'tsx', thisFile, '--judge', JSON.stringify(config)]);
+  const line = await child.nextLine((entry) => typeof entry.url === 'string', 20_000);
+  return { child, url: String(line.url) };
+}
+
+async function startServeProcess(judgeUrl: string, extra: string[]): Promise<{ child: Child; url: string; pid: number }> {
+  const child = startChild(['bin/rubricate.js', 'serve', '--port', '0', '--judge', 'openai:bench-judge', '--judge-base-url', judgeUrl, '--log-level', 'warn', ...extra]);
+  const line = await child.nextLine((entry) => entry.event === 'listening', 30_000);
+  return { child, url: String(line.url), pid: child.process.pid as number };
+}
+
+async function runLoadProcess(config: LoadConfig, onStart?: () => Promise<void>): Promise<LoadReport> {
+  const child = startChild(['--import', 'tsx', thisFile, '--load', JSON.stringify(config)]);
+  if (onStart) await onStart();
+  const line = await child.nextLine((entry) => entry.event === 'report', config.durationMs + 120_000);
+  await child.exited;
+  return line.report as LoadReport;
+}
+
+/** Reads a counter (summed over its series) from the Prometheus text of /metrics. */
+async function counter(url: string, name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}${labels}`) && (line[name.length] === ' ' || line[name.length] === '{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
+  return match ? Math.round(Number(match[1]) / 102.4) / 10 : Number.NaN;
+}
+
+const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+
+export interface ServerBenchmarkResult {
+  cached: {
+    clients: number;
+    rewardsPerSecond: number;
+    latencyMs: LoadReport['latencyMs'];
+    judgeCallsDuringLoad: number;
+    failedRequests: number;
+    targets: { rewardsPerSecond: number; p99Ms: number };
+    met: boolean;
+  };
+  judgeBound: {
+    judgeLatencyMs: number;
+    judgeCapacity: number;
+    capacityCallsPerSecond: number;
+    callsPerSecond: number;
+    rewardsPerSecond: number;
+    ratioToCapacity: number;
+    met: boolean;
+  };
+  overload: {
+    offeredRequestsPerSecond: number;
+    capacityItemsPerSecond: number;
+    sent: number;
+    answered: number;
+    refusedWithRetryAfter: number;
+    other: number;
+    serverAlive: boolean;
+    cleanShutdown: boolean;
+    serverPeakRssMb: number;
+    met: boolean;
+  };
+  seconds: number;
+}
+
+export async function runServerBenchmark(options: { loadSeconds?: number } = {}): Promise<ServerBenchmarkResult> {
+  const began = performance.now();
+  const loadMs = (options.loadSeconds ?? 10) * 1000;
+  const children: Child[] = [];
+  const cacheDirectory = mkdtempSync(path.join(tmpdir(), 'rubricate-bench-server-'));
+  try {
+    // (a) Cached verdicts.
+    const fastJudge = await startJudgeProcess({ latencyMs: 1, capacity: 1024 });
+    children.push(fastJudge.child);
+    const cachedServer = await startServeProcess(fastJudge.url, ['--cache', path.join(cacheDirectory, 'replies.sqlite'), '--concurrency', '256']);
+    children.push(cachedServer.child);
+    const distinct = 1024;
+    for (let start = 0; start < distinct; start += 64) {
+      const items = Array.from({ length: 64 }, (_, offset) => benchItem(start + offset));
+      const warmed = await fetch(`${cachedServer.url}/v1/score/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) });
+      if (!warmed.ok) throw new Error(`warming failed: HTTP ${warmed.status}`);
+      await warmed.arrayBuffer();
+    }
+    const callsBefore = await counter(cachedServer.url, 'rubricate_judge_calls_total');
+    let okBefore = 0;
+    let okAfter = 0;
+    let window = { start: 0, end: 0 };
+    const clients = 64;
+    const cachedReport = await runLoadProcess({ url: cachedServer.url, mode: 'closed', concurrency: clients, durationMs: loadMs, warmupMs: 2000, firstIndex: 0, distinctItems: distinct }, async () => {
+      // Steady-state window: after the generator's start-up and warm-up, before its end.
+      await sleep(4000);
+      window.start = performance.now();
+      okBefore = await counter(cachedServer.url, 'rubricate_rewards_total', '{outcome="ok"}');
+      await sleep(Math.max(1000, loadMs - 4000));
+      okAfter = await counter(cachedServer.url, 'rubricate_rewards_total', '{outcome="ok"}');
+      window.end = performance.now();
+    });
+    const callsAfter = await counter(cachedServer.url, 'rubricate_judge_calls_total');
+    const cachedRate = (okAfter - okBefore) / ((window.end - window.start) / 1000);
+    const failedRequests = cachedReport.sent - (cachedReport.statuses['200'] ?? 0) + cachedReport.rewardNull;
+    await stopChild(cachedServer.child);
+    await stopChild(fastJudge.child);
+
+    // (b) Judge-bound: 50 ms, capacity 64.
+    const latencyMs = 50;
+    const capacity = 64;
+    const capacityCallsPerSecond = capacity / (latencyMs / 1000);
+    const slowJudge = await startJudgeProcess({ latencyMs, capacity });
+    children.push(slowJudge.child);
+    const boundServer = await startServeProcess(slowJudge.url, ['--no-cache', '--concurrency', String(capacity)]);
+    children.push(boundServer.child);
+    let callsStart = 0;
+    let callsEnd = 0;
+    window = { start: 0, end: 0 };
+    await runLoadProcess({ url: boundServer.url, mode: 'closed', concurrency: 48, durationMs: loadMs, firstIndex: 1_000_000, distinctItems: 1_000_000 }, async () => {
+      await sleep(4000);
+      window.start = performance.now();
+      callsStart = await counter(boundServer.url, 'rubricate_judge_calls_total');
+      await sleep(Math.max(1000, loadMs - 4000));
+      callsEnd = await counter(boundServer.url, 'rubricate_judge_calls_total');
+      window.end = performance.now();
+    });
+    const callsPerSecond = (callsEnd - callsStart) / ((window.end - window.start) / 1000);
+    await stopChild(boundServer.child);
+
+    // (c) 10× overload of the same judge, open loop, with a bounded queue.
+    const capacityItemsPerSecond = capacityCallsPerSecond / criteriaPerRubric;
+    const offered = Math.round(10 * capacityItemsPerSecond);
+    const overloadServer = await startServeProcess(slowJudge.url, ['--no-cache', '--concurrency', String(capacity), '--max-queue', '256']);
+    children.push(overloadServer.child);
+    const overloadReport = await runLoadProcess({ url: overloadServer.url, mode: 'open', rate: offered, durationMs: Math.min(loadMs, 8000), firstIndex: 5_000_000, distinctItems: 1 });
+    let serverAlive = false;
+    try {
+      serverAlive = (await fetch(`${overloadServer.url}/healthz`)).status === 200;
+    } catch {
+      serverAlive = false;
+    }
+    const serverPeakRssMb = peakRssMb(overloadServer.pid);
+    const exitCode = await stopChild(overloadServer.child);
+    await stopChild(slowJudge.child);
+    const answered = overloadReport.statuses['200'] ?? 0;
+    const refused = (overloadReport.statuses['503'] ?? 0) + (overloadReport.statuses['429'] ?? 0) - overloadReport.refusedWithoutRetryAfter;
+    const other = overloadReport.sent - answered - refused;
+
+    const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+    return {
+      cached: {
+        clients,
+        rewardsPerSecond: round(cachedRate),
+        latencyMs: cachedReport.latencyMs,
+        judgeCallsDuringLoad: callsAfter - callsBefore,
+        failedRequests,
+        targets: { rewardsPerSecond: 2000, p99Ms: 50 },
+        met: cachedRate >= 2000 && cachedReport.latencyMs.p99 <= 50 && failedRequests === 0,
+      },
+      judgeBound: {
+        judgeLatencyMs: latencyMs,
+        judgeCapacity: capacity,
+        capacityCallsPerSecond,
+        callsPerSecond: round(callsPerSecond),
+        rewardsPerSecond: round(callsPerSecond / criteriaPerRubric),
+        ratioToCapacity: round(callsPerSecond / capacityCallsPerSecond, 3),
+        met: callsPerSecond >= 0.9 * capacityCallsPerSecond,
+      },
+      overload: {
+        offeredRequestsPerSecond: offered,
+        capacityItemsPerSecond,
+        sent: overloadReport.sent,
+        answered,
+        refusedWithRetryAfter: refused,
+        other,
+        serverAlive,
+        cleanShutdown: exitCode === 0,
+        serverPeakRssMb,
+        met: serverAlive && other === 0 && serverPeakRssMb <= 250 && exitCode === 0,
+      },
+      seconds: round((performance.now() - began) / 1000),
+    };
+  } finally {
+    for (const child of children) await stopChild(child).catch(() => undefined);
+    rmSync(cacheDirectory, { recursive: true, force: true });
+  }
+}
+
+function printResult(result: ServerBenchmarkResult): void {
+  const { cached, judgeBound, overload } = result;
+  const mark = (met: boolean) => (met ? 'met' : 'NOT MET');
+  console.log(`Reward service (rubricate serve), loopback, ${criteriaPerRubric} criteria per rubric — ${result.seconds} s`);
+  console.log(
+    `(a) cached verdicts, ${cached.clients} clients: ${cached.rewardsPerSecond.toLocaleString('en-US')} rewards/s, p50 ${cached.latencyMs.p50} ms, p99 ${cached.latencyMs.p99} ms ` +
+      `(judge calls during load: ${cached.judgeCallsDuringLoad}, failed: ${cached.failedRequests}) — target ≥ 2,000/s and p99 ≤ 50 ms: ${mark(cached.met)}`,
+  );
+  console.log(
+    `(b) judge ${judgeBound.judgeLatencyMs} ms × capacity ${judgeBound.judgeCapacity} (${judgeBound.capacityCallsPerSecond} calls/s): ${judgeBound.callsPerSecond} calls/s = ` +
+      `${(judgeBound.ratioToCapacity * 100).toFixed(1)}% of capacity, ${judgeBound.rewardsPerSecond} rewards/s — target ≥ 90%: ${mark(judgeBound.met)}`,
+  );
+  console.log(
+    `(c) 10× overload (${overload.offeredRequestsPerSecond} req/s vs ${overload.capacityItemsPerSecond} items/s): ${overload.sent} sent, ${overload.answered} answered, ` +
+      `${overload.refusedWithRetryAfter} refused with Retry-After, ${overload.other} other; server alive ${overload.serverAlive}, clean shutdown ${overload.cleanShutdown}, ` +
+      `peak RSS ${overload.serverPeakRssMb} MB — target ≤ 250 MB, nothing else: ${mark(overload.met)}`,
+  );
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const mode = process.argv[2];
+  if (mode === '--load' || mode === '--judge') {
+    const parsed = safeParseJson(process.argv[3] ?? '{}');
+    if (!parsed.ok) {
+      process.stderr.write(`bench/server.ts: bad configuration: ${parsed.error}\n`);
+      process.exit(2);
+    }
+    if (mode === '--load') await runLoad(parsed.value as LoadConfig);
+    else await runJudge(parsed.value as JudgeConfig);
+  } else {
+    const result = await runServerBenchmark();
+    printResult(result);
+    console.log(JSON.stringify(result));
+  }
+}

@@ -1,0 +1,51 @@
+import { Option, type Command } from 'commander';
+import { RubricateError, exitCodes } from '../../errors.js';
+import { buildReport, renderReport, writeReportFromResults } from '../../report/index.js';
+import type { ReportFormat } from '../../report/types.js';
+import type { CommandContext } from '../context.js';
+
+interface ReportFlags {
+  input: string;
+  compare?: string;
+  format?: ReportFormat;
+  out: string;
+  title?: string;
+  scoring?: string;
+}
+
+export function registerReportCommand(program: Command, context: CommandContext): void {
+  program
+    .command('report')
+    .description('write a self-contained HTML report (or a Markdown summary) of a results file or a meta-evaluation report')
+    .requiredOption('--input <file>', 'results JSONL, or a meta-evaluation report JSON (detected by content)')
+    .option('--compare <file>', 'baseline results to compare with: items matched by id, Δ = input − compare')
+    .addOption(new Option('--format <format>', 'html or md (default: md when --out ends in .md, else html)').choices(['html', 'md']))
+    .requiredOption('--out <file>', 'report file; "-" prints a Markdown summary to stdout')
+    .option('--title <title>', 'report title')
+    .option('--scoring <name>', 'scoring to apply (default: the one recorded in the results, else healthbench)')
+    .action(async (flags: ReportFlags) => {
+      context.exitCode = await runReport(flags, context);
+    });
+}
+
+async function runReport(flags: ReportFlags, context: CommandContext): Promise<number> {
+  const onWarning = (message: string) => context.stderr(`invalid input: ${message}`);
+  const common = { input: flags.input, compare: flags.compare, title: flags.title, scoring: flags.scoring, onWarning };
+  if (flags.out === '-') {
+    // Printing to a CI log: HTML would be unreadable there, so stdout gets Markdown.
+    if (flags.format === 'html') throw new RubricateError('CONFIG_INVALID', 'an HTML report needs a file: --out FILE (stdout takes --format md)', { field: 'out' });
+    const document = await buildReport(common);
+    context.stdout(renderReport(document, 'md').trimEnd());
+    return exitCodes.success;
+  }
+  const written = await writeReportFromResults({ ...common, out: flags.out, format: flags.format });
+  const skipped = written.invalidLines > 0 ? ` (${written.invalidLines} unreadable lines skipped)` : '';
+  context.stderr(`report: ${flags.out} (${written.format}, ${formatBytes(written.bytes)})${skipped}`);
+  return exitCodes.success;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} kB`;
+  return `${bytes} B`;
+}

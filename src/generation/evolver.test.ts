@@ -1,0 +1,138 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import { Grader } from '../pipeline/grader.js';
+import { binaryVerdict, startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
+import { createRubricEvolver, type ObservedRollout } from './evolver.js';
+import { answer, fencedBlocks, keywordMet, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
+
+let fake: FakeJudge | undefined;
+const closers: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+  await fake?.close();
+  fake = undefined;
+});
+
+/** The generator proposes what the script hands it next; every request is kept for inspection. */
+async function setup(proposals: FakeCriterion[][], options: { store?: string; topK?: number } = {}) {
+  let next = 0;
+  fake = await startFakeJudge((request) => {
+    if (taskOf(request) === 'grade') return { content: binaryVerdict(keywordMet(request)) };
+    return { content: answer(proposals[next++] ?? []) };
+  });
+  const writer = createOpenAICompatibleJudge({ model: 'writer', baseUrl: fake.baseUrl });
+  closers.push(() => writer.close());
+  const evolver = createRubricEvolver({ generator: writer, store: options.store ?? ':memory:', topK: options.topK ?? 2 });
+  closers.push(() => evolver.close());
+  return { evolver, writer };
+}
+
+const rollout = (met: Record<string, boolean | null>): ObservedRollout => ({ criteria: Object.entries(met).map(([id, value]) => ({ id, met: value, status: value === null ? 'error' : 'ok' })) });
+
+describe('createRubricEvolver', () => {
+  it('proposes criteria from the differences between rollouts, skipping ones it already has', async () => {
+    const { evolver } = await setup([
+      [mentions('citation'), { ...mentions('padding'), importance: 'Pitfall' }],
+      [mentions('Citation'), mentions('example')],
+    ]);
+    evolver.setPersistent('q1', 'Explain X.', [{ text: 'The response defines X.', points: 5 }]);
+    const first = await evolver.propose('q1', 'Explain X.', ['short answer', 'long answer with citation'], ['reference answer']);
+    expect(first.step).toBe(1);
+    expect(first.added.map((criterion) => [criterion.text, criterion.points])).toEqual([
+      ['The response mentions "citation".', 1],
+      ['The response mentions "padding".', -1],
+    ]);
+    const request = fake!.requests[0];
+    expect(taskOf(request)).toBe('evolve');
+    expect(fencedBlocks(request, 'policy')).toEqual(['short answer', 'long answer with citation']);
+    expect(fencedBlocks(request, 'reference')).toEqual(['reference answer']);
+    expect(request.userText).toContain('- [Essential] The response defines X.');
+    expect(request.body.response_format).toMatchObject({ json_schema: { schema: { properties: { criteria: { minItems: 0, maxItems: 3 } } } } });
+
+    const second = await evolver.propose('q1', 'Explain X.', ['a', 'b']);
+    expect(second.step).toBe(2);
+    expect(second.duplicatesSkipped).toBe(1);
+    expect(second.added.map((criterion) => criterion.text)).toEqual(['The response mentions "example".']);
+    expect(evolver.activeRubric('q1')!.criteria.map((criterion) => criterion.text)).toEqual([
+      'The response defines X.',
+      'The response mentions "citation".',
+      'The response mentions "padding".',
+      'The response mentions "example".',
+    ]);
+  });
+
+  it('deactivates evolving criteria whose verdicts do not vary and keeps the top-k by variance; persistent ones stay', async () => {
+    const { evolver } = await setup([[mentions('a'), mentions('b'), mentions('c')], [mentions('d')]], { topK: 2 });
+    const [persistent] = evolver.setPersistent('q', 'prompt', [{ text: 'Persistent rule.', points: 3 }]);
+    const { added } = await evolver.propose('q', 'prompt', ['x', 'y']);
+    const [a, b, c] = added.map((criterion) => criterion.id);
+    const { added: moreAdded } = await evolver.propose('q', 'prompt', ['x', 'y']);
+    const d = moreAdded[0].id;
+    // a: constant → zero variance; b: 2 of 4; c: 1 of 4; d: 3 of 4 ... but observed on 4 rollouts.
+    const group = [
+      rollout({ [persistent.id]: true, [a]: true, [b]: true, [c]: false, [d]: true }),
+      rollout({ [persistent.id]: true, [a]: true, [b]: false, [c]: false, [d]: true }),
+      rollout({ [persistent.id]: true, [a]: true, [b]: true, [c]: true, [d]: false }),
+      rollout({ [persistent.id]: true, [a]: true, [b]: false, [c]: false, [d]: null }),
+    ];
+    const observed = evolver.observe('q', group);
+    expect(observed.step).toBe(2);
+    expect(observed.variances).toEqual({ [persistent.id]: 0, [a]: 0, [b]: 0.25, [c]: 0.1875, [d]: 0.222222222 });
+    expect(observed.deactivated).toEqual([
+      { criterion_id: a, reason: 'zero_variance', variance: 0 },
+      { criterion_id: c, reason: 'over_top_k', variance: 0.1875 },
+    ]);
+    expect(observed.active).toEqual([persistent.id, b, d]);
+    expect(evolver.activeRubric('q')!.criteria.map((criterion) => criterion.id)).toEqual([persistent.id, b, d]);
+    expect(evolver.activeRubric('q')!.metadata).toEqual({ evolving: { prompt_id: 'q', step: 2, persistent: 1, evolving: 2 } });
+    expect(evolver.history('q').map((event) => [event.step, event.event, event.criterion_id, event.reason ?? null])).toEqual([
+      [0, 'persistent', persistent.id, null],
+      [1, 'added', a, null],
+      [1, 'added', b, null],
+      [1, 'added', c, null],
+      [2, 'added', d, null],
+      [2, 'deactivated', a, 'zero_variance'],
+      [2, 'deactivated', c, 'over_top_k'],
+    ]);
+    const states = evolver.criteria('q');
+    expect(states.find((state) => state.criterion.id === a)).toMatchObject({ active: false, deactivated_step: 2, deactivation_reason: 'zero_variance', origin: 'evolving' });
+    expect(states.find((state) => state.criterion.id === persistent.id)).toMatchObject({ active: true, origin: 'persistent', last_variance: 0 });
+  });
+
+  it('keeps its state in SQLite across restarts', async () => {
+    const store = join(mkdtempSync(join(tmpdir(), 'rubricate-evolver-')), 'evolver.sqlite');
+    const first = await setup([[mentions('alpha')]], { store });
+    await first.evolver.propose('q', 'prompt', ['x', 'y'], undefined, { step: 40 });
+    first.evolver.close();
+    const reopened = createRubricEvolver({ generator: first.writer, store });
+    closers.push(() => reopened.close());
+    expect(reopened.activeRubric('q')!.id).toBe('q@40');
+    expect(reopened.history('q')).toEqual([{ step: 40, event: 'added', criterion_id: reopened.activeRubric('q')!.criteria[0].id, text: 'The response mentions "alpha".' }]);
+    expect(reopened.activeRubric('unknown')).toBeUndefined();
+    expect(() => reopened.observe('unknown', [])).toThrow(/no rubric state for prompt "unknown"/);
+  });
+
+  it('grades rollouts with the active rubric through the pipeline and feeds the results back (the serve loop)', async () => {
+    const { evolver } = await setup([[mentions('sources'), mentions('hello')]]);
+    const judge = createOpenAICompatibleJudge({ model: 'judge', baseUrl: fake!.baseUrl });
+    closers.push(() => judge.close());
+    const grader = new Grader({ judge, retryBaseDelayMs: 1 });
+    const rollouts = ['hello with sources', 'hello plain', 'hello again'];
+    await evolver.propose('q', 'Say hello and cite.', rollouts);
+    const rubric = evolver.activeRubric('q')!;
+    const results = await Promise.all(rollouts.map((response, index) => grader.gradeItem({ id: `q/${index}`, prompt: [{ role: 'user', content: 'Say hello and cite.' }], response, rubric })));
+    const observed = evolver.observe('q', results);
+    // Every rollout says hello: that criterion cannot separate them and is deactivated.
+    expect(observed.deactivated.map((entry) => entry.reason)).toEqual(['zero_variance']);
+    expect(evolver.activeRubric('q')!.criteria.map((criterion) => criterion.text)).toEqual(['The response mentions "sources".']);
+  });
+
+  it('refuses to propose from fewer than two rollouts', async () => {
+    const { evolver } = await setup([]);
+    await expect(evolver.propose('q', 'p', ['only one'])).rejects.toThrow(/at least two rollouts/);
+  });
+});
+

@@ -1,0 +1,325 @@
+/**
+ * The report as a person sees it: rendered in headless Chromium from a file:// URL, clicked
+ * into, and read back. Needs Debian's `chromium` at /usr/bin/chromium (CI installs it).
+ */
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { computeBinaryMeta } from '../meta/binary-metrics.js';
+import { computePairwiseMeta } from '../meta/pairwise-metrics.js';
+import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import { Grader } from '../pipeline/grader.js';
+import { toScoredItem, type ResultCriterion, type ResultRecord } from '../pipeline/results.js';
+import { getItemImporter } from '../rubric/formats/index.js';
+import { aggregate, getScoring } from '../scoring/registry.js';
+import { startFakeJudge } from '../testing/fake-judge.js';
+import { hashValue } from '../util/hash.js';
+import { safeParseJson } from '../util/json.js';
+import { readLines } from '../util/jsonl.js';
+import { chromiumAvailable, chromiumPath, launchHeadlessChromium, type HeadlessBrowser } from './headless.js';
+import { writeReportFromResults, type WriteReportOptions } from './index.js';
+import { syntheticResultRecords } from './synthetic.js';
+
+const haveBrowser = chromiumAvailable();
+if (!haveBrowser) console.warn(`report browser tests skipped: ${chromiumPath} is absent (install it with: apt-get install -y chromium)`);
+const healthbenchFile = resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl');
+const haveHealthBench = existsSync(healthbenchFile);
+if (haveBrowser && !haveHealthBench) console.warn(`report screenshot test skipped: ${healthbenchFile} is absent`);
+
+const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-browser-'));
+let browser: HeadlessBrowser | undefined;
+
+beforeAll(async () => {
+  if (haveBrowser) browser = await launchHeadlessChromium({ width: 1360, height: 900 });
+});
+afterAll(async () => {
+  await browser?.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+function writeResults(name: string, records: readonly ResultRecord[]): string {
+  const file = join(directory, name);
+  writeFileSync(file, records.map((record) => JSON.stringify(record)).join('\n') + '\n');
+  return file;
+}
+
+/** Opens a report and waits for the page to say it is ready (or failed). */
+async function openReport(options: Omit<WriteReportOptions, 'out'>, name: string): Promise<{ page: Page; errors: string[] }> {
+  const out = join(directory, name);
+  await writeReportFromResults({ ...options, out });
+  const page = await browser!.context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  // Any request other than the file itself would be a report reaching out.
+  await page.route(/^(?!file:)/, (route) => {
+    errors.push(`network request: ${route.request().url()}`);
+    return route.abort();
+  });
+  await page.goto(pathToFileURL(out).href);
+  await page.waitForSelector('html[data-report-ready], html[data-report-error]');
+  expect(await page.getAttribute('html', 'data-report-error')).toBeNull();
+  return { page, errors };
+}
+
+/** The page's number formatting: fixed decimals with a typographic minus. */
+function shown(value: number, digits = 3): string {
+  const text = value.toFixed(digits);
+  return text.startsWith('-') ? (Number(text) === 0 ? text.slice(1) : `−${text.slice(1)}`) : text;
+}
+
+function shownPoints(points: number): string {
+  return `${points < 0 ? '−' : '+'}${Math.abs(points)}`;
+}
+
+function verdictKey(criterion: ResultCriterion): string {
+  if (criterion.status === 'error') return 'error';
+  if (criterion.status === 'skipped') return 'skipped';
+  return criterion.met ? 'met' : 'not-met';
+}
+
+interface ShownCriterion {
+  id: string;
+  verdict: string;
+  points: string;
+  text: string;
+  explanation: string | null;
+  flipped: boolean;
+}
+
+async function shownCriteria(page: Page): Promise<ShownCriterion[]> {
+  return page.$$eval('[data-testid="drawer"] [data-testid="criteria"] .criterion', (elements) =>
+    elements.map((element) => ({
+      id: (element as HTMLElement).dataset.criterionId ?? '',
+      verdict: (element as HTMLElement).dataset.verdict ?? '',
+      points: element.querySelector('[data-testid="points"]')?.textContent ?? '',
+      text: element.querySelector('.criterion-text')?.textContent ?? '',
+      explanation: element.querySelector('[data-testid="explanation"]')?.textContent ?? null,
+      flipped: element.classList.contains('flipped'),
+    })),
+  );
+}
+
+async function openItem(page: Page, id: string): Promise<void> {
+  await page.fill('input[type="search"]', id);
+  await page.waitForFunction(() => document.documentElement.getAttribute('data-filtered') === '1');
+  await page.click(`.vrow[data-item-id="${id}"]`);
+  await page.waitForSelector(`[data-testid="drawer"][data-item-id="${id}"] [data-testid="criteria"]`);
+  // The texts (conversation, response, explanations) arrive once their chunk is decoded.
+  await page.waitForSelector(`[data-testid="drawer"][data-item-id="${id}"] .message, [data-testid="drawer"][data-item-id="${id}"] .callout.info`);
+}
+
+const hostileResponse = 'Hello </div><script>window.__injected = 1</script><img src="x" onerror="window.__injected = 2"> bye </script><!--';
+
+function hostileRecords(): ResultRecord[] {
+  const records = [...syntheticResultRecords({ items: 40, criteriaPerItem: 5, seed: 77, errorRate: 0.1 })];
+  const template = records[1];
+  const criteria: ResultCriterion[] = template.criteria.map((criterion, index) => ({ ...criterion, id: `h${index}`, explanation: `Judge says </script><b onclick="x()">${index}</b>` }));
+  criteria[1] = { ...criteria[1], met: !criteria[1].met };
+  criteria[2] = { ...criteria[2], status: 'error', met: null, explanation: undefined, error: { code: 'JUDGE_TIMEOUT', message: 'no reply in time' } };
+  criteria[3] = { ...criteria[3], status: 'skipped', met: null, explanation: undefined, skip_reason: 'hard rule failed' };
+  const hostile: ResultRecord = {
+    ...template,
+    id: 'hostile-item',
+    status: 'error',
+    criteria,
+    prompt: [{ role: 'user', content: 'Question with </div></div><script>window.__injected = 3</script>' }],
+    response: hostileResponse,
+  };
+  hostile.score = null;
+  records.push(hostile);
+  return records;
+}
+
+describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
+  for (const compression of ['never', 'always'] as const) {
+    it(`shows the results file's verdicts and treats every text as data (${compression === 'never' ? 'plain JSON' : 'compressed'} payload)`, async () => {
+      const records = hostileRecords();
+      const input = writeResults(`hostile-${compression}.jsonl`, records);
+      const { page, errors } = await openReport({ input, title: '<script>window.__injected = 4</script>Report', compression }, `hostile-${compression}.html`);
+      const metrics = aggregate(getScoring('healthbench'), records.map(toScoredItem));
+
+      expect(await page.title()).toBe('<script>window.__injected = 4</script>Report');
+      expect(await page.textContent('[data-testid="score"]')).toBe(shown(metrics.overall!.score));
+      expect(await page.textContent('[data-testid="item-count"]')).toBe(String(records.length));
+      expect(await page.textContent('[data-testid="result-count"]')).toBe(`Showing ${records.length} of ${records.length} items`);
+
+      await openItem(page, 'hostile-item');
+      const hostile = records.at(-1)!;
+      const criteria = await shownCriteria(page);
+      expect(criteria.map(({ id, verdict, points, text }) => ({ id, verdict, points, text }))).toEqual(
+        hostile.criteria.map((criterion) => ({ id: criterion.id, verdict: verdictKey(criterion), points: shownPoints(criterion.points), text: criterion.text })),
+      );
+      expect(criteria.map((criterion) => criterion.explanation)).toEqual(
+        hostile.criteria.map((criterion) => (criterion.explanation ? `${criterion.source === 'check' ? 'Check' : 'Judge'}: ${criterion.explanation}` : null)),
+      );
+      expect(await page.textContent('[data-testid="response"]')).toBe(hostileResponse);
+      expect(await page.textContent('[data-testid="drawer"] .message .text-body')).toBe(hostile.prompt![0].content);
+
+      // Nothing from the data became markup or ran.
+      expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined();
+      expect(await page.locator('img').count()).toBe(0);
+      expect(await page.locator('b[onclick]').count()).toBe(0);
+      expect(errors).toEqual([]);
+
+      // Another item, chosen through the table rather than the search box.
+      await page.click('[data-testid="drawer-close"]');
+      await page.fill('input[type="search"]', '');
+      await page.waitForFunction((count) => document.documentElement.getAttribute('data-filtered') === String(count), records.length);
+      await page.click('.vrow[data-item-id="item-00007"]');
+      await page.waitForSelector('[data-testid="drawer"][data-item-id="item-00007"] [data-testid="criteria"]');
+      const seventh = records[6];
+      expect((await shownCriteria(page)).map((criterion) => criterion.verdict)).toEqual(seventh.criteria.map(verdictKey));
+      expect(await page.textContent('[data-testid="drawer-score"]')).toBe(seventh.score === null ? '—' : shown(seventh.score));
+      await page.close();
+    });
+  }
+
+  it('sorts and filters the item table', async () => {
+    const records = [...syntheticResultRecords({ items: 300, criteriaPerItem: 4, seed: 5, errorRate: 0.05 })];
+    const { page } = await openReport({ input: writeResults('table.jsonl', records) }, 'table.html');
+    await page.click('button[data-sort="score"]');
+    const best = records.reduce((top, record) => ((record.score ?? -Infinity) > (top.score ?? -Infinity) ? record : top));
+    expect(await page.getAttribute('.vrow >> nth=0', 'data-item-id')).toBe(best.id);
+
+    await page.click('.tabs button[data-value="error"]');
+    const errorCount = records.filter((record) => record.status === 'error').length;
+    expect(errorCount).toBeGreaterThan(3);
+    await page.waitForFunction((count) => document.documentElement.getAttribute('data-filtered') === String(count), errorCount);
+    const ids = await page.$$eval('.vrow', (rows) => rows.map((row) => (row as HTMLElement).dataset.itemId));
+    expect(new Set(ids)).toEqual(new Set(records.filter((record) => record.status === 'error').map((record) => record.id)));
+
+    // Text search reaches responses once the texts are decoded.
+    await page.click('.tabs button[data-value="all"]');
+    await page.waitForSelector('html[data-texts-ready]');
+    const needle = records[123].response!.split(' ').slice(2, 5).join(' ').toLowerCase();
+    const searchable = (record: ResultRecord) => [record.id, ...(record.tags ?? []), record.rubric_id ?? '', record.response ?? '', ...(record.prompt ?? []).map((message) => message.content)].join('\n').toLowerCase();
+    const expected = records.filter((record) => searchable(record).includes(needle)).length;
+    await page.fill('input[type="search"]', needle);
+    await page.waitForFunction((count) => document.documentElement.getAttribute('data-filtered') === String(count), expected);
+    expect(await page.locator(`.vrow[data-item-id="${records[123].id}"]`).count()).toBe(1);
+    await page.close();
+  });
+
+  it('compares two runs: paired difference, per-item baseline verdicts and flips', async () => {
+    const run = [...syntheticResultRecords({ items: 80, criteriaPerItem: 5, seed: 12, errorRate: 0 })];
+    const baseline = [...syntheticResultRecords({ items: 80, criteriaPerItem: 5, seed: 12, errorRate: 0, qualityShift: -0.2 })];
+    const { page, errors } = await openReport({ input: writeResults('run.jsonl', run), compare: writeResults('baseline.jsonl', baseline) }, 'compare.html');
+    const scoring = getScoring('healthbench');
+    const differences = run.map((record, index) => [scoring.itemScore(toScoredItem(record)), scoring.itemScore(toScoredItem(baseline[index]))]).filter(([a, b]) => a !== null && b !== null);
+    const difference = differences.reduce((total, [a, b]) => total + (a! - b!), 0) / differences.length;
+    expect(await page.textContent('[data-testid="delta"]')).toBe(`+${difference.toFixed(3)} vs baseline`);
+    expect(await page.locator('[data-testid="paired-differences"] .forest-row:not(.head)').count()).toBe(1);
+
+    const changed = run.findIndex((record, index) => record.criteria.some((criterion, position) => criterion.met !== baseline[index].criteria[position].met));
+    await openItem(page, run[changed].id);
+    const shownRows = await shownCriteria(page);
+    expect(shownRows.map((row) => row.flipped)).toEqual(run[changed].criteria.map((criterion, position) => criterion.met !== baseline[changed].criteria[position].met));
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('renders meta-evaluation reports: confusion matrix, per-group figures, accuracy per order', async () => {
+    const binary = computeBinaryMeta(
+      Array.from({ length: 60 }, (_, index) => ({ prediction: index % 3 !== 0, label: index % 4 !== 0, groups: { criterion: `c${index % 4}`, source: index % 2 ? 'model-a' : 'model-b' } })),
+      { resamples: 100 },
+    );
+    const binaryFile = join(directory, 'binary.json');
+    writeFileSync(binaryFile, JSON.stringify(binary, null, 2));
+    const { page, errors } = await openReport({ input: binaryFile }, 'binary.html');
+    expect(await page.textContent('[data-testid="confusion-true-positive"] .count')).toBe(String(binary.overall.confusion.truePositive));
+    expect(await page.textContent('[data-testid="confusion-false-negative"] .count')).toBe(String(binary.overall.confusion.falseNegative));
+    expect(await page.textContent('[data-testid="accuracy"] .metric-value')).toBe(binary.overall.accuracy!.toFixed(3));
+    expect(await page.locator('[data-testid="group-chart"] tbody tr').count()).toBe(Object.keys(binary.groups.criterion).length);
+    await page.close();
+
+    const pairwise = computePairwiseMeta(
+      Array.from({ length: 50 }, (_, index) => ({ gold: index % 2 ? ('A' as const) : ('B' as const), original: index % 3 ? ('A' as const) : ('B' as const), swapped: index % 5 ? ('A' as const) : ('tie' as const), source: `set-${index % 3}` })),
+      { resamples: 100 },
+    );
+    const pairwiseFile = join(directory, 'pairwise.json');
+    writeFileSync(pairwiseFile, JSON.stringify(pairwise));
+    const opened = await openReport({ input: pairwiseFile }, 'pairwise.html');
+    expect(await opened.page.textContent('[data-testid="accuracy-original"] .metric-value')).toBe(pairwise.overall.accuracy.original!.toFixed(3));
+    expect(await opened.page.textContent('[data-testid="positional-agreement"] .metric-value')).toBe(pairwise.overall.positionalAgreement!.toFixed(3));
+    expect(await opened.page.locator('[data-testid="group-chart"] tbody tr').count()).toBe(3);
+    expect([...errors, ...opened.errors]).toEqual([]);
+    await opened.page.close();
+  });
+});
+
+const cannedSentences = [
+  'Thanks for the details; here is what I would suggest.',
+  'Most of the time this is not dangerous, but a few warning signs need urgent care.',
+  'If you notice chest pain, trouble breathing or confusion, call emergency services right away.',
+  'Keep drinking fluids, rest, and track your temperature twice a day.',
+  'Over-the-counter pain relief can help; follow the dose on the label.',
+  'It would help to know how long this has been going on and whether you take any medication.',
+  'A doctor or nurse can examine you and order tests if needed.',
+  'Please book an appointment within the next few days if it does not improve.',
+];
+
+/** A deterministic fraction in [0, 1) from text: the fake judge's "opinion". */
+function fraction(text: string): number {
+  return Number.parseInt(hashValue(text).slice(0, 8), 16) / 2 ** 32;
+}
+
+describe.skipIf(!haveBrowser || !haveHealthBench)('HealthBench report screenshot', () => {
+  it('grades the first 100 HealthBench examples through the pipeline and captures the report', async () => {
+    // Synthetic responses: stock sentences picked per example.
+    const responsesFile = join(directory, 'healthbench-responses.jsonl');
+    const responseLines: string[] = [];
+    for await (const { text } of readLines(healthbenchFile)) {
+      const parsed = safeParseJson(text);
+      if (!parsed.ok) continue;
+      const promptId = String((parsed.value as { prompt_id: unknown }).prompt_id);
+      const count = 2 + Math.floor(fraction(promptId) * 4);
+      const sentences = Array.from({ length: count }, (_, index) => cannedSentences[Math.floor(fraction(`${promptId}:${index}`) * cannedSentences.length)]);
+      responseLines.push(JSON.stringify({ prompt_id: promptId, response: sentences.join(' ') }));
+    }
+    writeFileSync(responsesFile, responseLines.join('\n') + '\n');
+
+    const fake = await startFakeJudge((request) => {
+      const verdicts: Record<string, unknown> = {};
+      for (const criterion of request.criteria) {
+        const chance = criterion.points < 0 ? 0.22 : 0.58;
+        const met = fraction(`${criterion.text}\u0000${request.response}`) < chance;
+        verdicts[criterion.id] = {
+          explanation: met ? 'The response does this: it gives the advice the criterion asks for.' : 'The response does not do this; the point is missing from the answer.',
+          criteria_met: met,
+        };
+      }
+      return { content: { verdicts }, usage: { prompt_tokens: 900 + request.criteria.length * 60, completion_tokens: 40 * request.criteria.length, cached_tokens: 512 } };
+    });
+    const judge = createOpenAICompatibleJudge({ model: 'gpt-4.1-mini', baseUrl: fake.baseUrl });
+    const resultsFile = join(directory, 'healthbench-results.jsonl');
+    try {
+      const grader = new Grader({ judge, scoring: 'healthbench', criteriaPerCall: Number.POSITIVE_INFINITY, concurrency: 8, retryBaseDelayMs: 5 });
+      const lines: string[] = [];
+      for await (const result of grader.gradeStream(getItemImporter('healthbench').read(healthbenchFile, { responses: responsesFile }))) lines.push(JSON.stringify(result));
+      writeFileSync(resultsFile, lines.join('\n') + '\n');
+      expect(lines).toHaveLength(100);
+    } finally {
+      await judge.close();
+      await fake.close();
+    }
+
+    const { page, errors } = await openReport({ input: resultsFile, title: 'HealthBench · first 100 examples' }, 'healthbench.html');
+    expect(await page.textContent('[data-testid="item-count"]')).toBe('100');
+    await page.waitForSelector('html[data-texts-ready]');
+    await page.setViewportSize({ width: 1360, height: 1180 });
+    const screenshot = join(directory, 'report-screenshot.png');
+    await page.screenshot({ path: screenshot });
+    expect(errors).toEqual([]);
+    const size = statSync(screenshot).size;
+    expect(size).toBeGreaterThan(20_000);
+    expect(size).toBeLessThan(400_000);
+    copyFileSync(screenshot, resolve(process.cwd(), 'docs/report-screenshot.png'));
+    await page.close();
+  });
+});

@@ -1,0 +1,162 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli/main.js';
+import { exitCodes, RubricateError } from '../errors.js';
+import { computeBinaryMeta } from '../meta/binary-metrics.js';
+import { computePairwiseMeta } from '../meta/pairwise-metrics.js';
+import type { ResultRecord } from '../pipeline/results.js';
+import { buildReport, detectReportInput, renderResultsMarkdown, writeReportFromResults } from './index.js';
+import { markdownCell } from './markdown.js';
+import { syntheticResultRecords } from './synthetic.js';
+import type { ResultsReportPayload } from './types.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+  const file = join(directory, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+function jsonl(records: readonly unknown[]): string {
+  return records.map((record) => JSON.stringify(record)).join('\n') + '\n';
+}
+
+const runRecords: ResultRecord[] = [...syntheticResultRecords({ items: 60, criteriaPerItem: 5, seed: 31 })];
+runRecords[0] = { ...runRecords[0], tags: ['theme:pipe|tag'] };
+runRecords[0].criteria = runRecords[0].criteria.map((criterion) => ({ ...criterion, text: 'Mentions <script>alert(1)</script> | pipes', met: criterion.points < 0 }));
+const baselineRecords: ResultRecord[] = [...syntheticResultRecords({ items: 60, criteriaPerItem: 5, seed: 31, qualityShift: 0.2 })];
+const resultsFile = write('run.jsonl', jsonl(runRecords));
+const baselineFile = write('baseline.jsonl', jsonl(baselineRecords));
+
+const binaryReport = computeBinaryMeta(
+  Array.from({ length: 40 }, (_, index) => ({ prediction: index % 3 !== 0, label: index % 4 !== 0, groups: { criterion: `c${index % 5}` } })),
+  { resamples: 50 },
+);
+const pairwiseReport = computePairwiseMeta(
+  Array.from({ length: 30 }, (_, index) => ({ gold: index % 2 ? ('A' as const) : ('B' as const), original: index % 3 ? ('A' as const) : ('B' as const), swapped: 'A' as const, source: `s${index % 3}` })),
+  { resamples: 50 },
+);
+
+describe('detectReportInput', () => {
+  it('reads JSON lines as results and a JSON document with kind binary/pairwise as a meta-evaluation report', async () => {
+    expect(await detectReportInput(resultsFile)).toEqual({ kind: 'results' });
+    const pretty = await detectReportInput(write('binary.json', `${JSON.stringify(binaryReport, null, 2)}\n`));
+    expect(pretty.kind === 'meta' && pretty.report.kind).toBe('binary');
+    const oneLine = await detectReportInput(write('pairwise.json', JSON.stringify(pairwiseReport)));
+    expect(oneLine.kind === 'meta' && oneLine.report.kind).toBe('pairwise');
+    // A results file whose first line is broken is still a results file (the bad line is reported later).
+    expect(await detectReportInput(write('broken-first.jsonl', `{"id": \n${JSON.stringify(runRecords[1])}\n`))).toEqual({ kind: 'results' });
+  });
+
+  it('names what is wrong with a file that is neither', async () => {
+    const { groups: _groups, ...withoutGroups } = binaryReport;
+    await expect(detectReportInput(write('no-groups.json', JSON.stringify(withoutGroups, null, 2)))).rejects.toMatchObject({ code: 'INPUT_INVALID', details: { field: 'groups' } });
+    await expect(detectReportInput(write('metrics.json', JSON.stringify({ scoring: 'healthbench', overall: null }, null, 2)))).rejects.toThrow(/neither a results file/);
+    const missing = join(directory, 'missing.jsonl');
+    await expect(detectReportInput(missing)).rejects.toMatchObject({ code: 'INPUT_INVALID', message: 'file not found', details: { file: missing } });
+  });
+});
+
+describe('Markdown summary', () => {
+  it('gives the headline, every tag, the criteria that cost most, with cells that cannot break the table', async () => {
+    const document = await buildReport({ input: resultsFile });
+    const payload = document.payload as ResultsReportPayload;
+    const markdown = renderResultsMarkdown(payload);
+    const metrics = payload.runs[0].summary.metrics;
+    expect(markdown).toContain(`**Score (healthbench): ${metrics.overall!.score.toFixed(4)}**`);
+    expect(markdown).toContain(`n = ${metrics.overall!.n_samples}`);
+    for (const [tag, metric] of Object.entries(metrics.by_tag)) expect(markdown).toContain(`| ${markdownCell(tag, 80)} | ${metric.score.toFixed(4)} |`);
+    expect(markdown).toContain('theme:pipe\\|tag');
+    expect(markdown).toContain('## Criteria that cost the most');
+    expect(markdown).not.toContain('<script>');
+    expect(markdown).toContain('Mentions &lt;script&gt;alert(1)&lt;/script&gt; \\| pipes');
+    for (const line of markdown.split('\n').filter((each) => each.startsWith('| Mentions'))) expect(line.split(/(?<!\\)\|/).length).toBe(7);
+  });
+
+  it('adds the paired differences when comparing', async () => {
+    const document = await buildReport({ input: resultsFile, compare: baselineFile });
+    const payload = document.payload as ResultsReportPayload;
+    const markdown = renderResultsMarkdown(payload);
+    const difference = payload.comparison!.overall!.difference;
+    expect(difference).toBeLessThan(0);
+    expect(markdown).toContain(`**Δ overall: −${Math.abs(difference).toFixed(4)}**`);
+    expect(markdown).toContain('### Criterion verdict flips');
+    for (const [tag, value] of Object.entries(payload.comparison!.byTag)) expect(markdown).toContain(`| ${markdownCell(tag, 80)} | ${value.baseline.toFixed(4)} | ${value.run.toFixed(4)} |`);
+  });
+
+  it('summarises a meta-evaluation report', async () => {
+    const out = join(directory, 'meta.md');
+    await writeReportFromResults({ input: write('binary-md.json', JSON.stringify(binaryReport)), out });
+    const markdown = readFileSync(out, 'utf8');
+    expect(markdown).toContain(`**Balanced F1 (HealthBench): ${binaryReport.overall.balancedF1!.toFixed(4)}**`);
+    expect(markdown).toContain('```');
+  });
+});
+
+describe('writeReportFromResults', () => {
+  it('writes a self-contained HTML page with the data embedded safely', async () => {
+    const out = join(directory, 'report.html');
+    const written = await writeReportFromResults({ input: resultsFile, out, title: 'Run <one> & "two"' });
+    const html = readFileSync(out, 'utf8');
+    expect(written).toMatchObject({ format: 'html', view: 'results', invalidLines: 0, bytes: Buffer.byteLength(html) });
+    expect(html).toContain('<title>Run &#60;one&#62; &#38; &#34;two&#34;</title>');
+    expect(html).toContain("default-src 'none'");
+    expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/i);
+    // Only our own script elements: the criterion text's <script> stayed inside JSON.
+    expect(html.match(/<script/g)).toHaveLength(4);
+    expect(html.match(/<\/script>/g)).toHaveLength(4);
+  });
+
+  it('refuses to compare a meta-evaluation report', async () => {
+    await expect(writeReportFromResults({ input: write('binary2.json', JSON.stringify(binaryReport)), compare: resultsFile, out: join(directory, 'x.html') })).rejects.toSatisfy(
+      (error: unknown) => RubricateError.isInstance(error) && error.code === 'CONFIG_INVALID',
+    );
+  });
+});
+
+function capture() {
+  const output = { stdout: [] as string[], stderr: [] as string[] };
+  return { output, context: { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal } };
+}
+
+describe('rubricate report', () => {
+  it('reports a bad results line with file:line, skips it and still writes the report', async () => {
+    const lines = jsonl(runRecords.slice(0, 10)).split('\n');
+    lines.splice(3, 0, '{"id": "x", "status": "graded"}');
+    const input = write('with-bad-line.jsonl', lines.join('\n'));
+    const out = join(directory, 'cli.html');
+    const { output, context } = capture();
+    expect(await runCli(['report', '--input', input, '--out', out], context)).toBe(exitCodes.success);
+    expect(output.stderr.join('\n')).toContain(`invalid input: ${input}:4`);
+    expect(output.stderr.join('\n')).toMatch(/report: .*cli\.html \(html, .*\) \(1 unreadable lines skipped\)/);
+    expect(readFileSync(out, 'utf8')).toContain('<!doctype html>');
+  });
+
+  it('prints Markdown to stdout with --out -, and fails clearly on a missing input', async () => {
+    const printed = capture();
+    expect(await runCli(['report', '--input', resultsFile, '--compare', baselineFile, '--out', '-'], printed.context)).toBe(exitCodes.success);
+    expect(printed.output.stdout.join('\n')).toMatch(/^# run\.jsonl vs baseline\.jsonl/);
+    const missing = capture();
+    const file = join(directory, 'nope.jsonl');
+    expect(await runCli(['report', '--input', file, '--out', join(directory, 'nope.html')], missing.context)).toBe(exitCodes.itemsFailed);
+    expect(missing.output.stderr.join('\n')).toBe(`error [INPUT_INVALID]: ${file}: file not found`);
+    const html = capture();
+    expect(await runCli(['report', '--input', resultsFile, '--out', '-', '--format', 'html'], html.context)).toBe(exitCodes.usage);
+  });
+
+  it('runs from the bin script', async () => {
+    const out = join(directory, 'bin.md');
+    const child = spawn(process.execPath, [resolve('bin/rubricate.js'), 'report', '--input', resultsFile, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect(stderr).toContain('report:');
+    expect(code).toBe(0);
+    expect(readFileSync(out, 'utf8')).toMatch(/^# Grading report · run\.jsonl\n\n\*\*Score \(healthbench\): /);
+  });
+});
