@@ -103,9 +103,9 @@ async function measurePage(page: Page, url: string): Promise<PageTimings> {
     () =>
       new Promise<number>((resolve) => {
         const start = performance.now();
-        const shown = () => document.querySelector('[data-testid="drawer"] [data-testid="response"]') && document.querySelector('[data-testid="drawer"] .criterion');
+        // No named functions in here: tsx would wrap them in a helper the page does not have.
         const observer = new MutationObserver(() => {
-          if (!shown()) return;
+          if (!document.querySelector('[data-testid="drawer"] [data-testid="response"]') || !document.querySelector('[data-testid="drawer"] .criterion')) return;
           observer.disconnect();
           requestAnimationFrame(() => resolve(performance.now() - start));
         });

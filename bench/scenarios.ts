@@ -169,6 +169,31 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     }
   },
 
+  /** Deterministic checks throughput on the IFEval set (issue: ≥ 50,000 criteria/s without language detection). */
+  async checks() {
+    const { runChecksBenchmark } = await import('./checks.js');
+    return (await runChecksBenchmark()) ?? skipped('checks', 'IFEval data not found');
+  },
+
+  /** The embedded judge on the generated tiny GGUF model: criteria/s by sequences, overhead vs node-llama-cpp. */
+  async llamacpp() {
+    const { runLlamaCppBenchmark } = await import('./llamacpp.js');
+    return runLlamaCppBenchmark();
+  },
+
+  /** Reward service: cached throughput, judge-bound throughput, 10× overload. */
+  async server() {
+    const { runServerBenchmark } = await import('./server.js');
+    return runServerBenchmark();
+  },
+
+  /** The 10,000-item report: size, first paint, filtering. */
+  async report() {
+    if (!existsSync('/usr/bin/chromium')) return skipped('report', '/usr/bin/chromium not installed (apt-get install chromium)');
+    const { runReportBenchmark } = await import('./report.js');
+    return runReportBenchmark();
+  },
+
   /** Child of `scale`: grades an all-cached input in this fresh process and reports its own peak RSS. */
   async 'scale-child'() {
     const [input, cache, out] = process.argv.slice(3);
@@ -200,7 +225,11 @@ async function timedCli(args: string[]): Promise<{ wallMs: number; cpuMs: number
   const quoted = [process.execPath, bin, ...args].map((part) => `'${part.replace(/'/g, `'\\''`)}'`).join(' ');
   const started = performance.now();
   const output = await new Promise<string>((resolvePromise, reject) => {
-    const child = spawn('bash', ['-c', `${quoted} >/dev/null 2>/tmp/rubricate-bench-cli.err; status=$?; times; exit $status`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('bash', ['-c', `${quoted} >/dev/null 2>/tmp/rubricate-bench-cli.err; status=$?; times; exit $status`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      // The built CLI, as an installed package runs it (run.ts builds it first).
+      env: { ...process.env, RUBRICATE_USE_BUILD: '1' },
+    });
     let text = '';
     child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
     child.on('close', (code) => (code === 0 || code === 3 ? resolvePromise(text) : reject(new Error(`rubricate exited ${code}`))));

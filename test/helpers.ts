@@ -15,8 +15,7 @@ export interface CliResult {
 export function startCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): { child: ChildProcess; done: Promise<CliResult> } {
   const child = spawn(process.execPath, [cliPath, ...args], {
     cwd: options.cwd ?? projectRoot,
-    // Always the sources under test, never a stale build.
-    env: { ...cleanEnvironment(), RUBRICATE_FROM_SOURCE: '1', ...options.env },
+    env: { ...cleanEnvironment(), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

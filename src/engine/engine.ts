@@ -4,6 +4,7 @@
  * locally, sends the rest to the judge through a grading strategy, and returns one
  * GradedItem per item. A verdict exists only when a reply was read or a check ran.
  */
+import { setMaxListeners } from 'node:events';
 import type { CheckContext, CheckMode, CheckOutcome } from '../checks/types.js';
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from '../grading/types.js';
@@ -103,6 +104,9 @@ export class GradingEngine {
       concurrency,
     };
     this.limiter = new AdaptiveLimiter(concurrency);
+    // Every call in flight listens on the run's signal (and stops listening when it ends):
+    // that is `concurrency` listeners, not a leak, so lift Node's warning threshold.
+    if (options.signal) setMaxListeners(0, options.signal);
   }
 
   get concurrency(): number {

@@ -309,7 +309,7 @@ function criterionExtras(criterion: ResultCriterion): CriterionExtras | null {
 }
 
 /** Cost at list prices; 0 when no judge was called, null when the judge model is not priced. */
-function runCost(usage: RunSummary['usage'], judges: JudgeInfo[]): number | null {
+export function runCost(usage: RunSummary['usage'], judges: JudgeInfo[]): number | null {
   if (usage.prompt_tokens === 0 && usage.completion_tokens === 0) return 0;
   // Several judges in one file share one token count, so no single price applies.
   if (judges.length !== 1) return null;

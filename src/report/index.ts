@@ -11,8 +11,9 @@ import { compareRuns, type CompareOptions } from './compare.js';
 import type { PayloadCompression } from './encoding.js';
 import { renderReportHtml } from './html/page.js';
 import { detectReportInput } from './input.js';
-import { renderMetaMarkdown, renderResultsMarkdown } from './markdown.js';
-import { reportPayloadVersion, type MetaReportPayload, type ReportFormat, type ReportPayload, type ResultsReportPayload, type RunTexts } from './types.js';
+import { renderCompareMarkdown, renderMetaMarkdown, renderResultsMarkdown } from './markdown.js';
+import { collectPairwise } from './pairwise.js';
+import { reportPayloadVersion, type CompareReportPayload, type MetaReportPayload, type ReportFormat, type ReportPayload, type ResultsReportPayload, type TextChunk } from './types.js';
 
 export type * from './types.js';
 export { collectRun, itemTagScores, criterionFailed, histogram, histogramEdges, packCriterionFlags } from './collect.js';
@@ -22,12 +23,14 @@ export type { CompareOptions } from './compare.js';
 export { embedPayload, readEmbeddedPayload, scriptSafeJson, escapeHtml } from './encoding.js';
 export type { EmbeddedPayload, PayloadCompression, PayloadEncoding } from './encoding.js';
 export { renderReportHtml } from './html/page.js';
-export { renderResultsMarkdown, renderMetaMarkdown } from './markdown.js';
+export { renderResultsMarkdown, renderMetaMarkdown, renderCompareMarkdown } from './markdown.js';
+export { collectPairwise, readCompareRecords, looksLikeCompareRecord } from './pairwise.js';
+export type { CollectPairwiseOptions, CollectedPairwise, CompareReadRecord } from './pairwise.js';
 export { detectReportInput } from './input.js';
 export type { DetectedInput } from './input.js';
 
 export interface WriteReportOptions {
-  /** Results JSONL, or a meta-evaluation report JSON (detected by content). */
+  /** Results JSONL, a `rubricate compare` JSONL, or a meta-evaluation report JSON (detected by content). */
   input: string;
   out: string;
   /** Baseline results to compare with (matched by id; Δ = input − compare). */
@@ -44,12 +47,14 @@ export interface WriteReportOptions {
   /** Bootstrap settings of the comparison. */
   bootstrapSamples?: number;
   seed?: number;
+  /** Timestamp shown as "generated" (ISO 8601); default now. Fix it for byte-identical reports. */
+  generatedAt?: string;
 }
 
 export interface ReportDocument {
   payload: ReportPayload;
-  /** Per run, its text chunks (results views only). */
-  texts: RunTexts[][];
+  /** Per run, its text chunks (results views; the compare view has one list, for its pairs). */
+  texts: TextChunk[][];
 }
 
 export interface WrittenReport {
@@ -67,7 +72,7 @@ function defaultTitle(input: string, compare?: string): string {
 /** Reads the inputs and prepares everything a report shows. */
 export async function buildReport(options: Omit<WriteReportOptions, 'out' | 'format'>): Promise<ReportDocument> {
   const detected = await detectReportInput(options.input);
-  const generatedAt = new Date().toISOString();
+  const generatedAt = options.generatedAt ?? new Date().toISOString();
   if (detected.kind === 'meta') {
     if (options.compare) {
       throw new RubricateError('CONFIG_INVALID', '--compare works with results files, not meta-evaluation reports', { file: options.input, field: 'compare' });
@@ -82,6 +87,25 @@ export async function buildReport(options: Omit<WriteReportOptions, 'out' | 'for
       report: detected.report,
     };
     return { payload, texts: [] };
+  }
+  if (detected.kind === 'compare') {
+    if (options.compare) {
+      throw new RubricateError('CONFIG_INVALID', '--compare works with results files, not compare files', { file: options.input, field: 'compare' });
+    }
+    const collected = await collectPairwise(options.input, { onWarning: options.onWarning });
+    const payload: CompareReportPayload = {
+      view: 'compare',
+      version: reportPayloadVersion,
+      title: options.title ?? `Pairwise comparison · ${basename(options.input)}`,
+      generatedAt,
+      rubricateVersion,
+      summary: collected.summary,
+      strings: collected.strings,
+      pairs: collected.pairs,
+      comparisons: collected.comparisons,
+      textChunkSize: collected.textChunkSize,
+    };
+    return { payload, texts: [collected.texts] };
   }
 
   const collectOptions: CollectOptions = { scoring: options.scoring, onWarning: options.onWarning, keepTagScores: Boolean(options.compare) };
@@ -118,7 +142,10 @@ function resultsPayload(run: CollectedRun, baseline: CollectedRun | undefined, o
 }
 
 export function renderReport(document: ReportDocument, format: ReportFormat, options: { compression?: PayloadCompression } = {}): string {
-  if (format === 'md') return document.payload.view === 'results' ? renderResultsMarkdown(document.payload) : renderMetaMarkdown(document.payload);
+  if (format === 'md') {
+    const payload = document.payload;
+    return payload.view === 'results' ? renderResultsMarkdown(payload) : payload.view === 'compare' ? renderCompareMarkdown(payload) : renderMetaMarkdown(payload);
+  }
   return renderReportHtml(document.payload, document.texts, { compression: options.compression });
 }
 
@@ -131,7 +158,7 @@ function formatFor(options: WriteReportOptions): ReportFormat {
 }
 
 /**
- * Writes a report for a results file (or a meta-evaluation report). `rubricate grade --report`
+ * Writes a report for a results file (or a compare file, or a meta-evaluation report). `rubricate grade --report`
  * and `rubricate report` both end here.
  */
 export async function writeReportFromResults(options: WriteReportOptions): Promise<WrittenReport> {
@@ -139,6 +166,8 @@ export async function writeReportFromResults(options: WriteReportOptions): Promi
   const document = await buildReport(options);
   const text = renderReport(document, format, { compression: options.compression });
   await writeFileAtomic(options.out, text);
-  const invalidLines = document.payload.view === 'results' ? document.payload.runs.reduce((total, run) => total + run.summary.invalidLineCount, 0) : 0;
+  const payload = document.payload;
+  const invalidLines =
+    payload.view === 'results' ? payload.runs.reduce((total, run) => total + run.summary.invalidLineCount, 0) : payload.view === 'compare' ? payload.summary.invalidLineCount : 0;
   return { bytes: Buffer.byteLength(text, 'utf8'), format, view: document.payload.view, invalidLines };
 }

@@ -1,18 +1,23 @@
 /**
  * What a report is made from, decided by content: a results JSONL file (one record per line),
- * or a meta-evaluation report (one JSON document with `kind: "binary" | "pairwise"`).
+ * a `rubricate compare` JSONL file (its records have `winner` / `orders` and no `score`), or a
+ * meta-evaluation report (one JSON document with `kind: "binary" | "pairwise"`).
  */
 import { open, readFile, stat } from 'node:fs/promises';
 import { RubricateError } from '../errors.js';
 import type { BinaryMetaReport } from '../meta/binary-metrics.js';
 import type { PairwiseMetaReport } from '../meta/pairwise-metrics.js';
 import { safeParseJson } from '../util/json.js';
+import { readLines } from '../util/jsonl.js';
+import { looksLikeCompareRecord } from './pairwise.js';
 
-export type DetectedInput = { kind: 'results' } | { kind: 'meta'; report: BinaryMetaReport | PairwiseMetaReport };
+export type DetectedInput = { kind: 'results' } | { kind: 'compare' } | { kind: 'meta'; report: BinaryMetaReport | PairwiseMetaReport };
 
 const peekBytes = 64 * 1024;
 /** A meta report is a summary; anything larger read as one document is a mistake. */
 const maximumMetaBytes = 256 * 1024 * 1024;
+/** Lines read looking for the first readable record when the first line is not one. */
+const linesScanned = 1000;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -48,6 +53,23 @@ function isMetaKind(value: unknown): value is Record<string, unknown> {
   return isObject(value) && (value.kind === 'binary' || value.kind === 'pairwise');
 }
 
+/** JSON lines: results or compare records, told apart by the first readable record. */
+function linesKind(record: unknown): DetectedInput {
+  return isObject(record) && looksLikeCompareRecord(record) ? { kind: 'compare' } : { kind: 'results' };
+}
+
+/** Reads lines (each in full, however long) up to the first JSON object and classifies the file by it. */
+async function scanLines(file: string): Promise<DetectedInput> {
+  let scanned = 0;
+  for await (const { text } of readLines(file)) {
+    const parsed = safeParseJson(text);
+    if (parsed.ok && isObject(parsed.value)) return linesKind(parsed.value);
+    scanned += 1;
+    if (scanned >= linesScanned) break;
+  }
+  return { kind: 'results' };
+}
+
 export async function detectReportInput(file: string): Promise<DetectedInput> {
   let handle;
   try {
@@ -64,23 +86,25 @@ export async function detectReportInput(file: string): Promise<DetectedInput> {
     await handle.close();
   }
   const trimmed = head.trimStart();
-  if (!trimmed.startsWith('{')) return { kind: 'results' };
+  if (!trimmed.startsWith('{')) return trimmed === '' ? { kind: 'results' } : scanLines(file);
   const newline = trimmed.indexOf('\n');
   const firstLine = safeParseJson(newline < 0 ? trimmed : trimmed.slice(0, newline));
   if (firstLine.ok) {
-    // A whole document on its first line: a one-line meta report, else a results line.
+    // A whole document on its first line: a one-line meta report, else a results or compare line.
     if (isMetaKind(firstLine.value)) return { kind: 'meta', report: validateMetaReport(firstLine.value, file) };
-    return { kind: 'results' };
+    return linesKind(firstLine.value);
   }
-  // The first line is not a JSON value on its own: either a pretty-printed document or a bad results line.
+  // The first line is not a JSON value on its own: a pretty-printed document, a line longer
+  // than the peek, or a bad line.
   const size = (await stat(file)).size;
-  if (size > maximumMetaBytes) return { kind: 'results' };
+  if (size > maximumMetaBytes) return scanLines(file);
   const whole = safeParseJson(await readFile(file, 'utf8'));
-  if (!whole.ok) return { kind: 'results' };
+  if (!whole.ok) return scanLines(file);
   if (isMetaKind(whole.value)) return { kind: 'meta', report: validateMetaReport(whole.value, file) };
+  if (newline < 0) return linesKind(whole.value);
   throw new RubricateError(
     'INPUT_INVALID',
-    'neither a results file (JSON lines) nor a meta-evaluation report (a JSON document with kind "binary" or "pairwise")',
+    'neither a results file nor a compare file (JSON lines) nor a meta-evaluation report (a JSON document with kind "binary" or "pairwise")',
     { file },
   );
 }

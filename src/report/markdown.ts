@@ -1,9 +1,11 @@
 /**
  * A Markdown summary for CI logs and job summaries: headline, per-tag table, the criteria that
- * cost most, and with a baseline the paired differences. Same figures as the HTML report.
+ * cost most, and with a baseline the paired differences; for a compare file, win rate,
+ * outcomes, position consistency, gold-label accuracy and the per-criterion and per-source
+ * tables. Same figures as the HTML report.
  */
 import { formatMetaTable } from '../meta/format-table.js';
-import type { MetaReportPayload, ResultsReportPayload, RunSummary } from './types.js';
+import type { CompareReportPayload, MetaReportPayload, ResultsReportPayload, RunSummary, ShareWithInterval } from './types.js';
 
 const tagRowLimit = 100;
 
@@ -42,6 +44,11 @@ function points(value: number): string {
   return `${value < 0 ? '−' : '+'}${Math.abs(value)}`;
 }
 
+/** Tags grouped by prefix (axis:, theme:, …), alphabetically, so related rows sit together. */
+function sortedTags<Value>(byTag: Record<string, Value>): Array<[string, Value]> {
+  return Object.entries(byTag).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+}
+
 function usageLine(summary: RunSummary): string {
   const usage = summary.usage;
   const cost = summary.costUsd === null ? 'cost unknown' : `$${summary.costUsd.toFixed(4)}`;
@@ -78,7 +85,7 @@ export function renderResultsMarkdown(payload: ResultsReportPayload): string {
   if (summary.invalidLineCount > 0) out.push(`- **${integer(summary.invalidLineCount)} unreadable lines skipped** (first: ${markdownCell(summary.invalidLines[0]?.message ?? '', 160)})`);
   out.push('');
 
-  const tags = Object.entries(metrics.by_tag);
+  const tags = sortedTags(metrics.by_tag);
   if (tags.length > 0) {
     out.push('## Score by tag', '');
     const rows = tags.slice(0, tagRowLimit).map(([tag, metric]) => [markdownCell(tag, 80), fixed(metric.score), interval(metric.ci95), integer(metric.n_samples)]);
@@ -121,7 +128,7 @@ export function renderResultsMarkdown(payload: ResultsReportPayload): string {
       out.push(`- **Δ overall: ${signed(overall.difference)}** (95% CI ${interval(overall.ci95, (value) => signed(value))}, n = ${integer(overall.n)} paired items)`);
     }
     out.push('');
-    const tagDifferences = Object.entries(comparison.byTag);
+    const tagDifferences = sortedTags(comparison.byTag);
     if (tagDifferences.length > 0) {
       const rows = tagDifferences
         .slice(0, tagRowLimit)
@@ -159,4 +166,114 @@ export function renderMetaMarkdown(payload: MetaReportPayload): string {
   }
   out.push('', '```', formatMetaTable(report).trimEnd(), '```', '');
   return out.join('\n');
+}
+
+function percent(value: number | null | undefined): string {
+  return typeof value === 'number' && Number.isFinite(value) ? `${(value * 100).toFixed(1)}%` : '—';
+}
+
+function shareInterval(share: ShareWithInterval): string {
+  return share.ci95 ? interval(share.ci95, percent) : '—';
+}
+
+const markdownRowLimit = 50;
+
+export function renderCompareMarkdown(payload: CompareReportPayload): string {
+  const summary = payload.summary;
+  const figures = summary.figures;
+  const overall = figures.overall;
+  const judged = overall.win + overall.tie + overall.loss + overall.inconsistent;
+  const out: string[] = [`# ${markdownCell(payload.title, 200)}`, ''];
+  out.push(
+    `**Win rate of A: ${percent(overall.win_rate.value)}** (95% CI ${shareInterval(overall.win_rate)}, ${integer(judged)} pairs with a verdict; a tie or an order-inconsistent verdict counts as half a win) · tie rate ${percent(overall.tie_rate.value)} · position consistency ${percent(overall.position_consistency.value)} (95% CI ${shareInterval(overall.position_consistency)})`,
+    '',
+  );
+  out.push(`- Compare file: \`${markdownCell(summary.label, 120)}\` — ${integer(figures.n)} pairs · ${integer(figures.n_ok)} ok · ${integer(figures.n_error)} error · ${integer(figures.n_invalid)} invalid`);
+  out.push(`- Outcomes: A better ${integer(overall.win)} · tie ${integer(overall.tie)} · B better ${integer(overall.loss)} · order-inconsistent ${integer(overall.inconsistent)}`);
+  out.push(`- Orders: ${integer(summary.swappedPairs)} pairs judged in both orders · ${integer(summary.labelledPairs)} with a gold label`);
+  const judges = summary.judges;
+  out.push(
+    `- Judge: ${judges.length === 0 ? 'not recorded' : judges.map((judge) => `\`${markdownCell(judge.id, 80)}\` (model ${markdownCell(judge.model, 60)}, template ${markdownCell(judge.template_version, 40)}, ${markdownCell(judge.mode, 40)})`).join('; ')}`,
+  );
+  const usage = figures.usage;
+  out.push(
+    `- Usage: ${integer(usage.calls)} judge calls, ${integer(usage.cache_hits)} cache hits, ${integer(usage.retries)} retries, ${integer(usage.prompt_tokens)} input tokens (${integer(usage.cached_prompt_tokens)} cached), ${integer(usage.completion_tokens)} output tokens, ${summary.costUsd === null ? 'cost unknown' : `$${summary.costUsd.toFixed(4)}`}`,
+  );
+  if (summary.invalidLineCount > 0) out.push(`- **${integer(summary.invalidLineCount)} unreadable line${summary.invalidLineCount === 1 ? '' : 's'} counted as invalid pairs** (first: ${markdownCell(summary.invalidLines[0]?.message ?? '', 160)})`);
+  if (summary.summaryFile && summary.summaryFile.differences.length > 0) {
+    out.push(`- **\`${markdownCell(summary.summaryFile.label, 120)}\` does not match the records** (figures here are recomputed from the records): ${summary.summaryFile.differences.map((difference) => markdownCell(difference, 120)).join('; ')}`);
+  }
+  out.push('');
+
+  const agreement = figures.agreement?.overall;
+  if (agreement) {
+    out.push('## Against gold labels', '');
+    const ci = (value: { lower: number; upper: number } | null) => (value ? `${fixed(value.lower)} – ${fixed(value.upper)}` : '—');
+    out.push(
+      table(
+        ['figure', 'value', '95% CI'],
+        [
+          ['accuracy · original order', fixed(agreement.accuracy.original), ci(agreement.intervals.accuracyOriginal)],
+          ['accuracy · swapped order', fixed(agreement.accuracy.swapped), '—'],
+          ['accuracy · average', fixed(agreement.accuracy.average), ci(agreement.intervals.accuracyAverage)],
+          ['positional agreement', fixed(agreement.positionalAgreement), ci(agreement.intervals.positionalAgreement)],
+          ['right in both orders', fixed(agreement.accuracy.both), '—'],
+        ],
+        new Set([1]),
+      ),
+      '',
+      `${integer(agreement.pairs)} labelled pairs; LLMBar's definitions (a missing verdict is never right).`,
+      '',
+    );
+  }
+
+  if (summary.criteria.length > 0) {
+    out.push('## By rubric criterion', '');
+    const rows = summary.criteria.slice(0, markdownRowLimit).map((row) => [
+      markdownCell(row.text, 100),
+      `\`${markdownCell(row.id, 40)}\``,
+      integer(row.win + row.tie + row.loss + row.inconsistent + row.errors),
+      integer(row.win),
+      integer(row.tie),
+      integer(row.loss),
+      integer(row.inconsistent),
+      integer(row.errors),
+      row.bothOrders > 0 ? percent(row.consistentPairs / row.bothOrders) : '—',
+    ]);
+    out.push(table(['criterion', 'id', 'compared', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'consistency'], rows, new Set([2, 3, 4, 5, 6, 7, 8])));
+    const more = summary.criteria.length - rows.length + summary.criteriaOmitted;
+    if (more > 0) out.push('', `… ${integer(more)} more criteria in the HTML report.`);
+    out.push('');
+  }
+
+  if (summary.sources.length > 0) {
+    out.push('## By source', '');
+    const sourceAgreement = figures.agreement?.bySource ?? {};
+    const header = ['source', 'pairs', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'win rate', '95% CI', 'consistency'];
+    if (agreement) header.push('accuracy (avg)', 'agreement');
+    const rows = summary.sources.slice(0, markdownRowLimit).map((row) => {
+      const cells = [
+        row.source === null ? '(no source)' : markdownCell(row.source, 80),
+        integer(row.n),
+        integer(row.win),
+        integer(row.tie),
+        integer(row.loss),
+        integer(row.inconsistent),
+        integer(row.n_error + row.n_invalid),
+        percent(row.win_rate.value),
+        shareInterval(row.win_rate),
+        percent(row.position_consistency.value),
+      ];
+      if (agreement) {
+        const gold = row.source === null ? undefined : sourceAgreement[row.source];
+        cells.push(fixed(gold?.accuracy.average), fixed(gold?.positionalAgreement));
+      }
+      return cells;
+    });
+    out.push(table(header, rows, new Set(header.map((_, index) => index).filter((index) => index > 0))));
+    const more = summary.sources.length - rows.length + summary.sourcesOmitted;
+    if (more > 0) out.push('', `… ${integer(more)} more sources in the HTML report.`);
+    out.push('');
+  }
+  return `${out.join('\n').trimEnd()}\n`;
 }

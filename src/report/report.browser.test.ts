@@ -224,6 +224,26 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
     await page.close();
   });
 
+  it('renders empty and unreadable inputs without failing, and says why', async () => {
+    const empty = join(directory, 'empty.jsonl');
+    writeFileSync(empty, '');
+    const first = await openReport({ input: empty }, 'empty.html');
+    expect(await first.page.textContent('[data-testid="score"]')).toBe('—');
+    expect(await first.page.textContent('[data-testid="result-count"]')).toBe('Showing 0 of 0 items');
+    await first.page.close();
+
+    const unreadable = join(directory, 'unreadable.jsonl');
+    writeFileSync(unreadable, 'not json\n{"id": 3}\n');
+    const second = await openReport({ input: unreadable }, 'unreadable.html');
+    expect(await second.page.textContent('[data-testid="problems"] summary')).toBe('2 lines of unreadable.jsonl could not be read and were skipped');
+    expect(await second.page.$$eval('[data-testid="problems"] li', (items) => items.map((item) => item.textContent))).toEqual([
+      `${unreadable}:1: not valid JSON: Unexpected token 'o', "not json" is not valid JSON`,
+      `${unreadable}:2 field id: not a results line: Invalid input: expected string, received number`,
+    ]);
+    expect([...first.errors, ...second.errors]).toEqual([]);
+    await second.page.close();
+  });
+
   it('renders meta-evaluation reports: confusion matrix, per-group figures, accuracy per order', async () => {
     const binary = computeBinaryMeta(
       Array.from({ length: 60 }, (_, index) => ({ prediction: index % 3 !== 0, label: index % 4 !== 0, groups: { criterion: `c${index % 4}`, source: index % 2 ? 'model-a' : 'model-b' } })),
@@ -301,7 +321,11 @@ describe.skipIf(!haveBrowser || !haveHealthBench)('HealthBench report screenshot
     try {
       const grader = new Grader({ judge, scoring: 'healthbench', criteriaPerCall: Number.POSITIVE_INFINITY, concurrency: 8, retryBaseDelayMs: 5 });
       const lines: string[] = [];
-      for await (const result of grader.gradeStream(getItemImporter('healthbench').read(healthbenchFile, { responses: responsesFile }))) lines.push(JSON.stringify(result));
+      for await (const result of grader.gradeStream(getItemImporter('healthbench').read(healthbenchFile, { responses: responsesFile }))) {
+        // The fake judge listens on a random port; a fixed endpoint keeps the screenshot identical from run to run.
+        if (result.judge) result.judge = { ...result.judge, base_url: 'http://localhost:8000/v1' };
+        lines.push(JSON.stringify(result));
+      }
       writeFileSync(resultsFile, lines.join('\n') + '\n');
       expect(lines).toHaveLength(100);
     } finally {
@@ -309,7 +333,7 @@ describe.skipIf(!haveBrowser || !haveHealthBench)('HealthBench report screenshot
       await fake.close();
     }
 
-    const { page, errors } = await openReport({ input: resultsFile, title: 'HealthBench · first 100 examples' }, 'healthbench.html');
+    const { page, errors } = await openReport({ input: resultsFile, title: 'HealthBench · first 100 examples', generatedAt: '2025-06-01T12:00:00.000Z' }, 'healthbench.html');
     expect(await page.textContent('[data-testid="item-count"]')).toBe('100');
     await page.waitForSelector('html[data-texts-ready]');
     await page.setViewportSize({ width: 1360, height: 1180 });

@@ -4,15 +4,15 @@
  * (criterion texts, ids, tags) once in a string table, long texts (conversations, responses,
  * explanations) in a separate payload the page decodes after its first paint.
  *
- * A report shows one *view*; `view` names it. Results (one run, or one run compared with
- * another) and meta-evaluation reports are views today; a pairwise compare view can be added
- * as one more member of `ReportPayload` with its own page renderer.
+ * A report shows one *view*; `view` names it: results (one run, or one run compared with
+ * another), meta-evaluation reports, and the pairwise `compare` results.
  */
 import type { Usage } from '../engine/usage.js';
 import type { JudgeInfo } from '../pipeline/results.js';
 import type { Metrics } from '../scoring/types.js';
 import type { BinaryMetaReport } from '../meta/binary-metrics.js';
 import type { PairwiseMetaReport } from '../meta/pairwise-metrics.js';
+import type { CompareSummary } from '../pipeline/compare.js';
 
 export const reportPayloadVersion = 1;
 
@@ -233,6 +233,163 @@ export interface MetaReportPayload {
   report: BinaryMetaReport | PairwiseMetaReport;
 }
 
-export type ReportPayload = ResultsReportPayload | MetaReportPayload;
+/**
+ * Pairwise verdict codes in the compare view's columns: `A`, `B`, `tie`, `inconsistent` (a
+ * combined verdict only), then -1 for "judged, but no verdict" (the call failed) and -2 for
+ * "not judged" (an order left out with --no-swap).
+ */
+export const pairVerdictNames = ['A', 'B', 'tie', 'inconsistent'] as const;
+export const pairVerdictNone = -1;
+export const pairVerdictAbsent = -2;
+
+/** Columns of the pairs of a compare file; index i of every array is pair i (file order). */
+export interface PairColumns {
+  ids: string[];
+  /** See `itemStatusCodes`. */
+  status: number[];
+  /** The record's headline verdict (overall, else its first criterion), as a verdict code. */
+  winners: number[];
+  /** 1 consistent, 0 the orders disagree, -1 unknown (one order only, or a failed call). */
+  consistent: number[];
+  /** Verdict of each presentation order, in the original labelling (A = response A). */
+  originalOrder: number[];
+  swappedOrder: number[];
+  /** Gold label as a verdict code, or -1. */
+  labels: number[];
+  /** The record's `correct`: 1, 0, or -1 when absent or null. */
+  correct: number[];
+  /** Source as a string-table index, or -1. */
+  sources: number[];
+  lines: number[];
+  /** Bit 0: the first comparison of the pair is the overall one. */
+  flags: number[];
+  /** Pair i owns comparisons `comparisonOffsets[i]` … `comparisonOffsets[i + 1] - 1` (overall first). */
+  comparisonOffsets: number[];
+  /** Flattened triples [pair index, error code, error message] (string-table indices). */
+  errors: number[];
+}
+
+/** Every comparison (overall and per criterion) of every pair, flattened in pair order. */
+export interface ComparisonColumns {
+  /** String-table indices. */
+  ids: number[];
+  texts: number[];
+  /** 0 ok, 1 error. */
+  status: number[];
+  winners: number[];
+  /** 1 consistent, 0 the orders disagree, -1 unknown. */
+  consistent: number[];
+  originalOrder: number[];
+  swappedOrder: number[];
+  /** Flattened triples [comparison index, error code, error message] (string-table indices). */
+  errors: number[];
+}
+
+/**
+ * Long texts of pairs `firstPair` … `firstPair + prompts.length - 1`, decoded apart from the
+ * columns (see `RunTexts`). Indices point into this chunk's `strings`.
+ */
+export interface PairTexts {
+  firstPair: number;
+  /** Position (in the comparison columns) of the first comparison of `firstPair`. */
+  firstComparison: number;
+  strings: string[];
+  /** Per pair of the chunk: flattened [role, content, …] indices. */
+  prompts: number[][];
+  /** Per pair of the chunk: index of each response, or -1 when written with --no-text. */
+  responsesA: number[];
+  responsesB: number[];
+  /** Two per comparison of the chunk's pairs, in column order: [original, swapped] explanation index, or -1. */
+  explanations: number[];
+}
+
+/** A win rate, tie rate or consistency rate with its 95% percentile-bootstrap interval. */
+export interface ShareWithInterval {
+  value: number | null;
+  ci95: [number, number] | null;
+}
+
+export interface OutcomeCounts {
+  win: number;
+  tie: number;
+  loss: number;
+  inconsistent: number;
+}
+
+/** Outcomes of one rubric criterion over the pairs that carried it (A's side: win = A better). */
+export interface CriterionComparisonTally extends OutcomeCounts {
+  id: string;
+  text: string;
+  /** Comparisons whose call failed in some order. */
+  errors: number;
+  /** Comparisons judged in both orders with a verdict in each; `consistentPairs` of them agreed. */
+  bothOrders: number;
+  consistentPairs: number;
+}
+
+/** Figures of the pairs of one source (data set subset, JudgeBench `source`). */
+export interface SourceComparisonTally extends OutcomeCounts {
+  /** null for pairs without a source, when others have one. */
+  source: string | null;
+  n: number;
+  n_ok: number;
+  n_error: number;
+  n_invalid: number;
+  win_rate: ShareWithInterval;
+  tie_rate: ShareWithInterval;
+  position_consistency: ShareWithInterval;
+}
+
+export interface CompareViewSummary {
+  /** File name of the compare file (no directories). */
+  label: string;
+  /**
+   * The run's figures, recomputed from the records exactly as `rubricate compare` computes
+   * its summary file (same definitions, same bootstrap seeds).
+   */
+  figures: CompareSummary;
+  /** Comparisons by criterion (id and text), most compared first. */
+  criteria: CriterionComparisonTally[];
+  /** Criterion rows left out of `criteria` (only the most compared are kept). */
+  criteriaOmitted: number;
+  /** By source, largest first; empty when no pair has a source. */
+  sources: SourceComparisonTally[];
+  sourcesOmitted: number;
+  judges: JudgeInfo[];
+  /** USD at the default price table; null when the judge model is not priced. */
+  costUsd: number | null;
+  versions: string[];
+  /** Pairs judged in the swapped order too. */
+  swappedPairs: number;
+  /** Pairs with a gold label. */
+  labelledPairs: number;
+  invalidLines: InvalidLine[];
+  invalidLineCount: number;
+  duplicateIds: number;
+  /**
+   * The summary JSON `rubricate compare` wrote beside the file, when there is one: whether
+   * its counts agree with the records (they do not when the file was edited or concatenated).
+   */
+  summaryFile: { label: string; differences: string[] } | null;
+}
+
+export interface CompareReportPayload {
+  view: 'compare';
+  version: number;
+  title: string;
+  generatedAt: string;
+  rubricateVersion: string;
+  summary: CompareViewSummary;
+  strings: string[];
+  pairs: PairColumns;
+  comparisons: ComparisonColumns;
+  /** Pairs per text chunk: pair i's texts are in chunk ⌊i / textChunkSize⌋. */
+  textChunkSize: number;
+}
+
+export type ReportPayload = ResultsReportPayload | MetaReportPayload | CompareReportPayload;
+
+/** Text chunks embedded after the page code: a results run's, or a compare file's. */
+export type TextChunk = RunTexts | PairTexts;
 
 export type ReportFormat = 'html' | 'md';

@@ -68,7 +68,7 @@ export class AdmissionQueue {
       this.admitted += count;
       return Promise.resolve();
     }
-    if (!options.wait || this.waitingItems + count > this.waitingCapacity) return Promise.reject(this.overloaded(count));
+    if (!options.wait || this.waitingItems + count > this.waitingCapacity) return Promise.reject(this.refusal(count));
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { count, resolve, reject };
       if (options.deadlineAt !== undefined) {
@@ -120,7 +120,13 @@ export class AdmissionQueue {
     return Math.min(60, Math.max(1, Math.ceil(excess / rate)));
   }
 
-  private overloaded(count: number): RubricateError {
+  /** True when not even one more item fits (nothing is waiting for room either). */
+  get full(): boolean {
+    return this.admitted >= this.capacity;
+  }
+
+  /** The OVERLOADED error for `count` items that do not fit, with its Retry-After estimate. */
+  refusal(count: number): RubricateError {
     const seconds = this.retryAfterSeconds(count);
     return new RubricateError('OVERLOADED', `the admission queue is full (${this.admitted} of ${this.capacity} items); retry after ${seconds} s`, {
       retryAfterMs: seconds * 1000,

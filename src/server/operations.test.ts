@@ -133,13 +133,18 @@ describe('admission queue', () => {
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
     expect((await refused.json()).error.code).toBe('OVERLOADED');
-    const batchTooBig = await server.post('/v1/score/batch', { items: [item('a'), item('b'), item('c')] });
-    expect(batchTooBig.status).toBe(400);
-    expect((await batchTooBig.json()).error.message).toMatch(/can never fit/);
+    // A full queue refuses before reading the body, whatever the route.
+    const batchWhileFull = await server.post('/v1/score/batch', { items: [item('a')] });
+    expect(batchWhileFull.status).toBe(503);
+    expect(batchWhileFull.headers.get('retry-after')).not.toBeNull();
     expect((await Promise.all(admitted)).map((response) => response.status)).toEqual([200, 200]);
     expect(server.service.admission.used).toBe(0);
     expect((await server.post('/v1/score', item('rotten', 'c'))).status).toBe(200);
-    expect(server.service.metrics.rejected.value({ reason: 'queue_full' })).toBe(1);
+    expect(server.service.metrics.rejected.value({ reason: 'queue_full' })).toBe(2);
+    // A batch larger than the whole queue could never be admitted: a client error, not overload.
+    const batchTooBig = await server.post('/v1/score/batch', { items: [item('a'), item('b'), item('c')] });
+    expect(batchTooBig.status).toBe(400);
+    expect((await batchTooBig.json()).error.message).toMatch(/can never fit/);
   });
 });
 

@@ -105,6 +105,16 @@ export class RewardService {
   }
 
   /**
+   * Refuses at once (OVERLOADED) when the queue has no room at all: checked before the body
+   * is read, so under overload a refusal costs next to nothing and the server keeps up.
+   */
+  assertRoom(): void {
+    if (!this.admission.full) return;
+    this.metrics.rejected.inc({ reason: 'queue_full' });
+    throw this.admission.refusal(1);
+  }
+
+  /**
    * Grades items and answers one reward result per item, in order. Throws OVERLOADED (queue
    * full, with `retryAfterMs`), DEADLINE_EXCEEDED (deadline passed while waiting for room) or
    * INPUT_INVALID (more items than the queue holds); failures of single items are results.

@@ -21,6 +21,7 @@ export const scoreRoutes = ['/v1/score', '/v1/score/batch', '/v1/score/group'] a
 
 export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: RouteContext): void {
   app.post('/v1/score', async (context) => {
+    service.assertRoom();
     const body = await readJsonBody(context, maxBodyBytes);
     const item = parseScoreItem(body, { rubrics: service.rubrics, rubricCache: service.rubricCache });
     context.set('items', 1);
@@ -33,6 +34,7 @@ export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: R
   });
 
   app.post('/v1/score/batch', async (context) => {
+    service.assertRoom();
     const body = await readJsonBody(context, maxBodyBytes);
     if (!isRecord(body) || !Array.isArray(body.items)) throw new RubricateError('INPUT_INVALID', 'expected {"items": [...]}', { field: 'items' });
     if (body.items.length === 0) return context.json({ results: [], fallbacks: 0 });
@@ -44,6 +46,7 @@ export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: R
   });
 
   app.post('/v1/score/group', async (context) => {
+    service.assertRoom();
     const body = await readJsonBody(context, maxBodyBytes);
     if (!isRecord(body)) throw new RubricateError('INPUT_INVALID', 'expected a JSON object {prompt, rubric, responses}', { field: 'body' });
     let estimator: AdvantageEstimator | undefined;

@@ -7,6 +7,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { RubricateError } from '../errors.js';
 import { createServerApp, type ServerAppOptions } from './app.js';
 import type { ServerApp } from './context.js';
 import { ServerState } from './state.js';
@@ -56,10 +57,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const app = createServerApp({ ...options, state });
   const host = options.host ?? defaultHost;
   const server = await new Promise<Server>((resolve, reject) => {
-    const created = serve({ fetch: app.fetch, port: options.port ?? defaultPort, hostname: host }) as Server;
-    created.once('error', reject);
+    const port = options.port ?? defaultPort;
+    const created = serve({ fetch: app.fetch, port, hostname: host }) as Server;
+    created.once('error', (error: NodeJS.ErrnoException) => {
+      reject(new RubricateError('CONFIG_INVALID', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { field: 'port' }, { cause: error }));
+    });
     created.once('listening', () => {
-      created.off('error', reject);
       resolve(created);
     });
   });

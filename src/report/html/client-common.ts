@@ -101,7 +101,7 @@ function wrapLines(text, width) {
 }
 function tagGroupOf(tag) { var colon = tag.indexOf(':'); return colon > 0 ? tag.slice(0, colon) : 'tags'; }
 function tagNameOf(tag) { var colon = tag.indexOf(':'); return colon > 0 ? tag.slice(colon + 1) : tag; }
-function plural(count, word) { return formatInteger(count) + ' ' + word + (count === 1 ? '' : 's'); }
+function plural(count, word, many) { return formatInteger(count) + ' ' + (count === 1 ? word : many || word + 's'); }
 
 function statList(rows) {
   return h('dl', { className: 'stat-list' }, rows.filter(Boolean).map(function (row) {

@@ -68,7 +68,7 @@ function renderResultsView(root, payload, textStore) {
   page.appendChild(explorer.element);
   page.appendChild(pageFooter(payload, [
     'scoring ' + summary.scoring,
-    'bootstrap: ' + (comparison ? comparison.bootstrap.samples + ' resamples, seed ' + comparison.bootstrap.seed : 'as in rubricate score'),
+    'intervals: seeded percentile bootstrap over items, as rubricate score computes them' + (comparison ? '; paired: ' + comparison.bootstrap.samples + ' resamples, seed ' + comparison.bootstrap.seed : ''),
     'data: ' + summary.label + (baseline ? ' vs ' + baseline.summary.label : '')
   ]));
   explorer.mount();
@@ -103,6 +103,12 @@ function renderResultsView(root, payload, textStore) {
     } else {
       scoreCard.appendChild(h('div', { className: 'score-ci', text: 'No item could be scored.' }));
     }
+    if (baselineOverall) {
+      scoreCard.appendChild(h('div', { className: 'score-ci num', style: { 'margin-top': '6px' } }, [
+        h('span', { className: 'legend', style: { display: 'inline-flex' } }, [h('i', { style: { background: COLORS.baseline } })]),
+        'baseline ' + formatScore(baselineOverall.score) + ' (95% CI ' + formatInterval(baselineOverall.ci95) + ')'
+      ]));
+    }
     if (comparison && comparison.overall) {
       var difference = comparison.overall;
       var direction = difference.ci95[0] > 0 ? 'up' : difference.ci95[1] < 0 ? 'down' : 'flat';
@@ -130,7 +136,7 @@ function renderResultsView(root, payload, textStore) {
       h('div', { style: { height: '12px' } }),
       statList([
         ['Criteria graded', formatInteger(summary.criteria.evaluated) + ' of ' + formatInteger(summary.criteria.total)],
-        ['Rubrics', plural(summary.rubricHashes, 'distinct hash')],
+        ['Rubrics', plural(summary.rubricHashes, 'distinct hash', 'distinct hashes')],
         ['rubricate', summary.versions.join(', ') || '—']
       ])
     ]));
@@ -331,7 +337,7 @@ function renderResultsView(root, payload, textStore) {
     }, 'criteria outcome by source').element);
     container.appendChild(h('div', { className: 'chart-note' }, [sources.map(function (source) {
       var rate = summary.bySource[source];
-      return h('div', { className: 'num', text: (source === 'judge' ? 'LLM judge' : 'Checks') + ': ' + formatPercent(rate.passed / Math.max(1, rate.evaluated)) + ' pass rate over ' + plural(rate.evaluated, 'graded criterion') + (rate.errors ? ', ' + formatInteger(rate.errors) + ' errors' : '') });
+      return h('div', { className: 'num', text: (source === 'judge' ? 'LLM judge' : 'Checks') + ': ' + formatPercent(rate.passed / Math.max(1, rate.evaluated)) + ' pass rate over ' + plural(rate.evaluated, 'graded criterion', 'graded criteria') + (rate.errors ? ', ' + formatInteger(rate.errors) + ' errors' : '') });
     })]));
     return container;
   }

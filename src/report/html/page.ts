@@ -8,11 +8,12 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { RubricateError } from '../../errors.js';
 import { embedPayload, escapeHtml, plainCoreLimitBytes, type PayloadCompression } from '../encoding.js';
-import type { ReportPayload, RunTexts } from '../types.js';
+import type { ReportPayload, TextChunk } from '../types.js';
 import { clientCommonSource } from './client-common.js';
 import { clientDecoderSource } from './client-decode.js';
 import { clientFrameSource } from './client-frame.js';
 import { clientMetaSource } from './client-meta.js';
+import { clientPairwiseDecoderSource, clientPairwiseSource } from './client-pairwise.js';
 import { clientResultsSource } from './client-results.js';
 import { reportStyles } from './styles.js';
 
@@ -39,14 +40,15 @@ export function chartLibrarySource(): string {
 }
 
 /**
- * The views a page can show, by `payload.view`. A new view (e.g. a pairwise compare) adds its
- * renderer here and its payload type to `ReportPayload`.
+ * The views a page can show, by `payload.view`. A new view adds its renderer here and its
+ * payload type to `ReportPayload`.
  */
 const bootSource = String.raw`
 var views = {
   results: renderResultsView,
   'meta-binary': renderBinaryMetaView,
-  'meta-pairwise': renderPairwiseMetaView
+  'meta-pairwise': renderPairwiseMetaView,
+  compare: renderPairwiseCompareView
 };
 
 function readScript(id) {
@@ -61,7 +63,10 @@ function documentLoaded() {
   return new Promise(function (resolve) { document.addEventListener('DOMContentLoaded', function () { resolve(); }, { once: true }); });
 }
 
-/** Decodes the runs' text chunks on demand, each once; loadAll walks them one by one, yielding in between. */
+/**
+ * Decodes the runs' text chunks on demand, each once; loadAll walks them one by one, yielding
+ * in between. A run here is anything with items.ids and textChunkSize (the compare view passes its pairs).
+ */
 function createTextStore(runs) {
   var promises = runs.map(function () { return []; });
   var values = runs.map(function () { return []; });
@@ -103,7 +108,8 @@ function boot() {
     var view = views[payload.view];
     if (!view) throw new Error('This copy of rubricate cannot show a "' + payload.view + '" report.');
     root.textContent = '';
-    view(root, payload, payload.runs ? createTextStore(payload.runs) : null);
+    var textRuns = payload.runs || (payload.view === 'compare' ? [{ items: { ids: payload.pairs.ids }, textChunkSize: payload.textChunkSize }] : null);
+    view(root, payload, textRuns ? createTextStore(textRuns) : null);
     document.documentElement.setAttribute('data-report-ready', '1');
     if (performance.mark) performance.mark('rubricate-ready');
   }).catch(function (error) {
@@ -123,7 +129,7 @@ export interface RenderHtmlOptions {
 
 const contentSecurityPolicy = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'";
 
-export function renderReportHtml(payload: ReportPayload, texts: ReadonlyArray<readonly RunTexts[]>, options: RenderHtmlOptions = {}): string {
+export function renderReportHtml(payload: ReportPayload, texts: ReadonlyArray<readonly TextChunk[]>, options: RenderHtmlOptions = {}): string {
   const compression = options.compression ?? 'auto';
   const data = embedPayload(payload, compression, plainCoreLimitBytes);
   const parts: string[] = [];
@@ -143,7 +149,7 @@ export function renderReportHtml(payload: ReportPayload, texts: ReadonlyArray<re
     `<script type="application/json" id="rubricate-payload" data-encoding="${data.encoding}">${data.text}</script>`,
   );
   if (!options.withoutCharts) parts.push(`<script>${chartLibrarySource()}</script>`);
-  parts.push(`<script>(function () {\n'use strict';\n${clientDecoderSource}\n${clientCommonSource}\n${clientFrameSource}\n${clientResultsSource}\n${clientMetaSource}\n${bootSource}\n})();</script>`);
+  parts.push(`<script>(function () {\n'use strict';\n${clientDecoderSource}\n${clientCommonSource}\n${clientFrameSource}\n${clientResultsSource}\n${clientMetaSource}\n${clientPairwiseDecoderSource}\n${clientPairwiseSource}\n${bootSource}\n})();</script>`);
   // Long texts come after the page code: the browser runs the page (and paints the overview)
   // before it has parsed them, and the page reads them once the document has finished loading.
   texts.forEach((chunks, runIndex) => {

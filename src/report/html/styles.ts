@@ -213,6 +213,25 @@ select.select { padding: 7px 10px; border-radius: 10px; border: 1px solid var(--
 .explanation b { color: var(--text); font-weight: 600; }
 .criterion .verdicts { display: flex; flex-direction: column; gap: 4px; align-items: flex-start; }
 
+.verdict.pair-a { background: var(--accent-soft); color: var(--accent-strong); }
+.verdict.pair-b { background: #e6f6f4; color: #0f766e; }
+.verdict.pair-tie { background: var(--neutral-soft); color: var(--muted); }
+.verdict.pair-inconsistent { background: var(--warn-soft); color: var(--warn); }
+.verdict.pair-none { background: var(--bad-soft); color: var(--bad); }
+.verdict.pair-absent { background: transparent; border: 1px dashed var(--border-strong); color: var(--faint); font-weight: 560; }
+.pair-drawer-body { flex: 1; overflow-y: auto; padding: 20px 24px 40px; min-height: 0; }
+.pair-responses { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 14px; }
+.pair-response { box-shadow: none; border-color: var(--border); }
+.pair-response.preferred { border-color: #c7cbfa; box-shadow: 0 0 0 4px rgba(79, 70, 229, 0.06); }
+.pair-response-head { display: flex; justify-content: space-between; align-items: center; gap: 8px; margin-bottom: 8px; }
+.pair-response-text { max-height: 460px; overflow-y: auto; }
+.pair-comparison { background: var(--surface); border: 1px solid var(--border); border-radius: 12px; padding: 12px 14px; margin-bottom: 10px; }
+.pair-comparison-head { display: flex; justify-content: space-between; align-items: flex-start; gap: 12px; margin-bottom: 6px; }
+.pair-comparison-title { min-width: 0; font-size: 12px; }
+.order-row { border-top: 1px solid var(--border); padding: 8px 0 2px; display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: 4px 12px; align-items: center; }
+.order-row .explanation { grid-column: 1 / 3; margin-top: 0; }
+.order-label { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: baseline; font-size: 12.5px; }
+
 .loading { display: grid; place-items: center; min-height: 60vh; color: var(--muted); gap: 14px; text-align: center; }
 .spinner { width: 28px; height: 28px; border-radius: 50%; border: 3px solid #e0e3f4; border-top-color: var(--accent); animation: spin 0.8s linear infinite; }
 @keyframes spin { to { transform: rotate(360deg); } }
@@ -241,6 +260,7 @@ select.select { padding: 7px 10px; border-radius: 10px; border: 1px solid var(--
   .drawer-body { grid-template-columns: minmax(0, 1fr); overflow-y: auto; }
   .drawer-column { overflow: visible; }
   .drawer-column + .drawer-column { border-left: 0; border-top: 1px solid var(--border); }
+  .pair-responses { grid-template-columns: minmax(0, 1fr); }
   .forest-row { grid-template-columns: minmax(90px, 1fr) 70px minmax(100px, 1.4fr); }
   .forest-row .hide-narrow { display: none; }
   .hide-narrow { display: none !important; }

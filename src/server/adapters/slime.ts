@@ -40,6 +40,7 @@ export const slimeAdapter: ServerAdapter = {
   register(app, { service, maxBodyBytes }) {
     const parseLabel = createLabelParser(service.rubrics);
     const handler = async (context: Context<ServerEnv>) => {
+      service.assertRoom();
       const body = await readJsonBody(context, maxBodyBytes);
       if (!isRecord(body)) throw new RubricateError('INPUT_INVALID', 'expected a slime reward request {"prompt", "response", "label"}', { field: 'body' });
       if (typeof body.response !== 'string') throw new RubricateError('INPUT_INVALID', 'expected a string', { field: 'response' });

@@ -1,0 +1,127 @@
+/**
+ * `npm run bench [-- scenario …]`: runs the benchmark scenarios, each in its own process
+ * against the judge simulator (also its own process), and prints one table plus the
+ * side-by-side ratios. Results also go to bench/out/latest.{json,md}.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runChild, scenarioNames } from './scenarios.js';
+import { formatMarkdownTable, formatTable } from './support/table.js';
+
+type Row = Record<string, unknown>;
+
+const defaultOrder = ['overhead', 'overhead-fast', 'healthbench', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'report'];
+
+function round(value: unknown, digits = 3): string | number {
+  if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
+  if (Number.isInteger(value)) return value;
+  return Number(value.toFixed(digits));
+}
+
+function gradingTableRow(row: Row): Record<string, string | number> {
+  return {
+    scenario: String(row.scenario),
+    'wall s': round(row.wall_s, 2),
+    'ideal s': round(row.ideal_s, 2),
+    'overhead ×': round(row.overhead_ratio, 3),
+    calls: round(row.calls),
+    'input tok/criterion': round(row.input_tokens_per_criterion, 1),
+    'cached input': typeof row.cached_input_share === 'number' ? `${(row.cached_input_share * 100).toFixed(1)}%` : '–',
+    'output tok': round(row.output_tokens),
+    'peak RSS MB': round(row.peak_rss_mb, 0),
+    'CPU ms/call': round(row.cpu_ms_per_call, 3),
+    'ok/error': row.items_ok === null || row.items_ok === undefined ? '–' : `${row.items_ok}/${row.items_error}`,
+  };
+}
+
+async function main(): Promise<void> {
+  const requested = process.argv.slice(2);
+  const names = requested.length > 0 ? requested : defaultOrder;
+  for (const name of names) if (!scenarioNames.includes(name)) throw new Error(`unknown scenario "${name}" (known: ${scenarioNames.join(', ')})`);
+  const started = Date.now();
+  if (names.includes('promptfoo')) {
+    // Side by side with promptfoo, rubricate runs as an installed package would: built, no tsx.
+    process.stderr.write('— building dist for the CLI comparison …\n');
+    execFileSync(process.execPath, [resolve(process.cwd(), 'node_modules/tsup/dist/cli-default.js'), '--silent'], { stdio: 'inherit' });
+  }
+  const results: Record<string, unknown> = {};
+  for (const name of names) {
+    process.stderr.write(`— ${name} …\n`);
+    const began = Date.now();
+    try {
+      results[name] = await runChild([name]);
+    } catch (error) {
+      results[name] = { scenario: name, failed: String(error) };
+    }
+    process.stderr.write(`  done in ${((Date.now() - began) / 1000).toFixed(1)} s\n`);
+  }
+
+  const gradingRows: Row[] = [];
+  for (const name of ['overhead', 'overhead-fast', 'healthbench', 'ratelimited', 'promptfoo']) {
+    const value = results[name];
+    if (value === undefined) continue;
+    for (const row of Array.isArray(value) ? value : [value]) gradingRows.push(row as Row);
+  }
+  const printable = gradingRows.filter((row) => !row.skipped && !row.failed).map(gradingTableRow);
+  const lines: string[] = [];
+  const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}`;
+  lines.push(`rubricate benchmarks — ${new Date().toISOString().slice(0, 10)} — ${machine}`);
+  lines.push('Absolute times are noisy (shared machine); compare ratios.', '');
+  if (printable.length > 0) lines.push(formatTable(printable), '');
+  for (const row of gradingRows.filter((entry) => entry.skipped || entry.failed)) lines.push(`${row.scenario}: ${row.skipped ? `skipped — ${row.skipped}` : `FAILED — ${row.failed}`}`);
+
+  // Side by side: rubricate / promptfoo and rubricate / HealthBench reference layout.
+  const find = (scenario: string) => gradingRows.find((row) => row.scenario === scenario);
+  const ratios: Array<Record<string, string | number>> = [];
+  const ours = find('rubricate CLI (vs promptfoo)');
+  const promptfoo = find('promptfoo 0.121.20 llm-rubric');
+  if (ours && promptfoo) {
+    ratios.push({ comparison: 'wall time rubricate ÷ promptfoo', ratio: round((ours.wall_s as number) / (promptfoo.wall_s as number), 3), target: '≤ 0.5' });
+    ratios.push({ comparison: 'CPU per call rubricate ÷ promptfoo', ratio: round((ours.cpu_ms_per_call as number) / (promptfoo.cpu_ms_per_call as number), 3), target: '≤ 0.5' });
+    ratios.push({ comparison: 'calls rubricate ÷ promptfoo', ratio: round((ours.calls as number) / (promptfoo.calls as number), 3), target: '' });
+  }
+  const reference = find('HealthBench reference layout');
+  if (reference) {
+    for (const mode of ['healthbench per-criterion', 'healthbench batched 4', 'healthbench batched all', 'healthbench holistic']) {
+      const row = find(mode);
+      if (!row) continue;
+      ratios.push({
+        comparison: `input tokens/criterion ${mode.replace('healthbench ', '')} ÷ reference`,
+        ratio: round((row.input_tokens_per_criterion as number) / (reference.input_tokens_per_criterion as number), 3),
+        target: mode.includes('batched') ? '≤ 0.35' : '',
+      });
+      ratios.push({ comparison: `calls ${mode.replace('healthbench ', '')} ÷ reference`, ratio: round((row.calls as number) / (reference.calls as number), 3), target: '' });
+    }
+  }
+  const perCriterion = find('healthbench per-criterion');
+  if (perCriterion) ratios.push({ comparison: 'prefix-cache share of input, per-criterion', ratio: `${(((perCriterion.cached_input_share as number) ?? 0) * 100).toFixed(1)}%`, target: '≥ 80%' });
+  const overhead = find('overhead');
+  if (overhead) {
+    ratios.push({ comparison: 'overhead: wall ÷ judge-bound ideal', ratio: round(overhead.overhead_ratio, 3), target: '≤ 1.05' });
+    ratios.push({ comparison: 'overhead: grader CPU ms per judge call', ratio: round(overhead.cpu_ms_per_call, 3), target: '≤ 0.6' });
+  }
+  const limited = find('ratelimited');
+  if (limited) ratios.push({ comparison: 'ratelimited: wall ÷ capacity-bound ideal (failed items)', ratio: `${round(limited.overhead_ratio, 3)} (${limited.items_error})`, target: 'failed 0' });
+  if (ratios.length > 0) lines.push(formatTable(ratios), '');
+
+  const scale = results.scale;
+  if (Array.isArray(scale)) {
+    lines.push(formatTable(scale.map((row: Row) => ({ scenario: String(row.scenario), items: round(row.items), 'wall s': round(row.wall_s, 2), 'µs/item': round(row.us_per_item, 1), 'peak RSS MB': round(row.peak_rss_mb, 0), 'judge calls': round(row.calls), 'cache hits': round(row.cache_hits) }))), '');
+  }
+  for (const name of ['checks', 'llamacpp', 'server', 'report']) {
+    if (results[name] === undefined) continue;
+    lines.push(`${name}: ${JSON.stringify(results[name], null, 1).replace(/\n\s*/g, ' ')}`, '');
+  }
+  lines.push(`total ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const text = lines.join('\n');
+  process.stdout.write(`${text}\n`);
+
+  const outDirectory = resolve(process.cwd(), 'bench/out');
+  mkdirSync(outDirectory, { recursive: true });
+  writeFileSync(join(outDirectory, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), machine, results }, null, 2)}\n`);
+  writeFileSync(join(outDirectory, 'latest.md'), `${printable.length > 0 ? formatMarkdownTable(printable) : ''}\n\n${ratios.length > 0 ? formatMarkdownTable(ratios) : ''}\n`);
+}
+
+await main();

@@ -1,0 +1,779 @@
+/**
+ * The pairwise compare view (`rubricate compare` results): win rate of A with its interval,
+ * outcome counts, position consistency, accuracy against gold labels, per-criterion and
+ * per-source breakdowns, and a pair explorer whose drawer shows the conversation, both
+ * responses side by side and each presentation order's verdict and explanation. Every
+ * string from the data is inserted as text.
+ */
+
+/**
+ * Turns the compare view's columns back into records. No DOM access: the tests run this very
+ * source in Node to check the encoding round-trips (it uses rubricateSparse from client-decode).
+ */
+export const clientPairwiseDecoderSource = String.raw`
+var PAIR_VERDICT_NAMES = ['A', 'B', 'tie', 'inconsistent'];
+
+/** A verdict code back to its value: a name, null (no verdict), or undefined (not judged). */
+function rubricatePairVerdict(code) {
+  if (code >= 0) return PAIR_VERDICT_NAMES[code];
+  return code === -1 ? null : undefined;
+}
+
+function rubricateTriState(code) { return code === 1 ? true : code === 0 ? false : null; }
+
+function rubricatePairOrders(original, swapped) {
+  var orders = {};
+  var ab = rubricatePairVerdict(original), ba = rubricatePairVerdict(swapped);
+  if (ab !== undefined) orders.ab = ab;
+  if (ba !== undefined) orders.ba = ba;
+  return orders;
+}
+
+/** One comparison (overall or a criterion) as in the compare file; explanations need the pair's text chunk. */
+function rubricateDecodeComparison(payload, chunk, position) {
+  var columns = payload.comparisons;
+  var winner = rubricatePairVerdict(columns.winners[position]);
+  var comparison = {
+    id: payload.strings[columns.ids[position]],
+    text: payload.strings[columns.texts[position]],
+    status: columns.status[position] === 1 ? 'error' : 'ok',
+    winner: winner === undefined ? null : winner,
+    consistent: rubricateTriState(columns.consistent[position]),
+    orders: rubricatePairOrders(columns.originalOrder[position], columns.swappedOrder[position])
+  };
+  if (chunk) {
+    var offset = 2 * (position - chunk.firstComparison);
+    var explanations = {};
+    if (chunk.explanations[offset] >= 0) explanations.ab = chunk.strings[chunk.explanations[offset]];
+    if (chunk.explanations[offset + 1] >= 0) explanations.ba = chunk.strings[chunk.explanations[offset + 1]];
+    if (explanations.ab !== undefined || explanations.ba !== undefined) comparison.explanations = explanations;
+  }
+  var errorOffset = rubricateSparse(columns.errors, 3).get(position);
+  if (errorOffset !== undefined) comparison.error = { code: payload.strings[columns.errors[errorOffset]], message: payload.strings[columns.errors[errorOffset + 1]] };
+  return comparison;
+}
+
+/**
+ * One pair as in the compare file: the fields the view shows. chunk is the pair's text chunk,
+ * or null to decode only the columns (texts and explanations then stay undefined).
+ */
+function rubricateDecodePair(payload, chunk, index) {
+  var pairs = payload.pairs;
+  var winner = rubricatePairVerdict(pairs.winners[index]);
+  var pair = {
+    id: pairs.ids[index],
+    status: ITEM_STATUS_NAMES[pairs.status[index]],
+    winner: winner === undefined ? null : winner,
+    consistent: rubricateTriState(pairs.consistent[index]),
+    orders: rubricatePairOrders(pairs.originalOrder[index], pairs.swappedOrder[index]),
+    line: pairs.lines[index],
+    criteria: []
+  };
+  if (pairs.labels[index] >= 0) {
+    pair.label = PAIR_VERDICT_NAMES[pairs.labels[index]];
+    pair.correct = rubricateTriState(pairs.correct[index]);
+  } else if (pairs.correct[index] >= 0) pair.correct = pairs.correct[index] === 1;
+  if (pairs.sources[index] >= 0) pair.source = payload.strings[pairs.sources[index]];
+  var first = pairs.comparisonOffsets[index], end = pairs.comparisonOffsets[index + 1];
+  for (var position = first; position < end; position += 1) {
+    var comparison = rubricateDecodeComparison(payload, chunk, position);
+    if (position === first && (pairs.flags[index] & 1) === 1) pair.overall = comparison;
+    else pair.criteria.push(comparison);
+  }
+  var errorOffset = rubricateSparse(pairs.errors, 3).get(index);
+  if (errorOffset !== undefined) pair.error = { code: payload.strings[pairs.errors[errorOffset]], message: payload.strings[pairs.errors[errorOffset + 1]] };
+  if (chunk) {
+    var local = index - chunk.firstPair;
+    var flattened = chunk.prompts[local] || [];
+    pair.prompt = [];
+    for (var turn = 0; turn < flattened.length; turn += 2) pair.prompt.push({ role: chunk.strings[flattened[turn]], content: chunk.strings[flattened[turn + 1]] });
+    pair.response_a = chunk.responsesA[local] >= 0 ? chunk.strings[chunk.responsesA[local]] : null;
+    pair.response_b = chunk.responsesB[local] >= 0 ? chunk.strings[chunk.responsesB[local]] : null;
+  }
+  return pair;
+}
+`;
+
+export const clientPairwiseSource = String.raw`
+var PAIR_OUTCOMES = [
+  { key: 'win', verdict: 'A', label: 'A better', color: '#4f46e5' },
+  { key: 'tie', verdict: 'tie', label: 'tie', color: '#cbd5e1' },
+  { key: 'loss', verdict: 'B', label: 'B better', color: '#0d9488' },
+  { key: 'inconsistent', verdict: 'inconsistent', label: 'order-inconsistent', color: '#f59e0b' }
+];
+var PAIR_ERROR_COLOR = '#ef4444';
+var PAIR_INVALID_COLOR = '#991b1b';
+
+/** Label and style of a verdict (A, B, tie, inconsistent, null = no verdict, undefined = not judged). */
+function pairVerdictLook(verdict) {
+  if (verdict === 'A') return { key: 'A', label: 'A better', className: 'pair-a' };
+  if (verdict === 'B') return { key: 'B', label: 'B better', className: 'pair-b' };
+  if (verdict === 'tie') return { key: 'tie', label: 'Tie', className: 'pair-tie' };
+  if (verdict === 'inconsistent') return { key: 'inconsistent', label: 'Inconsistent', className: 'pair-inconsistent' };
+  if (verdict === null) return { key: 'none', label: 'No verdict', className: 'pair-none' };
+  return { key: 'absent', label: 'Not judged', className: 'pair-absent' };
+}
+
+function pairVerdictPill(verdict, testid, extraTitle) {
+  var look = pairVerdictLook(verdict);
+  return h('span', { className: 'verdict ' + look.className, text: look.label, title: extraTitle || undefined, data: testid ? { testid: testid, verdict: look.key } : { verdict: look.key } });
+}
+
+function shareText(share) {
+  if (!share || !isNumber(share.value)) return '—';
+  return formatPercent(share.value) + (share.ci95 && isNumber(share.ci95[0]) ? '  (95% CI ' + formatPercent(share.ci95[0]) + ' – ' + formatPercent(share.ci95[1]) + ')' : '');
+}
+
+function renderPairwiseCompareView(root, payload, textStore) {
+  var summary = payload.summary;
+  var figures = summary.figures;
+  var overall = figures.overall;
+  var agreement = figures.agreement || null;
+  var pairs = payload.pairs;
+  var count = pairs.ids.length;
+  var chunkListeners = [];
+  var hasLabels = summary.labelledPairs > 0;
+  var hasSources = summary.sources.length > 0;
+
+  var sections = [{ id: 'overview', label: 'Overview' }];
+  if (agreement) sections.push({ id: 'agreement', label: 'Gold labels' });
+  if (summary.criteria.length) sections.push({ id: 'criteria', label: 'Criteria' });
+  if (hasSources) sections.push({ id: 'sources', label: 'Sources' });
+  sections.push({ id: 'pairs', label: 'Pairs' });
+  var page = pageFrame(root, payload, {
+    sections: sections,
+    subtitle: [
+      h('span', { className: 'pill accent', text: 'pairwise compare' }),
+      h('span', { className: 'mono', text: summary.label }),
+      h('span', { className: 'num muted', text: plural(figures.n, 'pair') + ' · ' + (summary.swappedPairs > 0 ? formatInteger(summary.swappedPairs) + ' judged in both orders' : 'original order only') })
+    ]
+  });
+
+  page.appendChild(overviewSection());
+  var problems = problemsCallout();
+  if (problems) page.appendChild(problems);
+  if (agreement) page.appendChild(agreementSection());
+  if (summary.criteria.length) page.appendChild(criteriaSection());
+  if (hasSources) page.appendChild(sourcesSection());
+  var explorer = createPairExplorer();
+  page.appendChild(explorer.element);
+  page.appendChild(pageFooter(payload, [
+    'win rate: A better = 1, tie and order-inconsistent = ½, B better = 0, over pairs with a verdict',
+    'intervals: seeded percentile bootstrap over pairs, 1000 resamples, as rubricate compare computes them',
+    'data: ' + summary.label
+  ]));
+  explorer.mount();
+  var drawer = createPairDrawer(explorer);
+  explorer.onOpen = drawer.open;
+  window.addEventListener('hashchange', openFromHash);
+  openFromHash();
+  setTimeout(loadAllTexts, 0);
+
+  function loadAllTexts() {
+    textStore.loadAll(function (runIndex, chunk) {
+      chunkListeners.forEach(function (listener) { listener(chunk); });
+    }).then(function () {
+      document.documentElement.setAttribute('data-texts-ready', '1');
+    }, function (error) {
+      document.documentElement.setAttribute('data-report-error', 'texts: ' + (error && error.message ? error.message : String(error)));
+    });
+  }
+
+  function openFromHash() {
+    var match = /^#pair=(.*)$/.exec(location.hash);
+    if (!match) return;
+    var index = pairs.ids.indexOf(decodeURIComponent(match[1]));
+    if (index >= 0 && drawer.current() !== index) drawer.open(index);
+  }
+
+  // ---------------------------------------------------------------- overview
+  function overviewSection() {
+    var section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' } });
+    var winRate = overall.win_rate;
+    var judged = overall.win + overall.tie + overall.loss + overall.inconsistent;
+    var headline = h('section', { className: 'card hero-score', data: { testid: 'headline' } }, [
+      h('div', { className: 'score-label' }, [h('span', { text: 'Win rate of A' }), h('span', { className: 'pill neutral', text: 'A vs B' })]),
+      h('div', { className: 'score-value num', text: formatPercent(winRate.value), data: { testid: 'win-rate' } }),
+      h('div', { className: 'score-ci num', text: winRate.ci95 ? '95% CI ' + formatPercent(winRate.ci95[0]) + ' – ' + formatPercent(winRate.ci95[1]) : 'no pair has a verdict', data: { testid: 'win-rate-ci' } }),
+      h('div', { className: 'score-ci num faint', text: 'over ' + plural(judged, 'pair') + ' with a verdict; a tie or an order-inconsistent verdict counts as half a win' })
+    ]);
+    if (isNumber(winRate.value)) headline.appendChild(ciTrack(winRate.value, winRate.ci95, 0, 1));
+    headline.appendChild(h('div', { className: 'score-ci num', style: { 'margin-top': '6px' }, text: 'tie rate ' + shareText(overall.tie_rate), data: { testid: 'tie-rate' } }));
+    section.appendChild(headline);
+
+    var parts = PAIR_OUTCOMES.map(function (outcome) { return { key: outcome.key, label: outcome.label, value: overall[outcome.key], color: outcome.color }; })
+      .concat([{ key: 'error', label: 'error', value: figures.n_error, color: PAIR_ERROR_COLOR }, { key: 'invalid', label: 'invalid', value: figures.n_invalid, color: PAIR_INVALID_COLOR }]);
+    var bar = h('div', { className: 'stack-bar', data: { testid: 'outcome-bar' } }, parts.filter(function (part) { return part.value > 0; }).map(function (part) {
+      return h('span', { title: part.label + ': ' + formatInteger(part.value), data: { outcome: part.key }, style: { width: (part.value / Math.max(1, figures.n)) * 100 + '%', background: part.color } });
+    }));
+    section.appendChild(card('Pairs', [
+      h('div', { className: 'big-number num', text: formatInteger(figures.n), data: { testid: 'pair-count' } }),
+      bar,
+      h('div', { className: 'legend', data: { testid: 'outcomes' } }, parts.map(function (part) {
+        return h('span', null, [h('i', { style: { background: part.color } }), part.label + ' ', h('b', { className: 'num', text: formatInteger(part.value), data: { testid: 'count-' + part.key } })]);
+      })),
+      h('div', { style: { height: '12px' } }),
+      statList([
+        ['With a gold label', formatInteger(summary.labelledPairs)],
+        ['Judged in both orders', formatInteger(summary.swappedPairs)],
+        ['rubricate', summary.versions.join(', ') || '—']
+      ])
+    ]));
+
+    var consistency = overall.position_consistency;
+    var both = 0, same = 0;
+    for (var index = 0; index < count; index += 1) {
+      // The pairs the summary counts: status ok, a verdict, and a verdict in each order.
+      if (pairs.status[index] !== 0 || pairs.winners[index] < 0 || pairs.consistent[index] < 0) continue;
+      both += 1;
+      if (pairs.consistent[index] === 1) same += 1;
+    }
+    var consistencyCard = h('section', { className: 'card', data: { testid: 'position-consistency' } }, [
+      h('h3', { text: 'Position consistency' }),
+      h('div', { className: 'big-number num', text: formatPercent(consistency.value), data: { testid: 'consistency-value' } }),
+      h('div', { className: 'score-ci num', text: consistency.ci95 ? '95% CI ' + formatPercent(consistency.ci95[0]) + ' – ' + formatPercent(consistency.ci95[1]) : (summary.swappedPairs ? 'no pair has a verdict in both orders' : 'not measured: pairs were judged in one order only') }),
+      isNumber(consistency.value) ? ciTrack(consistency.value, consistency.ci95, 0, 1) : null,
+      h('div', { className: 'chart-note num', text: formatInteger(same) + ' of ' + plural(both, 'pair') + ' judged in both orders got the same verdict; the others count as order-inconsistent.', data: { testid: 'consistency-note' } })
+    ]);
+    section.appendChild(consistencyCard);
+
+    var judges = summary.judges;
+    var rows;
+    if (judges.length === 0) rows = [['Judge', 'not recorded', '']];
+    else if (judges.length > 1) rows = [['Judges', judges.length + ' configurations', ''], ['Models', judges.map(function (judge) { return judge.model; }).join(', '), '']];
+    else {
+      var judge = judges[0];
+      rows = [
+        ['Model', judge.model, 'mono'],
+        ['Spec', judge.id, 'mono'],
+        ['Template', judge.template_version, 'mono'],
+        ['Mode', judge.mode, ''],
+        ['Sampling', 'T = ' + (isNumber(judge.temperature) ? judge.temperature : '—') + (isNumber(judge.max_tokens) ? ' · max ' + judge.max_tokens + ' tokens' : ''), 'num']
+      ];
+    }
+    var usage = figures.usage;
+    rows = rows.concat([
+      ['Judge calls', formatInteger(usage.calls) + (usage.cache_hits ? ' (+' + formatInteger(usage.cache_hits) + ' cached)' : '')],
+      ['Tokens in / out', formatCompact(usage.prompt_tokens) + ' / ' + formatCompact(usage.completion_tokens)],
+      ['Cost', formatCost(summary.costUsd), '', summary.costUsd === null ? 'the judge model is not in the price table' : 'at list prices']
+    ]);
+    section.appendChild(card('Judge & cost', [statList(rows)]));
+    return section;
+  }
+
+  function problemsCallout() {
+    var notes = [];
+    if (summary.invalidLineCount > 0) {
+      var details = h('details', null, [h('summary', { text: plural(summary.invalidLineCount, 'line') + ' of ' + summary.label + ' could not be read and count as invalid pairs' })]);
+      details.appendChild(h('ul', null, summary.invalidLines.map(function (line) { return h('li', { className: 'mono', text: line.message }); })));
+      notes.push(details);
+    }
+    if (summary.duplicateIds > 0) notes.push(h('div', { text: plural(summary.duplicateIds, 'pair') + ' repeat an earlier id; every copy is counted.' }));
+    if (summary.summaryFile && summary.summaryFile.differences.length) {
+      notes.push(h('div', null, [
+        h('div', { text: summary.summaryFile.label + ' does not match the records; this report shows the figures recomputed from the records.' }),
+        h('ul', null, summary.summaryFile.differences.map(function (difference) { return h('li', { className: 'mono', text: difference }); }))
+      ]));
+    }
+    if (notes.length === 0) return null;
+    return h('div', { className: 'callout error', style: { 'margin-top': '16px' }, data: { testid: 'problems' } }, notes);
+  }
+
+  // ---------------------------------------------------------------- gold labels
+  function agreementSection() {
+    var metrics = agreement.overall;
+    var section = h('section', { className: 'section', attrs: { id: 'agreement' } }, [sectionHead('Against gold labels', plural(metrics.pairs, 'labelled pair') + ' · LLMBar\'s definitions: a missing verdict is never right · intervals: ' + agreement.bootstrap.resamples + ' bootstrap resamples over pairs, seed ' + agreement.bootstrap.seed)]);
+    section.appendChild(h('div', { className: 'grid-3', style: { 'grid-template-columns': 'repeat(auto-fit, minmax(200px, 1fr))' } }, [
+      metricCard('Accuracy · original order', metrics.accuracy.original, metrics.intervals.accuracyOriginal, null, 'accuracy-original'),
+      metricCard('Accuracy · swapped order', metrics.accuracy.swapped, null, metrics.swappedPairs ? 'no interval' : 'not judged in the swapped order', 'accuracy-swapped'),
+      metricCard('Accuracy · average', metrics.accuracy.average, metrics.intervals.accuracyAverage, null, 'accuracy-average'),
+      metricCard('Positional agreement', metrics.positionalAgreement, metrics.intervals.positionalAgreement, null, 'positional-agreement'),
+      metricCard('Right in both orders', metrics.accuracy.both, null, 'no interval', 'accuracy-both')
+    ]));
+    var right = 0, wrong = 0, undecided = 0;
+    for (var index = 0; index < count; index += 1) {
+      if (pairs.labels[index] < 0) continue;
+      if (pairs.correct[index] === 1) right += 1; else if (pairs.correct[index] === 0) wrong += 1; else undecided += 1;
+    }
+    var grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+    var orders = [{ key: 'original', label: 'original order' }].concat(metrics.swappedPairs ? [{ key: 'swapped', label: 'swapped order' }] : []);
+    var names = ['A', 'B', 'tie', 'invalid'];
+    var colors = ['#4f46e5', '#0d9488', '#cbd5e1', PAIR_ERROR_COLOR];
+    grid.appendChild(card('Verdicts by presentation order', [chartBox(60 + orders.length * 46, {
+      type: 'bar',
+      data: { labels: orders.map(function (order) { return order.label; }), datasets: names.map(function (name, index) {
+        return { label: name === 'A' || name === 'B' ? name + ' better' : name === 'invalid' ? 'no verdict' : name, data: orders.map(function (order) { return metrics.verdicts[order.key][name]; }), backgroundColor: colors[index], barPercentage: 0.6 };
+      }) },
+      options: { indexAxis: 'y', scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true, grid: { display: false } } }, plugins: { legend: { position: 'bottom' } } }
+    }, 'verdict counts by presentation order').element, h('div', { className: 'chart-note', text: 'Labelled pairs only; swapped-order verdicts are mapped back to A / B, so a judge without position bias draws the same bar twice.' })]));
+    grid.appendChild(card('Combined verdict vs gold', [statList([
+      ['Right (both orders agree with gold)', formatInteger(right), 'num'],
+      ['Wrong (includes order-inconsistent)', formatInteger(wrong), 'num'],
+      ['No verdict', formatInteger(undecided), 'num'],
+      ['Same verdict in both orders', formatInteger(metrics.counts.equal) + ' (' + formatPercent(metrics.positionalAgreement) + ')', 'num'],
+      ["Cohen's κ vs gold · original / swapped", formatScore(metrics.kappa.original) + ' / ' + formatScore(metrics.kappa.swapped), 'num'],
+      ['JudgeBench score', formatScore(metrics.judgeBench.score) + (metrics.intervals.judgeBenchScore ? '  (CI ' + formatScore(metrics.intervals.judgeBenchScore.lower) + ' – ' + formatScore(metrics.intervals.judgeBenchScore.upper) + ')' : ''), 'num']
+    ]), h('div', { className: 'chart-note', text: 'The per-order accuracies above score each order on its own; "right" here is the record\'s correct field: the combined verdict equals the label.' })]));
+    section.appendChild(grid);
+    return section;
+  }
+
+  // ---------------------------------------------------------------- criteria
+  function criteriaSection() {
+    var rows = summary.criteria;
+    var section = h('section', { className: 'section', attrs: { id: 'criteria' } }, [sectionHead('By rubric criterion', 'each criterion compared in both orders; win = A better on that criterion')]);
+    var shown = rows.slice(0, 30);
+    var container = h('section', { className: 'card', data: { testid: 'criteria-chart' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Outcome per criterion' }), h('span', { className: 'hint faint', text: rows.length > shown.length ? 'the ' + shown.length + ' most compared of ' + rows.length : plural(rows.length, 'criterion', 'criteria') })])]);
+    var segments = PAIR_OUTCOMES.concat([{ key: 'errors', label: 'error', color: PAIR_ERROR_COLOR }]);
+    container.appendChild(chartBox(Math.max(160, 70 + shown.length * 28), {
+      type: 'bar',
+      data: { labels: shown.map(function (row) { return truncate(row.text, 60); }), datasets: segments.map(function (segment) {
+        return { label: segment.label, data: shown.map(function (row) { return row[segment.key]; }), backgroundColor: segment.color, barPercentage: 0.7 };
+      }) },
+      options: {
+        indexAxis: 'y',
+        scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true, grid: { display: false }, ticks: { autoSkip: false } } },
+        plugins: { legend: { position: 'bottom' }, tooltip: { callbacks: { title: function (items) { return wrapLines(shown[items[0].dataIndex].text, 64); } } } }
+      }
+    }, 'outcomes per criterion').element);
+    var body = h('tbody');
+    rows.slice(0, 200).forEach(function (row) {
+      var total = row.win + row.tie + row.loss + row.inconsistent + row.errors;
+      body.appendChild(h('tr', { data: { criterionId: row.id } }, [
+        h('td', null, [h('div', { className: 'clamp', text: row.text, title: row.text }), h('div', { className: 'mono faint', text: row.id })]),
+        h('td', { className: 'num', text: formatInteger(total) }),
+        h('td', { className: 'num', text: formatInteger(row.win) }),
+        h('td', { className: 'num', text: formatInteger(row.tie) }),
+        h('td', { className: 'num', text: formatInteger(row.loss) }),
+        h('td', { className: 'num', text: formatInteger(row.inconsistent) }),
+        h('td', { className: 'num', text: formatInteger(row.errors) }),
+        h('td', { className: 'num', text: row.bothOrders ? formatPercent(row.consistentPairs / row.bothOrders) : '—', title: formatInteger(row.consistentPairs) + ' of ' + formatInteger(row.bothOrders) })
+      ]));
+    });
+    container.appendChild(h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } }, [h('table', { className: 'data', data: { testid: 'criteria-table' } }, [
+      h('thead', null, [h('tr', null, ['criterion', 'compared', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'consistency'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]),
+      body
+    ])]));
+    if (rows.length > 200 || summary.criteriaOmitted > 0) container.appendChild(h('div', { className: 'chart-note', text: formatInteger(rows.length - Math.min(rows.length, 200) + summary.criteriaOmitted) + ' less-compared criteria are not listed.' }));
+    section.appendChild(container);
+    return section;
+  }
+
+  // ---------------------------------------------------------------- sources
+  function sourceName(row) { return row.source === null ? '(no source)' : row.source; }
+
+  function sourcesSection() {
+    var rows = summary.sources;
+    var section = h('section', { className: 'section', attrs: { id: 'sources' } }, [sectionHead('By source', 'win rate of A with 95% bootstrap intervals' + (agreement ? '; accuracy against gold labels per source' : ''))]);
+    var container = h('section', { className: 'card', data: { testid: 'sources' } });
+    var shown = rows.filter(function (row) { return isNumber(row.win_rate.value); }).slice(0, 40);
+    if (shown.length) {
+      container.appendChild(chartBox(Math.max(150, 56 + shown.length * 26), {
+        type: 'bar',
+        data: { labels: shown.map(function (row) { return truncate(sourceName(row), 40); }), datasets: [{
+          label: 'win rate of A',
+          data: shown.map(function (row) { return row.win_rate.value; }),
+          intervals: shown.map(function (row) { return row.win_rate.ci95; }),
+          backgroundColor: COLORS.accentSoft, borderRadius: 4, barPercentage: 0.75
+        }] },
+        options: {
+          indexAxis: 'y',
+          scales: { x: { min: 0, max: 1, ticks: { callback: function (value) { return Math.round(value * 100) + '%'; } } }, y: { grid: { display: false }, ticks: { autoSkip: false } } },
+          plugins: { legend: { display: false }, tooltip: { callbacks: {
+            title: function (items) { return sourceName(shown[items[0].dataIndex]); },
+            label: function (item) { var row = shown[item.dataIndex]; return 'win rate of A ' + shareText(row.win_rate) + ' · ' + plural(row.n, 'pair'); }
+          } } }
+        }
+      }, 'win rate of A by source').element);
+    }
+    var body = h('tbody');
+    rows.slice(0, 200).forEach(function (row) {
+      var gold = agreement && row.source !== null ? agreement.bySource[row.source] : null;
+      var cells = [
+        h('td', { className: row.source === null ? 'faint' : '', text: sourceName(row) }),
+        h('td', { className: 'num', text: formatInteger(row.n) }),
+        h('td', { className: 'num', text: formatInteger(row.win) }),
+        h('td', { className: 'num', text: formatInteger(row.tie) }),
+        h('td', { className: 'num', text: formatInteger(row.loss) }),
+        h('td', { className: 'num', text: formatInteger(row.inconsistent) }),
+        h('td', { className: 'num', text: formatInteger(row.n_error + row.n_invalid) }),
+        h('td', { className: 'num', text: formatPercent(row.win_rate.value), title: shareText(row.win_rate) }),
+        h('td', { className: 'num', text: formatPercent(row.position_consistency.value), title: shareText(row.position_consistency) })
+      ];
+      if (agreement) {
+        cells.push(h('td', { className: 'num', text: gold ? formatScore(gold.accuracy.average) : '—' }));
+        cells.push(h('td', { className: 'num', text: gold ? formatScore(gold.positionalAgreement) : '—' }));
+      }
+      body.appendChild(h('tr', { className: 'clickable', data: { source: sourceName(row) }, on: { click: function () { explorer.filterBySource(row.source); } } }, cells));
+    });
+    var header = ['source', 'pairs', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'win rate', 'consistency'].concat(agreement ? ['accuracy (avg)', 'agreement'] : []);
+    container.appendChild(h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } }, [h('table', { className: 'data', data: { testid: 'sources-table' } }, [
+      h('thead', null, [h('tr', null, header.map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]),
+      body
+    ])]));
+    container.appendChild(h('div', { className: 'chart-note', text: 'Click a source to list its pairs.' + (summary.sourcesOmitted ? ' ' + formatInteger(summary.sourcesOmitted) + ' smaller sources are not listed.' : '') }));
+    section.appendChild(container);
+    return section;
+  }
+
+  // ---------------------------------------------------------------- pair table
+  function createPairExplorer() {
+    var ROW_HEIGHT = 40;
+    var state = { query: '', status: 'all', verdict: 'all', source: '', wrongOnly: false, sortKey: '', sortDirection: 1 };
+    var order = new Int32Array(0);
+    var selected = -1;
+    var explorer = { onOpen: null };
+    var idHaystack = null;
+    var textHaystack = new Array(count);
+
+    var columns = [
+      { key: 'id', label: 'Pair', width: 'minmax(150px, 2fr)' },
+      { key: 'winner', label: 'Verdict', width: '130px' },
+      { key: 'original', label: 'A shown first', width: '120px' }
+    ];
+    var hasSwapped = summary.swappedPairs > 0;
+    if (hasSwapped) columns.push({ key: 'swapped', label: 'B shown first', width: '120px' });
+    if (hasLabels) columns.push({ key: 'label', label: 'Gold', width: '96px' });
+    if (hasSources) columns.push({ key: 'source', label: 'Source', width: 'minmax(100px, 1.3fr)', narrowHidden: true });
+    columns.push({ key: 'status', label: 'Status', width: '76px' });
+    var template = columns.map(function (column) { return column.width; }).join(' ');
+
+    var searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, sources, prompts and responses', 'aria-label': 'Search pairs' } });
+    var toolbar = h('div', { className: 'explorer-toolbar' }, [
+      h('div', { className: 'search' }, [icon('search'), searchInput]),
+      tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { state.status = value; refresh(true); }),
+      tabs([{ value: 'all', label: 'Any verdict' }, { value: 'A', label: 'A better' }, { value: 'B', label: 'B better' }, { value: 'tie', label: 'Tie' }, { value: 'inconsistent', label: 'Inconsistent' }], 'all', function (value) { state.verdict = value; refresh(true); })
+    ]);
+    var sourceSelect = null;
+    if (hasSources) {
+      sourceSelect = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by source' } }, [h('option', { text: 'All sources', attrs: { value: '' } })]);
+      var sourceRefs = {};
+      pairs.sources.forEach(function (reference) { sourceRefs[reference] = true; });
+      Object.keys(sourceRefs).map(Number).sort(function (a, b) { return a < 0 ? 1 : b < 0 ? -1 : payload.strings[a] < payload.strings[b] ? -1 : 1; }).forEach(function (reference) {
+        sourceSelect.appendChild(h('option', { text: reference < 0 ? '(no source)' : payload.strings[reference], attrs: { value: 's' + reference } }));
+      });
+      sourceSelect.addEventListener('change', function () { state.source = sourceSelect.value; refresh(true); });
+      toolbar.appendChild(sourceSelect);
+    }
+    if (hasLabels) {
+      var wrongBox = h('input', { attrs: { type: 'checkbox' } });
+      wrongBox.addEventListener('change', function () { state.wrongOnly = wrongBox.checked; refresh(true); });
+      toolbar.appendChild(h('label', { className: 'toggle' }, [wrongBox, 'wrong vs gold only']));
+    }
+    var countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
+    toolbar.appendChild(countLabel);
+
+    var headerRow = h('div', { className: 'vtable-head', style: { 'grid-template-columns': template }, attrs: { role: 'row' } });
+    columns.forEach(function (column) {
+      var cell = h('div', { className: column.narrowHidden ? 'hide-narrow' : '', attrs: { role: 'columnheader' } });
+      cell.appendChild(h('button', { attrs: { type: 'button', title: 'sort by ' + column.label.toLowerCase() }, data: { sort: column.key }, on: { click: function () { sortBy(column.key); } } }, [column.label, h('span', { className: 'sort-indicator' })]));
+      headerRow.appendChild(cell);
+    });
+    var spacer = h('div', { className: 'vtable-spacer' });
+    var viewport = h('div', { className: 'vtable-viewport', attrs: { role: 'rowgroup', tabindex: '-1' } }, [spacer]);
+    var table = h('div', { className: 'vtable', attrs: { role: 'grid', 'aria-label': 'pairs' } }, [headerRow, viewport]);
+    var section = h('section', { className: 'section', attrs: { id: 'pairs' } }, [sectionHead('Pairs', 'click a pair to see the conversation, both responses and each order\'s verdict'), toolbar, table]);
+
+    var searchTimer = null;
+    searchInput.addEventListener('input', function () {
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(function () { state.query = searchInput.value.trim().toLowerCase(); refresh(true); }, 120);
+    });
+    var scheduled = false;
+    viewport.addEventListener('scroll', function () {
+      if (scheduled) return;
+      scheduled = true;
+      requestAnimationFrame(function () { scheduled = false; renderRows(); });
+    });
+    chunkListeners.push(function (chunk) {
+      for (var local = 0; local < chunk.responsesA.length; local += 1) {
+        var parts = [];
+        if (chunk.responsesA[local] >= 0) parts.push(chunk.strings[chunk.responsesA[local]]);
+        if (chunk.responsesB[local] >= 0) parts.push(chunk.strings[chunk.responsesB[local]]);
+        var prompt = chunk.prompts[local] || [];
+        for (var turn = 1; turn < prompt.length; turn += 2) parts.push(chunk.strings[prompt[turn]]);
+        textHaystack[chunk.firstPair + local] = parts.join('\n').toLowerCase();
+      }
+      if (state.query) refresh(false);
+    });
+
+    explorer.element = section;
+    explorer.mount = function () { refresh(true); };
+    explorer.order = function () { return order; };
+    explorer.select = function (index) { selected = index; renderRows(); };
+    explorer.filterBySource = function (source) {
+      if (!sourceSelect) return;
+      var reference = source === null ? -1 : payload.strings.indexOf(source);
+      sourceSelect.value = 's' + reference;
+      state.source = sourceSelect.value;
+      refresh(true);
+      section.scrollIntoView({ behavior: 'smooth', block: 'start' });
+    };
+    return explorer;
+
+    function matchesQuery(index, query) {
+      if (!idHaystack) {
+        idHaystack = new Array(count);
+        for (var each = 0; each < count; each += 1) idHaystack[each] = (pairs.ids[each] + ' ' + (pairs.sources[each] >= 0 ? payload.strings[pairs.sources[each]] : '')).toLowerCase();
+      }
+      return idHaystack[index].indexOf(query) >= 0 || (textHaystack[index] !== undefined && textHaystack[index].indexOf(query) >= 0);
+    }
+
+    function refresh(resetScroll) {
+      var statusCode = state.status === 'all' ? -1 : ITEM_STATUS_NAMES.indexOf(state.status);
+      var verdictCode = state.verdict === 'all' ? -9 : PAIR_VERDICT_NAMES.indexOf(state.verdict);
+      var sourceReference = state.source ? Number(state.source.slice(1)) : null;
+      var kept = new Int32Array(count);
+      var length = 0;
+      for (var index = 0; index < count; index += 1) {
+        if (statusCode >= 0 && pairs.status[index] !== statusCode) continue;
+        if (verdictCode !== -9 && pairs.winners[index] !== verdictCode) continue;
+        if (sourceReference !== null && pairs.sources[index] !== sourceReference) continue;
+        if (state.wrongOnly && !(pairs.labels[index] >= 0 && pairs.correct[index] === 0)) continue;
+        if (state.query && !matchesQuery(index, state.query)) continue;
+        kept[length++] = index;
+      }
+      order = kept.slice(0, length);
+      sortOrder();
+      spacer.style.height = Math.max(order.length * ROW_HEIGHT, 1) + 'px';
+      if (resetScroll) viewport.scrollTop = 0;
+      countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' pairs' + (state.query && !textStore.complete() ? ' (texts still loading)' : '');
+      document.documentElement.setAttribute('data-filtered', String(order.length));
+      renderRows();
+    }
+
+    function sortValue(key) {
+      if (key === 'winner') return function (index) { return pairs.winners[index]; };
+      if (key === 'original') return function (index) { return pairs.originalOrder[index]; };
+      if (key === 'swapped') return function (index) { return pairs.swappedOrder[index]; };
+      if (key === 'label') return function (index) { return pairs.labels[index] < 0 ? NaN : pairs.correct[index] * 10 + pairs.labels[index]; };
+      if (key === 'status') return function (index) { return pairs.status[index]; };
+      return null;
+    }
+
+    function sortOrder() {
+      if (!state.sortKey) return;
+      var direction = state.sortDirection;
+      var list = Array.from(order);
+      if (state.sortKey === 'id' || state.sortKey === 'source') {
+        var collator = new Intl.Collator(undefined, { numeric: true });
+        var text = state.sortKey === 'id' ? function (index) { return pairs.ids[index]; } : function (index) { return pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : ''; };
+        list.sort(function (left, right) { return direction * collator.compare(text(left), text(right)) || left - right; });
+      } else {
+        var valueOf = sortValue(state.sortKey);
+        list.sort(function (left, right) {
+          var a = valueOf(left), b = valueOf(right);
+          var aMissing = !isNumber(a), bMissing = !isNumber(b);
+          if (aMissing || bMissing) return aMissing === bMissing ? left - right : aMissing ? 1 : -1;
+          return direction * (a - b) || left - right;
+        });
+      }
+      order = Int32Array.from(list);
+    }
+
+    function sortBy(key) {
+      if (state.sortKey === key) {
+        if (state.sortDirection === 1) state.sortDirection = -1;
+        else { state.sortKey = ''; state.sortDirection = 1; }
+      } else {
+        state.sortKey = key;
+        state.sortDirection = 1;
+      }
+      headerRow.querySelectorAll('button[data-sort]').forEach(function (button) {
+        var indicator = button.querySelector('.sort-indicator');
+        indicator.textContent = '';
+        if (button.dataset.sort === state.sortKey) { button.setAttribute('data-sorted', state.sortDirection > 0 ? 'asc' : 'desc'); indicator.appendChild(icon(state.sortDirection > 0 ? 'up' : 'down')); }
+        else button.removeAttribute('data-sorted');
+      });
+      refresh(true);
+    }
+
+    function renderRows() {
+      var top = viewport.scrollTop;
+      var height = viewport.clientHeight || 600;
+      var first = Math.max(0, Math.floor(top / ROW_HEIGHT) - 8);
+      var last = Math.min(order.length, Math.ceil((top + height) / ROW_HEIGHT) + 8);
+      var fragment = document.createDocumentFragment();
+      for (var position = first; position < last; position += 1) fragment.appendChild(row(order[position], position));
+      spacer.textContent = '';
+      if (order.length === 0) spacer.appendChild(h('div', { className: 'empty-state', text: 'No pair matches these filters.' }));
+      spacer.appendChild(fragment);
+    }
+
+    function row(index, position) {
+      var element = h('div', {
+        className: 'vrow' + (index === selected ? ' selected' : ''),
+        attrs: { role: 'row', tabindex: '0' },
+        data: { index: index, pairId: pairs.ids[index] },
+        style: { top: position * ROW_HEIGHT + 'px', 'grid-template-columns': template },
+        on: {
+          click: function () { if (explorer.onOpen) explorer.onOpen(index); },
+          keydown: function (event) { if (event.key === 'Enter' && explorer.onOpen) explorer.onOpen(index); }
+        }
+      });
+      element.appendChild(h('div', { className: 'mono', text: pairs.ids[index], title: pairs.ids[index] }));
+      element.appendChild(h('div', null, [pairVerdictPill(rubricatePairVerdict(pairs.winners[index]), 'row-winner')]));
+      element.appendChild(h('div', null, [pairVerdictPill(rubricatePairVerdict(pairs.originalOrder[index]))]));
+      if (hasSwapped) element.appendChild(h('div', null, [pairVerdictPill(rubricatePairVerdict(pairs.swappedOrder[index]))]));
+      if (hasLabels) {
+        var label = pairs.labels[index];
+        element.appendChild(h('div', { className: 'num' }, label < 0 ? [h('span', { className: 'faint', text: '—' })] : [
+          h('span', { text: PAIR_VERDICT_NAMES[label] + ' ' }),
+          pairs.correct[index] === 1 ? h('span', { className: 'up', text: '✓', title: 'the verdict matches the label' }) : pairs.correct[index] === 0 ? h('span', { className: 'down', text: '✗', title: 'the verdict differs from the label' }) : h('span', { className: 'faint', text: '?' })
+        ]));
+      }
+      if (hasSources) element.appendChild(h('div', { className: 'hide-narrow muted', text: pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : '', title: pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : undefined }));
+      var status = ITEM_STATUS_NAMES[pairs.status[index]];
+      element.appendChild(h('div', null, [h('span', { className: 'pill ' + status, text: status })]));
+      return element;
+    }
+  }
+
+  // ---------------------------------------------------------------- pair drawer
+  function createPairDrawer(explorer) {
+    var backdrop = null, panel = null, currentIndex = -1, lastFocus = null;
+    document.addEventListener('keydown', function (event) {
+      if (currentIndex < 0) return;
+      if (event.key === 'Escape') close();
+      else if ((event.key === 'ArrowRight' || event.key === 'j') && !isTyping(event)) step(1);
+      else if ((event.key === 'ArrowLeft' || event.key === 'k') && !isTyping(event)) step(-1);
+    });
+    return { open: open, close: close, current: function () { return currentIndex; } };
+
+    function isTyping(event) { var tag = event.target && event.target.tagName; return tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA'; }
+
+    function step(direction) {
+      var order = explorer.order();
+      var position = Array.prototype.indexOf.call(order, currentIndex);
+      var next = position < 0 ? (order.length ? order[0] : -1) : order[position + direction];
+      if (next !== undefined && next >= 0) open(next);
+    }
+
+    function open(index) {
+      if (!panel) {
+        lastFocus = document.activeElement;
+        backdrop = h('div', { className: 'drawer-backdrop', on: { click: close } });
+        panel = h('aside', { className: 'drawer', attrs: { role: 'dialog', 'aria-modal': 'true', 'aria-label': 'pair details' }, data: { testid: 'pair-drawer' } });
+        document.body.appendChild(backdrop);
+        document.body.appendChild(panel);
+        requestAnimationFrame(function () { backdrop.classList.add('open'); panel.classList.add('open'); });
+        document.body.style.overflow = 'hidden';
+      }
+      currentIndex = index;
+      explorer.select(index);
+      var hash = '#pair=' + encodeURIComponent(pairs.ids[index]);
+      if (location.hash !== hash) history.replaceState(null, '', hash);
+      render();
+      if (!textStore.chunkFor(0, index)) textStore.loadFor(0, index).then(function () { if (currentIndex === index) render(); });
+    }
+
+    function close() {
+      if (!panel) return;
+      panel.remove(); backdrop.remove();
+      panel = null; backdrop = null; currentIndex = -1;
+      document.body.style.overflow = '';
+      explorer.select(-1);
+      if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+      if (lastFocus && lastFocus.focus) lastFocus.focus();
+    }
+
+    function render() {
+      var index = currentIndex;
+      var chunk = textStore.chunkFor(0, index);
+      var pair = rubricateDecodePair(payload, chunk, index);
+      panel.textContent = '';
+      panel.setAttribute('data-pair-id', pair.id);
+      panel.setAttribute('data-texts', chunk ? 'loaded' : 'loading');
+      var order = explorer.order();
+      var position = Array.prototype.indexOf.call(order, index);
+
+      var title = h('div', { className: 'drawer-title' }, [
+        h('h2', { text: pair.id, data: { testid: 'drawer-id' } }),
+        h('div', { className: 'meta' }, [
+          h('span', { className: 'pill ' + pair.status, text: pair.status }),
+          h('span', { className: 'num', text: 'line ' + pair.line }),
+          pair.source !== undefined ? h('span', null, ['source ', h('span', { className: 'mono', text: pair.source })]) : null,
+          pair.label !== undefined ? h('span', { data: { testid: 'drawer-label' } }, ['gold ', h('b', { text: pair.label }), pair.correct === true ? h('span', { className: 'up', text: ' ✓ matches' }) : pair.correct === false ? h('span', { className: 'down', text: ' ✗ differs' }) : null]) : null,
+          position >= 0 ? h('span', { className: 'num faint', text: (position + 1) + ' of ' + formatInteger(order.length) }) : null
+        ])
+      ]);
+      var verdictBlock = h('div', { className: 'drawer-score' }, [
+        h('div', { className: 'faint', text: 'verdict' }),
+        h('div', null, [pairVerdictPill(pair.winner, 'drawer-winner')]),
+        h('div', { className: 'muted', text: pair.consistent === true ? 'same in both orders' : pair.consistent === false ? 'the orders disagree' : pair.orders.ba === undefined ? 'one order judged' : '' })
+      ]);
+      var actions = h('div', { className: 'drawer-actions' }, [
+        h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'previous pair', title: 'previous (←)' }, on: { click: function () { step(-1); } } }, [icon('up')]),
+        h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'next pair', title: 'next (→)' }, on: { click: function () { step(1); } } }, [icon('down')]),
+        h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'close', title: 'close (Esc)' }, data: { testid: 'drawer-close' }, on: { click: close } }, [icon('close')])
+      ]);
+      panel.appendChild(h('div', { className: 'drawer-header' }, [title, verdictBlock, actions]));
+
+      var body = h('div', { className: 'pair-drawer-body' });
+      panel.appendChild(body);
+      if (pair.error) body.appendChild(h('div', { className: 'callout error' }, [h('b', { text: pair.error.code + ': ' }), pair.error.message]));
+
+      if (!chunk) {
+        body.appendChild(h('div', { className: 'loading', style: { 'min-height': '120px' } }, [h('div', { className: 'spinner' }), h('div', { text: 'Loading texts…' })]));
+      } else {
+        body.appendChild(h('div', { className: 'block-title', text: 'Conversation' }));
+        if (pair.prompt.length === 0) body.appendChild(h('div', { className: 'callout info', text: 'The prompt was not stored (compared with --no-text).' }));
+        pair.prompt.forEach(function (message) {
+          body.appendChild(h('div', { className: 'message ' + (['user', 'assistant', 'system'].indexOf(message.role) >= 0 ? message.role : 'user') }, [
+            h('div', { className: 'message-role', text: message.role }),
+            h('div', { className: 'text-body', text: message.content })
+          ]));
+        });
+        body.appendChild(h('div', { className: 'block-title', text: 'Responses' }));
+        body.appendChild(h('div', { className: 'pair-responses' }, [responseBox('A', pair.response_a, pair.winner), responseBox('B', pair.response_b, pair.winner)]));
+      }
+
+      // Verdicts after the texts they judge; responses are height-capped so the verdicts stay close.
+      body.appendChild(h('div', { className: 'block-title', text: 'Verdicts' }));
+      var list = h('div', { data: { testid: 'comparisons' } });
+      var all = (pair.overall ? [pair.overall] : []).concat(pair.criteria);
+      all.forEach(function (comparison) { list.appendChild(comparisonCard(comparison, comparison === pair.overall, Boolean(chunk))); });
+      if (all.length === 0) list.appendChild(h('div', { className: 'callout info', text: 'No comparison: the pair could not be read.' }));
+      body.appendChild(list);
+      var closeButton = panel.querySelector('[data-testid="drawer-close"]');
+      if (closeButton && document.activeElement === document.body) closeButton.focus({ preventScroll: true });
+    }
+
+    function responseBox(name, text, winner) {
+      var box = h('div', { className: 'response-box pair-response' + (winner === name ? ' preferred' : '') }, [
+        h('div', { className: 'pair-response-head' }, [h('b', { text: 'Response ' + name }), winner === name ? h('span', { className: 'verdict ' + (name === 'A' ? 'pair-a' : 'pair-b'), text: 'preferred' }) : null])
+      ]);
+      if (text === null) box.appendChild(h('div', { className: 'callout info', text: 'Not stored (compared with --no-text).' }));
+      else box.appendChild(h('div', { className: 'text-body pair-response-text', text: text, data: { testid: 'response-' + name.toLowerCase() } }));
+      return box;
+    }
+
+    function comparisonCard(comparison, isOverall, textsLoaded) {
+      var element = h('div', { className: 'pair-comparison', data: { testid: 'comparison', comparisonId: comparison.id, winner: pairVerdictLook(comparison.winner).key } }, [
+        h('div', { className: 'pair-comparison-head' }, [
+          h('div', { className: 'pair-comparison-title' }, [
+            h('div', { className: 'faint', text: isOverall ? 'Overall' : 'Criterion ' + comparison.id }),
+            h('div', { className: 'criterion-text', text: comparison.text, data: { testid: 'comparison-text' } })
+          ]),
+          pairVerdictPill(comparison.winner, 'comparison-verdict')
+        ])
+      ]);
+      [{ key: 'ab', label: 'Original order', note: 'A shown first (as response 1)' }, { key: 'ba', label: 'Swapped order', note: 'B shown first (as response 1)' }].forEach(function (order) {
+        var verdict = comparison.orders[order.key];
+        // An order that was never judged (--no-swap) has nothing to show.
+        if (verdict === undefined) return;
+        var explanation = comparison.explanations ? comparison.explanations[order.key] : undefined;
+        var row = h('div', { className: 'order-row', data: { order: order.key } }, [
+          h('div', { className: 'order-label' }, [h('b', { text: order.label }), h('span', { className: 'faint', text: order.note })]),
+          pairVerdictPill(verdict, 'order-verdict')
+        ]);
+        if (explanation !== undefined) row.appendChild(h('div', { className: 'explanation', text: explanation, data: { testid: 'order-explanation' } }));
+        else if (!textsLoaded && verdict) row.appendChild(h('div', { className: 'explanation faint', text: 'loading explanation…' }));
+        element.appendChild(row);
+      });
+      if (comparison.error) element.appendChild(h('div', { className: 'callout error' }, [h('b', { text: comparison.error.code + ': ' }), comparison.error.message]));
+      return element;
+    }
+  }
+}
+`;
