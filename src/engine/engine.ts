@@ -17,6 +17,7 @@ import { AdaptiveLimiter } from './limiter.js';
 import type { ReplyStore } from './reply-store.js';
 import { requestKey } from './request-key.js';
 import { addReplyUsage, emptyUsage, type Usage } from './usage.js';
+import { sleep } from '../util/sleep.js';
 
 export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome;
 
@@ -464,21 +465,6 @@ export class GradingEngine {
   }
 }
 
-function sleep(milliseconds: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (milliseconds <= 0) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(done, milliseconds);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
 
 function withAttempts(error: RubricateError, attempts: number): SerializedError {
   const serialized = error.toJSON();

@@ -11,6 +11,7 @@ import { RubricateError, toRubricateError } from '../errors.js';
 import { extractJson } from '../grading/parse.js';
 import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
 import { seededRandom } from '../util/random.js';
+import { sleep } from '../util/sleep.js';
 
 export type ReadResult<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -134,19 +135,3 @@ function retryDelay(attempt: number, error: RubricateError, options: Pick<Genera
   return exponential * (0.5 + jitter() * 0.5);
 }
 
-function sleep(milliseconds: number, outer?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (milliseconds <= 0 || outer?.aborted) {
-      resolve();
-      return;
-    }
-    const signal = outer ? AbortSignal.any([outer]) : undefined;
-    const timer = setTimeout(done, milliseconds);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}

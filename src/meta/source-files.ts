@@ -1,26 +1,11 @@
 /**
  * Reading helpers shared by the published-judge readers and the pairwise importers.
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { RubricateError } from '../errors.js';
+import { readJsonFile } from '../rubric/formats/shared.js';
 import type { PairwiseImportRecord } from '../rubric/formats/types.js';
 import { safeParseJson } from '../util/json.js';
-
-/** Reads a whole JSON file (array files must be read whole). Missing or malformed → INPUT_INVALID naming the file. */
-export async function readJsonFile(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new RubricateError('INPUT_INVALID', code === 'ENOENT' ? 'file not found' : `cannot read file: ${(error as Error).message}`, { file }, { cause: error });
-  }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const parsed = safeParseJson(text);
-  if (!parsed.ok) throw new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file });
-  return parsed.value;
-}
 
 /** Reads a JSON file whose top level must be an array. */
 export async function readJsonArrayFile(file: string): Promise<unknown[]> {

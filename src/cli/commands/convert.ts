@@ -2,44 +2,23 @@ import type { Command } from 'commander';
 import { JsonLinesWriter } from '../../util/files.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { getItemImporter, getResultsImporter, itemImporters, resultsImporters } from '../../rubric/formats/index.js';
-import type { ImportOptions } from '../../rubric/formats/types.js';
 import { RubricateError, exitCodes } from '../../errors.js';
-import { loadRubrics } from '../rubrics-file.js';
+import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
 
-interface ConvertFlags {
-  format: string;
-  input: string;
+interface ConvertFlags extends InputFlags {
   out: string;
-  responses?: string;
-  responseFrom?: string;
-  rubrics?: string;
-  examples?: string;
 }
 
 export function registerConvertCommand(program: Command, context: CommandContext): void {
-  program
-    .command('convert')
-    .description('convert a benchmark file to canonical items JSONL (or graded results, for results formats)')
-    .requiredOption('--format <name>', 'input format')
-    .requiredOption('--input <file>', 'input file')
-    .requiredOption('--out <file>', 'output JSONL')
-    .option('--responses <file>', 'responses JSONL to join onto the examples')
-    .option('--response-from <source>', 'healthbench: "ideal" completions as responses')
-    .option('--rubrics <file>', 'rubrics by id for items that give rubric_id')
-    .option('--examples <file>', 'examples file to take item tags from (simple-evals)')
-    .action(async (flags: ConvertFlags) => {
-      context.exitCode = await runConvert(flags, context);
-    });
+  const command = program.command('convert').description('convert a benchmark file to canonical items JSONL (or graded results, for results formats)');
+  addInputOptions(command, { formatHelp: `input format (${[...itemImporters.keys(), ...resultsImporters.keys()].join(', ')})`, responseFromVerb: 'use' });
+  command.requiredOption('--out <file>', 'output JSONL').action(async (flags: ConvertFlags) => {
+    context.exitCode = await runConvert(flags, context);
+  });
 }
 
 async function runConvert(flags: ConvertFlags, context: CommandContext): Promise<number> {
-  const options: ImportOptions = {
-    responses: flags.responses,
-    responseFrom: flags.responseFrom,
-    examples: flags.examples,
-    onWarning: (message) => context.stderr(`warning: ${message}`),
-  };
-  if (flags.rubrics) options.rubrics = await loadRubrics(flags.rubrics);
+  const options = await importOptionsFrom(flags, context);
   const writer = new JsonLinesWriter(flags.out);
   let written = 0;
   let invalid = 0;

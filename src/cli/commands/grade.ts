@@ -4,21 +4,14 @@ import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeF
 import { countLines, ProgressReporter } from '../progress.js';
 import { Grader } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
-import { getItemImporter } from '../../rubric/formats/index.js';
-import type { ImportOptions } from '../../rubric/formats/types.js';
+import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
+import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { exitCodes } from '../../errors.js';
-import { loadRubrics } from '../rubrics-file.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 
-interface GradeFlags extends JudgeFlags {
-  format: string;
-  input: string;
-  responses?: string;
-  responseFrom?: string;
-  rubrics?: string;
-  examples?: string;
+interface GradeFlags extends JudgeFlags, InputFlags {
   out: string;
   metrics?: string;
   scoring?: string;
@@ -31,15 +24,9 @@ interface GradeFlags extends JudgeFlags {
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
-  const command = program
-    .command('grade')
-    .description('grade responses against their rubrics and write one result line per item')
-    .option('--format <name>', 'input format (items, healthbench, researchrubrics, rar, rubrichub, drb2, advancedif, biggen, ifeval)', 'items')
-    .requiredOption('--input <file>', 'input file')
-    .option('--responses <file>', 'responses JSONL joined onto the examples (formats that carry no responses)')
-    .option('--response-from <source>', 'healthbench: grade the physicians\' ideal completions ("ideal")')
-    .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) for items that give rubric_id')
-    .option('--examples <file>', 'examples file to take item tags from')
+  const command = program.command('grade').description('grade responses against their rubrics and write one result line per item');
+  addInputOptions(command, { formatHelp: `input format (${[...itemImporters.keys()].join(', ')})`, responseFromVerb: 'grade' });
+  command
     .option('--out <file>', 'results JSONL', 'results.jsonl')
     .option('--metrics <file>', 'write aggregate metrics JSON here')
     .option('--scoring <name>', 'scoring: healthbench, weighted_mean, normalized, compliance, ifeval, profbench, … (default: the format\'s own)')
@@ -58,17 +45,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
 async function runGrade(flags: GradeFlags, context: CommandContext): Promise<number> {
   const importer = getItemImporter(flags.format);
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
-  const warnings: string[] = [];
-  const importOptions: ImportOptions = {
-    responses: flags.responses,
-    responseFrom: flags.responseFrom,
-    examples: flags.examples,
-    onWarning: (message) => {
-      warnings.push(message);
-      context.stderr(`warning: ${message}`);
-    },
-  };
-  if (flags.rubrics) importOptions.rubrics = await loadRubrics(flags.rubrics);
+  const importOptions = await importOptionsFrom(flags, context);
 
   const judges = await buildJudges(flags);
   const judge = judges[0];

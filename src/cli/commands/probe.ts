@@ -12,21 +12,14 @@ import { parseProbeList, runProbes, sampleItems } from '../../meta/probes/runner
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { Grader } from '../../pipeline/grader.js';
 import { getItemImporter } from '../../rubric/formats/index.js';
-import type { ImportOptions } from '../../rubric/formats/types.js';
 import type { Item } from '../../rubric/schema.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
 import { writeFileAtomic } from '../../util/files.js';
 import { ProgressReporter } from '../progress.js';
-import { loadRubrics } from '../rubrics-file.js';
+import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
 
-interface ProbeFlags extends JudgeFlags {
-  format: string;
-  input: string;
-  responses?: string;
-  responseFrom?: string;
-  rubrics?: string;
-  examples?: string;
+interface ProbeFlags extends JudgeFlags, InputFlags {
   out: string;
   probes: string;
   items?: number;
@@ -54,13 +47,9 @@ function parseConfidence(value: string): number {
 export function registerProbeCommand(program: Command, context: CommandContext): void {
   const command = program
     .command('probe')
-    .description('robustness probes: grade responses and perturbed copies with the same judge, and report score drift and verdict flips')
-    .option('--format <name>', 'input format (as for grade)', 'items')
-    .requiredOption('--input <file>', 'input file')
-    .option('--responses <file>', 'responses JSONL joined onto the examples (formats that carry no responses)')
-    .option('--response-from <source>', 'healthbench: probe the physicians\u2019 ideal completions ("ideal")')
-    .option('--rubrics <file>', 'rubrics for items that give rubric_id')
-    .option('--examples <file>', 'examples file to take item tags from')
+    .description('robustness probes: grade responses and perturbed copies with the same judge, and report score drift and verdict flips');
+  addInputOptions(command, { formatHelp: 'input format (as for grade)', responseFromVerb: 'probe' });
+  command
     .requiredOption('--out <file>', 'probe report JSON')
     .option('--probes <list>', 'comma-separated subset of the probes', probeNames.join(','))
     // Not --samples: that is the judges' self-consistency option, shared with grade.
@@ -81,13 +70,7 @@ export function registerProbeCommand(program: Command, context: CommandContext):
 async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Promise<number> {
   const probes = parseProbeList(flags.probes);
   const importer = getItemImporter(flags.format);
-  const importOptions: ImportOptions = {
-    responses: flags.responses,
-    responseFrom: flags.responseFrom,
-    examples: flags.examples,
-    onWarning: (message) => context.stderr(`warning: ${message}`),
-  };
-  if (flags.rubrics) importOptions.rubrics = await loadRubrics(flags.rubrics);
+  const importOptions = await importOptionsFrom(flags, context);
 
   let invalid = 0;
   async function* validItems(): AsyncGenerator<Item> {

@@ -16,8 +16,8 @@ interface ReportFlags {
 export function registerReportCommand(program: Command, context: CommandContext): void {
   program
     .command('report')
-    .description('write a self-contained HTML report (or a Markdown summary) of a results file or a meta-evaluation report')
-    .requiredOption('--input <file>', 'results JSONL, or a meta-evaluation report JSON (detected by content)')
+    .description('write a self-contained HTML report (or a Markdown summary) of a results file, a compare file or a meta-evaluation report')
+    .requiredOption('--input <file>', 'results JSONL, compare JSONL, or a meta-evaluation report JSON (detected by content)')
     .option('--compare <file>', 'baseline results to compare with: items matched by id, Δ = input − compare')
     .addOption(new Option('--format <format>', 'html or md (default: md when --out ends in .md, else html)').choices(['html', 'md']))
     .requiredOption('--out <file>', 'report file; "-" prints a Markdown summary to stdout')
