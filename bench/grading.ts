@@ -146,7 +146,7 @@ export function prepareCachedItems(directory: string, count: number, criteria: n
     (function* () {
       for (const line of lines) {
         const item = normalizeItem(JSON.parse(line));
-        for (const task of strategy.plan(item, item.rubric.criteria)) yield [requestKey(provenance, task.templateVersion, task.request), reply] as [string, typeof reply];
+        for (const task of strategy.plan(item, item.rubric.criteria)) yield [requestKey(provenance, task.templateVersion, task.request, 0, task.keyMaterial), reply] as [string, typeof reply];
       }
     })(),
   );

@@ -12,7 +12,7 @@ import { formatMarkdownTable, formatTable } from './support/table.js';
 
 type Row = Record<string, unknown>;
 
-const defaultOrder = ['overhead', 'overhead-fast', 'healthbench', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'report'];
+const defaultOrder = ['overhead', 'cpu', 'healthbench', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'report'];
 
 function round(value: unknown, digits = 3): string | number {
   if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   }
 
   const gradingRows: Row[] = [];
-  for (const name of ['overhead', 'overhead-fast', 'healthbench', 'ratelimited', 'promptfoo']) {
+  for (const name of ['overhead', 'overhead-fast', 'bare-client', 'healthbench', 'ratelimited', 'promptfoo']) {
     const value = results[name];
     if (value === undefined) continue;
     for (const row of Array.isArray(value) ? value : [value]) gradingRows.push(row as Row);
@@ -101,6 +101,13 @@ async function main(): Promise<void> {
   if (overhead) {
     ratios.push({ comparison: 'overhead: wall ÷ judge-bound ideal', ratio: round(overhead.overhead_ratio, 3), target: '≤ 1.05' });
     ratios.push({ comparison: 'overhead: grader CPU ms per judge call', ratio: round(overhead.cpu_ms_per_call, 3), target: '≤ 0.6' });
+  }
+  const cpu = results.cpu as Record<string, number> | undefined;
+  if (cpu && typeof cpu.rubricate_3000 === 'number') {
+    ratios.push({ comparison: 'CPU ms/call at 3,000 calls (incl. warm-up), 5 ms judge', ratio: round(cpu.rubricate_3000, 3), target: '≤ 0.6' });
+    ratios.push({ comparison: 'CPU ms/call marginal (12,000 − 3,000 calls)', ratio: round(cpu.rubricate_marginal, 3), target: '' });
+    ratios.push({ comparison: 'CPU ms/call, bare node:http client, same requests', ratio: round(cpu.bare_client_3000, 3), target: '' });
+    ratios.push({ comparison: 'one-time warm-up CPU, s', ratio: round(cpu.warmup_cpu_s, 2), target: '' });
   }
   const limited = find('ratelimited');
   if (limited) ratios.push({ comparison: 'ratelimited: wall ÷ capacity-bound ideal (failed items)', ratio: `${round(limited.overhead_ratio, 3)} (${limited.items_error})`, target: 'failed 0' });

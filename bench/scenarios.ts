@@ -3,13 +3,16 @@
  * bench/scenarios.ts NAME` prints one JSON object on its last stdout line.
  */
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SqliteReplyStore } from '../src/engine/reply-store.js';
 import { createOpenAICompatibleJudge } from '../src/judges/openai/openai-judge.js';
 import { gradeFile } from '../src/pipeline/grade-file.js';
-import { Grader } from '../src/pipeline/grader.js';
+import { defaultSampling, Grader } from '../src/pipeline/grader.js';
+import { createPerCriterionStrategy } from '../src/grading/strategies.js';
+import { normalizeItem } from '../src/rubric/normalize.js';
 import { getItemImporter } from '../src/rubric/formats/index.js';
 import { healthbenchItems, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';
 import { runHealthBenchLayout } from './reference-layout/index.js';
@@ -39,16 +42,86 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return row;
   },
 
+  /**
+   * The grader's CPU per judge call, median of three cold processes each: at 3,000 calls
+   * (as in `overhead`) and at 12,000 calls, whose difference gives the marginal cost per
+   * call without the one-time warm-up (module compilation, JIT), next to a bare client.
+   */
+  async cpu() {
+    const median = (values: number[]) => values.slice().sort((left, right) => left - right)[Math.floor(values.length / 2)];
+    const runs = async (args: string[], env: Record<string, string> = {}) => {
+      const values: Array<{ cpu_ms_per_call: number; calls: number }> = [];
+      for (let run = 0; run < 3; run += 1) values.push((await runChild(args, env)) as { cpu_ms_per_call: number; calls: number });
+      return median(values.map((value) => value.cpu_ms_per_call));
+    };
+    const bare = await runs(['bare-client']);
+    const small = await runs(['overhead-fast']);
+    const large = await runs(['overhead-fast'], { OVERHEAD_ITEMS: '1200' });
+    const marginal = (large * 12000 - small * 3000) / 9000;
+    return {
+      scenario: 'cpu per call (5 ms judge, medians of 3)',
+      bare_client_3000: bare,
+      rubricate_3000: small,
+      rubricate_12000: large,
+      rubricate_marginal: marginal,
+      warmup_cpu_s: ((small - marginal) * 3000) / 1000,
+    };
+  },
+
   /** The same workload with a 5 ms judge: the grader's own CPU becomes visible. */
   async 'overhead-fast'() {
     const { stats: _stats, ...row } = await runGradingScenario({
       name: 'overhead-fast',
-      items: syntheticItems(300, 10),
+      items: syntheticItems(Number(process.env.OVERHEAD_ITEMS ?? 300), 10),
       simulator: { fixedMs: 5 },
       grader: { concurrency: 64 },
       note: 'same, 5 ms judge: CPU-bound',
     });
     return row;
+  },
+
+  /**
+   * Reference point for the grader's CPU: a bare keep-alive node:http client sending the
+   * same 3,000 requests (bodies built by rubricate's own strategy, then frozen) to the same
+   * simulator and parsing the verdicts, with nothing else: no cache, retries or results.
+   */
+  async 'bare-client'() {
+    const items = syntheticItems(300, 10).map((line) => normalizeItem(JSON.parse(line)));
+    const strategy = createPerCriterionStrategy({ sampling: defaultSampling });
+    const bodies = items.flatMap((item) => strategy.plan(item, item.rubric.criteria)).map((task) =>
+      JSON.stringify({ model: 'simulated-judge', messages: task.request.messages, temperature: 0, max_tokens: 1024, response_format: { type: 'json_schema', json_schema: { name: task.request.output!.name, schema: task.request.output!.schema, strict: true } } }),
+    );
+    const fixedMs = Number(process.env.BARE_LATENCY_MS ?? 5);
+    const simulator = await startSimulatorProcess({ fixedMs });
+    try {
+      const target = new URL(`${simulator.url}/chat/completions`);
+      const agent = new http.Agent({ keepAlive: true });
+      const send = (body: string) =>
+        new Promise<void>((resolvePromise, reject) => {
+          const outgoing = http.request({ hostname: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (incoming) => {
+            const chunks: Buffer[] = [];
+            incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+            incoming.on('end', () => {
+              const completion = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { choices: Array<{ message: { content: string } }> };
+              JSON.parse(completion.choices[0].message.content);
+              resolvePromise();
+            });
+          });
+          outgoing.on('error', reject);
+          outgoing.end(body);
+        });
+      const cpuBefore = process.cpuUsage();
+      const started = performance.now();
+      let next = 0;
+      await Promise.all(Array.from({ length: 64 }, async () => {
+        while (next < bodies.length) await send(bodies[next++]);
+      }));
+      const cpu = process.cpuUsage(cpuBefore);
+      agent.destroy();
+      return { scenario: 'bare node:http client', wall_s: (performance.now() - started) / 1000, ideal_s: null, overhead_ratio: null, calls: bodies.length, criteria: bodies.length, input_tokens_per_criterion: null, cached_input_share: null, output_tokens: null, peak_rss_mb: peakRssBytes() / 1e6, cpu_ms_per_call: (cpu.user + cpu.system) / 1000 / bodies.length, items_ok: null, items_error: null, note: `reference: same requests, bare keep-alive client, ${fixedMs} ms judge; user ${(cpu.user / 1000 / bodies.length).toFixed(3)} sys ${(cpu.system / 1000 / bodies.length).toFixed(3)}` };
+    } finally {
+      await simulator.stop();
+    }
   },
 
   async healthbench() {
@@ -240,9 +313,9 @@ async function timedCli(args: string[]): Promise<{ wallMs: number; cpuMs: number
   return { wallMs, cpuMs: times.childrenUserMs + times.childrenSystemMs };
 }
 
-export function runChild(args: string[]): Promise<unknown> {
+export function runChild(args: string[], env: Record<string, string> = {}): Promise<unknown> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(process.cwd(), 'bench/scenarios.ts'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', resolve(process.cwd(), 'bench/scenarios.ts'), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.on('close', (code) => {

@@ -18,7 +18,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -122,7 +122,8 @@ async function runJudge(config: JudgeConfig): Promise<void> {
 // Load generator (`--load`).
 
 interface LoadConfig {
-  url: string;
+  /** Servers to load; closed-loop client i talks to urls[i mod n], open-loop requests alternate. */
+  urls: string[];
   mode: 'closed' | 'open';
   /** Closed loop: clients, each sending its next request when the previous is answered. */
   concurrency?: number;
@@ -157,7 +158,7 @@ function percentile(sorted: number[], fraction: number): number {
 }
 
 async function runLoad(config: LoadConfig): Promise<void> {
-  const target = new URL('/v1/score', config.url);
+  const targets = config.urls.map((url) => new URL('/v1/score', url));
   const agent = new http.Agent({ keepAlive: true, maxSockets: config.mode === 'closed' ? (config.concurrency ?? 64) : (config.connections ?? 256) });
   // Bodies are built before the clock starts (a few MB), unless there are too many.
   const planned = config.mode === 'closed' ? config.distinctItems : Math.ceil(((config.rate ?? 100) * config.durationMs) / 1000);
@@ -171,7 +172,7 @@ async function runLoad(config: LoadConfig): Promise<void> {
   const warmupEnd = started + (config.warmupMs ?? 0);
   const end = started + config.durationMs;
 
-  const send = (index: number) =>
+  const send = (index: number, target: URL) =>
     new Promise<void>((resolve) => {
       const body = bodyOf(index);
       const sentAt = performance.now();
@@ -203,11 +204,12 @@ async function runLoad(config: LoadConfig): Promise<void> {
   if (config.mode === 'closed') {
     let next = 0;
     await Promise.all(
-      Array.from({ length: config.concurrency ?? 64 }, async () => {
+      Array.from({ length: config.concurrency ?? 64 }, async (_, client) => {
+        const target = targets[client % targets.length];
         while (performance.now() < end) {
           const index = config.firstIndex + (next % config.distinctItems);
           next += 1;
-          await send(index);
+          await send(index, target);
         }
       }),
     );
@@ -217,7 +219,10 @@ async function runLoad(config: LoadConfig): Promise<void> {
     let index = config.firstIndex;
     while (performance.now() < end) {
       const due = Math.floor(((performance.now() - started) / 1000) * rate);
-      while (index - config.firstIndex < due) pending.push(send(index++));
+      while (index - config.firstIndex < due) {
+        pending.push(send(index, targets[index % targets.length]));
+        index += 1;
+      }
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     await Promise.all(pending);
@@ -333,11 +338,15 @@ async function counter(url: string, name: string, labels = ''): Promise<number> 
   return total;
 }
 
-function peakRssMb(pid: number): number {
+function statusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
+  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status);
   return match ? Math.round(Number(match[1]) / 102.4) / 10 : Number.NaN;
 }
+
+/** Peak resident memory of a process (VmHWM), in MB. */
+const peakRssMb = (pid: number) => statusMb(pid, 'VmHWM');
+const residentMb = (pid: number) => statusMb(pid, 'VmRSS');
 
 /** CPU time (user + system) a process has used, in milliseconds, from /proc/<pid>/stat (clock ticks of 10 ms). */
 function processCpuMs(pid: number): number {
@@ -360,14 +369,15 @@ interface Window {
   serverCpuMs: number;
 }
 
-async function measureWindow(serverUrl: string, serverPid: number, counterName: string, labels: string, settleMs: number, lengthMs: number): Promise<Window> {
+async function measureWindow(servers: ReadonlyArray<{ url: string; pid: number }>, counterName: string, labels: string, settleMs: number, lengthMs: number): Promise<Window> {
   await sleep(settleMs);
+  const sum = async (read: (server: { url: string; pid: number }) => Promise<number> | number) => (await Promise.all(servers.map(read))).reduce((total, value) => total + value, 0);
   const startedAt = performance.now();
-  const countStart = await counter(serverUrl, counterName, labels);
-  const cpuStart = processCpuMs(serverPid);
+  const countStart = await sum((server) => counter(server.url, counterName, labels));
+  const cpuStart = await sum((server) => processCpuMs(server.pid));
   await sleep(lengthMs);
-  const countEnd = await counter(serverUrl, counterName, labels);
-  const cpuEnd = processCpuMs(serverPid);
+  const countEnd = await sum((server) => counter(server.url, counterName, labels));
+  const cpuEnd = await sum((server) => processCpuMs(server.pid));
   return { seconds: (performance.now() - startedAt) / 1000, counted: countEnd - countStart, serverCpuMs: cpuEnd - cpuStart };
 }
 
@@ -377,23 +387,32 @@ export interface ServerBenchmarkOptions {
   /** Seconds of load per phase (default 10). */
   loadSeconds?: number;
   phases?: readonly ServerBenchmarkPhase[];
+  /** Connections of the overload client (default 512: twice the admission queue of 256). */
+  overloadConnections?: number;
+}
+
+export interface CachedResult {
+  replicas: number;
+  clients: number;
+  rewardsPerSecond: number;
+  latencyMs: LoadReport['latencyMs'];
+  /** Server CPU per reward, and rewards per second of server CPU: the figure other processes on the machine do not move. */
+  serverCpuMsPerReward: number;
+  rewardsPerServerCpuSecond: number;
+  /** Cores the server processes used during the window (GC threads can take it above 1 per process). */
+  serverCoreShare: number;
+  judgeCallsDuringLoad: number;
+  failedRequests: number;
+  targets: { rewardsPerSecond: number; p99Ms: number };
+  met: boolean;
 }
 
 export interface ServerBenchmarkResult {
-  cached?: {
-    clients: number;
-    rewardsPerSecond: number;
-    latencyMs: LoadReport['latencyMs'];
-    /** Server CPU per reward, and rewards per second of server CPU: the figure other processes on the machine do not move. */
-    serverCpuMsPerReward: number;
-    rewardsPerServerCpuSecond: number;
-    /** Share of one core the server got during the window. */
-    serverCoreShare: number;
-    judgeCallsDuringLoad: number;
-    failedRequests: number;
-    targets: { rewardsPerSecond: number; p99Ms: number };
-    met: boolean;
-  };
+  /** `build` when bin/rubricate.js runs dist/ (RUBRICATE_USE_BUILD=1), else `source` (TypeScript through tsx, more memory). */
+  serverMode: 'build' | 'source';
+  /** (a) with one `serve` process, and with two sharing the cache file. */
+  cached?: CachedResult;
+  cachedTwoReplicas?: CachedResult;
   judgeBound?: {
     judgeLatencyMs: number;
     judgeCapacity: number;
@@ -407,6 +426,8 @@ export interface ServerBenchmarkResult {
   overload?: {
     offeredRequestsPerSecond: number;
     capacityItemsPerSecond: number;
+    clientConnections: number;
+    admissionQueue: number;
     sent: number;
     answered: number;
     refusedWithRetryAfter: number;
@@ -417,6 +438,8 @@ export interface ServerBenchmarkResult {
     networkErrorCodes: Record<string, number>;
     serverAlive: boolean;
     cleanShutdown: boolean;
+    /** Resident memory of the idle server before the load (the baseline inside the peak). */
+    serverIdleRssMb: number;
     serverPeakRssMb: number;
     met: boolean;
   };
@@ -433,45 +456,62 @@ export async function runServerBenchmark(options: ServerBenchmarkOptions = {}): 
   const phases = new Set(options.phases ?? ['cached', 'judge', 'overload']);
   const children: Child[] = [];
   const cacheDirectory = mkdtempSync(path.join(tmpdir(), 'rubricate-bench-server-'));
-  const result: ServerBenchmarkResult = { loadAverageAtStart: round(loadavg()[0], 2), seconds: 0 };
+  const serverMode = process.env.RUBRICATE_USE_BUILD === '1' && existsSync(path.join(projectRoot, 'dist', 'cli', 'main.js')) ? 'build' : 'source';
+  const result: ServerBenchmarkResult = { serverMode, loadAverageAtStart: round(loadavg()[0], 2), seconds: 0 };
   const settleMs = 4000;
   try {
     if (phases.has('cached')) {
-      // (a) Cached verdicts: warm the reply cache through the server, then measure on it.
+      // (a) Cached verdicts: warm the reply cache through a server, then measure on it, with one
+      // replica (one core), and with two replicas sharing the cache file (the documented way to
+      // use two cores).
       const fastJudge = await startJudgeProcess({ latencyMs: 1, capacity: 1024 });
       children.push(fastJudge.child);
-      const server = await startServeProcess(fastJudge.url, ['--cache', path.join(cacheDirectory, 'replies.sqlite'), '--concurrency', '256']);
-      children.push(server.child);
+      const cacheFile = path.join(cacheDirectory, 'replies.sqlite');
       const distinct = 1024;
-      for (let start = 0; start < distinct; start += 64) {
-        const items = Array.from({ length: 64 }, (_, offset) => benchItem(start + offset));
-        const warmed = await fetch(`${server.url}/v1/score/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) });
-        if (!warmed.ok) throw new Error(`warming failed: HTTP ${warmed.status}`);
-        await warmed.arrayBuffer();
-      }
-      const callsBefore = await counter(server.url, 'rubricate_judge_calls_total');
-      const clients = 64;
-      let window: Window | undefined;
-      const report = await runLoadProcess({ url: server.url, mode: 'closed', concurrency: clients, durationMs: loadMs, warmupMs: 2000, firstIndex: 0, distinctItems: distinct }, async () => {
-        window = await measureWindow(server.url, server.pid, 'rubricate_rewards_total', '{outcome="ok"}', settleMs, Math.max(1000, loadMs - settleMs - 500));
-      });
-      const callsAfter = await counter(server.url, 'rubricate_judge_calls_total');
-      await stopChild(server.child);
-      await stopChild(fastJudge.child);
-      const rate = window!.counted / window!.seconds;
-      const failedRequests = report.sent - (report.statuses['200'] ?? 0) + report.rewardNull;
-      result.cached = {
-        clients,
-        rewardsPerSecond: round(rate),
-        latencyMs: report.latencyMs,
-        serverCpuMsPerReward: round(window!.serverCpuMs / window!.counted, 3),
-        rewardsPerServerCpuSecond: round(window!.counted / (window!.serverCpuMs / 1000)),
-        serverCoreShare: round(window!.serverCpuMs / 1000 / window!.seconds, 2),
-        judgeCallsDuringLoad: callsAfter - callsBefore,
-        failedRequests,
-        targets: { rewardsPerSecond: 2000, p99Ms: 50 },
-        met: rate >= 2000 && report.latencyMs.p99 <= 50 && failedRequests === 0,
+      const runCached = async (replicas: number): Promise<CachedResult> => {
+        const servers: Array<{ child: Child; url: string; pid: number }> = [];
+        for (let replica = 0; replica < replicas; replica += 1) {
+          const server = await startServeProcess(fastJudge.url, ['--cache', cacheFile, '--concurrency', '256']);
+          children.push(server.child);
+          servers.push(server);
+        }
+        for (let start = 0; start < distinct; start += 64) {
+          const items = Array.from({ length: 64 }, (_, offset) => benchItem(start + offset));
+          const warmed = await fetch(`${servers[0].url}/v1/score/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) });
+          if (!warmed.ok) throw new Error(`warming failed: HTTP ${warmed.status}`);
+          await warmed.arrayBuffer();
+        }
+        const judgeCalls = async () => (await Promise.all(servers.map((server) => counter(server.url, 'rubricate_judge_calls_total')))).reduce((total, value) => total + value, 0);
+        const callsBefore = await judgeCalls();
+        const clients = 64;
+        let window: Window | undefined;
+        const report = await runLoadProcess(
+          { urls: servers.map((server) => server.url), mode: 'closed', concurrency: clients, durationMs: loadMs, warmupMs: 2000, firstIndex: 0, distinctItems: distinct },
+          async () => {
+            window = await measureWindow(servers, 'rubricate_rewards_total', '{outcome="ok"}', settleMs, Math.max(1000, loadMs - settleMs - 500));
+          },
+        );
+        const callsAfter = await judgeCalls();
+        for (const server of servers) await stopChild(server.child);
+        const rate = window!.counted / window!.seconds;
+        const failedRequests = report.sent - (report.statuses['200'] ?? 0) + report.rewardNull;
+        return {
+          replicas,
+          clients,
+          rewardsPerSecond: round(rate),
+          latencyMs: report.latencyMs,
+          serverCpuMsPerReward: round(window!.serverCpuMs / window!.counted, 3),
+          rewardsPerServerCpuSecond: round(window!.counted / (window!.serverCpuMs / 1000)),
+          serverCoreShare: round(window!.serverCpuMs / 1000 / window!.seconds, 2),
+          judgeCallsDuringLoad: callsAfter - callsBefore,
+          failedRequests,
+          targets: { rewardsPerSecond: 2000, p99Ms: 50 },
+          met: rate >= 2000 && report.latencyMs.p99 <= 50 && failedRequests === 0,
+        };
       };
+      result.cached = await runCached(1);
+      result.cachedTwoReplicas = await runCached(2);
+      await stopChild(fastJudge.child);
     }
 
     const latencyMs = 50;
@@ -489,8 +529,8 @@ export async function runServerBenchmark(options: ServerBenchmarkOptions = {}): 
         const server = await startServeProcess(slowJudge.url, ['--no-cache', '--concurrency', String(serverConcurrency)]);
         children.push(server.child);
         let window: Window | undefined;
-        await runLoadProcess({ url: server.url, mode: 'closed', concurrency: 48, durationMs: loadMs, firstIndex: 1_000_000, distinctItems: 1_000_000 }, async () => {
-          window = await measureWindow(server.url, server.pid, 'rubricate_judge_calls_total', '', settleMs, Math.max(1000, loadMs - settleMs - 500));
+        await runLoadProcess({ urls: [server.url], mode: 'closed', concurrency: 48, durationMs: loadMs, firstIndex: 1_000_000, distinctItems: 1_000_000 }, async () => {
+          window = await measureWindow([server], 'rubricate_judge_calls_total', '', settleMs, Math.max(1000, loadMs - settleMs - 500));
         });
         await stopChild(server.child);
         const callsPerSecond = window!.counted / window!.seconds;
@@ -509,10 +549,12 @@ export async function runServerBenchmark(options: ServerBenchmarkOptions = {}): 
       if (phases.has('overload')) {
         // (c) Ten times what the judge can grade, open loop, with a bounded admission queue.
         const capacityItemsPerSecond = capacityCallsPerSecond / criteriaPerRubric;
+        const overloadConnections = options.overloadConnections ?? 512;
         const offered = Math.round(10 * capacityItemsPerSecond);
         const server = await startServeProcess(slowJudge.url, ['--no-cache', '--concurrency', String(serverConcurrency), '--max-queue', '256']);
         children.push(server.child);
-        const report = await runLoadProcess({ url: server.url, mode: 'open', rate: offered, connections: 1024, durationMs: Math.min(loadMs, 8000), firstIndex: 5_000_000, distinctItems: 1 });
+        const serverIdleRssMb = residentMb(server.pid);
+        const report = await runLoadProcess({ urls: [server.url], mode: 'open', rate: offered, connections: overloadConnections, durationMs: Math.min(loadMs, 8000), firstIndex: 5_000_000, distinctItems: 1 });
         let serverAlive = false;
         try {
           serverAlive = (await fetch(`${server.url}/healthz`)).status === 200;
@@ -527,6 +569,8 @@ export async function runServerBenchmark(options: ServerBenchmarkOptions = {}): 
         result.overload = {
           offeredRequestsPerSecond: offered,
           capacityItemsPerSecond,
+          clientConnections: overloadConnections,
+          admissionQueue: 256,
           sent: report.sent,
           answered,
           refusedWithRetryAfter: refused,
@@ -536,6 +580,7 @@ export async function runServerBenchmark(options: ServerBenchmarkOptions = {}): 
           networkErrorCodes: report.networkErrorCodes,
           serverAlive,
           cleanShutdown: exitCode === 0,
+          serverIdleRssMb,
           serverPeakRssMb,
           met: serverAlive && other === 0 && serverPeakRssMb <= 250 && exitCode === 0,
         };
@@ -551,13 +596,15 @@ export async function runServerBenchmark(options: ServerBenchmarkOptions = {}): 
 }
 
 function printResult(result: ServerBenchmarkResult): void {
-  const { cached, judgeBound, overload } = result;
+  const { judgeBound, overload } = result;
   const mark = (met: boolean) => (met ? 'met' : 'NOT MET');
-  console.log(`Reward service (rubricate serve), loopback, ${criteriaPerRubric} criteria per rubric — ${result.seconds} s, load average at start ${result.loadAverageAtStart}`);
-  if (cached) {
+  console.log(`Reward service (rubricate serve, ${result.serverMode} mode), loopback, ${criteriaPerRubric} criteria per rubric — ${result.seconds} s, load average at start ${result.loadAverageAtStart}`);
+  for (const cached of [result.cached, result.cachedTwoReplicas]) {
+    if (!cached) continue;
     console.log(
-      `(a) cached verdicts, ${cached.clients} clients: ${cached.rewardsPerSecond.toLocaleString('en-US')} rewards/s, p50 ${cached.latencyMs.p50} ms, p99 ${cached.latencyMs.p99} ms; ` +
-        `server ${cached.serverCpuMsPerReward} ms CPU per reward = ${cached.rewardsPerServerCpuSecond.toLocaleString('en-US')} rewards per CPU-second, ${cached.serverCoreShare} of a core ` +
+      `(a) cached verdicts, ${cached.replicas} serve process${cached.replicas > 1 ? 'es' : ''}, ${cached.clients} clients: ${cached.rewardsPerSecond.toLocaleString('en-US')} rewards/s, ` +
+        `p50 ${cached.latencyMs.p50} ms, p99 ${cached.latencyMs.p99} ms; server ${cached.serverCpuMsPerReward} ms CPU per reward = ` +
+        `${cached.rewardsPerServerCpuSecond.toLocaleString('en-US')} rewards per CPU-second, ${cached.serverCoreShare} cores ` +
         `(judge calls during load: ${cached.judgeCallsDuringLoad}, failed: ${cached.failedRequests}) — target ≥ 2,000/s and p99 ≤ 50 ms: ${mark(cached.met)}`,
     );
   }
@@ -569,9 +616,9 @@ function printResult(result: ServerBenchmarkResult): void {
   }
   if (overload) {
     console.log(
-      `(c) 10× overload (${overload.offeredRequestsPerSecond} req/s vs ${overload.capacityItemsPerSecond} items/s): ${overload.sent} sent, ${overload.answered} answered, ` +
+      `(c) 10× overload (${overload.offeredRequestsPerSecond} req/s vs ${overload.capacityItemsPerSecond} items/s, ${overload.clientConnections} connections, queue ${overload.admissionQueue}): ${overload.sent} sent, ${overload.answered} answered, ` +
         `${overload.refusedWithRetryAfter} refused with Retry-After, ${overload.other} other (statuses ${JSON.stringify(overload.statuses)}, ${overload.networkErrors} without answer ${JSON.stringify(overload.networkErrorCodes)}); server alive ${overload.serverAlive}, clean shutdown ${overload.cleanShutdown}, ` +
-        `peak RSS ${overload.serverPeakRssMb} MB — target ≤ 250 MB, nothing else: ${mark(overload.met)}`,
+        `peak RSS ${overload.serverPeakRssMb} MB (idle ${overload.serverIdleRssMb} MB) — target ≤ 250 MB, nothing else: ${mark(overload.met)}`,
     );
   }
 }
@@ -588,7 +635,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     else await runJudge(parsed.value as JudgeConfig);
   } else {
     const phases = process.argv.slice(2).filter((argument): argument is ServerBenchmarkPhase => ['cached', 'judge', 'overload'].includes(argument));
-    const result = await runServerBenchmark(phases.length > 0 ? { phases } : {});
+    const connections = Number(process.env.RUBRICATE_BENCH_CONNECTIONS) || undefined;
+    const result = await runServerBenchmark({ ...(phases.length > 0 ? { phases } : {}), ...(connections ? { overloadConnections: connections } : {}) });
     printResult(result);
     console.log(JSON.stringify(result));
   }

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requestKey } from '../src/engine/request-key.js';
+import { createPerCriterionStrategy } from '../src/grading/strategies.js';
+import { defaultSampling } from '../src/pipeline/grader.js';
+import { healthbenchImporter } from '../src/rubric/formats/healthbench.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { runCli, startCli } from './helpers.js';
 
@@ -51,14 +54,17 @@ function healthbenchWorkload(directory: string): { examples: string; responses: 
   return { examples, responses, criteria: rows.reduce((total, row) => total + row.rubrics.length, 0) };
 }
 
-function keyOf(request: FakeJudgeRequest): string {
-  const body = request.body as { model: string; messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>; temperature: number; max_tokens: number; response_format: { json_schema: { name: string; schema: Record<string, unknown> } } };
-  return requestKey({ id: `openai:${body.model}`, model: body.model }, 'per-criterion/v1', {
-    messages: body.messages,
-    temperature: body.temperature,
-    maxTokens: body.max_tokens,
-    output: { name: body.response_format.json_schema.name, schema: body.response_format.json_schema.schema },
-  });
+/** Cache key of every planned request, by its user message: the engine's own key derivation. */
+async function keysByUserMessage(examples: string, responses: string): Promise<Map<string, string>> {
+  const strategy = createPerCriterionStrategy({ sampling: defaultSampling });
+  const keys = new Map<string, string>();
+  for await (const record of healthbenchImporter.read(examples, { responses })) {
+    if (record.kind !== 'item') continue;
+    for (const task of strategy.plan(record.item, record.item.rubric.criteria)) {
+      keys.set(task.request.messages[1].content, requestKey({ id: 'openai:fake-judge', model: 'fake-judge' }, task.templateVersion, task.request, 0, task.keyMaterial));
+    }
+  }
+  return keys;
 }
 
 describe('rubricate grade (end to end, real CLI process)', () => {
@@ -87,16 +93,25 @@ describe('rubricate grade (end to end, real CLI process)', () => {
     const killed = await first.done;
     expect(killed.signal).toBe('SIGKILL');
 
+    // Obtained = in the database, or in the killed process's journal (appended before each verdict was used).
     const database = new Database(cache, { readonly: true });
     const obtained = new Set((database.prepare('SELECT key FROM replies').all() as Array<{ key: string }>).map((row) => row.key));
     database.close();
+    for (const name of readdirSync(directory).filter((entry) => entry.startsWith('cache.sqlite.journal-'))) {
+      for (const line of readFileSync(join(directory, name), 'utf8').split('\n')) {
+        const tab = line.indexOf('\t');
+        if (tab > 0) obtained.add(JSON.parse(line.slice(0, tab)) as string);
+      }
+    }
     expect(obtained.size).toBeGreaterThan(criteria / 4);
     const firstRunRequests = fake.requests.length;
 
     const second = await runCli(args);
     expect(second.code, second.stderr).toBe(0);
     const secondRunRequests = fake.requests.slice(firstRunRequests);
-    const repeated = secondRunRequests.filter((request) => obtained.has(keyOf(request)));
+    const keys = await keysByUserMessage(examples, responses);
+    expect(secondRunRequests.every((request) => keys.has(request.userText))).toBe(true);
+    const repeated = secondRunRequests.filter((request) => obtained.has(keys.get(request.userText)!));
     expect(repeated).toHaveLength(0);
     expect(secondRunRequests.length).toBeLessThanOrEqual(criteria - obtained.size);
 

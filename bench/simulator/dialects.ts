@@ -15,6 +15,7 @@ import {
   healthBenchStandInTemplate,
   rubricItemPlaceholder,
 } from '../reference-layout/template.js';
+import { createHash } from 'node:crypto';
 import type { TextMessage } from './tokens.js';
 import { simulatedExplanation } from './verdict.js';
 
@@ -27,6 +28,8 @@ export interface ExtractedCriterion {
   /** `points` attribute or rubric-item points, as written. */
   points?: string;
   text: string;
+  /** Allowed labels when the reply schema asks for an ordinal `choice` (scales, holistic mode). */
+  choices?: string[];
 }
 
 export type ReplyShape = 'single' | 'batched' | 'promptfoo' | 'healthbench';
@@ -140,11 +143,44 @@ function interpretRubricate(body: unknown, content: string): Interpretation {
   }
   if (criteria.length === 0) return { ok: false, error: 'rubricate request: no <criterion id="…" points="…"> blocks found' };
   const schemaName = responseFormatName(body);
+  attachChoices(body, schemaName, criteria);
   let replyShape: ReplyShape;
   if (schemaName === 'criteria_verdicts') replyShape = 'batched';
   else if (schemaName === 'criterion_verdict') replyShape = 'single';
   else replyShape = criteria.length === 1 ? 'single' : 'batched';
   return { ok: true, request: { dialect: 'rubricate', response: response.inner, criteria, replyShape } };
+}
+
+interface SchemaNode {
+  properties?: Record<string, SchemaNode>;
+  enum?: unknown[];
+}
+
+/** Ordinal criteria: the schema lists the labels the reply's `choice` may take. */
+function attachChoices(body: unknown, schemaName: string | undefined, criteria: ExtractedCriterion[]): void {
+  const schema = (body as { response_format?: { json_schema?: { schema?: SchemaNode } } } | null)?.response_format?.json_schema?.schema;
+  if (!schema) return;
+  const labels = (node: SchemaNode | undefined) => node?.properties?.choice?.enum?.filter((value): value is string => typeof value === 'string');
+  if (schemaName === 'criterion_verdict' && criteria.length === 1) {
+    const choices = labels(schema);
+    if (choices && choices.length > 0) criteria[0].choices = choices;
+    return;
+  }
+  const entries = schema.properties?.verdicts?.properties;
+  for (const criterion of criteria) {
+    const choices = criterion.id !== undefined ? labels(entries?.[criterion.id]) : undefined;
+    if (choices && choices.length > 0) criterion.choices = choices;
+  }
+}
+
+/** A deterministic label for an ordinal criterion, like the binary verdicts: a function of (criterion, response). */
+function simulatedChoice(choices: string[], criterion: string, response: string): string {
+  const byte = createHash('sha256').update(`choice\u0000${criterion.trim()}\u0000${response.trim()}`).digest()[0];
+  return choices[byte % choices.length];
+}
+
+function verdictFor(criterion: ExtractedCriterion, opinion: { explanation: string; met: boolean }, response: string): Record<string, unknown> {
+  return criterion.choices ? { explanation: opinion.explanation, choice: simulatedChoice(criterion.choices, criterion.text, response) } : { explanation: opinion.explanation, criteria_met: opinion.met };
 }
 
 function responseFormatName(body: unknown): string | undefined {
@@ -214,11 +250,11 @@ export function buildReply(request: InterpretedRequest, explanationWords: number
   const opinions = request.criteria.map((criterion) => simulatedExplanation(criterion.text, request.response, explanationWords));
   switch (request.replyShape) {
     case 'single':
-      return JSON.stringify({ explanation: opinions[0].explanation, criteria_met: opinions[0].met });
+      return JSON.stringify(verdictFor(request.criteria[0], opinions[0], request.response));
     case 'batched': {
-      const verdicts: Record<string, { explanation: string; criteria_met: boolean }> = {};
+      const verdicts: Record<string, Record<string, unknown>> = {};
       request.criteria.forEach((criterion, index) => {
-        verdicts[criterion.id ?? String(index)] = { explanation: opinions[index].explanation, criteria_met: opinions[index].met };
+        verdicts[criterion.id ?? String(index)] = verdictFor(criterion, opinions[index], request.response);
       });
       return JSON.stringify({ verdicts });
     }

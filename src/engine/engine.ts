@@ -358,7 +358,7 @@ export class GradingEngine {
   /** One task: store lookup, in-flight dedupe, the call with retries, and the reading of its reply. */
   private async runTask(task: JudgeTask, attemptBudget: number): Promise<{ decision?: TaskDecision; error?: RubricateError; calls: number; retries: number; cached: boolean; usage?: JudgeReply['usage'] }> {
     const judge = this.options.judge!;
-    const key = requestKey(judge.provenance, task.templateVersion, task.request, task.sample ?? this.options.sample ?? 0);
+    const key = requestKey(judge.provenance, task.templateVersion, task.request, task.sample ?? this.options.sample ?? 0, task.keyMaterial);
     const stored = this.options.store?.get(key);
     if (stored) {
       const decision = task.decide(stored);

@@ -1,28 +1,27 @@
-import { createHash } from 'node:crypto';
 import type { JudgeProvenance, JudgeRequest } from '../judges/types.js';
+import { digestOf, sha256Hex } from '../util/hash.js';
 
 /**
  * Cache key of a judge call: sha256 over the judge's identity and model, the template
- * version, the exact messages, the output schema and every sampling parameter. Hashed
- * piecewise (no canonical JSON of the whole request): it runs once per call.
+ * version, the exact messages (or the task's key material, which determines them), the
+ * output schema and every sampling parameter. It runs once per task, so it is one string
+ * and one one-shot hash (no canonical JSON of the whole request, no hash object).
  */
-export function requestKey(judge: JudgeProvenance, templateVersion: string, request: JudgeRequest, sample = 0): string {
-  const hash = createHash('sha256');
-  hash.update(`rubricate-request/1\u0000${judge.id}\u0000${judge.model}\u0000${templateVersion}\u0000`);
-  hash.update(
-    JSON.stringify([
-      request.temperature ?? null,
-      request.maxTokens ?? null,
-      request.seed ?? null,
-      request.logprobs?.top ?? null,
-      request.output?.name ?? null,
-      sample,
-    ]),
-  );
-  if (request.output) hash.update(JSON.stringify(request.output.schema));
+export function requestKey(judge: JudgeProvenance, templateVersion: string, request: JudgeRequest, sample = 0, keyMaterial?: string): string {
+  let material = `rubricate-request/1\u0000${judge.id}\u0000${judge.model}\u0000${templateVersion}\u0000${request.temperature ?? null},${request.maxTokens ?? null},${request.seed ?? null},${request.logprobs?.top ?? null},${JSON.stringify(request.output?.name ?? null)},${sample}`;
+  if (request.output) material += schemaJson(request.output.schema);
+  if (keyMaterial !== undefined) return sha256Hex(`${material}\u0000material\u0000${keyMaterial}`);
   for (const message of request.messages) {
-    hash.update(`\u0000${message.role}\u0000`);
-    hash.update(message.content);
+    // System prompts repeat on every call: hash their digest, computed once, not their text.
+    material += `\u0000${message.role}\u0000${message.role === 'system' ? digestOf(message.content) : message.content}`;
   }
-  return hash.digest('hex');
+  return sha256Hex(material);
+}
+
+const schemaJsonMemo = new WeakMap<object, string>();
+
+function schemaJson(schema: Record<string, unknown>): string {
+  let json = schemaJsonMemo.get(schema);
+  if (json === undefined) schemaJsonMemo.set(schema, (json = JSON.stringify(schema)));
+  return json;
 }

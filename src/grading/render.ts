@@ -7,11 +7,26 @@
 import { createHash } from 'node:crypto';
 import type { Criterion, Item } from '../rubric/schema.js';
 
-export function deriveNonce(item: Pick<Item, 'prompt' | 'response' | 'reference'>): string {
+const digestMemo = new WeakMap<object, string>();
+
+/**
+ * sha256 of everything an item's grading prompts show of it (conversation, response,
+ * reference). It identifies the rendered context in cache keys, so a task served from the
+ * cache never renders its prompt, and its first 16 characters are the delimiter nonce.
+ */
+export function itemDigest(item: Pick<Item, 'prompt' | 'response' | 'reference'>): string {
+  let digest = digestMemo.get(item);
+  if (digest !== undefined) return digest;
   const hash = createHash('sha256').update('rubricate-delimiter\u0000');
   for (const message of item.prompt) hash.update(`${message.role}\u0000${message.content}\u0000`);
   hash.update(`\u0001${item.response}\u0001${item.reference ?? ''}`);
-  let nonce = hash.digest('hex').slice(0, 16);
+  digest = hash.digest('hex');
+  digestMemo.set(item, digest);
+  return digest;
+}
+
+export function deriveNonce(item: Pick<Item, 'prompt' | 'response' | 'reference'>): string {
+  let nonce = itemDigest(item).slice(0, 16);
   // Astronomically unlikely, but cheap to rule out.
   for (let attempt = 1; containsTag(item, nonce); attempt += 1) {
     nonce = createHash('sha256').update(`${nonce}:${attempt}`).digest('hex').slice(0, 16);

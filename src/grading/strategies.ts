@@ -3,11 +3,12 @@
  * Both put everything that is the same for an item's criteria first and the criteria last.
  */
 import { RubricateError } from '../errors.js';
-import type { JudgeReply, JudgeRequest } from '../judges/types.js';
+import { digestOf } from '../util/hash.js';
+import type { ChatMessage, JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { Criterion, Item } from '../rubric/schema.js';
 import { extractJson, isRecord, unparseable } from './parse.js';
 import { batchedTemplate, perCriterionTemplate } from './prompts.js';
-import { renderCriterion, renderItemContext } from './render.js';
+import { itemDigest, renderCriterion, renderItemContext } from './render.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, VerdictMode } from './types.js';
 import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaFor } from './verdicts.js';
 
@@ -16,6 +17,15 @@ export interface StrategyOptions {
   verdictMode?: VerdictMode;
   /** Alternatives per token asked for in probability mode. */
   topLogprobs?: number;
+}
+
+/**
+ * A request whose messages are built on first access: a task served from the cache is
+ * keyed by its `keyMaterial` and never needs its (kilobytes of) prompt text.
+ */
+function lazyRequest(fields: Omit<JudgeRequest, 'messages'>, build: () => ChatMessage[]): JudgeRequest {
+  let messages: ChatMessage[] | undefined;
+  return Object.defineProperty({ ...fields }, 'messages', { get: () => (messages ??= build()), enumerable: true }) as JudgeRequest;
 }
 
 function baseRequest(options: StrategyOptions): Omit<JudgeRequest, 'messages'> {
@@ -52,21 +62,20 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
     name: 'per-criterion',
     templateVersion: perCriterionTemplate.version,
     plan(item: Item, criteria: Criterion[]): JudgeTask[] {
-      const context = renderItemContext(item);
+      // The rendered context is a function of the item: its digest stands for it in cache keys.
+      const shared = itemDigest(item);
       return criteria.map((criterion) => {
-        const ordinal = criterion.scale?.type === 'ordinal';
-        const request: JudgeRequest = {
-          ...requestFields,
-          messages: [
-            { role: 'system', content: ordinal ? perCriterionTemplate.ordinal : perCriterionTemplate.binary },
-            { role: 'user', content: `${context}\n\n${renderCriterion(criterion)}` },
-          ],
-          output: { name: 'criterion_verdict', schema: verdictSchemaFor(criterion) },
-        };
+        const system = criterion.scale?.type === 'ordinal' ? perCriterionTemplate.ordinal : perCriterionTemplate.binary;
+        const block = renderCriterion(criterion);
+        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaFor(criterion) } }, () => [
+          { role: 'system', content: system },
+          { role: 'user', content: `${renderItemContext(item)}\n\n${block}` },
+        ]);
         return {
           item,
           criteria: [criterion],
           request,
+          keyMaterial: `${digestOf(system)}\u0000${shared}\u0000${block}`,
           templateVersion: perCriterionTemplate.version,
           decide(reply: JudgeReply): TaskDecision {
             const truncated = truncatedReply(reply);
@@ -98,25 +107,29 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
     name: 'batched',
     templateVersion: batchedTemplate.version,
     plan(item: Item, criteria: Criterion[]): JudgeTask[] {
-      const context = renderItemContext(item);
+      const shared = itemDigest(item);
       const tasks: JudgeTask[] = [];
       const size = Math.min(options.criteriaPerCall, Math.max(criteria.length, 1));
       for (let start = 0; start < criteria.length; start += size) {
         const group = criteria.slice(start, start + size);
-        const request: JudgeRequest = {
-          ...requestFields,
-          // Room for every verdict's explanation: the per-call budget scales with the group.
-          maxTokens: options.sampling.maxTokens * group.length,
-          messages: [
+        const blocks = group.map(renderCriterion).join('\n\n');
+        const request = lazyRequest(
+          {
+            ...requestFields,
+            // Room for every verdict's explanation: the per-call budget scales with the group.
+            maxTokens: options.sampling.maxTokens * group.length,
+            output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group) },
+          },
+          () => [
             { role: 'system', content: batchedTemplate.instructions },
-            { role: 'user', content: `${context}\n\n${group.map(renderCriterion).join('\n\n')}` },
+            { role: 'user', content: `${renderItemContext(item)}\n\n${blocks}` },
           ],
-          output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group) },
-        };
+        );
         tasks.push({
           item,
           criteria: group,
           request,
+          keyMaterial: `${digestOf(batchedTemplate.instructions)}\u0000${shared}\u0000${blocks}`,
           templateVersion: batchedTemplate.version,
           decide(reply: JudgeReply): TaskDecision {
             const truncated = truncatedReply(reply);

@@ -34,6 +34,13 @@ export interface JudgeTask {
   templateVersion: string;
   /** Distinguishes repeated samples of the same request (juries, self-consistency). */
   sample?: number;
+  /**
+   * A string that determines the request's messages exactly, cheaper to hash than the
+   * messages (digests of the parts shared by an item's tasks, plus the rest). When present
+   * the cache key hashes it instead of the messages, and the messages need only be built
+   * when the judge is actually called.
+   */
+  keyMaterial?: string;
   decide(reply: JudgeReply): TaskDecision;
 }
 

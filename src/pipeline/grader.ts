@@ -180,11 +180,13 @@ export class Grader {
   }
 
   /**
-   * Results in input order, at most a window of items in flight (memory bounded by the
-   * window, not the input); invalid input records come through as `status: "invalid"`.
+   * Results in input order. Items are taken from the input only while the judge has too
+   * little queued work to stay busy, and never more than a window ahead of the oldest
+   * unfinished item: memory follows concurrency, not input size.
    */
   async *gradeStream(records: AsyncIterable<ImportRecord>): AsyncGenerator<ResultRecord> {
-    const windowSize = Math.max(64, this.engine.concurrency * 4);
+    const concurrency = this.engine.concurrency;
+    const windowSize = Math.max(64, concurrency * 4);
     const pending: Array<Promise<GradedRecord>> = [];
     const start = (record: ImportRecord): Promise<GradedRecord> => {
       if (record.kind === 'invalid') {
@@ -196,7 +198,8 @@ export class Grader {
     for await (const record of records) {
       if (this.fatal) break;
       pending.push(start(record));
-      while (pending.length >= windowSize) {
+      // Enough work queued for the judge, or the window is full: hand out the oldest first.
+      while (pending.length >= windowSize || (pending.length > 1 && this.engine.queuedCalls >= concurrency)) {
         const next = await pending.shift()!;
         if (this.fatal) break;
         yield this.toRecord(next);

@@ -15,6 +15,19 @@ function tooLarge(limit: number): RubricateError {
   return new RubricateError('INPUT_INVALID', `request body is larger than ${limit} bytes (--max-body-bytes)`, { field: 'body', httpStatus: 413 });
 }
 
+/**
+ * A request header. Under @hono/node-server it is read from Node's already parsed headers:
+ * `context.req.header()` would first build a fetch Headers object from the raw headers.
+ */
+export function requestHeader(context: Context, name: string): string | undefined {
+  const incoming = nodeRequestOf(context);
+  if (incoming) {
+    const value = incoming.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+  return context.req.header(name);
+}
+
 function nodeRequestOf(context: Context): IncomingMessage | undefined {
   const incoming = (context.env as { incoming?: unknown } | undefined)?.incoming;
   return incoming && typeof (incoming as IncomingMessage).on === 'function' ? (incoming as IncomingMessage) : undefined;
@@ -76,7 +89,7 @@ async function readWebStream(stream: ReadableStream<Uint8Array>, limit: number):
 
 /** The request body as parsed JSON, or an INPUT_INVALID / 413 error. */
 export async function readJsonBody(context: Context, limit: number): Promise<unknown> {
-  const declared = context.req.header('content-length');
+  const declared = requestHeader(context, 'content-length');
   if (declared !== undefined && Number(declared) > limit) {
     context.header('Connection', 'close');
     throw tooLarge(limit);

@@ -6,6 +6,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { RubricateError } from '../errors.js';
 import type { ServerEnv } from './context.js';
+import { requestHeader } from './body.js';
 import { errorResponse } from './http-error.js';
 import type { RewardService } from './reward-service.js';
 import type { ServerState } from './state.js';
@@ -30,7 +31,7 @@ export function observeRequests({ service, state, logger, routes }: ObserveOptio
     service.inFlightRequests = state.inFlightRequests;
     const path = context.req.path;
     const route = routes.has(path) ? path : 'other';
-    const requestId = context.req.header('x-request-id') ?? `${prefix}-${(sequence += 1).toString(36)}`;
+    const requestId = requestHeader(context, 'x-request-id') ?? `${prefix}-${(sequence += 1).toString(36)}`;
     try {
       if (state.draining && !alwaysServed.has(path)) {
         service.metrics.rejected.inc({ reason: 'draining' });
@@ -55,7 +56,8 @@ export function observeRequests({ service, state, logger, routes }: ObserveOptio
           items: context.get('items'),
           fallbacks: context.get('fallbacks') || undefined,
         };
-        if (status >= 500) logger.warn(line, 'request');
+        // A 503 refusal is the queue doing its job, not a server fault: it is logged as info.
+        if (status >= 500 && status !== 503) logger.warn(line, 'request');
         else logger.info(line, 'request');
       }
     }

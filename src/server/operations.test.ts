@@ -148,6 +148,37 @@ describe('admission queue', () => {
   });
 });
 
+describe('admission queue over HTTP', () => {
+  it('refuses on a full queue straight from the Node handler, after checking credentials', async () => {
+    server = await startTestServer({ script: slowScript(300), service: { maxQueue: 1 } });
+    const running = await startServer({ service: server.service, port: 0, token: 'tok' });
+    try {
+      const post = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer tok' }) =>
+        fetch(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      const admitted = post(item('apples and pears'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(server.service.admission.full).toBe(true);
+      const refused = await post(item('pears'));
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(await refused.json()).toMatchObject({ error: { code: 'OVERLOADED' } });
+      // Without credentials the answer is the 401, whatever the queue.
+      expect((await post(item('pears'), {})).status).toBe(401);
+      // slime is refused the same way; OpenRLHF waits for room instead.
+      const slime = await fetch(`${running.url}/slime/reward?token=tok`, { method: 'POST', body: JSON.stringify({ prompt: 'q', response: 'pears', label: fruitRubric }) });
+      expect(slime.status).toBe(503);
+      const openRlhf = fetch(`${running.url}/get_reward?token=tok`, { method: 'POST', body: JSON.stringify({ query: ['pears'], prompts: [''], labels: [fruitRubric] }) });
+      expect((await (await admitted).json()).reward).toBe(1);
+      const waited = await (await openRlhf).json();
+      expect(waited).toMatchObject({ rewards: [0.25], extra_logs: { reward_failed: [0] } });
+      expect(server.service.metrics.rejected.value({ reason: 'queue_full' })).toBe(2);
+      expect(server.service.metrics.requests.value({ route: '/v1/score', status: '503' })).toBe(1);
+    } finally {
+      await running.close({ drainTimeoutMs: 2_000 });
+    }
+  });
+});
+
 describe('probes, metrics and logs', () => {
   it('/metrics is Prometheus text: requests by route and status, latency histogram, judge calls, cache hits, errors, queue depth', async () => {
     server = await startTestServer({ script: (request) => (request.response === 'bad' ? { status: 500 } : { content: binaryVerdict(true) }) });

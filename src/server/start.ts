@@ -1,14 +1,16 @@
 /**
- * Binds the app to a port (@hono/node-server) and shuts it down gracefully: stop accepting,
+ * Binds the app to a port (@hono/node-server's request listener, behind the fast refusal path
+ * of fast-refusal.ts) and shuts it down gracefully: stop accepting,
  * refuse new requests on open connections (503, Connection: close), let in-flight requests
  * finish, let grading abandoned at a deadline finish too (its verdicts go to the cache), then
  * close every connection.
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { RubricateError } from '../errors.js';
 import { createServerApp, type ServerAppOptions } from './app.js';
+import { createFastRefusal } from './fast-refusal.js';
 import type { ServerApp } from './context.js';
 import { ServerState } from './state.js';
 
@@ -56,15 +58,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const state = options.state ?? new ServerState();
   const app = createServerApp({ ...options, state });
   const host = options.host ?? defaultHost;
-  const server = await new Promise<Server>((resolve, reject) => {
+  const listener = getRequestListener(app.fetch);
+  const refuse = createFastRefusal({ service: options.service, state, token: options.token, logger: options.logger });
+  const server = createServer((incoming, outgoing) => {
+    if (!refuse(incoming, outgoing)) void listener(incoming, outgoing);
+  });
+  await new Promise<void>((resolve, reject) => {
     const port = options.port ?? defaultPort;
-    const created = serve({ fetch: app.fetch, port, hostname: host }) as Server;
-    created.once('error', (error: NodeJS.ErrnoException) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
       reject(new RubricateError('CONFIG_INVALID', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { field: 'port' }, { cause: error }));
     });
-    created.once('listening', () => {
-      resolve(created);
-    });
+    server.listen(port, host, () => resolve());
   });
   // Longer than the usual 60 s idle timeout of load balancers, so they close first (no reset races).
   server.keepAliveTimeout = 65_000;

@@ -107,8 +107,6 @@ class ClientTest(unittest.TestCase):
 
 
 class VerlTest(unittest.TestCase):
-    keywords = {"base_url": None, "token": TOKEN, "timeout": 30}
-
     def setUp(self) -> None:
         self.keywords = {"base_url": serve.url, "token": TOKEN, "timeout": 30}
 

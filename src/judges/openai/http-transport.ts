@@ -45,19 +45,20 @@ export function createHttpTransport(options: HttpTransportOptions): ChatTranspor
 
   return {
     endpoint,
-    async postChatCompletion(body, signal) {
-      const payload = Buffer.from(JSON.stringify(body), 'utf8');
+    async postChatCompletion(body, signal, serialized) {
+      const payload = serialized ?? JSON.stringify(body);
       return new Promise((resolve, reject) => {
         if (signal.aborted) {
           reject(abortError(signal, endpoint));
           return;
         }
-        const outgoing = request({ ...requestOptions, headers: { ...fixedHeaders, 'content-length': String(payload.length) } }, (incoming) => {
+        const outgoing = request({ ...requestOptions, headers: { ...fixedHeaders, 'content-length': String(Buffer.byteLength(payload, 'utf8')) } }, (incoming) => {
           const chunks: Buffer[] = [];
           incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
           incoming.on('error', (error) => finish(networkErrorToError(error, endpoint)));
           incoming.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
+            // Most answers arrive in one chunk: skip the copy then.
+            const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
             const status = incoming.statusCode ?? 0;
             const parsed = safeParseJson(text);
             if (status >= 200 && status < 300) {
@@ -80,7 +81,7 @@ export function createHttpTransport(options: HttpTransportOptions): ChatTranspor
           else resolve(value);
         }
         outgoing.on('error', (error) => finish(RubricateError.isInstance(error) ? error : networkErrorToError(error, endpoint)));
-        outgoing.end(payload);
+        outgoing.end(payload, 'utf8');
       });
     },
     close() {
