@@ -14,6 +14,8 @@ import { errorResponse } from './http-error.js';
 import { observeRequests } from './observe.js';
 import type { RewardService } from './reward-service.js';
 import { registerScoreRoutes, scoreRoutes } from './score.js';
+import { evolvingRubricRoutes, registerEvolvingRubricRoutes } from './evolving-rubrics.js';
+import type { RubricEvolver } from '../generation/evolver.js';
 import { ServerState } from './state.js';
 
 export interface ServerAppOptions {
@@ -28,6 +30,8 @@ export interface ServerAppOptions {
   adapters?: readonly string[];
   /** Lifecycle state shared with `startServer` (drain). */
   state?: ServerState;
+  /** Evolving rubrics (RLER / OnlineRubrics): serves /v1/rubrics/… when given. */
+  evolver?: RubricEvolver;
 }
 
 export function resolveAdapters(names: readonly string[] | undefined): ServerAdapter[] {
@@ -44,7 +48,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   const state = options.state ?? new ServerState();
   const adapters = resolveAdapters(options.adapters);
   const context: RouteContext = { service, maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes, ...(logger ? { logger } : {}) };
-  const routes = new Set<string>(['/healthz', '/metrics', ...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes)]);
+  const routes = new Set<string>(['/healthz', '/metrics', ...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(options.evolver ? evolvingRubricRoutes : [])]);
 
   const app = new Hono<ServerEnv>();
   app.use('*', observeRequests({ service, state, logger, routes }));
@@ -54,6 +58,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   registerMetricsRoute(app, context);
   registerScoreRoutes(app, context);
   for (const adapter of adapters) adapter.register(app, context);
+  if (options.evolver) registerEvolvingRubricRoutes(app, context, options.evolver);
 
   app.notFound((request) => errorResponse(request, new RubricateError('NOT_FOUND', `no route for ${request.req.method} ${request.req.path}`)));
   app.onError((error, request) => {

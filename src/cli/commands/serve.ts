@@ -22,6 +22,9 @@ import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '..
 import type { CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
 import { loadRubrics } from '../rubrics-file.js';
+import { createRubricEvolver, type RubricEvolver } from '../../generation/evolver.js';
+import { createJudge } from '../../judges/registry.js';
+import { evolvingRubricRoutes } from '../../server/evolving-rubrics.js';
 
 interface ServeFlags extends Omit<JudgeFlags, 'judgeBaseUrl'> {
   /** Repeated (or comma-separated) for a pool of replicas. */
@@ -40,6 +43,11 @@ interface ServeFlags extends Omit<JudgeFlags, 'judgeBaseUrl'> {
   adapters?: string;
   drainTimeout: number;
   poolCooldown: number;
+  evolveStore?: string;
+  evolveTopK: number;
+  generator?: string;
+  generatorBaseUrl?: string;
+  generatorApiKey?: string;
 }
 
 function parsePort(value: string): number {
@@ -73,7 +81,12 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) that requests may name by rubric_id')
     .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex)')
     .option('--drain-timeout <seconds>', 'longest a graceful shutdown waits for in-flight work', parseNumber('drain-timeout', 0), defaultDrainTimeoutMs / 1000)
-    .option('--pool-cooldown <seconds>', 'how long an unreachable judge endpoint of a pool is left out (doubles on repeats)', parseNumber('pool-cooldown', 0.001), 5);
+    .option('--pool-cooldown <seconds>', 'how long an unreachable judge endpoint of a pool is left out (doubles on repeats)', parseNumber('pool-cooldown', 0.001), 5)
+    .option('--evolve-store <file>', 'serve evolving rubrics (/v1/rubrics/…), keeping their active sets and history in this SQLite file')
+    .option('--evolve-top-k <n>', 'evolving criteria kept active per prompt, the most discriminating first', parsePositiveInteger('evolve-top-k'), 5)
+    .option('--generator <spec>', 'with --evolve-store: the model that proposes criteria (default: the same rule as --judge)')
+    .option('--generator-base-url <url>', 'OpenAI-compatible base URL of the generator (default: OPENAI_BASE_URL)')
+    .option('--generator-api-key <key>', 'API key of the generator (default: OPENAI_API_KEY)');
   addJudgeOptions(command);
   // `serve` accepts several judge endpoints (replicas of one model): repeat the flag or separate with commas.
   const baseUrlOption = command.options.find((option) => option.long === '--judge-base-url');
@@ -112,10 +125,22 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
 
   const { judges, pool } = await buildServeJudges(flags, (event) => logger.warn({ pool: event }, 'judge pool'));
   const opened = openStore(flags, undefined);
+  let evolver: RubricEvolver | undefined;
+  let generatorJudge: Judge | undefined;
   const closeAll = async () => {
+    evolver?.close();
+    await generatorJudge?.close?.();
     opened.close();
     for (const judge of judges) await judge.close?.();
   };
+  if (flags.evolveStore) {
+    generatorJudge = await createJudge({ spec: flags.generator, baseUrl: flags.generatorBaseUrl, apiKey: flags.generatorApiKey });
+    if (!generatorJudge) {
+      await closeAll();
+      throw new RubricateError('CONFIG_INVALID', '--evolve-store needs a generator model (--generator openai:MODEL or gguf:…)', { field: 'generator' });
+    }
+    evolver = createRubricEvolver({ generator: generatorJudge, store: flags.evolveStore, topK: flags.evolveTopK });
+  }
 
   let running;
   try {
@@ -143,13 +168,14 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
       logger,
       adapters: adapters.map((adapter) => adapter.name),
       drainTimeoutMs: Math.round(flags.drainTimeout * 1000),
+      ...(evolver ? { evolver } : {}),
     });
   } catch (error) {
     await closeAll();
     throw error;
   }
 
-  const routes = [...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes), '/healthz', '/metrics'];
+  const routes = [...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(evolver ? evolvingRubricRoutes : []), '/healthz', '/metrics'];
   context.stdout(JSON.stringify({ event: 'listening', url: running.url, host: running.host, port: running.port, pid: process.pid, routes }));
   logger.info({ url: running.url, judge: judges[0]?.provenance.id ?? 'none', endpoints: pool?.size ?? (judges.length > 0 ? 1 : 0) }, 'listening');
 
