@@ -225,6 +225,7 @@ describe('GradingEngine', () => {
     const graded = await engine({ judge, checkRunner }).gradeItem(item);
     expect(graded.gated).toBe(true);
     expect(graded.status).toBe('ok');
+    expect(graded.usage.gate_calls_saved).toBe(2);
     expect(graded.criteria.slice(1).map((result) => [result.status, result.skipReason])).toEqual([
       ['skipped', 'gated'],
       ['skipped', 'gated'],

@@ -145,6 +145,8 @@ export class GradingEngine {
       const principles = judged.filter((criterion) => criterion.kind !== 'hard_rule');
       if (gated) {
         for (const criterion of principles) results.set(criterion.id, { criterion, source: 'judge', status: 'skipped', skipReason: 'gated' });
+        // What the judge would have been asked (planning builds no prompt text; nothing is sent).
+        if (this.options.judge && principles.length > 0) usage.gate_calls_saved += this.options.strategy.plan(item, principles).length;
       } else {
         await this.judgeCriteria(item, principles, results, usage);
       }

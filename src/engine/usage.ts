@@ -15,10 +15,12 @@ export interface Usage {
   calls: number;
   cache_hits: number;
   retries: number;
+  /** Judge calls not made because a failed hard rule gated the item. */
+  gate_calls_saved: number;
 }
 
 export function emptyUsage(): Usage {
-  return { prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, calls: 0, cache_hits: 0, retries: 0 };
+  return { prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, calls: 0, cache_hits: 0, retries: 0, gate_calls_saved: 0 };
 }
 
 export function addReplyUsage(usage: Usage, reply: JudgeUsage): void {
@@ -34,6 +36,7 @@ export function addUsage(total: Usage, part: Usage): void {
   total.calls += part.calls;
   total.cache_hits += part.cache_hits;
   total.retries += part.retries;
+  total.gate_calls_saved += part.gate_calls_saved ?? 0;
 }
 
 /** US dollars per million tokens. */

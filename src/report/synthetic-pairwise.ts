@@ -125,7 +125,7 @@ export function* syntheticCompareRecords(options: SyntheticCompareOptions): Gene
     }
     record.judge = { id: 'openai:gpt-4.1-mini', model: 'gpt-4.1-mini', template_version: 'pairwise/v1', mode: drawing.swap ? 'pairwise-swap' : 'pairwise', temperature: 0, max_tokens: 512 };
     const calls = (1 + criteria.length) * (drawing.swap ? 2 : 1);
-    record.usage = { prompt_tokens: 700 * calls, completion_tokens: 40 * calls, cached_prompt_tokens: 0, calls, cache_hits: 0, retries: 0 };
+    record.usage = { prompt_tokens: 700 * calls, completion_tokens: 40 * calls, cached_prompt_tokens: 0, calls, cache_hits: 0, retries: 0, gate_calls_saved: 0 };
     if (failed?.error) record.error = failed.error;
     record.line = line;
     yield record;

@@ -128,7 +128,7 @@ export function* syntheticResultRecords(options: SyntheticResultsOptions): Gener
       rubric_hash: template.hash,
       judge: { id: 'openai:gpt-4.1-mini', model: 'gpt-4.1-mini', base_url: 'http://127.0.0.1:8080/v1', template_version: 'per-criterion/1', mode: 'per-criterion', temperature: 0, max_tokens: 1024, verdict: 'binary' },
       scoring: 'healthbench',
-      usage: { prompt_tokens: 620 * criteria.length, completion_tokens: 48 * criteria.length, cached_prompt_tokens: 300 * criteria.length, calls: criteria.length, cache_hits: 0, retries: failed ? 2 : 0 },
+      usage: { prompt_tokens: 620 * criteria.length, completion_tokens: 48 * criteria.length, cached_prompt_tokens: 300 * criteria.length, calls: criteria.length, cache_hits: 0, retries: failed ? 2 : 0, gate_calls_saved: 0 },
       line: index + 1,
       rubricate_version: '0.1.0',
     };

@@ -1,0 +1,60 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { writeTinyGguf } from '../src/testing/tiny-gguf.js';
+import { runCli } from './helpers.js';
+
+function itemsFile(directory: string): string {
+  const file = join(directory, 'items.jsonl');
+  writeFileSync(
+    file,
+    [
+      JSON.stringify({ id: 'a', prompt: 'Name a fruit.', response: 'An apple.', rubric: { criteria: [{ id: 'fruit', text: 'Names a fruit', points: 2 }, { id: 'rude', text: 'Is rude', points: -1 }] } }),
+      JSON.stringify({ id: 'b', prompt: 'Say hi.', response: 'Hi!', rubric: { criteria: [{ id: 'greets', text: 'Greets the user', points: 1 }] } }),
+    ].join('\n'),
+  );
+  return file;
+}
+
+describe('rubricate grade with the embedded local judge (real node-llama-cpp, tiny generated model)', () => {
+  it('grades a small file end to end through gguf:PATH, binary and probability verdicts', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-gguf-'));
+    const model = await writeTinyGguf({ path: join(directory, 'tiny-true.gguf'), bias: 'true' });
+    const input = itemsFile(directory);
+    const out = join(directory, 'results.jsonl');
+    const common = ['grade', '--input', input, '--judge', `gguf:${model}`, '--threads', '1', '--max-tokens', '96', '--no-cache', '--quiet'];
+    const binary = await runCli([...common, '--out', out]);
+    expect(binary.code, binary.stderr).toBe(0);
+    const results = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { status: string; criteria: Array<{ met: boolean; probability?: number }>; judge: { id: string; model: string } });
+    expect(results.map((result) => result.status)).toEqual(['ok', 'ok']);
+    // The rigged model answers true under greedy decoding.
+    expect(results.flatMap((result) => result.criteria.map((criterion) => criterion.met))).toEqual([true, true, true]);
+    expect(results[0].judge.id).toBe(`gguf:${model}`);
+    expect(results[0].judge.model).toBe('tiny-true.gguf');
+
+    const probability = await runCli([...common, '--verdict', 'probability', '--out', join(directory, 'probability.jsonl')]);
+    expect(probability.code, probability.stderr).toBe(0);
+    const soft = readFileSync(join(directory, 'probability.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { criteria: Array<{ probability: number; value: number }> });
+    for (const criterion of soft.flatMap((result) => result.criteria)) {
+      expect(criterion.probability).toBeGreaterThan(0);
+      expect(criterion.probability).toBeLessThan(1);
+      expect(criterion.value).toBe(criterion.probability);
+    }
+  }, 120_000);
+
+  it('with no judge configured and no network, fails at once and says how to point to a model or an endpoint', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-nojudge-'));
+    const started = Date.now();
+    const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'results.jsonl'), '--quiet'], {
+      env: { RUBRICATE_CACHE_DIR: join(directory, 'cache'), XDG_CACHE_HOME: join(directory, 'xdg') },
+    });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/JUDGE_UNAVAILABLE/);
+    expect(result.stderr).toMatch(/--judge gguf:/);
+    expect(result.stderr).toMatch(/RUBRICATE_MODEL/);
+    expect(result.stderr).toMatch(/--judge openai:/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  }, 60_000);
+});
