@@ -21,8 +21,8 @@ import { parseBashTimes, peakRssBytes, startSimulatorProcess } from './support/i
 
 const healthbenchFile = resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl');
 const haveHealthBench = existsSync(healthbenchFile);
-/** Realistic per-token costs: prefill 20k tokens/s (cached 10× cheaper), decode 100 tokens/s. */
-const realisticJudge = { fixedMs: 150, perInputTokenMs: 0.05, perCachedInputTokenMs: 0.005, perOutputTokenMs: 10 };
+/** Realistic per-token costs: prefill 20k tokens/s (cached 10× cheaper), decode 200 tokens/s. */
+const realisticJudge = { fixedMs: 150, perInputTokenMs: 0.05, perCachedInputTokenMs: 0.005, perOutputTokenMs: 5 };
 
 function skipped(name: string, reason: string) {
   return { scenario: name, skipped: reason };

@@ -3,7 +3,8 @@
  * constraint: patterns, required or banned text, counts, openings and endings, JSON
  * (optionally against a JSON Schema) and language. They ignore strict/loose mode.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvInstance, ValidateFunction } from 'ajv';
 import { z } from 'zod';
 import { canonicalJson, safeParseJson } from '../util/json.js';
 import { langdetectLanguages } from './ifeval/languages.js';
@@ -219,7 +220,15 @@ const endsWithCheck: CheckDefinition<AffixParameters> = {
 
 // ---------------------------------------------------------------- json
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+// ajv is loaded on the first JSON-Schema check only: most runs never need it.
+let ajv: AjvInstance | undefined;
+function schemaCompiler(): AjvInstance {
+  if (!ajv) {
+    const { Ajv } = createRequire(import.meta.url)('ajv') as { Ajv: new (options: object) => AjvInstance };
+    ajv = new Ajv({ allErrors: false, strict: false });
+  }
+  return ajv;
+}
 /** Validators by canonical schema text: one compilation per distinct schema. */
 const schemaValidators = new Map<string, ValidateFunction>();
 
@@ -227,7 +236,7 @@ function schemaValidator(schema: Record<string, unknown>): ValidateFunction {
   const key = canonicalJson(schema);
   let validate = schemaValidators.get(key);
   if (!validate) {
-    validate = ajv.compile(schema);
+    validate = schemaCompiler().compile(schema);
     schemaValidators.set(key, validate);
   }
   return validate;

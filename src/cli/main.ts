@@ -6,19 +6,28 @@
 import { Command, CommanderError } from 'commander';
 import { RubricateError, exitCodes, formatLocation } from '../errors.js';
 import { rubricateVersion } from '../version.js';
-import { registerCompareCommand } from './commands/compare.js';
-import { registerConvertCommand } from './commands/convert.js';
-import { registerGenerateCommand } from './commands/generate.js';
-import { registerGradeCommand } from './commands/grade.js';
-import { registerMetaCommand } from './commands/meta.js';
-import { registerProbeCommand } from './commands/probe.js';
-import { registerReportCommand } from './commands/report.js';
-import { registerRefineCommand } from './commands/refine.js';
-import { registerScoreCommand } from './commands/score.js';
-import { registerServeCommand } from './commands/serve.js';
 import type { CommandContext } from './context.js';
 
-export function buildProgram(context: CommandContext): Command {
+type Register = (program: Command, context: CommandContext) => void;
+
+/**
+ * Each command's module is loaded only when it runs (or for the full help): a user running
+ * `grade` does not pay for the server, report or generation code and their dependencies.
+ */
+const commandModules: Record<string, () => Promise<Register>> = {
+  grade: async () => (await import('./commands/grade.js')).registerGradeCommand,
+  score: async () => (await import('./commands/score.js')).registerScoreCommand,
+  serve: async () => (await import('./commands/serve.js')).registerServeCommand,
+  convert: async () => (await import('./commands/convert.js')).registerConvertCommand,
+  compare: async () => (await import('./commands/compare.js')).registerCompareCommand,
+  meta: async () => (await import('./commands/meta.js')).registerMetaCommand,
+  probe: async () => (await import('./commands/probe.js')).registerProbeCommand,
+  generate: async () => (await import('./commands/generate.js')).registerGenerateCommand,
+  report: async () => (await import('./commands/report.js')).registerReportCommand,
+  refine: async () => (await import('./commands/refine.js')).registerRefineCommand,
+};
+
+export async function buildProgram(context: CommandContext, argv: readonly string[] = []): Promise<Command> {
   const program = new Command();
   program
     .name('rubricate')
@@ -26,23 +35,16 @@ export function buildProgram(context: CommandContext): Command {
     .version(rubricateVersion)
     .exitOverride()
     .configureOutput({ writeOut: (text) => context.stdout(text.replace(/\n$/, '')), writeErr: (text) => context.stderr(text.replace(/\n$/, '')) });
-  registerGradeCommand(program, context);
-  registerScoreCommand(program, context);
-  registerServeCommand(program, context);
-  registerConvertCommand(program, context);
-  registerCompareCommand(program, context);
-  registerMetaCommand(program, context);
-  registerProbeCommand(program, context);
-  registerGenerateCommand(program, context);
-  registerReportCommand(program, context);
-  registerRefineCommand(program, context);
+  const requested = argv.find((argument) => !argument.startsWith('-'));
+  const names = requested !== undefined && requested in commandModules ? [requested] : Object.keys(commandModules);
+  for (const name of names) (await commandModules[name]())(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
 
 export async function runCli(argv: string[], context: Omit<CommandContext, 'exitCode'>): Promise<number> {
   const full: CommandContext = { ...context, exitCode: exitCodes.success };
-  const program = buildProgram(full);
+  const program = await buildProgram(full, argv);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return full.exitCode;

@@ -3,7 +3,7 @@
  * Usage counts what this run spent: a cache hit costs nothing and is counted as a hit.
  */
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import type { JudgeUsage } from '../judges/types.js';
@@ -78,7 +78,9 @@ export function loadPriceTable(file: string): Record<string, ModelPrice> {
   }
   let value: unknown;
   try {
-    value = parseYaml(text);
+    // YAML (a superset of JSON) is loaded only when a price table is given.
+    const { parse } = createRequire(import.meta.url)('yaml') as { parse: (text: string) => unknown };
+    value = parse(text);
   } catch (error) {
     throw new RubricateError('CONFIG_INVALID', `price table is not valid JSON or YAML: ${(error as Error).message}`, { file });
   }

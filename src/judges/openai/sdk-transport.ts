@@ -2,7 +2,7 @@
  * The same calls through the official openai SDK, for setups the lean transport does not
  * cover (corporate proxies, custom fetch). Selected with `--judge-transport sdk`.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { RubricateError } from '../../errors.js';
 import { httpStatusToError, networkErrorToError } from './http-errors.js';
 import type { ChatTransport } from './transport.js';
@@ -14,18 +14,25 @@ export interface SdkTransportOptions {
 }
 
 export function createSdkTransport(options: SdkTransportOptions): ChatTransport {
-  // Retries and timeouts belong to the engine; the SDK must not add its own.
-  const client = new OpenAI({
-    baseURL: options.baseUrl,
-    apiKey: options.apiKey ?? 'not-needed',
-    maxRetries: 0,
-    timeout: 24 * 60 * 60 * 1000,
-    defaultHeaders: options.headers,
-  });
+  // Loaded on first use: users of the default transport never load the SDK.
+  let sdk: Promise<{ client: OpenAI; APIError: typeof OpenAI.APIError }> | undefined;
+  const connect = () =>
+    (sdk ??= import('openai').then(({ default: OpenAIClient }) => ({
+      // Retries and timeouts belong to the engine; the SDK must not add its own.
+      client: new OpenAIClient({
+        baseURL: options.baseUrl,
+        apiKey: options.apiKey ?? 'not-needed',
+        maxRetries: 0,
+        timeout: 24 * 60 * 60 * 1000,
+        defaultHeaders: options.headers,
+      }),
+      APIError: OpenAIClient.APIError,
+    })));
   const endpoint = `${options.baseUrl.replace(/\/$/, '')}/chat/completions`;
   return {
     endpoint,
     async postChatCompletion(body, signal) {
+      const { client, APIError } = await connect();
       try {
         return await client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming, { signal });
       } catch (error) {
@@ -33,7 +40,7 @@ export function createSdkTransport(options: SdkTransportOptions): ChatTransport 
           const reason = signal.reason;
           throw RubricateError.isInstance(reason) ? reason : new RubricateError('JUDGE_TIMEOUT', 'judge call aborted', { endpoint });
         }
-        if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
+        if (error instanceof APIError && typeof error.status === 'number') {
           const headers: Record<string, string> = {};
           (error.headers as Headers | undefined)?.forEach((value: string, key: string) => {
             headers[key] = value;
