@@ -3,16 +3,14 @@
  * grader's CPU and memory are its own). Each scenario grades through the same path as
  * `rubricate grade` (importer → Grader → results file) with a fresh reply cache.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SqliteReplyStore } from '../src/engine/reply-store.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
-import { createOpenAICompatibleJudge } from '../src/judges/openai/openai-judge.js';
 import { requestKey } from '../src/engine/request-key.js';
-import { gradeFile } from '../src/pipeline/grade-file.js';
-import { defaultSampling, Grader, type GraderOptions } from '../src/pipeline/grader.js';
-import { getItemImporter } from '../src/rubric/formats/index.js';
+import { defaultSampling, type GraderOptions } from '../src/pipeline/grader.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { seededRandom } from '../src/util/random.js';
 import { peakRssBytes } from './support/measure.js';
@@ -83,6 +81,18 @@ export interface GradingScenario {
   note?: string;
 }
 
+type Library = typeof import('../src/index.js');
+
+/**
+ * The code under measurement: the build (what an installed package runs; `npm run bench`
+ * builds it first), else the sources. RUBRICATE_BENCH_SOURCE=1 forces the sources.
+ */
+export async function loadLibrary(): Promise<Library> {
+  const built = resolve(process.cwd(), 'dist/index.js');
+  if (process.env.RUBRICATE_BENCH_SOURCE !== '1' && existsSync(built)) return (await import(pathToFileURL(built).href)) as Library;
+  return import('../src/index.js');
+}
+
 /** Grades a scenario against a fresh simulator process and returns its row. */
 export async function runGradingScenario(scenario: GradingScenario, simulator?: SimulatorProcess): Promise<GradingRow & { stats: SimulatorStats }> {
   const directory = mkdtempSync(join(tmpdir(), `rubricate-bench-${scenario.name}-`));
@@ -90,13 +100,14 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
   writeFileSync(input, `${scenario.items.join('\n')}\n`);
   const ownSimulator = simulator ?? (await startSimulatorProcess(scenario.simulator));
   await ownSimulator.reset();
-  const judge = createOpenAICompatibleJudge({ model: 'simulated-judge', baseUrl: ownSimulator.url });
-  const store = new SqliteReplyStore(join(directory, 'cache.sqlite'));
+  const library = await loadLibrary();
+  const judge = library.createOpenAICompatibleJudge({ model: 'simulated-judge', baseUrl: ownSimulator.url });
+  const store = new library.SqliteReplyStore(join(directory, 'cache.sqlite'));
   try {
-    const grader = new Grader({ judge, store, scoring: 'healthbench', concurrency: 64, timeoutMs: 120_000, ...scenario.grader });
+    const grader = new library.Grader({ judge, store, scoring: 'healthbench', concurrency: 64, timeoutMs: 120_000, ...scenario.grader });
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
-    const outcome = await gradeFile({ grader, records: getItemImporter('items').read(input, {}), out: join(directory, 'results.jsonl') });
+    const outcome = await library.gradeFile({ grader, records: library.getItemImporter('items').read(input, {}), out: join(directory, 'results.jsonl') });
     const wallMs = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
     const stats = await ownSimulator.stats();

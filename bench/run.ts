@@ -41,9 +41,9 @@ async function main(): Promise<void> {
   const names = requested.length > 0 ? requested : defaultOrder;
   for (const name of names) if (!scenarioNames.includes(name)) throw new Error(`unknown scenario "${name}" (known: ${scenarioNames.join(', ')})`);
   const started = Date.now();
-  if (names.includes('promptfoo')) {
-    // Side by side with promptfoo, rubricate runs as an installed package would: built, no tsx.
-    process.stderr.write('— building dist for the CLI comparison …\n');
+  {
+    // rubricate is measured as an installed package runs it: built, no tsx.
+    process.stderr.write('— building dist …\n');
     execFileSync(process.execPath, [resolve(process.cwd(), 'node_modules/tsup/dist/cli-default.js'), '--silent'], { stdio: 'inherit' });
   }
   const results: Record<string, unknown> = {};

@@ -7,14 +7,10 @@ import http from 'node:http';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { SqliteReplyStore } from '../src/engine/reply-store.js';
-import { createOpenAICompatibleJudge } from '../src/judges/openai/openai-judge.js';
-import { gradeFile } from '../src/pipeline/grade-file.js';
-import { defaultSampling, Grader } from '../src/pipeline/grader.js';
+import { defaultSampling } from '../src/pipeline/grader.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
-import { getItemImporter } from '../src/rubric/formats/index.js';
-import { healthbenchItems, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';
+import { healthbenchItems, loadLibrary, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';
 import { runHealthBenchLayout } from './reference-layout/index.js';
 import { runPromptfoo } from './promptfoo/index.js';
 import { parseBashTimes, peakRssBytes, startSimulatorProcess } from './support/index.js';
@@ -270,12 +266,13 @@ const scenarios: Record<string, () => Promise<unknown>> = {
   /** Child of `scale`: grades an all-cached input in this fresh process and reports its own peak RSS. */
   async 'scale-child'() {
     const [input, cache, out] = process.argv.slice(3);
-    const store = new SqliteReplyStore(cache);
+    const library = await loadLibrary();
+    const store = new library.SqliteReplyStore(cache);
     // Never contacted: every reply is in the store (a call would fail the run, which is the check).
-    const judge = createOpenAICompatibleJudge({ model: 'simulated-judge', baseUrl: 'http://127.0.0.1:9/v1' });
-    const grader = new Grader({ judge, store, concurrency: 64, scoring: 'weighted_mean', maxAttempts: 1 });
+    const judge = library.createOpenAICompatibleJudge({ model: 'simulated-judge', baseUrl: 'http://127.0.0.1:9/v1' });
+    const grader = new library.Grader({ judge, store, concurrency: 64, scoring: 'weighted_mean', maxAttempts: 1 });
     const started = performance.now();
-    const outcome = await gradeFile({ grader, records: getItemImporter('items').read(input, {}), out });
+    const outcome = await library.gradeFile({ grader, records: library.getItemImporter('items').read(input, {}), out });
     const wallMs = performance.now() - started;
     store.close();
     await judge.close();
