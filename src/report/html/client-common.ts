@@ -222,6 +222,73 @@ function replaceChart(holder, height, config, label) {
   return made.chart;
 }
 
+// A side drawer over the page, shared by the views: keyboard navigation (Esc, ←/→, j/k),
+// a deep link in the URL hash, focus handed back on close. Views draw what goes in it.
+function createDrawerShell(options) {
+  var backdrop = null, panel = null, currentIndex = -1, lastFocus = null;
+  var shell = { open: open, close: close, step: step, current: function () { return currentIndex; } };
+  document.addEventListener('keydown', function (event) {
+    if (currentIndex < 0) return;
+    if (event.key === 'Escape') close();
+    else if ((event.key === 'ArrowRight' || event.key === 'j') && !isTyping(event)) step(1);
+    else if ((event.key === 'ArrowLeft' || event.key === 'k') && !isTyping(event)) step(-1);
+  });
+  return shell;
+
+  function isTyping(event) { var tag = event.target && event.target.tagName; return tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA'; }
+
+  function step(direction) {
+    var order = options.explorer.order();
+    var position = Array.prototype.indexOf.call(order, currentIndex);
+    var next = position < 0 ? (order.length ? order[0] : -1) : order[position + direction];
+    if (next !== undefined && next >= 0) open(next);
+  }
+
+  function open(index) {
+    if (!panel) {
+      lastFocus = document.activeElement;
+      backdrop = h('div', { className: 'drawer-backdrop', on: { click: close } });
+      panel = h('aside', { className: 'drawer', attrs: { role: 'dialog', 'aria-modal': 'true', 'aria-label': options.noun + ' details' }, data: { testid: options.testid } });
+      document.body.appendChild(backdrop);
+      document.body.appendChild(panel);
+      requestAnimationFrame(function () { backdrop.classList.add('open'); panel.classList.add('open'); });
+      document.body.style.overflow = 'hidden';
+    }
+    currentIndex = index;
+    options.explorer.select(index);
+    var hash = '#' + options.hashKey + '=' + encodeURIComponent(options.idOf(index));
+    if (location.hash !== hash) history.replaceState(null, '', hash);
+    render();
+    // Texts load in the background; draw again when they arrive, if the drawer still shows this entry.
+    if (options.load) options.load(index, function () { if (currentIndex === index) render(); });
+  }
+
+  function render() {
+    panel.textContent = '';
+    options.render(currentIndex, panel);
+    var closeButton = panel.querySelector('[data-testid="drawer-close"]');
+    if (closeButton && document.activeElement === document.body) closeButton.focus({ preventScroll: true });
+  }
+
+  function close() {
+    if (!panel) return;
+    panel.remove(); backdrop.remove();
+    panel = null; backdrop = null; currentIndex = -1;
+    document.body.style.overflow = '';
+    options.explorer.select(-1);
+    if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+    if (lastFocus && lastFocus.focus) lastFocus.focus();
+  }
+}
+
+function drawerActions(shell, noun) {
+  return h('div', { className: 'drawer-actions' }, [
+    h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'previous ' + noun, title: 'previous (←)' }, on: { click: function () { shell.step(-1); } } }, [icon('up')]),
+    h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'next ' + noun, title: 'next (→)' }, on: { click: function () { shell.step(1); } } }, [icon('down')]),
+    h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'close', title: 'close (Esc)' }, data: { testid: 'drawer-close' }, on: { click: shell.close } }, [icon('close')])
+  ]);
+}
+
 function showFatal(root, error) {
   root.textContent = '';
   root.appendChild(h('div', { className: 'fatal' }, [

@@ -631,57 +631,20 @@ function renderPairwiseCompareView(root, payload, textStore) {
 
   // ---------------------------------------------------------------- pair drawer
   function createPairDrawer(explorer) {
-    var backdrop = null, panel = null, currentIndex = -1, lastFocus = null;
-    document.addEventListener('keydown', function (event) {
-      if (currentIndex < 0) return;
-      if (event.key === 'Escape') close();
-      else if ((event.key === 'ArrowRight' || event.key === 'j') && !isTyping(event)) step(1);
-      else if ((event.key === 'ArrowLeft' || event.key === 'k') && !isTyping(event)) step(-1);
+    var shell = createDrawerShell({
+      explorer: explorer,
+      noun: 'pair',
+      testid: 'pair-drawer',
+      hashKey: 'pair',
+      idOf: function (index) { return pairs.ids[index]; },
+      render: render,
+      load: function (index, done) { if (!textStore.chunkFor(0, index)) textStore.loadFor(0, index).then(done); }
     });
-    return { open: open, close: close, current: function () { return currentIndex; } };
+    return shell;
 
-    function isTyping(event) { var tag = event.target && event.target.tagName; return tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA'; }
-
-    function step(direction) {
-      var order = explorer.order();
-      var position = Array.prototype.indexOf.call(order, currentIndex);
-      var next = position < 0 ? (order.length ? order[0] : -1) : order[position + direction];
-      if (next !== undefined && next >= 0) open(next);
-    }
-
-    function open(index) {
-      if (!panel) {
-        lastFocus = document.activeElement;
-        backdrop = h('div', { className: 'drawer-backdrop', on: { click: close } });
-        panel = h('aside', { className: 'drawer', attrs: { role: 'dialog', 'aria-modal': 'true', 'aria-label': 'pair details' }, data: { testid: 'pair-drawer' } });
-        document.body.appendChild(backdrop);
-        document.body.appendChild(panel);
-        requestAnimationFrame(function () { backdrop.classList.add('open'); panel.classList.add('open'); });
-        document.body.style.overflow = 'hidden';
-      }
-      currentIndex = index;
-      explorer.select(index);
-      var hash = '#pair=' + encodeURIComponent(pairs.ids[index]);
-      if (location.hash !== hash) history.replaceState(null, '', hash);
-      render();
-      if (!textStore.chunkFor(0, index)) textStore.loadFor(0, index).then(function () { if (currentIndex === index) render(); });
-    }
-
-    function close() {
-      if (!panel) return;
-      panel.remove(); backdrop.remove();
-      panel = null; backdrop = null; currentIndex = -1;
-      document.body.style.overflow = '';
-      explorer.select(-1);
-      if (location.hash) history.replaceState(null, '', location.pathname + location.search);
-      if (lastFocus && lastFocus.focus) lastFocus.focus();
-    }
-
-    function render() {
-      var index = currentIndex;
+    function render(index, panel) {
       var chunk = textStore.chunkFor(0, index);
       var pair = rubricateDecodePair(payload, chunk, index);
-      panel.textContent = '';
       panel.setAttribute('data-pair-id', pair.id);
       panel.setAttribute('data-texts', chunk ? 'loaded' : 'loading');
       var order = explorer.order();
@@ -702,12 +665,7 @@ function renderPairwiseCompareView(root, payload, textStore) {
         h('div', null, [pairVerdictPill(pair.winner, 'drawer-winner')]),
         h('div', { className: 'muted', text: pair.consistent === true ? 'same in both orders' : pair.consistent === false ? 'the orders disagree' : pair.orders.ba === undefined ? 'one order judged' : '' })
       ]);
-      var actions = h('div', { className: 'drawer-actions' }, [
-        h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'previous pair', title: 'previous (←)' }, on: { click: function () { step(-1); } } }, [icon('up')]),
-        h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'next pair', title: 'next (→)' }, on: { click: function () { step(1); } } }, [icon('down')]),
-        h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'close', title: 'close (Esc)' }, data: { testid: 'drawer-close' }, on: { click: close } }, [icon('close')])
-      ]);
-      panel.appendChild(h('div', { className: 'drawer-header' }, [title, verdictBlock, actions]));
+      panel.appendChild(h('div', { className: 'drawer-header' }, [title, verdictBlock, drawerActions(shell, 'pair')]));
 
       var body = h('div', { className: 'pair-drawer-body' });
       panel.appendChild(body);
@@ -735,8 +693,6 @@ function renderPairwiseCompareView(root, payload, textStore) {
       all.forEach(function (comparison) { list.appendChild(comparisonCard(comparison, comparison === pair.overall, Boolean(chunk))); });
       if (all.length === 0) list.appendChild(h('div', { className: 'callout info', text: 'No comparison: the pair could not be read.' }));
       body.appendChild(list);
-      var closeButton = panel.querySelector('[data-testid="drawer-close"]');
-      if (closeButton && document.activeElement === document.body) closeButton.focus({ preventScroll: true });
     }
 
     function responseBox(name, text, winner) {

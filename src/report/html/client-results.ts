@@ -785,63 +785,28 @@ function renderResultsView(root, payload, textStore) {
 
   // ---------------------------------------------------------------- drawer
   function createDrawer(explorer) {
-    var backdrop = null, panel = null, currentIndex = -1, lastFocus = null;
-    document.addEventListener('keydown', function (event) {
-      if (currentIndex < 0) return;
-      if (event.key === 'Escape') close();
-      else if ((event.key === 'ArrowRight' || event.key === 'j') && !isTyping(event)) step(1);
-      else if ((event.key === 'ArrowLeft' || event.key === 'k') && !isTyping(event)) step(-1);
-    });
-    return { open: open, close: close, current: function () { return currentIndex; } };
-
-    function isTyping(event) { var tag = event.target && event.target.tagName; return tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA'; }
-
-    function step(direction) {
-      var order = explorer.order();
-      var position = Array.prototype.indexOf.call(order, currentIndex);
-      var next = position < 0 ? (order.length ? order[0] : -1) : order[position + direction];
-      if (next !== undefined && next >= 0) open(next);
-    }
-
-    function open(index) {
-      if (!panel) {
-        lastFocus = document.activeElement;
-        backdrop = h('div', { className: 'drawer-backdrop', on: { click: close } });
-        panel = h('aside', { className: 'drawer', attrs: { role: 'dialog', 'aria-modal': 'true', 'aria-label': 'item details' }, data: { testid: 'drawer' } });
-        document.body.appendChild(backdrop);
-        document.body.appendChild(panel);
-        requestAnimationFrame(function () { backdrop.classList.add('open'); panel.classList.add('open'); });
-        document.body.style.overflow = 'hidden';
+    var shell = createDrawerShell({
+      explorer: explorer,
+      noun: 'item',
+      testid: 'drawer',
+      hashKey: 'item',
+      idOf: function (index) { return run.items.ids[index]; },
+      render: render,
+      load: function (index, done) {
+        var otherIndex = comparison ? comparison.matchIndex[index] : -1;
+        var pending = [];
+        if (!textStore.chunkFor(0, index)) pending.push(textStore.loadFor(0, index));
+        if (otherIndex >= 0 && !textStore.chunkFor(1, otherIndex)) pending.push(textStore.loadFor(1, otherIndex));
+        if (pending.length) Promise.all(pending).then(done);
       }
-      currentIndex = index;
-      explorer.select(index);
-      var hash = '#item=' + encodeURIComponent(run.items.ids[index]);
-      if (location.hash !== hash) history.replaceState(null, '', hash);
-      render();
-      var otherIndex = comparison ? comparison.matchIndex[index] : -1;
-      var pending = [];
-      if (!textStore.chunkFor(0, index)) pending.push(textStore.loadFor(0, index));
-      if (otherIndex >= 0 && !textStore.chunkFor(1, otherIndex)) pending.push(textStore.loadFor(1, otherIndex));
-      if (pending.length) Promise.all(pending).then(function () { if (currentIndex === index) render(); });
-    }
+    });
+    return shell;
 
-    function close() {
-      if (!panel) return;
-      panel.remove(); backdrop.remove();
-      panel = null; backdrop = null; currentIndex = -1;
-      document.body.style.overflow = '';
-      explorer.select(-1);
-      if (location.hash) history.replaceState(null, '', location.pathname + location.search);
-      if (lastFocus && lastFocus.focus) lastFocus.focus();
-    }
-
-    function render() {
-      var index = currentIndex;
+    function render(index, panel) {
       var chunk = textStore.chunkFor(0, index);
       var item = rubricateDecodeItem(run, chunk, index);
       var otherIndex = comparison ? comparison.matchIndex[index] : -1;
       var other = otherIndex >= 0 ? rubricateDecodeItem(baseline, textStore.chunkFor(1, otherIndex), otherIndex) : null;
-      panel.textContent = '';
       panel.setAttribute('data-item-id', item.id);
       var order = explorer.order();
       var position = Array.prototype.indexOf.call(order, index);
@@ -865,12 +830,7 @@ function renderResultsView(root, payload, textStore) {
         scoreBlock.appendChild(h('div', { className: 'num muted', text: 'baseline ' + formatScore(other.score) }));
         if (delta !== null) scoreBlock.appendChild(h('div', { className: 'num ' + (delta > 0 ? 'up' : delta < 0 ? 'down' : 'faint'), text: formatSigned(delta), style: { 'font-weight': '650' } }));
       }
-      var actions = h('div', { className: 'drawer-actions' }, [
-        h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'previous item', title: 'previous (←)' }, on: { click: function () { step(-1); } } }, [icon('up')]),
-        h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'next item', title: 'next (→)' }, on: { click: function () { step(1); } } }, [icon('down')]),
-        h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'close', title: 'close (Esc)' }, data: { testid: 'drawer-close' }, on: { click: close } }, [icon('close')])
-      ]);
-      panel.appendChild(h('div', { className: 'drawer-header' }, [title, scoreBlock, actions]));
+      panel.appendChild(h('div', { className: 'drawer-header' }, [title, scoreBlock, drawerActions(shell, 'item')]));
 
       var left = h('div', { className: 'drawer-column' });
       var right = h('div', { className: 'drawer-column' });
@@ -902,8 +862,6 @@ function renderResultsView(root, payload, textStore) {
       }
 
       renderCriteria(right, item, other, Boolean(chunk));
-      var closeButton = panel.querySelector('[data-testid="drawer-close"]');
-      if (closeButton && document.activeElement === document.body) closeButton.focus({ preventScroll: true });
     }
 
     function renderCriteria(container, item, other, textsLoaded) {
