@@ -188,6 +188,10 @@ describe.skipIf(!haveBrowser)('compare view in headless Chromium', () => {
     await page.click('.tabs button[data-value="inconsistent"]');
     await page.waitForFunction(() => document.documentElement.getAttribute('data-filtered') === '2');
     expect(await page.$$eval('.vrow', (rows) => rows.map((row) => (row as HTMLElement).dataset.pairId).sort())).toEqual(['pair-05', 'pair-10']);
+    // Pairs sort by id A→Z, then Z→A.
+    await page.click('button[data-sort="id"]');
+    await page.click('button[data-sort="id"]');
+    expect(await page.$$eval('.vrow', (rows) => rows.map((row) => (row as HTMLElement).dataset.pairId))).toEqual(['pair-10', 'pair-05']);
     expect(errors).toEqual([]);
     await page.close();
   });

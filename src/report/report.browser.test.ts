@@ -186,6 +186,15 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
     await page.click('button[data-sort="score"]');
     const best = records.reduce((top, record) => ((record.score ?? -Infinity) > (top.score ?? -Infinity) ? record : top));
     expect(await page.getAttribute('.vrow >> nth=0', 'data-item-id')).toBe(best.id);
+    expect(await page.getAttribute('button[data-sort="score"]', 'data-sorted')).toBe('desc');
+    // Second click: lowest first, items without a score still last; third click: file order again.
+    await page.click('button[data-sort="score"]');
+    const worst = records.reduce((low, record) => (record.score !== null && (low.score === null || record.score < low.score) ? record : low));
+    expect(await page.getAttribute('.vrow >> nth=0', 'data-item-id')).toBe(worst.id);
+    expect(await page.getAttribute('button[data-sort="score"]', 'data-sorted')).toBe('asc');
+    await page.click('button[data-sort="score"]');
+    expect(await page.getAttribute('.vrow >> nth=0', 'data-item-id')).toBe(records[0].id);
+    expect(await page.getAttribute('button[data-sort="score"]', 'data-sorted')).toBeNull();
 
     await page.click('.tabs button[data-value="error"]');
     const errorCount = records.filter((record) => record.status === 'error').length;

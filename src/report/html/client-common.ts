@@ -289,6 +289,112 @@ function drawerActions(shell, noun) {
   ]);
 }
 
+// The explorers' virtual table: a sortable header and only the rows in view drawn, so a
+// report of 100k items scrolls as smoothly as one of ten. Views supply the cells.
+// options: columns [{ key, label, width, right, noSort, narrowHidden }], label, emptyText,
+// rowData(index), fillRow(index, element), onSort(key), onOpen(index).
+function createVirtualTable(options) {
+  var ROW_HEIGHT = 40;
+  var order = new Int32Array(0), selected = -1, scheduled = false;
+  var template = options.columns.map(function (column) { return column.width; }).join(' ');
+  var headerRow = h('div', { className: 'vtable-head', style: { 'grid-template-columns': template }, attrs: { role: 'row' } });
+  options.columns.forEach(function (column) {
+    var cell = h('div', { className: (column.right ? 'right' : '') + (column.narrowHidden ? ' hide-narrow' : ''), attrs: { role: 'columnheader' } });
+    if (column.noSort) cell.appendChild(h('span', { text: column.label }));
+    else cell.appendChild(h('button', { attrs: { type: 'button', title: 'sort by ' + column.label.toLowerCase() }, data: { sort: column.key }, on: { click: function () { options.onSort(column.key); } } }, [column.label, h('span', { className: 'sort-indicator' })]));
+    headerRow.appendChild(cell);
+  });
+  var spacer = h('div', { className: 'vtable-spacer' });
+  var viewport = h('div', { className: 'vtable-viewport', attrs: { role: 'rowgroup', tabindex: '-1' } }, [spacer]);
+  viewport.addEventListener('scroll', function () {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(function () { scheduled = false; renderRows(); });
+  });
+  return {
+    element: h('div', { className: 'vtable', attrs: { role: 'grid', 'aria-label': options.label } }, [headerRow, viewport]),
+    order: function () { return order; },
+    show: function (nextOrder, resetScroll) {
+      order = nextOrder;
+      spacer.style.height = Math.max(order.length * ROW_HEIGHT, 1) + 'px';
+      if (resetScroll) viewport.scrollTop = 0;
+      renderRows();
+    },
+    select: function (index) { selected = index; renderRows(); },
+    showSort: function (key, direction) {
+      headerRow.querySelectorAll('button[data-sort]').forEach(function (button) {
+        var indicator = button.querySelector('.sort-indicator');
+        indicator.textContent = '';
+        if (button.dataset.sort === key) { button.setAttribute('data-sorted', direction > 0 ? 'asc' : 'desc'); indicator.appendChild(icon(direction > 0 ? 'up' : 'down')); }
+        else button.removeAttribute('data-sorted');
+      });
+    }
+  };
+
+  function renderRows() {
+    var top = viewport.scrollTop;
+    var height = viewport.clientHeight || 600;
+    var first = Math.max(0, Math.floor(top / ROW_HEIGHT) - 8);
+    var last = Math.min(order.length, Math.ceil((top + height) / ROW_HEIGHT) + 8);
+    var fragment = document.createDocumentFragment();
+    for (var position = first; position < last; position += 1) fragment.appendChild(row(order[position], position));
+    spacer.textContent = '';
+    if (order.length === 0) spacer.appendChild(h('div', { className: 'empty-state', text: options.emptyText }));
+    spacer.appendChild(fragment);
+  }
+
+  function row(index, position) {
+    var element = h('div', {
+      className: 'vrow' + (index === selected ? ' selected' : ''),
+      attrs: { role: 'row', tabindex: '0' },
+      data: options.rowData(index),
+      style: { top: position * ROW_HEIGHT + 'px', 'grid-template-columns': template },
+      on: {
+        click: function () { options.onOpen(index); },
+        keydown: function (event) { if (event.key === 'Enter') options.onOpen(index); }
+      }
+    });
+    options.fillRow(index, element);
+    return element;
+  }
+}
+
+// Sort state cycles first direction → the other → unsorted, as spreadsheet headers do.
+function nextSort(state, key, firstDirection) {
+  if (state.sortKey === key) {
+    if (state.sortDirection === firstDirection) state.sortDirection = -firstDirection;
+    else { state.sortKey = ''; state.sortDirection = 1; }
+  } else {
+    state.sortKey = key;
+    state.sortDirection = firstDirection;
+  }
+}
+
+// Sorts indexes by a number each; missing values (null, NaN) go last whatever the direction.
+function sortByNumber(indexes, valueOf, direction) {
+  // Values are read once into an array indexed by entry, not per comparison: sorting 100k rows stays fast.
+  var size = 0;
+  for (var position = 0; position < indexes.length; position += 1) size = Math.max(size, indexes[position] + 1);
+  var values = new Float64Array(size);
+  for (position = 0; position < indexes.length; position += 1) {
+    var value = valueOf(indexes[position]);
+    values[indexes[position]] = isNumber(value) ? value : NaN;
+  }
+  var list = Array.from(indexes);
+  list.sort(function (left, right) {
+    var a = values[left], b = values[right];
+    var aMissing = a !== a, bMissing = b !== b;
+    if (aMissing || bMissing) return aMissing === bMissing ? left - right : aMissing ? 1 : -1;
+    return direction * (a - b) || left - right;
+  });
+  return Int32Array.from(list);
+}
+
+function sortByText(indexes, textOf, direction) {
+  var collator = new Intl.Collator(undefined, { numeric: true });
+  return Int32Array.from(Array.from(indexes).sort(function (left, right) { return direction * collator.compare(textOf(left), textOf(right)) || left - right; }));
+}
+
 function showFatal(root, error) {
   root.textContent = '';
   root.appendChild(h('div', { className: 'fatal' }, [

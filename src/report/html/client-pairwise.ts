@@ -418,10 +418,7 @@ function renderPairwiseCompareView(root, payload, textStore) {
 
   // ---------------------------------------------------------------- pair table
   function createPairExplorer() {
-    var ROW_HEIGHT = 40;
     var state = { query: '', status: 'all', verdict: 'all', source: '', wrongOnly: false, sortKey: '', sortDirection: 1 };
-    var order = new Int32Array(0);
-    var selected = -1;
     var explorer = { onOpen: null };
     var idHaystack = null;
     var textHaystack = new Array(count);
@@ -436,7 +433,6 @@ function renderPairwiseCompareView(root, payload, textStore) {
     if (hasLabels) columns.push({ key: 'label', label: 'Gold', width: '96px' });
     if (hasSources) columns.push({ key: 'source', label: 'Source', width: 'minmax(100px, 1.3fr)', narrowHidden: true });
     columns.push({ key: 'status', label: 'Status', width: '76px' });
-    var template = columns.map(function (column) { return column.width; }).join(' ');
 
     var searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, sources, prompts and responses', 'aria-label': 'Search pairs' } });
     var toolbar = h('div', { className: 'explorer-toolbar' }, [
@@ -463,27 +459,21 @@ function renderPairwiseCompareView(root, payload, textStore) {
     var countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
     toolbar.appendChild(countLabel);
 
-    var headerRow = h('div', { className: 'vtable-head', style: { 'grid-template-columns': template }, attrs: { role: 'row' } });
-    columns.forEach(function (column) {
-      var cell = h('div', { className: column.narrowHidden ? 'hide-narrow' : '', attrs: { role: 'columnheader' } });
-      cell.appendChild(h('button', { attrs: { type: 'button', title: 'sort by ' + column.label.toLowerCase() }, data: { sort: column.key }, on: { click: function () { sortBy(column.key); } } }, [column.label, h('span', { className: 'sort-indicator' })]));
-      headerRow.appendChild(cell);
+    var table = createVirtualTable({
+      columns: columns,
+      label: 'pairs',
+      emptyText: 'No pair matches these filters.',
+      rowData: function (index) { return { index: index, pairId: pairs.ids[index] }; },
+      fillRow: fillRow,
+      onSort: sortBy,
+      onOpen: function (index) { if (explorer.onOpen) explorer.onOpen(index); }
     });
-    var spacer = h('div', { className: 'vtable-spacer' });
-    var viewport = h('div', { className: 'vtable-viewport', attrs: { role: 'rowgroup', tabindex: '-1' } }, [spacer]);
-    var table = h('div', { className: 'vtable', attrs: { role: 'grid', 'aria-label': 'pairs' } }, [headerRow, viewport]);
-    var section = h('section', { className: 'section', attrs: { id: 'pairs' } }, [sectionHead('Pairs', 'click a pair to see the conversation, both responses and each order\'s verdict'), toolbar, table]);
+    var section = h('section', { className: 'section', attrs: { id: 'pairs' } }, [sectionHead('Pairs', 'click a pair to see the conversation, both responses and each order\'s verdict'), toolbar, table.element]);
 
     var searchTimer = null;
     searchInput.addEventListener('input', function () {
       clearTimeout(searchTimer);
       searchTimer = setTimeout(function () { state.query = searchInput.value.trim().toLowerCase(); refresh(true); }, 120);
-    });
-    var scheduled = false;
-    viewport.addEventListener('scroll', function () {
-      if (scheduled) return;
-      scheduled = true;
-      requestAnimationFrame(function () { scheduled = false; renderRows(); });
     });
     chunkListeners.push(function (chunk) {
       for (var local = 0; local < chunk.responsesA.length; local += 1) {
@@ -499,8 +489,8 @@ function renderPairwiseCompareView(root, payload, textStore) {
 
     explorer.element = section;
     explorer.mount = function () { refresh(true); };
-    explorer.order = function () { return order; };
-    explorer.select = function (index) { selected = index; renderRows(); };
+    explorer.order = table.order;
+    explorer.select = table.select;
     explorer.filterBySource = function (source) {
       if (!sourceSelect) return;
       var reference = source === null ? -1 : payload.strings.indexOf(source);
@@ -533,13 +523,10 @@ function renderPairwiseCompareView(root, payload, textStore) {
         if (state.query && !matchesQuery(index, state.query)) continue;
         kept[length++] = index;
       }
-      order = kept.slice(0, length);
-      sortOrder();
-      spacer.style.height = Math.max(order.length * ROW_HEIGHT, 1) + 'px';
-      if (resetScroll) viewport.scrollTop = 0;
+      var order = sortOrder(kept.slice(0, length));
       countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' pairs' + (state.query && !textStore.complete() ? ' (texts still loading)' : '');
       document.documentElement.setAttribute('data-filtered', String(order.length));
-      renderRows();
+      table.show(order, resetScroll);
     }
 
     function sortValue(key) {
@@ -551,66 +538,20 @@ function renderPairwiseCompareView(root, payload, textStore) {
       return null;
     }
 
-    function sortOrder() {
-      if (!state.sortKey) return;
-      var direction = state.sortDirection;
-      var list = Array.from(order);
-      if (state.sortKey === 'id' || state.sortKey === 'source') {
-        var collator = new Intl.Collator(undefined, { numeric: true });
-        var text = state.sortKey === 'id' ? function (index) { return pairs.ids[index]; } : function (index) { return pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : ''; };
-        list.sort(function (left, right) { return direction * collator.compare(text(left), text(right)) || left - right; });
-      } else {
-        var valueOf = sortValue(state.sortKey);
-        list.sort(function (left, right) {
-          var a = valueOf(left), b = valueOf(right);
-          var aMissing = !isNumber(a), bMissing = !isNumber(b);
-          if (aMissing || bMissing) return aMissing === bMissing ? left - right : aMissing ? 1 : -1;
-          return direction * (a - b) || left - right;
-        });
-      }
-      order = Int32Array.from(list);
+    function sortOrder(order) {
+      if (!state.sortKey) return order;
+      if (state.sortKey === 'id') return sortByText(order, function (index) { return pairs.ids[index]; }, state.sortDirection);
+      if (state.sortKey === 'source') return sortByText(order, function (index) { return pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : ''; }, state.sortDirection);
+      return sortByNumber(order, sortValue(state.sortKey), state.sortDirection);
     }
 
     function sortBy(key) {
-      if (state.sortKey === key) {
-        if (state.sortDirection === 1) state.sortDirection = -1;
-        else { state.sortKey = ''; state.sortDirection = 1; }
-      } else {
-        state.sortKey = key;
-        state.sortDirection = 1;
-      }
-      headerRow.querySelectorAll('button[data-sort]').forEach(function (button) {
-        var indicator = button.querySelector('.sort-indicator');
-        indicator.textContent = '';
-        if (button.dataset.sort === state.sortKey) { button.setAttribute('data-sorted', state.sortDirection > 0 ? 'asc' : 'desc'); indicator.appendChild(icon(state.sortDirection > 0 ? 'up' : 'down')); }
-        else button.removeAttribute('data-sorted');
-      });
+      nextSort(state, key, 1);
+      table.showSort(state.sortKey, state.sortDirection);
       refresh(true);
     }
 
-    function renderRows() {
-      var top = viewport.scrollTop;
-      var height = viewport.clientHeight || 600;
-      var first = Math.max(0, Math.floor(top / ROW_HEIGHT) - 8);
-      var last = Math.min(order.length, Math.ceil((top + height) / ROW_HEIGHT) + 8);
-      var fragment = document.createDocumentFragment();
-      for (var position = first; position < last; position += 1) fragment.appendChild(row(order[position], position));
-      spacer.textContent = '';
-      if (order.length === 0) spacer.appendChild(h('div', { className: 'empty-state', text: 'No pair matches these filters.' }));
-      spacer.appendChild(fragment);
-    }
-
-    function row(index, position) {
-      var element = h('div', {
-        className: 'vrow' + (index === selected ? ' selected' : ''),
-        attrs: { role: 'row', tabindex: '0' },
-        data: { index: index, pairId: pairs.ids[index] },
-        style: { top: position * ROW_HEIGHT + 'px', 'grid-template-columns': template },
-        on: {
-          click: function () { if (explorer.onOpen) explorer.onOpen(index); },
-          keydown: function (event) { if (event.key === 'Enter' && explorer.onOpen) explorer.onOpen(index); }
-        }
-      });
+    function fillRow(index, element) {
       element.appendChild(h('div', { className: 'mono', text: pairs.ids[index], title: pairs.ids[index] }));
       element.appendChild(h('div', null, [pairVerdictPill(rubricatePairVerdict(pairs.winners[index]), 'row-winner')]));
       element.appendChild(h('div', null, [pairVerdictPill(rubricatePairVerdict(pairs.originalOrder[index]))]));
@@ -625,7 +566,6 @@ function renderPairwiseCompareView(root, payload, textStore) {
       if (hasSources) element.appendChild(h('div', { className: 'hide-narrow muted', text: pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : '', title: pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : undefined }));
       var status = ITEM_STATUS_NAMES[pairs.status[index]];
       element.appendChild(h('div', null, [h('span', { className: 'pill ' + status, text: status })]));
-      return element;
     }
   }
 

@@ -475,14 +475,11 @@ function renderResultsView(root, payload, textStore) {
 
   // ---------------------------------------------------------------- explorer
   function createExplorer() {
-    var ROW_HEIGHT = 40;
     var items = run.items;
     var count = items.ids.length;
     var counts = criterionCounts(run);
     var matchIndex = comparison ? comparison.matchIndex : null;
     var state = { query: '', status: 'all', tag: '', criterionRef: -1, criterionLabel: '', criterionFlipped: false, changedOnly: false, sortKey: '', sortDirection: 1 };
-    var order = new Int32Array(0);
-    var selected = -1;
     var explorer = { onOpen: null };
     var metaHaystack = null;
     var textHaystack = new Array(count);
@@ -493,7 +490,6 @@ function renderResultsView(root, payload, textStore) {
     ];
     if (comparison) columns.push({ key: 'baseline', label: 'Baseline', width: '76px', right: true }, { key: 'delta', label: 'Δ', width: '72px', right: true });
     columns.push({ key: 'passed', label: 'Criteria passed', width: '130px' }, { key: 'status', label: 'Status', width: '76px' }, { key: 'tags', label: 'Tags', width: 'minmax(100px, 2fr)', noSort: true, narrowHidden: true });
-    var template = columns.map(function (column) { return column.width; }).join(' ');
 
     var searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, tags, prompts and responses', 'aria-label': 'Search items' } });
     var statusTabs = tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { state.status = value; refresh(true); });
@@ -508,28 +504,21 @@ function renderResultsView(root, payload, textStore) {
     }
     toolbar.appendChild(countLabel);
 
-    var headerRow = h('div', { className: 'vtable-head', style: { 'grid-template-columns': template }, attrs: { role: 'row' } });
-    columns.forEach(function (column) {
-      var cell = h('div', { className: (column.right ? 'right' : '') + (column.narrowHidden ? ' hide-narrow' : ''), attrs: { role: 'columnheader' } });
-      if (column.noSort) cell.appendChild(h('span', { text: column.label }));
-      else cell.appendChild(h('button', { attrs: { type: 'button', title: 'sort by ' + column.label.toLowerCase() }, data: { sort: column.key }, on: { click: function () { sortBy(column.key); } } }, [column.label, h('span', { className: 'sort-indicator' })]));
-      headerRow.appendChild(cell);
+    var table = createVirtualTable({
+      columns: columns,
+      label: 'items',
+      emptyText: 'No item matches these filters.',
+      rowData: function (index) { return { index: index, itemId: items.ids[index] }; },
+      fillRow: fillRow,
+      onSort: sortBy,
+      onOpen: function (index) { if (explorer.onOpen) explorer.onOpen(index); }
     });
-    var spacer = h('div', { className: 'vtable-spacer' });
-    var viewport = h('div', { className: 'vtable-viewport', attrs: { role: 'rowgroup', tabindex: '-1' } }, [spacer]);
-    var table = h('div', { className: 'vtable', attrs: { role: 'grid', 'aria-label': 'items' } }, [headerRow, viewport]);
-    var section = h('section', { className: 'section', attrs: { id: 'items' } }, [sectionHead('Items', 'click an item to see the conversation and every verdict'), toolbar, table]);
+    var section = h('section', { className: 'section', attrs: { id: 'items' } }, [sectionHead('Items', 'click an item to see the conversation and every verdict'), toolbar, table.element]);
 
     var searchTimer = null;
     searchInput.addEventListener('input', function () {
       clearTimeout(searchTimer);
       searchTimer = setTimeout(function () { state.query = searchInput.value.trim().toLowerCase(); refresh(true); }, 120);
-    });
-    var scheduled = false;
-    viewport.addEventListener('scroll', function () {
-      if (scheduled) return;
-      scheduled = true;
-      requestAnimationFrame(function () { scheduled = false; renderRows(); });
     });
     // Texts join the search index chunk by chunk as they are decoded, while the reader looks at the overview.
     chunkListeners.push(function (runIndex, chunk) {
@@ -540,8 +529,8 @@ function renderResultsView(root, payload, textStore) {
 
     explorer.element = section;
     explorer.mount = function () { refresh(true); };
-    explorer.order = function () { return order; };
-    explorer.select = function (index) { selected = index; renderRows(); };
+    explorer.order = table.order;
+    explorer.select = table.select;
     explorer.setQuery = function (query) { searchInput.value = query; state.query = query.trim().toLowerCase(); refresh(true); };
     explorer.filterByCriterion = function (text, flipped) {
       state.criterionRef = run.strings.indexOf(text);
@@ -670,13 +659,10 @@ function renderResultsView(root, payload, textStore) {
         if (state.changedOnly) { var delta = deltaOf(index); if (delta === null || delta === 0) continue; }
         kept[length++] = index;
       }
-      order = kept.slice(0, length);
-      sortOrder();
-      spacer.style.height = Math.max(order.length * ROW_HEIGHT, 1) + 'px';
-      if (resetScroll) viewport.scrollTop = 0;
+      var order = sortOrder(kept.slice(0, length));
       countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' items' + (query && !textStore.complete() ? ' (texts still loading)' : '');
       document.documentElement.setAttribute('data-filtered', String(order.length));
-      renderRows();
+      table.show(order, resetScroll);
     }
 
     function sortValue(key) {
@@ -688,73 +674,21 @@ function renderResultsView(root, payload, textStore) {
       return null;
     }
 
-    function sortOrder() {
-      if (!state.sortKey) return;
-      var direction = state.sortDirection;
-      var values;
-      if (state.sortKey === 'id') {
-        var collator = new Intl.Collator(undefined, { numeric: true });
-        var sorted = Array.from(order).sort(function (left, right) { return direction * collator.compare(items.ids[left], items.ids[right]) || left - right; });
-        order = Int32Array.from(sorted);
-        return;
-      }
-      var valueOf = sortValue(state.sortKey);
-      values = new Float64Array(count);
-      for (var position = 0; position < order.length; position += 1) {
-        var value = valueOf(order[position]);
-        values[order[position]] = isNumber(value) ? value : NaN;
-      }
-      var list = Array.from(order);
-      list.sort(function (left, right) {
-        var a = values[left], b = values[right];
-        var aMissing = a !== a, bMissing = b !== b;
-        if (aMissing || bMissing) return aMissing === bMissing ? left - right : aMissing ? 1 : -1;
-        return direction * (a - b) || left - right;
-      });
-      order = Int32Array.from(list);
+    function sortOrder(order) {
+      if (!state.sortKey) return order;
+      if (state.sortKey === 'id') return sortByText(order, function (index) { return items.ids[index]; }, state.sortDirection);
+      return sortByNumber(order, sortValue(state.sortKey), state.sortDirection);
     }
 
+    // Identifiers sort A→Z first; numbers highest first, where the interesting items are.
     function sortBy(key) {
-      if (state.sortKey === key) {
-        if (state.sortDirection === (key === 'id' ? 1 : -1)) state.sortDirection = -state.sortDirection;
-        else { state.sortKey = ''; state.sortDirection = 1; }
-      } else {
-        state.sortKey = key;
-        state.sortDirection = key === 'id' ? 1 : -1;
-      }
-      headerRow.querySelectorAll('button[data-sort]').forEach(function (button) {
-        var indicator = button.querySelector('.sort-indicator');
-        indicator.textContent = '';
-        if (button.dataset.sort === state.sortKey) { button.setAttribute('data-sorted', state.sortDirection > 0 ? 'asc' : 'desc'); indicator.appendChild(icon(state.sortDirection > 0 ? 'up' : 'down')); }
-        else button.removeAttribute('data-sorted');
-      });
+      nextSort(state, key, key === 'id' ? 1 : -1);
+      table.showSort(state.sortKey, state.sortDirection);
       refresh(true);
     }
 
-    function renderRows() {
-      var top = viewport.scrollTop;
-      var height = viewport.clientHeight || 600;
-      var first = Math.max(0, Math.floor(top / ROW_HEIGHT) - 8);
-      var last = Math.min(order.length, Math.ceil((top + height) / ROW_HEIGHT) + 8);
-      var fragment = document.createDocumentFragment();
-      for (var position = first; position < last; position += 1) fragment.appendChild(row(order[position], position));
-      spacer.textContent = '';
-      if (order.length === 0) spacer.appendChild(h('div', { className: 'empty-state', text: 'No item matches these filters.' }));
-      spacer.appendChild(fragment);
-    }
-
-    function row(index, position) {
+    function fillRow(index, element) {
       var score = items.scores[index];
-      var element = h('div', {
-        className: 'vrow' + (index === selected ? ' selected' : ''),
-        attrs: { role: 'row', tabindex: '0' },
-        data: { index: index, itemId: items.ids[index] },
-        style: { top: position * ROW_HEIGHT + 'px', 'grid-template-columns': template },
-        on: {
-          click: function () { if (explorer.onOpen) explorer.onOpen(index); },
-          keydown: function (event) { if (event.key === 'Enter' && explorer.onOpen) explorer.onOpen(index); }
-        }
-      });
       element.appendChild(h('div', { className: 'mono', text: items.ids[index], title: items.ids[index] }));
       var width = isNumber(score) ? Math.max(0, Math.min(1, score)) * 100 : 0;
       element.appendChild(h('div', { className: 'score-cell num' }, [h('span', { text: formatScore(score) }), h('div', { className: 'score-bar' }, [h('span', { style: { width: width + '%', background: isNumber(score) && score < 0 ? COLORS.bad : COLORS.accent } })])]));
@@ -779,7 +713,6 @@ function renderResultsView(root, payload, textStore) {
       tags.slice(0, 3).forEach(function (tag) { tagCell.appendChild(h('span', { className: 'chip', text: tag, title: tag })); tagCell.appendChild(document.createTextNode(' ')); });
       if (tags.length > 3) tagCell.appendChild(h('span', { className: 'faint', text: '+' + (tags.length - 3) }));
       element.appendChild(tagCell);
-      return element;
     }
   }
 
