@@ -11,18 +11,7 @@ import { langdetectLanguages } from './ifeval/languages.js';
 import { textFacts } from './text-facts.js';
 import { pythonStrip } from './text/python-text.js';
 import type { CheckDefinition } from './types.js';
-
-function perParameters<Parameters extends object, Derived>(derive: (parameters: Parameters) => Derived) {
-  const cache = new WeakMap<Parameters, Derived>();
-  return (parameters: Parameters): Derived => {
-    let derived = cache.get(parameters);
-    if (derived === undefined) {
-      derived = derive(parameters);
-      cache.set(parameters, derived);
-    }
-    return derived;
-  };
-}
+import { perParameters } from './per-parameters.js';
 
 function quoteList(texts: string[]): string {
   return texts.map((text) => `"${text}"`).join(', ');

@@ -85,6 +85,20 @@ function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id:
     if (result.verdict?.explanation) explanations[order] = result.verdict.explanation;
     if (result.error) error ??= { ...result.error, message: `${order === 'ab' ? 'original' : 'swapped'} order: ${result.error.message}` };
   }
+  return comparisonFromOrders(id, text, orders, explanations, error);
+}
+
+/**
+ * One comparison from the label each order gave (null: that order failed). Orders that disagree
+ * give "inconsistent"; a failed order makes the whole comparison an error, never a guess from the other.
+ */
+export function comparisonFromOrders(
+  id: string,
+  text: string,
+  orders: Partial<Record<PairOrder, PairLabel | null>>,
+  explanations: Partial<Record<PairOrder, string>>,
+  error: SerializedError | undefined,
+): ComparisonResult {
   const labels = Object.values(orders);
   const failed = labels.some((label) => label === null);
   const consistent = failed || labels.length < 2 ? null : labels[0] === labels[1];

@@ -4,7 +4,7 @@
  * and rubric criteria, seeded so every run writes the same bytes. Verdicts are drawn, not
  * judged; winner and consistency are combined from the two orders as the Comparer does.
  */
-import type { CompareRecord, ComparisonResult } from '../pipeline/compare.js';
+import { comparisonFromOrders, type CompareRecord, type ComparisonResult } from '../pipeline/compare.js';
 import { overallCriterionId, overallCriterionText, type PairLabel } from '../grading/pairwise.js';
 import { randomInteger, seededRandom, type RandomSource } from '../util/random.js';
 import { rubricateVersion } from '../version.js';
@@ -69,20 +69,7 @@ function drawComparison(random: RandomSource, id: string, text: string, options:
     const shownFirst = order === 'ab' ? 'A' : 'B';
     explanations[order] = verdict === 'tie' ? `Both responses do this equally (${text.toLowerCase()}).` : `Response ${verdict === shownFirst ? 1 : 2} does this better: ${text.toLowerCase()}.`;
   }
-  const labels = Object.values(orders);
-  const failed = labels.some((label) => label === null);
-  const consistent = failed || labels.length < 2 ? null : labels[0] === labels[1];
-  const winner = failed ? null : labels.length === 1 ? labels[0]! : consistent ? labels[0]! : 'inconsistent';
-  return {
-    id,
-    text,
-    status: failed ? 'error' : 'ok',
-    winner,
-    consistent,
-    orders,
-    ...(Object.keys(explanations).length > 0 ? { explanations } : {}),
-    ...(error ? { error } : {}),
-  };
+  return comparisonFromOrders(id, text, orders, explanations, error);
 }
 
 export function* syntheticCompareRecords(options: SyntheticCompareOptions): Generator<CompareRecord> {

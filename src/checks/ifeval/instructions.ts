@@ -20,6 +20,7 @@ import {
 } from '../text/python-text.js';
 import type { CheckContext, CheckDefinition, CheckOutcome } from '../types.js';
 import { ifevalLanguageNames, langdetectLanguages } from './languages.js';
+import { perParameters } from '../per-parameters.js';
 
 const relationSchema = z.enum(['less than', 'at least']);
 type Relation = z.infer<typeof relationSchema>;
@@ -33,19 +34,6 @@ function compare(actual: number, relation: Relation, threshold: number): boolean
 
 function relationText(relation: Relation): string {
   return relation === 'less than' ? 'fewer than' : 'at least';
-}
-
-/** Caches work derived from a parsed parameters object (compiled patterns, lowercased words). */
-function perParameters<Parameters extends object, Derived>(derive: (parameters: Parameters) => Derived) {
-  const cache = new WeakMap<Parameters, Derived>();
-  return (parameters: Parameters): Derived => {
-    let derived = cache.get(parameters);
-    if (derived === undefined) {
-      derived = derive(parameters);
-      cache.set(parameters, derived);
-    }
-    return derived;
-  };
 }
 
 const VARIANT_NAMES = [
