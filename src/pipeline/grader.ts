@@ -3,9 +3,7 @@
  * items → strategy tasks → engine (checks, store, dedupe, limiter, judge, parse) →
  * verdicts → scoring → result records. Juries run one engine per member and merge.
  */
-import type { CheckMode } from '../checks/types.js';
-import { GradingEngine, type CheckRunner, type EngineEvent, type GradedItem, type GradedRecord } from '../engine/engine.js';
-import type { ReplyStore } from '../engine/reply-store.js';
+import { GradingEngine, type EngineOptions, type GradedItem, type GradedRecord } from '../engine/engine.js';
 import { RubricateError } from '../errors.js';
 import { holisticItem } from '../grading/holistic.js';
 import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
@@ -20,7 +18,10 @@ import { toResultRecord, type JudgeInfo, type ResultRecord } from './results.js'
 
 export type GradingMode = 'per-criterion' | 'batched' | 'holistic';
 
-export interface GraderOptions {
+/** Engine settings the Grader hands through unchanged to every engine it makes. */
+type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal';
+
+export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
   judge?: Judge;
   /** Several judges form a jury (each criterion decided by their majority or mean). */
   judges?: Judge[];
@@ -35,19 +36,10 @@ export interface GraderOptions {
   holisticLevels?: number;
   sampling?: Partial<SamplingOptions>;
   verdictMode?: VerdictMode;
-  store?: ReplyStore;
-  checkRunner?: CheckRunner;
-  checkMode?: CheckMode;
-  concurrency?: number;
-  maxAttempts?: number;
-  timeoutMs?: number;
-  retryBaseDelayMs?: number;
   /** Judge context budget in tokens: longer responses are read in chunks for evidence. */
   contextBudgetTokens?: number;
   scoring?: string | Scoring;
   omitText?: boolean;
-  onEvent?: (event: EngineEvent) => void;
-  signal?: AbortSignal;
 }
 
 export const defaultSampling: SamplingOptions = { temperature: 0, maxTokens: 1024 };
@@ -80,7 +72,7 @@ export class Grader {
   private readonly omitText: boolean;
   private readonly aggregate: JuryAggregate;
   private readonly holisticLevels: number;
-  private readonly onEvent: ((event: EngineEvent) => void) | undefined;
+  private readonly onEvent: GraderOptions['onEvent'];
 
   constructor(options: GraderOptions) {
     this.mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');

@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BrowserContext } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 
 export const chromiumPath = '/usr/bin/chromium';
 
@@ -49,4 +49,23 @@ export async function launchHeadlessChromium(options: { width?: number; height?:
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Opens a file:// page with every other request refused, collecting page errors, console errors
+ * and attempted requests: a self-contained report must show none of them.
+ */
+export async function openOfflinePage(browser: HeadlessBrowser, url: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  await page.route(/^(?!file:)/, (route) => {
+    errors.push(`network request: ${route.request().url()}`);
+    return route.abort();
+  });
+  await page.goto(url);
+  return { page, errors };
 }

@@ -15,7 +15,7 @@ import type { PairwiseImportRecord } from '../rubric/formats/types.js';
 import { normalizeRubric } from '../rubric/normalize.js';
 import type { PairwiseItem } from '../rubric/schema.js';
 import { startFakeJudge } from '../testing/fake-judge.js';
-import { chromiumAvailable, chromiumPath, launchHeadlessChromium, type HeadlessBrowser } from './headless.js';
+import { chromiumAvailable, chromiumPath, launchHeadlessChromium, openOfflinePage, type HeadlessBrowser } from './headless.js';
 import { writeReportFromResults } from './index.js';
 
 const haveBrowser = chromiumAvailable();
@@ -93,17 +93,7 @@ afterAll(async () => {
 });
 
 async function openReport(hash = ''): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser!.context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  await page.route(/^(?!file:)/, (route) => {
-    errors.push(`network request: ${route.request().url()}`);
-    return route.abort();
-  });
-  await page.goto(pathToFileURL(reportFile).href + hash);
+  const { page, errors } = await openOfflinePage(browser!, pathToFileURL(reportFile).href + hash);
   await page.waitForSelector('html[data-report-ready], html[data-report-error]');
   expect(await page.getAttribute('html', 'data-report-error')).toBeNull();
   return { page, errors };

@@ -19,7 +19,7 @@ import { startFakeJudge } from '../testing/fake-judge.js';
 import { hashValue } from '../util/hash.js';
 import { safeParseJson } from '../util/json.js';
 import { readLines } from '../util/jsonl.js';
-import { chromiumAvailable, chromiumPath, launchHeadlessChromium, type HeadlessBrowser } from './headless.js';
+import { chromiumAvailable, chromiumPath, launchHeadlessChromium, openOfflinePage, type HeadlessBrowser } from './headless.js';
 import { writeReportFromResults, type WriteReportOptions } from './index.js';
 import { syntheticResultRecords } from './synthetic.js';
 
@@ -50,18 +50,7 @@ function writeResults(name: string, records: readonly ResultRecord[]): string {
 async function openReport(options: Omit<WriteReportOptions, 'out'>, name: string): Promise<{ page: Page; errors: string[] }> {
   const out = join(directory, name);
   await writeReportFromResults({ ...options, out });
-  const page = await browser!.context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  // Any request other than the file itself would be a report reaching out.
-  await page.route(/^(?!file:)/, (route) => {
-    errors.push(`network request: ${route.request().url()}`);
-    return route.abort();
-  });
-  await page.goto(pathToFileURL(out).href);
+  const { page, errors } = await openOfflinePage(browser!, pathToFileURL(out).href);
   await page.waitForSelector('html[data-report-ready], html[data-report-error]');
   expect(await page.getAttribute('html', 'data-report-error')).toBeNull();
   return { page, errors };
