@@ -104,8 +104,8 @@ describe('per-request deadline', () => {
 
   it('in a batch, late items are errors with reward null (or the flagged fallback), finished ones keep their reward', async () => {
     server = await startTestServer({
-      script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response === 'slow pears' ? 400 : 0 }),
-      service: { deadlineMs: 150 },
+      script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response === 'slow pears' ? 1_500 : 0 }),
+      service: { deadlineMs: 600 },
     });
     const body = await (await server.post('/v1/score/batch', { items: [item('apples'), item('slow pears')] })).json();
     expect(body.results[0]).toMatchObject({ reward: 0.75, status: 'ok' });
