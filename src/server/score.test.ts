@@ -136,12 +136,12 @@ describe('POST /v1/score/group', () => {
     server = await startTestServer(failOnBroken);
     const body = await (await server.post('/v1/score/group', { id: 'g1', prompt, rubric: fruitRubric, responses, advantages: 'grpo', eps: 0 })).json();
     expect(body.id).toBe('g1');
-    // Rewards 1, 0.75, failed, 0: mean 7/12, population std √(((5/12)² + (2/12)² + (7/12)²) ÷ 3) = √26 ÷ 12 = 0.42491…
+    // Rewards 1, 0.75, failed, 0: mean 7/12, sample std √(((5/12)² + (2/12)² + (7/12)²) ÷ 2) = √39 ÷ 12 = 0.52041…
     expect(body.rewards).toEqual([1, 0.75, null, 0]);
     const mean = 1.75 / 3;
-    const std = Math.sqrt(((1 - mean) ** 2 + (0.75 - mean) ** 2 + (0 - mean) ** 2) / 3);
-    expect(std).toBeCloseTo(Math.sqrt(26) / 12, 12);
-    expect(std).toBeCloseTo(0.424918293, 8);
+    const std = Math.sqrt(((1 - mean) ** 2 + (0.75 - mean) ** 2 + (0 - mean) ** 2) / 2);
+    expect(std).toBeCloseTo(Math.sqrt(39) / 12, 12);
+    expect(std).toBeCloseTo(0.520416500, 8);
     expect(body.advantages[0]).toBeCloseTo((1 - mean) / std, 10);
     expect(body.advantages[1]).toBeCloseTo((0.75 - mean) / std, 10);
     expect(body.advantages[2]).toBeNull();
