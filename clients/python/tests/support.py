@@ -3,7 +3,11 @@ real ``rubricate serve`` process pointed at it.
 
 The judge reads rubricate's grading prompt and decides by a rule the tests can compute by
 hand: a criterion is met when the response contains the criterion's last word. A response
-containing ``judge-breaks`` makes it answer HTTP 500.
+containing ``judge-breaks`` makes it answer HTTP 500. ``delay`` makes every answer take that
+long (a slow judge); calls are answered concurrently.
+
+Also here: the dtype rule of ``torch.tensor`` on Python numbers, which the trainer tests
+apply to the rewards they read (torch itself is not needed).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional
 
@@ -41,9 +46,47 @@ def fruit_score(response: str) -> float:
     return sum(c["points"] for c in FRUIT_RUBRIC["criteria"] if criterion_met(c["text"], response)) / 4
 
 
+BINARY_RUBRIC = {"criteria": [{"id": "apples", "text": "mentions apples", "points": 1}]}
+
+
+def tensor_dtype(values: List[Any]) -> str:
+    """The dtype ``torch.tensor(values)`` infers from Python numbers: any float makes float32,
+    else all bools make bool, else int64. ``None`` cannot become a tensor at all (TypeError)."""
+    flat: List[Any] = []
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, list):
+            stack.extend(value)
+        else:
+            flat.append(value)
+    if any(value is None for value in flat):
+        raise TypeError("must be real number, not NoneType")
+    if any(isinstance(value, float) for value in flat):
+        return "float32"
+    if all(isinstance(value, bool) for value in flat):
+        return "bool"
+    return "int64"
+
+
+def tensor_mean(values: List[Any]) -> float:
+    """``torch.tensor(values).mean()``: raises on an integer tensor, as torch does."""
+    dtype = tensor_dtype(values)
+    if dtype != "float32":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {dtype}")
+    return sum(values) / len(values)
+
+
+class _Server(ThreadingHTTPServer):
+    # The grader opens many connections at once: a deep accept backlog avoids resets.
+    request_queue_size = 512
+    daemon_threads = True
+
+
 class FakeJudge:
-    def __init__(self) -> None:
+    def __init__(self, delay: float = 0.0) -> None:
         self.requests: List[Dict[str, Any]] = []
+        self.delay = delay
         judge = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -61,6 +104,8 @@ class FakeJudge:
                 match = RESPONSE_PATTERN.search(user_text)
                 response = match.group(2) if match else ""
                 criteria = CRITERION_PATTERN.findall(user_text)
+                if judge.delay > 0:
+                    time.sleep(judge.delay)
                 if "judge-breaks" in response:
                     self._send(500, {"error": {"message": "scripted failure"}})
                     return
@@ -85,7 +130,7 @@ class FakeJudge:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

@@ -11,7 +11,7 @@ import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, List
 
-from rubricate_client import AsyncRubricateClient, RubricateClient, RubricateError
+from rubricate_client import AsyncRubricateClient, RubricateClient, RubricateConfigError, RubricateError
 from rubricate_client.trl import make_reward_function
 from rubricate_client.verl import compute_score, compute_score_async
 
@@ -75,9 +75,9 @@ class ClientTest(unittest.TestCase):
     def test_group_with_grpo_advantages(self) -> None:
         answer = self.client.score_group(PROMPT, ["apples and pears", "pears", "judge-breaks", "nothing"], FRUIT_RUBRIC, advantages="grpo", eps=0)
         self.assertEqual(answer["rewards"], [1.0, 0.25, None, 0.0])
-        # Over the three real rewards 1, 0.25, 0: mean 5/12, population std sqrt(((7/12)^2 + (2/12)^2 + (5/12)^2) / 3).
+        # Over the three real rewards 1, 0.25, 0: mean 5/12, sample std (n - 1) as the trainers use.
         mean = 5 / 12
-        std = math.sqrt(((7 / 12) ** 2 + (2 / 12) ** 2 + (5 / 12) ** 2) / 3)
+        std = math.sqrt(((7 / 12) ** 2 + (2 / 12) ** 2 + (5 / 12) ** 2) / 2)
         expected = [(1 - mean) / std, (0.25 - mean) / std, None, (0 - mean) / std]
         for got, want in zip(answer["advantages"], expected):
             if want is None:
@@ -122,10 +122,11 @@ class VerlTest(unittest.TestCase):
         score = compute_score("rubric/fruit", "judge-breaks", None, {"prompt": PROMPT, "rubric": FRUIT_RUBRIC}, fallback=-1.0, **self.keywords)
         self.assertEqual(score, {"score": -1.0, "reward_failed": 1.0, "criteria_met_fraction": 0.0})
 
-    def test_unreachable_server_is_a_flagged_fallback(self) -> None:
-        score = compute_score("rubric/fruit", "apples", None, {"prompt": PROMPT, "rubric": FRUIT_RUBRIC}, base_url="http://127.0.0.1:9", timeout=2, max_retries=0)
-        self.assertEqual(score["reward_failed"], 1.0)
-        self.assertEqual(score["score"], 0.0)
+    def test_unreachable_server_raises_at_once(self) -> None:
+        with self.assertRaises(RubricateConfigError) as caught:
+            compute_score("rubric/fruit", "apples", None, {"prompt": PROMPT, "rubric": FRUIT_RUBRIC}, base_url="http://127.0.0.1:9", timeout=2)
+        self.assertEqual(caught.exception.code, "CONNECTION")
+        self.assertIn("is `rubricate serve` running", caught.exception.message)
 
     def test_missing_prompt_is_a_configuration_error(self) -> None:
         with self.assertRaises(ValueError):
