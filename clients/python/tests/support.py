@@ -3,7 +3,8 @@ real ``rubricate serve`` process pointed at it.
 
 The judge reads rubricate's grading prompt and decides by a rule the tests can compute by
 hand: a criterion is met when the response contains the criterion's last word. A response
-containing ``judge-breaks`` makes it answer HTTP 500. ``delay`` makes every answer take that
+containing ``judge-breaks`` makes it answer HTTP 500, one containing ``judge-slow`` makes it
+answer after ``SLOW_SECONDS``. ``delay`` makes every answer take that
 long (a slow judge); calls are answered concurrently.
 
 Also here: the dtype rule of ``torch.tensor`` on Python numbers, which the trainer tests
@@ -45,6 +46,8 @@ def fruit_score(response: str) -> float:
     """weighted_mean of FRUIT_RUBRIC by hand: points of met criteria / 4."""
     return sum(c["points"] for c in FRUIT_RUBRIC["criteria"] if criterion_met(c["text"], response)) / 4
 
+
+SLOW_SECONDS = 2.0
 
 BINARY_RUBRIC = {"criteria": [{"id": "apples", "text": "mentions apples", "points": 1}]}
 
@@ -106,6 +109,8 @@ class FakeJudge:
                 criteria = CRITERION_PATTERN.findall(user_text)
                 if judge.delay > 0:
                     time.sleep(judge.delay)
+                if "judge-slow" in response:
+                    time.sleep(SLOW_SECONDS)
                 if "judge-breaks" in response:
                     self._send(500, {"error": {"message": "scripted failure"}})
                     return
@@ -193,4 +198,28 @@ class ServeProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
         return self.process.returncode
+
+
+def metric_value(url: str, sample: str) -> float:
+    """One sample of the server's /metrics, e.g. ``rubricate_rewards_total{outcome="ok"}``; 0 when absent."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{url}/metrics", timeout=30) as answer:
+        text = answer.read().decode("utf-8")
+    for line in text.splitlines():
+        if line.startswith(sample + " "):
+            return float(line.split(" ")[-1])
+    return 0.0
+
+
+def wait_until(condition: Any, timeout: float = 60.0) -> None:
+    """Waits for a condition the server reports (its queue, its metrics): no fixed sleeps."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached within the timeout")
+        time.sleep(0.02)
