@@ -169,7 +169,8 @@ class ServeProcess:
         self.stderr_lines: List[str] = []
         self.process = subprocess.Popen(args, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
         # Drain stderr so the server never blocks on a full pipe.
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._drain = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._drain.start()
         address: Dict[str, Any] = {}
 
         def read_address() -> None:
@@ -198,6 +199,7 @@ class ServeProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self._drain.join(5)
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
