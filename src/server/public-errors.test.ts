@@ -8,6 +8,7 @@ describe('public errors', () => {
     const cleaned = publicMessage(message);
     expect(cleaned).toBe('cannot reach the judge at <judge endpoint>: ECONNREFUSED <judge endpoint>');
     expect(publicMessage('no GGUF model file at /home/me/models/x.gguf')).toBe('no GGUF model file at <path>');
+    expect(publicMessage('connect ECONNREFUSED 127.0.0.1:9, then 10.0.0.5 and localhost:8080')).toBe('connect ECONNREFUSED <judge endpoint>, then <judge endpoint> and <judge endpoint>');
     expect(publicMessage('x'.repeat(400))).toHaveLength(301);
   });
 

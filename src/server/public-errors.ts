@@ -10,7 +10,7 @@ import type { ResultCriterion } from '../pipeline/results.js';
 import type { RewardResult } from './rewards.js';
 
 const urlPattern = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>)\]]+/gi;
-const hostPortPattern = /\b(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]+\]|localhost):\d{2,5}\b/gi;
+const hostPortPattern = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b|\[[0-9a-f:]+\]:\d{1,5}\b|\blocalhost:\d{1,5}\b/gi;
 const stackLinePattern = /\n\s*at .*/g;
 const absolutePathPattern = /(^|[\s("'=])\/(?:[\w.-]+\/)+[\w.-]*/g;
 const maxMessageLength = 300;
