@@ -8,7 +8,7 @@
 import type { Context } from 'hono';
 
 /** Keys whose numbers are rewards, scores or their breakdowns. */
-export const floatKeys: ReadonlySet<string> = new Set([
+const floatKeys: ReadonlySet<string> = new Set([
   'reward',
   'rewards',
   'score',
