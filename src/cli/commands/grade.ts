@@ -10,6 +10,9 @@ import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/us
 import { exitCodes } from '../../errors.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
+import { getScoring } from '../../scoring/registry.js';
+import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
+import { reportFailedAsZero } from './score.js';
 
 interface GradeFlags extends JudgeFlags, InputFlags {
   out: string;
@@ -21,6 +24,7 @@ interface GradeFlags extends JudgeFlags, InputFlags {
   text: boolean;
   quiet?: boolean;
   report?: string;
+  failedAsZero?: boolean;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -35,6 +39,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--no-text', 'leave prompt and response text out of the results')
     .option('--report <file>', 'also write an HTML report at the end')
+    .option('--failed-as-zero', 'count failed judge calls as "not met" in the metrics (as ResearchRubrics, RuscaRL and AdvancedIF do); reported, never the default')
     .option('--quiet', 'no progress bar');
   addJudgeOptions(command);
   command.action(async (flags: GradeFlags) => {
@@ -62,7 +67,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     store: opened.store,
     checkRunner: checkRunnerFor(),
     checkMode: flags.checkMode,
-    scoring: flags.scoring ?? importer.defaultScoring ?? 'weighted_mean',
+    scoring: flags.failedAsZero ? withFailedAsZero(getScoring(flags.scoring ?? importer.defaultScoring ?? 'weighted_mean')) : (flags.scoring ?? importer.defaultScoring ?? 'weighted_mean'),
     omitText: !flags.text,
     onEvent: progress.onEvent,
     signal: context.signal,
@@ -109,6 +114,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   await closeJudges();
 
   printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode });
+  reportFailedAsZero(context, metrics);
   if (grader.agreement) {
     const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
     context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);

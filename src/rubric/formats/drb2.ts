@@ -28,7 +28,7 @@ const exampleSchema = z.looseObject({
 
 export const drb2Importer: Importer = {
   name: 'drb2',
-  defaultScoring: 'weighted_mean',
+  defaultScoring: 'drb2',
   description: 'DeepResearch Bench II tasks_and_rubrics.jsonl (content.rubric lists); --responses keyed by id',
   read(file, options) {
     return importExamples({
