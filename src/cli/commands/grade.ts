@@ -5,6 +5,7 @@ import { countLines, ProgressReporter } from '../progress.js';
 import { Grader } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
+import { withoutPrometheusSkips } from '../../rubric/formats/biggen.js';
 import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { exitCodes } from '../../errors.js';
@@ -74,11 +75,15 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     ...graderOptionsFrom(flags),
   });
 
+  // BiGGen grades its llm_judge instances only with non-Prometheus judges; reproduce that.
+  const skipped = { count: 0 };
+  const skipsForPrometheus = flags.judgeProtocol === 'prometheus' && importer.name === 'biggen';
+  const imported = importer.read(flags.input, importOptions);
   let outcome: GradeFileOutcome;
   try {
     outcome = await gradeFile({
       grader,
-      records: importer.read(flags.input, importOptions),
+      records: skipsForPrometheus ? withoutPrometheusSkips(imported, skipped) : imported,
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => reportInputError(context, error),
@@ -103,6 +108,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     usage: { ...usage, cost_usd: cost },
     judge: grader.judgeInfo ?? null,
     ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
+    ...(skipsForPrometheus ? { skipped: { llm_judge_instances: skipped.count, reason: 'BiGGen-Bench does not grade llm_judge instances with a Prometheus judge' } } : {}),
   };
   if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
   if (flags.report) {
@@ -115,6 +121,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
 
   printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode });
   reportFailedAsZero(context, metrics);
+  if (skipsForPrometheus) context.stderr(`skipped ${skipped.count} llm_judge instance(s), as BiGGen-Bench does with a Prometheus judge`);
   if (grader.agreement) {
     const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
     context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);

@@ -63,6 +63,7 @@ export const defaultMetaDependencies: MetaCommandDependencies = {
       store,
       sampling: { ...options.sampling, maxTokens: flags.maxTokens === 1024 ? 512 : flags.maxTokens },
       concurrency: options.concurrency,
+      protocol: options.protocol,
       maxAttempts: options.maxAttempts,
       timeoutMs: options.timeoutMs,
       omitText: true,
