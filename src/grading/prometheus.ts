@@ -182,7 +182,9 @@ export function createPrometheusAbsoluteStrategy(options: PrometheusOptions): Gr
         if (typeof levels === 'string') {
           throw new RubricateError('CONFIG_INVALID', `--judge-protocol prometheus cannot grade criterion ${criterion.id} of item ${item.id}: ${levels}`, { field: 'judge-protocol' });
         }
-        const content = absolutePrompt(prometheusInstruction(item), item.response, renderScoreRubric(criterion.text, levels), item.reference);
+        const verbatim = criterion.metadata?.criteria_verbatim;
+        const criteriaText = typeof verbatim === 'string' ? verbatim : criterion.text;
+        const content = absolutePrompt(prometheusInstruction(item), item.response, renderScoreRubric(criteriaText, levels), item.reference);
         const request: JudgeRequest = {
           ...requestFields,
           messages: [

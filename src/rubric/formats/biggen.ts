@@ -82,6 +82,8 @@ export const biggenImporter: Importer = {
                 text: rubric.criteria,
                 points: 1,
                 scale: likertScale([rubric.score1_description, rubric.score2_description, rubric.score3_description, rubric.score4_description, rubric.score5_description]),
+                // Criterion text is trimmed; the Prometheus layout shows the rubric exactly as written.
+                ...(rubric.criteria !== rubric.criteria.trim() ? { metadata: { criteria_verbatim: rubric.criteria } } : {}),
               },
             ],
           },
