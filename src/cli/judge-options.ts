@@ -32,6 +32,7 @@ export interface JudgeFlags {
   threads?: number;
   sequences?: number;
   contextSize?: number;
+  thinkingBudget?: number;
 }
 
 export function parsePositiveInteger(name: string) {
@@ -57,11 +58,11 @@ function parseCriteriaPerCall(value: string): number {
 
 export function addJudgeOptions(command: Command, { batching = true } = {}): Command {
   command
-    .option('--judge <spec>', 'openai:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', collect)
+    .option('--judge <spec>', 'openai:MODEL | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', collect)
     .option('--samples <n>', 'samples per judge for self-consistency (needs --temperature > 0)', parsePositiveInteger('samples'), 1)
     .addOption(new Option('--jury-aggregate <how>', 'how jury votes combine per criterion').choices(['majority', 'mean']).default('majority'))
     .option('--judge-base-url <url>', 'OpenAI-compatible base URL (default: OPENAI_BASE_URL)')
-    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY)')
+    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)')
     .addOption(new Option('--judge-transport <transport>', 'HTTP client for OpenAI-compatible judges').choices(['http', 'sdk']).default('http'))
     .addOption(new Option('--structured-output <mode>', 'reply format requested from the judge').choices(['auto', 'json_schema', 'json_object', 'none']).default('auto'))
     .option('--concurrency <n>', 'judge calls in flight', parsePositiveInteger('concurrency'), 16)
@@ -75,7 +76,8 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     .option('--no-cache', 'do not reuse replies from earlier runs (a killed run still resumes)')
     .option('--threads <n>', 'CPU threads for a local GGUF judge (default: physical cores)', parsePositiveInteger('threads'))
     .option('--sequences <n>', 'parallel sequences for a local GGUF judge', parsePositiveInteger('sequences'))
-    .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'));
+    .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'))
+    .option('--thinking-budget <tokens>', 'gemini: judges: thinking tokens per call (0 off, -1 model decides; default off where the model allows)', parseThinkingBudget);
   if (batching) {
     command
       .option('--criteria-per-call <k>', 'criteria per judge call (a number, or "all"); default 1', parseCriteriaPerCall)
@@ -84,6 +86,12 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
       .option('--context-budget <tokens>', 'judge context budget: longer responses are read in chunks for evidence, never truncated', parsePositiveInteger('context-budget'));
   }
   return command;
+}
+
+function parseThinkingBudget(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < -1) throw new RubricateError('CONFIG_INVALID', `--thinking-budget must be -1, 0 or a positive integer, got "${value}"`, { field: 'thinking-budget' });
+  return number;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -112,6 +120,7 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
     threads: flags.threads,
     sequences: flags.sequences,
     contextSize: flags.contextSize,
+    thinkingBudget: flags.thinkingBudget,
     onDownloadProgress: downloadProgressBar(),
   };
   return createJudge(config);

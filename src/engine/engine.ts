@@ -413,7 +413,8 @@ export class GradingEngine {
         return { reply, calls, retries, cached: false };
       } catch (thrown) {
         error = toRubricateError(thrown, 'JUDGE_CONNECTION');
-        if (error.code === 'JUDGE_RATE_LIMITED' || (error.code === 'JUDGE_SERVER_ERROR' && error.details.status === 503)) outcome = 'overloaded';
+        // 503 and Anthropic's 529 "overloaded" lower concurrency like a 429.
+        if (error.code === 'JUDGE_RATE_LIMITED' || (error.code === 'JUDGE_SERVER_ERROR' && (error.details.status === 503 || error.details.status === 529))) outcome = 'overloaded';
       } finally {
         this.limiter.release(outcome);
       }
