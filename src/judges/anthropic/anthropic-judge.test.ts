@@ -135,7 +135,7 @@ describe('anthropic: judge', () => {
     ];
     const judge = await judgeWith((sent) => {
       const [status, type] = cases[sent.index];
-      return { status, type, message: `${type} happened`, headers: status === 429 ? { 'retry-after': '3' } : {} };
+      return { status, type, message: `${type} happened`, headers: status === 429 ? { 'retry-after': '3' } : ({} as Record<string, string>) };
     });
     for (const [status, type, code] of cases) {
       const error = await failure(judge.complete(request('A'), { signal: signal() }));
