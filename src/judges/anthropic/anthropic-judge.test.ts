@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { GradingEngine } from '../../engine/engine.js';
 import { RubricateError } from '../../errors.js';
+import { createPerCriterionStrategy } from '../../grading/strategies.js';
+import { normalizeItem } from '../../rubric/normalize.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicScript } from '../../testing/fake-anthropic.js';
 import type { JudgeRequest } from '../types.js';
 import { createAnthropicJudge, toAnthropicMessages } from './anthropic-judge.js';
@@ -161,5 +164,26 @@ describe('anthropic: judge', () => {
     const error = await failure(judge.complete(request('A'), { signal: signal() }));
     expect(error.code).toBe('JUDGE_REQUEST_REJECTED');
     expect(error.message).toContain('seed: Extra inputs are not permitted');
+  });
+
+  it('lowers the engine\'s concurrency on 529 overloaded, as on 429', async () => {
+    let arrived = 0;
+    let releaseWave!: () => void;
+    const wave = new Promise<void>((resolve) => (releaseWave = resolve));
+    const judge = await judgeWith(async (sent) => {
+      if (sent.index < 4) {
+        arrived += 1;
+        if (arrived === 4) releaseWave();
+        await wave;
+        return { status: 529, message: 'Overloaded' };
+      }
+      return { input: { explanation: 'ok', criteria_met: true } };
+    });
+    const engine = new GradingEngine({ judge, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 64 } }), concurrency: 4, retryBaseDelayMs: 1, retryMaxDelayMs: 2 });
+    const item = normalizeItem({ id: 'x', prompt: 'q', response: 'r', rubric: { criteria: ['a', 'b', 'c', 'd'].map((id) => ({ id, text: `criterion ${id}`, points: 1 })) } });
+    const graded = await engine.gradeItem(item);
+    expect(graded.status).toBe('ok');
+    expect(graded.usage.retries).toBe(4);
+    expect(engine['limiter'].currentLimit).toBeLessThan(4);
   });
 });
