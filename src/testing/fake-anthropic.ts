@@ -190,9 +190,6 @@ export async function startFakeAnthropic(initialScript: FakeAnthropicScript = de
       const action = await script(record);
       if ('hang' in action) return;
       if ('status' in action) return sendError(response, action.status, action.message ?? 'error', action.type, action.headers);
-      const delay = ('delayMs' in action ? action.delayMs : undefined) ?? options.serviceMs ?? 0;
-      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-
       const { whole, cachedPrefix } = promptParts(body);
       const total = countTokens(whole) + 4;
       let read = 0;
@@ -206,6 +203,9 @@ export async function startFakeAnthropic(initialScript: FakeAnthropicScript = de
           else written = prefixTokens;
         }
       }
+      // The cache is looked up when the request arrives and written when it is answered.
+      const delay = ('delayMs' in action ? action.delayMs : undefined) ?? options.serviceMs ?? 0;
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
       let content: unknown[];
       let stopReason: string;
       if ('refusal' in action) {

@@ -31,6 +31,8 @@ export interface AnthropicJudgeOptions {
   extraBody?: Record<string, unknown>;
   /** Put cache breakpoints on shared prefixes (default true). */
   promptCaching?: boolean;
+  /** Hold the calls sharing a prefix until the first is answered, so they read its cache entry (default true). */
+  awaitCacheWrite?: boolean;
   id?: string;
 }
 
@@ -133,6 +135,7 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
   });
   const provenance: JudgeProvenance = { id: options.id ?? `anthropic:${options.model}`, model: options.model, baseUrl: client.endpoint };
   const caching = options.promptCaching !== false;
+  const awaitCacheWrite = options.awaitCacheWrite !== false;
   const minimumTokens = minimumCacheableTokens(options.model);
   // Prefixes whose first call is in flight (others wait for it), and prefixes already written.
   const warming = new Map<string, Promise<void>>();
@@ -149,8 +152,9 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
         .slice(0, upTo.message + 1)
         .map((message, index) => (index === upTo.message ? message.content.slice(0, upTo.characters) : message.content))
         .join('\u0000')}`;
-      // About 4 characters a token: a prefix too short to be cached gets no breakpoint and no waiting.
-      if (prefix.length / 4 >= minimumTokens) prefixKey = createHash('sha256').update(prefix).digest('base64');
+      // A prefix clearly too short to be cached gets no breakpoint and no waiting. The estimate
+      // (3 characters a token) errs towards caching: a breakpoint below the minimum costs nothing.
+      if (prefix.length / 3 >= minimumTokens) prefixKey = createHash('sha256').update(prefix).digest('base64');
       else shared = undefined;
     }
     const { system, messages } = toAnthropicMessages(request.messages, shared);
@@ -179,7 +183,7 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
       });
     }
     const { body, prefixKey } = buildBody(request);
-    if (prefixKey === undefined || warmed.has(prefixKey)) return send(request, body, signal);
+    if (prefixKey === undefined || !awaitCacheWrite || warmed.has(prefixKey)) return send(request, body, signal);
     const first = warming.get(prefixKey);
     if (first) {
       await waitOrAbort(first, signal);
