@@ -14,7 +14,7 @@
  * not a project dependency: point ANTHROPIC_SDK_DIR at a folder where it is installed.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
@@ -119,6 +119,8 @@ export async function anthropicTransportScenario(): Promise<unknown> {
   for (let round = 0; requests.length < calls; round += 1) {
     for (const item of items) for (const task of strategy.plan(item, item.rubric.criteria)) if (requests.length < calls) requests.push(task.request);
   }
+  // Build every prompt once up front, so both clients are measured on sending alone.
+  for (const request of requests) void request.messages.length;
   const measure = async (send: (request: JudgeRequest) => Promise<unknown>) => {
     // Warm-up (JIT, connections), then the measured calls.
     await pool(requests.slice(0, 300), concurrency, send);
@@ -139,7 +141,7 @@ export async function anthropicTransportScenario(): Promise<unknown> {
     if (sdkDirectory) {
       const load = createRequire(join(resolve(sdkDirectory), 'package.json'));
       const { default: Anthropic } = load('@anthropic-ai/sdk') as { default: new (options: Record<string, unknown>) => { messages: { create(body: unknown): Promise<unknown> } } };
-      const client = new Anthropic({ apiKey: 'test-anthropic-key', baseURL: baseUrl, maxRetries: 0 });
+      const client = new Anthropic({ apiKey: 'test-anthropic-key', authToken: null, baseURL: baseUrl, maxRetries: 0 });
       const sdk = await measure((request) =>
         client.messages.create({
           model: 'claude-sonnet-4-5',
@@ -151,7 +153,7 @@ export async function anthropicTransportScenario(): Promise<unknown> {
           tool_choice: { type: 'tool', name: request.output!.name, disable_parallel_tool_use: true },
         }),
       );
-      result.sdk_version = (load('@anthropic-ai/sdk/package.json') as { version: string }).version;
+      result.sdk_version = (JSON.parse(readFileSync(join(resolve(sdkDirectory), 'node_modules/@anthropic-ai/sdk/package.json'), 'utf8')) as { version: string }).version;
       result.sdk_cpu_ms_per_call = sdk.cpuMsPerCall;
       result.sdk_over_lean = sdk.cpuMsPerCall / lean.cpuMsPerCall;
     } else {

@@ -163,7 +163,8 @@ export async function startFakeAnthropic(initialScript: FakeAnthropicScript = de
     incoming.on('end', async () => {
       const path = (incoming.url ?? '').split('?')[0];
       if (incoming.method !== 'POST' || path !== '/v1/messages') return sendError(response, 404, `Not Found`, 'not_found_error');
-      if (incoming.headers['x-api-key'] !== apiKey) return sendError(response, 401, 'invalid x-api-key');
+      // An API key in x-api-key (or, as newer clients send it, a bearer token).
+      if (incoming.headers['x-api-key'] !== apiKey && incoming.headers.authorization !== `Bearer ${apiKey}`) return sendError(response, 401, 'invalid x-api-key');
       if (!incoming.headers['anthropic-version']) return sendError(response, 400, 'anthropic-version: header is required');
       let body: Record<string, unknown>;
       try {
