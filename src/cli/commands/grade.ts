@@ -52,7 +52,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   const closeJudges = async () => {
     for (const member of judges) await member.close?.();
   };
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
   const totalSource = flags.responses ?? flags.input;
   countLines(totalSource).then((total) => progress.setTotal(total), () => undefined);
