@@ -4,7 +4,7 @@ import { RubricateError } from '../errors.js';
 import { createJudge, type JudgeConfig } from '../judges/registry.js';
 import type { Judge } from '../judges/types.js';
 import type { GraderOptions } from '../pipeline/grader.js';
-import { addStoreOptions, type StoreFlags } from './store-options.js';
+import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
 import cliProgress from 'cli-progress';
 
 export { openStore, type OpenedStore } from './store-options.js';
@@ -100,7 +100,7 @@ export async function buildJudges(flags: JudgeFlags): Promise<Judge[]> {
     if (judge) judges.push(judge);
     else if (specs.length > 1) throw new RubricateError('CONFIG_INVALID', '"none" cannot be a member of a jury', { field: 'judge' });
   }
-  return judges;
+  return applyFleetLimitsFrom(judges, flags);
 }
 
 export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> {

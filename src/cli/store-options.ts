@@ -6,6 +6,8 @@
 import { existsSync, rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
+import { applyFleetLimits } from '../fleet/limited-judge.js';
+import type { Judge } from '../judges/types.js';
 import { defaultCachePath, isRedisUrl, openReplyStore, RedisReplyStore, SqliteReplyStore, storeSpecFrom, type ReplyStore } from '../store/index.js';
 
 export interface StoreFlags {
@@ -14,6 +16,29 @@ export interface StoreFlags {
   store?: string;
   /** Seconds after which a stored reply counts as absent. */
   cacheTtl?: number;
+  /** Judge calls in flight across every process sharing the store. */
+  globalConcurrency?: number;
+  /** `RPM` or `RPM,TPM`, across every process sharing the store. */
+  rateLimit?: { requestsPerMinute?: number; tokensPerMinute?: number };
+  /** Seconds a crashed process's calls may hold their fleet slots. */
+  lease?: number;
+}
+
+function parseRateLimit(value: string): { requestsPerMinute?: number; tokensPerMinute?: number } {
+  const [rpm, tpm, ...rest] = value.split(',').map((part) => part.trim());
+  const positive = (text: string | undefined) => text === undefined || text === '' || (Number.isInteger(Number(text)) && Number(text) > 0);
+  if (rest.length > 0 || !positive(rpm) || !positive(tpm) || (!rpm && !tpm)) {
+    throw new RubricateError('CONFIG_INVALID', `--rate-limit is RPM or RPM,TPM (positive integers; RPM may be empty: ",TPM"), got "${value}"`, { field: 'rate-limit' });
+  }
+  return { ...(rpm ? { requestsPerMinute: Number(rpm) } : {}), ...(tpm ? { tokensPerMinute: Number(tpm) } : {}) };
+}
+
+function parseCount(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 1) throw new RubricateError('CONFIG_INVALID', `--${name} must be a positive integer, got "${value}"`, { field: name });
+    return number;
+  };
 }
 
 function parseSeconds(name: string) {
@@ -27,7 +52,10 @@ function parseSeconds(name: string) {
 export function addStoreOptions(command: Command): Command {
   return command
     .option('--store <url>', 'shared store for cached replies, fleet limits and evolving rubrics: redis://[user:password@]host:port[/db] or rediss://… for TLS (default: RUBRICATE_STORE, else the SQLite cache)')
-    .option('--cache-ttl <seconds>', 'treat stored replies older than this as absent', parseSeconds('cache-ttl'));
+    .option('--cache-ttl <seconds>', 'treat stored replies older than this as absent', parseSeconds('cache-ttl'))
+    .option('--global-concurrency <n>', 'judge calls in flight per endpoint across every process sharing the Redis --store', parseCount('global-concurrency'))
+    .option('--rate-limit <rpm[,tpm]>', 'requests (and tokens) per minute per endpoint across every process sharing the Redis --store', parseRateLimit)
+    .option('--lease <seconds>', "with fleet limits: how long a crashed process's calls keep their slots", parseSeconds('lease'), 10);
 }
 
 export interface OpenedStore {
@@ -79,4 +107,17 @@ export async function openStore(flags: StoreFlags, outputPath: string | undefine
   const path = typeof flags.cache === 'string' ? flags.cache : (spec ?? defaultCachePath());
   const store = openReplyStore(path, { ttlMs, onWarning: printWarning });
   return { store, finish() {}, close: () => store.close() };
+}
+
+/** Wraps the judges with the fleet-wide limits asked for (they need a Redis store). */
+export async function applyFleetLimitsFrom(judges: Judge[], flags: StoreFlags & { concurrency?: number; timeout?: number }): Promise<Judge[]> {
+  const spec = storeSpecFrom(flags.store);
+  return applyFleetLimits(judges, spec !== undefined && isRedisUrl(spec) ? spec : undefined, {
+    globalConcurrency: flags.globalConcurrency,
+    requestsPerMinute: flags.rateLimit?.requestsPerMinute,
+    tokensPerMinute: flags.rateLimit?.tokensPerMinute,
+    leaseMs: (flags.lease ?? 10) * 1000,
+    localConcurrency: flags.concurrency ?? 16,
+    callTimeoutMs: Math.round((flags.timeout ?? 120) * 1000),
+  });
 }

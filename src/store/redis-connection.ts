@@ -86,7 +86,7 @@ export class RedisConnection {
   }
 
   /** Waits for the first connection, failing clearly when Redis cannot be reached. */
-  async ready(timeoutMs = 10_000): Promise<void> {
+  async ready(timeoutMs = 5_000): Promise<void> {
     if (this.client.status === 'ready') return;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
