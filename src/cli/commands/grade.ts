@@ -10,8 +10,10 @@ import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/us
 import { exitCodes } from '../../errors.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
+import { gradeThroughQueue } from '../../queue/grading-queue.js';
+import { addQueueOptions, runSpecFrom, shardOf, type QueueFlags } from '../queue-options.js';
 
-interface GradeFlags extends JudgeFlags, InputFlags {
+interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags {
   out: string;
   metrics?: string;
   scoring?: string;
@@ -37,6 +39,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--report <file>', 'also write an HTML report at the end')
     .option('--quiet', 'no progress bar');
   addJudgeOptions(command);
+  addQueueOptions(command);
   command.action(async (flags: GradeFlags) => {
     context.exitCode = await runGrade(flags, context);
   });
@@ -47,7 +50,8 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   const importOptions = await importOptionsFrom(flags, context);
 
-  const judges = await buildJudges(flags);
+  // With --queue the workers call the judge (and hold the fleet limits); here it only names the run.
+  const judges = await buildJudges(flags.queue ? { ...flags, globalConcurrency: undefined, rateLimit: undefined } : flags);
   const judge = judges[0];
   const closeJudges = async () => {
     for (const member of judges) await member.close?.();
@@ -57,23 +61,37 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   const totalSource = flags.responses ?? flags.input;
   countLines(totalSource).then((total) => progress.setTotal(total), () => undefined);
 
+  const scoringName = flags.scoring ?? importer.defaultScoring ?? 'weighted_mean';
   const grader = new Grader({
     judges,
     store: opened.store,
     checkRunner: checkRunnerFor(),
     checkMode: flags.checkMode,
-    scoring: flags.scoring ?? importer.defaultScoring ?? 'weighted_mean',
+    scoring: scoringName,
     omitText: !flags.text,
     onEvent: progress.onEvent,
     signal: context.signal,
     ...graderOptionsFrom(flags),
   });
 
+  const queueUrl = flags.queue;
   let outcome: GradeFileOutcome;
   try {
     outcome = await gradeFile({
       grader,
-      records: importer.read(flags.input, importOptions),
+      records: shardOf(importer.read(flags.input, importOptions), flags.shard),
+      ...(queueUrl
+        ? {
+            results: async function* (records) {
+              const spec = runSpecFrom(flags, { scoring: scoringName, checkMode: flags.checkMode, omitText: !flags.text });
+              for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
+                // Progress and usage of every worker arrive with their results.
+                progress.onEvent({ type: 'item', status: result.status });
+                yield result;
+              }
+            },
+          }
+        : {}),
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => reportInputError(context, error),
