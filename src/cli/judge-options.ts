@@ -32,6 +32,7 @@ export interface JudgeFlags extends StoreFlags {
   threads?: number;
   sequences?: number;
   contextSize?: number;
+  judgeProtocol?: 'native' | 'prometheus';
 }
 
 export function parsePositiveInteger(name: string) {
@@ -75,7 +76,8 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     .option('--no-cache', 'do not reuse replies from earlier runs (a killed run still resumes)')
     .option('--threads <n>', 'CPU threads for a local GGUF judge (default: physical cores)', parsePositiveInteger('threads'))
     .option('--sequences <n>', 'parallel sequences for a local GGUF judge', parsePositiveInteger('sequences'))
-    .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'));
+    .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'))
+    .addOption(new Option('--judge-protocol <protocol>', "prompt layout and reply format: rubricate's own, or Prometheus' (1–5 rubrics, [RESULT] replies)").choices(['native', 'prometheus']).default('native'));
   addStoreOptions(command);
   if (batching) {
     command
@@ -120,8 +122,9 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
 
 export function graderOptionsFrom(
   flags: JudgeFlags,
-): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens'> {
+): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens' | 'protocol'> {
   return {
+    protocol: flags.judgeProtocol,
     mode: flags.mode,
     holisticLevels: flags.likertLevels,
     samples: flags.samples,

@@ -51,7 +51,7 @@ export async function* shardOf(records: AsyncIterable<ImportRecord>, shard: Queu
 
 /** Flags that decide how items are graded: the workers build the same grader from them. */
 const gradingFlagNames = [
-  'judge', 'samples', 'juryAggregate', 'mode', 'likertLevels', 'contextBudget', 'judgeBaseUrl', 'judgeTransport', 'structuredOutput',
+  'judge', 'judgeProtocol', 'samples', 'juryAggregate', 'mode', 'likertLevels', 'contextBudget', 'judgeBaseUrl', 'judgeTransport', 'structuredOutput',
   'maxAttempts', 'timeout', 'temperature', 'maxTokens', 'seed', 'verdict', 'criteriaPerCall', 'globalConcurrency', 'rateLimit', 'lease', 'cacheTtl',
 ] as const;
 

@@ -55,6 +55,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     allowTies: flags.ties,
     overall: flags.overall,
     concurrency: options.concurrency,
+    protocol: options.protocol,
     maxAttempts: options.maxAttempts,
     timeoutMs: options.timeoutMs,
     omitText: !flags.text,

@@ -5,6 +5,7 @@ import { countLines, ProgressReporter } from '../progress.js';
 import { Grader } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
+import { withoutPrometheusSkips } from '../../rubric/formats/biggen.js';
 import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { exitCodes } from '../../errors.js';
@@ -12,6 +13,9 @@ import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 import { gradeThroughQueue } from '../../queue/grading-queue.js';
 import { addQueueOptions, runSpecFrom, shardOf, type QueueFlags } from '../queue-options.js';
+import { getScoring } from '../../scoring/registry.js';
+import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
+import { reportFailedAsZero } from './score.js';
 
 interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags {
   out: string;
@@ -23,6 +27,7 @@ interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags {
   text: boolean;
   quiet?: boolean;
   report?: string;
+  failedAsZero?: boolean;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -37,6 +42,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--no-text', 'leave prompt and response text out of the results')
     .option('--report <file>', 'also write an HTML report at the end')
+    .option('--failed-as-zero', 'count failed judge calls as "not met" in the metrics (as ResearchRubrics, RuscaRL and AdvancedIF do); reported, never the default')
     .option('--quiet', 'no progress bar');
   addJudgeOptions(command);
   addQueueOptions(command);
@@ -67,7 +73,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     store: opened.store,
     checkRunner: checkRunnerFor(),
     checkMode: flags.checkMode,
-    scoring: scoringName,
+    scoring: flags.failedAsZero ? withFailedAsZero(getScoring(scoringName)) : scoringName,
     omitText: !flags.text,
     onEvent: progress.onEvent,
     signal: context.signal,
@@ -75,11 +81,15 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   });
 
   const queueUrl = flags.queue;
+  // BiGGen grades its llm_judge instances only with non-Prometheus judges; reproduce that.
+  const skipped = { count: 0 };
+  const skipsForPrometheus = flags.judgeProtocol === 'prometheus' && importer.name === 'biggen';
+  const imported = importer.read(flags.input, importOptions);
   let outcome: GradeFileOutcome;
   try {
     outcome = await gradeFile({
       grader,
-      records: shardOf(importer.read(flags.input, importOptions), flags.shard),
+      records: shardOf(skipsForPrometheus ? withoutPrometheusSkips(imported, skipped) : imported, flags.shard),
       ...(queueUrl
         ? {
             results: async function* (records) {
@@ -116,6 +126,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     usage: { ...usage, cost_usd: cost },
     judge: grader.judgeInfo ?? null,
     ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
+    ...(skipsForPrometheus ? { skipped: { llm_judge_instances: skipped.count, reason: 'BiGGen-Bench does not grade llm_judge instances with a Prometheus judge' } } : {}),
   };
   if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
   if (flags.report) {
@@ -127,6 +138,8 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   await closeJudges();
 
   printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode });
+  reportFailedAsZero(context, metrics);
+  if (skipsForPrometheus) context.stderr(`skipped ${skipped.count} llm_judge instance(s), as BiGGen-Bench does with a Prometheus judge`);
   if (grader.agreement) {
     const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
     context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);
