@@ -1,14 +1,15 @@
 /** Judge and engine flags shared by every command that calls a judge. */
 import { Option, type Command } from 'commander';
-import { defaultCachePath, SqliteReplyStore, type ReplyStore } from '../engine/reply-store.js';
 import { RubricateError } from '../errors.js';
 import { createJudge, type JudgeConfig } from '../judges/registry.js';
 import type { Judge } from '../judges/types.js';
 import type { GraderOptions } from '../pipeline/grader.js';
-import { existsSync, rmSync } from 'node:fs';
+import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
 import cliProgress from 'cli-progress';
 
-export interface JudgeFlags {
+export { openStore, type OpenedStore } from './store-options.js';
+
+export interface JudgeFlags extends StoreFlags {
   /** One spec, or several for a jury. */
   judge?: string[];
   samples?: number;
@@ -28,11 +29,11 @@ export interface JudgeFlags {
   seed?: number;
   verdict?: 'binary' | 'probability';
   criteriaPerCall?: number;
-  cache?: string | false;
   threads?: number;
   sequences?: number;
   contextSize?: number;
   thinkingBudget?: number;
+  judgeProtocol?: 'native' | 'prometheus';
 }
 
 export function parsePositiveInteger(name: string) {
@@ -77,7 +78,9 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     .option('--threads <n>', 'CPU threads for a local GGUF judge (default: physical cores)', parsePositiveInteger('threads'))
     .option('--sequences <n>', 'parallel sequences for a local GGUF judge', parsePositiveInteger('sequences'))
     .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'))
-    .option('--thinking-budget <tokens>', 'gemini: judges: thinking tokens per call (0 off, -1 model decides; default off where the model allows)', parseThinkingBudget);
+    .option('--thinking-budget <tokens>', 'gemini: judges: thinking tokens per call (0 off, -1 model decides; default off where the model allows)', parseThinkingBudget)
+    .addOption(new Option('--judge-protocol <protocol>', "prompt layout and reply format: rubricate's own, or Prometheus' (1–5 rubrics, [RESULT] replies)").choices(['native', 'prometheus']).default('native'));
+  addStoreOptions(command);
   if (batching) {
     command
       .option('--criteria-per-call <k>', 'criteria per judge call (a number, or "all"); default 1', parseCriteriaPerCall)
@@ -107,7 +110,7 @@ export async function buildJudges(flags: JudgeFlags): Promise<Judge[]> {
     if (judge) judges.push(judge);
     else if (specs.length > 1) throw new RubricateError('CONFIG_INVALID', '"none" cannot be a member of a jury', { field: 'judge' });
   }
-  return judges;
+  return applyFleetLimitsFrom(judges, flags);
 }
 
 export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> {
@@ -126,41 +129,11 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
   return createJudge(config);
 }
 
-export interface OpenedStore {
-  store: ReplyStore | undefined;
-  /** Called after a successful run: removes a run-only journal. */
-  finish(): void;
-  close(): void;
-}
-
-/**
- * The reply store: the shared cache by default; with --no-cache, a journal beside the
- * output that only a rerun of the same command reads, deleted once the run completes.
- */
-export function openStore(flags: Pick<JudgeFlags, 'cache'>, outputPath: string | undefined): OpenedStore {
-  if (flags.cache === false) {
-    if (!outputPath) return { store: undefined, finish() {}, close() {} };
-    const journalPath = `${outputPath}.journal.sqlite`;
-    const store = new SqliteReplyStore(journalPath);
-    return {
-      store,
-      finish() {
-        store.close();
-        for (const suffix of ['', '-wal', '-shm']) {
-          if (existsSync(journalPath + suffix)) rmSync(journalPath + suffix, { force: true });
-        }
-      },
-      close: () => store.close(),
-    };
-  }
-  const store = new SqliteReplyStore(typeof flags.cache === 'string' ? flags.cache : defaultCachePath());
-  return { store, finish() {}, close: () => store.close() };
-}
-
 export function graderOptionsFrom(
   flags: JudgeFlags,
-): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens'> {
+): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens' | 'protocol'> {
   return {
+    protocol: flags.judgeProtocol,
     mode: flags.mode,
     holisticLevels: flags.likertLevels,
     samples: flags.samples,
