@@ -24,7 +24,7 @@ export { gradeFile, type GradeFileOptions, type GradeFileOutcome } from './pipel
 export { Comparer, CompareSummaryBuilder, type CompareOptions, type CompareRecord, type CompareSummary } from './pipeline/compare.js';
 export { readResults, toScoredItem, type ResultRecord, type ResultCriterion } from './pipeline/results.js';
 export { GradingEngine, type EngineOptions, type EngineEvent, type GradedItem } from './engine/engine.js';
-export { SqliteReplyStore, defaultCachePath, type ReplyStore } from './engine/reply-store.js';
+export { SqliteReplyStore, defaultCachePath, type ReplyStore } from './store/index.js';
 export { costOf, priceFor, defaultPrices, type Usage, type ModelPrice } from './engine/usage.js';
 
 export { getScoring, registerScoring, scoringNames, aggregate } from './scoring/registry.js';

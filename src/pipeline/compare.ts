@@ -5,7 +5,7 @@
  * CIs, the position-consistency rate, and (with gold labels) LLMBar-style accuracy.
  */
 import { GradingEngine, type CheckRunner, type CriterionResult, type EngineEvent } from '../engine/engine.js';
-import type { ReplyStore } from '../engine/reply-store.js';
+import type { ReplyStore } from '../store/index.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import type { SerializedError } from '../errors.js';
 import { createPrometheusRelativeStrategy } from '../grading/prometheus.js';

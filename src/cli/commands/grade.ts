@@ -11,11 +11,13 @@ import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/us
 import { exitCodes } from '../../errors.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
+import { gradeThroughQueue } from '../../queue/grading-queue.js';
+import { addQueueOptions, runSpecFrom, shardOf, type QueueFlags } from '../queue-options.js';
 import { getScoring } from '../../scoring/registry.js';
 import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
 import { reportFailedAsZero } from './score.js';
 
-interface GradeFlags extends JudgeFlags, InputFlags {
+interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags {
   out: string;
   metrics?: string;
   scoring?: string;
@@ -43,6 +45,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--failed-as-zero', 'count failed judge calls as "not met" in the metrics (as ResearchRubrics, RuscaRL and AdvancedIF do); reported, never the default')
     .option('--quiet', 'no progress bar');
   addJudgeOptions(command);
+  addQueueOptions(command);
   command.action(async (flags: GradeFlags) => {
     context.exitCode = await runGrade(flags, context);
   });
@@ -53,28 +56,31 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   const importOptions = await importOptionsFrom(flags, context);
 
-  const judges = await buildJudges(flags);
+  // With --queue the workers call the judge (and hold the fleet limits); here it only names the run.
+  const judges = await buildJudges(flags.queue ? { ...flags, globalConcurrency: undefined, rateLimit: undefined } : flags);
   const judge = judges[0];
   const closeJudges = async () => {
     for (const member of judges) await member.close?.();
   };
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
   const totalSource = flags.responses ?? flags.input;
   countLines(totalSource).then((total) => progress.setTotal(total), () => undefined);
 
+  const scoringName = flags.scoring ?? importer.defaultScoring ?? 'weighted_mean';
   const grader = new Grader({
     judges,
     store: opened.store,
     checkRunner: checkRunnerFor(),
     checkMode: flags.checkMode,
-    scoring: flags.failedAsZero ? withFailedAsZero(getScoring(flags.scoring ?? importer.defaultScoring ?? 'weighted_mean')) : (flags.scoring ?? importer.defaultScoring ?? 'weighted_mean'),
+    scoring: flags.failedAsZero ? withFailedAsZero(getScoring(scoringName)) : scoringName,
     omitText: !flags.text,
     onEvent: progress.onEvent,
     signal: context.signal,
     ...graderOptionsFrom(flags),
   });
 
+  const queueUrl = flags.queue;
   // BiGGen grades its llm_judge instances only with non-Prometheus judges; reproduce that.
   const skipped = { count: 0 };
   const skipsForPrometheus = flags.judgeProtocol === 'prometheus' && importer.name === 'biggen';
@@ -83,7 +89,19 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   try {
     outcome = await gradeFile({
       grader,
-      records: skipsForPrometheus ? withoutPrometheusSkips(imported, skipped) : imported,
+      records: shardOf(skipsForPrometheus ? withoutPrometheusSkips(imported, skipped) : imported, flags.shard),
+      ...(queueUrl
+        ? {
+            results: async function* (records) {
+              const spec = runSpecFrom(flags, { scoring: scoringName, checkMode: flags.checkMode, omitText: !flags.text });
+              for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
+                // Progress and usage of every worker arrive with their results.
+                progress.onEvent({ type: 'item', status: result.status });
+                yield result;
+              }
+            },
+          }
+        : {}),
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => reportInputError(context, error),

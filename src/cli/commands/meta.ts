@@ -12,7 +12,7 @@ import type { Command } from 'commander';
 import { Comparer } from '../../pipeline/compare.js';
 import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
 import type { EngineEvent } from '../../engine/engine.js';
-import type { ReplyStore } from '../../engine/reply-store.js';
+import type { ReplyStore } from '../../store/index.js';
 import type { Judge } from '../../judges/types.js';
 import { formatMetaTable, scorePublishedJudge, type BinaryMetaReport, type PublishedFormat } from '../../meta/index.js';
 import { metaFromResults } from '../../meta/results-meta.js';
@@ -223,7 +223,7 @@ async function runPairwiseJudge(
   const judges = await buildJudges(flags);
   const judge = judges[0];
   if (!judge) throw new RubricateError('CONFIG_INVALID', 'pairwise meta-evaluation needs a judge (not --judge none)', { field: 'judge' });
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   try {
     const judgePairs = dependencies.createJudgePairs({ judge, judges, store: opened.store, flags, signal: context.signal });
     const report = await runPairwiseMeta(
