@@ -201,7 +201,7 @@ export class GradingEngine {
     }
     try {
       const prompt = [...item.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
-      const outcome = runner(criterion.check!, item.response, { prompt, mode: this.options.checkMode });
+      const outcome = runner(criterion.check!, item.response, { prompt, mode: this.options.checkMode, ...(item.trajectory ? { trajectory: item.trajectory } : {}) });
       const verdict: CriterionVerdict = { met: outcome.passed, value: outcome.passed ? 1 : 0, source: 'check' };
       if (outcome.detail) verdict.explanation = outcome.detail;
       return { criterion, source: 'check', status: 'ok', verdict };

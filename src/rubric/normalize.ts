@@ -3,7 +3,7 @@
  * RubricateError naming the field. Criterion ids are stable: taken from the input, or
  * derived from the criterion text so the same rubric always gets the same ids.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import { sha256Hex } from '../util/hash.js';
 import {
@@ -16,6 +16,8 @@ import {
 } from './schema.js';
 import { rubricHash } from './hashing.js';
 import { pointsForImportance } from './importance.js';
+import { normalizeTrajectory, trajectoryInputSchema } from '../trajectory/trajectory.js';
+import { renderTrajectory } from '../trajectory/render.js';
 
 export interface SourceLocation {
   file?: string;
@@ -145,6 +147,15 @@ export interface NormalizeItemOptions extends SourceLocation {
 
 /** Validates one canonical item record (the `items` format). */
 export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}): Item {
+  const rawResponse = input !== null && typeof input === 'object' ? (input as { response?: unknown }).response : undefined;
+  if (Array.isArray(rawResponse)) {
+    // A union error would only say "response is invalid": validate the messages alone to name the field.
+    const messages = trajectoryInputSchema.safeParse(rawResponse);
+    if (!messages.success) throw zodErrorToInputError(messages.error, { ...options, fieldPrefix: 'response' });
+  } else if (rawResponse !== undefined && typeof rawResponse !== 'string') {
+    const text = z.string().safeParse(rawResponse);
+    if (!text.success) throw zodErrorToInputError(text.error, { ...options, fieldPrefix: 'response' });
+  }
   const parsed = itemInputSchema.safeParse(input);
   if (!parsed.success) throw zodErrorToInputError(parsed.error, options);
   const value = parsed.data;
@@ -165,12 +176,14 @@ export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}
     }
     rubric = found;
   }
+  const trajectory = typeof value.response === 'string' ? undefined : normalizeTrajectory(value.response, { file: options.file, line: options.line });
   const item: Item = {
     id: String(value.id),
     prompt: normalizeMessages(value.prompt),
-    response: value.response,
+    response: trajectory ? renderTrajectory(trajectory) : (value.response as string),
     rubric,
   };
+  if (trajectory) item.trajectory = trajectory;
   if (value.reference !== undefined) item.reference = value.reference;
   if (value.tags) item.tags = value.tags;
   if (value.metadata) item.metadata = value.metadata;

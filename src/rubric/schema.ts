@@ -3,6 +3,7 @@
  * inside, everything works on the normalised types exported at the bottom.
  */
 import { z } from 'zod';
+import { trajectoryInputSchema, type Trajectory } from '../trajectory/trajectory.js';
 
 const finiteNumber = z.number().refine(Number.isFinite, { message: 'must be a finite number (not NaN or Infinity)' });
 
@@ -75,7 +76,8 @@ export const itemInputSchema = z
   .object({
     id: z.union([z.string().min(1), z.number()]),
     prompt: z.union([z.string(), z.array(messageInputSchema).min(1, 'prompt needs at least one message')]),
-    response: z.string(),
+    /** The text graded, or an agent trajectory: OpenAI-style messages with tool calls and results. */
+    response: z.union([z.string(), trajectoryInputSchema]),
     rubric: rubricInputSchema.optional(),
     rubric_id: z.union([z.string().min(1), z.number()]).optional(),
     reference: z.string().optional(),
@@ -125,7 +127,10 @@ export interface Message {
 export interface Item {
   id: string;
   prompt: Message[];
+  /** The graded text; for a trajectory, its numbered-step rendering (what judges read). */
   response: string;
+  /** The response as an agent trajectory, when it was given as messages (read by trajectory checks). */
+  trajectory?: Trajectory;
   rubric: Rubric;
   reference?: string;
   tags?: string[];
