@@ -8,6 +8,7 @@ import { setMaxListeners } from 'node:events';
 import type { CheckContext, CheckMode, CheckOutcome } from '../checks/types.js';
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from '../grading/types.js';
+import { citedSteps, trajectorySteps } from '../trajectory/trajectory.js';
 import { createEvidenceTask, estimateTokens, evidenceResponse, splitIntoChunks } from '../grading/evidence.js';
 import { renderItemContext } from '../grading/render.js';
 import type { Judge, JudgeReply } from '../judges/types.js';
@@ -83,6 +84,13 @@ interface CallResult {
   retries: number;
   /** Served from the store or from an identical call already in flight. */
   cached: boolean;
+}
+
+/** For trajectory items, keeps the step numbers a verdict's explanation cites. */
+function withCitedSteps(item: Item, verdict: CriterionVerdict): CriterionVerdict {
+  if (!item.trajectory || !verdict.explanation) return verdict;
+  const steps = citedSteps(verdict.explanation, trajectorySteps(item.trajectory).length);
+  return steps.length > 0 ? { ...verdict, steps } : verdict;
 }
 
 const fatalCodes = new Set(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE']);
@@ -204,7 +212,7 @@ export class GradingEngine {
       const outcome = runner(criterion.check!, item.response, { prompt, mode: this.options.checkMode, ...(item.trajectory ? { trajectory: item.trajectory } : {}) });
       const verdict: CriterionVerdict = { met: outcome.passed, value: outcome.passed ? 1 : 0, source: 'check' };
       if (outcome.detail) verdict.explanation = outcome.detail;
-      return { criterion, source: 'check', status: 'ok', verdict };
+      return { criterion, source: 'check', status: 'ok', verdict: withCitedSteps(item, verdict) };
     } catch (error) {
       return { criterion, source: 'check', status: 'error', error: toRubricateError(error, 'CHECK_INVALID').toJSON() };
     }
@@ -269,7 +277,8 @@ export class GradingEngine {
           const verdict = outcome.decision?.verdicts.get(criterion.id);
           if (verdict) {
             const summary = evidence?.get(criterion.id);
-            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict: summary ? { ...verdict, evidence: summary } : verdict });
+            const cited = withCitedSteps(item, summary ? { ...verdict, evidence: summary } : verdict);
+            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict: cited });
             continue;
           }
           const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no verdict and no error');

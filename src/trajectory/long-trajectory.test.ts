@@ -88,6 +88,9 @@ describe('a 300K-character trajectory', () => {
     expect(criterion.met).toBe(true);
     expect(criterion.evidence.chunks).toBeGreaterThan(1);
     expect(criterion.evidence.quotes).toBe(1);
+    // The verdict cites the confirmation step, and results keep it.
+    const yesStep = Number(/\[step (\d+)\] user: yes/.exec(result.response)![1]);
+    expect(criterion.steps).toEqual([yesStep]);
     expect(overflows).toBe(0);
     expect(Math.max(...promptTokens)).toBeLessThanOrEqual(contextTokens);
     // Figures for the report: calls and the largest prompt against the context.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RubricateError } from '../errors.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import { renderTrajectory } from './render.js';
-import { normalizeTrajectory, toolCalls } from './trajectory.js';
+import { citedSteps, normalizeTrajectory, toolCalls } from './trajectory.js';
 
 const rubric = { criteria: [{ id: 'c', text: 'The agent confirms before cancelling.' }] };
 const response = [
@@ -64,5 +64,10 @@ describe('trajectory items', () => {
     const cut = renderTrajectory(trajectory, { maxResultCharacters: 10 });
     expect(cut).toContain(`${'x'.repeat(10)} [… truncated: 40 more characters of 50 not shown]`);
     expect(cut).not.toContain('x'.repeat(11));
+  });
+
+  it('reads the steps a verdict cites', () => {
+    expect(citedSteps('Confirmed at step 4; the write is [step 9]. Steps 3, 5 and 7 ask; steps 10-12 search.', 20)).toEqual([4, 9, 3, 5, 7, 10, 11, 12]);
+    expect(citedSteps('step 0 and step 99 do not exist; 12 items', 20)).toEqual([]);
   });
 });

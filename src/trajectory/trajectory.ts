@@ -179,3 +179,23 @@ export function toolCalls(trajectory: Trajectory): ToolCallRecord[] {
   }
   return calls;
 }
+
+/**
+ * Step numbers a verdict's explanation cites ("step 4", "steps 3, 5 and 7", "steps 10-12",
+ * "[step 9]"), in order and without repeats; numbers outside 1…stepCount are ignored.
+ */
+export function citedSteps(text: string, stepCount: number): number[] {
+  const found: number[] = [];
+  const add = (value: number) => {
+    if (Number.isInteger(value) && value >= 1 && value <= stepCount && !found.includes(value)) found.push(value);
+  };
+  for (const match of text.matchAll(/\bsteps?\s*#?\s*(\d+(?:\s*(?:,|and|&|or|-|–|to)\s*#?\d+)*)/gi)) {
+    for (const part of match[1].matchAll(/(\d+)(?:\s*(?:-|–|to)\s*(\d+))?/g)) {
+      const start = Number(part[1]);
+      const end = part[2] !== undefined ? Number(part[2]) : start;
+      if (end - start > 50) continue;
+      for (let value = start; value <= end; value += 1) add(value);
+    }
+  }
+  return found;
+}

@@ -109,6 +109,7 @@ describe('--format tau-bench', () => {
     const noOther = second.criteria.find((criterion: { id: string }) => criterion.id === 'no_other_write');
     expect(noOther.met).toBe(false);
     expect(noOther.explanation).toContain('send_certificate@step 6');
+    expect(noOther.steps).toEqual([4, 6]);
     const report = await outcomeMeta(out);
     expect(report.checks).toMatchObject({ items: 2, agreement: 1 });
   });
