@@ -156,6 +156,7 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
   return {
     provenance,
     ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
+    ...(judges.every((judge) => judge.acceptsImages) ? { acceptsImages: true } : {}),
     size: endpoints.length,
     complete,
     status() {

@@ -3,6 +3,7 @@
  * llama.cpp server, Ollama). Structured output: JSON schema where the server takes it,
  * else JSON mode, else plain text (the grading parser extracts JSON tolerantly).
  */
+import { imageDataUrl } from '../../images/images.js';
 import { RubricateError } from '../../errors.js';
 import type { CompleteOptions, Judge, JudgeReply, JudgeRequest, JudgeProvenance, TokenProbability } from '../types.js';
 import { createHttpTransport } from './http-transport.js';
@@ -44,7 +45,7 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
   };
 
   function buildBody(request: JudgeRequest, level: OutputLevel): Record<string, unknown> {
-    const body: Record<string, unknown> = { model: options.model, messages: request.messages };
+    const body: Record<string, unknown> = { model: options.model, messages: request.messages.map(openAIMessage) };
     if (request.temperature !== undefined) body.temperature = request.temperature;
     if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
     if (request.seed !== undefined) body.seed = request.seed;
@@ -89,6 +90,7 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
 
   return {
     provenance,
+    acceptsImages: true,
     complete,
     async close() {
       transport.close();
@@ -104,10 +106,19 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
 function serializeBody(body: Record<string, unknown>, request: JudgeRequest): string {
   const { messages, response_format: responseFormat, ...rest } = body as { messages: JudgeRequest['messages']; response_format?: unknown };
   let json = JSON.stringify(rest);
-  const messagesJson = request.messages.map((message) => `{"role":${JSON.stringify(message.role)},"content":${message.role === 'system' ? cachedJson(message.content) : JSON.stringify(message.content)}}`).join(',');
+  const messagesJson = request.messages.map((message) => `{"role":${JSON.stringify(message.role)},"content":${message.images && message.images.length > 0 ? JSON.stringify(contentParts(message)) : message.role === 'system' ? cachedJson(message.content) : JSON.stringify(message.content)}}`).join(',');
   json = `${json.slice(0, -1)}${json.length > 2 ? ',' : ''}"messages":[${messagesJson}]`;
   if (responseFormat !== undefined) json += `,"response_format":${responseFormatJson(responseFormat as Record<string, unknown>, request)}`;
   return `${json}}`;
+}
+
+function openAIMessage(message: JudgeRequest['messages'][number]): object {
+  return message.images !== undefined ? { role: message.role, content: message.images.length > 0 ? contentParts(message) : message.content } : message;
+}
+
+/** A message with images as chat-completions content parts: the text, then one image_url part (a data URL) per image. */
+function contentParts(message: JudgeRequest['messages'][number]): Array<Record<string, unknown>> {
+  return [{ type: 'text', text: message.content }, ...(message.images ?? []).map((image) => ({ type: 'image_url', image_url: { url: imageDataUrl(image) } }))];
 }
 
 const jsonOfText = new Map<string, string>();
