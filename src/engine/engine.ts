@@ -9,9 +9,10 @@ import type { CheckContext, CheckMode, CheckOutcome } from '../checks/types.js';
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from '../grading/types.js';
 import { citedSteps, trajectorySteps } from '../trajectory/trajectory.js';
+import { judgeImage } from '../images/images.js';
 import { createEvidenceTask, estimateTokens, evidenceResponse, splitIntoChunks } from '../grading/evidence.js';
 import { renderItemContext } from '../grading/render.js';
-import type { Judge, JudgeReply } from '../judges/types.js';
+import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
@@ -84,6 +85,24 @@ interface CallResult {
   retries: number;
   /** Served from the store or from an identical call already in flight. */
   cached: boolean;
+}
+
+/**
+ * The request with the item's images attached to its last user message (where the item's
+ * text, and the images' placeholders, are). A judge that cannot take images refuses here,
+ * before any call: an image is never dropped.
+ */
+function withItemImages(task: JudgeTask, judge: Judge): JudgeRequest {
+  const images = task.item?.images;
+  if (!images || images.length === 0) return task.request;
+  if (!judge.acceptsImages) {
+    throw new RubricateError('JUDGE_REQUEST_REJECTED', `judge ${judge.provenance.id} does not accept images, and item ${task.item.id} has ${images.length}; use an OpenAI-compatible vision model, anthropic: or gemini:`);
+  }
+  const messages = [...task.request.messages];
+  let last = messages.length - 1;
+  while (last > 0 && messages[last].role !== 'user') last -= 1;
+  messages[last] = { ...messages[last], images: images.map(judgeImage) };
+  return { ...task.request, messages };
 }
 
 /** For trajectory items, keeps the step numbers a verdict's explanation cites. */
@@ -467,7 +486,7 @@ export class GradingEngine {
     const onOuterAbort = () => controller.abort(new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'));
     outer?.addEventListener('abort', onOuterAbort, { once: true });
     try {
-      return await judge.complete(task.request, { signal: controller.signal });
+      return await judge.complete(withItemImages(task, judge), { signal: controller.signal });
     } catch (error) {
       if (controller.signal.aborted && RubricateError.isInstance(controller.signal.reason)) throw controller.signal.reason;
       throw error;

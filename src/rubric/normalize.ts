@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import { sha256Hex } from '../util/hash.js';
 import {
+  contentPartSchema,
   itemInputSchema,
   rubricInputSchema,
   type Criterion,
@@ -16,7 +17,8 @@ import {
 } from './schema.js';
 import { rubricHash } from './hashing.js';
 import { pointsForImportance } from './importance.js';
-import { normalizeTrajectory, trajectoryInputSchema } from '../trajectory/trajectory.js';
+import { normalizeTrajectory, trajectoryInputSchema, type TrajectoryMessageInput } from '../trajectory/trajectory.js';
+import { imagePlaceholder, isRemoteUrl, localImageBytes, toItemImage, type ImagePlace, type ItemImage } from '../images/images.js';
 import { renderTrajectory } from '../trajectory/render.js';
 
 export interface SourceLocation {
@@ -141,6 +143,41 @@ function messageText(content: unknown): string {
   return '';
 }
 
+type ContentPart = z.infer<typeof contentPartSchema>;
+
+/**
+ * Flattens content (a string or parts) to text, loading each image part to bytes and
+ * putting its placeholder where it stood. Unknown part types are an error, never dropped.
+ */
+class ImageCollector {
+  readonly images: ItemImage[] = [];
+  constructor(private readonly location: SourceLocation) {}
+
+  text(content: string | readonly ContentPart[], place: ImagePlace, field: string): string {
+    if (typeof content === 'string') return content;
+    const pieces: string[] = [];
+    content.forEach((part, index) => {
+      const partField = `${field}[${index}]`;
+      if (part.type === 'image_url' || (part.type === undefined && part.image_url)) {
+        const url = part.image_url?.url;
+        const location = { file: this.location.file, line: this.location.line, field: `${partField}.image_url.url` };
+        if (!url) throw new RubricateError('INPUT_INVALID', 'an image_url part needs image_url.url', location);
+        if (isRemoteUrl(url)) {
+          throw new RubricateError('INPUT_INVALID', 'http(s) image URLs are fetched when an input file is read (rubricate grade); here, give a data URL', location);
+        }
+        const image = toItemImage(localImageBytes(url, location), url, place, this.images.length + 1, location);
+        this.images.push(image);
+        pieces.push(imagePlaceholder(image));
+      } else if (part.type === undefined || part.type === 'text' || part.type === 'input_text') {
+        if (typeof part.text === 'string' && part.text !== '') pieces.push(part.text);
+      } else {
+        throw new RubricateError('INPUT_INVALID', `content part of type "${part.type}" is not supported (text and image_url are)`, { file: this.location.file, line: this.location.line, field: `${partField}.type` });
+      }
+    });
+    return pieces.join('\n');
+  }
+}
+
 export interface NormalizeItemOptions extends SourceLocation {
   rubrics?: ReadonlyMap<string, Rubric>;
 }
@@ -148,7 +185,11 @@ export interface NormalizeItemOptions extends SourceLocation {
 /** Validates one canonical item record (the `items` format). */
 export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}): Item {
   const rawResponse = input !== null && typeof input === 'object' ? (input as { response?: unknown }).response : undefined;
-  if (Array.isArray(rawResponse)) {
+  const responseParts = Array.isArray(rawResponse) && rawResponse.length > 0 && rawResponse.every((entry) => entry !== null && typeof entry === 'object' && !('role' in entry));
+  if (responseParts) {
+    const parts = z.array(contentPartSchema).safeParse(rawResponse);
+    if (!parts.success) throw zodErrorToInputError(parts.error, { ...options, fieldPrefix: 'response' });
+  } else if (Array.isArray(rawResponse)) {
     // A union error would only say "response is invalid": validate the messages alone to name the field.
     const messages = trajectoryInputSchema.safeParse(rawResponse);
     if (!messages.success) throw zodErrorToInputError(messages.error, { ...options, fieldPrefix: 'response' });
@@ -176,15 +217,19 @@ export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}
     }
     rubric = found;
   }
-  const trajectory = typeof value.response === 'string' ? undefined : normalizeTrajectory(value.response, { file: options.file, line: options.line });
+  const images = new ImageCollector(options);
+  const prompt: Message[] =
+    typeof value.prompt === 'string' ? [{ role: 'user', content: value.prompt }] : value.prompt.map((message, index) => ({ role: message.role, content: images.text(message.content, 'prompt', `prompt[${index}].content`) }));
+  const trajectory = typeof value.response === 'string' || responseParts ? undefined : normalizeTrajectory(value.response as TrajectoryMessageInput[], { file: options.file, line: options.line });
   const item: Item = {
     id: String(value.id),
-    prompt: normalizeMessages(value.prompt),
-    response: trajectory ? renderTrajectory(trajectory) : (value.response as string),
+    prompt,
+    response: trajectory ? renderTrajectory(trajectory) : images.text(value.response as string | ContentPart[], 'response', 'response'),
     rubric,
   };
   if (trajectory) item.trajectory = trajectory;
-  if (value.reference !== undefined) item.reference = value.reference;
+  if (value.reference !== undefined) item.reference = images.text(value.reference, 'reference', 'reference');
+  if (images.images.length > 0) item.images = images.images;
   if (value.tags) item.tags = value.tags;
   if (value.metadata) item.metadata = value.metadata;
   return item;

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { trajectoryInputSchema, type Trajectory } from '../trajectory/trajectory.js';
+import type { ItemImage } from '../images/images.js';
 
 const finiteNumber = z.number().refine(Number.isFinite, { message: 'must be a finite number (not NaN or Infinity)' });
 
@@ -65,7 +66,8 @@ export const rubricInputSchema = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
-const contentPartSchema = z.looseObject({ type: z.string().optional(), text: z.string().optional() });
+/** A text part, or an image part {type: "image_url", image_url: {url}} (data URL, http(s) URL or a path relative to the input file). */
+export const contentPartSchema = z.looseObject({ type: z.string().optional(), text: z.string().optional(), image_url: z.object({ url: z.string().min(1), detail: z.string().optional() }).optional() });
 
 export const messageInputSchema = z.object({
   role: z.string().min(1),
@@ -77,10 +79,10 @@ export const itemInputSchema = z
     id: z.union([z.string().min(1), z.number()]),
     prompt: z.union([z.string(), z.array(messageInputSchema).min(1, 'prompt needs at least one message')]),
     /** The text graded, or an agent trajectory: OpenAI-style messages with tool calls and results. */
-    response: z.union([z.string(), trajectoryInputSchema]),
+    response: z.union([z.string(), trajectoryInputSchema, z.array(contentPartSchema).min(1)]),
     rubric: rubricInputSchema.optional(),
     rubric_id: z.union([z.string().min(1), z.number()]).optional(),
-    reference: z.string().optional(),
+    reference: z.union([z.string(), z.array(contentPartSchema).min(1)]).optional(),
     /** Item-level tags (HealthBench example_tags); item scores are reported per tag. */
     tags: z.array(z.string()).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
@@ -131,6 +133,8 @@ export interface Item {
   response: string;
   /** The response as an agent trajectory, when it was given as messages (read by trajectory checks). */
   trajectory?: Trajectory;
+  /** Images of the prompt, reference and response, in order; their placeholders stand in the text. */
+  images?: ItemImage[];
   rubric: Rubric;
   reference?: string;
   tags?: string[];
