@@ -4,11 +4,15 @@
  * the HTTP status and whether the engine retries.
  */
 
+import { redactDeep, redactText } from './util/redact.js';
+
 export const errorCodes = {
   INPUT_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   CONFIG_INVALID: { retryable: false, httpStatus: 400, exitCode: 2 },
   NOT_FOUND: { retryable: false, httpStatus: 404, exitCode: 2 },
   UNAUTHORIZED: { retryable: false, httpStatus: 401, exitCode: 2 },
+  FORBIDDEN_ORIGIN: { retryable: false, httpStatus: 403, exitCode: 2 },
+  UNSUPPORTED_MEDIA_TYPE: { retryable: false, httpStatus: 415, exitCode: 2 },
   OVERLOADED: { retryable: true, httpStatus: 503, exitCode: 4 },
   DEADLINE_EXCEEDED: { retryable: false, httpStatus: 504, exitCode: 4 },
   JUDGE_TIMEOUT: { retryable: true, httpStatus: 504, exitCode: 4 },
@@ -21,6 +25,8 @@ export const errorCodes = {
   JUDGE_UNPARSEABLE: { retryable: true, httpStatus: 502, exitCode: 3 },
   JUDGE_REFUSED: { retryable: true, httpStatus: 502, exitCode: 3 },
   JUDGE_UNAVAILABLE: { retryable: false, httpStatus: 503, exitCode: 4 },
+  JUDGE_REPLY_TOO_LARGE: { retryable: true, httpStatus: 502, exitCode: 4 },
+  JUDGE_CIRCUIT_OPEN: { retryable: false, httpStatus: 503, exitCode: 4 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   INTERNAL: { retryable: false, httpStatus: 500, exitCode: 1 },
 } as const satisfies Record<string, { retryable: boolean; httpStatus: number; exitCode: number }>;
@@ -47,9 +53,11 @@ export class RubricateError extends Error {
   readonly details: ErrorDetails;
 
   constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
-    super(message, options);
+    // Messages and details reach results, stderr, reports and HTTP answers: no secret survives
+    // past here (a judge's 401 body echoing the key, an endpoint URL with a password).
+    super(redactText(message), options);
     this.code = code;
-    this.details = details;
+    this.details = redactDeep(details);
   }
 
   get retryable(): boolean {

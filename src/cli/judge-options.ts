@@ -5,6 +5,9 @@ import { RubricateError } from '../errors.js';
 import { createJudge, type JudgeConfig } from '../judges/registry.js';
 import type { Judge } from '../judges/types.js';
 import type { GraderOptions } from '../pipeline/grader.js';
+import { defaultBreakerThreshold } from '../engine/circuit-breaker.js';
+import { defaultMaxRetryAfterMs } from '../engine/engine.js';
+import { defaultMaxReplyBytes } from '../judges/reply-body.js';
 import { existsSync, rmSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 
@@ -32,6 +35,9 @@ export interface JudgeFlags {
   threads?: number;
   sequences?: number;
   contextSize?: number;
+  maxRetryAfter?: number;
+  maxReplyBytes?: number;
+  breakerThreshold?: number;
 }
 
 export function parsePositiveInteger(name: string) {
@@ -46,6 +52,14 @@ export function parseNumber(name: string, minimum = Number.NEGATIVE_INFINITY) {
   return (value: string): number => {
     const number = Number(value);
     if (!Number.isFinite(number) || number < minimum) throw new RubricateError('CONFIG_INVALID', `--${name} must be a number${minimum > Number.NEGATIVE_INFINITY ? ` ≥ ${minimum}` : ''}, got "${value}"`, { field: name });
+    return number;
+  };
+}
+
+function parseNonNegativeInteger(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 0) throw new RubricateError('CONFIG_INVALID', `--${name} must be an integer ≥ 0, got "${value}"`, { field: name });
     return number;
   };
 }
@@ -75,7 +89,10 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     .option('--no-cache', 'do not reuse replies from earlier runs (a killed run still resumes)')
     .option('--threads <n>', 'CPU threads for a local GGUF judge (default: physical cores)', parsePositiveInteger('threads'))
     .option('--sequences <n>', 'parallel sequences for a local GGUF judge', parsePositiveInteger('sequences'))
-    .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'));
+    .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'))
+    .option('--max-retry-after <seconds>', 'longest wait a judge\'s Retry-After may impose per retry (never beyond --timeout)', parseNumber('max-retry-after', 0), defaultMaxRetryAfterMs / 1000)
+    .option('--max-reply-bytes <n>', 'largest judge reply read; a bigger one is JUDGE_REPLY_TOO_LARGE', parsePositiveInteger('max-reply-bytes'), defaultMaxReplyBytes)
+    .option('--breaker-threshold <n>', 'consecutive hard judge failures (unreachable, rejected, unreadable) that stop the run with exit 4; 0 never stops', parseNonNegativeInteger('breaker-threshold'), defaultBreakerThreshold);
   if (batching) {
     command
       .option('--criteria-per-call <k>', 'criteria per judge call (a number, or "all"); default 1', parseCriteriaPerCall)
@@ -112,6 +129,7 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
     threads: flags.threads,
     sequences: flags.sequences,
     contextSize: flags.contextSize,
+    maxReplyBytes: flags.maxReplyBytes,
     onDownloadProgress: downloadProgressBar(),
   };
   return createJudge(config);
@@ -150,7 +168,7 @@ export function openStore(flags: Pick<JudgeFlags, 'cache'>, outputPath: string |
 
 export function graderOptionsFrom(
   flags: JudgeFlags,
-): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens'> {
+): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens' | 'breakerThreshold' | 'maxRetryAfterMs'> {
   return {
     mode: flags.mode,
     holisticLevels: flags.likertLevels,
@@ -160,6 +178,8 @@ export function graderOptionsFrom(
     concurrency: flags.concurrency,
     maxAttempts: flags.maxAttempts,
     timeoutMs: Math.round(flags.timeout * 1000),
+    ...(flags.breakerThreshold !== undefined ? { breakerThreshold: flags.breakerThreshold } : {}),
+    ...(flags.maxRetryAfter !== undefined ? { maxRetryAfterMs: Math.round(flags.maxRetryAfter * 1000) } : {}),
     sampling: {
       temperature: flags.temperature ?? 0,
       maxTokens: flags.maxTokens ?? 1024,

@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { RubricateError, exitCodes, formatLocation } from '../errors.js';
 import { rubricateVersion } from '../version.js';
+import { redactText } from '../util/redact.js';
 import type { CommandContext } from './context.js';
 
 type Register = (program: Command, context: CommandContext) => void;
@@ -58,7 +59,7 @@ export async function runCli(argv: string[], context: Omit<CommandContext, 'exit
       context.stderr(`error [${error.code}]: ${location ? `${location}: ` : ''}${error.message}`);
       return error.exitCode;
     }
-    context.stderr(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    context.stderr(redactText(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
     return exitCodes.internal;
   }
 }

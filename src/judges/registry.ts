@@ -22,6 +22,8 @@ export interface JudgeConfig {
   contextSize?: number;
   cacheDirectory?: string;
   environment?: NodeJS.ProcessEnv;
+  /** Largest judge reply read (HTTP judges); default 8 MiB. */
+  maxReplyBytes?: number;
   onDownloadProgress?: (done: number, total: number) => void;
 }
 
@@ -56,6 +58,7 @@ registerJudge('openai', async (model, config) => {
     structuredOutput: config.structuredOutput,
     extraBody: config.extraBody,
     id: `openai:${model}`,
+    maxReplyBytes: config.maxReplyBytes,
   });
 });
 

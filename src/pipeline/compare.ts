@@ -19,6 +19,7 @@ import { bootstrap, mean } from '../scoring/bootstrap.js';
 import { rubricateVersion } from '../version.js';
 import { defaultSampling } from './grader.js';
 import type { JudgeInfo } from './results.js';
+import { redactUrl } from '../util/redact.js';
 
 export type ComparisonWinner = PairLabel | 'inconsistent';
 
@@ -68,6 +69,8 @@ export interface CompareOptions {
   maxAttempts?: number;
   timeoutMs?: number;
   retryBaseDelayMs?: number;
+  breakerThreshold?: number;
+  maxRetryAfterMs?: number;
   omitText?: boolean;
   checkRunner?: CheckRunner;
   onEvent?: (event: EngineEvent) => void;
@@ -133,6 +136,8 @@ export class Comparer {
       maxAttempts: options.maxAttempts,
       timeoutMs: options.timeoutMs,
       retryBaseDelayMs: options.retryBaseDelayMs,
+      breakerThreshold: options.breakerThreshold,
+      maxRetryAfterMs: options.maxRetryAfterMs,
       onEvent: options.onEvent,
       signal: options.signal,
     });
@@ -141,7 +146,7 @@ export class Comparer {
       this.judgeInfo = {
         id: provenance.id,
         model: provenance.model,
-        ...(provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+        ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
         template_version: strategy.templateVersion,
         mode: options.swap === false ? 'pairwise' : 'pairwise-swap',
         temperature: sampling.temperature,

@@ -10,6 +10,7 @@ import type { ImportRecord } from '../rubric/formats/types.js';
 import type { Metrics } from '../scoring/types.js';
 import type { Grader } from './grader.js';
 import { toScoredItem } from './results.js';
+import { ErrorTally, type ErrorCodeCount } from './error-summary.js';
 
 export interface GradeFileOptions {
   grader: Grader;
@@ -25,6 +26,8 @@ export interface GradeFileOutcome {
   metrics: Metrics;
   usage: Usage;
   invalid: number;
+  /** Error codes met in the results, most frequent first, with an example each. */
+  errors: ErrorCodeCount[];
 }
 
 export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOutcome> {
@@ -32,6 +35,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
   const writer = new JsonLinesWriter(options.out);
   const aggregator = grader.scoring.createAggregator();
   const usage = emptyUsage();
+  const errors = new ErrorTally();
   let invalid = 0;
   async function* records(): AsyncGenerator<ImportRecord> {
     for await (const record of options.records) {
@@ -47,10 +51,11 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
     for await (const result of grader.gradeStream(records())) {
       await writer.write(result);
       aggregator.add(toScoredItem(result));
+      errors.addResult(result);
       if (result.usage) addUsage(usage, result.usage);
     }
   } finally {
     await writer.close();
   }
-  return { metrics: aggregator.finish(), usage, invalid };
+  return { metrics: aggregator.finish(), usage, invalid, errors: errors.top() };
 }

@@ -19,6 +19,7 @@ import { normalizeItem } from '../rubric/normalize.js';
 import type { Message } from '../rubric/schema.js';
 import { advantageEstimators, defaultAdvantageEpsilon, groupAdvantages, type AdvantageEstimator } from './advantages.js';
 import { readJsonBody } from './body.js';
+import { parseObservedRollouts } from './observed-rollouts.js';
 import type { RouteContext, ServerApp } from './context.js';
 
 export const evolvingRubricRoutes = ['/v1/rubrics/:id', '/v1/rubrics/:id/persistent', '/v1/rubrics/:id/step', '/v1/rubrics/:id/propose', '/v1/rubrics/:id/observe', '/v1/rubrics/:id/history'];
@@ -94,10 +95,7 @@ export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyB
   app.post('/v1/rubrics/:id/observe', async (context) => {
     const id = context.req.param('id');
     const body = await objectBody(context, maxBodyBytes);
-    if (!Array.isArray(body.results) || !body.results.every((result) => isRecord(result) && Array.isArray(result.criteria))) {
-      throw new RubricateError('INPUT_INVALID', 'results must be a list of graded rollouts {criteria: [{id, met}]}', { field: 'results' });
-    }
-    return context.json(evolver.observe(id, body.results as never));
+    return context.json(evolver.observe(id, parseObservedRollouts(body)));
   });
 
   // One training step for one prompt: new criteria from this group, grade the group with

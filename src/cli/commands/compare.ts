@@ -5,7 +5,8 @@ import { countLines, ProgressReporter } from '../progress.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
-import { RubricateError, exitCodes } from '../../errors.js';
+import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
+import { ErrorTally, formatErrorCounts } from '../../pipeline/error-summary.js';
 
 interface CompareFlags extends JudgeFlags {
   format: string;
@@ -57,16 +58,20 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     concurrency: options.concurrency,
     maxAttempts: options.maxAttempts,
     timeoutMs: options.timeoutMs,
+    breakerThreshold: options.breakerThreshold,
+    maxRetryAfterMs: options.maxRetryAfterMs,
     omitText: !flags.text,
     onEvent: progress.onEvent,
     signal: context.signal,
   });
   const writer = new JsonLinesWriter(flags.out);
   const builder = new CompareSummaryBuilder();
+  const errors = new ErrorTally();
   try {
     for await (const record of comparer.compareStream(reportInvalid(importer.read(flags.input, {}), context))) {
       await writer.write(record);
       builder.add(record);
+      errors.add((record as { error?: SerializedError }).error);
     }
   } finally {
     progress.stop();
@@ -78,6 +83,8 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   opened.finish();
   opened.close();
   printCompareSummary(context, summary, flags.out);
+  const errorLines = formatErrorCounts(errors.top());
+  if (errorLines.length > 0) context.stderr(errorLines.join('\n'));
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 

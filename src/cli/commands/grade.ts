@@ -108,7 +108,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   opened.close();
   await closeJudges();
 
-  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode });
+  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode, errors: outcome.errors });
   if (grader.agreement) {
     const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
     context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);

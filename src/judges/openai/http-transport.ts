@@ -9,11 +9,14 @@ import { RubricateError } from '../../errors.js';
 import { safeParseJson } from '../../util/json.js';
 import { httpStatusToError, networkErrorToError } from './http-errors.js';
 import type { ChatTransport } from './transport.js';
+import { defaultMaxReplyBytes, readBoundedBody } from '../reply-body.js';
 
 export interface HttpTransportOptions {
   baseUrl: string;
   apiKey?: string;
   headers?: Record<string, string>;
+  /** Largest reply body read (default 8 MiB); beyond it the call fails with JUDGE_REPLY_TOO_LARGE. */
+  maxReplyBytes?: number;
 }
 
 export function createHttpTransport(options: HttpTransportOptions): ChatTransport {
@@ -28,6 +31,7 @@ export function createHttpTransport(options: HttpTransportOptions): ChatTranspor
     ? new https.Agent({ keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' })
     : new http.Agent({ keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' });
   const request = secure ? https.request : http.request;
+  const maxReplyBytes = options.maxReplyBytes ?? defaultMaxReplyBytes;
   const fixedHeaders: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json',
@@ -53,12 +57,8 @@ export function createHttpTransport(options: HttpTransportOptions): ChatTranspor
           return;
         }
         const outgoing = request({ ...requestOptions, headers: { ...fixedHeaders, 'content-length': String(Buffer.byteLength(payload, 'utf8')) } }, (incoming) => {
-          const chunks: Buffer[] = [];
-          incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-          incoming.on('error', (error) => finish(networkErrorToError(error, endpoint)));
-          incoming.on('end', () => {
-            // Most answers arrive in one chunk: skip the copy then.
-            const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
+          readBoundedBody(incoming, maxReplyBytes, endpoint, (error) => networkErrorToError(error, endpoint)).then((bytes) => {
+            const text = bytes.toString('utf8');
             const status = incoming.statusCode ?? 0;
             const parsed = safeParseJson(text);
             if (status >= 200 && status < 300) {
@@ -68,7 +68,7 @@ export function createHttpTransport(options: HttpTransportOptions): ChatTranspor
               return;
             }
             finish(httpStatusToError(status, incoming.headers as Record<string, string>, parsed.ok ? parsed.value : text, endpoint));
-          });
+          }, finish);
         });
         const onAbort = () => outgoing.destroy(abortError(signal, endpoint));
         signal.addEventListener('abort', onAbort, { once: true });

@@ -8,6 +8,7 @@ import type { CompleteOptions, Judge, JudgeReply, JudgeRequest, JudgeProvenance,
 import { createHttpTransport } from './http-transport.js';
 import { createSdkTransport } from './sdk-transport.js';
 import type { ChatTransport } from './transport.js';
+import { redactUrl, registerSecret } from '../../util/redact.js';
 
 export type StructuredOutputMode = 'auto' | 'json_schema' | 'json_object' | 'none';
 
@@ -23,6 +24,8 @@ export interface OpenAICompatibleJudgeOptions {
   extraBody?: Record<string, unknown>;
   /** Spec the user wrote, kept for provenance. */
   id?: string;
+  /** Largest reply body read by the lean transport (default 8 MiB). */
+  maxReplyBytes?: number;
 }
 
 type OutputLevel = 'json_schema' | 'json_object' | 'none';
@@ -33,15 +36,17 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
   const transport: ChatTransport =
     options.transport === 'sdk'
       ? createSdkTransport({ baseUrl: options.baseUrl, apiKey: options.apiKey, headers: options.headers })
-      : createHttpTransport({ baseUrl: options.baseUrl, apiKey: options.apiKey, headers: options.headers });
+      : createHttpTransport({ baseUrl: options.baseUrl, apiKey: options.apiKey, headers: options.headers, maxReplyBytes: options.maxReplyBytes });
   const requested = options.structuredOutput ?? 'auto';
   // In auto mode we start with JSON schema and step down, once, when the server refuses it.
   let outputLevel: OutputLevel = requested === 'auto' ? 'json_schema' : requested;
   const provenance: JudgeProvenance = {
     id: options.id ?? `openai:${options.model}`,
     model: options.model,
-    baseUrl: options.baseUrl,
+    // Shown in results, reports and /healthz: never with the URL's credentials.
+    baseUrl: redactUrl(options.baseUrl),
   };
+  registerSecret(options.apiKey);
 
   function buildBody(request: JudgeRequest, level: OutputLevel): Record<string, unknown> {
     const body: Record<string, unknown> = { model: options.model, messages: request.messages };
