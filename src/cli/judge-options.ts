@@ -92,7 +92,7 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'))
     .option('--max-retry-after <seconds>', 'longest wait a judge\'s Retry-After may impose per retry (never beyond --timeout)', parseNumber('max-retry-after', 0), defaultMaxRetryAfterMs / 1000)
     .option('--max-reply-bytes <n>', 'largest judge reply read; a bigger one is JUDGE_REPLY_TOO_LARGE', parsePositiveInteger('max-reply-bytes'), defaultMaxReplyBytes)
-    .option('--breaker-threshold <n>', 'consecutive hard judge failures (unreachable, rejected, unreadable) that stop the run with exit 4; 0 never stops', parseNonNegativeInteger('breaker-threshold'), defaultBreakerThreshold);
+    .option('--breaker-threshold <n>', `consecutive hard judge failures (unreachable, rejected, unreadable) that stop the run with exit 4; 0 never stops (default ${defaultBreakerThreshold}; serve: 0)`, parseNonNegativeInteger('breaker-threshold'));
   if (batching) {
     command
       .option('--criteria-per-call <k>', 'criteria per judge call (a number, or "all"); default 1', parseCriteriaPerCall)

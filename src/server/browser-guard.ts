@@ -78,6 +78,17 @@ function allowList(options: BrowserGuardOptions): AllowList {
   return { hostnames, origins, anyHost };
 }
 
+/**
+ * The refusal of a body that is not declared as JSON, or undefined. Every JSON endpoint reads its
+ * body through `readJsonBody`, which calls this first, so unknown routes still answer 404.
+ */
+export function contentTypeRefusal(contentType: string | undefined): RubricateError | undefined {
+  if (isJsonContentType(contentType)) return undefined;
+  return new RubricateError('UNSUPPORTED_MEDIA_TYPE', `send the body as JSON with "Content-Type: application/json"${contentType ? ` (got "${contentType}")` : ' (no Content-Type given)'}`, {
+    field: 'content-type',
+  });
+}
+
 /** Media types a JSON endpoint accepts: application/json and any `+json` type. */
 export function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
@@ -85,7 +96,6 @@ export function isJsonContentType(value: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
-const methodsWithBody = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function browserGuard(options: BrowserGuardOptions = {}): MiddlewareHandler<ServerEnv> {
   const allowed = allowList(options);
@@ -99,13 +109,6 @@ export function browserGuard(options: BrowserGuardOptions = {}): MiddlewareHandl
     const origin = requestHeader(context, 'origin');
     if (origin !== undefined && !originAllowed(origin, hostHeader, allowed)) {
       return errorResponse(context, new RubricateError('FORBIDDEN_ORIGIN', `requests from the web origin "${origin}" are not accepted; ${hint}`, { field: 'origin' }));
-    }
-    if (methodsWithBody.has(context.req.method) && !isJsonContentType(requestHeader(context, 'content-type'))) {
-      const given = requestHeader(context, 'content-type');
-      return errorResponse(
-        context,
-        new RubricateError('UNSUPPORTED_MEDIA_TYPE', `send the body as JSON with "Content-Type: application/json"${given ? ` (got "${given}")` : ' (no Content-Type given)'}`, { field: 'content-type' }),
-      );
     }
     await next();
   };

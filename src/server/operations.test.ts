@@ -165,9 +165,9 @@ describe('admission queue over HTTP', () => {
       // Without credentials the answer is the 401, whatever the queue.
       expect((await post(item('pears'), {})).status).toBe(401);
       // slime is refused the same way; OpenRLHF waits for room instead.
-      const slime = await fetch(`${running.url}/slime/reward?token=tok`, { method: 'POST', body: JSON.stringify({ prompt: 'q', response: 'pears', label: fruitRubric }) });
+      const slime = await fetch(`${running.url}/slime/reward?token=tok`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'q', response: 'pears', label: fruitRubric }) });
       expect(slime.status).toBe(503);
-      const openRlhf = fetch(`${running.url}/get_reward?token=tok`, { method: 'POST', body: JSON.stringify({ query: ['pears'], prompts: [''], labels: [fruitRubric] }) });
+      const openRlhf = fetch(`${running.url}/get_reward?token=tok`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: ['pears'], prompts: [''], labels: [fruitRubric] }) });
       expect((await (await admitted).json()).reward).toBe(1);
       const waited = await (await openRlhf).json();
       expect(waited).toMatchObject({ rewards: [0.25], extra_logs: { reward_failed: [0] } });
