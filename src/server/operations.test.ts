@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SqliteReplyStore } from '../engine/reply-store.js';
 import { binaryVerdict } from '../testing/fake-judge.js';
 import { safeParseJson } from '../util/json.js';
@@ -156,8 +156,8 @@ describe('admission queue over HTTP', () => {
       const post = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer tok' }) =>
         fetch(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
       const admitted = post(item('apples and pears'));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(server.service.admission.full).toBe(true);
+      // Wait for the event (the item admitted), not for a fixed time: a loaded machine is slow.
+      await vi.waitFor(() => expect(server!.service.admission.full).toBe(true), { timeout: 5_000, interval: 5 });
       const refused = await post(item('pears'));
       expect(refused.status).toBe(503);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
