@@ -41,7 +41,7 @@ async function fake(script: Parameters<typeof startFakeJudge>[0]): Promise<FakeJ
 
 const common = ['--no-cache', '--quiet', '--concurrency', '4', '--max-attempts', '3'];
 
-describe('a judge that cannot work stops the run', () => {
+describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
   it('an unreachable judge: exit 4 after a bounded number of calls, naming the endpoint and what to check', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-breaker-'));
     const closed = await startFakeJudge(() => ({ content: 'unused' }));
@@ -102,7 +102,7 @@ describe('a judge that cannot work stops the run', () => {
   });
 });
 
-describe('Retry-After is bounded', () => {
+describe('Retry-After is bounded', { timeout: 120_000 }, () => {
   it('Retry-After: 100000 waits at most --max-retry-after, and the run completes', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-retry-after-'));
     let refused = 0;

@@ -81,7 +81,8 @@ describe('planted secrets never reach an output', () => {
     ] as const) {
       expectClean(label, text);
     }
-  });
+    // Three CLI processes (grade with its report, then two reports): slow on a loaded machine.
+  }, 180_000);
 
   it('grade: a 401 whose body echoes the key stops the run without printing the key', async () => {
     const fake = await startFakeJudge((request) => ({ status: 401, body: { error: { message: echo(request), type: 'invalid_request_error', code: 'invalid_api_key' } } }));
@@ -94,7 +95,7 @@ describe('planted secrets never reach an output', () => {
     expect(grade.stderr).toContain('invalid key Bearer [REDACTED]');
     expectClean('stderr', grade.stderr + grade.stdout);
     expectClean('results', readFileSync(out, 'utf8'));
-  });
+  }, 120_000);
 
   it('a report of results written before redaction existed shows no credential', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-secrets-'));
@@ -110,7 +111,7 @@ describe('planted secrets never reach an output', () => {
       expect(result.code).toBe(0);
       expectClean(name, readFileSync(join(directory, name), 'utf8') + result.stderr);
     }
-  });
+  }, 120_000);
 
   it('serve: /healthz (without and with the token), /metrics, error answers and the log', async () => {
     const fake = await startFakeJudge((request) => ({ status: 401, body: { error: { message: echo(request) } } }));
@@ -168,5 +169,5 @@ describe('planted secrets never reach an output', () => {
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-  });
+  }, 120_000);
 });
