@@ -15,6 +15,7 @@ import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
 import { toResultRecord, type JudgeInfo, type ResultRecord } from './results.js';
+import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
 
 export type GradingMode = 'per-criterion' | 'batched' | 'holistic';
 
@@ -42,10 +43,9 @@ export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
   omitText?: boolean;
 }
 
-export const defaultSampling: SamplingOptions = { temperature: 0, maxTokens: 1024 };
 
 export function createStrategy(options: Pick<GraderOptions, 'mode' | 'criteriaPerCall' | 'sampling' | 'verdictMode'>): GradingStrategy {
-  const sampling: SamplingOptions = { ...defaultSampling, ...options.sampling };
+  const sampling: SamplingOptions = withDefaultSampling(options.sampling);
   const mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
   if (mode === 'batched') {
     if (options.verdictMode === 'probability') {
@@ -77,12 +77,12 @@ export class Grader {
   constructor(options: GraderOptions) {
     this.mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
     this.strategy = createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode });
-    this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? 'healthbench');
+    this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName);
     this.omitText = options.omitText ?? false;
     this.aggregate = options.juryAggregate ?? 'majority';
     this.holisticLevels = options.holisticLevels ?? 10;
     this.onEvent = options.onEvent;
-    const sampling: SamplingOptions = { ...defaultSampling, ...options.sampling };
+    const sampling: SamplingOptions = withDefaultSampling(options.sampling);
     const judges = options.judges && options.judges.length > 0 ? options.judges : options.judge ? [options.judge] : [];
     const samples = Math.max(1, options.samples ?? 1);
     if (samples > 1 && sampling.temperature === 0) {
@@ -95,7 +95,7 @@ export class Grader {
         judge,
         strategy: sample !== undefined && sampling.seed !== undefined ? createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode, sampling: { ...sampling, seed: sampling.seed + sample } }) : this.strategy,
         store: options.store,
-        checkRunner: options.checkRunner,
+        checkRunner: options.checkRunner ?? defaultCheckRunner,
         checkMode: options.checkMode,
         concurrency: options.concurrency,
         maxAttempts: options.maxAttempts,
