@@ -8,22 +8,17 @@ import https from 'node:https';
 import { RubricateError } from '../../errors.js';
 import { safeParseJson } from '../../util/json.js';
 import { httpStatusToError, networkErrorToError } from './http-errors.js';
-import type { ChatTransport } from './transport.js';
+import { redactUrl } from '../../util/redact.js';
+import { authenticationHeaders, chatCompletionsUrl, type ChatTransport, type ChatTransportOptions } from './transport.js';
 
-export interface HttpTransportOptions {
-  baseUrl: string;
-  apiKey?: string;
-  headers?: Record<string, string>;
-}
+export type HttpTransportOptions = ChatTransportOptions;
 
 export function createHttpTransport(options: HttpTransportOptions): ChatTransport {
-  const base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
-  const secure = base.protocol === 'https:';
-  if (!secure && base.protocol !== 'http:') {
-    throw new RubricateError('CONFIG_INVALID', `judge base URL must be http or https, got ${base.protocol}`, { field: 'judge-base-url' });
-  }
-  const target = new URL('chat/completions', base);
-  const endpoint = target.toString();
+  const target = chatCompletionsUrl(options.baseUrl, options.query);
+  const secure = target.protocol === 'https:';
+  const endpoint = redactUrl(target.toString());
+  // Credentials written into the URL (`https://user:pass@host`) become a Basic header, as a browser would send them.
+  const userinfo: Record<string, string> = target.username ? { authorization: `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}` } : {};
   const agent = secure
     ? new https.Agent({ keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' })
     : new http.Agent({ keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' });
@@ -31,7 +26,8 @@ export function createHttpTransport(options: HttpTransportOptions): ChatTranspor
   const fixedHeaders: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json',
-    ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+    ...userinfo,
+    ...authenticationHeaders(options),
     ...options.headers,
   };
   const requestOptions = {
