@@ -108,7 +108,7 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
   }
 
   /** Learns from a rejected call; true when the call is worth sending again as adjusted. */
-  function adapt(error: RubricateError, request: JudgeRequest, level: OutputLevel, budget: number | undefined): boolean | RubricateError {
+  function adapt(error: RubricateError, request: JudgeRequest, level: OutputLevel, budget: number | undefined, sent: Record<string, unknown>): boolean | RubricateError {
     if (error.code === 'JUDGE_CONTEXT_OVERFLOW') {
       const overflow = error.details.overflow as BudgetOverflow | undefined;
       if (overflow?.maxOutputTokens !== undefined) profile.maxOutputTokens = Math.min(profile.maxOutputTokens ?? Infinity, overflow.maxOutputTokens);
@@ -122,31 +122,32 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
     if (error.code !== 'JUDGE_REQUEST_REJECTED') return false;
     const param = rejectedParameter(error);
     const unsupported = /unsupported|not supported|unknown|not permitted|cannot find field|unrecognized|does not support/i.test(error.message);
-    if (param === 'max_tokens' && (/max_completion_tokens/.test(error.message) || unsupported) && profile.tokenLimitField === 'max_tokens') {
+    // Judged against what this call sent: concurrent calls may have learned the same thing already.
+    if (param === 'max_tokens' && (/max_completion_tokens/.test(error.message) || unsupported) && 'max_tokens' in sent) {
       profile.tokenLimitField = 'max_completion_tokens';
       return true;
     }
-    if (param === 'max_completion_tokens' && unsupported && profile.tokenLimitField === 'max_completion_tokens') {
+    if (param === 'max_completion_tokens' && unsupported && 'max_completion_tokens' in sent) {
       profile.tokenLimitField = 'max_tokens';
       return true;
     }
-    if (param === 'temperature' && profile.temperature && request.temperature !== undefined) {
+    if (param === 'temperature' && 'temperature' in sent) {
       profile.temperature = false;
       return true;
     }
-    if (param === 'seed' && profile.seed && request.seed !== undefined) {
+    if (param === 'seed' && 'seed' in sent) {
       profile.seed = false;
       return true;
     }
     if (param === 'top_logprobs' && request.logprobs) {
       const most = /between 0 and (\d+)|at most (\d+)|less than or equal to (\d+)|<= ?(\d+)/i.exec(error.message);
       const limit = most ? Number(most[1] ?? most[2] ?? most[3] ?? most[4]) : undefined;
-      if (limit !== undefined && limit >= 1 && limit < profile.maxTopLogprobs) {
-        profile.maxTopLogprobs = limit;
+      if (limit !== undefined && limit >= 1 && limit < Number(sent.top_logprobs)) {
+        profile.maxTopLogprobs = Math.min(profile.maxTopLogprobs, limit);
         return true;
       }
     }
-    if ((param === 'logprobs' || param === 'top_logprobs') && request.logprobs) {
+    if (request.logprobs && (param === 'logprobs' || param === 'top_logprobs' || (param === undefined && /logprobs/i.test(error.message)))) {
       profile.logprobs = 'rejected';
       return new RubricateError('JUDGE_UNSUPPORTED', `this judge does not give token log-probabilities, so --verdict probability cannot work with it: ${error.message}`, error.details, { cause: error });
     }
@@ -154,7 +155,8 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
       return new RubricateError('JUDGE_UNSUPPORTED', `the judge does not accept "${param}" (set by --judge-extra-body or --reasoning-effort): ${error.message}`, error.details, { cause: error });
     }
     if (param === 'model') return new RubricateError('JUDGE_NOT_FOUND', error.message, error.details, { cause: error });
-    const aboutFormat = param === 'response_format' || (param === undefined && outputFormatComplaint.test(error.message)) || (param !== undefined && param.startsWith('response_format'));
+    // The message decides too: Gemini names the schema keyword it refuses ("Unknown name "additionalProperties" at 'generation_config.response_schema'").
+    const aboutFormat = param?.startsWith('response_format') === true || outputFormatComplaint.test(error.message);
     if (aboutFormat && requested === 'auto' && request.output !== undefined && level !== 'none') {
       const next = downgradeOrder[downgradeOrder.indexOf(level) + 1];
       // Another call may already have stepped down; only move forward.
@@ -174,13 +176,13 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
     for (;;) {
       const level = outputLevel;
       let reply: JudgeReply;
+      const body = buildBody(request, level, budget);
       try {
-        const body = buildBody(request, level, budget);
         const raw = await transport.postChatCompletion(body, signal, options.transport === 'sdk' ? undefined : serializeBody(body, request));
         reply = parseCompletion(raw, transport.endpoint);
       } catch (error) {
         if (!RubricateError.isInstance(error)) throw error;
-        const adapted = adapt(error, request, level, budget);
+        const adapted = adapt(error, request, level, budget, body);
         if (RubricateError.isInstance(adapted)) throw adapted;
         if (!adapted || adjustments >= maxAdjustments) throw error;
         adjustments += 1;
