@@ -30,6 +30,10 @@ export const errorCodes = {
   /** The reply was cut off at the model's own output limit, after raising the budget as far as it goes. */
   JUDGE_OUTPUT_LIMIT: { retryable: false, httpStatus: 502, exitCode: 3 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
+  /** The SQLite cache stayed locked by another process beyond the wait bound. */
+  STORE_BUSY: { retryable: false, httpStatus: 503, exitCode: 4 },
+  /** The store (Redis/Valkey, or a failing cache file) cannot be reached or written. */
+  STORE_UNAVAILABLE: { retryable: false, httpStatus: 503, exitCode: 4 },
   INTERNAL: { retryable: false, httpStatus: 500, exitCode: 1 },
 } as const satisfies Record<string, { retryable: boolean; httpStatus: number; exitCode: number }>;
 

@@ -1,6 +1,5 @@
 /** Judge and engine flags shared by every command that calls a judge. */
 import { Option, type Command } from 'commander';
-import { defaultCachePath, SqliteReplyStore, type ReplyStore } from '../engine/reply-store.js';
 import { RubricateError } from '../errors.js';
 import { createJudge, type JudgeConfig } from '../judges/registry.js';
 import { profileNames } from '../judges/profiles.js';
@@ -8,10 +7,12 @@ import { validateSampling } from '../grading/sampling.js';
 import { safeParseJson } from '../util/json.js';
 import type { Judge } from '../judges/types.js';
 import type { GraderOptions } from '../pipeline/grader.js';
-import { existsSync, rmSync } from 'node:fs';
+import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
 import cliProgress from 'cli-progress';
 
-export interface JudgeFlags {
+export { openStore, type OpenedStore } from './store-options.js';
+
+export interface JudgeFlags extends StoreFlags {
   /** One spec, or several for a jury. */
   judge?: string[];
   samples?: number;
@@ -31,7 +32,6 @@ export interface JudgeFlags {
   seed?: number;
   verdict?: 'binary' | 'probability';
   criteriaPerCall?: number;
-  cache?: string | false;
   threads?: number;
   sequences?: number;
   contextSize?: number;
@@ -41,6 +41,8 @@ export interface JudgeFlags {
   reasoningEffort?: string;
   judgeProfile?: string;
   azureApiVersion?: string;
+  thinkingBudget?: number;
+  judgeProtocol?: 'native' | 'prometheus';
 }
 
 export function parsePositiveInteger(name: string) {
@@ -101,16 +103,16 @@ function parseCriteriaPerCall(value: string): number {
 
 export function addJudgeOptions(command: Command, { batching = true } = {}): Command {
   command
-    .option('--judge <spec>', 'openai:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', collect)
+    .option('--judge <spec>', 'openai:MODEL | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', collect)
     .option('--samples <n>', 'samples per judge for self-consistency (needs --temperature > 0)', parsePositiveInteger('samples'), 1)
     .addOption(new Option('--jury-aggregate <how>', 'how jury votes combine per criterion').choices(['majority', 'mean']).default('majority'))
     .option('--judge-base-url <url>', 'OpenAI-compatible base URL (default: OPENAI_BASE_URL)')
-    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY; AZURE_OPENAI_API_KEY for azure:)')
     .option('--judge-header <name=value>', 'extra HTTP header for every judge call (repeatable)', collectHeader)
     .option('--judge-extra-body <json>', 'JSON object merged into every request body, e.g. \'{"chat_template_kwargs":{"enable_thinking":false}}\'', parseExtraBody)
     .addOption(new Option('--reasoning-effort <level>', 'reasoning_effort for reasoning models (none turns thinking off where supported)').choices(['none', 'minimal', 'low', 'medium', 'high']))
     .addOption(new Option('--judge-profile <name>', 'capability profile of the endpoint (default: chosen from the URL and model)').choices(profileNames))
     .option('--azure-api-version <version>', 'api-version for azure: classic deployment URLs (default 2024-10-21)')
+    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)')
     .addOption(new Option('--judge-transport <transport>', 'HTTP client for OpenAI-compatible judges').choices(['http', 'sdk']).default('http'))
     .addOption(new Option('--structured-output <mode>', 'reply format requested from the judge').choices(['auto', 'json_schema', 'json_object', 'none']).default('auto'))
     .option('--concurrency <n>', 'judge calls in flight', parsePositiveInteger('concurrency'), 16)
@@ -124,7 +126,10 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     .option('--no-cache', 'do not reuse replies from earlier runs (a killed run still resumes)')
     .option('--threads <n>', 'CPU threads for a local GGUF judge (default: physical cores)', parsePositiveInteger('threads'))
     .option('--sequences <n>', 'parallel sequences for a local GGUF judge', parsePositiveInteger('sequences'))
-    .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'));
+    .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'))
+    .option('--thinking-budget <tokens>', 'gemini: judges: thinking tokens per call (0 off, -1 model decides; default off where the model allows)', parseThinkingBudget)
+    .addOption(new Option('--judge-protocol <protocol>', "prompt layout and reply format: rubricate's own, or Prometheus' (1–5 rubrics, [RESULT] replies)").choices(['native', 'prometheus']).default('native'));
+  addStoreOptions(command);
   if (batching) {
     command
       .option('--criteria-per-call <k>', 'criteria per judge call (a number, or "all"); default 1', parseCriteriaPerCall)
@@ -133,6 +138,12 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
       .option('--context-budget <tokens>', 'judge context budget: longer responses are read in chunks for evidence, never truncated', parsePositiveInteger('context-budget'));
   }
   return command;
+}
+
+function parseThinkingBudget(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < -1) throw new RubricateError('CONFIG_INVALID', `--thinking-budget must be -1, 0 or a positive integer, got "${value}"`, { field: 'thinking-budget' });
+  return number;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -148,7 +159,7 @@ export async function buildJudges(flags: JudgeFlags): Promise<Judge[]> {
     if (judge) judges.push(judge);
     else if (specs.length > 1) throw new RubricateError('CONFIG_INVALID', '"none" cannot be a member of a jury', { field: 'judge' });
   }
-  return judges;
+  return applyFleetLimitsFrom(judges, flags);
 }
 
 export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> {
@@ -166,46 +177,17 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
     threads: flags.threads,
     sequences: flags.sequences,
     contextSize: flags.contextSize,
+    thinkingBudget: flags.thinkingBudget,
     onDownloadProgress: downloadProgressBar(),
   };
   return createJudge(config);
 }
 
-export interface OpenedStore {
-  store: ReplyStore | undefined;
-  /** Called after a successful run: removes a run-only journal. */
-  finish(): void;
-  close(): void;
-}
-
-/**
- * The reply store: the shared cache by default; with --no-cache, a journal beside the
- * output that only a rerun of the same command reads, deleted once the run completes.
- */
-export function openStore(flags: Pick<JudgeFlags, 'cache'>, outputPath: string | undefined): OpenedStore {
-  if (flags.cache === false) {
-    if (!outputPath) return { store: undefined, finish() {}, close() {} };
-    const journalPath = `${outputPath}.journal.sqlite`;
-    const store = new SqliteReplyStore(journalPath);
-    return {
-      store,
-      finish() {
-        store.close();
-        for (const suffix of ['', '-wal', '-shm']) {
-          if (existsSync(journalPath + suffix)) rmSync(journalPath + suffix, { force: true });
-        }
-      },
-      close: () => store.close(),
-    };
-  }
-  const store = new SqliteReplyStore(typeof flags.cache === 'string' ? flags.cache : defaultCachePath());
-  return { store, finish() {}, close: () => store.close() };
-}
-
 export function graderOptionsFrom(
   flags: JudgeFlags,
-): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens'> {
+): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens' | 'protocol'> {
   return {
+    protocol: flags.judgeProtocol,
     mode: flags.mode,
     holisticLevels: flags.likertLevels,
     samples: flags.samples,

@@ -14,7 +14,7 @@ import type { Judge, JudgeReply } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
-import type { ReplyStore } from './reply-store.js';
+import { isPromise, type ReplyStore } from '../store/index.js';
 import { requestKey } from './request-key.js';
 import { addReplyUsage, emptyUsage, type Usage } from './usage.js';
 import { sleep } from '../util/sleep.js';
@@ -243,7 +243,7 @@ export class GradingEngine {
       return;
     }
     const strategy = this.options.strategy;
-    let plan = (pending: Criterion[]) => strategy.plan(item, pending, judge.limits);
+    let plan = (pending: Criterion[]) => strategy.plan(item, pending, judge.modelLimits);
     let evidence: Map<string, { quotes: number; chunks: number }> | undefined;
     const budget = this.options.contextBudgetTokens;
     if (budget !== undefined && estimateTokens(renderItemContext(item)) + 600 > budget) {
@@ -251,7 +251,7 @@ export class GradingEngine {
       if (!gathered) return;
       evidence = gathered.summary;
       const derived = gathered.items;
-      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.limits));
+      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.modelLimits));
       criteria = criteria.filter((criterion) => derived.has(criterion.id));
     }
     const attemptsUsed = new Map<string, number>();
@@ -370,7 +370,14 @@ export class GradingEngine {
   private async runTask(task: JudgeTask, attemptBudget: number): Promise<{ decision?: TaskDecision; error?: RubricateError; calls: number; retries: number; cached: boolean; usage?: JudgeReply['usage'] }> {
     const judge = this.options.judge!;
     const key = requestKey(judge.provenance, task.templateVersion, task.request, task.sample ?? this.options.sample ?? 0, task.keyMaterial);
-    const stored = this.options.store?.get(key);
+    let stored: JudgeReply | undefined;
+    try {
+      const found = this.options.store?.get(key);
+      stored = isPromise(found) ? await found : found;
+    } catch (error) {
+      // A store that cannot answer (a cache locked beyond its bound, Redis gone) fails this call clearly.
+      return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: 0, retries: 0, cached: false };
+    }
     if (stored) {
       const decision = task.decide(stored);
       if (decision.verdicts.size > 0) {
@@ -397,8 +404,15 @@ export class GradingEngine {
     }
     if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, cached: false };
     const decision = task.decide(result.reply);
-    // Persist the moment a reply yields verdicts: this is what makes a killed run resumable.
-    if (decision.verdicts.size > 0) this.options.store?.put(key, result.reply);
+    // Persist the moment a reply yields verdicts, before they are used: this is what makes a killed run resumable.
+    if (decision.verdicts.size > 0 && this.options.store) {
+      try {
+        const written = this.options.store.put(key, result.reply);
+        if (isPromise(written)) await written;
+      } catch (error) {
+        return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+      }
+    }
     return { decision, calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
   }
 
@@ -422,7 +436,8 @@ export class GradingEngine {
         return { reply, calls, retries, cached: false };
       } catch (thrown) {
         error = toRubricateError(thrown, 'JUDGE_CONNECTION');
-        if (error.code === 'JUDGE_RATE_LIMITED' || (error.code === 'JUDGE_SERVER_ERROR' && error.details.status === 503)) outcome = 'overloaded';
+        // 503 and Anthropic's 529 "overloaded" lower concurrency like a 429.
+        if (error.code === 'JUDGE_RATE_LIMITED' || (error.code === 'JUDGE_SERVER_ERROR' && (error.details.status === 503 || error.details.status === 529))) outcome = 'overloaded';
       } finally {
         this.limiter.release(outcome);
       }

@@ -26,9 +26,12 @@ export interface StrategyOptions {
  * A request whose messages are built on first access: a task served from the cache is
  * keyed by its `keyMaterial` and never needs its (kilobytes of) prompt text.
  */
-function lazyRequest(fields: Omit<JudgeRequest, 'messages'>, build: () => ChatMessage[]): JudgeRequest {
+function lazyRequest(fields: Omit<JudgeRequest, 'messages'>, build: () => ChatMessage[], item?: Item): JudgeRequest {
   let messages: ChatMessage[] | undefined;
-  return Object.defineProperty({ ...fields }, 'messages', { get: () => (messages ??= build()), enumerable: true }) as JudgeRequest;
+  const request = Object.defineProperty({ ...fields }, 'messages', { get: () => (messages ??= build()), enumerable: true }) as JudgeRequest;
+  // The user message (index 1) starts with the item's rendered context, shared by all its calls.
+  if (item) Object.defineProperty(request, 'sharedPrefix', { get: () => ({ message: 1, characters: renderItemContext(item).length }), enumerable: true });
+  return request;
 }
 
 function baseRequest(options: StrategyOptions): Omit<JudgeRequest, 'messages'> {
@@ -66,7 +69,7 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
         const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaFor(criterion) } }, () => [
           { role: 'system', content: system },
           { role: 'user', content: `${renderItemContext(item)}\n\n${block}` },
-        ]);
+        ], item);
         return {
           item,
           criteria: [criterion],
@@ -126,6 +129,7 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
             { role: 'system', content: batchedTemplate.instructions },
             { role: 'user', content: `${renderItemContext(item)}\n\n${blocks}` },
           ],
+          item,
         );
         tasks.push({
           item,

@@ -28,6 +28,12 @@ export interface JudgeRequest {
   seed?: number;
   /** Ask for token log-probabilities of the reply (top alternatives per position). */
   logprobs?: { top: number };
+  /**
+   * Where the part shared with other calls (an item's criteria) ends: `messages[message]`'s
+   * first `characters` characters and everything before them. Judges with explicit prompt
+   * caching (Anthropic) put a cache breakpoint there; the others ignore it.
+   */
+  sharedPrefix?: { message: number; characters: number };
 }
 
 export interface TokenAlternative {
@@ -46,6 +52,8 @@ export interface JudgeUsage {
   outputTokens: number;
   /** Input tokens the server reports as served from its prefix cache. */
   cachedInputTokens: number;
+  /** Input tokens written to the server's prompt cache (Anthropic bills them above the input price). */
+  cacheWriteInputTokens?: number;
 }
 
 export interface JudgeReply {
@@ -85,7 +93,9 @@ export interface Judge {
   /** Upper bound on useful parallel calls (e.g. llama.cpp sequences); the engine caps concurrency at it. */
   readonly maxConcurrency?: number;
   /** What the judge knows of its model's output limit and context window; may grow more precise as the run learns. */
-  readonly limits?: ModelLimits;
+  readonly modelLimits?: ModelLimits;
+  /** False when the judge can never return token probabilities (probability verdicts are refused at start). */
+  readonly supportsTokenProbabilities?: boolean;
   complete(request: JudgeRequest, options: CompleteOptions): Promise<JudgeReply>;
   close?(): Promise<void>;
 }

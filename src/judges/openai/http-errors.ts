@@ -99,12 +99,5 @@ export function httpStatusToError(
   return new RubricateError('JUDGE_REQUEST_REJECTED', `judge rejected the request (${status}): ${message}`, details);
 }
 
-/** Maps socket-level failures (refused, reset, DNS) to a retryable connection error. */
-export function networkErrorToError(error: unknown, endpoint: string): RubricateError {
-  const code = (error as { code?: string })?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  return new RubricateError('JUDGE_CONNECTION', `cannot reach the judge at ${endpoint}: ${code ? `${code} ` : ''}${message}`, {
-    endpoint,
-    ...(code ? { errno: code } : {}),
-  });
-}
+/** Socket-level failures (refused, reset, DNS): shared by every HTTP judge. */
+export { networkErrorToError } from '../http/json-client.js';

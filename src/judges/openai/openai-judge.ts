@@ -218,7 +218,11 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
   return {
     provenance,
     profile,
-    get limits(): ModelLimits {
+    /** An endpoint that ignores `logprobs` (Anthropic's layer) can never give probability verdicts: refused before any call. */
+    get supportsTokenProbabilities(): boolean | undefined {
+      return profile.logprobs === 'ignored' ? false : undefined;
+    },
+    get modelLimits(): ModelLimits {
       return { maxOutputTokens: profile.maxOutputTokens, contextWindow: profile.contextWindow };
     },
     complete,

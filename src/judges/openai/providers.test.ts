@@ -221,7 +221,7 @@ describe('Why 4: output budgets fit the model', () => {
     expect(first.criteria.every((criterion) => criterion.met === true)).toBe(true);
     // "This model supports at most 4096 completion tokens": learned, and the call resent within it.
     expect(fake.requests.map((request) => request.body.max_completion_tokens as number)[1]).toBe(4096);
-    expect(judge.limits?.maxOutputTokens).toBe(4096);
+    expect(judge.modelLimits?.maxOutputTokens).toBe(4096);
     // The next item is planned in groups that fit, with no rejected call.
     const before = fake.requests.length;
     const second = await grade(judge, { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(30, 'item-2'));
@@ -237,7 +237,7 @@ describe('Why 4: output budgets fit the model', () => {
     const result = await grade(judge, { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(30));
     expect(result.status).toBe('ok');
     expect(result.criteria).toHaveLength(30);
-    expect(judge.limits?.contextWindow).toBe(3000);
+    expect(judge.modelLimits?.contextWindow).toBe(3000);
     for (const request of fake.requests.slice(1)) expect(request.body.max_tokens as number).toBeLessThan(3000);
   });
 
