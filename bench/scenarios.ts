@@ -7,7 +7,7 @@ import http from 'node:http';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { defaultSampling } from '../src/pipeline/grader.js';
+import { defaultSampling } from '../src/pipeline/defaults.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { healthbenchItems, loadLibrary, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';

@@ -18,7 +18,7 @@ import type { PairwiseImportRecord } from '../rubric/formats/types.js';
 import type { Message, PairwiseItem } from '../rubric/schema.js';
 import { bootstrap, mean } from '../scoring/bootstrap.js';
 import { rubricateVersion } from '../version.js';
-import { defaultSampling } from './grader.js';
+import { defaultCheckRunner, defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
 import type { JudgeInfo } from './results.js';
 
 export type ComparisonWinner = PairLabel | 'inconsistent';
@@ -125,7 +125,7 @@ export class Comparer {
 
   constructor(options: CompareOptions) {
     this.options = options;
-    const sampling: SamplingOptions = { ...defaultSampling, maxTokens: 512, ...options.sampling };
+    const sampling: SamplingOptions = withDefaultSampling({ maxTokens: defaultPairwiseMaxTokens, ...options.sampling });
     const strategy =
       options.protocol === 'prometheus'
         ? createPrometheusRelativeStrategy({ sampling })
@@ -134,7 +134,7 @@ export class Comparer {
       judge: options.judge,
       strategy,
       store: options.store,
-      checkRunner: options.checkRunner,
+      checkRunner: options.checkRunner ?? defaultCheckRunner,
       concurrency: options.concurrency,
       maxAttempts: options.maxAttempts,
       timeoutMs: options.timeoutMs,
