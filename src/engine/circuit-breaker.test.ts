@@ -42,12 +42,12 @@ async function setup(script: FakeJudgeScript, options: Partial<ConstructorParame
 
 describe('judge circuit breaker', () => {
   it('opens after `threshold` consecutive hard failures and stops every later call', async () => {
-    const { fake, engine } = await setup(() => ({ status: 404, body: { error: { message: 'model not found' } } }), { breakerThreshold: 3 });
+    const { fake, engine } = await setup(() => ({ status: 400, body: { error: { message: 'deployment disabled' } } }), { breakerThreshold: 3 });
     const results = [];
     for (let index = 0; index < 6; index += 1) results.push(await engine.gradeItem(item(index)));
     expect(fake.requests).toHaveLength(3);
     expect(engine.fatal?.code).toBe('JUDGE_CIRCUIT_OPEN');
-    expect(engine.fatal?.message).toContain('model not found');
+    expect(engine.fatal?.message).toContain('deployment disabled');
     expect(results.at(-1)!.criteria[0].error?.code).toBe('JUDGE_CIRCUIT_OPEN');
   });
 
@@ -65,7 +65,7 @@ describe('judge circuit breaker', () => {
   });
 
   it('a reward server does not stop for good on a run of failures (its breaker is off)', async () => {
-    const fake = await startFakeJudge(() => ({ status: 404, body: { error: { message: 'model not found' } } }));
+    const fake = await startFakeJudge(() => ({ status: 400, body: { error: { message: 'deployment disabled' } } }));
     const judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl });
     closers.push(async () => {
       await judge.close();

@@ -9,7 +9,7 @@ import type { RubricateError } from '../errors.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { Metrics } from '../scoring/types.js';
 import type { Grader } from './grader.js';
-import { toScoredItem } from './results.js';
+import { toScoredItem, type ResultRecord } from './results.js';
 import { ErrorTally, type ErrorCodeCount } from './error-summary.js';
 
 export interface GradeFileOptions {
@@ -20,6 +20,8 @@ export interface GradeFileOptions {
   onInvalid?: (error: RubricateError) => void;
   /** Stop at the first invalid record. */
   strict?: boolean;
+  /** Where results come from instead of `grader.gradeStream` (a distributed queue); they must be in input order. */
+  results?: (records: AsyncIterable<ImportRecord>) => AsyncIterable<ResultRecord>;
 }
 
 export interface GradeFileOutcome {
@@ -48,7 +50,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
     }
   }
   try {
-    for await (const result of grader.gradeStream(records())) {
+    for await (const result of (options.results ?? ((input) => grader.gradeStream(input)))(records())) {
       await writer.write(result);
       aggregator.add(toScoredItem(result));
       errors.addResult(result);
