@@ -66,17 +66,28 @@ export async function runCli(argv: string[], context: Omit<CommandContext, 'exit
 const isEntryPoint = process.argv[1] !== undefined && /(?:^|[\\/])(?:main\.[cm]?[jt]s|rubricate(?:\.js)?)$/.test(process.argv[1]);
 
 if (isEntryPoint) {
+  // The first SIGINT or SIGTERM asks the command to stop admitting work and save what it has
+  // (it then exits 130 or 143); a second one exits at once. Replies are stored the moment they
+  // arrive, so even that loses nothing paid for.
   const controller = new AbortController();
-  let interrupts = 0;
-  process.on('SIGINT', () => {
-    interrupts += 1;
-    if (interrupts > 1) process.exit(exitCodes.interrupted);
-    controller.abort(new RubricateError('DEADLINE_EXCEEDED', 'interrupted'));
-  });
-  const code = await runCli(process.argv.slice(2), {
+  let stoppedBy: NodeJS.Signals | undefined;
+  const exitCodeFor = (signal: NodeJS.Signals | undefined) => (signal === 'SIGTERM' ? exitCodes.terminated : exitCodes.interrupted);
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stoppedBy) {
+      process.stderr.write(`\n${signal} again: exiting now; rerun the same command to resume\n`);
+      process.exit(exitCodeFor(signal));
+    }
+    stoppedBy = signal;
+    process.stderr.write(`\n${signal} received: stopping (in-flight judge calls get a few seconds to finish; press Ctrl-C again to exit at once)\n`);
+    controller.abort(new RubricateError('DEADLINE_EXCEEDED', 'interrupted', { signal }));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let code = await runCli(process.argv.slice(2), {
     stdout: (text) => process.stdout.write(`${text}\n`),
     stderr: (text) => process.stderr.write(`${text}\n`),
     signal: controller.signal,
   });
+  if (code === exitCodes.interrupted) code = exitCodeFor(stoppedBy);
   process.exitCode = code;
 }

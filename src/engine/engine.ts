@@ -65,6 +65,8 @@ export interface EngineOptions {
   retryMaxDelayMs?: number;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
+  /** Once aborted, no new judge call starts; calls in flight go on until `signal` aborts (a graceful stop). */
+  stopSignal?: AbortSignal;
   /** Sample index for repeated judgements of the same request (self-consistency juries): part of the cache key. */
   sample?: number;
   /**
@@ -403,6 +405,10 @@ export class GradingEngine {
         return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'), calls, retries, cached: false };
       }
       await this.limiter.acquire(attempt > 1);
+      if (this.options.stopSignal?.aborted) {
+        this.limiter.release('failure');
+        return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was stopped before this call started'), calls, retries, cached: false };
+      }
       calls += 1;
       let outcome: 'success' | 'overloaded' | 'failure' = 'failure';
       let error: RubricateError;

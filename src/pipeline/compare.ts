@@ -72,6 +72,8 @@ export interface CompareOptions {
   checkRunner?: CheckRunner;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
+  /** Once aborted, no new pair is taken and no new judge call starts (see the engine's option). */
+  stopSignal?: AbortSignal;
 }
 
 function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
@@ -135,6 +137,7 @@ export class Comparer {
       retryBaseDelayMs: options.retryBaseDelayMs,
       onEvent: options.onEvent,
       signal: options.signal,
+      stopSignal: options.stopSignal,
     });
     if (options.judge) {
       const { provenance } = options.judge;

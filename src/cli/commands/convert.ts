@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { JsonLinesWriter } from '../../util/files.js';
+import { checkFiles, JsonLinesWriter } from '../../util/files.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { getItemImporter, getResultsImporter, itemImporters, resultsImporters } from '../../rubric/formats/index.js';
 import { RubricateError, exitCodes } from '../../errors.js';
@@ -18,6 +18,10 @@ export function registerConvertCommand(program: Command, context: CommandContext
 }
 
 async function runConvert(flags: ConvertFlags, context: CommandContext): Promise<number> {
+  checkFiles({
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }],
+    outputs: [{ flag: 'out', path: flags.out }],
+  });
   const options = await importOptionsFrom(flags, context);
   const writer = new JsonLinesWriter(flags.out);
   let written = 0;
@@ -55,9 +59,11 @@ async function runConvert(flags: ConvertFlags, context: CommandContext): Promise
     } else {
       throw new RubricateError('CONFIG_INVALID', `unknown format "${flags.format}" (known: ${[...itemImporters.keys(), ...resultsImporters.keys()].join(', ')})`, { field: 'format' });
     }
-  } finally {
-    await writer.close();
+  } catch (error) {
+    await writer.discard();
+    throw error;
   }
+  await writer.close();
   context.stderr(`wrote ${written} records to ${flags.out}${invalid ? ` (${invalid} invalid input records skipped)` : ''}`);
   return invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }

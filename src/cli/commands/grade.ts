@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
-import { writeFileAtomic } from '../../util/files.js';
+import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
-import { countLines, ProgressReporter } from '../progress.js';
+import { countLines, countRecords, ProgressReporter } from '../progress.js';
+import { afterGrace, reportInterrupted } from '../interrupt.js';
 import { Grader } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
@@ -44,6 +45,11 @@ export function registerGradeCommand(program: Command, context: CommandContext):
 
 async function runGrade(flags: GradeFlags, context: CommandContext): Promise<number> {
   const importer = getItemImporter(flags.format);
+  checkFiles({
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }, { flag: 'prices', path: flags.prices }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'metrics', path: flags.metrics }, { flag: 'report', path: flags.report }],
+    keep: [{ flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined }],
+  });
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   const importOptions = await importOptionsFrom(flags, context);
 
@@ -65,7 +71,9 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     scoring: flags.scoring ?? importer.defaultScoring ?? 'weighted_mean',
     omitText: !flags.text,
     onEvent: progress.onEvent,
-    signal: context.signal,
+    // Stop: no new item and no new call; in-flight calls get a grace period, then are cancelled.
+    stopSignal: context.signal,
+    signal: afterGrace(context.signal),
     ...graderOptionsFrom(flags),
   });
 
@@ -77,18 +85,23 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => reportInputError(context, error),
+      stopSignal: context.signal,
     });
   } catch (error) {
     progress.stop();
     opened.close();
     await closeJudges();
-    if (context.signal.aborted) {
-      context.stderr('interrupted: verdicts obtained so far are saved; rerun the same command to resume');
-      return exitCodes.interrupted;
-    }
+    if (context.signal.aborted) return reportInterrupted(context, undefined, undefined);
     throw error;
   }
   progress.stop();
+  if (outcome.interrupted) {
+    // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
+    opened.close();
+    await closeJudges();
+    const total = await countRecords(totalSource).catch(() => undefined);
+    return reportInterrupted(context, outcome.written, total);
+  }
   const { metrics, usage, invalid: invalidSeen } = outcome;
   // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
   const oneModel = judges.every((member) => member.provenance.model === judge?.provenance.model);

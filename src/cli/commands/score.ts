@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { writeFileAtomic } from '../../util/files.js';
+import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 import { toScoredItem } from '../../pipeline/results.js';
 import { getResultsImporter } from '../../rubric/formats/index.js';
@@ -35,6 +35,7 @@ export function registerScoreCommand(program: Command, context: CommandContext):
 
 async function runScore(flags: ScoreFlags, context: CommandContext): Promise<number> {
   const importer = getResultsImporter(flags.format);
+  checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'examples', path: flags.examples }], outputs: [{ flag: 'out', path: flags.out }] });
   let scoring: Scoring | undefined = flags.scoring ? getScoring(flags.scoring) : undefined;
   let aggregator: Aggregator | undefined = scoring?.createAggregator();
   let invalid = 0;
