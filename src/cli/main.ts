@@ -3,7 +3,8 @@
  * with a code become one clear message and a documented exit status (no stack traces
  * for user errors).
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
+import { defaultInputLimits, inputEncodings, setInputLimits, type InputEncoding } from '../util/input-limits.js';
 import { RubricateError, exitCodes, formatLocation } from '../errors.js';
 import { rubricateVersion } from '../version.js';
 import type { CommandContext } from './context.js';
@@ -34,6 +35,14 @@ export async function buildProgram(context: CommandContext, argv: readonly strin
     .description('Rubric-based evaluation and rewards for LLM outputs')
     .version(rubricateVersion)
     .exitOverride()
+    // Input limits apply to every command (before or after the command name).
+    .addOption(new Option('--encoding <name>', 'text encoding of input files (invalid UTF-8 is an error naming the line)').choices([...inputEncodings]).default(defaultInputLimits.encoding))
+    .option('--max-record-bytes <n>', 'largest input record (a JSONL line, a JSON file) in bytes', positiveInteger('max-record-bytes'), defaultInputLimits.maxRecordBytes)
+    .option('--max-record-depth <n>', 'deepest nesting of objects and arrays in an input record', positiveInteger('max-record-depth'), defaultInputLimits.maxDepth)
+    .hook('preAction', (root) => {
+      const options = root.opts<{ encoding: InputEncoding; maxRecordBytes: number; maxRecordDepth: number }>();
+      setInputLimits({ encoding: options.encoding, maxRecordBytes: options.maxRecordBytes, maxDepth: options.maxRecordDepth });
+    })
     .configureOutput({ writeOut: (text) => context.stdout(text.replace(/\n$/, '')), writeErr: (text) => context.stderr(text.replace(/\n$/, '')) });
   const requested = argv.find((argument) => !argument.startsWith('-'));
   const names = requested !== undefined && requested in commandModules ? [requested] : Object.keys(commandModules);
@@ -42,7 +51,17 @@ export async function buildProgram(context: CommandContext, argv: readonly strin
   return program;
 }
 
+function positiveInteger(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 1) throw new RubricateError('CONFIG_INVALID', `--${name} must be a positive integer, got "${value}"`, { field: name });
+    return number;
+  };
+}
+
 export async function runCli(argv: string[], context: Omit<CommandContext, 'exitCode'>): Promise<number> {
+  // Each run starts from the default limits (several runs may share a process, as in tests).
+  setInputLimits({});
   const full: CommandContext = { ...context, exitCode: exitCodes.success };
   const program = await buildProgram(full, argv);
   try {

@@ -10,8 +10,7 @@ import { RubricateError, type SerializedError } from '../errors.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
 import type { Message } from '../rubric/schema.js';
 import type { ScoredCriterion, ScoredItem, Scoring } from '../scoring/types.js';
-import { readLines } from '../util/jsonl.js';
-import { safeParseJson } from '../util/json.js';
+import { parseLineJson, readLines } from '../util/jsonl.js';
 import { rubricateVersion } from '../version.js';
 
 export interface ResultCriterion {
@@ -202,10 +201,10 @@ export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: num
 
 /** Streams a results file back, each line validated; a bad line is reported, not fatal. */
 export async function* readResults(file: string): AsyncGenerator<ResultReadRecord> {
-  for await (const { line, text } of readLines(file)) {
-    const parsed = safeParseJson(text);
+  for await (const { line, text, error: lineError } of readLines(file)) {
+    const parsed = parseLineJson(text, lineError);
     if (!parsed.ok) {
-      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line }) };
+      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', parsed.error, { file, line }) };
       continue;
     }
     const checked = resultRecordSchema.safeParse(parsed.value);
