@@ -3,7 +3,7 @@ import { checkFiles, JsonLinesWriter } from '../../util/files.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { getItemImporter, getResultsImporter, itemImporters, resultsImporters } from '../../rubric/formats/index.js';
 import { RubricateError, exitCodes } from '../../errors.js';
-import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
+import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 
 interface ConvertFlags extends InputFlags {
   out: string;
@@ -18,6 +18,8 @@ export function registerConvertCommand(program: Command, context: CommandContext
 }
 
 async function runConvert(flags: ConvertFlags, context: CommandContext): Promise<number> {
+  if (itemImporters.has(flags.format)) refuseInapplicableFlags(flags, getItemImporter(flags.format));
+  else if (resultsImporters.has(flags.format)) refuseInapplicableFlags(flags, getResultsImporter(flags.format));
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }],
     outputs: [{ flag: 'out', path: flags.out }],

@@ -6,7 +6,7 @@ import { afterGrace, reportInterrupted } from '../interrupt.js';
 import { Grader } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
-import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
+import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { exitCodes } from '../../errors.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
@@ -45,6 +45,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
 
 async function runGrade(flags: GradeFlags, context: CommandContext): Promise<number> {
   const importer = getItemImporter(flags.format);
+  refuseInapplicableFlags(flags, importer);
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }, { flag: 'prices', path: flags.prices }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'metrics', path: flags.metrics }, { flag: 'report', path: flags.report }],

@@ -17,7 +17,7 @@ import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { ProgressReporter } from '../progress.js';
-import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
+import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 
 interface ProbeFlags extends JudgeFlags, InputFlags {
   out: string;
@@ -75,6 +75,7 @@ async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Prom
   });
   const probes = parseProbeList(flags.probes);
   const importer = getItemImporter(flags.format);
+  refuseInapplicableFlags(flags, importer);
   const importOptions = await importOptionsFrom(flags, context);
 
   let invalid = 0;

@@ -28,6 +28,7 @@ const exampleSchema = z.looseObject({
 
 export const drb2Importer: Importer = {
   name: 'drb2',
+  accepts: ['responses'],
   defaultScoring: 'weighted_mean',
   description: 'DeepResearch Bench II tasks_and_rubrics.jsonl (content.rubric lists); --responses keyed by id',
   read(file, options) {

@@ -168,6 +168,7 @@ async function* readIfeval(source: string, options: ImportOptions): AsyncGenerat
 
 export const ifevalImporter: Importer = {
   name: 'ifeval',
+  accepts: ['responses'],
   defaultScoring: 'ifeval',
   description:
     'IFEval input_data.jsonl joined with a responses JSONL ({prompt, response} or {key, response}); one hard-rule criterion per instruction, decided by the IFEval checks.',

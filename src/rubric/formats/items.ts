@@ -6,6 +6,7 @@ import type { Importer } from './types.js';
 
 export const itemsImporter: Importer = {
   name: 'items',
+  accepts: ['rubrics'],
   defaultScoring: 'weighted_mean',
   description: 'rubricate items JSONL: {id, prompt, response, rubric | rubric_id, reference?, tags?, metadata?}',
   async *read(file, options) {
