@@ -70,8 +70,10 @@ export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyB
 
   app.get('/v1/rubrics/:id/history', (context) => {
     const id = context.req.param('id');
-    activeOrNotFound(id);
-    return context.json({ id, history: evolver.history(id), criteria: evolver.criteria(id) });
+    // A prompt whose every criterion was retired has no active rubric but still has a history.
+    const history = evolver.history(id);
+    if (history.length === 0) activeOrNotFound(id);
+    return context.json({ id, history, criteria: evolver.criteria(id) });
   });
 
   app.put('/v1/rubrics/:id/persistent', async (context) => {
