@@ -256,6 +256,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return runServerBenchmark();
   },
 
+  /** verl reward paths with a 300 ms judge: naive manager (sync, per sample) vs reward loop (async) vs batch manager. */
+  async trainers() {
+    const { runTrainerBenchmark } = await import('./trainers.js');
+    return runTrainerBenchmark();
+  },
+
   /** The 10,000-item report: size, first paint, filtering. */
   async report() {
     if (!existsSync('/usr/bin/chromium')) return skipped('report', '/usr/bin/chromium not installed (apt-get install chromium)');
