@@ -68,17 +68,41 @@ describe('bad input over HTTP', () => {
     expect(((await response.json()) as { reward: number }).reward).toBe(0.75);
   });
 
-  it('GET /v1/rubrics/:id/history answers 200 after a step retires every criterion', async () => {
+  /** A server with evolving rubrics; the loopback model proposes "sources" and "hello". */
+  async function evolvingServer(run: (call: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: Record<string, any> }>) => Promise<void>) {
     const proposals = [[mentions('sources'), mentions('hello')]];
     let next = 0;
     const local = await startTestServer({ script: (request) => (taskOf(request) === 'grade' ? { content: binaryVerdict(keywordMet(request)) } : { content: answer(proposals[next++] ?? []) }) });
     const evolver = createRubricEvolver({ generator: createOpenAICompatibleJudge({ model: 'writer', baseUrl: local.fake.baseUrl }), store: ':memory:', topK: 2 });
     try {
       const app = createServerApp({ service: local.service, evolver });
-      const call = async (method: string, path: string, body?: unknown) => {
+      await run(async (method, path, body) => {
         const response = await app.request(path, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
         return { status: response.status, body: (await response.json()) as Record<string, any> };
-      };
+      });
+    } finally {
+      evolver.close();
+      await local.close();
+    }
+  }
+
+  it('POST /v1/rubrics/:id/observe refuses verdicts that are not verdicts ({"$ne": 1} ids, "yes")', async () => {
+    await evolvingServer(async (call) => {
+      expect((await call('POST', '/v1/rubrics/q/propose', { prompt: 'Say hello.', rollouts: ['hello', 'hello there'] })).status).toBe(200);
+      const garbage = await call('POST', '/v1/rubrics/q/observe', { results: [{ criteria: [{ id: { $ne: 1 }, met: 'yes' }] }] });
+      expect(garbage.status).toBe(400);
+      expect(garbage.body.error.code).toBe('INPUT_INVALID');
+      expect(garbage.body.error.message).toContain('field results[0].criteria[0].id');
+      const offScale = await call('POST', '/v1/rubrics/q/observe', { results: [{ criteria: [{ id: 'x', met: true, value: 7 }] }] });
+      expect(offScale.status).toBe(400);
+      expect(offScale.body.error.message).toContain('field results[0].criteria[0].value');
+      // Nothing was recorded: the rubric is still at its first step with both criteria active.
+      expect(((await call('GET', '/v1/rubrics/q')).body.rubric.criteria as unknown[]).length).toBe(2);
+    });
+  });
+
+  it('GET /v1/rubrics/:id/history answers 200 after a step retires every criterion', async () => {
+    await evolvingServer(async (call) => {
       const proposed = await call('POST', '/v1/rubrics/q/propose', { prompt: 'Say hello.', rollouts: ['hello', 'hello there'] });
       expect(proposed.status).toBe(200);
       const ids = (proposed.body.rubric.criteria as Array<{ id: string }>).map((criterion) => criterion.id);
@@ -92,9 +116,6 @@ describe('bad input over HTTP', () => {
       expect(history.status).toBe(200);
       expect((history.body.history as Array<{ event: string }>).filter((event) => event.event === 'deactivated')).toHaveLength(2);
       expect((await call('GET', '/v1/rubrics/never-seen/history')).status).toBe(404);
-    } finally {
-      evolver.close();
-      await local.close();
-    }
+    });
   });
 });

@@ -139,6 +139,7 @@ export function buildItem(parts: {
   line: number;
 }): Item {
   const rubric = normalizeRubric(parts.rubric, { file: parts.file, line: parts.line, fieldPrefix: 'rubric' });
+  if (parts.tags?.includes('__proto__')) throw new RubricateError('INPUT_INVALID', 'the tag "__proto__" is not allowed', { file: parts.file, line: parts.line, field: 'tags' });
   const item: Item = { id: parts.id, prompt: parts.prompt, response: parts.response, rubric };
   if (parts.reference !== undefined) item.reference = parts.reference;
   if (parts.tags && parts.tags.length > 0) item.tags = parts.tags;
