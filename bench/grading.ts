@@ -7,10 +7,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { SqliteReplyStore } from '../src/engine/reply-store.js';
+import { SqliteReplyStore } from '../src/store/index.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { requestKey } from '../src/engine/request-key.js';
-import { defaultSampling, type GraderOptions } from '../src/pipeline/grader.js';
+import { defaultSampling } from '../src/pipeline/defaults.js';
+import type { GraderOptions } from '../src/pipeline/grader.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { seededRandom } from '../src/util/random.js';
 import { peakRssBytes } from './support/measure.js';

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requestKey } from '../src/engine/request-key.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
-import { defaultSampling } from '../src/pipeline/grader.js';
+import { defaultSampling } from '../src/pipeline/defaults.js';
 import { healthbenchImporter } from '../src/rubric/formats/healthbench.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { runCli, startCli } from './helpers.js';

@@ -5,9 +5,10 @@
  * CIs, the position-consistency rate, and (with gold labels) LLMBar-style accuracy.
  */
 import { GradingEngine, type CheckRunner, type CriterionResult, type EngineEvent } from '../engine/engine.js';
-import type { ReplyStore } from '../engine/reply-store.js';
+import type { ReplyStore } from '../store/index.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import type { SerializedError } from '../errors.js';
+import { createPrometheusRelativeStrategy } from '../grading/prometheus.js';
 import { comparisonId, createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairLabel, type PairOrder } from '../grading/pairwise.js';
 import type { SamplingOptions } from '../grading/types.js';
 import type { Judge } from '../judges/types.js';
@@ -17,7 +18,7 @@ import type { PairwiseImportRecord } from '../rubric/formats/types.js';
 import type { Message, PairwiseItem } from '../rubric/schema.js';
 import { bootstrap, mean } from '../scoring/bootstrap.js';
 import { rubricateVersion } from '../version.js';
-import { defaultSampling } from './grader.js';
+import { defaultCheckRunner, defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
 import type { JudgeInfo } from './results.js';
 
 export type ComparisonWinner = PairLabel | 'inconsistent';
@@ -74,6 +75,8 @@ export interface CompareOptions {
   signal?: AbortSignal;
   /** Once aborted, no new pair is taken and no new judge call starts (see the engine's option). */
   stopSignal?: AbortSignal;
+  /** `prometheus`: Prometheus' relative layout and `[RESULT] A|B` replies (no ties). */
+  protocol?: 'native' | 'prometheus';
 }
 
 function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
@@ -124,13 +127,16 @@ export class Comparer {
 
   constructor(options: CompareOptions) {
     this.options = options;
-    const sampling: SamplingOptions = { ...defaultSampling, maxTokens: 512, ...options.sampling };
-    const strategy = createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
+    const sampling: SamplingOptions = withDefaultSampling({ maxTokens: defaultPairwiseMaxTokens, ...options.sampling });
+    const strategy =
+      options.protocol === 'prometheus'
+        ? createPrometheusRelativeStrategy({ sampling })
+        : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
     this.engine = new GradingEngine({
       judge: options.judge,
       strategy,
       store: options.store,
-      checkRunner: options.checkRunner,
+      checkRunner: options.checkRunner ?? defaultCheckRunner,
       concurrency: options.concurrency,
       maxAttempts: options.maxAttempts,
       timeoutMs: options.timeoutMs,

@@ -9,7 +9,7 @@ import type { RubricateError } from '../errors.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { Metrics } from '../scoring/types.js';
 import type { Grader } from './grader.js';
-import { toScoredItem } from './results.js';
+import { toScoredItem, type ResultRecord } from './results.js';
 import { admitUntilStopped, type AdmissionState } from './admission.js';
 
 export interface GradeFileOptions {
@@ -25,6 +25,8 @@ export interface GradeFileOptions {
    * up to the first one left unfinished. The outcome then says `interrupted`.
    */
   stopSignal?: AbortSignal;
+  /** Where results come from instead of `grader.gradeStream` (a distributed queue); they must be in input order. */
+  results?: (records: AsyncIterable<ImportRecord>) => AsyncIterable<ResultRecord>;
 }
 
 export interface GradeFileOutcome {
@@ -59,7 +61,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
   let held = false;
   let written = 0;
   try {
-    for await (const result of grader.gradeStream(admitUntilStopped(records(), stop, admission))) {
+    for await (const result of (options.results ?? ((input) => grader.gradeStream(input)))(admitUntilStopped(records(), stop, admission))) {
       if (held || (stop?.aborted && result.status === 'error')) {
         held = true;
         continue;

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SqliteReplyStore } from '../engine/reply-store.js';
+import { SqliteReplyStore } from '../store/index.js';
 import { binaryVerdict } from '../testing/fake-judge.js';
 import { safeParseJson } from '../util/json.js';
 import { createServerApp } from './app.js';

@@ -50,7 +50,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   const judges = await buildJudges(flags);
   if (judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
   const judge = judges[0];
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
   countLines(flags.input).then((total) => progress.setTotal(total), () => undefined);
   const options = graderOptionsFrom(flags);
@@ -62,6 +62,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     allowTies: flags.ties,
     overall: flags.overall,
     concurrency: options.concurrency,
+    protocol: options.protocol,
     maxAttempts: options.maxAttempts,
     timeoutMs: options.timeoutMs,
     omitText: !flags.text,
@@ -89,7 +90,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     progress.stop();
     await writer.discard();
     await judge?.close?.();
-    opened.close();
+    await opened.close();
     if (context.signal.aborted) return reportInterrupted(context, undefined, undefined, 'pairs');
     throw error;
   }
@@ -98,14 +99,14 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   await judge?.close?.();
   if (context.signal.aborted && (held || !admission.exhausted)) {
     // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
-    opened.close();
+    await opened.close();
     const total = await countRecords(flags.input).catch(() => undefined);
     return reportInterrupted(context, written, total, 'pairs');
   }
   const summary = builder.finish();
   await writeFileAtomic(flags.summary ?? `${flags.out}.summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
   opened.finish();
-  opened.close();
+  await opened.close();
   printCompareSummary(context, summary, flags.out);
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }

@@ -68,7 +68,7 @@ async function runGenerate(flags: GenerateFlags, context: CommandContext): Promi
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }],
     keep: [{ flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined }],
   });
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   try {
     return flags.pairs !== undefined ? await runContrastive(flags, flags.pairs, context, opened) : await runPrompts(flags, flags.input!, context, opened);
   } finally {

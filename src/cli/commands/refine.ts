@@ -78,7 +78,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
     keep: [{ flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined }],
   });
   const responsesFromFile = flags.responsesFile ? await readResponsesFile(flags.responsesFile) : undefined;
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   const { generator, judge: generatorJudge } = await buildRubricGenerator(flags, { store: opened.store, signal: context.signal });
   const judges = await buildJudges(flags);
   const grader = new Grader({

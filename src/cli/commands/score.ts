@@ -8,6 +8,7 @@ import type { Aggregator, Metrics, Scoring } from '../../scoring/types.js';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { refuseInapplicableFlags } from '../input-options.js';
 import { toSimpleEvalsMetrics } from '../../scoring/simple-evals-format.js';
+import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
 
 interface ScoreFlags {
   format: string;
@@ -17,6 +18,7 @@ interface ScoreFlags {
   examples?: string;
   metricsFormat: 'rubricate' | 'simple-evals';
   bootstrapSamples?: string;
+  failedAsZero?: boolean;
 }
 
 export function registerScoreCommand(program: Command, context: CommandContext): void {
@@ -29,6 +31,7 @@ export function registerScoreCommand(program: Command, context: CommandContext):
     .option('--scoring <name>', 'scoring to apply (default: the one recorded in the results, else healthbench)')
     .option('--examples <file>', 'simple-evals: HealthBench examples file, to add example-tag metrics')
     .option('--metrics-format <format>', 'rubricate (default) or simple-evals (flat "tag", "tag:n_samples" keys)', 'rubricate')
+    .option('--failed-as-zero', 'count failed judge calls as "not met" (as ResearchRubrics, RuscaRL and AdvancedIF do); reported in the metrics')
     .action(async (flags: ScoreFlags) => {
       context.exitCode = await runScore(flags, context);
     });
@@ -38,7 +41,8 @@ async function runScore(flags: ScoreFlags, context: CommandContext): Promise<num
   const importer = getResultsImporter(flags.format);
   refuseInapplicableFlags({ examples: flags.examples }, importer);
   checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'examples', path: flags.examples }], outputs: [{ flag: 'out', path: flags.out }] });
-  let scoring: Scoring | undefined = flags.scoring ? getScoring(flags.scoring) : undefined;
+  const chosen = (name: string): Scoring => (flags.failedAsZero ? withFailedAsZero(getScoring(name)) : getScoring(name));
+  let scoring: Scoring | undefined = flags.scoring ? chosen(flags.scoring) : undefined;
   let aggregator: Aggregator | undefined = scoring?.createAggregator();
   let invalid = 0;
   let valid = 0;
@@ -53,7 +57,7 @@ async function runScore(flags: ScoreFlags, context: CommandContext): Promise<num
     }
     valid += 1;
     if (!aggregator) {
-      scoring = getScoring(entry.record.scoring ?? 'healthbench');
+      scoring = chosen(entry.record.scoring ?? 'healthbench');
       aggregator = scoring.createAggregator();
       for (const _ of pendingInvalid) aggregator.add({ id: '', status: 'invalid', criteria: [] });
     }
@@ -63,8 +67,9 @@ async function runScore(flags: ScoreFlags, context: CommandContext): Promise<num
   if (valid === 0) {
     throw new RubricateError('INPUT_INVALID', invalid > 0 ? `none of the ${invalid} lines is a valid results line (see the errors above); nothing to score` : 'the file holds no results lines; nothing to score', { file: flags.input });
   }
-  aggregator ??= getScoring('healthbench').createAggregator();
+  aggregator ??= chosen('healthbench').createAggregator();
   const metrics: Metrics = aggregator.finish();
+  reportFailedAsZero(context, metrics);
   const output = flags.metricsFormat === 'simple-evals' ? toSimpleEvalsMetrics(metrics) : metrics;
   const text = `${JSON.stringify(output, null, 2)}\n`;
   if (flags.out) {
@@ -74,4 +79,11 @@ async function runScore(flags: ScoreFlags, context: CommandContext): Promise<num
     context.stdout(text);
   }
   return invalid > 0 || metrics.n_error > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** Says plainly when failed judge calls were counted as "not met". */
+export function reportFailedAsZero(context: CommandContext, metrics: Metrics): void {
+  const counted = metrics.failed_as_zero;
+  if (!counted) return;
+  context.stderr(`--failed-as-zero: ${counted.criteria} failed judge call(s) in ${counted.items} item(s) counted as "not met"`);
 }

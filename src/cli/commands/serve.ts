@@ -135,7 +135,7 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
   if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
 
   const { judges, pool } = await buildServeJudges(flags, (event) => logger.warn({ pool: event }, 'judge pool'));
-  const opened = openStore(flags, undefined);
+  const opened = await openStore(flags, undefined);
   let evolver: RubricEvolver | undefined;
   let generatorJudge: Judge | undefined;
   const closeAll = async () => {
