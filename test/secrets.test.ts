@@ -6,7 +6,7 @@
  * `serve`: /healthz with and without the token, /metrics, error answers and the request log.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -94,7 +94,8 @@ describe('planted secrets never reach an output', () => {
     expect(grade.stderr).toContain('JUDGE_AUTH');
     expect(grade.stderr).toContain('invalid key Bearer [REDACTED]');
     expectClean('stderr', grade.stderr + grade.stdout);
-    expectClean('results', readFileSync(out, 'utf8'));
+    // A run stopped by its judge may leave no results file at all (outputs are written atomically).
+    if (existsSync(out)) expectClean('results', readFileSync(out, 'utf8'));
   }, 120_000);
 
   it('a report of results written before redaction existed shows no credential', async () => {

@@ -67,6 +67,8 @@ export interface EngineOptions {
   retryMaxDelayMs?: number;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
+  /** Once aborted, no new judge call starts; calls in flight go on until `signal` aborts (a graceful stop). */
+  stopSignal?: AbortSignal;
   /** Sample index for repeated judgements of the same request (self-consistency juries): part of the cache key. */
   sample?: number;
   /**
@@ -446,6 +448,10 @@ export class GradingEngine {
       if (this.fatalError) {
         this.limiter.release('failure');
         return { error: this.fatalError, calls, retries, cached: false };
+      }
+      if (this.options.stopSignal?.aborted) {
+        this.limiter.release('failure');
+        return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was stopped before this call started'), calls, retries, cached: false };
       }
       calls += 1;
       let outcome: 'success' | 'overloaded' | 'failure' = 'failure';
