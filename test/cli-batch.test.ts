@@ -153,6 +153,37 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     // Only the refused request was asked again (the rest are cache hits), this time synchronously.
     expect(judge!.requests.length - requestsBefore).toBe(1);
     expect(readResults(fallbackOut).every((line) => line.status === 'ok')).toBe(true);
+
+    // `rubricate batches` lists the batches of the cache with status, counts and cost at batch prices.
+    const listed = await runCli(['batches', '--cache', join(directory, 'cache.sqlite'), '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const rows = listed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { status: string; requests: number; answered: number; failed: number; cost_usd: number; model: string });
+    expect(rows.map((row) => [row.status, row.requests, row.answered, row.failed])).toEqual([
+      ['expired', 6, 2, 4],
+      ['completed', 4, 3, 1],
+      // The fallback run: the refused request went in a batch again, then synchronously.
+      ['completed', 1, 0, 1],
+    ]);
+    // 400 prompt and 30 output tokens per answer at gpt-4.1's $2/$8 per 1M, halved.
+    expect(rows[0].cost_usd).toBeCloseTo((2 * (400 * 2 + 30 * 8)) / 1e6 / 2, 9);
+  }, 60_000);
+
+  it('batches --cancel cancels a batch in flight; --refresh shows it cancelled', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-cancel-'));
+    const fake = await startFakes({ retrievesPerStage: 1_000_000 });
+    const cache = join(directory, 'cache.sqlite');
+    const run = startCli(gradeArgs(['--input', smallInput(directory), '--scoring', 'weighted_mean'], fake.baseUrl, cache, join(directory, 'out.jsonl'), ['--batch', '--batch-poll', '0.05']));
+    const batchId = await new Promise<string>((resolve) => fake.events.once('create', (id: string) => resolve(id)));
+    // The batch id is in the ledger once the process has seen the create answer: wait for its first poll.
+    await new Promise<void>((resolve) => fake.events.once('retrieve', () => resolve()));
+    run.child.kill('SIGKILL');
+    await run.done;
+    const apiFlags = ['--judge-base-url', fake.baseUrl, '--judge-api-key', 'sk-test-batch'];
+    const cancelled = await runCli(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stderr).toContain(`batch ${batchId}: cancelling`);
+    const refreshed = await runCli(['batches', '--cache', cache, '--refresh', '--json', ...apiFlags]);
+    expect(JSON.parse(refreshed.stdout.trim()).status).toBe('cancelled');
   }, 60_000);
 
   it('an unreadable reply inside a batch is retried and never scored', async () => {
