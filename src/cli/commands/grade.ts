@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
 import { countLines, countRecords, ProgressReporter } from '../progress.js';
@@ -58,7 +59,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }, { flag: 'prices', path: flags.prices }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'metrics', path: flags.metrics }, { flag: 'report', path: flags.report }],
-    keep: [{ flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined }],
+    keep: storeFilesOf(flags),
   });
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   const importOptions = await importOptionsFrom(flags, context);
