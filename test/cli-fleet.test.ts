@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect } from 'vitest';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
-import { redisTest } from '../src/testing/redis-server.js';
+import { redisTest } from '../src/testing/redis-fixture.js';
 import { runCli as runCliInProcess } from '../src/cli/main.js';
 import { runCli } from './helpers.js';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, vi } from 'vitest';
 import { binaryVerdict, startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
-import { redisTest } from '../testing/redis-server.js';
+import { redisTest } from '../testing/redis-fixture.js';
 import { safeParseJson } from '../util/json.js';
 import { criterionMet, fruitRubric, fruitScore } from './test-support.js';
 
