@@ -7,10 +7,11 @@ import http from 'node:http';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { defaultSampling } from '../src/pipeline/grader.js';
+import { defaultSampling } from '../src/pipeline/defaults.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { healthbenchItems, loadLibrary, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';
+import { anthropicCachingScenario, anthropicTransportScenario } from './anthropic.js';
 import { runHealthBenchLayout } from './reference-layout/index.js';
 import { runPromptfoo } from './promptfoo/index.js';
 import { parseBashTimes, peakRssBytes, startSimulatorProcess } from './support/index.js';
@@ -25,6 +26,8 @@ function skipped(name: string, reason: string) {
 }
 
 const scenarios: Record<string, () => Promise<unknown>> = {
+  'anthropic-caching': anthropicCachingScenario,
+  'anthropic-transport': anthropicTransportScenario,
   async overhead() {
     const scenario: GradingScenario = {
       name: 'overhead',
