@@ -75,7 +75,7 @@ function printWarning(message: string): void {
  * deleted once the run completes. A Redis store is connected before anything runs, so a
  * wrong URL or password stops the command at once with a clear error.
  */
-export async function openStore(flags: StoreFlags, outputPath: string | undefined): Promise<OpenedStore> {
+export async function openStore(flags: StoreFlags, outputPath: string | undefined, options: { failFast?: boolean } = {}): Promise<OpenedStore> {
   const ttlMs = flags.cacheTtl === undefined ? undefined : flags.cacheTtl * 1000;
   const spec = storeSpecFrom(flags.store);
   if (flags.cache === false) {
@@ -95,7 +95,7 @@ export async function openStore(flags: StoreFlags, outputPath: string | undefine
   }
   if (spec !== undefined && isRedisUrl(spec)) {
     if (typeof flags.cache === 'string') throw new RubricateError('CONFIG_INVALID', '--cache FILE and a Redis --store are two different caches: give one of them', { field: 'cache' });
-    const store = openReplyStore(spec, { ttlMs }) as RedisReplyStore;
+    const store = new RedisReplyStore(spec, { ttlMs, claimLeaseMs: (flags.lease ?? 10) * 1000, whenDisconnected: options.failFast ? 'fail' : 'wait' });
     try {
       await store.connection.ready();
     } catch (error) {
