@@ -7,7 +7,7 @@ import http from 'node:http';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { defaultSampling } from '../src/pipeline/grader.js';
+import { defaultSampling } from '../src/pipeline/defaults.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { healthbenchItems, loadLibrary, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';
@@ -257,6 +257,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
   async server() {
     const { runServerBenchmark } = await import('./server.js');
     return runServerBenchmark();
+  },
+
+  /** Distributed grading on Redis: 1 vs 3 worker processes, the fleet's global cap, a duplicated submission. */
+  async fleet() {
+    const { runFleetBenchmark } = await import('./fleet.js');
+    return runFleetBenchmark();
   },
 
   /** verl reward paths with a 300 ms judge: naive manager (sync, per sample) vs reward loop (async) vs batch manager. */

@@ -9,6 +9,9 @@ export const errorCodes = {
   CONFIG_INVALID: { retryable: false, httpStatus: 400, exitCode: 2 },
   NOT_FOUND: { retryable: false, httpStatus: 404, exitCode: 2 },
   UNAUTHORIZED: { retryable: false, httpStatus: 401, exitCode: 2 },
+  INPUT_UNREADABLE: { retryable: false, httpStatus: 400, exitCode: 2 },
+  OUTPUT_CONFLICT: { retryable: false, httpStatus: 400, exitCode: 2 },
+  OUTPUT_UNWRITABLE: { retryable: false, httpStatus: 500, exitCode: 2 },
   OVERLOADED: { retryable: true, httpStatus: 503, exitCode: 4 },
   DEADLINE_EXCEEDED: { retryable: false, httpStatus: 504, exitCode: 4 },
   JUDGE_TIMEOUT: { retryable: true, httpStatus: 504, exitCode: 4 },
@@ -125,4 +128,6 @@ export const exitCodes = {
   itemsFailed: 3,
   judgeUnavailable: 4,
   interrupted: 130,
+  /** Stopped by SIGTERM (128 + 15), as shells report it. */
+  terminated: 143,
 } as const;

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
-import { writeFileAtomic } from '../../util/files.js';
+import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 import { toScoredItem } from '../../pipeline/results.js';
 import { getResultsImporter } from '../../rubric/formats/index.js';
 import { getScoring } from '../../scoring/registry.js';
 import type { Aggregator, Metrics, Scoring } from '../../scoring/types.js';
-import { exitCodes } from '../../errors.js';
+import { RubricateError, exitCodes } from '../../errors.js';
+import { refuseInapplicableFlags } from '../input-options.js';
 import { toSimpleEvalsMetrics } from '../../scoring/simple-evals-format.js';
 import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
 
@@ -38,10 +39,13 @@ export function registerScoreCommand(program: Command, context: CommandContext):
 
 async function runScore(flags: ScoreFlags, context: CommandContext): Promise<number> {
   const importer = getResultsImporter(flags.format);
+  refuseInapplicableFlags({ examples: flags.examples }, importer);
+  checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'examples', path: flags.examples }], outputs: [{ flag: 'out', path: flags.out }] });
   const chosen = (name: string): Scoring => (flags.failedAsZero ? withFailedAsZero(getScoring(name)) : getScoring(name));
   let scoring: Scoring | undefined = flags.scoring ? chosen(flags.scoring) : undefined;
   let aggregator: Aggregator | undefined = scoring?.createAggregator();
   let invalid = 0;
+  let valid = 0;
   const pendingInvalid: number[] = [];
   for await (const entry of importer.read(flags.input, { examples: flags.examples, onWarning: (message) => context.stderr(`warning: ${message}`) })) {
     if (entry.kind === 'invalid') {
@@ -51,12 +55,17 @@ async function runScore(flags: ScoreFlags, context: CommandContext): Promise<num
       else pendingInvalid.push(entry.line);
       continue;
     }
+    valid += 1;
     if (!aggregator) {
       scoring = chosen(entry.record.scoring ?? 'healthbench');
       aggregator = scoring.createAggregator();
       for (const _ of pendingInvalid) aggregator.add({ id: '', status: 'invalid', criteria: [] });
     }
     aggregator.add(toScoredItem(entry.record));
+  }
+  // Nothing to score is an error, not "n=0": say why.
+  if (valid === 0) {
+    throw new RubricateError('INPUT_INVALID', invalid > 0 ? `none of the ${invalid} lines is a valid results line (see the errors above); nothing to score` : 'the file holds no results lines; nothing to score', { file: flags.input });
   }
   aggregator ??= chosen('healthbench').createAggregator();
   const metrics: Metrics = aggregator.finish();
