@@ -16,12 +16,15 @@ import { redactDeep, redactText } from '../util/redact.js';
 export function registerHealthRoute(app: ServerApp, { service }: RouteContext, state: ServerState, credentials?: CredentialCheck): void {
   app.get('/healthz', (context) => {
     const fatal = service.fatalError;
-    const status = state.draining ? 'draining' : fatal ? 'unhealthy' : 'ok';
-    const httpStatus = state.draining || fatal ? 503 : 200;
+    const store = service.storeHealth?.();
+    const storeDown = store !== undefined && store.status !== 'ok';
+    const status = state.draining ? 'draining' : fatal ? 'unhealthy' : storeDown ? 'degraded' : 'ok';
+    const httpStatus = state.draining || fatal || storeDown ? 503 : 200;
     if (credentials && !credentials(requestHeader(context, 'authorization'), context.req.query('token'))) return context.json({ status }, httpStatus);
     const endpoints = service.judgeEndpoints?.();
     const body = {
       status,
+      ...(store ? { store: store.status } : {}),
       judge: service.grader.judgeInfo ? { id: service.grader.judgeInfo.id, model: service.grader.judgeInfo.model } : null,
       scoring: service.grader.scoring.name,
       queue: { depth: service.admission.used, waiting: service.admission.waiting, capacity: service.admission.capacity },
