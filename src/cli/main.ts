@@ -25,6 +25,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   generate: async () => (await import('./commands/generate.js')).registerGenerateCommand,
   report: async () => (await import('./commands/report.js')).registerReportCommand,
   refine: async () => (await import('./commands/refine.js')).registerRefineCommand,
+  'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
 };
 
 export async function buildProgram(context: CommandContext, argv: readonly string[] = []): Promise<Command> {
