@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { SqliteReplyStore } from '../src/engine/reply-store.js';
+import { SqliteReplyStore } from '../src/store/index.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { requestKey } from '../src/engine/request-key.js';
 import { defaultSampling, type GraderOptions } from '../src/pipeline/grader.js';

@@ -11,6 +11,7 @@ import { defaultSampling } from '../src/pipeline/grader.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { healthbenchItems, loadLibrary, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';
+import { anthropicCachingScenario, anthropicTransportScenario } from './anthropic.js';
 import { runHealthBenchLayout } from './reference-layout/index.js';
 import { runPromptfoo } from './promptfoo/index.js';
 import { parseBashTimes, peakRssBytes, startSimulatorProcess } from './support/index.js';
@@ -25,6 +26,8 @@ function skipped(name: string, reason: string) {
 }
 
 const scenarios: Record<string, () => Promise<unknown>> = {
+  'anthropic-caching': anthropicCachingScenario,
+  'anthropic-transport': anthropicTransportScenario,
   async overhead() {
     const scenario: GradingScenario = {
       name: 'overhead',
@@ -260,6 +263,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
   async server() {
     const { runServerBenchmark } = await import('./server.js');
     return runServerBenchmark();
+  },
+
+  /** verl reward paths with a 300 ms judge: naive manager (sync, per sample) vs reward loop (async) vs batch manager. */
+  async trainers() {
+    const { runTrainerBenchmark } = await import('./trainers.js');
+    return runTrainerBenchmark();
   },
 
   /** The 10,000-item report: size, first paint, filtering. */

@@ -24,11 +24,14 @@ export { gradeFile, type GradeFileOptions, type GradeFileOutcome } from './pipel
 export { Comparer, CompareSummaryBuilder, type CompareOptions, type CompareRecord, type CompareSummary } from './pipeline/compare.js';
 export { readResults, toScoredItem, type ResultRecord, type ResultCriterion } from './pipeline/results.js';
 export { GradingEngine, type EngineOptions, type EngineEvent, type GradedItem } from './engine/engine.js';
-export { SqliteReplyStore, defaultCachePath, type ReplyStore } from './engine/reply-store.js';
+export { SqliteReplyStore, defaultCachePath, type ReplyStore } from './store/index.js';
 export { costOf, priceFor, defaultPrices, type Usage, type ModelPrice } from './engine/usage.js';
 
 export { getScoring, registerScoring, scoringNames, aggregate } from './scoring/registry.js';
 export type { Scoring, Metrics, ScoredItem, ScoredCriterion, TagMetric } from './scoring/types.js';
+export { withFailedAsZero } from './scoring/failed-as-zero.js';
+export { parsePrometheusAbsolute, parsePrometheusRelative } from './grading/prometheus.js';
+export { researchRubricsMeta, researchRubricsTasks, loadTernaryLabels } from './meta/researchrubrics.js';
 
 export { checkRegistry, runCheck, validateCheck } from './checks/registry.js';
 export type { CheckDefinition, CheckContext, CheckOutcome, CheckMode } from './checks/types.js';

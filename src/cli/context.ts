@@ -45,7 +45,7 @@ export function printMetricsSummary(context: CommandContext, metrics: Metrics, e
   if (extra.usage) {
     const usage = extra.usage;
     lines.push(
-      `judge: ${usage.calls} calls, ${usage.cache_hits} cache hits, ${usage.retries} retries${usage.gate_calls_saved ? `, ${usage.gate_calls_saved} calls saved by the hard-rule gate` : ''}, ${usage.prompt_tokens} input tokens (${usage.cached_prompt_tokens} cached), ${usage.completion_tokens} output tokens${
+      `judge: ${usage.calls} calls, ${usage.cache_hits} cache hits, ${usage.retries} retries${usage.gate_calls_saved ? `, ${usage.gate_calls_saved} calls saved by the hard-rule gate` : ''}, ${usage.prompt_tokens} input tokens (${usage.cached_prompt_tokens} cached${usage.cache_write_prompt_tokens ? `, ${usage.cache_write_prompt_tokens} written to the prompt cache` : ''}), ${usage.completion_tokens} output tokens${
         extra.cost === null ? ', cost unknown (model not in the price table)' : extra.cost !== undefined ? `, $${extra.cost.toFixed(4)}` : ''
       }`,
     );

@@ -1,14 +1,18 @@
 /** Judge and engine flags shared by every command that calls a judge. */
 import { Option, type Command } from 'commander';
-import { defaultCachePath, SqliteReplyStore, type ReplyStore } from '../engine/reply-store.js';
 import { RubricateError } from '../errors.js';
 import { createJudge, type JudgeConfig } from '../judges/registry.js';
+import { profileNames } from '../judges/profiles.js';
+import { validateSampling } from '../grading/sampling.js';
+import { safeParseJson } from '../util/json.js';
 import type { Judge } from '../judges/types.js';
 import type { GraderOptions } from '../pipeline/grader.js';
-import { existsSync, rmSync } from 'node:fs';
+import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
 import cliProgress from 'cli-progress';
 
-export interface JudgeFlags {
+export { openStore, type OpenedStore } from './store-options.js';
+
+export interface JudgeFlags extends StoreFlags {
   /** One spec, or several for a jury. */
   judge?: string[];
   samples?: number;
@@ -28,10 +32,17 @@ export interface JudgeFlags {
   seed?: number;
   verdict?: 'binary' | 'probability';
   criteriaPerCall?: number;
-  cache?: string | false;
   threads?: number;
   sequences?: number;
   contextSize?: number;
+  /** `--judge-header K=V`, repeatable. */
+  judgeHeader?: Record<string, string>;
+  judgeExtraBody?: Record<string, unknown>;
+  reasoningEffort?: string;
+  judgeProfile?: string;
+  azureApiVersion?: string;
+  thinkingBudget?: number;
+  judgeProtocol?: 'native' | 'prometheus';
 }
 
 export function parsePositiveInteger(name: string) {
@@ -50,6 +61,41 @@ export function parseNumber(name: string, minimum = Number.NEGATIVE_INFINITY) {
   };
 }
 
+/** `--temperature`: a number in [0, 2], the range every OpenAI-compatible server accepts. */
+function parseTemperature(value: string): number {
+  const temperature = Number(value);
+  const problem = Number.isFinite(temperature) && value.trim() !== '' ? validateSampling({ temperature }) : 'temperature must be a number';
+  if (problem) throw new RubricateError('CONFIG_INVALID', `--temperature: ${problem}, got "${value}"`, { field: 'temperature' });
+  return temperature;
+}
+
+/** `--seed`: an integer (servers reject fractions). */
+function parseSeed(value: string): number {
+  const seed = Number(value);
+  const problem = value.trim() === '' ? 'seed must be an integer' : validateSampling({ seed });
+  if (problem) throw new RubricateError('CONFIG_INVALID', `--seed: ${problem}, got "${value}"`, { field: 'seed' });
+  return seed;
+}
+
+/** `--judge-header NAME=VALUE`, repeatable: collected into one header map. */
+function collectHeader(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const separator = value.indexOf('=');
+  const name = separator === -1 ? '' : value.slice(0, separator).trim();
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+    throw new RubricateError('CONFIG_INVALID', `--judge-header must be NAME=VALUE with a valid header name, got "${value.includes('=') ? `${value.slice(0, separator)}=…` : value}"`, { field: 'judge-header' });
+  }
+  return { ...previous, [name.toLowerCase()]: value.slice(separator + 1) };
+}
+
+/** `--judge-extra-body JSON`: a JSON object merged into every request body. */
+function parseExtraBody(value: string): Record<string, unknown> {
+  const parsed = safeParseJson(value);
+  if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
+    throw new RubricateError('CONFIG_INVALID', `--judge-extra-body must be a JSON object, e.g. '{"chat_template_kwargs": {"enable_thinking": false}}'${parsed.ok ? '' : ` (${parsed.error})`}`, { field: 'judge-extra-body' });
+  }
+  return parsed.value as Record<string, unknown>;
+}
+
 function parseCriteriaPerCall(value: string): number {
   if (value === 'all') return Number.POSITIVE_INFINITY;
   return parsePositiveInteger('criteria-per-call')(value);
@@ -57,25 +103,33 @@ function parseCriteriaPerCall(value: string): number {
 
 export function addJudgeOptions(command: Command, { batching = true } = {}): Command {
   command
-    .option('--judge <spec>', 'openai:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', collect)
+    .option('--judge <spec>', 'openai:MODEL | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', collect)
     .option('--samples <n>', 'samples per judge for self-consistency (needs --temperature > 0)', parsePositiveInteger('samples'), 1)
     .addOption(new Option('--jury-aggregate <how>', 'how jury votes combine per criterion').choices(['majority', 'mean']).default('majority'))
     .option('--judge-base-url <url>', 'OpenAI-compatible base URL (default: OPENAI_BASE_URL)')
-    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY)')
+    .option('--judge-header <name=value>', 'extra HTTP header for every judge call (repeatable)', collectHeader)
+    .option('--judge-extra-body <json>', 'JSON object merged into every request body, e.g. \'{"chat_template_kwargs":{"enable_thinking":false}}\'', parseExtraBody)
+    .addOption(new Option('--reasoning-effort <level>', 'reasoning_effort for reasoning models (none turns thinking off where supported)').choices(['none', 'minimal', 'low', 'medium', 'high']))
+    .addOption(new Option('--judge-profile <name>', 'capability profile of the endpoint (default: chosen from the URL and model)').choices(profileNames))
+    .option('--azure-api-version <version>', 'api-version for azure: classic deployment URLs (default 2024-10-21)')
+    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)')
     .addOption(new Option('--judge-transport <transport>', 'HTTP client for OpenAI-compatible judges').choices(['http', 'sdk']).default('http'))
     .addOption(new Option('--structured-output <mode>', 'reply format requested from the judge').choices(['auto', 'json_schema', 'json_object', 'none']).default('auto'))
     .option('--concurrency <n>', 'judge calls in flight', parsePositiveInteger('concurrency'), 16)
     .option('--max-attempts <n>', 'attempts per criterion before its error is final', parsePositiveInteger('max-attempts'), 5)
     .option('--timeout <seconds>', 'per-call timeout', parseNumber('timeout', 0.001), 120)
-    .option('--temperature <t>', 'judge sampling temperature', parseNumber('temperature', 0), 0)
+    .option('--temperature <t>', 'judge sampling temperature, 0 to 2', parseTemperature, 0)
     .option('--max-tokens <n>', 'max tokens per verdict', parsePositiveInteger('max-tokens'), 1024)
-    .option('--seed <n>', 'sampling seed passed to the judge', parseNumber('seed'))
+    .option('--seed <n>', 'sampling seed passed to the judge (an integer)', parseSeed)
     .addOption(new Option('--verdict <kind>', 'binary verdicts, or P(met) from token probabilities').choices(['binary', 'probability']).default('binary'))
     .option('--cache <path>', 'reply cache (SQLite) path (default: the user cache directory)')
     .option('--no-cache', 'do not reuse replies from earlier runs (a killed run still resumes)')
     .option('--threads <n>', 'CPU threads for a local GGUF judge (default: physical cores)', parsePositiveInteger('threads'))
     .option('--sequences <n>', 'parallel sequences for a local GGUF judge', parsePositiveInteger('sequences'))
-    .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'));
+    .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'))
+    .option('--thinking-budget <tokens>', 'gemini: judges: thinking tokens per call (0 off, -1 model decides; default off where the model allows)', parseThinkingBudget)
+    .addOption(new Option('--judge-protocol <protocol>', "prompt layout and reply format: rubricate's own, or Prometheus' (1–5 rubrics, [RESULT] replies)").choices(['native', 'prometheus']).default('native'));
+  addStoreOptions(command);
   if (batching) {
     command
       .option('--criteria-per-call <k>', 'criteria per judge call (a number, or "all"); default 1', parseCriteriaPerCall)
@@ -84,6 +138,12 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
       .option('--context-budget <tokens>', 'judge context budget: longer responses are read in chunks for evidence, never truncated', parsePositiveInteger('context-budget'));
   }
   return command;
+}
+
+function parseThinkingBudget(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < -1) throw new RubricateError('CONFIG_INVALID', `--thinking-budget must be -1, 0 or a positive integer, got "${value}"`, { field: 'thinking-budget' });
+  return number;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -99,7 +159,7 @@ export async function buildJudges(flags: JudgeFlags): Promise<Judge[]> {
     if (judge) judges.push(judge);
     else if (specs.length > 1) throw new RubricateError('CONFIG_INVALID', '"none" cannot be a member of a jury', { field: 'judge' });
   }
-  return judges;
+  return applyFleetLimitsFrom(judges, flags);
 }
 
 export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> {
@@ -109,49 +169,25 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
     apiKey: flags.judgeApiKey,
     transport: flags.judgeTransport,
     structuredOutput: flags.structuredOutput,
+    headers: flags.judgeHeader,
+    extraBody: flags.judgeExtraBody,
+    reasoningEffort: flags.reasoningEffort,
+    profile: flags.judgeProfile,
+    azureApiVersion: flags.azureApiVersion,
     threads: flags.threads,
     sequences: flags.sequences,
     contextSize: flags.contextSize,
+    thinkingBudget: flags.thinkingBudget,
     onDownloadProgress: downloadProgressBar(),
   };
   return createJudge(config);
 }
 
-export interface OpenedStore {
-  store: ReplyStore | undefined;
-  /** Called after a successful run: removes a run-only journal. */
-  finish(): void;
-  close(): void;
-}
-
-/**
- * The reply store: the shared cache by default; with --no-cache, a journal beside the
- * output that only a rerun of the same command reads, deleted once the run completes.
- */
-export function openStore(flags: Pick<JudgeFlags, 'cache'>, outputPath: string | undefined): OpenedStore {
-  if (flags.cache === false) {
-    if (!outputPath) return { store: undefined, finish() {}, close() {} };
-    const journalPath = `${outputPath}.journal.sqlite`;
-    const store = new SqliteReplyStore(journalPath);
-    return {
-      store,
-      finish() {
-        store.close();
-        for (const suffix of ['', '-wal', '-shm']) {
-          if (existsSync(journalPath + suffix)) rmSync(journalPath + suffix, { force: true });
-        }
-      },
-      close: () => store.close(),
-    };
-  }
-  const store = new SqliteReplyStore(typeof flags.cache === 'string' ? flags.cache : defaultCachePath());
-  return { store, finish() {}, close: () => store.close() };
-}
-
 export function graderOptionsFrom(
   flags: JudgeFlags,
-): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens'> {
+): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens' | 'protocol'> {
   return {
+    protocol: flags.judgeProtocol,
     mode: flags.mode,
     holisticLevels: flags.likertLevels,
     samples: flags.samples,

@@ -25,6 +25,9 @@ const commandModules: Record<string, () => Promise<Register>> = {
   generate: async () => (await import('./commands/generate.js')).registerGenerateCommand,
   report: async () => (await import('./commands/report.js')).registerReportCommand,
   refine: async () => (await import('./commands/refine.js')).registerRefineCommand,
+  cache: async () => (await import('./commands/cache.js')).registerCacheCommand,
+  worker: async () => (await import('./commands/worker.js')).registerWorkerCommand,
+  merge: async () => (await import('./commands/merge.js')).registerMergeCommand,
   'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
 };
 

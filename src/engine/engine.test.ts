@@ -9,7 +9,7 @@ import type { Item } from '../rubric/schema.js';
 import { batchedVerdicts, binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../testing/fake-judge.js';
 import { seededRandom } from '../util/random.js';
 import { GradingEngine, type CheckRunner, type EngineOptions, type GradedItem } from './engine.js';
-import { SqliteReplyStore } from './reply-store.js';
+import { SqliteReplyStore } from '../store/index.js';
 
 const sampling = { temperature: 0, maxTokens: 128 };
 let fake: FakeJudge | undefined;

@@ -14,7 +14,7 @@ import type { Judge, JudgeReply } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
-import type { ReplyStore } from './reply-store.js';
+import { isPromise, type ReplyStore } from '../store/index.js';
 import { requestKey } from './request-key.js';
 import { addReplyUsage, emptyUsage, type Usage } from './usage.js';
 import { sleep } from '../util/sleep.js';
@@ -85,7 +85,8 @@ interface CallResult {
   cached: boolean;
 }
 
-const fatalCodes = new Set(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE']);
+/** Errors no later call can escape (bad key, no judge, a request the judge never accepts, no such model): the run stops. */
+const fatalCodes = new Set(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE', 'JUDGE_UNSUPPORTED', 'JUDGE_NOT_FOUND']);
 
 export class GradingEngine {
   private readonly options: Required<Pick<EngineOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'checkMode'>> & EngineOptions;
@@ -242,7 +243,7 @@ export class GradingEngine {
       return;
     }
     const strategy = this.options.strategy;
-    let plan = (pending: Criterion[]) => strategy.plan(item, pending);
+    let plan = (pending: Criterion[]) => strategy.plan(item, pending, judge.modelLimits);
     let evidence: Map<string, { quotes: number; chunks: number }> | undefined;
     const budget = this.options.contextBudgetTokens;
     if (budget !== undefined && estimateTokens(renderItemContext(item)) + 600 > budget) {
@@ -250,20 +251,28 @@ export class GradingEngine {
       if (!gathered) return;
       evidence = gathered.summary;
       const derived = gathered.items;
-      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion]));
+      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.modelLimits));
       criteria = criteria.filter((criterion) => derived.has(criterion.id));
     }
     const attemptsUsed = new Map<string, number>();
-    let pending = criteria;
+    // Groups planned separately: a batch that did not fit the judge is retried as two halves.
+    let pending: Criterion[][] = [criteria];
     while (pending.length > 0) {
-      const budgetLeft = Math.min(...pending.map((criterion) => this.options.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
-      const tasks = plan(pending);
+      const budgetLeft = Math.min(...pending.flat().map((criterion) => this.options.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
+      const tasks = pending.flatMap((group) => plan(group));
       const outcomes = await Promise.all(tasks.map((task) => this.runTask(task, budgetLeft)));
       const retry: Criterion[] = [];
+      const halves: Criterion[][] = [];
       for (let index = 0; index < tasks.length; index += 1) {
         const task = tasks[index];
         const outcome = outcomes[index];
         this.account(usage, outcome);
+        if (task.criteria.length > 1 && !this.fatalError && didNotFit(outcome)) {
+          const middle = Math.ceil(task.criteria.length / 2);
+          halves.push(task.criteria.slice(0, middle), task.criteria.slice(middle));
+          this.emit({ type: 'retry', code: outcome.error?.code ?? 'JUDGE_OUTPUT_LIMIT', delayMs: 0 });
+          continue;
+        }
         for (const criterion of task.criteria) attemptsUsed.set(criterion.id, (attemptsUsed.get(criterion.id) ?? 0) + Math.max(1, outcome.calls));
         for (const criterion of task.criteria) {
           const verdict = outcome.decision?.verdicts.get(criterion.id);
@@ -282,7 +291,7 @@ export class GradingEngine {
           }
         }
       }
-      pending = retry;
+      pending = retry.length > 0 ? [retry, ...halves] : halves;
     }
   }
 
@@ -361,7 +370,14 @@ export class GradingEngine {
   private async runTask(task: JudgeTask, attemptBudget: number): Promise<{ decision?: TaskDecision; error?: RubricateError; calls: number; retries: number; cached: boolean; usage?: JudgeReply['usage'] }> {
     const judge = this.options.judge!;
     const key = requestKey(judge.provenance, task.templateVersion, task.request, task.sample ?? this.options.sample ?? 0, task.keyMaterial);
-    const stored = this.options.store?.get(key);
+    let stored: JudgeReply | undefined;
+    try {
+      const found = this.options.store?.get(key);
+      stored = isPromise(found) ? await found : found;
+    } catch (error) {
+      // A store that cannot answer (a cache locked beyond its bound, Redis gone) fails this call clearly.
+      return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: 0, retries: 0, cached: false };
+    }
     if (stored) {
       const decision = task.decide(stored);
       if (decision.verdicts.size > 0) {
@@ -388,8 +404,15 @@ export class GradingEngine {
     }
     if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, cached: false };
     const decision = task.decide(result.reply);
-    // Persist the moment a reply yields verdicts: this is what makes a killed run resumable.
-    if (decision.verdicts.size > 0) this.options.store?.put(key, result.reply);
+    // Persist the moment a reply yields verdicts, before they are used: this is what makes a killed run resumable.
+    if (decision.verdicts.size > 0 && this.options.store) {
+      try {
+        const written = this.options.store.put(key, result.reply);
+        if (isPromise(written)) await written;
+      } catch (error) {
+        return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+      }
+    }
     return { decision, calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
   }
 
@@ -413,7 +436,8 @@ export class GradingEngine {
         return { reply, calls, retries, cached: false };
       } catch (thrown) {
         error = toRubricateError(thrown, 'JUDGE_CONNECTION');
-        if (error.code === 'JUDGE_RATE_LIMITED' || (error.code === 'JUDGE_SERVER_ERROR' && error.details.status === 503)) outcome = 'overloaded';
+        // 503 and Anthropic's 529 "overloaded" lower concurrency like a 429.
+        if (error.code === 'JUDGE_RATE_LIMITED' || (error.code === 'JUDGE_SERVER_ERROR' && (error.details.status === 503 || error.details.status === 529))) outcome = 'overloaded';
       } finally {
         this.limiter.release(outcome);
       }
@@ -467,6 +491,13 @@ export class GradingEngine {
   }
 }
 
+
+/** A call too big for the judge: its prompt or output budget overflowed, or every verdict was cut at the model's output limit. */
+function didNotFit(outcome: { decision?: TaskDecision; error?: RubricateError }): boolean {
+  if (outcome.error?.code === 'JUDGE_CONTEXT_OVERFLOW') return true;
+  const errors = outcome.decision?.errors;
+  return outcome.decision?.verdicts.size === 0 && errors !== undefined && errors.size > 0 && [...errors.values()].every((error) => error.code === 'JUDGE_OUTPUT_LIMIT');
+}
 
 function withAttempts(error: RubricateError, attempts: number): SerializedError {
   const serialized = error.toJSON();

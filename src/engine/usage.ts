@@ -12,6 +12,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   cached_prompt_tokens: number;
+  /** Prompt tokens written to the provider's prompt cache (Anthropic); absent when none were. */
+  cache_write_prompt_tokens?: number;
   calls: number;
   cache_hits: number;
   retries: number;
@@ -27,12 +29,14 @@ export function addReplyUsage(usage: Usage, reply: JudgeUsage): void {
   usage.prompt_tokens += reply.inputTokens;
   usage.completion_tokens += reply.outputTokens;
   usage.cached_prompt_tokens += reply.cachedInputTokens;
+  if (reply.cacheWriteInputTokens) usage.cache_write_prompt_tokens = (usage.cache_write_prompt_tokens ?? 0) + reply.cacheWriteInputTokens;
 }
 
 export function addUsage(total: Usage, part: Usage): void {
   total.prompt_tokens += part.prompt_tokens;
   total.completion_tokens += part.completion_tokens;
   total.cached_prompt_tokens += part.cached_prompt_tokens;
+  if (part.cache_write_prompt_tokens) total.cache_write_prompt_tokens = (total.cache_write_prompt_tokens ?? 0) + part.cache_write_prompt_tokens;
   total.calls += part.calls;
   total.cache_hits += part.cache_hits;
   total.retries += part.retries;
@@ -42,15 +46,24 @@ export function addUsage(total: Usage, part: Usage): void {
 /** US dollars per million tokens. */
 export interface ModelPrice {
   input: number;
+  /** Input served from the prompt cache; default: the input price. */
   cached_input?: number;
+  /** Input written to the prompt cache (Anthropic: 1.25× input for the 5-minute cache); default: the input price. */
+  cache_write_input?: number;
   output: number;
 }
 
 const priceSchema = z.object({
   input: z.number().nonnegative(),
   cached_input: z.number().nonnegative().optional(),
+  cache_write_input: z.number().nonnegative().optional(),
   output: z.number().nonnegative(),
 });
+
+/** Anthropic list prices: cache reads at 0.1× input, 5-minute cache writes at 1.25×. */
+function anthropicPrice(input: number, output: number): ModelPrice {
+  return { input, cached_input: Math.round(input * 0.1 * 1e6) / 1e6, cache_write_input: Math.round(input * 1.25 * 1e6) / 1e6, output };
+}
 
 /**
  * Published list prices (USD per 1M tokens) of common judge models. Prices change:
@@ -67,6 +80,23 @@ export const defaultPrices: Readonly<Record<string, ModelPrice>> = {
   'gpt-5': { input: 1.25, cached_input: 0.125, output: 10 },
   'gpt-5-mini': { input: 0.25, cached_input: 0.025, output: 2 },
   'gpt-5-nano': { input: 0.05, cached_input: 0.005, output: 0.4 },
+  'claude-opus-4-5': anthropicPrice(5, 25),
+  'claude-opus-4-1': anthropicPrice(15, 75),
+  'claude-opus-4-0': anthropicPrice(15, 75),
+  'claude-opus-4': anthropicPrice(15, 75),
+  'claude-sonnet-4-5': anthropicPrice(3, 15),
+  'claude-sonnet-4-0': anthropicPrice(3, 15),
+  'claude-sonnet-4': anthropicPrice(3, 15),
+  'claude-3-7-sonnet': anthropicPrice(3, 15),
+  'claude-haiku-4-5': anthropicPrice(1, 5),
+  'claude-3-5-haiku': anthropicPrice(0.8, 4),
+  'claude-3-haiku': anthropicPrice(0.25, 1.25),
+  // Gemini (prompts up to 200k tokens; output includes thinking tokens; implicit-cache hits at the cached price).
+  'gemini-2.5-pro': { input: 1.25, cached_input: 0.125, output: 10 },
+  'gemini-2.5-flash': { input: 0.3, cached_input: 0.03, output: 2.5 },
+  'gemini-2.5-flash-lite': { input: 0.1, cached_input: 0.01, output: 0.4 },
+  'gemini-2.0-flash': { input: 0.1, cached_input: 0.025, output: 0.4 },
+  'gemini-2.0-flash-lite': { input: 0.075, output: 0.3 },
 };
 
 export function loadPriceTable(file: string): Record<string, ModelPrice> {
@@ -92,10 +122,13 @@ export function loadPriceTable(file: string): Record<string, ModelPrice> {
   return parsed.data;
 }
 
-/** Finds a model's price, also under a dated name such as `gpt-4.1-2025-04-14`. */
+/**
+ * Finds a model's price, also under a dated name such as `gpt-4.1-2025-04-14` or
+ * `claude-sonnet-4-5-20250929`, a `-latest` alias, or a Gemini `models/…` name.
+ */
 export function priceFor(model: string, table: Readonly<Record<string, ModelPrice>>): ModelPrice | undefined {
   if (table[model]) return table[model];
-  const undated = model.replace(/-\d{4}-\d{2}-\d{2}$/, '');
+  const undated = model.replace(/^models\//, '').replace(/-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$/, '');
   return table[undated];
 }
 
@@ -103,7 +136,9 @@ export function priceFor(model: string, table: Readonly<Record<string, ModelPric
 export function costOf(usage: Usage, price: ModelPrice | undefined): number | null {
   if (!price) return null;
   const cached = Math.min(usage.cached_prompt_tokens, usage.prompt_tokens);
-  const uncached = usage.prompt_tokens - cached;
-  const cost = (uncached * price.input + cached * (price.cached_input ?? price.input) + usage.completion_tokens * price.output) / 1_000_000;
+  const written = Math.min(usage.cache_write_prompt_tokens ?? 0, usage.prompt_tokens - cached);
+  const uncached = usage.prompt_tokens - cached - written;
+  const cost =
+    (uncached * price.input + cached * (price.cached_input ?? price.input) + written * (price.cache_write_input ?? price.input) + usage.completion_tokens * price.output) / 1_000_000;
   return Math.round(cost * 1e6) / 1e6;
 }

@@ -4,7 +4,7 @@
  * read as the requested JSON are asked again; after a bounded number of attempts the call
  * fails with a RubricateError that says why. A caller never gets half an answer.
  */
-import type { ReplyStore } from '../engine/reply-store.js';
+import type { ReplyStore } from '../store/index.js';
 import { requestKey } from '../engine/request-key.js';
 import { addReplyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, toRubricateError } from '../errors.js';
@@ -57,7 +57,7 @@ export async function callGenerator<T>(options: GeneratorCallOptions<T>): Promis
   const maxAttempts = Math.max(1, options.maxAttempts ?? defaultMaxAttempts);
   const key = options.store ? requestKey(generator.provenance, options.promptVersion, request, options.sample ?? 0) : undefined;
   if (key !== undefined) {
-    const stored = options.store!.get(key);
+    const stored = await options.store!.get(key);
     if (stored) {
       const read = readReply(stored, options);
       if (read.ok) {
@@ -85,7 +85,7 @@ export async function callGenerator<T>(options: GeneratorCallOptions<T>): Promis
     if (options.usage) addReplyUsage(options.usage, reply.usage);
     const read = readReply(reply, options);
     if (read.ok) {
-      if (key !== undefined) options.store!.put(key, reply);
+      if (key !== undefined) await options.store!.put(key, reply);
       return { value: read.value, reply, calls: attempt, cached: false };
     }
     const truncated = reply.finishReason === 'length' ? ' (the reply hit the token limit: raise --generator-max-tokens)' : '';

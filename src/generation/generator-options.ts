@@ -1,7 +1,7 @@
 /** Generator flags shared by `generate` and `refine`, and the generator built from them. */
 import { Option, type Command } from 'commander';
 import { parseNumber, parsePositiveInteger } from '../cli/judge-options.js';
-import type { ReplyStore } from '../engine/reply-store.js';
+import type { ReplyStore } from '../store/index.js';
 import { RubricateError } from '../errors.js';
 import { createJudge, defaultJudgeSpec } from '../judges/registry.js';
 import type { StructuredOutputMode } from '../judges/openai/openai-judge.js';

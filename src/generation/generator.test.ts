@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteReplyStore } from '../engine/reply-store.js';
+import { SqliteReplyStore } from '../store/index.js';
 import { emptyUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';

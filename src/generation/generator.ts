@@ -3,7 +3,7 @@
  * generation prompts, with schema-constrained answers, bounded retries, and provenance in
  * every rubric it writes (`metadata.generation`).
  */
-import type { ReplyStore } from '../engine/reply-store.js';
+import type { ReplyStore } from '../store/index.js';
 import { emptyUsage, type Usage } from '../engine/usage.js';
 import type { Judge, JudgeProvenance, JudgeRequest } from '../judges/types.js';
 import type { Criterion, CriterionInput, Message, Rubric } from '../rubric/schema.js';

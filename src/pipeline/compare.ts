@@ -5,9 +5,10 @@
  * CIs, the position-consistency rate, and (with gold labels) LLMBar-style accuracy.
  */
 import { GradingEngine, type CheckRunner, type CriterionResult, type EngineEvent } from '../engine/engine.js';
-import type { ReplyStore } from '../engine/reply-store.js';
+import type { ReplyStore } from '../store/index.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import type { SerializedError } from '../errors.js';
+import { createPrometheusRelativeStrategy } from '../grading/prometheus.js';
 import { comparisonId, createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairLabel, type PairOrder } from '../grading/pairwise.js';
 import type { SamplingOptions } from '../grading/types.js';
 import type { Judge } from '../judges/types.js';
@@ -72,6 +73,8 @@ export interface CompareOptions {
   checkRunner?: CheckRunner;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
+  /** `prometheus`: Prometheus' relative layout and `[RESULT] A|B` replies (no ties). */
+  protocol?: 'native' | 'prometheus';
 }
 
 function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
@@ -123,7 +126,10 @@ export class Comparer {
   constructor(options: CompareOptions) {
     this.options = options;
     const sampling: SamplingOptions = { ...defaultSampling, maxTokens: 512, ...options.sampling };
-    const strategy = createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
+    const strategy =
+      options.protocol === 'prometheus'
+        ? createPrometheusRelativeStrategy({ sampling })
+        : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
     this.engine = new GradingEngine({
       judge: options.judge,
       strategy,

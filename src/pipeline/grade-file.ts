@@ -9,7 +9,7 @@ import type { RubricateError } from '../errors.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { Metrics } from '../scoring/types.js';
 import type { Grader } from './grader.js';
-import { toScoredItem } from './results.js';
+import { toScoredItem, type ResultRecord } from './results.js';
 
 export interface GradeFileOptions {
   grader: Grader;
@@ -19,6 +19,8 @@ export interface GradeFileOptions {
   onInvalid?: (error: RubricateError) => void;
   /** Stop at the first invalid record. */
   strict?: boolean;
+  /** Where results come from instead of `grader.gradeStream` (a distributed queue); they must be in input order. */
+  results?: (records: AsyncIterable<ImportRecord>) => AsyncIterable<ResultRecord>;
 }
 
 export interface GradeFileOutcome {
@@ -44,7 +46,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
     }
   }
   try {
-    for await (const result of grader.gradeStream(records())) {
+    for await (const result of (options.results ?? ((input) => grader.gradeStream(input)))(records())) {
       await writer.write(result);
       aggregator.add(toScoredItem(result));
       if (result.usage) addUsage(usage, result.usage);

@@ -7,7 +7,9 @@ import { GradingEngine, type EngineOptions, type GradedItem, type GradedRecord }
 import { RubricateError } from '../errors.js';
 import { holisticItem } from '../grading/holistic.js';
 import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
+import { createPrometheusAbsoluteStrategy } from '../grading/prometheus.js';
 import type { GradingStrategy, SamplingOptions, VerdictMode } from '../grading/types.js';
+import { assertValidSampling } from '../grading/sampling.js';
 import type { Judge } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { Item } from '../rubric/schema.js';
@@ -40,13 +42,24 @@ export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
   contextBudgetTokens?: number;
   scoring?: string | Scoring;
   omitText?: boolean;
+  /** `native` (rubricate's templates, default) or `prometheus` (Prometheus' own layout and `[RESULT] n` replies). */
+  protocol?: JudgeProtocol;
 }
+
+export type JudgeProtocol = 'native' | 'prometheus';
 
 export const defaultSampling: SamplingOptions = { temperature: 0, maxTokens: 1024 };
 
-export function createStrategy(options: Pick<GraderOptions, 'mode' | 'criteriaPerCall' | 'sampling' | 'verdictMode'>): GradingStrategy {
+export function createStrategy(options: Pick<GraderOptions, 'mode' | 'criteriaPerCall' | 'sampling' | 'verdictMode' | 'protocol'>): GradingStrategy {
   const sampling: SamplingOptions = { ...defaultSampling, ...options.sampling };
+  assertValidSampling(sampling);
   const mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
+  if (options.protocol === 'prometheus') {
+    if (mode !== 'per-criterion' || options.verdictMode === 'probability') {
+      throw new RubricateError('CONFIG_INVALID', '--judge-protocol prometheus grades one criterion per call with a [RESULT] score: drop --criteria-per-call, --mode and --verdict probability', { field: 'judge-protocol' });
+    }
+    return createPrometheusAbsoluteStrategy({ sampling });
+  }
   if (mode === 'batched') {
     if (options.verdictMode === 'probability') {
       throw new RubricateError('CONFIG_INVALID', 'probability verdicts need one criterion per call (drop --criteria-per-call)', { field: 'verdict' });
@@ -76,6 +89,9 @@ export class Grader {
 
   constructor(options: GraderOptions) {
     this.mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
+    if (options.protocol === 'prometheus' && this.mode === 'holistic') {
+      throw new RubricateError('CONFIG_INVALID', '--judge-protocol prometheus has no holistic mode: each 1–5 criterion is its own call', { field: 'judge-protocol' });
+    }
     this.strategy = createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode });
     this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? 'healthbench');
     this.omitText = options.omitText ?? false;
@@ -85,6 +101,11 @@ export class Grader {
     const sampling: SamplingOptions = { ...defaultSampling, ...options.sampling };
     const judges = options.judges && options.judges.length > 0 ? options.judges : options.judge ? [options.judge] : [];
     const samples = Math.max(1, options.samples ?? 1);
+    const withoutProbabilities = options.verdictMode === 'probability' ? judges.find((judge) => judge.supportsTokenProbabilities === false) : undefined;
+    if (withoutProbabilities) {
+      // Refused before any call: every call would fail the same way.
+      throw new RubricateError('JUDGE_UNAVAILABLE', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict probability cannot be used with it (use --verdict binary)`, { field: 'verdict' });
+    }
     if (samples > 1 && sampling.temperature === 0) {
       throw new RubricateError('CONFIG_INVALID', 'several samples of a judge at temperature 0 would all be the same: set --temperature above 0', { field: 'samples' });
     }
@@ -117,6 +138,7 @@ export class Grader {
         id: judges.length > 1 ? judges.map((judge) => judge.provenance.id).join('+') : provenance.id,
         model: judges.length > 1 ? judges.map((judge) => judge.provenance.model).join('+') : provenance.model,
         ...(judges.length === 1 && provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+        ...(judges.length === 1 && provenance.settings ? { settings: provenance.settings } : {}),
         template_version: this.strategy.templateVersion,
         mode: this.mode,
         temperature: sampling.temperature,

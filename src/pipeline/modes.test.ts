@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import { aggregate, getScoring } from '../scoring/registry.js';
-import { lengthAdjustedScoring, profbenchScoring } from '../scoring/benchmarks.js';
+import { lengthAdjustedScoring } from '../scoring/benchmarks.js';
+import { profbenchScoring } from '../scoring/profbench.js';
 import type { ScoredItem } from '../scoring/types.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../testing/fake-judge.js';
 import { Grader } from './grader.js';
@@ -148,15 +149,16 @@ describe('benchmark scorings', () => {
     expect(getScoring('compliance_binary').itemScore(item)).toBeCloseTo(2 / 6, 12);
   });
 
-  it('ProfBench: per task, per domain, mean of domains', () => {
+  it('ProfBench: per task, per domain (rounded to 3 decimals as the reference does), mean of domains', () => {
     const metrics = aggregate(profbenchScoring, [
-      scored([4, 3, 1], [true, false, true], { tags: ['domain:chemistry'] }),
-      scored([2, 2], [true, true], { tags: ['domain:chemistry'] }),
-      scored([4], [false], { tags: ['domain:finance'] }),
+      scored([4, 3, 1], [true, false, true], { id: 't1', tags: ['domain:chemistry'] }),
+      scored([2, 2], [true, true], { id: 't2', tags: ['domain:chemistry'] }),
+      scored([4], [false], { id: 't3', tags: ['domain:finance'] }),
     ]);
-    expect(metrics.by_tag['domain:chemistry'].score).toBeCloseTo((5 / 8 + 1) / 2, 12);
+    // chemistry (5/8 + 1) / 2 = 0.8125 → NumPy round half to even → 0.812; finance 0; overall round(0.406, 3).
+    expect(metrics.by_tag['domain:chemistry'].score).toBe(0.812);
     expect(metrics.by_tag['domain:finance'].score).toBe(0);
-    expect(metrics.overall?.score).toBeCloseTo(((5 / 8 + 1) / 2 + 0) / 2, 12);
+    expect(metrics.overall?.score).toBe(0.406);
   });
 
   it('HealthBench length adjustment: per 500 characters beyond 2,000, either way; tags unadjusted', () => {

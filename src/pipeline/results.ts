@@ -3,6 +3,7 @@
  * re-score, report or audit a verdict is on the line: criteria with verdicts and reasons,
  * the graded text, and provenance (rubric hash, judge, template, sampling, version).
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { GradedItem, GradedRecord } from '../engine/engine.js';
 import type { Usage } from '../engine/usage.js';
@@ -41,6 +42,8 @@ export interface JudgeInfo {
   id: string;
   model: string;
   base_url?: string;
+  /** Request-shaping settings of an HTTP judge (capability profile, extra body, headers with secrets redacted). */
+  settings?: Record<string, unknown>;
   template_version: string;
   mode: string;
   temperature?: number;
@@ -121,6 +124,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
         met: criterion.met,
         value: criterion.value,
         label: criterion.label,
+        ...(typeof criterion.text === 'string' ? { text: criterion.text } : {}),
       }),
     ),
   };
@@ -128,6 +132,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
   if (record.tags) item.tags = record.tags;
   const chars = record.response_chars ?? (typeof record.response === 'string' ? characterCount(record.response) : undefined);
   if (chars !== undefined) item.responseCharacters = chars;
+  if (typeof record.response === 'string') item.responseDigest = createHash('sha256').update(record.response).digest('hex');
   if (record.metadata) item.metadata = record.metadata;
   return item;
 }

@@ -1,16 +1,34 @@
 /**
  * Importance classes → points, for rubrics written with classes instead of numbers.
  * RaR (Essential / Important / Optional / Pitfall), ProfBench (Critical 4 / Major 3 /
- * Minor 2 / Additional 1) and PRBench (class ranges; we take each range's midpoint).
+ * Minor 2 / Additional 1) and PRBench's six classes (each a range of integer weights; a
+ * PRBench criterion carries its own weight in `annotations`, which is the truth — the class
+ * midpoint here is only the fallback when that weight is missing).
  */
 import { RubricateError } from '../errors.js';
 
 export const importanceSchemes = {
   rar: { essential: 5, important: 3, optional: 1, pitfall: -2 },
   profbench: { critical: 4, major: 3, minor: 2, additional: 1 },
-  // PRBench gives each class a range (8–10, 4–7, 2–3, −6…−8); items normally carry their own weight.
-  prbench: { 'critically important': 9, important: 5.5, 'slightly important': 2.5, detrimental: -7 },
+  prbench: {
+    'critically important': 9,
+    important: 5.5,
+    'slightly important': 2,
+    'slightly detrimental': -2,
+    detrimental: -5.5,
+    'critically detrimental': -9,
+  },
 } as const satisfies Record<string, Record<string, number>>;
+
+/** PRBench's weight range per class (integers, both ends included). */
+export const prbenchWeightRanges = {
+  'critically important': [8, 10],
+  important: [4, 7],
+  'slightly important': [1, 3],
+  'slightly detrimental': [-3, -1],
+  detrimental: [-7, -4],
+  'critically detrimental': [-10, -8],
+} as const satisfies Record<keyof (typeof importanceSchemes)['prbench'], readonly [number, number]>;
 
 export type ImportanceScheme = keyof typeof importanceSchemes;
 

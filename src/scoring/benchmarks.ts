@@ -1,11 +1,11 @@
 /**
  * Benchmark-specific scorings: ResearchRubrics compliance (ternary and its binary view),
- * PRBench clipped, ProfBench's report score, HealthBench's length-adjusted score.
+ * RuscaRL's reward, RaR's explicit reward, HealthBench's length-adjusted score. PRBench,
+ * ProfBench, BiGGen and DeepResearch Bench II have files of their own.
  */
-import { bootstrap, clip, defaultBootstrapSamples, defaultBootstrapSeed, mean } from './bootstrap.js';
-import { clippedRatio, pointTotals } from './points.js';
+import { clippedRatio, earnedFraction } from './points.js';
 import { createTaggedAggregator, scoreItem, summarizeScores, type TaggedScoringDefinition } from './tagged.js';
-import type { AggregateOptions, Aggregator, Metrics, ScoredCriterion, ScoredItem, Scoring, TagMetric } from './types.js';
+import type { AggregateOptions, Aggregator, Metrics, ScoredCriterion, ScoredItem, Scoring } from './types.js';
 
 function tagged(definition: TaggedScoringDefinition, description: string): Scoring {
   return {
@@ -16,10 +16,14 @@ function tagged(definition: TaggedScoringDefinition, description: string): Scori
   };
 }
 
-/** ResearchRubrics compliance: Σ w·s ÷ Σ positive w with Satisfied 1 / Partially 0.5 / Not 0. */
+/**
+ * ResearchRubrics compliance (scaleapi/researchrubrics, `calculate_compliance_score.py`):
+ * Σ w·s ÷ Σ positive w with Satisfied 1 / Partially 0.5 / Not 0; a rubric with no positive
+ * weight scores 0, as the reference's `if denominator > 0 else 0.0` does.
+ */
 export const complianceScoring = tagged(
-  { name: 'compliance', itemScore: clippedRatio, clipAggregate: false },
-  'ResearchRubrics compliance: Σ weight × (1 | 0.5 | 0) ÷ Σ positive weight',
+  { name: 'compliance', itemScore: clippedRatio, clipAggregate: false, scoreWithoutPositive: 0 },
+  'ResearchRubrics compliance: Σ weight × (1 | 0.5 | 0) ÷ Σ positive weight; 0 without positive weight',
 );
 
 /** The binary view: a partially satisfied criterion counts as not satisfied. */
@@ -28,21 +32,38 @@ export const complianceBinaryScoring = tagged(
     name: 'compliance_binary',
     itemScore: (criteria) => clippedRatio(criteria.map((criterion) => ({ ...criterion, value: criterion.met ? 1 : 0 }))),
     clipAggregate: false,
+    scoreWithoutPositive: 0,
   },
-  'ResearchRubrics binary compliance: Partially Satisfied counts as Not Satisfied',
+  'ResearchRubrics binary compliance: Partially Satisfied counts as Not Satisfied; 0 without positive weight',
 );
 
-/** PRBench clipped: Σ earned points ÷ Σ positive points, clipped to [0, 1] per item. */
-export const prbenchClippedScoring = tagged(
-  {
-    name: 'prbench_clipped',
-    itemScore: (criteria) => {
-      const ratio = clippedRatio(criteria);
-      return ratio === null ? null : clip(ratio, 0, 1);
-    },
-    clipAggregate: false,
-  },
-  'PRBench clipped: Σ earned points ÷ Σ positive points, clipped to [0, 1] per item',
+/**
+ * RuscaRL (`health_bench/healthbench_reward_fn.py`, `calculate_score`): Σ points of met
+ * criteria ÷ Σ positive points per item, 0 when there are no positive points; no clipping.
+ */
+export const ruscarlScoring = tagged(
+  { name: 'ruscarl', itemScore: clippedRatio, clipAggregate: false, scoreWithoutPositive: 0 },
+  'RuscaRL reward: Σ points met ÷ Σ positive points per item (0 without positive points); plain means',
+);
+
+/**
+ * RaR explicit reward (Rubrics as Rewards, Eq. 1): Σ w·c ÷ Σ w over ALL weights, pitfalls
+ * (negative weights) included in the denominator. The formula is undefined for Σ w = 0 and
+ * flips sign for Σ w < 0, so such an item is unscorable rather than given a number.
+ */
+export function rarExplicitRatio(criteria: readonly ScoredCriterion[]): number | null {
+  let achieved = 0;
+  let total = 0;
+  for (const criterion of criteria) {
+    total += criterion.points;
+    achieved += criterion.points * earnedFraction(criterion);
+  }
+  return total > 0 ? achieved / total : null;
+}
+
+export const rarExplicitScoring = tagged(
+  { name: 'rar_explicit', itemScore: rarExplicitRatio, clipAggregate: false },
+  'RaR explicit (Eq. 1): Σ weight × met ÷ Σ of all weights (negative included); plain means',
 );
 
 /**
@@ -90,77 +111,4 @@ export function lengthAdjustedScoring(variant: keyof typeof lengthAdjustmentCoef
       };
     },
   };
-}
-
-/**
- * ProfBench report score: per task, achieved ÷ maximum weight (Critical 4, Major 3,
- * Minor 2, Additional 1); per domain the mean of its tasks; overall the mean of the
- * domains. The domain comes from a `domain:` tag or `metadata.domain`.
- */
-export const profbenchScoring: Scoring = {
-  name: 'profbench',
-  description: 'ProfBench: per task achieved ÷ max weight; per domain mean; overall = mean of domain means',
-  itemScore(item) {
-    if (item.status !== 'ok') return null;
-    return profbenchTaskScore(item.criteria.filter((criterion) => criterion.status === 'ok'));
-  },
-  createAggregator(options: AggregateOptions = {}): Aggregator {
-    const byDomain = new Map<string, number[]>();
-    const counts = { n: 0, ok: 0, error: 0, invalid: 0, unscorable: 0 };
-    return {
-      add(item) {
-        counts.n += 1;
-        if (item.status === 'invalid') return void (counts.invalid += 1);
-        if (item.status === 'error') return void (counts.error += 1);
-        counts.ok += 1;
-        const score = profbenchScoring.itemScore(item);
-        if (score === null) return void (counts.unscorable += 1);
-        const domain = domainOf(item);
-        let scores = byDomain.get(domain);
-        if (!scores) byDomain.set(domain, (scores = []));
-        scores.push(score);
-      },
-      finish(): Metrics {
-        const domains = [...byDomain.keys()].sort();
-        const byTag: Record<string, TagMetric> = {};
-        for (const domain of domains) byTag[`domain:${domain}`] = summarizeScores(byDomain.get(domain)!, false, options);
-        let overall: TagMetric | null = null;
-        if (domains.length > 0) {
-          // Stratified bootstrap: resample tasks within each domain, keep the domain weights equal.
-          const flat: number[] = [];
-          const offsets: number[] = [];
-          for (const domain of domains) {
-            offsets.push(flat.length);
-            flat.push(...byDomain.get(domain)!);
-          }
-          const statistic = () => mean(domains.map((domain) => mean(byDomain.get(domain)!)));
-          const sizes = domains.map((domain) => byDomain.get(domain)!.length);
-          const spread = bootstrap(
-            flat,
-            (resample) => mean(sizes.map((size, index) => mean(resample.slice(offsets[index], offsets[index] + size)))),
-            options.bootstrapSamples ?? defaultBootstrapSamples,
-            options.seed ?? defaultBootstrapSeed,
-            (random, length, index) => {
-              const domain = offsets.findLastIndex((offset) => offset <= index);
-              return offsets[domain] + Math.floor(random() * sizes[domain]);
-            },
-          );
-          overall = { score: statistic(), n_samples: flat.length, bootstrap_std: spread.std, ci95: spread.ci95 };
-        }
-        return { scoring: 'profbench', overall, by_tag: byTag, n: counts.n, n_ok: counts.ok, n_error: counts.error, n_invalid: counts.invalid, n_unscorable: counts.unscorable };
-      },
-    };
-  },
-};
-
-function profbenchTaskScore(criteria: ScoredCriterion[]): number | null {
-  const totals = pointTotals(criteria.filter((criterion) => criterion.points > 0));
-  return totals.positive === 0 ? null : totals.achieved / totals.positive;
-}
-
-function domainOf(item: ScoredItem): string {
-  const tag = item.tags?.find((entry) => entry.startsWith('domain:'));
-  if (tag) return tag.slice('domain:'.length);
-  const domain = item.metadata?.domain;
-  return typeof domain === 'string' ? domain : 'all';
 }

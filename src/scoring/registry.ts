@@ -3,7 +3,11 @@
  * function of graded items; `rubricate score` re-applies any of them to a results file.
  */
 import { RubricateError } from '../errors.js';
-import { complianceBinaryScoring, complianceScoring, lengthAdjustedScoring, prbenchClippedScoring, profbenchScoring } from './benchmarks.js';
+import { complianceBinaryScoring, complianceScoring, lengthAdjustedScoring, rarExplicitScoring, ruscarlScoring } from './benchmarks.js';
+import { biggenScoring } from './biggen.js';
+import { drb2Scoring } from './drb2.js';
+import { prbenchClippedScoring } from './prbench.js';
+import { profbenchScoring } from './profbench.js';
 import { ifevalScoring } from './ifeval.js';
 import { clippedRatio, normalizedRatio } from './points.js';
 import { createTaggedAggregator, scoreItem, type TaggedScoringDefinition } from './tagged.js';
@@ -52,6 +56,10 @@ for (const scoring of [
   lengthAdjustedScoring('consensus'),
   lengthAdjustedScoring('professional'),
   ifevalScoring,
+  ruscarlScoring,
+  rarExplicitScoring,
+  biggenScoring,
+  drb2Scoring,
 ]) {
   registerScoring(scoring);
 }

@@ -12,6 +12,11 @@ export interface TaggedScoringDefinition {
   itemScore(criteria: readonly ScoredCriterion[]): number | null;
   /** HealthBench clips every aggregate mean to [0, 1]. */
   clipAggregate: boolean;
+  /**
+   * The item score when its graded criteria carry no positive points (ResearchRubrics and
+   * RuscaRL score such an item 0). Absent: the item is unscorable. Tag scores never use it.
+   */
+  scoreWithoutPositive?: number;
 }
 
 /** Only criteria that were graded count; a gated item keeps its rule-given 0. */
@@ -22,7 +27,7 @@ function gradedCriteria(item: ScoredItem): ScoredCriterion[] {
 export function scoreItem(definition: TaggedScoringDefinition, item: ScoredItem): number | null {
   if (item.status !== 'ok') return null;
   if (item.gated) return 0;
-  return definition.itemScore(gradedCriteria(item));
+  return definition.itemScore(gradedCriteria(item)) ?? definition.scoreWithoutPositive ?? null;
 }
 
 export function createTaggedAggregator(definition: TaggedScoringDefinition, options: AggregateOptions = {}): Aggregator {

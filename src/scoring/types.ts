@@ -14,6 +14,8 @@ export interface ScoredCriterion {
   /** Fraction in [0, 1] (binary 1/0, ordinal value, probability); falls back to `met`. */
   value?: number | null;
   label?: string;
+  /** The criterion's text, when the results carry it (scorings that key by text, DRB II). */
+  text?: string;
 }
 
 export interface ScoredItem {
@@ -26,6 +28,8 @@ export interface ScoredItem {
   metadata?: Record<string, unknown>;
   /** Response length in characters, for length-adjusted scores. */
   responseCharacters?: number;
+  /** Digest of the response text, when the results carry it (ProfBench merges identical reports). */
+  responseDigest?: string;
 }
 
 export interface TagMetric {
@@ -49,6 +53,8 @@ export interface Metrics {
   n_unscorable: number;
   /** Scoring-specific extra figures (IFEval accuracies, ProfBench domains, …). */
   extra?: Record<string, unknown>;
+  /** Present when failed judge calls were counted as "not met" (`--failed-as-zero`): how many. */
+  failed_as_zero?: { items: number; criteria: number };
 }
 
 export interface Scoring {

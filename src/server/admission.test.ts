@@ -40,18 +40,31 @@ describe('AdmissionQueue', () => {
     expect(queue.waiting).toBe(0);
   });
 
-  it('gives up waiting at the deadline with DEADLINE_EXCEEDED', async () => {
+  it('gives up waiting at the deadline with OVERLOADED and Retry-After: a refusal for load, not a failure', async () => {
     const queue = new AdmissionQueue(1);
     await queue.admit(1);
     const started = Date.now();
     const error = await queue.admit(1, { wait: true, deadlineAt: Date.now() + 40 }).catch((thrown: unknown) => thrown);
     expect(Date.now() - started).toBeGreaterThanOrEqual(35);
-    expect((error as RubricateError).code).toBe('DEADLINE_EXCEEDED');
+    expect((error as RubricateError).code).toBe('OVERLOADED');
+    expect((error as RubricateError).details.retryAfterMs).toBeGreaterThanOrEqual(1000);
     expect(queue.waiting).toBe(0);
   });
 
-  it('refuses a request larger than the whole queue as invalid input', async () => {
-    await expect(new AdmissionQueue(4).admit(5)).rejects.toThrowError(/can never fit/);
+  it('never takes a part larger than the whole queue (callers admit large requests in parts)', async () => {
+    await expect(new AdmissionQueue(4).admit(5)).rejects.toThrowError(/admit it in parts/);
+  });
+
+  it('waits by default for a full trainer step (4,096 items), and says when the line is full', async () => {
+    expect(new AdmissionQueue(64).waitingCapacity).toBe(4096);
+    const queue = new AdmissionQueue(1, { waitingCapacity: 1 });
+    await queue.admit(1);
+    expect(queue.lineFull).toBe(false);
+    const waiting = queue.admit(1, { wait: true });
+    expect(queue.lineFull).toBe(true);
+    queue.release(1);
+    await waiting;
+    expect(queue.lineFull).toBe(false);
   });
 
   it('estimates Retry-After from recent throughput', async () => {

@@ -2,7 +2,9 @@
  * The bounded admission queue: at most `capacity` items admitted (waiting for the judge or
  * being graded) at once. A request that does not fit is refused with a Retry-After estimate
  * instead of piling up; a request that may wait (adapters whose clients cannot retry well)
- * waits in a bounded FIFO line until room frees up or its deadline passes.
+ * waits in a bounded FIFO line (`waitingCapacity` items, `--max-waiting`) until room frees
+ * up. A full line, or a deadline passing in line, is a refusal for load (OVERLOADED with
+ * Retry-After): never a reward, never a grading failure.
  *
  * An item leaves the queue when its grading ends, not when its request is answered: work
  * abandoned at a deadline still occupies the judge, so it still counts.
@@ -19,12 +21,15 @@ interface Waiter {
 export interface AdmitOptions {
   /** Wait in line for room instead of being refused at once. */
   wait?: boolean;
-  /** Epoch milliseconds after which a waiting request gives up (DEADLINE_EXCEEDED). */
+  /** Epoch milliseconds after which a waiting request gives up (OVERLOADED, with Retry-After). */
   deadlineAt?: number;
 }
 
 /** Completions are counted in one-second buckets over this many seconds to estimate throughput. */
 const rateWindowSeconds = 10;
+
+/** Items allowed to wait for room by default: a full trainer step of per-sample requests. */
+export const defaultWaitingCapacity = 4096;
 
 export class AdmissionQueue {
   readonly capacity: number;
@@ -40,7 +45,7 @@ export class AdmissionQueue {
 
   constructor(capacity: number, options: { waitingCapacity?: number; now?: () => number } = {}) {
     this.capacity = Math.max(1, Math.floor(capacity));
-    this.waitingCapacity = Math.max(0, Math.floor(options.waitingCapacity ?? this.capacity));
+    this.waitingCapacity = Math.max(0, Math.floor(options.waitingCapacity ?? defaultWaitingCapacity));
     this.now = options.now ?? Date.now;
     this.completionSecond = Math.floor(this.now() / 1000);
   }
@@ -55,14 +60,14 @@ export class AdmissionQueue {
     return this.waitingItems;
   }
 
-  /** Admits `count` items or throws OVERLOADED (with `retryAfterMs`) / DEADLINE_EXCEEDED. */
+  /**
+   * Admits `count` (≤ capacity) items or throws OVERLOADED with `retryAfterMs`: at once when
+   * there is no room and the request may not wait (or the line is full), else when the
+   * deadline passes in line. Larger requests are admitted in parts by the caller.
+   */
   admit(count: number, options: AdmitOptions = {}): Promise<void> {
     if (count > this.capacity) {
-      return Promise.reject(
-        new RubricateError('INPUT_INVALID', `a request of ${count} items can never fit the admission queue of ${this.capacity} items (--max-queue); send smaller batches`, {
-          field: 'items',
-        }),
-      );
+      return Promise.reject(new RubricateError('INTERNAL', `a part of ${count} items is larger than the admission queue of ${this.capacity}; admit it in parts`));
     }
     if (this.line.length === 0 && this.admitted + count <= this.capacity) {
       this.admitted += count;
@@ -78,7 +83,12 @@ export class AdmissionQueue {
           if (index === -1) return;
           this.line.splice(index, 1);
           this.waitingItems -= waiter.count;
-          reject(new RubricateError('DEADLINE_EXCEEDED', 'the request deadline passed while waiting for room in the admission queue'));
+          const seconds = this.retryAfterSeconds(waiter.count);
+          reject(
+            new RubricateError('OVERLOADED', `the deadline passed while waiting for room in the admission queue (${this.admitted} of ${this.capacity} items admitted); retry after ${seconds} s`, {
+              retryAfterMs: seconds * 1000,
+            }),
+          );
           // Removing a large waiter at the head may let smaller ones behind it in.
           this.drain();
         }, remaining);
@@ -123,6 +133,11 @@ export class AdmissionQueue {
   /** True when not even one more item fits (nothing is waiting for room either). */
   get full(): boolean {
     return this.admitted >= this.capacity;
+  }
+
+  /** True when the queue is full and the waiting line cannot take one more item either. */
+  get lineFull(): boolean {
+    return this.full && this.waitingItems >= this.waitingCapacity;
   }
 
   /** The OVERLOADED error for `count` items that do not fit, with its Retry-After estimate. */

@@ -12,6 +12,8 @@
  *   GET  /v1/rubrics/:id             the active rubric
  *   GET  /v1/rubrics/:id/history     additions and deactivations, with steps
  */
+import { floatJson } from './float-json.js';
+import { publicResult } from './public-errors.js';
 import type { Context } from 'hono';
 import { RubricateError } from '../errors.js';
 import type { RubricEvolver } from '../generation/evolver.js';
@@ -126,8 +128,8 @@ export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyB
       answer.advantages = groupAdvantages(results.map((result) => (result.fallback ? null : result.reward)), estimator, epsilon);
       answer.estimator = estimator;
     }
-    answer.results = results;
+    answer.results = results.map(publicResult);
     answer.fallbacks = fallbacks;
-    return context.json(answer);
+    return floatJson(context, answer);
   });
 }

@@ -5,20 +5,23 @@
  * Under a flood of work the server then spends almost nothing per refusal, so it keeps
  * answering, and keeps its memory, instead of falling behind on requests it will refuse anyway.
  *
- * Only routes whose clients back off on 503 are refused here (native API, slime); OpenRLHF and
- * Vertex requests wait for room in the Hono path. Requests without valid credentials also take
- * the Hono path (and get their 401): the queue's state is not disclosed to them.
+ * Native routes are refused here as soon as the queue is full (their clients back off on 503).
+ * Trainer adapter routes (OpenRLHF, slime, Vertex) wait for room in the Hono path, and are
+ * refused here only once the waiting line (`--max-waiting`) is full too. Requests without
+ * valid credentials also take the Hono path (and get their 401): the queue's state is not
+ * disclosed to them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { RubricateError } from '../errors.js';
+import { waitingRoutes } from './adapters/index.js';
 import { credentialCheck } from './auth.js';
 import { errorBody, retryAfterHeader } from './http-error.js';
 import type { RewardService } from './reward-service.js';
 import { scoreRoutes } from './score.js';
 import type { ServerState } from './state.js';
 
-const refusableRoutes = new Set<string>([...scoreRoutes, '/slime/reward', '/reward']);
+const refusableRoutes = new Set<string>(scoreRoutes);
 
 export interface FastRefusalOptions {
   service: RewardService;
@@ -35,7 +38,8 @@ export function createFastRefusal({ service, state, token, logger }: FastRefusal
     const url = incoming.url ?? '/';
     const queryStart = url.indexOf('?');
     const path = queryStart === -1 ? url : url.slice(0, queryStart);
-    if (!refusableRoutes.has(path)) return false;
+    const refused = refusableRoutes.has(path) || (waitingRoutes.has(path) && (state.draining || service.admission.lineFull));
+    if (!refused) return false;
     const queryToken = queryStart === -1 ? undefined : (new URLSearchParams(url.slice(queryStart + 1)).get('token') ?? undefined);
     if (!authorized(incoming.headers.authorization, queryToken)) return false;
 

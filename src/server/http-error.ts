@@ -5,6 +5,7 @@
  */
 import type { Context } from 'hono';
 import { errorCodes, RubricateError, toRubricateError, type ErrorCode } from '../errors.js';
+import { publicMessage } from './public-errors.js';
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
@@ -20,8 +21,9 @@ export function httpStatusOf(error: RubricateError): number {
   return errorCodes[error.code].httpStatus;
 }
 
+/** The answer's body: the code and a message without internal addresses, paths or stacks. */
 export function errorBody(error: RubricateError): ErrorBody {
-  return { error: { code: error.code, message: error.toJSON().message } };
+  return { error: { code: error.code, message: publicMessage(error.toJSON().message) } };
 }
 
 /** Retry-After in whole seconds for refusals that say when to come back. */

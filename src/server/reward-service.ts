@@ -21,7 +21,7 @@ export interface RewardServiceOptions {
   grading: Omit<GraderOptions, 'onEvent' | 'signal'>;
   /** Items admitted at once (waiting for the judge + in flight). Default 4096. */
   maxQueue?: number;
-  /** Items of requests allowed to wait for room (adapters whose clients cannot retry). Default: maxQueue. */
+  /** Items of requests allowed to wait for room (`--max-waiting`). Default 4096: a full trainer step. */
   maxWaiting?: number;
   /** Per-request deadline. Default 120 s. */
   deadlineMs?: number;
@@ -115,31 +115,39 @@ export class RewardService {
   }
 
   /**
-   * Grades items and answers one reward result per item, in order. Throws OVERLOADED (queue
-   * full, with `retryAfterMs`), DEADLINE_EXCEEDED (deadline passed while waiting for room) or
-   * INPUT_INVALID (more items than the queue holds); failures of single items are results.
+   * Grades items and answers one reward result per item, in order. Throws OVERLOADED (with
+   * `retryAfterMs`) when the request is refused for load: no room and it may not wait, the
+   * waiting line full, or the deadline passed while waiting. A refusal for load never becomes
+   * a result, so never a reward or a fallback. Failures of single items are results.
+   *
+   * A request larger than the queue is admitted in parts of at most `--max-queue` items; the
+   * parts after the first wait in line (the request is already accepted). If a later part is
+   * refused, the whole request is: the parts already admitted go on grading, and their verdicts
+   * are cached for the client's retry.
    */
   async scoreItems(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
     const deadlineAt = this.now() + deadlineMs;
-    try {
-      await this.admission.admit(items.length, { wait: options.waitForRoom, deadlineAt });
-    } catch (error) {
-      const code = RubricateError.isInstance(error) ? error.code : 'INTERNAL';
-      if (code === 'OVERLOADED') this.metrics.rejected.inc({ reason: 'queue_full' });
-      if (code === 'DEADLINE_EXCEEDED') this.metrics.deadlines.inc({}, items.length);
-      throw error;
+    const work: Array<{ graded: Promise<ResultRecord>; follower: boolean }> = [];
+    const capacity = this.admission.capacity;
+    for (let start = 0; start < items.length; start += capacity) {
+      const part = items.slice(start, start + capacity);
+      try {
+        await this.admission.admit(part.length, { wait: options.waitForRoom === true || start > 0, deadlineAt });
+      } catch (error) {
+        if (RubricateError.isInstance(error) && error.code === 'OVERLOADED') this.metrics.rejected.inc({ reason: 'queue_full' });
+        throw error;
+      }
+      for (const item of part) {
+        const shared = this.gradeShared(item);
+        // The slot is freed when grading ends, even if the answer went out at the deadline.
+        shared.graded.then(
+          () => this.admission.release(1),
+          () => this.admission.release(1),
+        );
+        work.push(shared);
+      }
     }
-
-    const work = items.map((item) => {
-      const shared = this.gradeShared(item);
-      // The slot is freed when grading ends, even if the answer went out at the deadline.
-      shared.graded.then(
-        () => this.admission.release(1),
-        () => this.admission.release(1),
-      );
-      return shared;
-    });
 
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'deadline'>((resolve) => {

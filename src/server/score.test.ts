@@ -103,6 +103,35 @@ describe('POST /v1/score', () => {
 });
 
 describe('POST /v1/score/batch', () => {
+
+  it('writes rewards as JSON floats, so Python reads 1.0 and 0.0, not ints', async () => {
+    server = await startTestServer();
+    const text = await (await server.post('/v1/score/batch', { items: [{ prompt, response: 'apples and pears', rubric: fruitRubric }, { prompt, response: 'nothing', rubric: fruitRubric }] })).text();
+    expect(text).toMatch(/"reward":1\.0,/);
+    expect(text).toMatch(/"reward":0\.0,/);
+    expect(text).toMatch(/"points":3,/);
+  });
+
+  it('with on_invalid "fail_item", an invalid item is its own failed result and the others are graded', async () => {
+    server = await startTestServer();
+    const items = [
+      { id: 'good', prompt, response: 'apples', rubric: fruitRubric },
+      { id: 'bad', prompt, response: 'apples', rubric: { criteria: [{ text: 'x', points: 'many' }] } },
+      { prompt, response: 'pears', rubric: 'not json' },
+    ];
+    const rejected = await server.post('/v1/score/batch', { items });
+    expect(rejected.status).toBe(400);
+    expect((await rejected.json()).error.message).toMatch(/items\[1\]\.rubric\.criteria\[0\]\.points/);
+    const body = await (await server.post('/v1/score/batch', { items, on_invalid: 'fail_item' })).json();
+    expect(body.results.map((result: { id: string; reward: number | null }) => [result.id, result.reward])).toEqual([
+      ['good', 0.75],
+      ['bad', null],
+      ['items[2]', null],
+    ]);
+    expect(body.results[1].error).toMatchObject({ code: 'INPUT_INVALID', details: { field: 'items[1].rubric.criteria[0].points' } });
+    expect(body.fallbacks).toBe(0);
+    expect((await server.post('/v1/score/batch', { items, on_invalid: 'maybe' })).status).toBe(400);
+  });
   it('answers one result per item, in order', async () => {
     server = await startTestServer({ script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response === 'pears' ? 60 : 0 }) });
     const responses = ['pears', 'apples and pears', 'rotten', 'nothing'];
@@ -136,12 +165,12 @@ describe('POST /v1/score/group', () => {
     server = await startTestServer(failOnBroken);
     const body = await (await server.post('/v1/score/group', { id: 'g1', prompt, rubric: fruitRubric, responses, advantages: 'grpo', eps: 0 })).json();
     expect(body.id).toBe('g1');
-    // Rewards 1, 0.75, failed, 0: mean 7/12, population std √(((5/12)² + (2/12)² + (7/12)²) ÷ 3) = √26 ÷ 12 = 0.42491…
+    // Rewards 1, 0.75, failed, 0: mean 7/12, sample std √(((5/12)² + (2/12)² + (7/12)²) ÷ 2) = √39 ÷ 12 = 0.52041…
     expect(body.rewards).toEqual([1, 0.75, null, 0]);
     const mean = 1.75 / 3;
-    const std = Math.sqrt(((1 - mean) ** 2 + (0.75 - mean) ** 2 + (0 - mean) ** 2) / 3);
-    expect(std).toBeCloseTo(Math.sqrt(26) / 12, 12);
-    expect(std).toBeCloseTo(0.424918293, 8);
+    const std = Math.sqrt(((1 - mean) ** 2 + (0.75 - mean) ** 2 + (0 - mean) ** 2) / 2);
+    expect(std).toBeCloseTo(Math.sqrt(39) / 12, 12);
+    expect(std).toBeCloseTo(0.520416500, 8);
     expect(body.advantages[0]).toBeCloseTo((1 - mean) / std, 10);
     expect(body.advantages[1]).toBeCloseTo((0.75 - mean) / std, 10);
     expect(body.advantages[2]).toBeNull();

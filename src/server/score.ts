@@ -5,13 +5,23 @@
  *   POST /v1/score/group  {prompt, rubric, responses, advantages?, eps?}
  *                                              → {id, rewards, advantages?, results, fallbacks}
  * Rewards are raw item scores; a failed item has `reward: null` and its reason, unless the
- * server runs with a fallback, which is then flagged per item and counted.
+ * server runs with a fallback, which is then flagged per item and counted. Rewards and
+ * advantages are JSON floats (`1.0`), and errors carry no internal address (public-errors.ts).
+ *
+ * A batch is refused as a whole (400 naming the item) when one item is invalid, unless it
+ * asks `"on_invalid": "fail_item"`: then each invalid item is a result of its own with
+ * `reward: null` and its INPUT_INVALID reason, and the others are graded (the TRL client uses
+ * this, so one bad rubric fails only its own row).
  */
-import { RubricateError } from '../errors.js';
+import { RubricateError, toRubricateError } from '../errors.js';
 import { advantageEstimators, defaultAdvantageEpsilon, groupAdvantages, type AdvantageEstimator } from './advantages.js';
 import { readJsonBody } from './body.js';
 import type { RouteContext, ServerApp } from './context.js';
+import { floatJson } from './float-json.js';
 import { groupItems, parseGroupInput, parseScoreItem } from './input.js';
+import { publicResult } from './public-errors.js';
+import { applyFallback, failedResult, fallbackValue, type RewardResult } from './rewards.js';
+import type { Item } from '../rubric/schema.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -30,19 +40,50 @@ export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: R
     context.set('fallbacks', fallbacks);
     // One item past its deadline is the request past its deadline: 504, unless a fallback was asked for.
     if (result.error?.code === 'DEADLINE_EXCEEDED' && !result.fallback) throw new RubricateError('DEADLINE_EXCEEDED', result.error.message);
-    return context.json(result);
+    return floatJson(context, publicResult(result));
   });
 
   app.post('/v1/score/batch', async (context) => {
     service.assertRoom();
     const body = await readJsonBody(context, maxBodyBytes);
     if (!isRecord(body) || !Array.isArray(body.items)) throw new RubricateError('INPUT_INVALID', 'expected {"items": [...]}', { field: 'items' });
-    if (body.items.length === 0) return context.json({ results: [], fallbacks: 0 });
-    const items = body.items.map((input, index) => parseScoreItem(input, { rubrics: service.rubrics, rubricCache: service.rubricCache, field: `items[${index}]` }));
-    context.set('items', items.length);
-    const scored = await service.scoreItems(items);
-    context.set('fallbacks', scored.fallbacks);
-    return context.json(scored);
+    if (body.on_invalid !== undefined && body.on_invalid !== 'reject' && body.on_invalid !== 'fail_item') {
+      throw new RubricateError('INPUT_INVALID', 'on_invalid must be "reject" (the default) or "fail_item"', { field: 'on_invalid' });
+    }
+    if (body.items.length === 0) return floatJson(context, { results: [], fallbacks: 0 });
+    const failItem = body.on_invalid === 'fail_item';
+    const results = new Array<RewardResult>(body.items.length);
+    const items: Item[] = [];
+    const positions: number[] = [];
+    body.items.forEach((input, index) => {
+      const field = `items[${index}]`;
+      try {
+        items.push(parseScoreItem(input, { rubrics: service.rubrics, rubricCache: service.rubricCache, field }));
+        positions.push(index);
+      } catch (error) {
+        if (!failItem) throw error;
+        const id = isRecord(input) && typeof input.id === 'string' && input.id !== '' ? input.id : field;
+        results[index] = failedResult(id, toRubricateError(error, 'INPUT_INVALID'));
+      }
+    });
+    context.set('items', body.items.length);
+    let fallbacks = 0;
+    if (items.length > 0) {
+      const scored = await service.scoreItems(items);
+      scored.results.forEach((result, position) => {
+        results[positions[position]] = result;
+      });
+      fallbacks += scored.fallbacks;
+    }
+    if (items.length < results.length) {
+      // Invalid items get the fallback too when the server runs with one (flagged, counted).
+      const invalidResults = results.filter((result) => result.error?.code === 'INPUT_INVALID' && result.reward === null);
+      const replaced = applyFallback(invalidResults, fallbackValue(service.errorPolicy));
+      if (replaced > 0) service.metrics.fallbacks.inc({}, replaced);
+      fallbacks += replaced;
+    }
+    context.set('fallbacks', fallbacks);
+    return floatJson(context, { results: results.map(publicResult), fallbacks });
   });
 
   app.post('/v1/score/group', async (context) => {
@@ -73,8 +114,8 @@ export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: R
       answer.advantages = advantages.map((advantage, index) => (advantage === null && results[index].fallback ? 0 : advantage));
       answer.estimator = estimator;
     }
-    answer.results = results;
+    answer.results = results.map(publicResult);
     answer.fallbacks = fallbacks;
-    return context.json(answer);
+    return floatJson(context, answer);
   });
 }

@@ -1,22 +1,36 @@
 """HTTP client for ``rubricate serve`` (standard library only).
 
-``RubricateClient`` is synchronous (``urllib``); ``AsyncRubricateClient`` runs the same calls
-in a thread pool so asyncio trainers can await them. Both retry refusals the server marks as
-temporary (429/503, honouring ``Retry-After``) and connection failures, then raise
-``RubricateError`` with the server's error code.
+``RubricateClient`` is synchronous; ``AsyncRubricateClient`` runs the same calls in a thread
+pool so asyncio trainers can await them. Each thread keeps one keep-alive connection to the
+server, so a trainer that calls once per sample (verl's naive manager) does not pay a new
+connection per call.
+
+What raises, and when:
+
+* **Configuration errors raise at once**, on the first call, with a message saying what to
+  fix: 400 (the request is wrong), 401 (token), 403 (a proxy refused), 404 (wrong
+  ``base_url``), 413 (body too large), and a server that cannot be reached before it ever
+  answered (connection refused, unknown host). These are ``RubricateConfigError``.
+* **Temporary refusals are retried**: 429/503 (the server is full, honouring ``Retry-After``)
+  for at most ``max_retry_time`` seconds in total per call, and a lost connection to a server
+  that answered before for at most ``connect_retry_time`` seconds; then ``RubricateError``.
+* Per-item grading failures are not errors here: the answer has ``reward: None`` and the
+  reason, and the trainer helpers decide (None for TRL, a flagged fallback only when asked).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import http.client
 import json
 import os
+import socket
+import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 Rubric = Union[Dict[str, Any], str]
 Prompt = Union[str, Sequence[Dict[str, Any]]]
@@ -24,13 +38,23 @@ Prompt = Union[str, Sequence[Dict[str, Any]]]
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 #: Longer than the server's default 120 s deadline, so the server answers first.
 DEFAULT_TIMEOUT = 180.0
+#: Longest one call spends retrying 429/503 refusals: the server is up but busy (a step of
+#: thousands of per-sample calls against a slow judge), so waiting is the useful thing to do.
+DEFAULT_MAX_RETRY_TIME = 600.0
+#: Longest one call spends reconnecting to a server that answered before and went away.
+DEFAULT_CONNECT_RETRY_TIME = 10.0
+
+#: Statuses that mean the request or the set-up is wrong: retrying cannot help.
+_CONFIGURATION_STATUSES = {400, 401, 403, 404, 405, 413, 414, 415, 422}
+_RETRYABLE_STATUSES = {429, 503}
 
 
 class RubricateError(Exception):
     """A request the server refused or could not answer.
 
     ``code`` is the server's error code (``INPUT_INVALID``, ``OVERLOADED``,
-    ``DEADLINE_EXCEEDED``, ...) or ``CONNECTION`` when the server could not be reached.
+    ``DEADLINE_EXCEEDED``, ...), ``CONNECTION`` when the server could not be reached, or
+    ``TIMEOUT`` when it did not answer within ``timeout``.
     """
 
     def __init__(self, code: str, message: str, status: Optional[int] = None):
@@ -40,12 +64,32 @@ class RubricateError(Exception):
         self.status = status
 
 
+class RubricateConfigError(RubricateError):
+    """The set-up is wrong (token, URL, request shape, server not running): fix it and restart."""
+
+
 def default_base_url() -> str:
     return os.environ.get("RUBRICATE_URL", DEFAULT_BASE_URL)
 
 
 def default_token() -> Optional[str]:
     return os.environ.get("RUBRICATE_TOKEN") or None
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready copy of a value from a dataset: numpy arrays and scalars (as parquet rows hold
+    them) become lists and Python numbers, tuples become lists."""
+    if isinstance(value, dict):
+        return {str(key): plain(entry) for key, entry in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(entry) for entry in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "tolist"):  # numpy arrays and scalars, without importing numpy
+        return plain(value.tolist())
+    if hasattr(value, "item"):
+        return value.item()
+    return value
 
 
 def build_item(
@@ -61,9 +105,9 @@ def build_item(
     """One native item. Without ``id`` the server derives one from the content."""
     if rubric is None and rubric_id is None:
         raise ValueError("an item needs a rubric or a rubric_id")
-    item: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else list(prompt), "response": response}
+    item: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "response": response}
     if rubric is not None:
-        item["rubric"] = rubric
+        item["rubric"] = rubric if isinstance(rubric, str) else plain(rubric)
     if rubric_id is not None:
         item["rubric_id"] = rubric_id
     if reference is not None:
@@ -71,12 +115,19 @@ def build_item(
     if id is not None:
         item["id"] = id
     if metadata is not None:
-        item["metadata"] = metadata
+        item["metadata"] = plain(metadata)
     return item
 
 
+class _Connections(threading.local):
+    """One keep-alive connection per thread (and per process: a forked child opens its own)."""
+
+    connection: Optional[http.client.HTTPConnection] = None
+    pid: int = 0
+
+
 class RubricateClient:
-    """Synchronous client. Thread-safe: every call opens its own request."""
+    """Synchronous client. Thread-safe: each thread uses its own connection."""
 
     def __init__(
         self,
@@ -84,20 +135,80 @@ class RubricateClient:
         token: Optional[str] = None,
         timeout: float = DEFAULT_TIMEOUT,
         *,
-        max_retries: int = 5,
-        max_retry_wait: float = 60.0,
+        max_retries: int = 100,
+        max_retry_time: float = DEFAULT_MAX_RETRY_TIME,
+        connect_retry_time: float = DEFAULT_CONNECT_RETRY_TIME,
+        max_retry_wait: float = 30.0,
         batch_size: int = 256,
         max_parallel_batches: int = 8,
     ):
         self.base_url = (base_url or default_base_url()).rstrip("/")
-        self.token = token if token is not None else default_token()
+        parsed = urllib.parse.urlsplit(self.base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise RubricateConfigError("CONFIG_INVALID", f"base_url must be http(s)://host[:port][/prefix], got {self.base_url!r}")
+        self._scheme = parsed.scheme
+        self._host = parsed.hostname
+        self._port = parsed.port
+        self._prefix = parsed.path.rstrip("/")
+        self._query_token = urllib.parse.parse_qs(parsed.query).get("token", [None])[0]
+        self.token = token if token is not None else (default_token() or self._query_token)
         self.timeout = timeout
         self.max_retries = max_retries
+        self.max_retry_time = max_retry_time
+        self.connect_retry_time = connect_retry_time
         self.max_retry_wait = max_retry_wait
         self.batch_size = batch_size
         self.max_parallel_batches = max_parallel_batches
+        self._local = _Connections()
+        #: True once the server answered anything: later connection failures are outages, not set-up errors.
+        self.reached = False
+        # Replaceable in tests (no real waiting, counted sleeps).
+        self._sleep: Callable[[float], None] = time.sleep
+        self._clock: Callable[[], float] = time.monotonic
 
     # -- transport ---------------------------------------------------------------------
+
+    def _connection(self) -> Tuple[http.client.HTTPConnection, bool]:
+        """The thread's connection and whether it was used before (and may have gone stale)."""
+        local = self._local
+        if local.connection is not None and local.pid == os.getpid():
+            return local.connection, True
+        factory = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
+        local.connection = factory(self._host, self._port, timeout=self.timeout)
+        local.pid = os.getpid()
+        return local.connection, False
+
+    def _drop_connection(self) -> None:
+        connection = self._local.connection
+        self._local.connection = None
+        if connection is not None and self._local.pid == os.getpid():
+            connection.close()
+
+    def _send_once(self, method: str, path: str, data: Optional[bytes], headers: Dict[str, str]) -> Tuple[int, Dict[str, str], bytes]:
+        connection, reused = self._connection()
+        try:
+            connection.request(method, self._prefix + path, body=data, headers=headers)
+            answer = connection.getresponse()
+            payload = answer.read()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, http.client.CannotSendRequest, http.client.BadStatusLine) as error:
+            self._drop_connection()
+            if not reused:
+                raise
+            # The server closed an idle keep-alive connection: one fresh attempt, not a retry.
+            connection, _ = self._connection()
+            try:
+                connection.request(method, self._prefix + path, body=data, headers=headers)
+                answer = connection.getresponse()
+                payload = answer.read()
+            except BaseException:
+                self._drop_connection()
+                raise error from None
+        except BaseException:
+            self._drop_connection()
+            raise
+        if answer.getheader("connection", "").lower() == "close":
+            self._drop_connection()
+        return answer.status, {key.lower(): value for key, value in answer.getheaders()}, payload
 
     def _request(self, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
         data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -106,26 +217,48 @@ class RubricateClient:
             headers["content-type"] = "application/json"
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
+        started = self._clock()
         attempt = 0
         while True:
             attempt += 1
-            request = urllib.request.Request(self.base_url + path, data=data, headers=headers, method=method)
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as answer:
-                    return json.loads(answer.read().decode("utf-8"))
-            except urllib.error.HTTPError as error:
-                payload = error.read().decode("utf-8", errors="replace")
-                code, message = _error_fields(payload, error.code)
-                if error.code in (429, 503) and attempt <= self.max_retries:
-                    time.sleep(self._retry_wait(error.headers.get("Retry-After"), attempt))
+                status, answer_headers, payload = self._send_once(method, path, data, headers)
+            except (socket.timeout, TimeoutError):
+                raise RubricateError("TIMEOUT", f"no answer from {self.base_url}{path} within {self.timeout:g} s (timeout=)") from None
+            except (OSError, http.client.HTTPException) as error:
+                reason = _connection_reason(error)
+                if not self.reached:
+                    raise RubricateConfigError(
+                        "CONNECTION",
+                        f"cannot reach the rubricate server at {self.base_url} ({reason}): is `rubricate serve` running there, and is base_url (or RUBRICATE_URL) right?",
+                    ) from None
+                wait = self._retry_wait(None, attempt)
+                if attempt <= self.max_retries and self._clock() - started + wait <= self.connect_retry_time:
+                    self._sleep(wait)
                     continue
-                raise RubricateError(code, message, error.code) from None
-            except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
-                if attempt <= self.max_retries:
-                    time.sleep(self._retry_wait(None, attempt))
+                raise RubricateError("CONNECTION", f"lost the rubricate server at {self.base_url} ({reason}) and could not reconnect within {self.connect_retry_time:g} s") from None
+            self.reached = True
+            if 200 <= status < 300:
+                try:
+                    return json.loads(payload.decode("utf-8"))
+                except ValueError:
+                    raise RubricateError("BAD_ANSWER", f"{self.base_url}{path} answered {status} with a body that is not JSON: is base_url the rubricate server?", status) from None
+            code, message, from_rubricate = _error_fields(payload, status)
+            if status in _RETRYABLE_STATUSES:
+                wait = self._retry_wait(answer_headers.get("retry-after"), attempt)
+                if attempt <= self.max_retries and self._clock() - started + wait <= self.max_retry_time:
+                    self._sleep(wait)
                     continue
-                reason = getattr(error, "reason", error)
-                raise RubricateError("CONNECTION", f"cannot reach {self.base_url}: {reason}") from None
+                raise RubricateError(code, f"{message} (still refused after {attempt} attempts in {self._clock() - started:.0f} s; max_retry_time={self.max_retry_time:g})", status)
+            if status in _CONFIGURATION_STATUSES:
+                raise RubricateConfigError(code, _configuration_message(status, code, message, self.base_url, path, from_rubricate), status)
+            if not from_rubricate and status in (502, 504):
+                # A proxy in front of the server could not reach it: an outage, retried like a lost connection.
+                wait = self._retry_wait(answer_headers.get("retry-after"), attempt)
+                if attempt <= self.max_retries and self._clock() - started + wait <= self.connect_retry_time:
+                    self._sleep(wait)
+                    continue
+            raise RubricateError(code, message, status)
 
     def _retry_wait(self, retry_after: Optional[str], attempt: int) -> float:
         if retry_after is not None:
@@ -134,6 +267,10 @@ class RubricateClient:
             except ValueError:
                 pass
         return min(self.max_retry_wait, 0.5 * 2 ** (attempt - 1))
+
+    def close(self) -> None:
+        """Closes this thread's connection (others close when their threads end)."""
+        self._drop_connection()
 
     # -- API ---------------------------------------------------------------------------
 
@@ -144,19 +281,30 @@ class RubricateClient:
         """Grades one response. Returns ``{id, reward, status, criteria, usage, ...}``;
         ``reward`` is None when grading failed (unless the server runs with a fallback,
         then ``fallback`` is True)."""
-        return self._request("POST", "/v1/score", build_item(prompt, response, rubric, **fields))
+        return self.score_item(build_item(prompt, response, rubric, **fields))
 
-    def score_batch(self, items: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    def score_item(self, item: Dict[str, Any]) -> Dict[str, Any]:
+        """Grades one native item (see ``build_item``)."""
+        return self._request("POST", "/v1/score", item)
+
+    def score_batch(self, items: Iterable[Dict[str, Any]], *, on_invalid: str = "reject") -> List[Dict[str, Any]]:
         """Grades items (see ``build_item``), one result per item in order. Long lists are
-        sent as several batches of ``batch_size``, a few at a time."""
+        sent as several batches of ``batch_size``, a few at a time. With
+        ``on_invalid="fail_item"`` an invalid item is a result of its own (reward None,
+        ``INPUT_INVALID``) instead of failing the whole call."""
         items = list(items)
         if not items:
             return []
+        extra = {} if on_invalid == "reject" else {"on_invalid": on_invalid}
         chunks = [items[start : start + self.batch_size] for start in range(0, len(items), self.batch_size)]
+
+        def send(chunk: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+            return self._request("POST", "/v1/score/batch", {"items": chunk, **extra})["results"]
+
         if len(chunks) == 1:
-            return self._request("POST", "/v1/score/batch", {"items": chunks[0]})["results"]
+            return send(chunks[0])
         with ThreadPoolExecutor(max_workers=min(self.max_parallel_batches, len(chunks))) as pool:
-            answers = list(pool.map(lambda chunk: self._request("POST", "/v1/score/batch", {"items": chunk})["results"], chunks))
+            answers = list(pool.map(send, chunks))
         return [result for answer in answers for result in answer]
 
     def score_group(
@@ -174,9 +322,9 @@ class RubricateClient:
         """Grades the responses to one prompt. Returns ``{id, rewards, results, fallbacks}``
         and, with ``advantages="grpo"`` or ``"dr_grpo"``, group-normalised ``advantages``
         (None for failed members)."""
-        body: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else list(prompt), "responses": list(responses)}
+        body: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "responses": list(responses)}
         if rubric is not None:
-            body["rubric"] = rubric
+            body["rubric"] = rubric if isinstance(rubric, str) else plain(rubric)
         if rubric_id is not None:
             body["rubric_id"] = rubric_id
         if reference is not None:
@@ -191,7 +339,8 @@ class RubricateClient:
 
 
 class AsyncRubricateClient:
-    """asyncio client: the synchronous calls run in a thread pool of ``max_concurrency``."""
+    """asyncio client: the synchronous calls run in a thread pool of ``max_concurrency``
+    threads, each with its own keep-alive connection."""
 
     def __init__(
         self,
@@ -215,8 +364,11 @@ class AsyncRubricateClient:
     async def score(self, prompt: Prompt, response: str, rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
         return await self._run(self.client.score, prompt, response, rubric, **fields)
 
-    async def score_batch(self, items: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
-        return await self._run(self.client.score_batch, list(items))
+    async def score_item(self, item: Dict[str, Any]) -> Dict[str, Any]:
+        return await self._run(self.client.score_item, item)
+
+    async def score_batch(self, items: Iterable[Dict[str, Any]], *, on_invalid: str = "reject") -> List[Dict[str, Any]]:
+        return await self._run(self.client.score_batch, list(items), on_invalid=on_invalid)
 
     async def score_group(self, prompt: Prompt, responses: Sequence[str], rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
         return await self._run(self.client.score_group, prompt, responses, rubric, **fields)
@@ -231,12 +383,36 @@ class AsyncRubricateClient:
         self.close()
 
 
-def _error_fields(payload: str, status: int) -> "tuple[str, str]":
+def _connection_reason(error: BaseException) -> str:
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, socket.gaierror):
+        return f"unknown host: {error}"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def _error_fields(payload: bytes, status: int) -> Tuple[str, str, bool]:
+    """(code, message, came from rubricate) of an error answer."""
+    text = payload.decode("utf-8", errors="replace")
     try:
-        body = json.loads(payload)
+        body = json.loads(text)
         error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(error, dict):
-            return str(error.get("code", f"HTTP_{status}")), str(error.get("message", payload))
+        if isinstance(error, dict) and "code" in error:
+            return str(error["code"]), str(error.get("message", text)), True
     except ValueError:
         pass
-    return f"HTTP_{status}", payload[:500]
+    return f"HTTP_{status}", text[:300] or http.client.responses.get(status, "error"), False
+
+
+def _configuration_message(status: int, code: str, message: str, base_url: str, path: str, from_rubricate: bool) -> str:
+    if status == 401:
+        return f"the server refused the token ({message}): pass token= (reward_kwargs.token for verl) or set RUBRICATE_TOKEN to the server's --token"
+    if status == 403:
+        return f"forbidden by {base_url}{path} ({message}): a proxy or gateway in front of the server refused the request"
+    if status == 404 and not from_rubricate:
+        return f"{base_url}{path} does not exist ({message}): base_url should be the server's root, e.g. http://host:8000 (no /v1)"
+    if status == 404:
+        return f"{message}: base_url should be the server's root, e.g. http://host:8000 (no /v1)"
+    if status == 413:
+        return f"{message}: send fewer items per call (batch_size) or raise the server's --max-body-bytes"
+    return f"the server refused the request ({message})"

@@ -1,123 +1,70 @@
-"""verl custom reward function backed by ``rubricate serve``.
+"""verl custom reward functions backed by ``rubricate serve``.
 
-verl calls ``compute_score(data_source, solution_str, ground_truth, extra_info, **reward_kwargs)``
-once per response and does not pass the prompt, so the dataset must carry it:
+verl does not pass the prompt to reward functions, so the dataset carries it:
 ``extra_info = {"prompt": ..., "rubric": {...}}`` (or ``"rubric_id"``; ``"reference"`` is
-optional). A rubric in ``ground_truth`` (``reward_model.ground_truth``) is used when
-``extra_info`` has none.
+optional). A rubric in ``reward_model.ground_truth`` is used when ``extra_info`` has none.
 
-verl expects a number for every response. The function returns a dict with the same keys
-every time (verl collects the extra keys per sample):
+Which function for which reward manager (``reward.custom_reward_function.name``):
 
-* ``score``: the reward, or the fallback (``fallback=`` keyword, default 0.0) when grading
-  failed;
-* ``reward_failed``: 1.0 when ``score`` is the fallback, else 0.0 -- mask or count these;
-* ``criteria_met_fraction``: share of graded criteria that were met (0.0 on failure).
+* ``compute_score``: one sample per call, synchronous: the ``naive`` and ``dapo`` managers
+  (one blocking call per sample, in sequence: slow with a slow judge), or the reward loop.
+* ``compute_score_async``: one sample per call, a coroutine: the reward loop
+  (``use_reward_loop``), which runs every sample of the step at once. The fastest.
+* ``compute_score_batch``: the whole batch in one call: the ``batch`` manager.
+* ``compute_score_prime``: a plain float, for the ``prime`` manager.
 
-Configure the server with ``reward_kwargs`` (``base_url``, ``token``, ``timeout``,
-``fallback``, ``max_retries``) or the ``RUBRICATE_URL`` / ``RUBRICATE_TOKEN`` environment variables.
-``compute_score_async`` is the same as a coroutine, for verl's async reward loop.
+The dict functions return the same keys every time: ``score`` (a float), ``reward_failed``
+(1.0 when ``score`` is a fallback) and ``criteria_met_fraction``.
+
+Failures: configuration errors (wrong token or URL, invalid rubric, server not running)
+raise on the first call. A sample the server could not grade raises too, unless
+``reward_kwargs.fallback`` is set: then it gets that number, flagged with
+``reward_failed = 1.0`` and logged. Settings come from ``reward_kwargs`` (``base_url``,
+``token``, ``timeout``, ``fallback``, ``max_retry_time``, ``connect_retry_time``) or the
+``RUBRICATE_URL`` / ``RUBRICATE_TOKEN`` environment variables.
+
+This file works however verl loads it: imported as ``rubricate_client.verl`` (installed, on
+``PYTHONPATH``, or ``path=pkg://rubricate_client.verl``), or loaded from its file path
+(``path=.../rubricate_client/verl.py``), where verl runs it as a top-level module with no
+package: it then makes the package next to it importable and takes the functions from there,
+so they keep an importable home (verl's prime manager pickles them into worker processes).
 """
 
-from __future__ import annotations
+import os
+import sys
 
-import json
-import threading
-from typing import Any, Dict, Optional, Tuple
+if __package__:
+    from ._verl import (
+        SCORE_KEYS,
+        GradingFailed,
+        RubricateAbort,
+        compute_score,
+        compute_score_async,
+        compute_score_batch,
+        compute_score_prime,
+    )
+else:  # loaded from the file path: no parent package
+    import importlib.util
 
-from .client import DEFAULT_TIMEOUT, AsyncRubricateClient, RubricateClient, RubricateError, build_item
+    _package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if importlib.util.find_spec("rubricate_client") is None:
+        sys.path.append(_package_root)
+    from rubricate_client._verl import (  # noqa: E402
+        SCORE_KEYS,
+        GradingFailed,
+        RubricateAbort,
+        compute_score,
+        compute_score_async,
+        compute_score_batch,
+        compute_score_prime,
+    )
 
-_clients: Dict[Tuple[Any, ...], Any] = {}
-_lock = threading.Lock()
-
-
-def _client(kind: type, base_url: Optional[str], token: Optional[str], timeout: float, max_retries: int) -> Any:
-    key = (kind, base_url, token, timeout, max_retries)
-    with _lock:
-        client = _clients.get(key)
-        if client is None:
-            client = kind(base_url, token, timeout, max_retries=max_retries)
-            _clients[key] = client
-        return client
-
-
-def _as_rubric(value: Any) -> Any:
-    """A rubric given as a dict, or as a JSON string holding one; None otherwise."""
-    if isinstance(value, dict) and "criteria" in value:
-        return value
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return None
-        return parsed if isinstance(parsed, dict) and "criteria" in parsed else None
-    return None
-
-
-def _item(solution_str: str, ground_truth: Any, extra_info: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    info = extra_info or {}
-    prompt = info.get("prompt")
-    if prompt is None:
-        raise ValueError("extra_info['prompt'] is missing: verl does not pass the prompt, put it in extra_info")
-    rubric = _as_rubric(info.get("rubric")) or _as_rubric(ground_truth)
-    rubric_id = info.get("rubric_id")
-    if rubric is None and rubric_id is None:
-        raise ValueError("no rubric: put it in extra_info['rubric'] (or extra_info['rubric_id'], or ground_truth)")
-    return build_item(prompt, solution_str, rubric, rubric_id=None if rubric is not None else str(rubric_id), reference=info.get("reference"))
-
-
-def _score_dict(result: Optional[Dict[str, Any]], fallback: float) -> Dict[str, float]:
-    if result is None or result.get("reward") is None or result.get("fallback"):
-        return {"score": float(fallback), "reward_failed": 1.0, "criteria_met_fraction": 0.0}
-    graded = [criterion for criterion in result.get("criteria", []) if criterion.get("status") == "ok"]
-    met = sum(1 for criterion in graded if criterion.get("met"))
-    return {
-        "score": float(result["reward"]),
-        "reward_failed": 0.0,
-        "criteria_met_fraction": met / len(graded) if graded else 0.0,
-    }
-
-
-def compute_score(
-    data_source: Any,
-    solution_str: str,
-    ground_truth: Any,
-    extra_info: Optional[Dict[str, Any]] = None,
-    *,
-    base_url: Optional[str] = None,
-    token: Optional[str] = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    fallback: float = 0.0,
-    max_retries: int = 5,
-    **_unused: Any,
-) -> Dict[str, float]:
-    """verl reward function (synchronous). See the module documentation."""
-    item = _item(solution_str, ground_truth, extra_info)
-    try:
-        result = _client(RubricateClient, base_url, token, timeout, max_retries)._request("POST", "/v1/score", item)
-    except RubricateError:
-        result = None
-    return _score_dict(result, fallback)
-
-
-async def compute_score_async(
-    data_source: Any,
-    solution_str: str,
-    ground_truth: Any,
-    extra_info: Optional[Dict[str, Any]] = None,
-    *,
-    base_url: Optional[str] = None,
-    token: Optional[str] = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    fallback: float = 0.0,
-    max_retries: int = 5,
-    **_unused: Any,
-) -> Dict[str, float]:
-    """verl reward function (coroutine). See the module documentation."""
-    item = _item(solution_str, ground_truth, extra_info)
-    client: AsyncRubricateClient = _client(AsyncRubricateClient, base_url, token, timeout, max_retries)
-    try:
-        result = await client._run(client.client._request, "POST", "/v1/score", item)
-    except RubricateError:
-        result = None
-    return _score_dict(result, fallback)
+__all__ = [
+    "SCORE_KEYS",
+    "GradingFailed",
+    "RubricateAbort",
+    "compute_score",
+    "compute_score_async",
+    "compute_score_batch",
+    "compute_score_prime",
+]

@@ -3,7 +3,12 @@ real ``rubricate serve`` process pointed at it.
 
 The judge reads rubricate's grading prompt and decides by a rule the tests can compute by
 hand: a criterion is met when the response contains the criterion's last word. A response
-containing ``judge-breaks`` makes it answer HTTP 500.
+containing ``judge-breaks`` makes it answer HTTP 500, one containing ``judge-slow`` makes it
+answer after ``SLOW_SECONDS``. ``delay`` makes every answer take that
+long (a slow judge); calls are answered concurrently.
+
+Also here: the dtype rule of ``torch.tensor`` on Python numbers, which the trainer tests
+apply to the rewards they read (torch itself is not needed).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional
 
@@ -41,9 +47,49 @@ def fruit_score(response: str) -> float:
     return sum(c["points"] for c in FRUIT_RUBRIC["criteria"] if criterion_met(c["text"], response)) / 4
 
 
+SLOW_SECONDS = 2.0
+
+BINARY_RUBRIC = {"criteria": [{"id": "apples", "text": "mentions apples", "points": 1}]}
+
+
+def tensor_dtype(values: List[Any]) -> str:
+    """The dtype ``torch.tensor(values)`` infers from Python numbers: any float makes float32,
+    else all bools make bool, else int64. ``None`` cannot become a tensor at all (TypeError)."""
+    flat: List[Any] = []
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, list):
+            stack.extend(value)
+        else:
+            flat.append(value)
+    if any(value is None for value in flat):
+        raise TypeError("must be real number, not NoneType")
+    if any(isinstance(value, float) for value in flat):
+        return "float32"
+    if all(isinstance(value, bool) for value in flat):
+        return "bool"
+    return "int64"
+
+
+def tensor_mean(values: List[Any]) -> float:
+    """``torch.tensor(values).mean()``: raises on an integer tensor, as torch does."""
+    dtype = tensor_dtype(values)
+    if dtype != "float32":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {dtype}")
+    return sum(values) / len(values)
+
+
+class _Server(ThreadingHTTPServer):
+    # The grader opens many connections at once: a deep accept backlog avoids resets.
+    request_queue_size = 512
+    daemon_threads = True
+
+
 class FakeJudge:
-    def __init__(self) -> None:
+    def __init__(self, delay: float = 0.0) -> None:
         self.requests: List[Dict[str, Any]] = []
+        self.delay = delay
         judge = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -61,6 +107,10 @@ class FakeJudge:
                 match = RESPONSE_PATTERN.search(user_text)
                 response = match.group(2) if match else ""
                 criteria = CRITERION_PATTERN.findall(user_text)
+                if judge.delay > 0:
+                    time.sleep(judge.delay)
+                if "judge-slow" in response:
+                    time.sleep(SLOW_SECONDS)
                 if "judge-breaks" in response:
                     self._send(500, {"error": {"message": "scripted failure"}})
                     return
@@ -85,7 +135,7 @@ class FakeJudge:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -119,7 +169,8 @@ class ServeProcess:
         self.stderr_lines: List[str] = []
         self.process = subprocess.Popen(args, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
         # Drain stderr so the server never blocks on a full pipe.
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._drain = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._drain.start()
         address: Dict[str, Any] = {}
 
         def read_address() -> None:
@@ -148,4 +199,29 @@ class ServeProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self._drain.join(5)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
         return self.process.returncode
+
+
+def metric_value(url: str, sample: str) -> float:
+    """One sample of the server's /metrics, e.g. ``rubricate_rewards_total{outcome="ok"}``; 0 when absent."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{url}/metrics", timeout=30) as answer:
+        text = answer.read().decode("utf-8")
+    for line in text.splitlines():
+        if line.startswith(sample + " "):
+            return float(line.split(" ")[-1])
+    return 0.0
+
+
+def wait_until(condition: Any, timeout: float = 60.0) -> None:
+    """Waits for a condition the server reports (its queue, its metrics): no fixed sleeps."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached within the timeout")
+        time.sleep(0.02)

@@ -11,7 +11,7 @@ import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, List
 
-from rubricate_client import AsyncRubricateClient, RubricateClient, RubricateError
+from rubricate_client import AsyncRubricateClient, RubricateClient, RubricateConfigError, RubricateError
 from rubricate_client.trl import make_reward_function
 from rubricate_client.verl import compute_score, compute_score_async
 
@@ -75,9 +75,9 @@ class ClientTest(unittest.TestCase):
     def test_group_with_grpo_advantages(self) -> None:
         answer = self.client.score_group(PROMPT, ["apples and pears", "pears", "judge-breaks", "nothing"], FRUIT_RUBRIC, advantages="grpo", eps=0)
         self.assertEqual(answer["rewards"], [1.0, 0.25, None, 0.0])
-        # Over the three real rewards 1, 0.25, 0: mean 5/12, population std sqrt(((7/12)^2 + (2/12)^2 + (5/12)^2) / 3).
+        # Over the three real rewards 1, 0.25, 0: mean 5/12, sample std (n - 1) as the trainers use.
         mean = 5 / 12
-        std = math.sqrt(((7 / 12) ** 2 + (2 / 12) ** 2 + (5 / 12) ** 2) / 3)
+        std = math.sqrt(((7 / 12) ** 2 + (2 / 12) ** 2 + (5 / 12) ** 2) / 2)
         expected = [(1 - mean) / std, (0.25 - mean) / std, None, (0 - mean) / std]
         for got, want in zip(answer["advantages"], expected):
             if want is None:
@@ -122,10 +122,11 @@ class VerlTest(unittest.TestCase):
         score = compute_score("rubric/fruit", "judge-breaks", None, {"prompt": PROMPT, "rubric": FRUIT_RUBRIC}, fallback=-1.0, **self.keywords)
         self.assertEqual(score, {"score": -1.0, "reward_failed": 1.0, "criteria_met_fraction": 0.0})
 
-    def test_unreachable_server_is_a_flagged_fallback(self) -> None:
-        score = compute_score("rubric/fruit", "apples", None, {"prompt": PROMPT, "rubric": FRUIT_RUBRIC}, base_url="http://127.0.0.1:9", timeout=2, max_retries=0)
-        self.assertEqual(score["reward_failed"], 1.0)
-        self.assertEqual(score["score"], 0.0)
+    def test_unreachable_server_raises_at_once(self) -> None:
+        with self.assertRaises(RubricateConfigError) as caught:
+            compute_score("rubric/fruit", "apples", None, {"prompt": PROMPT, "rubric": FRUIT_RUBRIC}, base_url="http://127.0.0.1:9", timeout=2)
+        self.assertEqual(caught.exception.code, "CONNECTION")
+        self.assertIn("is `rubricate serve` running", caught.exception.message)
 
     def test_missing_prompt_is_a_configuration_error(self) -> None:
         with self.assertRaises(ValueError):
@@ -219,6 +220,91 @@ class RetryTest(unittest.TestCase):
             server.shutdown()
             server.server_close()
 
+
+class StubServer:
+    """A loopback server answering every request with one status, body and headers."""
+
+    def __init__(self, status: int, body: Any, headers: Any = None):
+        self.calls = 0
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", "0")))
+                stub.calls += 1
+                data = (body if isinstance(body, str) else json.dumps(body)).encode()
+                self.send_response(status)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        host, port = self.server.server_address[:2]
+        self.url = f"http://{host}:{port}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class RetryBudgetTest(unittest.TestCase):
+    def client(self, url: str, **options: Any) -> "tuple[RubricateClient, List[float]]":
+        client = RubricateClient(url, timeout=10, **options)
+        clock = [0.0]
+        sleeps: List[float] = []
+
+        def sleep(seconds: float) -> None:
+            sleeps.append(seconds)
+            clock[0] += seconds
+
+        client._sleep = sleep
+        client._clock = lambda: clock[0]
+        return client, sleeps
+
+    def test_403_from_a_proxy_raises_at_once(self) -> None:
+        stub = StubServer(403, "<html>Forbidden</html>")
+        try:
+            client, sleeps = self.client(stub.url)
+            with self.assertRaises(RubricateConfigError) as caught:
+                client.score(PROMPT, "x", FRUIT_RUBRIC)
+            self.assertEqual((caught.exception.status, stub.calls, sleeps), (403, 1, []))
+            self.assertIn("proxy", caught.exception.message)
+        finally:
+            stub.close()
+
+    def test_overload_retries_stop_at_max_retry_time(self) -> None:
+        stub = StubServer(503, {"error": {"code": "OVERLOADED", "message": "queue full"}}, {"Retry-After": "4"})
+        try:
+            client, sleeps = self.client(stub.url, max_retry_time=15)
+            with self.assertRaises(RubricateError) as caught:
+                client.score(PROMPT, "x", FRUIT_RUBRIC)
+            self.assertEqual(caught.exception.code, "OVERLOADED")
+            self.assertEqual(sleeps, [4.0, 4.0, 4.0])
+            self.assertLessEqual(sum(sleeps), 15)
+            self.assertEqual(stub.calls, 4)
+        finally:
+            stub.close()
+
+    def test_a_server_lost_after_start_up_is_retried_for_connect_retry_time_only(self) -> None:
+        stub = StubServer(200, {"status": "ok"})
+        client, sleeps = self.client(stub.url, connect_retry_time=5)
+        client._request("POST", "/v1/score", {})
+        stub.close()
+        client.close()  # the old keep-alive connection's handler outlives the listener
+        with self.assertRaises(RubricateError) as caught:
+            client._request("POST", "/v1/score", {})
+        self.assertEqual(caught.exception.code, "CONNECTION")
+        self.assertNotIsInstance(caught.exception, RubricateConfigError)
+        self.assertLessEqual(sum(sleeps), 5)
+        self.assertGreaterEqual(len(sleeps), 2)
 
 if __name__ == "__main__":
     unittest.main()

@@ -43,7 +43,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   const judges = await buildJudges(flags);
   if (judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
   const judge = judges[0];
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
   countLines(flags.input).then((total) => progress.setTotal(total), () => undefined);
   const options = graderOptionsFrom(flags);
@@ -55,6 +55,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     allowTies: flags.ties,
     overall: flags.overall,
     concurrency: options.concurrency,
+    protocol: options.protocol,
     maxAttempts: options.maxAttempts,
     timeoutMs: options.timeoutMs,
     omitText: !flags.text,

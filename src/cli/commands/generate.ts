@@ -63,7 +63,7 @@ async function runGenerate(flags: GenerateFlags, context: CommandContext): Promi
   if ((flags.input === undefined) === (flags.pairs === undefined)) {
     throw new RubricateError('CONFIG_INVALID', 'give exactly one of --input (prompts) and --pairs (preference pairs)', { field: flags.input ? 'pairs' : 'input' });
   }
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   try {
     return flags.pairs !== undefined ? await runContrastive(flags, flags.pairs, context, opened) : await runPrompts(flags, flags.input!, context, opened);
   } finally {

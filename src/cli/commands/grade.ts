@@ -5,13 +5,19 @@ import { countLines, ProgressReporter } from '../progress.js';
 import { Grader } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
+import { withoutPrometheusSkips } from '../../rubric/formats/biggen.js';
 import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { exitCodes } from '../../errors.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
+import { gradeThroughQueue } from '../../queue/grading-queue.js';
+import { addQueueOptions, runSpecFrom, shardOf, type QueueFlags } from '../queue-options.js';
+import { getScoring } from '../../scoring/registry.js';
+import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
+import { reportFailedAsZero } from './score.js';
 
-interface GradeFlags extends JudgeFlags, InputFlags {
+interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags {
   out: string;
   metrics?: string;
   scoring?: string;
@@ -21,6 +27,7 @@ interface GradeFlags extends JudgeFlags, InputFlags {
   text: boolean;
   quiet?: boolean;
   report?: string;
+  failedAsZero?: boolean;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -35,8 +42,10 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--no-text', 'leave prompt and response text out of the results')
     .option('--report <file>', 'also write an HTML report at the end')
+    .option('--failed-as-zero', 'count failed judge calls as "not met" in the metrics (as ResearchRubrics, RuscaRL and AdvancedIF do); reported, never the default')
     .option('--quiet', 'no progress bar');
   addJudgeOptions(command);
+  addQueueOptions(command);
   command.action(async (flags: GradeFlags) => {
     context.exitCode = await runGrade(flags, context);
   });
@@ -47,33 +56,52 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   const importOptions = await importOptionsFrom(flags, context);
 
-  const judges = await buildJudges(flags);
+  // With --queue the workers call the judge (and hold the fleet limits); here it only names the run.
+  const judges = await buildJudges(flags.queue ? { ...flags, globalConcurrency: undefined, rateLimit: undefined } : flags);
   const judge = judges[0];
   const closeJudges = async () => {
     for (const member of judges) await member.close?.();
   };
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
   const totalSource = flags.responses ?? flags.input;
   countLines(totalSource).then((total) => progress.setTotal(total), () => undefined);
 
+  const scoringName = flags.scoring ?? importer.defaultScoring ?? 'weighted_mean';
   const grader = new Grader({
     judges,
     store: opened.store,
     checkRunner: checkRunnerFor(),
     checkMode: flags.checkMode,
-    scoring: flags.scoring ?? importer.defaultScoring ?? 'weighted_mean',
+    scoring: flags.failedAsZero ? withFailedAsZero(getScoring(scoringName)) : scoringName,
     omitText: !flags.text,
     onEvent: progress.onEvent,
     signal: context.signal,
     ...graderOptionsFrom(flags),
   });
 
+  const queueUrl = flags.queue;
+  // BiGGen grades its llm_judge instances only with non-Prometheus judges; reproduce that.
+  const skipped = { count: 0 };
+  const skipsForPrometheus = flags.judgeProtocol === 'prometheus' && importer.name === 'biggen';
+  const imported = importer.read(flags.input, importOptions);
   let outcome: GradeFileOutcome;
   try {
     outcome = await gradeFile({
       grader,
-      records: importer.read(flags.input, importOptions),
+      records: shardOf(skipsForPrometheus ? withoutPrometheusSkips(imported, skipped) : imported, flags.shard),
+      ...(queueUrl
+        ? {
+            results: async function* (records) {
+              const spec = runSpecFrom(flags, { scoring: scoringName, checkMode: flags.checkMode, omitText: !flags.text });
+              for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
+                // Progress and usage of every worker arrive with their results.
+                progress.onEvent({ type: 'item', status: result.status });
+                yield result;
+              }
+            },
+          }
+        : {}),
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => reportInputError(context, error),
@@ -98,6 +126,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     usage: { ...usage, cost_usd: cost },
     judge: grader.judgeInfo ?? null,
     ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
+    ...(skipsForPrometheus ? { skipped: { llm_judge_instances: skipped.count, reason: 'BiGGen-Bench does not grade llm_judge instances with a Prometheus judge' } } : {}),
   };
   if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
   if (flags.report) {
@@ -109,6 +138,8 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   await closeJudges();
 
   printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode });
+  reportFailedAsZero(context, metrics);
+  if (skipsForPrometheus) context.stderr(`skipped ${skipped.count} llm_judge instance(s), as BiGGen-Bench does with a Prometheus judge`);
   if (grader.agreement) {
     const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
     context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);

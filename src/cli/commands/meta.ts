@@ -12,11 +12,12 @@ import type { Command } from 'commander';
 import { Comparer } from '../../pipeline/compare.js';
 import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
 import type { EngineEvent } from '../../engine/engine.js';
-import type { ReplyStore } from '../../engine/reply-store.js';
+import type { ReplyStore } from '../../store/index.js';
 import type { Judge } from '../../judges/types.js';
 import { formatMetaTable, scorePublishedJudge, type BinaryMetaReport, type PublishedFormat } from '../../meta/index.js';
 import { metaFromResults } from '../../meta/results-meta.js';
 import { loadLabels } from '../../meta/labels.js';
+import { loadTernaryLabels, researchRubricsMeta, researchRubricsTasks } from '../../meta/researchrubrics.js';
 import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
 import { getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
 import { reportInputError, type CommandContext } from '../context.js';
@@ -63,6 +64,7 @@ export const defaultMetaDependencies: MetaCommandDependencies = {
       store,
       sampling: { ...options.sampling, maxTokens: flags.maxTokens === 1024 ? 512 : flags.maxTokens },
       concurrency: options.concurrency,
+      protocol: options.protocol,
       maxAttempts: options.maxAttempts,
       timeoutMs: options.timeoutMs,
       omitText: true,
@@ -105,7 +107,7 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
   const command = program
     .command('meta')
     .description('how far a judge agrees with human or gold labels: published judge outputs, a results file against labels, or a judge run on a labelled pairwise set')
-    .requiredOption('--format <name>', `results | llmbar | judgebench (published outputs, or datasets with --judge) | ${[...pairwiseImporters.keys()].filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
+    .requiredOption('--format <name>', `results | researchrubrics (results with ternary labels) | llmbar | judgebench (published outputs, or datasets with --judge) | ${[...pairwiseImporters.keys()].filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
     .requiredOption('--input <file>', 'published judge output, results JSONL, or pairwise dataset')
     .requiredOption('--out <file>', 'report JSON')
     .option('--labels <file>', 'results: human labels JSONL ({id, criterion_id, label} or {id, labels: {criterion_id: label}}; a label may be a list, one per rater)')
@@ -174,6 +176,25 @@ async function runMeta(flags: MetaFlags, context: CommandContext, dependencies: 
     return join.invalidResultLines + join.invalidLabelLines > 0 ? exitCodes.itemsFailed : exitCodes.success;
   }
 
+  if (flags.format === 'researchrubrics') {
+    // ResearchRubrics' own figures: macro F1 per task averaged per source (ternary and binary), failure breakdown by axis.
+    let invalid = 0;
+    const labels = flags.labels
+      ? await loadTernaryLabels(flags.labels, (error) => {
+          invalid += 1;
+          reportInputError(context, error);
+        })
+      : undefined;
+    const report = researchRubricsMeta(await researchRubricsTasks(flags.input, labels, { sourceField: flags.sourceField }));
+    await writeReport(flags, { inputs: { results: flags.input, labels: flags.labels ?? null, sourceField: flags.sourceField ?? null }, ...report });
+    for (const [source, agreement] of Object.entries(report.agreement)) {
+      const figure = (value: number | null) => (value === null ? 'n/a' : value.toFixed(4));
+      say(`${source}: macro F1 per task ${figure(agreement.macroF1Ternary)} (3-class), ${figure(agreement.macroF1Binary)} (binary) over ${agreement.tasks} tasks`);
+    }
+    say(`report: ${flags.out}`);
+    return invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+  }
+
   if (flags.judge === undefined && publishedFormats.includes(flags.format as PublishedFormat)) {
     const report = await scorePublishedJudge(flags.format as PublishedFormat, flags.input, bootstrap);
     await writeReport(flags, report);
@@ -202,7 +223,7 @@ async function runPairwiseJudge(
   const judges = await buildJudges(flags);
   const judge = judges[0];
   if (!judge) throw new RubricateError('CONFIG_INVALID', 'pairwise meta-evaluation needs a judge (not --judge none)', { field: 'judge' });
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   try {
     const judgePairs = dependencies.createJudgePairs({ judge, judges, store: opened.store, flags, signal: context.signal });
     const report = await runPairwiseMeta(

@@ -88,7 +88,7 @@ async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Prom
 
   const judges = await buildJudges(flags);
   if (judges.length === 0) throw new RubricateError('CONFIG_INVALID', 'probes test a judge: --judge none has nothing to probe', { field: 'judge' });
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'probing');
   try {
     const grader = new Grader({

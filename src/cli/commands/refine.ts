@@ -73,7 +73,7 @@ type Outcome = { kind: 'invalid'; read: Extract<PromptReadRecord, { kind: 'inval
 async function runRefine(flags: RefineFlags, context: CommandContext): Promise<number> {
   if (flags.passRateLow >= flags.passRateHigh) throw new RubricateError('CONFIG_INVALID', '--pass-rate-low must be below --pass-rate-high', { field: 'pass-rate-low' });
   const responsesFromFile = flags.responsesFile ? await readResponsesFile(flags.responsesFile) : undefined;
-  const opened = openStore(flags, flags.out);
+  const opened = await openStore(flags, flags.out);
   const { generator, judge: generatorJudge } = await buildRubricGenerator(flags, { store: opened.store, signal: context.signal });
   const judges = await buildJudges(flags);
   const grader = new Grader({

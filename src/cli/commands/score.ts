@@ -7,6 +7,7 @@ import { getScoring } from '../../scoring/registry.js';
 import type { Aggregator, Metrics, Scoring } from '../../scoring/types.js';
 import { exitCodes } from '../../errors.js';
 import { toSimpleEvalsMetrics } from '../../scoring/simple-evals-format.js';
+import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
 
 interface ScoreFlags {
   format: string;
@@ -16,6 +17,7 @@ interface ScoreFlags {
   examples?: string;
   metricsFormat: 'rubricate' | 'simple-evals';
   bootstrapSamples?: string;
+  failedAsZero?: boolean;
 }
 
 export function registerScoreCommand(program: Command, context: CommandContext): void {
@@ -28,6 +30,7 @@ export function registerScoreCommand(program: Command, context: CommandContext):
     .option('--scoring <name>', 'scoring to apply (default: the one recorded in the results, else healthbench)')
     .option('--examples <file>', 'simple-evals: HealthBench examples file, to add example-tag metrics')
     .option('--metrics-format <format>', 'rubricate (default) or simple-evals (flat "tag", "tag:n_samples" keys)', 'rubricate')
+    .option('--failed-as-zero', 'count failed judge calls as "not met" (as ResearchRubrics, RuscaRL and AdvancedIF do); reported in the metrics')
     .action(async (flags: ScoreFlags) => {
       context.exitCode = await runScore(flags, context);
     });
@@ -35,7 +38,8 @@ export function registerScoreCommand(program: Command, context: CommandContext):
 
 async function runScore(flags: ScoreFlags, context: CommandContext): Promise<number> {
   const importer = getResultsImporter(flags.format);
-  let scoring: Scoring | undefined = flags.scoring ? getScoring(flags.scoring) : undefined;
+  const chosen = (name: string): Scoring => (flags.failedAsZero ? withFailedAsZero(getScoring(name)) : getScoring(name));
+  let scoring: Scoring | undefined = flags.scoring ? chosen(flags.scoring) : undefined;
   let aggregator: Aggregator | undefined = scoring?.createAggregator();
   let invalid = 0;
   const pendingInvalid: number[] = [];
@@ -48,14 +52,15 @@ async function runScore(flags: ScoreFlags, context: CommandContext): Promise<num
       continue;
     }
     if (!aggregator) {
-      scoring = getScoring(entry.record.scoring ?? 'healthbench');
+      scoring = chosen(entry.record.scoring ?? 'healthbench');
       aggregator = scoring.createAggregator();
       for (const _ of pendingInvalid) aggregator.add({ id: '', status: 'invalid', criteria: [] });
     }
     aggregator.add(toScoredItem(entry.record));
   }
-  aggregator ??= getScoring('healthbench').createAggregator();
+  aggregator ??= chosen('healthbench').createAggregator();
   const metrics: Metrics = aggregator.finish();
+  reportFailedAsZero(context, metrics);
   const output = flags.metricsFormat === 'simple-evals' ? toSimpleEvalsMetrics(metrics) : metrics;
   const text = `${JSON.stringify(output, null, 2)}\n`;
   if (flags.out) {
@@ -65,4 +70,11 @@ async function runScore(flags: ScoreFlags, context: CommandContext): Promise<num
     context.stdout(text);
   }
   return invalid > 0 || metrics.n_error > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** Says plainly when failed judge calls were counted as "not met". */
+export function reportFailedAsZero(context: CommandContext, metrics: Metrics): void {
+  const counted = metrics.failed_as_zero;
+  if (!counted) return;
+  context.stderr(`--failed-as-zero: ${counted.criteria} failed judge call(s) in ${counted.items} item(s) counted as "not met"`);
 }

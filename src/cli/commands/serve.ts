@@ -16,6 +16,7 @@ import { getScoring } from '../../scoring/registry.js';
 import { resolveAdapters } from '../../server/app.js';
 import { defaultMaxBodyBytes } from '../../server/body.js';
 import { RewardService, defaultDeadlineMs, defaultMaxQueue } from '../../server/reward-service.js';
+import { defaultWaitingCapacity } from '../../server/admission.js';
 import { nullPolicy, parseErrorPolicy, type ErrorPolicy } from '../../server/rewards.js';
 import { scoreRoutes } from '../../server/score.js';
 import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
@@ -37,6 +38,7 @@ interface ServeFlags extends Omit<JudgeFlags, 'judgeBaseUrl'> {
   maxBodyBytes: number;
   deadline: number;
   maxQueue: number;
+  maxWaiting: number;
   logLevel: string;
   checkMode: 'strict' | 'loose';
   rubrics?: string;
@@ -54,6 +56,14 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RubricateError('CONFIG_INVALID', `--port must be an integer from 0 to 65535, got "${value}"`, { field: 'port' });
   return port;
+}
+
+function parseNonNegativeInteger(field: string): (value: string) => number {
+  return (value) => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 0) throw new RubricateError('CONFIG_INVALID', `--${field} must be an integer ≥ 0, got "${value}"`, { field });
+    return parsed;
+  };
 }
 
 function collectUrls(value: string, previous: string[] | undefined): string[] {
@@ -76,6 +86,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--max-body-bytes <n>', 'largest request body accepted (413 beyond)', parsePositiveInteger('max-body-bytes'), defaultMaxBodyBytes)
     .option('--deadline <seconds>', 'per-request deadline (504, or flagged fallbacks for OpenRLHF)', parseNumber('deadline', 0.001), defaultDeadlineMs / 1000)
     .option('--max-queue <n>', 'items admitted at once (waiting for the judge + in flight); beyond it, 503 with Retry-After', parsePositiveInteger('max-queue'), defaultMaxQueue)
+    .option('--max-waiting <n>', 'items of trainer requests (OpenRLHF, slime, Vertex, later parts of big batches) that may wait for room; beyond it, 503 with Retry-After', parseNonNegativeInteger('max-waiting'), defaultWaitingCapacity)
     .addOption(new Option('--log-level <level>', 'request log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
     .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) that requests may name by rubric_id')
@@ -124,7 +135,7 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
   if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
 
   const { judges, pool } = await buildServeJudges(flags, (event) => logger.warn({ pool: event }, 'judge pool'));
-  const opened = openStore(flags, undefined);
+  const opened = await openStore(flags, undefined);
   let evolver: RubricEvolver | undefined;
   let generatorJudge: Judge | undefined;
   const closeAll = async () => {
@@ -154,6 +165,7 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
         scoring: flags.scoring,
       },
       maxQueue: flags.maxQueue,
+      maxWaiting: flags.maxWaiting,
       deadlineMs: Math.round(flags.deadline * 1000),
       onError: flags.onError,
       rubrics,

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteReplyStore } from '../../engine/reply-store.js';
+import { SqliteReplyStore } from '../../store/index.js';
 import { createOpenAICompatibleJudge } from '../../judges/openai/openai-judge.js';
 import { Grader } from '../../pipeline/grader.js';
 import { normalizeItem } from '../../rubric/normalize.js';

@@ -7,7 +7,7 @@ import { RubricateError } from '../../errors.js';
 import type { Message, Scale } from '../schema.js';
 import { zodErrorToInputError } from '../normalize.js';
 import { buildItem, importExamples, readJsonFile, type ExampleEntry } from './shared.js';
-import type { Importer } from './types.js';
+import type { Importer, ImportRecord } from './types.js';
 
 const instanceSchema = z.looseObject({
   id: z.union([z.string(), z.number()]).transform(String).optional(),
@@ -56,7 +56,7 @@ async function* instances(file: string): AsyncGenerator<ExampleEntry<Instance>> 
 
 export const biggenImporter: Importer = {
   name: 'biggen',
-  defaultScoring: 'weighted_mean',
+  defaultScoring: 'biggen',
   description: 'BiGGen-Bench JSON (id → {system_prompt, input, reference_answer, score_rubric}); one 1–5 ordinal criterion; --responses keyed by id',
   read(file, options) {
     return importExamples({
@@ -82,6 +82,8 @@ export const biggenImporter: Importer = {
                 text: rubric.criteria,
                 points: 1,
                 scale: likertScale([rubric.score1_description, rubric.score2_description, rubric.score3_description, rubric.score4_description, rubric.score5_description]),
+                // Criterion text is trimmed; the Prometheus layout shows the rubric exactly as written.
+                ...(rubric.criteria !== rubric.criteria.trim() ? { metadata: { criteria_verbatim: rubric.criteria } } : {}),
               },
             ],
           },
@@ -93,3 +95,24 @@ export const biggenImporter: Importer = {
     });
   },
 };
+
+/**
+ * BiGGen-Bench's own evaluation (`run_response_eval.py`) does not grade the `llm_judge`
+ * instances (those whose id contains "llm_judge") when the judge is a Prometheus model: they
+ * ask the response model to grade, which needs a different prompt. `grade --format biggen
+ * --judge-protocol prometheus` leaves them out the same way and says how many.
+ */
+export function biggenSkipsWithPrometheus(id: string): boolean {
+  return id.includes('llm_judge');
+}
+
+/** The records minus the instances BiGGen skips with a Prometheus judge; `skipped` counts them. */
+export async function* withoutPrometheusSkips(records: AsyncIterable<ImportRecord>, skipped: { count: number }): AsyncGenerator<ImportRecord> {
+  for await (const record of records) {
+    if (record.kind === 'item' && biggenSkipsWithPrometheus(record.item.id)) {
+      skipped.count += 1;
+      continue;
+    }
+    yield record;
+  }
+}

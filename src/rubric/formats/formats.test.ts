@@ -147,9 +147,15 @@ describe('biggen', () => {
 });
 
 describe('drb2', () => {
-  it('one binary criterion per rubric string, tagged by dimension', async () => {
+  it('one three-way criterion (blocked / not satisfied / satisfied) per rubric string, tagged by dimension', async () => {
     const { items } = await collect('drb2', join(fixtures, 'drb2.jsonl'), { responses: writeResponses([{ id: 'task1', response: 'Report.' }]) });
     expect(items[0].item.rubric.criteria.map((criterion) => criterion.tags[0])).toEqual(['dimension:info_recall', 'dimension:analysis', 'dimension:presentation']);
+    const scale = items[0].item.rubric.criteria[0].scale;
+    expect(scale?.type === 'ordinal' && scale.choices.map((choice) => [choice.label, choice.value])).toEqual([
+      ['blocked', 0],
+      ['not satisfied', 0],
+      ['satisfied', 1],
+    ]);
   });
 
   it.skipIf(!haveData)('reads the 132 real tasks (9,415 criteria)', async () => {

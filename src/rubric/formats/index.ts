@@ -11,6 +11,8 @@ import { judgebenchImporter } from './judgebench.js';
 import { llmbarImporter } from './llmbar.js';
 import { pandalmImporter } from './pandalm.js';
 import { pairsImporter } from './pairs.js';
+import { prbenchImporter } from './prbench.js';
+import { profbenchImporter } from './profbench.js';
 import { biggenImporter } from './biggen.js';
 import { drb2Importer } from './drb2.js';
 import { healthbenchImporter } from './healthbench.js';
@@ -24,7 +26,7 @@ import { resultsImporter } from './results.js';
 import type { Importer, PairwiseImporter, ResultsImporter } from './types.js';
 
 export const itemImporters: ReadonlyMap<string, Importer> = new Map(
-  [itemsImporter, healthbenchImporter, ifevalImporter, researchrubricsImporter, rarImporter, rubrichubImporter, drb2Importer, advancedifImporter, biggenImporter].map(
+  [itemsImporter, healthbenchImporter, ifevalImporter, researchrubricsImporter, rarImporter, rubrichubImporter, drb2Importer, advancedifImporter, biggenImporter, prbenchImporter, profbenchImporter].map(
     (importer) => [importer.name, importer],
   ),
 );

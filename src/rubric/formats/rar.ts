@@ -30,7 +30,7 @@ const importancePattern = /^\s*(essential|important|optional|pitfall)\s+criteria
 
 export const rarImporter: Importer = {
   name: 'rar',
-  defaultScoring: 'weighted_mean',
+  defaultScoring: 'rar_explicit',
   description: 'RaR JSONL {question, reference_answer, rubric[{title, description, weight}]}; --responses keyed by id',
   read(file, options) {
     return importExamples({

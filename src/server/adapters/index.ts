@@ -6,6 +6,8 @@ import { vertexAdapter } from './vertex.js';
 
 export const serverAdapters: ReadonlyMap<string, ServerAdapter> = new Map([openRlhfAdapter, slimeAdapter, vertexAdapter].map((adapter) => [adapter.name, adapter]));
 
+/** Routes whose requests wait for room (see `ServerAdapter.waitsForRoom`). */
+export const waitingRoutes: ReadonlySet<string> = new Set([...serverAdapters.values()].filter((adapter) => adapter.waitsForRoom).flatMap((adapter) => adapter.routes));
 export type { ServerAdapter } from './types.js';
 export { openRlhfAdapter, slimeAdapter, vertexAdapter };
 export { splitQuery, promptMessages, stripEndOfTurn } from './conversation.js';

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { binaryVerdict } from '../../testing/fake-judge.js';
 import { criterionMet, fruitRubric, fruitScore, startTestServer, type TestServer } from '../test-support.js';
 
@@ -44,22 +44,42 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     expect(withReference.userText).toMatch(/<reference-[0-9a-f]{16}>\nApples\n/);
   });
 
-  it('always answers 200 with numbers: failures get the fallback (0) and reward_failed = 1', async () => {
+  it('without a fallback, a failed sample fails the request with its status (OpenRLHF retries); an invalid label is a 400 naming it', async () => {
     server = await startTestServer({ script: failOnBroken });
-    const body = await (
-      await server.post('/get_reward', {
-        query: [query('Apples.'), query('broken pears'), query('Pears.'), 42],
-        prompts: [templatedPrompt, templatedPrompt, templatedPrompt, templatedPrompt],
-        labels: [fruitRubric, fruitRubric, null, fruitRubric],
-      })
-    ).json();
-    expect(body.rewards).toEqual([0.75, 0, 0, 0]);
-    expect(body.scores).toEqual([0.75, 0, 0, 0]);
-    expect(body.extra_logs.reward_failed).toEqual([0, 1, 1, 1]);
+    const failed = await server.post('/get_reward', { query: [query('Apples.'), query('broken pears')], prompts: [templatedPrompt, templatedPrompt], labels: [fruitRubric, fruitRubric] });
+    expect(failed.status).toBe(502);
+    const failedBody = await failed.json();
+    expect(failedBody.error.code).toBe('JUDGE_REQUEST_REJECTED');
+    expect(failedBody.error.message).toMatch(/^sample 1 was not graded/);
+    expect(JSON.stringify(failedBody)).not.toContain(server.fake.baseUrl.replace(/\/v1$/, ''));
+    expect(failedBody).not.toHaveProperty('rewards');
+    // OpenRLHF sends "" when --label_key is not set: a 400 naming the field, not a silent 0.
+    const noLabel = await server.post('/get_reward', { query: [query('Apples.'), query('Pears.')], prompts: [templatedPrompt, templatedPrompt], labels: ['', ''] });
+    expect(noLabel.status).toBe(400);
+    expect((await noLabel.json()).error.message).toMatch(/^field labels\[0\]: no label.*\(and 1 more of 2 samples\)$/);
+    const badRubric = await server.post('/get_reward', { query: [query('Apples.')], prompts: [templatedPrompt], labels: [{ criteria: [{ text: 'x', points: 'many' }] }] });
+    expect(badRubric.status).toBe(400);
+    expect((await badRubric.json()).error.message).toMatch(/labels\[0\]\.criteria\[0\]\.points/);
+    expect(server.service.metrics.fallbacks.value()).toBe(0);
+  });
+
+  it('with --on-error fallback=X, failed and invalid samples get X, flagged in reward_failed, and every number is a JSON float', async () => {
+    server = await startTestServer({ script: failOnBroken, service: { onError: { kind: 'fallback', value: 0 } } });
+    const response = await server.post('/get_reward', {
+      query: [query('Apples and pears.'), query('broken pears'), query('Pears.'), 42],
+      prompts: [templatedPrompt, templatedPrompt, templatedPrompt, templatedPrompt],
+      labels: [fruitRubric, fruitRubric, null, fruitRubric],
+    });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain('"rewards":[1.0,0.0,0.0,0.0]');
+    expect(text).toContain('"reward_failed":[0.0,1.0,1.0,1.0]');
+    const body = JSON.parse(text);
+    expect(body.scores).toEqual([1, 0, 0, 0]);
     expect(server.service.metrics.fallbacks.value()).toBe(3);
   });
 
-  it('uses the configured fallback instead of 0, flagged the same way', async () => {
+  it('uses the configured fallback value, flagged the same way', async () => {
     server = await startTestServer({ script: failOnBroken, service: { onError: { kind: 'fallback', value: -0.5 } } });
     const body = await (await server.post('/get_reward', { query: [query('broken'), query('Apples.')], prompts: [templatedPrompt, templatedPrompt], labels: [fruitRubric, fruitRubric] })).json();
     expect(body.rewards).toEqual([-0.5, 0.75]);
@@ -67,23 +87,52 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     expect(body.extra_logs.reward_failed).toEqual([1, 0]);
   });
 
-  it('waits for room in a full queue instead of refusing, and answers at the deadline with flagged fallbacks', async () => {
-    server = await startTestServer({
-      script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response?.includes('slow') ? 600 : 60 }),
-      service: { maxQueue: 1, deadlineMs: 250 },
-    });
+  it('waits for room instead of refusing; a batch larger than --max-queue is admitted in parts with every reward real', async () => {
+    server = await startTestServer({ script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: 20 }), service: { maxQueue: 2 } });
+    const responses = ['Apples.', 'Pears.', 'Rotten apples.', 'Apples and pears.', 'Nothing.'];
     const one = (response: string) => server!.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] }).then((answer) => answer.json());
-    // Both fit one after the other within the deadline.
-    const [first, second] = await Promise.all([one('Apples.'), one('Pears.')]);
-    expect([first.rewards, second.rewards]).toEqual([[0.75], [0.25]]);
-    expect([first.extra_logs.reward_failed, second.extra_logs.reward_failed]).toEqual([[0], [0]]);
-    // A slow sample holds the only slot past the deadline: it and the one waiting behind it fall back.
-    const started = Date.now();
+    const singles = await Promise.all(responses.map(one));
+    expect(singles.map((body) => body.rewards[0])).toEqual(responses.map(fruitScore));
+    // OpenRLHF ≤ 0.9.0 sends the whole rollout batch in one request: 5 samples through a queue of 2.
+    const batch = await (await server.post('/get_reward', { query: responses.map(query), prompts: responses.map(() => templatedPrompt), labels: responses.map(() => fruitRubric) })).json();
+    expect(batch.rewards).toEqual(responses.map(fruitScore));
+    expect(batch.extra_logs.reward_failed).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('a request refused for load gets 503 with Retry-After, never a reward, even with a fallback configured', async () => {
+    server = await startTestServer({
+      script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response?.includes('slow') ? 400 : 5 }),
+      service: { maxQueue: 1, maxWaiting: 1, deadlineMs: 5_000, onError: { kind: 'fallback', value: 0 } },
+    });
+    const one = (response: string) => server!.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] });
+    const holding = one('slow apples');
+    await vi.waitFor(() => expect(server!.service.admission.full).toBe(true));
+    const waiting = one('Pears.');
+    await vi.waitFor(() => expect(server!.service.admission.waiting).toBe(1));
+    // The queue and its waiting line are full: refused for load.
+    const refused = await one('Apples.');
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const refusedBody = await refused.json();
+    expect(refusedBody.error.code).toBe('OVERLOADED');
+    expect(refusedBody).not.toHaveProperty('rewards');
+    expect((await (await holding).json()).rewards).toEqual([0.75]);
+    expect((await (await waiting).json()).rewards).toEqual([0.25]);
+    expect(server.service.metrics.fallbacks.value()).toBe(0);
+  });
+
+  it('a deadline passing while waiting for room is a 503 refusal too, not a fallback', async () => {
+    server = await startTestServer({
+      script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response?.includes('slow') ? 600 : 5 }),
+      service: { maxQueue: 1, deadlineMs: 150, onError: { kind: 'fallback', value: 0 } },
+    });
+    const one = (response: string) => server!.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] });
     const [slow, waiting] = await Promise.all([one('slow apples'), one('Pears and apples.')]);
-    expect(Date.now() - started).toBeLessThan(550);
-    expect(slow.extra_logs.reward_failed).toEqual([1]);
-    expect(waiting.extra_logs.reward_failed).toEqual([1]);
-    expect(slow.rewards).toEqual([0]);
+    // The slow sample was admitted and graded past its deadline: a grading failure, flagged fallback.
+    expect((await slow.json()).extra_logs.reward_failed).toEqual([1]);
+    // The other never got room: refused for load.
+    expect(waiting.status).toBe(503);
+    expect((await waiting.json()).error.code).toBe('OVERLOADED');
   });
 
   it('answers 400 only to a body that is not an OpenRLHF request', async () => {

@@ -2,20 +2,33 @@
  * OpenRLHF remote reward (`--reward.remote_url http://host:port/get_reward`, formerly
  * `--remote_rm_url`). Request: `{query: [...], prompts: [...], labels: [...]}` where each
  * query is the templated prompt followed by the response, and each label carries the
- * sample's rubric (see label.ts). Extra fields (`metas`) are ignored.
+ * sample's rubric (see label.ts). Extra fields (`metas`) are ignored. OpenRLHF ≥ 0.9.1 sends
+ * one sample per request; earlier releases send a whole rollout batch in one.
  *
- * Answer: `{rewards, scores, extra_logs}`, every array as long as `query`, always HTTP 200
- * with numbers. OpenRLHF has no way to mask a sample, so a failed sample gets the fallback
- * (`--on-error fallback=X`, 0 by default for this adapter) and `extra_logs.reward_failed`
- * marks it with 1. `scores` are the rewards clipped to [0, 1] (OpenRLHF filters on them).
- * The request waits for room in the admission queue rather than being refused, and is
- * answered within a deadline well inside OpenRLHF's 180 s client timeout.
- * Only requests that are not an OpenRLHF body at all (no `query` list) get a 400.
+ * Answer: `{rewards, scores, extra_logs}`, every array as long as `query`, every number a
+ * JSON float (`1.0`, not `1`: OpenRLHF builds tensors from them, and an all-integer step
+ * would become int64, on which `mean()` and `std()` raise). `scores` are the rewards clipped to
+ * [0, 1]; `extra_logs.reward_failed` is 1.0 where a fallback stands in.
+ *
+ * OpenRLHF has no way to mask a sample, and its client retries any non-200 answer 5 times,
+ * 1 s apart, before the run stops. So:
+ *   - a request refused for load waits for room (up to the deadline); past the waiting line
+ *     (`--max-waiting`) or the deadline it gets 503 + Retry-After, never a reward;
+ *   - a batch larger than `--max-queue` is admitted in parts, never refused;
+ *   - a sample whose grading failed (judge down, unreadable replies, deadline) gets the
+ *     fallback of `--on-error fallback=X`, flagged and logged, only when the user asked for
+ *     one; without it the request answers the failure's status (502, 504) so OpenRLHF retries
+ *     (verdicts already obtained come from the cache) and then stops, loudly;
+ *   - a missing or unreadable label is a 400 naming the field (`labels[3]`), or, with a
+ *     fallback configured, a flagged and logged fallback.
+ * The deadline stays well inside OpenRLHF's 180 s client timeout.
  */
 import { RubricateError, toRubricateError } from '../../errors.js';
 import type { Item } from '../../rubric/schema.js';
 import { readJsonBody } from '../body.js';
+import { floatJson } from '../float-json.js';
 import { derivedItemId } from '../input.js';
+import { publicMessage } from '../public-errors.js';
 import { applyFallback, clip, failedResult, fallbackValue, metFraction, type RewardResult } from '../rewards.js';
 import { promptMessages, splitQuery } from './conversation.js';
 import { createLabelParser } from './label.js';
@@ -23,7 +36,6 @@ import type { ServerAdapter } from './types.js';
 
 /** OpenRLHF's client gives up after 180 s; answer with room to spare. */
 export const openRlhfDeadlineCapMs = 150_000;
-export const openRlhfDefaultFallback = 0;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -33,6 +45,7 @@ export const openRlhfAdapter: ServerAdapter = {
   name: 'openrlhf',
   description: 'OpenRLHF --reward.remote_url (POST {query, prompts, labels} → {rewards, scores, extra_logs})',
   routes: ['/get_reward'],
+  waitsForRoom: true,
   register(app, { service, maxBodyBytes, logger }) {
     const parseLabel = createLabelParser(service.rubrics);
     app.post('/get_reward', async (context) => {
@@ -43,56 +56,70 @@ export const openRlhfAdapter: ServerAdapter = {
       const queries: unknown[] = body.query;
       const prompts: unknown[] = Array.isArray(body.prompts) ? body.prompts : [];
       const labels: unknown[] = Array.isArray(body.labels) ? body.labels : [];
+      const fallback = fallbackValue(service.errorPolicy);
       context.set('items', queries.length);
 
       const results = new Array<RewardResult>(queries.length);
       const items: Item[] = [];
       const positions: number[] = [];
+      const invalid: Array<{ index: number; error: RubricateError }> = [];
       queries.forEach((query, index) => {
         try {
           if (typeof query !== 'string') throw new RubricateError('INPUT_INVALID', 'expected a string', { field: `query[${index}]` });
-          if (labels[index] === undefined || labels[index] === null) {
-            throw new RubricateError('INPUT_INVALID', 'no label: each sample needs its rubric in `labels`', { field: `labels[${index}]` });
+          const label = labels[index];
+          if (label === undefined || label === null || label === '') {
+            throw new RubricateError('INPUT_INVALID', 'no label: each sample needs its rubric in `labels` (OpenRLHF sends "" when --label_key is not set)', { field: `labels[${index}]` });
           }
-          const label = parseLabel(labels[index], `labels[${index}]`);
+          const content = parseLabel(label, `labels[${index}]`);
           const prompt = typeof prompts[index] === 'string' ? (prompts[index] as string) : undefined;
           const split = splitQuery(query, prompt);
-          const item: Item = { id: '', prompt: label.prompt ?? promptMessages(split.promptText), response: split.response, rubric: label.rubric };
-          if (label.reference !== undefined) item.reference = label.reference;
+          const item: Item = { id: '', prompt: content.prompt ?? promptMessages(split.promptText), response: split.response, rubric: content.rubric };
+          if (content.reference !== undefined) item.reference = content.reference;
           item.id = derivedItemId(item);
           items.push(item);
           positions.push(index);
         } catch (error) {
-          const failure = toRubricateError(error, 'INPUT_INVALID');
-          logger?.warn({ adapter: 'openrlhf', sample: index, error: failure.toJSON() }, 'sample not graded');
-          results[index] = failedResult(`sample_${index}`, failure);
+          invalid.push({ index, error: toRubricateError(error, 'INPUT_INVALID') });
         }
       });
 
-      if (items.length > 0) {
-        try {
-          const scored = await service.scoreItems(items, {
-            waitForRoom: true,
-            deadlineMs: Math.min(service.deadlineMs, openRlhfDeadlineCapMs),
-            fallback: null,
-          });
-          scored.results.forEach((result, position) => {
-            results[positions[position]] = result;
-          });
-        } catch (error) {
-          const failure = toRubricateError(error);
-          logger?.warn({ adapter: 'openrlhf', samples: items.length, error: failure.toJSON() }, 'request not graded');
-          positions.forEach((position, itemIndex) => {
-            results[position] = failedResult(items[itemIndex].id, failure);
-          });
+      if (invalid.length > 0) {
+        if (fallback === undefined) {
+          const first = invalid[0].error;
+          const others = invalid.length > 1 ? ` (and ${invalid.length - 1} more of ${queries.length} samples)` : '';
+          throw new RubricateError(first.code, `${first.message}${others}`, { field: first.details.field });
+        }
+        for (const { index, error } of invalid) {
+          logger?.warn({ adapter: 'openrlhf', sample: index, error: error.toJSON(), fallback }, 'invalid sample: fallback reward');
+          results[index] = failedResult(`sample_${index}`, error);
         }
       }
 
-      const fallbacks = applyFallback(results, fallbackValue(service.errorPolicy) ?? openRlhfDefaultFallback);
-      if (fallbacks > 0) service.metrics.fallbacks.inc({}, fallbacks);
+      if (items.length > 0) {
+        // Refusals for load (OVERLOADED) propagate: 503 + Retry-After, which OpenRLHF retries.
+        const scored = await service.scoreItems(items, { waitForRoom: true, deadlineMs: Math.min(service.deadlineMs, openRlhfDeadlineCapMs), fallback: null });
+        scored.results.forEach((result, position) => {
+          results[positions[position]] = result;
+        });
+      }
+
+      const failed = results.findIndex((result) => result.reward === null);
+      if (failed !== -1 && fallback === undefined) {
+        // No fallback asked for: the failure is the answer, and OpenRLHF retries it.
+        const error = results[failed].error;
+        const count = results.filter((result) => result.reward === null).length;
+        throw new RubricateError(error?.code ?? 'INTERNAL', `sample ${failed} was not graded${count > 1 ? ` (${count} of ${results.length} samples failed)` : ''}: ${publicMessage(error?.message ?? 'unknown failure')}`);
+      }
+      const fallbacks = applyFallback(results, fallback);
+      if (fallbacks > 0) {
+        service.metrics.fallbacks.inc({}, fallbacks);
+        results.forEach((result, index) => {
+          if (result.fallback && result.error?.code !== 'INPUT_INVALID') logger?.warn({ adapter: 'openrlhf', sample: index, error: result.error, fallback }, 'grading failed: fallback reward');
+        });
+      }
       context.set('fallbacks', fallbacks);
       const rewards = results.map((result) => result.reward as number);
-      return context.json({
+      return floatJson(context, {
         rewards,
         scores: rewards.map((reward) => clip(reward, 0, 1)),
         extra_logs: {

@@ -16,16 +16,22 @@
  * is a JSON string with the raw score, status and per-criterion verdicts.
  * A failed sample is answered with the HTTP status of its error and `reward: null`; with
  * `--on-error fallback=X` it is answered 200 with reward X clipped to [−1, 1] (X is on the
- * Vertex scale here; 0 is neutral) and `fallback: true` in the aux info.
+ * Vertex scale here; 0 is neutral) and `fallback: true` in the aux info (and logged). An
+ * example without a readable rubric is a 400 naming the field, or, with a fallback, the
+ * flagged fallback. Rewards (and the score in the aux info) are JSON floats. Requests wait
+ * for room in a full queue; past the waiting line or the deadline they get 503 + Retry-After,
+ * never a reward. Error messages in answers and aux info carry no judge address.
  */
-import { RubricateError } from '../../errors.js';
+import { RubricateError, toRubricateError } from '../../errors.js';
 import { normalizeRubric } from '../../rubric/normalize.js';
 import type { Item, Message, Rubric } from '../../rubric/schema.js';
 import { safeParseJson } from '../../util/json.js';
 import { readJsonBody } from '../body.js';
+import { floatJson, stringifyWithFloatRewards } from '../float-json.js';
+import { publicError } from '../public-errors.js';
 import { httpStatusOf } from '../http-error.js';
 import { derivedItemId } from '../input.js';
-import { clip, fallbackValue, type RewardResult } from '../rewards.js';
+import { clip, failedResult, fallbackValue, type RewardResult } from '../rewards.js';
 import type { ServerAdapter } from './types.js';
 
 /** Vertex waits 5 minutes for a reward. */
@@ -80,13 +86,13 @@ function exampleRubric(references: Record<string, unknown>, rubrics: ReadonlyMap
 }
 
 function auxInfo(result: RewardResult, score: number | null): string {
-  return JSON.stringify({
+  return stringifyWithFloatRewards({
     score,
     status: result.status,
     ...(result.fallback ? { fallback: true } : {}),
     ...(result.gated ? { gated: true } : {}),
     criteria: result.criteria.map((criterion) => ({ id: criterion.id, met: criterion.met, points: criterion.points })),
-    ...(result.error ? { error: result.error } : {}),
+    ...(result.error ? { error: publicError(result.error) } : {}),
   });
 }
 
@@ -94,29 +100,39 @@ export const vertexAdapter: ServerAdapter = {
   name: 'vertex',
   description: 'Vertex AI RL tuning Cloud Run reward (POST {example, response, metadata} → {reward ∈ [−1, 1], user_requested_aux_info})',
   routes: ['/vertex/reward'],
-  register(app, { service, maxBodyBytes }) {
+  waitsForRoom: true,
+  register(app, { service, maxBodyBytes, logger }) {
     app.post('/vertex/reward', async (context) => {
       const body = await readJsonBody(context, maxBodyBytes);
       if (!isRecord(body) || !isRecord(body.example)) throw new RubricateError('INPUT_INVALID', 'expected {"example": {...}, "response": {"parts": [...]}}', { field: 'example' });
       if (!isRecord(body.response) || !Array.isArray(body.response.parts)) throw new RubricateError('INPUT_INVALID', 'expected {"parts": [{"text": ...}]}', { field: 'response' });
       const example = body.example;
       const references = isRecord(example.references) ? example.references : {};
-      const item: Item = { id: '', prompt: exampleMessages(example), response: contentText(body.response), rubric: exampleRubric(references, service.rubrics) };
+      const fallback = fallbackValue(service.errorPolicy);
+      const answerFallback = (result: RewardResult) => {
+        result.fallback = true;
+        service.metrics.fallbacks.inc();
+        context.set('fallbacks', 1);
+        logger?.warn({ adapter: 'vertex', error: result.error, fallback }, 'sample not graded: fallback reward');
+        return floatJson(context, { reward: clip(fallback ?? 0, -1, 1), user_requested_aux_info: auxInfo(result, null) });
+      };
+      let rubric: Rubric;
+      try {
+        rubric = exampleRubric(references, service.rubrics);
+      } catch (error) {
+        if (fallback === undefined) throw error;
+        return answerFallback(failedResult('example', toRubricateError(error, 'INPUT_INVALID')));
+      }
+      const item: Item = { id: '', prompt: exampleMessages(example), response: contentText(body.response), rubric };
       if (typeof references.reference === 'string') item.reference = references.reference;
       item.id = derivedItemId(item);
       context.set('items', 1);
       const { results } = await service.scoreItems([item], { waitForRoom: true, deadlineMs: Math.min(service.deadlineMs, vertexDeadlineCapMs), fallback: null });
       const result = results[0];
-      if (result.reward !== null) return context.json({ reward: vertexReward(result.reward), user_requested_aux_info: auxInfo(result, result.reward) });
-      const fallback = fallbackValue(service.errorPolicy);
-      if (fallback !== undefined) {
-        result.fallback = true;
-        service.metrics.fallbacks.inc();
-        context.set('fallbacks', 1);
-        return context.json({ reward: clip(fallback, -1, 1), user_requested_aux_info: auxInfo(result, null) });
-      }
-      const error = new RubricateError(result.error?.code ?? 'INTERNAL', result.error?.message ?? 'not graded');
-      return context.json({ error: { code: error.code, message: error.message }, reward: null, user_requested_aux_info: auxInfo(result, null) }, httpStatusOf(error) as 500);
+      if (result.reward !== null) return floatJson(context, { reward: vertexReward(result.reward), user_requested_aux_info: auxInfo(result, result.reward) });
+      if (fallback !== undefined) return answerFallback(result);
+      const error = publicError(result.error ?? { code: 'INTERNAL', message: 'not graded' });
+      return floatJson(context, { error: { code: error.code, message: error.message }, reward: null, user_requested_aux_info: auxInfo(result, null) }, httpStatusOf(new RubricateError(error.code, error.message)));
     });
   },
 };

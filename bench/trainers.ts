@@ -1,0 +1,93 @@
+/**
+ * Trainer reward paths (bounded, about 30 s): a judge of 300 ms latency (the simulator),
+ * `rubricate serve` as users run it, and 64 samples through each way verl calls the reward
+ * function (bench/trainers/verl_managers.py): the naive manager's sequential per-sample sync
+ * calls (with keep-alive, and with a new connection per call), the reward loop's
+ * `compute_score_async` for all samples at once, and the batch manager's single call.
+ * Every path uses fresh responses and the server runs without a cache, so each is graded.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { childEnvironment, projectRoot, startSimulatorProcess } from './support/simulator-process.js';
+
+const judgeLatencyMs = 300;
+const samples = 64;
+
+function startServe(judgeUrl: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const environment = childEnvironment(existsSync(join(projectRoot, 'dist', 'cli', 'main.js')) ? { RUBRICATE_USE_BUILD: '1' } : {});
+  const child = spawn(process.execPath, ['bin/rubricate.js', 'serve', '--port', '0', '--judge', 'openai:simulated-judge', '--judge-base-url', judgeUrl, '--no-cache', '--concurrency', '256', '--log-level', 'warn'], {
+    cwd: projectRoot,
+    env: environment,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 60_000);
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      const match = /"url":"([^"]+)"/.exec(buffered);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve({
+        url: match[1],
+        stop: async () => {
+          child.kill('SIGTERM');
+          await exited;
+        },
+      });
+    });
+  });
+}
+
+function runPython(url: string): Promise<Record<string, number>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', [join(projectRoot, 'bench', 'trainers', 'verl_managers.py'), url, String(samples)], {
+      cwd: projectRoot,
+      env: { ...process.env, PYTHONPATH: join(projectRoot, 'clients', 'python') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      try {
+        if (code !== 0) throw new Error(`exit ${code}`);
+        resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, number>);
+      } catch (error) {
+        reject(new Error(`verl_managers.py failed (${String(error)}): ${stderr}`));
+      }
+    });
+  });
+}
+
+export async function runTrainerBenchmark(): Promise<Record<string, unknown>> {
+  const simulator = await startSimulatorProcess({ fixedMs: judgeLatencyMs });
+  try {
+    const serve = await startServe(simulator.url);
+    try {
+      const figures = await runPython(serve.url);
+      const round = (value: number) => Math.round(value * 100) / 100;
+      return {
+        scenario: `verl reward paths, ${samples} samples, ${judgeLatencyMs} ms judge, 3 criteria each`,
+        naive_manager_sync_s: round(figures.naive_s),
+        naive_manager_new_connection_per_call_s: round(figures.naive_fresh_connection_s),
+        reward_loop_async_s: round(figures.reward_loop_s),
+        batch_manager_s: round(figures.batch_s),
+        ideal_sequential_s: round((samples * judgeLatencyMs) / 1000),
+        speedup_reward_loop_vs_naive: round(figures.naive_s / figures.reward_loop_s),
+        real_rewards: `${figures.naive_real}/${figures.reward_loop_real}/${figures.batch_real} of ${samples}`,
+      };
+    } finally {
+      await serve.stop();
+    }
+  } finally {
+    await simulator.stop();
+  }
+}

@@ -1,0 +1,222 @@
+"""verl reward functions backed by ``rubricate serve`` (the implementation behind
+``rubricate_client.verl``; see that module for the configuration of each reward manager)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from rubricate_client.client import (
+    DEFAULT_CONNECT_RETRY_TIME,
+    DEFAULT_MAX_RETRY_TIME,
+    DEFAULT_TIMEOUT,
+    AsyncRubricateClient,
+    RubricateClient,
+    RubricateError,
+    build_item,
+    plain,
+)
+
+logger = logging.getLogger("rubricate_client.verl")
+
+#: Keys of every dict the functions return, the same each time (verl collects them per sample).
+SCORE_KEYS = ("score", "reward_failed", "criteria_met_fraction")
+
+_clients: Dict[Tuple[Any, ...], Any] = {}
+_lock = threading.Lock()
+
+
+class RubricateAbort(BaseException):
+    """Raised by ``compute_score_prime`` instead of an ``Exception``.
+
+    verl's prime manager turns every ``Exception`` from a reward function (and any answer it
+    cannot read) into a reward of 0.0 for the whole batch, with only a printed line. A
+    ``BaseException`` is not caught there, so a wrong token, an unreachable server or a failed
+    grading without a configured fallback stops the run instead of training on zeros."""
+
+
+class GradingFailed(RubricateError):
+    """The server answered, but could not grade this sample (judge down, unreadable replies,
+    deadline) and no ``fallback`` was configured."""
+
+
+def _client(kind: type, base_url: Optional[str], token: Optional[str], timeout: float, max_retry_time: float, connect_retry_time: float) -> Any:
+    # Per process: a forked worker (verl's prime manager) builds its own client and thread pool.
+    key = (os.getpid(), kind, base_url, token, timeout, max_retry_time, connect_retry_time)
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            client = kind(base_url, token, timeout, max_retry_time=max_retry_time, connect_retry_time=connect_retry_time)
+            _clients[key] = client
+        return client
+
+
+def _as_rubric(value: Any) -> Any:
+    """A rubric given as a dict, or as a JSON string holding one; None otherwise."""
+    value = plain(value)
+    if isinstance(value, dict) and "criteria" in value:
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, dict) and "criteria" in parsed else None
+    return None
+
+
+def _item(solution_str: Any, ground_truth: Any, extra_info: Any) -> Dict[str, Any]:
+    info = extra_info if isinstance(extra_info, dict) else {}
+    prompt = plain(info.get("prompt"))
+    if prompt is None:
+        raise ValueError("extra_info['prompt'] is missing: verl does not pass the prompt to reward functions, put it in extra_info when you build the dataset")
+    rubric = _as_rubric(info.get("rubric")) or _as_rubric(ground_truth)
+    rubric_id = info.get("rubric_id")
+    if rubric is None and rubric_id is None:
+        raise ValueError("no rubric: put it in extra_info['rubric'] (or extra_info['rubric_id'], or reward_model.ground_truth) as a dict or a JSON string")
+    reference = info.get("reference")
+    return build_item(
+        prompt,
+        str(solution_str),
+        rubric,
+        rubric_id=None if rubric is not None else str(rubric_id),
+        reference=None if reference is None else str(reference),
+    )
+
+
+def _score_dict(result: Dict[str, Any], fallback: Optional[float]) -> Dict[str, float]:
+    """verl's dict for one answer: real rewards as floats; failures as the flagged fallback, or raised."""
+    if result.get("fallback") and result.get("reward") is not None:
+        # The server runs with --on-error fallback=X: the user asked for it there.
+        logger.warning("rubricate: sample %s not graded (%s): server fallback %s", result.get("id"), (result.get("error") or {}).get("code"), result["reward"])
+        return {"score": float(result["reward"]), "reward_failed": 1.0, "criteria_met_fraction": 0.0}
+    if result.get("reward") is None:
+        error = result.get("error") or {}
+        code = str(error.get("code", "NOT_GRADED"))
+        if fallback is None:
+            raise GradingFailed(code, f"sample {result.get('id')} was not graded: {error.get('message', 'no reason given')} (set reward_kwargs.fallback=X to train through grading failures with a flagged reward X)")
+        logger.warning("rubricate: sample %s not graded (%s): fallback %s", result.get("id"), code, fallback)
+        return {"score": float(fallback), "reward_failed": 1.0, "criteria_met_fraction": 0.0}
+    graded = [criterion for criterion in result.get("criteria", []) if criterion.get("status") == "ok"]
+    met = sum(1 for criterion in graded if criterion.get("met"))
+    return {
+        "score": float(result["reward"]),
+        "reward_failed": 0.0,
+        "criteria_met_fraction": float(met) / len(graded) if graded else 0.0,
+    }
+
+
+def _deadline_result(error: RubricateError) -> Optional[Dict[str, Any]]:
+    """A single item past the server's deadline answers 504: a grading failure of this sample."""
+    if error.code == "DEADLINE_EXCEEDED":
+        return {"reward": None, "error": {"code": error.code, "message": error.message}}
+    return None
+
+
+def compute_score(
+    data_source: Any,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Optional[Dict[str, Any]] = None,
+    *,
+    base_url: Optional[str] = None,
+    token: Optional[str] = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    fallback: Optional[float] = None,
+    max_retry_time: float = DEFAULT_MAX_RETRY_TIME,
+    connect_retry_time: float = DEFAULT_CONNECT_RETRY_TIME,
+    **_unused: Any,
+) -> Dict[str, float]:
+    """One sample, synchronously (verl's naive and dapo managers, or the reward loop)."""
+    item = _item(solution_str, ground_truth, extra_info)
+    client: RubricateClient = _client(RubricateClient, base_url, token, timeout, max_retry_time, connect_retry_time)
+    try:
+        result = client.score_item(item)
+    except RubricateError as error:
+        result = _deadline_result(error)
+        if result is None:
+            raise
+    return _score_dict(result, fallback)
+
+
+async def compute_score_async(
+    data_source: Any,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Optional[Dict[str, Any]] = None,
+    *,
+    base_url: Optional[str] = None,
+    token: Optional[str] = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    fallback: Optional[float] = None,
+    max_retry_time: float = DEFAULT_MAX_RETRY_TIME,
+    connect_retry_time: float = DEFAULT_CONNECT_RETRY_TIME,
+    max_concurrency: int = 256,
+    **_unused: Any,
+) -> Dict[str, float]:
+    """One sample, as a coroutine (verl's reward loop awaits it; all samples run at once)."""
+    item = _item(solution_str, ground_truth, extra_info)
+    key = (os.getpid(), "async", base_url, token, timeout, max_retry_time, connect_retry_time, max_concurrency)
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            client = AsyncRubricateClient(base_url, token, timeout, max_concurrency=max_concurrency, max_retry_time=max_retry_time, connect_retry_time=connect_retry_time)
+            _clients[key] = client
+    try:
+        result = await client.score_item(item)
+    except RubricateError as error:
+        result = _deadline_result(error)
+        if result is None:
+            raise
+    return _score_dict(result, fallback)
+
+
+def compute_score_batch(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    extra_infos: Optional[Sequence[Any]] = None,
+    *,
+    base_url: Optional[str] = None,
+    token: Optional[str] = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    fallback: Optional[float] = None,
+    max_retry_time: float = DEFAULT_MAX_RETRY_TIME,
+    connect_retry_time: float = DEFAULT_CONNECT_RETRY_TIME,
+    **_unused: Any,
+) -> List[Dict[str, float]]:
+    """The whole batch in one call (verl's ``batch`` manager): one dict per sample, in order.
+
+    An invalid rubric fails the call (400 naming ``items[i]``) unless ``fallback`` is set;
+    then that sample gets the flagged fallback, like a grading failure."""
+    count = len(solution_strs)
+    infos = list(extra_infos) if extra_infos is not None else [None] * count
+    truths = list(ground_truths) if ground_truths is not None else [None] * count
+    if len(infos) != count or len(truths) != count:
+        raise ValueError(f"compute_score_batch got {count} solutions, {len(truths)} ground truths and {len(infos)} extra_infos")
+    items = [_item(solution, truth, info) for solution, truth, info in zip(solution_strs, truths, infos)]
+    client: RubricateClient = _client(RubricateClient, base_url, token, timeout, max_retry_time, connect_retry_time)
+    results = client.score_batch(items, on_invalid="reject" if fallback is None else "fail_item")
+    return [_score_dict(result, fallback) for result in results]
+
+
+def compute_score_prime(
+    data_source: Any,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Optional[Dict[str, Any]] = None,
+    **options: Any,
+) -> float:
+    """One sample as a plain float (verl's ``prime`` manager, which reads only numbers).
+
+    prime runs this in worker processes and turns any ``Exception`` into a silent 0.0, so
+    every failure here is raised as ``RubricateAbort`` (a ``BaseException``), which stops the
+    run; a grading failure with ``fallback`` set returns the fallback (logged; prime has no
+    place for the flag)."""
+    try:
+        return compute_score(data_source, solution_str, ground_truth, extra_info, **options)["score"]
+    except (RubricateError, ValueError) as error:
+        raise RubricateAbort(f"rubricate reward failed, stopping instead of a silent 0.0 in verl's prime manager: {error}") from error

@@ -1,0 +1,217 @@
+"""OpenRLHF, as its code calls a remote reward (facts from OpenRLHF HEAD 3c3be62 / v0.11.0 and
+v0.9.0):
+
+* HEAD (since v0.9.1): one POST per sample, ``{"query": [q], "prompts": [p], "labels": [l]}``,
+  each with a new HTTP session (a new connection), total timeout 180 s, ``raise_for_status``,
+  5 tries 1 s apart; after the fifth failure the reward is ``None``, which later crashes the
+  step (``torch.cat`` of a None, or the reward-model branch);
+* v0.9.0: one POST for the whole rollout batch, the same 5 tries and 180 s;
+* the answer's ``rewards`` become tensors (``torch.tensor([reward])`` at HEAD,
+  ``torch.as_tensor(info["rewards"])`` in v0.9.0, also for ``scores`` and each ``extra_logs``
+  key), then ``rewards.mean()`` / ``.std()`` for group_norm: an all-integer list is an int64
+  tensor, on which both raise.
+
+The server is the real ``rubricate serve``; the caller is written here from those facts.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .support import BINARY_RUBRIC, FRUIT_RUBRIC, FakeJudge, ServeProcess, fruit_score, metric_value, node_available, tensor_dtype, tensor_mean, wait_until
+
+CHATML_PROMPT = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nName some fruit.<|im_end|>\n<|im_start|>assistant\n"
+RESPONSES = ["Apples and pears.", "Pears.", "Rotten apples.", "Nothing.", "Apples.", "Rotten pears."]
+
+judge: FakeJudge
+
+
+def setUpModule() -> None:
+    global judge
+    if not node_available():
+        raise unittest.SkipTest("node or bin/rubricate.js not found: the OpenRLHF tests need the real server")
+    judge = FakeJudge(delay=0.02)
+
+
+def tearDownModule() -> None:
+    judge.close()
+
+
+class OpenRLHFCaller:
+    """The request loop of OpenRLHF's remote reward client: a fresh connection per request,
+    180 s timeout, 5 tries 1 s apart on any failure or non-200, then the reward is None."""
+
+    def __init__(self, url: str, sleep: Callable[[float], None] = time.sleep):
+        self.url = url
+        self.sleep = sleep
+        self.attempts = 0
+        self.refusals: List[Tuple[int, Optional[str]]] = []
+        self.lock = threading.Lock()
+
+    def post(self, body: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        data = json.dumps(body).encode("utf-8")
+        for _ in range(5):
+            with self.lock:
+                self.attempts += 1
+            request = urllib.request.Request(self.url, data=data, headers={"content-type": "application/json"}, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=180) as answer:
+                    return json.loads(answer.read().decode("utf-8"))
+            except urllib.error.HTTPError as error:
+                with self.lock:
+                    self.refusals.append((error.code, error.headers.get("Retry-After")))
+                error.read()
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            self.sleep(1.0)
+        return None
+
+    def sample(self, query: str, prompt: str, label: Any) -> Optional[Dict[str, Any]]:
+        """HEAD: one sample per request."""
+        return self.post({"query": [query], "prompts": [prompt], "labels": [label]})
+
+
+def query(response: str) -> str:
+    return f"{CHATML_PROMPT}{response}<|im_end|>"
+
+
+class OpenRLHFHeadTest(unittest.TestCase):
+    serve: ServeProcess
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.serve = ServeProcess(judge.base_url, extra=["--max-queue", "64"])
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.serve.stop()
+
+    def caller(self, sleep: Callable[[float], None] = time.sleep) -> OpenRLHFCaller:
+        return OpenRLHFCaller(f"{self.serve.url}/get_reward", sleep)
+
+    def test_per_sample_rewards_are_floats_the_trainer_can_average(self) -> None:
+        caller = self.caller()
+        answers = [caller.sample(query(response), CHATML_PROMPT, json.dumps(FRUIT_RUBRIC)) for response in RESPONSES]
+        rewards = [answer["rewards"] for answer in answers if answer is not None]
+        self.assertEqual([reward[0] for reward in rewards], [fruit_score(response) for response in RESPONSES])
+        # torch.tensor([reward_val]) per sample, then torch.cat and mean/std for group_norm.
+        self.assertEqual(tensor_dtype(rewards), "float32")
+        tensor_mean([reward[0] for reward in rewards])
+        for answer in answers:
+            assert answer is not None
+            for key in ("rewards", "scores"):
+                self.assertIs(type(answer[key][0]), float)
+            for values in answer["extra_logs"].values():
+                self.assertIs(type(values[0]), float)
+
+    def test_binary_rubric_all_met_or_none_met_still_floats(self) -> None:
+        caller = self.caller()
+        rewards = [caller.sample(query(response), CHATML_PROMPT, BINARY_RUBRIC)["rewards"][0] for response in ["Apples.", "Pears.", "apples again"]]
+        self.assertEqual(rewards, [1.0, 0.0, 1.0])
+        self.assertTrue(all(type(reward) is float for reward in rewards))
+        self.assertEqual(tensor_dtype(rewards), "float32")
+        self.assertEqual(tensor_mean(rewards), 2 / 3)
+        # What an integer answer would have done: the crash of the issue.
+        with self.assertRaises(RuntimeError):
+            tensor_mean([1, 0, 1])
+
+    def test_overload_512_concurrent_samples_through_max_queue_64_all_real(self) -> None:
+        caller = self.caller()
+        responses = [RESPONSES[index % len(RESPONSES)] + f" #{index}" for index in range(512)]
+        with ThreadPoolExecutor(max_workers=512) as pool:
+            answers = list(pool.map(lambda response: caller.sample(query(response), CHATML_PROMPT, FRUIT_RUBRIC), responses))
+        self.assertTrue(all(answer is not None for answer in answers), "a sample ran out of OpenRLHF's 5 tries")
+        rewards = [answer["rewards"][0] for answer in answers]  # type: ignore[index]
+        self.assertEqual(rewards, [fruit_score(response) for response in responses])
+        self.assertEqual(sum(answer["extra_logs"]["reward_failed"][0] for answer in answers), 0.0)  # type: ignore[index]
+        # Nothing was refused: the 448 beyond --max-queue waited in line (default --max-waiting 4096).
+        self.assertEqual(caller.refusals, [])
+        self.assertEqual(caller.attempts, 512)
+        self.assertGreaterEqual(metric_value(self.serve.url, 'rubricate_rewards_total{outcome="ok"}'), 512)
+        self.assertEqual(metric_value(self.serve.url, "rubricate_fallback_rewards_total"), 0)
+        self.assertEqual(metric_value(self.serve.url, 'rubricate_admission_rejected_total{reason="queue_full"}'), 0)
+
+    def test_missing_label_key_is_a_400_naming_the_field_then_none(self) -> None:
+        sleeps: List[float] = []
+        caller = self.caller(sleeps.append)
+        # OpenRLHF sends "" as the label when --label_key is not set.
+        self.assertIsNone(caller.sample(query("Apples."), CHATML_PROMPT, ""))
+        self.assertEqual(caller.attempts, 5)
+        self.assertEqual(sleeps, [1.0] * 5)
+        self.assertEqual({status for status, _ in caller.refusals}, {400})
+        request = urllib.request.Request(f"{self.serve.url}/get_reward", data=json.dumps({"query": [query("x")], "prompts": [CHATML_PROMPT], "labels": [""]}).encode(), method="POST")
+        with self.assertRaises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=30)
+        self.assertIn("labels[0]", json.loads(caught.exception.read())["error"]["message"])
+        # The trainer then crashes on the None instead of training on an invented 0.
+        with self.assertRaises(TypeError):
+            tensor_dtype([[0.5], None])
+
+
+class OpenRLHFLegacyTest(unittest.TestCase):
+    """v0.9.0: the whole rollout batch in one request."""
+
+    def test_batch_larger_than_max_queue_is_admitted_in_parts(self) -> None:
+        serve = ServeProcess(judge.base_url, extra=["--max-queue", "64"])
+        try:
+            responses = [RESPONSES[index % len(RESPONSES)] + f" (batch {index})" for index in range(512)]
+            answer = OpenRLHFCaller(f"{serve.url}/get_reward").post({"query": [query(response) for response in responses], "prompts": [CHATML_PROMPT] * 512, "labels": [json.dumps(FRUIT_RUBRIC)] * 512})
+            assert answer is not None
+            self.assertEqual(answer["rewards"], [fruit_score(response) for response in responses])
+            # torch.as_tensor on rewards, scores and every extra_logs key: all float.
+            for values in [answer["rewards"], answer["scores"], *answer["extra_logs"].values()]:
+                self.assertEqual(tensor_dtype(values), "float32")
+            self.assertEqual(sum(answer["extra_logs"]["reward_failed"]), 0.0)
+        finally:
+            serve.stop()
+
+    def test_judge_failures_fail_the_request_or_give_flagged_fallbacks_when_asked(self) -> None:
+        body = {"query": [query("Apples."), query("judge-breaks")], "prompts": [CHATML_PROMPT] * 2, "labels": [FRUIT_RUBRIC] * 2}
+        serve = ServeProcess(judge.base_url)
+        try:
+            sleeps: List[float] = []
+            caller = OpenRLHFCaller(f"{serve.url}/get_reward", sleeps.append)
+            self.assertIsNone(caller.post(body))
+            self.assertEqual({status for status, _ in caller.refusals}, {502})
+        finally:
+            serve.stop()
+        serve = ServeProcess(judge.base_url, extra=["--on-error", "fallback=0"])
+        try:
+            answer = OpenRLHFCaller(f"{serve.url}/get_reward").post(body)
+            assert answer is not None
+            self.assertEqual(answer["rewards"], [0.75, 0.0])
+            self.assertEqual(answer["extra_logs"]["reward_failed"], [0.0, 1.0])
+            self.assertTrue(all(type(value) is float for value in answer["rewards"] + answer["extra_logs"]["reward_failed"]))
+            self.assertTrue(any("fallback reward" in line for line in serve.stderr_lines), "a fallback must be logged")
+        finally:
+            serve.stop()
+
+
+class WaitingLineTest(unittest.TestCase):
+    def test_past_the_waiting_line_503_with_retry_after_and_openrlhf_retries_to_real_rewards(self) -> None:
+        serve = ServeProcess(judge.base_url, extra=["--max-queue", "1", "--max-waiting", "0"])
+        try:
+            caller = OpenRLHFCaller(f"{serve.url}/get_reward")
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                # A slow sample holds the only slot (about 2 s); the waiting line holds nothing.
+                holding = pool.submit(caller.sample, query("Apples judge-slow."), CHATML_PROMPT, FRUIT_RUBRIC)
+                wait_until(lambda: json.loads(urllib.request.urlopen(f"{serve.url}/healthz", timeout=30).read())["queue"]["depth"] == 1)
+                refused_first = pool.submit(caller.sample, query("Pears."), CHATML_PROMPT, FRUIT_RUBRIC)
+                answers = [holding.result(), refused_first.result()]
+            self.assertEqual([answer["rewards"][0] if answer else None for answer in answers], [0.75, 0.25])
+            # Refused for load while the slot was held: 503 with Retry-After, then retried by OpenRLHF to a real reward.
+            self.assertGreaterEqual(len(caller.refusals), 1)
+            self.assertTrue(all(status == 503 and retry_after is not None and int(retry_after) >= 1 for status, retry_after in caller.refusals))
+        finally:
+            serve.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,74 @@
+/** Flags and helpers for distributed grading: `grade --queue`, `grade --shard`, and the run spec workers receive. */
+import type { Command } from 'commander';
+import { RubricateError } from '../errors.js';
+import type { RunSpec } from '../queue/grading-queue.js';
+import type { ImportRecord } from '../rubric/formats/types.js';
+import { isRedisUrl } from '../store/index.js';
+import type { JudgeFlags } from './judge-options.js';
+
+export interface QueueFlags {
+  queue?: string;
+  chunkSize?: number;
+  shard?: { index: number; count: number };
+}
+
+function parseShard(value: string): { index: number; count: number } {
+  const match = /^(\d+)\/(\d+)$/.exec(value.trim());
+  const index = Number(match?.[1]);
+  const count = Number(match?.[2]);
+  if (!match || count < 1 || index >= count) throw new RubricateError('CONFIG_INVALID', `--shard is I/N with 0 ≤ I < N (e.g. 0/4 for the first of four), got "${value}"`, { field: 'shard' });
+  return { index, count };
+}
+
+function parseQueueUrl(value: string): string {
+  if (!isRedisUrl(value)) throw new RubricateError('CONFIG_INVALID', `--queue takes a Redis URL (redis://… or rediss://…)`, { field: 'queue' });
+  return value;
+}
+
+export function addQueueOptions(command: Command): Command {
+  return command
+    .option('--queue <url>', 'grade on `rubricate worker` processes through this Redis/Valkey queue (redis://… or rediss://…), writing results here in input order')
+    .option('--chunk-size <n>', 'with --queue: items per queued job', (value: string) => {
+      const number = Number(value);
+      if (!Number.isInteger(number) || number < 1) throw new RubricateError('CONFIG_INVALID', `--chunk-size must be a positive integer, got "${value}"`, { field: 'chunk-size' });
+      return number;
+    }, 20)
+    .option('--shard <i/n>', 'grade only records I, I+N, I+2N… of the input (0-based; for array jobs), then join the outputs with `rubricate merge`', parseShard)
+    .hook('preAction', (_command, action) => {
+      const options = action.opts() as { queue?: string };
+      if (options.queue !== undefined) parseQueueUrl(options.queue);
+    });
+}
+
+/** Every N-th record of the input, starting at I (invalid records count, so shards partition the lines). */
+export async function* shardOf(records: AsyncIterable<ImportRecord>, shard: QueueFlags['shard']): AsyncGenerator<ImportRecord> {
+  let ordinal = 0;
+  for await (const record of records) {
+    if (!shard || ordinal % shard.count === shard.index) yield record;
+    ordinal += 1;
+  }
+}
+
+/** Flags that decide how items are graded: the workers build the same grader from them. */
+const gradingFlagNames = [
+  'judge', 'judgeProtocol', 'samples', 'juryAggregate', 'mode', 'likertLevels', 'contextBudget', 'judgeBaseUrl', 'judgeTransport', 'structuredOutput',
+  'maxAttempts', 'timeout', 'temperature', 'maxTokens', 'seed', 'verdict', 'criteriaPerCall', 'globalConcurrency', 'rateLimit', 'lease', 'cacheTtl',
+] as const;
+
+/** The run spec sent with every chunk. It never holds the API key: each worker uses its own. */
+export function runSpecFrom(flags: JudgeFlags, extra: { scoring: string; checkMode: string; omitText: boolean }): RunSpec {
+  const spec: RunSpec = { ...extra };
+  for (const name of gradingFlagNames) {
+    const value = (flags as unknown as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    // JSON has no Infinity: "all criteria per call" travels as the word the flag takes.
+    spec[name] = typeof value === 'number' && !Number.isFinite(value) ? 'all' : value;
+  }
+  return spec;
+}
+
+export function judgeFlagsFromSpec(spec: RunSpec): Partial<JudgeFlags> & { scoring: string; checkMode: 'strict' | 'loose'; omitText: boolean } {
+  const flags = { ...spec } as Record<string, unknown>;
+  if (flags.criteriaPerCall === 'all') flags.criteriaPerCall = Number.POSITIVE_INFINITY;
+  return flags as unknown as Partial<JudgeFlags> & { scoring: string; checkMode: 'strict' | 'loose'; omitText: boolean };
+}

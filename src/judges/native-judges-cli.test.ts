@@ -1,0 +1,204 @@
+/**
+ * End to end: `rubricate grade` with anthropic: and gemini: judges against loopback fakes of
+ * their APIs. The CLI, grader, engine, cache, reader and HTTP client are the real ones.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../cli/main.js';
+import { costOf, defaultPrices } from '../engine/usage.js';
+import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicScript } from '../testing/fake-anthropic.js';
+import { startFakeGemini, type FakeGemini, type FakeGeminiScript } from '../testing/fake-gemini.js';
+
+let anthropic: FakeAnthropic | undefined;
+let gemini: FakeGemini | undefined;
+afterEach(async () => {
+  await anthropic?.close();
+  await gemini?.close();
+  anthropic = undefined;
+  gemini = undefined;
+});
+
+async function cli(args: string[]) {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await runCli(args, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text), signal: new AbortController().signal });
+  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
+}
+
+function readJsonLines(file: string): Array<Record<string, any>> {
+  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+}
+
+/** Two items whose shared context (a long response) is well above the 1024-token cache minimum. */
+function writeItems(directory: string): string {
+  const file = join(directory, 'items.jsonl');
+  const response = 'Give fluids, watch for a stiff neck, and see a doctor if the fever passes 40 C or lasts more than three days. '.repeat(60);
+  const items = ['one', 'two'].map((id) => ({
+    id,
+    prompt: `My child has a fever (${id}). What should I do?`,
+    response,
+    rubric: {
+      criteria: [
+        { id: 'fluids', text: 'Advises giving fluids', points: 3 },
+        { id: 'doctor', text: 'Says when to see a doctor', points: 5 },
+        { id: 'aspirin', text: 'Recommends aspirin for a child', points: -4 },
+      ],
+    },
+  }));
+  writeFileSync(file, `${items.map((item) => JSON.stringify(item)).join('\n')}\n`);
+  return file;
+}
+
+const verdicts: Record<string, boolean> = { fluids: true, doctor: true, aspirin: false };
+const byCriterion: FakeAnthropicScript = (request) => ({ input: { explanation: 'Read the response.', criteria_met: verdicts[request.criteria[0].id] } });
+
+function anthropicArgs(directory: string, input: string, extra: string[] = []): string[] {
+  return [
+    'grade', '--input', input, '--out', join(directory, 'results.jsonl'), '--metrics', join(directory, 'metrics.json'),
+    '--judge', 'anthropic:claude-sonnet-4-5', '--judge-base-url', anthropic!.baseUrl, '--judge-api-key', 'test-anthropic-key',
+    '--cache', join(directory, 'cache.sqlite'), '--quiet', ...extra,
+  ];
+}
+
+describe('grade with an anthropic: judge', () => {
+  it('grades through the forced tool, reads the cached prefix for later criteria, prices reads and writes, and resumes from the cache', async () => {
+    anthropic = await startFakeAnthropic(byCriterion);
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-'));
+    const input = writeItems(directory);
+    const first = await cli(anthropicArgs(directory, input, ['--concurrency', '8']));
+    expect(first.stderr).toContain('2 items: 2 ok, 0 error');
+    expect(first.stderr).toMatch(/cached, \d+ written to the prompt cache\)/);
+    expect(first.code).toBe(0);
+    const results = readJsonLines(join(directory, 'results.jsonl'));
+    expect(results.map((result) => result.status)).toEqual(['ok', 'ok']);
+    expect(results[0].criteria.map((criterion: { met: boolean }) => criterion.met)).toEqual([true, true, false]);
+    expect(results[0].score).toBe(1);
+    expect(anthropic.requests).toHaveLength(6);
+
+    const metrics = JSON.parse(readFileSync(join(directory, 'metrics.json'), 'utf8'));
+    const usage = metrics.usage;
+    // Per item: the first criterion writes the prefix, the two others read it.
+    expect(usage.cache_write_prompt_tokens).toBe(anthropic.totals.cacheWriteTokens);
+    expect(usage.cached_prompt_tokens).toBe(anthropic.totals.cacheReadTokens);
+    expect(usage.cached_prompt_tokens).toBe(2 * usage.cache_write_prompt_tokens);
+    expect(usage.prompt_tokens).toBe(anthropic.totals.inputTokens);
+    const price = defaultPrices['claude-sonnet-4-5'];
+    const uncached = usage.prompt_tokens - usage.cached_prompt_tokens - usage.cache_write_prompt_tokens;
+    const expected = (uncached * 3 + usage.cached_prompt_tokens * 0.3 + usage.cache_write_prompt_tokens * 3.75 + usage.completion_tokens * 15) / 1e6;
+    expect(usage.cost_usd).toBeCloseTo(expected, 6);
+    expect(costOf({ ...usage, cached_prompt_tokens: 0, cache_write_prompt_tokens: 0 }, price)!).toBeGreaterThan(usage.cost_usd);
+
+    const before = readFileSync(join(directory, 'results.jsonl'), 'utf8');
+    const again = await cli(anthropicArgs(directory, input));
+    expect(again.code).toBe(0);
+    expect(anthropic.requests).toHaveLength(6);
+    const resumed = readFileSync(join(directory, 'results.jsonl'), 'utf8');
+    expect(resumed.replace(/"usage":\{[^}]*\}/g, '')).toBe(before.replace(/"usage":\{[^}]*\}/g, ''));
+    expect(JSON.parse(readFileSync(join(directory, 'metrics.json'), 'utf8')).usage.cache_hits).toBe(6);
+  });
+
+  it('retries a 529 overloaded and a 429 with retry-after, then grades', async () => {
+    anthropic = await startFakeAnthropic((request) => {
+      if (request.index === 0) return { status: 529, message: 'Overloaded' };
+      if (request.index === 1) return { status: 429, message: 'Number of request tokens has exceeded your per-minute rate limit', headers: { 'retry-after': '1', 'anthropic-ratelimit-tokens-remaining': '0' } };
+      return byCriterion(request);
+    });
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-'));
+    const input = writeItems(directory);
+    const run = await cli(anthropicArgs(directory, input, ['--concurrency', '1']));
+    expect(run.code).toBe(0);
+    const results = readJsonLines(join(directory, 'results.jsonl'));
+    expect(results.every((result) => result.status === 'ok')).toBe(true);
+    const usage = JSON.parse(readFileSync(join(directory, 'metrics.json'), 'utf8')).usage;
+    expect(usage.retries).toBe(2);
+    expect(usage.calls).toBe(8);
+  });
+
+  it('retries a tool input that fails the reply schema, then reports it with the reason', async () => {
+    anthropic = await startFakeAnthropic((request) =>
+      request.criteria[0].id === 'doctor' ? { input: { explanation: 'Unsure.', criteria_met: 'maybe' } } : byCriterion(request),
+    );
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-'));
+    const input = writeItems(directory);
+    const run = await cli(anthropicArgs(directory, input, ['--max-attempts', '3']));
+    expect(run.code).not.toBe(0);
+    const results = readJsonLines(join(directory, 'results.jsonl'));
+    const doctor = results[0].criteria.find((criterion: { id: string }) => criterion.id === 'doctor');
+    expect(results[0].status).toBe('error');
+    expect(results[0].score).toBeNull();
+    expect(doctor.status).toBe('error');
+    expect(doctor.met).toBeNull();
+    expect(doctor.error.code).toBe('JUDGE_UNPARSEABLE');
+    expect(doctor.error.message).toContain('"criteria_met" for criterion doctor is "maybe"');
+    expect(anthropic.requests.filter((request) => request.criteria[0].id === 'doctor')).toHaveLength(6);
+  });
+
+  it('refuses probability verdicts before any call, with exit 4', async () => {
+    anthropic = await startFakeAnthropic(byCriterion);
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-'));
+    const input = writeItems(directory);
+    const run = await cli(anthropicArgs(directory, input, ['--verdict', 'probability']));
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain('returns no token probabilities');
+    expect(anthropic.requests).toHaveLength(0);
+  });
+
+  it('stops at once on an unknown model (404 not_found_error), exit 4', async () => {
+    anthropic = await startFakeAnthropic(byCriterion, { models: ['claude-haiku-4-5'] });
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-'));
+    const input = writeItems(directory);
+    const run = await cli(anthropicArgs(directory, input, ['--concurrency', '1']));
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain('model: claude-sonnet-4-5');
+    expect(anthropic.requests.length).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('grade with a gemini: judge', () => {
+  const byCriterionGemini: FakeGeminiScript = (request) => ({ json: { explanation: 'Read the response.', criteria_met: verdicts[request.criteria[0].id] } });
+
+  function geminiArgs(directory: string, input: string, extra: string[] = []): string[] {
+    return [
+      'grade', '--input', input, '--out', join(directory, 'results.jsonl'), '--metrics', join(directory, 'metrics.json'),
+      '--judge', 'gemini:gemini-2.5-flash', '--judge-base-url', gemini!.baseUrl, '--judge-api-key', 'test-gemini-key',
+      '--cache', join(directory, 'cache.sqlite'), '--quiet', '--concurrency', '1', ...extra,
+    ];
+  }
+
+  it('grades with responseSchema, counts implicitly cached tokens in usage and cost, and resumes from the cache', async () => {
+    gemini = await startFakeGemini(byCriterionGemini);
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-gemini-'));
+    const input = writeItems(directory);
+    const run = await cli(geminiArgs(directory, input));
+    expect(run.code).toBe(0);
+    const results = readJsonLines(join(directory, 'results.jsonl'));
+    expect(results.map((result) => result.score)).toEqual([1, 1]);
+    const usage = JSON.parse(readFileSync(join(directory, 'metrics.json'), 'utf8')).usage;
+    expect(usage.cached_prompt_tokens).toBeGreaterThan(0);
+    const price = defaultPrices['gemini-2.5-flash'];
+    const expected = ((usage.prompt_tokens - usage.cached_prompt_tokens) * price.input + usage.cached_prompt_tokens * price.cached_input! + usage.completion_tokens * price.output) / 1e6;
+    expect(usage.cost_usd).toBeCloseTo(expected, 6);
+    expect(gemini.requests).toHaveLength(6);
+    const again = await cli(geminiArgs(directory, input));
+    expect(again.code).toBe(0);
+    expect(gemini.requests).toHaveLength(6);
+  });
+
+  it('reports a safety block as a refusal after retries, never as a verdict', async () => {
+    gemini = await startFakeGemini((request) => (request.criteria[0].id === 'aspirin' ? { finishReason: 'SAFETY' } : byCriterionGemini(request)));
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-gemini-'));
+    const input = writeItems(directory);
+    const run = await cli(geminiArgs(directory, input, ['--max-attempts', '2']));
+    expect(run.code).not.toBe(0);
+    const results = readJsonLines(join(directory, 'results.jsonl'));
+    const aspirin = results[0].criteria.find((criterion: { id: string }) => criterion.id === 'aspirin');
+    expect(aspirin.status).toBe('error');
+    expect(aspirin.met).toBeNull();
+    expect(aspirin.error.code).toBe('JUDGE_REFUSED');
+    expect(aspirin.error.message).toContain('SAFETY');
+    expect(results[0].score).toBeNull();
+    expect(gemini.requests.filter((request) => request.criteria[0].id === 'aspirin')).toHaveLength(4);
+  });
+});

@@ -1,0 +1,50 @@
+/**
+ * JSON answers whose rewards Python reads as floats. `JSON.stringify(1)` is `1`, which
+ * Python's `json` turns into an `int`; a step where every reward is 0 or 1 then becomes an
+ * int64 tensor, and `rewards.mean()` / `.std()` raise in the trainer (OpenRLHF). Numbers under
+ * the keys named here (and in arrays under them, and in objects under them such as
+ * OpenRLHF's `extra_logs`) are written with a decimal point: `1.0`, `0.0`, `-0.5`.
+ */
+import type { Context } from 'hono';
+
+/** Keys whose numbers are rewards, scores or their breakdowns. */
+const floatKeys: ReadonlySet<string> = new Set([
+  'reward',
+  'rewards',
+  'score',
+  'scores',
+  'advantages',
+  'extra_logs',
+  'reward_failed',
+  'criteria_met_fraction',
+]);
+
+function floatText(value: number): string {
+  if (!Number.isFinite(value)) return 'null';
+  const text = JSON.stringify(value);
+  // Integers print without a point (and without an exponent below 1e21): add one.
+  return /^-?\d+$/.test(text) ? `${text}.0` : text;
+}
+
+function write(value: unknown, asFloat: boolean, keys: ReadonlySet<string>): string {
+  if (typeof value === 'number') return asFloat ? floatText(value) : JSON.stringify(value);
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return write((value as { toJSON(): unknown }).toJSON(), asFloat, keys);
+  if (Array.isArray(value)) return `[${value.map((entry) => (entry === undefined || typeof entry === 'function' ? 'null' : write(entry, asFloat, keys))).join(',')}]`;
+  const parts: string[] = [];
+  for (const [key, entry] of Object.entries(value)) {
+    if (entry === undefined || typeof entry === 'function') continue;
+    parts.push(`${JSON.stringify(key)}:${write(entry, asFloat || keys.has(key), keys)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/** JSON text of `value` with the numbers under `keys` written as floats. */
+export function stringifyWithFloatRewards(value: unknown, keys: ReadonlySet<string> = floatKeys): string {
+  return write(value, false, keys);
+}
+
+/** A JSON response with float rewards (see the module comment). */
+export function floatJson(context: Context, value: unknown, status = 200): Response {
+  return context.body(stringifyWithFloatRewards(value), status as 200, { 'content-type': 'application/json; charset=UTF-8' });
+}

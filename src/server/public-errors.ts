@@ -1,0 +1,43 @@
+/**
+ * What a client may see of an error. Judge failures carry the judge's address, the status
+ * and body of its answer, sometimes a stack; none of that belongs in an answer to a trainer
+ * (or, through Vertex's aux info, in Google's logs). Answers keep the code, a message with
+ * URLs, file paths and stack lines removed, and only the `field` of the details (which names
+ * what the client got wrong). The full error stays in the server's own logs and results.
+ */
+import type { SerializedError } from '../errors.js';
+import type { ResultCriterion } from '../pipeline/results.js';
+import type { RewardResult } from './rewards.js';
+
+const urlPattern = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>)\]]+/gi;
+const hostPortPattern = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b|\[[0-9a-f:]+\]:\d{1,5}\b|\blocalhost:\d{1,5}\b/gi;
+const stackLinePattern = /\n\s*at .*/g;
+const absolutePathPattern = /(^|[\s("'=])\/(?:[\w.-]+\/)+[\w.-]*/g;
+const maxMessageLength = 300;
+
+/** The message without addresses, paths or stack lines, cut to a readable length. */
+export function publicMessage(message: string): string {
+  let text = message.replace(stackLinePattern, '').replace(urlPattern, (url) => `<judge endpoint>${/[.,:;]+$/.exec(url)?.[0] ?? ''}`).replace(hostPortPattern, '<judge endpoint>').replace(absolutePathPattern, '$1<path>');
+  if (text.length > maxMessageLength) text = `${text.slice(0, maxMessageLength)}…`;
+  return text;
+}
+
+export function publicError(error: SerializedError): SerializedError {
+  const field = error.details?.field;
+  return { code: error.code, message: publicMessage(error.message), ...(typeof field === 'string' ? { details: { field } } : {}) };
+}
+
+function publicCriterion(criterion: ResultCriterion): ResultCriterion {
+  if (!criterion.error && !criterion.votes?.some((vote) => vote.error !== undefined)) return criterion;
+  const copy: ResultCriterion = { ...criterion };
+  if (criterion.error) copy.error = publicError(criterion.error);
+  if (criterion.votes) copy.votes = criterion.votes.map((vote) => (vote.error === undefined ? vote : { ...vote, error: publicMessage(vote.error) }));
+  return copy;
+}
+
+/** A reward result as sent to a client (a copy; the original is untouched). */
+export function publicResult(result: RewardResult): RewardResult {
+  const copy: RewardResult = { ...result, criteria: result.criteria.map(publicCriterion) };
+  if (result.error) copy.error = publicError(result.error);
+  return copy;
+}

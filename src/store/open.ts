@@ -1,0 +1,16 @@
+/** Chooses the reply store from a spec: a `redis://`/`rediss://` URL, or a SQLite file path. */
+import { RedisReplyStore } from './redis.js';
+import { isRedisUrl } from './redis-connection.js';
+import { SqliteReplyStore, type SqliteReplyStoreOptions } from './sqlite.js';
+import type { ReplyStoreOptions, TransferableReplyStore } from './types.js';
+
+/** The store named by `--store`, else by RUBRICATE_STORE; undefined means the SQLite default. */
+export function storeSpecFrom(flag: string | undefined, environment: NodeJS.ProcessEnv = process.env): string | undefined {
+  const spec = flag ?? environment.RUBRICATE_STORE;
+  return spec === undefined || spec.trim() === '' ? undefined : spec.trim();
+}
+
+export function openReplyStore(spec: string, options: ReplyStoreOptions & Pick<SqliteReplyStoreOptions, 'onWarning'> = {}): TransferableReplyStore {
+  if (isRedisUrl(spec)) return new RedisReplyStore(spec, { ttlMs: options.ttlMs });
+  return new SqliteReplyStore(spec.startsWith('sqlite:') ? spec.slice('sqlite:'.length) : spec, options);
+}

@@ -1,0 +1,111 @@
+/**
+ * The shared reply store on Redis or Valkey: every process pointed at the same server
+ * reads every reply any of them stored. Entries are plain strings under
+ * `rubricate:reply:<key>` (the key is the same request hash as in SQLite), written with
+ * SET before the verdict is used, optionally with an expiry. Recently used replies are
+ * also kept in memory (entries never change once written, so this is safe).
+ */
+import type { JudgeReply } from '../judges/types.js';
+import { RecentReplies } from './memory.js';
+import { RedisConnection } from './redis-connection.js';
+import { readStoredReply } from './reply-shape.js';
+import type { ReplyStoreOptions, TransferableReplyStore } from './types.js';
+
+export const replyKeyPrefix = 'rubricate:reply:';
+
+export interface RedisReplyStoreOptions extends ReplyStoreOptions {
+  /** Prefix of every key (default `rubricate:reply:`), to share one Redis between deployments. */
+  keyPrefix?: string;
+}
+
+export class RedisReplyStore implements TransferableReplyStore {
+  readonly connection: RedisConnection;
+  private readonly prefix: string;
+  private readonly ttlMs: number | undefined;
+  private readonly memory = new RecentReplies();
+  private readonly ownsConnection: boolean;
+
+  constructor(urlOrConnection: string | RedisConnection, options: RedisReplyStoreOptions = {}) {
+    this.ownsConnection = typeof urlOrConnection === 'string';
+    this.connection = typeof urlOrConnection === 'string' ? new RedisConnection(urlOrConnection, { connectionName: 'rubricate-store' }) : urlOrConnection;
+    this.prefix = options.keyPrefix ?? replyKeyPrefix;
+    this.ttlMs = options.ttlMs;
+  }
+
+  get description(): string {
+    return this.connection.description;
+  }
+
+  get(key: string): JudgeReply | undefined | Promise<JudgeReply | undefined> {
+    return this.memory.get(key) ?? this.fetch(key);
+  }
+
+  private async fetch(key: string): Promise<JudgeReply | undefined> {
+    let text: string | null;
+    try {
+      text = await this.connection.client.get(this.prefix + key);
+    } catch (error) {
+      throw this.connection.unavailable(`reading a stored reply failed: ${(error as Error).message}`, error);
+    }
+    if (text === null) return undefined;
+    // A damaged entry is treated as absent: the call is simply made again.
+    const reply = readStoredReply(text);
+    if (reply) this.memory.set(key, reply, this.ttlMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + this.ttlMs);
+    return reply;
+  }
+
+  async put(key: string, reply: JudgeReply): Promise<void> {
+    const text = JSON.stringify(reply);
+    try {
+      if (this.ttlMs === undefined) await this.connection.client.set(this.prefix + key, text);
+      else await this.connection.client.set(this.prefix + key, text, 'PX', Math.max(1, Math.round(this.ttlMs)));
+    } catch (error) {
+      throw this.connection.unavailable(`storing a reply failed: ${(error as Error).message}`, error);
+    }
+    this.memory.set(key, reply, this.ttlMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + this.ttlMs);
+  }
+
+  async putMany(entries: Iterable<[string, JudgeReply]>): Promise<void> {
+    let batch = this.connection.client.pipeline();
+    let size = 0;
+    const run = async () => {
+      const results = await batch.exec();
+      const failed = results?.find(([error]) => error);
+      if (failed) throw this.connection.unavailable(`storing replies failed: ${failed[0]!.message}`, failed[0]);
+      batch = this.connection.client.pipeline();
+      size = 0;
+    };
+    for (const [key, reply] of entries) {
+      const text = JSON.stringify(reply);
+      if (this.ttlMs === undefined) batch.set(this.prefix + key, text);
+      else batch.set(this.prefix + key, text, 'PX', Math.max(1, Math.round(this.ttlMs)));
+      size += 1;
+      if (size >= 500) await run();
+    }
+    if (size > 0) await run();
+  }
+
+  async *entries(): AsyncIterable<[string, JudgeReply]> {
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.connection.client.scan(cursor, 'MATCH', `${escapeGlob(this.prefix)}*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length === 0) continue;
+      const texts = await this.connection.client.mget(keys);
+      for (let index = 0; index < keys.length; index += 1) {
+        const text = texts[index];
+        const reply = text === null ? undefined : readStoredReply(text);
+        if (reply) yield [keys[index].slice(this.prefix.length), reply];
+      }
+    } while (cursor !== '0');
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsConnection) await this.connection.close();
+  }
+}
+
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}
+

@@ -1,0 +1,137 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it, vi } from 'vitest';
+import { describeReplyStoreContract } from './contract.js';
+import { SqliteReplyStore } from './sqlite.js';
+
+const reply = (text: string) => ({ text, usage: { inputTokens: 10, outputTokens: 2, cachedInputTokens: 0 } });
+const storeModule = JSON.stringify(new URL('./sqlite.ts', import.meta.url).href);
+
+function temporaryCache(): string {
+  return join(mkdtempSync(join(tmpdir(), 'rubricate-store-')), 'cache.sqlite');
+}
+
+function journals(path: string): string[] {
+  return readdirSync(join(path, '..')).filter((name) => name.includes('.journal-'));
+}
+
+/** Runs a module script in a child Node process (a separate process, as another user when asked). */
+function runScript(script: string, options: { uid?: number } = {}) {
+  return spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}) });
+}
+
+describeReplyStoreContract('SQLite', async () => {
+  const path = temporaryCache();
+  // Create the file and its table first, so raw rows can be planted.
+  new SqliteReplyStore(path).close();
+  const raw = new Database(path);
+  return {
+    spec: path,
+    writeRaw: async (key, text) => {
+      raw.prepare('INSERT OR REPLACE INTO replies (key, reply, created_at) VALUES (?, ?, ?)').run(key, text, Date.now());
+    },
+    dispose: async () => {
+      raw.close();
+      rmSync(join(path, '..'), { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SqliteReplyStore', () => {
+  it('reads back what it stored, before and after the batch reaches SQLite, and across reopenings', () => {
+    const path = temporaryCache();
+    const store = new SqliteReplyStore(path);
+    store.put('a', reply('{"criteria_met":true}'));
+    expect((store.get('a') as { text: string }).text).toBe('{"criteria_met":true}');
+    store.flush();
+    expect(store.get('missing')).toBeUndefined();
+    store.close();
+    const reopened = new SqliteReplyStore(path);
+    expect(reopened.get('a')).toEqual(reply('{"criteria_met":true}'));
+    reopened.close();
+    expect(journals(path)).toEqual([]);
+  });
+
+  it('a process killed before its batch reached SQLite loses nothing: the next opening imports its journal', () => {
+    const path = temporaryCache();
+    const child = runScript(`
+      const { SqliteReplyStore } = await import(${storeModule});
+      const store = new SqliteReplyStore(${JSON.stringify(path)});
+      for (let index = 0; index < 50; index += 1) store.put('key-' + index, { text: 'reply ' + index, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0 } });
+      process.kill(process.pid, 'SIGKILL');`);
+    expect(child.signal).toBe('SIGKILL');
+    expect(journals(path)).toHaveLength(1);
+    const store = new SqliteReplyStore(path);
+    for (let index = 0; index < 50; index += 1) expect(store.get(`key-${index}`)).toEqual({ text: `reply ${index}`, usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0 } });
+    expect(journals(path)).toHaveLength(0);
+    store.close();
+    expect(existsSync(path)).toBe(true);
+  });
+
+  it('a cache locked by another process makes the batch wait with backoff, never an uncaught error from a timer', async () => {
+    const path = temporaryCache();
+    const store = new SqliteReplyStore(path);
+    const holder = new Database(path);
+    holder.pragma('busy_timeout = 0');
+    holder.exec('BEGIN EXCLUSIVE');
+    store.put('while-locked', reply('kept in the journal'));
+    // The batch finds the lock several times (each a backoff on a timer), and the reply stays readable.
+    await vi.waitFor(() => expect(store.busyWaits).toBeGreaterThanOrEqual(2), { timeout: 10_000, interval: 20 });
+    expect(store.get('while-locked')).toEqual(reply('kept in the journal'));
+    expect(readFileSync(`${path}.journal-${process.pid}`, 'utf8')).toContain('while-locked');
+    holder.exec('COMMIT');
+    const select = holder.prepare<[string], { reply: string }>('SELECT reply FROM replies WHERE key = ?');
+    await vi.waitFor(() => expect(select.get('while-locked')?.reply).toBe(JSON.stringify(reply('kept in the journal'))), { timeout: 10_000, interval: 20 });
+    holder.close();
+    store.close();
+    expect(journals(path)).toEqual([]);
+  });
+
+  it('closing a cache that stays locked keeps the last batch in the journal with a warning (no crash), and the next opening imports it', () => {
+    const path = temporaryCache();
+    new SqliteReplyStore(path).close();
+    const holder = new Database(path);
+    holder.pragma('busy_timeout = 0');
+    holder.exec('BEGIN EXCLUSIVE');
+    const child = runScript(`
+      const { SqliteReplyStore } = await import(${storeModule});
+      const store = new SqliteReplyStore(${JSON.stringify(path)}, { busyBoundMs: 200, closeBusyBoundMs: 200, onWarning: (message) => console.error('warning: ' + message) });
+      store.put('paid', { text: 'paid reply', usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0 } });
+      store.close();
+      console.log('closed');`);
+    holder.exec('COMMIT');
+    holder.close();
+    expect(child.status, child.stderr).toBe(0);
+    expect(child.stdout).toContain('closed');
+    expect(child.stderr).toMatch(/warning: 1 replies could not be moved into the cache .* kept in .*journal/);
+    expect(journals(path)).toHaveLength(1);
+    const store = new SqliteReplyStore(path);
+    expect(store.get('paid')).toEqual({ text: 'paid reply', usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0 } });
+    store.close();
+    expect(journals(path)).toEqual([]);
+  });
+
+  it('a read-only cache file is refused when it is opened, naming the file and what to do', () => {
+    const path = temporaryCache();
+    new SqliteReplyStore(path).close();
+    chmodSync(path, 0o444);
+    chmodSync(join(path, '..'), 0o777);
+    // Root may write anyway: open it as an unprivileged user then.
+    const child = runScript(
+      `
+      const { SqliteReplyStore } = await import(${storeModule});
+      try { new SqliteReplyStore(${JSON.stringify(path)}); console.log('opened'); }
+      catch (error) { console.log(JSON.stringify({ code: error.code, message: error.message, field: error.details?.field })); }`,
+      process.getuid?.() === 0 ? { uid: 65534 } : {},
+    );
+    expect(child.status, child.stderr).toBe(0);
+    const outcome = JSON.parse(child.stdout.trim()) as { code: string; message: string; field: string };
+    expect(outcome.code).toBe('CONFIG_INVALID');
+    expect(outcome.field).toBe('cache');
+    expect(outcome.message).toContain(path);
+    expect(outcome.message).toContain('read-only');
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * Fleet-wide limits and the shared store, through the real CLI in separate processes, a
+ * real redis-server and a loopback judge that records what it receives.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect } from 'vitest';
+import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
+import { redisTest } from '../src/testing/redis-server.js';
+import { runCli as runCliInProcess } from '../src/cli/main.js';
+import { runCli } from './helpers.js';
+
+/** The CLI in this process (faster to start); the fleet tests use separate processes. */
+async function cli(args: string[]) {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await runCliInProcess(args, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text), signal: new AbortController().signal });
+  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
+}
+
+let fake: FakeJudge | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+function verdictFor(request: FakeJudgeRequest): boolean {
+  return createHash('sha256').update(`${request.criteria[0]?.text}\u0000${request.response}`).digest()[0] < 128;
+}
+
+/** Items with one criterion each; `name` keeps different files' requests apart. */
+function writeItems(directory: string, name: string, count: number): string {
+  const file = join(directory, `${name}.jsonl`);
+  const lines = Array.from({ length: count }, (_, index) =>
+    JSON.stringify({ id: `${name}-${index}`, prompt: `Question ${index} of ${name}?`, response: `Answer ${index} of ${name}.`, rubric: { criteria: [{ text: `Answers question ${index} of ${name}`, points: 1 }] } }),
+  );
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/** A judge that answers after `delayMs` and records how many calls it had in flight at most. */
+function recordingJudge(delayMs: number) {
+  const state = { inFlight: 0, maxInFlight: 0, arrivals: [] as number[] };
+  const script = async (request: FakeJudgeRequest) => {
+    state.arrivals.push(Date.now());
+    state.inFlight += 1;
+    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    state.inFlight -= 1;
+    return { content: binaryVerdict(verdictFor(request)), usage: { prompt_tokens: 100, completion_tokens: 10 } };
+  };
+  return { state, script };
+}
+
+/** Result lines without their usage: a reply read from the cache counts as a cache hit, not a call. */
+function verdictLines(file: string): string[] {
+  return readFileSync(file, 'utf8').trim().split('\n').map((line) => {
+    const { usage: _usage, ...rest } = JSON.parse(line) as Record<string, unknown>;
+    return JSON.stringify(rest);
+  });
+}
+
+function gradeArgs(input: string, out: string, judgeUrl: string, extra: string[]): string[] {
+  return ['grade', '--input', input, '--out', out, '--judge', 'openai:fake-judge', '--judge-base-url', judgeUrl, '--quiet', ...extra];
+}
+
+describe('fleet-wide limits (3 processes, one Redis)', () => {
+  redisTest('--global-concurrency holds across processes: the judge never has more calls in flight than the cap', async ({ redis }) => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
+    const judge = recordingJudge(40);
+    fake = await startFakeJudge(judge.script);
+    const runs = ['a', 'b', 'c'].map((name) =>
+      runCli(gradeArgs(writeItems(directory, name, 40), join(directory, `${name}.out.jsonl`), fake!.baseUrl, ['--store', redis.url, '--concurrency', '8', '--global-concurrency', '4'])),
+    );
+    const results = await Promise.all(runs);
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    expect(fake.requests).toHaveLength(120);
+    expect(judge.state.maxInFlight).toBeLessThanOrEqual(4);
+    // The cap is used, not just respected by accident: several calls did run at once.
+    expect(judge.state.maxInFlight).toBeGreaterThanOrEqual(3);
+  }, 60_000);
+
+  redisTest('--rate-limit holds across processes: 30 calls at 600 per minute (10 per second) take at least two seconds', async ({ redis }) => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
+    const judge = recordingJudge(5);
+    fake = await startFakeJudge(judge.script);
+    const results = await Promise.all(
+      ['a', 'b', 'c'].map((name) => runCli(gradeArgs(writeItems(directory, name, 10), join(directory, `${name}.out.jsonl`), fake!.baseUrl, ['--store', redis.url, '--concurrency', '8', '--rate-limit', '600']))),
+    );
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    const arrivals = [...judge.state.arrivals].sort((a, b) => a - b);
+    expect(arrivals).toHaveLength(30);
+    // Three windows of 10 after the first one: the last call starts at least ~2 s after the first.
+    expect(arrivals[29] - arrivals[0]).toBeGreaterThanOrEqual(1_900);
+    // No second ever sees more than two windows' worth (BullMQ's windows start at their first call).
+    for (let index = 0; index + 20 < arrivals.length; index += 1) expect(arrivals[index + 20] - arrivals[index]).toBeGreaterThanOrEqual(900);
+  }, 60_000);
+});
+
+describe('the shared store through the CLI', () => {
+  redisTest('a cache moves SQLite → Redis → SQLite with the same keys: each rerun is answered from it with 0 judge calls and the same verdicts', async ({ redis }) => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-store-cli-'));
+    fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
+    const input = writeItems(directory, 'items', 20);
+    const sqliteCache = join(directory, 'cache.sqlite');
+    const first = await cli(gradeArgs(input, join(directory, 'first.jsonl'), fake.baseUrl, ['--cache', sqliteCache]));
+    expect(first.code, first.stderr).toBe(0);
+    expect(fake.requests).toHaveLength(20);
+
+    const exported = await cli(['cache', 'export', '--cache', sqliteCache, '--store', redis.url]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stderr).toContain('exported 20 replies');
+    const fromRedis = await cli(gradeArgs(input, join(directory, 'from-redis.jsonl'), fake.baseUrl, ['--store', redis.url]));
+    expect(fromRedis.code, fromRedis.stderr).toBe(0);
+    expect(fake.requests).toHaveLength(20);
+    expect(verdictLines(join(directory, 'from-redis.jsonl'))).toEqual(verdictLines(join(directory, 'first.jsonl')));
+
+    const freshCache = join(directory, 'fresh.sqlite');
+    const imported = await cli(['cache', 'import', '--cache', freshCache, '--store', redis.url]);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stderr).toContain('imported 20 replies');
+    const fromImport = await cli(gradeArgs(input, join(directory, 'from-import.jsonl'), fake.baseUrl, ['--cache', freshCache]));
+    expect(fromImport.code, fromImport.stderr).toBe(0);
+    expect(fake.requests).toHaveLength(20);
+    expect(verdictLines(join(directory, 'from-import.jsonl'))).toEqual(verdictLines(join(directory, 'first.jsonl')));
+    // The second Redis run and the SQLite run read the same replies: their files are the same bytes.
+    expect(readFileSync(join(directory, 'from-import.jsonl'), 'utf8')).toBe(readFileSync(join(directory, 'from-redis.jsonl'), 'utf8'));
+  }, 60_000);
+
+  redisTest('an unreachable store or fleet limits without one stop the command at start-up with a clear error', async ({ redis }) => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-store-cli-'));
+    fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
+    const input = writeItems(directory, 'items', 3);
+    const noStore = await cli(gradeArgs(input, join(directory, 'out.jsonl'), fake.baseUrl, ['--no-cache', '--global-concurrency', '2']));
+    expect(noStore.code).toBe(2);
+    expect(noStore.stderr).toContain('--store redis://');
+    await redis.stop();
+    const down = await cli(gradeArgs(input, join(directory, 'out.jsonl'), fake.baseUrl, ['--store', `redis://user:s3cret@127.0.0.1:${redis.port}`]));
+    expect(down.code).toBe(4);
+    expect(down.stderr).toContain('STORE_UNAVAILABLE');
+    expect(down.stderr).not.toContain('s3cret');
+    expect(fake.requests).toHaveLength(0);
+  }, 60_000);
+});
