@@ -176,14 +176,15 @@ export interface LocalBenchmarkReport {
   peakRssMb: number;
 }
 
-/** Items whose criteria add up to at most `limit` (at least one item). */
+/** Items whose criteria add up to `limit` at most; the last item taken keeps its first criteria only. */
 function takeCriteria(items: Item[], limit: number): Item[] {
   const taken: Item[] = [];
   let criteria = 0;
   for (const item of items) {
-    if (taken.length > 0 && criteria + item.rubric.criteria.length > limit) break;
-    taken.push(item);
-    criteria += item.rubric.criteria.length;
+    if (criteria >= limit) break;
+    const room = limit - criteria;
+    taken.push(item.rubric.criteria.length <= room ? item : { ...item, rubric: { ...item.rubric, criteria: item.rubric.criteria.slice(0, room) } });
+    criteria += Math.min(room, item.rubric.criteria.length);
   }
   return taken;
 }
