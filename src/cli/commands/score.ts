@@ -1,13 +1,10 @@
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../../util/files.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
-import { toScoredItem } from '../../pipeline/results.js';
-import { getResultsImporter } from '../../rubric/formats/index.js';
-import { getScoring } from '../../scoring/registry.js';
-import type { Aggregator, Metrics, Scoring } from '../../scoring/types.js';
+import { scoreFile } from '../../pipeline/score-file.js';
+import type { Metrics } from '../../scoring/types.js';
 import { exitCodes } from '../../errors.js';
 import { toSimpleEvalsMetrics } from '../../scoring/simple-evals-format.js';
-import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
 
 interface ScoreFlags {
   format: string;
@@ -37,29 +34,14 @@ export function registerScoreCommand(program: Command, context: CommandContext):
 }
 
 async function runScore(flags: ScoreFlags, context: CommandContext): Promise<number> {
-  const importer = getResultsImporter(flags.format);
-  const chosen = (name: string): Scoring => (flags.failedAsZero ? withFailedAsZero(getScoring(name)) : getScoring(name));
-  let scoring: Scoring | undefined = flags.scoring ? chosen(flags.scoring) : undefined;
-  let aggregator: Aggregator | undefined = scoring?.createAggregator();
-  let invalid = 0;
-  const pendingInvalid: number[] = [];
-  for await (const entry of importer.read(flags.input, { examples: flags.examples, onWarning: (message) => context.stderr(`warning: ${message}`) })) {
-    if (entry.kind === 'invalid') {
-      invalid += 1;
-      reportInputError(context, entry.error);
-      if (aggregator) aggregator.add({ id: '', status: 'invalid', criteria: [] });
-      else pendingInvalid.push(entry.line);
-      continue;
-    }
-    if (!aggregator) {
-      scoring = chosen(entry.record.scoring ?? 'healthbench');
-      aggregator = scoring.createAggregator();
-      for (const _ of pendingInvalid) aggregator.add({ id: '', status: 'invalid', criteria: [] });
-    }
-    aggregator.add(toScoredItem(entry.record));
-  }
-  aggregator ??= chosen('healthbench').createAggregator();
-  const metrics: Metrics = aggregator.finish();
+  const { metrics, invalid } = await scoreFile(flags.input, {
+    format: flags.format,
+    scoring: flags.scoring,
+    examples: flags.examples,
+    failedAsZero: flags.failedAsZero,
+    onInvalid: (error) => reportInputError(context, error),
+    onWarning: (message) => context.stderr(`warning: ${message}`),
+  });
   reportFailedAsZero(context, metrics);
   const output = flags.metricsFormat === 'simple-evals' ? toSimpleEvalsMetrics(metrics) : metrics;
   const text = `${JSON.stringify(output, null, 2)}\n`;
