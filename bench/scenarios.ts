@@ -259,6 +259,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return runServerBenchmark();
   },
 
+  /** Distributed grading on Redis: 1 vs 3 worker processes, the fleet's global cap, a duplicated submission. */
+  async fleet() {
+    const { runFleetBenchmark } = await import('./fleet.js');
+    return runFleetBenchmark();
+  },
+
   /** verl reward paths with a 300 ms judge: naive manager (sync, per sample) vs reward loop (async) vs batch manager. */
   async trainers() {
     const { runTrainerBenchmark } = await import('./trainers.js');

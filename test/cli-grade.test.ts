@@ -172,6 +172,7 @@ describe('rubricate grade (end to end, real CLI process)', () => {
     expect(unknown.stderr).toMatch(/error \[CONFIG_INVALID\]: .*unknown input format "nope"/);
     expect(unknown.stderr).not.toMatch(/\n\s+at /);
     const missing = await runCli(['grade', '--input', join(directory, 'absent.jsonl'), '--out', join(directory, 'y.jsonl'), '--judge', 'none']);
-    expect(missing.stderr).toMatch(/absent\.jsonl: file not found/);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/error \[INPUT_UNREADABLE\]: .*absent\.jsonl field input: cannot read --input: no such file or folder/);
   }, 60_000);
 });

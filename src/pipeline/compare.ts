@@ -73,6 +73,8 @@ export interface CompareOptions {
   checkRunner?: CheckRunner;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
+  /** Once aborted, no new pair is taken and no new judge call starts (see the engine's option). */
+  stopSignal?: AbortSignal;
   /** `prometheus`: Prometheus' relative layout and `[RESULT] A|B` replies (no ties). */
   protocol?: 'native' | 'prometheus';
 }
@@ -141,6 +143,7 @@ export class Comparer {
       retryBaseDelayMs: options.retryBaseDelayMs,
       onEvent: options.onEvent,
       signal: options.signal,
+      stopSignal: options.stopSignal,
     });
     if (options.judge) {
       const { provenance } = options.judge;

@@ -22,7 +22,7 @@ import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './d
 export type GradingMode = 'per-criterion' | 'batched' | 'holistic';
 
 /** Engine settings the Grader hands through unchanged to every engine it makes. */
-type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal';
+type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal' | 'stopSignal';
 
 export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
   judge?: Judge;
@@ -124,6 +124,7 @@ export class Grader {
         // Item events come from the grader (once per item, also for juries and invalid records).
         onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
         signal: options.signal,
+        stopSignal: options.stopSignal,
         sample,
         contextBudgetTokens: options.contextBudgetTokens,
         evidenceSampling: { ...sampling, maxTokens: Math.min(sampling.maxTokens, 768) },

@@ -31,6 +31,8 @@ export interface ScoreFileOutcome {
   scoring: Scoring;
   /** Unreadable lines. */
   invalid: number;
+  /** Results lines read and scored. */
+  scored: number;
 }
 
 export async function scoreFile(input: string, options: ScoreFileOptions = {}): Promise<ScoreFileOutcome> {
@@ -42,6 +44,7 @@ export async function scoreFile(input: string, options: ScoreFileOptions = {}): 
   let scoring: Scoring | undefined = options.scoring !== undefined ? chosen(options.scoring) : undefined;
   let aggregator: Aggregator | undefined = scoring?.createAggregator();
   let invalid = 0;
+  let scored = 0;
   // Invalid lines before the first record wait until the record names the scoring.
   let pendingInvalid = 0;
   for await (const entry of importer.read(input, { examples: options.examples, onWarning: options.onWarning })) {
@@ -52,6 +55,7 @@ export async function scoreFile(input: string, options: ScoreFileOptions = {}): 
       else pendingInvalid += 1;
       continue;
     }
+    scored += 1;
     if (!aggregator) {
       scoring = chosen(entry.record.scoring ?? defaultScoringName);
       aggregator = scoring.createAggregator();
@@ -64,5 +68,5 @@ export async function scoreFile(input: string, options: ScoreFileOptions = {}): 
     aggregator = scoring.createAggregator();
     for (let index = 0; index < pendingInvalid; index += 1) aggregator.add({ id: '', status: 'invalid', criteria: [] });
   }
-  return { metrics: aggregator.finish(), scoring, invalid };
+  return { metrics: aggregator.finish(), scoring, invalid, scored };
 }

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
-import { writeFileAtomic } from '../../util/files.js';
+import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 import { scoreFile } from '../../pipeline/score-file.js';
+import { getResultsImporter } from '../../rubric/formats/index.js';
 import type { Metrics } from '../../scoring/types.js';
-import { exitCodes } from '../../errors.js';
+import { RubricateError, exitCodes } from '../../errors.js';
+import { refuseInapplicableFlags } from '../input-options.js';
 import { toSimpleEvalsMetrics } from '../../scoring/simple-evals-format.js';
 
 interface ScoreFlags {
@@ -34,7 +36,9 @@ export function registerScoreCommand(program: Command, context: CommandContext):
 }
 
 async function runScore(flags: ScoreFlags, context: CommandContext): Promise<number> {
-  const { metrics, invalid } = await scoreFile(flags.input, {
+  refuseInapplicableFlags({ examples: flags.examples }, getResultsImporter(flags.format));
+  checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'examples', path: flags.examples }], outputs: [{ flag: 'out', path: flags.out }] });
+  const { metrics, invalid, scored } = await scoreFile(flags.input, {
     format: flags.format,
     scoring: flags.scoring,
     examples: flags.examples,
@@ -42,6 +46,10 @@ async function runScore(flags: ScoreFlags, context: CommandContext): Promise<num
     onInvalid: (error) => reportInputError(context, error),
     onWarning: (message) => context.stderr(`warning: ${message}`),
   });
+  // Nothing to score is an error, not "n=0": say why.
+  if (scored === 0) {
+    throw new RubricateError('INPUT_INVALID', invalid > 0 ? `none of the ${invalid} lines is a valid results line (see the errors above); nothing to score` : 'the file holds no results lines; nothing to score', { file: flags.input });
+  }
   reportFailedAsZero(context, metrics);
   const output = flags.metricsFormat === 'simple-evals' ? toSimpleEvalsMetrics(metrics) : metrics;
   const text = `${JSON.stringify(output, null, 2)}\n`;
