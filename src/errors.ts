@@ -21,6 +21,14 @@ export const errorCodes = {
   JUDGE_UNPARSEABLE: { retryable: true, httpStatus: 502, exitCode: 3 },
   JUDGE_REFUSED: { retryable: true, httpStatus: 502, exitCode: 3 },
   JUDGE_UNAVAILABLE: { retryable: false, httpStatus: 503, exitCode: 4 },
+  /** A request this judge will never accept (e.g. log-probabilities from a model without them): stops the run. */
+  JUDGE_UNSUPPORTED: { retryable: false, httpStatus: 502, exitCode: 4 },
+  /** The model, deployment or endpoint does not exist (404): stops the run. */
+  JUDGE_NOT_FOUND: { retryable: false, httpStatus: 502, exitCode: 4 },
+  /** The provider's content filter withheld the reply (or refused the prompt). */
+  JUDGE_CONTENT_FILTERED: { retryable: false, httpStatus: 502, exitCode: 3 },
+  /** The reply was cut off at the model's own output limit, after raising the budget as far as it goes. */
+  JUDGE_OUTPUT_LIMIT: { retryable: false, httpStatus: 502, exitCode: 3 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   /** The SQLite cache stayed locked by another process beyond the wait bound. */
   STORE_BUSY: { retryable: false, httpStatus: 503, exitCode: 4 },

@@ -29,6 +29,9 @@ export { costOf, priceFor, defaultPrices, type Usage, type ModelPrice } from './
 
 export { getScoring, registerScoring, scoringNames, aggregate } from './scoring/registry.js';
 export type { Scoring, Metrics, ScoredItem, ScoredCriterion, TagMetric } from './scoring/types.js';
+export { withFailedAsZero } from './scoring/failed-as-zero.js';
+export { parsePrometheusAbsolute, parsePrometheusRelative } from './grading/prometheus.js';
+export { researchRubricsMeta, researchRubricsTasks, loadTernaryLabels } from './meta/researchrubrics.js';
 
 export { checkRegistry, runCheck, validateCheck } from './checks/registry.js';
 export type { CheckDefinition, CheckContext, CheckOutcome, CheckMode } from './checks/types.js';

@@ -2,6 +2,9 @@
 import { Option, type Command } from 'commander';
 import { RubricateError } from '../errors.js';
 import { createJudge, type JudgeConfig } from '../judges/registry.js';
+import { profileNames } from '../judges/profiles.js';
+import { validateSampling } from '../grading/sampling.js';
+import { safeParseJson } from '../util/json.js';
 import type { Judge } from '../judges/types.js';
 import type { GraderOptions } from '../pipeline/grader.js';
 import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
@@ -32,6 +35,12 @@ export interface JudgeFlags extends StoreFlags {
   threads?: number;
   sequences?: number;
   contextSize?: number;
+  /** `--judge-header K=V`, repeatable. */
+  judgeHeader?: Record<string, string>;
+  judgeExtraBody?: Record<string, unknown>;
+  reasoningEffort?: string;
+  judgeProfile?: string;
+  azureApiVersion?: string;
   thinkingBudget?: number;
   judgeProtocol?: 'native' | 'prometheus';
 }
@@ -52,6 +61,41 @@ export function parseNumber(name: string, minimum = Number.NEGATIVE_INFINITY) {
   };
 }
 
+/** `--temperature`: a number in [0, 2], the range every OpenAI-compatible server accepts. */
+function parseTemperature(value: string): number {
+  const temperature = Number(value);
+  const problem = Number.isFinite(temperature) && value.trim() !== '' ? validateSampling({ temperature }) : 'temperature must be a number';
+  if (problem) throw new RubricateError('CONFIG_INVALID', `--temperature: ${problem}, got "${value}"`, { field: 'temperature' });
+  return temperature;
+}
+
+/** `--seed`: an integer (servers reject fractions). */
+function parseSeed(value: string): number {
+  const seed = Number(value);
+  const problem = value.trim() === '' ? 'seed must be an integer' : validateSampling({ seed });
+  if (problem) throw new RubricateError('CONFIG_INVALID', `--seed: ${problem}, got "${value}"`, { field: 'seed' });
+  return seed;
+}
+
+/** `--judge-header NAME=VALUE`, repeatable: collected into one header map. */
+function collectHeader(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const separator = value.indexOf('=');
+  const name = separator === -1 ? '' : value.slice(0, separator).trim();
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+    throw new RubricateError('CONFIG_INVALID', `--judge-header must be NAME=VALUE with a valid header name, got "${value.includes('=') ? `${value.slice(0, separator)}=…` : value}"`, { field: 'judge-header' });
+  }
+  return { ...previous, [name.toLowerCase()]: value.slice(separator + 1) };
+}
+
+/** `--judge-extra-body JSON`: a JSON object merged into every request body. */
+function parseExtraBody(value: string): Record<string, unknown> {
+  const parsed = safeParseJson(value);
+  if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
+    throw new RubricateError('CONFIG_INVALID', `--judge-extra-body must be a JSON object, e.g. '{"chat_template_kwargs": {"enable_thinking": false}}'${parsed.ok ? '' : ` (${parsed.error})`}`, { field: 'judge-extra-body' });
+  }
+  return parsed.value as Record<string, unknown>;
+}
+
 function parseCriteriaPerCall(value: string): number {
   if (value === 'all') return Number.POSITIVE_INFINITY;
   return parsePositiveInteger('criteria-per-call')(value);
@@ -63,15 +107,20 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     .option('--samples <n>', 'samples per judge for self-consistency (needs --temperature > 0)', parsePositiveInteger('samples'), 1)
     .addOption(new Option('--jury-aggregate <how>', 'how jury votes combine per criterion').choices(['majority', 'mean']).default('majority'))
     .option('--judge-base-url <url>', 'OpenAI-compatible base URL (default: OPENAI_BASE_URL)')
-    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)')
+    .option('--judge-header <name=value>', 'extra HTTP header for every judge call (repeatable)', collectHeader)
+    .option('--judge-extra-body <json>', 'JSON object merged into every request body, e.g. \'{"chat_template_kwargs":{"enable_thinking":false}}\'', parseExtraBody)
+    .addOption(new Option('--reasoning-effort <level>', 'reasoning_effort for reasoning models (none turns thinking off where supported)').choices(['none', 'minimal', 'low', 'medium', 'high']))
+    .addOption(new Option('--judge-profile <name>', 'capability profile of the endpoint (default: chosen from the URL and model)').choices(profileNames))
+    .option('--azure-api-version <version>', 'api-version for azure: classic deployment URLs (default 2024-10-21)')
+    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)')
     .addOption(new Option('--judge-transport <transport>', 'HTTP client for OpenAI-compatible judges').choices(['http', 'sdk']).default('http'))
     .addOption(new Option('--structured-output <mode>', 'reply format requested from the judge').choices(['auto', 'json_schema', 'json_object', 'none']).default('auto'))
     .option('--concurrency <n>', 'judge calls in flight', parsePositiveInteger('concurrency'), 16)
     .option('--max-attempts <n>', 'attempts per criterion before its error is final', parsePositiveInteger('max-attempts'), 5)
     .option('--timeout <seconds>', 'per-call timeout', parseNumber('timeout', 0.001), 120)
-    .option('--temperature <t>', 'judge sampling temperature', parseNumber('temperature', 0), 0)
+    .option('--temperature <t>', 'judge sampling temperature, 0 to 2', parseTemperature, 0)
     .option('--max-tokens <n>', 'max tokens per verdict', parsePositiveInteger('max-tokens'), 1024)
-    .option('--seed <n>', 'sampling seed passed to the judge', parseNumber('seed'))
+    .option('--seed <n>', 'sampling seed passed to the judge (an integer)', parseSeed)
     .addOption(new Option('--verdict <kind>', 'binary verdicts, or P(met) from token probabilities').choices(['binary', 'probability']).default('binary'))
     .option('--cache <path>', 'reply cache (SQLite) path (default: the user cache directory)')
     .option('--no-cache', 'do not reuse replies from earlier runs (a killed run still resumes)')
@@ -120,6 +169,11 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
     apiKey: flags.judgeApiKey,
     transport: flags.judgeTransport,
     structuredOutput: flags.structuredOutput,
+    headers: flags.judgeHeader,
+    extraBody: flags.judgeExtraBody,
+    reasoningEffort: flags.reasoningEffort,
+    profile: flags.judgeProfile,
+    azureApiVersion: flags.azureApiVersion,
     threads: flags.threads,
     sequences: flags.sequences,
     contextSize: flags.contextSize,

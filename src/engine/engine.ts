@@ -85,7 +85,8 @@ interface CallResult {
   cached: boolean;
 }
 
-const fatalCodes = new Set(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE']);
+/** Errors no later call can escape (bad key, no judge, a request the judge never accepts, no such model): the run stops. */
+const fatalCodes = new Set(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE', 'JUDGE_UNSUPPORTED', 'JUDGE_NOT_FOUND']);
 
 export class GradingEngine {
   private readonly options: Required<Pick<EngineOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'checkMode'>> & EngineOptions;
@@ -242,7 +243,7 @@ export class GradingEngine {
       return;
     }
     const strategy = this.options.strategy;
-    let plan = (pending: Criterion[]) => strategy.plan(item, pending);
+    let plan = (pending: Criterion[]) => strategy.plan(item, pending, judge.modelLimits);
     let evidence: Map<string, { quotes: number; chunks: number }> | undefined;
     const budget = this.options.contextBudgetTokens;
     if (budget !== undefined && estimateTokens(renderItemContext(item)) + 600 > budget) {
@@ -250,20 +251,28 @@ export class GradingEngine {
       if (!gathered) return;
       evidence = gathered.summary;
       const derived = gathered.items;
-      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion]));
+      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.modelLimits));
       criteria = criteria.filter((criterion) => derived.has(criterion.id));
     }
     const attemptsUsed = new Map<string, number>();
-    let pending = criteria;
+    // Groups planned separately: a batch that did not fit the judge is retried as two halves.
+    let pending: Criterion[][] = [criteria];
     while (pending.length > 0) {
-      const budgetLeft = Math.min(...pending.map((criterion) => this.options.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
-      const tasks = plan(pending);
+      const budgetLeft = Math.min(...pending.flat().map((criterion) => this.options.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
+      const tasks = pending.flatMap((group) => plan(group));
       const outcomes = await Promise.all(tasks.map((task) => this.runTask(task, budgetLeft)));
       const retry: Criterion[] = [];
+      const halves: Criterion[][] = [];
       for (let index = 0; index < tasks.length; index += 1) {
         const task = tasks[index];
         const outcome = outcomes[index];
         this.account(usage, outcome);
+        if (task.criteria.length > 1 && !this.fatalError && didNotFit(outcome)) {
+          const middle = Math.ceil(task.criteria.length / 2);
+          halves.push(task.criteria.slice(0, middle), task.criteria.slice(middle));
+          this.emit({ type: 'retry', code: outcome.error?.code ?? 'JUDGE_OUTPUT_LIMIT', delayMs: 0 });
+          continue;
+        }
         for (const criterion of task.criteria) attemptsUsed.set(criterion.id, (attemptsUsed.get(criterion.id) ?? 0) + Math.max(1, outcome.calls));
         for (const criterion of task.criteria) {
           const verdict = outcome.decision?.verdicts.get(criterion.id);
@@ -282,7 +291,7 @@ export class GradingEngine {
           }
         }
       }
-      pending = retry;
+      pending = retry.length > 0 ? [retry, ...halves] : halves;
     }
   }
 
@@ -482,6 +491,13 @@ export class GradingEngine {
   }
 }
 
+
+/** A call too big for the judge: its prompt or output budget overflowed, or every verdict was cut at the model's output limit. */
+function didNotFit(outcome: { decision?: TaskDecision; error?: RubricateError }): boolean {
+  if (outcome.error?.code === 'JUDGE_CONTEXT_OVERFLOW') return true;
+  const errors = outcome.decision?.errors;
+  return outcome.decision?.verdicts.size === 0 && errors !== undefined && errors.size > 0 && [...errors.values()].every((error) => error.code === 'JUDGE_OUTPUT_LIMIT');
+}
 
 function withAttempts(error: RubricateError, attempts: number): SerializedError {
   const serialized = error.toJSON();

@@ -8,7 +8,8 @@
 import { RubricateError } from '../errors.js';
 import type { JudgeReply } from '../judges/types.js';
 import type { Criterion, Item } from '../rubric/schema.js';
-import { extractJson, isRecord, unparseable } from './parse.js';
+import { evidenceOutputBudget } from './budget.js';
+import { extractJson, isRecord, truncatedReply, unparseable } from './parse.js';
 import { renderConversation, renderCriterion, deriveNonce } from './render.js';
 import type { JudgeTask, SamplingOptions, TaskDecision } from './types.js';
 
@@ -94,11 +95,16 @@ export function createEvidenceTask(item: Item, criteria: Criterion[], chunk: str
         },
       },
       temperature: sampling.temperature,
-      maxTokens: sampling.maxTokens * Math.max(1, criteria.length),
+      maxTokens: evidenceOutputBudget(criteria, sampling.maxTokens),
       ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
     },
     decide(reply: JudgeReply): TaskDecision {
       const decision: TaskDecision = { verdicts: new Map(), errors: new Map() };
+      const truncated = truncatedReply(reply);
+      if (truncated) {
+        for (const criterion of criteria) decision.errors.set(criterion.id, truncated);
+        return decision;
+      }
       const parsed = extractJson(reply.text);
       const evidence = parsed.ok && isRecord(parsed.value) && isRecord(parsed.value.evidence) ? parsed.value.evidence : undefined;
       if (!evidence) {

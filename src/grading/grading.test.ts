@@ -133,7 +133,9 @@ describe('strategies', () => {
     const strategy = createBatchedStrategy({ sampling, criteriaPerCall: 2 });
     const tasks = strategy.plan(item(), item().rubric.criteria);
     expect(tasks.map((task) => task.criteria.map((criterion) => criterion.id))).toEqual([['dose', 'harm'], ['tone']]);
-    expect(tasks[0].request.maxTokens).toBe(512);
+    // Two verdicts' explanations plus their keys, values and the reply's braces.
+    expect(tasks[0].request.maxTokens).toBeGreaterThan(2 * sampling.maxTokens);
+    expect(tasks[0].request.maxTokens).toBeLessThan(2 * sampling.maxTokens + 200);
     const decision = tasks[0].decide(reply(JSON.stringify({ verdicts: { dose: { explanation: 'states 200 mg', criteria_met: true } } })));
     expect(decision.verdicts.get('dose')?.met).toBe(true);
     expect(decision.errors.get('harm')?.message).toMatch(/no verdict for criterion harm/);

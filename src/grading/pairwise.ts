@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { RubricateError } from '../errors.js';
 import type { JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { Criterion, Item, PairwiseItem } from '../rubric/schema.js';
-import { extractJson, isRecord, unparseable } from './parse.js';
+import { extractJson, isRecord, truncatedReply, unparseable } from './parse.js';
 import { renderConversation } from './render.js';
 import type { GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
 
@@ -117,7 +117,8 @@ export function createPairwiseStrategy(options: PairwiseOptions): GradingStrateg
           templateVersion: `${pairwiseTemplate.version}${allowTies ? '' : '-no-ties'}`,
           decide(reply: JudgeReply): TaskDecision {
             const fail = (error: RubricateError): TaskDecision => ({ verdicts: new Map(), errors: new Map([[criterion.id, error]]) });
-            if (reply.finishReason === 'length') return fail(unparseable('reply cut off at the max-tokens limit', reply.text));
+            const truncated = truncatedReply(reply);
+            if (truncated) return fail(truncated);
             const parsed = extractJson(reply.text);
             if (!parsed.ok) return fail(unparseable(parsed.reason, reply.text));
             if (!isRecord(parsed.value)) return fail(unparseable('reply is not a JSON object', reply.text));

@@ -6,7 +6,10 @@ import { RubricateError } from '../errors.js';
 import { digestOf } from '../util/hash.js';
 import type { ChatMessage, JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { Criterion, Item } from '../rubric/schema.js';
-import { extractJson, isRecord, unparseable } from './parse.js';
+import { extractJson, isRecord, truncatedReply, unparseable } from './parse.js';
+import type { ModelLimits } from '../judges/profiles.js';
+import { batchedOutputBudget, groupCriteriaToFit } from './budget.js';
+import { estimateTokens } from './evidence.js';
 import { batchedTemplate, perCriterionTemplate } from './prompts.js';
 import { itemDigest, renderCriterion, renderItemContext } from './render.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, VerdictMode } from './types.js';
@@ -43,13 +46,6 @@ function baseRequest(options: StrategyOptions): Omit<JudgeRequest, 'messages'> {
 
 function failAll(criteria: Criterion[], error: RubricateError): TaskDecision {
   return { verdicts: new Map(), errors: new Map(criteria.map((criterion) => [criterion.id, error])) };
-}
-
-function truncatedReply(reply: JudgeReply): RubricateError | undefined {
-  if (reply.finishReason === 'length') {
-    return unparseable('reply cut off at the max-tokens limit (raise --max-tokens)', reply.text);
-  }
-  return undefined;
 }
 
 function withProbability(verdict: CriterionVerdict, reply: JudgeReply, criterion: Criterion): CriterionVerdict | RubricateError {
@@ -109,18 +105,24 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
   return {
     name: 'batched',
     templateVersion: batchedTemplate.version,
-    plan(item: Item, criteria: Criterion[]): JudgeTask[] {
+    plan(item: Item, criteria: Criterion[], limits?: ModelLimits): JudgeTask[] {
       const shared = itemDigest(item);
       const tasks: JudgeTask[] = [];
-      const size = Math.min(options.criteriaPerCall, Math.max(criteria.length, 1));
-      for (let start = 0; start < criteria.length; start += size) {
-        const group = criteria.slice(start, start + size);
+      // Groups of at most criteriaPerCall whose verdicts fit the judge's output limit and context.
+      const groups = groupCriteriaToFit(criteria, {
+        maxPerCall: options.criteriaPerCall,
+        tokensPerVerdict: options.sampling.maxTokens,
+        limits,
+        sharedPromptTokens: limits?.contextWindow !== undefined ? estimateTokens(renderItemContext(item)) + estimateTokens(batchedTemplate.instructions) : 0,
+        criterionPromptTokens: (criterion) => (limits?.contextWindow !== undefined ? estimateTokens(renderCriterion(criterion)) : 0),
+      });
+      for (const group of groups) {
         const blocks = group.map(renderCriterion).join('\n\n');
         const request = lazyRequest(
           {
             ...requestFields,
-            // Room for every verdict's explanation: the per-call budget scales with the group.
-            maxTokens: options.sampling.maxTokens * group.length,
+            // Room for every verdict of the group, from the reply schema (not --max-tokens times the group).
+            maxTokens: batchedOutputBudget(group, options.sampling.maxTokens),
             output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group) },
           },
           () => [

@@ -88,7 +88,13 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
   let nextTieBreak = 0;
 
   const baseUrls = judges.map((judge) => judge.provenance.baseUrl).filter((url): url is string => url !== undefined);
-  const provenance: JudgeProvenance = { id: first.id, model: first.model, ...(baseUrls.length > 0 ? { baseUrl: baseUrls.join(',') } : {}) };
+  const provenance: JudgeProvenance = {
+    id: first.id,
+    model: first.model,
+    ...(baseUrls.length > 0 ? { baseUrl: baseUrls.join(',') } : {}),
+    ...(first.settings ? { settings: first.settings } : {}),
+    ...(first.variant !== undefined ? { variant: first.variant } : {}),
+  };
   const limits = judges.map((judge) => judge.maxConcurrency);
   const maxConcurrency = limits.every((limit): limit is number => typeof limit === 'number') ? limits.reduce((sum, limit) => sum + limit, 0) : undefined;
 
@@ -155,6 +161,10 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
 
   return {
     provenance,
+    // Replicas serve the same model: the first one's (learned) limits stand for all.
+    get modelLimits() {
+      return judges[0].modelLimits;
+    },
     ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
     size: endpoints.length,
     complete,

@@ -9,6 +9,7 @@ import { holisticItem } from '../grading/holistic.js';
 import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
 import { createPrometheusAbsoluteStrategy } from '../grading/prometheus.js';
 import type { GradingStrategy, SamplingOptions, VerdictMode } from '../grading/types.js';
+import { assertValidSampling } from '../grading/sampling.js';
 import type { Judge } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { Item } from '../rubric/schema.js';
@@ -51,6 +52,7 @@ export const defaultSampling: SamplingOptions = { temperature: 0, maxTokens: 102
 
 export function createStrategy(options: Pick<GraderOptions, 'mode' | 'criteriaPerCall' | 'sampling' | 'verdictMode' | 'protocol'>): GradingStrategy {
   const sampling: SamplingOptions = { ...defaultSampling, ...options.sampling };
+  assertValidSampling(sampling);
   const mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
   if (options.protocol === 'prometheus') {
     if (mode !== 'per-criterion' || options.verdictMode === 'probability') {
@@ -136,6 +138,7 @@ export class Grader {
         id: judges.length > 1 ? judges.map((judge) => judge.provenance.id).join('+') : provenance.id,
         model: judges.length > 1 ? judges.map((judge) => judge.provenance.model).join('+') : provenance.model,
         ...(judges.length === 1 && provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+        ...(judges.length === 1 && provenance.settings ? { settings: provenance.settings } : {}),
         template_version: this.strategy.templateVersion,
         mode: this.mode,
         temperature: sampling.temperature,

@@ -42,6 +42,8 @@ export interface JudgeInfo {
   id: string;
   model: string;
   base_url?: string;
+  /** Request-shaping settings of an HTTP judge (capability profile, extra body, headers with secrets redacted). */
+  settings?: Record<string, unknown>;
   template_version: string;
   mode: string;
   temperature?: number;

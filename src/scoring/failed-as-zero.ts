@@ -3,7 +3,7 @@
  * (a failed evaluation scores 0), RuscaRL (`criteria_met: False` after its retries) and
  * AdvancedIF do, for users who must reproduce a leaderboard. Never the default: by default
  * an item with a failed criterion has no score. When used, the metrics say how many items
- * and criteria were counted this way.
+ * and criteria were counted this way; the results lines themselves are left as they are.
  */
 import type { Aggregator, ScoredItem, Scoring } from './types.js';
 
@@ -26,7 +26,8 @@ export function withFailedAsZero(scoring: Scoring): Scoring {
   return {
     ...scoring,
     description: `${scoring.description} (failed judge calls counted as not met)`,
-    itemScore: (item) => scoring.itemScore(failedAsNotMet(item)?.item ?? item),
+    // A results line keeps its truthful status and no score; only the metrics count the failures.
+    itemScore: (item) => scoring.itemScore(item),
     createAggregator(options): Aggregator {
       const inner = scoring.createAggregator(options);
       const counted = { items: 0, criteria: 0 };

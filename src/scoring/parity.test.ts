@@ -264,5 +264,7 @@ describe('--failed-as-zero', () => {
     expect(metrics.overall?.score).toBe(0.75);
     expect(metrics.failed_as_zero).toEqual({ items: 1, criteria: 1 });
     expect(failedAsNotMet(items[1])).toBeNull();
+    // The item itself keeps no score: only the aggregate counts the failure.
+    expect(withFailedAsZero(getScoring('compliance')).itemScore(items[0])).toBeNull();
   });
 });

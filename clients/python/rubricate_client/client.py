@@ -38,8 +38,9 @@ Prompt = Union[str, Sequence[Dict[str, Any]]]
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 #: Longer than the server's default 120 s deadline, so the server answers first.
 DEFAULT_TIMEOUT = 180.0
-#: Longest one call spends retrying 429/503 refusals (the server says when to come back).
-DEFAULT_MAX_RETRY_TIME = 120.0
+#: Longest one call spends retrying 429/503 refusals: the server is up but busy (a step of
+#: thousands of per-sample calls against a slow judge), so waiting is the useful thing to do.
+DEFAULT_MAX_RETRY_TIME = 600.0
 #: Longest one call spends reconnecting to a server that answered before and went away.
 DEFAULT_CONNECT_RETRY_TIME = 10.0
 
@@ -134,7 +135,7 @@ class RubricateClient:
         token: Optional[str] = None,
         timeout: float = DEFAULT_TIMEOUT,
         *,
-        max_retries: int = 20,
+        max_retries: int = 100,
         max_retry_time: float = DEFAULT_MAX_RETRY_TIME,
         connect_retry_time: float = DEFAULT_CONNECT_RETRY_TIME,
         max_retry_wait: float = 30.0,
