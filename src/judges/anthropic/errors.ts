@@ -47,7 +47,7 @@ export function anthropicHttpError(status: number, headers: Record<string, strin
   }
   if (status === 404 || type === 'not_found_error') {
     // An unknown model or path never starts working: stop the run (exit 4) instead of failing every call.
-    return new RubricateError('JUDGE_UNAVAILABLE', `Anthropic has no such model or endpoint (${status}): ${message}`, details);
+    return new RubricateError('JUDGE_NOT_FOUND', `Anthropic has no such model or endpoint (${status}): ${message}`, details);
   }
   if (status === 413 || type === 'request_too_large' || /prompt is too long/i.test(text)) {
     return new RubricateError('JUDGE_CONTEXT_OVERFLOW', `prompt too long for the judge: ${message}`, details);
