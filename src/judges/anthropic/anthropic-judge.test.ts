@@ -171,6 +171,10 @@ describe('anthropic: judge', () => {
   it('reads "prompt is too long" as a context overflow and the rate-limit reset header as the wait', () => {
     const overflow = anthropicHttpError(400, {}, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } }, 'e');
     expect(overflow.code).toBe('JUDGE_CONTEXT_OVERFLOW');
+    expect(overflow.details.overflow).toEqual({ cause: 'prompt', promptTokens: 210000, contextWindow: 200000 });
+    const budget = anthropicHttpError(400, {}, { type: 'error', error: { type: 'invalid_request_error', message: 'input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again' } }, 'e');
+    expect(budget.code).toBe('JUDGE_CONTEXT_OVERFLOW');
+    expect((budget.details.overflow as { cause: string }).cause).toBe('output');
     const now = Date.parse('2026-01-01T00:00:00Z');
     const headers = { 'anthropic-ratelimit-tokens-remaining': '0', 'anthropic-ratelimit-tokens-reset': '2026-01-01T00:00:12Z', 'anthropic-ratelimit-requests-remaining': '10', 'anthropic-ratelimit-requests-reset': '2026-01-01T00:01:00Z' };
     expect(rateLimitResetMilliseconds(headers, now)).toBe(12_000);
