@@ -9,6 +9,9 @@ export const errorCodes = {
   CONFIG_INVALID: { retryable: false, httpStatus: 400, exitCode: 2 },
   NOT_FOUND: { retryable: false, httpStatus: 404, exitCode: 2 },
   UNAUTHORIZED: { retryable: false, httpStatus: 401, exitCode: 2 },
+  INPUT_UNREADABLE: { retryable: false, httpStatus: 400, exitCode: 2 },
+  OUTPUT_CONFLICT: { retryable: false, httpStatus: 400, exitCode: 2 },
+  OUTPUT_UNWRITABLE: { retryable: false, httpStatus: 500, exitCode: 2 },
   OVERLOADED: { retryable: true, httpStatus: 503, exitCode: 4 },
   DEADLINE_EXCEEDED: { retryable: false, httpStatus: 504, exitCode: 4 },
   JUDGE_TIMEOUT: { retryable: true, httpStatus: 504, exitCode: 4 },
@@ -29,6 +32,10 @@ export const errorCodes = {
   JUDGE_CONTENT_FILTERED: { retryable: false, httpStatus: 502, exitCode: 3 },
   /** The reply was cut off at the model's own output limit, after raising the budget as far as it goes. */
   JUDGE_OUTPUT_LIMIT: { retryable: false, httpStatus: 502, exitCode: 3 },
+  /** A request inside a provider batch got no answer (the batch expired, was cancelled or failed): sent again in a new batch. */
+  JUDGE_BATCH_UNANSWERED: { retryable: true, httpStatus: 502, exitCode: 4 },
+  /** `--dry-run`: the call was counted and priced, not sent. */
+  JUDGE_DRY_RUN: { retryable: false, httpStatus: 500, exitCode: 1 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   /** The SQLite cache stayed locked by another process beyond the wait bound. */
   STORE_BUSY: { retryable: false, httpStatus: 503, exitCode: 4 },
@@ -121,4 +128,6 @@ export const exitCodes = {
   itemsFailed: 3,
   judgeUnavailable: 4,
   interrupted: 130,
+  /** Stopped by SIGTERM (128 + 15), as shells report it. */
+  terminated: 143,
 } as const;

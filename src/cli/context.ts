@@ -13,7 +13,7 @@ export interface CommandContext {
 /** One line per bad input record: where (file:line field) and what. */
 export function reportInputError(context: CommandContext, error: RubricateError): void {
   const location = formatLocation(error.details);
-  context.stderr(`invalid input: ${location ? `${location}: ` : ''}${error.message}`);
+  context.stderr(`invalid input: ${location ? `${location}: ` : ''}${error.message} [${error.code}]`);
 }
 
 function formatNumber(value: number): string {

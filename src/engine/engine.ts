@@ -14,7 +14,7 @@ import type { Judge, JudgeReply } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
-import { isPromise, type ReplyStore } from '../store/index.js';
+import { isPromise, sharesInFlight, type ReplyStore } from '../store/types.js';
 import { requestKey } from './request-key.js';
 import { addReplyUsage, emptyUsage, type Usage } from './usage.js';
 import { sleep } from '../util/sleep.js';
@@ -65,6 +65,8 @@ export interface EngineOptions {
   retryMaxDelayMs?: number;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
+  /** Once aborted, no new judge call starts; calls in flight go on until `signal` aborts (a graceful stop). */
+  stopSignal?: AbortSignal;
   /** Sample index for repeated judgements of the same request (self-consistency juries): part of the cache key. */
   sample?: number;
   /**
@@ -83,6 +85,8 @@ interface CallResult {
   retries: number;
   /** Served from the store or from an identical call already in flight. */
   cached: boolean;
+  /** This process claimed the call in a shared store (released once its reply is stored). */
+  claimed?: boolean;
 }
 
 /** Errors no later call can escape (bad key, no judge, a request the judge never accepts, no such model): the run stops. */
@@ -388,7 +392,7 @@ export class GradingEngine {
     let shared = this.inFlight.get(key);
     const leader = shared === undefined;
     if (!shared) {
-      shared = this.callWithRetries(task, attemptBudget);
+      shared = this.callOnceInFleet(task, attemptBudget, key);
       this.inFlight.set(key, shared);
     }
     let result: CallResult;
@@ -402,18 +406,55 @@ export class GradingEngine {
       if (!result.reply) return { error: result.error, calls: 0, retries: 0, cached: true };
       return { decision: task.decide(result.reply), calls: 0, retries: 0, cached: true };
     }
-    if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, cached: false };
-    const decision = task.decide(result.reply);
-    // Persist the moment a reply yields verdicts, before they are used: this is what makes a killed run resumable.
-    if (decision.verdicts.size > 0 && this.options.store) {
-      try {
-        const written = this.options.store.put(key, result.reply);
-        if (isPromise(written)) await written;
-      } catch (error) {
-        return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+    try {
+      if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, cached: false };
+      const decision = task.decide(result.reply);
+      // Another process made this call and stored its reply: a cache hit.
+      if (result.cached) return { decision, calls: 0, retries: 0, cached: true };
+      // Persist the moment a reply yields verdicts, before they are used: this is what makes a killed run resumable.
+      if (decision.verdicts.size > 0 && this.options.store) {
+        try {
+          const written = this.options.store.put(key, result.reply);
+          if (isPromise(written)) await written;
+        } catch (error) {
+          return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+        }
       }
+      return { decision, calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+    } finally {
+      // Released after the reply is stored, so processes waiting on the claim find it.
+      if (result.claimed && sharesInFlight(this.options.store)) this.options.store.release(key).catch(() => undefined);
     }
-    return { decision, calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+  }
+
+  /**
+   * With a store shared by several processes, one call per request across all of them: the
+   * first to claim the key calls; the others wait for its reply to be stored (and call
+   * themselves only if it gives up or its process dies, when the claim's lease runs out).
+   */
+  private async callOnceInFleet(task: JudgeTask, attemptBudget: number, key: string): Promise<CallResult> {
+    const store = this.options.store;
+    if (!sharesInFlight(store)) return this.callWithRetries(task, attemptBudget);
+    try {
+      while (!(await store.claim(key))) {
+        const reply = await store.awaitReply(key, this.options.signal);
+        if (reply) {
+          this.emit({ type: 'call', cached: true });
+          return { reply, calls: 0, retries: 0, cached: true };
+        }
+        if (this.options.signal?.aborted) return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'), calls: 0, retries: 0, cached: false };
+      }
+      // Stored by another process between our lookup and our claim: nothing to call.
+      const landed = await store.get(key);
+      if (landed) {
+        await store.release(key);
+        this.emit({ type: 'call', cached: true });
+        return { reply: landed, calls: 0, retries: 0, cached: true };
+      }
+    } catch (error) {
+      return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: 0, retries: 0, cached: false };
+    }
+    return { ...(await this.callWithRetries(task, attemptBudget)), claimed: true };
   }
 
   private async callWithRetries(task: JudgeTask, attemptBudget: number): Promise<CallResult> {
@@ -426,6 +467,10 @@ export class GradingEngine {
         return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'), calls, retries, cached: false };
       }
       await this.limiter.acquire(attempt > 1);
+      if (this.options.stopSignal?.aborted) {
+        this.limiter.release('failure');
+        return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was stopped before this call started'), calls, retries, cached: false };
+      }
       calls += 1;
       let outcome: 'success' | 'overloaded' | 'failure' = 'failure';
       let error: RubricateError;

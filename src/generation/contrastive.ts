@@ -13,8 +13,8 @@ import type { Grader } from '../pipeline/grader.js';
 import { getPairwiseImporter } from '../rubric/formats/index.js';
 import { normalizeMessages, zodErrorToInputError } from '../rubric/normalize.js';
 import { messageInputSchema, type Message, type Rubric } from '../rubric/schema.js';
-import { readLines } from '../util/jsonl.js';
-import { canonicalJson, safeParseJson } from '../util/json.js';
+import { parseLineJson, readLines } from '../util/jsonl.js';
+import { canonicalJson } from '../util/json.js';
 import { rubricateVersion } from '../version.js';
 import { isFatal } from './decompose-filter.js';
 import type { RubricGenerator } from './generator.js';
@@ -62,11 +62,11 @@ export async function readPreferencePairs(source: string, format = 'jsonl'): Pro
   const summary: PairReadSummary = { records: 0, pairs: 0, ties: 0, unlabelled: 0, invalid: [] };
   const pairs: PreferencePair[] = [];
   if (format === 'jsonl') {
-    for await (const { line, text } of readLines(source)) {
+    for await (const { line, text, error: lineError } of readLines(source)) {
       summary.records += 1;
-      const parsed = safeParseJson(text);
+      const parsed = parseLineJson(text, lineError);
       if (!parsed.ok) {
-        summary.invalid.push(new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file: source, line }));
+        summary.invalid.push(new RubricateError('INPUT_INVALID', parsed.error, { file: source, line }));
         continue;
       }
       const checked = pairLineSchema.safeParse(parsed.value);

@@ -162,7 +162,17 @@ export function defaultJudgeSpec(environment: NodeJS.ProcessEnv = process.env): 
   return 'gguf:default';
 }
 
-/** Splits `prefix:target` and builds the judge; `undefined` means no judge (`none`). */
+/** A judge spec naming a backend and its target (`openai:gpt-4.1`, `gguf:default`): always builds a judge. */
+export type JudgeSpec = `${string}:${string}`;
+
+/**
+ * Splits `prefix:target` and builds the judge. A `prefix:target` spec always gives a `Judge`
+ * (a factory that returns none for one is an error); `none` gives `undefined` (checks only);
+ * with no spec the default rule picks one.
+ */
+export async function createJudge(config: JudgeConfig & { spec: JudgeSpec }): Promise<Judge>;
+export async function createJudge(config: JudgeConfig & { spec: 'none' }): Promise<undefined>;
+export async function createJudge(config: JudgeConfig): Promise<Judge | undefined>;
 export async function createJudge(config: JudgeConfig): Promise<Judge | undefined> {
   const spec = config.spec ?? defaultJudgeSpec(config.environment);
   const separator = spec.indexOf(':');
@@ -174,5 +184,9 @@ export async function createJudge(config: JudgeConfig): Promise<Judge | undefine
       field: 'judge',
     });
   }
-  return factory(target, config);
+  const judge = await factory(target, config);
+  if (!judge && separator !== -1) {
+    throw new RubricateError('CONFIG_INVALID', `judge "${spec}" did not build a judge (use "none" for checks only)`, { field: 'judge' });
+  }
+  return judge;
 }

@@ -17,11 +17,12 @@ import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
 import { toResultRecord, type JudgeInfo, type ResultRecord } from './results.js';
+import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
 
 export type GradingMode = 'per-criterion' | 'batched' | 'holistic';
 
 /** Engine settings the Grader hands through unchanged to every engine it makes. */
-type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal';
+type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal' | 'stopSignal';
 
 export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
   judge?: Judge;
@@ -48,10 +49,8 @@ export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
 
 export type JudgeProtocol = 'native' | 'prometheus';
 
-export const defaultSampling: SamplingOptions = { temperature: 0, maxTokens: 1024 };
-
 export function createStrategy(options: Pick<GraderOptions, 'mode' | 'criteriaPerCall' | 'sampling' | 'verdictMode' | 'protocol'>): GradingStrategy {
-  const sampling: SamplingOptions = { ...defaultSampling, ...options.sampling };
+  const sampling: SamplingOptions = withDefaultSampling(options.sampling);
   assertValidSampling(sampling);
   const mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
   if (options.protocol === 'prometheus') {
@@ -93,12 +92,12 @@ export class Grader {
       throw new RubricateError('CONFIG_INVALID', '--judge-protocol prometheus has no holistic mode: each 1–5 criterion is its own call', { field: 'judge-protocol' });
     }
     this.strategy = createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode });
-    this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? 'healthbench');
+    this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName);
     this.omitText = options.omitText ?? false;
     this.aggregate = options.juryAggregate ?? 'majority';
     this.holisticLevels = options.holisticLevels ?? 10;
     this.onEvent = options.onEvent;
-    const sampling: SamplingOptions = { ...defaultSampling, ...options.sampling };
+    const sampling: SamplingOptions = withDefaultSampling(options.sampling);
     const judges = options.judges && options.judges.length > 0 ? options.judges : options.judge ? [options.judge] : [];
     const samples = Math.max(1, options.samples ?? 1);
     const withoutProbabilities = options.verdictMode === 'probability' ? judges.find((judge) => judge.supportsTokenProbabilities === false) : undefined;
@@ -116,7 +115,7 @@ export class Grader {
         judge,
         strategy: sample !== undefined && sampling.seed !== undefined ? createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode, sampling: { ...sampling, seed: sampling.seed + sample } }) : this.strategy,
         store: options.store,
-        checkRunner: options.checkRunner,
+        checkRunner: options.checkRunner ?? defaultCheckRunner,
         checkMode: options.checkMode,
         concurrency: options.concurrency,
         maxAttempts: options.maxAttempts,
@@ -125,6 +124,7 @@ export class Grader {
         // Item events come from the grader (once per item, also for juries and invalid records).
         onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
         signal: options.signal,
+        stopSignal: options.stopSignal,
         sample,
         contextBudgetTokens: options.contextBudgetTokens,
         evidenceSampling: { ...sampling, maxTokens: Math.min(sampling.maxTokens, 768) },

@@ -12,15 +12,18 @@ export function registerHealthRoute(app: ServerApp, { service }: RouteContext, s
   app.get('/healthz', (context) => {
     const fatal = service.fatalError;
     const endpoints = service.judgeEndpoints?.();
+    const store = service.storeHealth?.();
+    const storeDown = store !== undefined && store.status !== 'ok';
     const body = {
-      status: state.draining ? 'draining' : fatal ? 'unhealthy' : 'ok',
+      status: state.draining ? 'draining' : fatal ? 'unhealthy' : storeDown ? 'degraded' : 'ok',
+      ...(store ? { store: store.status } : {}),
       judge: service.grader.judgeInfo ? { id: service.grader.judgeInfo.id, model: service.grader.judgeInfo.model } : null,
       scoring: service.grader.scoring.name,
       queue: { depth: service.admission.used, waiting: service.admission.waiting, capacity: service.admission.capacity },
       ...(endpoints ? { judge_endpoints: endpoints.map((entry) => ({ endpoint: entry.endpoint, healthy: entry.healthy, outstanding: entry.outstanding })) } : {}),
       ...(fatal ? { error: { code: fatal.code, message: fatal.message } } : {}),
     };
-    return context.json(body, state.draining || fatal ? 503 : 200);
+    return context.json(body, state.draining || fatal || storeDown ? 503 : 200);
   });
 }
 

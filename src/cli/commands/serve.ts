@@ -21,6 +21,7 @@ import { nullPolicy, parseErrorPolicy, type ErrorPolicy } from '../../server/rew
 import { scoreRoutes } from '../../server/score.js';
 import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
 import type { CommandContext } from '../context.js';
+import { RedisReplyStore } from '../../store/index.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
 import { loadRubrics } from '../rubrics-file.js';
 import { createRubricEvolver, type RubricEvolver } from '../../generation/evolver.js';
@@ -135,7 +136,8 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
   if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
 
   const { judges, pool } = await buildServeJudges(flags, (event) => logger.warn({ pool: event }, 'judge pool'));
-  const opened = await openStore(flags, undefined);
+  // A server answers 503 at once while a Redis store is away, rather than holding requests.
+  const opened = await openStore(flags, undefined, { failFast: true });
   let evolver: RubricEvolver | undefined;
   let generatorJudge: Judge | undefined;
   const closeAll = async () => {
@@ -170,6 +172,7 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
       onError: flags.onError,
       rubrics,
       ...(pool ? { judgeEndpoints: () => pool.status() } : {}),
+      ...(opened.store instanceof RedisReplyStore ? { storeHealth: () => (opened.store as RedisReplyStore).connection.health() } : {}),
     });
     running = await startServer({
       service,

@@ -4,12 +4,17 @@
  */
 import type OpenAI from 'openai';
 import { RubricateError } from '../../errors.js';
+import { importOptional } from '../../util/optional-package.js';
 import { safeParseJson } from '../../util/json.js';
 import { redactUrl } from '../../util/redact.js';
 import { httpStatusToError, networkErrorToError, readErrorBody } from './http-errors.js';
 import { authenticationHeaders, chatCompletionsUrl, type ChatTransport, type ChatTransportOptions } from './transport.js';
 
 export type SdkTransportOptions = ChatTransportOptions;
+
+/** What to do when `--judge-transport sdk` is asked for without the optional openai package. */
+export const sdkInstallHint =
+  'the SDK transport needs the optional package openai: install it with `npm install openai@6.49.0`, or leave out `--judge-transport sdk` (the default transport needs no package)';
 
 export function createSdkTransport(options: SdkTransportOptions): ChatTransport {
   // The SDK appends `/chat/completions` to its base URL as text: a query in the base URL would
@@ -21,7 +26,7 @@ export function createSdkTransport(options: SdkTransportOptions): ChatTransport 
   // Loaded on first use: users of the default transport never load the SDK.
   let sdk: Promise<{ client: OpenAI; APIError: typeof OpenAI.APIError }> | undefined;
   const connect = () =>
-    (sdk ??= import('openai').then(({ default: OpenAIClient }) => ({
+    (sdk ??= importOptional<typeof import('openai')>('openai', sdkInstallHint).then(({ default: OpenAIClient }) => ({
       // Retries and timeouts belong to the engine; the SDK must not add its own.
       client: new OpenAIClient({
         baseURL,
