@@ -32,6 +32,10 @@ export const errorCodes = {
   JUDGE_CONTENT_FILTERED: { retryable: false, httpStatus: 502, exitCode: 3 },
   /** The reply was cut off at the model's own output limit, after raising the budget as far as it goes. */
   JUDGE_OUTPUT_LIMIT: { retryable: false, httpStatus: 502, exitCode: 3 },
+  /** A request inside a provider batch got no answer (the batch expired, was cancelled or failed): sent again in a new batch. */
+  JUDGE_BATCH_UNANSWERED: { retryable: true, httpStatus: 502, exitCode: 4 },
+  /** `--dry-run`: the call was counted and priced, not sent. */
+  JUDGE_DRY_RUN: { retryable: false, httpStatus: 500, exitCode: 1 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   /** The SQLite cache stayed locked by another process beyond the wait bound. */
   STORE_BUSY: { retryable: false, httpStatus: 503, exitCode: 4 },

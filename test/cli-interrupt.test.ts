@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { answer, mentions } from '../src/generation/fixtures/fake-generator.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../src/testing/fake-judge.js';
 import { runCli, startCli, type CliResult } from './helpers.js';
 
@@ -188,5 +189,40 @@ describe('interrupting compare', () => {
     expect(fake.requests.slice(firstRunCalls).filter((request) => firstRunTexts.has(request.userText))).toHaveLength(0);
     expect(fake.requests.length).toBe(itemCount * 2);
     expect(existsSync(`${out}.summary.json`)).toBe(true);
+  }, 120_000);
+});
+
+describe('interrupting generate stays correct (it already was; SIGTERM is now graceful too)', () => {
+  it('SIGTERM with --no-cache: exit 143, the rubrics written are complete items, the journal survives, and the rerun repeats no answered call', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-sigterm-'));
+    const input = join(directory, 'prompts.jsonl');
+    writeFileSync(input, `${Array.from({ length: itemCount }, (_, index) => JSON.stringify({ id: `q${index}`, prompt: `Explain topic number ${index}.` })).join('\n')}\n`);
+    const out = join(directory, 'rubrics.jsonl');
+    const rubric: FakeJudgeScript = () => ({ content: answer(['because', 'example', 'first', 'second', 'clear', 'rain', 'cause', 'effect'].map((word) => mentions(word))) });
+    // The first 10 calls are answered; later ones hang (generate cancels calls in flight at once on a signal).
+    const answered = new Set<string>();
+    fake = await startFakeJudge((request) => {
+      if (request.index >= 10) return { hang: true };
+      answered.add(request.userText);
+      return rubric(request);
+    });
+    const args = ['generate', '--input', input, '--out', out, '--generator', 'openai:writer', '--generator-base-url', fake.baseUrl, '--no-cache', '--concurrency', '4', '--quiet'];
+    // 14 requests seen: the 4 slots (--concurrency 4) all hold hanging calls, so every answered one was read.
+    const { result } = await interruptMidRun(args, 'SIGTERM', 13, () => undefined);
+
+    expect(result.code, result.stderr).toBe(143);
+    expect(result.stderr).toMatch(/interrupted: rubrics written so far are complete; rerun the same command/);
+    const written = existsSync(out) ? readFileSync(out, 'utf8').trim().split('\n').filter((line) => line !== '') : [];
+    expect(written.length).toBeLessThan(itemCount);
+    for (const line of written) expect((JSON.parse(line) as { rubric: { criteria: unknown[] } }).rubric.criteria.length).toBeGreaterThan(0);
+    expect(existsSync(`${out}.journal.sqlite`)).toBe(true);
+
+    fake.setScript(rubric);
+    const firstRunCalls = fake.requests.length;
+    const rerun = await runCli(args);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(fake.requests.slice(firstRunCalls).filter((request) => answered.has(request.userText))).toHaveLength(0);
+    expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(itemCount);
+    expect(existsSync(`${out}.journal.sqlite`)).toBe(false);
   }, 120_000);
 });

@@ -29,6 +29,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   cache: async () => (await import('./commands/cache.js')).registerCacheCommand,
   worker: async () => (await import('./commands/worker.js')).registerWorkerCommand,
   merge: async () => (await import('./commands/merge.js')).registerMergeCommand,
+  batches: async () => (await import('./commands/batches.js')).registerBatchesCommand,
 };
 
 export async function buildProgram(context: CommandContext, argv: readonly string[] = []): Promise<Command> {

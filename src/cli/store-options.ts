@@ -121,3 +121,12 @@ export async function applyFleetLimitsFrom(judges: Judge[], flags: StoreFlags & 
     callTimeoutMs: Math.round((flags.timeout ?? 120) * 1000),
   });
 }
+
+/** The cache files a run reads and writes (--cache, or a --store that is a file): no output may replace them. */
+export function storeFilesOf(flags: StoreFlags): Array<{ flag: string; path: string | undefined }> {
+  const spec = storeSpecFrom(flags.store);
+  return [
+    { flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined },
+    { flag: 'store', path: spec !== undefined && !isRedisUrl(spec) ? spec : undefined },
+  ];
+}

@@ -54,6 +54,8 @@ export interface JudgeUsage {
   cachedInputTokens: number;
   /** Input tokens written to the server's prompt cache (Anthropic bills them above the input price). */
   cacheWriteInputTokens?: number;
+  /** Answered through the provider's Batch API (billed at its batch discount). */
+  batch?: boolean;
 }
 
 export interface JudgeReply {

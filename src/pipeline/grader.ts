@@ -103,7 +103,7 @@ export class Grader {
     const withoutProbabilities = options.verdictMode === 'probability' ? judges.find((judge) => judge.supportsTokenProbabilities === false) : undefined;
     if (withoutProbabilities) {
       // Refused before any call: every call would fail the same way.
-      throw new RubricateError('JUDGE_UNAVAILABLE', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict probability cannot be used with it (use --verdict binary)`, { field: 'verdict' });
+      throw new RubricateError('JUDGE_UNSUPPORTED', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict probability cannot be used with it (use --verdict binary)`, { field: 'verdict' });
     }
     if (samples > 1 && sampling.temperature === 0) {
       throw new RubricateError('CONFIG_INVALID', 'several samples of a judge at temperature 0 would all be the same: set --temperature above 0', { field: 'samples' });

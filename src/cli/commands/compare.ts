@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
 import { countLines, countRecords, ProgressReporter } from '../progress.js';
@@ -45,7 +46,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: true }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary ?? `${flags.out}.summary.json` }],
-    keep: [{ flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined }],
+    keep: storeFilesOf(flags),
   });
   const judges = await buildJudges(flags);
   if (judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });

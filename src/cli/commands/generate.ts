@@ -19,6 +19,7 @@ import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { Grader } from '../../pipeline/grader.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parsePositiveInteger, type JudgeFlags, type OpenedStore } from '../judge-options.js';
+import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 
 interface GenerateFlags extends JudgeFlags, GeneratorFlags {
@@ -66,7 +67,7 @@ async function runGenerate(flags: GenerateFlags, context: CommandContext): Promi
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'pairs', path: flags.pairs, folder: true }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }],
-    keep: [{ flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined }],
+    keep: storeFilesOf(flags),
   });
   const opened = await openStore(flags, flags.out);
   try {

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
 import { countLines, countRecords, ProgressReporter } from '../progress.js';
@@ -9,7 +10,7 @@ import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
 import { withoutPrometheusSkips } from '../../rubric/formats/biggen.js';
 import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
-import { exitCodes } from '../../errors.js';
+import { exitCodes, RubricateError } from '../../errors.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 import { gradeThroughQueue } from '../../queue/grading-queue.js';
@@ -17,8 +18,9 @@ import { addQueueOptions, runSpecFrom, shardOf, type QueueFlags } from '../queue
 import { getScoring } from '../../scoring/registry.js';
 import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
 import { reportFailedAsZero } from './score.js';
+import { addBatchOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
 
-interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags {
+interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags, BatchFlags {
   out: string;
   metrics?: string;
   scoring?: string;
@@ -47,6 +49,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--quiet', 'no progress bar');
   addJudgeOptions(command);
   addQueueOptions(command);
+  addBatchOptions(command);
   command.action(async (flags: GradeFlags) => {
     context.exitCode = await runGrade(flags, context);
   });
@@ -58,16 +61,26 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }, { flag: 'prices', path: flags.prices }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'metrics', path: flags.metrics }, { flag: 'report', path: flags.report }],
-    keep: [{ flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined }],
+    keep: storeFilesOf(flags),
   });
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   const importOptions = await importOptionsFrom(flags, context);
 
   // With --queue the workers call the judge (and hold the fleet limits); here it only names the run.
-  const judges = await buildJudges(flags.queue ? { ...flags, globalConcurrency: undefined, rateLimit: undefined } : flags);
+  let judges = await buildJudges(flags.queue ? { ...flags, globalConcurrency: undefined, rateLimit: undefined } : flags);
+  let batched: BatchedJudges | undefined;
+  if (flags.batch) {
+    if (flags.queue) throw new RubricateError('CONFIG_INVALID', '--batch and --queue are two ways of sending the calls: give one of them', { field: 'batch' });
+    batched = batchJudgesFrom(judges, flags, flags.out, (event) => {
+      const line = describeBatchEvent(event);
+      if (line && !flags.quiet) context.stderr(line);
+    });
+    judges = batched.judges;
+  }
   const judge = judges[0];
   const closeJudges = async () => {
     for (const member of judges) await member.close?.();
+    batched?.ledger.close();
   };
   const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
@@ -87,6 +100,8 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     stopSignal: context.signal,
     signal: afterGrace(context.signal),
     ...graderOptionsFrom(flags),
+    // Every call waits in a batch: the engine hands over all it has (the window bounds memory) and waits up to the 24 h window.
+    ...(batched ? { concurrency: 50_000, timeoutMs: 7 * 24 * 3600 * 1000 } : {}),
   });
 
   const queueUrl = flags.queue;
@@ -147,6 +162,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     const { writeReportFromResults } = await import('../../report/index.js');
     await writeReportFromResults({ input: flags.out, out: flags.report });
   }
+  batched?.batchJudge.finish();
   opened.finish();
   await opened.close();
   await closeJudges();

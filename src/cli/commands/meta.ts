@@ -22,6 +22,7 @@ import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
 import { getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, type JudgeFlags } from '../judge-options.js';
+import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 
 interface MetaFlags extends JudgeFlags {
@@ -152,7 +153,7 @@ async function runMeta(flags: MetaFlags, context: CommandContext, dependencies: 
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: true }, { flag: 'labels', path: flags.labels }],
     outputs: [{ flag: 'out', path: flags.out }],
-    keep: [{ flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined }],
+    keep: storeFilesOf(flags),
   });
   const bootstrap = { resamples: flags.resamples, seed: flags.bootstrapSeed, confidence: flags.confidence };
   const say = (text: string) => {

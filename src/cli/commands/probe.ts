@@ -15,6 +15,7 @@ import { getItemImporter } from '../../rubric/formats/index.js';
 import type { Item } from '../../rubric/schema.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
+import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { ProgressReporter } from '../progress.js';
 import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
@@ -71,7 +72,7 @@ async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Prom
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }],
     outputs: [{ flag: 'out', path: flags.out }],
-    keep: [{ flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined }],
+    keep: storeFilesOf(flags),
   });
   const probes = parseProbeList(flags.probes);
   const importer = getItemImporter(flags.format);

@@ -14,6 +14,7 @@ import { Grader } from '../../pipeline/grader.js';
 import { rubricateVersion } from '../../version.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
+import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 
 interface RefineFlags extends JudgeFlags, GeneratorFlags {
@@ -75,7 +76,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses-file', path: flags.responsesFile }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }],
-    keep: [{ flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined }],
+    keep: storeFilesOf(flags),
   });
   const responsesFromFile = flags.responsesFile ? await readResponsesFile(flags.responsesFile) : undefined;
   const opened = await openStore(flags, flags.out);

@@ -48,7 +48,9 @@ const maxAdjustments = 8;
 /** `finish_reason: length` raises the budget this many times over, up to the model's limit. */
 const budgetGrowth = 4;
 
-export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOptions): Judge & { close(): Promise<void>; readonly profile: JudgeProfile } {
+export function createOpenAICompatibleJudge(
+  options: OpenAICompatibleJudgeOptions,
+): Judge & { close(): Promise<void>; readonly profile: JudgeProfile; requestBody(request: JudgeRequest): Record<string, unknown> } {
   const transportOptions: ChatTransportOptions = { baseUrl: options.baseUrl, apiKey: options.apiKey, apiKeyHeader: options.apiKeyHeader, headers: options.headers, query: options.query };
   const transport: ChatTransport = options.transport === 'sdk' ? createSdkTransport(transportOptions) : createHttpTransport(transportOptions);
   registerSecret(options.apiKey);
@@ -226,6 +228,10 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
       return { maxOutputTokens: profile.maxOutputTokens, contextWindow: profile.contextWindow };
     },
     complete,
+    /** The body the next call of this request would send (Batch API lines, dry runs). */
+    requestBody(request: JudgeRequest): Record<string, unknown> {
+      return buildBody(request, outputLevel, initialBudget(request));
+    },
     async close() {
       transport.close();
     },
