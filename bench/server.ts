@@ -381,7 +381,7 @@ async function measureWindow(servers: ReadonlyArray<{ url: string; pid: number }
   return { seconds: (performance.now() - startedAt) / 1000, counted: countEnd - countStart, serverCpuMs: cpuEnd - cpuStart };
 }
 
-export type ServerBenchmarkPhase = 'cached' | 'judge' | 'overload';
+export type ServerBenchmarkPhase = 'cached' | 'cached-redis' | 'judge' | 'overload';
 
 export interface ServerBenchmarkOptions {
   /** Seconds of load per phase (default 10). */
@@ -413,6 +413,8 @@ export interface ServerBenchmarkResult {
   /** (a) with one `serve` process, and with two sharing the cache file. */
   cached?: CachedResult;
   cachedTwoReplicas?: CachedResult;
+  /** Two replicas sharing a Redis store against one replica with SQLite (cached rewards/s). */
+  cachedRedis?: { sqliteOneReplica: CachedResult; redisTwoReplicas: CachedResult; ratio: number };
   judgeBound?: {
     judgeLatencyMs: number;
     judgeCapacity: number;
@@ -460,18 +462,18 @@ export async function runServerBenchmark(options: ServerBenchmarkOptions = {}): 
   const result: ServerBenchmarkResult = { serverMode, loadAverageAtStart: round(loadavg()[0], 2), seconds: 0 };
   const settleMs = 4000;
   try {
-    if (phases.has('cached')) {
+    if (phases.has('cached') || phases.has('cached-redis')) {
       // (a) Cached verdicts: warm the reply cache through a server, then measure on it, with one
       // replica (one core), and with two replicas sharing the cache file (the documented way to
-      // use two cores).
+      // use two cores); `cached-redis`: two replicas sharing a Redis store instead.
       const fastJudge = await startJudgeProcess({ latencyMs: 1, capacity: 1024 });
       children.push(fastJudge.child);
       const cacheFile = path.join(cacheDirectory, 'replies.sqlite');
       const distinct = 1024;
-      const runCached = async (replicas: number): Promise<CachedResult> => {
+      const runCached = async (replicas: number, storeArgs: string[] = ['--cache', cacheFile]): Promise<CachedResult> => {
         const servers: Array<{ child: Child; url: string; pid: number }> = [];
         for (let replica = 0; replica < replicas; replica += 1) {
-          const server = await startServeProcess(fastJudge.url, ['--cache', cacheFile, '--concurrency', '256']);
+          const server = await startServeProcess(fastJudge.url, [...storeArgs, '--concurrency', '256']);
           children.push(server.child);
           servers.push(server);
         }
@@ -509,8 +511,21 @@ export async function runServerBenchmark(options: ServerBenchmarkOptions = {}): 
           met: rate >= 2000 && report.latencyMs.p99 <= 50 && failedRequests === 0,
         };
       };
-      result.cached = await runCached(1);
-      result.cachedTwoReplicas = await runCached(2);
+      if (phases.has('cached')) {
+        result.cached = await runCached(1);
+        result.cachedTwoReplicas = await runCached(2);
+      }
+      if (phases.has('cached-redis')) {
+        const { startRedisServer } = await import('../src/testing/redis-server.js');
+        const redis = await startRedisServer();
+        try {
+          const sqliteOne = result.cached ?? (await runCached(1));
+          const redisTwo = await runCached(2, ['--store', redis.url]);
+          result.cachedRedis = { sqliteOneReplica: sqliteOne, redisTwoReplicas: redisTwo, ratio: round(redisTwo.rewardsPerSecond / sqliteOne.rewardsPerSecond, 2) };
+        } finally {
+          await redis.stop();
+        }
+      }
       await stopChild(fastJudge.child);
     }
 
@@ -634,7 +649,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     if (mode === '--load') await runLoad(parsed.value as LoadConfig);
     else await runJudge(parsed.value as JudgeConfig);
   } else {
-    const phases = process.argv.slice(2).filter((argument): argument is ServerBenchmarkPhase => ['cached', 'judge', 'overload'].includes(argument));
+    const phases = process.argv.slice(2).filter((argument): argument is ServerBenchmarkPhase => ['cached', 'cached-redis', 'judge', 'overload'].includes(argument));
     const connections = Number(process.env.RUBRICATE_BENCH_CONNECTIONS) || undefined;
     const result = await runServerBenchmark({ ...(phases.length > 0 ? { phases } : {}), ...(connections ? { overloadConnections: connections } : {}) });
     printResult(result);

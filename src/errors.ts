@@ -4,11 +4,18 @@
  * the HTTP status and whether the engine retries.
  */
 
+import { redactDeep, redactText } from './util/redact.js';
+
 export const errorCodes = {
   INPUT_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   CONFIG_INVALID: { retryable: false, httpStatus: 400, exitCode: 2 },
   NOT_FOUND: { retryable: false, httpStatus: 404, exitCode: 2 },
   UNAUTHORIZED: { retryable: false, httpStatus: 401, exitCode: 2 },
+  FORBIDDEN_ORIGIN: { retryable: false, httpStatus: 403, exitCode: 2 },
+  UNSUPPORTED_MEDIA_TYPE: { retryable: false, httpStatus: 415, exitCode: 2 },
+  INPUT_UNREADABLE: { retryable: false, httpStatus: 400, exitCode: 2 },
+  OUTPUT_CONFLICT: { retryable: false, httpStatus: 400, exitCode: 2 },
+  OUTPUT_UNWRITABLE: { retryable: false, httpStatus: 500, exitCode: 2 },
   OVERLOADED: { retryable: true, httpStatus: 503, exitCode: 4 },
   DEADLINE_EXCEEDED: { retryable: false, httpStatus: 504, exitCode: 4 },
   JUDGE_TIMEOUT: { retryable: true, httpStatus: 504, exitCode: 4 },
@@ -21,6 +28,20 @@ export const errorCodes = {
   JUDGE_UNPARSEABLE: { retryable: true, httpStatus: 502, exitCode: 3 },
   JUDGE_REFUSED: { retryable: true, httpStatus: 502, exitCode: 3 },
   JUDGE_UNAVAILABLE: { retryable: false, httpStatus: 503, exitCode: 4 },
+  JUDGE_REPLY_TOO_LARGE: { retryable: true, httpStatus: 502, exitCode: 4 },
+  JUDGE_CIRCUIT_OPEN: { retryable: false, httpStatus: 503, exitCode: 4 },
+  /** A request this judge will never accept (e.g. log-probabilities from a model without them): stops the run. */
+  JUDGE_UNSUPPORTED: { retryable: false, httpStatus: 502, exitCode: 4 },
+  /** The model, deployment or endpoint does not exist (404): stops the run. */
+  JUDGE_NOT_FOUND: { retryable: false, httpStatus: 502, exitCode: 4 },
+  /** The provider's content filter withheld the reply (or refused the prompt). */
+  JUDGE_CONTENT_FILTERED: { retryable: false, httpStatus: 502, exitCode: 3 },
+  /** The reply was cut off at the model's own output limit, after raising the budget as far as it goes. */
+  JUDGE_OUTPUT_LIMIT: { retryable: false, httpStatus: 502, exitCode: 3 },
+  /** A request inside a provider batch got no answer (the batch expired, was cancelled or failed): sent again in a new batch. */
+  JUDGE_BATCH_UNANSWERED: { retryable: true, httpStatus: 502, exitCode: 4 },
+  /** `--dry-run`: the call was counted and priced, not sent. */
+  JUDGE_DRY_RUN: { retryable: false, httpStatus: 500, exitCode: 1 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   /** The SQLite cache stayed locked by another process beyond the wait bound. */
   STORE_BUSY: { retryable: false, httpStatus: 503, exitCode: 4 },
@@ -51,9 +72,11 @@ export class RubricateError extends Error {
   readonly details: ErrorDetails;
 
   constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
-    super(message, options);
+    // Messages and details reach results, stderr, reports and HTTP answers: no secret survives
+    // past here (a judge's 401 body echoing the key, an endpoint URL with a password).
+    super(redactText(message), options);
     this.code = code;
-    this.details = details;
+    this.details = redactDeep(details);
   }
 
   get retryable(): boolean {
@@ -113,4 +136,6 @@ export const exitCodes = {
   itemsFailed: 3,
   judgeUnavailable: 4,
   interrupted: 130,
+  /** Stopped by SIGTERM (128 + 15), as shells report it. */
+  terminated: 143,
 } as const;

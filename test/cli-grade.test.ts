@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requestKey } from '../src/engine/request-key.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
-import { defaultSampling } from '../src/pipeline/grader.js';
+import { defaultSampling } from '../src/pipeline/defaults.js';
 import { healthbenchImporter } from '../src/rubric/formats/healthbench.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { runCli, startCli } from './helpers.js';
@@ -172,6 +172,7 @@ describe('rubricate grade (end to end, real CLI process)', () => {
     expect(unknown.stderr).toMatch(/error \[CONFIG_INVALID\]: .*unknown input format "nope"/);
     expect(unknown.stderr).not.toMatch(/\n\s+at /);
     const missing = await runCli(['grade', '--input', join(directory, 'absent.jsonl'), '--out', join(directory, 'y.jsonl'), '--judge', 'none']);
-    expect(missing.stderr).toMatch(/absent\.jsonl: file not found/);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/error \[INPUT_UNREADABLE\]: .*absent\.jsonl field input: cannot read --input: no such file or folder/);
   }, 60_000);
 });

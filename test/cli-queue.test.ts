@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCli as runCliInProcess } from '../src/cli/main.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
-import { redisTest } from '../src/testing/redis-server.js';
+import { redisTest } from '../src/testing/redis-fixture.js';
 import { startCli, type CliResult } from './helpers.js';
 
 let fake: FakeJudge | undefined;

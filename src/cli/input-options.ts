@@ -1,6 +1,7 @@
 /** Input flags shared by the commands that read items (grade, probe, convert). */
 import type { Command } from 'commander';
-import type { ImportOptions } from '../rubric/formats/types.js';
+import { RubricateError } from '../errors.js';
+import type { ImportOptionName, ImportOptions } from '../rubric/formats/types.js';
 import type { CommandContext } from './context.js';
 import { loadRubrics } from './rubrics-file.js';
 
@@ -36,4 +37,16 @@ export async function importOptionsFrom(flags: InputFlags, context: CommandConte
   };
   if (flags.rubrics) options.rubrics = await loadRubrics(flags.rubrics);
   return options;
+}
+
+const flagNames: Record<ImportOptionName, string> = { responses: 'responses', responseFrom: 'response-from', rubrics: 'rubrics', examples: 'examples' };
+
+/** A side-input flag the format does not use is an error (it would otherwise be silently ignored). */
+export function refuseInapplicableFlags(flags: Partial<Record<ImportOptionName, unknown>>, format: { name: string; accepts?: readonly ImportOptionName[] }): void {
+  if (!format.accepts) return;
+  for (const option of Object.keys(flagNames) as ImportOptionName[]) {
+    if (flags[option] === undefined || format.accepts.includes(option)) continue;
+    const usable = format.accepts.map((name) => `--${flagNames[name]}`);
+    throw new RubricateError('CONFIG_INVALID', `--${flagNames[option]} does not apply to --format ${format.name}${usable.length > 0 ? ` (it takes ${usable.join(', ')})` : ''}`, { field: flagNames[option] });
+  }
 }

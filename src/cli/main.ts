@@ -3,9 +3,11 @@
  * with a code become one clear message and a documented exit status (no stack traces
  * for user errors).
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
+import { defaultInputLimits, inputEncodings, setInputLimits, type InputEncoding } from '../util/input-limits.js';
 import { RubricateError, exitCodes, formatLocation } from '../errors.js';
 import { rubricateVersion } from '../version.js';
+import { redactText } from '../util/redact.js';
 import type { CommandContext } from './context.js';
 
 type Register = (program: Command, context: CommandContext) => void;
@@ -28,6 +30,8 @@ const commandModules: Record<string, () => Promise<Register>> = {
   cache: async () => (await import('./commands/cache.js')).registerCacheCommand,
   worker: async () => (await import('./commands/worker.js')).registerWorkerCommand,
   merge: async () => (await import('./commands/merge.js')).registerMergeCommand,
+  batches: async () => (await import('./commands/batches.js')).registerBatchesCommand,
+  'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
 };
 
 export async function buildProgram(context: CommandContext, argv: readonly string[] = []): Promise<Command> {
@@ -37,6 +41,14 @@ export async function buildProgram(context: CommandContext, argv: readonly strin
     .description('Rubric-based evaluation and rewards for LLM outputs')
     .version(rubricateVersion)
     .exitOverride()
+    // Input limits apply to every command (before or after the command name).
+    .addOption(new Option('--encoding <name>', 'text encoding of input files (invalid UTF-8 is an error naming the line)').choices([...inputEncodings]).default(defaultInputLimits.encoding))
+    .option('--max-record-bytes <n>', 'largest input record (a JSONL line, a JSON file) in bytes', positiveInteger('max-record-bytes'), defaultInputLimits.maxRecordBytes)
+    .option('--max-record-depth <n>', 'deepest nesting of objects and arrays in an input record', positiveInteger('max-record-depth'), defaultInputLimits.maxDepth)
+    .hook('preAction', (root) => {
+      const options = root.opts<{ encoding: InputEncoding; maxRecordBytes: number; maxRecordDepth: number }>();
+      setInputLimits({ encoding: options.encoding, maxRecordBytes: options.maxRecordBytes, maxDepth: options.maxRecordDepth });
+    })
     .configureOutput({ writeOut: (text) => context.stdout(text.replace(/\n$/, '')), writeErr: (text) => context.stderr(text.replace(/\n$/, '')) });
   const requested = argv.find((argument) => !argument.startsWith('-'));
   const names = requested !== undefined && requested in commandModules ? [requested] : Object.keys(commandModules);
@@ -45,7 +57,17 @@ export async function buildProgram(context: CommandContext, argv: readonly strin
   return program;
 }
 
+function positiveInteger(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 1) throw new RubricateError('CONFIG_INVALID', `--${name} must be a positive integer, got "${value}"`, { field: name });
+    return number;
+  };
+}
+
 export async function runCli(argv: string[], context: Omit<CommandContext, 'exitCode'>): Promise<number> {
+  // Each run starts from the default limits (several runs may share a process, as in tests).
+  setInputLimits({});
   const full: CommandContext = { ...context, exitCode: exitCodes.success };
   const program = await buildProgram(full, argv);
   try {
@@ -61,7 +83,7 @@ export async function runCli(argv: string[], context: Omit<CommandContext, 'exit
       context.stderr(`error [${error.code}]: ${location ? `${location}: ` : ''}${error.message}`);
       return error.exitCode;
     }
-    context.stderr(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    context.stderr(redactText(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
     return exitCodes.internal;
   }
 }
@@ -69,17 +91,28 @@ export async function runCli(argv: string[], context: Omit<CommandContext, 'exit
 const isEntryPoint = process.argv[1] !== undefined && /(?:^|[\\/])(?:main\.[cm]?[jt]s|rubricate(?:\.js)?)$/.test(process.argv[1]);
 
 if (isEntryPoint) {
+  // The first SIGINT or SIGTERM asks the command to stop admitting work and save what it has
+  // (it then exits 130 or 143); a second one exits at once. Replies are stored the moment they
+  // arrive, so even that loses nothing paid for.
   const controller = new AbortController();
-  let interrupts = 0;
-  process.on('SIGINT', () => {
-    interrupts += 1;
-    if (interrupts > 1) process.exit(exitCodes.interrupted);
-    controller.abort(new RubricateError('DEADLINE_EXCEEDED', 'interrupted'));
-  });
-  const code = await runCli(process.argv.slice(2), {
+  let stoppedBy: NodeJS.Signals | undefined;
+  const exitCodeFor = (signal: NodeJS.Signals | undefined) => (signal === 'SIGTERM' ? exitCodes.terminated : exitCodes.interrupted);
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stoppedBy) {
+      process.stderr.write(`\n${signal} again: exiting now; rerun the same command to resume\n`);
+      process.exit(exitCodeFor(signal));
+    }
+    stoppedBy = signal;
+    process.stderr.write(`\n${signal} received: stopping (in-flight judge calls get a few seconds to finish; press Ctrl-C again to exit at once)\n`);
+    controller.abort(new RubricateError('DEADLINE_EXCEEDED', 'interrupted', { signal }));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let code = await runCli(process.argv.slice(2), {
     stdout: (text) => process.stdout.write(`${text}\n`),
     stderr: (text) => process.stderr.write(`${text}\n`),
     signal: controller.signal,
   });
+  if (code === exitCodes.interrupted) code = exitCodeFor(stoppedBy);
   process.exitCode = code;
 }

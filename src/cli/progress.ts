@@ -90,3 +90,18 @@ export async function countLines(file: string): Promise<number> {
   }
   return last === 10 ? count : count + 1;
 }
+
+/** Counts lines with something on them (records of a JSONL file), for "N of M" after an interrupt. */
+export async function countRecords(file: string): Promise<number> {
+  let count = 0;
+  let content = false;
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+    for (const byte of chunk) {
+      if (byte === 10) {
+        if (content) count += 1;
+        content = false;
+      } else if (byte !== 32 && byte !== 9 && byte !== 13) content = true;
+    }
+  }
+  return content ? count + 1 : count;
+}

@@ -75,7 +75,7 @@ function printWarning(message: string): void {
  * deleted once the run completes. A Redis store is connected before anything runs, so a
  * wrong URL or password stops the command at once with a clear error.
  */
-export async function openStore(flags: StoreFlags, outputPath: string | undefined): Promise<OpenedStore> {
+export async function openStore(flags: StoreFlags, outputPath: string | undefined, options: { failFast?: boolean } = {}): Promise<OpenedStore> {
   const ttlMs = flags.cacheTtl === undefined ? undefined : flags.cacheTtl * 1000;
   const spec = storeSpecFrom(flags.store);
   if (flags.cache === false) {
@@ -95,7 +95,7 @@ export async function openStore(flags: StoreFlags, outputPath: string | undefine
   }
   if (spec !== undefined && isRedisUrl(spec)) {
     if (typeof flags.cache === 'string') throw new RubricateError('CONFIG_INVALID', '--cache FILE and a Redis --store are two different caches: give one of them', { field: 'cache' });
-    const store = openReplyStore(spec, { ttlMs }) as RedisReplyStore;
+    const store = new RedisReplyStore(spec, { ttlMs, claimLeaseMs: (flags.lease ?? 10) * 1000, whenDisconnected: options.failFast ? 'fail' : 'wait' });
     try {
       await store.connection.ready();
     } catch (error) {
@@ -120,4 +120,13 @@ export async function applyFleetLimitsFrom(judges: Judge[], flags: StoreFlags & 
     localConcurrency: flags.concurrency ?? 16,
     callTimeoutMs: Math.round((flags.timeout ?? 120) * 1000),
   });
+}
+
+/** The cache files a run reads and writes (--cache, or a --store that is a file): no output may replace them. */
+export function storeFilesOf(flags: StoreFlags): Array<{ flag: string; path: string | undefined }> {
+  const spec = storeSpecFrom(flags.store);
+  return [
+    { flag: 'cache', path: typeof flags.cache === 'string' ? flags.cache : undefined },
+    { flag: 'store', path: spec !== undefined && !isRedisUrl(spec) ? spec : undefined },
+  ];
 }

@@ -16,10 +16,12 @@ import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
-import { isPromise, type ReplyStore } from '../store/index.js';
+import { isPromise, sharesInFlight, type ReplyStore } from '../store/types.js';
 import { requestKey } from './request-key.js';
 import { addReplyUsage, emptyUsage, type Usage } from './usage.js';
 import { sleep } from '../util/sleep.js';
+import { redactUrl } from '../util/redact.js';
+import { defaultBreakerThreshold, JudgeCircuitBreaker } from './circuit-breaker.js';
 
 export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome;
 
@@ -50,7 +52,7 @@ export type EngineEvent =
   | { type: 'item'; status: 'ok' | 'error' | 'invalid' }
   | { type: 'call'; cached: boolean }
   | { type: 'retry'; code: string; delayMs: number }
-  | { type: 'judge-error'; code: string };
+  | { type: 'judge-error'; code: string; message?: string };
 
 export interface EngineOptions {
   /** Absent means `--judge none`: criteria without a check end in error. */
@@ -67,6 +69,8 @@ export interface EngineOptions {
   retryMaxDelayMs?: number;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
+  /** Once aborted, no new judge call starts; calls in flight go on until `signal` aborts (a graceful stop). */
+  stopSignal?: AbortSignal;
   /** Sample index for repeated judgements of the same request (self-consistency juries): part of the cache key. */
   sample?: number;
   /**
@@ -76,6 +80,13 @@ export interface EngineOptions {
   contextBudgetTokens?: number;
   /** Sampling used for evidence extraction calls (long responses). */
   evidenceSampling?: SamplingOptions;
+  /**
+   * Consecutive hard failures of the judge (unreachable, request rejected, no readable
+   * verdict) that stop the run with JUDGE_CIRCUIT_OPEN. Default 20; 0 never stops.
+   */
+  breakerThreshold?: number;
+  /** Longest wait a judge's Retry-After may impose per retry (also capped by `timeoutMs`). Default 60 s. */
+  maxRetryAfterMs?: number;
 }
 
 interface CallResult {
@@ -85,6 +96,8 @@ interface CallResult {
   retries: number;
   /** Served from the store or from an identical call already in flight. */
   cached: boolean;
+  /** This process claimed the call in a shared store (released once its reply is stored). */
+  claimed?: boolean;
 }
 
 /**
@@ -112,13 +125,18 @@ function withCitedSteps(item: Item, verdict: CriterionVerdict): CriterionVerdict
   return steps.length > 0 ? { ...verdict, steps } : verdict;
 }
 
-const fatalCodes = new Set(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE']);
+/** Errors no later call can escape (bad key, no judge, a request the judge never accepts, no such model): the run stops. */
+const fatalCodes = new Set(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE', 'JUDGE_UNSUPPORTED', 'JUDGE_NOT_FOUND']);
+
+/** Default cap on a judge's Retry-After per retry. */
+export const defaultMaxRetryAfterMs = 60_000;
 
 export class GradingEngine {
   private readonly options: Required<Pick<EngineOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'checkMode'>> & EngineOptions;
   private readonly limiter: AdaptiveLimiter;
   private readonly inFlight = new Map<string, Promise<CallResult>>();
   private fatalError: RubricateError | undefined;
+  private readonly breaker: JudgeCircuitBreaker;
 
   constructor(options: EngineOptions) {
     const concurrency = Math.max(1, Math.min(options.concurrency ?? 16, options.judge?.maxConcurrency ?? Number.POSITIVE_INFINITY));
@@ -132,6 +150,7 @@ export class GradingEngine {
       concurrency,
     };
     this.limiter = new AdaptiveLimiter(concurrency);
+    this.breaker = new JudgeCircuitBreaker(options.breakerThreshold ?? defaultBreakerThreshold, redactUrl(options.judge?.provenance.baseUrl) ?? options.judge?.provenance.id);
     // Every call in flight listens on the run's signal (and stops listening when it ends):
     // that is `concurrency` listeners, not a leak, so lift Node's warning threshold.
     if (options.signal) setMaxListeners(0, options.signal);
@@ -269,7 +288,7 @@ export class GradingEngine {
       return;
     }
     const strategy = this.options.strategy;
-    let plan = (pending: Criterion[]) => strategy.plan(item, pending);
+    let plan = (pending: Criterion[]) => strategy.plan(item, pending, judge.modelLimits);
     let evidence: Map<string, { quotes: number; chunks: number }> | undefined;
     const budget = this.options.contextBudgetTokens;
     if (budget !== undefined && estimateTokens(renderItemContext(item)) + 600 > budget) {
@@ -277,20 +296,28 @@ export class GradingEngine {
       if (!gathered) return;
       evidence = gathered.summary;
       const derived = gathered.items;
-      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion]));
+      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.modelLimits));
       criteria = criteria.filter((criterion) => derived.has(criterion.id));
     }
     const attemptsUsed = new Map<string, number>();
-    let pending = criteria;
+    // Groups planned separately: a batch that did not fit the judge is retried as two halves.
+    let pending: Criterion[][] = [criteria];
     while (pending.length > 0) {
-      const budgetLeft = Math.min(...pending.map((criterion) => this.options.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
-      const tasks = plan(pending);
+      const budgetLeft = Math.min(...pending.flat().map((criterion) => this.options.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
+      const tasks = pending.flatMap((group) => plan(group));
       const outcomes = await Promise.all(tasks.map((task) => this.runTask(task, budgetLeft)));
       const retry: Criterion[] = [];
+      const halves: Criterion[][] = [];
       for (let index = 0; index < tasks.length; index += 1) {
         const task = tasks[index];
         const outcome = outcomes[index];
         this.account(usage, outcome);
+        if (task.criteria.length > 1 && !this.fatalError && didNotFit(outcome)) {
+          const middle = Math.ceil(task.criteria.length / 2);
+          halves.push(task.criteria.slice(0, middle), task.criteria.slice(middle));
+          this.emit({ type: 'retry', code: outcome.error?.code ?? 'JUDGE_OUTPUT_LIMIT', delayMs: 0 });
+          continue;
+        }
         for (const criterion of task.criteria) attemptsUsed.set(criterion.id, (attemptsUsed.get(criterion.id) ?? 0) + Math.max(1, outcome.calls));
         for (const criterion of task.criteria) {
           const verdict = outcome.decision?.verdicts.get(criterion.id);
@@ -310,7 +337,7 @@ export class GradingEngine {
           }
         }
       }
-      pending = retry;
+      pending = retry.length > 0 ? [retry, ...halves] : halves;
     }
   }
 
@@ -407,7 +434,7 @@ export class GradingEngine {
     let shared = this.inFlight.get(key);
     const leader = shared === undefined;
     if (!shared) {
-      shared = this.callWithRetries(task, attemptBudget);
+      shared = this.callOnceInFleet(task, attemptBudget, key);
       this.inFlight.set(key, shared);
     }
     let result: CallResult;
@@ -421,18 +448,57 @@ export class GradingEngine {
       if (!result.reply) return { error: result.error, calls: 0, retries: 0, cached: true };
       return { decision: task.decide(result.reply), calls: 0, retries: 0, cached: true };
     }
-    if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, cached: false };
-    const decision = task.decide(result.reply);
-    // Persist the moment a reply yields verdicts, before they are used: this is what makes a killed run resumable.
-    if (decision.verdicts.size > 0 && this.options.store) {
-      try {
-        const written = this.options.store.put(key, result.reply);
-        if (isPromise(written)) await written;
-      } catch (error) {
-        return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+    try {
+      if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, cached: false };
+      const decision = task.decide(result.reply);
+      if (decision.verdicts.size > 0) this.breaker.recordSuccess();
+      else if (!result.cached) this.tripOn(decision.errors.values().next().value);
+      // Another process made this call and stored its reply: a cache hit.
+      if (result.cached) return { decision, calls: 0, retries: 0, cached: true };
+      // Persist the moment a reply yields verdicts, before they are used: this is what makes a killed run resumable.
+      if (decision.verdicts.size > 0 && this.options.store) {
+        try {
+          const written = this.options.store.put(key, result.reply);
+          if (isPromise(written)) await written;
+        } catch (error) {
+          return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+        }
       }
+      return { decision, calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+    } finally {
+      // Released after the reply is stored, so processes waiting on the claim find it.
+      if (result.claimed && sharesInFlight(this.options.store)) this.options.store.release(key).catch(() => undefined);
     }
-    return { decision, calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+  }
+
+  /**
+   * With a store shared by several processes, one call per request across all of them: the
+   * first to claim the key calls; the others wait for its reply to be stored (and call
+   * themselves only if it gives up or its process dies, when the claim's lease runs out).
+   */
+  private async callOnceInFleet(task: JudgeTask, attemptBudget: number, key: string): Promise<CallResult> {
+    const store = this.options.store;
+    if (!sharesInFlight(store)) return this.callWithRetries(task, attemptBudget);
+    try {
+      while (!(await store.claim(key))) {
+        const reply = await store.awaitReply(key, this.options.signal);
+        if (reply) {
+          this.emit({ type: 'call', cached: true });
+          return { reply, calls: 0, retries: 0, cached: true };
+        }
+        if (this.options.signal?.aborted) return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'), calls: 0, retries: 0, cached: false };
+      }
+      // Stored by another process between our lookup and our claim: nothing to call.
+      const landed = await store.get(key);
+      if (landed) {
+        await store.release(key);
+        this.emit({ type: 'call', cached: true });
+        return { reply: landed, calls: 0, retries: 0, cached: true };
+      }
+    } catch (error) {
+      return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: 0, retries: 0, cached: false };
+    }
+    return { ...(await this.callWithRetries(task, attemptBudget)), claimed: true };
   }
 
   private async callWithRetries(task: JudgeTask, attemptBudget: number): Promise<CallResult> {
@@ -445,6 +511,15 @@ export class GradingEngine {
         return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'), calls, retries, cached: false };
       }
       await this.limiter.acquire(attempt > 1);
+      // The breaker may have opened while this call waited for a slot.
+      if (this.fatalError) {
+        this.limiter.release('failure');
+        return { error: this.fatalError, calls, retries, cached: false };
+      }
+      if (this.options.stopSignal?.aborted) {
+        this.limiter.release('failure');
+        return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was stopped before this call started'), calls, retries, cached: false };
+      }
       calls += 1;
       let outcome: 'success' | 'overloaded' | 'failure' = 'failure';
       let error: RubricateError;
@@ -460,7 +535,8 @@ export class GradingEngine {
       } finally {
         this.limiter.release(outcome);
       }
-      this.emit({ type: 'judge-error', code: error.code });
+      this.emit({ type: 'judge-error', code: error.code, message: error.message });
+      if (JudgeCircuitBreaker.isHardCallFailure(error) && this.tripOn(error)) return { error: this.fatalError!, calls, retries, cached: false };
       if (fatalCodes.has(error.code)) {
         this.fatalError ??= error;
         return { error, calls, retries, cached: false };
@@ -501,8 +577,19 @@ export class GradingEngine {
     const exponential = Math.min(this.options.retryMaxDelayMs, this.options.retryBaseDelayMs * 2 ** (attempt - 1));
     const jittered = exponential * (0.5 + Math.random() * 0.5);
     const asked = error.details.retryAfterMs;
-    if (typeof asked === 'number') return Math.min(Math.max(asked, 0), 10 * 60_000) + Math.random() * Math.min(250, this.options.retryBaseDelayMs);
+    // A server may ask for any wait; it is honoured up to --max-retry-after and never beyond --timeout.
+    const cap = Math.min(this.options.maxRetryAfterMs ?? defaultMaxRetryAfterMs, this.options.timeoutMs);
+    if (typeof asked === 'number') return Math.min(Math.max(asked, 0), cap) + Math.random() * Math.min(250, this.options.retryBaseDelayMs);
     return jittered;
+  }
+
+  /** Counts a hard failure; true when it opened the breaker (the run stops with its error). */
+  private tripOn(error: RubricateError | undefined): boolean {
+    if (!error || error.code === 'DEADLINE_EXCEEDED') return false;
+    const opened = this.breaker.recordFailure(error);
+    if (!opened) return false;
+    this.fatalError ??= opened;
+    return true;
   }
 
   private emit(event: EngineEvent): void {
@@ -510,6 +597,13 @@ export class GradingEngine {
   }
 }
 
+
+/** A call too big for the judge: its prompt or output budget overflowed, or every verdict was cut at the model's output limit. */
+function didNotFit(outcome: { decision?: TaskDecision; error?: RubricateError }): boolean {
+  if (outcome.error?.code === 'JUDGE_CONTEXT_OVERFLOW') return true;
+  const errors = outcome.decision?.errors;
+  return outcome.decision?.verdicts.size === 0 && errors !== undefined && errors.size > 0 && [...errors.values()].every((error) => error.code === 'JUDGE_OUTPUT_LIMIT');
+}
 
 function withAttempts(error: RubricateError, attempts: number): SerializedError {
   const serialized = error.toJSON();

@@ -19,7 +19,19 @@ export interface Usage {
   retries: number;
   /** Judge calls not made because a failed hard rule gated the item. */
   gate_calls_saved: number;
+  /** The part of the tokens above answered through a provider Batch API (billed at the batch discount); absent when none. */
+  batch?: BatchTokens;
 }
+
+export interface BatchTokens {
+  calls: number;
+  prompt_tokens: number;
+  cached_prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** Share of the synchronous price a provider Batch API bills (OpenAI and Anthropic: 50%). */
+export const batchPriceFactor = 0.5;
 
 export function emptyUsage(): Usage {
   return { prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, calls: 0, cache_hits: 0, retries: 0, gate_calls_saved: 0 };
@@ -30,6 +42,13 @@ export function addReplyUsage(usage: Usage, reply: JudgeUsage): void {
   usage.completion_tokens += reply.outputTokens;
   usage.cached_prompt_tokens += reply.cachedInputTokens;
   if (reply.cacheWriteInputTokens) usage.cache_write_prompt_tokens = (usage.cache_write_prompt_tokens ?? 0) + reply.cacheWriteInputTokens;
+  if (reply.batch) {
+    usage.batch ??= { calls: 0, prompt_tokens: 0, cached_prompt_tokens: 0, completion_tokens: 0 };
+    usage.batch.calls += 1;
+    usage.batch.prompt_tokens += reply.inputTokens;
+    usage.batch.cached_prompt_tokens += reply.cachedInputTokens;
+    usage.batch.completion_tokens += reply.outputTokens;
+  }
 }
 
 export function addUsage(total: Usage, part: Usage): void {
@@ -41,6 +60,13 @@ export function addUsage(total: Usage, part: Usage): void {
   total.cache_hits += part.cache_hits;
   total.retries += part.retries;
   total.gate_calls_saved += part.gate_calls_saved ?? 0;
+  if (part.batch) {
+    total.batch ??= { calls: 0, prompt_tokens: 0, cached_prompt_tokens: 0, completion_tokens: 0 };
+    total.batch.calls += part.batch.calls;
+    total.batch.prompt_tokens += part.batch.prompt_tokens;
+    total.batch.cached_prompt_tokens += part.batch.cached_prompt_tokens;
+    total.batch.completion_tokens += part.batch.completion_tokens;
+  }
 }
 
 /** US dollars per million tokens. */
@@ -138,7 +164,14 @@ export function costOf(usage: Usage, price: ModelPrice | undefined): number | nu
   const cached = Math.min(usage.cached_prompt_tokens, usage.prompt_tokens);
   const written = Math.min(usage.cache_write_prompt_tokens ?? 0, usage.prompt_tokens - cached);
   const uncached = usage.prompt_tokens - cached - written;
-  const cost =
+  let cost =
     (uncached * price.input + cached * (price.cached_input ?? price.input) + written * (price.cache_write_input ?? price.input) + usage.completion_tokens * price.output) / 1_000_000;
+  if (usage.batch) {
+    // Tokens answered by a Batch API were counted above at the synchronous price: take the discount off.
+    const batchCached = Math.min(usage.batch.cached_prompt_tokens, usage.batch.prompt_tokens);
+    const batchCost =
+      ((usage.batch.prompt_tokens - batchCached) * price.input + batchCached * (price.cached_input ?? price.input) + usage.batch.completion_tokens * price.output) / 1_000_000;
+    cost -= batchCost * (1 - batchPriceFactor);
+  }
   return Math.round(cost * 1e6) / 1e6;
 }

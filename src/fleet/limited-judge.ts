@@ -68,11 +68,17 @@ function errorFromJobFailure(reason: unknown): RubricateError {
 export class FleetLimitedJudge implements Judge {
   readonly provenance: Judge['provenance'];
   readonly maxConcurrency: number | undefined;
+  readonly supportsTokenProbabilities: boolean | undefined;
   private readonly queue: Queue;
   private readonly events: QueueEvents;
   private readonly worker: Worker;
   private readonly tokenKeyPrefix: string;
   private readonly tokenCounter: RedisConnection | undefined;
+
+  /** The inner judge's model limits, as it learns them. */
+  get modelLimits(): Judge['modelLimits'] {
+    return this.inner.modelLimits;
+  }
 
   private constructor(
     private readonly inner: Judge,
@@ -81,6 +87,7 @@ export class FleetLimitedJudge implements Judge {
   ) {
     this.provenance = inner.provenance;
     this.maxConcurrency = inner.maxConcurrency;
+    this.supportsTokenProbabilities = inner.supportsTokenProbabilities;
     const name = fleetQueueName(inner);
     const connection = redisOptionsFromUrl(url, { maxRetriesPerRequest: null, connectionName: 'rubricate-fleet' });
     this.tokenKeyPrefix = `${queuePrefix}:tpm:${name}:`;

@@ -13,14 +13,15 @@ import type { Grader } from '../pipeline/grader.js';
 import { getPairwiseImporter } from '../rubric/formats/index.js';
 import { normalizeMessages, zodErrorToInputError } from '../rubric/normalize.js';
 import { messageInputSchema, type Message, type Rubric } from '../rubric/schema.js';
-import { readLines } from '../util/jsonl.js';
-import { canonicalJson, safeParseJson } from '../util/json.js';
+import { parseLineJson, readLines } from '../util/jsonl.js';
+import { canonicalJson } from '../util/json.js';
 import { rubricateVersion } from '../version.js';
 import { isFatal } from './decompose-filter.js';
 import type { RubricGenerator } from './generator.js';
 import { gradeResponses } from './grading.js';
 import { promptVersions } from './prompts.js';
 import { round } from './statistics.js';
+import { redactUrl } from '../util/redact.js';
 
 export interface PreferencePair {
   id: string;
@@ -62,11 +63,11 @@ export async function readPreferencePairs(source: string, format = 'jsonl'): Pro
   const summary: PairReadSummary = { records: 0, pairs: 0, ties: 0, unlabelled: 0, invalid: [] };
   const pairs: PreferencePair[] = [];
   if (format === 'jsonl') {
-    for await (const { line, text } of readLines(source)) {
+    for await (const { line, text, error: lineError } of readLines(source)) {
       summary.records += 1;
-      const parsed = safeParseJson(text);
+      const parsed = parseLineJson(text, lineError);
       if (!parsed.ok) {
-        summary.invalid.push(new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file: source, line }));
+        summary.invalid.push(new RubricateError('INPUT_INVALID', parsed.error, { file: source, line }));
         continue;
       }
       const checked = pairLineSchema.safeParse(parsed.value);
@@ -339,7 +340,7 @@ export function summarizeContrastive(outcomes: readonly ContrastiveOutcome[], co
     generator: {
       id: provenance.id,
       model: provenance.model,
-      ...(provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+      ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
       temperature: sampling.temperature,
       max_tokens: sampling.maxTokens,
       ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),

@@ -7,8 +7,7 @@ import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import { normalizeMessages, normalizeRubric, zodErrorToInputError } from '../rubric/normalize.js';
 import { messageInputSchema, type Message, type Rubric } from '../rubric/schema.js';
-import { readLines } from '../util/jsonl.js';
-import { safeParseJson } from '../util/json.js';
+import { parseLineJson, readLines } from '../util/jsonl.js';
 
 export interface PromptRecord {
   id: string;
@@ -43,10 +42,10 @@ export interface ReadPromptOptions {
 
 export async function* readPromptRecords(file: string, options: ReadPromptOptions = {}): AsyncGenerator<PromptReadRecord> {
   const referenceField = options.referenceField ?? 'reference';
-  for await (const { line, text } of readLines(file)) {
-    const parsed = safeParseJson(text);
+  for await (const { line, text, error: lineError } of readLines(file)) {
+    const parsed = parseLineJson(text, lineError);
     if (!parsed.ok) {
-      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line }) };
+      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', parsed.error, { file, line }) };
       continue;
     }
     const raw = parsed.value;
@@ -105,9 +104,9 @@ const responseLineSchema = z.union([
 /** Responses by prompt id, in file order. A bad line is an INPUT_INVALID error naming it. */
 export async function readResponsesFile(file: string): Promise<Map<string, string[]>> {
   const responses = new Map<string, string[]>();
-  for await (const { line, text } of readLines(file)) {
-    const parsed = safeParseJson(text);
-    if (!parsed.ok) throw new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line });
+  for await (const { line, text, error: lineError } of readLines(file)) {
+    const parsed = parseLineJson(text, lineError);
+    if (!parsed.ok) throw new RubricateError('INPUT_INVALID', parsed.error, { file, line });
     const checked = responseLineSchema.safeParse(parsed.value);
     if (!checked.success) {
       throw new RubricateError('INPUT_INVALID', 'a responses line needs `id` and `response` (a string) or `responses` (a list of strings)', { file, line });

@@ -5,16 +5,60 @@
  */
 import { jsonrepair } from 'jsonrepair';
 import { RubricateError } from '../errors.js';
+import type { JudgeReply } from '../judges/types.js';
 import { safeParseJson } from '../util/json.js';
 
-const thinkBlock = /<think>[\s\S]*?<\/think>/gi;
 const fencedBlock = /```(?:json|JSON)?\s*\n?([\s\S]*?)```/;
 
 export type ExtractResult = { ok: true; value: unknown } | { ok: false; reason: string };
 
+/**
+ * The answer part of a reply, without its thinking: what follows the last `</think>`, which
+ * covers a whole `<think>…</think>` block and a block the chat template opened (R1 distills,
+ * QwQ: the reply holds only the closing tag). A `<think>` never closed is thinking cut off.
+ */
+export function finalAnswerText(text: string): string {
+  const lower = text.toLowerCase();
+  const close = lower.lastIndexOf('</think>');
+  if (close !== -1) return text.slice(close + '</think>'.length);
+  const open = lower.indexOf('<think>');
+  return open === -1 ? text : text.slice(0, open);
+}
+
+/**
+ * The last top-level `{…}` of a text that parses: when reasoning precedes the answer, the
+ * answer is the last object (earlier ones may be drafts or quotes of the opposite verdict).
+ */
+function lastJsonObject(text: string): unknown | undefined {
+  const spans: Array<[number, number]> = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const character = text[index];
+    if (depth > 0 && inString) {
+      if (character === '\\') index += 1;
+      else if (character === '"') inString = false;
+      continue;
+    }
+    if (character === '{') {
+      if (depth === 0) start = index;
+      depth += 1;
+    } else if (character === '}' && depth > 0) {
+      depth -= 1;
+      if (depth === 0) spans.push([start, index + 1]);
+    } else if (character === '"' && depth > 0) inString = true;
+  }
+  for (let index = spans.length - 1; index >= 0; index -= 1) {
+    const parsed = safeParseJson(text.slice(spans[index][0], spans[index][1]));
+    if (parsed.ok) return parsed.value;
+  }
+  return undefined;
+}
+
 /** Finds the JSON value a judge meant to give. */
 export function extractJson(text: string): ExtractResult {
-  let body = text.replace(thinkBlock, '').trim();
+  let body = finalAnswerText(text).trim();
   if (body === '') return { ok: false, reason: 'empty reply' };
   const direct = safeParseJson(body);
   if (direct.ok) return { ok: true, value: direct.value };
@@ -30,6 +74,8 @@ export function extractJson(text: string): ExtractResult {
   if (end > start) {
     const sliced = safeParseJson(body.slice(start, end + 1));
     if (sliced.ok) return { ok: true, value: sliced.value };
+    const last = lastJsonObject(body);
+    if (last !== undefined) return { ok: true, value: last };
   }
   // Last resort for near-JSON (single quotes, trailing commas, a missing final brace).
   // Whatever comes out is still validated field by field by the caller.
@@ -60,4 +106,18 @@ export function unparseable(reason: string, text: string): RubricateError {
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A reply cut off by its token budget: retryable, or final when the budget was already the model's own limit. */
+export function truncatedReply(reply: Pick<JudgeReply, 'finishReason' | 'atOutputLimit' | 'text'>): RubricateError | undefined {
+  if (reply.finishReason === 'length' && reply.atOutputLimit) {
+    return new RubricateError(
+      'JUDGE_OUTPUT_LIMIT',
+      "reply cut off at the model's output limit even at the largest budget it allows: grade fewer criteria per call, or think less (--reasoning-effort low, or turn thinking off)",
+    );
+  }
+  if (reply.finishReason === 'length') {
+    return unparseable('reply cut off at the max-tokens limit (raise --max-tokens)', reply.text);
+  }
+  return undefined;
 }

@@ -6,17 +6,23 @@ import { RubricateError } from '../errors.js';
 import { digestOf } from '../util/hash.js';
 import type { ChatMessage, JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { Criterion, Item } from '../rubric/schema.js';
-import { extractJson, isRecord, unparseable } from './parse.js';
+import { extractJson, isRecord, truncatedReply, unparseable } from './parse.js';
+import type { ModelLimits } from '../judges/profiles.js';
+import { batchedOutputBudget, groupCriteriaToFit } from './budget.js';
+import { estimateTokens } from './evidence.js';
 import { batchedTemplate, perCriterionTemplate } from './prompts.js';
 import { itemDigest, renderCriterion, renderItemContext } from './render.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, VerdictMode } from './types.js';
-import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaFor } from './verdicts.js';
+import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaForLength } from './verdicts.js';
+import { explanationVersion, withExplanationRule, type ExplanationLength } from './explanation.js';
 
 export interface StrategyOptions {
   sampling: SamplingOptions;
   verdictMode?: VerdictMode;
   /** Alternatives per token asked for in probability mode. */
   topLogprobs?: number;
+  /** How much the judge writes before each verdict (default `full`). */
+  explanation?: ExplanationLength;
 }
 
 /**
@@ -45,13 +51,6 @@ function failAll(criteria: Criterion[], error: RubricateError): TaskDecision {
   return { verdicts: new Map(), errors: new Map(criteria.map((criterion) => [criterion.id, error])) };
 }
 
-function truncatedReply(reply: JudgeReply): RubricateError | undefined {
-  if (reply.finishReason === 'length') {
-    return unparseable('reply cut off at the max-tokens limit (raise --max-tokens)', reply.text);
-  }
-  return undefined;
-}
-
 function withProbability(verdict: CriterionVerdict, reply: JudgeReply, criterion: Criterion): CriterionVerdict | RubricateError {
   if (criterion.scale?.type === 'ordinal') return verdict;
   const probability = probabilityOfMet(reply);
@@ -61,16 +60,22 @@ function withProbability(verdict: CriterionVerdict, reply: JudgeReply, criterion
 
 export function createPerCriterionStrategy(options: StrategyOptions): GradingStrategy {
   const requestFields = baseRequest(options);
+  const explanation = options.explanation ?? 'full';
+  const templates = {
+    binary: withExplanationRule(perCriterionTemplate.binary, 'binary', explanation),
+    ordinal: withExplanationRule(perCriterionTemplate.ordinal, 'ordinal', explanation),
+  };
+  const templateVersion = explanationVersion(perCriterionTemplate.version, explanation);
   return {
     name: 'per-criterion',
-    templateVersion: perCriterionTemplate.version,
+    templateVersion,
     plan(item: Item, criteria: Criterion[]): JudgeTask[] {
       // The rendered context is a function of the item: its digest stands for it in cache keys.
       const shared = itemDigest(item);
       return criteria.map((criterion) => {
-        const system = criterion.scale?.type === 'ordinal' ? perCriterionTemplate.ordinal : perCriterionTemplate.binary;
+        const system = criterion.scale?.type === 'ordinal' ? templates.ordinal : templates.binary;
         const block = renderCriterion(criterion);
-        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaFor(criterion) } }, () => [
+        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaForLength(criterion, explanation) } }, () => [
           { role: 'system', content: system },
           { role: 'user', content: `${renderItemContext(item)}\n\n${block}` },
         ], item);
@@ -79,7 +84,7 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
           criteria: [criterion],
           request,
           keyMaterial: `${digestOf(system)}\u0000${shared}\u0000${block}`,
-          templateVersion: perCriterionTemplate.version,
+          templateVersion,
           decide(reply: JudgeReply): TaskDecision {
             const truncated = truncatedReply(reply);
             if (truncated) return failAll([criterion], truncated);
@@ -106,25 +111,34 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
     throw new RubricateError('CONFIG_INVALID', 'criteria per call must be at least 1', { field: 'criteria-per-call' });
   }
   const requestFields = baseRequest(options);
+  const explanation = options.explanation ?? 'full';
+  const instructions = withExplanationRule(batchedTemplate.instructions, 'batched', explanation);
+  const templateVersion = explanationVersion(batchedTemplate.version, explanation);
   return {
     name: 'batched',
-    templateVersion: batchedTemplate.version,
-    plan(item: Item, criteria: Criterion[]): JudgeTask[] {
+    templateVersion,
+    plan(item: Item, criteria: Criterion[], limits?: ModelLimits): JudgeTask[] {
       const shared = itemDigest(item);
       const tasks: JudgeTask[] = [];
-      const size = Math.min(options.criteriaPerCall, Math.max(criteria.length, 1));
-      for (let start = 0; start < criteria.length; start += size) {
-        const group = criteria.slice(start, start + size);
+      // Groups of at most criteriaPerCall whose verdicts fit the judge's output limit and context.
+      const groups = groupCriteriaToFit(criteria, {
+        maxPerCall: options.criteriaPerCall,
+        tokensPerVerdict: options.sampling.maxTokens,
+        limits,
+        sharedPromptTokens: limits?.contextWindow !== undefined ? estimateTokens(renderItemContext(item)) + estimateTokens(instructions) : 0,
+        criterionPromptTokens: (criterion) => (limits?.contextWindow !== undefined ? estimateTokens(renderCriterion(criterion)) : 0),
+      });
+      for (const group of groups) {
         const blocks = group.map(renderCriterion).join('\n\n');
         const request = lazyRequest(
           {
             ...requestFields,
-            // Room for every verdict's explanation: the per-call budget scales with the group.
-            maxTokens: options.sampling.maxTokens * group.length,
-            output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group) },
+            // Room for every verdict of the group, from the reply schema (not --max-tokens times the group).
+            maxTokens: batchedOutputBudget(group, options.sampling.maxTokens),
+            output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group, explanation) },
           },
           () => [
-            { role: 'system', content: batchedTemplate.instructions },
+            { role: 'system', content: instructions },
             { role: 'user', content: `${renderItemContext(item)}\n\n${blocks}` },
           ],
           item,
@@ -133,8 +147,8 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
           item,
           criteria: group,
           request,
-          keyMaterial: `${digestOf(batchedTemplate.instructions)}\u0000${shared}\u0000${blocks}`,
-          templateVersion: batchedTemplate.version,
+          keyMaterial: `${digestOf(instructions)}\u0000${shared}\u0000${blocks}`,
+          templateVersion,
           decide(reply: JudgeReply): TaskDecision {
             const truncated = truncatedReply(reply);
             if (truncated) return failAll(group, truncated);

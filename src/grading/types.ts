@@ -1,5 +1,6 @@
 import type { RubricateError } from '../errors.js';
 import type { JudgeReply, JudgeRequest } from '../judges/types.js';
+import type { ModelLimits } from '../judges/profiles.js';
 import type { Criterion, Item } from '../rubric/schema.js';
 
 /** What a judge or a check concluded about one criterion. */
@@ -58,5 +59,6 @@ export interface SamplingOptions {
 export interface GradingStrategy {
   readonly name: string;
   readonly templateVersion: string;
-  plan(item: Item, criteria: Criterion[]): JudgeTask[];
+  /** `limits`: what the judge knows of its output limit and context, so calls can be sized to fit. */
+  plan(item: Item, criteria: Criterion[], limits?: ModelLimits): JudgeTask[];
 }

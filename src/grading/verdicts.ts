@@ -5,8 +5,9 @@
 import { RubricateError } from '../errors.js';
 import type { JudgeReply, TokenProbability } from '../judges/types.js';
 import type { Criterion, ScaleChoice } from '../rubric/schema.js';
-import { isRecord, readBoolean } from './parse.js';
+import { finalAnswerText, isRecord, readBoolean } from './parse.js';
 import type { CriterionVerdict } from './types.js';
+import { withoutExplanation, type ExplanationLength } from './explanation.js';
 
 const binaryVerdictSchema = {
   type: 'object',
@@ -33,9 +34,23 @@ export function verdictSchemaFor(criterion: Criterion): Record<string, unknown> 
   return schema;
 }
 
-export function batchedSchemaFor(criteria: Criterion[]): Record<string, unknown> {
+const noExplanationMemo = new WeakMap<object, Record<string, unknown>>();
+
+/** The criterion's reply schema, without its explanation field when `length` is `none`. */
+export function verdictSchemaForLength(criterion: Criterion, length: ExplanationLength): Record<string, unknown> {
+  const schema = verdictSchemaFor(criterion);
+  if (length !== 'none') return schema;
+  let bare = noExplanationMemo.get(schema);
+  if (!bare) {
+    bare = withoutExplanation(schema);
+    noExplanationMemo.set(schema, bare);
+  }
+  return bare;
+}
+
+export function batchedSchemaFor(criteria: Criterion[], length: ExplanationLength = 'full'): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
-  for (const criterion of criteria) properties[criterion.id] = verdictSchemaFor(criterion);
+  for (const criterion of criteria) properties[criterion.id] = verdictSchemaForLength(criterion, length);
   return {
     type: 'object',
     properties: {
@@ -87,24 +102,28 @@ export function readVerdict(criterion: Criterion, entry: unknown): CriterionVerd
 }
 
 /**
- * P(met) from the token probabilities at the position where the `criteria_met` value
- * starts: mass on alternatives beginning with "t" against those beginning with "f".
+ * P(met) from the token probabilities at the position where the final answer's
+ * `criteria_met` value starts: mass on alternatives that spell true against those that
+ * spell false. Reasoning tokens (a `<think>` block, or vLLM's reasoning tokens, which its
+ * logprobs include) are skipped: only the answer counts.
  */
 export function probabilityOfMet(reply: JudgeReply): number | RubricateError {
   const tokens = reply.tokenProbabilities;
   if (!tokens || tokens.length === 0) {
     return new RubricateError('JUDGE_UNPARSEABLE', 'probability verdict asked for, but the judge returned no token probabilities');
   }
-  const position = verdictTokenIndex(tokens);
-  if (position === -1) return new RubricateError('JUDGE_UNPARSEABLE', 'could not find the criteria_met value among the reply tokens');
+  const position = verdictTokenPosition(tokens, reply);
+  if (!position) return new RubricateError('JUDGE_UNPARSEABLE', "could not find the final answer's criteria_met value among the reply tokens");
   let trueMass = 0;
   let falseMass = 0;
-  const alternatives = tokens[position].top.length > 0 ? tokens[position].top : [{ token: tokens[position].token, logprob: tokens[position].logprob }];
+  const chosen = tokens[position.index];
+  const alternatives = chosen.top.length > 0 ? chosen.top : [{ token: chosen.token, logprob: chosen.logprob }];
   for (const alternative of alternatives) {
-    const text = alternative.token.trimStart().toLowerCase();
+    const word = verdictWord(alternative.token, position.prefix);
+    if (word === '') continue;
     const probability = Math.exp(alternative.logprob);
-    if (text.startsWith('t')) trueMass += probability;
-    else if (text.startsWith('f')) falseMass += probability;
+    if ('true'.startsWith(word) || word.startsWith('true')) trueMass += probability;
+    else if ('false'.startsWith(word) || word.startsWith('false')) falseMass += probability;
   }
   if (trueMass + falseMass === 0) {
     return new RubricateError('JUDGE_UNPARSEABLE', 'no probability mass on true or false at the verdict position');
@@ -112,20 +131,46 @@ export function probabilityOfMet(reply: JudgeReply): number | RubricateError {
   return trueMass / (trueMass + falseMass);
 }
 
-function verdictTokenIndex(tokens: TokenProbability[]): number {
+/**
+ * The value's spelling in an alternative token. Tokenizers merge the value with what precedes
+ * it (`":true`, `: true`) or follows it (`true}`): drop the part the chosen token had before
+ * the value, then any leading quote, colon or space.
+ */
+function verdictWord(token: string, prefix: string): string {
+  const rest = prefix !== '' && token.startsWith(prefix) ? token.slice(prefix.length) : token;
+  return rest.replace(/^[\s":]+/, '').toLowerCase();
+}
+
+/** Where the answer starts in the reply's token text: after the last `</think>`, and no earlier than the answer text itself. */
+function answerOffset(text: string, reply: JudgeReply): number {
+  let offset = 0;
+  const close = text.toLowerCase().lastIndexOf('</think>');
+  if (close !== -1) offset = close + '</think>'.length;
+  const answer = finalAnswerText(reply.text).trim();
+  const trimmed = text.trimEnd();
+  if (answer !== '' && trimmed.endsWith(answer)) offset = Math.max(offset, trimmed.length - answer.length);
+  return offset;
+}
+
+function verdictTokenPosition(tokens: TokenProbability[], reply: JudgeReply): { index: number; prefix: string } | undefined {
   let text = '';
   const starts: number[] = [];
   for (const token of tokens) {
     starts.push(text.length);
     text += token.token;
   }
-  const match = /"criteria_met"\s*:\s*/.exec(text);
-  if (!match) return -1;
+  const key = /"criteria_met"\s*:\s*/g;
+  key.lastIndex = answerOffset(text, reply);
+  // The last key of the answer: the answer's own (a key quoted inside its explanation is escaped and does not match).
+  let match: RegExpExecArray | null = null;
+  for (let found = key.exec(text); found; found = key.exec(text)) match = found;
+  if (!match) return undefined;
   const valueStart = match.index + match[0].length;
   for (let index = 0; index < tokens.length; index += 1) {
     const end = starts[index] + tokens[index].token.length;
+    const before = Math.max(0, valueStart - starts[index]);
     // The token that covers the first character of the value (it may also carry the colon or space).
-    if (end > valueStart && tokens[index].token.slice(Math.max(0, valueStart - starts[index])).trim() !== '') return index;
+    if (end > valueStart && tokens[index].token.slice(before).trim() !== '') return { index, prefix: tokens[index].token.slice(0, before) };
   }
-  return -1;
+  return undefined;
 }

@@ -139,7 +139,7 @@ describe('createJudgePool', () => {
     expect(() => createJudgePool([])).toThrowError(/at least one judge/);
     const c = createOpenAICompatibleJudge({ model: 'a', baseUrl: 'http://127.0.0.1:11/v1' });
     judges.push(c);
-    expect(createJudgePool([a, c]).provenance).toEqual({ id: 'openai:a', model: 'a', baseUrl: 'http://127.0.0.1:9/v1,http://127.0.0.1:11/v1' });
+    expect(createJudgePool([a, c]).provenance).toEqual({ id: 'openai:a', model: 'a', baseUrl: 'http://127.0.0.1:9/v1,http://127.0.0.1:11/v1', settings: { profile: 'generic' } });
   });
 
   it('grades through the engine with one replica down, every criterion ok', async () => {

@@ -11,6 +11,7 @@
  */
 import { RubricateError, toRubricateError } from '../errors.js';
 import type { CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest } from './types.js';
+import { redactUrl } from '../util/redact.js';
 
 export interface JudgePoolOptions {
   /** First ejection of an endpoint lasts this long. Default 5 s. */
@@ -77,7 +78,7 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
   const now = options.now ?? Date.now;
   const endpoints: Endpoint[] = judges.map((judge, index) => ({
     judge,
-    name: judge.provenance.baseUrl ?? `${judge.provenance.id}#${index}`,
+    name: redactUrl(judge.provenance.baseUrl) ?? `${judge.provenance.id}#${index}`,
     outstanding: 0,
     consecutiveFailures: 0,
     ejectedUntil: 0,
@@ -88,7 +89,13 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
   let nextTieBreak = 0;
 
   const baseUrls = judges.map((judge) => judge.provenance.baseUrl).filter((url): url is string => url !== undefined);
-  const provenance: JudgeProvenance = { id: first.id, model: first.model, ...(baseUrls.length > 0 ? { baseUrl: baseUrls.join(',') } : {}) };
+  const provenance: JudgeProvenance = {
+    id: first.id,
+    model: first.model,
+    ...(baseUrls.length > 0 ? { baseUrl: baseUrls.join(',') } : {}),
+    ...(first.settings ? { settings: first.settings } : {}),
+    ...(first.variant !== undefined ? { variant: first.variant } : {}),
+  };
   const limits = judges.map((judge) => judge.maxConcurrency);
   const maxConcurrency = limits.every((limit): limit is number => typeof limit === 'number') ? limits.reduce((sum, limit) => sum + limit, 0) : undefined;
 
@@ -155,6 +162,10 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
 
   return {
     provenance,
+    // Replicas serve the same model: the first one's (learned) limits stand for all.
+    get modelLimits() {
+      return judges[0].modelLimits;
+    },
     ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
     ...(judges.every((judge) => judge.acceptsImages) ? { acceptsImages: true } : {}),
     size: endpoints.length,

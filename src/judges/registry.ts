@@ -1,12 +1,14 @@
 /**
  * Judge specs → judges. One factory per prefix, registered in a map:
  *   openai:MODEL            any OpenAI-compatible endpoint (OPENAI_BASE_URL / OPENAI_API_KEY)
+ *   azure:DEPLOYMENT        Azure OpenAI (AZURE_OPENAI_ENDPOINT / AZURE_OPENAI_API_KEY, `api-key` header)
  *   anthropic:MODEL         Anthropic's Messages API (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL)
  *   gemini:MODEL            Gemini's generateContent API (GEMINI_API_KEY or GOOGLE_API_KEY)
  *   gguf:PATH | gguf:hf:…   a local GGUF model through node-llama-cpp (loaded lazily)
  *   none                    no judge: only criteria with deterministic checks can be graded
  */
 import { RubricateError } from '../errors.js';
+import { azureEndpoint } from './openai/azure.js';
 import { createAnthropicJudge, defaultAnthropicBaseUrl } from './anthropic/anthropic-judge.js';
 import { createGeminiJudge, defaultGeminiBaseUrl } from './gemini/gemini-judge.js';
 import { createOpenAICompatibleJudge, type StructuredOutputMode } from './openai/openai-judge.js';
@@ -20,8 +22,14 @@ export interface JudgeConfig {
   transport?: 'http' | 'sdk';
   structuredOutput?: StructuredOutputMode;
   extraBody?: Record<string, unknown>;
-  /** Extra HTTP headers sent with every judge call. */
+  /** Extra HTTP headers sent with every call (`--judge-header`). */
   headers?: Record<string, string>;
+  /** `reasoning_effort` for reasoning models (`--reasoning-effort`). */
+  reasoningEffort?: string;
+  /** Capability profile name (`--judge-profile`); default: chosen from the endpoint and model. */
+  profile?: string;
+  /** Azure OpenAI api-version (`--azure-api-version`), classic deployment URLs. */
+  azureApiVersion?: string;
   /** Gemini: thinking tokens per call (0 turns thinking off where the model allows; -1 lets the model decide). */
   thinkingBudget?: number;
   /** Local models: threads (default: physical cores) and parallel sequences. */
@@ -30,6 +38,8 @@ export interface JudgeConfig {
   contextSize?: number;
   cacheDirectory?: string;
   environment?: NodeJS.ProcessEnv;
+  /** Largest judge reply read (HTTP judges); default 8 MiB. */
+  maxReplyBytes?: number;
   onDownloadProgress?: (done: number, total: number) => void;
 }
 
@@ -63,7 +73,38 @@ registerJudge('openai', async (model, config) => {
     transport: config.transport,
     structuredOutput: config.structuredOutput,
     extraBody: config.extraBody,
+    headers: config.headers,
+    reasoningEffort: config.reasoningEffort,
+    profile: config.profile,
     id: `openai:${model}`,
+    maxReplyBytes: config.maxReplyBytes,
+  });
+});
+
+registerJudge('azure', async (deployment, config) => {
+  const environment = config.environment ?? process.env;
+  if (!deployment) throw new RubricateError('CONFIG_INVALID', 'judge spec "azure:" needs a deployment name, e.g. azure:gpt-4o-judge', { field: 'judge' });
+  const resource = config.baseUrl ?? environment.AZURE_OPENAI_ENDPOINT;
+  if (!resource) {
+    throw new RubricateError('CONFIG_INVALID', 'azure: needs the resource URL: --judge-base-url https://RESOURCE.openai.azure.com (or AZURE_OPENAI_ENDPOINT)', { field: 'judge-base-url' });
+  }
+  const apiKey = config.apiKey ?? environment.AZURE_OPENAI_API_KEY;
+  if (!apiKey) throw new RubricateError('CONFIG_INVALID', 'azure: needs a key: --judge-api-key or AZURE_OPENAI_API_KEY', { field: 'judge-api-key' });
+  const endpoint = azureEndpoint(resource, deployment, config.azureApiVersion ?? environment.AZURE_OPENAI_API_VERSION ?? environment.OPENAI_API_VERSION);
+  return createOpenAICompatibleJudge({
+    model: deployment,
+    baseUrl: endpoint.baseUrl,
+    query: endpoint.query,
+    apiKey,
+    apiKeyHeader: 'api-key',
+    provider: 'azure',
+    transport: config.transport,
+    structuredOutput: config.structuredOutput,
+    extraBody: config.extraBody,
+    headers: config.headers,
+    reasoningEffort: config.reasoningEffort,
+    profile: config.profile,
+    id: `azure:${deployment}`,
   });
 });
 
@@ -124,7 +165,17 @@ export function defaultJudgeSpec(environment: NodeJS.ProcessEnv = process.env): 
   return 'gguf:default';
 }
 
-/** Splits `prefix:target` and builds the judge; `undefined` means no judge (`none`). */
+/** A judge spec naming a backend and its target (`openai:gpt-4.1`, `gguf:default`): always builds a judge. */
+export type JudgeSpec = `${string}:${string}`;
+
+/**
+ * Splits `prefix:target` and builds the judge. A `prefix:target` spec always gives a `Judge`
+ * (a factory that returns none for one is an error); `none` gives `undefined` (checks only);
+ * with no spec the default rule picks one.
+ */
+export async function createJudge(config: JudgeConfig & { spec: JudgeSpec }): Promise<Judge>;
+export async function createJudge(config: JudgeConfig & { spec: 'none' }): Promise<undefined>;
+export async function createJudge(config: JudgeConfig): Promise<Judge | undefined>;
 export async function createJudge(config: JudgeConfig): Promise<Judge | undefined> {
   const spec = config.spec ?? defaultJudgeSpec(config.environment);
   const separator = spec.indexOf(':');
@@ -136,5 +187,9 @@ export async function createJudge(config: JudgeConfig): Promise<Judge | undefine
       field: 'judge',
     });
   }
-  return factory(target, config);
+  const judge = await factory(target, config);
+  if (!judge && separator !== -1) {
+    throw new RubricateError('CONFIG_INVALID', `judge "${spec}" did not build a judge (use "none" for checks only)`, { field: 'judge' });
+  }
+  return judge;
 }

@@ -5,6 +5,8 @@
  */
 import type { JudgeImage } from '../images/images.js';
 
+import type { ModelLimits } from './profiles.js';
+
 export type ChatRole = 'system' | 'user' | 'assistant';
 
 export interface ChatMessage {
@@ -59,6 +61,8 @@ export interface JudgeUsage {
   cachedInputTokens: number;
   /** Input tokens written to the server's prompt cache (Anthropic bills them above the input price). */
   cacheWriteInputTokens?: number;
+  /** Answered through the provider's Batch API (billed at its batch discount). */
+  batch?: boolean;
 }
 
 export interface JudgeReply {
@@ -67,6 +71,10 @@ export interface JudgeReply {
   finishReason?: string;
   /** Per generated token, when `logprobs` was asked for and the judge gives them. */
   tokenProbabilities?: TokenProbability[];
+  /** The model's reasoning, when the server returned it apart from the answer (`reasoning`, `reasoning_content`). */
+  reasoning?: string;
+  /** Cut off (`finishReason: length`) although the budget was already the model's own output limit. */
+  atOutputLimit?: boolean;
 }
 
 /** What goes into every result so a verdict can be traced to the judge that made it. */
@@ -76,6 +84,13 @@ export interface JudgeProvenance {
   model: string;
   /** Endpoint for HTTP judges, file path for local ones, absent for `none`. */
   baseUrl?: string;
+  /** Settings that shape requests (profile, extra body, headers with secrets redacted), for results provenance. */
+  settings?: Record<string, unknown>;
+  /**
+   * Canonical text of the settings that change what the judge replies (extra body fields,
+   * reasoning effort). Part of the reply cache key when present.
+   */
+  variant?: string;
 }
 
 export interface CompleteOptions {
@@ -86,6 +101,8 @@ export interface Judge {
   readonly provenance: JudgeProvenance;
   /** Upper bound on useful parallel calls (e.g. llama.cpp sequences); the engine caps concurrency at it. */
   readonly maxConcurrency?: number;
+  /** What the judge knows of its model's output limit and context window; may grow more precise as the run learns. */
+  readonly modelLimits?: ModelLimits;
   /** False when the judge can never return token probabilities (probability verdicts are refused at start). */
   readonly supportsTokenProbabilities?: boolean;
   /** True when the judge sends `ChatMessage.images` to its model; items with images are refused by the others. */

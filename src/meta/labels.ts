@@ -9,8 +9,7 @@
  * (file, line, field) and skipped, never fatal.
  */
 import { RubricateError } from '../errors.js';
-import { safeParseJson } from '../util/json.js';
-import { readLines } from '../util/jsonl.js';
+import { parseLineJson, readLines } from '../util/jsonl.js';
 import { isPlainObject } from './source-files.js';
 
 /** The labels of one criterion of one item, from one line. */
@@ -78,10 +77,10 @@ export function parseLabelLine(value: unknown, location: { file?: string; line: 
 
 /** Streams the labels of a file, one record per (item, criterion) entry; bad lines come through as `invalid`. */
 export async function* readLabels(file: string): AsyncGenerator<LabelReadRecord> {
-  for await (const { line, text } of readLines(file)) {
-    const parsed = safeParseJson(text);
+  for await (const { line, text, error: lineError } of readLines(file)) {
+    const parsed = parseLineJson(text, lineError);
     if (!parsed.ok) {
-      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line }) };
+      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', parsed.error, { file, line }) };
       continue;
     }
     const labels = parseLabelLine(parsed.value, { file, line });

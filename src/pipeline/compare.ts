@@ -18,8 +18,9 @@ import type { PairwiseImportRecord } from '../rubric/formats/types.js';
 import type { Message, PairwiseItem } from '../rubric/schema.js';
 import { bootstrap, mean } from '../scoring/bootstrap.js';
 import { rubricateVersion } from '../version.js';
-import { defaultSampling } from './grader.js';
+import { defaultCheckRunner, defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
 import type { JudgeInfo } from './results.js';
+import { redactUrl } from '../util/redact.js';
 
 export type ComparisonWinner = PairLabel | 'inconsistent';
 
@@ -69,10 +70,14 @@ export interface CompareOptions {
   maxAttempts?: number;
   timeoutMs?: number;
   retryBaseDelayMs?: number;
+  breakerThreshold?: number;
+  maxRetryAfterMs?: number;
   omitText?: boolean;
   checkRunner?: CheckRunner;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
+  /** Once aborted, no new pair is taken and no new judge call starts (see the engine's option). */
+  stopSignal?: AbortSignal;
   /** `prometheus`: Prometheus' relative layout and `[RESULT] A|B` replies (no ties). */
   protocol?: 'native' | 'prometheus';
 }
@@ -125,7 +130,7 @@ export class Comparer {
 
   constructor(options: CompareOptions) {
     this.options = options;
-    const sampling: SamplingOptions = { ...defaultSampling, maxTokens: 512, ...options.sampling };
+    const sampling: SamplingOptions = withDefaultSampling({ maxTokens: defaultPairwiseMaxTokens, ...options.sampling });
     const strategy =
       options.protocol === 'prometheus'
         ? createPrometheusRelativeStrategy({ sampling })
@@ -134,20 +139,23 @@ export class Comparer {
       judge: options.judge,
       strategy,
       store: options.store,
-      checkRunner: options.checkRunner,
+      checkRunner: options.checkRunner ?? defaultCheckRunner,
       concurrency: options.concurrency,
       maxAttempts: options.maxAttempts,
       timeoutMs: options.timeoutMs,
       retryBaseDelayMs: options.retryBaseDelayMs,
+      breakerThreshold: options.breakerThreshold,
+      maxRetryAfterMs: options.maxRetryAfterMs,
       onEvent: options.onEvent,
       signal: options.signal,
+      stopSignal: options.stopSignal,
     });
     if (options.judge) {
       const { provenance } = options.judge;
       this.judgeInfo = {
         id: provenance.id,
         model: provenance.model,
-        ...(provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+        ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
         template_version: strategy.templateVersion,
         mode: options.swap === false ? 'pairwise' : 'pairwise-swap',
         temperature: sampling.temperature,

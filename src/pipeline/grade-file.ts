@@ -10,6 +10,8 @@ import type { ImportRecord } from '../rubric/formats/types.js';
 import type { Metrics } from '../scoring/types.js';
 import type { Grader } from './grader.js';
 import { toScoredItem, type ResultRecord } from './results.js';
+import { ErrorTally, type ErrorCodeCount } from './error-summary.js';
+import { admitUntilStopped, type AdmissionState } from './admission.js';
 
 export interface GradeFileOptions {
   grader: Grader;
@@ -19,6 +21,11 @@ export interface GradeFileOptions {
   onInvalid?: (error: RubricateError) => void;
   /** Stop at the first invalid record. */
   strict?: boolean;
+  /**
+   * Once aborted, no more records are taken; items that finish are still written, in order,
+   * up to the first one left unfinished. The outcome then says `interrupted`.
+   */
+  stopSignal?: AbortSignal;
   /** Where results come from instead of `grader.gradeStream` (a distributed queue); they must be in input order. */
   results?: (records: AsyncIterable<ImportRecord>) => AsyncIterable<ResultRecord>;
 }
@@ -27,6 +34,12 @@ export interface GradeFileOutcome {
   metrics: Metrics;
   usage: Usage;
   invalid: number;
+  /** Error codes met in the results, most frequent first, with an example each. */
+  errors: ErrorCodeCount[];
+  /** Stopped before every record was graded: the metrics are partial and must not be written as final. */
+  interrupted: boolean;
+  /** Result lines written. */
+  written: number;
 }
 
 export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOutcome> {
@@ -34,6 +47,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
   const writer = new JsonLinesWriter(options.out);
   const aggregator = grader.scoring.createAggregator();
   const usage = emptyUsage();
+  const errors = new ErrorTally();
   let invalid = 0;
   async function* records(): AsyncGenerator<ImportRecord> {
     for await (const record of options.records) {
@@ -45,14 +59,28 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
       }
     }
   }
+  const admission: AdmissionState = { exhausted: false, admitted: 0 };
+  const stop = options.stopSignal;
+  // After a stop, the first item in error may just have been cancelled: it and everything after it stay unwritten.
+  let held = false;
+  let written = 0;
   try {
-    for await (const result of (options.results ?? ((input) => grader.gradeStream(input)))(records())) {
+    for await (const result of (options.results ?? ((input) => grader.gradeStream(input)))(admitUntilStopped(records(), stop, admission))) {
+      if (held || (stop?.aborted && result.status === 'error')) {
+        held = true;
+        continue;
+      }
       await writer.write(result);
+      written += 1;
       aggregator.add(toScoredItem(result));
+      errors.addResult(result);
       if (result.usage) addUsage(usage, result.usage);
     }
-  } finally {
-    await writer.close();
+  } catch (error) {
+    await writer.discard();
+    throw error;
   }
-  return { metrics: aggregator.finish(), usage, invalid };
+  await writer.close();
+  const interrupted = Boolean(stop?.aborted) && (held || !admission.exhausted);
+  return { metrics: aggregator.finish(), usage, invalid, interrupted, written, errors: errors.top() };
 }

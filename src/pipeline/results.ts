@@ -9,10 +9,10 @@ import type { GradedItem, GradedRecord } from '../engine/engine.js';
 import type { Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
+import { formatPath } from '../rubric/normalize.js';
 import type { Message } from '../rubric/schema.js';
 import type { ScoredCriterion, ScoredItem, Scoring } from '../scoring/types.js';
-import { readLines } from '../util/jsonl.js';
-import { safeParseJson } from '../util/json.js';
+import { parseLineJson, readLines } from '../util/jsonl.js';
 import { rubricateVersion } from '../version.js';
 
 export interface ResultCriterion {
@@ -44,6 +44,8 @@ export interface JudgeInfo {
   id: string;
   model: string;
   base_url?: string;
+  /** Request-shaping settings of an HTTP judge (capability profile, extra body, headers with secrets redacted). */
+  settings?: Record<string, unknown>;
   template_version: string;
   mode: string;
   temperature?: number;
@@ -187,31 +189,56 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
   return result;
 }
 
-const resultCriterionSchema = z.looseObject({
-  id: z.string(),
-  points: z.number(),
-  tags: z.array(z.string()).default([]),
-  status: z.enum(['ok', 'error', 'skipped']),
-  met: z.boolean().nullable(),
-  value: z.number().nullable().optional(),
-});
+const finite = z.number().refine(Number.isFinite, { message: 'must be a finite number' });
+const unitInterval = finite.refine((value) => value >= 0 && value <= 1, { message: 'must be between 0 and 1' });
 
-const resultRecordSchema = z.looseObject({
-  id: z.string(),
-  status: z.enum(['ok', 'error', 'invalid']),
-  criteria: z.array(resultCriterionSchema).default([]),
-  tags: z.array(z.string()).optional(),
-  gated: z.boolean().optional(),
-});
+/**
+ * The rules every results line obeys, as `toResultRecord` writes it; `score`, `report` and
+ * `meta` read results through this schema, so a hand-edited or foreign line cannot be
+ * counted as something it is not (an `ok` criterion without a verdict, a value off the scale).
+ */
+export const resultCriterionSchema = z
+  .looseObject({
+    id: z.string(),
+    points: finite,
+    tags: z.array(z.string()).default([]),
+    status: z.enum(['ok', 'error', 'skipped']),
+    met: z.boolean().nullable(),
+    value: unitInterval.nullable().optional(),
+    probability: unitInterval.optional(),
+  })
+  .refine((criterion) => criterion.status !== 'ok' || criterion.met !== null, { message: 'a criterion with status "ok" needs a verdict: met must be true or false', path: ['met'] })
+  .refine((criterion) => criterion.status !== 'ok' || criterion.value !== null, { message: 'a criterion with status "ok" cannot have value null', path: ['value'] });
+
+export const resultRecordSchema = z
+  .looseObject({
+    id: z.string(),
+    status: z.enum(['ok', 'error', 'invalid']),
+    criteria: z.array(resultCriterionSchema).default([]),
+    tags: z.array(z.string()).optional(),
+    gated: z.boolean().optional(),
+  })
+  .refine(
+    (record) => {
+      let positive = 0;
+      let negative = 0;
+      for (const criterion of record.criteria) {
+        if (criterion.points > 0) positive += criterion.points;
+        else negative += criterion.points;
+      }
+      return Number.isFinite(positive) && Number.isFinite(negative);
+    },
+    { message: 'the criteria points add up to more than the largest representable number', path: ['criteria'] },
+  );
 
 export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | { kind: 'invalid'; error: RubricateError; line: number };
 
 /** Streams a results file back, each line validated; a bad line is reported, not fatal. */
 export async function* readResults(file: string): AsyncGenerator<ResultReadRecord> {
-  for await (const { line, text } of readLines(file)) {
-    const parsed = safeParseJson(text);
+  for await (const { line, text, error: lineError } of readLines(file)) {
+    const parsed = parseLineJson(text, lineError);
     if (!parsed.ok) {
-      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line }) };
+      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', parsed.error, { file, line }) };
       continue;
     }
     const checked = resultRecordSchema.safeParse(parsed.value);
@@ -220,7 +247,7 @@ export async function* readResults(file: string): AsyncGenerator<ResultReadRecor
       yield {
         kind: 'invalid',
         line,
-        error: new RubricateError('INPUT_INVALID', `not a results line: ${issue.message}`, { file, line, field: issue.path.join('.') }),
+        error: new RubricateError('INPUT_INVALID', `not a results line: ${issue.message}`, { file, line, field: formatPath(issue.path) }),
       };
       continue;
     }

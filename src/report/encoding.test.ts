@@ -6,7 +6,7 @@ import { toScoredItem, type ResultRecord } from '../pipeline/results.js';
 import { getScoring } from '../scoring/registry.js';
 import { compressionThresholdBytes, embedPayload, escapeHtml, readEmbeddedPayload, scriptSafeJson } from './encoding.js';
 import { collectRun } from './collect.js';
-import { clientDecoderSource } from './html/client-decode.js';
+import { rubricateChunkIndex, rubricateDecodeItem, rubricateReadEmbedded } from './client/decode.js';
 import { buildReport } from './index.js';
 import { syntheticResultRecords } from './synthetic.js';
 import type { ResultsReportPayload, RunData, RunTexts } from './types.js';
@@ -14,15 +14,8 @@ import type { ResultsReportPayload, RunData, RunTexts } from './types.js';
 const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-encoding-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-/** The page's own decoder, run in Node: the same source the report ships. */
-interface ClientDecoder {
-  readEmbedded(encoding: string, text: string): Promise<unknown>;
-  decodeItem(run: RunData, chunk: RunTexts | null, index: number): Record<string, unknown>;
-  chunkIndex(run: RunData, index: number): number;
-}
-const clientDecoder = new Function(
-  `${clientDecoderSource}\nreturn { readEmbedded: rubricateReadEmbedded, decodeItem: rubricateDecodeItem, chunkIndex: rubricateChunkIndex };`,
-)() as ClientDecoder;
+/** The page's own decoder, run in Node: the module the report bundles. */
+const clientDecoder = { readEmbedded: rubricateReadEmbedded, decodeItem: rubricateDecodeItem, chunkIndex: rubricateChunkIndex };
 
 const hostile = '</script><script>alert(1)</script><!-- \u2028\u2029 & "quotes" \'single\' <b>bold</b> 🙂';
 
@@ -136,7 +129,7 @@ describe('report data round trip through the page decoder', () => {
         expect(decoded).toEqual(expectedItem(record, scoreOf(record)));
       });
       // Without texts, the columns alone still give verdicts.
-      const bare = clientDecoder.decodeItem(run, null, 3) as { criteria: Array<Record<string, unknown>>; response?: unknown };
+      const bare = clientDecoder.decodeItem(run, null, 3);
       expect(bare.response).toBeUndefined();
       expect(bare.criteria.map((criterion) => criterion.met)).toEqual(records[3].criteria.map((criterion) => criterion.met));
       expect(bare.criteria[0].explanation).toBeUndefined();

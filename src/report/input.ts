@@ -8,7 +8,7 @@ import { RubricateError } from '../errors.js';
 import type { BinaryMetaReport } from '../meta/binary-metrics.js';
 import type { PairwiseMetaReport } from '../meta/pairwise-metrics.js';
 import { safeParseJson } from '../util/json.js';
-import { readLines } from '../util/jsonl.js';
+import { parseLineJson, readLines } from '../util/jsonl.js';
 import { looksLikeCompareRecord } from './pairwise.js';
 
 export type DetectedInput = { kind: 'results' } | { kind: 'compare' } | { kind: 'meta'; report: BinaryMetaReport | PairwiseMetaReport };
@@ -61,8 +61,8 @@ function linesKind(record: unknown): DetectedInput {
 /** Reads lines (each in full, however long) up to the first JSON object and classifies the file by it. */
 async function scanLines(file: string): Promise<DetectedInput> {
   let scanned = 0;
-  for await (const { text } of readLines(file)) {
-    const parsed = safeParseJson(text);
+  for await (const { text, error: lineError } of readLines(file)) {
+    const parsed = parseLineJson(text, lineError);
     if (parsed.ok && isObject(parsed.value)) return linesKind(parsed.value);
     scanned += 1;
     if (scanned >= linesScanned) break;

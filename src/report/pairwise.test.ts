@@ -7,8 +7,8 @@ import { exitCodes, RubricateError } from '../errors.js';
 import { CompareSummaryBuilder, type CompareRecord } from '../pipeline/compare.js';
 import { bootstrap, mean } from '../scoring/bootstrap.js';
 import { embedPayload } from './encoding.js';
-import { clientDecoderSource } from './html/client-decode.js';
-import { clientPairwiseDecoderSource } from './html/client-pairwise.js';
+import { rubricateReadEmbedded } from './client/decode.js';
+import { rubricateDecodePair } from './client/pairwise-decode.js';
 import { buildReport, detectReportInput, writeReportFromResults } from './index.js';
 import { markdownCell, renderCompareMarkdown } from './markdown.js';
 import { collectPairwise } from './pairwise.js';
@@ -176,12 +176,8 @@ describe('collectPairwise', () => {
   });
 });
 
-/** The page's own decoder, run in Node: the same source the report ships. */
-interface PairDecoder {
-  readEmbedded(encoding: string, text: string): Promise<unknown>;
-  decodePair(payload: CompareReportPayload, chunk: PairTexts | null, index: number): Record<string, unknown>;
-}
-const pairDecoder = new Function(`${clientDecoderSource}\n${clientPairwiseDecoderSource}\nreturn { readEmbedded: rubricateReadEmbedded, decodePair: rubricateDecodePair };`)() as PairDecoder;
+/** The page's own decoder, run in Node: the modules the report bundles. */
+const pairDecoder = { readEmbedded: rubricateReadEmbedded, decodePair: rubricateDecodePair };
 
 /** What the page should give back for a record: its fields minus provenance the view summarises. */
 function expectedPair(record: CompareRecord, line: number): Record<string, unknown> {

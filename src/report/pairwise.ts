@@ -12,7 +12,7 @@ import { RubricateError } from '../errors.js';
 import { CompareSummaryBuilder, type CompareRecord, type CompareSummary, type ComparisonResult } from '../pipeline/compare.js';
 import type { JudgeInfo } from '../pipeline/results.js';
 import { canonicalJson, safeParseJson } from '../util/json.js';
-import { readLines } from '../util/jsonl.js';
+import { parseLineJson, readLines } from '../util/jsonl.js';
 import { runCost } from './collect.js';
 import { StringTable } from './string-table.js';
 import {
@@ -78,10 +78,10 @@ export type CompareReadRecord = { kind: 'record'; record: CompareRecord; line: n
 
 /** Streams a compare file back, each line validated; a bad line is reported, not fatal. */
 export async function* readCompareRecords(file: string): AsyncGenerator<CompareReadRecord> {
-  for await (const { line, text } of readLines(file)) {
-    const parsed = safeParseJson(text);
+  for await (const { line, text, error: lineError } of readLines(file)) {
+    const parsed = parseLineJson(text, lineError);
     if (!parsed.ok) {
-      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line }) };
+      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', parsed.error, { file, line }) };
       continue;
     }
     const checked = compareRecordSchema.safeParse(parsed.value);

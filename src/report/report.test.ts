@@ -143,8 +143,9 @@ describe('rubricate report', () => {
     expect(printed.output.stdout.join('\n')).toMatch(/^# run\.jsonl vs baseline\.jsonl/);
     const missing = capture();
     const file = join(directory, 'nope.jsonl');
-    expect(await runCli(['report', '--input', file, '--out', join(directory, 'nope.html')], missing.context)).toBe(exitCodes.itemsFailed);
-    expect(missing.output.stderr.join('\n')).toBe(`error [INPUT_INVALID]: ${file}: file not found`);
+    // A missing input is a usage error found before anything runs (exit 2), naming the flag.
+    expect(await runCli(['report', '--input', file, '--out', join(directory, 'nope.html')], missing.context)).toBe(exitCodes.usage);
+    expect(missing.output.stderr.join('\n')).toBe(`error [INPUT_UNREADABLE]: ${file} field input: cannot read --input: no such file or folder`);
     const html = capture();
     expect(await runCli(['report', '--input', resultsFile, '--out', '-', '--format', 'html'], html.context)).toBe(exitCodes.usage);
   });

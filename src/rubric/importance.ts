@@ -38,6 +38,7 @@ export function pointsForImportance(label: string, scheme: ImportanceScheme = 'r
   const override = overrides && Object.entries(overrides).find(([name]) => name.trim().toLowerCase() === key);
   if (override) return override[1];
   const table = importanceSchemes[scheme] as Record<string, number>;
-  if (key in table) return table[key];
+  // Own keys only: "constructor" or "__proto__" must not find Object.prototype's members.
+  if (Object.hasOwn(table, key)) return table[key];
   throw new RubricateError('INPUT_INVALID', `unknown importance "${label}" for scheme ${scheme} (known: ${Object.keys(table).join(', ')})`, { field: 'importance' });
 }

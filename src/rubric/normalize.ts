@@ -120,6 +120,20 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
     if (criterion.metadata) normalized.metadata = criterion.metadata;
     return normalized;
   });
+  // Scores divide by these sums: an overflow to Infinity would silently turn every score into 0 or NaN.
+  let positive = 0;
+  let negative = 0;
+  for (const criterion of criteria) {
+    if (criterion.points > 0) positive += criterion.points;
+    else negative += criterion.points;
+  }
+  if (!Number.isFinite(positive) || !Number.isFinite(negative)) {
+    throw new RubricateError('INPUT_INVALID', `the criteria's ${Number.isFinite(positive) ? 'negative' : 'positive'} points add up to more than the largest representable number: use smaller points`, {
+      file: location.file,
+      line: location.line,
+      field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), 'criteria']),
+    });
+  }
   const rubric: Rubric = { id: '', criteria };
   if (value.gate) rubric.gate = value.gate;
   if (value.metadata) rubric.metadata = value.metadata;
@@ -127,16 +141,25 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
   return rubric;
 }
 
-export function normalizeMessages(prompt: string | ReadonlyArray<{ role: string; content: unknown }>): Message[] {
+export function normalizeMessages(prompt: string | ReadonlyArray<{ role: string; content: unknown }>, location: SourceLocation = {}): Message[] {
   if (typeof prompt === 'string') return [{ role: 'user', content: prompt }];
-  return prompt.map((message) => ({ role: message.role, content: messageText(message.content) }));
+  return prompt.map((message, index) => ({ role: message.role, content: messageText(message.content, location, index) }));
 }
 
-function messageText(content: unknown): string {
+function messageText(content: unknown, location: SourceLocation, messageIndex: number): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+      .map((part, partIndex) => {
+        if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') return (part as { text: string }).text;
+        // An image or other non-text part would silently vanish from what the judge sees: refuse it.
+        const type = part && typeof part === 'object' ? (part as { type?: unknown }).type : undefined;
+        throw new RubricateError(
+          'INPUT_INVALID',
+          `${typeof type === 'string' ? `content part of type "${type}"` : 'a content part without text'} cannot be graded (only text parts are supported); remove it or give its text`,
+          { file: location.file, line: location.line, field: formatPath(['prompt', messageIndex, 'content', partIndex]) },
+        );
+      })
       .filter((text) => text !== '')
       .join('\n');
   }

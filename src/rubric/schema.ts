@@ -8,6 +8,17 @@ import type { ItemImage } from '../images/images.js';
 
 const finiteNumber = z.number().refine(Number.isFinite, { message: 'must be a finite number (not NaN or Infinity)' });
 
+/**
+ * A free-form object kept exactly as given. A "__proto__" key is refused: it cannot survive as
+ * an ordinary key (copying the object would drop it silently).
+ */
+export const freeObjectSchema = z
+  .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), { message: 'expected an object' })
+  .refine((value) => !Object.hasOwn(value, '__proto__'), { message: 'the key "__proto__" is not allowed', path: ['__proto__'] });
+
+/** A tag: any string but "__proto__", which could not be a key of the per-tag metrics. */
+const tagSchema = z.string().refine((tag) => tag !== '__proto__', { message: 'the tag "__proto__" is not allowed' });
+
 /** One ordered choice of an ordinal scale; choices are listed worst → best. */
 export const scaleChoiceSchema = z.object({
   label: z.string().min(1),
@@ -42,7 +53,7 @@ export const criterionInputSchema = z.object({
   points: finiteNumber.optional(),
   /** An importance class (Essential, Pitfall, Critical, …) that sets the points when they are absent. */
   importance: z.string().min(1).optional(),
-  tags: z.array(z.string()).default([]),
+  tags: z.array(tagSchema).default([]),
   kind: z.enum(['principle', 'hard_rule']).default('principle'),
   scale: scaleSchema.optional(),
   check: checkSpecSchema.optional(),
@@ -51,7 +62,7 @@ export const criterionInputSchema = z.object({
   subcheckRule: subcheckRuleSchema.optional(),
   /** Penalty per failed sub-check for the `penalty` rule, floored at 0. */
   subcheckPenalty: finiteNumber.min(0).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: freeObjectSchema.optional(),
 });
 
 export const rubricInputSchema = z.object({
@@ -62,8 +73,8 @@ export const rubricInputSchema = z.object({
   /** How importance classes map to points: rar (default), profbench or prbench. */
   importance_scheme: z.enum(['rar', 'profbench', 'prbench']).optional(),
   /** Per-rubric overrides of the scheme, e.g. {"Pitfall": -3}. */
-  importance_points: z.record(z.string(), finiteNumber).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  importance_points: freeObjectSchema.pipe(z.record(z.string(), finiteNumber)).optional(),
+  metadata: freeObjectSchema.optional(),
 });
 
 /** A text part, or an image part {type: "image_url", image_url: {url}} (data URL, http(s) URL or a path relative to the input file). */
@@ -84,8 +95,8 @@ export const itemInputSchema = z
     rubric_id: z.union([z.string().min(1), z.number()]).optional(),
     reference: z.union([z.string(), z.array(contentPartSchema).min(1)]).optional(),
     /** Item-level tags (HealthBench example_tags); item scores are reported per tag. */
-    tags: z.array(z.string()).optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
+    tags: z.array(tagSchema).optional(),
+    metadata: freeObjectSchema.optional(),
   })
   .refine((item) => item.rubric !== undefined || item.rubric_id !== undefined, {
     message: 'an item needs either `rubric` or `rubric_id`',

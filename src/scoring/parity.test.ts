@@ -138,6 +138,13 @@ describe('ProfBench (score_report_generation.py: get_predicted_score_per_task_id
     expect(metrics.extra?.profbench).toEqual({ 'Physics PhD': 55.6, 'Chemistry PhD': 41.7, Overall: 48.7, Reasoning: 57.1, Style: 42.9 });
   });
 
+  it('response_len_chars: the last report of each task, averaged and rounded half to even', () => {
+    // {task_id: len(response)} keeps each task's last report: t1 → 10, t2 → 13; np.mean = 11.5 → round → 12 (even).
+    const withLength = (entry: ScoredItem, length: number) => ({ ...entry, responseCharacters: length });
+    const lengths = aggregate(getScoring('profbench'), [withLength(reports[0], 99), withLength(reports[1], 10), withLength(reports[3], 13)]);
+    expect((lengths.extra?.profbench as Record<string, number>).response_len_chars).toBe(12);
+  });
+
   it('identical report texts get the same digest from results lines', () => {
     const line = (id: string, response: string) => toScoredItem({ id, status: 'ok', criteria: [], response });
     expect(line('a', 'Same report.').responseDigest).toBe(line('b', 'Same report.').responseDigest);

@@ -57,6 +57,8 @@ export const profbenchScoring: Scoring = {
     const reports = new Map<string, { task: string; achieved: number; max: number }>();
     const taskDomain = new Map<string, string>();
     const typeFulfilment = new Map<string, number[]>();
+    // The reference's `{task_id: len(response)}`: the last non-empty report of each task.
+    const lastLength = new Map<string, number>();
     const counts = { n: 0, ok: 0, error: 0, invalid: 0, unscorable: 0 };
     return {
       add(item) {
@@ -74,6 +76,7 @@ export const profbenchScoring: Scoring = {
           report.max += totals.max;
         } else reports.set(key, { task, ...totals });
         taskDomain.set(task, domainOf(item));
+        if (item.responseCharacters !== undefined && item.responseCharacters > 0) lastLength.set(task, item.responseCharacters);
         for (const criterion of item.criteria) {
           if (criterion.status !== 'ok' || criterion.points <= 0) continue;
           for (const tag of criterion.tags) {
@@ -149,7 +152,16 @@ export const profbenchScoring: Scoring = {
           n_error: counts.error,
           n_invalid: counts.invalid,
           n_unscorable: counts.unscorable,
-          extra: { profbench: printed, criterion_type_fulfilment: types, tasks: taskScores.size, reports: reports.size },
+          extra: {
+            profbench: {
+              ...printed,
+              // Token counts of the report generation are not in a results file; the length is.
+              ...(lastLength.size > 0 ? { response_len_chars: numpyRound(numpyMean([...lastLength.values()]), 0) } : {}),
+            },
+            criterion_type_fulfilment: types,
+            tasks: taskScores.size,
+            reports: reports.size,
+          },
         };
       },
     };

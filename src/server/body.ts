@@ -7,7 +7,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { RubricateError } from '../errors.js';
-import { safeParseJson } from '../util/json.js';
+import { parseInputJson } from '../util/json.js';
+import { contentTypeRefusal } from './browser-guard.js';
 
 export const defaultMaxBodyBytes = 16 * 1024 * 1024;
 
@@ -89,6 +90,9 @@ async function readWebStream(stream: ReadableStream<Uint8Array>, limit: number):
 
 /** The request body as parsed JSON, or an INPUT_INVALID / 413 error. */
 export async function readJsonBody(context: Context, limit: number): Promise<unknown> {
+  // Cross-site pages can post text/plain (or untyped) bodies without a preflight: JSON endpoints take JSON only.
+  const refusal = contentTypeRefusal(requestHeader(context, 'content-type'));
+  if (refusal) throw refusal;
   const declared = requestHeader(context, 'content-length');
   if (declared !== undefined && Number(declared) > limit) {
     context.header('Connection', 'close');
@@ -107,7 +111,8 @@ export async function readJsonBody(context: Context, limit: number): Promise<unk
     throw error;
   }
   if (bytes.length === 0) throw new RubricateError('INPUT_INVALID', 'request body is empty (expected a JSON object)', { field: 'body' });
-  const parsed = safeParseJson(bytes.toString('utf8'));
-  if (!parsed.ok) throw new RubricateError('INPUT_INVALID', `request body is not valid JSON: ${parsed.error}`, { field: 'body' });
+  // Nesting is bounded before parsing: a deep body is a 400, never a stack overflow.
+  const parsed = parseInputJson(bytes.toString('utf8'));
+  if (!parsed.ok) throw new RubricateError('INPUT_INVALID', parsed.error.startsWith('nested deeper') ? `request body is ${parsed.error}` : `request body is not valid JSON: ${parsed.error}`, { field: 'body' });
   return parsed.value;
 }

@@ -17,13 +17,28 @@ import { publicResult } from './public-errors.js';
 import type { Context } from 'hono';
 import { RubricateError } from '../errors.js';
 import type { RubricEvolver } from '../generation/evolver.js';
-import { normalizeItem } from '../rubric/normalize.js';
+import { formatPath, normalizeItem } from '../rubric/normalize.js';
+import { z } from 'zod';
 import type { Message } from '../rubric/schema.js';
 import { advantageEstimators, defaultAdvantageEpsilon, groupAdvantages, type AdvantageEstimator } from './advantages.js';
 import { readJsonBody } from './body.js';
 import type { RouteContext, ServerApp } from './context.js';
 
 export const evolvingRubricRoutes = ['/v1/rubrics/:id', '/v1/rubrics/:id/persistent', '/v1/rubrics/:id/step', '/v1/rubrics/:id/propose', '/v1/rubrics/:id/observe', '/v1/rubrics/:id/history'];
+
+/** Verdicts fed back to the evolver: typed strictly, so `{"id": {"$ne": 1}, "met": "yes"}` is a 400, not a verdict. */
+const observedResultsSchema = z.array(
+  z.looseObject({
+    criteria: z.array(
+      z.looseObject({
+        id: z.string().min(1),
+        met: z.boolean().nullable(),
+        value: z.number().refine((value) => Number.isFinite(value) && value >= 0 && value <= 1, { message: 'value must be between 0 and 1' }).nullable().optional(),
+        status: z.enum(['ok', 'error', 'skipped']).optional(),
+      }),
+    ),
+  }),
+);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -72,8 +87,10 @@ export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyB
 
   app.get('/v1/rubrics/:id/history', (context) => {
     const id = context.req.param('id');
-    activeOrNotFound(id);
-    return context.json({ id, history: evolver.history(id), criteria: evolver.criteria(id) });
+    // A prompt whose every criterion was retired has no active rubric but still has a history.
+    const history = evolver.history(id);
+    if (history.length === 0) activeOrNotFound(id);
+    return context.json({ id, history, criteria: evolver.criteria(id) });
   });
 
   app.put('/v1/rubrics/:id/persistent', async (context) => {
@@ -96,10 +113,12 @@ export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyB
   app.post('/v1/rubrics/:id/observe', async (context) => {
     const id = context.req.param('id');
     const body = await objectBody(context, maxBodyBytes);
-    if (!Array.isArray(body.results) || !body.results.every((result) => isRecord(result) && Array.isArray(result.criteria))) {
-      throw new RubricateError('INPUT_INVALID', 'results must be a list of graded rollouts {criteria: [{id, met}]}', { field: 'results' });
+    const checked = observedResultsSchema.safeParse(body.results);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      throw new RubricateError('INPUT_INVALID', `results must be a list of graded rollouts {criteria: [{id, met}]}: ${issue.message}`, { field: formatPath(['results', ...issue.path]) });
     }
-    return context.json(evolver.observe(id, body.results as never));
+    return context.json(evolver.observe(id, checked.data));
   });
 
   // One training step for one prompt: new criteria from this group, grade the group with

@@ -8,7 +8,7 @@ import { RubricateError } from '../errors.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
 import { normalizeItem, normalizeMessages, normalizeRubric } from '../rubric/normalize.js';
 import { messageInputSchema, type Item, type Message, type Rubric } from '../rubric/schema.js';
-import { safeParseJson } from '../util/json.js';
+import { parseInputJson } from '../util/json.js';
 import { z } from 'zod';
 
 export interface ItemInputContext {
@@ -86,7 +86,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** A rubric given as an object, or as a string holding one (JSON). */
 export function parseRubricValue(value: unknown, field = 'rubric'): unknown {
   if (typeof value !== 'string') return value;
-  const parsed = safeParseJson(value);
+  const parsed = parseInputJson(value);
   if (!parsed.ok) throw new RubricateError('INPUT_INVALID', `rubric string is not valid JSON: ${parsed.error}`, { field });
   return parsed.value;
 }

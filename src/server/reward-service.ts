@@ -32,6 +32,8 @@ export interface RewardServiceOptions {
   onEvent?: (event: EngineEvent) => void;
   /** Live state of pooled judge endpoints, for /healthz and /metrics. */
   judgeEndpoints?: () => JudgeEndpointStatus[];
+  /** Health of a shared store (Redis): while it is away, requests are refused with 503 (STORE_UNAVAILABLE). */
+  storeHealth?: () => { status: 'ok' | 'unavailable'; reason?: string };
   now?: () => number;
 }
 
@@ -64,6 +66,7 @@ export class RewardService {
   readonly errorPolicy: ErrorPolicy;
   readonly rubrics: ReadonlyMap<string, Rubric> | undefined;
   readonly judgeEndpoints: (() => JudgeEndpointStatus[]) | undefined;
+  readonly storeHealth: RewardServiceOptions['storeHealth'];
   /** Rubrics normalised once for the requests that repeat them. */
   readonly rubricCache = new RubricCache();
   /** In-flight requests of the HTTP layer, for the gauge; the server keeps it current. */
@@ -77,6 +80,7 @@ export class RewardService {
     this.errorPolicy = options.onError ?? nullPolicy;
     this.rubrics = options.rubrics;
     this.judgeEndpoints = options.judgeEndpoints;
+    this.storeHealth = options.storeHealth;
     this.admission = new AdmissionQueue(options.maxQueue ?? defaultMaxQueue, { waitingCapacity: options.maxWaiting, now: this.now });
     this.metrics = new ServerMetrics({
       queueDepth: () => this.admission.used,
@@ -91,6 +95,9 @@ export class RewardService {
       scoring: 'weighted_mean',
       // Rewards need verdicts, not the graded text back: keep results small.
       omitText: true,
+      // A long-lived server outlives a judge restart: stopping for good on a run of connection
+      // failures would turn a blip into an outage (the pool ejects bad endpoints instead).
+      breakerThreshold: 0,
       ...options.grading,
       onEvent: (event) => {
         this.metrics.onEngineEvent(event);
@@ -126,6 +133,9 @@ export class RewardService {
    * are cached for the client's retry.
    */
   async scoreItems(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
+    const store = this.storeHealth?.();
+    // Without its shared store a replica would pay again for cached verdicts and break the fleet's limits: refuse clearly.
+    if (store && store.status !== 'ok') throw new RubricateError('STORE_UNAVAILABLE', `the shared store is unavailable${store.reason ? `: ${store.reason}` : ''}; retry shortly`, { retryAfterMs: 1_000 });
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
     const deadlineAt = this.now() + deadlineMs;
     const work: Array<{ graded: Promise<ResultRecord>; follower: boolean }> = [];

@@ -1,4 +1,4 @@
-export { isPromise, settle, type MaybePromise, type ReplyStore, type ReplyStoreOptions, type TransferableReplyStore } from './types.js';
+export { isPromise, settle, sharesInFlight, type SharedInFlight, type MaybePromise, type ReplyStore, type ReplyStoreOptions, type TransferableReplyStore } from './types.js';
 export { SqliteReplyStore, defaultCacheDirectory, defaultCachePath, type SqliteReplyStoreOptions } from './sqlite.js';
 export { RedisReplyStore, replyKeyPrefix, type RedisReplyStoreOptions } from './redis.js';
 export { RedisConnection, describeRedisUrl, isRedisUrl, redisOptionsFromUrl, type RedisHealth } from './redis-connection.js';

@@ -27,6 +27,8 @@ export interface RedisConnectionOptions {
   maxRetriesPerRequest?: number | null;
   /** Names the connection in CLIENT LIST, for operators. */
   connectionName?: string;
+  /** Commands fail at once while disconnected instead of waiting for the reconnection. */
+  failWhileDisconnected?: boolean;
 }
 
 export function redisOptionsFromUrl(url: string, options: RedisConnectionOptions = {}): RedisOptions {
@@ -52,6 +54,7 @@ export function redisOptionsFromUrl(url: string, options: RedisConnectionOptions
     // Reconnect quickly at first, then every 2 s: a restarted Redis is back within a few seconds.
     retryStrategy: (times) => Math.min(100 * times, 2_000),
     connectTimeout: 5_000,
+    // Until the first connection, commands always wait (start-up checks `ready()` with its own bound).
     enableOfflineQueue: true,
     lazyConnect: false,
   };
@@ -77,6 +80,8 @@ export class RedisConnection {
     });
     this.client.on('ready', () => {
       this.lastError = undefined;
+      // A server must answer 503 at once while its store is away, not hold requests for the reconnection.
+      if (options.failWhileDisconnected) this.client.options.enableOfflineQueue = false;
     });
   }
 

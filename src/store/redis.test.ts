@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { rmSync } from 'node:fs';
 import { describe, expect } from 'vitest';
-import { redisTest, startRedisServer } from '../testing/redis-server.js';
+import { redisTest } from '../testing/redis-fixture.js';
+import { startRedisServer } from '../testing/redis-server.js';
 import { describeReplyStoreContract } from './contract.js';
 import { RedisReplyStore, replyKeyPrefix } from './redis.js';
 import { describeRedisUrl, redisOptionsFromUrl } from './redis-connection.js';

@@ -9,27 +9,49 @@ import type { JudgeReply } from '../judges/types.js';
 import { RecentReplies } from './memory.js';
 import { RedisConnection } from './redis-connection.js';
 import { readStoredReply } from './reply-shape.js';
-import type { ReplyStoreOptions, TransferableReplyStore } from './types.js';
+import { randomUUID } from 'node:crypto';
+import { sleep } from '../util/sleep.js';
+import type { ReplyStoreOptions, SharedInFlight, TransferableReplyStore } from './types.js';
 
 export const replyKeyPrefix = 'rubricate:reply:';
+const claimKeyPrefix = 'rubricate:inflight:';
+/** Deletes a claim only if this process still owns it (a lapsed lease may belong to another by now). */
+const releaseScript = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+const renewScript = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 
 export interface RedisReplyStoreOptions extends ReplyStoreOptions {
   /** Prefix of every key (default `rubricate:reply:`), to share one Redis between deployments. */
   keyPrefix?: string;
+  /**
+   * While Redis is unreachable: `wait` (commands wait for the reconnection, up to a bound: batch
+   * runs pause and resume) or `fail` (commands fail at once: a server answers 503 at once).
+   */
+  whenDisconnected?: 'wait' | 'fail';
+  /** How long a claim outlives a process that stopped renewing it (it died): default 10 s. */
+  claimLeaseMs?: number;
 }
 
-export class RedisReplyStore implements TransferableReplyStore {
+export class RedisReplyStore implements TransferableReplyStore, SharedInFlight {
   readonly connection: RedisConnection;
   private readonly prefix: string;
   private readonly ttlMs: number | undefined;
   private readonly memory = new RecentReplies();
   private readonly ownsConnection: boolean;
+  /** Identifies this process's claims. */
+  private readonly owner = randomUUID();
+  private readonly claimLeaseMs: number;
+  /** Claims held by this process, renewed while their calls run. */
+  private readonly renewals = new Map<string, NodeJS.Timeout>();
 
   constructor(urlOrConnection: string | RedisConnection, options: RedisReplyStoreOptions = {}) {
     this.ownsConnection = typeof urlOrConnection === 'string';
-    this.connection = typeof urlOrConnection === 'string' ? new RedisConnection(urlOrConnection, { connectionName: 'rubricate-store' }) : urlOrConnection;
+    this.connection =
+      typeof urlOrConnection === 'string'
+        ? new RedisConnection(urlOrConnection, { connectionName: 'rubricate-store', ...(options.whenDisconnected === 'fail' ? { failWhileDisconnected: true } : {}) })
+        : urlOrConnection;
     this.prefix = options.keyPrefix ?? replyKeyPrefix;
     this.ttlMs = options.ttlMs;
+    this.claimLeaseMs = Math.max(500, options.claimLeaseMs ?? 10_000);
   }
 
   get description(): string {
@@ -100,7 +122,44 @@ export class RedisReplyStore implements TransferableReplyStore {
     } while (cursor !== '0');
   }
 
+  /** Claims the call for `key`; the claim is renewed while this process lives, so a dead owner's lapses within the lease. */
+  async claim(key: string): Promise<boolean> {
+    let claimed: boolean;
+    try {
+      claimed = (await this.connection.client.set(claimKeyPrefix + key, this.owner, 'PX', this.claimLeaseMs, 'NX')) === 'OK';
+    } catch (error) {
+      throw this.connection.unavailable(`claiming a call failed: ${(error as Error).message}`, error);
+    }
+    if (claimed) {
+      const timer = setInterval(() => {
+        this.connection.client.eval(renewScript, 1, claimKeyPrefix + key, this.owner, this.claimLeaseMs).catch(() => undefined);
+      }, Math.round(this.claimLeaseMs / 3));
+      timer.unref();
+      this.renewals.set(key, timer);
+    }
+    return claimed;
+  }
+
+  async awaitReply(key: string, signal?: AbortSignal): Promise<JudgeReply | undefined> {
+    for (let delay = 20; !signal?.aborted; delay = Math.min(500, Math.round(delay * 1.5))) {
+      await sleep(delay, signal);
+      const reply = await this.get(key);
+      if (reply) return reply;
+      // The owner released its claim without storing a reply (its call failed), or its lease ran out.
+      if ((await this.connection.client.exists(claimKeyPrefix + key)) === 0) return (await this.get(key)) ?? undefined;
+    }
+    return undefined;
+  }
+
+  async release(key: string): Promise<void> {
+    clearInterval(this.renewals.get(key));
+    this.renewals.delete(key);
+    await this.connection.client.eval(releaseScript, 1, claimKeyPrefix + key, this.owner);
+  }
+
   async close(): Promise<void> {
+    for (const timer of this.renewals.values()) clearInterval(timer);
+    this.renewals.clear();
     if (this.ownsConnection) await this.connection.close();
   }
 }

@@ -20,6 +20,22 @@ export interface ReplyStore {
   close(): MaybePromise<void>;
 }
 
+/**
+ * A store shared by several processes can also share the in-flight dedupe: the first
+ * process to claim a key makes the call; the others wait for its reply to be stored.
+ */
+export interface SharedInFlight {
+  /** True when this process now owns the call for `key` (until `release`, or until its process dies and the lease runs out). */
+  claim(key: string): Promise<boolean>;
+  /** The reply once the owner stores it; undefined when the owner gave up or vanished (then claim again). */
+  awaitReply(key: string, signal?: AbortSignal): Promise<JudgeReply | undefined>;
+  release(key: string): Promise<void>;
+}
+
+export function sharesInFlight(store: ReplyStore | undefined): store is ReplyStore & SharedInFlight {
+  return typeof (store as Partial<SharedInFlight> | undefined)?.claim === 'function';
+}
+
 /** A store whose entries can be listed and written in bulk (`rubricate cache export|import`). */
 export interface TransferableReplyStore extends ReplyStore {
   entries(): AsyncIterable<[string, JudgeReply]>;

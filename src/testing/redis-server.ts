@@ -1,15 +1,14 @@
 /**
  * A real Redis for tests: Debian's `redis-server`, started on a free loopback port with a
  * temporary directory (append-only file on, so a restart keeps what was written), stopped
- * at the end. `redisTest` is the vitest fixture; tests without redis-server installed fail
- * with a message saying how to install it (CI installs it).
+ * at the end (`redisTest` in redis-fixture.ts is the vitest fixture). Without redis-server
+ * installed it fails with a message saying how to install it (CI installs it).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'vitest';
 
 export interface RedisServer {
   url: string;
@@ -101,17 +100,3 @@ export async function startRedisServer(): Promise<RedisServer> {
   };
   return server;
 }
-
-/** vitest fixture: `redisTest('…', async ({ redis }) => …)` gets a fresh server, stopped and removed afterwards. */
-export const redisTest = test.extend<{ redis: RedisServer }>({
-  // eslint-disable-next-line no-empty-pattern
-  redis: async ({}, use) => {
-    const server = await startRedisServer();
-    try {
-      await use(server);
-    } finally {
-      await server.stop();
-      rmSync(server.directory, { recursive: true, force: true });
-    }
-  },
-});

@@ -1,4 +1,5 @@
 /** JSON helpers that never throw on untrusted text: errors come back as data. */
+import { inputLimits } from './input-limits.js';
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -28,4 +29,43 @@ export function canonicalJson(value: unknown): string {
     members.push(`${JSON.stringify(key)}:${canonicalJson(member)}`);
   }
   return `{${members.join(',')}}`;
+}
+
+/**
+ * Deepest nesting of objects and arrays in JSON text, counted without parsing (so a hostile
+ * record cannot exhaust the stack first); stops counting once past `limit`.
+ */
+export function jsonNestingDepth(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 92) index += 1; // backslash: skip the escaped character
+      else if (code === 34) inString = false;
+      continue;
+    }
+    if (code === 34) inString = true;
+    else if (code === 123 || code === 91) {
+      depth += 1;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (code === 125 || code === 93) depth -= 1;
+  }
+  return deepest;
+}
+
+/**
+ * Parses one input record (a JSONL line, a JSON file, a request body): like `safeParseJson`,
+ * and a record nested deeper than `maxDepth` is refused before it is parsed.
+ */
+export function parseInputJson(text: string, maxDepth = inputLimits().maxDepth): ParseResult<unknown> {
+  // A text shorter than the limit cannot nest deeper than it.
+  if (text.length > maxDepth && jsonNestingDepth(text, maxDepth) > maxDepth) {
+    return { ok: false, error: `nested deeper than ${maxDepth} levels (the limit is --max-record-depth)` };
+  }
+  return safeParseJson(text);
 }

@@ -1,11 +1,15 @@
 import type { Command } from 'commander';
-import { JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
+import { storeFilesOf } from '../store-options.js';
+import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
-import { countLines, ProgressReporter } from '../progress.js';
+import { countLines, countRecords, ProgressReporter } from '../progress.js';
+import { afterGrace, reportInterrupted } from '../interrupt.js';
+import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
-import { RubricateError, exitCodes } from '../../errors.js';
+import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
+import { ErrorTally, formatErrorCounts } from '../../pipeline/error-summary.js';
 
 interface CompareFlags extends JudgeFlags {
   format: string;
@@ -40,6 +44,11 @@ export function registerCompareCommand(program: Command, context: CommandContext
 
 async function runCompare(flags: CompareFlags, context: CommandContext): Promise<number> {
   const importer = getPairwiseImporter(flags.format);
+  checkFiles({
+    inputs: [{ flag: 'input', path: flags.input, folder: true }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary ?? `${flags.out}.summary.json` }],
+    keep: storeFilesOf(flags),
+  });
   const judges = await buildJudges(flags);
   if (judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
   const judge = judges[0];
@@ -58,27 +67,55 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     protocol: options.protocol,
     maxAttempts: options.maxAttempts,
     timeoutMs: options.timeoutMs,
+    breakerThreshold: options.breakerThreshold,
+    maxRetryAfterMs: options.maxRetryAfterMs,
     omitText: !flags.text,
     onEvent: progress.onEvent,
-    signal: context.signal,
+    stopSignal: context.signal,
+    signal: afterGrace(context.signal),
   });
   const writer = new JsonLinesWriter(flags.out);
   const builder = new CompareSummaryBuilder();
+  const errors = new ErrorTally();
+  const admission: AdmissionState = { exhausted: false, admitted: 0 };
+  // After a stop, the first pair in error may just have been cancelled: it and everything after it stay unwritten.
+  let held = false;
+  let written = 0;
   try {
-    for await (const record of comparer.compareStream(reportInvalid(importer.read(flags.input, {}), context))) {
+    for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(importer.read(flags.input, {}), context), context.signal, admission))) {
+      if (held || (context.signal.aborted && record.status === 'error')) {
+        held = true;
+        continue;
+      }
       await writer.write(record);
+      written += 1;
       builder.add(record);
+      errors.add((record as { error?: SerializedError }).error);
     }
-  } finally {
+  } catch (error) {
     progress.stop();
-    await writer.close();
+    await writer.discard();
     await judge?.close?.();
+    await opened.close();
+    if (context.signal.aborted) return reportInterrupted(context, undefined, undefined, 'pairs');
+    throw error;
+  }
+  progress.stop();
+  await writer.close();
+  await judge?.close?.();
+  if (context.signal.aborted && (held || !admission.exhausted)) {
+    // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
+    await opened.close();
+    const total = await countRecords(flags.input).catch(() => undefined);
+    return reportInterrupted(context, written, total, 'pairs');
   }
   const summary = builder.finish();
   await writeFileAtomic(flags.summary ?? `${flags.out}.summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
   opened.finish();
-  opened.close();
+  await opened.close();
   printCompareSummary(context, summary, flags.out);
+  const errorLines = formatErrorCounts(errors.top());
+  if (errorLines.length > 0) context.stderr(errorLines.join('\n'));
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 

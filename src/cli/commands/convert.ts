@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { JsonLinesWriter } from '../../util/files.js';
+import { checkFiles, JsonLinesWriter } from '../../util/files.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { getItemImporter, getResultsImporter, itemImporters, resultsImporters } from '../../rubric/formats/index.js';
 import { RubricateError, exitCodes } from '../../errors.js';
-import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
+import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 
 interface ConvertFlags extends InputFlags {
   out: string;
@@ -18,6 +18,12 @@ export function registerConvertCommand(program: Command, context: CommandContext
 }
 
 async function runConvert(flags: ConvertFlags, context: CommandContext): Promise<number> {
+  if (itemImporters.has(flags.format)) refuseInapplicableFlags(flags, getItemImporter(flags.format));
+  else if (resultsImporters.has(flags.format)) refuseInapplicableFlags(flags, getResultsImporter(flags.format));
+  checkFiles({
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }],
+    outputs: [{ flag: 'out', path: flags.out }],
+  });
   const options = await importOptionsFrom(flags, context);
   const writer = new JsonLinesWriter(flags.out);
   let written = 0;
@@ -55,9 +61,11 @@ async function runConvert(flags: ConvertFlags, context: CommandContext): Promise
     } else {
       throw new RubricateError('CONFIG_INVALID', `unknown format "${flags.format}" (known: ${[...itemImporters.keys(), ...resultsImporters.keys()].join(', ')})`, { field: 'format' });
     }
-  } finally {
-    await writer.close();
+  } catch (error) {
+    await writer.discard();
+    throw error;
   }
+  await writer.close();
   context.stderr(`wrote ${written} records to ${flags.out}${invalid ? ` (${invalid} invalid input records skipped)` : ''}`);
   return invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }

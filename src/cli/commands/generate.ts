@@ -19,7 +19,8 @@ import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { Grader } from '../../pipeline/grader.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parsePositiveInteger, type JudgeFlags, type OpenedStore } from '../judge-options.js';
-import { JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
+import { storeFilesOf } from '../store-options.js';
+import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 
 interface GenerateFlags extends JudgeFlags, GeneratorFlags {
   input?: string;
@@ -63,6 +64,11 @@ async function runGenerate(flags: GenerateFlags, context: CommandContext): Promi
   if ((flags.input === undefined) === (flags.pairs === undefined)) {
     throw new RubricateError('CONFIG_INVALID', 'give exactly one of --input (prompts) and --pairs (preference pairs)', { field: flags.input ? 'pairs' : 'input' });
   }
+  checkFiles({
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'pairs', path: flags.pairs, folder: true }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }],
+    keep: storeFilesOf(flags),
+  });
   const opened = await openStore(flags, flags.out);
   try {
     return flags.pairs !== undefined ? await runContrastive(flags, flags.pairs, context, opened) : await runPrompts(flags, flags.input!, context, opened);

@@ -1,14 +1,17 @@
+import { fanOut, LocalJudgeForecast } from '../local-judge-forecast.js';
 import { Option, type Command } from 'commander';
-import { writeFileAtomic } from '../../util/files.js';
+import { storeFilesOf } from '../store-options.js';
+import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
-import { countLines, ProgressReporter } from '../progress.js';
-import { Grader } from '../../pipeline/grader.js';
+import { countLines, countRecords, ProgressReporter } from '../progress.js';
+import { afterGrace, reportInterrupted } from '../interrupt.js';
+import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
 import { withoutPrometheusSkips } from '../../rubric/formats/biggen.js';
-import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
+import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
-import { exitCodes } from '../../errors.js';
+import { exitCodes, RubricateError } from '../../errors.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 import { gradeThroughQueue } from '../../queue/grading-queue.js';
@@ -16,8 +19,9 @@ import { addQueueOptions, runSpecFrom, shardOf, type QueueFlags } from '../queue
 import { getScoring } from '../../scoring/registry.js';
 import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
 import { reportFailedAsZero } from './score.js';
+import { addBatchOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
 
-interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags {
+interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags, BatchFlags {
   out: string;
   metrics?: string;
   scoring?: string;
@@ -46,6 +50,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--quiet', 'no progress bar');
   addJudgeOptions(command);
   addQueueOptions(command);
+  addBatchOptions(command);
   command.action(async (flags: GradeFlags) => {
     context.exitCode = await runGrade(flags, context);
   });
@@ -53,19 +58,50 @@ export function registerGradeCommand(program: Command, context: CommandContext):
 
 async function runGrade(flags: GradeFlags, context: CommandContext): Promise<number> {
   const importer = getItemImporter(flags.format);
+  refuseInapplicableFlags(flags, importer);
+  checkFiles({
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }, { flag: 'prices', path: flags.prices }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'metrics', path: flags.metrics }, { flag: 'report', path: flags.report }],
+    keep: storeFilesOf(flags),
+  });
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   const importOptions = await importOptionsFrom(flags, context);
 
   // With --queue the workers call the judge (and hold the fleet limits); here it only names the run.
-  const judges = await buildJudges(flags.queue ? { ...flags, globalConcurrency: undefined, rateLimit: undefined } : flags);
+  let judges = await buildJudges(flags.queue ? { ...flags, globalConcurrency: undefined, rateLimit: undefined } : flags);
+  let batched: BatchedJudges | undefined;
+  if (flags.batch) {
+    if (flags.queue) throw new RubricateError('CONFIG_INVALID', '--batch and --queue are two ways of sending the calls: give one of them', { field: 'batch' });
+    batched = batchJudgesFrom(judges, flags, flags.out, (event) => {
+      const line = describeBatchEvent(event);
+      if (line && !flags.quiet) context.stderr(line);
+    });
+    judges = batched.judges;
+  }
   const judge = judges[0];
   const closeJudges = async () => {
     for (const member of judges) await member.close?.();
+    batched?.ledger.close();
   };
   const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
   const totalSource = flags.responses ?? flags.input;
-  countLines(totalSource).then((total) => progress.setTotal(total), () => undefined);
+  const forecast =
+    judge && isLocalJudge(judge)
+      ? new LocalJudgeForecast((line) => context.stderr(line), {
+          judgeId: judge.provenance.id,
+          criteriaPerCall: flags.criteriaPerCall,
+          explanation: flags.explanation ?? localJudgeDefaults.explanation,
+          verdict: flags.verdict ?? 'binary',
+        })
+      : undefined;
+  countLines(totalSource).then(
+    (total) => {
+      progress.setTotal(total);
+      forecast?.setTotal(total);
+    },
+    () => undefined,
+  );
 
   const scoringName = flags.scoring ?? importer.defaultScoring ?? 'weighted_mean';
   const grader = new Grader({
@@ -75,9 +111,13 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     checkMode: flags.checkMode,
     scoring: flags.failedAsZero ? withFailedAsZero(getScoring(scoringName)) : scoringName,
     omitText: !flags.text,
-    onEvent: progress.onEvent,
-    signal: context.signal,
+    onEvent: fanOut(progress.onEvent, forecast?.onEvent),
+    // Stop: no new item and no new call; in-flight calls get a grace period, then are cancelled.
+    stopSignal: context.signal,
+    signal: afterGrace(context.signal),
     ...graderOptionsFrom(flags),
+    // Every call waits in a batch: the engine hands over all it has (the window bounds memory) and waits up to the 24 h window.
+    ...(batched ? { concurrency: 50_000, timeoutMs: 7 * 24 * 3600 * 1000 } : {}),
   });
 
   const queueUrl = flags.queue;
@@ -105,18 +145,23 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => reportInputError(context, error),
+      stopSignal: context.signal,
     });
   } catch (error) {
     progress.stop();
-    opened.close();
+    await opened.close();
     await closeJudges();
-    if (context.signal.aborted) {
-      context.stderr('interrupted: verdicts obtained so far are saved; rerun the same command to resume');
-      return exitCodes.interrupted;
-    }
+    if (context.signal.aborted) return reportInterrupted(context, undefined, undefined);
     throw error;
   }
   progress.stop();
+  if (outcome.interrupted) {
+    // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
+    await opened.close();
+    await closeJudges();
+    const total = await countRecords(totalSource).catch(() => undefined);
+    return reportInterrupted(context, outcome.written, total);
+  }
   const { metrics, usage, invalid: invalidSeen } = outcome;
   // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
   const oneModel = judges.every((member) => member.provenance.model === judge?.provenance.model);
@@ -133,11 +178,12 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     const { writeReportFromResults } = await import('../../report/index.js');
     await writeReportFromResults({ input: flags.out, out: flags.report });
   }
+  batched?.batchJudge.finish();
   opened.finish();
-  opened.close();
+  await opened.close();
   await closeJudges();
 
-  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode });
+  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode, errors: outcome.errors });
   reportFailedAsZero(context, metrics);
   if (skipsForPrometheus) context.stderr(`skipped ${skipped.count} llm_judge instance(s), as BiGGen-Bench does with a Prometheus judge`);
   if (grader.agreement) {

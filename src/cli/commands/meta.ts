@@ -23,7 +23,8 @@ import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
 import { getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, type JudgeFlags } from '../judge-options.js';
-import { writeFileAtomic } from '../../util/files.js';
+import { storeFilesOf } from '../store-options.js';
+import { checkFiles, writeFileAtomic } from '../../util/files.js';
 
 interface MetaFlags extends JudgeFlags {
   format: string;
@@ -152,6 +153,11 @@ async function writeReport(flags: MetaFlags, report: unknown): Promise<void> {
 }
 
 async function runMeta(flags: MetaFlags, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
+  checkFiles({
+    inputs: [{ flag: 'input', path: flags.input, folder: true }, { flag: 'labels', path: flags.labels }],
+    outputs: [{ flag: 'out', path: flags.out }],
+    keep: storeFilesOf(flags),
+  });
   const bootstrap = { resamples: flags.resamples, seed: flags.bootstrapSeed, confidence: flags.confidence };
   const say = (text: string) => {
     if (!flags.quiet) context.stderr(text.replace(/\n$/, ''));

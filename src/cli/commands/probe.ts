@@ -15,9 +15,10 @@ import { getItemImporter } from '../../rubric/formats/index.js';
 import type { Item } from '../../rubric/schema.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
-import { writeFileAtomic } from '../../util/files.js';
+import { storeFilesOf } from '../store-options.js';
+import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { ProgressReporter } from '../progress.js';
-import { addInputOptions, importOptionsFrom, type InputFlags } from '../input-options.js';
+import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 
 interface ProbeFlags extends JudgeFlags, InputFlags {
   out: string;
@@ -68,8 +69,14 @@ export function registerProbeCommand(program: Command, context: CommandContext):
 }
 
 async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Promise<number> {
+  checkFiles({
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }],
+    outputs: [{ flag: 'out', path: flags.out }],
+    keep: storeFilesOf(flags),
+  });
   const probes = parseProbeList(flags.probes);
   const importer = getItemImporter(flags.format);
+  refuseInapplicableFlags(flags, importer);
   const importOptions = await importOptionsFrom(flags, context);
 
   let invalid = 0;

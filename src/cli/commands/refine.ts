@@ -14,7 +14,8 @@ import { Grader } from '../../pipeline/grader.js';
 import { rubricateVersion } from '../../version.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
-import { JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
+import { storeFilesOf } from '../store-options.js';
+import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 
 interface RefineFlags extends JudgeFlags, GeneratorFlags {
   input: string;
@@ -72,6 +73,11 @@ type Outcome = { kind: 'invalid'; read: Extract<PromptReadRecord, { kind: 'inval
 
 async function runRefine(flags: RefineFlags, context: CommandContext): Promise<number> {
   if (flags.passRateLow >= flags.passRateHigh) throw new RubricateError('CONFIG_INVALID', '--pass-rate-low must be below --pass-rate-high', { field: 'pass-rate-low' });
+  checkFiles({
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses-file', path: flags.responsesFile }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }],
+    keep: storeFilesOf(flags),
+  });
   const responsesFromFile = flags.responsesFile ? await readResponsesFile(flags.responsesFile) : undefined;
   const opened = await openStore(flags, flags.out);
   const { generator, judge: generatorJudge } = await buildRubricGenerator(flags, { store: opened.store, signal: context.signal });

@@ -3,6 +3,7 @@ import { RubricateError, exitCodes } from '../../errors.js';
 import { buildReport, renderReport, writeReportFromResults } from '../../report/index.js';
 import type { ReportFormat } from '../../report/types.js';
 import type { CommandContext } from '../context.js';
+import { checkFiles } from '../../util/files.js';
 
 interface ReportFlags {
   input: string;
@@ -29,6 +30,7 @@ export function registerReportCommand(program: Command, context: CommandContext)
 }
 
 async function runReport(flags: ReportFlags, context: CommandContext): Promise<number> {
+  checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'compare', path: flags.compare }], outputs: [{ flag: 'out', path: flags.out === '-' ? undefined : flags.out }] });
   const onWarning = (message: string) => context.stderr(`invalid input: ${message}`);
   const common = { input: flags.input, compare: flags.compare, title: flags.title, scoring: flags.scoring, onWarning };
   if (flags.out === '-') {

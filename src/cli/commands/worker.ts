@@ -49,7 +49,7 @@ async function runWorker(flags: WorkerFlags, context: CommandContext): Promise<n
     onChunk: flags.quiet ? undefined : (event) => context.stderr(`worker: graded chunk ${event.chunk} of run ${event.runId} (${event.items} items)`),
     createGrader: async (spec) => {
       const settings = judgeFlagsFromSpec(spec);
-      const judgeFlags = { ...settings, concurrency: flags.concurrency, judgeApiKey: flags.judgeApiKey, store: flags.store ?? flags.queue } as JudgeFlags;
+      const judgeFlags = { ...settings, concurrency: flags.concurrency, judgeApiKey: flags.judgeApiKey, store: flags.store ?? flags.queue, lease: flags.lease } as JudgeFlags;
       const judges = await buildJudges(judgeFlags);
       const opened = await openStore(judgeFlags, undefined);
       const grader = new Grader({

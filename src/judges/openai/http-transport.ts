@@ -3,30 +3,25 @@
  * over global fetch costs about 1 ms of CPU per call here; this path costs about a quarter
  * of that, which matters when a judge answers thousands of calls per minute.
  */
-import { RubricateError } from '../../errors.js';
+import { redactUrl } from '../../util/redact.js';
 import { createJsonClient } from '../http/json-client.js';
 import { httpStatusToError } from './http-errors.js';
-import type { ChatTransport } from './transport.js';
+import { authenticationHeaders, chatCompletionsUrl, type ChatTransport, type ChatTransportOptions } from './transport.js';
 
-export interface HttpTransportOptions {
-  baseUrl: string;
-  apiKey?: string;
-  headers?: Record<string, string>;
-}
+export type HttpTransportOptions = ChatTransportOptions;
 
 export function createHttpTransport(options: HttpTransportOptions): ChatTransport {
-  const base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
-  const secure = base.protocol === 'https:';
-  if (!secure && base.protocol !== 'http:') {
-    throw new RubricateError('CONFIG_INVALID', `judge base URL must be http or https, got ${base.protocol}`, { field: 'judge-base-url' });
-  }
-  const target = new URL('chat/completions', base);
-  const endpoint = target.toString();
+  // The base URL's path and query survive (Azure's deployment and api-version).
+  const target = chatCompletionsUrl(options.baseUrl, options.query);
+  const endpoint = redactUrl(target.toString());
+  // Credentials written into the URL (`https://user:pass@host`) become a Basic header, as a browser would send them.
+  const userinfo: Record<string, string> = target.username ? { authorization: `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}` } : {};
   const fixedHeaders: Record<string, string> = {
-    ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+    ...userinfo,
+    ...authenticationHeaders(options),
     ...options.headers,
   };
-  const client = createJsonClient({ url: target, headers: fixedHeaders, mapError: httpStatusToError, endpoint });
+  const client = createJsonClient({ url: target, headers: fixedHeaders, mapError: httpStatusToError, endpoint, maxReplyBytes: options.maxReplyBytes });
   return {
     endpoint,
     async postChatCompletion(body, signal, serialized) {

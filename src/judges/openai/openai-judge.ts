@@ -1,18 +1,24 @@
 /**
- * Judge for any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, SGLang,
- * llama.cpp server, Ollama). Structured output: JSON schema where the server takes it,
- * else JSON mode, else plain text (the grading parser extracts JSON tolerantly).
+ * Judge for any OpenAI-compatible chat-completions endpoint (OpenAI and its reasoning models,
+ * Azure OpenAI, vLLM, SGLang, llama.cpp server, Ollama, and the OpenAI layers of Anthropic and
+ * Gemini). What it sends follows the endpoint's capability profile (`../profiles.ts`); a 400
+ * that names one parameter adjusts that parameter for the rest of the run. Structured output:
+ * JSON schema where the server takes it, else JSON mode, else plain text, stepping down only
+ * when the server's complaint is about the output format.
  */
 import { imageDataUrl } from '../../images/images.js';
 import { RubricateError } from '../../errors.js';
-import type { CompleteOptions, Judge, JudgeReply, JudgeRequest, JudgeProvenance, TokenProbability } from '../types.js';
+import { redactDeep, redactText, redactUrl, registerSecret } from '../../util/redact.js';
+import { chooseProfile, type JudgeProfile, type ModelLimits } from '../profiles.js';
+import type { BudgetOverflow } from '../overflow.js';
+import type { CompleteOptions, Judge, JudgeReply, JudgeRequest, JudgeProvenance, JudgeUsage, TokenProbability } from '../types.js';
 import { createHttpTransport } from './http-transport.js';
 import { createSdkTransport } from './sdk-transport.js';
-import type { ChatTransport } from './transport.js';
+import type { ChatTransport, ChatTransportOptions } from './transport.js';
 
 export type StructuredOutputMode = 'auto' | 'json_schema' | 'json_object' | 'none';
 
-export interface OpenAICompatibleJudgeOptions {
+export interface OpenAICompatibleJudgeOptions extends Pick<ChatTransportOptions, 'apiKeyHeader' | 'query'> {
   model: string;
   baseUrl: string;
   apiKey?: string;
@@ -22,36 +28,59 @@ export interface OpenAICompatibleJudgeOptions {
   headers?: Record<string, string>;
   /** Extra fields merged into every request body (e.g. vLLM's `chat_template_kwargs`). */
   extraBody?: Record<string, unknown>;
+  /** `reasoning_effort` for reasoning models (`none`, `minimal`, `low`, `medium`, `high`). */
+  reasoningEffort?: string;
+  /** A profile name (`--judge-profile`), or a complete profile; default: chosen from the endpoint and model. */
+  profile?: string | JudgeProfile;
+  /** Judge prefix the profile is chosen for (`openai`, `azure`). */
+  provider?: string;
   /** Spec the user wrote, kept for provenance. */
   id?: string;
+  /** Largest reply body read by the lean transport (default 8 MiB). */
+  maxReplyBytes?: number;
 }
 
 type OutputLevel = 'json_schema' | 'json_object' | 'none';
 const downgradeOrder: OutputLevel[] = ['json_schema', 'json_object', 'none'];
-const unsupportedOutputPattern = /response_format|json_schema|json_object|structured|guided|grammar|not supported|unsupported|unknown (field|parameter)|extra (fields|inputs)/i;
+/** A complaint about the output format itself (OpenAI, vLLM/xgrammar/outlines, llama.cpp grammar, Gemini's schema mapping). */
+const outputFormatComplaint = /response_format|json_schema|json_object|structured output|guided|xgrammar|outlines|grammar|response_?schema|responseJsonSchema|invalid schema/i;
+/** Output tokens reasoning models get on top of the answer's budget, for the thinking they do first. */
+export const reasoningAllowanceTokens = 4096;
+/** Bound on request adjustments within one call (each learned parameter changes once). */
+const maxAdjustments = 8;
+/** `finish_reason: length` raises the budget this many times over, up to the model's limit. */
+const budgetGrowth = 4;
 
-export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOptions): Judge & { close(): Promise<void> } {
-  const transport: ChatTransport =
-    options.transport === 'sdk'
-      ? createSdkTransport({ baseUrl: options.baseUrl, apiKey: options.apiKey, headers: options.headers })
-      : createHttpTransport({ baseUrl: options.baseUrl, apiKey: options.apiKey, headers: options.headers });
+export function createOpenAICompatibleJudge(
+  options: OpenAICompatibleJudgeOptions,
+): Judge & { close(): Promise<void>; readonly profile: JudgeProfile; requestBody(request: JudgeRequest): Record<string, unknown> } {
+  const transportOptions: ChatTransportOptions = { baseUrl: options.baseUrl, apiKey: options.apiKey, apiKeyHeader: options.apiKeyHeader, headers: options.headers, query: options.query, maxReplyBytes: options.maxReplyBytes };
+  const transport: ChatTransport = options.transport === 'sdk' ? createSdkTransport(transportOptions) : createHttpTransport(transportOptions);
+  registerSecret(options.apiKey);
+  const profile: JudgeProfile =
+    typeof options.profile === 'object'
+      ? { ...options.profile }
+      : chooseProfile({ provider: options.provider ?? 'openai', model: options.model, baseUrl: options.baseUrl, override: options.profile });
   const requested = options.structuredOutput ?? 'auto';
-  // In auto mode we start with JSON schema and step down, once, when the server refuses it.
-  let outputLevel: OutputLevel = requested === 'auto' ? 'json_schema' : requested;
+  // In auto mode we start at the profile's best format and step down, once, when the server refuses it.
+  let outputLevel: OutputLevel = requested === 'auto' ? profile.structuredOutput : requested;
+  const extraBody = options.extraBody ?? {};
   const provenance: JudgeProvenance = {
     id: options.id ?? `openai:${options.model}`,
     model: options.model,
-    baseUrl: options.baseUrl,
+    baseUrl: redactUrl(options.baseUrl),
+    settings: judgeSettings(options, profile),
   };
+  if (options.extraBody || options.reasoningEffort) provenance.variant = JSON.stringify({ extra_body: options.extraBody ?? null, reasoning_effort: options.reasoningEffort ?? null });
 
-  function buildBody(request: JudgeRequest, level: OutputLevel): Record<string, unknown> {
+  function buildBody(request: JudgeRequest, level: OutputLevel, budget: number | undefined): Record<string, unknown> {
     const body: Record<string, unknown> = { model: options.model, messages: request.messages.map(openAIMessage) };
-    if (request.temperature !== undefined) body.temperature = request.temperature;
-    if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
-    if (request.seed !== undefined) body.seed = request.seed;
+    if (request.temperature !== undefined && profile.temperature) body.temperature = Math.min(request.temperature, profile.maxTemperature);
+    if (budget !== undefined) body[profile.tokenLimitField] = budget;
+    if (request.seed !== undefined && profile.seed) body.seed = request.seed;
     if (request.logprobs) {
       body.logprobs = true;
-      body.top_logprobs = request.logprobs.top;
+      body.top_logprobs = Math.min(request.logprobs.top, profile.maxTopLogprobs);
     }
     if (request.output && level === 'json_schema') {
       body.response_format = {
@@ -61,41 +90,201 @@ export function createOpenAICompatibleJudge(options: OpenAICompatibleJudgeOption
     } else if (request.output && level === 'json_object') {
       body.response_format = { type: 'json_object' };
     }
-    if (options.extraBody) Object.assign(body, options.extraBody);
+    if (options.reasoningEffort !== undefined) body.reasoning_effort = options.reasoningEffort;
+    Object.assign(body, extraBody);
     return body;
   }
 
+  /** The most output tokens this request may have: the model's limit, and what its context leaves after the prompt. */
+  function outputCeiling(request: JudgeRequest): number | undefined {
+    let ceiling = profile.maxOutputTokens;
+    if (profile.contextWindow !== undefined) {
+      const room = profile.contextWindow - promptTokenEstimate(request) - 16;
+      if (room > 0) ceiling = Math.min(ceiling ?? room, room);
+    }
+    return ceiling;
+  }
+
+  function initialBudget(request: JudgeRequest): number | undefined {
+    if (request.maxTokens === undefined) return undefined;
+    const wanted = request.maxTokens + (profile.reasoning && options.reasoningEffort !== 'none' ? reasoningAllowanceTokens : 0);
+    const ceiling = outputCeiling(request);
+    return ceiling === undefined ? wanted : Math.max(1, Math.min(wanted, ceiling));
+  }
+
+  /** Learns from a rejected call; true when the call is worth sending again as adjusted. */
+  function adapt(error: RubricateError, request: JudgeRequest, level: OutputLevel, budget: number | undefined, sent: Record<string, unknown>): boolean | RubricateError {
+    if (error.code === 'JUDGE_CONTEXT_OVERFLOW') {
+      const overflow = error.details.overflow as BudgetOverflow | undefined;
+      if (overflow?.maxOutputTokens !== undefined) profile.maxOutputTokens = Math.min(profile.maxOutputTokens ?? Infinity, overflow.maxOutputTokens);
+      if (overflow?.contextWindow !== undefined) profile.contextWindow = overflow.contextWindow;
+      if (overflow?.cause !== 'output' || budget === undefined) return false;
+      // The output budget did not fit: send the largest one that does (the reply may still need less).
+      let fitting = outputCeiling(request);
+      if (overflow.promptTokens !== undefined && overflow.contextWindow !== undefined) fitting = Math.min(fitting ?? Infinity, overflow.contextWindow - overflow.promptTokens);
+      return fitting !== undefined && fitting >= 1 && fitting < budget;
+    }
+    if (error.code !== 'JUDGE_REQUEST_REJECTED') return false;
+    const param = rejectedParameter(error);
+    const unsupported = /unsupported|not supported|unknown|not permitted|cannot find field|unrecognized|does not support/i.test(error.message);
+    // Judged against what this call sent: concurrent calls may have learned the same thing already.
+    if (param === 'max_tokens' && (/max_completion_tokens/.test(error.message) || unsupported) && 'max_tokens' in sent) {
+      profile.tokenLimitField = 'max_completion_tokens';
+      return true;
+    }
+    if (param === 'max_completion_tokens' && unsupported && 'max_completion_tokens' in sent) {
+      profile.tokenLimitField = 'max_tokens';
+      return true;
+    }
+    if (param === 'temperature' && 'temperature' in sent) {
+      profile.temperature = false;
+      return true;
+    }
+    if (param === 'seed' && 'seed' in sent) {
+      profile.seed = false;
+      return true;
+    }
+    if (param === 'top_logprobs' && request.logprobs) {
+      const most = /between 0 and (\d+)|at most (\d+)|less than or equal to (\d+)|<= ?(\d+)/i.exec(error.message);
+      const limit = most ? Number(most[1] ?? most[2] ?? most[3] ?? most[4]) : undefined;
+      if (limit !== undefined && limit >= 1 && limit < Number(sent.top_logprobs)) {
+        profile.maxTopLogprobs = Math.min(profile.maxTopLogprobs, limit);
+        return true;
+      }
+    }
+    if (request.logprobs && (param === 'logprobs' || param === 'top_logprobs' || (param === undefined && /logprobs/i.test(error.message)))) {
+      profile.logprobs = 'rejected';
+      return new RubricateError('JUDGE_UNSUPPORTED', `this judge does not give token log-probabilities, so --verdict probability cannot work with it: ${error.message}`, error.details, { cause: error });
+    }
+    if (param !== undefined && (param in extraBody || (param === 'reasoning_effort' && options.reasoningEffort !== undefined))) {
+      return new RubricateError('JUDGE_UNSUPPORTED', `the judge does not accept "${param}" (set by --judge-extra-body or --reasoning-effort): ${error.message}`, error.details, { cause: error });
+    }
+    if (param === 'model') return new RubricateError('JUDGE_NOT_FOUND', error.message, error.details, { cause: error });
+    // The message decides too: Gemini names the schema keyword it refuses ("Unknown name "additionalProperties" at 'generation_config.response_schema'").
+    const aboutFormat = param?.startsWith('response_format') === true || outputFormatComplaint.test(error.message);
+    if (aboutFormat && requested === 'auto' && request.output !== undefined && level !== 'none') {
+      const next = downgradeOrder[downgradeOrder.indexOf(level) + 1];
+      // Another call may already have stepped down; only move forward.
+      if (downgradeOrder.indexOf(outputLevel) < downgradeOrder.indexOf(next)) outputLevel = next;
+      return true;
+    }
+    return false;
+  }
+
   async function complete(request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
+    if (request.logprobs && profile.logprobs === 'ignored') {
+      throw new RubricateError('JUDGE_UNSUPPORTED', `the ${profile.name} endpoint ignores "logprobs" and returns none, so --verdict probability cannot work with ${provenance.id}`);
+    }
+    let adjustments = 0;
+    let budget = initialBudget(request);
+    let spent: JudgeUsage | undefined;
     for (;;) {
       const level = outputLevel;
+      let reply: JudgeReply;
+      const body = buildBody(request, level, budget);
       try {
-        const body = buildBody(request, level);
         const raw = await transport.postChatCompletion(body, signal, options.transport === 'sdk' ? undefined : serializeBody(body, request));
-        return parseCompletion(raw, transport.endpoint);
+        reply = parseCompletion(raw, transport.endpoint);
       } catch (error) {
-        const canStepDown =
-          requested === 'auto' &&
-          request.output !== undefined &&
-          level !== 'none' &&
-          RubricateError.isInstance(error) &&
-          error.code === 'JUDGE_REQUEST_REJECTED' &&
-          unsupportedOutputPattern.test(error.message);
-        if (!canStepDown) throw error;
-        const next = downgradeOrder[downgradeOrder.indexOf(level) + 1];
-        // Another call may already have stepped down; only move forward.
-        if (downgradeOrder.indexOf(outputLevel) < downgradeOrder.indexOf(next)) outputLevel = next;
+        if (!RubricateError.isInstance(error)) throw error;
+        const adapted = adapt(error, request, level, budget, body);
+        if (RubricateError.isInstance(adapted)) throw adapted;
+        if (!adapted || adjustments >= maxAdjustments) throw error;
+        adjustments += 1;
+        if (error.code === 'JUDGE_CONTEXT_OVERFLOW' && budget !== undefined) {
+          const overflow = error.details.overflow as BudgetOverflow;
+          const ceiling = outputCeiling(request) ?? budget;
+          budget = Math.max(1, Math.min(ceiling, overflow.promptTokens !== undefined && overflow.contextWindow !== undefined ? overflow.contextWindow - overflow.promptTokens : ceiling));
+        } else if (budget !== undefined) {
+          budget = Math.min(budget, outputCeiling(request) ?? budget);
+        }
+        continue;
       }
+      spent = spent ? addUsage(spent, reply.usage) : reply.usage;
+      if (reply.finishReason === 'length' && budget !== undefined) {
+        // Thinking (or a long batch) used up the budget: raise it as far as the model allows.
+        const ceiling = outputCeiling(request) ?? (request.maxTokens ?? budget) * budgetGrowth * budgetGrowth;
+        if (budget < ceiling && adjustments < maxAdjustments) {
+          adjustments += 1;
+          budget = Math.min(ceiling, budget * budgetGrowth);
+          continue;
+        }
+        if (outputCeiling(request) !== undefined) reply.atOutputLimit = true;
+      }
+      reply.usage = spent;
+      if (request.logprobs && !reply.tokenProbabilities && reply.text.trim() !== '') {
+        profile.logprobs = 'ignored';
+        throw new RubricateError('JUDGE_UNSUPPORTED', `asked for token log-probabilities but ${provenance.id} returned none, so --verdict probability cannot work with this judge`, { endpoint: transport.endpoint });
+      }
+      return reply;
     }
   }
 
   return {
     provenance,
     acceptsImages: true,
+    profile,
+    /** An endpoint that ignores `logprobs` (Anthropic's layer) can never give probability verdicts: refused before any call. */
+    get supportsTokenProbabilities(): boolean | undefined {
+      return profile.logprobs === 'ignored' ? false : undefined;
+    },
+    get modelLimits(): ModelLimits {
+      return { maxOutputTokens: profile.maxOutputTokens, contextWindow: profile.contextWindow };
+    },
     complete,
+    /** The body the next call of this request would send (Batch API lines, dry runs). */
+    requestBody(request: JudgeRequest): Record<string, unknown> {
+      return buildBody(request, outputLevel, initialBudget(request));
+    },
     async close() {
       transport.close();
     },
   };
+}
+
+/** The request parameter a 400 is about: the `param` field, else the name the message quotes. */
+function rejectedParameter(error: RubricateError): string | undefined {
+  const param = error.details.param;
+  if (typeof param === 'string' && param !== '') return param;
+  const quoted =
+    /Unsupported (?:parameter|value): '([\w.\[\]]+)'/i.exec(error.message) ??
+    /Unknown name "([\w.]+)"/i.exec(error.message) ??
+    /unknown (?:field|parameter)[:\s]+[`'"]?([\w.]+)/i.exec(error.message) ??
+    /body\.([\w]+): Extra inputs are not permitted/i.exec(error.message) ??
+    /'(\w+)' is not supported with this model/i.exec(error.message);
+  return quoted?.[1];
+}
+
+function addUsage(left: JudgeUsage, right: JudgeUsage): JudgeUsage {
+  return { inputTokens: left.inputTokens + right.inputTokens, outputTokens: left.outputTokens + right.outputTokens, cachedInputTokens: left.cachedInputTokens + right.cachedInputTokens };
+}
+
+/** Prompt size for fitting the output budget into the context (about four characters a token). */
+function promptTokenEstimate(request: JudgeRequest): number {
+  let characters = 0;
+  for (const message of request.messages) characters += message.content.length + 8;
+  if (request.output) characters += JSON.stringify(request.output.schema).length;
+  return Math.ceil(characters / 4);
+}
+
+const secretHeaderName = /key|token|secret|auth|cookie|password|signature|session|credential/i;
+
+/** What shapes this judge's requests, for results provenance, with secret values redacted. */
+function judgeSettings(options: OpenAICompatibleJudgeOptions, profile: JudgeProfile): Record<string, unknown> {
+  const settings: Record<string, unknown> = { profile: profile.name };
+  if (options.headers && Object.keys(options.headers).length > 0) {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(options.headers)) {
+      if (secretHeaderName.test(name)) registerSecret(value);
+      headers[name] = secretHeaderName.test(name) ? '[REDACTED]' : redactText(value);
+    }
+    settings.headers = headers;
+  }
+  if (options.extraBody) settings.extra_body = redactDeep(options.extraBody);
+  if (options.reasoningEffort !== undefined) settings.reasoning_effort = options.reasoningEffort;
+  if (options.query && Object.keys(options.query).length > 0) settings.query = redactDeep(options.query);
+  if (options.structuredOutput && options.structuredOutput !== 'auto') settings.structured_output = options.structuredOutput;
+  return settings;
 }
 
 /**
@@ -148,7 +337,7 @@ function responseFormatJson(format: Record<string, unknown>, request: JudgeReque
 
 interface CompletionShape {
   choices?: Array<{
-    message?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown };
+    message?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown };
     finish_reason?: unknown;
     logprobs?: { content?: Array<{ token?: unknown; logprob?: unknown; top_logprobs?: Array<{ token?: unknown; logprob?: unknown }> }> | null } | null;
   }>;
@@ -163,6 +352,39 @@ function numberOrZero(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
+/**
+ * Message content as text and reasoning: a string, or an array of parts (`text` /
+ * `output_text` parts are the answer; `thinking` / `reasoning` parts are reasoning).
+ */
+function readContent(content: unknown): { text: string; reasoning: string } {
+  if (typeof content === 'string') return { text: content, reasoning: '' };
+  if (!Array.isArray(content)) return { text: '', reasoning: '' };
+  let text = '';
+  let reasoning = '';
+  for (const part of content) {
+    if (typeof part === 'string') {
+      text += part;
+      continue;
+    }
+    if (!part || typeof part !== 'object') continue;
+    const { type, text: partText, thinking } = part as { type?: unknown; text?: unknown; thinking?: unknown };
+    if (type === 'thinking' || type === 'reasoning') {
+      if (typeof thinking === 'string') reasoning += thinking;
+      else if (typeof partText === 'string') reasoning += partText;
+    } else if (typeof partText === 'string') text += partText;
+  }
+  return { text, reasoning };
+}
+
+/** Reasoning the server returned apart from the answer: `reasoning_content` (DeepSeek, SGLang, older vLLM) or `reasoning` (vLLM, Ollama). */
+function readReasoning(message: NonNullable<NonNullable<CompletionShape['choices']>[number]['message']>): string {
+  for (const field of [message.reasoning_content, message.reasoning]) {
+    if (typeof field === 'string' && field.trim() !== '') return field;
+    if (field && typeof field === 'object' && typeof (field as { content?: unknown }).content === 'string') return (field as { content: string }).content;
+  }
+  return '';
+}
+
 /** Reads the parts of a chat completion we use, refusing shapes that are not one. */
 export function parseCompletion(raw: unknown, endpoint: string): JudgeReply {
   const completion = raw as CompletionShape;
@@ -174,7 +396,13 @@ export function parseCompletion(raw: unknown, endpoint: string): JudgeReply {
   if (typeof message.refusal === 'string' && message.refusal.trim() !== '') {
     throw new RubricateError('JUDGE_REFUSED', `judge refused: ${message.refusal.slice(0, 300)}`, { endpoint });
   }
-  const text = typeof message.content === 'string' ? message.content : '';
+  if (choice.finish_reason === 'content_filter') {
+    throw new RubricateError('JUDGE_CONTENT_FILTERED', "the provider's content filter withheld the judge's reply (finish_reason: content_filter)", { endpoint });
+  }
+  const content = readContent(message.content);
+  const reasoning = readReasoning(message) || content.reasoning;
+  // A reasoning parser that never saw the end of the thinking leaves the answer in `reasoning`.
+  const text = content.text.trim() === '' && reasoning !== '' && choice.finish_reason !== 'length' ? reasoning : content.text;
   const reply: JudgeReply = {
     text,
     usage: {
@@ -183,6 +411,7 @@ export function parseCompletion(raw: unknown, endpoint: string): JudgeReply {
       cachedInputTokens: numberOrZero(completion.usage?.prompt_tokens_details?.cached_tokens),
     },
   };
+  if (reasoning !== '') reply.reasoning = reasoning;
   if (typeof choice.finish_reason === 'string') reply.finishReason = choice.finish_reason;
   const logprobs = choice.logprobs?.content;
   if (Array.isArray(logprobs)) {

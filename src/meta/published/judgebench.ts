@@ -5,8 +5,7 @@
  * null, and a judgment whose verdict could not be parsed has `decision: null`.
  */
 import { RubricateError } from '../../errors.js';
-import { safeParseJson } from '../../util/json.js';
-import { readLines } from '../../util/jsonl.js';
+import { parseLineJson, readLines } from '../../util/jsonl.js';
 import type { PairLabel, PairVerdict, PairwiseMetaRecord } from '../pairwise-metrics.js';
 import { isPlainObject } from '../source-files.js';
 import type { PublishedJudgeRun } from './types.js';
@@ -55,12 +54,12 @@ export async function readJudgeBenchOutputs(file: string): Promise<PublishedJudg
   const invalid: RubricateError[] = [];
   let judgeName: string | null = null;
   let judgeModel: string | null = null;
-  for await (const { line, text } of readLines(file)) {
+  for await (const { line, text, error: lineError } of readLines(file)) {
     const fail = (field: string, message: string, id?: string) =>
       invalid.push(new RubricateError('INPUT_INVALID', message, { file, line, field, ...(id ? { id } : {}) }));
-    const parsed = safeParseJson(text);
+    const parsed = parseLineJson(text, lineError);
     if (!parsed.ok) {
-      fail('', `not valid JSON: ${parsed.error}`);
+      fail('', parsed.error);
       continue;
     }
     const row = parsed.value;

@@ -66,6 +66,7 @@ async function* examples(file: string): AsyncGenerator<ExampleEntry<AdvancedIfEx
 
 export const advancedifImporter: Importer = {
   name: 'advancedif',
+  accepts: ['responses'],
   defaultScoring: 'weighted_mean',
   description: 'AdvancedIF JSONL (conversation_history, response and prompt_metadata.rubrics as JSON strings)',
   read(file, options) {

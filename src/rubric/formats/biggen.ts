@@ -56,6 +56,7 @@ async function* instances(file: string): AsyncGenerator<ExampleEntry<Instance>> 
 
 export const biggenImporter: Importer = {
   name: 'biggen',
+  accepts: ['responses'],
   defaultScoring: 'biggen',
   description: 'BiGGen-Bench JSON (id → {system_prompt, input, reference_answer, score_rubric}); one 1–5 ordinal criterion; --responses keyed by id',
   read(file, options) {

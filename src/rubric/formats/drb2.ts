@@ -49,6 +49,7 @@ export function drb2Scale(blocked: unknown): Scale {
 
 export const drb2Importer: Importer = {
   name: 'drb2',
+  accepts: ['responses'],
   defaultScoring: 'drb2',
   description: 'DeepResearch Bench II tasks_and_rubrics.jsonl (content.rubric lists); --responses keyed by id',
   read(file, options) {

@@ -45,6 +45,7 @@ function toItem(example: Example, response: string, id: string, file: string, li
 
 export const healthbenchImporter: Importer = {
   name: 'healthbench',
+  accepts: ['responses', 'responseFrom'],
   defaultScoring: 'healthbench',
   description: 'HealthBench examples JSONL; responses from --responses FILE ({prompt_id, response}) or --response-from ideal',
   async *read(file, options): AsyncGenerator<ImportRecord> {

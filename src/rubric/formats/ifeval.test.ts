@@ -75,7 +75,7 @@ describe('ifeval importer (fixture)', () => {
       expect(record.error.code).toBe('INPUT_INVALID');
     }
     expect(invalid[1].error.message).toContain('detectable_format:haiku');
-    expect(invalid[2].error.message).toContain('invalid JSON');
+    expect(invalid[2].error.message).toContain('not valid JSON');
   });
 
   it('needs a responses file', async () => {

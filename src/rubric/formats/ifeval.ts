@@ -8,8 +8,7 @@
 import { z } from 'zod';
 import { checkRegistry, describeCheck, validateCheck } from '../../checks/registry.js';
 import { RubricateError } from '../../errors.js';
-import { safeParseJson } from '../../util/json.js';
-import { readLines } from '../../util/jsonl.js';
+import { parseLineJson, readLines } from '../../util/jsonl.js';
 import type { CheckSpec, Criterion, Item } from '../schema.js';
 import type { ImportOptions, ImportRecord, Importer } from './types.js';
 
@@ -41,10 +40,10 @@ function fieldOf(path: readonly PropertyKey[]): string {
 
 async function loadResponses(file: string): Promise<ResponseIndex> {
   const index: ResponseIndex = { byPrompt: new Map(), byKey: new Map(), invalid: [] };
-  for await (const { line, text } of readLines(file)) {
-    const parsed = safeParseJson(text);
+  for await (const { line, text, error: lineError } of readLines(file)) {
+    const parsed = parseLineJson(text, lineError);
     if (!parsed.ok) {
-      index.invalid.push({ kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', `invalid JSON: ${parsed.error}`, { file, line }) });
+      index.invalid.push({ kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', parsed.error, { file, line }) });
       continue;
     }
     const result = responseLineSchema.safeParse(parsed.value);
@@ -90,16 +89,16 @@ async function* readIfeval(source: string, options: ImportOptions): AsyncGenerat
   const responses = await loadResponses(responsesFile);
   yield* responses.invalid;
 
-  for await (const { line, text } of readLines(source)) {
+  for await (const { line, text, error: lineError } of readLines(source)) {
     const invalid = (message: string, field?: string, id?: string): ImportRecord => ({
       kind: 'invalid',
       line,
       ...(id === undefined ? {} : { id }),
       error: new RubricateError('INPUT_INVALID', message, { file: source, line, ...(field ? { field } : {}) }),
     });
-    const parsed = safeParseJson(text);
+    const parsed = parseLineJson(text, lineError);
     if (!parsed.ok) {
-      yield invalid(`invalid JSON: ${parsed.error}`);
+      yield invalid(parsed.error);
       continue;
     }
     const result = inputLineSchema.safeParse(parsed.value);
@@ -169,6 +168,7 @@ async function* readIfeval(source: string, options: ImportOptions): AsyncGenerat
 
 export const ifevalImporter: Importer = {
   name: 'ifeval',
+  accepts: ['responses'],
   defaultScoring: 'ifeval',
   description:
     'IFEval input_data.jsonl joined with a responses JSONL ({prompt, response} or {key, response}); one hard-rule criterion per instruction, decided by the IFEval checks.',

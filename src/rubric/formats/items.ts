@@ -1,19 +1,19 @@
 /** The canonical format: one item per JSONL line, validated as it streams. */
 import { RubricateError } from '../../errors.js';
-import { readLines } from '../../util/jsonl.js';
-import { safeParseJson } from '../../util/json.js';
+import { parseLineJson, readLines } from '../../util/jsonl.js';
 import { normalizeItem } from '../normalize.js';
 import type { Importer } from './types.js';
 
 export const itemsImporter: Importer = {
   name: 'items',
+  accepts: ['rubrics'],
   defaultScoring: 'weighted_mean',
   description: 'rubricate items JSONL: {id, prompt, response, rubric | rubric_id, reference?, tags?, metadata?}',
   async *read(file, options) {
-    for await (const { line, text } of readLines(file)) {
-      const parsed = safeParseJson(text);
+    for await (const { line, text, error: lineError } of readLines(file)) {
+      const parsed = parseLineJson(text, lineError);
       if (!parsed.ok) {
-        yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line }) };
+        yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', parsed.error, { file, line }) };
         continue;
       }
       const record = parsed.value;

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { RubricateError } from '../../errors.js';
 import { normalizeMessages, normalizeRubric, zodErrorToInputError } from '../normalize.js';
-import { messageInputSchema, type PairwiseItem } from '../schema.js';
+import { freeObjectSchema, messageInputSchema, type PairwiseItem } from '../schema.js';
 import { readJsonObjects } from './shared.js';
 import type { PairwiseImporter } from './types.js';
 
@@ -15,7 +15,7 @@ const pairSchema = z.object({
   label: z.enum(['A', 'B', 'tie']).optional(),
   source: z.string().optional(),
   reference: z.string().optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: freeObjectSchema.optional(),
 });
 
 export const pairsImporter: PairwiseImporter = {

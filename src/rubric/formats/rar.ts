@@ -30,6 +30,7 @@ const importancePattern = /^\s*(essential|important|optional|pitfall)\s+criteria
 
 export const rarImporter: Importer = {
   name: 'rar',
+  accepts: ['responses'],
   defaultScoring: 'rar_explicit',
   description: 'RaR JSONL {question, reference_answer, rubric[{title, description, weight}]}; --responses keyed by id',
   read(file, options) {

@@ -37,6 +37,7 @@ const exampleSchema = z.looseObject({
 
 export const researchrubricsImporter: Importer = {
   name: 'researchrubrics',
+  accepts: ['responses'],
   defaultScoring: 'compliance',
   description: 'ResearchRubrics JSONL {sample_id, prompt, rubrics[{criterion, weight, axis}]}; ternary scale; --responses keyed by sample_id',
   read(file, options) {

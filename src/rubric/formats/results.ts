@@ -4,6 +4,7 @@ import type { ResultsImporter } from './types.js';
 
 export const resultsImporter: ResultsImporter = {
   name: 'results',
+  accepts: [],
   description: 'rubricate results JSONL (the output of grade)',
   read: (file) => readResults(file),
 };

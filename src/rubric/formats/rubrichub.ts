@@ -42,6 +42,7 @@ function ruleCheck(instructionId: string, parameters: Record<string, unknown>): 
 
 export const rubrichubImporter: Importer = {
   name: 'rubrichub',
+  accepts: ['responses'],
   defaultScoring: 'weighted_mean',
   description: 'RubricHub JSONL (prompt, reward_model.rubrics with tags.verifier); rule verifiers become checks where supported',
   async *read(file, options) {

@@ -1,8 +1,10 @@
 /** Helpers shared by importers: reading side files of responses, JSON files, records as items. */
 import { readFile } from 'node:fs/promises';
 import { RubricateError } from '../../errors.js';
-import { readLines } from '../../util/jsonl.js';
-import { safeParseJson } from '../../util/json.js';
+import { isUtf8 } from 'node:buffer';
+import { decodeLine, parseLineJson, readLines } from '../../util/jsonl.js';
+import { parseInputJson } from '../../util/json.js';
+import { inputLimits } from '../../util/input-limits.js';
 import { normalizeRubric, zodErrorToInputError } from '../normalize.js';
 import type { Item, Message, RubricInput } from '../schema.js';
 import type { ImportRecord } from './types.js';
@@ -25,10 +27,10 @@ export async function loadResponses(
 ): Promise<{ byKey: Map<string, ResponseEntry[]>; errors: RubricateError[] }> {
   const byKey = new Map<string, ResponseEntry[]>();
   const errors: RubricateError[] = [];
-  for await (const { line, text } of readLines(file)) {
-    const parsed = safeParseJson(text);
+  for await (const { line, text, error: lineError } of readLines(file)) {
+    const parsed = parseLineJson(text, lineError);
     if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
-      errors.push(new RubricateError('INPUT_INVALID', parsed.ok ? 'expected a JSON object' : `not valid JSON: ${parsed.error}`, { file, line }));
+      errors.push(new RubricateError('INPUT_INVALID', parsed.ok ? 'expected a JSON object' : parsed.error, { file, line }));
       continue;
     }
     const record = parsed.value as Record<string, unknown>;
@@ -71,24 +73,42 @@ export function responseItemId(promptId: string, entry: ResponseEntry, index: nu
 
 /** Reads a whole JSON file (for formats that are one JSON document, not JSONL). */
 export async function readJsonFile(file: string): Promise<unknown> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EISDIR') throw new RubricateError('INPUT_UNREADABLE', 'is a folder, not a file', { file });
     throw new RubricateError('INPUT_INVALID', code === 'ENOENT' ? 'file not found' : (error as Error).message, { file });
   }
-  const parsed = safeParseJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  if (!parsed.ok) throw new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file });
+  const text = decodeDocument(bytes, file);
+  const parsed = parseInputJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  if (!parsed.ok) throw new RubricateError('INPUT_INVALID', parsed.error.startsWith('nested deeper') ? parsed.error : `not valid JSON: ${parsed.error}`, { file });
   return parsed.value;
+}
+
+/** A whole file's text in the input encoding; strict UTF-8 names the first line that is not. */
+function decodeDocument(bytes: Buffer, file: string): string {
+  if (inputLimits().encoding === 'latin1') return bytes.toString('latin1');
+  if (isUtf8(bytes)) return bytes.toString('utf8');
+  let line = 1;
+  for (let start = 0; start <= bytes.length; line += 1) {
+    const newline = bytes.indexOf(10, start);
+    const end = newline === -1 ? bytes.length : newline;
+    const decoded = decodeLine(bytes.subarray(start, end), file, line);
+    if ('error' in decoded) throw decoded.error;
+    if (newline === -1) break;
+    start = newline + 1;
+  }
+  throw new RubricateError('INPUT_INVALID', 'not valid UTF-8 text (if the file is Latin-1, give --encoding latin1)', { file, field: 'encoding' });
 }
 
 /** Streams a JSONL file as parsed objects; lines that are not JSON objects come back as errors. */
 export async function* readJsonObjects(file: string): AsyncGenerator<{ line: number; value: Record<string, unknown> } | { line: number; error: RubricateError }> {
-  for await (const { line, text } of readLines(file)) {
-    const parsed = safeParseJson(text);
+  for await (const { line, text, error: lineError } of readLines(file)) {
+    const parsed = parseLineJson(text, lineError);
     if (!parsed.ok) {
-      yield { line, error: new RubricateError('INPUT_INVALID', `not valid JSON: ${parsed.error}`, { file, line }) };
+      yield { line, error: new RubricateError('INPUT_INVALID', parsed.error, { file, line }) };
     } else if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
       yield { line, error: new RubricateError('INPUT_INVALID', 'expected a JSON object', { file, line }) };
     } else {
@@ -119,6 +139,7 @@ export function buildItem(parts: {
   line: number;
 }): Item {
   const rubric = normalizeRubric(parts.rubric, { file: parts.file, line: parts.line, fieldPrefix: 'rubric' });
+  if (parts.tags?.includes('__proto__')) throw new RubricateError('INPUT_INVALID', 'the tag "__proto__" is not allowed', { file: parts.file, line: parts.line, field: 'tags' });
   const item: Item = { id: parts.id, prompt: parts.prompt, response: parts.response, rubric };
   if (parts.reference !== undefined) item.reference = parts.reference;
   if (parts.tags && parts.tags.length > 0) item.tags = parts.tags;

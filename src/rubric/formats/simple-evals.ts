@@ -45,6 +45,7 @@ async function exampleTagsById(file: string): Promise<Map<string, string[]>> {
 
 export const simpleEvalsImporter: ResultsImporter = {
   name: 'simple-evals',
+  accepts: ['examples'],
   description: 'simple-evals HealthBench *_allresults.json (graded results; --examples FILE adds example tags)',
   async *read(file, options): AsyncGenerator<ResultReadRecord> {
     const document = await readJsonFile(file);

@@ -14,6 +14,9 @@ export interface ImportOptions {
   onWarning?: (message: string) => void;
 }
 
+/** The side inputs an importer can use; a flag for one it does not use is refused, not ignored. */
+export type ImportOptionName = 'responses' | 'responseFrom' | 'rubrics' | 'examples';
+
 /** One record read from an input: an item, or the reason a line could not become one. */
 export type ImportRecord =
   | { kind: 'item'; item: Item; line: number }
@@ -28,6 +31,8 @@ export interface Importer {
   description: string;
   /** The scoring the benchmark defines, used when the user names none. */
   defaultScoring?: string;
+  /** Side inputs this format uses (absent: not declared, nothing is refused). */
+  accepts?: readonly ImportOptionName[];
   read(source: string, options: ImportOptions): AsyncIterable<ImportRecord>;
 }
 
@@ -46,5 +51,7 @@ export interface PairwiseImporter {
 export interface ResultsImporter {
   name: string;
   description: string;
+  /** Side inputs this format uses (absent: not declared, nothing is refused). */
+  accepts?: readonly ImportOptionName[];
   read(source: string, options: ImportOptions): AsyncIterable<import('../../pipeline/results.js').ResultReadRecord>;
 }

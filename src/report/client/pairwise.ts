@@ -5,107 +5,39 @@
  * responses side by side and each presentation order's verdict and explanation. Every
  * string from the data is inserted as text.
  */
+import { ITEM_STATUS_NAMES } from './decode.js';
+import { COLORS, errorMessage, card, chartBox, ciTrack, createDrawerShell, createVirtualTable, drawerActions, formatCompact, formatCost, formatInteger, formatPercent, formatScore, h, icon, isNumber, nextSort, plural, sectionHead, sortByNumber, sortByText, statList, tabs, truncate, wrapLines } from './common.js';
+import { pageFooter, pageFrame } from './frame.js';
+import { metricCard } from './meta.js';
+import { PAIR_VERDICT_NAMES, rubricateDecodePair, rubricatePairVerdict, type DecodedComparison, type PairVerdictName } from './pairwise-decode.js';
+import type { CompareReportPayload, PairTexts, ShareWithInterval, SourceComparisonTally } from '../types.js';
+import type { ItemStatusName } from './decode.js';
+import type { DrawerShell, StatRow, TableColumn } from './common.js';
+import type { TextStore } from './text-store.js';
 
-/**
- * Turns the compare view's columns back into records. No DOM access: the tests run this very
- * source in Node to check the encoding round-trips (it uses rubricateSparse from client-decode).
- */
-export const clientPairwiseDecoderSource = String.raw`
-var PAIR_VERDICT_NAMES = ['A', 'B', 'tie', 'inconsistent'];
-
-/** A verdict code back to its value: a name, null (no verdict), or undefined (not judged). */
-function rubricatePairVerdict(code) {
-  if (code >= 0) return PAIR_VERDICT_NAMES[code];
-  return code === -1 ? null : undefined;
+/** The pair explorer: a filtered, sorted virtual table the drawer steps through. */
+interface PairExplorer {
+  element: HTMLElement;
+  mount(): void;
+  order(): Int32Array;
+  select(index: number): void;
+  filterBySource(source: string | null): void;
+  onOpen: ((index: number) => void) | null;
 }
 
-function rubricateTriState(code) { return code === 1 ? true : code === 0 ? false : null; }
+type OutcomeKey = 'win' | 'tie' | 'loss' | 'inconsistent';
 
-function rubricatePairOrders(original, swapped) {
-  var orders = {};
-  var ab = rubricatePairVerdict(original), ba = rubricatePairVerdict(swapped);
-  if (ab !== undefined) orders.ab = ab;
-  if (ba !== undefined) orders.ba = ba;
-  return orders;
-}
-
-/** One comparison (overall or a criterion) as in the compare file; explanations need the pair's text chunk. */
-function rubricateDecodeComparison(payload, chunk, position) {
-  var columns = payload.comparisons;
-  var winner = rubricatePairVerdict(columns.winners[position]);
-  var comparison = {
-    id: payload.strings[columns.ids[position]],
-    text: payload.strings[columns.texts[position]],
-    status: columns.status[position] === 1 ? 'error' : 'ok',
-    winner: winner === undefined ? null : winner,
-    consistent: rubricateTriState(columns.consistent[position]),
-    orders: rubricatePairOrders(columns.originalOrder[position], columns.swappedOrder[position])
-  };
-  if (chunk) {
-    var offset = 2 * (position - chunk.firstComparison);
-    var explanations = {};
-    if (chunk.explanations[offset] >= 0) explanations.ab = chunk.strings[chunk.explanations[offset]];
-    if (chunk.explanations[offset + 1] >= 0) explanations.ba = chunk.strings[chunk.explanations[offset + 1]];
-    if (explanations.ab !== undefined || explanations.ba !== undefined) comparison.explanations = explanations;
-  }
-  var errorOffset = rubricateSparse(columns.errors, 3).get(position);
-  if (errorOffset !== undefined) comparison.error = { code: payload.strings[columns.errors[errorOffset]], message: payload.strings[columns.errors[errorOffset + 1]] };
-  return comparison;
-}
-
-/**
- * One pair as in the compare file: the fields the view shows. chunk is the pair's text chunk,
- * or null to decode only the columns (texts and explanations then stay undefined).
- */
-function rubricateDecodePair(payload, chunk, index) {
-  var pairs = payload.pairs;
-  var winner = rubricatePairVerdict(pairs.winners[index]);
-  var pair = {
-    id: pairs.ids[index],
-    status: ITEM_STATUS_NAMES[pairs.status[index]],
-    winner: winner === undefined ? null : winner,
-    consistent: rubricateTriState(pairs.consistent[index]),
-    orders: rubricatePairOrders(pairs.originalOrder[index], pairs.swappedOrder[index]),
-    line: pairs.lines[index],
-    criteria: []
-  };
-  if (pairs.labels[index] >= 0) {
-    pair.label = PAIR_VERDICT_NAMES[pairs.labels[index]];
-    pair.correct = rubricateTriState(pairs.correct[index]);
-  } else if (pairs.correct[index] >= 0) pair.correct = pairs.correct[index] === 1;
-  if (pairs.sources[index] >= 0) pair.source = payload.strings[pairs.sources[index]];
-  var first = pairs.comparisonOffsets[index], end = pairs.comparisonOffsets[index + 1];
-  for (var position = first; position < end; position += 1) {
-    var comparison = rubricateDecodeComparison(payload, chunk, position);
-    if (position === first && (pairs.flags[index] & 1) === 1) pair.overall = comparison;
-    else pair.criteria.push(comparison);
-  }
-  var errorOffset = rubricateSparse(pairs.errors, 3).get(index);
-  if (errorOffset !== undefined) pair.error = { code: payload.strings[pairs.errors[errorOffset]], message: payload.strings[pairs.errors[errorOffset + 1]] };
-  if (chunk) {
-    var local = index - chunk.firstPair;
-    var flattened = chunk.prompts[local] || [];
-    pair.prompt = [];
-    for (var turn = 0; turn < flattened.length; turn += 2) pair.prompt.push({ role: chunk.strings[flattened[turn]], content: chunk.strings[flattened[turn + 1]] });
-    pair.response_a = chunk.responsesA[local] >= 0 ? chunk.strings[chunk.responsesA[local]] : null;
-    pair.response_b = chunk.responsesB[local] >= 0 ? chunk.strings[chunk.responsesB[local]] : null;
-  }
-  return pair;
-}
-`;
-
-export const clientPairwiseSource = String.raw`
-var PAIR_OUTCOMES = [
+const PAIR_OUTCOMES: Array<{ key: OutcomeKey; verdict: PairVerdictName; label: string; color: string }> = [
   { key: 'win', verdict: 'A', label: 'A better', color: '#4f46e5' },
   { key: 'tie', verdict: 'tie', label: 'tie', color: '#cbd5e1' },
   { key: 'loss', verdict: 'B', label: 'B better', color: '#0d9488' },
   { key: 'inconsistent', verdict: 'inconsistent', label: 'order-inconsistent', color: '#f59e0b' }
 ];
-var PAIR_ERROR_COLOR = '#ef4444';
-var PAIR_INVALID_COLOR = '#991b1b';
+const PAIR_ERROR_COLOR = '#ef4444';
+const PAIR_INVALID_COLOR = '#991b1b';
 
 /** Label and style of a verdict (A, B, tie, inconsistent, null = no verdict, undefined = not judged). */
-function pairVerdictLook(verdict) {
+function pairVerdictLook(verdict: PairVerdictName | null | undefined): { key: string; label: string; className: string } {
   if (verdict === 'A') return { key: 'A', label: 'A better', className: 'pair-a' };
   if (verdict === 'B') return { key: 'B', label: 'B better', className: 'pair-b' };
   if (verdict === 'tie') return { key: 'tie', label: 'Tie', className: 'pair-tie' };
@@ -114,33 +46,33 @@ function pairVerdictLook(verdict) {
   return { key: 'absent', label: 'Not judged', className: 'pair-absent' };
 }
 
-function pairVerdictPill(verdict, testid, extraTitle) {
-  var look = pairVerdictLook(verdict);
+function pairVerdictPill(verdict: PairVerdictName | null | undefined, testid?: string, extraTitle?: string): HTMLElement {
+  let look = pairVerdictLook(verdict);
   return h('span', { className: 'verdict ' + look.className, text: look.label, title: extraTitle || undefined, data: testid ? { testid: testid, verdict: look.key } : { verdict: look.key } });
 }
 
-function shareText(share) {
+function shareText(share: ShareWithInterval | null | undefined): string {
   if (!share || !isNumber(share.value)) return '—';
   return formatPercent(share.value) + (share.ci95 && isNumber(share.ci95[0]) ? '  (95% CI ' + formatPercent(share.ci95[0]) + ' – ' + formatPercent(share.ci95[1]) + ')' : '');
 }
 
-function renderPairwiseCompareView(root, payload, textStore) {
-  var summary = payload.summary;
-  var figures = summary.figures;
-  var overall = figures.overall;
-  var agreement = figures.agreement || null;
-  var pairs = payload.pairs;
-  var count = pairs.ids.length;
-  var chunkListeners = [];
-  var hasLabels = summary.labelledPairs > 0;
-  var hasSources = summary.sources.length > 0;
+export function renderPairwiseCompareView(root: HTMLElement, payload: CompareReportPayload, textStore: TextStore<PairTexts>): void {
+  let summary = payload.summary;
+  let figures = summary.figures;
+  let overall = figures.overall;
+  let agreement = figures.agreement || null;
+  let pairs = payload.pairs;
+  let count = pairs.ids.length;
+  const chunkListeners: Array<(chunk: PairTexts) => void> = [];
+  let hasLabels = summary.labelledPairs > 0;
+  let hasSources = summary.sources.length > 0;
 
-  var sections = [{ id: 'overview', label: 'Overview' }];
+  let sections = [{ id: 'overview', label: 'Overview' }];
   if (agreement) sections.push({ id: 'agreement', label: 'Gold labels' });
   if (summary.criteria.length) sections.push({ id: 'criteria', label: 'Criteria' });
   if (hasSources) sections.push({ id: 'sources', label: 'Sources' });
   sections.push({ id: 'pairs', label: 'Pairs' });
-  var page = pageFrame(root, payload, {
+  let page = pageFrame(root, payload, {
     sections: sections,
     subtitle: [
       h('span', { className: 'pill accent', text: 'pairwise compare' }),
@@ -150,12 +82,12 @@ function renderPairwiseCompareView(root, payload, textStore) {
   });
 
   page.appendChild(overviewSection());
-  var problems = problemsCallout();
+  let problems = problemsCallout();
   if (problems) page.appendChild(problems);
   if (agreement) page.appendChild(agreementSection());
   if (summary.criteria.length) page.appendChild(criteriaSection());
   if (hasSources) page.appendChild(sourcesSection());
-  var explorer = createPairExplorer();
+  let explorer = createPairExplorer();
   page.appendChild(explorer.element);
   page.appendChild(pageFooter(payload, [
     'win rate: A better = 1, tie and order-inconsistent = ½, B better = 0, over pairs with a verdict',
@@ -163,7 +95,7 @@ function renderPairwiseCompareView(root, payload, textStore) {
     'data: ' + summary.label
   ]));
   explorer.mount();
-  var drawer = createPairDrawer(explorer);
+  let drawer = createPairDrawer(explorer);
   explorer.onOpen = drawer.open;
   window.addEventListener('hashchange', openFromHash);
   openFromHash();
@@ -171,27 +103,27 @@ function renderPairwiseCompareView(root, payload, textStore) {
 
   function loadAllTexts() {
     textStore.loadAll(function (runIndex, chunk) {
-      chunkListeners.forEach(function (listener) { listener(chunk); });
+      if (chunk) chunkListeners.forEach(function (listener) { listener(chunk); });
     }).then(function () {
       document.documentElement.setAttribute('data-texts-ready', '1');
-    }, function (error) {
-      document.documentElement.setAttribute('data-report-error', 'texts: ' + (error && error.message ? error.message : String(error)));
+    }, function (error: unknown) {
+      document.documentElement.setAttribute('data-report-error', 'texts: ' + errorMessage(error));
     });
   }
 
   function openFromHash() {
-    var match = /^#pair=(.*)$/.exec(location.hash);
+    let match = /^#pair=(.*)$/.exec(location.hash);
     if (!match) return;
-    var index = pairs.ids.indexOf(decodeURIComponent(match[1]));
+    let index = pairs.ids.indexOf(decodeURIComponent(match[1]));
     if (index >= 0 && drawer.current() !== index) drawer.open(index);
   }
 
   // ---------------------------------------------------------------- overview
   function overviewSection() {
-    var section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' } });
-    var winRate = overall.win_rate;
-    var judged = overall.win + overall.tie + overall.loss + overall.inconsistent;
-    var headline = h('section', { className: 'card hero-score', data: { testid: 'headline' } }, [
+    let section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' } });
+    let winRate = overall.win_rate;
+    let judged = overall.win + overall.tie + overall.loss + overall.inconsistent;
+    let headline = h('section', { className: 'card hero-score', data: { testid: 'headline' } }, [
       h('div', { className: 'score-label' }, [h('span', { text: 'Win rate of A' }), h('span', { className: 'pill neutral', text: 'A vs B' })]),
       h('div', { className: 'score-value num', text: formatPercent(winRate.value), data: { testid: 'win-rate' } }),
       h('div', { className: 'score-ci num', text: winRate.ci95 ? '95% CI ' + formatPercent(winRate.ci95[0]) + ' – ' + formatPercent(winRate.ci95[1]) : 'no pair has a verdict', data: { testid: 'win-rate-ci' } }),
@@ -201,9 +133,11 @@ function renderPairwiseCompareView(root, payload, textStore) {
     headline.appendChild(h('div', { className: 'score-ci num', style: { 'margin-top': '6px' }, text: 'tie rate ' + shareText(overall.tie_rate), data: { testid: 'tie-rate' } }));
     section.appendChild(headline);
 
-    var parts = PAIR_OUTCOMES.map(function (outcome) { return { key: outcome.key, label: outcome.label, value: overall[outcome.key], color: outcome.color }; })
-      .concat([{ key: 'error', label: 'error', value: figures.n_error, color: PAIR_ERROR_COLOR }, { key: 'invalid', label: 'invalid', value: figures.n_invalid, color: PAIR_INVALID_COLOR }]);
-    var bar = h('div', { className: 'stack-bar', data: { testid: 'outcome-bar' } }, parts.filter(function (part) { return part.value > 0; }).map(function (part) {
+    const parts: Array<{ key: string; label: string; value: number; color: string }> = [
+      ...PAIR_OUTCOMES.map(function (outcome) { return { key: outcome.key, label: outcome.label, value: overall[outcome.key], color: outcome.color }; }),
+      { key: 'error', label: 'error', value: figures.n_error, color: PAIR_ERROR_COLOR }, { key: 'invalid', label: 'invalid', value: figures.n_invalid, color: PAIR_INVALID_COLOR }
+    ];
+    let bar = h('div', { className: 'stack-bar', data: { testid: 'outcome-bar' } }, parts.filter(function (part) { return part.value > 0; }).map(function (part) {
       return h('span', { title: part.label + ': ' + formatInteger(part.value), data: { outcome: part.key }, style: { width: (part.value / Math.max(1, figures.n)) * 100 + '%', background: part.color } });
     }));
     section.appendChild(card('Pairs', [
@@ -220,15 +154,15 @@ function renderPairwiseCompareView(root, payload, textStore) {
       ])
     ]));
 
-    var consistency = overall.position_consistency;
-    var both = 0, same = 0;
-    for (var index = 0; index < count; index += 1) {
+    let consistency = overall.position_consistency;
+    let both = 0, same = 0;
+    for (let index = 0; index < count; index += 1) {
       // The pairs the summary counts: status ok, a verdict, and a verdict in each order.
       if (pairs.status[index] !== 0 || pairs.winners[index] < 0 || pairs.consistent[index] < 0) continue;
       both += 1;
       if (pairs.consistent[index] === 1) same += 1;
     }
-    var consistencyCard = h('section', { className: 'card', data: { testid: 'position-consistency' } }, [
+    let consistencyCard = h('section', { className: 'card', data: { testid: 'position-consistency' } }, [
       h('h3', { text: 'Position consistency' }),
       h('div', { className: 'big-number num', text: formatPercent(consistency.value), data: { testid: 'consistency-value' } }),
       h('div', { className: 'score-ci num', text: consistency.ci95 ? '95% CI ' + formatPercent(consistency.ci95[0]) + ' – ' + formatPercent(consistency.ci95[1]) : (summary.swappedPairs ? 'no pair has a verdict in both orders' : 'not measured: pairs were judged in one order only') }),
@@ -237,12 +171,12 @@ function renderPairwiseCompareView(root, payload, textStore) {
     ]);
     section.appendChild(consistencyCard);
 
-    var judges = summary.judges;
-    var rows;
+    let judges = summary.judges;
+    let rows: StatRow[];
     if (judges.length === 0) rows = [['Judge', 'not recorded', '']];
     else if (judges.length > 1) rows = [['Judges', judges.length + ' configurations', ''], ['Models', judges.map(function (judge) { return judge.model; }).join(', '), '']];
     else {
-      var judge = judges[0];
+      let judge = judges[0];
       rows = [
         ['Model', judge.model, 'mono'],
         ['Spec', judge.id, 'mono'],
@@ -251,7 +185,7 @@ function renderPairwiseCompareView(root, payload, textStore) {
         ['Sampling', 'T = ' + (isNumber(judge.temperature) ? judge.temperature : '—') + (isNumber(judge.max_tokens) ? ' · max ' + judge.max_tokens + ' tokens' : ''), 'num']
       ];
     }
-    var usage = figures.usage;
+    let usage = figures.usage;
     rows = rows.concat([
       ['Judge calls', formatInteger(usage.calls) + (usage.cache_hits ? ' (+' + formatInteger(usage.cache_hits) + ' cached)' : '')],
       ['Tokens in / out', formatCompact(usage.prompt_tokens) + ' / ' + formatCompact(usage.completion_tokens)],
@@ -262,9 +196,9 @@ function renderPairwiseCompareView(root, payload, textStore) {
   }
 
   function problemsCallout() {
-    var notes = [];
+    let notes = [];
     if (summary.invalidLineCount > 0) {
-      var details = h('details', null, [h('summary', { text: plural(summary.invalidLineCount, 'line') + ' of ' + summary.label + ' could not be read and count as invalid pairs' })]);
+      let details = h('details', null, [h('summary', { text: plural(summary.invalidLineCount, 'line') + ' of ' + summary.label + ' could not be read and count as invalid pairs' })]);
       details.appendChild(h('ul', null, summary.invalidLines.map(function (line) { return h('li', { className: 'mono', text: line.message }); })));
       notes.push(details);
     }
@@ -280,9 +214,11 @@ function renderPairwiseCompareView(root, payload, textStore) {
   }
 
   // ---------------------------------------------------------------- gold labels
-  function agreementSection() {
-    var metrics = agreement.overall;
-    var section = h('section', { className: 'section', attrs: { id: 'agreement' } }, [sectionHead('Against gold labels', plural(metrics.pairs, 'labelled pair') + ' · LLMBar\'s definitions: a missing verdict is never right · intervals: ' + agreement.bootstrap.resamples + ' bootstrap resamples over pairs, seed ' + agreement.bootstrap.seed)]);
+  function agreementSection(): HTMLElement {
+    // Drawn only when the pairs carry gold labels.
+    const gold = agreement!;
+    const metrics = gold.overall;
+    let section = h('section', { className: 'section', attrs: { id: 'agreement' } }, [sectionHead('Against gold labels', plural(metrics.pairs, 'labelled pair') + ' · LLMBar\'s definitions: a missing verdict is never right · intervals: ' + gold.bootstrap.resamples + ' bootstrap resamples over pairs, seed ' + gold.bootstrap.seed)]);
     section.appendChild(h('div', { className: 'grid-3', style: { 'grid-template-columns': 'repeat(auto-fit, minmax(200px, 1fr))' } }, [
       metricCard('Accuracy · original order', metrics.accuracy.original, metrics.intervals.accuracyOriginal, null, 'accuracy-original'),
       metricCard('Accuracy · swapped order', metrics.accuracy.swapped, null, metrics.swappedPairs ? 'no interval' : 'not judged in the swapped order', 'accuracy-swapped'),
@@ -290,15 +226,16 @@ function renderPairwiseCompareView(root, payload, textStore) {
       metricCard('Positional agreement', metrics.positionalAgreement, metrics.intervals.positionalAgreement, null, 'positional-agreement'),
       metricCard('Right in both orders', metrics.accuracy.both, null, 'no interval', 'accuracy-both')
     ]));
-    var right = 0, wrong = 0, undecided = 0;
-    for (var index = 0; index < count; index += 1) {
+    let right = 0, wrong = 0, undecided = 0;
+    for (let index = 0; index < count; index += 1) {
       if (pairs.labels[index] < 0) continue;
       if (pairs.correct[index] === 1) right += 1; else if (pairs.correct[index] === 0) wrong += 1; else undecided += 1;
     }
-    var grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
-    var orders = [{ key: 'original', label: 'original order' }].concat(metrics.swappedPairs ? [{ key: 'swapped', label: 'swapped order' }] : []);
-    var names = ['A', 'B', 'tie', 'invalid'];
-    var colors = ['#4f46e5', '#0d9488', '#cbd5e1', PAIR_ERROR_COLOR];
+    let grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+    const orders: Array<{ key: 'original' | 'swapped'; label: string }> = [{ key: 'original', label: 'original order' }];
+    if (metrics.swappedPairs) orders.push({ key: 'swapped', label: 'swapped order' });
+    const names = ['A', 'B', 'tie', 'invalid'] as const;
+    let colors = ['#4f46e5', '#0d9488', '#cbd5e1', PAIR_ERROR_COLOR];
     grid.appendChild(card('Verdicts by presentation order', [chartBox(60 + orders.length * 46, {
       type: 'bar',
       data: { labels: orders.map(function (order) { return order.label; }), datasets: names.map(function (name, index) {
@@ -320,11 +257,11 @@ function renderPairwiseCompareView(root, payload, textStore) {
 
   // ---------------------------------------------------------------- criteria
   function criteriaSection() {
-    var rows = summary.criteria;
-    var section = h('section', { className: 'section', attrs: { id: 'criteria' } }, [sectionHead('By rubric criterion', 'each criterion compared in both orders; win = A better on that criterion')]);
-    var shown = rows.slice(0, 30);
-    var container = h('section', { className: 'card', data: { testid: 'criteria-chart' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Outcome per criterion' }), h('span', { className: 'hint faint', text: rows.length > shown.length ? 'the ' + shown.length + ' most compared of ' + rows.length : plural(rows.length, 'criterion', 'criteria') })])]);
-    var segments = PAIR_OUTCOMES.concat([{ key: 'errors', label: 'error', color: PAIR_ERROR_COLOR }]);
+    let rows = summary.criteria;
+    let section = h('section', { className: 'section', attrs: { id: 'criteria' } }, [sectionHead('By rubric criterion', 'each criterion compared in both orders; win = A better on that criterion')]);
+    let shown = rows.slice(0, 30);
+    let container = h('section', { className: 'card', data: { testid: 'criteria-chart' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Outcome per criterion' }), h('span', { className: 'hint faint', text: rows.length > shown.length ? 'the ' + shown.length + ' most compared of ' + rows.length : plural(rows.length, 'criterion', 'criteria') })])]);
+    const segments: Array<{ key: OutcomeKey | 'errors'; label: string; color: string }> = [...PAIR_OUTCOMES, { key: 'errors', label: 'error', color: PAIR_ERROR_COLOR }];
     container.appendChild(chartBox(Math.max(160, 70 + shown.length * 28), {
       type: 'bar',
       data: { labels: shown.map(function (row) { return truncate(row.text, 60); }), datasets: segments.map(function (segment) {
@@ -336,9 +273,9 @@ function renderPairwiseCompareView(root, payload, textStore) {
         plugins: { legend: { position: 'bottom' }, tooltip: { callbacks: { title: function (items) { return wrapLines(shown[items[0].dataIndex].text, 64); } } } }
       }
     }, 'outcomes per criterion').element);
-    var body = h('tbody');
+    let body = h('tbody');
     rows.slice(0, 200).forEach(function (row) {
-      var total = row.win + row.tie + row.loss + row.inconsistent + row.errors;
+      let total = row.win + row.tie + row.loss + row.inconsistent + row.errors;
       body.appendChild(h('tr', { data: { criterionId: row.id } }, [
         h('td', null, [h('div', { className: 'clamp', text: row.text, title: row.text }), h('div', { className: 'mono faint', text: row.id })]),
         h('td', { className: 'num', text: formatInteger(total) }),
@@ -360,13 +297,13 @@ function renderPairwiseCompareView(root, payload, textStore) {
   }
 
   // ---------------------------------------------------------------- sources
-  function sourceName(row) { return row.source === null ? '(no source)' : row.source; }
+  function sourceName(row: SourceComparisonTally): string { return row.source === null ? '(no source)' : row.source; }
 
   function sourcesSection() {
-    var rows = summary.sources;
-    var section = h('section', { className: 'section', attrs: { id: 'sources' } }, [sectionHead('By source', 'win rate of A with 95% bootstrap intervals' + (agreement ? '; accuracy against gold labels per source' : ''))]);
-    var container = h('section', { className: 'card', data: { testid: 'sources' } });
-    var shown = rows.filter(function (row) { return isNumber(row.win_rate.value); }).slice(0, 40);
+    let rows = summary.sources;
+    let section = h('section', { className: 'section', attrs: { id: 'sources' } }, [sectionHead('By source', 'win rate of A with 95% bootstrap intervals' + (agreement ? '; accuracy against gold labels per source' : ''))]);
+    let container = h('section', { className: 'card', data: { testid: 'sources' } });
+    let shown = rows.filter(function (row) { return isNumber(row.win_rate.value); }).slice(0, 40);
     if (shown.length) {
       container.appendChild(chartBox(Math.max(150, 56 + shown.length * 26), {
         type: 'bar',
@@ -381,15 +318,15 @@ function renderPairwiseCompareView(root, payload, textStore) {
           scales: { x: { min: 0, max: 1, ticks: { callback: function (value) { return Math.round(value * 100) + '%'; } } }, y: { grid: { display: false }, ticks: { autoSkip: false } } },
           plugins: { legend: { display: false }, tooltip: { callbacks: {
             title: function (items) { return sourceName(shown[items[0].dataIndex]); },
-            label: function (item) { var row = shown[item.dataIndex]; return 'win rate of A ' + shareText(row.win_rate) + ' · ' + plural(row.n, 'pair'); }
+            label: function (item) { let row = shown[item.dataIndex]; return 'win rate of A ' + shareText(row.win_rate) + ' · ' + plural(row.n, 'pair'); }
           } } }
         }
       }, 'win rate of A by source').element);
     }
-    var body = h('tbody');
+    let body = h('tbody');
     rows.slice(0, 200).forEach(function (row) {
-      var gold = agreement && row.source !== null ? agreement.bySource[row.source] : null;
-      var cells = [
+      let gold = agreement && row.source !== null ? agreement.bySource[row.source] : null;
+      let cells = [
         h('td', { className: row.source === null ? 'faint' : '', text: sourceName(row) }),
         h('td', { className: 'num', text: formatInteger(row.n) }),
         h('td', { className: 'num', text: formatInteger(row.win) }),
@@ -406,7 +343,7 @@ function renderPairwiseCompareView(root, payload, textStore) {
       }
       body.appendChild(h('tr', { className: 'clickable', data: { source: sourceName(row) }, on: { click: function () { explorer.filterBySource(row.source); } } }, cells));
     });
-    var header = ['source', 'pairs', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'win rate', 'consistency'].concat(agreement ? ['accuracy (avg)', 'agreement'] : []);
+    let header = ['source', 'pairs', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'win rate', 'consistency'].concat(agreement ? ['accuracy (avg)', 'agreement'] : []);
     container.appendChild(h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } }, [h('table', { className: 'data', data: { testid: 'sources-table' } }, [
       h('thead', null, [h('tr', null, header.map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]),
       body
@@ -418,48 +355,48 @@ function renderPairwiseCompareView(root, payload, textStore) {
 
   // ---------------------------------------------------------------- pair table
   function createPairExplorer() {
-    var state = { query: '', status: 'all', verdict: 'all', source: '', wrongOnly: false, sortKey: '', sortDirection: 1 };
-    var explorer = { onOpen: null };
-    var idHaystack = null;
-    var textHaystack = new Array(count);
+    const state = { query: '', status: 'all' as ItemStatusName | 'all', verdict: 'all' as PairVerdictName | 'all', source: '', wrongOnly: false, sortKey: '', sortDirection: 1 };
+    const explorer = { onOpen: null } as PairExplorer;
+    let idHaystack: string[] | null = null;
+    const textHaystack = new Array<string | undefined>(count);
 
-    var columns = [
+    const columns: TableColumn[] = [
       { key: 'id', label: 'Pair', width: 'minmax(150px, 2fr)' },
       { key: 'winner', label: 'Verdict', width: '130px' },
       { key: 'original', label: 'A shown first', width: '120px' }
     ];
-    var hasSwapped = summary.swappedPairs > 0;
+    let hasSwapped = summary.swappedPairs > 0;
     if (hasSwapped) columns.push({ key: 'swapped', label: 'B shown first', width: '120px' });
     if (hasLabels) columns.push({ key: 'label', label: 'Gold', width: '96px' });
     if (hasSources) columns.push({ key: 'source', label: 'Source', width: 'minmax(100px, 1.3fr)', narrowHidden: true });
     columns.push({ key: 'status', label: 'Status', width: '76px' });
 
-    var searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, sources, prompts and responses', 'aria-label': 'Search pairs' } });
-    var toolbar = h('div', { className: 'explorer-toolbar' }, [
+    let searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, sources, prompts and responses', 'aria-label': 'Search pairs' } });
+    let toolbar = h('div', { className: 'explorer-toolbar' }, [
       h('div', { className: 'search' }, [icon('search'), searchInput]),
       tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { state.status = value; refresh(true); }),
       tabs([{ value: 'all', label: 'Any verdict' }, { value: 'A', label: 'A better' }, { value: 'B', label: 'B better' }, { value: 'tie', label: 'Tie' }, { value: 'inconsistent', label: 'Inconsistent' }], 'all', function (value) { state.verdict = value; refresh(true); })
     ]);
-    var sourceSelect = null;
+    let sourceSelect: HTMLSelectElement | null = null;
     if (hasSources) {
-      sourceSelect = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by source' } }, [h('option', { text: 'All sources', attrs: { value: '' } })]);
-      var sourceRefs = {};
+      const select = (sourceSelect = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by source' } }, [h('option', { text: 'All sources', attrs: { value: '' } })]));
+      const sourceRefs: Record<number, boolean> = {};
       pairs.sources.forEach(function (reference) { sourceRefs[reference] = true; });
       Object.keys(sourceRefs).map(Number).sort(function (a, b) { return a < 0 ? 1 : b < 0 ? -1 : payload.strings[a] < payload.strings[b] ? -1 : 1; }).forEach(function (reference) {
-        sourceSelect.appendChild(h('option', { text: reference < 0 ? '(no source)' : payload.strings[reference], attrs: { value: 's' + reference } }));
+        select.appendChild(h('option', { text: reference < 0 ? '(no source)' : payload.strings[reference], attrs: { value: 's' + reference } }));
       });
-      sourceSelect.addEventListener('change', function () { state.source = sourceSelect.value; refresh(true); });
-      toolbar.appendChild(sourceSelect);
+      select.addEventListener('change', function () { state.source = select.value; refresh(true); });
+      toolbar.appendChild(select);
     }
     if (hasLabels) {
-      var wrongBox = h('input', { attrs: { type: 'checkbox' } });
+      let wrongBox = h('input', { attrs: { type: 'checkbox' } });
       wrongBox.addEventListener('change', function () { state.wrongOnly = wrongBox.checked; refresh(true); });
       toolbar.appendChild(h('label', { className: 'toggle' }, [wrongBox, 'wrong vs gold only']));
     }
-    var countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
+    let countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
     toolbar.appendChild(countLabel);
 
-    var table = createVirtualTable({
+    let table = createVirtualTable({
       columns: columns,
       label: 'pairs',
       emptyText: 'No pair matches these filters.',
@@ -468,20 +405,20 @@ function renderPairwiseCompareView(root, payload, textStore) {
       onSort: sortBy,
       onOpen: function (index) { if (explorer.onOpen) explorer.onOpen(index); }
     });
-    var section = h('section', { className: 'section', attrs: { id: 'pairs' } }, [sectionHead('Pairs', 'click a pair to see the conversation, both responses and each order\'s verdict'), toolbar, table.element]);
+    let section = h('section', { className: 'section', attrs: { id: 'pairs' } }, [sectionHead('Pairs', 'click a pair to see the conversation, both responses and each order\'s verdict'), toolbar, table.element]);
 
-    var searchTimer = null;
+    let searchTimer: ReturnType<typeof setTimeout> | undefined;
     searchInput.addEventListener('input', function () {
       clearTimeout(searchTimer);
       searchTimer = setTimeout(function () { state.query = searchInput.value.trim().toLowerCase(); refresh(true); }, 120);
     });
     chunkListeners.push(function (chunk) {
-      for (var local = 0; local < chunk.responsesA.length; local += 1) {
-        var parts = [];
+      for (let local = 0; local < chunk.responsesA.length; local += 1) {
+        const parts: string[] = [];
         if (chunk.responsesA[local] >= 0) parts.push(chunk.strings[chunk.responsesA[local]]);
         if (chunk.responsesB[local] >= 0) parts.push(chunk.strings[chunk.responsesB[local]]);
-        var prompt = chunk.prompts[local] || [];
-        for (var turn = 1; turn < prompt.length; turn += 2) parts.push(chunk.strings[prompt[turn]]);
+        let prompt = chunk.prompts[local] || [];
+        for (let turn = 1; turn < prompt.length; turn += 2) parts.push(chunk.strings[prompt[turn]]);
         textHaystack[chunk.firstPair + local] = parts.join('\n').toLowerCase();
       }
       if (state.query) refresh(false);
@@ -491,9 +428,9 @@ function renderPairwiseCompareView(root, payload, textStore) {
     explorer.mount = function () { refresh(true); };
     explorer.order = table.order;
     explorer.select = table.select;
-    explorer.filterBySource = function (source) {
+    explorer.filterBySource = function (source: string | null) {
       if (!sourceSelect) return;
-      var reference = source === null ? -1 : payload.strings.indexOf(source);
+      let reference = source === null ? -1 : payload.strings.indexOf(source);
       sourceSelect.value = 's' + reference;
       state.source = sourceSelect.value;
       refresh(true);
@@ -501,21 +438,21 @@ function renderPairwiseCompareView(root, payload, textStore) {
     };
     return explorer;
 
-    function matchesQuery(index, query) {
+    function matchesQuery(index: number, query: string): boolean {
       if (!idHaystack) {
-        idHaystack = new Array(count);
-        for (var each = 0; each < count; each += 1) idHaystack[each] = (pairs.ids[each] + ' ' + (pairs.sources[each] >= 0 ? payload.strings[pairs.sources[each]] : '')).toLowerCase();
+        const haystack = (idHaystack = new Array<string>(count));
+        for (let each = 0; each < count; each += 1) haystack[each] = (pairs.ids[each] + ' ' + (pairs.sources[each] >= 0 ? payload.strings[pairs.sources[each]] : '')).toLowerCase();
       }
-      return idHaystack[index].indexOf(query) >= 0 || (textHaystack[index] !== undefined && textHaystack[index].indexOf(query) >= 0);
+      return idHaystack[index].indexOf(query) >= 0 || (textHaystack[index] ?? '').indexOf(query) >= 0 && textHaystack[index] !== undefined;
     }
 
-    function refresh(resetScroll) {
-      var statusCode = state.status === 'all' ? -1 : ITEM_STATUS_NAMES.indexOf(state.status);
-      var verdictCode = state.verdict === 'all' ? -9 : PAIR_VERDICT_NAMES.indexOf(state.verdict);
-      var sourceReference = state.source ? Number(state.source.slice(1)) : null;
-      var kept = new Int32Array(count);
-      var length = 0;
-      for (var index = 0; index < count; index += 1) {
+    function refresh(resetScroll: boolean): void {
+      let statusCode = state.status === 'all' ? -1 : ITEM_STATUS_NAMES.indexOf(state.status);
+      let verdictCode = state.verdict === 'all' ? -9 : PAIR_VERDICT_NAMES.indexOf(state.verdict);
+      let sourceReference = state.source ? Number(state.source.slice(1)) : null;
+      let kept = new Int32Array(count);
+      let length = 0;
+      for (let index = 0; index < count; index += 1) {
         if (statusCode >= 0 && pairs.status[index] !== statusCode) continue;
         if (verdictCode !== -9 && pairs.winners[index] !== verdictCode) continue;
         if (sourceReference !== null && pairs.sources[index] !== sourceReference) continue;
@@ -523,55 +460,55 @@ function renderPairwiseCompareView(root, payload, textStore) {
         if (state.query && !matchesQuery(index, state.query)) continue;
         kept[length++] = index;
       }
-      var order = sortOrder(kept.slice(0, length));
+      let order = sortOrder(kept.slice(0, length));
       countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' pairs' + (state.query && !textStore.complete() ? ' (texts still loading)' : '');
       document.documentElement.setAttribute('data-filtered', String(order.length));
       table.show(order, resetScroll);
     }
 
-    function sortValue(key) {
+    function sortValue(key: string): (index: number) => number | null {
       if (key === 'winner') return function (index) { return pairs.winners[index]; };
       if (key === 'original') return function (index) { return pairs.originalOrder[index]; };
       if (key === 'swapped') return function (index) { return pairs.swappedOrder[index]; };
       if (key === 'label') return function (index) { return pairs.labels[index] < 0 ? NaN : pairs.correct[index] * 10 + pairs.labels[index]; };
       if (key === 'status') return function (index) { return pairs.status[index]; };
-      return null;
+      return function () { return null; };
     }
 
-    function sortOrder(order) {
+    function sortOrder(order: Int32Array): Int32Array {
       if (!state.sortKey) return order;
       if (state.sortKey === 'id') return sortByText(order, function (index) { return pairs.ids[index]; }, state.sortDirection);
       if (state.sortKey === 'source') return sortByText(order, function (index) { return pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : ''; }, state.sortDirection);
       return sortByNumber(order, sortValue(state.sortKey), state.sortDirection);
     }
 
-    function sortBy(key) {
+    function sortBy(key: string): void {
       nextSort(state, key, 1);
       table.showSort(state.sortKey, state.sortDirection);
       refresh(true);
     }
 
-    function fillRow(index, element) {
+    function fillRow(index: number, element: HTMLElement): void {
       element.appendChild(h('div', { className: 'mono', text: pairs.ids[index], title: pairs.ids[index] }));
       element.appendChild(h('div', null, [pairVerdictPill(rubricatePairVerdict(pairs.winners[index]), 'row-winner')]));
       element.appendChild(h('div', null, [pairVerdictPill(rubricatePairVerdict(pairs.originalOrder[index]))]));
       if (hasSwapped) element.appendChild(h('div', null, [pairVerdictPill(rubricatePairVerdict(pairs.swappedOrder[index]))]));
       if (hasLabels) {
-        var label = pairs.labels[index];
+        let label = pairs.labels[index];
         element.appendChild(h('div', { className: 'num' }, label < 0 ? [h('span', { className: 'faint', text: '—' })] : [
           h('span', { text: PAIR_VERDICT_NAMES[label] + ' ' }),
           pairs.correct[index] === 1 ? h('span', { className: 'up', text: '✓', title: 'the verdict matches the label' }) : pairs.correct[index] === 0 ? h('span', { className: 'down', text: '✗', title: 'the verdict differs from the label' }) : h('span', { className: 'faint', text: '?' })
         ]));
       }
       if (hasSources) element.appendChild(h('div', { className: 'hide-narrow muted', text: pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : '', title: pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : undefined }));
-      var status = ITEM_STATUS_NAMES[pairs.status[index]];
+      let status = ITEM_STATUS_NAMES[pairs.status[index]];
       element.appendChild(h('div', null, [h('span', { className: 'pill ' + status, text: status })]));
     }
   }
 
   // ---------------------------------------------------------------- pair drawer
-  function createPairDrawer(explorer) {
-    var shell = createDrawerShell({
+  function createPairDrawer(explorer: PairExplorer): DrawerShell {
+    let shell = createDrawerShell({
       explorer: explorer,
       noun: 'pair',
       testid: 'pair-drawer',
@@ -582,15 +519,15 @@ function renderPairwiseCompareView(root, payload, textStore) {
     });
     return shell;
 
-    function render(index, panel) {
-      var chunk = textStore.chunkFor(0, index);
-      var pair = rubricateDecodePair(payload, chunk, index);
+    function render(index: number, panel: HTMLElement): void {
+      let chunk = textStore.chunkFor(0, index);
+      let pair = rubricateDecodePair(payload, chunk, index);
       panel.setAttribute('data-pair-id', pair.id);
       panel.setAttribute('data-texts', chunk ? 'loaded' : 'loading');
-      var order = explorer.order();
-      var position = Array.prototype.indexOf.call(order, index);
+      let order = explorer.order();
+      let position = Array.prototype.indexOf.call(order, index);
 
-      var title = h('div', { className: 'drawer-title' }, [
+      let title = h('div', { className: 'drawer-title' }, [
         h('h2', { text: pair.id, data: { testid: 'drawer-id' } }),
         h('div', { className: 'meta' }, [
           h('span', { className: 'pill ' + pair.status, text: pair.status }),
@@ -600,14 +537,14 @@ function renderPairwiseCompareView(root, payload, textStore) {
           position >= 0 ? h('span', { className: 'num faint', text: (position + 1) + ' of ' + formatInteger(order.length) }) : null
         ])
       ]);
-      var verdictBlock = h('div', { className: 'drawer-score' }, [
+      let verdictBlock = h('div', { className: 'drawer-score' }, [
         h('div', { className: 'faint', text: 'verdict' }),
         h('div', null, [pairVerdictPill(pair.winner, 'drawer-winner')]),
         h('div', { className: 'muted', text: pair.consistent === true ? 'same in both orders' : pair.consistent === false ? 'the orders disagree' : pair.orders.ba === undefined ? 'one order judged' : '' })
       ]);
       panel.appendChild(h('div', { className: 'drawer-header' }, [title, verdictBlock, drawerActions(shell, 'pair')]));
 
-      var body = h('div', { className: 'pair-drawer-body' });
+      let body = h('div', { className: 'pair-drawer-body' });
       panel.appendChild(body);
       if (pair.error) body.appendChild(h('div', { className: 'callout error' }, [h('b', { text: pair.error.code + ': ' }), pair.error.message]));
 
@@ -615,28 +552,29 @@ function renderPairwiseCompareView(root, payload, textStore) {
         body.appendChild(h('div', { className: 'loading', style: { 'min-height': '120px' } }, [h('div', { className: 'spinner' }), h('div', { text: 'Loading texts…' })]));
       } else {
         body.appendChild(h('div', { className: 'block-title', text: 'Conversation' }));
-        if (pair.prompt.length === 0) body.appendChild(h('div', { className: 'callout info', text: 'The prompt was not stored (compared with --no-text).' }));
-        pair.prompt.forEach(function (message) {
+        const prompt = pair.prompt ?? [];
+        if (prompt.length === 0) body.appendChild(h('div', { className: 'callout info', text: 'The prompt was not stored (compared with --no-text).' }));
+        prompt.forEach(function (message) {
           body.appendChild(h('div', { className: 'message ' + (['user', 'assistant', 'system'].indexOf(message.role) >= 0 ? message.role : 'user') }, [
             h('div', { className: 'message-role', text: message.role }),
             h('div', { className: 'text-body', text: message.content })
           ]));
         });
         body.appendChild(h('div', { className: 'block-title', text: 'Responses' }));
-        body.appendChild(h('div', { className: 'pair-responses' }, [responseBox('A', pair.response_a, pair.winner), responseBox('B', pair.response_b, pair.winner)]));
+        body.appendChild(h('div', { className: 'pair-responses' }, [responseBox('A', pair.response_a ?? null, pair.winner), responseBox('B', pair.response_b ?? null, pair.winner)]));
       }
 
       // Verdicts after the texts they judge; responses are height-capped so the verdicts stay close.
       body.appendChild(h('div', { className: 'block-title', text: 'Verdicts' }));
-      var list = h('div', { data: { testid: 'comparisons' } });
-      var all = (pair.overall ? [pair.overall] : []).concat(pair.criteria);
+      let list = h('div', { data: { testid: 'comparisons' } });
+      const all: DecodedComparison[] = [...(pair.overall ? [pair.overall] : []), ...pair.criteria];
       all.forEach(function (comparison) { list.appendChild(comparisonCard(comparison, comparison === pair.overall, Boolean(chunk))); });
       if (all.length === 0) list.appendChild(h('div', { className: 'callout info', text: 'No comparison: the pair could not be read.' }));
       body.appendChild(list);
     }
 
-    function responseBox(name, text, winner) {
-      var box = h('div', { className: 'response-box pair-response' + (winner === name ? ' preferred' : '') }, [
+    function responseBox(name: 'A' | 'B', text: string | null, winner: PairVerdictName | null): HTMLElement {
+      let box = h('div', { className: 'response-box pair-response' + (winner === name ? ' preferred' : '') }, [
         h('div', { className: 'pair-response-head' }, [h('b', { text: 'Response ' + name }), winner === name ? h('span', { className: 'verdict ' + (name === 'A' ? 'pair-a' : 'pair-b'), text: 'preferred' }) : null])
       ]);
       if (text === null) box.appendChild(h('div', { className: 'callout info', text: 'Not stored (compared with --no-text).' }));
@@ -644,8 +582,8 @@ function renderPairwiseCompareView(root, payload, textStore) {
       return box;
     }
 
-    function comparisonCard(comparison, isOverall, textsLoaded) {
-      var element = h('div', { className: 'pair-comparison', data: { testid: 'comparison', comparisonId: comparison.id, winner: pairVerdictLook(comparison.winner).key } }, [
+    function comparisonCard(comparison: DecodedComparison, isOverall: boolean, textsLoaded: boolean): HTMLElement {
+      let element = h('div', { className: 'pair-comparison', data: { testid: 'comparison', comparisonId: comparison.id, winner: pairVerdictLook(comparison.winner).key } }, [
         h('div', { className: 'pair-comparison-head' }, [
           h('div', { className: 'pair-comparison-title' }, [
             h('div', { className: 'faint', text: isOverall ? 'Overall' : 'Criterion ' + comparison.id }),
@@ -654,12 +592,12 @@ function renderPairwiseCompareView(root, payload, textStore) {
           pairVerdictPill(comparison.winner, 'comparison-verdict')
         ])
       ]);
-      [{ key: 'ab', label: 'Original order', note: 'A shown first (as response 1)' }, { key: 'ba', label: 'Swapped order', note: 'B shown first (as response 1)' }].forEach(function (order) {
-        var verdict = comparison.orders[order.key];
+      ([{ key: 'ab', label: 'Original order', note: 'A shown first (as response 1)' }, { key: 'ba', label: 'Swapped order', note: 'B shown first (as response 1)' }] as const).forEach(function (order) {
+        let verdict = comparison.orders[order.key];
         // An order that was never judged (--no-swap) has nothing to show.
         if (verdict === undefined) return;
-        var explanation = comparison.explanations ? comparison.explanations[order.key] : undefined;
-        var row = h('div', { className: 'order-row', data: { order: order.key } }, [
+        let explanation = comparison.explanations ? comparison.explanations[order.key] : undefined;
+        let row = h('div', { className: 'order-row', data: { order: order.key } }, [
           h('div', { className: 'order-label' }, [h('b', { text: order.label }), h('span', { className: 'faint', text: order.note })]),
           pairVerdictPill(verdict, 'order-verdict')
         ]);
@@ -672,4 +610,3 @@ function renderPairwiseCompareView(root, payload, textStore) {
     }
   }
 }
-`;

@@ -3,68 +3,94 @@
  * the item explorer (virtualised table + item drawer). Every string from the results is
  * inserted as text.
  */
-export const clientResultsSource = String.raw`
-function criterionOutcome(criterion) {
+import { ITEM_STATUS_NAMES, rubricateCriterionMet, rubricateDecodeItem, rubricateTags } from './decode.js';
+import { COLORS, errorMessage, card, chartBox, ciTrack, createDrawerShell, createVirtualTable, drawerActions, formatCompact, formatCost, formatInteger, formatInterval, formatPercent, formatPoints, formatScore, formatSigned, formatSignedInterval, h, icon, isNumber, nextSort, plural, replaceChart, sectionHead, sortByNumber, sortByText, statList, tabs, tagGroupOf, tagNameOf, truncate, wrapLines } from './common.js';
+import { pageFooter, pageFrame } from './frame.js';
+import type { PairedDifference, ResultsReportPayload, RunData, RunTexts } from '../types.js';
+import type { JudgeInfo } from '../../pipeline/results.js';
+import type { ReportDataset } from './chart.js';
+import type { DecodedCriterion, DecodedItem, ItemStatusName } from './decode.js';
+import type { TableColumn, StatRow, DrawerShell } from './common.js';
+import type { TextStore } from './text-store.js';
+
+interface Outcome {
+  className: 'problem' | 'skipped' | 'fail' | 'pass';
+  label: string;
+  key: string;
+}
+
+/** The item explorer: a filtered, sorted virtual table the drawer steps through. */
+interface ItemExplorer {
+  element: HTMLElement;
+  mount(): void;
+  order(): Int32Array;
+  select(index: number): void;
+  setQuery(query: string): void;
+  filterByCriterion(text: string, flipped?: boolean): void;
+  onOpen: ((index: number) => void) | null;
+}
+
+function criterionOutcome(criterion: DecodedCriterion): Outcome {
   if (criterion.status === 'error') return { className: 'problem', label: 'Error', key: 'error' };
   if (criterion.status === 'skipped') return { className: 'skipped', label: 'Skipped', key: 'skipped' };
   if (criterion.met === null) return { className: 'skipped', label: 'No verdict', key: 'none' };
-  var failed = criterion.points < 0 ? criterion.met : !criterion.met;
+  let failed = criterion.points < 0 ? criterion.met : !criterion.met;
   return { className: failed ? 'fail' : 'pass', label: criterion.met ? 'Met' : 'Not met', key: criterion.met ? 'met' : 'not-met' };
 }
 
 /** Per item: criteria that earned, cost points, errored, were skipped (for the table column and sorting). */
-function criterionCounts(run) {
-  var count = run.items.ids.length;
-  var counts = { passed: new Int32Array(count), failed: new Int32Array(count), errors: new Int32Array(count), total: new Int32Array(count) };
-  var offsets = run.items.criteriaOffsets, flags = run.criteria.flags, points = run.criteria.points;
-  for (var item = 0; item < count; item += 1) {
-    for (var position = offsets[item]; position < offsets[item + 1]; position += 1) {
-      var flag = flags[position];
+function criterionCounts(run: RunData): { passed: Int32Array; failed: Int32Array; errors: Int32Array; total: Int32Array } {
+  let count = run.items.ids.length;
+  let counts = { passed: new Int32Array(count), failed: new Int32Array(count), errors: new Int32Array(count), total: new Int32Array(count) };
+  let offsets = run.items.criteriaOffsets, flags = run.criteria.flags, points = run.criteria.points;
+  for (let item = 0; item < count; item += 1) {
+    for (let position = offsets[item]; position < offsets[item + 1]; position += 1) {
+      let flag = flags[position];
       counts.total[item] += 1;
-      var status = flag & 3;
+      let status = flag & 3;
       if (status === 1) { counts.errors[item] += 1; continue; }
       if (status === 2) continue;
-      var met = rubricateCriterionMet(flag);
+      let met = rubricateCriterionMet(flag);
       if (met === null) continue;
-      var failed = points[position] < 0 ? met : !met;
+      let failed = points[position] < 0 ? met : !met;
       if (failed) counts.failed[item] += 1; else counts.passed[item] += 1;
     }
   }
   return counts;
 }
 
-function renderResultsView(root, payload, textStore) {
-  var run = payload.runs[0];
-  var baseline = payload.runs.length > 1 ? payload.runs[1] : null;
-  var comparison = payload.comparison;
-  var summary = run.summary;
-  var metrics = summary.metrics;
-  var chunkListeners = [];
+export function renderResultsView(root: HTMLElement, payload: ResultsReportPayload, textStore: TextStore<RunTexts>): void {
+  let run = payload.runs[0];
+  let baseline = payload.runs.length > 1 ? payload.runs[1] : null;
+  let comparison = payload.comparison;
+  let summary = run.summary;
+  let metrics = summary.metrics;
+  const chunkListeners: Array<(runIndex: number, chunk: RunTexts | null) => void> = [];
 
   function loadAllTexts() {
     textStore.loadAll(function (runIndex, chunk) {
       chunkListeners.forEach(function (listener) { listener(runIndex, chunk); });
     }).then(function () {
       document.documentElement.setAttribute('data-texts-ready', '1');
-    }, function (error) {
-      document.documentElement.setAttribute('data-report-error', 'texts: ' + (error && error.message ? error.message : String(error)));
+    }, function (error: unknown) {
+      document.documentElement.setAttribute('data-report-error', 'texts: ' + errorMessage(error));
     });
   }
 
-  var sections = [{ id: 'overview', label: 'Overview' }, { id: 'charts', label: 'Charts' }];
+  let sections = [{ id: 'overview', label: 'Overview' }, { id: 'charts', label: 'Charts' }];
   if (comparison) sections.push({ id: 'comparison', label: 'Comparison' });
   sections.push({ id: 'items', label: 'Items' });
-  var subtitle = [h('span', { className: 'mono', text: summary.label })];
+  let subtitle = [h('span', { className: 'mono', text: summary.label })];
   if (baseline) subtitle.push(h('span', { className: 'muted', text: 'compared with' }), h('span', { className: 'mono', text: baseline.summary.label }));
   subtitle.push(h('span', { className: 'pill accent', text: summary.scoring }));
-  var page = pageFrame(root, payload, { sections: sections, subtitle: subtitle });
+  let page = pageFrame(root, payload, { sections: sections, subtitle: subtitle });
 
   page.appendChild(overviewSection());
-  var problems = problemsCallout();
+  let problems = problemsCallout();
   if (problems) page.appendChild(problems);
   page.appendChild(chartsSection());
   if (comparison) page.appendChild(comparisonSection());
-  var explorer = createExplorer();
+  let explorer = createExplorer();
   page.appendChild(explorer.element);
   page.appendChild(pageFooter(payload, [
     'scoring ' + summary.scoring,
@@ -72,33 +98,33 @@ function renderResultsView(root, payload, textStore) {
     'data: ' + summary.label + (baseline ? ' vs ' + baseline.summary.label : '')
   ]));
   explorer.mount();
-  var drawer = createDrawer(explorer);
+  let drawer = createDrawer(explorer);
   explorer.onOpen = drawer.open;
   window.addEventListener('hashchange', openFromHash);
   openFromHash();
   setTimeout(loadAllTexts, 0);
 
   function openFromHash() {
-    var match = /^#item=(.*)$/.exec(location.hash);
+    let match = /^#item=(.*)$/.exec(location.hash);
     if (!match) return;
-    var id = decodeURIComponent(match[1]);
-    var index = run.items.ids.indexOf(id);
+    let id = decodeURIComponent(match[1]);
+    let index = run.items.ids.indexOf(id);
     if (index >= 0 && drawer.current() !== index) drawer.open(index);
   }
 
   // ---------------------------------------------------------------- overview
   function overviewSection() {
-    var section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' } });
-    var overall = metrics.overall;
-    var baselineOverall = baseline ? baseline.summary.metrics.overall : null;
-    var scoreCard = h('section', { className: 'card hero-score', data: { testid: 'headline' } });
+    let section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' } });
+    let overall = metrics.overall;
+    let baselineOverall = baseline ? baseline.summary.metrics.overall : null;
+    let scoreCard = h('section', { className: 'card hero-score', data: { testid: 'headline' } });
     scoreCard.appendChild(h('div', { className: 'score-label' }, [h('span', { text: 'Overall score' }), h('span', { className: 'pill neutral', text: summary.scoring })]));
     scoreCard.appendChild(h('div', { className: 'score-value num', text: overall ? formatScore(overall.score) : '—', data: { testid: 'score' } }));
     if (overall) {
       scoreCard.appendChild(h('div', { className: 'score-ci num', text: '95% CI ' + formatInterval(overall.ci95) }));
       scoreCard.appendChild(h('div', { className: 'score-ci num faint', text: 'bootstrap std ' + formatScore(overall.bootstrap_std, 4) + ' · n = ' + formatInteger(overall.n_samples) + ' scored items' }));
-      var low = Math.min(0, overall.ci95[0], baselineOverall ? baselineOverall.score : 0);
-      var high = Math.max(1, overall.ci95[1], baselineOverall ? baselineOverall.score : 1);
+      let low = Math.min(0, overall.ci95[0], baselineOverall ? baselineOverall.score : 0);
+      let high = Math.max(1, overall.ci95[1], baselineOverall ? baselineOverall.score : 1);
       scoreCard.appendChild(ciTrack(overall.score, overall.ci95, Math.floor(low * 10) / 10, Math.ceil(high * 10) / 10, baselineOverall ? baselineOverall.score : null));
     } else {
       scoreCard.appendChild(h('div', { className: 'score-ci', text: 'No item could be scored.' }));
@@ -110,8 +136,8 @@ function renderResultsView(root, payload, textStore) {
       ]));
     }
     if (comparison && comparison.overall) {
-      var difference = comparison.overall;
-      var direction = difference.ci95[0] > 0 ? 'up' : difference.ci95[1] < 0 ? 'down' : 'flat';
+      let difference = comparison.overall;
+      let direction = difference.ci95[0] > 0 ? 'up' : difference.ci95[1] < 0 ? 'down' : 'flat';
       scoreCard.appendChild(h('div', { style: { 'margin-top': '12px', display: 'flex', 'flex-wrap': 'wrap', gap: '8px', 'align-items': 'center' } }, [
         h('span', { className: 'delta-chip ' + direction, text: formatSigned(difference.difference) + ' vs baseline', data: { testid: 'delta' } }),
         h('span', { className: 'muted num', text: '95% CI ' + formatSignedInterval(difference.ci95) + ' · ' + plural(difference.n, 'paired item') })
@@ -119,14 +145,14 @@ function renderResultsView(root, payload, textStore) {
     }
     section.appendChild(scoreCard);
 
-    var scored = metrics.n_ok - metrics.n_unscorable;
-    var parts = [
+    let scored = metrics.n_ok - metrics.n_unscorable;
+    let parts = [
       { label: 'scored', value: scored, color: COLORS.accent },
       { label: 'unscorable', value: metrics.n_unscorable, color: COLORS.neutral },
       { label: 'error', value: metrics.n_error, color: COLORS.warn },
       { label: 'invalid', value: metrics.n_invalid, color: COLORS.bad }
     ];
-    var bar = h('div', { className: 'stack-bar' }, parts.filter(function (part) { return part.value > 0; }).map(function (part) {
+    let bar = h('div', { className: 'stack-bar' }, parts.filter(function (part) { return part.value > 0; }).map(function (part) {
       return h('span', { title: part.label + ': ' + formatInteger(part.value), style: { width: (part.value / Math.max(1, metrics.n)) * 100 + '%', background: part.color } });
     }));
     section.appendChild(card('Items', [
@@ -141,12 +167,12 @@ function renderResultsView(root, payload, textStore) {
       ])
     ]));
 
-    var judges = summary.judges;
-    var judgeRows;
+    let judges = summary.judges;
+    let judgeRows: StatRow[];
     if (judges.length === 0) judgeRows = [['Judge', 'none (checks only)', '']];
     else if (judges.length > 1) judgeRows = [['Judges', judges.length + ' configurations', ''], ['Models', judges.map(function (judge) { return judge.model; }).join(', '), '']];
     else {
-      var judge = judges[0];
+      let judge = judges[0];
       judgeRows = [
         ['Model', judge.model, 'mono'],
         ['Spec', judge.id, 'mono'],
@@ -158,7 +184,7 @@ function renderResultsView(root, payload, textStore) {
     }
     section.appendChild(card('Judge', [statList(judgeRows)]));
 
-    var usage = summary.usage;
+    let usage = summary.usage;
     section.appendChild(card('Cost & tokens', [
       h('div', { className: 'big-number num', text: formatCost(summary.costUsd), title: summary.costUsd === null ? 'the judge model is not in the price table' : 'at list prices' }),
       h('div', { style: { height: '10px' } }),
@@ -174,11 +200,11 @@ function renderResultsView(root, payload, textStore) {
   }
 
   function problemsCallout() {
-    var notes = [];
+    let notes = [];
     payload.runs.forEach(function (each) {
-      var runSummary = each.summary;
+      let runSummary = each.summary;
       if (runSummary.invalidLineCount > 0) {
-        var details = h('details', null, [h('summary', { text: plural(runSummary.invalidLineCount, 'line') + ' of ' + runSummary.label + ' could not be read and were skipped' })]);
+        let details = h('details', null, [h('summary', { text: plural(runSummary.invalidLineCount, 'line') + ' of ' + runSummary.label + ' could not be read and were skipped' })]);
         details.appendChild(h('ul', null, runSummary.invalidLines.map(function (line) { return h('li', { className: 'mono', text: line.message }); })));
         notes.push(details);
       }
@@ -192,15 +218,15 @@ function renderResultsView(root, payload, textStore) {
   }
 
   // ---------------------------------------------------------------- charts
-  function tagGroups(byTag) {
-    var groups = {};
+  function tagGroups(byTag: Record<string, unknown>): { names: string[]; members: Record<string, string[]> } {
+    const groups: Record<string, string[]> = {};
     Object.keys(byTag).forEach(function (tag) {
-      var group = tagGroupOf(tag);
+      let group = tagGroupOf(tag);
       (groups[group] = groups[group] || []).push(tag);
     });
-    var preferred = ['axis', 'theme', 'tags', 'cluster', 'level', 'physician_agreed_category'];
-    var names = Object.keys(groups).sort(function (left, right) {
-      var a = preferred.indexOf(left), b = preferred.indexOf(right);
+    let preferred = ['axis', 'theme', 'tags', 'cluster', 'level', 'physician_agreed_category'];
+    let names = Object.keys(groups).sort(function (left, right) {
+      let a = preferred.indexOf(left), b = preferred.indexOf(right);
       if (a < 0) a = 99; if (b < 0) b = 99;
       return a - b || (left < right ? -1 : 1);
     });
@@ -208,8 +234,8 @@ function renderResultsView(root, payload, textStore) {
   }
 
   function chartsSection() {
-    var section = h('section', { className: 'section', attrs: { id: 'charts' } }, [sectionHead('Where the points went', 'bars show means with 95% bootstrap intervals')]);
-    var grid = h('div', { className: 'grid-2' });
+    let section = h('section', { className: 'section', attrs: { id: 'charts' } }, [sectionHead('Where the points went', 'bars show means with 95% bootstrap intervals')]);
+    let grid = h('div', { className: 'grid-2' });
     section.appendChild(grid);
     grid.appendChild(tagChartCard());
     grid.appendChild(histogramCard());
@@ -219,10 +245,10 @@ function renderResultsView(root, payload, textStore) {
   }
 
   function tagChartCard() {
-    var container = h('section', { className: 'card span-2', data: { testid: 'tag-chart' } });
-    var groups = tagGroups(metrics.by_tag);
-    var holder = h('div');
-    var head = h('div', { className: 'card-head' }, [h('h3', { text: 'Score by tag' })]);
+    let container = h('section', { className: 'card span-2', data: { testid: 'tag-chart' } });
+    let groups = tagGroups(metrics.by_tag);
+    let holder = h('div');
+    let head = h('div', { className: 'card-head' }, [h('h3', { text: 'Score by tag' })]);
     container.appendChild(head);
     if (groups.names.length === 0) {
       container.appendChild(h('div', { className: 'callout info', text: 'No tags in these results.' }));
@@ -233,10 +259,10 @@ function renderResultsView(root, payload, textStore) {
     draw(groups.names[0]);
     return container;
 
-    function draw(group) {
-      var tags = groups.members[group].slice().sort(function (left, right) { return metrics.by_tag[right].score - metrics.by_tag[left].score; });
-      var labels = tags.map(function (tag) { return truncate(tagNameOf(tag), 42); });
-      var datasets = [{
+    function draw(group: string): void {
+      const tags = groups.members[group].slice().sort(function (left, right) { return metrics.by_tag[right].score - metrics.by_tag[left].score; });
+      let labels = tags.map(function (tag) { return truncate(tagNameOf(tag), 42); });
+      const datasets: ReportDataset[] = [{
         label: summary.label,
         data: tags.map(function (tag) { return metrics.by_tag[tag].score; }),
         intervals: tags.map(function (tag) { return metrics.by_tag[tag].ci95; }),
@@ -244,7 +270,7 @@ function renderResultsView(root, payload, textStore) {
         backgroundColor: COLORS.accentSoft, borderRadius: 4, barPercentage: 0.8, categoryPercentage: baseline ? 0.8 : 0.7
       }];
       if (baseline) {
-        var baselineTags = baseline.summary.metrics.by_tag;
+        let baselineTags = baseline.summary.metrics.by_tag;
         datasets.push({
           label: baseline.summary.label,
           data: tags.map(function (tag) { return baselineTags[tag] ? baselineTags[tag].score : null; }),
@@ -253,7 +279,7 @@ function renderResultsView(root, payload, textStore) {
           backgroundColor: COLORS.baselineSoft, borderRadius: 4, barPercentage: 0.8, categoryPercentage: 0.8
         });
       }
-      var rowHeight = baseline ? 34 : 26;
+      let rowHeight = baseline ? 34 : 26;
       replaceChart(holder, Math.max(160, 56 + tags.length * rowHeight), {
         type: 'bar',
         data: { labels: labels, datasets: datasets },
@@ -265,8 +291,8 @@ function renderResultsView(root, payload, textStore) {
             tooltip: { callbacks: {
               title: function (items) { return tags[items[0].dataIndex]; },
               label: function (item) {
-                var dataset = item.dataset;
-                return dataset.label + ': ' + formatScore(item.raw) + '  (95% CI ' + formatInterval(dataset.intervals[item.dataIndex]) + ', n = ' + formatInteger(dataset.samples[item.dataIndex]) + ')';
+                let dataset = item.dataset;
+                return dataset.label + ': ' + formatScore(item.raw) + '  (95% CI ' + formatInterval(dataset.intervals?.[item.dataIndex]) + ', n = ' + formatInteger(dataset.samples?.[item.dataIndex]) + ')';
               }
             } }
           }
@@ -276,10 +302,10 @@ function renderResultsView(root, payload, textStore) {
   }
 
   function histogramCard() {
-    var container = h('section', { className: 'card', data: { testid: 'histogram' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Item score distribution' })])]);
-    var histogram = summary.histogram;
-    var labels = histogram.counts.map(function (_, index) { return formatScore(histogram.edges[index], 2); });
-    var datasets = [{ label: summary.label, data: histogram.counts, backgroundColor: COLORS.accentSoft, borderRadius: 3, barPercentage: 1, categoryPercentage: baseline ? 0.9 : 0.96 }];
+    let container = h('section', { className: 'card', data: { testid: 'histogram' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Item score distribution' })])]);
+    let histogram = summary.histogram;
+    let labels = histogram.counts.map(function (_, index) { return formatScore(histogram.edges[index], 2); });
+    const datasets: ReportDataset[] = [{ label: summary.label, data: histogram.counts, backgroundColor: COLORS.accentSoft, borderRadius: 3, barPercentage: 1, categoryPercentage: baseline ? 0.9 : 0.96 }];
     if (baseline) datasets.push({ label: baseline.summary.label, data: baseline.summary.histogram.counts, backgroundColor: COLORS.baselineSoft, borderRadius: 3, barPercentage: 1, categoryPercentage: 0.9 });
     container.appendChild(chartBox(260, {
       type: 'bar',
@@ -289,36 +315,36 @@ function renderResultsView(root, payload, textStore) {
         plugins: {
           legend: { display: Boolean(baseline), position: 'bottom' },
           tooltip: { callbacks: {
-            title: function (items) { var index = items[0].dataIndex; return 'score ' + formatScore(histogram.edges[index], 2) + ' – ' + formatScore(histogram.edges[index + 1], 2); },
+            title: function (items) { let index = items[0].dataIndex; return 'score ' + formatScore(histogram.edges[index], 2) + ' – ' + formatScore(histogram.edges[index + 1], 2); },
             label: function (item) { return item.dataset.label + ': ' + plural(item.raw, 'item'); }
           } }
         }
       }
     }, 'histogram of item scores').element);
-    var scores = run.items.scores.filter(isNumber).sort(function (a, b) { return a - b; });
+    let scores = run.items.scores.filter(isNumber).sort(function (a, b) { return a - b; });
     if (scores.length) {
-      var median = scores[Math.floor((scores.length - 1) / 2)];
+      let median = scores[Math.floor((scores.length - 1) / 2)];
       container.appendChild(h('div', { className: 'chart-note num', text: 'median ' + formatScore(median) + ' · min ' + formatScore(scores[0]) + ' · max ' + formatScore(scores[scores.length - 1]) + ' · ' + plural(scores.length, 'scored item') }));
     }
     return container;
   }
 
   function sourceCard() {
-    var container = h('section', { className: 'card', data: { testid: 'source-chart' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Pass rate by criterion source' })])]);
-    var sources = ['judge', 'check'].filter(function (name) { return summary.bySource[name].criteria > 0; });
+    let container = h('section', { className: 'card', data: { testid: 'source-chart' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Pass rate by criterion source' })])]);
+    const sources = (['judge', 'check'] as const).filter(function (name) { return summary.bySource[name].criteria > 0; });
     if (sources.length === 0) { container.appendChild(h('div', { className: 'callout info', text: 'No criteria in these results.' })); return container; }
-    var segments = [
+    const segments: Array<{ key: 'passed' | 'failed' | 'errors' | 'skipped'; label: string; color: string }> = [
       { key: 'passed', label: 'passed', color: COLORS.good },
       { key: 'failed', label: 'cost points', color: COLORS.bad },
       { key: 'errors', label: 'error', color: COLORS.warn },
       { key: 'skipped', label: 'skipped', color: COLORS.neutral }
     ];
-    var runs = baseline ? [run, baseline] : [run];
-    var labels = [];
-    var rows = [];
+    let runs = baseline ? [run, baseline] : [run];
+    const labels: string[] = [];
+    const rows: Array<RunData['summary']['bySource']['judge']> = [];
     runs.forEach(function (each) {
       sources.forEach(function (source) {
-        var rate = each.summary.bySource[source];
+        let rate = each.summary.bySource[source];
         if (rate.criteria === 0) return;
         labels.push(source === 'judge' ? 'LLM judge' + (baseline ? ' · ' + truncate(each.summary.label, 18) : '') : 'deterministic check' + (baseline ? ' · ' + truncate(each.summary.label, 18) : ''));
         rows.push(rate);
@@ -332,19 +358,19 @@ function renderResultsView(root, payload, textStore) {
       options: {
         indexAxis: 'y',
         scales: { x: { stacked: true, min: 0, max: 1, ticks: { callback: function (value) { return Math.round(value * 100) + '%'; } } }, y: { stacked: true, grid: { display: false } } },
-        plugins: { legend: { position: 'bottom' }, tooltip: { callbacks: { label: function (item) { return item.dataset.label + ': ' + formatInteger(item.dataset.counts[item.dataIndex]) + ' (' + formatPercent(item.raw) + ')'; } } } }
+        plugins: { legend: { position: 'bottom' }, tooltip: { callbacks: { label: function (item) { return item.dataset.label + ': ' + formatInteger(item.dataset.counts?.[item.dataIndex]) + ' (' + formatPercent(item.raw) + ')'; } } } }
       }
     }, 'criteria outcome by source').element);
     container.appendChild(h('div', { className: 'chart-note' }, [sources.map(function (source) {
-      var rate = summary.bySource[source];
+      let rate = summary.bySource[source];
       return h('div', { className: 'num', text: (source === 'judge' ? 'LLM judge' : 'Checks') + ': ' + formatPercent(rate.passed / Math.max(1, rate.evaluated)) + ' pass rate over ' + plural(rate.evaluated, 'graded criterion', 'graded criteria') + (rate.errors ? ', ' + formatInteger(rate.errors) + ' errors' : '') });
     })]));
     return container;
   }
 
   function mostFailedCard() {
-    var container = h('section', { className: 'card span-2', data: { testid: 'most-failed' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Criteria that cost the most' }), h('span', { className: 'hint faint', text: 'click a bar to list the items' })])]);
-    var rows = summary.mostFailed.slice(0, 14);
+    let container = h('section', { className: 'card span-2', data: { testid: 'most-failed' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Criteria that cost the most' }), h('span', { className: 'hint faint', text: 'click a bar to list the items' })])]);
+    let rows = summary.mostFailed.slice(0, 14);
     if (rows.length === 0) { container.appendChild(h('div', { className: 'callout info', text: 'No criterion cost any points.' })); return container; }
     container.appendChild(chartBox(Math.max(160, 50 + rows.length * 28), {
       type: 'bar',
@@ -357,12 +383,12 @@ function renderResultsView(root, payload, textStore) {
       options: {
         indexAxis: 'y',
         onClick: function (_, elements) { if (elements.length) explorer.filterByCriterion(rows[elements[0].index].text); },
-        onHover: function (event, elements) { event.native.target.style.cursor = elements.length ? 'pointer' : 'default'; },
+        onHover: function (event, elements) { if (event.native) event.native.target.style.cursor = elements.length ? 'pointer' : 'default'; },
         scales: { x: { beginAtZero: true, ticks: { precision: 0 } }, y: { grid: { display: false }, ticks: { autoSkip: false } } },
         plugins: { legend: { display: false }, tooltip: { callbacks: {
           title: function (items) { return wrapLines(rows[items[0].dataIndex].text, 64); },
           label: function (item) {
-            var row = rows[item.dataIndex];
+            let row = rows[item.dataIndex];
             return [
               (row.points < 0 ? 'penalty applied ' : 'not met ') + formatInteger(row.failed) + ' of ' + formatInteger(row.evaluated) + ' times (' + formatPercent(row.failed / Math.max(1, row.evaluated)) + ')',
               formatPoints(row.points) + ' points · ' + formatInteger(row.pointsLost) + ' points lost · ' + row.source
@@ -375,46 +401,50 @@ function renderResultsView(root, payload, textStore) {
   }
 
   // ---------------------------------------------------------------- comparison
-  function comparisonSection() {
-    var section = h('section', { className: 'section', attrs: { id: 'comparison' } }, [sectionHead('Compared with ' + comparison.baselineLabel, 'Δ = ' + comparison.runLabel + ' − ' + comparison.baselineLabel + ' over items matched by id · paired bootstrap, ' + comparison.bootstrap.samples + ' resamples, seed ' + comparison.bootstrap.seed)]);
+  function comparisonSection(): HTMLElement {
+    // Drawn only when the report compares two runs.
+    const comparison = payload.comparison!;
+    let section = h('section', { className: 'section', attrs: { id: 'comparison' } }, [sectionHead('Compared with ' + comparison.baselineLabel, 'Δ = ' + comparison.runLabel + ' − ' + comparison.baselineLabel + ' over items matched by id · paired bootstrap, ' + comparison.bootstrap.samples + ' resamples, seed ' + comparison.bootstrap.seed)]);
     section.appendChild(forestCard());
-    var grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+    let grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
     grid.appendChild(changedCard());
     grid.appendChild(flipsCard());
     section.appendChild(grid);
     return section;
   }
 
-  function forestCard() {
-    var container = h('section', { className: 'card', data: { testid: 'paired-differences' } });
-    var head = h('div', { className: 'card-head' }, [h('h3', { text: 'Paired difference by tag' })]);
+  function forestCard(): HTMLElement {
+    // Drawn only when the report compares two runs.
+    const comparison = payload.comparison!;
+    let container = h('section', { className: 'card', data: { testid: 'paired-differences' } });
+    let head = h('div', { className: 'card-head' }, [h('h3', { text: 'Paired difference by tag' })]);
     container.appendChild(head);
-    var holder = h('div', { className: 'forest' });
+    let holder = h('div', { className: 'forest' });
     container.appendChild(holder);
-    var groups = tagGroups(comparison.byTag);
-    var options = [{ value: '', label: 'overall' }].concat(groups.names.map(function (name) { return { value: name, label: name + ' (' + groups.members[name].length + ')' }; }));
+    let groups = tagGroups(comparison.byTag);
+    let options = [{ value: '', label: 'overall' }].concat(groups.names.map(function (name) { return { value: name, label: name + ' (' + groups.members[name].length + ')' }; }));
     head.appendChild(tabs(options, '', draw));
     draw('');
     return container;
 
-    function draw(group) {
+    function draw(group: string): void {
       holder.textContent = '';
-      var rows = [];
+      const rows: Array<{ label: string; title?: string; value: PairedDifference }> = [];
       if (comparison.overall) rows.push({ label: 'overall', value: comparison.overall });
       if (group) {
         groups.members[group].slice().sort(function (left, right) { return comparison.byTag[right].difference - comparison.byTag[left].difference; })
           .forEach(function (tag) { rows.push({ label: tagNameOf(tag), title: tag, value: comparison.byTag[tag] }); });
       }
-      var extent = 0.05;
+      let extent = 0.05;
       rows.forEach(function (row) { extent = Math.max(extent, Math.abs(row.value.ci95[0]) || 0, Math.abs(row.value.ci95[1]) || 0, Math.abs(row.value.difference)); });
       extent *= 1.1;
-      function position(value) { return ((value + extent) / (2 * extent)) * 100; }
+      function position(value: number): number { return ((value + extent) / (2 * extent)) * 100; }
       holder.appendChild(h('div', { className: 'forest-row head' }, [h('div', { text: 'tag' }), h('div', { className: 'right', text: 'n' }), h('div', { className: 'right', text: 'Δ' }), h('div', { text: '95% CI (−' + formatScore(extent, 2) + ' … +' + formatScore(extent, 2) + ')' }), h('div', { className: 'right hide-narrow', text: 'baseline → run' })]));
       rows.forEach(function (row) {
-        var value = row.value;
-        var direction = value.ci95[0] > 0 ? 'up' : value.ci95[1] < 0 ? 'down' : 'flat';
-        var color = direction === 'up' ? COLORS.good : direction === 'down' ? COLORS.bad : COLORS.baseline;
-        var plot = h('div', { className: 'forest-plot', title: '95% CI ' + formatSignedInterval(value.ci95) }, [
+        let value = row.value;
+        let direction = value.ci95[0] > 0 ? 'up' : value.ci95[1] < 0 ? 'down' : 'flat';
+        let color = direction === 'up' ? COLORS.good : direction === 'down' ? COLORS.bad : COLORS.baseline;
+        let plot = h('div', { className: 'forest-plot', title: '95% CI ' + formatSignedInterval(value.ci95) }, [
           h('div', { className: 'forest-axis' }),
           h('div', { className: 'forest-zero', style: { left: position(0) + '%' } }),
           isNumber(value.ci95[0]) ? h('div', { className: 'forest-ci', style: { left: position(value.ci95[0]) + '%', width: Math.max(0.5, position(value.ci95[1]) - position(value.ci95[0])) + '%', background: color, opacity: '0.45' } }) : null,
@@ -432,10 +462,12 @@ function renderResultsView(root, payload, textStore) {
     }
   }
 
-  function changedCard() {
-    var container = h('section', { className: 'card', data: { testid: 'changed-items' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Items that changed most' })])]);
+  function changedCard(): HTMLElement {
+    // Drawn only when the report compares two runs.
+    const comparison = payload.comparison!;
+    let container = h('section', { className: 'card', data: { testid: 'changed-items' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Items that changed most' })])]);
     if (comparison.changedItems.length === 0) { container.appendChild(h('div', { className: 'callout info', text: 'No matched item changed score.' })); return container; }
-    var body = h('tbody');
+    let body = h('tbody');
     comparison.changedItems.forEach(function (item) {
       body.appendChild(h('tr', { className: 'clickable', on: { click: function () { drawer.open(item.runIndex); } } }, [
         h('td', { className: 'mono', text: truncate(item.id, 36), title: item.id }),
@@ -451,11 +483,13 @@ function renderResultsView(root, payload, textStore) {
     return container;
   }
 
-  function flipsCard() {
-    var flips = comparison.flips;
-    var container = h('section', { className: 'card', data: { testid: 'flips' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Criterion verdict flips' }), h('span', { className: 'hint faint num', text: formatInteger(flips.metToNotMet) + ' met → not met · ' + formatInteger(flips.notMetToMet) + ' not met → met · of ' + formatInteger(flips.compared) })])]);
+  function flipsCard(): HTMLElement {
+    // Drawn only when the report compares two runs.
+    const comparison = payload.comparison!;
+    let flips = comparison.flips;
+    let container = h('section', { className: 'card', data: { testid: 'flips' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Criterion verdict flips' }), h('span', { className: 'hint faint num', text: formatInteger(flips.metToNotMet) + ' met → not met · ' + formatInteger(flips.notMetToMet) + ' not met → met · of ' + formatInteger(flips.compared) })])]);
     if (flips.criteria.length === 0) { container.appendChild(h('div', { className: 'callout info', text: 'No verdict flipped between the runs.' })); return container; }
-    var body = h('tbody');
+    let body = h('tbody');
     flips.criteria.forEach(function (row) {
       body.appendChild(h('tr', { className: 'clickable', on: { click: function () { explorer.filterByCriterion(row.text, true); } } }, [
         h('td', null, [h('div', { className: 'clamp', text: row.text, title: row.text })]),
@@ -475,36 +509,36 @@ function renderResultsView(root, payload, textStore) {
 
   // ---------------------------------------------------------------- explorer
   function createExplorer() {
-    var items = run.items;
-    var count = items.ids.length;
-    var counts = criterionCounts(run);
-    var matchIndex = comparison ? comparison.matchIndex : null;
-    var state = { query: '', status: 'all', tag: '', criterionRef: -1, criterionLabel: '', criterionFlipped: false, changedOnly: false, sortKey: '', sortDirection: 1 };
-    var explorer = { onOpen: null };
-    var metaHaystack = null;
-    var textHaystack = new Array(count);
+    let items = run.items;
+    let count = items.ids.length;
+    let counts = criterionCounts(run);
+    let matchIndex = comparison ? comparison.matchIndex : null;
+    const state = { query: '', status: 'all' as ItemStatusName | 'all', tag: '', criterionRef: -1, criterionLabel: '', criterionFlipped: false, changedOnly: false, sortKey: '', sortDirection: 1 };
+    const explorer = { onOpen: null } as ItemExplorer;
+    let metaHaystack: string[] | null = null;
+    const textHaystack = new Array<string | undefined>(count);
 
-    var columns = [
+    const columns: TableColumn[] = [
       { key: 'id', label: 'Item', width: 'minmax(150px, 2fr)' },
       { key: 'score', label: 'Score', width: '120px', right: true }
     ];
     if (comparison) columns.push({ key: 'baseline', label: 'Baseline', width: '76px', right: true }, { key: 'delta', label: 'Δ', width: '72px', right: true });
     columns.push({ key: 'passed', label: 'Criteria passed', width: '130px' }, { key: 'status', label: 'Status', width: '76px' }, { key: 'tags', label: 'Tags', width: 'minmax(100px, 2fr)', noSort: true, narrowHidden: true });
 
-    var searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, tags, prompts and responses', 'aria-label': 'Search items' } });
-    var statusTabs = tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { state.status = value; refresh(true); });
-    var tagSelect = buildTagSelect();
-    var chipHolder = h('div');
-    var countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
-    var toolbar = h('div', { className: 'explorer-toolbar' }, [h('div', { className: 'search' }, [icon('search'), searchInput]), statusTabs, tagSelect, chipHolder]);
+    let searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, tags, prompts and responses', 'aria-label': 'Search items' } });
+    let statusTabs = tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { state.status = value; refresh(true); });
+    let tagSelect = buildTagSelect();
+    let chipHolder = h('div');
+    let countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
+    let toolbar = h('div', { className: 'explorer-toolbar' }, [h('div', { className: 'search' }, [icon('search'), searchInput]), statusTabs, tagSelect, chipHolder]);
     if (comparison) {
-      var changedBox = h('input', { attrs: { type: 'checkbox' } });
+      let changedBox = h('input', { attrs: { type: 'checkbox' } });
       changedBox.addEventListener('change', function () { state.changedOnly = changedBox.checked; refresh(true); });
       toolbar.appendChild(h('label', { className: 'toggle' }, [changedBox, 'changed score only']));
     }
     toolbar.appendChild(countLabel);
 
-    var table = createVirtualTable({
+    let table = createVirtualTable({
       columns: columns,
       label: 'items',
       emptyText: 'No item matches these filters.',
@@ -513,9 +547,9 @@ function renderResultsView(root, payload, textStore) {
       onSort: sortBy,
       onOpen: function (index) { if (explorer.onOpen) explorer.onOpen(index); }
     });
-    var section = h('section', { className: 'section', attrs: { id: 'items' } }, [sectionHead('Items', 'click an item to see the conversation and every verdict'), toolbar, table.element]);
+    let section = h('section', { className: 'section', attrs: { id: 'items' } }, [sectionHead('Items', 'click an item to see the conversation and every verdict'), toolbar, table.element]);
 
-    var searchTimer = null;
+    let searchTimer: ReturnType<typeof setTimeout> | undefined;
     searchInput.addEventListener('input', function () {
       clearTimeout(searchTimer);
       searchTimer = setTimeout(function () { state.query = searchInput.value.trim().toLowerCase(); refresh(true); }, 120);
@@ -523,7 +557,7 @@ function renderResultsView(root, payload, textStore) {
     // Texts join the search index chunk by chunk as they are decoded, while the reader looks at the overview.
     chunkListeners.push(function (runIndex, chunk) {
       if (runIndex !== 0) return;
-      addToTextHaystack(chunk);
+      if (chunk) addToTextHaystack(chunk);
       if (state.query) refresh(false);
     });
 
@@ -531,8 +565,8 @@ function renderResultsView(root, payload, textStore) {
     explorer.mount = function () { refresh(true); };
     explorer.order = table.order;
     explorer.select = table.select;
-    explorer.setQuery = function (query) { searchInput.value = query; state.query = query.trim().toLowerCase(); refresh(true); };
-    explorer.filterByCriterion = function (text, flipped) {
+    explorer.setQuery = function (query: string) { searchInput.value = query; state.query = query.trim().toLowerCase(); refresh(true); };
+    explorer.filterByCriterion = function (text: string, flipped?: boolean) {
       state.criterionRef = run.strings.indexOf(text);
       state.criterionLabel = text;
       state.criterionFlipped = Boolean(flipped);
@@ -543,14 +577,14 @@ function renderResultsView(root, payload, textStore) {
     return explorer;
 
     function buildTagSelect() {
-      var itemTags = new Set(), criterionTags = new Set();
+      const itemTags = new Set<number>(), criterionTags = new Set<number>();
       items.tagSets.forEach(function (set) { if (set >= 0) run.tagSets[set].forEach(function (reference) { itemTags.add(reference); }); });
-      var usedCriterionSets = new Set(run.criteria.tagSets);
+      let usedCriterionSets = new Set(run.criteria.tagSets);
       usedCriterionSets.forEach(function (set) { if (set >= 0) run.tagSets[set].forEach(function (reference) { criterionTags.add(reference); }); });
-      var select = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by tag' } }, [h('option', { text: 'All tags', attrs: { value: '' } })]);
-      function group(label, prefix, references) {
+      let select = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by tag' } }, [h('option', { text: 'All tags', attrs: { value: '' } })]);
+      function group(label: string, prefix: string, references: Set<number>): void {
         if (references.size === 0) return;
-        var sorted = Array.from(references).sort(function (a, b) { return run.strings[a] < run.strings[b] ? -1 : 1; });
+        let sorted = Array.from(references).sort(function (a, b) { return run.strings[a] < run.strings[b] ? -1 : 1; });
         select.appendChild(h('optgroup', { attrs: { label: label } }, sorted.map(function (reference) { return h('option', { text: run.strings[reference], attrs: { value: prefix + reference } }); })));
       }
       group('Item tags', 'i', itemTags);
@@ -570,48 +604,48 @@ function renderResultsView(root, payload, textStore) {
     }
 
     function buildMetaHaystack() {
-      metaHaystack = new Array(count);
-      for (var index = 0; index < count; index += 1) {
-        var parts = [items.ids[index]];
+      const haystack = (metaHaystack = new Array<string>(count));
+      for (let index = 0; index < count; index += 1) {
+        let parts = [items.ids[index]];
         if (items.tagSets[index] >= 0) parts.push(rubricateTags(run, items.tagSets[index]).join(' '));
         if (items.rubricIds[index] >= 0) parts.push(run.strings[items.rubricIds[index]]);
-        metaHaystack[index] = parts.join(' ').toLowerCase();
+        haystack[index] = parts.join(' ').toLowerCase();
       }
     }
 
-    function addToTextHaystack(chunk) {
-      for (var local = 0; local < chunk.responses.length; local += 1) {
-        var parts = [];
+    function addToTextHaystack(chunk: RunTexts): void {
+      for (let local = 0; local < chunk.responses.length; local += 1) {
+        const parts: string[] = [];
         if (chunk.responses[local] >= 0) parts.push(chunk.strings[chunk.responses[local]]);
-        var prompt = chunk.prompts[local] || [];
-        for (var turn = 1; turn < prompt.length; turn += 2) parts.push(chunk.strings[prompt[turn]]);
+        let prompt = chunk.prompts[local] || [];
+        for (let turn = 1; turn < prompt.length; turn += 2) parts.push(chunk.strings[prompt[turn]]);
         textHaystack[chunk.firstItem + local] = parts.join('\n').toLowerCase();
       }
     }
 
-    function tagMatcher() {
+    function tagMatcher(): ((index: number) => boolean) | null {
       if (!state.tag) return null;
-      var kind = state.tag.charAt(0), reference = Number(state.tag.slice(1));
-      var setHas = run.tagSets.map(function (set) { return set.indexOf(reference) >= 0; });
-      if (kind === 'i') return function (index) { return items.tagSets[index] >= 0 && setHas[items.tagSets[index]]; };
-      return function (index) {
-        for (var position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
-          var set = run.criteria.tagSets[position];
+      let kind = state.tag.charAt(0), reference = Number(state.tag.slice(1));
+      let setHas = run.tagSets.map(function (set) { return set.indexOf(reference) >= 0; });
+      if (kind === 'i') return function (index: number) { return items.tagSets[index] >= 0 && setHas[items.tagSets[index]]; };
+      return function (index: number) {
+        for (let position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
+          const set = run.criteria.tagSets[position];
           if (set >= 0 && setHas[set]) return true;
         }
         return false;
       };
     }
 
-    function criterionMatcher() {
+    function criterionMatcher(): ((index: number) => boolean) | null {
       if (state.criterionRef < 0) return state.criterionLabel ? function () { return false; } : null;
-      var reference = state.criterionRef;
-      return function (index) {
-        for (var position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
+      const reference = state.criterionRef;
+      return function (index: number) {
+        for (let position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
           if (run.criteria.texts[position] !== reference) continue;
-          var flags = run.criteria.flags[position];
+          let flags = run.criteria.flags[position];
           if ((flags & 3) !== 0) continue;
-          var met = rubricateCriterionMet(flags);
+          let met = rubricateCriterionMet(flags);
           if (met === null) continue;
           if (state.criterionFlipped) return flippedAt(index, position, met);
           if (run.criteria.points[position] < 0 ? met : !met) return true;
@@ -620,84 +654,84 @@ function renderResultsView(root, payload, textStore) {
       };
     }
 
-    function flippedAt(index, position, met) {
-      if (!matchIndex || matchIndex[index] < 0) return false;
-      var other = matchIndex[index];
-      var id = run.strings[run.criteria.ids[position]];
-      for (var otherPosition = baseline.items.criteriaOffsets[other]; otherPosition < baseline.items.criteriaOffsets[other + 1]; otherPosition += 1) {
+    function flippedAt(index: number, position: number, met: boolean): boolean {
+      if (!matchIndex || matchIndex[index] < 0 || !baseline) return false;
+      let other = matchIndex[index];
+      let id = run.strings[run.criteria.ids[position]];
+      for (let otherPosition = baseline.items.criteriaOffsets[other]; otherPosition < baseline.items.criteriaOffsets[other + 1]; otherPosition += 1) {
         if (baseline.strings[baseline.criteria.ids[otherPosition]] !== id) continue;
-        var otherFlags = baseline.criteria.flags[otherPosition];
+        let otherFlags = baseline.criteria.flags[otherPosition];
         if ((otherFlags & 3) !== 0) return false;
-        var otherMet = rubricateCriterionMet(otherFlags);
+        let otherMet = rubricateCriterionMet(otherFlags);
         return otherMet !== null && otherMet !== met;
       }
       return false;
     }
 
-    function baselineScore(index) {
-      if (!matchIndex || matchIndex[index] < 0) return null;
+    function baselineScore(index: number): number | null {
+      if (!matchIndex || matchIndex[index] < 0 || !baseline) return null;
       return baseline.items.scores[matchIndex[index]];
     }
-    function deltaOf(index) {
-      var before = baselineScore(index), after = items.scores[index];
+    function deltaOf(index: number): number | null {
+      let before = baselineScore(index), after = items.scores[index];
       return isNumber(before) && isNumber(after) ? after - before : null;
     }
 
-    function refresh(resetScroll) {
-      var statusCode = state.status === 'all' ? -1 : ITEM_STATUS_NAMES.indexOf(state.status);
-      var query = state.query;
+    function refresh(resetScroll: boolean): void {
+      let statusCode = state.status === 'all' ? -1 : ITEM_STATUS_NAMES.indexOf(state.status);
+      let query = state.query;
       if (query && !metaHaystack) buildMetaHaystack();
-      var matchesTag = tagMatcher();
-      var matchesCriterion = criterionMatcher();
-      var kept = new Int32Array(count);
-      var length = 0;
-      for (var index = 0; index < count; index += 1) {
+      let matchesTag = tagMatcher();
+      let matchesCriterion = criterionMatcher();
+      let kept = new Int32Array(count);
+      let length = 0;
+      for (let index = 0; index < count; index += 1) {
         if (statusCode >= 0 && items.status[index] !== statusCode) continue;
-        if (query && metaHaystack[index].indexOf(query) < 0 && !(textHaystack[index] !== undefined && textHaystack[index].indexOf(query) >= 0)) continue;
+        if (query && metaHaystack![index].indexOf(query) < 0 && !((textHaystack[index] ?? '').indexOf(query) >= 0 && textHaystack[index] !== undefined)) continue;
         if (matchesTag && !matchesTag(index)) continue;
         if (matchesCriterion && !matchesCriterion(index)) continue;
-        if (state.changedOnly) { var delta = deltaOf(index); if (delta === null || delta === 0) continue; }
+        if (state.changedOnly) { let delta = deltaOf(index); if (delta === null || delta === 0) continue; }
         kept[length++] = index;
       }
-      var order = sortOrder(kept.slice(0, length));
+      let order = sortOrder(kept.slice(0, length));
       countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' items' + (query && !textStore.complete() ? ' (texts still loading)' : '');
       document.documentElement.setAttribute('data-filtered', String(order.length));
       table.show(order, resetScroll);
     }
 
-    function sortValue(key) {
+    function sortValue(key: string): (index: number) => number | null {
       if (key === 'score') return function (index) { return items.scores[index]; };
       if (key === 'baseline') return baselineScore;
       if (key === 'delta') return deltaOf;
-      if (key === 'passed') return function (index) { var graded = counts.passed[index] + counts.failed[index]; return graded ? counts.passed[index] / graded : null; };
+      if (key === 'passed') return function (index) { let graded = counts.passed[index] + counts.failed[index]; return graded ? counts.passed[index] / graded : null; };
       if (key === 'status') return function (index) { return items.status[index]; };
-      return null;
+      return function () { return null; };
     }
 
-    function sortOrder(order) {
+    function sortOrder(order: Int32Array): Int32Array {
       if (!state.sortKey) return order;
       if (state.sortKey === 'id') return sortByText(order, function (index) { return items.ids[index]; }, state.sortDirection);
       return sortByNumber(order, sortValue(state.sortKey), state.sortDirection);
     }
 
     // Identifiers sort A→Z first; numbers highest first, where the interesting items are.
-    function sortBy(key) {
+    function sortBy(key: string): void {
       nextSort(state, key, key === 'id' ? 1 : -1);
       table.showSort(state.sortKey, state.sortDirection);
       refresh(true);
     }
 
-    function fillRow(index, element) {
-      var score = items.scores[index];
+    function fillRow(index: number, element: HTMLElement): void {
+      let score = items.scores[index];
       element.appendChild(h('div', { className: 'mono', text: items.ids[index], title: items.ids[index] }));
-      var width = isNumber(score) ? Math.max(0, Math.min(1, score)) * 100 : 0;
+      let width = isNumber(score) ? Math.max(0, Math.min(1, score)) * 100 : 0;
       element.appendChild(h('div', { className: 'score-cell num' }, [h('span', { text: formatScore(score) }), h('div', { className: 'score-bar' }, [h('span', { style: { width: width + '%', background: isNumber(score) && score < 0 ? COLORS.bad : COLORS.accent } })])]));
       if (comparison) {
-        var before = baselineScore(index), delta = deltaOf(index);
-        element.appendChild(h('div', { className: 'right num muted', text: matchIndex[index] < 0 ? 'absent' : formatScore(before) }));
-        element.appendChild(h('div', { className: 'right num ' + (delta > 0 ? 'up' : delta < 0 ? 'down' : 'faint'), text: delta === null ? '—' : formatSigned(delta) }));
+        let before = baselineScore(index), delta = deltaOf(index);
+        element.appendChild(h('div', { className: 'right num muted', text: matchIndex && matchIndex[index] < 0 ? 'absent' : formatScore(before) }));
+        element.appendChild(h('div', { className: 'right num ' + (delta !== null && delta > 0 ? 'up' : delta !== null && delta < 0 ? 'down' : 'faint'), text: delta === null ? '—' : formatSigned(delta) }));
       }
-      var passed = counts.passed[index], failed = counts.failed[index], errors = counts.errors[index], total = counts.total[index];
+      let passed = counts.passed[index], failed = counts.failed[index], errors = counts.errors[index], total = counts.total[index];
       element.appendChild(h('div', { className: 'met-cell num' }, [
         h('div', { className: 'met-bar' }, [
           h('span', { style: { width: (passed / Math.max(1, total)) * 100 + '%', background: COLORS.good } }),
@@ -706,10 +740,10 @@ function renderResultsView(root, payload, textStore) {
         ]),
         h('span', { text: passed + '/' + total })
       ]));
-      var status = ITEM_STATUS_NAMES[items.status[index]];
+      let status = ITEM_STATUS_NAMES[items.status[index]];
       element.appendChild(h('div', null, [h('span', { className: 'pill ' + status, text: status })]));
-      var tagCell = h('div', { className: 'hide-narrow' });
-      var tags = rubricateTags(run, items.tagSets[index]);
+      let tagCell = h('div', { className: 'hide-narrow' });
+      let tags = rubricateTags(run, items.tagSets[index]);
       tags.slice(0, 3).forEach(function (tag) { tagCell.appendChild(h('span', { className: 'chip', text: tag, title: tag })); tagCell.appendChild(document.createTextNode(' ')); });
       if (tags.length > 3) tagCell.appendChild(h('span', { className: 'faint', text: '+' + (tags.length - 3) }));
       element.appendChild(tagCell);
@@ -717,8 +751,8 @@ function renderResultsView(root, payload, textStore) {
   }
 
   // ---------------------------------------------------------------- drawer
-  function createDrawer(explorer) {
-    var shell = createDrawerShell({
+  function createDrawer(explorer: ItemExplorer): DrawerShell {
+    let shell = createDrawerShell({
       explorer: explorer,
       noun: 'item',
       testid: 'drawer',
@@ -726,8 +760,8 @@ function renderResultsView(root, payload, textStore) {
       idOf: function (index) { return run.items.ids[index]; },
       render: render,
       load: function (index, done) {
-        var otherIndex = comparison ? comparison.matchIndex[index] : -1;
-        var pending = [];
+        let otherIndex = comparison ? comparison.matchIndex[index] : -1;
+        const pending: Array<Promise<unknown>> = [];
         if (!textStore.chunkFor(0, index)) pending.push(textStore.loadFor(0, index));
         if (otherIndex >= 0 && !textStore.chunkFor(1, otherIndex)) pending.push(textStore.loadFor(1, otherIndex));
         if (pending.length) Promise.all(pending).then(done);
@@ -735,16 +769,16 @@ function renderResultsView(root, payload, textStore) {
     });
     return shell;
 
-    function render(index, panel) {
-      var chunk = textStore.chunkFor(0, index);
-      var item = rubricateDecodeItem(run, chunk, index);
-      var otherIndex = comparison ? comparison.matchIndex[index] : -1;
-      var other = otherIndex >= 0 ? rubricateDecodeItem(baseline, textStore.chunkFor(1, otherIndex), otherIndex) : null;
+    function render(index: number, panel: HTMLElement): void {
+      let chunk = textStore.chunkFor(0, index);
+      let item = rubricateDecodeItem(run, chunk, index);
+      let otherIndex = comparison ? comparison.matchIndex[index] : -1;
+      const other = otherIndex >= 0 && baseline ? rubricateDecodeItem(baseline, textStore.chunkFor(1, otherIndex), otherIndex) : null;
       panel.setAttribute('data-item-id', item.id);
-      var order = explorer.order();
-      var position = Array.prototype.indexOf.call(order, index);
+      let order = explorer.order();
+      let position = Array.prototype.indexOf.call(order, index);
 
-      var title = h('div', { className: 'drawer-title' }, [
+      let title = h('div', { className: 'drawer-title' }, [
         h('h2', { text: item.id, data: { testid: 'drawer-id' } }),
         h('div', { className: 'meta' }, [
           h('span', { className: 'pill ' + item.status, text: item.status }),
@@ -754,19 +788,19 @@ function renderResultsView(root, payload, textStore) {
           position >= 0 ? h('span', { className: 'num faint', text: (position + 1) + ' of ' + formatInteger(order.length) }) : null
         ].concat(item.tags.map(function (tag) { return h('span', { className: 'chip', text: tag, title: tag }); })))
       ]);
-      var scoreBlock = h('div', { className: 'drawer-score' }, [
+      let scoreBlock = h('div', { className: 'drawer-score' }, [
         h('div', { className: 'faint', text: 'score' }),
         h('div', { className: 'value num', text: formatScore(item.score), data: { testid: 'drawer-score' } })
       ]);
       if (other) {
-        var delta = isNumber(item.score) && isNumber(other.score) ? item.score - other.score : null;
+        let delta = isNumber(item.score) && isNumber(other.score) ? item.score - other.score : null;
         scoreBlock.appendChild(h('div', { className: 'num muted', text: 'baseline ' + formatScore(other.score) }));
         if (delta !== null) scoreBlock.appendChild(h('div', { className: 'num ' + (delta > 0 ? 'up' : delta < 0 ? 'down' : 'faint'), text: formatSigned(delta), style: { 'font-weight': '650' } }));
       }
       panel.appendChild(h('div', { className: 'drawer-header' }, [title, scoreBlock, drawerActions(shell, 'item')]));
 
-      var left = h('div', { className: 'drawer-column' });
-      var right = h('div', { className: 'drawer-column' });
+      let left = h('div', { className: 'drawer-column' });
+      let right = h('div', { className: 'drawer-column' });
       panel.appendChild(h('div', { className: 'drawer-body' }, [left, right]));
 
       if (item.error) left.appendChild(h('div', { className: 'callout error' }, [h('b', { text: item.error.code + ': ' }), item.error.message || '']));
@@ -774,8 +808,9 @@ function renderResultsView(root, payload, textStore) {
         left.appendChild(h('div', { className: 'loading', style: { 'min-height': '200px' } }, [h('div', { className: 'spinner' }), h('div', { text: 'Loading texts…' })]));
       } else {
         left.appendChild(h('div', { className: 'block-title', text: 'Conversation' }));
-        if (item.prompt.length === 0) left.appendChild(h('div', { className: 'callout info', text: 'The prompt was not stored in the results (graded with --no-text).' }));
-        item.prompt.forEach(function (message) {
+        const prompt = item.prompt ?? [];
+        if (prompt.length === 0) left.appendChild(h('div', { className: 'callout info', text: 'The prompt was not stored in the results (graded with --no-text).' }));
+        prompt.forEach(function (message) {
           left.appendChild(h('div', { className: 'message ' + (['user', 'assistant', 'system'].indexOf(message.role) >= 0 ? message.role : 'user') }, [
             h('div', { className: 'message-role', text: message.role }),
             h('div', { className: 'text-body', text: message.content })
@@ -797,15 +832,15 @@ function renderResultsView(root, payload, textStore) {
       renderCriteria(right, item, other, Boolean(chunk));
     }
 
-    function renderCriteria(container, item, other, textsLoaded) {
-      var otherById = {};
+    function renderCriteria(container: HTMLElement, item: DecodedItem, other: DecodedItem | null, textsLoaded: boolean): void {
+      const otherById: Record<string, DecodedCriterion> = {};
       if (other) other.criteria.forEach(function (criterion) { if (!(criterion.id in otherById)) otherById[criterion.id] = criterion; });
-      var achieved = 0, positive = 0, passed = 0, graded = 0;
+      let achieved = 0, positive = 0, passed = 0, graded = 0;
       item.criteria.forEach(function (criterion) {
         if (criterion.points > 0) positive += criterion.points;
         if (criterion.status !== 'ok' || criterion.met === null) return;
         graded += 1;
-        var fraction = isNumber(criterion.value) ? criterion.value : criterion.met ? 1 : 0;
+        let fraction = isNumber(criterion.value) ? criterion.value : criterion.met ? 1 : 0;
         achieved += criterion.points * fraction;
         if (criterionOutcome(criterion).className === 'pass') passed += 1;
       });
@@ -814,22 +849,22 @@ function renderResultsView(root, payload, textStore) {
         h('span', { className: 'num', text: passed + ' of ' + graded + ' graded criteria earned their points' }),
         h('span', { className: 'num muted', text: 'points ' + formatScore(achieved, Number.isInteger(achieved) ? 0 : 2) + ' of ' + formatScore(positive, Number.isInteger(positive) ? 0 : 2) })
       ]));
-      var list = h('div', { data: { testid: 'criteria' } });
+      let list = h('div', { data: { testid: 'criteria' } });
       item.criteria.forEach(function (criterion) {
-        var outcome = criterionOutcome(criterion);
-        var previous = otherById[criterion.id];
-        var previousOutcome = previous ? criterionOutcome(previous) : null;
-        var flipped = previous && previous.status === 'ok' && criterion.status === 'ok' && previous.met !== null && criterion.met !== null && previous.met !== criterion.met;
-        var verdicts = h('div', { className: 'verdicts' }, [h('span', { className: 'verdict ' + outcome.className, text: outcome.label, data: { testid: 'verdict' } })]);
-        if (previousOutcome) verdicts.appendChild(h('span', { className: 'verdict ghost', text: 'was ' + previousOutcome.label.toLowerCase(), title: 'verdict in ' + baseline.summary.label }));
-        var metaParts = [h('span', { className: 'chip', text: criterion.source === 'check' ? 'check' : 'judge' })];
+        let outcome = criterionOutcome(criterion);
+        let previous = otherById[criterion.id];
+        let previousOutcome = previous ? criterionOutcome(previous) : null;
+        let flipped = previous && previous.status === 'ok' && criterion.status === 'ok' && previous.met !== null && criterion.met !== null && previous.met !== criterion.met;
+        let verdicts = h('div', { className: 'verdicts' }, [h('span', { className: 'verdict ' + outcome.className, text: outcome.label, data: { testid: 'verdict' } })]);
+        if (previousOutcome) verdicts.appendChild(h('span', { className: 'verdict ghost', text: 'was ' + previousOutcome.label.toLowerCase(), title: 'verdict in ' + (baseline ? baseline.summary.label : 'the baseline') }));
+        let metaParts = [h('span', { className: 'chip', text: criterion.source === 'check' ? 'check' : 'judge' })];
         if (criterion.kind === 'hard_rule') metaParts.push(h('span', { className: 'chip', text: 'hard rule' }));
         criterion.tags.forEach(function (tag) { metaParts.push(h('span', { className: 'chip', text: tag, title: tag })); });
         metaParts.push(h('span', { className: 'mono', text: criterion.id }));
         if (criterion.label !== undefined) metaParts.push(h('span', { text: 'label: ' + criterion.label }));
         if (isNumber(criterion.value)) metaParts.push(h('span', { className: 'num', text: 'value ' + formatScore(criterion.value, 2) }));
         if (isNumber(criterion.probability)) metaParts.push(h('span', { className: 'num', text: 'p(met) ' + formatScore(criterion.probability, 3) }));
-        var element = h('div', {
+        let element = h('div', {
           className: 'criterion ' + outcome.className + (flipped ? ' flipped' : ''),
           data: { criterionId: criterion.id, verdict: outcome.key, points: criterion.points }
         }, [
@@ -850,4 +885,3 @@ function renderResultsView(root, payload, textStore) {
     }
   }
 }
-`;

@@ -3,10 +3,33 @@
  * confusion matrix and per-group accuracy / F1 / κ with intervals; pairwise reports show
  * accuracy per presentation order and positional agreement.
  */
-export const clientMetaSource = String.raw`
-function intervalPair(interval) { return interval ? [interval.lower, interval.upper] : null; }
+import { COLORS, card, type StatRow, chartBox, ciTrack, formatInteger, formatInterval, formatPercent, formatScore, formatSigned, h, isNumber, plural, replaceChart, sectionHead, statList, tabs, truncate } from './common.js';
+import { pageFooter, pageFrame } from './frame.js';
+import type { ConfidenceInterval } from '../../meta/bootstrap.js';
+import type { BiasIndexReport, BinaryMetaReport, BinaryMetrics, ConfusionCounts } from '../../meta/binary-metrics.js';
+import type { PairwiseMetaReport, PairwiseMetrics, VerdictCounts } from '../../meta/pairwise-metrics.js';
+import type { MetaReportPayload } from '../types.js';
+import type { Interval } from './chart.js';
 
-function metricCard(label, value, interval, note, testid) {
+/** A pairwise report of published judge outputs says where they came from. */
+type PairwiseReportShown = PairwiseMetaReport & { published?: { format: string; file: string; judge: string | null; strategy: string | null; invalidRows: number } };
+
+interface GroupEntry<M> {
+  name: string;
+  metrics: M;
+  countLabel: string;
+}
+
+interface GroupMetric<M> {
+  label: string;
+  value(metrics: M): number | null;
+  interval?(metrics: M): ConfidenceInterval | null;
+  min?: number;
+}
+
+function intervalPair(interval: ConfidenceInterval | null | undefined): Interval { return interval ? [interval.lower, interval.upper] : null; }
+
+export function metricCard(label: string, value: number | null, interval: ConfidenceInterval | null, note?: string | null, testid?: string): HTMLElement {
   return h('section', { className: 'card metric-card', data: { testid: testid || 'metric' } }, [
     h('h3', { text: label }),
     h('div', { className: 'metric-value num', text: formatScore(value) }),
@@ -16,8 +39,8 @@ function metricCard(label, value, interval, note, testid) {
 }
 
 /** Horizontal bars of one metric per group value, largest groups first (at most 40). */
-function groupMetricChart(holder, entries, metric) {
-  var shown = entries.slice(0, 40);
+function groupMetricChart<M>(holder: HTMLElement, entries: Array<GroupEntry<M>>, metric: GroupMetric<M>): void {
+  let shown = entries.slice(0, 40);
   replaceChart(holder, Math.max(160, 56 + shown.length * 26), {
     type: 'bar',
     data: { labels: shown.map(function (entry) { return truncate(entry.name, 44); }), datasets: [{
@@ -32,8 +55,8 @@ function groupMetricChart(holder, entries, metric) {
       plugins: { legend: { display: false }, tooltip: { callbacks: {
         title: function (items) { return shown[items[0].dataIndex].name; },
         label: function (item) {
-          var entry = shown[item.dataIndex];
-          var interval = metric.interval ? metric.interval(entry.metrics) : null;
+          let entry = shown[item.dataIndex];
+          let interval = metric.interval ? metric.interval(entry.metrics) : null;
           return metric.label + ': ' + formatScore(item.raw) + (interval ? '  (CI ' + formatScore(interval.lower) + ' – ' + formatScore(interval.upper) + ')' : '') + ' · ' + entry.countLabel;
         }
       } } }
@@ -42,14 +65,14 @@ function groupMetricChart(holder, entries, metric) {
   if (entries.length > shown.length) holder.appendChild(h('div', { className: 'chart-note', text: 'Showing the ' + shown.length + ' largest of ' + entries.length + ' groups.' }));
 }
 
-function renderBinaryMetaView(root, payload) {
-  var report = payload.report;
-  var overall = report.overall;
-  var page = pageFrame(root, payload, {
+export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPayload): void {
+  const report = payload.report as BinaryMetaReport;
+  let overall = report.overall;
+  let page = pageFrame(root, payload, {
     sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }],
     subtitle: [h('span', { className: 'pill accent', text: 'binary meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.records, 'record') + ' · ' + plural(overall.pairs, 'judge–label pair') })]
   });
-  var hero = h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0', 'grid-template-columns': 'repeat(auto-fit, minmax(220px, 1fr))' } }, [
+  let hero = h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0', 'grid-template-columns': 'repeat(auto-fit, minmax(220px, 1fr))' } }, [
     metricCard('Balanced F1 (HealthBench)', overall.balancedF1, overall.intervals.balancedF1, 'undefined: a class is missing', 'balanced-f1'),
     metricCard('Accuracy', overall.accuracy, overall.intervals.accuracy, null, 'accuracy'),
     metricCard('Macro F1', overall.macroF1, overall.intervals.macroF1, null, 'macro-f1'),
@@ -57,7 +80,7 @@ function renderBinaryMetaView(root, payload) {
   ]);
   page.appendChild(hero);
 
-  var grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+  let grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
   page.appendChild(grid);
   grid.appendChild(confusionCard(overall.confusion));
   grid.appendChild(card('Per class', [classTable(overall), agreementRows()]));
@@ -66,11 +89,11 @@ function renderBinaryMetaView(root, payload) {
   page.appendChild(groupSection());
   page.appendChild(pageFooter(payload, ['bootstrap: ' + report.bootstrap.resamples + ' resamples over records, seed ' + report.bootstrap.seed]));
 
-  function confusionCard(confusion) {
-    var total = confusion.truePositive + confusion.falsePositive + confusion.falseNegative + confusion.trueNegative;
-    function cell(count, correct, label) {
-      var share = total ? count / total : 0;
-      var alpha = 0.12 + 0.75 * share;
+  function confusionCard(confusion: ConfusionCounts): HTMLElement {
+    let total = confusion.truePositive + confusion.falsePositive + confusion.falseNegative + confusion.trueNegative;
+    function cell(count: number, correct: boolean, label: string): HTMLElement {
+      let share = total ? count / total : 0;
+      let alpha = 0.12 + 0.75 * share;
       return h('div', { className: 'cell', title: label, data: { testid: 'confusion-' + label.replace(/ /g, '-') }, style: { background: correct ? 'rgba(16, 185, 129, ' + alpha + ')' : 'rgba(239, 68, 68, ' + alpha + ')', color: share > 0.45 ? '#fff' : COLORS.text } }, [
         h('div', { className: 'count num', text: formatInteger(count) }),
         h('div', { className: 'share num', text: formatPercent(share) + ' · ' + label })
@@ -86,8 +109,8 @@ function renderBinaryMetaView(root, payload) {
     ]);
   }
 
-  function classTable(metrics) {
-    function row(name, values) {
+  function classTable(metrics: BinaryMetrics): HTMLElement {
+    function row(name: string, values: BinaryMetrics['positive']): HTMLElement {
       return h('tr', null, [h('td', { text: name }), h('td', { className: 'num', text: formatScore(values.precision) }), h('td', { className: 'num', text: formatScore(values.recall) }), h('td', { className: 'num', text: formatScore(values.f1) }), h('td', { className: 'num', text: formatInteger(values.predicted) }), h('td', { className: 'num', text: formatInteger(values.support) })]);
     }
     return h('table', { className: 'data' }, [
@@ -98,24 +121,24 @@ function renderBinaryMetaView(root, payload) {
   }
 
   function agreementRows() {
-    var agreement = report.agreement;
-    var rows = [];
+    let agreement = report.agreement;
+    const rows: StatRow[] = [];
     if (agreement.recordsWithSeveralLabels > 0) rows.push(["Fleiss' κ among humans", formatScore(agreement.humanFleissKappa) + ' (' + plural(agreement.recordsWithSeveralLabels, 'record') + ')']);
     if (agreement.recordsWithJury > 0) rows.push(["Fleiss' κ among jurors", formatScore(agreement.juryFleissKappa) + ' (' + plural(agreement.recordsWithJury, 'record') + ')']);
     if (rows.length === 0) return null;
     return h('div', { style: { 'margin-top': '14px' } }, [statList(rows)]);
   }
 
-  function biasSection(bias) {
-    var sources = Object.keys(bias.bySource);
-    var section = h('section', { className: 'section' }, [sectionHead('Bias by response source', 'mean of (verdict − label), met = 1: above 0 the judge is lenient with that source, below 0 severe')]);
-    var container = card(null, [
+  function biasSection(bias: BiasIndexReport): HTMLElement {
+    let sources = Object.keys(bias.bySource);
+    let section = h('section', { className: 'section' }, [sectionHead('Bias by response source', 'mean of (verdict − label), met = 1: above 0 the judge is lenient with that source, below 0 severe')]);
+    let container = card(null, [
       statList([
         ['Bias index (max − min)', formatScore(bias.biasIndex) + (bias.intervals.biasIndex ? '  (CI ' + formatScore(bias.intervals.biasIndex.lower) + ' – ' + formatScore(bias.intervals.biasIndex.upper) + ')' : '')],
         ['Macro F1 − bias index', formatScore(bias.mf1MinusBiasIndex) + (bias.intervals.mf1MinusBiasIndex ? '  (CI ' + formatScore(bias.intervals.mf1MinusBiasIndex.lower) + ' – ' + formatScore(bias.intervals.mf1MinusBiasIndex.upper) + ')' : '')]
       ])
     ]);
-    var extent = 0.05;
+    let extent = 0.05;
     sources.forEach(function (source) { extent = Math.max(extent, Math.abs(bias.bySource[source].meanError)); });
     container.appendChild(chartBox(Math.max(140, 50 + sources.length * 28), {
       type: 'bar',
@@ -127,36 +150,35 @@ function renderBinaryMetaView(root, payload) {
   }
 
   function groupSection() {
-    var section = h('section', { className: 'section', attrs: { id: 'groups' } }, [sectionHead('By group', 'accuracy, F1 and κ per group value, with 95% bootstrap intervals')]);
-    var keys = Object.keys(report.groups);
+    let section = h('section', { className: 'section', attrs: { id: 'groups' } }, [sectionHead('By group', 'accuracy, F1 and κ per group value, with 95% bootstrap intervals')]);
+    let keys = Object.keys(report.groups);
     if (keys.length === 0) { section.appendChild(card(null, [h('div', { className: 'callout info', text: 'The records carry no groups.' })])); return section; }
-    var metricOptions = [
-      { value: 'accuracy', label: 'Accuracy', value_: function (m) { return m.accuracy; }, interval: function (m) { return m.intervals.accuracy; } },
-      { value: 'balancedF1', label: 'Balanced F1', value_: function (m) { return m.balancedF1; }, interval: function (m) { return m.intervals.balancedF1; } },
-      { value: 'macroF1', label: 'Macro F1', value_: function (m) { return m.macroF1; }, interval: function (m) { return m.intervals.macroF1; } },
-      { value: 'cohenKappa', label: "Cohen's κ", value_: function (m) { return m.cohenKappa; }, interval: function (m) { return m.intervals.cohenKappa; }, min: -0.2 }
+    const metricOptions: Array<GroupMetric<BinaryMetrics> & { key: string }> = [
+      { key: 'accuracy', label: 'Accuracy', value: function (m) { return m.accuracy; }, interval: function (m) { return m.intervals.accuracy; } },
+      { key: 'balancedF1', label: 'Balanced F1', value: function (m) { return m.balancedF1; }, interval: function (m) { return m.intervals.balancedF1; } },
+      { key: 'macroF1', label: 'Macro F1', value: function (m) { return m.macroF1; }, interval: function (m) { return m.intervals.macroF1; } },
+      { key: 'cohenKappa', label: "Cohen's κ", value: function (m) { return m.cohenKappa; }, interval: function (m) { return m.intervals.cohenKappa; }, min: -0.2 }
     ];
-    var current = { key: keys[0], metric: metricOptions[0] };
-    var holder = h('div');
-    var tableHolder = h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } });
-    var head = h('div', { className: 'card-head' }, [
+    let current = { key: keys[0], metric: metricOptions[0] };
+    let holder = h('div');
+    let tableHolder = h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } });
+    let head = h('div', { className: 'card-head' }, [
       tabs(keys.map(function (key) { return { value: key, label: key + ' (' + Object.keys(report.groups[key]).length + ')' }; }), current.key, function (key) { current.key = key; draw(); }),
-      tabs(metricOptions.map(function (option) { return { value: option.value, label: option.label }; }), current.metric.value, function (value) { current.metric = metricOptions.filter(function (option) { return option.value === value; })[0]; draw(); })
+      tabs(metricOptions.map(function (option) { return { value: option.key, label: option.label }; }), current.metric.key, function (value) { current.metric = metricOptions.filter(function (option) { return option.key === value; })[0]; draw(); })
     ]);
     section.appendChild(h('section', { className: 'card', data: { testid: 'group-chart' } }, [head, holder, tableHolder]));
     draw();
     return section;
 
     function draw() {
-      var groups = report.groups[current.key];
-      var entries = Object.keys(groups).map(function (name) { return { name: name, metrics: groups[name], countLabel: plural(groups[name].pairs, 'pair') }; })
+      let groups = report.groups[current.key];
+      const entries: Array<GroupEntry<BinaryMetrics>> = Object.keys(groups).map(function (name) { return { name: name, metrics: groups[name], countLabel: plural(groups[name].pairs, 'pair') }; })
         .sort(function (left, right) { return right.metrics.pairs - left.metrics.pairs || (left.name < right.name ? -1 : 1); });
-      var metric = current.metric;
-      groupMetricChart(holder, entries, { label: metric.label, value: metric.value_, interval: metric.interval, min: metric.min });
+      groupMetricChart(holder, entries, current.metric);
       tableHolder.textContent = '';
-      var body = h('tbody');
+      let body = h('tbody');
       entries.slice(0, 200).forEach(function (entry) {
-        var m = entry.metrics;
+        let m = entry.metrics;
         body.appendChild(h('tr', null, [h('td', { text: entry.name }), h('td', { className: 'num', text: formatInteger(m.pairs) }), h('td', { className: 'num', text: formatScore(m.accuracy) }), h('td', { className: 'num', text: formatScore(m.balancedF1) }), h('td', { className: 'num', text: formatScore(m.macroF1) }), h('td', { className: 'num', text: formatScore(m.cohenKappa) })]));
       });
       tableHolder.appendChild(h('table', { className: 'data' }, [h('thead', null, [h('tr', null, [current.key, 'pairs', 'accuracy', 'balanced F1', 'macro F1', 'κ'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]), body]));
@@ -164,13 +186,13 @@ function renderBinaryMetaView(root, payload) {
   }
 }
 
-function renderPairwiseMetaView(root, payload) {
-  var report = payload.report;
-  var overall = report.overall;
-  var published = report.published || null;
-  var subtitle = [h('span', { className: 'pill accent', text: 'pairwise meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.pairs, 'pair') + ' · ' + formatInteger(overall.swappedPairs) + ' with a swapped-order verdict' })];
+export function renderPairwiseMetaView(root: HTMLElement, payload: MetaReportPayload): void {
+  const report = payload.report as PairwiseReportShown;
+  let overall = report.overall;
+  let published = report.published || null;
+  let subtitle = [h('span', { className: 'pill accent', text: 'pairwise meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.pairs, 'pair') + ' · ' + formatInteger(overall.swappedPairs) + ' with a swapped-order verdict' })];
   if (published) subtitle.push(h('span', { className: 'muted', text: published.format + (published.judge ? ' · ' + published.judge : '') + (published.strategy ? ' / ' + published.strategy : '') }));
-  var page = pageFrame(root, payload, { sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }], subtitle: subtitle });
+  let page = pageFrame(root, payload, { sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }], subtitle: subtitle });
   page.appendChild(h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0', 'grid-template-columns': 'repeat(auto-fit, minmax(200px, 1fr))' } }, [
     metricCard('Accuracy · original order', overall.accuracy.original, overall.intervals.accuracyOriginal, null, 'accuracy-original'),
     metricCard('Accuracy · swapped order', overall.accuracy.swapped, null, overall.swappedPairs ? 'no interval' : 'no swapped verdicts', 'accuracy-swapped'),
@@ -179,12 +201,13 @@ function renderPairwiseMetaView(root, payload) {
     metricCard('JudgeBench score', overall.judgeBench.score, overall.intervals.judgeBenchScore, null, 'judgebench')
   ]));
 
-  var grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+  let grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
   page.appendChild(grid);
-  var verdictNames = ['A', 'B', 'tie', 'invalid'];
-  var verdictColors = [COLORS.accent, '#0ea5e9', COLORS.neutral, COLORS.bad];
-  var orders = [{ key: 'original', label: 'original order' }].concat(overall.swappedPairs ? [{ key: 'swapped', label: 'swapped order' }] : []);
-  var verdictCard = card('Verdicts by presentation order', [chartBox(60 + orders.length * 46, {
+  const verdictNames: Array<keyof VerdictCounts> = ['A', 'B', 'tie', 'invalid'];
+  let verdictColors = [COLORS.accent, '#0ea5e9', COLORS.neutral, COLORS.bad];
+  const orders: Array<{ key: 'original' | 'swapped'; label: string }> = [{ key: 'original', label: 'original order' }];
+  if (overall.swappedPairs) orders.push({ key: 'swapped', label: 'swapped order' });
+  let verdictCard = card('Verdicts by presentation order', [chartBox(60 + orders.length * 46, {
     type: 'bar',
     data: { labels: orders.map(function (order) { return order.label; }), datasets: verdictNames.map(function (name, index) {
       return { label: name === 'A' || name === 'B' ? 'prefers ' + name : name, data: orders.map(function (order) { return overall.verdicts[order.key][name]; }), backgroundColor: verdictColors[index], barPercentage: 0.6 };
@@ -192,7 +215,7 @@ function renderPairwiseMetaView(root, payload) {
     options: { indexAxis: 'y', scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true, grid: { display: false } } }, plugins: { legend: { position: 'bottom' } } }
   }, 'verdict counts by order').element, h('div', { className: 'chart-note', text: 'Swapped-order verdicts are mapped back to the original labelling, so a judge without position bias gives the same bars twice.' })]);
   grid.appendChild(verdictCard);
-  var judgeBench = overall.judgeBench;
+  let judgeBench = overall.judgeBench;
   grid.appendChild(card('Consistency across orders', [statList([
     ['Right in both orders', formatInteger(overall.counts.correctBoth) + ' (' + formatPercent(overall.accuracy.both) + ')'],
     ['Same verdict in both orders', formatInteger(overall.counts.equal) + ' (' + formatPercent(overall.positionalAgreement) + ')'],
@@ -203,12 +226,12 @@ function renderPairwiseMetaView(root, payload) {
     overall.llmbarKappa ? ['LLMBar κ (average / agreement)', formatScore(overall.llmbarKappa.average) + ' / ' + formatScore(overall.llmbarKappa.agreement)] : null
   ])]));
 
-  var section = h('section', { className: 'section', attrs: { id: 'groups' } }, [sectionHead('By source and category', 'accuracy in each presentation order and positional agreement, with 95% bootstrap intervals where computed')]);
-  var breakdowns = [{ value: 'bySource', label: 'source' }, { value: 'byCategory', label: 'category' }].filter(function (option) { return Object.keys(report[option.value] || {}).length > 0; });
+  const holder = h('div');
+  const tableHolder = h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } });
+  const section = h('section', { className: 'section', attrs: { id: 'groups' } }, [sectionHead('By source and category', 'accuracy in each presentation order and positional agreement, with 95% bootstrap intervals where computed')]);
+  const breakdowns = ([{ value: 'bySource', label: 'source' }, { value: 'byCategory', label: 'category' }] as Array<{ value: 'bySource' | 'byCategory'; label: string }>).filter(function (option) { return Object.keys(report[option.value] || {}).length > 0; });
   if (breakdowns.length === 0) section.appendChild(card(null, [h('div', { className: 'callout info', text: 'The pairs carry no source or category.' })]));
   else {
-    var holder = h('div');
-    var tableHolder = h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } });
     section.appendChild(h('section', { className: 'card', data: { testid: 'group-chart' } }, [h('div', { className: 'card-head' }, [tabs(breakdowns.map(function (option) { return { value: option.value, label: option.label + ' (' + Object.keys(report[option.value]).length + ')' }; }), breakdowns[0].value, draw)]), holder, tableHolder]));
     draw(breakdowns[0].value);
   }
@@ -216,10 +239,10 @@ function renderPairwiseMetaView(root, payload) {
   if (published && published.invalidRows > 0) page.appendChild(h('div', { className: 'callout error', text: plural(published.invalidRows, 'row') + ' of ' + published.file + ' could not be read and are left out of every figure.' }));
   page.appendChild(pageFooter(payload, ['bootstrap: ' + report.bootstrap.resamples + ' resamples over pairs, seed ' + report.bootstrap.seed]));
 
-  function draw(key) {
-    var groups = report[key];
-    var names = Object.keys(groups).sort(function (left, right) { return groups[right].pairs - groups[left].pairs || (left < right ? -1 : 1); }).slice(0, 40);
-    var series = [
+  function draw(key: 'bySource' | 'byCategory'): void {
+    const groups = report[key];
+    let names = Object.keys(groups).sort(function (left, right) { return groups[right].pairs - groups[left].pairs || (left < right ? -1 : 1); }).slice(0, 40);
+    let series: Array<{ label: string; value(m: PairwiseMetrics): number | null; interval(m: PairwiseMetrics): Interval; color: string }> = [
       { label: 'accuracy · original', value: function (m) { return m.accuracy.original; }, interval: function (m) { return intervalPair(m.intervals.accuracyOriginal); }, color: COLORS.accentSoft },
       { label: 'accuracy · swapped', value: function (m) { return m.accuracy.swapped; }, interval: function () { return null; }, color: 'rgba(14, 165, 233, 0.75)' },
       { label: 'positional agreement', value: function (m) { return m.positionalAgreement; }, interval: function (m) { return intervalPair(m.intervals.positionalAgreement); }, color: 'rgba(148, 163, 184, 0.85)' }
@@ -230,15 +253,14 @@ function renderPairwiseMetaView(root, payload) {
       data: { labels: names.map(function (name) { return truncate(name, 40); }), datasets: series.map(function (each) {
         return { label: each.label, data: names.map(function (name) { return each.value(groups[name]); }), intervals: names.map(function (name) { return each.interval(groups[name]); }), backgroundColor: each.color, borderRadius: 3, barPercentage: 0.85, categoryPercentage: 0.8 };
       }) },
-      options: { indexAxis: 'y', scales: { x: { min: 0, max: 1 }, y: { grid: { display: false }, ticks: { autoSkip: false } } }, plugins: { legend: { position: 'bottom' }, tooltip: { callbacks: { title: function (items) { return names[items[0].dataIndex]; }, label: function (item) { var interval = item.dataset.intervals[item.dataIndex]; return item.dataset.label + ': ' + formatScore(item.raw) + (interval ? '  (CI ' + formatInterval(interval) + ')' : '') + ' · ' + plural(groups[names[item.dataIndex]].pairs, 'pair'); } } } } }
+      options: { indexAxis: 'y', scales: { x: { min: 0, max: 1 }, y: { grid: { display: false }, ticks: { autoSkip: false } } }, plugins: { legend: { position: 'bottom' }, tooltip: { callbacks: { title: function (items) { return names[items[0].dataIndex]; }, label: function (item) { const interval = item.dataset.intervals?.[item.dataIndex]; return item.dataset.label + ': ' + formatScore(item.raw) + (interval ? '  (CI ' + formatInterval(interval) + ')' : '') + ' · ' + plural(groups[names[item.dataIndex]].pairs, 'pair'); } } } } }
     }, 'accuracy by group');
     tableHolder.textContent = '';
-    var body = h('tbody');
+    let body = h('tbody');
     Object.keys(groups).sort(function (left, right) { return groups[right].pairs - groups[left].pairs; }).slice(0, 200).forEach(function (name) {
-      var m = groups[name];
+      let m = groups[name];
       body.appendChild(h('tr', null, [h('td', { text: name }), h('td', { className: 'num', text: formatInteger(m.pairs) }), h('td', { className: 'num', text: formatScore(m.accuracy.original) }), h('td', { className: 'num', text: formatScore(m.accuracy.swapped) }), h('td', { className: 'num', text: formatScore(m.accuracy.average) }), h('td', { className: 'num', text: formatScore(m.positionalAgreement) }), h('td', { className: 'num', text: formatScore(m.judgeBench.score) })]));
     });
     tableHolder.appendChild(h('table', { className: 'data' }, [h('thead', null, [h('tr', null, [key === 'bySource' ? 'source' : 'category', 'pairs', 'original', 'swapped', 'average', 'agreement', 'JudgeBench'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]), body]));
   }
 }
-`;

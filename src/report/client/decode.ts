@@ -1,0 +1,166 @@
+/**
+ * Page code that turns the embedded columns back into records. It has no DOM access, so the
+ * tests import this very module in Node to check the encoding round-trips.
+ */
+import type { CriterionExtras, RunData, RunTexts } from '../types.js';
+
+export type ItemStatusName = 'ok' | 'error' | 'invalid';
+export type CriterionStatusName = 'ok' | 'error' | 'skipped';
+
+/** One criterion as in the results file. */
+export interface DecodedCriterion {
+  id: string;
+  text: string;
+  points: number;
+  tags: string[];
+  kind: 'hard_rule' | 'principle';
+  source: 'check' | 'judge';
+  status: CriterionStatusName;
+  met: boolean | null;
+  value?: number | null;
+  label?: string;
+  probability?: number;
+  error?: { code: string; message: string };
+  skip_reason?: string;
+  explanation?: string;
+}
+
+/** One item as in the results file; the text fields are present once its chunk is decoded. */
+export interface DecodedItem {
+  id: string;
+  status: ItemStatusName;
+  score: number | null;
+  gated: boolean;
+  tags: string[];
+  line: number;
+  rubric_id: string | null;
+  criteria: DecodedCriterion[];
+  error?: { code: string; message: string | null };
+  prompt?: Array<{ role: string; content: string }>;
+  response?: string | null;
+  reference?: string | null;
+  metadata?: string | null;
+}
+export const ITEM_STATUS_NAMES: readonly ItemStatusName[] = ['ok', 'error', 'invalid'];
+export const CRITERION_STATUS_NAMES: readonly CriterionStatusName[] = ['ok', 'error', 'skipped'];
+
+export function rubricateInflate(base64: string): Promise<string> {
+  let binary = atob(base64);
+  let bytes = new Uint8Array(binary.length);
+  for (let index = 0; index < binary.length; index += 1) bytes[index] = binary.charCodeAt(index);
+  let stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Response(stream).text();
+}
+
+/** Reads one embedded payload; resolves to the parsed value. */
+export function rubricateReadEmbedded(encoding: string | null, text: string): Promise<unknown> {
+  if (encoding === 'gzip-base64') {
+    if (typeof DecompressionStream === 'undefined') {
+      return Promise.reject(new Error('This browser cannot decompress the report data (no DecompressionStream). Open the report in a current Chrome, Edge, Firefox or Safari.'));
+    }
+    return rubricateInflate(text).then(function (json): unknown { return JSON.parse(json); });
+  }
+  return Promise.resolve(JSON.parse(text));
+}
+
+const rubricateSparseCache = new WeakMap<object, Map<unknown, unknown>>();
+
+/** Index of a flattened sparse list [key, v1, v2, key, v1, v2, …]: key → offset of its first value. */
+export function rubricateSparse(list: readonly unknown[], stride: number): Map<unknown, number> {
+  const cached = rubricateSparseCache.get(list) as Map<unknown, number> | undefined;
+  if (cached) return cached;
+  const map = new Map<unknown, number>();
+  for (let offset = 0; offset < list.length; offset += stride) if (!map.has(list[offset])) map.set(list[offset], offset + 1);
+  rubricateSparseCache.set(list, map);
+  return map;
+}
+
+function rubricateExtras(run: RunData): Map<number, CriterionExtras> {
+  const cached = rubricateSparseCache.get(run.criteria.extras) as Map<number, CriterionExtras> | undefined;
+  if (cached) return cached;
+  const map = new Map(run.criteria.extras);
+  rubricateSparseCache.set(run.criteria.extras, map);
+  return map;
+}
+
+export function rubricateTags(run: Pick<RunData, 'tagSets' | 'strings'>, tagSet: number): string[] {
+  if (tagSet < 0) return [];
+  let references = run.tagSets[tagSet];
+  const tags = new Array<string>(references.length);
+  for (let index = 0; index < references.length; index += 1) tags[index] = run.strings[references[index]];
+  return tags;
+}
+
+export function rubricateCriterionMet(flags: number): boolean | null {
+  let met = (flags >> 2) & 3;
+  return met === 2 ? true : met === 1 ? false : null;
+}
+
+/** One criterion as in the results file; the explanation needs the text chunk of its item. */
+function rubricateDecodeCriterion(run: RunData, chunk: RunTexts | null, position: number): DecodedCriterion {
+  let columns = run.criteria;
+  let flags = columns.flags[position];
+  const criterion: DecodedCriterion = {
+    id: run.strings[columns.ids[position]],
+    text: run.strings[columns.texts[position]],
+    points: columns.points[position],
+    tags: rubricateTags(run, columns.tagSets[position]),
+    kind: (flags >> 5) & 1 ? 'hard_rule' : 'principle',
+    source: (flags >> 4) & 1 ? 'check' : 'judge',
+    status: CRITERION_STATUS_NAMES[flags & 3],
+    met: rubricateCriterionMet(flags)
+  };
+  let extras = rubricateExtras(run).get(position);
+  if (extras) {
+    if (extras.value !== undefined) criterion.value = extras.value;
+    if (extras.label !== undefined) criterion.label = extras.label;
+    if (extras.probability !== undefined) criterion.probability = extras.probability;
+    if (extras.error) criterion.error = { code: extras.error.code, message: extras.error.message };
+    if (extras.skip_reason !== undefined) criterion.skip_reason = extras.skip_reason;
+  }
+  const explanation = chunk ? chunk.explanations[position - chunk.firstCriterion] : -1;
+  if (chunk && explanation >= 0) criterion.explanation = chunk.strings[explanation];
+  return criterion;
+}
+
+/** Index of the text chunk holding item index. */
+export function rubricateChunkIndex(run: { textChunkSize: number }, index: number): number {
+  return Math.floor(index / run.textChunkSize);
+}
+
+/**
+ * One item as in the results file: the fields a report shows. chunk is the item's text
+ * chunk, or null to decode only the columns (texts then stay undefined).
+ */
+export function rubricateDecodeItem(run: RunData, chunk: RunTexts | null, index: number): DecodedItem {
+  let items = run.items;
+  const item: DecodedItem = {
+    id: items.ids[index],
+    status: ITEM_STATUS_NAMES[items.status[index]],
+    score: items.scores[index],
+    gated: (items.flags[index] & 1) === 1,
+    tags: rubricateTags(run, items.tagSets[index]),
+    line: items.lines[index],
+    rubric_id: items.rubricIds[index] >= 0 ? run.strings[items.rubricIds[index]] : null,
+    criteria: []
+  };
+  for (let position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
+    item.criteria.push(rubricateDecodeCriterion(run, chunk, position));
+  }
+  const errorOffset = rubricateSparse(items.errors, 3).get(index);
+  if (errorOffset !== undefined) {
+    item.error = { code: run.strings[items.errors[errorOffset]], message: chunk ? chunk.strings[items.errors[errorOffset + 1]] : null };
+  }
+  if (chunk) {
+    let local = index - chunk.firstItem;
+    let flattened = chunk.prompts[local] || [];
+    const prompt: Array<{ role: string; content: string }> = (item.prompt = []);
+    for (let turn = 0; turn < flattened.length; turn += 2) prompt.push({ role: chunk.strings[flattened[turn]], content: chunk.strings[flattened[turn + 1]] });
+    item.response = chunk.responses[local] >= 0 ? chunk.strings[chunk.responses[local]] : null;
+    let referenceOffset = rubricateSparse(chunk.references, 2).get(index);
+    item.reference = referenceOffset !== undefined ? chunk.strings[chunk.references[referenceOffset]] : null;
+    let metadataOffset = rubricateSparse(chunk.metadata, 2).get(index);
+    item.metadata = metadataOffset !== undefined ? chunk.strings[chunk.metadata[metadataOffset]] : null;
+  }
+  return item;
+}

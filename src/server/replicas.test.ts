@@ -1,0 +1,93 @@
+/**
+ * `rubricate serve` replicas sharing one Redis: one judge call per distinct request across
+ * the fleet (a replica waits for another's answer), a shared cache, and a clear 503 while
+ * the store is away. Real processes, a real redis-server, a loopback judge.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, vi } from 'vitest';
+import { binaryVerdict, startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
+import { redisTest } from '../testing/redis-fixture.js';
+import { safeParseJson } from '../util/json.js';
+import { criterionMet, fruitRubric, fruitScore } from './test-support.js';
+
+const projectRoot = path.resolve(import.meta.dirname, '../..');
+const children: ChildProcessWithoutNullStreams[] = [];
+let fake: FakeJudge | undefined;
+
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  await fake?.close();
+  fake = undefined;
+});
+
+async function startReplica(args: string[]): Promise<string> {
+  const environment = { ...process.env };
+  delete environment.NODE_OPTIONS;
+  const child = spawn(process.execPath, ['bin/rubricate.js', 'serve', '--port', '0', '--log-level', 'warn', ...args], { cwd: projectRoot, env: environment });
+  children.push(child);
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      const line = buffered.split('\n')[0];
+      const parsed = buffered.includes('\n') ? safeParseJson(line) : undefined;
+      if (parsed?.ok) resolve(String((parsed.value as { url: string }).url));
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+}
+
+const post = (url: string, body: unknown) => fetch(`${url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+describe('serve replicas sharing Redis', () => {
+  redisTest('an identical request on a second replica waits for the first one\'s call; the cache is shared; a lost store answers 503 and recovers', async ({ redis }) => {
+    let release: (() => void) | undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    fake = await startFakeJudge(async (request) => {
+      // The first call is held until the second replica has received the same request.
+      if (request.index === 0) await held;
+      return { content: binaryVerdict(criterionMet(request.criteria[0]?.text ?? '', request.response ?? '')) };
+    });
+    const args = ['--judge', 'openai:fake', '--judge-base-url', fake.baseUrl, '--store', redis.url];
+    const [first, second] = await Promise.all([startReplica(args), startReplica(args)]);
+    const item = { prompt: 'Name some fruit.', response: 'apples', rubric: { criteria: [fruitRubric.criteria[0]] } };
+
+    const onFirst = post(first, item);
+    await vi.waitFor(() => expect(fake!.requests).toHaveLength(1), { timeout: 20_000, interval: 10 });
+    const onSecond = post(second, item);
+    // The second replica found the call claimed and polls for its reply (observed in Redis' command counts). Let the judge answer.
+    const observer = new Redis(redis.url);
+    await vi.waitFor(async () => expect(await observer.info('commandstats')).toMatch(/cmdstat_exists:calls=[1-9]/), { timeout: 20_000, interval: 20 });
+    observer.disconnect();
+    release!();
+    const [a, b] = await Promise.all([onFirst, onSecond]);
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    expect((await a.json()).reward).toBe(1);
+    expect((await b.json()).reward).toBe(1);
+    expect(fake.requests).toHaveLength(1);
+
+    // Graded on one replica, cached for the other.
+    const pears = { prompt: 'Name some fruit.', response: 'apples and pears', rubric: fruitRubric };
+    expect((await (await post(second, pears)).json()).reward).toBe(fruitScore('apples and pears'));
+    const callsSoFar = fake.requests.length;
+    expect((await (await post(first, pears)).json()).reward).toBe(fruitScore('apples and pears'));
+    expect(fake.requests).toHaveLength(callsSoFar);
+
+    expect(await (await fetch(`${first}/healthz`)).json()).toMatchObject({ status: 'ok', store: 'ok' });
+    await redis.stop();
+    await vi.waitFor(async () => expect((await fetch(`${first}/healthz`)).status).toBe(503), { timeout: 20_000, interval: 50 });
+    const health = await (await fetch(`${first}/healthz`)).json();
+    expect(health).toMatchObject({ status: 'degraded', store: 'unavailable' });
+    const refused = await post(first, { ...item, response: 'pears' });
+    expect(refused.status).toBe(503);
+    expect(JSON.stringify(await refused.json())).toContain('STORE_UNAVAILABLE');
+    await redis.start();
+    await vi.waitFor(async () => expect((await fetch(`${first}/healthz`)).status).toBe(200), { timeout: 30_000, interval: 100 });
+    expect((await (await post(first, { ...item, response: 'pears' })).json()).reward).toBe(0);
+  }, 90_000);
+});

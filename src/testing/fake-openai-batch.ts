@@ -1,0 +1,367 @@
+/**
+ * A loopback fake of the OpenAI Batch API, written from its documentation: `POST /v1/files`
+ * (multipart, purpose `batch`), `GET /v1/files/{id}/content`, `POST /v1/batches`,
+ * `GET /v1/batches/{id}`, `POST /v1/batches/{id}/cancel`, `GET /v1/batches` (cursor pages).
+ * Each request line is answered by a chat-completions backend (the scripted fake judge or
+ * the simulator), so a batch run and a synchronous run see the same verdicts. Statuses move
+ * validating → in_progress → finalizing → completed one step per retrieve (or after a
+ * delay); a batch can be scripted to expire part-way, and cancelling gives cancelling →
+ * cancelled with the answers made so far. Lines the backend refuses go to the error file.
+ */
+import { EventEmitter } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeBatchOptions {
+  /** Chat-completions server answering each line (`…/v1`). */
+  backendBaseUrl: string;
+  /** Retrieves a batch stays in each of validating, in_progress and finalizing; default 1. */
+  retrievesPerStage?: number;
+  /** Milliseconds before a batch may leave validating (a configurable delay); default 0. */
+  delayMs?: number;
+  /** Answer only this many lines of each batch, then end it `expired` (the rest go to the error file). */
+  expireAfter?: (batchIndex: number) => number | undefined;
+  /** Per-request errors: an error-file entry instead of the backend's answer. */
+  lineError?: (customId: string, body: Record<string, unknown>) => { status: number; body: unknown } | { code: string; message: string } | undefined;
+  maxRequestsPerBatch?: number;
+}
+
+interface FakeFile {
+  id: string;
+  purpose: string;
+  filename: string;
+  content: string;
+  created_at: number;
+}
+
+interface FakeBatch {
+  id: string;
+  object: 'batch';
+  endpoint: string;
+  errors: { object: 'list'; data: Array<{ code: string; message: string; line: number | null; param: string | null }> } | null;
+  input_file_id: string;
+  completion_window: string;
+  status: string;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  created_at: number;
+  in_progress_at: number | null;
+  expires_at: number;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  request_counts: { total: number; completed: number; failed: number };
+  metadata: Record<string, string> | null;
+}
+
+interface BatchWork {
+  batch: FakeBatch;
+  index: number;
+  lines: Array<{ custom_id: string; body: Record<string, unknown> }>;
+  retrieves: number;
+  createdAtMs: number;
+  processing?: Promise<void>;
+  output: string[];
+  errors: string[];
+  cancelRequested: boolean;
+}
+
+export interface FakeOpenAIBatch {
+  baseUrl: string;
+  /** Events: `upload` (file), `create` (batch), `retrieve` (batch), `cancel` (batch). */
+  events: EventEmitter;
+  /** Request lines received in created batches, over the fake's life. */
+  readonly receivedRequests: number;
+  readonly createdBatches: number;
+  batches(): FakeBatch[];
+  close(): Promise<void>;
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+function sendJson(response: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }).end(text);
+}
+
+function sendError(response: http.ServerResponse, status: number, message: string, type = 'invalid_request_error', param: string | null = null, code: string | null = null): void {
+  sendJson(response, status, { error: { message, type, param, code } });
+}
+
+/** Reads one part of a multipart/form-data body (enough for the file upload). */
+function multipartFields(body: Buffer, contentType: string): Map<string, { filename?: string; value: string }> {
+  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(contentType);
+  const fields = new Map<string, { filename?: string; value: string }>();
+  if (!boundary) return fields;
+  const marker = `--${boundary[1] ?? boundary[2]}`;
+  for (const part of body.toString('utf8').split(marker)) {
+    const headerEnd = part.indexOf('\r\n\r\n');
+    if (headerEnd < 0) continue;
+    const headers = part.slice(0, headerEnd);
+    const name = /name="([^"]*)"/i.exec(headers)?.[1];
+    if (!name) continue;
+    const filename = /filename="([^"]*)"/i.exec(headers)?.[1];
+    fields.set(name, { filename, value: part.slice(headerEnd + 4).replace(/\r\n$/, '') });
+  }
+  return fields;
+}
+
+export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<FakeOpenAIBatch> {
+  const events = new EventEmitter();
+  const files = new Map<string, FakeFile>();
+  const works = new Map<string, BatchWork>();
+  let fileCounter = 0;
+  let batchCounter = 0;
+  let received = 0;
+  const perStage = options.retrievesPerStage ?? 1;
+  const maxRequests = options.maxRequestsPerBatch ?? 50_000;
+
+  function addFile(content: string, purpose: string, filename: string): FakeFile {
+    const file: FakeFile = { id: `file-${++fileCounter}`, purpose, filename, content, created_at: now() };
+    files.set(file.id, file);
+    return file;
+  }
+
+  async function answerLine(work: BatchWork, line: { custom_id: string; body: Record<string, unknown> }): Promise<void> {
+    const scripted = options.lineError?.(line.custom_id, line.body);
+    if (scripted) {
+      const entry = 'status' in scripted
+        ? { id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: { status_code: scripted.status, request_id: `req_${line.custom_id}`, body: scripted.body }, error: null }
+        : { id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: null, error: { code: scripted.code, message: scripted.message } };
+      work.errors.push(JSON.stringify(entry));
+      return;
+    }
+    const answer = await fetch(`${options.backendBaseUrl.replace(/\/+$/, '')}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(line.body),
+    });
+    const text = await answer.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // kept as text
+    }
+    const entry = { id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: { status_code: answer.status, request_id: `req_${line.custom_id}`, body }, error: null };
+    (answer.ok ? work.output : work.errors).push(JSON.stringify(entry));
+  }
+
+  async function process(work: BatchWork): Promise<void> {
+    const limit = options.expireAfter?.(work.index) ?? Number.POSITIVE_INFINITY;
+    let index = 0;
+    for (const line of work.lines) {
+      if (work.cancelRequested || index >= limit) break;
+      await answerLine(work, line);
+      index += 1;
+    }
+    for (const line of work.lines.slice(index)) {
+      const code = work.cancelRequested ? 'batch_cancelled' : 'batch_expired';
+      const message = work.cancelRequested ? 'This request was not executed because the batch was cancelled.' : 'This request could not be executed before the completion window expired.';
+      work.errors.push(JSON.stringify({ id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: null, error: { code, message } }));
+    }
+  }
+
+  function finish(work: BatchWork, status: 'completed' | 'expired' | 'cancelled'): void {
+    const batch = work.batch;
+    batch.request_counts = { total: work.lines.length, completed: work.output.length, failed: work.errors.length };
+    if (work.output.length > 0) batch.output_file_id = addFile(`${work.output.join('\n')}\n`, 'batch_output', `${batch.id}_output.jsonl`).id;
+    if (work.errors.length > 0) batch.error_file_id = addFile(`${work.errors.join('\n')}\n`, 'batch_output', `${batch.id}_error.jsonl`).id;
+    batch.status = status;
+    batch[`${status}_at`] = now();
+  }
+
+  /** One retrieve's worth of progress. */
+  async function advance(work: BatchWork): Promise<void> {
+    const batch = work.batch;
+    work.retrieves += 1;
+    if (batch.status === 'validating') {
+      if (work.retrieves >= perStage && Date.now() - work.createdAtMs >= (options.delayMs ?? 0)) {
+        batch.status = 'in_progress';
+        batch.in_progress_at = now();
+        work.retrieves = 0;
+        work.processing = process(work);
+      }
+    } else if (batch.status === 'in_progress') {
+      await work.processing;
+      const limit = options.expireAfter?.(work.index);
+      if (limit !== undefined && limit < work.lines.length) {
+        finish(work, 'expired');
+        return;
+      }
+      batch.request_counts = { total: work.lines.length, completed: work.output.length, failed: work.errors.length };
+      if (work.retrieves >= perStage) {
+        batch.status = 'finalizing';
+        batch.finalizing_at = now();
+        work.retrieves = 0;
+      }
+    } else if (batch.status === 'finalizing') {
+      if (work.retrieves >= perStage) finish(work, 'completed');
+    } else if (batch.status === 'cancelling') {
+      await work.processing;
+      finish(work, 'cancelled');
+    }
+  }
+
+  function validate(content: string): { lines: BatchWork['lines'] } | { error: string; line: number } {
+    const lines: BatchWork['lines'] = [];
+    const seen = new Set<string>();
+    let model: unknown;
+    const rows = content.split('\n').filter((row) => row.trim() !== '');
+    for (let index = 0; index < rows.length; index += 1) {
+      let parsed: { custom_id?: unknown; method?: unknown; url?: unknown; body?: unknown };
+      try {
+        parsed = JSON.parse(rows[index]);
+      } catch {
+        return { error: 'invalid_json_line', line: index + 1 };
+      }
+      if (typeof parsed.custom_id !== 'string' || seen.has(parsed.custom_id)) return { error: 'duplicate_custom_id', line: index + 1 };
+      if (parsed.method !== 'POST' || parsed.url !== '/v1/chat/completions') return { error: 'invalid_url', line: index + 1 };
+      const body = parsed.body as Record<string, unknown> | undefined;
+      if (!body || typeof body !== 'object') return { error: 'missing_body', line: index + 1 };
+      if (model !== undefined && body.model !== model) return { error: 'mismatched_model', line: index + 1 };
+      model = body.model;
+      seen.add(parsed.custom_id);
+      lines.push({ custom_id: parsed.custom_id, body });
+    }
+    if (lines.length === 0) return { error: 'empty_file', line: 0 };
+    if (lines.length > maxRequests) return { error: 'too_many_requests', line: maxRequests + 1 };
+    return { lines };
+  }
+
+  const server = http.createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', async () => {
+      const body = Buffer.concat(chunks);
+      const url = new URL(incoming.url ?? '/', 'http://fake');
+      const path = url.pathname.replace(/^\/v1/, '');
+      const method = incoming.method ?? 'GET';
+      if (!/^Bearer \S+/.test(String(incoming.headers.authorization ?? ''))) {
+        sendError(outgoing, 401, 'You didn\'t provide an API key.', 'invalid_request_error', null, 'missing_api_key');
+        return;
+      }
+      try {
+        if (method === 'POST' && path === '/chat/completions') {
+          // Synchronous calls (--batch-fallback sync) reach the same backend.
+          const answer = await fetch(`${options.backendBaseUrl.replace(/\/+$/, '')}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+          outgoing.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+          return;
+        }
+        if (method === 'POST' && path === '/files') {
+          const fields = multipartFields(body, String(incoming.headers['content-type'] ?? ''));
+          const purpose = fields.get('purpose')?.value;
+          const file = fields.get('file');
+          if (purpose !== 'batch') return sendError(outgoing, 400, `'${purpose ?? ''}' is not one of ['fine-tune', 'assistants', 'batch', 'user_data', 'vision', 'evals'] - 'purpose'`, 'invalid_request_error', 'purpose');
+          if (!file) return sendError(outgoing, 400, "Missing required parameter: 'file'.", 'invalid_request_error', 'file');
+          const stored = addFile(file.value, 'batch', file.filename ?? 'upload.jsonl');
+          events.emit('upload', stored.id);
+          return sendJson(outgoing, 200, { id: stored.id, object: 'file', bytes: Buffer.byteLength(stored.content), created_at: stored.created_at, filename: stored.filename, purpose: 'batch' });
+        }
+        const content = /^\/files\/([^/]+)\/content$/.exec(path);
+        if (method === 'GET' && content) {
+          const file = files.get(decodeURIComponent(content[1]));
+          if (!file) return sendError(outgoing, 404, `No such File object: ${content[1]}`, 'invalid_request_error', 'id');
+          outgoing.writeHead(200, { 'content-type': 'application/octet-stream' }).end(file.content);
+          return;
+        }
+        if (method === 'POST' && path === '/batches') {
+          const request = JSON.parse(body.toString('utf8')) as { input_file_id?: string; endpoint?: string; completion_window?: string; metadata?: Record<string, string> };
+          if (request.endpoint !== '/v1/chat/completions' && request.endpoint !== '/v1/embeddings' && request.endpoint !== '/v1/responses') {
+            return sendError(outgoing, 400, `Invalid value: '${request.endpoint}'. Supported values are: '/v1/chat/completions', '/v1/embeddings', '/v1/completions' and '/v1/responses'.`, 'invalid_request_error', 'endpoint');
+          }
+          if (request.completion_window !== '24h') return sendError(outgoing, 400, `Invalid value: '${request.completion_window}'. Supported values are: '24h'.`, 'invalid_request_error', 'completion_window');
+          const file = files.get(request.input_file_id ?? '');
+          if (!file) return sendError(outgoing, 404, `No such File object: ${request.input_file_id}`, 'invalid_request_error', 'input_file_id');
+          const checked = validate(file.content);
+          const batch: FakeBatch = {
+            id: `batch_${++batchCounter}`,
+            object: 'batch',
+            endpoint: request.endpoint,
+            errors: null,
+            input_file_id: file.id,
+            completion_window: '24h',
+            status: 'validating',
+            output_file_id: null,
+            error_file_id: null,
+            created_at: now(),
+            in_progress_at: null,
+            expires_at: now() + 86_400,
+            finalizing_at: null,
+            completed_at: null,
+            failed_at: null,
+            expired_at: null,
+            cancelling_at: null,
+            cancelled_at: null,
+            request_counts: { total: 0, completed: 0, failed: 0 },
+            metadata: request.metadata ?? null,
+          };
+          const work: BatchWork = { batch, index: batchCounter - 1, lines: 'lines' in checked ? checked.lines : [], retrieves: 0, createdAtMs: Date.now(), output: [], errors: [], cancelRequested: false };
+          if ('error' in checked) {
+            batch.status = 'failed';
+            batch.failed_at = now();
+            batch.errors = { object: 'list', data: [{ code: checked.error, message: `input file line ${checked.line}: ${checked.error}`, line: checked.line, param: null }] };
+          } else {
+            batch.request_counts.total = checked.lines.length;
+            received += checked.lines.length;
+          }
+          works.set(batch.id, work);
+          sendJson(outgoing, 200, batch);
+          events.emit('create', batch.id, work.lines.length);
+          return;
+        }
+        const one = /^\/batches\/([^/]+)(\/cancel)?$/.exec(path);
+        if (one) {
+          const work = works.get(decodeURIComponent(one[1]));
+          if (!work) return sendError(outgoing, 404, `No batch found with id '${one[1]}'.`, 'invalid_request_error', null, 'batch_not_found');
+          if (method === 'POST' && one[2]) {
+            if (!['validating', 'in_progress', 'finalizing'].includes(work.batch.status)) {
+              return sendError(outgoing, 409, `Cannot cancel a batch with status '${work.batch.status}'.`, 'invalid_request_error');
+            }
+            work.cancelRequested = true;
+            work.batch.status = 'cancelling';
+            work.batch.cancelling_at = now();
+            events.emit('cancel', work.batch.id);
+            return sendJson(outgoing, 200, work.batch);
+          }
+          if (method === 'GET' && !one[2]) {
+            await advance(work);
+            events.emit('retrieve', work.batch.id, work.batch.status);
+            return sendJson(outgoing, 200, work.batch);
+          }
+        }
+        if (method === 'GET' && path === '/batches') {
+          const limit = Math.min(100, Number(url.searchParams.get('limit') ?? 20));
+          const after = url.searchParams.get('after');
+          const all = [...works.values()].map((work) => work.batch).reverse();
+          const start = after ? all.findIndex((batch) => batch.id === after) + 1 : 0;
+          const data = all.slice(start, start + limit);
+          return sendJson(outgoing, 200, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: start + limit < all.length });
+        }
+        sendError(outgoing, 404, `Invalid URL (${method} ${url.pathname})`, 'invalid_request_error');
+      } catch (error) {
+        sendError(outgoing, 500, `fake batch server: ${String(error)}`, 'server_error');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    events,
+    get receivedRequests() {
+      return received;
+    },
+    get createdBatches() {
+      return batchCounter;
+    },
+    batches: () => [...works.values()].map((work) => work.batch),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

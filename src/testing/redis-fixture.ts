@@ -1,0 +1,18 @@
+/** The vitest fixture for a real Redis: `redisTest('…', async ({ redis }) => …)`. */
+import { rmSync } from 'node:fs';
+import { test } from 'vitest';
+import { startRedisServer, type RedisServer } from './redis-server.js';
+
+/** vitest fixture: `redisTest('…', async ({ redis }) => …)` gets a fresh server, stopped and removed afterwards. */
+export const redisTest = test.extend<{ redis: RedisServer }>({
+  // eslint-disable-next-line no-empty-pattern
+  redis: async ({}, use) => {
+    const server = await startRedisServer();
+    try {
+      await use(server);
+    } finally {
+      await server.stop();
+      rmSync(server.directory, { recursive: true, force: true });
+    }
+  },
+});

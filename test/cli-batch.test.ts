@@ -1,0 +1,209 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
+import { startFakeOpenAIBatch, type FakeBatchOptions, type FakeOpenAIBatch } from '../src/testing/fake-openai-batch.js';
+import { sharedData } from '../src/testing/shared-data.js';
+import { runCli, startCli } from './helpers.js';
+
+let judge: FakeJudge | undefined;
+let batchApi: FakeOpenAIBatch | undefined;
+
+afterEach(async () => {
+  await batchApi?.close();
+  await judge?.close();
+  batchApi = undefined;
+  judge = undefined;
+});
+
+function expectedVerdict(criterion: string, response: string): boolean {
+  return createHash('sha256').update(`${criterion}\u0000${response}`).digest()[0] < 128;
+}
+
+/** Scripted verdicts: a pure function of criterion and response, with fixed token counts. */
+function script(request: FakeJudgeRequest) {
+  return { content: binaryVerdict(expectedVerdict(request.criteria[0]?.text ?? '', request.response ?? '')), usage: { prompt_tokens: 400, completion_tokens: 30 } };
+}
+
+async function startFakes(options: Omit<FakeBatchOptions, 'backendBaseUrl'> = {}): Promise<FakeOpenAIBatch> {
+  judge = await startFakeJudge(script);
+  batchApi = await startFakeOpenAIBatch({ backendBaseUrl: judge.baseUrl, ...options });
+  return batchApi;
+}
+
+interface ResultLine {
+  id: string;
+  status: string;
+  usage?: unknown;
+  criteria: Array<{ text: string; met?: boolean; error?: { code: string; message: string } }>;
+  [key: string]: unknown;
+}
+
+function readResults(path: string): ResultLine[] {
+  return readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as ResultLine);
+}
+
+/** A result line without what only describes the spending (usage differs by design: batch vs sync). */
+function withoutUsage(line: ResultLine): Omit<ResultLine, 'usage'> {
+  const { usage: _usage, ...rest } = line;
+  return rest;
+}
+
+function gradeArgs(input: string[], baseUrl: string, cache: string, out: string, extra: string[] = []): string[] {
+  return ['grade', ...input, '--judge', 'openai:gpt-4.1', '--judge-base-url', baseUrl, '--judge-api-key', 'sk-test-batch', '--cache', cache, '--out', out, '--metrics', `${out}.metrics.json`, ...extra];
+}
+
+function metricsOf(out: string): { usage: { calls: number; cost_usd: number; batch?: { calls: number } } } {
+  return JSON.parse(readFileSync(`${out}.metrics.json`, 'utf8'));
+}
+
+function smallInput(directory: string): string {
+  const input = join(directory, 'items.jsonl');
+  const items = Array.from({ length: 3 }, (_, index) =>
+    JSON.stringify({ id: `item-${index}`, prompt: `Question ${index}`, response: `Answer ${index}`, rubric: { criteria: [{ text: `Criterion A${index}`, points: 2 }, { text: `Criterion B${index}`, points: 3 }] } }),
+  );
+  writeFileSync(input, items.join('\n'));
+  return input;
+}
+
+describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
+  const healthbench = sharedData('healthbench/oss_eval_first100.jsonl');
+
+  it.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, and survives kill -9 while polling with zero resubmitted requests', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-'));
+    const rows = readFileSync(healthbench.path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { prompt_id: string; rubrics: unknown[] });
+    const criteria = rows.reduce((total, row) => total + row.rubrics.length, 0);
+    const responses = join(directory, 'responses.jsonl');
+    writeFileSync(responses, rows.map((row, index) => JSON.stringify({ prompt_id: row.prompt_id, response: `Answer ${index}: rest, fluids, and see a doctor if it gets worse.` })).join('\n'));
+    const input = ['--format', 'healthbench', '--input', healthbench.path, '--responses', responses];
+    const fake = await startFakes({ retrievesPerStage: 2 });
+
+    // Synchronous reference run (through the same server, so provenance is the same).
+    const syncOut = join(directory, 'sync.jsonl');
+    const sync = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), syncOut));
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(judge!.requests).toHaveLength(criteria);
+
+    // Batch run, killed -9 once the fake has received its batch create, then rerun with the same command.
+    const batchOut = join(directory, 'batch.jsonl');
+    const args = gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), batchOut, ['--batch', '--batch-poll', '0.05', '--quiet']);
+    const first = startCli(args);
+    const created = new Promise<void>((resolve) => fake.events.once('create', () => resolve()));
+    const endedEarly = first.done.then((result) => {
+      throw new Error(`batch run ended before it was killed: ${result.stderr}`);
+    });
+    await Promise.race([created, endedEarly]);
+    first.child.kill('SIGKILL');
+    expect((await first.done).signal).toBe('SIGKILL');
+    expect(fake.receivedRequests).toBe(criteria);
+
+    const second = await runCli(args);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).not.toMatch(/submitted/);
+    // Zero resubmitted requests: every request line the fake ever received, once.
+    expect(fake.receivedRequests).toBe(criteria);
+    expect(fake.createdBatches).toBe(1);
+
+    const syncResults = readResults(syncOut);
+    const batchResults = readResults(batchOut);
+    expect(batchResults).toHaveLength(100);
+    expect(batchResults.map(withoutUsage)).toEqual(syncResults.map(withoutUsage));
+    for (const result of batchResults) for (const criterion of result.criteria) expect(criterion.met).toBe(expectedVerdict(criterion.text, String(result.response)));
+
+    const syncCost = metricsOf(syncOut).usage.cost_usd;
+    const batchMetrics = metricsOf(batchOut).usage;
+    expect(syncCost).toBeGreaterThan(0);
+    expect(batchMetrics.batch?.calls).toBe(criteria);
+    expect(batchMetrics.cost_usd / syncCost).toBeCloseTo(0.5, 6);
+    console.log(`batch/sync cost: ${batchMetrics.cost_usd} / ${syncCost} = ${batchMetrics.cost_usd / syncCost}; requests ${criteria}; resubmitted ${fake.receivedRequests - criteria}`);
+
+    // The verdicts obtained by batch are cache hits for a synchronous run on the same cache.
+    const before = judge!.requests.length;
+    const again = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), join(directory, 'again.jsonl')));
+    expect(again.code, again.stderr).toBe(0);
+    expect(judge!.requests.length).toBe(before);
+  }, 180_000);
+
+  it('retries the requests of an expired batch in a new batch, and reports per-request errors (or answers them synchronously with --batch-fallback sync)', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-small-'));
+    const input = ['--input', smallInput(directory), '--scoring', 'weighted_mean'];
+    const fake = await startFakes({
+      expireAfter: (batchIndex) => (batchIndex === 0 ? 2 : undefined),
+      lineError: (_customId, body) => (JSON.stringify(body).includes('Criterion B2') ? { status: 400, body: { error: { message: 'Invalid prompt: flagged', type: 'invalid_request_error', param: null, code: 'invalid_prompt' } } } : undefined),
+    });
+    const out = join(directory, 'results.jsonl');
+    const result = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'cache.sqlite'), out, ['--batch', '--batch-poll', '0.02']));
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toMatch(/expired, 2 answered, 4 failed/);
+    // Batch 1 answered 2 and expired; its 4 others went in batch 2, where one was refused.
+    expect(fake.createdBatches).toBe(2);
+    expect(fake.receivedRequests).toBe(6 + 4);
+    const results = readResults(out);
+    const refused = results[2].criteria.find((criterion) => criterion.text === 'Criterion B2');
+    expect(refused?.error?.code).toBe('JUDGE_REQUEST_REJECTED');
+    expect(refused?.met ?? null).toBeNull();
+    expect(results.slice(0, 2).every((line) => line.status === 'ok')).toBe(true);
+
+    const fallbackOut = join(directory, 'fallback.jsonl');
+    const requestsBefore = judge!.requests.length;
+    const fallback = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'cache.sqlite'), fallbackOut, ['--batch', '--batch-poll', '0.02', '--batch-fallback', 'sync']));
+    expect(fallback.code, fallback.stderr).toBe(0);
+    // Only the refused request was asked again (the rest are cache hits), this time synchronously.
+    expect(judge!.requests.length - requestsBefore).toBe(1);
+    expect(readResults(fallbackOut).every((line) => line.status === 'ok')).toBe(true);
+
+    // `rubricate batches` lists the batches of the cache with status, counts and cost at batch prices.
+    const listed = await runCli(['batches', '--cache', join(directory, 'cache.sqlite'), '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const rows = listed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { status: string; requests: number; answered: number; failed: number; cost_usd: number; model: string });
+    expect(rows.map((row) => [row.status, row.requests, row.answered, row.failed])).toEqual([
+      ['expired', 6, 2, 4],
+      ['completed', 4, 3, 1],
+      // The fallback run: the refused request went in a batch again, then synchronously.
+      ['completed', 1, 0, 1],
+    ]);
+    // 400 prompt and 30 output tokens per answer at gpt-4.1's $2/$8 per 1M, halved.
+    expect(rows[0].cost_usd).toBeCloseTo((2 * (400 * 2 + 30 * 8)) / 1e6 / 2, 9);
+  }, 60_000);
+
+  it('batches --cancel cancels a batch in flight; --refresh shows it cancelled', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-cancel-'));
+    const fake = await startFakes({ retrievesPerStage: 1_000_000 });
+    const cache = join(directory, 'cache.sqlite');
+    const run = startCli(gradeArgs(['--input', smallInput(directory), '--scoring', 'weighted_mean'], fake.baseUrl, cache, join(directory, 'out.jsonl'), ['--batch', '--batch-poll', '0.05']));
+    const batchId = await new Promise<string>((resolve) => fake.events.once('create', (id: string) => resolve(id)));
+    // The batch id is in the ledger once the process has seen the create answer: wait for its first poll.
+    await new Promise<void>((resolve) => fake.events.once('retrieve', () => resolve()));
+    run.child.kill('SIGKILL');
+    await run.done;
+    const apiFlags = ['--judge-base-url', fake.baseUrl, '--judge-api-key', 'sk-test-batch'];
+    const cancelled = await runCli(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stderr).toContain(`batch ${batchId}: cancelling`);
+    const refreshed = await runCli(['batches', '--cache', cache, '--refresh', '--json', ...apiFlags]);
+    expect(JSON.parse(refreshed.stdout.trim()).status).toBe('cancelled');
+  }, 60_000);
+
+  it('an unreadable reply inside a batch is retried and never scored', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-bad-'));
+    const fake = await startFakes();
+    let broken = 0;
+    judge!.setScript((request) => {
+      if (request.criteria[0]?.text === 'Criterion A1' && broken < 10) {
+        broken += 1;
+        return { content: 'I think it is fine.' };
+      }
+      return script(request);
+    });
+    const out = join(directory, 'results.jsonl');
+    const result = await runCli(gradeArgs(['--input', smallInput(directory), '--scoring', 'weighted_mean'], fake.baseUrl, join(directory, 'cache.sqlite'), out, ['--batch', '--batch-poll', '0.02', '--max-attempts', '2']));
+    expect(result.code).toBe(3);
+    const failed = readResults(out)[1].criteria.find((criterion) => criterion.text === 'Criterion A1');
+    expect(failed?.error?.code).toBe('JUDGE_UNPARSEABLE');
+    expect(failed?.met ?? null).toBeNull();
+    expect(broken).toBe(2);
+    expect(fake.createdBatches).toBe(2);
+  }, 60_000);
+});
