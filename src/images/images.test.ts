@@ -40,8 +40,7 @@ beforeAll(async () => {
       for (const part of message.content as Array<{ type: string; image_url?: { url: string } }>) {
         if (part.type !== 'image_url') continue;
         const match = /^data:(image\/png);base64,(.+)$/.exec(part.image_url!.url);
-        expect(match).not.toBeNull();
-        hashes.push(sha(Buffer.from(match![2], 'base64')));
+        hashes.push(match ? sha(Buffer.from(match[2], 'base64')) : `not a PNG data URL: ${part.image_url!.url.slice(0, 30)}`);
       }
     }
     received.push(hashes);
