@@ -5,6 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorHandle } from '../bench/simulator/index.js';
 import { sharedData } from '../src/testing/shared-data.js';
 import { runCli } from './helpers.js';
+import { createHash } from 'node:crypto';
+import { sampleReplyFor, tokenizerFor } from '../src/batch/dry-run.js';
+import { costOf, defaultPrices, emptyUsage, addUsage, type Usage } from '../src/engine/usage.js';
+import { startFakeJudge } from '../src/testing/fake-judge.js';
 
 const healthbench = sharedData('healthbench/oss_eval_first100.jsonl');
 let simulator: SimulatorHandle | undefined;
@@ -68,5 +72,40 @@ describe('--dry-run against the judge simulator (HealthBench 100)', () => {
     const { estimate, actual } = await estimateThenRun('batched-4', ['--criteria-per-call', '4']);
     expect(estimate.judge_calls).toBe(actual.calls);
     expect(Math.abs(estimate.cost_usd.synchronous - actual.cost_usd) / actual.cost_usd).toBeLessThanOrEqual(0.1);
+  }, 240_000);
+
+  it.skipIf(!healthbench.available)('pairwise (both orders): exact call count, cost within ±10%', async () => {
+    const rows = readFileSync(healthbench.path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { prompt_id: string; prompt: Array<{ role: string; content: string }> });
+    const pairs = join(directory, 'pairs.jsonl');
+    writeFileSync(pairs, rows.map((row, index) => JSON.stringify({ id: row.prompt_id, prompt: row.prompt, response_a: `Answer ${index}: rest and fluids.`, response_b: `Answer ${index}: see a doctor today, and rest meanwhile.` })).join('\n'));
+    // A judge that reports usage as a server does: prompt tokens by o200k with chat framing, a reply of the schema with explanations of varying length.
+    const tokenizer = tokenizerFor('gpt-4.1');
+    const judge = await startFakeJudge((request) => {
+      const schema = (request.body.response_format as { json_schema?: { schema?: Record<string, unknown> } } | undefined)?.json_schema?.schema;
+      if (!schema) return { status: 400, body: { error: { message: 'expected a json_schema response_format' } } };
+      const words = 10 + (createHash('sha256').update(request.userText).digest()[0] % 31);
+      const content = JSON.stringify(sampleReplyFor(schema, Array.from({ length: words }, () => 'reason').join(' ')));
+      const promptTokens = request.messages.reduce((total, message) => total + 3 + tokenizer.count(message.content), 3);
+      return { content, usage: { prompt_tokens: promptTokens, completion_tokens: tokenizer.count(content) } };
+    });
+    try {
+      const out = join(directory, 'pairs-out.jsonl');
+      const args = ['compare', '--input', pairs, '--judge', 'openai:gpt-4.1', '--judge-base-url', judge.baseUrl, '--cache', join(directory, 'pairs.sqlite'), '--out', out, '--quiet'];
+      const dry = await runCli([...args, '--dry-run']);
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(judge.requests).toHaveLength(0);
+      const estimate = JSON.parse(dry.stdout) as Estimate;
+      const real = await runCli(args);
+      expect(real.code, real.stderr).toBe(0);
+      const usage = emptyUsage();
+      for (const line of readFileSync(out, 'utf8').trim().split('\n')) addUsage(usage, (JSON.parse(line) as { usage: Usage }).usage);
+      const actualCost = costOf(usage, defaultPrices['gpt-4.1'])!;
+      console.log(`pairwise: calls predicted ${estimate.judge_calls} actual ${usage.calls}; input tokens ${estimate.input_tokens} vs ${usage.prompt_tokens}; output ${estimate.expected_output_tokens} vs ${usage.completion_tokens}; cost $${estimate.cost_usd.synchronous} vs $${actualCost} (${(((estimate.cost_usd.synchronous - actualCost) / actualCost) * 100).toFixed(2)}%)`);
+      expect(estimate.judge_calls).toBe(200);
+      expect(estimate.judge_calls).toBe(usage.calls);
+      expect(Math.abs(estimate.cost_usd.synchronous - actualCost) / actualCost).toBeLessThanOrEqual(0.1);
+    } finally {
+      await judge.close();
+    }
   }, 240_000);
 });
