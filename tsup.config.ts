@@ -7,12 +7,23 @@ import { bundleReportClient } from './src/report/html/client-bundle.js';
 const esbuild = createRequire(import.meta.url)('esbuild');
 const reportClient = bundleReportClient(esbuild, fileURLToPath(new URL('./src/report/client/main.ts', import.meta.url)));
 
+// The package's entries (package.json `exports`): a small root and one subpath per concern.
+const entries = {
+  index: 'src/index.ts',
+  server: 'src/entries/server.ts',
+  report: 'src/entries/report.ts',
+  generation: 'src/entries/generation.ts',
+  meta: 'src/entries/meta.ts',
+  store: 'src/entries/store.ts',
+  testing: 'src/entries/testing.ts',
+};
+
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'cli/main': 'src/cli/main.ts' },
+  entry: { ...entries, 'cli/main': 'src/cli/main.ts' },
   format: ['esm'],
   target: 'node20',
   platform: 'node',
-  dts: { entry: { index: 'src/index.ts' } },
+  dts: { entry: entries },
   sourcemap: true,
   clean: true,
   splitting: true,

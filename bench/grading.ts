@@ -82,16 +82,25 @@ export interface GradingScenario {
   note?: string;
 }
 
-type Library = typeof import('../src/index.js');
+type Library = typeof import('../src/index.js') & typeof import('../src/entries/store.js');
 
 /**
  * The code under measurement: the build (what an installed package runs; `npm run bench`
- * builds it first), else the sources. RUBRICATE_BENCH_SOURCE=1 forces the sources.
+ * builds it first), else the sources. RUBRICATE_BENCH_SOURCE=1 forces the sources. The
+ * library's root entry and its store entry, as a user imports them.
  */
 export async function loadLibrary(): Promise<Library> {
   const built = resolve(process.cwd(), 'dist/index.js');
-  if (process.env.RUBRICATE_BENCH_SOURCE !== '1' && existsSync(built)) return (await import(pathToFileURL(built).href)) as Library;
-  return import('../src/index.js');
+  const builtStore = resolve(process.cwd(), 'dist/store.js');
+  if (process.env.RUBRICATE_BENCH_SOURCE !== '1' && existsSync(built) && existsSync(builtStore)) {
+    return { ...(await import(pathToFileURL(built).href)), ...(await import(pathToFileURL(builtStore).href)) } as Library;
+  }
+  return { ...(await import('../src/index.js')), ...(await import('../src/entries/store.js')) };
+}
+
+/** A judge for the simulator at baseUrl, built the way a library user builds one. */
+export function simulatedJudge(library: Library, baseUrl: string): Promise<import('../src/judges/types.js').Judge> {
+  return library.createJudge({ spec: 'openai:simulated-judge', baseUrl });
 }
 
 /** Grades a scenario against a fresh simulator process and returns its row. */
@@ -102,7 +111,7 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
   const ownSimulator = simulator ?? (await startSimulatorProcess(scenario.simulator));
   await ownSimulator.reset();
   const library = await loadLibrary();
-  const judge = library.createOpenAICompatibleJudge({ model: 'simulated-judge', baseUrl: ownSimulator.url });
+  const judge = await simulatedJudge(library, ownSimulator.url);
   const store = new library.SqliteReplyStore(join(directory, 'cache.sqlite'));
   try {
     const grader = new library.Grader({ judge, store, scoring: 'healthbench', concurrency: 64, timeoutMs: 120_000, ...scenario.grader });
@@ -134,7 +143,7 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
       stats,
     };
   } finally {
-    await judge.close();
+    await judge.close?.();
     store.close();
     if (!simulator) await ownSimulator.stop();
     rmSync(directory, { recursive: true, force: true });

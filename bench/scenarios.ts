@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { defaultSampling } from '../src/pipeline/defaults.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
-import { healthbenchItems, loadLibrary, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';
+import { healthbenchItems, loadLibrary, simulatedJudge, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';
 import { anthropicCachingScenario, anthropicTransportScenario } from './anthropic.js';
 import { runHealthBenchLayout } from './reference-layout/index.js';
 import { runPromptfoo } from './promptfoo/index.js';
@@ -253,6 +253,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return runLlamaCppBenchmark();
   },
 
+  /** The embedded judge at real size: Qwen3-shaped random-weight models, raw speed and each grading plan. */
+  async 'local-judge'() {
+    const { runLocalJudgeBenchmark } = await import('./local-judge.js');
+    return runLocalJudgeBenchmark();
+  },
+
   /** Reward service: cached throughput, judge-bound throughput, 10× overload. */
   async server() {
     const { runServerBenchmark } = await import('./server.js');
@@ -284,13 +290,13 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     const library = await loadLibrary();
     const store = new library.SqliteReplyStore(cache);
     // Never contacted: every reply is in the store (a call would fail the run, which is the check).
-    const judge = library.createOpenAICompatibleJudge({ model: 'simulated-judge', baseUrl: 'http://127.0.0.1:9/v1' });
+    const judge = await simulatedJudge(library, 'http://127.0.0.1:9/v1');
     const grader = new library.Grader({ judge, store, concurrency: 64, scoring: 'weighted_mean', maxAttempts: 1 });
     const started = performance.now();
     const outcome = await library.gradeFile({ grader, records: library.getItemImporter('items').read(input, {}), out });
     const wallMs = performance.now() - started;
     store.close();
-    await judge.close();
+    await judge.close?.();
     return {
       items: outcome.metrics.n,
       items_ok: outcome.metrics.n_ok,

@@ -1,4 +1,5 @@
 /** Judge and engine flags shared by every command that calls a judge. */
+import { explanationLengths, type ExplanationLength } from '../grading/explanation.js';
 import { Option, type Command } from 'commander';
 import { RubricateError } from '../errors.js';
 import { createJudge, type JudgeConfig } from '../judges/registry.js';
@@ -31,6 +32,7 @@ export interface JudgeFlags extends StoreFlags {
   maxTokens?: number;
   seed?: number;
   verdict?: 'binary' | 'probability';
+  explanation?: ExplanationLength;
   criteriaPerCall?: number;
   threads?: number;
   sequences?: number;
@@ -122,6 +124,11 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     .option('--max-tokens <n>', 'max tokens per verdict', parsePositiveInteger('max-tokens'), 1024)
     .option('--seed <n>', 'sampling seed passed to the judge (an integer)', parseSeed)
     .addOption(new Option('--verdict <kind>', 'binary verdicts, or P(met) from token probabilities').choices(['binary', 'probability']).default('binary'))
+    .addOption(
+      new Option('--explanation <length>', 'what the judge writes before each verdict: full (endpoints\' default), short (local judges\' default) or none (one generated token per verdict on a local judge)').choices([
+        ...explanationLengths,
+      ]),
+    )
     .option('--cache <path>', 'reply cache (SQLite) path (default: the user cache directory)')
     .option('--no-cache', 'do not reuse replies from earlier runs (a killed run still resumes)')
     .option('--threads <n>', 'CPU threads for a local GGUF judge (default: physical cores)', parsePositiveInteger('threads'))
@@ -185,7 +192,7 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
 
 export function graderOptionsFrom(
   flags: JudgeFlags,
-): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens' | 'protocol'> {
+): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens' | 'protocol' | 'explanation'> {
   return {
     protocol: flags.judgeProtocol,
     mode: flags.mode,
@@ -202,6 +209,7 @@ export function graderOptionsFrom(
       ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
     },
     verdictMode: flags.verdict,
+    explanation: flags.explanation,
     criteriaPerCall: flags.criteriaPerCall,
   };
 }

@@ -30,6 +30,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   worker: async () => (await import('./commands/worker.js')).registerWorkerCommand,
   merge: async () => (await import('./commands/merge.js')).registerMergeCommand,
   batches: async () => (await import('./commands/batches.js')).registerBatchesCommand,
+  'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
 };
 
 export async function buildProgram(context: CommandContext, argv: readonly string[] = []): Promise<Command> {

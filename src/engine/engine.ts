@@ -14,7 +14,7 @@ import type { Judge, JudgeReply } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
-import { isPromise, sharesInFlight, type ReplyStore } from '../store/index.js';
+import { isPromise, sharesInFlight, type ReplyStore } from '../store/types.js';
 import { requestKey } from './request-key.js';
 import { addReplyUsage, emptyUsage, type Usage } from './usage.js';
 import { sleep } from '../util/sleep.js';

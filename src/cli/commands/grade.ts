@@ -1,10 +1,11 @@
+import { fanOut, LocalJudgeForecast } from '../local-judge-forecast.js';
 import { Option, type Command } from 'commander';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
 import { countLines, countRecords, ProgressReporter } from '../progress.js';
 import { afterGrace, reportInterrupted } from '../interrupt.js';
-import { Grader } from '../../pipeline/grader.js';
+import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
 import { withoutPrometheusSkips } from '../../rubric/formats/biggen.js';
@@ -91,7 +92,22 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
   const totalSource = flags.responses ?? flags.input;
-  countLines(totalSource).then((total) => progress.setTotal(total), () => undefined);
+  const forecast =
+    judge && isLocalJudge(judge)
+      ? new LocalJudgeForecast((line) => context.stderr(line), {
+          judgeId: judge.provenance.id,
+          criteriaPerCall: flags.criteriaPerCall,
+          explanation: flags.explanation ?? localJudgeDefaults.explanation,
+          verdict: flags.verdict ?? 'binary',
+        })
+      : undefined;
+  countLines(totalSource).then(
+    (total) => {
+      progress.setTotal(total);
+      forecast?.setTotal(total);
+    },
+    () => undefined,
+  );
 
   const scoringName = flags.scoring ?? importer.defaultScoring ?? 'weighted_mean';
   const grader = new Grader({
@@ -101,7 +117,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     checkMode: flags.checkMode,
     scoring: flags.failedAsZero ? withFailedAsZero(getScoring(scoringName)) : scoringName,
     omitText: !flags.text,
-    onEvent: progress.onEvent,
+    onEvent: fanOut(progress.onEvent, forecast?.onEvent),
     // Stop: no new item and no new call; in-flight calls get a grace period, then are cancelled.
     stopSignal: context.signal,
     signal: afterGrace(context.signal),

@@ -1,14 +1,12 @@
 import type { Command } from 'commander';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
-import { toScoredItem } from '../../pipeline/results.js';
+import { scoreFile } from '../../pipeline/score-file.js';
 import { getResultsImporter } from '../../rubric/formats/index.js';
-import { getScoring } from '../../scoring/registry.js';
-import type { Aggregator, Metrics, Scoring } from '../../scoring/types.js';
+import type { Metrics } from '../../scoring/types.js';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { refuseInapplicableFlags } from '../input-options.js';
 import { toSimpleEvalsMetrics } from '../../scoring/simple-evals-format.js';
-import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
 
 interface ScoreFlags {
   format: string;
@@ -38,37 +36,20 @@ export function registerScoreCommand(program: Command, context: CommandContext):
 }
 
 async function runScore(flags: ScoreFlags, context: CommandContext): Promise<number> {
-  const importer = getResultsImporter(flags.format);
-  refuseInapplicableFlags({ examples: flags.examples }, importer);
+  refuseInapplicableFlags({ examples: flags.examples }, getResultsImporter(flags.format));
   checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'examples', path: flags.examples }], outputs: [{ flag: 'out', path: flags.out }] });
-  const chosen = (name: string): Scoring => (flags.failedAsZero ? withFailedAsZero(getScoring(name)) : getScoring(name));
-  let scoring: Scoring | undefined = flags.scoring ? chosen(flags.scoring) : undefined;
-  let aggregator: Aggregator | undefined = scoring?.createAggregator();
-  let invalid = 0;
-  let valid = 0;
-  const pendingInvalid: number[] = [];
-  for await (const entry of importer.read(flags.input, { examples: flags.examples, onWarning: (message) => context.stderr(`warning: ${message}`) })) {
-    if (entry.kind === 'invalid') {
-      invalid += 1;
-      reportInputError(context, entry.error);
-      if (aggregator) aggregator.add({ id: '', status: 'invalid', criteria: [] });
-      else pendingInvalid.push(entry.line);
-      continue;
-    }
-    valid += 1;
-    if (!aggregator) {
-      scoring = chosen(entry.record.scoring ?? 'healthbench');
-      aggregator = scoring.createAggregator();
-      for (const _ of pendingInvalid) aggregator.add({ id: '', status: 'invalid', criteria: [] });
-    }
-    aggregator.add(toScoredItem(entry.record));
-  }
+  const { metrics, invalid, scored } = await scoreFile(flags.input, {
+    format: flags.format,
+    scoring: flags.scoring,
+    examples: flags.examples,
+    failedAsZero: flags.failedAsZero,
+    onInvalid: (error) => reportInputError(context, error),
+    onWarning: (message) => context.stderr(`warning: ${message}`),
+  });
   // Nothing to score is an error, not "n=0": say why.
-  if (valid === 0) {
+  if (scored === 0) {
     throw new RubricateError('INPUT_INVALID', invalid > 0 ? `none of the ${invalid} lines is a valid results line (see the errors above); nothing to score` : 'the file holds no results lines; nothing to score', { file: flags.input });
   }
-  aggregator ??= chosen('healthbench').createAggregator();
-  const metrics: Metrics = aggregator.finish();
   reportFailedAsZero(context, metrics);
   const output = flags.metricsFormat === 'simple-evals' ? toSimpleEvalsMetrics(metrics) : metrics;
   const text = `${JSON.stringify(output, null, 2)}\n`;
