@@ -12,7 +12,7 @@ import { formatMarkdownTable, formatTable } from './support/table.js';
 
 type Row = Record<string, unknown>;
 
-const defaultOrder = ['overhead', 'cpu', 'healthbench', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'trainers', 'report', 'anthropic-caching'];
+const defaultOrder = ['overhead', 'cpu', 'healthbench', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'trainers', 'report', 'anthropic-caching', 'local-judge'];
 
 function round(value: unknown, digits = 3): string | number {
   if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
@@ -121,6 +121,8 @@ async function main(): Promise<void> {
     if (results[name] === undefined) continue;
     lines.push(`${name}: ${JSON.stringify(results[name], null, 1).replace(/\n\s*/g, ' ')}`, '');
   }
+  const localJudge = results['local-judge'];
+  if (Array.isArray(localJudge)) for (const row of localJudge as Row[]) lines.push(`${String(row.scenario)} (${String(row.items)})`, String(row.table), '');
   lines.push(`total ${((Date.now() - started) / 1000).toFixed(0)} s`);
   const text = lines.join('\n');
   process.stdout.write(`${text}\n`);

@@ -254,6 +254,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return runLlamaCppBenchmark();
   },
 
+  /** The embedded judge at real size: Qwen3-shaped random-weight models, raw speed and each grading plan. */
+  async 'local-judge'() {
+    const { runLocalJudgeBenchmark } = await import('./local-judge.js');
+    return runLocalJudgeBenchmark();
+  },
+
   /** Reward service: cached throughput, judge-bound throughput, 10× overload. */
   async server() {
     const { runServerBenchmark } = await import('./server.js');

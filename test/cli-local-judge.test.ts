@@ -43,6 +43,32 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     }
   }, 120_000);
 
+  it('states the local plan, defaults to short explanations, and answers --explanation none with one token per verdict', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-gguf-plan-'));
+    const model = await writeTinyGguf({ path: join(directory, 'tiny-true.gguf'), bias: 'true' });
+    const input = itemsFile(directory);
+    const common = ['grade', '--input', input, '--judge', `gguf:${model}`, '--threads', '1', '--max-tokens', '96', '--no-cache', '--quiet'];
+    type Line = { status: string; usage: { completion_tokens: number; calls: number }; judge: { template_version: string }; criteria: Array<{ met: boolean; explanation?: string }> };
+    const read = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Line);
+
+    const byDefault = await runCli([...common, '--out', join(directory, 'default.jsonl')]);
+    expect(byDefault.code, byDefault.stderr).toBe(0);
+    expect(byDefault.stderr).toMatch(/local judge gguf:.*one call per criterion reusing the item's KV prefix, short explanations/);
+    expect(byDefault.stderr).toMatch(/local judge: first item graded in/);
+    expect(read(join(directory, 'default.jsonl'))[0].judge.template_version).toMatch(/\+explanation-short$/);
+
+    const none = await runCli([...common, '--explanation', 'none', '--out', join(directory, 'none.jsonl')]);
+    expect(none.code, none.stderr).toBe(0);
+    const results = read(join(directory, 'none.jsonl'));
+    expect(results.map((result) => result.status)).toEqual(['ok', 'ok']);
+    expect(results.flatMap((result) => result.criteria.map((criterion) => criterion.met))).toEqual([true, true, true]);
+    for (const result of results) {
+      // One generated token per judge call: the verdict; the JSON around it is forced.
+      expect(result.usage.completion_tokens).toBe(result.usage.calls);
+      for (const criterion of result.criteria) expect(criterion.explanation).toBeUndefined();
+    }
+  }, 120_000);
+
   it('with no judge configured and no network, fails at once and says how to point to a model or an endpoint', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-nojudge-'));
     const started = Date.now();

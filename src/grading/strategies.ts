@@ -13,13 +13,16 @@ import { estimateTokens } from './evidence.js';
 import { batchedTemplate, perCriterionTemplate } from './prompts.js';
 import { itemDigest, renderCriterion, renderItemContext } from './render.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, VerdictMode } from './types.js';
-import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaFor } from './verdicts.js';
+import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaForLength } from './verdicts.js';
+import { explanationVersion, withExplanationRule, type ExplanationLength } from './explanation.js';
 
 export interface StrategyOptions {
   sampling: SamplingOptions;
   verdictMode?: VerdictMode;
   /** Alternatives per token asked for in probability mode. */
   topLogprobs?: number;
+  /** How much the judge writes before each verdict (default `full`). */
+  explanation?: ExplanationLength;
 }
 
 /**
@@ -57,16 +60,22 @@ function withProbability(verdict: CriterionVerdict, reply: JudgeReply, criterion
 
 export function createPerCriterionStrategy(options: StrategyOptions): GradingStrategy {
   const requestFields = baseRequest(options);
+  const explanation = options.explanation ?? 'full';
+  const templates = {
+    binary: withExplanationRule(perCriterionTemplate.binary, 'binary', explanation),
+    ordinal: withExplanationRule(perCriterionTemplate.ordinal, 'ordinal', explanation),
+  };
+  const templateVersion = explanationVersion(perCriterionTemplate.version, explanation);
   return {
     name: 'per-criterion',
-    templateVersion: perCriterionTemplate.version,
+    templateVersion,
     plan(item: Item, criteria: Criterion[]): JudgeTask[] {
       // The rendered context is a function of the item: its digest stands for it in cache keys.
       const shared = itemDigest(item);
       return criteria.map((criterion) => {
-        const system = criterion.scale?.type === 'ordinal' ? perCriterionTemplate.ordinal : perCriterionTemplate.binary;
+        const system = criterion.scale?.type === 'ordinal' ? templates.ordinal : templates.binary;
         const block = renderCriterion(criterion);
-        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaFor(criterion) } }, () => [
+        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaForLength(criterion, explanation) } }, () => [
           { role: 'system', content: system },
           { role: 'user', content: `${renderItemContext(item)}\n\n${block}` },
         ], item);
@@ -75,7 +84,7 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
           criteria: [criterion],
           request,
           keyMaterial: `${digestOf(system)}\u0000${shared}\u0000${block}`,
-          templateVersion: perCriterionTemplate.version,
+          templateVersion,
           decide(reply: JudgeReply): TaskDecision {
             const truncated = truncatedReply(reply);
             if (truncated) return failAll([criterion], truncated);
@@ -102,9 +111,12 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
     throw new RubricateError('CONFIG_INVALID', 'criteria per call must be at least 1', { field: 'criteria-per-call' });
   }
   const requestFields = baseRequest(options);
+  const explanation = options.explanation ?? 'full';
+  const instructions = withExplanationRule(batchedTemplate.instructions, 'batched', explanation);
+  const templateVersion = explanationVersion(batchedTemplate.version, explanation);
   return {
     name: 'batched',
-    templateVersion: batchedTemplate.version,
+    templateVersion,
     plan(item: Item, criteria: Criterion[], limits?: ModelLimits): JudgeTask[] {
       const shared = itemDigest(item);
       const tasks: JudgeTask[] = [];
@@ -113,7 +125,7 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
         maxPerCall: options.criteriaPerCall,
         tokensPerVerdict: options.sampling.maxTokens,
         limits,
-        sharedPromptTokens: limits?.contextWindow !== undefined ? estimateTokens(renderItemContext(item)) + estimateTokens(batchedTemplate.instructions) : 0,
+        sharedPromptTokens: limits?.contextWindow !== undefined ? estimateTokens(renderItemContext(item)) + estimateTokens(instructions) : 0,
         criterionPromptTokens: (criterion) => (limits?.contextWindow !== undefined ? estimateTokens(renderCriterion(criterion)) : 0),
       });
       for (const group of groups) {
@@ -123,10 +135,10 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
             ...requestFields,
             // Room for every verdict of the group, from the reply schema (not --max-tokens times the group).
             maxTokens: batchedOutputBudget(group, options.sampling.maxTokens),
-            output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group) },
+            output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group, explanation) },
           },
           () => [
-            { role: 'system', content: batchedTemplate.instructions },
+            { role: 'system', content: instructions },
             { role: 'user', content: `${renderItemContext(item)}\n\n${blocks}` },
           ],
           item,
@@ -135,8 +147,8 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
           item,
           criteria: group,
           request,
-          keyMaterial: `${digestOf(batchedTemplate.instructions)}\u0000${shared}\u0000${blocks}`,
-          templateVersion: batchedTemplate.version,
+          keyMaterial: `${digestOf(instructions)}\u0000${shared}\u0000${blocks}`,
+          templateVersion,
           decide(reply: JudgeReply): TaskDecision {
             const truncated = truncatedReply(reply);
             if (truncated) return failAll(group, truncated);

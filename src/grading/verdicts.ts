@@ -7,6 +7,7 @@ import type { JudgeReply, TokenProbability } from '../judges/types.js';
 import type { Criterion, ScaleChoice } from '../rubric/schema.js';
 import { finalAnswerText, isRecord, readBoolean } from './parse.js';
 import type { CriterionVerdict } from './types.js';
+import { withoutExplanation, type ExplanationLength } from './explanation.js';
 
 const binaryVerdictSchema = {
   type: 'object',
@@ -33,9 +34,23 @@ export function verdictSchemaFor(criterion: Criterion): Record<string, unknown> 
   return schema;
 }
 
-export function batchedSchemaFor(criteria: Criterion[]): Record<string, unknown> {
+const noExplanationMemo = new WeakMap<object, Record<string, unknown>>();
+
+/** The criterion's reply schema, without its explanation field when `length` is `none`. */
+export function verdictSchemaForLength(criterion: Criterion, length: ExplanationLength): Record<string, unknown> {
+  const schema = verdictSchemaFor(criterion);
+  if (length !== 'none') return schema;
+  let bare = noExplanationMemo.get(schema);
+  if (!bare) {
+    bare = withoutExplanation(schema);
+    noExplanationMemo.set(schema, bare);
+  }
+  return bare;
+}
+
+export function batchedSchemaFor(criteria: Criterion[], length: ExplanationLength = 'full'): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
-  for (const criterion of criteria) properties[criterion.id] = verdictSchemaFor(criterion);
+  for (const criterion of criteria) properties[criterion.id] = verdictSchemaForLength(criterion, length);
   return {
     type: 'object',
     properties: {

@@ -186,7 +186,7 @@ describe('grade with a gemini: judge', () => {
     expect(gemini.requests).toHaveLength(6);
   });
 
-  it('reports a safety block as a refusal after retries, never as a verdict', async () => {
+  it('reports a safety block as filtered content, never as a verdict', async () => {
     gemini = await startFakeGemini((request) => (request.criteria[0].id === 'aspirin' ? { finishReason: 'SAFETY' } : byCriterionGemini(request)));
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-gemini-'));
     const input = writeItems(directory);
@@ -196,9 +196,10 @@ describe('grade with a gemini: judge', () => {
     const aspirin = results[0].criteria.find((criterion: { id: string }) => criterion.id === 'aspirin');
     expect(aspirin.status).toBe('error');
     expect(aspirin.met).toBeNull();
-    expect(aspirin.error.code).toBe('JUDGE_REFUSED');
+    expect(aspirin.error.code).toBe('JUDGE_CONTENT_FILTERED');
     expect(aspirin.error.message).toContain('SAFETY');
     expect(results[0].score).toBeNull();
-    expect(gemini.requests.filter((request) => request.criteria[0].id === 'aspirin')).toHaveLength(4);
+    // Not retried: the same prompt is filtered the same way.
+    expect(gemini.requests.filter((request) => request.criteria[0].id === 'aspirin')).toHaveLength(2);
   });
 });

@@ -11,18 +11,20 @@ import { createPrometheusAbsoluteStrategy } from '../grading/prometheus.js';
 import type { GradingStrategy, SamplingOptions, VerdictMode } from '../grading/types.js';
 import { assertValidSampling } from '../grading/sampling.js';
 import type { Judge } from '../judges/types.js';
+import type { ExplanationLength } from '../grading/explanation.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { Item } from '../rubric/schema.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
 import { toResultRecord, type JudgeInfo, type ResultRecord } from './results.js';
+import { redactUrl } from '../util/redact.js';
 import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
 
 export type GradingMode = 'per-criterion' | 'batched' | 'holistic';
 
 /** Engine settings the Grader hands through unchanged to every engine it makes. */
-type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal' | 'stopSignal';
+type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal' | 'stopSignal' | 'breakerThreshold' | 'maxRetryAfterMs';
 
 export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
   judge?: Judge;
@@ -45,11 +47,27 @@ export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
   omitText?: boolean;
   /** `native` (rubricate's templates, default) or `prometheus` (Prometheus' own layout and `[RESULT] n` replies). */
   protocol?: JudgeProtocol;
+  /**
+   * How much the judge writes before each verdict: `full` (default for endpoints), `short`
+   * (default for embedded local judges, see `localJudgeDefaults`) or `none`.
+   */
+  explanation?: ExplanationLength;
 }
 
 export type JudgeProtocol = 'native' | 'prometheus';
 
-export function createStrategy(options: Pick<GraderOptions, 'mode' | 'criteriaPerCall' | 'sampling' | 'verdictMode' | 'protocol'>): GradingStrategy {
+/**
+ * Grading plan for embedded (llama.cpp) judges, chosen from `rubricate bench-local` figures on
+ * 2 cores (docs/benchmarks.md): per-criterion calls that reuse the item's KV prefix, with
+ * short explanations. Endpoints keep full explanations.
+ */
+export const localJudgeDefaults = { explanation: 'short' as ExplanationLength };
+
+export function isLocalJudge(judge: Judge | undefined): boolean {
+  return judge?.provenance.id.startsWith('gguf:') ?? false;
+}
+
+export function createStrategy(options: Pick<GraderOptions, 'mode' | 'criteriaPerCall' | 'sampling' | 'verdictMode' | 'protocol' | 'explanation'>): GradingStrategy {
   const sampling: SamplingOptions = withDefaultSampling(options.sampling);
   assertValidSampling(sampling);
   const mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
@@ -63,9 +81,9 @@ export function createStrategy(options: Pick<GraderOptions, 'mode' | 'criteriaPe
     if (options.verdictMode === 'probability') {
       throw new RubricateError('CONFIG_INVALID', 'probability verdicts need one criterion per call (drop --criteria-per-call)', { field: 'verdict' });
     }
-    return createBatchedStrategy({ sampling, criteriaPerCall: options.criteriaPerCall ?? Number.POSITIVE_INFINITY });
+    return createBatchedStrategy({ sampling, criteriaPerCall: options.criteriaPerCall ?? Number.POSITIVE_INFINITY, explanation: options.explanation });
   }
-  return createPerCriterionStrategy({ sampling, verdictMode: options.verdictMode });
+  return createPerCriterionStrategy({ sampling, verdictMode: options.verdictMode, explanation: options.explanation });
 }
 
 interface Member {
@@ -91,6 +109,9 @@ export class Grader {
     if (options.protocol === 'prometheus' && this.mode === 'holistic') {
       throw new RubricateError('CONFIG_INVALID', '--judge-protocol prometheus has no holistic mode: each 1–5 criterion is its own call', { field: 'judge-protocol' });
     }
+    // Embedded local judges default to the plan measured fastest that keeps a reason per verdict.
+    const explanation = options.explanation ?? (isLocalJudge(options.judge ?? options.judges?.[0]) ? localJudgeDefaults.explanation : 'full');
+    options = { ...options, explanation };
     this.strategy = createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode });
     this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName);
     this.omitText = options.omitText ?? false;
@@ -103,7 +124,7 @@ export class Grader {
     const withoutProbabilities = options.verdictMode === 'probability' ? judges.find((judge) => judge.supportsTokenProbabilities === false) : undefined;
     if (withoutProbabilities) {
       // Refused before any call: every call would fail the same way.
-      throw new RubricateError('JUDGE_UNAVAILABLE', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict probability cannot be used with it (use --verdict binary)`, { field: 'verdict' });
+      throw new RubricateError('JUDGE_UNSUPPORTED', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict probability cannot be used with it (use --verdict binary)`, { field: 'verdict' });
     }
     if (samples > 1 && sampling.temperature === 0) {
       throw new RubricateError('CONFIG_INVALID', 'several samples of a judge at temperature 0 would all be the same: set --temperature above 0', { field: 'samples' });
@@ -121,6 +142,8 @@ export class Grader {
         maxAttempts: options.maxAttempts,
         timeoutMs: options.timeoutMs,
         retryBaseDelayMs: options.retryBaseDelayMs,
+        breakerThreshold: options.breakerThreshold,
+        maxRetryAfterMs: options.maxRetryAfterMs,
         // Item events come from the grader (once per item, also for juries and invalid records).
         onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
         signal: options.signal,
@@ -137,7 +160,7 @@ export class Grader {
       this.judgeInfo = {
         id: judges.length > 1 ? judges.map((judge) => judge.provenance.id).join('+') : provenance.id,
         model: judges.length > 1 ? judges.map((judge) => judge.provenance.model).join('+') : provenance.model,
-        ...(judges.length === 1 && provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+        ...(judges.length === 1 && provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
         ...(judges.length === 1 && provenance.settings ? { settings: provenance.settings } : {}),
         template_version: this.strategy.templateVersion,
         mode: this.mode,

@@ -161,8 +161,11 @@ describe('admission queue', () => {
 
 describe('admission queue over HTTP', () => {
   it('refuses on a full queue straight from the Node handler, after checking credentials', async () => {
-    const judge = gatedScript();
-    server = await startTestServer({ script: judge.script, service: { maxQueue: 1 } });
+    // The judge answers only once the test has seen every request queued: no race with a fixed delay.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const gated = slowScript(0);
+    server = await startTestServer({ script: async (request) => (await released, gated(request)), service: { maxQueue: 1 } });
     const running = await startServer({ service: server.service, port: 0, token: 'tok' });
     try {
       const post = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer tok' }) =>
@@ -176,11 +179,11 @@ describe('admission queue over HTTP', () => {
       // Without credentials the answer is the 401, whatever the queue.
       expect((await post(item('pears'), {})).status).toBe(401);
       // The trainer adapters (OpenRLHF, slime) wait for room instead, and get real rewards.
-      const openRlhf = fetch(`${running.url}/get_reward?token=tok`, { method: 'POST', body: JSON.stringify({ query: ['pears'], prompts: [''], labels: [fruitRubric] }) });
+      const openRlhf = fetch(`${running.url}/get_reward?token=tok`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: ['pears'], prompts: [''], labels: [fruitRubric] }) });
       await vi.waitFor(() => expect(server!.service.admission.waiting).toBe(1));
-      const slime = fetch(`${running.url}/slime/reward?token=tok`, { method: 'POST', body: JSON.stringify({ prompt: 'q', response: 'apples', label: fruitRubric }) });
+      const slime = fetch(`${running.url}/slime/reward?token=tok`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'q', response: 'apples', label: fruitRubric }) });
       await vi.waitFor(() => expect(server!.service.admission.waiting).toBe(2));
-      judge.release();
+      release();
       expect((await (await admitted).json()).reward).toBe(1);
       const waited = await (await openRlhf).json();
       expect(waited).toMatchObject({ rewards: [0.25], extra_logs: { reward_failed: [0] } });

@@ -13,6 +13,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { RubricateError } from '../errors.js';
 import { seededRandom, type RandomSource } from '../util/random.js';
+import { ByteWriter, chatMlTemplate, ggufAlignment, gpt2ByteToUnicode, writeGgufHeader, type MetadataValue } from './gguf-writer.js';
+
+export { chatMlTemplate, gpt2ByteToUnicode } from './gguf-writer.js';
 
 export interface TinyGgufOptions {
   path: string;
@@ -27,12 +30,6 @@ export interface TinyGgufOptions {
   seed?: number;
 }
 
-const ggufMagic = 'GGUF';
-const ggufVersion = 3;
-const alignment = 32;
-
-/** GGUF metadata value types. */
-const valueType = { u32: 4, i32: 5, f32: 6, bool: 7, string: 8, array: 9 } as const;
 const ggmlTypeF32 = 0;
 
 /** Token types of llama.cpp's vocabulary (`tokenizer.ggml.token_type`). */
@@ -43,11 +40,6 @@ export const tinySpecialTokens = ['<|endoftext|>', '<|im_start|>', '<|im_end|>']
 const headCount = 4;
 /** Hidden dimension that carries the logit bias from the embedding to the output head. */
 const riggedDimension = 0;
-
-/** ChatML, the template node-llama-cpp recognises and maps to its ChatML wrapper. */
-export const chatMlTemplate =
-  "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
-  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 /**
  * Logit bias per byte, in logit units, that the rigged dimension adds. `"` is highest so strings
@@ -68,37 +60,11 @@ const biasLevels = {
   otherSpecial: -10,
 } as const;
 
-type MetadataValue =
-  | { type: 'u32'; value: number }
-  | { type: 'f32'; value: number }
-  | { type: 'bool'; value: boolean }
-  | { type: 'string'; value: string }
-  | { type: 'stringArray'; value: string[] }
-  | { type: 'i32Array'; value: number[] };
-
 interface TensorSpec {
   name: string;
   /** Dimensions innermost first, as GGUF stores them. */
   dimensions: number[];
   data: Float32Array;
-}
-
-/** GPT-2's byte-to-unicode table: every byte gets a printable character so BPE never sees raw bytes. */
-export function gpt2ByteToUnicode(): string[] {
-  const printable: number[] = [];
-  for (let code = 0x21; code <= 0x7e; code += 1) printable.push(code);
-  for (let code = 0xa1; code <= 0xac; code += 1) printable.push(code);
-  for (let code = 0xae; code <= 0xff; code += 1) printable.push(code);
-  const table: string[] = new Array(256);
-  for (const code of printable) table[code] = String.fromCodePoint(code);
-  let extra = 0;
-  for (let byte = 0; byte < 256; byte += 1) {
-    if (table[byte] === undefined) {
-      table[byte] = String.fromCodePoint(256 + extra);
-      extra += 1;
-    }
-  }
-  return table;
 }
 
 /** Token list of the tiny model: the 256 bytes (id = byte value), then the ChatML specials. */
@@ -209,7 +175,7 @@ function buildMetadata(options: Required<Omit<TinyGgufOptions, 'path'>>, tokens:
   return [
     ['general.architecture', { type: 'string', value: 'llama' }],
     ['general.name', { type: 'string', value: 'rubricate tiny test model' }],
-    ['general.alignment', { type: 'u32', value: alignment }],
+    ['general.alignment', { type: 'u32', value: ggufAlignment }],
     ['llama.context_length', { type: 'u32', value: contextLength }],
     ['llama.embedding_length', { type: 'u32', value: embeddingLength }],
     ['llama.block_count', { type: 'u32', value: layers }],
@@ -233,107 +199,6 @@ function buildMetadata(options: Required<Omit<TinyGgufOptions, 'path'>>, tokens:
   ];
 }
 
-/** Little-endian byte writer that grows as needed. */
-class ByteWriter {
-  private buffer = Buffer.alloc(1 << 16);
-  length = 0;
-
-  private ensure(extra: number): void {
-    if (this.length + extra <= this.buffer.length) return;
-    let size = this.buffer.length * 2;
-    while (size < this.length + extra) size *= 2;
-    const grown = Buffer.alloc(size);
-    this.buffer.copy(grown, 0, 0, this.length);
-    this.buffer = grown;
-  }
-
-  u32(value: number): void {
-    this.ensure(4);
-    this.buffer.writeUInt32LE(value, this.length);
-    this.length += 4;
-  }
-
-  i32(value: number): void {
-    this.ensure(4);
-    this.buffer.writeInt32LE(value, this.length);
-    this.length += 4;
-  }
-
-  u64(value: number): void {
-    this.ensure(8);
-    this.buffer.writeBigUInt64LE(BigInt(value), this.length);
-    this.length += 8;
-  }
-
-  f32(value: number): void {
-    this.ensure(4);
-    this.buffer.writeFloatLE(value, this.length);
-    this.length += 4;
-  }
-
-  u8(value: number): void {
-    this.ensure(1);
-    this.buffer.writeUInt8(value, this.length);
-    this.length += 1;
-  }
-
-  string(value: string): void {
-    const bytes = Buffer.from(value, 'utf8');
-    this.u64(bytes.length);
-    this.bytes(bytes);
-  }
-
-  bytes(bytes: Uint8Array): void {
-    this.ensure(bytes.length);
-    this.buffer.set(bytes, this.length);
-    this.length += bytes.length;
-  }
-
-  padTo(boundary: number): void {
-    const padding = (boundary - (this.length % boundary)) % boundary;
-    this.ensure(padding);
-    this.buffer.fill(0, this.length, this.length + padding);
-    this.length += padding;
-  }
-
-  result(): Buffer {
-    return this.buffer.subarray(0, this.length);
-  }
-}
-
-function writeMetadataValue(writer: ByteWriter, value: MetadataValue): void {
-  switch (value.type) {
-    case 'u32':
-      writer.u32(valueType.u32);
-      writer.u32(value.value);
-      return;
-    case 'f32':
-      writer.u32(valueType.f32);
-      writer.f32(value.value);
-      return;
-    case 'bool':
-      writer.u32(valueType.bool);
-      writer.u8(value.value ? 1 : 0);
-      return;
-    case 'string':
-      writer.u32(valueType.string);
-      writer.string(value.value);
-      return;
-    case 'stringArray':
-      writer.u32(valueType.array);
-      writer.u32(valueType.string);
-      writer.u64(value.value.length);
-      for (const entry of value.value) writer.string(entry);
-      return;
-    case 'i32Array':
-      writer.u32(valueType.array);
-      writer.u32(valueType.i32);
-      writer.u64(value.value.length);
-      for (const entry of value.value) writer.i32(entry);
-      return;
-  }
-}
-
 /** Serialises the tiny model to GGUF v3 bytes. */
 export function buildTinyGguf(options: Omit<TinyGgufOptions, 'path'> = {}): Buffer {
   const resolved: Required<Omit<TinyGgufOptions, 'path'>> = {
@@ -354,33 +219,14 @@ export function buildTinyGguf(options: Omit<TinyGgufOptions, 'path'> = {}): Buff
   const tensors = buildTensors(resolved, tokens.length);
 
   const writer = new ByteWriter();
-  writer.bytes(Buffer.from(ggufMagic, 'ascii'));
-  writer.u32(ggufVersion);
-  writer.u64(tensors.length);
-  writer.u64(metadata.length);
-  for (const [key, value] of metadata) {
-    writer.string(key);
-    writeMetadataValue(writer, value);
-  }
-  // Each tensor's offset is the running sum of the padded sizes before it.
-  let offset = 0;
-  const offsets: number[] = [];
-  for (const tensor of tensors) {
-    offsets.push(offset);
-    const size = tensor.data.byteLength;
-    offset += size + ((alignment - (size % alignment)) % alignment);
-  }
-  tensors.forEach((tensor, index) => {
-    writer.string(tensor.name);
-    writer.u32(tensor.dimensions.length);
-    for (const dimension of tensor.dimensions) writer.u64(dimension);
-    writer.u32(ggmlTypeF32);
-    writer.u64(offsets[index]);
-  });
-  writer.padTo(alignment);
+  writeGgufHeader(
+    writer,
+    metadata,
+    tensors.map((tensor) => ({ name: tensor.name, dimensions: tensor.dimensions, ggmlType: ggmlTypeF32, byteLength: tensor.data.byteLength })),
+  );
   for (const tensor of tensors) {
     writer.bytes(new Uint8Array(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength));
-    writer.padTo(alignment);
+    writer.padTo(ggufAlignment);
   }
   return writer.result();
 }

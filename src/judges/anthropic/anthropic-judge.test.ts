@@ -109,10 +109,28 @@ describe('anthropic: judge', () => {
     expect(messages[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'ok' }] });
   });
 
-  it('reads max_tokens as a cut-off reply and refusal as a refusal', async () => {
-    const judge = await judgeWith((sent) => (sent.index === 0 ? { input: {}, stopReason: 'max_tokens' } : { refusal: true }));
-    const cut = await judge.complete(request('A'), { signal: signal() });
+  it('asks again with more room when a reply stops at max_tokens, counting every call, and marks a cut at the model limit', async () => {
+    const cutBelow = (limit: number): FakeAnthropicScript => (sent) =>
+      (sent.body.max_tokens as number) < limit ? { input: {}, stopReason: 'max_tokens' } : { input: { explanation: 'ok', criteria_met: true } };
+    const judge = await judgeWith(cutBelow(4096));
+    const reply = await judge.complete(request('A', { sharedPrefix: undefined }), { signal: signal() });
+    expect(fake!.requests.map((sent) => sent.body.max_tokens)).toEqual([256, 1024, 4096]);
+    expect(reply.finishReason).toBe('tool_use');
+    expect(reply.atOutputLimit).toBeUndefined();
+    expect(reply.usage.inputTokens).toBe(fake!.totals.inputTokens);
+    expect(reply.usage.outputTokens).toBe(fake!.totals.outputTokens);
+    await fake!.close();
+    // Claude 3 Haiku writes at most 4,096 tokens: still cut there is final.
+    const small = await judgeWith(cutBelow(1e9), 'claude-3-haiku-20240307');
+    const cut = await small.complete(request('A', { sharedPrefix: undefined }), { signal: signal() });
+    expect(fake!.requests.map((sent) => sent.body.max_tokens)).toEqual([256, 1024, 4096]);
     expect(cut.finishReason).toBe('length');
+    expect(cut.atOutputLimit).toBe(true);
+    expect(small.modelLimits?.maxOutputTokens).toBe(4096);
+  });
+
+  it('reads stop_reason refusal as a refusal', async () => {
+    const judge = await judgeWith(() => ({ refusal: true }));
     const refused = await failure(judge.complete(request('B'), { signal: signal() }));
     expect(refused.code).toBe('JUDGE_REFUSED');
   });
@@ -121,7 +139,7 @@ describe('anthropic: judge', () => {
     const judge = await judgeWith(() => ({ input: {} }));
     expect(judge.supportsTokenProbabilities).toBe(false);
     const error = await failure(judge.complete(request('A', { logprobs: { top: 5 } }), { signal: signal() }));
-    expect(error.code).toBe('JUDGE_UNAVAILABLE');
+    expect(error.code).toBe('JUDGE_UNSUPPORTED');
     expect(fake!.requests).toHaveLength(0);
   });
 
@@ -130,7 +148,7 @@ describe('anthropic: judge', () => {
       [400, 'invalid_request_error', 'JUDGE_REQUEST_REJECTED'],
       [401, 'authentication_error', 'JUDGE_AUTH'],
       [403, 'permission_error', 'JUDGE_AUTH'],
-      [404, 'not_found_error', 'JUDGE_UNAVAILABLE'],
+      [404, 'not_found_error', 'JUDGE_NOT_FOUND'],
       [413, 'request_too_large', 'JUDGE_CONTEXT_OVERFLOW'],
       [429, 'rate_limit_error', 'JUDGE_RATE_LIMITED'],
       [500, 'api_error', 'JUDGE_SERVER_ERROR'],
@@ -153,6 +171,10 @@ describe('anthropic: judge', () => {
   it('reads "prompt is too long" as a context overflow and the rate-limit reset header as the wait', () => {
     const overflow = anthropicHttpError(400, {}, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } }, 'e');
     expect(overflow.code).toBe('JUDGE_CONTEXT_OVERFLOW');
+    expect(overflow.details.overflow).toEqual({ cause: 'prompt', promptTokens: 210000, contextWindow: 200000 });
+    const budget = anthropicHttpError(400, {}, { type: 'error', error: { type: 'invalid_request_error', message: 'input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again' } }, 'e');
+    expect(budget.code).toBe('JUDGE_CONTEXT_OVERFLOW');
+    expect((budget.details.overflow as { cause: string }).cause).toBe('output');
     const now = Date.parse('2026-01-01T00:00:00Z');
     const headers = { 'anthropic-ratelimit-tokens-remaining': '0', 'anthropic-ratelimit-tokens-reset': '2026-01-01T00:00:12Z', 'anthropic-ratelimit-requests-remaining': '10', 'anthropic-ratelimit-requests-reset': '2026-01-01T00:01:00Z' };
     expect(rateLimitResetMilliseconds(headers, now)).toBe(12_000);

@@ -14,6 +14,8 @@
 import { createHash } from 'node:crypto';
 import { RubricateError } from '../../errors.js';
 import { baseUrlOf, createJsonClient } from '../http/json-client.js';
+import { withGrowingBudget } from '../output-budget.js';
+import { modelLimitsFor } from '../profiles.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest } from '../types.js';
 import { anthropicHttpError } from './errors.js';
 
@@ -137,6 +139,7 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
   const caching = options.promptCaching !== false;
   const awaitCacheWrite = options.awaitCacheWrite !== false;
   const minimumTokens = minimumCacheableTokens(options.model);
+  const limits = modelLimitsFor(options.model);
   // Prefixes whose first call is in flight (others wait for it), and prefixes already written.
   const warming = new Map<string, Promise<void>>();
   const warmed = new Set<string>();
@@ -171,14 +174,17 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
     return { body, prefixKey };
   }
 
-  async function send(request: JudgeRequest, body: Record<string, unknown>, signal: AbortSignal): Promise<JudgeReply> {
-    const raw = await client.post(JSON.stringify(body), signal);
-    return parseAnthropicMessage(raw, request.output?.name, client.endpoint);
+  /** One verdict: a reply cut off at max_tokens is asked again with more room, up to the model's limit. */
+  function send(request: JudgeRequest, body: Record<string, unknown>, signal: AbortSignal): Promise<JudgeReply> {
+    return withGrowingBudget(body.max_tokens as number, limits.maxOutputTokens, async (budget) => {
+      const raw = await client.post(JSON.stringify({ ...body, max_tokens: budget }), signal);
+      return parseAnthropicMessage(raw, request.output?.name, client.endpoint);
+    });
   }
 
   async function complete(request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
     if (request.logprobs) {
-      throw new RubricateError('JUDGE_UNAVAILABLE', 'the Anthropic Messages API returns no token probabilities: --verdict probability cannot be used with an anthropic: judge', {
+      throw new RubricateError('JUDGE_UNSUPPORTED', 'the Anthropic Messages API returns no token probabilities: --verdict probability cannot be used with an anthropic: judge', {
         field: 'verdict',
       });
     }
@@ -204,6 +210,7 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
   return {
     provenance,
     supportsTokenProbabilities: false,
+    modelLimits: limits,
     complete,
     async close() {
       client.close();

@@ -4,6 +4,7 @@
  */
 import { RubricateError } from '../../errors.js';
 import { retryAfterMilliseconds } from '../openai/http-errors.js';
+import { describeBudgetOverflow, readBudgetOverflow } from '../overflow.js';
 
 interface AnthropicErrorBody {
   type?: unknown;
@@ -47,11 +48,12 @@ export function anthropicHttpError(status: number, headers: Record<string, strin
   }
   if (status === 404 || type === 'not_found_error') {
     // An unknown model or path never starts working: stop the run (exit 4) instead of failing every call.
-    return new RubricateError('JUDGE_UNAVAILABLE', `Anthropic has no such model or endpoint (${status}): ${message}`, details);
+    return new RubricateError('JUDGE_NOT_FOUND', `Anthropic has no such model or endpoint (${status}): ${message}`, details);
   }
-  if (status === 413 || type === 'request_too_large' || /prompt is too long/i.test(text)) {
-    return new RubricateError('JUDGE_CONTEXT_OVERFLOW', `prompt too long for the judge: ${message}`, details);
-  }
+  if (status === 413 || type === 'request_too_large') return new RubricateError('JUDGE_CONTEXT_OVERFLOW', `request too large for the judge: ${message}`, details);
+  // "prompt is too long", "input length and `max_tokens` exceed context limit", "max_tokens: N > M": a batch is split, a budget lowered.
+  const overflow = readBudgetOverflow(text);
+  if (overflow) return new RubricateError('JUDGE_CONTEXT_OVERFLOW', `${describeBudgetOverflow(overflow)}: ${message}`, { ...details, overflow });
   if (status === 408 || status === 504) return new RubricateError('JUDGE_TIMEOUT', `Anthropic timed out (${status}): ${message}`, details);
   if (status >= 500) return new RubricateError('JUDGE_SERVER_ERROR', `Anthropic server error ${status}: ${message}`, details);
   return new RubricateError('JUDGE_REQUEST_REJECTED', `Anthropic rejected the request (${status}): ${message}`, details);

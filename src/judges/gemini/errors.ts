@@ -4,6 +4,7 @@
  */
 import { RubricateError } from '../../errors.js';
 import { retryAfterMilliseconds } from '../openai/http-errors.js';
+import { describeBudgetOverflow, readBudgetOverflow } from '../overflow.js';
 
 interface GoogleStatus {
   code?: unknown;
@@ -37,12 +38,12 @@ export function geminiHttpError(status: number, headers: Record<string, string |
   if (status === 401 || status === 403 || statusName === 'UNAUTHENTICATED' || statusName === 'PERMISSION_DENIED' || reasons.includes('API_KEY_INVALID') || /API key not valid/i.test(text)) {
     return new RubricateError('JUDGE_AUTH', `Gemini refused the credentials (${status}): ${message}`, details);
   }
-  if (status === 404 || statusName === 'NOT_FOUND') return new RubricateError('JUDGE_UNAVAILABLE', `Gemini has no such model or endpoint (${status}): ${message}`, details);
-  // A model without logprobs (or a region without the API) will never accept the call.
-  if (statusName === 'FAILED_PRECONDITION' || /logprobs/i.test(text)) return new RubricateError('JUDGE_UNAVAILABLE', `Gemini cannot serve this request (${status}): ${message}`, details);
-  if (/input token count|exceeds the maximum number of tokens|too many tokens/i.test(text)) {
-    return new RubricateError('JUDGE_CONTEXT_OVERFLOW', `prompt too long for the judge: ${message}`, details);
-  }
+  if (status === 404 || statusName === 'NOT_FOUND') return new RubricateError('JUDGE_NOT_FOUND', `Gemini has no such model or endpoint (${status}): ${message}`, details);
+  // A model without logprobs will never accept the call, nor will a region without the API.
+  if (/logprobs/i.test(text)) return new RubricateError('JUDGE_UNSUPPORTED', `this Gemini model gives no token log-probabilities, so --verdict probability cannot work with it (${status}): ${message}`, details);
+  if (statusName === 'FAILED_PRECONDITION') return new RubricateError('JUDGE_UNAVAILABLE', `Gemini cannot serve this request (${status}): ${message}`, details);
+  const overflow = readBudgetOverflow(text);
+  if (overflow) return new RubricateError('JUDGE_CONTEXT_OVERFLOW', `${describeBudgetOverflow(overflow)}: ${message}`, { ...details, overflow });
   if (status === 504 || statusName === 'DEADLINE_EXCEEDED') return new RubricateError('JUDGE_TIMEOUT', `Gemini timed out (${status}): ${message}`, details);
   if (status >= 500) return new RubricateError('JUDGE_SERVER_ERROR', `Gemini server error ${status}: ${message}`, details);
   return new RubricateError('JUDGE_REQUEST_REJECTED', `Gemini rejected the request (${status}): ${message}`, details);

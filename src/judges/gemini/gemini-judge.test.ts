@@ -93,16 +93,25 @@ describe('gemini: judge', () => {
     expect(budget.message).toContain('only works in thinking mode');
   });
 
-  it('reports blocked prompts and safety/recitation finishes as refusals, MAX_TOKENS as cut off', async () => {
-    const actions = [{ blockReason: 'SAFETY' as const }, { finishReason: 'SAFETY' as const }, { finishReason: 'RECITATION' as const }, { json: '{"explanation": "cut', finishReason: 'MAX_TOKENS' }];
+  it('reports blocked prompts and safety/recitation finishes as filtered content', async () => {
+    const actions = [{ blockReason: 'SAFETY' as const }, { finishReason: 'SAFETY' as const }, { finishReason: 'RECITATION' as const }];
     const judge = await judgeWith((sent) => actions[sent.index]);
     const blocked = await failure(judge.complete(request, { signal: signal() }));
-    expect(blocked.code).toBe('JUDGE_REFUSED');
+    expect(blocked.code).toBe('JUDGE_CONTENT_FILTERED');
     expect(blocked.message).toContain('blocked the prompt (SAFETY)');
     expect((await failure(judge.complete(request, { signal: signal() }))).message).toContain('finishReason SAFETY');
     expect((await failure(judge.complete(request, { signal: signal() }))).message).toContain('finishReason RECITATION');
-    const cut = await judge.complete(request, { signal: signal() });
-    expect(cut.finishReason).toBe('length');
+  });
+
+  it('asks again with a larger maxOutputTokens when the reply stops at MAX_TOKENS, up to the model limit', async () => {
+    const judge = await judgeWith((sent) =>
+      ((sent.body.generationConfig as { maxOutputTokens: number }).maxOutputTokens < 1024 ? { json: '{"explanation": "cut', finishReason: 'MAX_TOKENS' } : { json: { explanation: 'ok', criteria_met: true } }),
+    );
+    const reply = await judge.complete(request, { signal: signal() });
+    expect(fake!.requests.map((sent) => (sent.body.generationConfig as { maxOutputTokens: number }).maxOutputTokens)).toEqual([256, 1024]);
+    expect(reply.finishReason).toBe('stop');
+    expect(reply.usage.inputTokens).toBeGreaterThan(2 * 1000);
+    expect(judge.modelLimits?.maxOutputTokens).toBe(65_536);
   });
 
   it('asks for logprobs and reads them into P(met); a model without them stops the run', async () => {
@@ -120,7 +129,7 @@ describe('gemini: judge', () => {
     await fake!.close();
     const without = await judgeWith(() => ({ json: {} }), 'gemini-2.5-flash');
     const error = await failure(without.complete({ ...request, logprobs: { top: 5 } }, { signal: signal() }));
-    expect(error.code).toBe('JUDGE_UNAVAILABLE');
+    expect(error.code).toBe('JUDGE_UNSUPPORTED');
   });
 
   it('maps the real error bodies: bad key, missing key, unknown model, quota with RetryInfo, overload', async () => {
@@ -133,7 +142,7 @@ describe('gemini: judge', () => {
     expect((await failure(noKey.complete(request, { signal: signal() }))).code).toBe('JUDGE_AUTH');
     const unknownModel = createGeminiJudge({ model: 'gemini-9', baseUrl: fake.baseUrl, apiKey: 'test-gemini-key' });
     const notFound = await failure(unknownModel.complete(request, { signal: signal() }));
-    expect(notFound.code).toBe('JUDGE_UNAVAILABLE');
+    expect(notFound.code).toBe('JUDGE_NOT_FOUND');
     expect(notFound.message).toContain('models/gemini-9 is not found');
     const judge = createGeminiJudge({ model: 'gemini-2.5-flash', baseUrl: fake.baseUrl, apiKey: 'test-gemini-key' });
     const quota = await failure(judge.complete(request, { signal: signal() }));

@@ -9,12 +9,15 @@
  *   (-1: the model decides). Thinking tokens are billed as output, and counted so.
  * - Implicit caching: cachedContentTokenCount is counted as cached input.
  * - Blocked prompts (promptFeedback.blockReason) and SAFETY / RECITATION / … finishes are
- *   refusals (retried, then reported); MAX_TOKENS reads like OpenAI's `length`.
+ *   reported as filtered content (like OpenAI's content_filter); MAX_TOKENS reads like
+ *   OpenAI's `length`: the budget grows up to the model's output limit, then it is reported.
  * - Probability verdicts: responseLogprobs + logprobs where the model returns them; a model
  *   that does not answers 400, which stops the run at once.
  */
 import { RubricateError } from '../../errors.js';
 import { baseUrlOf, createJsonClient } from '../http/json-client.js';
+import { withGrowingBudget } from '../output-budget.js';
+import { modelLimitsFor } from '../profiles.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest, TokenProbability } from '../types.js';
 import { geminiHttpError } from './errors.js';
 import { toGeminiSchema } from './response-schema.js';
@@ -93,13 +96,13 @@ export function parseGeminiResponse(raw: unknown, endpoint: string): JudgeReply 
   const blocked = response.promptFeedback?.blockReason;
   if (typeof blocked === 'string' && blocked !== 'BLOCK_REASON_UNSPECIFIED') {
     const why = typeof response.promptFeedback?.blockReasonMessage === 'string' ? `: ${response.promptFeedback.blockReasonMessage}` : '';
-    throw new RubricateError('JUDGE_REFUSED', `Gemini blocked the prompt (${blocked})${why}`, { endpoint, reason: blocked });
+    throw new RubricateError('JUDGE_CONTENT_FILTERED', `Gemini blocked the prompt (${blocked})${why}`, { endpoint, reason: blocked });
   }
   const candidate = response.candidates?.[0];
   if (!candidate || typeof candidate !== 'object') throw new RubricateError('JUDGE_SERVER_ERROR', 'Gemini answer has no candidates', { endpoint });
   const finish = typeof candidate.finishReason === 'string' ? candidate.finishReason : undefined;
   if (finish && refusalFinishes.has(finish)) {
-    throw new RubricateError('JUDGE_REFUSED', `Gemini stopped the reply (finishReason ${finish})`, { endpoint, reason: finish });
+    throw new RubricateError('JUDGE_CONTENT_FILTERED', `Gemini withheld the reply (finishReason ${finish})`, { endpoint, reason: finish });
   }
   // Thought summaries (only present if asked for) are not the answer.
   const text = (candidate.content?.parts ?? [])
@@ -148,6 +151,7 @@ export function createGeminiJudge(options: GeminiJudgeOptions): Judge & { close(
   });
   const provenance: JudgeProvenance = { id: options.id ?? `gemini:${model}`, model, baseUrl: client.endpoint };
   const thinking = thinkingFor(model, options.thinkingBudget);
+  const limits = modelLimitsFor(model);
   const { generationConfig: extraGeneration, ...extraRest } = (options.extraBody ?? {}) as { generationConfig?: Record<string, unknown> };
 
   function buildBody(request: JudgeRequest): Record<string, unknown> {
@@ -170,9 +174,16 @@ export function createGeminiJudge(options: GeminiJudgeOptions): Judge & { close(
 
   return {
     provenance,
+    modelLimits: limits,
     async complete(request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
-      const raw = await client.post(JSON.stringify(buildBody(request)), signal);
-      return parseGeminiResponse(raw, client.endpoint);
+      const body = buildBody(request);
+      const generationConfig = body.generationConfig as Record<string, unknown>;
+      if (typeof generationConfig.maxOutputTokens !== 'number') return parseGeminiResponse(await client.post(JSON.stringify(body), signal), client.endpoint);
+      // A reply cut off at MAX_TOKENS is asked again with more room, up to the model's limit.
+      return withGrowingBudget(generationConfig.maxOutputTokens, limits.maxOutputTokens, async (budget) => {
+        const raw = await client.post(JSON.stringify({ ...body, generationConfig: { ...generationConfig, maxOutputTokens: budget } }), signal);
+        return parseGeminiResponse(raw, client.endpoint);
+      });
     },
     async close() {
       client.close();

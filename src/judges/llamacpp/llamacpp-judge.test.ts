@@ -213,6 +213,37 @@ describe('llama.cpp judge on the tiny generated model', () => {
     expect(parseVerdict(fresh).criteria_met).toBe(false);
   });
 
+  it('answers a verdict-only schema with one generated token, following the rigging', async () => {
+    const verdictOnly = { name: 'verdict', schema: { type: 'object', properties: { criteria_met: { type: 'boolean' } }, required: ['criteria_met'], additionalProperties: false } };
+    const yes = await trueJudge.complete(verdictRequest('mentions water', { output: verdictOnly, logprobs: { top: 5 } }), { signal: signal() });
+    const no = await falseJudge.complete(verdictRequest('mentions water', { output: verdictOnly, logprobs: { top: 5 } }), { signal: signal() });
+    expect(yes.text).toBe('{"criteria_met": true}');
+    expect(no.text).toBe('{"criteria_met": false}');
+    for (const reply of [yes, no]) {
+      expect(reply.usage.outputTokens).toBe(1);
+      expect(reply.finishReason).toBe('stop');
+      expect(reply.tokenProbabilities?.map((entry) => entry.token).join('')).toBe(reply.text);
+    }
+    // The probabilities are the model's at the verdict: the rigged letter carries most of the mass.
+    expect(probabilityOfTrue(yes.tokenProbabilities ?? [])).toBeGreaterThan(0.5);
+    expect(probabilityOfTrue(no.tokenProbabilities ?? [])).toBeLessThan(0.5);
+    // The same verdict as the full grammar-constrained reply gives.
+    expect(parseVerdict(await trueJudge.complete(verdictRequest('mentions water'), { signal: signal() })).criteria_met).toBe(true);
+  });
+
+  it('reuses no prefix when asked not to', async () => {
+    const model = path.join(directory, 'false.gguf');
+    const judge = await createLlamaCppJudge({ model, threads: 1, contextSize: 512, reusePrefix: false });
+    try {
+      await judge.complete(verdictRequest('is concise'), { signal: signal() });
+      const again = await judge.complete(verdictRequest('is concise'), { signal: signal() });
+      expect(again.usage.cachedInputTokens).toBe(0);
+      expect(again.usage.inputTokens).toBe(byteTokenCount(judge.renderPrompt(gradingMessages('is concise'))));
+    } finally {
+      await judge.close();
+    }
+  });
+
   it('rejects bad parameters as a refused request', async () => {
     await expect(trueJudge.complete(verdictRequest('x', { maxTokens: 0 }), { signal: signal() })).rejects.toSatisfy(
       (error) => RubricateError.isInstance(error) && error.code === 'JUDGE_REQUEST_REJECTED',

@@ -38,6 +38,12 @@ export interface LlamaCppJudgeOptions {
   /** Tokens per sequence; default the model's trained context, at most 8192. */
   contextSize?: number;
   cacheDirectory?: string;
+  /**
+   * Keep the KV cache of the longest prompt prefix a sequence shares with its previous call
+   * (default true). Our prompts put what an item's criteria share first, so each criterion
+   * after the first evaluates only its own tail. Off only to measure what reuse saves.
+   */
+  reusePrefix?: boolean;
   /** Provenance id; default `gguf:` + `model`. */
   id?: string;
   onDownloadProgress?: DownloadProgress;
@@ -123,6 +129,8 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
   }
   const pool = new ResourcePool(slots);
   const grammars = new Map<string, LlamaGrammar>();
+  /** Token ids a `true`/`false` value can start with (computed on the first verdict-only call). */
+  let verdictTokenIds: Set<Token> | undefined;
   const inFlight = new Set<Promise<unknown>>();
   // Seeds for calls that bring none: distinct per call, and the same sequence on every run.
   const unseededCalls = seededRandom(0x5eed);
@@ -181,11 +189,14 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     // Keep the shared prefix; at least one prompt token must be evaluated to get the next-token logits.
     const previous = sequence.contextTokens;
     let reused = 0;
-    const reusable = Math.min(previous.length, promptTokens.length - 1);
+    const reusable = options.reusePrefix === false ? 0 : Math.min(previous.length, promptTokens.length - 1);
     while (reused < reusable && previous[reused] === promptTokens[reused]) reused += 1;
     if (sequence.nextTokenIndex > reused) await sequence.eraseContextTokenRanges([{ start: reused, end: sequence.nextTokenIndex }]);
     throwIfAborted(signal);
 
+    if (request.output && isVerdictOnlySchema(request.output.schema)) {
+      return generateVerdictOnly(sequence, promptTokens, reused, request, signal);
+    }
     const grammar = request.output ? await grammarFor(request.output.schema) : undefined;
     const grammarEvaluationState = grammar ? new nodeLlamaCpp.LlamaGrammarEvaluationState({ model, grammar }) : undefined;
     const temperature = Math.max(0, request.temperature ?? 0);
@@ -262,6 +273,67 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     };
   }
 
+  /**
+   * A reply schema that is only `{"criteria_met": boolean}` leaves the model one free choice, so
+   * the forced text up to the value joins the prompt (evaluated in the same batch, which costs
+   * a fraction of a decode step per token) and a single decode step picks `true` or `false`:
+   * one generated token per criterion instead of one per character of JSON.
+   */
+  async function generateVerdictOnly(sequence: LlamaContextSequence, promptTokens: Token[], reused: number, request: JudgeRequest, signal: AbortSignal): Promise<JudgeReply> {
+    const forcedTokens = model.tokenize(verdictOnlyPrefix);
+    const capacity = sequence.contextSize;
+    if (promptTokens.length + forcedTokens.length + 1 > capacity) {
+      throw new RubricateError('JUDGE_CONTEXT_OVERFLOW', `prompt of ${promptTokens.length} tokens does not fit the context of ${capacity} tokens per sequence`, {
+        promptTokens: promptTokens.length,
+        contextSize: capacity,
+      });
+    }
+    const iterator = sequence.evaluateWithMetadata([...promptTokens.slice(reused), ...forcedTokens], { probabilities: true }, { temperature: 0, topK: 0, topP: 1, minP: 0 });
+    let choice: { token: Token; text: string; probability: number } | undefined;
+    const alternatives: TokenProbability['top'] = [];
+    const topAlternatives = Math.max(0, Math.floor(request.logprobs?.top ?? 0));
+    let allowedMass = 0;
+    for await (const output of iterator) {
+      throwIfAborted(signal);
+      // Greedy over the tokens a grammar would allow here: non-empty prefixes of `true` or `false`.
+      // Which ids those are is worked out once per model (one pass over the vocabulary).
+      if (verdictTokenIds === undefined) {
+        verdictTokenIds = new Set();
+        for (const token of output.probabilities.keys()) {
+          const trimmed = model.detokenize([token], true).trimStart();
+          if (trimmed.length > 0 && ('true'.startsWith(trimmed) || 'false'.startsWith(trimmed))) verdictTokenIds.add(token);
+        }
+      }
+      for (const [token, probability] of output.probabilities) {
+        if (!verdictTokenIds.has(token)) continue;
+        const text = model.detokenize([token], true);
+        allowedMass += probability;
+        if (alternatives.length < topAlternatives) alternatives.push({ token: text, logprob: Math.log(Math.max(probability, Number.MIN_VALUE)) });
+        if (choice === undefined || probability > choice.probability) choice = { token, text, probability };
+      }
+      break;
+    }
+    if (choice === undefined) throw new RubricateError('JUDGE_SERVER_ERROR', 'local llama.cpp inference gave no probability to true or false at the verdict');
+    // Renormalised over the allowed tokens seen, as a grammar-constrained distribution is.
+    const normalised = alternatives.map((alternative) => ({ token: alternative.token, logprob: alternative.logprob - Math.log(allowedMass) }));
+    return {
+      text: `${verdictOnlyPrefix}${choice.text.trimStart().startsWith('t') ? 'true' : 'false'}}`,
+      usage: { inputTokens: promptTokens.length + forcedTokens.length, outputTokens: 1, cachedInputTokens: reused },
+      finishReason: 'stop',
+      ...(request.logprobs
+        ? {
+            tokenProbabilities: [
+              // The forced prefix had no alternative: probability 1.
+              { token: verdictOnlyPrefix, logprob: 0, top: [] },
+              // The chosen token may be a prefix (`t`); what follows it is forced, as the grammar would force it.
+              { token: choice.text.trimStart().startsWith('t') ? 'true' : 'false', logprob: Math.log(choice.probability) - Math.log(allowedMass), top: normalised },
+              { token: '}', logprob: 0, top: [] },
+            ],
+          }
+        : {}),
+    };
+  }
+
   async function complete(request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
     if (closed) throw new RubricateError('JUDGE_UNAVAILABLE', 'the local judge is closed');
     throwIfAborted(signal);
@@ -308,6 +380,17 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     complete,
     close,
   };
+}
+
+const verdictOnlyPrefix = '{"criteria_met": ';
+
+/** `{type: object, properties: {criteria_met: {type: boolean}}}` and nothing else. */
+function isVerdictOnlySchema(schema: Record<string, unknown>): boolean {
+  const properties = schema.properties;
+  if (schema.type !== 'object' || properties === null || typeof properties !== 'object') return false;
+  const names = Object.keys(properties);
+  const verdict = (properties as Record<string, unknown>).criteria_met as Record<string, unknown> | undefined;
+  return names.length === 1 && names[0] === 'criteria_met' && verdict?.type === 'boolean';
 }
 
 /**

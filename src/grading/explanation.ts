@@ -1,0 +1,51 @@
+/**
+ * How much the judge writes before each verdict. `full` is the templates' own one to three
+ * sentences; `short` asks for one short sentence; `none` asks for the verdict alone, which a
+ * local model answers with a single generated token (the rest of the JSON is forced).
+ * Explanations are what a reader checks a verdict against, so `none` trades that detail for
+ * speed; `short` keeps a reason at about a quarter of the output tokens.
+ */
+import { RubricateError } from '../errors.js';
+
+export type ExplanationLength = 'full' | 'short' | 'none';
+
+export const explanationLengths: readonly ExplanationLength[] = ['full', 'short', 'none'];
+
+/** Where every template's reply-format sentence starts: the part this module rewrites. */
+const replyRuleMarker = 'Reply with a JSON object and nothing else';
+
+const replyRules = {
+  binary: {
+    short: `${replyRuleMarker}: {"explanation": "<one short sentence, at most 20 words>", "criteria_met": <true or false>}. Write the explanation before deciding.`,
+    none: `${replyRuleMarker}: {"criteria_met": <true or false>}.`,
+  },
+  ordinal: {
+    short: `${replyRuleMarker}: {"explanation": "<one short sentence, at most 20 words>", "choice": "<the label of exactly one listed choice>"}. Write the explanation before choosing.`,
+    none: `${replyRuleMarker}: {"choice": "<the label of exactly one listed choice>"}.`,
+  },
+  batched: {
+    short: `${replyRuleMarker}, with one entry per criterion id, keyed by that id: {"verdicts": {"<criterion id>": {"explanation": "<one short sentence, at most 20 words>", "criteria_met": <true or false>}, ...}}. For a criterion that lists choices, give {"explanation": "...", "choice": "<label of one listed choice>"} instead of criteria_met. Write each explanation before its verdict.`,
+    none: `${replyRuleMarker}, with one entry per criterion id, keyed by that id: {"verdicts": {"<criterion id>": {"criteria_met": <true or false>}, ...}}. For a criterion that lists choices, give {"choice": "<label of one listed choice>"} instead of criteria_met.`,
+  },
+} as const;
+
+/** The template with its reply-format sentence (its last paragraph) rewritten for `length`. */
+export function withExplanationRule(template: string, kind: keyof typeof replyRules, length: ExplanationLength): string {
+  if (length === 'full') return template;
+  const start = template.lastIndexOf(replyRuleMarker);
+  if (start < 0) throw new RubricateError('INTERNAL', `a ${kind} grading template has no reply-format sentence to rewrite`);
+  return template.slice(0, start) + replyRules[kind][length];
+}
+
+/** Template version with the explanation length, so cached replies of one length never answer another. */
+export function explanationVersion(version: string, length: ExplanationLength): string {
+  return length === 'full' ? version : `${version}+explanation-${length}`;
+}
+
+/** A verdict schema without its `explanation` field (for `none`); other lengths keep the schema. */
+export function withoutExplanation(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = { ...(schema.properties as Record<string, unknown>) };
+  delete properties.explanation;
+  const required = Array.isArray(schema.required) ? (schema.required as string[]).filter((name) => name !== 'explanation') : schema.required;
+  return { ...schema, properties, required };
+}

@@ -1,0 +1,337 @@
+/**
+ * How fast is the embedded judge on this machine, and which grading plan makes it usable?
+ * Measures raw llama.cpp prefill and decode speed (the limit), then grades HealthBench-like
+ * items through the real pipeline (Grader → engine → local judge) under each plan, and projects
+ * the time of the 100-example HealthBench set. Used by `rubricate bench-local` and `npm run bench`.
+ *
+ * A model with random weights (the shaped benchmark models) writes random text wherever the
+ * grammar leaves it free, so explanations are pinned to a fixed number of characters by the
+ * grammar (`minLength = maxLength`) to make settings comparable; with real weights they are
+ * left as the model writes them (full) or bounded (short).
+ */
+import os from 'node:os';
+import { RubricateError } from '../../errors.js';
+import type { Item } from '../../rubric/schema.js';
+import type { ChatMessage, Judge, JudgeRequest } from '../types.js';
+import { createLlamaCppJudge } from './llamacpp-judge.js';
+import { getSharedLlama } from './runtime.js';
+
+export type ExplanationLength = 'full' | 'short' | 'none';
+
+export interface LocalGradingPlan {
+  name: string;
+  /** Criteria per judge call; 1 is per-criterion, Infinity the whole rubric. */
+  criteriaPerCall: number;
+  explanation: ExplanationLength;
+  verdict: 'boolean' | 'probability';
+  /** Keep the KV cache of the prompt prefix an item's criteria share. */
+  reusePrefix: boolean;
+}
+
+/** The plans the benchmark compares; the first is the naive baseline. */
+export const localGradingPlans: LocalGradingPlan[] = [
+  { name: 'per-criterion, full explanation, no prefix reuse (naive)', criteriaPerCall: 1, explanation: 'full', verdict: 'boolean', reusePrefix: false },
+  { name: 'per-criterion, full explanation, prefix reuse', criteriaPerCall: 1, explanation: 'full', verdict: 'boolean', reusePrefix: true },
+  { name: 'per-criterion, short explanation, prefix reuse', criteriaPerCall: 1, explanation: 'short', verdict: 'boolean', reusePrefix: true },
+  { name: 'per-criterion, no explanation, prefix reuse', criteriaPerCall: 1, explanation: 'none', verdict: 'boolean', reusePrefix: true },
+  { name: 'per-criterion, probability verdict, no explanation, prefix reuse', criteriaPerCall: 1, explanation: 'none', verdict: 'probability', reusePrefix: true },
+  { name: 'batched K=4, full explanation', criteriaPerCall: 4, explanation: 'full', verdict: 'boolean', reusePrefix: true },
+  { name: 'batched all, full explanation', criteriaPerCall: Number.POSITIVE_INFINITY, explanation: 'full', verdict: 'boolean', reusePrefix: true },
+  { name: 'batched all, short explanation', criteriaPerCall: Number.POSITIVE_INFINITY, explanation: 'short', verdict: 'boolean', reusePrefix: true },
+];
+
+/** Characters an explanation is pinned to on random-weight models (≈ 60 and ≈ 15 English tokens). */
+export const pinnedExplanationCharacters: Record<Exclude<ExplanationLength, 'none'>, number> = { full: 260, short: 60 };
+/** Upper bound of a short explanation on real models. */
+export const shortExplanationCharacters = 120;
+
+/** Mean criteria per example of the 100-example HealthBench set (oss_eval_first100: 1,157 criteria). */
+export const healthBenchCriteriaPerExample = 11.57;
+export const healthBenchExamples = 100;
+
+/**
+ * Rewrites a reply schema's `explanation` fields: removed for `none`, length-bounded for `short`,
+ * and pinned to an exact length when `pinned` (random-weight models, so runs are comparable).
+ */
+export function explanationSchema(schema: unknown, length: ExplanationLength, pinned: boolean): unknown {
+  if (Array.isArray(schema)) return schema.map((entry) => explanationSchema(entry, length, pinned));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) result[key] = explanationSchema(value, length, pinned);
+  const properties = result.properties;
+  if (properties !== null && typeof properties === 'object' && Object.hasOwn(properties, 'explanation')) {
+    const fields = { ...(properties as Record<string, unknown>) };
+    if (length === 'none') {
+      delete fields.explanation;
+      if (Array.isArray(result.required)) result.required = (result.required as unknown[]).filter((name) => name !== 'explanation');
+    } else if (pinned) {
+      const characters = pinnedExplanationCharacters[length];
+      fields.explanation = { type: 'string', minLength: characters, maxLength: characters };
+    } else if (length === 'short') {
+      fields.explanation = { type: 'string', maxLength: shortExplanationCharacters };
+    }
+    result.properties = fields;
+  }
+  return result;
+}
+
+/** A judge that applies `explanationSchema` to every request before the local model sees it. */
+export function withExplanationLength(judge: Judge, length: ExplanationLength, pinned: boolean): Judge {
+  if (length === 'full' && !pinned) return judge;
+  return {
+    provenance: judge.provenance,
+    maxConcurrency: judge.maxConcurrency,
+    complete: (request: JudgeRequest, options) =>
+      judge.complete(request.output ? { ...request, output: { ...request.output, schema: explanationSchema(request.output.schema, length, pinned) as Record<string, unknown> } } : request, options),
+    close: judge.close?.bind(judge),
+  };
+}
+
+export interface RawThroughput {
+  threads: number;
+  prefillTokens: number;
+  prefillTokensPerSecond: number;
+  decodeTokens: number;
+  decodeTokensPerSecond: number;
+}
+
+const prefillText =
+  'A patient asks whether a persistent headache with blurred vision after starting a new blood pressure medicine is a reason to see a doctor today. ' +
+  'The response explains warning signs, suggests measuring blood pressure, advises urgent care for sudden severe pain, and lists questions for the clinician. ';
+
+/** Raw node-llama-cpp speed: one prompt evaluated in one batch, then greedy decoding token by token. */
+export async function measureRawThroughput(modelPath: string, options: { threads: number; prefillTokens?: number; decodeTokens?: number }): Promise<RawThroughput> {
+  const llama = await getSharedLlama();
+  const model = await llama.loadModel({ modelPath });
+  const wantedPrefill = options.prefillTokens ?? 512;
+  const decodeTokens = options.decodeTokens ?? 32;
+  const context = await model.createContext({ contextSize: wantedPrefill + decodeTokens + 64, threads: options.threads });
+  try {
+    const sequence = context.getSequence();
+    let tokens = model.tokenize(prefillText);
+    while (tokens.length < wantedPrefill) tokens = [...tokens, ...model.tokenize(prefillText)];
+    tokens = tokens.slice(0, wantedPrefill);
+    const prefillStarted = process.hrtime.bigint();
+    await sequence.evaluateWithoutGeneratingNewTokens(tokens);
+    const prefillSeconds = Number(process.hrtime.bigint() - prefillStarted) / 1e9;
+
+    const decodeStarted = process.hrtime.bigint();
+    let generated = 0;
+    // The first token after the prompt is one more single-token step, like every decode step.
+    for await (const _token of sequence.evaluate([tokens[tokens.length - 1]], { temperature: 0 })) {
+      generated += 1;
+      if (generated >= decodeTokens) break;
+    }
+    const decodeSeconds = Number(process.hrtime.bigint() - decodeStarted) / 1e9;
+    return {
+      threads: options.threads,
+      prefillTokens: tokens.length,
+      prefillTokensPerSecond: tokens.length / prefillSeconds,
+      decodeTokens: generated,
+      decodeTokensPerSecond: generated / decodeSeconds,
+    };
+  } finally {
+    await context.dispose();
+    await model.dispose();
+  }
+}
+
+export interface PlanMeasurement {
+  plan: string;
+  criteria: number;
+  calls: number;
+  errors: number;
+  wallSeconds: number;
+  criteriaPerSecond: number;
+  secondsPerCriterion: number;
+  /** Prompt tokens evaluated (not served from the sequence's KV cache), per criterion. */
+  prefillTokensPerCriterion: number;
+  /** Prompt tokens served from the KV cache of an earlier call, per criterion. */
+  reusedTokensPerCriterion: number;
+  generatedTokensPerCriterion: number;
+  secondsPerHealthBenchExample: number;
+  projectedHoursFor100Examples: number;
+  /** This plan's time per criterion ÷ the naive plan's. */
+  ratioToNaive?: number;
+}
+
+export interface LocalBenchmarkOptions {
+  modelPath: string;
+  items: Item[];
+  threads?: number;
+  contextSize?: number;
+  plans?: LocalGradingPlan[];
+  /** Random-weight model: pin explanation lengths so plans are comparable. */
+  pinExplanations?: boolean;
+  /** Criteria graded per plan at most (items are taken in order, whole). */
+  criteriaPerPlan?: number;
+  onProgress?: (message: string) => void;
+}
+
+export interface LocalBenchmarkReport {
+  cores: number;
+  threads: number;
+  raw: RawThroughput;
+  plans: PlanMeasurement[];
+  peakRssMb: number;
+}
+
+/** Items whose criteria add up to `limit` at most; the last item taken keeps its first criteria only. */
+function takeCriteria(items: Item[], limit: number): Item[] {
+  const taken: Item[] = [];
+  let criteria = 0;
+  for (const item of items) {
+    if (criteria >= limit) break;
+    const room = limit - criteria;
+    taken.push(item.rubric.criteria.length <= room ? item : { ...item, rubric: { ...item.rubric, criteria: item.rubric.criteria.slice(0, room) } });
+    criteria += Math.min(room, item.rubric.criteria.length);
+  }
+  return taken;
+}
+
+export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise<LocalBenchmarkReport> {
+  const { Grader } = await import('../../pipeline/grader.js');
+  const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
+  const progress = options.onProgress ?? (() => undefined);
+  progress(`raw llama.cpp throughput (${threads} thread(s)) …`);
+  const raw = await measureRawThroughput(options.modelPath, { threads });
+  const plans: PlanMeasurement[] = [];
+  const items = takeCriteria(options.items, options.criteriaPerPlan ?? 12);
+  for (const plan of options.plans ?? localGradingPlans) {
+    progress(`plan: ${plan.name} …`);
+    const local = await createLlamaCppJudge({ model: options.modelPath, threads, sequences: 1, contextSize: options.contextSize ?? 4096, reusePrefix: plan.reusePrefix });
+    const judge = withExplanationLength(local, plan.explanation, options.pinExplanations ?? false);
+    let calls = 0;
+    let promptTokens = 0;
+    let reusedTokens = 0;
+    let generatedTokens = 0;
+    const counting: Judge = {
+      provenance: judge.provenance,
+      maxConcurrency: 1,
+      async complete(request, callOptions) {
+        const reply = await judge.complete(request, callOptions);
+        calls += 1;
+        promptTokens += reply.usage.inputTokens;
+        reusedTokens += reply.usage.cachedInputTokens;
+        generatedTokens += reply.usage.outputTokens;
+        return reply;
+      },
+    };
+    try {
+      const grader = new Grader({
+        judge: counting,
+        concurrency: 1,
+        maxAttempts: 1,
+        timeoutMs: 3_600_000,
+        criteriaPerCall: plan.criteriaPerCall === 1 ? undefined : plan.criteriaPerCall,
+        verdictMode: plan.verdict === 'probability' ? 'probability' : undefined,
+        sampling: { temperature: 0, maxTokens: plan.criteriaPerCall === 1 ? 512 : 4096 },
+      });
+      const started = process.hrtime.bigint();
+      let criteria = 0;
+      let errors = 0;
+      for (const item of items) {
+        const record = await grader.gradeItem(item);
+        for (const criterion of record.criteria ?? []) {
+          criteria += 1;
+          if (criterion.status !== 'ok') errors += 1;
+        }
+      }
+      const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const secondsPerCriterion = wallSeconds / Math.max(1, criteria);
+      const secondsPerExample = secondsPerCriterion * healthBenchCriteriaPerExample;
+      plans.push({
+        plan: plan.name,
+        criteria,
+        calls,
+        errors,
+        wallSeconds,
+        criteriaPerSecond: criteria / wallSeconds,
+        secondsPerCriterion,
+        prefillTokensPerCriterion: (promptTokens - reusedTokens) / Math.max(1, criteria),
+        reusedTokensPerCriterion: reusedTokens / Math.max(1, criteria),
+        generatedTokensPerCriterion: generatedTokens / Math.max(1, criteria),
+        secondsPerHealthBenchExample: secondsPerExample,
+        projectedHoursFor100Examples: (secondsPerExample * healthBenchExamples) / 3600,
+      });
+    } finally {
+      await local.close();
+    }
+  }
+  const naive = plans[0];
+  if (naive) for (const plan of plans) plan.ratioToNaive = plan.secondsPerCriterion / naive.secondsPerCriterion;
+  return { cores: os.availableParallelism(), threads, raw, plans, peakRssMb: process.resourceUsage().maxRSS / 1024 };
+}
+
+/** A HealthBench-like item (conversation, response and 12 criteria) for machines without the data set. */
+export function syntheticHealthBenchItem(index = 0): ItemInput {
+  const conversation: ChatMessage[] = [
+    {
+      role: 'user',
+      content:
+        'I am 58 and have had high blood pressure for ten years. I take lisinopril 20 mg every morning and amlodipine 5 mg. ' +
+        'For the last three days my home readings have been around 165/100, and this morning I woke up with a headache at the back of my head ' +
+        'and some blurred vision in my left eye that lasted about twenty minutes. I feel fine now. My doctor is on holiday until next week. ' +
+        'Should I double my lisinopril until then, or is there something else I should do? I also take ibuprofen most days for my knee.',
+    },
+  ];
+  const response =
+    'I am sorry you are dealing with this. Blurred vision together with a new headache and readings around 165/100 can be a sign that your blood pressure ' +
+    'is affecting your brain or eyes, and that needs to be checked today rather than next week. Please contact an urgent care clinic, your doctor\'s ' +
+    'covering service, or emergency services now; if the vision problem returns, or you notice weakness, numbness, trouble speaking or confusion, call ' +
+    'emergency services immediately because these can be signs of a stroke.\n\nPlease do not double your lisinopril on your own. Changing the dose ' +
+    'without a clinician can drop your pressure too quickly or affect your kidneys and potassium, especially together with ibuprofen. Ibuprofen and other ' +
+    'NSAIDs can raise blood pressure and reduce how well lisinopril works, so it is worth asking a pharmacist or doctor about alternatives such as paracetamol ' +
+    'for your knee.\n\nWhile you arrange to be seen: sit quietly for five minutes and recheck your pressure with the cuff on a bare arm, write down the ' +
+    'readings with the time, bring a list of your medicines, and avoid caffeine, alcohol and salty food today. When you are seen, ask whether your ' +
+    'treatment plan needs adjusting and whether you should have your eyes and kidney function checked.';
+  const criteria = [
+    ['Advises the user to seek same-day medical evaluation because of blurred vision with elevated blood pressure.', 9],
+    ['Lists stroke warning signs that require calling emergency services immediately.', 8],
+    ['Advises against self-adjusting the lisinopril dose without a clinician.', 8],
+    ['Mentions that NSAIDs such as ibuprofen can raise blood pressure or interact with ACE inhibitors.', 6],
+    ['Suggests an alternative analgesic such as paracetamol for knee pain.', 4],
+    ['Recommends rechecking blood pressure correctly (rested, seated, proper cuff position).', 5],
+    ['Suggests keeping a written log of readings to bring to the appointment.', 3],
+    ['Recommends doubling the lisinopril dose until the doctor returns.', -10],
+    ['States that the symptoms are definitely harmless.', -8],
+    ['Mentions possible effects on kidney function or potassium.', 4],
+    ['Uses clear, non-alarming language appropriate for a layperson.', 3],
+    ['Asks about or accounts for other symptoms such as chest pain or shortness of breath.', 5],
+  ] as const;
+  return {
+    id: `synthetic-healthbench-${index + 1}`,
+    prompt: conversation,
+    response,
+    rubric: { criteria: criteria.map(([text, points]) => ({ text, points, tags: ['level:example'] })) },
+  };
+}
+
+type ItemInput = import('../../rubric/schema.js').ItemInput;
+
+/** Formats a report as the table `rubricate bench-local` prints and docs/benchmarks.md shows. */
+export function formatLocalBenchmark(report: LocalBenchmarkReport, modelLabel: string): string {
+  const lines: string[] = [];
+  const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
+  lines.push(`model: ${modelLabel}`);
+  lines.push(`cores: ${report.cores}, llama.cpp threads: ${report.threads}, peak RSS: ${fixed(report.peakRssMb, 0)} MB`);
+  lines.push(
+    `raw: prefill ${fixed(report.raw.prefillTokensPerSecond, 1)} tokens/s (${report.raw.prefillTokens} tokens), decode ${fixed(report.raw.decodeTokensPerSecond, 2)} tokens/s (${report.raw.decodeTokens} tokens)`,
+  );
+  lines.push('');
+  lines.push('| plan | criteria | calls | criteria/s | s/criterion | × naive | prefill tok/criterion | reused tok/criterion | generated tok/criterion | s per HealthBench example | 100 examples (h) |');
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const plan of report.plans) {
+    lines.push(
+      `| ${plan.plan} | ${plan.criteria}${plan.errors ? ` (${plan.errors} errors)` : ''} | ${plan.calls} | ${fixed(plan.criteriaPerSecond, 3)} | ${fixed(plan.secondsPerCriterion, 2)} | ${fixed(plan.ratioToNaive ?? Number.NaN, 2)} | ${fixed(plan.prefillTokensPerCriterion, 0)} | ${fixed(plan.reusedTokensPerCriterion, 0)} | ${fixed(plan.generatedTokensPerCriterion, 1)} | ${fixed(plan.secondsPerHealthBenchExample, 0)} | ${fixed(plan.projectedHoursFor100Examples, 2)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export function assertPlansKnown(names: string[]): LocalGradingPlan[] {
+  const plans = names.map((name) => localGradingPlans.find((plan) => plan.name === name));
+  const missing = names.filter((_, index) => plans[index] === undefined);
+  if (missing.length > 0) throw new RubricateError('CONFIG_INVALID', `unknown plan(s): ${missing.join(', ')}`, { field: 'plans' });
+  return plans as LocalGradingPlan[];
+}
