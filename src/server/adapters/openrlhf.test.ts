@@ -100,8 +100,14 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
   });
 
   it('a request refused for load gets 503 with Retry-After, never a reward, even with a fallback configured', async () => {
+    // The slow sample's verdict waits for `release`: the queue stays full until the test says so.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     server = await startTestServer({
-      script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response?.includes('slow') ? 400 : 5 }),
+      script: async (request) => {
+        if (request.response?.includes('slow')) await released;
+        return { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) };
+      },
       service: { maxQueue: 1, maxWaiting: 1, deadlineMs: 5_000, onError: { kind: 'fallback', value: 0 } },
     });
     const one = (response: string) => server!.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] });
@@ -116,6 +122,7 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     const refusedBody = await refused.json();
     expect(refusedBody.error.code).toBe('OVERLOADED');
     expect(refusedBody).not.toHaveProperty('rewards');
+    release();
     expect((await (await holding).json()).rewards).toEqual([0.75]);
     expect((await (await waiting).json()).rewards).toEqual([0.25]);
     expect(server.service.metrics.fallbacks.value()).toBe(0);
