@@ -144,6 +144,7 @@ describe('τ-bench airline trajectories (real data)', () => {
     expect(report.auroc).toBeGreaterThan(0.5);
     expect(report.bestThreshold!.accuracy).toBeGreaterThanOrEqual(0.9);
     expect(report.criteria.map((row) => row.group)).toContain('tau:confirmation');
+    console.info(`τ-bench: checks agreement ${none.checks!.agreement} (${none.checks!.checksPassedOutcomeFailed.join(', ')} passed but failed; ${none.checks!.checksFailedOutcomeSucceeded.join(', ')} failed but succeeded); hybrid AUROC ${report.auroc}, best threshold ${JSON.stringify(report.bestThreshold)}; ${JSON.stringify(report.criteria)}`);
     const metaOut = path.join(directory, 'meta.json');
     expect(await runCli(['meta', '--format', 'outcome', '--input', hybrid, '--out', metaOut, '--quiet'], context)).toBe(exitCodes.success);
     expect(JSON.parse(await readFile(metaOut, 'utf8')).auroc).toBe(report.auroc);
