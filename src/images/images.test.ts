@@ -73,7 +73,7 @@ describe('image items', () => {
     await writeFile(input, `${items.map((item) => JSON.stringify(item)).join('\n')}\n`);
     const out = path.join(directory, 'results.jsonl');
     const stderr: string[] = [];
-    const code = await runCli(['grade', '--input', input, '--out', out, '--judge', 'openai:vision', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--quiet'], {
+    const code = await runCli(['grade', '--input', input, '--out', out, '--judge', 'openai:vision', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--cache', path.join(directory, 'cache.sqlite'), '--quiet'], {
       stdout: () => {},
       stderr: (text) => stderr.push(text),
       signal: new AbortController().signal,

@@ -76,7 +76,7 @@ describe('a 300K-character trajectory', () => {
     const out = path.join(directory, 'long.results.jsonl');
     const stderr: string[] = [];
     const code = await runCli(
-      ['grade', '--input', input, '--out', out, '--judge', 'openai:judge', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--context-budget', String(contextTokens), '--quiet'],
+      ['grade', '--input', input, '--out', out, '--judge', 'openai:judge', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--context-budget', String(contextTokens), '--cache', path.join(directory, 'cache.sqlite'), '--quiet'],
       { stdout: () => {}, stderr: (text) => stderr.push(text), signal: new AbortController().signal },
     );
     expect(stderr.join('\n')).toMatch(/1 ok, 0 error/);
@@ -91,6 +91,8 @@ describe('a 300K-character trajectory', () => {
     // The verdict cites the confirmation step, and results keep it.
     const yesStep = Number(/\[step (\d+)\] user: yes/.exec(result.response)![1]);
     expect(criterion.steps).toEqual([yesStep]);
+    expect(promptTokens.length).toBe(fake.requests.length);
+    expect(fake.requests.length).toBeGreaterThan(criterion.evidence.chunks);
     expect(overflows).toBe(0);
     expect(Math.max(...promptTokens)).toBeLessThanOrEqual(contextTokens);
     // Figures for the report: calls and the largest prompt against the context.
