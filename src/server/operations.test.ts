@@ -149,7 +149,11 @@ describe('admission queue', () => {
 
 describe('admission queue over HTTP', () => {
   it('refuses on a full queue straight from the Node handler, after checking credentials', async () => {
-    server = await startTestServer({ script: slowScript(300), service: { maxQueue: 1 } });
+    // The judge answers only when released, so the first request holds the one place for as long as the test needs.
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const gatedScript = slowScript(0);
+    server = await startTestServer({ script: async (request) => (await released, gatedScript(request)), service: { maxQueue: 1 } });
     const running = await startServer({ service: server.service, port: 0, token: 'tok' });
     try {
       const post = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer tok' }) =>
@@ -167,6 +171,7 @@ describe('admission queue over HTTP', () => {
       await vi.waitFor(() => expect(server!.service.admission.waiting).toBe(1));
       const slime = fetch(`${running.url}/slime/reward?token=tok`, { method: 'POST', body: JSON.stringify({ prompt: 'q', response: 'apples', label: fruitRubric }) });
       await vi.waitFor(() => expect(server!.service.admission.waiting).toBe(2));
+      release();
       expect((await (await admitted).json()).reward).toBe(1);
       const waited = await (await openRlhf).json();
       expect(waited).toMatchObject({ rewards: [0.25], extra_logs: { reward_failed: [0] } });
