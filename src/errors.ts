@@ -4,11 +4,15 @@
  * the HTTP status and whether the engine retries.
  */
 
+import { redactDeep, redactText } from './util/redact.js';
+
 export const errorCodes = {
   INPUT_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   CONFIG_INVALID: { retryable: false, httpStatus: 400, exitCode: 2 },
   NOT_FOUND: { retryable: false, httpStatus: 404, exitCode: 2 },
   UNAUTHORIZED: { retryable: false, httpStatus: 401, exitCode: 2 },
+  FORBIDDEN_ORIGIN: { retryable: false, httpStatus: 403, exitCode: 2 },
+  UNSUPPORTED_MEDIA_TYPE: { retryable: false, httpStatus: 415, exitCode: 2 },
   INPUT_UNREADABLE: { retryable: false, httpStatus: 400, exitCode: 2 },
   OUTPUT_CONFLICT: { retryable: false, httpStatus: 400, exitCode: 2 },
   OUTPUT_UNWRITABLE: { retryable: false, httpStatus: 500, exitCode: 2 },
@@ -24,6 +28,8 @@ export const errorCodes = {
   JUDGE_UNPARSEABLE: { retryable: true, httpStatus: 502, exitCode: 3 },
   JUDGE_REFUSED: { retryable: true, httpStatus: 502, exitCode: 3 },
   JUDGE_UNAVAILABLE: { retryable: false, httpStatus: 503, exitCode: 4 },
+  JUDGE_REPLY_TOO_LARGE: { retryable: true, httpStatus: 502, exitCode: 4 },
+  JUDGE_CIRCUIT_OPEN: { retryable: false, httpStatus: 503, exitCode: 4 },
   /** A request this judge will never accept (e.g. log-probabilities from a model without them): stops the run. */
   JUDGE_UNSUPPORTED: { retryable: false, httpStatus: 502, exitCode: 4 },
   /** The model, deployment or endpoint does not exist (404): stops the run. */
@@ -66,9 +72,11 @@ export class RubricateError extends Error {
   readonly details: ErrorDetails;
 
   constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
-    super(message, options);
+    // Messages and details reach results, stderr, reports and HTTP answers: no secret survives
+    // past here (a judge's 401 body echoing the key, an endpoint URL with a password).
+    super(redactText(message), options);
     this.code = code;
-    this.details = details;
+    this.details = redactDeep(details);
   }
 
   get retryable(): boolean {

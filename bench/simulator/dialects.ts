@@ -91,7 +91,8 @@ export function interpretRequest(body: unknown, messages: readonly TextMessage[]
 // ---------------------------------------------------------------- rubricate
 
 const responseOpenPattern = /^<response-([0-9a-f]{16})>$/m;
-const criterionOpenPattern = /^<criterion\b([^>\n]*)>\n/gm;
+/** `<criterion-NONCE id=… points=…>` (the nonce is optional for older prompts). */
+const criterionOpenPattern = /^<criterion(-[0-9a-f]{16})?\b([^>\n]*)>\n/gm;
 
 function unescapeAttribute(value: string): string {
   return value.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
@@ -132,14 +133,15 @@ function interpretRubricate(body: unknown, content: string): Interpretation {
   criterionOpenPattern.lastIndex = 0;
   for (let match = criterionOpenPattern.exec(outside); match; match = criterionOpenPattern.exec(outside)) {
     const textStart = match.index + match[0].length;
-    const closeAt = outside.indexOf('\n</criterion>', textStart - 1);
-    if (closeAt === -1) return { ok: false, error: 'rubricate request: <criterion> block without a closing </criterion> line' };
+    const close = `\n</criterion${match[1] ?? ''}>`;
+    const closeAt = outside.indexOf(close, textStart - 1);
+    if (closeAt === -1) return { ok: false, error: `rubricate request: <criterion> block without a closing ${close.trim()} line` };
     criteria.push({
-      id: attribute(match[1], 'id'),
-      points: attribute(match[1], 'points'),
+      id: attribute(match[2], 'id'),
+      points: attribute(match[2], 'points'),
       text: closeAt < textStart ? '' : content.slice(textStart, closeAt),
     });
-    criterionOpenPattern.lastIndex = closeAt + '\n</criterion>'.length;
+    criterionOpenPattern.lastIndex = closeAt + close.length;
   }
   if (criteria.length === 0) return { ok: false, error: 'rubricate request: no <criterion id="…" points="…"> blocks found' };
   const schemaName = responseFormatName(body);

@@ -2,6 +2,7 @@
 import type { Usage } from '../engine/usage.js';
 import { formatLocation, type RubricateError } from '../errors.js';
 import type { Metrics } from '../scoring/types.js';
+import { formatErrorCounts, type ErrorCodeCount } from '../pipeline/error-summary.js';
 
 export interface CommandContext {
   stdout(text: string): void;
@@ -20,7 +21,11 @@ function formatNumber(value: number): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(4);
 }
 
-export function printMetricsSummary(context: CommandContext, metrics: Metrics, extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string } = {}): void {
+export function printMetricsSummary(
+  context: CommandContext,
+  metrics: Metrics,
+  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[] } = {},
+): void {
   const lines: string[] = [];
   const counts = `${metrics.n} items: ${metrics.n_ok} ok, ${metrics.n_error} error, ${metrics.n_invalid} invalid${metrics.n_unscorable ? `, ${metrics.n_unscorable} unscorable` : ''}`;
   lines.push(counts);
@@ -50,6 +55,7 @@ export function printMetricsSummary(context: CommandContext, metrics: Metrics, e
       }`,
     );
   }
+  if (extra.errors) lines.push(...formatErrorCounts(extra.errors));
   if (extra.out) lines.push(`results: ${extra.out}`);
   context.stderr(lines.join('\n'));
 }

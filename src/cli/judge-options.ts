@@ -8,6 +8,9 @@ import { validateSampling } from '../grading/sampling.js';
 import { safeParseJson } from '../util/json.js';
 import type { Judge } from '../judges/types.js';
 import type { GraderOptions } from '../pipeline/grader.js';
+import { defaultBreakerThreshold } from '../engine/circuit-breaker.js';
+import { defaultMaxRetryAfterMs } from '../engine/engine.js';
+import { defaultMaxReplyBytes } from '../judges/reply-body.js';
 import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
 import cliProgress from 'cli-progress';
 
@@ -37,6 +40,9 @@ export interface JudgeFlags extends StoreFlags {
   threads?: number;
   sequences?: number;
   contextSize?: number;
+  maxRetryAfter?: number;
+  maxReplyBytes?: number;
+  breakerThreshold?: number;
   /** `--judge-header K=V`, repeatable. */
   judgeHeader?: Record<string, string>;
   judgeExtraBody?: Record<string, unknown>;
@@ -59,6 +65,14 @@ export function parseNumber(name: string, minimum = Number.NEGATIVE_INFINITY) {
   return (value: string): number => {
     const number = Number(value);
     if (!Number.isFinite(number) || number < minimum) throw new RubricateError('CONFIG_INVALID', `--${name} must be a number${minimum > Number.NEGATIVE_INFINITY ? ` ≥ ${minimum}` : ''}, got "${value}"`, { field: name });
+    return number;
+  };
+}
+
+function parseNonNegativeInteger(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 0) throw new RubricateError('CONFIG_INVALID', `--${name} must be an integer ≥ 0, got "${value}"`, { field: name });
     return number;
   };
 }
@@ -135,7 +149,10 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     .option('--sequences <n>', 'parallel sequences for a local GGUF judge', parsePositiveInteger('sequences'))
     .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'))
     .option('--thinking-budget <tokens>', 'gemini: judges: thinking tokens per call (0 off, -1 model decides; default off where the model allows)', parseThinkingBudget)
-    .addOption(new Option('--judge-protocol <protocol>', "prompt layout and reply format: rubricate's own, or Prometheus' (1–5 rubrics, [RESULT] replies)").choices(['native', 'prometheus']).default('native'));
+    .addOption(new Option('--judge-protocol <protocol>', "prompt layout and reply format: rubricate's own, or Prometheus' (1–5 rubrics, [RESULT] replies)").choices(['native', 'prometheus']).default('native'))
+    .option('--max-retry-after <seconds>', 'longest wait a judge\'s Retry-After may impose per retry (never beyond --timeout)', parseNumber('max-retry-after', 0), defaultMaxRetryAfterMs / 1000)
+    .option('--max-reply-bytes <n>', 'largest judge reply read; a bigger one is JUDGE_REPLY_TOO_LARGE', parsePositiveInteger('max-reply-bytes'), defaultMaxReplyBytes)
+    .option('--breaker-threshold <n>', `consecutive hard judge failures (unreachable, rejected, unreadable) that stop the run with exit 4; 0 never stops (default ${defaultBreakerThreshold}; serve: 0)`, parseNonNegativeInteger('breaker-threshold'));
   addStoreOptions(command);
   if (batching) {
     command
@@ -184,6 +201,7 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
     threads: flags.threads,
     sequences: flags.sequences,
     contextSize: flags.contextSize,
+    maxReplyBytes: flags.maxReplyBytes,
     thinkingBudget: flags.thinkingBudget,
     onDownloadProgress: downloadProgressBar(),
   };
@@ -192,7 +210,7 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
 
 export function graderOptionsFrom(
   flags: JudgeFlags,
-): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens' | 'protocol' | 'explanation'> {
+): Pick<GraderOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'sampling' | 'verdictMode' | 'criteriaPerCall' | 'mode' | 'holisticLevels' | 'samples' | 'juryAggregate' | 'contextBudgetTokens' | 'protocol' | 'explanation' | 'breakerThreshold' | 'maxRetryAfterMs'> {
   return {
     protocol: flags.judgeProtocol,
     mode: flags.mode,
@@ -203,6 +221,8 @@ export function graderOptionsFrom(
     concurrency: flags.concurrency,
     maxAttempts: flags.maxAttempts,
     timeoutMs: Math.round(flags.timeout * 1000),
+    ...(flags.breakerThreshold !== undefined ? { breakerThreshold: flags.breakerThreshold } : {}),
+    ...(flags.maxRetryAfter !== undefined ? { maxRetryAfterMs: Math.round(flags.maxRetryAfter * 1000) } : {}),
     sampling: {
       temperature: flags.temperature ?? 0,
       maxTokens: flags.maxTokens ?? 1024,

@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { defaultInputLimits, inputEncodings, setInputLimits, type InputEncoding } from '../util/input-limits.js';
 import { RubricateError, exitCodes, formatLocation } from '../errors.js';
 import { rubricateVersion } from '../version.js';
+import { redactText } from '../util/redact.js';
 import type { CommandContext } from './context.js';
 
 type Register = (program: Command, context: CommandContext) => void;
@@ -82,7 +83,7 @@ export async function runCli(argv: string[], context: Omit<CommandContext, 'exit
       context.stderr(`error [${error.code}]: ${location ? `${location}: ` : ''}${error.message}`);
       return error.exitCode;
     }
-    context.stderr(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    context.stderr(redactText(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
     return exitCodes.internal;
   }
 }

@@ -18,6 +18,8 @@ import { isPromise, sharesInFlight, type ReplyStore } from '../store/types.js';
 import { requestKey } from './request-key.js';
 import { addReplyUsage, emptyUsage, type Usage } from './usage.js';
 import { sleep } from '../util/sleep.js';
+import { redactUrl } from '../util/redact.js';
+import { defaultBreakerThreshold, JudgeCircuitBreaker } from './circuit-breaker.js';
 
 export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome;
 
@@ -48,7 +50,7 @@ export type EngineEvent =
   | { type: 'item'; status: 'ok' | 'error' | 'invalid' }
   | { type: 'call'; cached: boolean }
   | { type: 'retry'; code: string; delayMs: number }
-  | { type: 'judge-error'; code: string };
+  | { type: 'judge-error'; code: string; message?: string };
 
 export interface EngineOptions {
   /** Absent means `--judge none`: criteria without a check end in error. */
@@ -76,6 +78,13 @@ export interface EngineOptions {
   contextBudgetTokens?: number;
   /** Sampling used for evidence extraction calls (long responses). */
   evidenceSampling?: SamplingOptions;
+  /**
+   * Consecutive hard failures of the judge (unreachable, request rejected, no readable
+   * verdict) that stop the run with JUDGE_CIRCUIT_OPEN. Default 20; 0 never stops.
+   */
+  breakerThreshold?: number;
+  /** Longest wait a judge's Retry-After may impose per retry (also capped by `timeoutMs`). Default 60 s. */
+  maxRetryAfterMs?: number;
 }
 
 interface CallResult {
@@ -92,11 +101,15 @@ interface CallResult {
 /** Errors no later call can escape (bad key, no judge, a request the judge never accepts, no such model): the run stops. */
 const fatalCodes = new Set(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE', 'JUDGE_UNSUPPORTED', 'JUDGE_NOT_FOUND']);
 
+/** Default cap on a judge's Retry-After per retry. */
+export const defaultMaxRetryAfterMs = 60_000;
+
 export class GradingEngine {
   private readonly options: Required<Pick<EngineOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'checkMode'>> & EngineOptions;
   private readonly limiter: AdaptiveLimiter;
   private readonly inFlight = new Map<string, Promise<CallResult>>();
   private fatalError: RubricateError | undefined;
+  private readonly breaker: JudgeCircuitBreaker;
 
   constructor(options: EngineOptions) {
     const concurrency = Math.max(1, Math.min(options.concurrency ?? 16, options.judge?.maxConcurrency ?? Number.POSITIVE_INFINITY));
@@ -110,6 +123,7 @@ export class GradingEngine {
       concurrency,
     };
     this.limiter = new AdaptiveLimiter(concurrency);
+    this.breaker = new JudgeCircuitBreaker(options.breakerThreshold ?? defaultBreakerThreshold, redactUrl(options.judge?.provenance.baseUrl) ?? options.judge?.provenance.id);
     // Every call in flight listens on the run's signal (and stops listening when it ends):
     // that is `concurrency` listeners, not a leak, so lift Node's warning threshold.
     if (options.signal) setMaxListeners(0, options.signal);
@@ -409,6 +423,8 @@ export class GradingEngine {
     try {
       if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, cached: false };
       const decision = task.decide(result.reply);
+      if (decision.verdicts.size > 0) this.breaker.recordSuccess();
+      else if (!result.cached) this.tripOn(decision.errors.values().next().value);
       // Another process made this call and stored its reply: a cache hit.
       if (result.cached) return { decision, calls: 0, retries: 0, cached: true };
       // Persist the moment a reply yields verdicts, before they are used: this is what makes a killed run resumable.
@@ -467,6 +483,11 @@ export class GradingEngine {
         return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'), calls, retries, cached: false };
       }
       await this.limiter.acquire(attempt > 1);
+      // The breaker may have opened while this call waited for a slot.
+      if (this.fatalError) {
+        this.limiter.release('failure');
+        return { error: this.fatalError, calls, retries, cached: false };
+      }
       if (this.options.stopSignal?.aborted) {
         this.limiter.release('failure');
         return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was stopped before this call started'), calls, retries, cached: false };
@@ -486,7 +507,8 @@ export class GradingEngine {
       } finally {
         this.limiter.release(outcome);
       }
-      this.emit({ type: 'judge-error', code: error.code });
+      this.emit({ type: 'judge-error', code: error.code, message: error.message });
+      if (JudgeCircuitBreaker.isHardCallFailure(error) && this.tripOn(error)) return { error: this.fatalError!, calls, retries, cached: false };
       if (fatalCodes.has(error.code)) {
         this.fatalError ??= error;
         return { error, calls, retries, cached: false };
@@ -527,8 +549,19 @@ export class GradingEngine {
     const exponential = Math.min(this.options.retryMaxDelayMs, this.options.retryBaseDelayMs * 2 ** (attempt - 1));
     const jittered = exponential * (0.5 + Math.random() * 0.5);
     const asked = error.details.retryAfterMs;
-    if (typeof asked === 'number') return Math.min(Math.max(asked, 0), 10 * 60_000) + Math.random() * Math.min(250, this.options.retryBaseDelayMs);
+    // A server may ask for any wait; it is honoured up to --max-retry-after and never beyond --timeout.
+    const cap = Math.min(this.options.maxRetryAfterMs ?? defaultMaxRetryAfterMs, this.options.timeoutMs);
+    if (typeof asked === 'number') return Math.min(Math.max(asked, 0), cap) + Math.random() * Math.min(250, this.options.retryBaseDelayMs);
     return jittered;
+  }
+
+  /** Counts a hard failure; true when it opened the breaker (the run stops with its error). */
+  private tripOn(error: RubricateError | undefined): boolean {
+    if (!error || error.code === 'DEADLINE_EXCEEDED') return false;
+    const opened = this.breaker.recordFailure(error);
+    if (!opened) return false;
+    this.fatalError ??= opened;
+    return true;
   }
 
   private emit(event: EngineEvent): void {

@@ -21,6 +21,7 @@ import type { RubricGenerator } from './generator.js';
 import { gradeResponses } from './grading.js';
 import { promptVersions } from './prompts.js';
 import { round } from './statistics.js';
+import { redactUrl } from '../util/redact.js';
 
 export interface PreferencePair {
   id: string;
@@ -339,7 +340,7 @@ export function summarizeContrastive(outcomes: readonly ContrastiveOutcome[], co
     generator: {
       id: provenance.id,
       model: provenance.model,
-      ...(provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+      ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
       temperature: sampling.temperature,
       max_tokens: sampling.maxTokens,
       ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),

@@ -103,7 +103,7 @@ describe('decomposeExtremeCriteria', () => {
     fake = await startFakeJudge((request) => {
       expect(taskOf(request)).toBe('decompose');
       const system = request.messages[0].content;
-      const parent = /The criterion to refine: \[[^\]]+\] (.*)/.exec(request.userText)![1];
+      const parent = /The criterion to refine:\n<criterion-[0-9a-f]{16}>\n\[[^\]]+\] (.*)/.exec(request.userText)![1];
       expect(fencedBlocks(request, 'example').length).toBe(2);
       if (parent.includes('everyone')) {
         expect(system).toContain('met by 100% of them');

@@ -22,6 +22,7 @@ import {
   refineMessages,
   type RubricPromptContext,
 } from './prompts.js';
+import { redactUrl } from '../util/redact.js';
 
 export interface GeneratorSampling {
   temperature: number;
@@ -166,7 +167,7 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
     return {
       method,
       prompt_version: promptVersion,
-      generator: { id: provenance.id, model: provenance.model, ...(provenance.baseUrl ? { base_url: provenance.baseUrl } : {}) },
+      generator: { id: provenance.id, model: provenance.model, ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}) },
       sampling: { temperature: sampling.temperature, max_tokens: sampling.maxTokens, ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}) },
       sample,
       checks,

@@ -13,9 +13,9 @@ import { importanceLevels, type ImportancePoints } from './importance.js';
 export const promptVersions = {
   generate: 'generate/v1',
   contrastive: 'contrastive/v1',
-  refine: 'refine/v1',
-  decompose: 'decompose/v1',
-  evolve: 'evolve/v1',
+  refine: 'refine/v2',
+  decompose: 'decompose/v2',
+  evolve: 'evolve/v2',
   respond: 'respond/v1',
 } as const;
 
@@ -152,7 +152,12 @@ export function refineMessages(
   context: RubricPromptContext,
 ): ChatMessage[] {
   const conversation = renderConversation(input.prompt);
-  const nonce = fenceNonce([conversation, ...input.responses, input.reference ?? '']);
+  const verdictText = (verdict: boolean | null) => (verdict === null ? 'not graded' : verdict ? 'met' : 'not met');
+  // Criteria are data too (an evolving rubric's criteria come from the policy's own rollouts): fenced like the responses.
+  const rubricLines = input.criteria.map(
+    (criterion) => `- [${criterion.importance}, ${criterion.kind}] ${criterion.text}\n  response 1: ${verdictText(criterion.verdicts[0])}; response 2: ${verdictText(criterion.verdicts[1])}`,
+  );
+  const nonce = fenceNonce([conversation, ...input.responses, input.reference ?? '', rubricLines.join('\n')]);
   const system = `You improve a grading rubric for responses to a user's request. The current rubric does not tell the best responses apart: the two highest-scoring responses below get equal or nearly equal scores, although a careful expert would usually prefer one of them.
 
 Revise the rubric so that it separates these two responses for the right reasons, and stays a good rubric for any response to the request:
@@ -166,19 +171,15 @@ ${criterionRules(context.importancePoints)}
 
 ${countLine(context)}
 
-${dataNotice('<request-ID>, <response-1-ID>, <response-2-ID>' + (input.reference ? ' and <reference-ID>' : ''))}
+${dataNotice('<request-ID>, <criteria-ID>, <response-1-ID>, <response-2-ID>' + (input.reference ? ' and <reference-ID>' : ''))}
 
 ${checksSection(context.catalogue)}
 
 Return the complete revised rubric. ${replyFormat}`;
-  const verdictText = (verdict: boolean | null) => (verdict === null ? 'not graded' : verdict ? 'met' : 'not met');
-  const rubricLines = input.criteria.map(
-    (criterion) => `- [${criterion.importance}, ${criterion.kind}] ${criterion.text}\n  response 1: ${verdictText(criterion.verdicts[0])}; response 2: ${verdictText(criterion.verdicts[1])}`,
-  );
   const scoreText = (score: number | null) => (score === null ? 'no score' : score.toFixed(3));
   const parts = [`The request:\n${fence('request', nonce, conversation)}`];
   if (input.reference) parts.push(`Reference answer:\n${fence('reference', nonce, input.reference)}`);
-  parts.push(`The current rubric, with how the two responses fared:\n${rubricLines.join('\n')}`);
+  parts.push(`The current rubric, with how the two responses fared:\n${fence('criteria', nonce, rubricLines.join('\n'))}`);
   parts.push(`Response 1 (score ${scoreText(input.scores[0])}):\n${fence('response-1', nonce, input.responses[0])}`);
   parts.push(`Response 2 (score ${scoreText(input.scores[1])}):\n${fence('response-2', nonce, input.responses[1])}`);
   parts.push('Return the revised rubric.');
@@ -193,7 +194,8 @@ export function decomposeMessages(
   context: Omit<RubricPromptContext, 'minCriteria' | 'maxCriteria'> & { minParts: number; maxParts: number },
 ): ChatMessage[] {
   const conversation = renderConversation(input.prompt);
-  const nonce = fenceNonce([conversation, ...input.examples]);
+  const criterionLine = `[${input.criterion.importance}, ${input.criterion.kind}] ${input.criterion.text}`;
+  const nonce = fenceNonce([conversation, ...input.examples, criterionLine]);
   const almostAll = input.passRate >= 0.5;
   const system = `You refine one criterion of a grading rubric for responses to a user's request. Graded on a set of responses, the criterion was met by ${Math.round(input.passRate * 100)}% of them, so it hardly tells responses apart.
 
@@ -205,13 +207,13 @@ Replace it by between ${context.minParts} and ${context.maxParts} finer criteria
 
 ${criterionRules(context.importancePoints)}
 
-${dataNotice('<request-ID> and <example-ID>')}
+${dataNotice('<request-ID>, <criterion-ID> and <example-ID>')}
 
 ${checksSection(context.catalogue)}
 
 ${replyFormat}`;
   const parts = [`The request:\n${fence('request', nonce, conversation)}`];
-  parts.push(`The criterion to refine: [${input.criterion.importance}, ${input.criterion.kind}] ${input.criterion.text}`);
+  parts.push(`The criterion to refine:\n${fence('criterion', nonce, criterionLine)}`);
   input.examples.forEach((example, index) => parts.push(`Example response ${index + 1}:\n${fence('example', nonce, example)}`));
   parts.push('Return the finer criteria.');
   return [
@@ -226,7 +228,8 @@ export function evolveMessages(
 ): ChatMessage[] {
   const conversation = renderConversation(input.prompt);
   const reference = input.referenceRollouts ?? [];
-  const nonce = fenceNonce([conversation, ...input.rollouts, ...reference]);
+  const existingLines = input.existing.map((criterion) => `- ${criterion.importance ? `[${criterion.importance}] ` : ''}${criterion.text}`).join('\n');
+  const nonce = fenceNonce([conversation, ...input.rollouts, ...reference, existingLines]);
   const system = `You extend a grading rubric used as a training reward. Below are a user's request, responses to it from the policy being trained${
     reference.length > 0 ? ', responses from a reference policy' : ''
   }, and the criteria already in use. Find the most important differences between these responses that the existing criteria do not capture, and write at most ${context.maxNew} new criteria for them:
@@ -238,7 +241,7 @@ Each new criterion must be met by some of these responses and not by others. Nev
 
 ${criterionRules(context.importancePoints)}
 
-${dataNotice('<request-ID>, <policy-ID>' + (reference.length > 0 ? ' and <reference-ID>' : ''))}
+${dataNotice('<request-ID>, <criteria-ID>, <policy-ID>' + (reference.length > 0 ? ' and <reference-ID>' : ''))}
 
 ${checksSection(context.catalogue)}
 
@@ -246,7 +249,7 @@ ${replyFormat}`;
   const parts = [`The request:\n${fence('request', nonce, conversation)}`];
   parts.push(
     input.existing.length > 0
-      ? `Criteria already in use:\n${input.existing.map((criterion) => `- ${criterion.importance ? `[${criterion.importance}] ` : ''}${criterion.text}`).join('\n')}`
+      ? `Criteria already in use:\n${fence('criteria', nonce, existingLines)}`
       : 'No criteria are in use yet.',
   );
   input.rollouts.forEach((rollout, index) => parts.push(`Policy response ${index + 1}:\n${fence('policy', nonce, rollout)}`));

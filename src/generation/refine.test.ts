@@ -69,7 +69,7 @@ describe('refineRubric', () => {
     expect(outcome.iterations[1]).toMatchObject({ criteria: 4, changes: { added: 1, removed: 0, kept: 3 }, scores: [0.25, 0.5, 0.75, 1] });
     expect(outcome.iterations[1].separation.top2_gap).toBe(0.25);
     expect(outcome.rubric.criteria.map((criterion) => criterion.text)).toContain('The response mentions "durian".');
-    expect(outcome.rubric.metadata?.generation).toMatchObject({ method: 'refine', prompt_version: 'refine/v1', iteration: 2 });
+    expect(outcome.rubric.metadata?.generation).toMatchObject({ method: 'refine', prompt_version: 'refine/v2', iteration: 2 });
     // The refinement prompt showed how the two responses fared on every criterion.
     const refineRequest = fake!.requests.find((request) => taskOf(request) === 'refine')!;
     expect(refineRequest.userText).toContain('- [Important, principle] The response mentions "cherry".\n  response 1: met; response 2: met');

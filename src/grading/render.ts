@@ -72,8 +72,29 @@ function formatPoints(points: number): string {
   return Number.isInteger(points) ? String(points) : String(Number(points.toPrecision(12)));
 }
 
-/** One criterion block; ordinal criteria list their choices worst → best. */
+/**
+ * A nonce for a block of text that the text cannot contain: derived from the text itself, and
+ * re-derived in the (astronomically unlikely) case that the text holds `-NONCE>` anyway.
+ */
+export function fenceNonce(domain: string, text: string): string {
+  let nonce = createHash('sha256').update(`rubricate-${domain}\u0000${text}`).digest('hex').slice(0, 16);
+  for (let attempt = 1; text.includes(`-${nonce}>`); attempt += 1) {
+    nonce = createHash('sha256').update(`${nonce}:${attempt}`).digest('hex').slice(0, 16);
+  }
+  return nonce;
+}
+
+const criterionMemo = new WeakMap<Criterion, string>();
+
+/**
+ * One criterion block; ordinal criteria list their choices worst → best. Criterion text is data
+ * too (evolving rubrics write criteria from the policy's own rollouts): it sits in a
+ * `<criterion-NONCE>` block whose nonce derives from the block's own content, so no criterion
+ * can close its block early and speak as the instructions.
+ */
 export function renderCriterion(criterion: Criterion): string {
+  const memo = criterionMemo.get(criterion);
+  if (memo !== undefined) return memo;
   let body = criterion.text;
   if (criterion.scale?.type === 'ordinal') {
     const choices = criterion.scale.choices
@@ -81,5 +102,15 @@ export function renderCriterion(criterion: Criterion): string {
       .join('\n');
     body += `\nChoices, worst to best:\n${choices}`;
   }
-  return `<criterion id="${escapeAttribute(criterion.id)}" points="${escapeAttribute(formatPoints(criterion.points))}">\n${body}\n</criterion>`;
+  const attributes = `id="${escapeAttribute(criterion.id)}" points="${escapeAttribute(formatPoints(criterion.points))}"`;
+  const nonce = fenceNonce('criterion', `${attributes}\u0000${body}`);
+  const rendered = `<criterion-${nonce} ${attributes}>\n${body}\n</criterion-${nonce}>`;
+  criterionMemo.set(criterion, rendered);
+  return rendered;
+}
+
+/** A bare criterion text (pairwise, generation prompts) fenced the same way. */
+export function fenceText(tag: string, text: string): string {
+  const nonce = fenceNonce(tag, text);
+  return `<${tag}-${nonce}>\n${text}\n</${tag}-${nonce}>`;
 }

@@ -11,6 +11,7 @@
  */
 import { RubricateError, toRubricateError } from '../errors.js';
 import type { CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest } from './types.js';
+import { redactUrl } from '../util/redact.js';
 
 export interface JudgePoolOptions {
   /** First ejection of an endpoint lasts this long. Default 5 s. */
@@ -77,7 +78,7 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
   const now = options.now ?? Date.now;
   const endpoints: Endpoint[] = judges.map((judge, index) => ({
     judge,
-    name: judge.provenance.baseUrl ?? `${judge.provenance.id}#${index}`,
+    name: redactUrl(judge.provenance.baseUrl) ?? `${judge.provenance.id}#${index}`,
     outstanding: 0,
     consecutiveFailures: 0,
     ejectedUntil: 0,

@@ -38,6 +38,8 @@ export interface JudgeConfig {
   contextSize?: number;
   cacheDirectory?: string;
   environment?: NodeJS.ProcessEnv;
+  /** Largest judge reply read (HTTP judges); default 8 MiB. */
+  maxReplyBytes?: number;
   onDownloadProgress?: (done: number, total: number) => void;
 }
 
@@ -75,6 +77,7 @@ registerJudge('openai', async (model, config) => {
     reasoningEffort: config.reasoningEffort,
     profile: config.profile,
     id: `openai:${model}`,
+    maxReplyBytes: config.maxReplyBytes,
   });
 });
 

@@ -20,6 +20,7 @@ import { bootstrap, mean } from '../scoring/bootstrap.js';
 import { rubricateVersion } from '../version.js';
 import { defaultCheckRunner, defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
 import type { JudgeInfo } from './results.js';
+import { redactUrl } from '../util/redact.js';
 
 export type ComparisonWinner = PairLabel | 'inconsistent';
 
@@ -69,6 +70,8 @@ export interface CompareOptions {
   maxAttempts?: number;
   timeoutMs?: number;
   retryBaseDelayMs?: number;
+  breakerThreshold?: number;
+  maxRetryAfterMs?: number;
   omitText?: boolean;
   checkRunner?: CheckRunner;
   onEvent?: (event: EngineEvent) => void;
@@ -141,6 +144,8 @@ export class Comparer {
       maxAttempts: options.maxAttempts,
       timeoutMs: options.timeoutMs,
       retryBaseDelayMs: options.retryBaseDelayMs,
+      breakerThreshold: options.breakerThreshold,
+      maxRetryAfterMs: options.maxRetryAfterMs,
       onEvent: options.onEvent,
       signal: options.signal,
       stopSignal: options.stopSignal,
@@ -150,7 +155,7 @@ export class Comparer {
       this.judgeInfo = {
         id: provenance.id,
         model: provenance.model,
-        ...(provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+        ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
         template_version: strategy.templateVersion,
         mode: options.swap === false ? 'pairwise' : 'pairwise-swap',
         temperature: sampling.temperature,

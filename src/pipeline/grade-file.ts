@@ -10,6 +10,7 @@ import type { ImportRecord } from '../rubric/formats/types.js';
 import type { Metrics } from '../scoring/types.js';
 import type { Grader } from './grader.js';
 import { toScoredItem, type ResultRecord } from './results.js';
+import { ErrorTally, type ErrorCodeCount } from './error-summary.js';
 import { admitUntilStopped, type AdmissionState } from './admission.js';
 
 export interface GradeFileOptions {
@@ -33,6 +34,8 @@ export interface GradeFileOutcome {
   metrics: Metrics;
   usage: Usage;
   invalid: number;
+  /** Error codes met in the results, most frequent first, with an example each. */
+  errors: ErrorCodeCount[];
   /** Stopped before every record was graded: the metrics are partial and must not be written as final. */
   interrupted: boolean;
   /** Result lines written. */
@@ -44,6 +47,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
   const writer = new JsonLinesWriter(options.out);
   const aggregator = grader.scoring.createAggregator();
   const usage = emptyUsage();
+  const errors = new ErrorTally();
   let invalid = 0;
   async function* records(): AsyncGenerator<ImportRecord> {
     for await (const record of options.records) {
@@ -69,6 +73,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
       await writer.write(result);
       written += 1;
       aggregator.add(toScoredItem(result));
+      errors.addResult(result);
       if (result.usage) addUsage(usage, result.usage);
     }
   } catch (error) {
@@ -77,5 +82,5 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
   }
   await writer.close();
   const interrupted = Boolean(stop?.aborted) && (held || !admission.exhausted);
-  return { metrics: aggregator.finish(), usage, invalid, interrupted, written };
+  return { metrics: aggregator.finish(), usage, invalid, interrupted, written, errors: errors.top() };
 }

@@ -18,12 +18,13 @@ import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
 import { toResultRecord, type JudgeInfo, type ResultRecord } from './results.js';
+import { redactUrl } from '../util/redact.js';
 import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
 
 export type GradingMode = 'per-criterion' | 'batched' | 'holistic';
 
 /** Engine settings the Grader hands through unchanged to every engine it makes. */
-type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal' | 'stopSignal';
+type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal' | 'stopSignal' | 'breakerThreshold' | 'maxRetryAfterMs';
 
 export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
   judge?: Judge;
@@ -141,6 +142,8 @@ export class Grader {
         maxAttempts: options.maxAttempts,
         timeoutMs: options.timeoutMs,
         retryBaseDelayMs: options.retryBaseDelayMs,
+        breakerThreshold: options.breakerThreshold,
+        maxRetryAfterMs: options.maxRetryAfterMs,
         // Item events come from the grader (once per item, also for juries and invalid records).
         onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
         signal: options.signal,
@@ -157,7 +160,7 @@ export class Grader {
       this.judgeInfo = {
         id: judges.length > 1 ? judges.map((judge) => judge.provenance.id).join('+') : provenance.id,
         model: judges.length > 1 ? judges.map((judge) => judge.provenance.model).join('+') : provenance.model,
-        ...(judges.length === 1 && provenance.baseUrl ? { base_url: provenance.baseUrl } : {}),
+        ...(judges.length === 1 && provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
         ...(judges.length === 1 && provenance.settings ? { settings: provenance.settings } : {}),
         template_version: this.strategy.templateVersion,
         mode: this.mode,

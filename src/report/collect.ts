@@ -22,6 +22,7 @@ import {
   type RunTexts,
   type SourcePassRate,
 } from './types.js';
+import { redactDeep, redactText } from '../util/redact.js';
 
 export interface CollectOptions {
   /** Scoring to apply; by default the one recorded in the results, else healthbench. */
@@ -168,7 +169,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     items.tagSets.push(tagSets.add(record.tags));
     items.lines.push(entry.line);
     items.rubricIds.push(strings.addOptional(record.rubric_id));
-    if (record.error) items.errors.push(itemIndex, strings.add(String(record.error.code)), texts.add(String(record.error.message)));
+    if (record.error) items.errors.push(itemIndex, strings.add(String(record.error.code)), texts.add(redactText(String(record.error.message))));
     tagScores?.push(record.status === 'ok' ? itemTagScores(scoring!, scored) : null);
 
     addCriteria(record, itemIndex);
@@ -180,7 +181,8 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     if (record.metadata && Object.keys(record.metadata).length > 0) runTexts.metadata.push(itemIndex, texts.add(metadataText(record.metadata)));
 
     if (record.usage) addUsage(usage, record.usage);
-    if (record.judge) judges.set(canonicalJson(record.judge), record.judge);
+    // Results written before redaction existed may still hold a credential: a report never shows it.
+    if (record.judge) judges.set(canonicalJson(record.judge), redactDeep(record.judge));
     if (record.rubric_hash) rubricHashes.add(record.rubric_hash);
     if (record.rubric_id) rubricIds.add(record.rubric_id);
     if (record.rubricate_version) versions.add(record.rubricate_version);
@@ -298,7 +300,7 @@ function criterionExtras(criterion: ResultCriterion): CriterionExtras | null {
     any = true;
   }
   if (criterion.error) {
-    extras.error = { code: String(criterion.error.code), message: String(criterion.error.message) };
+    extras.error = { code: String(criterion.error.code), message: redactText(String(criterion.error.message)) };
     any = true;
   }
   if (criterion.skip_reason !== undefined) {

@@ -57,7 +57,7 @@ beforeAll(async () => {
     const first = block(request.userText, 'response-1');
     const second = block(request.userText, 'response-2');
     const conversation = block(request.userText, 'conversation');
-    const criterion = /<criterion>\n([\s\S]*?)\n<\/criterion>/.exec(request.userText)?.[1] ?? '';
+    const criterion = block(request.userText, 'criterion');
     // Pair 7's swapped order gets an unusable reply; pairs 5 and 10 are judged by position only.
     if (conversation.includes('Question 7:') && second.includes('Answer 7: this one is correct')) return { content: { explanation: 'both are fine', winner: 'both' } };
     if (/Question (5|10):/.test(conversation)) return { content: { explanation: 'Response 1 comes first, so it wins.', winner: '1' } };

@@ -6,7 +6,9 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { RubricateError } from '../errors.js';
 import { serverAdapters, type ServerAdapter } from './adapters/index.js';
-import { bearerAuth } from './auth.js';
+import { bearerAuth, credentialCheck } from './auth.js';
+import { browserGuard } from './browser-guard.js';
+import { registerSecret } from '../util/redact.js';
 import { defaultMaxBodyBytes } from './body.js';
 import type { RouteContext, ServerApp, ServerEnv } from './context.js';
 import { registerHealthRoute, registerMetricsRoute } from './health.js';
@@ -32,6 +34,10 @@ export interface ServerAppOptions {
   state?: ServerState;
   /** Evolving rubrics (RLER / OnlineRubrics): serves /v1/rubrics/… when given. */
   evolver?: RubricEvolver;
+  /** The address the server is bound to: Host and Origin headers must name it. Default loopback. */
+  bindHost?: string;
+  /** Origins or host names accepted besides the bind address (`--allow-origin`). */
+  allowOrigins?: readonly string[];
 }
 
 export function resolveAdapters(names: readonly string[] | undefined): ServerAdapter[] {
@@ -50,10 +56,13 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   const context: RouteContext = { service, maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes, ...(logger ? { logger } : {}) };
   const routes = new Set<string>(['/healthz', '/metrics', ...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(options.evolver ? evolvingRubricRoutes : [])]);
 
+  registerSecret(options.token);
   const app = new Hono<ServerEnv>();
   app.use('*', observeRequests({ service, state, logger, routes }));
-  // Registered before authentication: load balancers probe without credentials.
-  registerHealthRoute(app, context, state);
+  // Before everything else, probes included: a web page must not reach the server through the browser.
+  app.use('*', browserGuard({ bindHost: options.bindHost, allowOrigins: options.allowOrigins }));
+  // Registered before authentication: load balancers probe without credentials (and get only the status).
+  registerHealthRoute(app, context, state, options.token ? credentialCheck(options.token) : undefined);
   app.use('*', bearerAuth(options.token));
   registerMetricsRoute(app, context);
   registerScoreRoutes(app, context);

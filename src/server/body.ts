@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { RubricateError } from '../errors.js';
 import { parseInputJson } from '../util/json.js';
+import { contentTypeRefusal } from './browser-guard.js';
 
 export const defaultMaxBodyBytes = 16 * 1024 * 1024;
 
@@ -89,6 +90,9 @@ async function readWebStream(stream: ReadableStream<Uint8Array>, limit: number):
 
 /** The request body as parsed JSON, or an INPUT_INVALID / 413 error. */
 export async function readJsonBody(context: Context, limit: number): Promise<unknown> {
+  // Cross-site pages can post text/plain (or untyped) bodies without a preflight: JSON endpoints take JSON only.
+  const refusal = contentTypeRefusal(requestHeader(context, 'content-type'));
+  if (refusal) throw refusal;
   const declared = requestHeader(context, 'content-length');
   if (declared !== undefined && Number(declared) > limit) {
     context.header('Connection', 'close');

@@ -149,11 +149,11 @@ describe('admission queue', () => {
 
 describe('admission queue over HTTP', () => {
   it('refuses on a full queue straight from the Node handler, after checking credentials', async () => {
-    // The judge answers only when released, so the first request holds the one place for as long as the test needs.
-    let release: () => void = () => undefined;
+    // The judge answers only once the test has seen every request queued: no race with a fixed delay.
+    let release = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));
-    const gatedScript = slowScript(0);
-    server = await startTestServer({ script: async (request) => (await released, gatedScript(request)), service: { maxQueue: 1 } });
+    const gated = slowScript(0);
+    server = await startTestServer({ script: async (request) => (await released, gated(request)), service: { maxQueue: 1 } });
     const running = await startServer({ service: server.service, port: 0, token: 'tok' });
     try {
       const post = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer tok' }) =>
@@ -167,9 +167,9 @@ describe('admission queue over HTTP', () => {
       // Without credentials the answer is the 401, whatever the queue.
       expect((await post(item('pears'), {})).status).toBe(401);
       // The trainer adapters (OpenRLHF, slime) wait for room instead, and get real rewards.
-      const openRlhf = fetch(`${running.url}/get_reward?token=tok`, { method: 'POST', body: JSON.stringify({ query: ['pears'], prompts: [''], labels: [fruitRubric] }) });
+      const openRlhf = fetch(`${running.url}/get_reward?token=tok`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: ['pears'], prompts: [''], labels: [fruitRubric] }) });
       await vi.waitFor(() => expect(server!.service.admission.waiting).toBe(1));
-      const slime = fetch(`${running.url}/slime/reward?token=tok`, { method: 'POST', body: JSON.stringify({ prompt: 'q', response: 'apples', label: fruitRubric }) });
+      const slime = fetch(`${running.url}/slime/reward?token=tok`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'q', response: 'apples', label: fruitRubric }) });
       await vi.waitFor(() => expect(server!.service.admission.waiting).toBe(2));
       release();
       expect((await (await admitted).json()).reward).toBe(1);

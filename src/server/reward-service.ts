@@ -95,6 +95,9 @@ export class RewardService {
       scoring: 'weighted_mean',
       // Rewards need verdicts, not the graded text back: keep results small.
       omitText: true,
+      // A long-lived server outlives a judge restart: stopping for good on a run of connection
+      // failures would turn a blip into an outage (the pool ejects bad endpoints instead).
+      breakerThreshold: 0,
       ...options.grading,
       onEvent: (event) => {
         this.metrics.onEngineEvent(event);

@@ -85,7 +85,9 @@ describe('rubricate serve', () => {
     const body = await group.json();
     expect(body.rewards).toEqual([1, 0.25]);
     expect(body.advantages).toEqual([0.375, -0.375]);
-    const health = await (await fetch(`${serve.url}/healthz`)).json();
+    // Without the token, /healthz says only the status; with it, the details.
+    expect(await (await fetch(`${serve.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    const health = await (await fetch(`${serve.url}/healthz`, { headers })).json();
     expect(health.judge_endpoints.map((entry: { healthy: boolean }) => entry.healthy)).toEqual([false, true]);
 
     // A request in flight when SIGTERM arrives is still answered.

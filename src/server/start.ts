@@ -11,6 +11,7 @@ import { getRequestListener } from '@hono/node-server';
 import { RubricateError } from '../errors.js';
 import { createServerApp, type ServerAppOptions } from './app.js';
 import { createFastRefusal } from './fast-refusal.js';
+import { isLoopbackHost } from './browser-guard.js';
 import type { ServerApp } from './context.js';
 import { ServerState } from './state.js';
 
@@ -21,6 +22,8 @@ export interface StartServerOptions extends ServerAppOptions {
   host?: string;
   /** Longest a graceful close waits for in-flight work. Default 60 s. */
   drainTimeoutMs?: number;
+  /** Where start-up warnings go (an open server beyond loopback); default stderr. */
+  onWarning?: (message: string) => void;
 }
 
 export interface RunningServer {
@@ -54,10 +57,22 @@ function withTimeout(promise: Promise<unknown>, milliseconds: number): Promise<b
   });
 }
 
+/** The warning of a server bound beyond loopback with no token. */
+export function openServerWarning(host: string, port: number): string {
+  const rule = '!'.repeat(72);
+  return [
+    rule,
+    `WARNING: rubricate serve is listening on ${host}:${port} WITHOUT a token.`,
+    'Anyone who can reach this address can spend your judge calls and change evolving rubrics.',
+    'Set --token (or RUBRICATE_TOKEN), or bind to 127.0.0.1.',
+    rule,
+  ].join('\n');
+}
+
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const state = options.state ?? new ServerState();
-  const app = createServerApp({ ...options, state });
   const host = options.host ?? defaultHost;
+  const app = createServerApp({ ...options, state, bindHost: options.bindHost ?? host });
   const listener = getRequestListener(app.fetch);
   const refuse = createFastRefusal({ service: options.service, state, token: options.token, logger: options.logger });
   const server = createServer((incoming, outgoing) => {
@@ -74,6 +89,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const address = server.address() as AddressInfo;
+  if (!isLoopbackHost(host) && !options.token) {
+    const warning = openServerWarning(host, address.port);
+    options.logger?.warn({ host, port: address.port }, 'no token: anyone who can reach this address can spend judge calls');
+    (options.onWarning ?? ((message: string) => process.stderr.write(`${message}\n`)))(warning);
+  }
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closing: Promise<{ drained: boolean }> | undefined;
 

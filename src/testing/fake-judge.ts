@@ -42,7 +42,8 @@ export interface FakeJudge {
 }
 
 const responsePattern = /<response-([0-9a-f]{16})>\n([\s\S]*?)\n<\/response-\1>/;
-const criterionPattern = /<criterion id="([^"]*)" points="([^"]*)">\n([\s\S]*?)\n<\/criterion>/g;
+/** A criterion block: `<criterion-NONCE id=… points=…>` … `</criterion-NONCE>` (the nonce is optional for older prompts). */
+const criterionPattern = /<criterion(-[0-9a-f]{16})? id="([^"]*)" points="([^"]*)">\n([\s\S]*?)\n<\/criterion\1>/g;
 
 function unescapeAttribute(value: string): string {
   return value.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
@@ -53,7 +54,7 @@ export function parseGradingPrompt(userText: string): { response?: string; crite
   const response = responsePattern.exec(userText)?.[2];
   const criteria: FakeJudgeRequest['criteria'] = [];
   for (const match of userText.matchAll(criterionPattern)) {
-    criteria.push({ id: unescapeAttribute(match[1]), points: Number(unescapeAttribute(match[2])), text: match[3] });
+    criteria.push({ id: unescapeAttribute(match[2]), points: Number(unescapeAttribute(match[3])), text: match[4] });
   }
   return { response, criteria };
 }

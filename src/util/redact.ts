@@ -1,52 +1,98 @@
 /**
- * Redaction of secrets in anything rubricate writes or shows: credentials in URLs, secret
- * query parameters, `Bearer …` credentials, provider-key shapes, and every secret value
- * registered where it entered the program (API keys, secret headers). Clean text comes back
- * as the same string.
+ * The one redaction function for everything rubricate writes or shows: results lines, metrics
+ * files, reports, logs, stderr, and every HTTP answer. It removes
+ *   - credentials in URLs (`scheme://user:password@host`),
+ *   - values of URL query parameters named like a secret (`?api_key=…`, `&token=…`, `sig=…`),
+ *   - `Bearer …` credentials,
+ *   - every secret value rubricate was configured with (API keys, the server token) and the
+ *     secrets of the environment (variables named like *_KEY, *_TOKEN, *_SECRET, *_PASSWORD),
+ *     wherever they appear, e.g. echoed back in a judge's 401 body.
+ * Text without any of these comes back as the same string, so redacting is free for the common
+ * case and never changes a cache key or a hash of clean text.
  */
 
 export const redactedMarker = '[REDACTED]';
 
-const secretName = '[A-Za-z0-9_.-]*?(?:key|token|secret|signature|sig|password|passwd|pwd|credential|auth|session)[A-Za-z0-9_.-]*';
+/** Query-parameter (and header-like) names whose values are secrets. */
+const secretNamePattern = '[A-Za-z0-9_.-]*?(?:key|token|secret|signature|sig|password|passwd|pwd|credential|auth|session)[A-Za-z0-9_.-]*';
+
 const urlUserinfo = /\b([a-z][a-z0-9+.-]*:\/\/)([^/?#\s@"'<>]+)@/gi;
-const secretQueryParameter = new RegExp(`([?&;]${secretName}=)([^&#\\s"'<>]+)`, 'gi');
+const secretQueryParameter = new RegExp(`([?&;]${secretNamePattern}=)([^&#\\s"'<>]+)`, 'gi');
 const bearerCredential = /\b(Bearer[ \t]+)([A-Za-z0-9._~+/=-]{4,})/g;
+/** Shapes of provider keys, redacted even when not configured here (e.g. a key of another account). */
 const keyShaped = /\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,})\b/g;
 
+/** Shortest configured secret worth scrubbing: shorter values would match ordinary text. */
+const minimumSecretLength = 6;
 const secrets = new Set<string>();
 let secretList: string[] = [];
+let environmentScanned = false;
 
-/** Adds a value to scrub from every output; values shorter than 6 characters would hit ordinary text and are ignored. */
+const secretEnvironmentName = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD)$/i;
+
+/**
+ * Adds a secret value to scrub from every output (an API key, the server token). Called where
+ * the value enters the program; unknown or short values are ignored.
+ */
 export function registerSecret(value: string | undefined | null): void {
   if (typeof value !== 'string') return;
   const trimmed = value.trim();
-  if (trimmed.length < 6 || secrets.has(trimmed)) return;
+  if (trimmed.length < minimumSecretLength || secrets.has(trimmed)) return;
   secrets.add(trimmed);
+  // Longest first, so a secret that contains another is replaced whole.
   secretList = [...secrets].sort((first, second) => second.length - first.length);
 }
 
-/** Redacts secrets in any text (messages, URLs, log lines). */
-export function redactText(text: string): string {
-  let result = text;
-  for (const secret of secretList) if (result.includes(secret)) result = result.split(secret).join(redactedMarker);
-  return result
-    .replace(urlUserinfo, `$1${redactedMarker}@`)
-    .replace(secretQueryParameter, `$1${redactedMarker}`)
-    .replace(bearerCredential, `$1${redactedMarker}`)
-    .replace(keyShaped, redactedMarker);
+function scanEnvironment(): void {
+  if (environmentScanned) return;
+  environmentScanned = true;
+  // Environment values must look like credentials (long, no spaces): a variable such as
+  // SOME_KEY=default must not make the word "default" disappear from every message.
+  for (const [name, value] of Object.entries(process.env)) {
+    if (secretEnvironmentName.test(name) && value !== undefined && value.length >= 12 && !/\s/.test(value)) registerSecret(value);
+  }
 }
 
-/** A URL fit to show. */
+/** Forgets the registered secrets (tests). */
+export function clearRegisteredSecrets(): void {
+  secrets.clear();
+  secretList = [];
+  environmentScanned = false;
+}
+
+/** Quick test for the characters every redaction needs, so clean text costs one scan. */
+function mayHoldSecret(text: string): boolean {
+  return text.includes('://') || text.includes('=') || text.includes('Bearer') || text.includes('sk-') || text.includes('AIza') || secretList.length > 0;
+}
+
+/** Redacts secrets in any text (messages, log lines, URLs). */
+export function redactText(text: string): string {
+  scanEnvironment();
+  if (text.length === 0 || !mayHoldSecret(text)) return text;
+  let result = text;
+  for (const secret of secretList) if (result.includes(secret)) result = result.split(secret).join(redactedMarker);
+  if (result.includes('://')) result = result.replace(urlUserinfo, `$1${redactedMarker}@`);
+  if (result.includes('=')) result = result.replace(secretQueryParameter, `$1${redactedMarker}`);
+  if (result.includes('Bearer')) result = result.replace(bearerCredential, `$1${redactedMarker}`);
+  if (result.includes('sk-') || result.includes('AIza')) result = result.replace(keyShaped, redactedMarker);
+  return result;
+}
+
+/** A URL fit to show: credentials and secret query values replaced. Same string when clean. */
 export function redactUrl(url: string): string;
 export function redactUrl(url: string | undefined): string | undefined;
 export function redactUrl(url: string | undefined): string | undefined {
   return url === undefined ? undefined : redactText(url);
 }
 
-/** Redacts every string inside a JSON-like value; returns the same object when nothing changed. */
+/**
+ * Redacts every string inside a JSON-like value (log objects, error details). Returns the same
+ * object when nothing changed, so clean values are not copied.
+ */
 export function redactDeep<T>(value: T, depth = 0): T {
   if (typeof value === 'string') return redactText(value) as T;
-  if (value === null || typeof value !== 'object' || depth > 8 || value instanceof Error) return value;
+  if (value === null || typeof value !== 'object' || depth > 8) return value;
+  if (value instanceof Error) return value;
   if (Array.isArray(value)) {
     let changed: unknown[] | undefined;
     value.forEach((entry, index) => {

@@ -8,7 +8,8 @@ import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission
 import { reportInputError, type CommandContext } from '../context.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
-import { RubricateError, exitCodes } from '../../errors.js';
+import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
+import { ErrorTally, formatErrorCounts } from '../../pipeline/error-summary.js';
 
 interface CompareFlags extends JudgeFlags {
   format: string;
@@ -66,6 +67,8 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     protocol: options.protocol,
     maxAttempts: options.maxAttempts,
     timeoutMs: options.timeoutMs,
+    breakerThreshold: options.breakerThreshold,
+    maxRetryAfterMs: options.maxRetryAfterMs,
     omitText: !flags.text,
     onEvent: progress.onEvent,
     stopSignal: context.signal,
@@ -73,6 +76,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   });
   const writer = new JsonLinesWriter(flags.out);
   const builder = new CompareSummaryBuilder();
+  const errors = new ErrorTally();
   const admission: AdmissionState = { exhausted: false, admitted: 0 };
   // After a stop, the first pair in error may just have been cancelled: it and everything after it stay unwritten.
   let held = false;
@@ -86,6 +90,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
       await writer.write(record);
       written += 1;
       builder.add(record);
+      errors.add((record as { error?: SerializedError }).error);
     }
   } catch (error) {
     progress.stop();
@@ -109,6 +114,8 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   opened.finish();
   await opened.close();
   printCompareSummary(context, summary, flags.out);
+  const errorLines = formatErrorCounts(errors.top());
+  if (errorLines.length > 0) context.stderr(errorLines.join('\n'));
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 

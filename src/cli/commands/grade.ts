@@ -183,7 +183,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   await opened.close();
   await closeJudges();
 
-  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode });
+  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode, errors: outcome.errors });
   reportFailedAsZero(context, metrics);
   if (skipsForPrometheus) context.stderr(`skipped ${skipped.count} llm_judge instance(s), as BiGGen-Bench does with a Prometheus judge`);
   if (grader.agreement) {

@@ -27,6 +27,7 @@ import { loadRubrics } from '../rubrics-file.js';
 import { createRubricEvolver, type RubricEvolver } from '../../generation/evolver.js';
 import { createJudge } from '../../judges/registry.js';
 import { evolvingRubricRoutes } from '../../server/evolving-rubrics.js';
+import { redactDeep } from '../../util/redact.js';
 
 interface ServeFlags extends Omit<JudgeFlags, 'judgeBaseUrl'> {
   /** Repeated (or comma-separated) for a pool of replicas. */
@@ -46,6 +47,7 @@ interface ServeFlags extends Omit<JudgeFlags, 'judgeBaseUrl'> {
   adapters?: string;
   drainTimeout: number;
   poolCooldown: number;
+  allowOrigin?: string[];
   evolveStore?: string;
   evolveTopK: number;
   generator?: string;
@@ -57,6 +59,10 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RubricateError('CONFIG_INVALID', `--port must be an integer from 0 to 65535, got "${value}"`, { field: 'port' });
   return port;
+}
+
+function collectList(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')];
 }
 
 function parseNonNegativeInteger(field: string): (value: string) => number {
@@ -82,6 +88,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, defaultPort)
     .option('--host <host>', 'interface to listen on (0.0.0.0 to serve other machines)', defaultHost)
     .option('--token <token>', 'bearer token required on every route but /healthz (default: RUBRICATE_TOKEN)')
+    .option('--allow-origin <origins>', 'web origins or host names accepted in Host/Origin headers besides the bind address; repeat or comma-separate', collectList)
     .option('--scoring <name>', 'item score used as the reward: weighted_mean, normalized, healthbench, …', 'weighted_mean')
     .option('--on-error <policy>', 'reward of a failed item: "null" (default) or "fallback=X" (a flagged number)', parseErrorPolicy, nullPolicy)
     .option('--max-body-bytes <n>', 'largest request body accepted (413 beyond)', parsePositiveInteger('max-body-bytes'), defaultMaxBodyBytes)
@@ -131,7 +138,17 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
   getScoring(flags.scoring);
   const adapters = resolveAdapters(flags.adapters?.split(',').map((name) => name.trim()).filter((name) => name !== ''));
   const destination = pino.destination({ dest: 2, sync: false });
-  const logger = pino({ level: flags.logLevel, base: { service: 'rubricate' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  const logger = pino(
+    {
+      level: flags.logLevel,
+      base: { service: 'rubricate' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // Log lines go through the same redaction as every other output.
+      formatters: { log: (object) => redactDeep(object) },
+      serializers: { err: (error: Error) => redactDeep(pino.stdSerializers.err(error)) },
+    },
+    destination,
+  );
   let rubrics: Map<string, Rubric> | undefined;
   if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
 
@@ -183,6 +200,8 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
       logger,
       adapters: adapters.map((adapter) => adapter.name),
       drainTimeoutMs: Math.round(flags.drainTimeout * 1000),
+      allowOrigins: flags.allowOrigin,
+      onWarning: (message) => context.stderr(message),
       ...(evolver ? { evolver } : {}),
     });
   } catch (error) {

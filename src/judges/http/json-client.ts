@@ -9,6 +9,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { RubricateError } from '../../errors.js';
 import { safeParseJson } from '../../util/json.js';
+import { defaultMaxReplyBytes, readBoundedBody } from '../reply-body.js';
 
 /** Turns a non-2xx answer (body parsed as JSON when it is JSON, else its text) into an error. */
 export type HttpErrorMapper = (status: number, headers: Record<string, string | undefined>, body: unknown, endpoint: string) => RubricateError;
@@ -21,6 +22,8 @@ export interface JsonClientOptions {
   urlField?: string;
   /** How the endpoint is named in errors and provenance (default: the URL without query or credentials). */
   endpoint?: string;
+  /** Largest reply body read (default 8 MiB); beyond it the call fails with JUDGE_REPLY_TOO_LARGE. */
+  maxReplyBytes?: number;
 }
 
 export interface JsonClient {
@@ -42,6 +45,7 @@ export function createJsonClient(options: JsonClientOptions): JsonClient {
     ? new https.Agent({ keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' })
     : new http.Agent({ keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' });
   const request = secure ? https.request : http.request;
+  const maxReplyBytes = options.maxReplyBytes ?? defaultMaxReplyBytes;
   const fixedHeaders: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...options.headers };
   const requestOptions = {
     protocol: target.protocol,
@@ -61,12 +65,9 @@ export function createJsonClient(options: JsonClientOptions): JsonClient {
           return;
         }
         const outgoing = request({ ...requestOptions, headers: { ...fixedHeaders, 'content-length': String(Buffer.byteLength(payload, 'utf8')) } }, (incoming) => {
-          const chunks: Buffer[] = [];
-          incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-          incoming.on('error', (error) => finish(networkErrorToError(error, endpoint)));
-          incoming.on('end', () => {
-            // Most answers arrive in one chunk: skip the copy then.
-            const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
+          // Bounded: a reply of hundreds of megabytes is cut off unread (JUDGE_REPLY_TOO_LARGE).
+          readBoundedBody(incoming, maxReplyBytes, endpoint, (error) => networkErrorToError(error, endpoint)).then((bytes) => {
+            const text = bytes.toString('utf8');
             const status = incoming.statusCode ?? 0;
             const parsed = safeParseJson(text);
             if (status >= 200 && status < 300) {
@@ -76,7 +77,7 @@ export function createJsonClient(options: JsonClientOptions): JsonClient {
               return;
             }
             finish(options.mapError(status, incoming.headers as Record<string, string>, parsed.ok ? parsed.value : text, endpoint));
-          });
+          }, finish);
         });
         const onAbort = () => outgoing.destroy(abortError(signal, endpoint));
         signal.addEventListener('abort', onAbort, { once: true });

@@ -21,7 +21,7 @@ export function createHttpTransport(options: HttpTransportOptions): ChatTranspor
     ...authenticationHeaders(options),
     ...options.headers,
   };
-  const client = createJsonClient({ url: target, headers: fixedHeaders, mapError: httpStatusToError, endpoint });
+  const client = createJsonClient({ url: target, headers: fixedHeaders, mapError: httpStatusToError, endpoint, maxReplyBytes: options.maxReplyBytes });
   return {
     endpoint,
     async postChatCompletion(body, signal, serialized) {

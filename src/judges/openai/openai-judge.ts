@@ -35,6 +35,8 @@ export interface OpenAICompatibleJudgeOptions extends Pick<ChatTransportOptions,
   provider?: string;
   /** Spec the user wrote, kept for provenance. */
   id?: string;
+  /** Largest reply body read by the lean transport (default 8 MiB). */
+  maxReplyBytes?: number;
 }
 
 type OutputLevel = 'json_schema' | 'json_object' | 'none';
@@ -51,7 +53,7 @@ const budgetGrowth = 4;
 export function createOpenAICompatibleJudge(
   options: OpenAICompatibleJudgeOptions,
 ): Judge & { close(): Promise<void>; readonly profile: JudgeProfile; requestBody(request: JudgeRequest): Record<string, unknown> } {
-  const transportOptions: ChatTransportOptions = { baseUrl: options.baseUrl, apiKey: options.apiKey, apiKeyHeader: options.apiKeyHeader, headers: options.headers, query: options.query };
+  const transportOptions: ChatTransportOptions = { baseUrl: options.baseUrl, apiKey: options.apiKey, apiKeyHeader: options.apiKeyHeader, headers: options.headers, query: options.query, maxReplyBytes: options.maxReplyBytes };
   const transport: ChatTransport = options.transport === 'sdk' ? createSdkTransport(transportOptions) : createHttpTransport(transportOptions);
   registerSecret(options.apiKey);
   const profile: JudgeProfile =

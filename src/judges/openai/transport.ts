@@ -19,6 +19,8 @@ export interface ChatTransportOptions {
   headers?: Record<string, string>;
   /** Query parameters added to every call (Azure's `api-version`); ones already in the base URL are kept. */
   query?: Record<string, string>;
+  /** Largest reply body read by the lean transport (default 8 MiB). */
+  maxReplyBytes?: number;
 }
 
 /**
