@@ -26,8 +26,9 @@ import type { Item } from '../src/rubric/schema.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../src/testing/fake-anthropic.js';
 import { healthbenchItems, syntheticItems } from './grading.js';
 import { countTextTokens } from './simulator/tokens.js';
+import { dataPath } from '../src/testing/data.js';
 
-const healthbenchFile = resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl');
+const healthbenchFile = dataPath('healthbench/oss_eval_first100.jsonl');
 
 function benchItems(): { items: Item[]; source: string } {
   const lines = existsSync(healthbenchFile) ? healthbenchItems(healthbenchFile) : syntheticItems(100, 11);

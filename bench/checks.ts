@@ -11,6 +11,7 @@ import { runCheck } from '../src/checks/registry.js';
 import type { CheckMode } from '../src/checks/types.js';
 import type { CheckSpec } from '../src/rubric/schema.js';
 import { safeParseJson } from '../src/util/json.js';
+import { dataPath } from '../src/testing/data.js';
 
 const LANGUAGE_TYPES = new Set(['language:response_language', 'change_case:english_capital', 'change_case:english_lowercase', 'language']);
 
@@ -50,13 +51,13 @@ function parseJsonl(file: string): Record<string, unknown>[] {
     });
 }
 
-function loadCases(dataDirectory: string): Case[] {
+function loadCases(dataFolder: string): Case[] {
   const responses = new Map<string, string>();
-  for (const row of parseJsonl(path.join(dataDirectory, 'input_response_data_gpt4_20231107_145030.jsonl'))) {
+  for (const row of parseJsonl(path.join(dataFolder, 'input_response_data_gpt4_20231107_145030.jsonl'))) {
     responses.set(row.prompt as string, row.response as string);
   }
   const cases: Case[] = [];
-  for (const row of parseJsonl(path.join(dataDirectory, 'input_data.jsonl'))) {
+  for (const row of parseJsonl(path.join(dataFolder, 'input_data.jsonl'))) {
     const prompt = row.prompt as string;
     const response = responses.get(prompt);
     if (response === undefined) continue;
@@ -94,11 +95,11 @@ function timeCases(
 }
 
 export async function runChecksBenchmark(
-  options: { dataDirectory?: string; minimumSeconds?: number } = {},
+  options: { dataFolder?: string; minimumSeconds?: number } = {},
 ): Promise<ChecksBenchmarkResult | null> {
-  const dataDirectory = options.dataDirectory ?? path.resolve(process.cwd(), '../shared/data/ifeval');
-  if (!existsSync(path.join(dataDirectory, 'input_data.jsonl'))) return null;
-  const allCases = loadCases(dataDirectory);
+  const dataFolder = options.dataFolder ?? dataPath('ifeval');
+  if (!existsSync(path.join(dataFolder, 'input_data.jsonl'))) return null;
+  const allCases = loadCases(dataFolder);
   const withoutLanguage = allCases.filter(({ spec }) => !LANGUAGE_TYPES.has(spec.type));
   const rows: ChecksBenchmarkRow[] = [];
   for (const mode of ['strict', 'loose'] as const) {

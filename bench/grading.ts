@@ -17,6 +17,7 @@ import { seededRandom } from '../src/util/random.js';
 import { peakRssBytes } from './support/measure.js';
 import { startSimulatorProcess, type SimulatorProcess } from './support/simulator-process.js';
 import type { SimulatorOptions, SimulatorStats } from './simulator/types.js';
+import { dataPath } from '../src/testing/data.js';
 
 export interface GradingRow {
   scenario: string;
@@ -58,7 +59,7 @@ export function syntheticItems(count: number, criteriaPerItem: number, seed = 1)
 }
 
 /** The 100 HealthBench examples with responses: the ideal completion, or (for the 20 without one) another example's, so lengths stay realistic. */
-export function healthbenchItems(file = resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl')): string[] {
+export function healthbenchItems(file = dataPath('healthbench/oss_eval_first100.jsonl')): string[] {
   const rows = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { prompt_id: string; prompt: unknown; rubrics: Array<{ criterion: string; points: number; tags: string[] }>; example_tags: string[]; ideal_completions_data: { ideal_completion: string } | null });
   const ideals = rows.map((row) => row.ideal_completions_data?.ideal_completion).filter((text): text is string => typeof text === 'string');
   return rows.map((row, index) =>

@@ -15,8 +15,9 @@ import { anthropicCachingScenario, anthropicTransportScenario } from './anthropi
 import { runHealthBenchLayout } from './reference-layout/index.js';
 import { runPromptfoo } from './promptfoo/index.js';
 import { parseBashTimes, peakRssBytes, startSimulatorProcess } from './support/index.js';
+import { dataPath } from '../src/testing/data.js';
 
-const healthbenchFile = resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl');
+const healthbenchFile = dataPath('healthbench/oss_eval_first100.jsonl');
 const haveHealthBench = existsSync(healthbenchFile);
 /** Realistic per-token costs: prefill 20k tokens/s (cached 10× cheaper), decode 200 tokens/s. */
 const realisticJudge = { fixedMs: 150, perInputTokenMs: 0.05, perCachedInputTokenMs: 0.005, perOutputTokenMs: 5 };

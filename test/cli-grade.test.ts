@@ -10,8 +10,9 @@ import { defaultSampling } from '../src/pipeline/defaults.js';
 import { healthbenchImporter } from '../src/rubric/formats/healthbench.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { runCli, startCli } from './helpers.js';
+import { dataPath } from '../src/testing/data.js';
 
-const realExamples = resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl');
+const realExamples = dataPath('healthbench/oss_eval_first100.jsonl');
 let fake: FakeJudge | undefined;
 
 afterEach(async () => {

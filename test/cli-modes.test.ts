@@ -4,8 +4,9 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeJudge, type FakeJudge } from '../src/testing/fake-judge.js';
 import { runCli } from './helpers.js';
+import { dataDirectory, haveData } from '../src/testing/data.js';
 
-const data = resolve(process.cwd(), '../shared/data');
+const data = dataDirectory();
 const natural = join(data, 'llmbar/LLMBar/Natural/dataset.json');
 const biggen = join(data, 'biggen_bench/sample_responses.json');
 let fake: FakeJudge | undefined;
@@ -18,7 +19,7 @@ function responseBlock(text: string, position: 1 | 2): string {
   return new RegExp(`<response-${position}-([0-9a-f]{16})>\\n([\\s\\S]*?)\\n</response-${position}-\\1>`).exec(text)?.[2] ?? '';
 }
 
-describe.skipIf(!existsSync(natural))('rubricate compare on LLMBar Natural (real data, loopback judge)', () => {
+describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate compare on LLMBar Natural (real data, loopback judge)', () => {
   if (!existsSync(natural)) console.warn(`skipping: ${natural} not found`);
 
   it('a judge that always prefers the first position: positional agreement 0, accuracy 50%', async () => {
@@ -55,7 +56,7 @@ describe.skipIf(!existsSync(natural))('rubricate compare on LLMBar Natural (real
   }, 120_000);
 });
 
-describe.skipIf(!existsSync(natural))('rubricate meta runs a judge on a labelled pairwise set', () => {
+describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate meta runs a judge on a labelled pairwise set', () => {
   it('scores a first-position-biased judge on LLMBar Natural in one command', async () => {
     fake = await startFakeJudge(() => ({ content: { explanation: 'The first one.', winner: '1' } }));
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-meta-'));
@@ -68,7 +69,7 @@ describe.skipIf(!existsSync(natural))('rubricate meta runs a judge on a labelled
   }, 120_000);
 });
 
-describe.skipIf(!existsSync(biggen))('rubricate grade --format biggen (real data, loopback judge)', () => {
+describe.skipIf(!haveData(biggen, 'test/cli-modes.test.ts'))('rubricate grade --format biggen (real data, loopback judge)', () => {
   it('grades BiGGen-Bench items on their 1–5 rubrics; a label off the scale is an error, never a default', async () => {
     fake = await startFakeJudge((request) => {
       // Instances whose id hash is odd get an answer off the scale, every time.

@@ -10,6 +10,7 @@ import { startSimulator, type SimulatorHandle } from './server.js';
 import { countTextTokens, encodeChatPrompt } from './tokens.js';
 import type { SimulatorOptions } from './types.js';
 import { simulatedExplanation, simulatedVerdict } from './verdict.js';
+import { dataPath, haveData } from '../../src/testing/data.js';
 
 type Message = { role: string; content: string };
 
@@ -339,9 +340,9 @@ describe('token counts', () => {
     }
   });
 
-  const healthBenchFile = path.resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl');
+  const healthBenchFile = dataPath('healthbench/oss_eval_first100.jsonl');
   if (!existsSync(healthBenchFile)) console.warn(`skipping HealthBench token check: ${healthBenchFile} not found`);
-  describe.skipIf(!existsSync(healthBenchFile))('on real HealthBench texts', () => {
+  describe.skipIf(!haveData(healthBenchFile, 'bench/simulator/simulator.test.ts'))('on real HealthBench texts', () => {
     it('chunked counting equals whole-text encoding for every prompt turn and ideal completion', () => {
       const records = readFileSync(healthBenchFile, 'utf8').trim().split('\n').slice(0, 40).map((line) => parseJson(line));
       let checked = 0;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { RubricateError } from '../../src/errors.js';
 import { safeParseJson } from '../../src/util/json.js';
 import { readLines } from '../../src/util/jsonl.js';
+import { dataPath } from '../../src/testing/data.js';
 
 export interface BenchConversationTurn {
   role: string;
@@ -22,7 +23,7 @@ export interface BenchItem {
 
 /** `../shared/data/healthbench/oss_eval_first100.jsonl`, resolved from the working directory (the project root). */
 export function defaultHealthBenchFile(): string {
-  return path.resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl');
+  return dataPath('healthbench/oss_eval_first100.jsonl');
 }
 
 interface HealthBenchRecord {

@@ -24,12 +24,13 @@ import type { Item } from '../rubric/schema.js';
 import { ifevalMetrics, instructionIdOf, type IfevalPromptResult } from './ifeval-metrics.js';
 import { runCheck } from './registry.js';
 import type { CheckMode } from './types.js';
+import { dataPath } from '../testing/data.js';
 
-const dataDirectory = path.resolve(process.cwd(), '../shared/data/ifeval');
-const inputFile = path.join(dataDirectory, 'input_data.jsonl');
-const responsesFile = path.join(dataDirectory, 'input_response_data_gpt4_20231107_145030.jsonl');
+const dataFolder = dataPath('ifeval');
+const inputFile = path.join(dataFolder, 'input_data.jsonl');
+const responsesFile = path.join(dataFolder, 'input_response_data_gpt4_20231107_145030.jsonl');
 const available = existsSync(inputFile) && existsSync(responsesFile);
-if (!available) console.log(`IFEval parity test skipped: ${dataDirectory} not found`);
+if (!available) console.log(`IFEval parity test skipped: ${dataFolder} not found`);
 
 async function loadItems(): Promise<Item[]> {
   const items: Item[] = [];

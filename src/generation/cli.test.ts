@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/main.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeAction, type FakeJudgeRequest } from '../testing/fake-judge.js';
 import { answer, fencedBlocks, keywordMet, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
+import { dataDirectory } from '../testing/data.js';
 
 const projectRoot = resolve(__dirname, '../..');
 const fixtures = resolve(__dirname, 'fixtures');
@@ -217,7 +218,7 @@ describe('real CLI process', () => {
   });
 });
 
-const sharedData = resolve(process.cwd(), '../shared/data');
+const sharedData = dataDirectory();
 const realSets = [
   { format: 'llmbar', path: join(sharedData, 'llmbar/LLMBar/Natural/dataset.json') },
   { format: 'pandalm', path: join(sharedData, 'pandalm/testset-v1.json') },

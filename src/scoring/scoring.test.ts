@@ -8,6 +8,7 @@ import { clippedRatio, normalizedRatio } from './points.js';
 import { aggregate, getScoring, healthbenchScoring, normalizedScoring, weightedMeanScoring } from './registry.js';
 import { toSimpleEvalsMetrics } from './simple-evals-format.js';
 import type { ScoredCriterion, ScoredItem } from './types.js';
+import { dataPath } from '../testing/data.js';
 
 function criterion(points: number, met: boolean, tags: string[] = [], extra: Partial<ScoredCriterion> = {}): ScoredCriterion {
   return { id: `c${points}${met}${tags.join()}`, points, tags, status: 'ok', met, ...extra };
@@ -84,7 +85,7 @@ describe('bootstrap', () => {
   });
 });
 
-const outputs = resolve(process.cwd(), '../shared/data/healthbench/simple_evals_outputs');
+const outputs = dataPath('healthbench/simple_evals_outputs');
 const haveOutputs = existsSync(outputs);
 if (!haveOutputs) console.warn(`skipping simple-evals parity: ${outputs} not found`);
 

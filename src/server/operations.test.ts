@@ -24,6 +24,17 @@ const slowScript = (delayMs: number) => (request: { criteria: Array<{ text: stri
   delayMs,
 });
 
+/** A judge that answers only once `release` is called: waits are events, not clock races. */
+function gatedScript() {
+  let release!: () => void;
+  const opened = new Promise<void>((resolve) => (release = resolve));
+  const script = async (request: { criteria: Array<{ text: string }>; response?: string }) => {
+    await opened;
+    return { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) };
+  };
+  return { script, release };
+}
+
 describe('authentication', () => {
   it('refuses a missing or wrong token with the same 401, accepts the right one in the header or the query', async () => {
     server = await startTestServer({ app: { token: 's3cret-token' } });
@@ -87,14 +98,15 @@ describe('per-request deadline', () => {
   it('answers 504 for a single item past the deadline; grading goes on and a retry reads the cache', async () => {
     const store = new SqliteReplyStore(':memory:');
     stores.push(store);
-    server = await startTestServer({ script: slowScript(250), service: { deadlineMs: 80, grading: { store } } });
-    const started = Date.now();
+    const judge = gatedScript();
+    server = await startTestServer({ script: judge.script, service: { deadlineMs: 80, grading: { store } } });
+    // The judge holds its answer until released, so this 504 can only come from the deadline.
     const late = await server.post('/v1/score', item('apples and pears'));
-    expect(Date.now() - started).toBeLessThan(240);
     expect(late.status).toBe(504);
     expect((await late.json()).error.code).toBe('DEADLINE_EXCEEDED');
     // The abandoned work still holds its queue slot until it ends.
     expect(server.service.admission.used).toBe(1);
+    judge.release();
     expect(await server.service.idle(2_000)).toBe(true);
     const retried = await (await server.post('/v1/score', item('apples and pears'))).json();
     expect(retried).toMatchObject({ reward: 1, status: 'ok' });

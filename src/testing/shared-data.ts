@@ -1,17 +1,15 @@
 /**
- * The one place tests find the shared real benchmark data: `RUBRICATE_SHARED_DATA` when set,
- * else `../shared/data` beside the project. Tests that need it skip with a message when the
- * folder (or the file) is absent; the data is never copied into the repository.
+ * Real benchmark data for tests, by path relative to the data folder (RUBRICATE_DATA_DIR,
+ * see `data.ts`; RUBRICATE_SHARED_DATA is still read as an older name for it). A missing file
+ * is recorded for the run's summary of data-skipped tests.
  */
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { dataDirectory, haveData } from './data.js';
 
-export const sharedDataRoot = resolve(process.env.RUBRICATE_SHARED_DATA ?? resolve(process.cwd(), '../shared/data'));
+export const sharedDataRoot = resolve(process.env.RUBRICATE_SHARED_DATA ?? dataDirectory());
 
-/** The path of a shared data file, and whether it is there (logging why a test will skip). */
-export function sharedData(relative: string): { path: string; available: boolean } {
+/** The path of a shared data file, and whether it is there. */
+export function sharedData(relative: string, neededBy = 'a real-data parity test'): { path: string; available: boolean } {
   const path = resolve(sharedDataRoot, relative);
-  const available = existsSync(path);
-  if (!available) console.warn(`skipping real-data parity test: ${path} not found (set RUBRICATE_SHARED_DATA to the shared data folder)`);
-  return { path, available };
+  return { path, available: haveData(path, neededBy) };
 }

@@ -8,6 +8,9 @@ import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission
 import { reportInputError, type CommandContext } from '../context.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
+import { createDryRunJudge, readOnlyStore } from '../../batch/dry-run.js';
+import { defaultPrices, loadPriceTable } from '../../engine/usage.js';
+import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
 import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
 import { ErrorTally, formatErrorCounts } from '../../pipeline/error-summary.js';
 
@@ -21,6 +24,8 @@ interface CompareFlags extends JudgeFlags {
   overall: boolean;
   text: boolean;
   quiet?: boolean;
+  dryRun?: boolean;
+  prices?: string;
 }
 
 export function registerCompareCommand(program: Command, context: CommandContext): void {
@@ -37,6 +42,8 @@ export function registerCompareCommand(program: Command, context: CommandContext
     .option('--no-text', 'leave prompt and response text out of the output')
     .option('--quiet', 'no progress bar');
   addJudgeOptions(command, { batching: false });
+  addDryRunOption(command);
+  command.option('--prices <file>', 'price table for --dry-run (JSON/YAML, USD per 1M tokens)');
   command.action(async (flags: CompareFlags) => {
     context.exitCode = await runCompare(flags, context);
   });
@@ -49,8 +56,10 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary ?? `${flags.out}.summary.json` }],
     keep: storeFilesOf(flags),
   });
-  const judges = await buildJudges(flags);
+  let judges = await buildJudges(flags);
   if (judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
+  const dryRun = flags.dryRun ? judges.map(createDryRunJudge) : undefined;
+  if (dryRun) judges = dryRun;
   const judge = judges[0];
   const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
@@ -58,7 +67,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   const options = graderOptionsFrom(flags);
   const comparer = new Comparer({
     judge,
-    store: opened.store,
+    store: dryRun ? readOnlyStore(opened.store) : opened.store,
     sampling: { ...options.sampling, maxTokens: flags.maxTokens === 1024 ? 512 : flags.maxTokens },
     swap: flags.swap,
     allowTies: flags.ties,
@@ -74,6 +83,17 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     stopSignal: context.signal,
     signal: afterGrace(context.signal),
   });
+  if (dryRun) {
+    try {
+      const usage = await dryRunUsage(comparer.compareStream(reportInvalid(importer.read(flags.input, {}), context)));
+      printDryRun(context, dryRun, usage, judge?.provenance.model, flags.prices ? loadPriceTable(flags.prices) : defaultPrices, { batch: false });
+      return exitCodes.success;
+    } finally {
+      progress.stop();
+      await judge?.close?.();
+      await opened.close();
+    }
+  }
   const writer = new JsonLinesWriter(flags.out);
   const builder = new CompareSummaryBuilder();
   const errors = new ErrorTally();

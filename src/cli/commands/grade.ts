@@ -19,9 +19,12 @@ import { addQueueOptions, runSpecFrom, shardOf, type QueueFlags } from '../queue
 import { getScoring } from '../../scoring/registry.js';
 import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
 import { reportFailedAsZero } from './score.js';
+import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
+import { createDryRunJudge, readOnlyStore } from '../../batch/dry-run.js';
 import { addBatchOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
 
 interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags, BatchFlags {
+  dryRun?: boolean;
   out: string;
   metrics?: string;
   scoring?: string;
@@ -51,6 +54,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
   addJudgeOptions(command);
   addQueueOptions(command);
   addBatchOptions(command);
+  addDryRunOption(command);
   command.action(async (flags: GradeFlags) => {
     context.exitCode = await runGrade(flags, context);
   });
@@ -70,7 +74,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   // With --queue the workers call the judge (and hold the fleet limits); here it only names the run.
   let judges = await buildJudges(flags.queue ? { ...flags, globalConcurrency: undefined, rateLimit: undefined } : flags);
   let batched: BatchedJudges | undefined;
-  if (flags.batch) {
+  if (flags.batch && !flags.dryRun) {
     if (flags.queue) throw new RubricateError('CONFIG_INVALID', '--batch and --queue are two ways of sending the calls: give one of them', { field: 'batch' });
     batched = batchJudgesFrom(judges, flags, flags.out, (event) => {
       const line = describeBatchEvent(event);
@@ -78,6 +82,8 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     });
     judges = batched.judges;
   }
+  const dryRun = flags.dryRun ? judges.map(createDryRunJudge) : undefined;
+  if (dryRun) judges = dryRun;
   const judge = judges[0];
   const closeJudges = async () => {
     for (const member of judges) await member.close?.();
@@ -106,7 +112,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   const scoringName = flags.scoring ?? importer.defaultScoring ?? 'weighted_mean';
   const grader = new Grader({
     judges,
-    store: opened.store,
+    store: dryRun ? readOnlyStore(opened.store) : opened.store,
     checkRunner: checkRunnerFor(),
     checkMode: flags.checkMode,
     scoring: flags.failedAsZero ? withFailedAsZero(getScoring(scoringName)) : scoringName,
@@ -119,6 +125,20 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     // Every call waits in a batch: the engine hands over all it has (the window bounds memory) and waits up to the 24 h window.
     ...(batched ? { concurrency: 50_000, timeoutMs: 7 * 24 * 3600 * 1000 } : {}),
   });
+
+  if (dryRun) {
+    try {
+      const imported = importer.read(flags.input, importOptions);
+      const usage = await dryRunUsage(grader.gradeStream(shardOf(imported, flags.shard)));
+      progress.stop();
+      printDryRun(context, dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch) });
+      return exitCodes.success;
+    } finally {
+      progress.stop();
+      opened.close();
+      await closeJudges();
+    }
+  }
 
   const queueUrl = flags.queue;
   // BiGGen grades its llm_judge instances only with non-Prometheus judges; reproduce that.

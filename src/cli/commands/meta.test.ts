@@ -11,6 +11,7 @@ import type { JudgePairs } from '../../meta/pairwise-run.js';
 import type { CommandContext } from '../context.js';
 import { runCli } from '../main.js';
 import { registerMetaCommand, type PairJudgeSetup } from './meta.js';
+import { dataPath, haveData } from '../../testing/data.js';
 
 let directory: string;
 let resultsFile: string;
@@ -134,9 +135,9 @@ describe('rubricate meta on published judge outputs', () => {
     expect(output.stderr.join('\n')).toMatch(/llmbar judge Toy\/Vanilla/);
   });
 
-  const realResult = path.resolve(process.cwd(), '../shared/data/llmbar/LLMBar/Natural/evaluators/GPT-4/Vanilla_NoRules/result.json');
+  const realResult = dataPath('llmbar/LLMBar/Natural/evaluators/GPT-4/Vanilla_NoRules/result.json');
   if (!existsSync(realResult)) console.warn(`skipping the published LLMBar check: ${realResult} is absent`);
-  it.skipIf(!existsSync(realResult))('reproduces LLMBar\u2019s own statistics for its published GPT-4 judge', async () => {
+  it.skipIf(!haveData(realResult, 'src/cli/commands/meta.test.ts'))('reproduces LLMBar\u2019s own statistics for its published GPT-4 judge', async () => {
     const out = path.join(directory, 'llmbar-real.json');
     const { context } = capture();
     expect(await runCli(['meta', '--format', 'llmbar', '--input', realResult, '--out', out, '--bootstrap-resamples', '0', '--quiet'], context)).toBe(exitCodes.success);

@@ -18,6 +18,7 @@ import {
 } from './perturbations.js';
 import { confidentClosers, confidentOpeners, delimiterInstructions, directInjections, fillerSentences, graderFlattery, userFlattery } from './phrases.js';
 import { contentTokens, mostSimilarSentence, removeSpan, sentenceSpans, tokenOverlap } from './text.js';
+import { dataPath, haveData } from '../../testing/data.js';
 
 const response = [
   'Drink plenty of water and rest for a few days. Most colds clear up within a week.',
@@ -202,10 +203,10 @@ describe('sentence deletion', () => {
   });
 });
 
-const healthbench = path.resolve(process.cwd(), '../shared/data/healthbench/oss_eval_first100.jsonl');
+const healthbench = dataPath('healthbench/oss_eval_first100.jsonl');
 if (!existsSync(healthbench)) console.warn(`skipping real-text probe checks: ${healthbench} is absent`);
 
-describe.skipIf(!existsSync(healthbench))('perturbations on real HealthBench ideal completions', () => {
+describe.skipIf(!haveData(healthbench, 'src/meta/probes/perturbations.test.ts'))('perturbations on real HealthBench ideal completions', () => {
   // A skipped describe's body still runs to collect its tests: read only when the file is there.
   const examples = (existsSync(healthbench) ? readFileSync(healthbench, 'utf8') : '')
     .split('\n')

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { safeParseJson } from '../../util/json.js';
 import { computePairwiseMeta } from '../pairwise-metrics.js';
 import { judgeBenchCategory, readJudgeBenchOutputs } from './judgebench.js';
+import { dataPath } from '../../testing/data.js';
 
 const game = (decision: string | null) => ({ judgment: { judge_model: 'toy-model', prompt: 'p', response: 'r' }, decision });
 
@@ -92,7 +93,7 @@ function referenceScore(rows: ReadonlyArray<Record<string, any>>, prefix: string
   return (100 * correct) / included.length;
 }
 
-const outputsFolder = path.resolve(process.cwd(), '../shared/data/judgebench/outputs');
+const outputsFolder = dataPath('judgebench/outputs');
 const outputFiles = existsSync(outputsFolder)
   ? readdirSync(outputsFolder)
       .filter((name) => name.endsWith('.jsonl'))

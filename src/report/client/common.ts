@@ -31,9 +31,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Element
     if (props.className) element.className = props.className;
     if (props.text !== undefined && props.text !== null) element.textContent = String(props.text);
     if (props.title) element.title = String(props.title);
-    if (props.attrs) for (let name in props.attrs) if (props.attrs[name] !== undefined && props.attrs[name] !== null) element.setAttribute(name, String(props.attrs[name]));
-    if (props.data) for (let key in props.data) element.dataset[key] = String(props.data[key]);
-    if (props.style) for (let property in props.style) element.style.setProperty(property, props.style[property]);
+    if (props.attrs) for (const name in props.attrs) if (props.attrs[name] !== undefined && props.attrs[name] !== null) element.setAttribute(name, String(props.attrs[name]));
+    if (props.data) for (const key in props.data) element.dataset[key] = String(props.data[key]);
+    if (props.style) for (const property in props.style) element.style.setProperty(property, props.style[property]);
     if (props.on) for (const event in props.on) element.addEventListener(event, props.on[event as keyof Handlers] as EventListener);
   }
   if (children) appendChildren(element, children);
@@ -42,7 +42,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Element
 
 export function appendChildren(element: Node, children: Child[]): void {
   for (let index = 0; index < children.length; index += 1) {
-    let child = children[index];
+    const child = children[index];
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) appendChildren(element, child);
     else element.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : (child as Node));
@@ -60,11 +60,11 @@ export function icon(name: IconName): SVGSVGElement {
     down: 'M6 9l6 6 6-6',
     sort: 'M8 9l4-4 4 4M16 15l-4 4-4-4'
   };
-  let svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   svg.setAttribute('width', '16'); svg.setAttribute('height', '16'); svg.setAttribute('viewBox', '0 0 24 24');
   svg.setAttribute('fill', 'none'); svg.setAttribute('stroke', 'currentColor'); svg.setAttribute('stroke-width', '2');
   svg.setAttribute('stroke-linecap', 'round'); svg.setAttribute('stroke-linejoin', 'round'); svg.setAttribute('aria-hidden', 'true');
-  let path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+  const path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
   path.setAttribute('d', paths[name]);
   svg.appendChild(path);
   return svg;
@@ -73,12 +73,12 @@ export function icon(name: IconName): SVGSVGElement {
 export function isNumber(value: unknown): value is number { return typeof value === 'number' && isFinite(value); }
 export function formatScore(value: unknown, digits?: number): string {
   if (!isNumber(value)) return '—';
-  let text = value.toFixed(digits === undefined ? 3 : digits);
+  const text = value.toFixed(digits === undefined ? 3 : digits);
   return text.charAt(0) === '-' ? (Number(text) === 0 ? text.slice(1) : '−' + text.slice(1)) : text;
 }
 export function formatSigned(value: unknown, digits?: number): string {
   if (!isNumber(value)) return '—';
-  let text = Math.abs(value).toFixed(digits === undefined ? 3 : digits);
+  const text = Math.abs(value).toFixed(digits === undefined ? 3 : digits);
   if (Number(text) === 0) return text;
   return (value > 0 ? '+' : '−') + text;
 }
@@ -86,7 +86,7 @@ export function formatInteger(value: unknown): string { return isNumber(value) ?
 export function formatPercent(value: unknown, digits?: number): string { return isNumber(value) ? (value * 100).toFixed(digits === undefined ? 1 : digits) + '%' : '—'; }
 export function formatCompact(value: unknown): string {
   if (!isNumber(value)) return '—';
-  let absolute = Math.abs(value);
+  const absolute = Math.abs(value);
   if (absolute >= 1e9) return (value / 1e9).toFixed(2) + 'B';
   if (absolute >= 1e6) return (value / 1e6).toFixed(2) + 'M';
   if (absolute >= 1e4) return (value / 1e3).toFixed(1) + 'k';
@@ -101,7 +101,7 @@ export function formatSignedInterval(interval: Interval | undefined, digits?: nu
   return formatSigned(interval[0], digits) + ' … ' + formatSigned(interval[1], digits);
 }
 export function formatPoints(points: number): string {
-  let text = Number.isInteger(points) ? String(Math.abs(points)) : Math.abs(points).toFixed(2).replace(/0+$/, '').replace(/\.$/, '');
+  const text = Number.isInteger(points) ? String(Math.abs(points)) : Math.abs(points).toFixed(2).replace(/0+$/, '').replace(/\.$/, '');
   return (points < 0 ? '−' : '+') + text;
 }
 export function formatCost(value: unknown): string { return isNumber(value) ? '$' + (value >= 100 ? value.toFixed(0) : value >= 1 ? value.toFixed(2) : value.toFixed(4)) : 'unknown'; }
@@ -117,8 +117,8 @@ export function wrapLines(text: string, width: number): string[] {
   if (line && lines.length < 7) lines.push(line);
   return lines;
 }
-export function tagGroupOf(tag: string): string { let colon = tag.indexOf(':'); return colon > 0 ? tag.slice(0, colon) : 'tags'; }
-export function tagNameOf(tag: string): string { let colon = tag.indexOf(':'); return colon > 0 ? tag.slice(colon + 1) : tag; }
+export function tagGroupOf(tag: string): string { const colon = tag.indexOf(':'); return colon > 0 ? tag.slice(0, colon) : 'tags'; }
+export function tagNameOf(tag: string): string { const colon = tag.indexOf(':'); return colon > 0 ? tag.slice(colon + 1) : tag; }
 export function plural(count: number, word: string, many?: string): string { return formatInteger(count) + ' ' + (count === 1 ? word : many || word + 's'); }
 
 /** [label, value, className, title]; falsy rows are left out. */
@@ -140,9 +140,9 @@ export function sectionHead(title: string, hint?: string | null, extra?: Node | 
 
 /** Segmented buttons; calls onSelect(value) and keeps aria-pressed in sync. */
 export function tabs<V extends string>(options: Array<{ value: V; label: string }>, selected: V, onSelect: (value: V) => void): HTMLElement {
-  let container = h('div', { className: 'tabs', attrs: { role: 'group' } });
+  const container = h('div', { className: 'tabs', attrs: { role: 'group' } });
   options.forEach(function (option) {
-    let button = h('button', { text: option.label, attrs: { type: 'button', 'aria-pressed': option.value === selected ? 'true' : 'false' }, data: { value: option.value } });
+    const button = h('button', { text: option.label, attrs: { type: 'button', 'aria-pressed': option.value === selected ? 'true' : 'false' }, data: { value: option.value } });
     button.addEventListener('click', function () {
       Array.prototype.forEach.call(container.children, function (other) { other.setAttribute('aria-pressed', other === button ? 'true' : 'false'); });
       onSelect(option.value);
@@ -154,9 +154,9 @@ export function tabs<V extends string>(options: Array<{ value: V; label: string 
 
 /** The 95% interval drawn as a track with the point estimate. */
 export function ciTrack(score: number | null | undefined, interval: Interval | undefined, low: number, high: number, baselineScore?: number | null): HTMLElement {
-  let span = high - low || 1;
+  const span = high - low || 1;
   function position(value: number): number { return Math.max(0, Math.min(100, ((value - low) / span) * 100)); }
-  let track = h('div', { className: 'ci-track', attrs: { role: 'img', 'aria-label': '95% confidence interval ' + formatInterval(interval) } });
+  const track = h('div', { className: 'ci-track', attrs: { role: 'img', 'aria-label': '95% confidence interval ' + formatInterval(interval) } });
   if (interval && isNumber(interval[0]) && isNumber(interval[1])) {
     track.appendChild(h('div', { className: 'ci-range', style: { left: position(interval[0]) + '%', width: Math.max(0.6, position(interval[1]) - position(interval[0])) + '%' } }));
   }
@@ -185,21 +185,21 @@ if (Chart) {
   Chart.register({
     id: 'rubricateIntervals',
     afterDatasetsDraw: function (chart) {
-      let context = chart.ctx;
-      let horizontal = chart.options.indexAxis === 'y';
+      const context = chart.ctx;
+      const horizontal = chart.options.indexAxis === 'y';
       chart.data.datasets.forEach(function (dataset, datasetIndex) {
         const intervals = dataset.intervals;
         if (!intervals) return;
-        let meta = chart.getDatasetMeta(datasetIndex);
+        const meta = chart.getDatasetMeta(datasetIndex);
         if (meta.hidden) return;
-        let valueScale = horizontal ? chart.scales.x : chart.scales.y;
+        const valueScale = horizontal ? chart.scales.x : chart.scales.y;
         meta.data.forEach(function (element, index) {
           const interval = intervals[index];
           if (!interval || !isNumber(interval[0]) || !isNumber(interval[1])) return;
-          let from = valueScale.getPixelForValue(interval[0]);
-          let to = valueScale.getPixelForValue(interval[1]);
-          let center = horizontal ? element.y : element.x;
-          let cap = 3.5;
+          const from = valueScale.getPixelForValue(interval[0]);
+          const to = valueScale.getPixelForValue(interval[1]);
+          const center = horizontal ? element.y : element.x;
+          const cap = 3.5;
           context.save();
           context.strokeStyle = dataset.intervalColor || 'rgba(17, 24, 39, 0.7)';
           context.lineWidth = 1.4;
@@ -223,12 +223,12 @@ if (Chart) {
 
 /** A chart in a box of the given height; without Chart.js the box says so instead. */
 export function chartBox(height: number, config: ChartConfig, label?: string): { element: HTMLElement; chart: ChartInstance | null } {
-  let box = h('div', { className: 'chart-box', style: { height: height + 'px' } });
+  const box = h('div', { className: 'chart-box', style: { height: height + 'px' } });
   if (!Chart) {
     box.appendChild(h('div', { className: 'callout info', text: 'Charts are unavailable in this copy of the report.' }));
     return { element: box, chart: null };
   }
-  let canvas = h('canvas', { attrs: { role: 'img', 'aria-label': label || 'chart' } });
+  const canvas = h('canvas', { attrs: { role: 'img', 'aria-label': label || 'chart' } });
   box.appendChild(canvas);
   const chart = new Chart(canvas, config);
   chartRegistry.push(chart);
@@ -242,7 +242,7 @@ export function replaceChart(holder: HTMLElement, height: number, config: ChartC
   const previous = (holder.firstChild as ChartHolder | null)?.__chart;
   if (previous) previous.destroy();
   holder.textContent = '';
-  let made = chartBox(height, config, label);
+  const made = chartBox(height, config, label);
   (made.element as ChartHolder).__chart = made.chart;
   holder.appendChild(made.element);
   return made.chart;
@@ -290,8 +290,8 @@ export function createDrawerShell(options: DrawerOptions): DrawerShell {
   function isTyping(event: KeyboardEvent): boolean { const tag = (event.target as Element | null)?.tagName; return tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA'; }
 
   function step(direction: number): void {
-    let order = options.explorer.order();
-    let position = Array.prototype.indexOf.call(order, currentIndex);
+    const order = options.explorer.order();
+    const position = Array.prototype.indexOf.call(order, currentIndex);
     const next: number | undefined = position < 0 ? (order.length ? order[0] : -1) : order[position + direction];
     if (next !== undefined && next >= 0) open(next);
   }
@@ -309,7 +309,7 @@ export function createDrawerShell(options: DrawerOptions): DrawerShell {
     }
     currentIndex = index;
     options.explorer.select(index);
-    let hash = '#' + options.hashKey + '=' + encodeURIComponent(options.idOf(index));
+    const hash = '#' + options.hashKey + '=' + encodeURIComponent(options.idOf(index));
     if (location.hash !== hash) history.replaceState(null, '', hash);
     render();
     // Texts load in the background; draw again when they arrive, if the drawer still shows this entry.
@@ -373,18 +373,18 @@ export interface VirtualTable extends DrawerExplorer {
 }
 
 export function createVirtualTable(options: VirtualTableOptions): VirtualTable {
-  let ROW_HEIGHT = 40;
+  const ROW_HEIGHT = 40;
   let order: Int32Array = new Int32Array(0), selected = -1, scheduled = false;
-  let template = options.columns.map(function (column) { return column.width; }).join(' ');
-  let headerRow = h('div', { className: 'vtable-head', style: { 'grid-template-columns': template }, attrs: { role: 'row' } });
+  const template = options.columns.map(function (column) { return column.width; }).join(' ');
+  const headerRow = h('div', { className: 'vtable-head', style: { 'grid-template-columns': template }, attrs: { role: 'row' } });
   options.columns.forEach(function (column) {
-    let cell = h('div', { className: (column.right ? 'right' : '') + (column.narrowHidden ? ' hide-narrow' : ''), attrs: { role: 'columnheader' } });
+    const cell = h('div', { className: (column.right ? 'right' : '') + (column.narrowHidden ? ' hide-narrow' : ''), attrs: { role: 'columnheader' } });
     if (column.noSort) cell.appendChild(h('span', { text: column.label }));
     else cell.appendChild(h('button', { attrs: { type: 'button', title: 'sort by ' + column.label.toLowerCase() }, data: { sort: column.key }, on: { click: function () { options.onSort(column.key); } } }, [column.label, h('span', { className: 'sort-indicator' })]));
     headerRow.appendChild(cell);
   });
-  let spacer = h('div', { className: 'vtable-spacer' });
-  let viewport = h('div', { className: 'vtable-viewport', attrs: { role: 'rowgroup', tabindex: '-1' } }, [spacer]);
+  const spacer = h('div', { className: 'vtable-spacer' });
+  const viewport = h('div', { className: 'vtable-viewport', attrs: { role: 'rowgroup', tabindex: '-1' } }, [spacer]);
   viewport.addEventListener('scroll', function () {
     if (scheduled) return;
     scheduled = true;
@@ -411,11 +411,11 @@ export function createVirtualTable(options: VirtualTableOptions): VirtualTable {
   };
 
   function renderRows() {
-    let top = viewport.scrollTop;
-    let height = viewport.clientHeight || 600;
-    let first = Math.max(0, Math.floor(top / ROW_HEIGHT) - 8);
-    let last = Math.min(order.length, Math.ceil((top + height) / ROW_HEIGHT) + 8);
-    let fragment = document.createDocumentFragment();
+    const top = viewport.scrollTop;
+    const height = viewport.clientHeight || 600;
+    const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - 8);
+    const last = Math.min(order.length, Math.ceil((top + height) / ROW_HEIGHT) + 8);
+    const fragment = document.createDocumentFragment();
     for (let position = first; position < last; position += 1) fragment.appendChild(row(order[position], position));
     spacer.textContent = '';
     if (order.length === 0) spacer.appendChild(h('div', { className: 'empty-state', text: options.emptyText }));
@@ -423,7 +423,7 @@ export function createVirtualTable(options: VirtualTableOptions): VirtualTable {
   }
 
   function row(index: number, position: number): HTMLElement {
-    let element = h('div', {
+    const element = h('div', {
       className: 'vrow' + (index === selected ? ' selected' : ''),
       attrs: { role: 'row', tabindex: '0' },
       data: options.rowData(index),
@@ -460,15 +460,15 @@ export function sortByNumber(indexes: Int32Array, valueOf: (index: number) => nu
   let size = 0;
   let position: number;
   for (position = 0; position < indexes.length; position += 1) size = Math.max(size, indexes[position] + 1);
-  let values = new Float64Array(size);
+  const values = new Float64Array(size);
   for (position = 0; position < indexes.length; position += 1) {
-    let value = valueOf(indexes[position]);
+    const value = valueOf(indexes[position]);
     values[indexes[position]] = isNumber(value) ? value : NaN;
   }
-  let list = Array.from(indexes);
+  const list = Array.from(indexes);
   list.sort(function (left, right) {
-    let a = values[left], b = values[right];
-    let aMissing = a !== a, bMissing = b !== b;
+    const a = values[left], b = values[right];
+    const aMissing = a !== a, bMissing = b !== b;
     if (aMissing || bMissing) return aMissing === bMissing ? left - right : aMissing ? 1 : -1;
     return direction * (a - b) || left - right;
   });
@@ -476,7 +476,7 @@ export function sortByNumber(indexes: Int32Array, valueOf: (index: number) => nu
 }
 
 export function sortByText(indexes: Int32Array, textOf: (index: number) => string, direction: number): Int32Array {
-  let collator = new Intl.Collator(undefined, { numeric: true });
+  const collator = new Intl.Collator(undefined, { numeric: true });
   return Int32Array.from(Array.from(indexes).sort(function (left, right) { return direction * collator.compare(textOf(left), textOf(right)) || left - right; }));
 }
 

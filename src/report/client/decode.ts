@@ -45,10 +45,10 @@ export const ITEM_STATUS_NAMES: readonly ItemStatusName[] = ['ok', 'error', 'inv
 export const CRITERION_STATUS_NAMES: readonly CriterionStatusName[] = ['ok', 'error', 'skipped'];
 
 export function rubricateInflate(base64: string): Promise<string> {
-  let binary = atob(base64);
-  let bytes = new Uint8Array(binary.length);
+  const binary = atob(base64);
+  const bytes = new Uint8Array(binary.length);
   for (let index = 0; index < binary.length; index += 1) bytes[index] = binary.charCodeAt(index);
-  let stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Response(stream).text();
 }
 
@@ -85,21 +85,21 @@ function rubricateExtras(run: RunData): Map<number, CriterionExtras> {
 
 export function rubricateTags(run: Pick<RunData, 'tagSets' | 'strings'>, tagSet: number): string[] {
   if (tagSet < 0) return [];
-  let references = run.tagSets[tagSet];
+  const references = run.tagSets[tagSet];
   const tags = new Array<string>(references.length);
   for (let index = 0; index < references.length; index += 1) tags[index] = run.strings[references[index]];
   return tags;
 }
 
 export function rubricateCriterionMet(flags: number): boolean | null {
-  let met = (flags >> 2) & 3;
+  const met = (flags >> 2) & 3;
   return met === 2 ? true : met === 1 ? false : null;
 }
 
 /** One criterion as in the results file; the explanation needs the text chunk of its item. */
 function rubricateDecodeCriterion(run: RunData, chunk: RunTexts | null, position: number): DecodedCriterion {
-  let columns = run.criteria;
-  let flags = columns.flags[position];
+  const columns = run.criteria;
+  const flags = columns.flags[position];
   const criterion: DecodedCriterion = {
     id: run.strings[columns.ids[position]],
     text: run.strings[columns.texts[position]],
@@ -110,7 +110,7 @@ function rubricateDecodeCriterion(run: RunData, chunk: RunTexts | null, position
     status: CRITERION_STATUS_NAMES[flags & 3],
     met: rubricateCriterionMet(flags)
   };
-  let extras = rubricateExtras(run).get(position);
+  const extras = rubricateExtras(run).get(position);
   if (extras) {
     if (extras.value !== undefined) criterion.value = extras.value;
     if (extras.label !== undefined) criterion.label = extras.label;
@@ -133,7 +133,7 @@ export function rubricateChunkIndex(run: { textChunkSize: number }, index: numbe
  * chunk, or null to decode only the columns (texts then stay undefined).
  */
 export function rubricateDecodeItem(run: RunData, chunk: RunTexts | null, index: number): DecodedItem {
-  let items = run.items;
+  const items = run.items;
   const item: DecodedItem = {
     id: items.ids[index],
     status: ITEM_STATUS_NAMES[items.status[index]],
@@ -152,14 +152,14 @@ export function rubricateDecodeItem(run: RunData, chunk: RunTexts | null, index:
     item.error = { code: run.strings[items.errors[errorOffset]], message: chunk ? chunk.strings[items.errors[errorOffset + 1]] : null };
   }
   if (chunk) {
-    let local = index - chunk.firstItem;
-    let flattened = chunk.prompts[local] || [];
+    const local = index - chunk.firstItem;
+    const flattened = chunk.prompts[local] || [];
     const prompt: Array<{ role: string; content: string }> = (item.prompt = []);
     for (let turn = 0; turn < flattened.length; turn += 2) prompt.push({ role: chunk.strings[flattened[turn]], content: chunk.strings[flattened[turn + 1]] });
     item.response = chunk.responses[local] >= 0 ? chunk.strings[chunk.responses[local]] : null;
-    let referenceOffset = rubricateSparse(chunk.references, 2).get(index);
+    const referenceOffset = rubricateSparse(chunk.references, 2).get(index);
     item.reference = referenceOffset !== undefined ? chunk.strings[chunk.references[referenceOffset]] : null;
-    let metadataOffset = rubricateSparse(chunk.metadata, 2).get(index);
+    const metadataOffset = rubricateSparse(chunk.metadata, 2).get(index);
     item.metadata = metadataOffset !== undefined ? chunk.strings[chunk.metadata[metadataOffset]] : null;
   }
   return item;

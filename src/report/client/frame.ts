@@ -12,9 +12,9 @@ export interface FrameOptions {
 type PageInfo = Pick<ReportPayload, 'title' | 'generatedAt' | 'rubricateVersion'>;
 
 export function pageFrame(root: HTMLElement, payload: PageInfo, options: FrameOptions): HTMLElement {
-  let nav = h('nav', { className: 'topbar-nav' }, (options.sections || []).map(function (section) {
+  const nav = h('nav', { className: 'topbar-nav' }, (options.sections || []).map(function (section) {
     return h('a', { text: section.label, attrs: { href: '#' + section.id } , on: { click: function (event) {
-      let target = document.getElementById(section.id);
+      const target = document.getElementById(section.id);
       if (target) { event.preventDefault(); target.scrollIntoView({ behavior: 'smooth', block: 'start' }); }
     } } });
   }));
@@ -23,8 +23,8 @@ export function pageFrame(root: HTMLElement, payload: PageInfo, options: FrameOp
     h('div', { className: 'topbar-title', text: payload.title }),
     nav
   ])]));
-  let page = h('main', { className: 'page' });
-  let generated = new Date(payload.generatedAt);
+  const page = h('main', { className: 'page' });
+  const generated = new Date(payload.generatedAt);
   page.appendChild(h('div', { className: 'page-header' }, [
     h('div', null, [
       h('h1', { text: payload.title }),

@@ -40,7 +40,7 @@ export function metricCard(label: string, value: number | null, interval: Confid
 
 /** Horizontal bars of one metric per group value, largest groups first (at most 40). */
 function groupMetricChart<M>(holder: HTMLElement, entries: Array<GroupEntry<M>>, metric: GroupMetric<M>): void {
-  let shown = entries.slice(0, 40);
+  const shown = entries.slice(0, 40);
   replaceChart(holder, Math.max(160, 56 + shown.length * 26), {
     type: 'bar',
     data: { labels: shown.map(function (entry) { return truncate(entry.name, 44); }), datasets: [{
@@ -55,8 +55,8 @@ function groupMetricChart<M>(holder: HTMLElement, entries: Array<GroupEntry<M>>,
       plugins: { legend: { display: false }, tooltip: { callbacks: {
         title: function (items) { return shown[items[0].dataIndex].name; },
         label: function (item) {
-          let entry = shown[item.dataIndex];
-          let interval = metric.interval ? metric.interval(entry.metrics) : null;
+          const entry = shown[item.dataIndex];
+          const interval = metric.interval ? metric.interval(entry.metrics) : null;
           return metric.label + ': ' + formatScore(item.raw) + (interval ? '  (CI ' + formatScore(interval.lower) + ' – ' + formatScore(interval.upper) + ')' : '') + ' · ' + entry.countLabel;
         }
       } } }
@@ -67,12 +67,12 @@ function groupMetricChart<M>(holder: HTMLElement, entries: Array<GroupEntry<M>>,
 
 export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPayload): void {
   const report = payload.report as BinaryMetaReport;
-  let overall = report.overall;
-  let page = pageFrame(root, payload, {
+  const overall = report.overall;
+  const page = pageFrame(root, payload, {
     sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }],
     subtitle: [h('span', { className: 'pill accent', text: 'binary meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.records, 'record') + ' · ' + plural(overall.pairs, 'judge–label pair') })]
   });
-  let hero = h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0', 'grid-template-columns': 'repeat(auto-fit, minmax(220px, 1fr))' } }, [
+  const hero = h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0', 'grid-template-columns': 'repeat(auto-fit, minmax(220px, 1fr))' } }, [
     metricCard('Balanced F1 (HealthBench)', overall.balancedF1, overall.intervals.balancedF1, 'undefined: a class is missing', 'balanced-f1'),
     metricCard('Accuracy', overall.accuracy, overall.intervals.accuracy, null, 'accuracy'),
     metricCard('Macro F1', overall.macroF1, overall.intervals.macroF1, null, 'macro-f1'),
@@ -80,7 +80,7 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
   ]);
   page.appendChild(hero);
 
-  let grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+  const grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
   page.appendChild(grid);
   grid.appendChild(confusionCard(overall.confusion));
   grid.appendChild(card('Per class', [classTable(overall), agreementRows()]));
@@ -90,10 +90,10 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
   page.appendChild(pageFooter(payload, ['bootstrap: ' + report.bootstrap.resamples + ' resamples over records, seed ' + report.bootstrap.seed]));
 
   function confusionCard(confusion: ConfusionCounts): HTMLElement {
-    let total = confusion.truePositive + confusion.falsePositive + confusion.falseNegative + confusion.trueNegative;
+    const total = confusion.truePositive + confusion.falsePositive + confusion.falseNegative + confusion.trueNegative;
     function cell(count: number, correct: boolean, label: string): HTMLElement {
-      let share = total ? count / total : 0;
-      let alpha = 0.12 + 0.75 * share;
+      const share = total ? count / total : 0;
+      const alpha = 0.12 + 0.75 * share;
       return h('div', { className: 'cell', title: label, data: { testid: 'confusion-' + label.replace(/ /g, '-') }, style: { background: correct ? 'rgba(16, 185, 129, ' + alpha + ')' : 'rgba(239, 68, 68, ' + alpha + ')', color: share > 0.45 ? '#fff' : COLORS.text } }, [
         h('div', { className: 'count num', text: formatInteger(count) }),
         h('div', { className: 'share num', text: formatPercent(share) + ' · ' + label })
@@ -121,7 +121,7 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
   }
 
   function agreementRows() {
-    let agreement = report.agreement;
+    const agreement = report.agreement;
     const rows: StatRow[] = [];
     if (agreement.recordsWithSeveralLabels > 0) rows.push(["Fleiss' κ among humans", formatScore(agreement.humanFleissKappa) + ' (' + plural(agreement.recordsWithSeveralLabels, 'record') + ')']);
     if (agreement.recordsWithJury > 0) rows.push(["Fleiss' κ among jurors", formatScore(agreement.juryFleissKappa) + ' (' + plural(agreement.recordsWithJury, 'record') + ')']);
@@ -130,9 +130,9 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
   }
 
   function biasSection(bias: BiasIndexReport): HTMLElement {
-    let sources = Object.keys(bias.bySource);
-    let section = h('section', { className: 'section' }, [sectionHead('Bias by response source', 'mean of (verdict − label), met = 1: above 0 the judge is lenient with that source, below 0 severe')]);
-    let container = card(null, [
+    const sources = Object.keys(bias.bySource);
+    const section = h('section', { className: 'section' }, [sectionHead('Bias by response source', 'mean of (verdict − label), met = 1: above 0 the judge is lenient with that source, below 0 severe')]);
+    const container = card(null, [
       statList([
         ['Bias index (max − min)', formatScore(bias.biasIndex) + (bias.intervals.biasIndex ? '  (CI ' + formatScore(bias.intervals.biasIndex.lower) + ' – ' + formatScore(bias.intervals.biasIndex.upper) + ')' : '')],
         ['Macro F1 − bias index', formatScore(bias.mf1MinusBiasIndex) + (bias.intervals.mf1MinusBiasIndex ? '  (CI ' + formatScore(bias.intervals.mf1MinusBiasIndex.lower) + ' – ' + formatScore(bias.intervals.mf1MinusBiasIndex.upper) + ')' : '')]
@@ -150,8 +150,8 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
   }
 
   function groupSection() {
-    let section = h('section', { className: 'section', attrs: { id: 'groups' } }, [sectionHead('By group', 'accuracy, F1 and κ per group value, with 95% bootstrap intervals')]);
-    let keys = Object.keys(report.groups);
+    const section = h('section', { className: 'section', attrs: { id: 'groups' } }, [sectionHead('By group', 'accuracy, F1 and κ per group value, with 95% bootstrap intervals')]);
+    const keys = Object.keys(report.groups);
     if (keys.length === 0) { section.appendChild(card(null, [h('div', { className: 'callout info', text: 'The records carry no groups.' })])); return section; }
     const metricOptions: Array<GroupMetric<BinaryMetrics> & { key: string }> = [
       { key: 'accuracy', label: 'Accuracy', value: function (m) { return m.accuracy; }, interval: function (m) { return m.intervals.accuracy; } },
@@ -159,10 +159,10 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
       { key: 'macroF1', label: 'Macro F1', value: function (m) { return m.macroF1; }, interval: function (m) { return m.intervals.macroF1; } },
       { key: 'cohenKappa', label: "Cohen's κ", value: function (m) { return m.cohenKappa; }, interval: function (m) { return m.intervals.cohenKappa; }, min: -0.2 }
     ];
-    let current = { key: keys[0], metric: metricOptions[0] };
-    let holder = h('div');
-    let tableHolder = h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } });
-    let head = h('div', { className: 'card-head' }, [
+    const current = { key: keys[0], metric: metricOptions[0] };
+    const holder = h('div');
+    const tableHolder = h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } });
+    const head = h('div', { className: 'card-head' }, [
       tabs(keys.map(function (key) { return { value: key, label: key + ' (' + Object.keys(report.groups[key]).length + ')' }; }), current.key, function (key) { current.key = key; draw(); }),
       tabs(metricOptions.map(function (option) { return { value: option.key, label: option.label }; }), current.metric.key, function (value) { current.metric = metricOptions.filter(function (option) { return option.key === value; })[0]; draw(); })
     ]);
@@ -171,14 +171,14 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
     return section;
 
     function draw() {
-      let groups = report.groups[current.key];
+      const groups = report.groups[current.key];
       const entries: Array<GroupEntry<BinaryMetrics>> = Object.keys(groups).map(function (name) { return { name: name, metrics: groups[name], countLabel: plural(groups[name].pairs, 'pair') }; })
         .sort(function (left, right) { return right.metrics.pairs - left.metrics.pairs || (left.name < right.name ? -1 : 1); });
       groupMetricChart(holder, entries, current.metric);
       tableHolder.textContent = '';
-      let body = h('tbody');
+      const body = h('tbody');
       entries.slice(0, 200).forEach(function (entry) {
-        let m = entry.metrics;
+        const m = entry.metrics;
         body.appendChild(h('tr', null, [h('td', { text: entry.name }), h('td', { className: 'num', text: formatInteger(m.pairs) }), h('td', { className: 'num', text: formatScore(m.accuracy) }), h('td', { className: 'num', text: formatScore(m.balancedF1) }), h('td', { className: 'num', text: formatScore(m.macroF1) }), h('td', { className: 'num', text: formatScore(m.cohenKappa) })]));
       });
       tableHolder.appendChild(h('table', { className: 'data' }, [h('thead', null, [h('tr', null, [current.key, 'pairs', 'accuracy', 'balanced F1', 'macro F1', 'κ'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]), body]));
@@ -188,11 +188,11 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
 
 export function renderPairwiseMetaView(root: HTMLElement, payload: MetaReportPayload): void {
   const report = payload.report as PairwiseReportShown;
-  let overall = report.overall;
-  let published = report.published || null;
-  let subtitle = [h('span', { className: 'pill accent', text: 'pairwise meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.pairs, 'pair') + ' · ' + formatInteger(overall.swappedPairs) + ' with a swapped-order verdict' })];
+  const overall = report.overall;
+  const published = report.published || null;
+  const subtitle = [h('span', { className: 'pill accent', text: 'pairwise meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.pairs, 'pair') + ' · ' + formatInteger(overall.swappedPairs) + ' with a swapped-order verdict' })];
   if (published) subtitle.push(h('span', { className: 'muted', text: published.format + (published.judge ? ' · ' + published.judge : '') + (published.strategy ? ' / ' + published.strategy : '') }));
-  let page = pageFrame(root, payload, { sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }], subtitle: subtitle });
+  const page = pageFrame(root, payload, { sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }], subtitle: subtitle });
   page.appendChild(h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0', 'grid-template-columns': 'repeat(auto-fit, minmax(200px, 1fr))' } }, [
     metricCard('Accuracy · original order', overall.accuracy.original, overall.intervals.accuracyOriginal, null, 'accuracy-original'),
     metricCard('Accuracy · swapped order', overall.accuracy.swapped, null, overall.swappedPairs ? 'no interval' : 'no swapped verdicts', 'accuracy-swapped'),
@@ -201,13 +201,13 @@ export function renderPairwiseMetaView(root: HTMLElement, payload: MetaReportPay
     metricCard('JudgeBench score', overall.judgeBench.score, overall.intervals.judgeBenchScore, null, 'judgebench')
   ]));
 
-  let grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+  const grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
   page.appendChild(grid);
   const verdictNames: Array<keyof VerdictCounts> = ['A', 'B', 'tie', 'invalid'];
-  let verdictColors = [COLORS.accent, '#0ea5e9', COLORS.neutral, COLORS.bad];
+  const verdictColors = [COLORS.accent, '#0ea5e9', COLORS.neutral, COLORS.bad];
   const orders: Array<{ key: 'original' | 'swapped'; label: string }> = [{ key: 'original', label: 'original order' }];
   if (overall.swappedPairs) orders.push({ key: 'swapped', label: 'swapped order' });
-  let verdictCard = card('Verdicts by presentation order', [chartBox(60 + orders.length * 46, {
+  const verdictCard = card('Verdicts by presentation order', [chartBox(60 + orders.length * 46, {
     type: 'bar',
     data: { labels: orders.map(function (order) { return order.label; }), datasets: verdictNames.map(function (name, index) {
       return { label: name === 'A' || name === 'B' ? 'prefers ' + name : name, data: orders.map(function (order) { return overall.verdicts[order.key][name]; }), backgroundColor: verdictColors[index], barPercentage: 0.6 };
@@ -215,7 +215,7 @@ export function renderPairwiseMetaView(root: HTMLElement, payload: MetaReportPay
     options: { indexAxis: 'y', scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true, grid: { display: false } } }, plugins: { legend: { position: 'bottom' } } }
   }, 'verdict counts by order').element, h('div', { className: 'chart-note', text: 'Swapped-order verdicts are mapped back to the original labelling, so a judge without position bias gives the same bars twice.' })]);
   grid.appendChild(verdictCard);
-  let judgeBench = overall.judgeBench;
+  const judgeBench = overall.judgeBench;
   grid.appendChild(card('Consistency across orders', [statList([
     ['Right in both orders', formatInteger(overall.counts.correctBoth) + ' (' + formatPercent(overall.accuracy.both) + ')'],
     ['Same verdict in both orders', formatInteger(overall.counts.equal) + ' (' + formatPercent(overall.positionalAgreement) + ')'],
@@ -241,7 +241,7 @@ export function renderPairwiseMetaView(root: HTMLElement, payload: MetaReportPay
 
   function draw(key: 'bySource' | 'byCategory'): void {
     const groups = report[key];
-    let names = Object.keys(groups).sort(function (left, right) { return groups[right].pairs - groups[left].pairs || (left < right ? -1 : 1); }).slice(0, 40);
+    const names = Object.keys(groups).sort(function (left, right) { return groups[right].pairs - groups[left].pairs || (left < right ? -1 : 1); }).slice(0, 40);
     let series: Array<{ label: string; value(m: PairwiseMetrics): number | null; interval(m: PairwiseMetrics): Interval; color: string }> = [
       { label: 'accuracy · original', value: function (m) { return m.accuracy.original; }, interval: function (m) { return intervalPair(m.intervals.accuracyOriginal); }, color: COLORS.accentSoft },
       { label: 'accuracy · swapped', value: function (m) { return m.accuracy.swapped; }, interval: function () { return null; }, color: 'rgba(14, 165, 233, 0.75)' },
@@ -256,9 +256,9 @@ export function renderPairwiseMetaView(root: HTMLElement, payload: MetaReportPay
       options: { indexAxis: 'y', scales: { x: { min: 0, max: 1 }, y: { grid: { display: false }, ticks: { autoSkip: false } } }, plugins: { legend: { position: 'bottom' }, tooltip: { callbacks: { title: function (items) { return names[items[0].dataIndex]; }, label: function (item) { const interval = item.dataset.intervals?.[item.dataIndex]; return item.dataset.label + ': ' + formatScore(item.raw) + (interval ? '  (CI ' + formatInterval(interval) + ')' : '') + ' · ' + plural(groups[names[item.dataIndex]].pairs, 'pair'); } } } } }
     }, 'accuracy by group');
     tableHolder.textContent = '';
-    let body = h('tbody');
+    const body = h('tbody');
     Object.keys(groups).sort(function (left, right) { return groups[right].pairs - groups[left].pairs; }).slice(0, 200).forEach(function (name) {
-      let m = groups[name];
+      const m = groups[name];
       body.appendChild(h('tr', null, [h('td', { text: name }), h('td', { className: 'num', text: formatInteger(m.pairs) }), h('td', { className: 'num', text: formatScore(m.accuracy.original) }), h('td', { className: 'num', text: formatScore(m.accuracy.swapped) }), h('td', { className: 'num', text: formatScore(m.accuracy.average) }), h('td', { className: 'num', text: formatScore(m.positionalAgreement) }), h('td', { className: 'num', text: formatScore(m.judgeBench.score) })]));
     });
     tableHolder.appendChild(h('table', { className: 'data' }, [h('thead', null, [h('tr', null, [key === 'bySource' ? 'source' : 'category', 'pairs', 'original', 'swapped', 'average', 'agreement', 'JudgeBench'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]), body]));

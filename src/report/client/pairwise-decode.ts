@@ -55,7 +55,7 @@ function rubricateTriState(code: number): boolean | null { return code === 1 ? t
 
 function rubricatePairOrders(original: number, swapped: number): PairOrders {
   const orders: PairOrders = {};
-  let ab = rubricatePairVerdict(original), ba = rubricatePairVerdict(swapped);
+  const ab = rubricatePairVerdict(original), ba = rubricatePairVerdict(swapped);
   if (ab !== undefined) orders.ab = ab;
   if (ba !== undefined) orders.ba = ba;
   return orders;
@@ -63,8 +63,8 @@ function rubricatePairOrders(original: number, swapped: number): PairOrders {
 
 /** One comparison (overall or a criterion) as in the compare file; explanations need the pair's text chunk. */
 function rubricateDecodeComparison(payload: PairColumnsPayload, chunk: PairTexts | null, position: number): DecodedComparison {
-  let columns = payload.comparisons;
-  let winner = rubricatePairVerdict(columns.winners[position]);
+  const columns = payload.comparisons;
+  const winner = rubricatePairVerdict(columns.winners[position]);
   const comparison: DecodedComparison = {
     id: payload.strings[columns.ids[position]],
     text: payload.strings[columns.texts[position]],
@@ -74,13 +74,13 @@ function rubricateDecodeComparison(payload: PairColumnsPayload, chunk: PairTexts
     orders: rubricatePairOrders(columns.originalOrder[position], columns.swappedOrder[position])
   };
   if (chunk) {
-    let offset = 2 * (position - chunk.firstComparison);
+    const offset = 2 * (position - chunk.firstComparison);
     const explanations: { ab?: string; ba?: string } = {};
     if (chunk.explanations[offset] >= 0) explanations.ab = chunk.strings[chunk.explanations[offset]];
     if (chunk.explanations[offset + 1] >= 0) explanations.ba = chunk.strings[chunk.explanations[offset + 1]];
     if (explanations.ab !== undefined || explanations.ba !== undefined) comparison.explanations = explanations;
   }
-  let errorOffset = rubricateSparse(columns.errors, 3).get(position);
+  const errorOffset = rubricateSparse(columns.errors, 3).get(position);
   if (errorOffset !== undefined) comparison.error = { code: payload.strings[columns.errors[errorOffset]], message: payload.strings[columns.errors[errorOffset + 1]] };
   return comparison;
 }
@@ -90,8 +90,8 @@ function rubricateDecodeComparison(payload: PairColumnsPayload, chunk: PairTexts
  * or null to decode only the columns (texts and explanations then stay undefined).
  */
 export function rubricateDecodePair(payload: PairColumnsPayload, chunk: PairTexts | null, index: number): DecodedPair {
-  let pairs = payload.pairs;
-  let winner = rubricatePairVerdict(pairs.winners[index]);
+  const pairs = payload.pairs;
+  const winner = rubricatePairVerdict(pairs.winners[index]);
   const pair: DecodedPair = {
     id: pairs.ids[index],
     status: ITEM_STATUS_NAMES[pairs.status[index]],
@@ -106,17 +106,17 @@ export function rubricateDecodePair(payload: PairColumnsPayload, chunk: PairText
     pair.correct = rubricateTriState(pairs.correct[index]);
   } else if (pairs.correct[index] >= 0) pair.correct = pairs.correct[index] === 1;
   if (pairs.sources[index] >= 0) pair.source = payload.strings[pairs.sources[index]];
-  let first = pairs.comparisonOffsets[index], end = pairs.comparisonOffsets[index + 1];
+  const first = pairs.comparisonOffsets[index], end = pairs.comparisonOffsets[index + 1];
   for (let position = first; position < end; position += 1) {
-    let comparison = rubricateDecodeComparison(payload, chunk, position);
+    const comparison = rubricateDecodeComparison(payload, chunk, position);
     if (position === first && (pairs.flags[index] & 1) === 1) pair.overall = comparison;
     else pair.criteria.push(comparison);
   }
-  let errorOffset = rubricateSparse(pairs.errors, 3).get(index);
+  const errorOffset = rubricateSparse(pairs.errors, 3).get(index);
   if (errorOffset !== undefined) pair.error = { code: payload.strings[pairs.errors[errorOffset]], message: payload.strings[pairs.errors[errorOffset + 1]] };
   if (chunk) {
-    let local = index - chunk.firstPair;
-    let flattened = chunk.prompts[local] || [];
+    const local = index - chunk.firstPair;
+    const flattened = chunk.prompts[local] || [];
     const prompt: Array<{ role: string; content: string }> = (pair.prompt = []);
     for (let turn = 0; turn < flattened.length; turn += 2) prompt.push({ role: chunk.strings[flattened[turn]], content: chunk.strings[flattened[turn + 1]] });
     pair.response_a = chunk.responsesA[local] >= 0 ? chunk.strings[chunk.responsesA[local]] : null;

@@ -47,7 +47,7 @@ function pairVerdictLook(verdict: PairVerdictName | null | undefined): { key: st
 }
 
 function pairVerdictPill(verdict: PairVerdictName | null | undefined, testid?: string, extraTitle?: string): HTMLElement {
-  let look = pairVerdictLook(verdict);
+  const look = pairVerdictLook(verdict);
   return h('span', { className: 'verdict ' + look.className, text: look.label, title: extraTitle || undefined, data: testid ? { testid: testid, verdict: look.key } : { verdict: look.key } });
 }
 
@@ -57,22 +57,22 @@ function shareText(share: ShareWithInterval | null | undefined): string {
 }
 
 export function renderPairwiseCompareView(root: HTMLElement, payload: CompareReportPayload, textStore: TextStore<PairTexts>): void {
-  let summary = payload.summary;
-  let figures = summary.figures;
-  let overall = figures.overall;
-  let agreement = figures.agreement || null;
-  let pairs = payload.pairs;
-  let count = pairs.ids.length;
+  const summary = payload.summary;
+  const figures = summary.figures;
+  const overall = figures.overall;
+  const agreement = figures.agreement || null;
+  const pairs = payload.pairs;
+  const count = pairs.ids.length;
   const chunkListeners: Array<(chunk: PairTexts) => void> = [];
-  let hasLabels = summary.labelledPairs > 0;
-  let hasSources = summary.sources.length > 0;
+  const hasLabels = summary.labelledPairs > 0;
+  const hasSources = summary.sources.length > 0;
 
-  let sections = [{ id: 'overview', label: 'Overview' }];
+  const sections = [{ id: 'overview', label: 'Overview' }];
   if (agreement) sections.push({ id: 'agreement', label: 'Gold labels' });
   if (summary.criteria.length) sections.push({ id: 'criteria', label: 'Criteria' });
   if (hasSources) sections.push({ id: 'sources', label: 'Sources' });
   sections.push({ id: 'pairs', label: 'Pairs' });
-  let page = pageFrame(root, payload, {
+  const page = pageFrame(root, payload, {
     sections: sections,
     subtitle: [
       h('span', { className: 'pill accent', text: 'pairwise compare' }),
@@ -82,12 +82,12 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
   });
 
   page.appendChild(overviewSection());
-  let problems = problemsCallout();
+  const problems = problemsCallout();
   if (problems) page.appendChild(problems);
   if (agreement) page.appendChild(agreementSection());
   if (summary.criteria.length) page.appendChild(criteriaSection());
   if (hasSources) page.appendChild(sourcesSection());
-  let explorer = createPairExplorer();
+  const explorer = createPairExplorer();
   page.appendChild(explorer.element);
   page.appendChild(pageFooter(payload, [
     'win rate: A better = 1, tie and order-inconsistent = ½, B better = 0, over pairs with a verdict',
@@ -95,7 +95,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
     'data: ' + summary.label
   ]));
   explorer.mount();
-  let drawer = createPairDrawer(explorer);
+  const drawer = createPairDrawer(explorer);
   explorer.onOpen = drawer.open;
   window.addEventListener('hashchange', openFromHash);
   openFromHash();
@@ -112,18 +112,18 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
   }
 
   function openFromHash() {
-    let match = /^#pair=(.*)$/.exec(location.hash);
+    const match = /^#pair=(.*)$/.exec(location.hash);
     if (!match) return;
-    let index = pairs.ids.indexOf(decodeURIComponent(match[1]));
+    const index = pairs.ids.indexOf(decodeURIComponent(match[1]));
     if (index >= 0 && drawer.current() !== index) drawer.open(index);
   }
 
   // ---------------------------------------------------------------- overview
   function overviewSection() {
-    let section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' } });
-    let winRate = overall.win_rate;
-    let judged = overall.win + overall.tie + overall.loss + overall.inconsistent;
-    let headline = h('section', { className: 'card hero-score', data: { testid: 'headline' } }, [
+    const section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' } });
+    const winRate = overall.win_rate;
+    const judged = overall.win + overall.tie + overall.loss + overall.inconsistent;
+    const headline = h('section', { className: 'card hero-score', data: { testid: 'headline' } }, [
       h('div', { className: 'score-label' }, [h('span', { text: 'Win rate of A' }), h('span', { className: 'pill neutral', text: 'A vs B' })]),
       h('div', { className: 'score-value num', text: formatPercent(winRate.value), data: { testid: 'win-rate' } }),
       h('div', { className: 'score-ci num', text: winRate.ci95 ? '95% CI ' + formatPercent(winRate.ci95[0]) + ' – ' + formatPercent(winRate.ci95[1]) : 'no pair has a verdict', data: { testid: 'win-rate-ci' } }),
@@ -137,7 +137,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
       ...PAIR_OUTCOMES.map(function (outcome) { return { key: outcome.key, label: outcome.label, value: overall[outcome.key], color: outcome.color }; }),
       { key: 'error', label: 'error', value: figures.n_error, color: PAIR_ERROR_COLOR }, { key: 'invalid', label: 'invalid', value: figures.n_invalid, color: PAIR_INVALID_COLOR }
     ];
-    let bar = h('div', { className: 'stack-bar', data: { testid: 'outcome-bar' } }, parts.filter(function (part) { return part.value > 0; }).map(function (part) {
+    const bar = h('div', { className: 'stack-bar', data: { testid: 'outcome-bar' } }, parts.filter(function (part) { return part.value > 0; }).map(function (part) {
       return h('span', { title: part.label + ': ' + formatInteger(part.value), data: { outcome: part.key }, style: { width: (part.value / Math.max(1, figures.n)) * 100 + '%', background: part.color } });
     }));
     section.appendChild(card('Pairs', [
@@ -154,7 +154,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
       ])
     ]));
 
-    let consistency = overall.position_consistency;
+    const consistency = overall.position_consistency;
     let both = 0, same = 0;
     for (let index = 0; index < count; index += 1) {
       // The pairs the summary counts: status ok, a verdict, and a verdict in each order.
@@ -162,7 +162,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
       both += 1;
       if (pairs.consistent[index] === 1) same += 1;
     }
-    let consistencyCard = h('section', { className: 'card', data: { testid: 'position-consistency' } }, [
+    const consistencyCard = h('section', { className: 'card', data: { testid: 'position-consistency' } }, [
       h('h3', { text: 'Position consistency' }),
       h('div', { className: 'big-number num', text: formatPercent(consistency.value), data: { testid: 'consistency-value' } }),
       h('div', { className: 'score-ci num', text: consistency.ci95 ? '95% CI ' + formatPercent(consistency.ci95[0]) + ' – ' + formatPercent(consistency.ci95[1]) : (summary.swappedPairs ? 'no pair has a verdict in both orders' : 'not measured: pairs were judged in one order only') }),
@@ -171,12 +171,12 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
     ]);
     section.appendChild(consistencyCard);
 
-    let judges = summary.judges;
+    const judges = summary.judges;
     let rows: StatRow[];
     if (judges.length === 0) rows = [['Judge', 'not recorded', '']];
     else if (judges.length > 1) rows = [['Judges', judges.length + ' configurations', ''], ['Models', judges.map(function (judge) { return judge.model; }).join(', '), '']];
     else {
-      let judge = judges[0];
+      const judge = judges[0];
       rows = [
         ['Model', judge.model, 'mono'],
         ['Spec', judge.id, 'mono'],
@@ -185,7 +185,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
         ['Sampling', 'T = ' + (isNumber(judge.temperature) ? judge.temperature : '—') + (isNumber(judge.max_tokens) ? ' · max ' + judge.max_tokens + ' tokens' : ''), 'num']
       ];
     }
-    let usage = figures.usage;
+    const usage = figures.usage;
     rows = rows.concat([
       ['Judge calls', formatInteger(usage.calls) + (usage.cache_hits ? ' (+' + formatInteger(usage.cache_hits) + ' cached)' : '')],
       ['Tokens in / out', formatCompact(usage.prompt_tokens) + ' / ' + formatCompact(usage.completion_tokens)],
@@ -196,9 +196,9 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
   }
 
   function problemsCallout() {
-    let notes = [];
+    const notes = [];
     if (summary.invalidLineCount > 0) {
-      let details = h('details', null, [h('summary', { text: plural(summary.invalidLineCount, 'line') + ' of ' + summary.label + ' could not be read and count as invalid pairs' })]);
+      const details = h('details', null, [h('summary', { text: plural(summary.invalidLineCount, 'line') + ' of ' + summary.label + ' could not be read and count as invalid pairs' })]);
       details.appendChild(h('ul', null, summary.invalidLines.map(function (line) { return h('li', { className: 'mono', text: line.message }); })));
       notes.push(details);
     }
@@ -218,7 +218,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
     // Drawn only when the pairs carry gold labels.
     const gold = agreement!;
     const metrics = gold.overall;
-    let section = h('section', { className: 'section', attrs: { id: 'agreement' } }, [sectionHead('Against gold labels', plural(metrics.pairs, 'labelled pair') + ' · LLMBar\'s definitions: a missing verdict is never right · intervals: ' + gold.bootstrap.resamples + ' bootstrap resamples over pairs, seed ' + gold.bootstrap.seed)]);
+    const section = h('section', { className: 'section', attrs: { id: 'agreement' } }, [sectionHead('Against gold labels', plural(metrics.pairs, 'labelled pair') + ' · LLMBar\'s definitions: a missing verdict is never right · intervals: ' + gold.bootstrap.resamples + ' bootstrap resamples over pairs, seed ' + gold.bootstrap.seed)]);
     section.appendChild(h('div', { className: 'grid-3', style: { 'grid-template-columns': 'repeat(auto-fit, minmax(200px, 1fr))' } }, [
       metricCard('Accuracy · original order', metrics.accuracy.original, metrics.intervals.accuracyOriginal, null, 'accuracy-original'),
       metricCard('Accuracy · swapped order', metrics.accuracy.swapped, null, metrics.swappedPairs ? 'no interval' : 'not judged in the swapped order', 'accuracy-swapped'),
@@ -231,11 +231,11 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
       if (pairs.labels[index] < 0) continue;
       if (pairs.correct[index] === 1) right += 1; else if (pairs.correct[index] === 0) wrong += 1; else undecided += 1;
     }
-    let grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+    const grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
     const orders: Array<{ key: 'original' | 'swapped'; label: string }> = [{ key: 'original', label: 'original order' }];
     if (metrics.swappedPairs) orders.push({ key: 'swapped', label: 'swapped order' });
     const names = ['A', 'B', 'tie', 'invalid'] as const;
-    let colors = ['#4f46e5', '#0d9488', '#cbd5e1', PAIR_ERROR_COLOR];
+    const colors = ['#4f46e5', '#0d9488', '#cbd5e1', PAIR_ERROR_COLOR];
     grid.appendChild(card('Verdicts by presentation order', [chartBox(60 + orders.length * 46, {
       type: 'bar',
       data: { labels: orders.map(function (order) { return order.label; }), datasets: names.map(function (name, index) {
@@ -257,10 +257,10 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
 
   // ---------------------------------------------------------------- criteria
   function criteriaSection() {
-    let rows = summary.criteria;
-    let section = h('section', { className: 'section', attrs: { id: 'criteria' } }, [sectionHead('By rubric criterion', 'each criterion compared in both orders; win = A better on that criterion')]);
-    let shown = rows.slice(0, 30);
-    let container = h('section', { className: 'card', data: { testid: 'criteria-chart' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Outcome per criterion' }), h('span', { className: 'hint faint', text: rows.length > shown.length ? 'the ' + shown.length + ' most compared of ' + rows.length : plural(rows.length, 'criterion', 'criteria') })])]);
+    const rows = summary.criteria;
+    const section = h('section', { className: 'section', attrs: { id: 'criteria' } }, [sectionHead('By rubric criterion', 'each criterion compared in both orders; win = A better on that criterion')]);
+    const shown = rows.slice(0, 30);
+    const container = h('section', { className: 'card', data: { testid: 'criteria-chart' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Outcome per criterion' }), h('span', { className: 'hint faint', text: rows.length > shown.length ? 'the ' + shown.length + ' most compared of ' + rows.length : plural(rows.length, 'criterion', 'criteria') })])]);
     const segments: Array<{ key: OutcomeKey | 'errors'; label: string; color: string }> = [...PAIR_OUTCOMES, { key: 'errors', label: 'error', color: PAIR_ERROR_COLOR }];
     container.appendChild(chartBox(Math.max(160, 70 + shown.length * 28), {
       type: 'bar',
@@ -273,9 +273,9 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
         plugins: { legend: { position: 'bottom' }, tooltip: { callbacks: { title: function (items) { return wrapLines(shown[items[0].dataIndex].text, 64); } } } }
       }
     }, 'outcomes per criterion').element);
-    let body = h('tbody');
+    const body = h('tbody');
     rows.slice(0, 200).forEach(function (row) {
-      let total = row.win + row.tie + row.loss + row.inconsistent + row.errors;
+      const total = row.win + row.tie + row.loss + row.inconsistent + row.errors;
       body.appendChild(h('tr', { data: { criterionId: row.id } }, [
         h('td', null, [h('div', { className: 'clamp', text: row.text, title: row.text }), h('div', { className: 'mono faint', text: row.id })]),
         h('td', { className: 'num', text: formatInteger(total) }),
@@ -300,10 +300,10 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
   function sourceName(row: SourceComparisonTally): string { return row.source === null ? '(no source)' : row.source; }
 
   function sourcesSection() {
-    let rows = summary.sources;
-    let section = h('section', { className: 'section', attrs: { id: 'sources' } }, [sectionHead('By source', 'win rate of A with 95% bootstrap intervals' + (agreement ? '; accuracy against gold labels per source' : ''))]);
-    let container = h('section', { className: 'card', data: { testid: 'sources' } });
-    let shown = rows.filter(function (row) { return isNumber(row.win_rate.value); }).slice(0, 40);
+    const rows = summary.sources;
+    const section = h('section', { className: 'section', attrs: { id: 'sources' } }, [sectionHead('By source', 'win rate of A with 95% bootstrap intervals' + (agreement ? '; accuracy against gold labels per source' : ''))]);
+    const container = h('section', { className: 'card', data: { testid: 'sources' } });
+    const shown = rows.filter(function (row) { return isNumber(row.win_rate.value); }).slice(0, 40);
     if (shown.length) {
       container.appendChild(chartBox(Math.max(150, 56 + shown.length * 26), {
         type: 'bar',
@@ -318,15 +318,15 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
           scales: { x: { min: 0, max: 1, ticks: { callback: function (value) { return Math.round(value * 100) + '%'; } } }, y: { grid: { display: false }, ticks: { autoSkip: false } } },
           plugins: { legend: { display: false }, tooltip: { callbacks: {
             title: function (items) { return sourceName(shown[items[0].dataIndex]); },
-            label: function (item) { let row = shown[item.dataIndex]; return 'win rate of A ' + shareText(row.win_rate) + ' · ' + plural(row.n, 'pair'); }
+            label: function (item) { const row = shown[item.dataIndex]; return 'win rate of A ' + shareText(row.win_rate) + ' · ' + plural(row.n, 'pair'); }
           } } }
         }
       }, 'win rate of A by source').element);
     }
-    let body = h('tbody');
+    const body = h('tbody');
     rows.slice(0, 200).forEach(function (row) {
-      let gold = agreement && row.source !== null ? agreement.bySource[row.source] : null;
-      let cells = [
+      const gold = agreement && row.source !== null ? agreement.bySource[row.source] : null;
+      const cells = [
         h('td', { className: row.source === null ? 'faint' : '', text: sourceName(row) }),
         h('td', { className: 'num', text: formatInteger(row.n) }),
         h('td', { className: 'num', text: formatInteger(row.win) }),
@@ -343,7 +343,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
       }
       body.appendChild(h('tr', { className: 'clickable', data: { source: sourceName(row) }, on: { click: function () { explorer.filterBySource(row.source); } } }, cells));
     });
-    let header = ['source', 'pairs', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'win rate', 'consistency'].concat(agreement ? ['accuracy (avg)', 'agreement'] : []);
+    const header = ['source', 'pairs', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'win rate', 'consistency'].concat(agreement ? ['accuracy (avg)', 'agreement'] : []);
     container.appendChild(h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } }, [h('table', { className: 'data', data: { testid: 'sources-table' } }, [
       h('thead', null, [h('tr', null, header.map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]),
       body
@@ -365,14 +365,14 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
       { key: 'winner', label: 'Verdict', width: '130px' },
       { key: 'original', label: 'A shown first', width: '120px' }
     ];
-    let hasSwapped = summary.swappedPairs > 0;
+    const hasSwapped = summary.swappedPairs > 0;
     if (hasSwapped) columns.push({ key: 'swapped', label: 'B shown first', width: '120px' });
     if (hasLabels) columns.push({ key: 'label', label: 'Gold', width: '96px' });
     if (hasSources) columns.push({ key: 'source', label: 'Source', width: 'minmax(100px, 1.3fr)', narrowHidden: true });
     columns.push({ key: 'status', label: 'Status', width: '76px' });
 
-    let searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, sources, prompts and responses', 'aria-label': 'Search pairs' } });
-    let toolbar = h('div', { className: 'explorer-toolbar' }, [
+    const searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, sources, prompts and responses', 'aria-label': 'Search pairs' } });
+    const toolbar = h('div', { className: 'explorer-toolbar' }, [
       h('div', { className: 'search' }, [icon('search'), searchInput]),
       tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { state.status = value; refresh(true); }),
       tabs([{ value: 'all', label: 'Any verdict' }, { value: 'A', label: 'A better' }, { value: 'B', label: 'B better' }, { value: 'tie', label: 'Tie' }, { value: 'inconsistent', label: 'Inconsistent' }], 'all', function (value) { state.verdict = value; refresh(true); })
@@ -389,14 +389,14 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
       toolbar.appendChild(select);
     }
     if (hasLabels) {
-      let wrongBox = h('input', { attrs: { type: 'checkbox' } });
+      const wrongBox = h('input', { attrs: { type: 'checkbox' } });
       wrongBox.addEventListener('change', function () { state.wrongOnly = wrongBox.checked; refresh(true); });
       toolbar.appendChild(h('label', { className: 'toggle' }, [wrongBox, 'wrong vs gold only']));
     }
-    let countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
+    const countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
     toolbar.appendChild(countLabel);
 
-    let table = createVirtualTable({
+    const table = createVirtualTable({
       columns: columns,
       label: 'pairs',
       emptyText: 'No pair matches these filters.',
@@ -405,7 +405,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
       onSort: sortBy,
       onOpen: function (index) { if (explorer.onOpen) explorer.onOpen(index); }
     });
-    let section = h('section', { className: 'section', attrs: { id: 'pairs' } }, [sectionHead('Pairs', 'click a pair to see the conversation, both responses and each order\'s verdict'), toolbar, table.element]);
+    const section = h('section', { className: 'section', attrs: { id: 'pairs' } }, [sectionHead('Pairs', 'click a pair to see the conversation, both responses and each order\'s verdict'), toolbar, table.element]);
 
     let searchTimer: ReturnType<typeof setTimeout> | undefined;
     searchInput.addEventListener('input', function () {
@@ -417,7 +417,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
         const parts: string[] = [];
         if (chunk.responsesA[local] >= 0) parts.push(chunk.strings[chunk.responsesA[local]]);
         if (chunk.responsesB[local] >= 0) parts.push(chunk.strings[chunk.responsesB[local]]);
-        let prompt = chunk.prompts[local] || [];
+        const prompt = chunk.prompts[local] || [];
         for (let turn = 1; turn < prompt.length; turn += 2) parts.push(chunk.strings[prompt[turn]]);
         textHaystack[chunk.firstPair + local] = parts.join('\n').toLowerCase();
       }
@@ -430,7 +430,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
     explorer.select = table.select;
     explorer.filterBySource = function (source: string | null) {
       if (!sourceSelect) return;
-      let reference = source === null ? -1 : payload.strings.indexOf(source);
+      const reference = source === null ? -1 : payload.strings.indexOf(source);
       sourceSelect.value = 's' + reference;
       state.source = sourceSelect.value;
       refresh(true);
@@ -447,10 +447,10 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
     }
 
     function refresh(resetScroll: boolean): void {
-      let statusCode = state.status === 'all' ? -1 : ITEM_STATUS_NAMES.indexOf(state.status);
-      let verdictCode = state.verdict === 'all' ? -9 : PAIR_VERDICT_NAMES.indexOf(state.verdict);
-      let sourceReference = state.source ? Number(state.source.slice(1)) : null;
-      let kept = new Int32Array(count);
+      const statusCode = state.status === 'all' ? -1 : ITEM_STATUS_NAMES.indexOf(state.status);
+      const verdictCode = state.verdict === 'all' ? -9 : PAIR_VERDICT_NAMES.indexOf(state.verdict);
+      const sourceReference = state.source ? Number(state.source.slice(1)) : null;
+      const kept = new Int32Array(count);
       let length = 0;
       for (let index = 0; index < count; index += 1) {
         if (statusCode >= 0 && pairs.status[index] !== statusCode) continue;
@@ -460,7 +460,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
         if (state.query && !matchesQuery(index, state.query)) continue;
         kept[length++] = index;
       }
-      let order = sortOrder(kept.slice(0, length));
+      const order = sortOrder(kept.slice(0, length));
       countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' pairs' + (state.query && !textStore.complete() ? ' (texts still loading)' : '');
       document.documentElement.setAttribute('data-filtered', String(order.length));
       table.show(order, resetScroll);
@@ -494,21 +494,21 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
       element.appendChild(h('div', null, [pairVerdictPill(rubricatePairVerdict(pairs.originalOrder[index]))]));
       if (hasSwapped) element.appendChild(h('div', null, [pairVerdictPill(rubricatePairVerdict(pairs.swappedOrder[index]))]));
       if (hasLabels) {
-        let label = pairs.labels[index];
+        const label = pairs.labels[index];
         element.appendChild(h('div', { className: 'num' }, label < 0 ? [h('span', { className: 'faint', text: '—' })] : [
           h('span', { text: PAIR_VERDICT_NAMES[label] + ' ' }),
           pairs.correct[index] === 1 ? h('span', { className: 'up', text: '✓', title: 'the verdict matches the label' }) : pairs.correct[index] === 0 ? h('span', { className: 'down', text: '✗', title: 'the verdict differs from the label' }) : h('span', { className: 'faint', text: '?' })
         ]));
       }
       if (hasSources) element.appendChild(h('div', { className: 'hide-narrow muted', text: pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : '', title: pairs.sources[index] >= 0 ? payload.strings[pairs.sources[index]] : undefined }));
-      let status = ITEM_STATUS_NAMES[pairs.status[index]];
+      const status = ITEM_STATUS_NAMES[pairs.status[index]];
       element.appendChild(h('div', null, [h('span', { className: 'pill ' + status, text: status })]));
     }
   }
 
   // ---------------------------------------------------------------- pair drawer
   function createPairDrawer(explorer: PairExplorer): DrawerShell {
-    let shell = createDrawerShell({
+    const shell = createDrawerShell({
       explorer: explorer,
       noun: 'pair',
       testid: 'pair-drawer',
@@ -520,14 +520,14 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
     return shell;
 
     function render(index: number, panel: HTMLElement): void {
-      let chunk = textStore.chunkFor(0, index);
-      let pair = rubricateDecodePair(payload, chunk, index);
+      const chunk = textStore.chunkFor(0, index);
+      const pair = rubricateDecodePair(payload, chunk, index);
       panel.setAttribute('data-pair-id', pair.id);
       panel.setAttribute('data-texts', chunk ? 'loaded' : 'loading');
-      let order = explorer.order();
-      let position = Array.prototype.indexOf.call(order, index);
+      const order = explorer.order();
+      const position = Array.prototype.indexOf.call(order, index);
 
-      let title = h('div', { className: 'drawer-title' }, [
+      const title = h('div', { className: 'drawer-title' }, [
         h('h2', { text: pair.id, data: { testid: 'drawer-id' } }),
         h('div', { className: 'meta' }, [
           h('span', { className: 'pill ' + pair.status, text: pair.status }),
@@ -537,14 +537,14 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
           position >= 0 ? h('span', { className: 'num faint', text: (position + 1) + ' of ' + formatInteger(order.length) }) : null
         ])
       ]);
-      let verdictBlock = h('div', { className: 'drawer-score' }, [
+      const verdictBlock = h('div', { className: 'drawer-score' }, [
         h('div', { className: 'faint', text: 'verdict' }),
         h('div', null, [pairVerdictPill(pair.winner, 'drawer-winner')]),
         h('div', { className: 'muted', text: pair.consistent === true ? 'same in both orders' : pair.consistent === false ? 'the orders disagree' : pair.orders.ba === undefined ? 'one order judged' : '' })
       ]);
       panel.appendChild(h('div', { className: 'drawer-header' }, [title, verdictBlock, drawerActions(shell, 'pair')]));
 
-      let body = h('div', { className: 'pair-drawer-body' });
+      const body = h('div', { className: 'pair-drawer-body' });
       panel.appendChild(body);
       if (pair.error) body.appendChild(h('div', { className: 'callout error' }, [h('b', { text: pair.error.code + ': ' }), pair.error.message]));
 
@@ -566,7 +566,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
 
       // Verdicts after the texts they judge; responses are height-capped so the verdicts stay close.
       body.appendChild(h('div', { className: 'block-title', text: 'Verdicts' }));
-      let list = h('div', { data: { testid: 'comparisons' } });
+      const list = h('div', { data: { testid: 'comparisons' } });
       const all: DecodedComparison[] = [...(pair.overall ? [pair.overall] : []), ...pair.criteria];
       all.forEach(function (comparison) { list.appendChild(comparisonCard(comparison, comparison === pair.overall, Boolean(chunk))); });
       if (all.length === 0) list.appendChild(h('div', { className: 'callout info', text: 'No comparison: the pair could not be read.' }));
@@ -574,7 +574,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
     }
 
     function responseBox(name: 'A' | 'B', text: string | null, winner: PairVerdictName | null): HTMLElement {
-      let box = h('div', { className: 'response-box pair-response' + (winner === name ? ' preferred' : '') }, [
+      const box = h('div', { className: 'response-box pair-response' + (winner === name ? ' preferred' : '') }, [
         h('div', { className: 'pair-response-head' }, [h('b', { text: 'Response ' + name }), winner === name ? h('span', { className: 'verdict ' + (name === 'A' ? 'pair-a' : 'pair-b'), text: 'preferred' }) : null])
       ]);
       if (text === null) box.appendChild(h('div', { className: 'callout info', text: 'Not stored (compared with --no-text).' }));
@@ -583,7 +583,7 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
     }
 
     function comparisonCard(comparison: DecodedComparison, isOverall: boolean, textsLoaded: boolean): HTMLElement {
-      let element = h('div', { className: 'pair-comparison', data: { testid: 'comparison', comparisonId: comparison.id, winner: pairVerdictLook(comparison.winner).key } }, [
+      const element = h('div', { className: 'pair-comparison', data: { testid: 'comparison', comparisonId: comparison.id, winner: pairVerdictLook(comparison.winner).key } }, [
         h('div', { className: 'pair-comparison-head' }, [
           h('div', { className: 'pair-comparison-title' }, [
             h('div', { className: 'faint', text: isOverall ? 'Overall' : 'Criterion ' + comparison.id }),
@@ -593,11 +593,11 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
         ])
       ]);
       ([{ key: 'ab', label: 'Original order', note: 'A shown first (as response 1)' }, { key: 'ba', label: 'Swapped order', note: 'B shown first (as response 1)' }] as const).forEach(function (order) {
-        let verdict = comparison.orders[order.key];
+        const verdict = comparison.orders[order.key];
         // An order that was never judged (--no-swap) has nothing to show.
         if (verdict === undefined) return;
-        let explanation = comparison.explanations ? comparison.explanations[order.key] : undefined;
-        let row = h('div', { className: 'order-row', data: { order: order.key } }, [
+        const explanation = comparison.explanations ? comparison.explanations[order.key] : undefined;
+        const row = h('div', { className: 'order-row', data: { order: order.key } }, [
           h('div', { className: 'order-label' }, [h('b', { text: order.label }), h('span', { className: 'faint', text: order.note })]),
           pairVerdictPill(verdict, 'order-verdict')
         ]);

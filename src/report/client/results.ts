@@ -7,7 +7,6 @@ import { ITEM_STATUS_NAMES, rubricateCriterionMet, rubricateDecodeItem, rubricat
 import { COLORS, errorMessage, card, chartBox, ciTrack, createDrawerShell, createVirtualTable, drawerActions, formatCompact, formatCost, formatInteger, formatInterval, formatPercent, formatPoints, formatScore, formatSigned, formatSignedInterval, h, icon, isNumber, nextSort, plural, replaceChart, sectionHead, sortByNumber, sortByText, statList, tabs, tagGroupOf, tagNameOf, truncate, wrapLines } from './common.js';
 import { pageFooter, pageFrame } from './frame.js';
 import type { PairedDifference, ResultsReportPayload, RunData, RunTexts } from '../types.js';
-import type { JudgeInfo } from '../../pipeline/results.js';
 import type { ReportDataset } from './chart.js';
 import type { DecodedCriterion, DecodedItem, ItemStatusName } from './decode.js';
 import type { TableColumn, StatRow, DrawerShell } from './common.js';
@@ -34,25 +33,25 @@ function criterionOutcome(criterion: DecodedCriterion): Outcome {
   if (criterion.status === 'error') return { className: 'problem', label: 'Error', key: 'error' };
   if (criterion.status === 'skipped') return { className: 'skipped', label: 'Skipped', key: 'skipped' };
   if (criterion.met === null) return { className: 'skipped', label: 'No verdict', key: 'none' };
-  let failed = criterion.points < 0 ? criterion.met : !criterion.met;
+  const failed = criterion.points < 0 ? criterion.met : !criterion.met;
   return { className: failed ? 'fail' : 'pass', label: criterion.met ? 'Met' : 'Not met', key: criterion.met ? 'met' : 'not-met' };
 }
 
 /** Per item: criteria that earned, cost points, errored, were skipped (for the table column and sorting). */
 function criterionCounts(run: RunData): { passed: Int32Array; failed: Int32Array; errors: Int32Array; total: Int32Array } {
-  let count = run.items.ids.length;
-  let counts = { passed: new Int32Array(count), failed: new Int32Array(count), errors: new Int32Array(count), total: new Int32Array(count) };
-  let offsets = run.items.criteriaOffsets, flags = run.criteria.flags, points = run.criteria.points;
+  const count = run.items.ids.length;
+  const counts = { passed: new Int32Array(count), failed: new Int32Array(count), errors: new Int32Array(count), total: new Int32Array(count) };
+  const offsets = run.items.criteriaOffsets, flags = run.criteria.flags, points = run.criteria.points;
   for (let item = 0; item < count; item += 1) {
     for (let position = offsets[item]; position < offsets[item + 1]; position += 1) {
-      let flag = flags[position];
+      const flag = flags[position];
       counts.total[item] += 1;
-      let status = flag & 3;
+      const status = flag & 3;
       if (status === 1) { counts.errors[item] += 1; continue; }
       if (status === 2) continue;
-      let met = rubricateCriterionMet(flag);
+      const met = rubricateCriterionMet(flag);
       if (met === null) continue;
-      let failed = points[position] < 0 ? met : !met;
+      const failed = points[position] < 0 ? met : !met;
       if (failed) counts.failed[item] += 1; else counts.passed[item] += 1;
     }
   }
@@ -60,11 +59,11 @@ function criterionCounts(run: RunData): { passed: Int32Array; failed: Int32Array
 }
 
 export function renderResultsView(root: HTMLElement, payload: ResultsReportPayload, textStore: TextStore<RunTexts>): void {
-  let run = payload.runs[0];
-  let baseline = payload.runs.length > 1 ? payload.runs[1] : null;
-  let comparison = payload.comparison;
-  let summary = run.summary;
-  let metrics = summary.metrics;
+  const run = payload.runs[0];
+  const baseline = payload.runs.length > 1 ? payload.runs[1] : null;
+  const comparison = payload.comparison;
+  const summary = run.summary;
+  const metrics = summary.metrics;
   const chunkListeners: Array<(runIndex: number, chunk: RunTexts | null) => void> = [];
 
   function loadAllTexts() {
@@ -77,20 +76,20 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
     });
   }
 
-  let sections = [{ id: 'overview', label: 'Overview' }, { id: 'charts', label: 'Charts' }];
+  const sections = [{ id: 'overview', label: 'Overview' }, { id: 'charts', label: 'Charts' }];
   if (comparison) sections.push({ id: 'comparison', label: 'Comparison' });
   sections.push({ id: 'items', label: 'Items' });
-  let subtitle = [h('span', { className: 'mono', text: summary.label })];
+  const subtitle = [h('span', { className: 'mono', text: summary.label })];
   if (baseline) subtitle.push(h('span', { className: 'muted', text: 'compared with' }), h('span', { className: 'mono', text: baseline.summary.label }));
   subtitle.push(h('span', { className: 'pill accent', text: summary.scoring }));
-  let page = pageFrame(root, payload, { sections: sections, subtitle: subtitle });
+  const page = pageFrame(root, payload, { sections: sections, subtitle: subtitle });
 
   page.appendChild(overviewSection());
-  let problems = problemsCallout();
+  const problems = problemsCallout();
   if (problems) page.appendChild(problems);
   page.appendChild(chartsSection());
   if (comparison) page.appendChild(comparisonSection());
-  let explorer = createExplorer();
+  const explorer = createExplorer();
   page.appendChild(explorer.element);
   page.appendChild(pageFooter(payload, [
     'scoring ' + summary.scoring,
@@ -98,33 +97,33 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
     'data: ' + summary.label + (baseline ? ' vs ' + baseline.summary.label : '')
   ]));
   explorer.mount();
-  let drawer = createDrawer(explorer);
+  const drawer = createDrawer(explorer);
   explorer.onOpen = drawer.open;
   window.addEventListener('hashchange', openFromHash);
   openFromHash();
   setTimeout(loadAllTexts, 0);
 
   function openFromHash() {
-    let match = /^#item=(.*)$/.exec(location.hash);
+    const match = /^#item=(.*)$/.exec(location.hash);
     if (!match) return;
-    let id = decodeURIComponent(match[1]);
-    let index = run.items.ids.indexOf(id);
+    const id = decodeURIComponent(match[1]);
+    const index = run.items.ids.indexOf(id);
     if (index >= 0 && drawer.current() !== index) drawer.open(index);
   }
 
   // ---------------------------------------------------------------- overview
   function overviewSection() {
-    let section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' } });
-    let overall = metrics.overall;
-    let baselineOverall = baseline ? baseline.summary.metrics.overall : null;
-    let scoreCard = h('section', { className: 'card hero-score', data: { testid: 'headline' } });
+    const section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' } });
+    const overall = metrics.overall;
+    const baselineOverall = baseline ? baseline.summary.metrics.overall : null;
+    const scoreCard = h('section', { className: 'card hero-score', data: { testid: 'headline' } });
     scoreCard.appendChild(h('div', { className: 'score-label' }, [h('span', { text: 'Overall score' }), h('span', { className: 'pill neutral', text: summary.scoring })]));
     scoreCard.appendChild(h('div', { className: 'score-value num', text: overall ? formatScore(overall.score) : '—', data: { testid: 'score' } }));
     if (overall) {
       scoreCard.appendChild(h('div', { className: 'score-ci num', text: '95% CI ' + formatInterval(overall.ci95) }));
       scoreCard.appendChild(h('div', { className: 'score-ci num faint', text: 'bootstrap std ' + formatScore(overall.bootstrap_std, 4) + ' · n = ' + formatInteger(overall.n_samples) + ' scored items' }));
-      let low = Math.min(0, overall.ci95[0], baselineOverall ? baselineOverall.score : 0);
-      let high = Math.max(1, overall.ci95[1], baselineOverall ? baselineOverall.score : 1);
+      const low = Math.min(0, overall.ci95[0], baselineOverall ? baselineOverall.score : 0);
+      const high = Math.max(1, overall.ci95[1], baselineOverall ? baselineOverall.score : 1);
       scoreCard.appendChild(ciTrack(overall.score, overall.ci95, Math.floor(low * 10) / 10, Math.ceil(high * 10) / 10, baselineOverall ? baselineOverall.score : null));
     } else {
       scoreCard.appendChild(h('div', { className: 'score-ci', text: 'No item could be scored.' }));
@@ -136,8 +135,8 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       ]));
     }
     if (comparison && comparison.overall) {
-      let difference = comparison.overall;
-      let direction = difference.ci95[0] > 0 ? 'up' : difference.ci95[1] < 0 ? 'down' : 'flat';
+      const difference = comparison.overall;
+      const direction = difference.ci95[0] > 0 ? 'up' : difference.ci95[1] < 0 ? 'down' : 'flat';
       scoreCard.appendChild(h('div', { style: { 'margin-top': '12px', display: 'flex', 'flex-wrap': 'wrap', gap: '8px', 'align-items': 'center' } }, [
         h('span', { className: 'delta-chip ' + direction, text: formatSigned(difference.difference) + ' vs baseline', data: { testid: 'delta' } }),
         h('span', { className: 'muted num', text: '95% CI ' + formatSignedInterval(difference.ci95) + ' · ' + plural(difference.n, 'paired item') })
@@ -145,14 +144,14 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
     }
     section.appendChild(scoreCard);
 
-    let scored = metrics.n_ok - metrics.n_unscorable;
-    let parts = [
+    const scored = metrics.n_ok - metrics.n_unscorable;
+    const parts = [
       { label: 'scored', value: scored, color: COLORS.accent },
       { label: 'unscorable', value: metrics.n_unscorable, color: COLORS.neutral },
       { label: 'error', value: metrics.n_error, color: COLORS.warn },
       { label: 'invalid', value: metrics.n_invalid, color: COLORS.bad }
     ];
-    let bar = h('div', { className: 'stack-bar' }, parts.filter(function (part) { return part.value > 0; }).map(function (part) {
+    const bar = h('div', { className: 'stack-bar' }, parts.filter(function (part) { return part.value > 0; }).map(function (part) {
       return h('span', { title: part.label + ': ' + formatInteger(part.value), style: { width: (part.value / Math.max(1, metrics.n)) * 100 + '%', background: part.color } });
     }));
     section.appendChild(card('Items', [
@@ -167,12 +166,12 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       ])
     ]));
 
-    let judges = summary.judges;
+    const judges = summary.judges;
     let judgeRows: StatRow[];
     if (judges.length === 0) judgeRows = [['Judge', 'none (checks only)', '']];
     else if (judges.length > 1) judgeRows = [['Judges', judges.length + ' configurations', ''], ['Models', judges.map(function (judge) { return judge.model; }).join(', '), '']];
     else {
-      let judge = judges[0];
+      const judge = judges[0];
       judgeRows = [
         ['Model', judge.model, 'mono'],
         ['Spec', judge.id, 'mono'],
@@ -184,7 +183,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
     }
     section.appendChild(card('Judge', [statList(judgeRows)]));
 
-    let usage = summary.usage;
+    const usage = summary.usage;
     section.appendChild(card('Cost & tokens', [
       h('div', { className: 'big-number num', text: formatCost(summary.costUsd), title: summary.costUsd === null ? 'the judge model is not in the price table' : 'at list prices' }),
       h('div', { style: { height: '10px' } }),
@@ -200,11 +199,11 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   }
 
   function problemsCallout() {
-    let notes = [];
+    const notes = [];
     payload.runs.forEach(function (each) {
-      let runSummary = each.summary;
+      const runSummary = each.summary;
       if (runSummary.invalidLineCount > 0) {
-        let details = h('details', null, [h('summary', { text: plural(runSummary.invalidLineCount, 'line') + ' of ' + runSummary.label + ' could not be read and were skipped' })]);
+        const details = h('details', null, [h('summary', { text: plural(runSummary.invalidLineCount, 'line') + ' of ' + runSummary.label + ' could not be read and were skipped' })]);
         details.appendChild(h('ul', null, runSummary.invalidLines.map(function (line) { return h('li', { className: 'mono', text: line.message }); })));
         notes.push(details);
       }
@@ -221,11 +220,11 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   function tagGroups(byTag: Record<string, unknown>): { names: string[]; members: Record<string, string[]> } {
     const groups: Record<string, string[]> = {};
     Object.keys(byTag).forEach(function (tag) {
-      let group = tagGroupOf(tag);
+      const group = tagGroupOf(tag);
       (groups[group] = groups[group] || []).push(tag);
     });
-    let preferred = ['axis', 'theme', 'tags', 'cluster', 'level', 'physician_agreed_category'];
-    let names = Object.keys(groups).sort(function (left, right) {
+    const preferred = ['axis', 'theme', 'tags', 'cluster', 'level', 'physician_agreed_category'];
+    const names = Object.keys(groups).sort(function (left, right) {
       let a = preferred.indexOf(left), b = preferred.indexOf(right);
       if (a < 0) a = 99; if (b < 0) b = 99;
       return a - b || (left < right ? -1 : 1);
@@ -234,8 +233,8 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   }
 
   function chartsSection() {
-    let section = h('section', { className: 'section', attrs: { id: 'charts' } }, [sectionHead('Where the points went', 'bars show means with 95% bootstrap intervals')]);
-    let grid = h('div', { className: 'grid-2' });
+    const section = h('section', { className: 'section', attrs: { id: 'charts' } }, [sectionHead('Where the points went', 'bars show means with 95% bootstrap intervals')]);
+    const grid = h('div', { className: 'grid-2' });
     section.appendChild(grid);
     grid.appendChild(tagChartCard());
     grid.appendChild(histogramCard());
@@ -245,10 +244,10 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   }
 
   function tagChartCard() {
-    let container = h('section', { className: 'card span-2', data: { testid: 'tag-chart' } });
-    let groups = tagGroups(metrics.by_tag);
-    let holder = h('div');
-    let head = h('div', { className: 'card-head' }, [h('h3', { text: 'Score by tag' })]);
+    const container = h('section', { className: 'card span-2', data: { testid: 'tag-chart' } });
+    const groups = tagGroups(metrics.by_tag);
+    const holder = h('div');
+    const head = h('div', { className: 'card-head' }, [h('h3', { text: 'Score by tag' })]);
     container.appendChild(head);
     if (groups.names.length === 0) {
       container.appendChild(h('div', { className: 'callout info', text: 'No tags in these results.' }));
@@ -261,7 +260,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
 
     function draw(group: string): void {
       const tags = groups.members[group].slice().sort(function (left, right) { return metrics.by_tag[right].score - metrics.by_tag[left].score; });
-      let labels = tags.map(function (tag) { return truncate(tagNameOf(tag), 42); });
+      const labels = tags.map(function (tag) { return truncate(tagNameOf(tag), 42); });
       const datasets: ReportDataset[] = [{
         label: summary.label,
         data: tags.map(function (tag) { return metrics.by_tag[tag].score; }),
@@ -270,7 +269,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
         backgroundColor: COLORS.accentSoft, borderRadius: 4, barPercentage: 0.8, categoryPercentage: baseline ? 0.8 : 0.7
       }];
       if (baseline) {
-        let baselineTags = baseline.summary.metrics.by_tag;
+        const baselineTags = baseline.summary.metrics.by_tag;
         datasets.push({
           label: baseline.summary.label,
           data: tags.map(function (tag) { return baselineTags[tag] ? baselineTags[tag].score : null; }),
@@ -279,7 +278,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
           backgroundColor: COLORS.baselineSoft, borderRadius: 4, barPercentage: 0.8, categoryPercentage: 0.8
         });
       }
-      let rowHeight = baseline ? 34 : 26;
+      const rowHeight = baseline ? 34 : 26;
       replaceChart(holder, Math.max(160, 56 + tags.length * rowHeight), {
         type: 'bar',
         data: { labels: labels, datasets: datasets },
@@ -291,7 +290,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
             tooltip: { callbacks: {
               title: function (items) { return tags[items[0].dataIndex]; },
               label: function (item) {
-                let dataset = item.dataset;
+                const dataset = item.dataset;
                 return dataset.label + ': ' + formatScore(item.raw) + '  (95% CI ' + formatInterval(dataset.intervals?.[item.dataIndex]) + ', n = ' + formatInteger(dataset.samples?.[item.dataIndex]) + ')';
               }
             } }
@@ -302,9 +301,9 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   }
 
   function histogramCard() {
-    let container = h('section', { className: 'card', data: { testid: 'histogram' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Item score distribution' })])]);
-    let histogram = summary.histogram;
-    let labels = histogram.counts.map(function (_, index) { return formatScore(histogram.edges[index], 2); });
+    const container = h('section', { className: 'card', data: { testid: 'histogram' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Item score distribution' })])]);
+    const histogram = summary.histogram;
+    const labels = histogram.counts.map(function (_, index) { return formatScore(histogram.edges[index], 2); });
     const datasets: ReportDataset[] = [{ label: summary.label, data: histogram.counts, backgroundColor: COLORS.accentSoft, borderRadius: 3, barPercentage: 1, categoryPercentage: baseline ? 0.9 : 0.96 }];
     if (baseline) datasets.push({ label: baseline.summary.label, data: baseline.summary.histogram.counts, backgroundColor: COLORS.baselineSoft, borderRadius: 3, barPercentage: 1, categoryPercentage: 0.9 });
     container.appendChild(chartBox(260, {
@@ -315,22 +314,22 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
         plugins: {
           legend: { display: Boolean(baseline), position: 'bottom' },
           tooltip: { callbacks: {
-            title: function (items) { let index = items[0].dataIndex; return 'score ' + formatScore(histogram.edges[index], 2) + ' – ' + formatScore(histogram.edges[index + 1], 2); },
+            title: function (items) { const index = items[0].dataIndex; return 'score ' + formatScore(histogram.edges[index], 2) + ' – ' + formatScore(histogram.edges[index + 1], 2); },
             label: function (item) { return item.dataset.label + ': ' + plural(item.raw, 'item'); }
           } }
         }
       }
     }, 'histogram of item scores').element);
-    let scores = run.items.scores.filter(isNumber).sort(function (a, b) { return a - b; });
+    const scores = run.items.scores.filter(isNumber).sort(function (a, b) { return a - b; });
     if (scores.length) {
-      let median = scores[Math.floor((scores.length - 1) / 2)];
+      const median = scores[Math.floor((scores.length - 1) / 2)];
       container.appendChild(h('div', { className: 'chart-note num', text: 'median ' + formatScore(median) + ' · min ' + formatScore(scores[0]) + ' · max ' + formatScore(scores[scores.length - 1]) + ' · ' + plural(scores.length, 'scored item') }));
     }
     return container;
   }
 
   function sourceCard() {
-    let container = h('section', { className: 'card', data: { testid: 'source-chart' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Pass rate by criterion source' })])]);
+    const container = h('section', { className: 'card', data: { testid: 'source-chart' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Pass rate by criterion source' })])]);
     const sources = (['judge', 'check'] as const).filter(function (name) { return summary.bySource[name].criteria > 0; });
     if (sources.length === 0) { container.appendChild(h('div', { className: 'callout info', text: 'No criteria in these results.' })); return container; }
     const segments: Array<{ key: 'passed' | 'failed' | 'errors' | 'skipped'; label: string; color: string }> = [
@@ -339,12 +338,12 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       { key: 'errors', label: 'error', color: COLORS.warn },
       { key: 'skipped', label: 'skipped', color: COLORS.neutral }
     ];
-    let runs = baseline ? [run, baseline] : [run];
+    const runs = baseline ? [run, baseline] : [run];
     const labels: string[] = [];
     const rows: Array<RunData['summary']['bySource']['judge']> = [];
     runs.forEach(function (each) {
       sources.forEach(function (source) {
-        let rate = each.summary.bySource[source];
+        const rate = each.summary.bySource[source];
         if (rate.criteria === 0) return;
         labels.push(source === 'judge' ? 'LLM judge' + (baseline ? ' · ' + truncate(each.summary.label, 18) : '') : 'deterministic check' + (baseline ? ' · ' + truncate(each.summary.label, 18) : ''));
         rows.push(rate);
@@ -362,15 +361,15 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       }
     }, 'criteria outcome by source').element);
     container.appendChild(h('div', { className: 'chart-note' }, [sources.map(function (source) {
-      let rate = summary.bySource[source];
+      const rate = summary.bySource[source];
       return h('div', { className: 'num', text: (source === 'judge' ? 'LLM judge' : 'Checks') + ': ' + formatPercent(rate.passed / Math.max(1, rate.evaluated)) + ' pass rate over ' + plural(rate.evaluated, 'graded criterion', 'graded criteria') + (rate.errors ? ', ' + formatInteger(rate.errors) + ' errors' : '') });
     })]));
     return container;
   }
 
   function mostFailedCard() {
-    let container = h('section', { className: 'card span-2', data: { testid: 'most-failed' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Criteria that cost the most' }), h('span', { className: 'hint faint', text: 'click a bar to list the items' })])]);
-    let rows = summary.mostFailed.slice(0, 14);
+    const container = h('section', { className: 'card span-2', data: { testid: 'most-failed' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Criteria that cost the most' }), h('span', { className: 'hint faint', text: 'click a bar to list the items' })])]);
+    const rows = summary.mostFailed.slice(0, 14);
     if (rows.length === 0) { container.appendChild(h('div', { className: 'callout info', text: 'No criterion cost any points.' })); return container; }
     container.appendChild(chartBox(Math.max(160, 50 + rows.length * 28), {
       type: 'bar',
@@ -388,7 +387,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
         plugins: { legend: { display: false }, tooltip: { callbacks: {
           title: function (items) { return wrapLines(rows[items[0].dataIndex].text, 64); },
           label: function (item) {
-            let row = rows[item.dataIndex];
+            const row = rows[item.dataIndex];
             return [
               (row.points < 0 ? 'penalty applied ' : 'not met ') + formatInteger(row.failed) + ' of ' + formatInteger(row.evaluated) + ' times (' + formatPercent(row.failed / Math.max(1, row.evaluated)) + ')',
               formatPoints(row.points) + ' points · ' + formatInteger(row.pointsLost) + ' points lost · ' + row.source
@@ -404,9 +403,9 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   function comparisonSection(): HTMLElement {
     // Drawn only when the report compares two runs.
     const comparison = payload.comparison!;
-    let section = h('section', { className: 'section', attrs: { id: 'comparison' } }, [sectionHead('Compared with ' + comparison.baselineLabel, 'Δ = ' + comparison.runLabel + ' − ' + comparison.baselineLabel + ' over items matched by id · paired bootstrap, ' + comparison.bootstrap.samples + ' resamples, seed ' + comparison.bootstrap.seed)]);
+    const section = h('section', { className: 'section', attrs: { id: 'comparison' } }, [sectionHead('Compared with ' + comparison.baselineLabel, 'Δ = ' + comparison.runLabel + ' − ' + comparison.baselineLabel + ' over items matched by id · paired bootstrap, ' + comparison.bootstrap.samples + ' resamples, seed ' + comparison.bootstrap.seed)]);
     section.appendChild(forestCard());
-    let grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
+    const grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } });
     grid.appendChild(changedCard());
     grid.appendChild(flipsCard());
     section.appendChild(grid);
@@ -416,13 +415,13 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   function forestCard(): HTMLElement {
     // Drawn only when the report compares two runs.
     const comparison = payload.comparison!;
-    let container = h('section', { className: 'card', data: { testid: 'paired-differences' } });
-    let head = h('div', { className: 'card-head' }, [h('h3', { text: 'Paired difference by tag' })]);
+    const container = h('section', { className: 'card', data: { testid: 'paired-differences' } });
+    const head = h('div', { className: 'card-head' }, [h('h3', { text: 'Paired difference by tag' })]);
     container.appendChild(head);
-    let holder = h('div', { className: 'forest' });
+    const holder = h('div', { className: 'forest' });
     container.appendChild(holder);
-    let groups = tagGroups(comparison.byTag);
-    let options = [{ value: '', label: 'overall' }].concat(groups.names.map(function (name) { return { value: name, label: name + ' (' + groups.members[name].length + ')' }; }));
+    const groups = tagGroups(comparison.byTag);
+    const options = [{ value: '', label: 'overall' }].concat(groups.names.map(function (name) { return { value: name, label: name + ' (' + groups.members[name].length + ')' }; }));
     head.appendChild(tabs(options, '', draw));
     draw('');
     return container;
@@ -441,10 +440,10 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       function position(value: number): number { return ((value + extent) / (2 * extent)) * 100; }
       holder.appendChild(h('div', { className: 'forest-row head' }, [h('div', { text: 'tag' }), h('div', { className: 'right', text: 'n' }), h('div', { className: 'right', text: 'Δ' }), h('div', { text: '95% CI (−' + formatScore(extent, 2) + ' … +' + formatScore(extent, 2) + ')' }), h('div', { className: 'right hide-narrow', text: 'baseline → run' })]));
       rows.forEach(function (row) {
-        let value = row.value;
-        let direction = value.ci95[0] > 0 ? 'up' : value.ci95[1] < 0 ? 'down' : 'flat';
-        let color = direction === 'up' ? COLORS.good : direction === 'down' ? COLORS.bad : COLORS.baseline;
-        let plot = h('div', { className: 'forest-plot', title: '95% CI ' + formatSignedInterval(value.ci95) }, [
+        const value = row.value;
+        const direction = value.ci95[0] > 0 ? 'up' : value.ci95[1] < 0 ? 'down' : 'flat';
+        const color = direction === 'up' ? COLORS.good : direction === 'down' ? COLORS.bad : COLORS.baseline;
+        const plot = h('div', { className: 'forest-plot', title: '95% CI ' + formatSignedInterval(value.ci95) }, [
           h('div', { className: 'forest-axis' }),
           h('div', { className: 'forest-zero', style: { left: position(0) + '%' } }),
           isNumber(value.ci95[0]) ? h('div', { className: 'forest-ci', style: { left: position(value.ci95[0]) + '%', width: Math.max(0.5, position(value.ci95[1]) - position(value.ci95[0])) + '%', background: color, opacity: '0.45' } }) : null,
@@ -465,9 +464,9 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   function changedCard(): HTMLElement {
     // Drawn only when the report compares two runs.
     const comparison = payload.comparison!;
-    let container = h('section', { className: 'card', data: { testid: 'changed-items' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Items that changed most' })])]);
+    const container = h('section', { className: 'card', data: { testid: 'changed-items' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Items that changed most' })])]);
     if (comparison.changedItems.length === 0) { container.appendChild(h('div', { className: 'callout info', text: 'No matched item changed score.' })); return container; }
-    let body = h('tbody');
+    const body = h('tbody');
     comparison.changedItems.forEach(function (item) {
       body.appendChild(h('tr', { className: 'clickable', on: { click: function () { drawer.open(item.runIndex); } } }, [
         h('td', { className: 'mono', text: truncate(item.id, 36), title: item.id }),
@@ -486,10 +485,10 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   function flipsCard(): HTMLElement {
     // Drawn only when the report compares two runs.
     const comparison = payload.comparison!;
-    let flips = comparison.flips;
-    let container = h('section', { className: 'card', data: { testid: 'flips' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Criterion verdict flips' }), h('span', { className: 'hint faint num', text: formatInteger(flips.metToNotMet) + ' met → not met · ' + formatInteger(flips.notMetToMet) + ' not met → met · of ' + formatInteger(flips.compared) })])]);
+    const flips = comparison.flips;
+    const container = h('section', { className: 'card', data: { testid: 'flips' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Criterion verdict flips' }), h('span', { className: 'hint faint num', text: formatInteger(flips.metToNotMet) + ' met → not met · ' + formatInteger(flips.notMetToMet) + ' not met → met · of ' + formatInteger(flips.compared) })])]);
     if (flips.criteria.length === 0) { container.appendChild(h('div', { className: 'callout info', text: 'No verdict flipped between the runs.' })); return container; }
-    let body = h('tbody');
+    const body = h('tbody');
     flips.criteria.forEach(function (row) {
       body.appendChild(h('tr', { className: 'clickable', on: { click: function () { explorer.filterByCriterion(row.text, true); } } }, [
         h('td', null, [h('div', { className: 'clamp', text: row.text, title: row.text })]),
@@ -509,10 +508,10 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
 
   // ---------------------------------------------------------------- explorer
   function createExplorer() {
-    let items = run.items;
-    let count = items.ids.length;
-    let counts = criterionCounts(run);
-    let matchIndex = comparison ? comparison.matchIndex : null;
+    const items = run.items;
+    const count = items.ids.length;
+    const counts = criterionCounts(run);
+    const matchIndex = comparison ? comparison.matchIndex : null;
     const state = { query: '', status: 'all' as ItemStatusName | 'all', tag: '', criterionRef: -1, criterionLabel: '', criterionFlipped: false, changedOnly: false, sortKey: '', sortDirection: 1 };
     const explorer = { onOpen: null } as ItemExplorer;
     let metaHaystack: string[] | null = null;
@@ -525,20 +524,20 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
     if (comparison) columns.push({ key: 'baseline', label: 'Baseline', width: '76px', right: true }, { key: 'delta', label: 'Δ', width: '72px', right: true });
     columns.push({ key: 'passed', label: 'Criteria passed', width: '130px' }, { key: 'status', label: 'Status', width: '76px' }, { key: 'tags', label: 'Tags', width: 'minmax(100px, 2fr)', noSort: true, narrowHidden: true });
 
-    let searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, tags, prompts and responses', 'aria-label': 'Search items' } });
-    let statusTabs = tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { state.status = value; refresh(true); });
-    let tagSelect = buildTagSelect();
-    let chipHolder = h('div');
-    let countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
-    let toolbar = h('div', { className: 'explorer-toolbar' }, [h('div', { className: 'search' }, [icon('search'), searchInput]), statusTabs, tagSelect, chipHolder]);
+    const searchInput = h('input', { attrs: { type: 'search', placeholder: 'Search ids, tags, prompts and responses', 'aria-label': 'Search items' } });
+    const statusTabs = tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { state.status = value; refresh(true); });
+    const tagSelect = buildTagSelect();
+    const chipHolder = h('div');
+    const countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
+    const toolbar = h('div', { className: 'explorer-toolbar' }, [h('div', { className: 'search' }, [icon('search'), searchInput]), statusTabs, tagSelect, chipHolder]);
     if (comparison) {
-      let changedBox = h('input', { attrs: { type: 'checkbox' } });
+      const changedBox = h('input', { attrs: { type: 'checkbox' } });
       changedBox.addEventListener('change', function () { state.changedOnly = changedBox.checked; refresh(true); });
       toolbar.appendChild(h('label', { className: 'toggle' }, [changedBox, 'changed score only']));
     }
     toolbar.appendChild(countLabel);
 
-    let table = createVirtualTable({
+    const table = createVirtualTable({
       columns: columns,
       label: 'items',
       emptyText: 'No item matches these filters.',
@@ -547,7 +546,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       onSort: sortBy,
       onOpen: function (index) { if (explorer.onOpen) explorer.onOpen(index); }
     });
-    let section = h('section', { className: 'section', attrs: { id: 'items' } }, [sectionHead('Items', 'click an item to see the conversation and every verdict'), toolbar, table.element]);
+    const section = h('section', { className: 'section', attrs: { id: 'items' } }, [sectionHead('Items', 'click an item to see the conversation and every verdict'), toolbar, table.element]);
 
     let searchTimer: ReturnType<typeof setTimeout> | undefined;
     searchInput.addEventListener('input', function () {
@@ -579,12 +578,12 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
     function buildTagSelect() {
       const itemTags = new Set<number>(), criterionTags = new Set<number>();
       items.tagSets.forEach(function (set) { if (set >= 0) run.tagSets[set].forEach(function (reference) { itemTags.add(reference); }); });
-      let usedCriterionSets = new Set(run.criteria.tagSets);
+      const usedCriterionSets = new Set(run.criteria.tagSets);
       usedCriterionSets.forEach(function (set) { if (set >= 0) run.tagSets[set].forEach(function (reference) { criterionTags.add(reference); }); });
-      let select = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by tag' } }, [h('option', { text: 'All tags', attrs: { value: '' } })]);
+      const select = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by tag' } }, [h('option', { text: 'All tags', attrs: { value: '' } })]);
       function group(label: string, prefix: string, references: Set<number>): void {
         if (references.size === 0) return;
-        let sorted = Array.from(references).sort(function (a, b) { return run.strings[a] < run.strings[b] ? -1 : 1; });
+        const sorted = Array.from(references).sort(function (a, b) { return run.strings[a] < run.strings[b] ? -1 : 1; });
         select.appendChild(h('optgroup', { attrs: { label: label } }, sorted.map(function (reference) { return h('option', { text: run.strings[reference], attrs: { value: prefix + reference } }); })));
       }
       group('Item tags', 'i', itemTags);
@@ -606,7 +605,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
     function buildMetaHaystack() {
       const haystack = (metaHaystack = new Array<string>(count));
       for (let index = 0; index < count; index += 1) {
-        let parts = [items.ids[index]];
+        const parts = [items.ids[index]];
         if (items.tagSets[index] >= 0) parts.push(rubricateTags(run, items.tagSets[index]).join(' '));
         if (items.rubricIds[index] >= 0) parts.push(run.strings[items.rubricIds[index]]);
         haystack[index] = parts.join(' ').toLowerCase();
@@ -617,7 +616,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       for (let local = 0; local < chunk.responses.length; local += 1) {
         const parts: string[] = [];
         if (chunk.responses[local] >= 0) parts.push(chunk.strings[chunk.responses[local]]);
-        let prompt = chunk.prompts[local] || [];
+        const prompt = chunk.prompts[local] || [];
         for (let turn = 1; turn < prompt.length; turn += 2) parts.push(chunk.strings[prompt[turn]]);
         textHaystack[chunk.firstItem + local] = parts.join('\n').toLowerCase();
       }
@@ -625,8 +624,8 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
 
     function tagMatcher(): ((index: number) => boolean) | null {
       if (!state.tag) return null;
-      let kind = state.tag.charAt(0), reference = Number(state.tag.slice(1));
-      let setHas = run.tagSets.map(function (set) { return set.indexOf(reference) >= 0; });
+      const kind = state.tag.charAt(0), reference = Number(state.tag.slice(1));
+      const setHas = run.tagSets.map(function (set) { return set.indexOf(reference) >= 0; });
       if (kind === 'i') return function (index: number) { return items.tagSets[index] >= 0 && setHas[items.tagSets[index]]; };
       return function (index: number) {
         for (let position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
@@ -643,9 +642,9 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       return function (index: number) {
         for (let position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
           if (run.criteria.texts[position] !== reference) continue;
-          let flags = run.criteria.flags[position];
+          const flags = run.criteria.flags[position];
           if ((flags & 3) !== 0) continue;
-          let met = rubricateCriterionMet(flags);
+          const met = rubricateCriterionMet(flags);
           if (met === null) continue;
           if (state.criterionFlipped) return flippedAt(index, position, met);
           if (run.criteria.points[position] < 0 ? met : !met) return true;
@@ -656,13 +655,13 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
 
     function flippedAt(index: number, position: number, met: boolean): boolean {
       if (!matchIndex || matchIndex[index] < 0 || !baseline) return false;
-      let other = matchIndex[index];
-      let id = run.strings[run.criteria.ids[position]];
+      const other = matchIndex[index];
+      const id = run.strings[run.criteria.ids[position]];
       for (let otherPosition = baseline.items.criteriaOffsets[other]; otherPosition < baseline.items.criteriaOffsets[other + 1]; otherPosition += 1) {
         if (baseline.strings[baseline.criteria.ids[otherPosition]] !== id) continue;
-        let otherFlags = baseline.criteria.flags[otherPosition];
+        const otherFlags = baseline.criteria.flags[otherPosition];
         if ((otherFlags & 3) !== 0) return false;
-        let otherMet = rubricateCriterionMet(otherFlags);
+        const otherMet = rubricateCriterionMet(otherFlags);
         return otherMet !== null && otherMet !== met;
       }
       return false;
@@ -673,27 +672,27 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       return baseline.items.scores[matchIndex[index]];
     }
     function deltaOf(index: number): number | null {
-      let before = baselineScore(index), after = items.scores[index];
+      const before = baselineScore(index), after = items.scores[index];
       return isNumber(before) && isNumber(after) ? after - before : null;
     }
 
     function refresh(resetScroll: boolean): void {
-      let statusCode = state.status === 'all' ? -1 : ITEM_STATUS_NAMES.indexOf(state.status);
-      let query = state.query;
+      const statusCode = state.status === 'all' ? -1 : ITEM_STATUS_NAMES.indexOf(state.status);
+      const query = state.query;
       if (query && !metaHaystack) buildMetaHaystack();
-      let matchesTag = tagMatcher();
-      let matchesCriterion = criterionMatcher();
-      let kept = new Int32Array(count);
+      const matchesTag = tagMatcher();
+      const matchesCriterion = criterionMatcher();
+      const kept = new Int32Array(count);
       let length = 0;
       for (let index = 0; index < count; index += 1) {
         if (statusCode >= 0 && items.status[index] !== statusCode) continue;
         if (query && metaHaystack![index].indexOf(query) < 0 && !((textHaystack[index] ?? '').indexOf(query) >= 0 && textHaystack[index] !== undefined)) continue;
         if (matchesTag && !matchesTag(index)) continue;
         if (matchesCriterion && !matchesCriterion(index)) continue;
-        if (state.changedOnly) { let delta = deltaOf(index); if (delta === null || delta === 0) continue; }
+        if (state.changedOnly) { const delta = deltaOf(index); if (delta === null || delta === 0) continue; }
         kept[length++] = index;
       }
-      let order = sortOrder(kept.slice(0, length));
+      const order = sortOrder(kept.slice(0, length));
       countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' items' + (query && !textStore.complete() ? ' (texts still loading)' : '');
       document.documentElement.setAttribute('data-filtered', String(order.length));
       table.show(order, resetScroll);
@@ -703,7 +702,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       if (key === 'score') return function (index) { return items.scores[index]; };
       if (key === 'baseline') return baselineScore;
       if (key === 'delta') return deltaOf;
-      if (key === 'passed') return function (index) { let graded = counts.passed[index] + counts.failed[index]; return graded ? counts.passed[index] / graded : null; };
+      if (key === 'passed') return function (index) { const graded = counts.passed[index] + counts.failed[index]; return graded ? counts.passed[index] / graded : null; };
       if (key === 'status') return function (index) { return items.status[index]; };
       return function () { return null; };
     }
@@ -722,16 +721,16 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
     }
 
     function fillRow(index: number, element: HTMLElement): void {
-      let score = items.scores[index];
+      const score = items.scores[index];
       element.appendChild(h('div', { className: 'mono', text: items.ids[index], title: items.ids[index] }));
-      let width = isNumber(score) ? Math.max(0, Math.min(1, score)) * 100 : 0;
+      const width = isNumber(score) ? Math.max(0, Math.min(1, score)) * 100 : 0;
       element.appendChild(h('div', { className: 'score-cell num' }, [h('span', { text: formatScore(score) }), h('div', { className: 'score-bar' }, [h('span', { style: { width: width + '%', background: isNumber(score) && score < 0 ? COLORS.bad : COLORS.accent } })])]));
       if (comparison) {
-        let before = baselineScore(index), delta = deltaOf(index);
+        const before = baselineScore(index), delta = deltaOf(index);
         element.appendChild(h('div', { className: 'right num muted', text: matchIndex && matchIndex[index] < 0 ? 'absent' : formatScore(before) }));
         element.appendChild(h('div', { className: 'right num ' + (delta !== null && delta > 0 ? 'up' : delta !== null && delta < 0 ? 'down' : 'faint'), text: delta === null ? '—' : formatSigned(delta) }));
       }
-      let passed = counts.passed[index], failed = counts.failed[index], errors = counts.errors[index], total = counts.total[index];
+      const passed = counts.passed[index], failed = counts.failed[index], errors = counts.errors[index], total = counts.total[index];
       element.appendChild(h('div', { className: 'met-cell num' }, [
         h('div', { className: 'met-bar' }, [
           h('span', { style: { width: (passed / Math.max(1, total)) * 100 + '%', background: COLORS.good } }),
@@ -740,10 +739,10 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
         ]),
         h('span', { text: passed + '/' + total })
       ]));
-      let status = ITEM_STATUS_NAMES[items.status[index]];
+      const status = ITEM_STATUS_NAMES[items.status[index]];
       element.appendChild(h('div', null, [h('span', { className: 'pill ' + status, text: status })]));
-      let tagCell = h('div', { className: 'hide-narrow' });
-      let tags = rubricateTags(run, items.tagSets[index]);
+      const tagCell = h('div', { className: 'hide-narrow' });
+      const tags = rubricateTags(run, items.tagSets[index]);
       tags.slice(0, 3).forEach(function (tag) { tagCell.appendChild(h('span', { className: 'chip', text: tag, title: tag })); tagCell.appendChild(document.createTextNode(' ')); });
       if (tags.length > 3) tagCell.appendChild(h('span', { className: 'faint', text: '+' + (tags.length - 3) }));
       element.appendChild(tagCell);
@@ -752,7 +751,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
 
   // ---------------------------------------------------------------- drawer
   function createDrawer(explorer: ItemExplorer): DrawerShell {
-    let shell = createDrawerShell({
+    const shell = createDrawerShell({
       explorer: explorer,
       noun: 'item',
       testid: 'drawer',
@@ -760,7 +759,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       idOf: function (index) { return run.items.ids[index]; },
       render: render,
       load: function (index, done) {
-        let otherIndex = comparison ? comparison.matchIndex[index] : -1;
+        const otherIndex = comparison ? comparison.matchIndex[index] : -1;
         const pending: Array<Promise<unknown>> = [];
         if (!textStore.chunkFor(0, index)) pending.push(textStore.loadFor(0, index));
         if (otherIndex >= 0 && !textStore.chunkFor(1, otherIndex)) pending.push(textStore.loadFor(1, otherIndex));
@@ -770,15 +769,15 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
     return shell;
 
     function render(index: number, panel: HTMLElement): void {
-      let chunk = textStore.chunkFor(0, index);
-      let item = rubricateDecodeItem(run, chunk, index);
-      let otherIndex = comparison ? comparison.matchIndex[index] : -1;
+      const chunk = textStore.chunkFor(0, index);
+      const item = rubricateDecodeItem(run, chunk, index);
+      const otherIndex = comparison ? comparison.matchIndex[index] : -1;
       const other = otherIndex >= 0 && baseline ? rubricateDecodeItem(baseline, textStore.chunkFor(1, otherIndex), otherIndex) : null;
       panel.setAttribute('data-item-id', item.id);
-      let order = explorer.order();
-      let position = Array.prototype.indexOf.call(order, index);
+      const order = explorer.order();
+      const position = Array.prototype.indexOf.call(order, index);
 
-      let title = h('div', { className: 'drawer-title' }, [
+      const title = h('div', { className: 'drawer-title' }, [
         h('h2', { text: item.id, data: { testid: 'drawer-id' } }),
         h('div', { className: 'meta' }, [
           h('span', { className: 'pill ' + item.status, text: item.status }),
@@ -788,19 +787,19 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
           position >= 0 ? h('span', { className: 'num faint', text: (position + 1) + ' of ' + formatInteger(order.length) }) : null
         ].concat(item.tags.map(function (tag) { return h('span', { className: 'chip', text: tag, title: tag }); })))
       ]);
-      let scoreBlock = h('div', { className: 'drawer-score' }, [
+      const scoreBlock = h('div', { className: 'drawer-score' }, [
         h('div', { className: 'faint', text: 'score' }),
         h('div', { className: 'value num', text: formatScore(item.score), data: { testid: 'drawer-score' } })
       ]);
       if (other) {
-        let delta = isNumber(item.score) && isNumber(other.score) ? item.score - other.score : null;
+        const delta = isNumber(item.score) && isNumber(other.score) ? item.score - other.score : null;
         scoreBlock.appendChild(h('div', { className: 'num muted', text: 'baseline ' + formatScore(other.score) }));
         if (delta !== null) scoreBlock.appendChild(h('div', { className: 'num ' + (delta > 0 ? 'up' : delta < 0 ? 'down' : 'faint'), text: formatSigned(delta), style: { 'font-weight': '650' } }));
       }
       panel.appendChild(h('div', { className: 'drawer-header' }, [title, scoreBlock, drawerActions(shell, 'item')]));
 
-      let left = h('div', { className: 'drawer-column' });
-      let right = h('div', { className: 'drawer-column' });
+      const left = h('div', { className: 'drawer-column' });
+      const right = h('div', { className: 'drawer-column' });
       panel.appendChild(h('div', { className: 'drawer-body' }, [left, right]));
 
       if (item.error) left.appendChild(h('div', { className: 'callout error' }, [h('b', { text: item.error.code + ': ' }), item.error.message || '']));
@@ -840,7 +839,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
         if (criterion.points > 0) positive += criterion.points;
         if (criterion.status !== 'ok' || criterion.met === null) return;
         graded += 1;
-        let fraction = isNumber(criterion.value) ? criterion.value : criterion.met ? 1 : 0;
+        const fraction = isNumber(criterion.value) ? criterion.value : criterion.met ? 1 : 0;
         achieved += criterion.points * fraction;
         if (criterionOutcome(criterion).className === 'pass') passed += 1;
       });
@@ -849,22 +848,22 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
         h('span', { className: 'num', text: passed + ' of ' + graded + ' graded criteria earned their points' }),
         h('span', { className: 'num muted', text: 'points ' + formatScore(achieved, Number.isInteger(achieved) ? 0 : 2) + ' of ' + formatScore(positive, Number.isInteger(positive) ? 0 : 2) })
       ]));
-      let list = h('div', { data: { testid: 'criteria' } });
+      const list = h('div', { data: { testid: 'criteria' } });
       item.criteria.forEach(function (criterion) {
-        let outcome = criterionOutcome(criterion);
-        let previous = otherById[criterion.id];
-        let previousOutcome = previous ? criterionOutcome(previous) : null;
-        let flipped = previous && previous.status === 'ok' && criterion.status === 'ok' && previous.met !== null && criterion.met !== null && previous.met !== criterion.met;
-        let verdicts = h('div', { className: 'verdicts' }, [h('span', { className: 'verdict ' + outcome.className, text: outcome.label, data: { testid: 'verdict' } })]);
+        const outcome = criterionOutcome(criterion);
+        const previous = otherById[criterion.id];
+        const previousOutcome = previous ? criterionOutcome(previous) : null;
+        const flipped = previous && previous.status === 'ok' && criterion.status === 'ok' && previous.met !== null && criterion.met !== null && previous.met !== criterion.met;
+        const verdicts = h('div', { className: 'verdicts' }, [h('span', { className: 'verdict ' + outcome.className, text: outcome.label, data: { testid: 'verdict' } })]);
         if (previousOutcome) verdicts.appendChild(h('span', { className: 'verdict ghost', text: 'was ' + previousOutcome.label.toLowerCase(), title: 'verdict in ' + (baseline ? baseline.summary.label : 'the baseline') }));
-        let metaParts = [h('span', { className: 'chip', text: criterion.source === 'check' ? 'check' : 'judge' })];
+        const metaParts = [h('span', { className: 'chip', text: criterion.source === 'check' ? 'check' : 'judge' })];
         if (criterion.kind === 'hard_rule') metaParts.push(h('span', { className: 'chip', text: 'hard rule' }));
         criterion.tags.forEach(function (tag) { metaParts.push(h('span', { className: 'chip', text: tag, title: tag })); });
         metaParts.push(h('span', { className: 'mono', text: criterion.id }));
         if (criterion.label !== undefined) metaParts.push(h('span', { text: 'label: ' + criterion.label }));
         if (isNumber(criterion.value)) metaParts.push(h('span', { className: 'num', text: 'value ' + formatScore(criterion.value, 2) }));
         if (isNumber(criterion.probability)) metaParts.push(h('span', { className: 'num', text: 'p(met) ' + formatScore(criterion.probability, 3) }));
-        let element = h('div', {
+        const element = h('div', {
           className: 'criterion ' + outcome.className + (flipped ? ' flipped' : ''),
           data: { criterionId: criterion.id, verdict: outcome.key, points: criterion.points }
         }, [

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autojImporter } from './autoj.js';
 import type { PairwiseImportRecord } from './types.js';
+import { dataPath, haveData } from '../../testing/data.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {
   const records: PairwiseImportRecord[] = [];
@@ -69,10 +70,10 @@ describe('autojImporter (fixture)', () => {
   });
 });
 
-const realFile = path.resolve(process.cwd(), '../shared/data/prometheus_eval_benchmarks/autoj_pairwise.jsonl');
+const realFile = dataPath('prometheus_eval_benchmarks/autoj_pairwise.jsonl');
 if (!existsSync(realFile)) console.warn(`Auto-J real-data import test skipped: ${realFile} is absent`);
 
-describe.skipIf(!existsSync(realFile))('autojImporter (real file)', () => {
+describe.skipIf(!haveData(realFile, 'src/rubric/formats/autoj.test.ts'))('autojImporter (real file)', () => {
   it('reads all 1392 pairs with the published label split', async () => {
     const records = await collect(realFile);
     expect(records).toHaveLength(1392);

@@ -5,11 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { normalizeRubric } from '../normalize.js';
 import { getItemImporter, itemImporters } from './index.js';
 import type { ImportOptions, ImportRecord } from './types.js';
+import { dataDirectory } from '../../testing/data.js';
 
 const fixtures = resolve(__dirname, 'fixtures');
-const data = resolve(process.cwd(), '../shared/data');
-const haveData = existsSync(data);
-if (!haveData) console.warn(`skipping importer tests on real data: ${data} not found`);
+const data = dataDirectory();
+const haveSharedData = existsSync(data);
+if (!haveSharedData) console.warn(`skipping importer tests on real data: ${data} not found`);
 
 async function collect(format: string, file: string, options: ImportOptions = {}): Promise<{ items: Extract<ImportRecord, { kind: 'item' }>[]; invalid: Extract<ImportRecord, { kind: 'invalid' }>[]; warnings: string[] }> {
   const warnings: string[] = [];
@@ -72,7 +73,7 @@ describe('healthbench', () => {
     await expect(collect('healthbench', examples)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
   });
 
-  it.skipIf(!haveData)('reads the 100 real examples (1,157 rubric items, 342 negative)', async () => {
+  it.skipIf(!haveSharedData)('reads the 100 real examples (1,157 rubric items, 342 negative)', async () => {
     const file = join(data, 'healthbench/oss_eval_first100.jsonl');
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-hb-'));
     const responses = join(directory, 'responses.jsonl');
@@ -96,7 +97,7 @@ describe('researchrubrics', () => {
     expect(penalty.points).toBe(-3);
   });
 
-  it.skipIf(!haveData)('reads the real 100-row sample, every weight kept with its sign', async () => {
+  it.skipIf(!haveSharedData)('reads the real 100-row sample, every weight kept with its sign', async () => {
     const file = join(data, 'researchrubrics/researchrubrics-sample-100.jsonl');
     const { items, invalid } = await collect('researchrubrics', file, { responses: writeResponses(readIds(file, 'sample_id').map((id) => ({ sample_id: id, response: 'r' }))) });
     expect(invalid).toEqual([]);
@@ -121,7 +122,7 @@ describe('advancedif', () => {
     expect(invalid[0].error.details).toMatchObject({ line: 2, field: 'conversation_history' });
   });
 
-  it.skipIf(!haveData)('reads all 30 real rows', async () => {
+  it.skipIf(!haveSharedData)('reads all 30 real rows', async () => {
     const { items, invalid } = await collect('advancedif', join(data, 'advancedif/sample_data.jsonl'));
     expect(invalid).toEqual([]);
     expect(items).toHaveLength(30);
@@ -139,7 +140,7 @@ describe('biggen', () => {
     expect(item.tags).toEqual(['capability:planning', 'task:trip']);
   });
 
-  it.skipIf(!haveData)('reads all 765 real instances', async () => {
+  it.skipIf(!haveSharedData)('reads all 765 real instances', async () => {
     const { items, invalid } = await collect('biggen', join(data, 'biggen_bench/sample_responses.json'));
     expect(invalid).toEqual([]);
     expect(items).toHaveLength(765);
@@ -158,7 +159,7 @@ describe('drb2', () => {
     ]);
   });
 
-  it.skipIf(!haveData)('reads the 132 real tasks (9,415 criteria)', async () => {
+  it.skipIf(!haveSharedData)('reads the 132 real tasks (9,415 criteria)', async () => {
     const file = join(data, 'deepresearch_bench_ii/tasks_and_rubrics.jsonl');
     const { items, invalid } = await collect('drb2', file, { responses: writeResponses(readIds(file, 'id').map((id) => ({ id, response: 'r' }))) });
     expect(invalid).toEqual([]);
@@ -186,7 +187,7 @@ describe('rubrichub', () => {
     if (!items[0].item.rubric.criteria[0].check) expect(warnings.join()).toMatch(/no matching deterministic check/);
   });
 
-  it.skipIf(!haveData)('reads the real samples', async () => {
+  it.skipIf(!haveSharedData)('reads the real samples', async () => {
     const file = join(data, 'rubrichub/rurl-medical-sample-100.jsonl');
     const ids = readFileSync(file, 'utf8').trim().split('\n').map((_, index) => `Medical-${index + 1}`);
     const { items, invalid } = await collect('rubrichub', file, { responses: writeResponses(ids.map((id) => ({ id, response: 'r' }))) });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hhhImporter, hhhPlacementSeed, parsePrometheusPrompt, rubricFromPrometheusText } from './hhh.js';
 import type { PairwiseImportRecord } from './types.js';
+import { dataPath, haveData } from '../../testing/data.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {
   const records: PairwiseImportRecord[] = [];
@@ -118,10 +119,10 @@ describe('hhhImporter (fixture)', () => {
   });
 });
 
-const realFile = path.resolve(process.cwd(), '../shared/data/prometheus_eval_benchmarks/hhh_alignment_eval.json');
+const realFile = dataPath('prometheus_eval_benchmarks/hhh_alignment_eval.json');
 if (!existsSync(realFile)) console.warn(`HHH real-data import test skipped: ${realFile} is absent`);
 
-describe.skipIf(!existsSync(realFile))('hhhImporter (real file)', () => {
+describe.skipIf(!haveData(realFile, 'src/rubric/formats/hhh.test.ts'))('hhhImporter (real file)', () => {
   it('reads all 221 pairs with five-level rubrics and a balanced placement', async () => {
     const records = await collect(realFile);
     expect(records).toHaveLength(221);

@@ -6,6 +6,7 @@ import { runCheck } from '../../checks/registry.js';
 import { RubricateError } from '../../errors.js';
 import { ifevalImporter } from './ifeval.js';
 import type { ImportRecord } from './types.js';
+import { dataPath } from '../../testing/data.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const inputFile = path.join(fixtures, 'ifeval-input.jsonl');
@@ -88,11 +89,11 @@ describe('ifeval importer (fixture)', () => {
   });
 });
 
-const dataDirectory = path.resolve(process.cwd(), '../shared/data/ifeval');
-const realInput = path.join(dataDirectory, 'input_data.jsonl');
-const realResponses = path.join(dataDirectory, 'input_response_data_gpt4_20231107_145030.jsonl');
+const dataFolder = dataPath('ifeval');
+const realInput = path.join(dataFolder, 'input_data.jsonl');
+const realResponses = path.join(dataFolder, 'input_response_data_gpt4_20231107_145030.jsonl');
 const realAvailable = existsSync(realInput) && existsSync(realResponses);
-if (!realAvailable) console.log(`ifeval importer real-data test skipped: ${dataDirectory} not found`);
+if (!realAvailable) console.log(`ifeval importer real-data test skipped: ${dataFolder} not found`);
 
 describe.skipIf(!realAvailable)('ifeval importer (IFEval data)', () => {
   it('imports all 541 prompts with their 834 instructions and no invalid record', async () => {

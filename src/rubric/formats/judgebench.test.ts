@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgebenchImporter } from './judgebench.js';
 import type { PairwiseImportRecord } from './types.js';
+import { dataPath, haveData } from '../../testing/data.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {
   const records: PairwiseImportRecord[] = [];
@@ -66,10 +67,10 @@ describe('judgebenchImporter (fixture)', () => {
   });
 });
 
-const realFile = path.resolve(process.cwd(), '../shared/data/judgebench/judgebench_gpt-4o-2024-05-13.jsonl');
+const realFile = dataPath('judgebench/judgebench_gpt-4o-2024-05-13.jsonl');
 if (!existsSync(realFile)) console.warn(`JudgeBench real-data import test skipped: ${realFile} is absent`);
 
-describe.skipIf(!existsSync(realFile))('judgebenchImporter (real file)', () => {
+describe.skipIf(!haveData(realFile, 'src/rubric/formats/judgebench.test.ts'))('judgebenchImporter (real file)', () => {
   it('reads all 350 GPT-4o pairs with sources from the four JudgeBench families', async () => {
     const records = await collect(realFile);
     expect(records).toHaveLength(350);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmbarImporter } from './llmbar.js';
 import type { PairwiseImportRecord } from './types.js';
+import { dataPath, haveData } from '../../testing/data.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {
   const records: PairwiseImportRecord[] = [];
@@ -90,10 +91,10 @@ describe('llmbarImporter (fixture)', () => {
   });
 });
 
-const realFolder = path.resolve(process.cwd(), '../shared/data/llmbar');
+const realFolder = dataPath('llmbar');
 if (!existsSync(realFolder)) console.warn(`LLMBar real-data import test skipped: ${realFolder} is absent`);
 
-describe.skipIf(!existsSync(realFolder))('llmbarImporter (real LLMBar data)', () => {
+describe.skipIf(!haveData(realFolder, 'src/rubric/formats/llmbar.test.ts'))('llmbarImporter (real LLMBar data)', () => {
   it('reads the Natural set: 100 valid pairs with both labels', async () => {
     const records = await collect(path.join(realFolder, 'LLMBar', 'Natural', 'dataset.json'));
     expect(records).toHaveLength(100);

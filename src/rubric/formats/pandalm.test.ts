@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pandalmImporter, pandalmMajority } from './pandalm.js';
 import type { PairwiseImportRecord } from './types.js';
+import { dataPath, haveData } from '../../testing/data.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {
   const records: PairwiseImportRecord[] = [];
@@ -106,10 +107,10 @@ describe('pandalmImporter (fixture)', () => {
   });
 });
 
-const realFile = path.resolve(process.cwd(), '../shared/data/pandalm/testset-v1.json');
+const realFile = dataPath('pandalm/testset-v1.json');
 if (!existsSync(realFile)) console.warn(`PandaLM real-data import test skipped: ${realFile} is absent`);
 
-describe.skipIf(!existsSync(realFile))('pandalmImporter (real test set)', () => {
+describe.skipIf(!haveData(realFile, 'src/rubric/formats/pandalm.test.ts'))('pandalmImporter (real test set)', () => {
   it('reads all 999 pairs with majority labels', async () => {
     const records = await collect(realFile);
     expect(records).toHaveLength(999);

@@ -107,11 +107,12 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
   });
 
   it('a request refused for load gets 503 with Retry-After, never a reward, even with a fallback configured', async () => {
-    // The slow sample's judge call is answered only when the test releases it: it holds the one place meanwhile.
-    const gate = judgeGate();
+    // The slow sample's verdict waits for `release`: the queue stays full until the test says so.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     server = await startTestServer({
       script: async (request) => {
-        if (request.response?.includes('slow')) await gate.released;
+        if (request.response?.includes('slow')) await released;
         return { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) };
       },
       service: { maxQueue: 1, maxWaiting: 1, deadlineMs: 5_000, onError: { kind: 'fallback', value: 0 } },
@@ -128,7 +129,7 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     const refusedBody = await refused.json();
     expect(refusedBody.error.code).toBe('OVERLOADED');
     expect(refusedBody).not.toHaveProperty('rewards');
-    gate.release();
+    release();
     expect((await (await holding).json()).rewards).toEqual([0.75]);
     expect((await (await waiting).json()).rewards).toEqual([0.25]);
     expect(server.service.metrics.fallbacks.value()).toBe(0);
