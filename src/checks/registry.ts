@@ -8,10 +8,11 @@ import { RubricateError } from '../errors.js';
 import type { CheckSpec } from '../rubric/schema.js';
 import { generalChecks } from './general.js';
 import { ifevalInstructions } from './ifeval/instructions.js';
+import { trajectoryChecks } from './trajectory.js';
 import type { CheckContext, CheckDefinition, CheckOutcome } from './types.js';
 
 export const checkRegistry: ReadonlyMap<string, CheckDefinition<any>> = new Map(
-  [...ifevalInstructions, ...generalChecks].map((definition) => [definition.type, definition]),
+  [...ifevalInstructions, ...generalChecks, ...trajectoryChecks].map((definition) => [definition.type, definition]),
 );
 
 /** IFEval's instruction ids, in the registry's order. */

@@ -3,6 +3,7 @@
  * Each check type lives in its own module and is registered in `registry.ts`.
  */
 import type { ZodType } from 'zod';
+import type { Trajectory } from '../trajectory/trajectory.js';
 
 export type CheckMode = 'strict' | 'loose';
 
@@ -11,6 +12,8 @@ export interface CheckContext {
   prompt: string;
   /** IFEval strict or loose evaluation. */
   mode: CheckMode;
+  /** The response as an agent trajectory, when it is one (trajectory checks need it). */
+  trajectory?: Trajectory;
 }
 
 export interface CheckOutcome {

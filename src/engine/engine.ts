@@ -8,9 +8,11 @@ import { setMaxListeners } from 'node:events';
 import type { CheckContext, CheckMode, CheckOutcome } from '../checks/types.js';
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from '../grading/types.js';
+import { citedSteps, trajectorySteps } from '../trajectory/trajectory.js';
+import { judgeImage } from '../images/images.js';
 import { createEvidenceTask, estimateTokens, evidenceResponse, splitIntoChunks } from '../grading/evidence.js';
 import { renderItemContext } from '../grading/render.js';
-import type { Judge, JudgeReply } from '../judges/types.js';
+import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/formats/types.js';
 import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
@@ -96,6 +98,31 @@ interface CallResult {
   cached: boolean;
   /** This process claimed the call in a shared store (released once its reply is stored). */
   claimed?: boolean;
+}
+
+/**
+ * The request with the item's images attached to its last user message (where the item's
+ * text, and the images' placeholders, are). A judge that cannot take images refuses here,
+ * before any call: an image is never dropped.
+ */
+function withItemImages(task: JudgeTask, judge: Judge): JudgeRequest {
+  const images = task.item?.images;
+  if (!images || images.length === 0) return task.request;
+  if (!judge.acceptsImages) {
+    throw new RubricateError('JUDGE_REQUEST_REJECTED', `judge ${judge.provenance.id} does not accept images, and item ${task.item.id} has ${images.length}; use an OpenAI-compatible vision model, anthropic: or gemini:`);
+  }
+  const messages = [...task.request.messages];
+  let last = messages.length - 1;
+  while (last > 0 && messages[last].role !== 'user') last -= 1;
+  messages[last] = { ...messages[last], images: images.map(judgeImage) };
+  return { ...task.request, messages };
+}
+
+/** For trajectory items, keeps the step numbers a verdict's explanation cites. */
+function withCitedSteps(item: Item, verdict: CriterionVerdict): CriterionVerdict {
+  if (!item.trajectory || !verdict.explanation) return verdict;
+  const steps = citedSteps(verdict.explanation, trajectorySteps(item.trajectory).length);
+  return steps.length > 0 ? { ...verdict, steps } : verdict;
 }
 
 /** Errors no later call can escape (bad key, no judge, a request the judge never accepts, no such model): the run stops. */
@@ -220,10 +247,10 @@ export class GradingEngine {
     }
     try {
       const prompt = [...item.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
-      const outcome = runner(criterion.check!, item.response, { prompt, mode: this.options.checkMode });
+      const outcome = runner(criterion.check!, item.response, { prompt, mode: this.options.checkMode, ...(item.trajectory ? { trajectory: item.trajectory } : {}) });
       const verdict: CriterionVerdict = { met: outcome.passed, value: outcome.passed ? 1 : 0, source: 'check' };
       if (outcome.detail) verdict.explanation = outcome.detail;
-      return { criterion, source: 'check', status: 'ok', verdict };
+      return { criterion, source: 'check', status: 'ok', verdict: withCitedSteps(item, verdict) };
     } catch (error) {
       return { criterion, source: 'check', status: 'error', error: toRubricateError(error, 'CHECK_INVALID').toJSON() };
     }
@@ -296,7 +323,8 @@ export class GradingEngine {
           const verdict = outcome.decision?.verdicts.get(criterion.id);
           if (verdict) {
             const summary = evidence?.get(criterion.id);
-            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict: summary ? { ...verdict, evidence: summary } : verdict });
+            const cited = withCitedSteps(item, summary ? { ...verdict, evidence: summary } : verdict);
+            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict: cited });
             continue;
           }
           const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no verdict and no error');
@@ -534,7 +562,7 @@ export class GradingEngine {
     const onOuterAbort = () => controller.abort(new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'));
     outer?.addEventListener('abort', onOuterAbort, { once: true });
     try {
-      return await judge.complete(task.request, { signal: controller.signal });
+      return await judge.complete(withItemImages(task, judge), { signal: controller.signal });
     } catch (error) {
       if (controller.signal.aborted && RubricateError.isInstance(controller.signal.reason)) throw controller.signal.reason;
       throw error;

@@ -19,6 +19,8 @@ export interface CriterionVerdict {
   subchecks?: Array<{ text: string; met: boolean; explanation?: string }>;
   /** The criterion was judged on excerpts of a response too long for the judge's context. */
   evidence?: { chunks: number; quotes: number };
+  /** Trajectory items: the step numbers the explanation cites. */
+  steps?: number[];
 }
 
 export interface TaskDecision {

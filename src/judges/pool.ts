@@ -167,6 +167,7 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
       return judges[0].modelLimits;
     },
     ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
+    ...(judges.every((judge) => judge.acceptsImages) ? { acceptsImages: true } : {}),
     size: endpoints.length,
     complete,
     status() {

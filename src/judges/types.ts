@@ -3,6 +3,7 @@
  * rubrics, caching, retries or concurrency (the engine owns those). Failures are thrown
  * as RubricateError with a JUDGE_* code so the engine can decide whether to retry.
  */
+import type { JudgeImage } from '../images/images.js';
 
 import type { ModelLimits } from './profiles.js';
 
@@ -10,7 +11,13 @@ export type ChatRole = 'system' | 'user' | 'assistant';
 
 export interface ChatMessage {
   role: ChatRole;
+  /** The text; an attached image stands in it as its placeholder ([image N: type, bytes, sha256]). */
   content: string;
+  /**
+   * Image content parts sent after the text (OpenAI image_url parts, Anthropic image blocks,
+   * Gemini inline data). Only judges with `acceptsImages` get messages that carry them.
+   */
+  images?: JudgeImage[];
 }
 
 /** A JSON schema the reply must follow, with a name for servers that want one. */
@@ -98,6 +105,8 @@ export interface Judge {
   readonly modelLimits?: ModelLimits;
   /** False when the judge can never return token probabilities (probability verdicts are refused at start). */
   readonly supportsTokenProbabilities?: boolean;
+  /** True when the judge sends `ChatMessage.images` to its model; items with images are refused by the others. */
+  readonly acceptsImages?: boolean;
   complete(request: JudgeRequest, options: CompleteOptions): Promise<JudgeReply>;
   close?(): Promise<void>;
 }

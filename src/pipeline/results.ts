@@ -34,6 +34,8 @@ export interface ResultCriterion {
   subchecks?: Array<{ text: string; met: boolean; explanation?: string }>;
   /** Judged on excerpts of a long response: how many passages from how many parts. */
   evidence?: { chunks: number; quotes: number };
+  /** Trajectory items: step numbers the verdict cites. */
+  steps?: number[];
   /** Juries: every judge's (or sample's) verdict on this criterion. */
   votes?: Array<{ judge: string; sample?: number; met: boolean | null; value?: number | null; label?: string; error?: string }>;
 }
@@ -103,6 +105,7 @@ export function toResultCriterion(result: GradedItem['criteria'][number]): Resul
     if (verdict.explanation !== undefined) line.explanation = verdict.explanation;
     if (verdict.subchecks) line.subchecks = verdict.subchecks;
     if (verdict.evidence) line.evidence = verdict.evidence;
+    if (verdict.steps && verdict.steps.length > 0) line.steps = verdict.steps;
   }
   if (result.error) line.error = result.error;
   if (result.skipReason) line.skip_reason = result.skipReason;

@@ -3,10 +3,11 @@
  * RubricateError naming the field. Criterion ids are stable: taken from the input, or
  * derived from the criterion text so the same rubric always gets the same ids.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import { sha256Hex } from '../util/hash.js';
 import {
+  contentPartSchema,
   itemInputSchema,
   rubricInputSchema,
   type Criterion,
@@ -16,6 +17,9 @@ import {
 } from './schema.js';
 import { rubricHash } from './hashing.js';
 import { pointsForImportance } from './importance.js';
+import { normalizeTrajectory, trajectoryInputSchema, type TrajectoryMessageInput } from '../trajectory/trajectory.js';
+import { imagePlaceholder, isRemoteUrl, localImageBytes, toItemImage, type ImagePlace, type ItemImage } from '../images/images.js';
+import { renderTrajectory } from '../trajectory/render.js';
 
 export interface SourceLocation {
   file?: string;
@@ -162,12 +166,60 @@ function messageText(content: unknown, location: SourceLocation, messageIndex: n
   return '';
 }
 
+type ContentPart = z.infer<typeof contentPartSchema>;
+
+/**
+ * Flattens content (a string or parts) to text, loading each image part to bytes and
+ * putting its placeholder where it stood. Unknown part types are an error, never dropped.
+ */
+class ImageCollector {
+  readonly images: ItemImage[] = [];
+  constructor(private readonly location: SourceLocation) {}
+
+  text(content: string | readonly ContentPart[], place: ImagePlace, field: string): string {
+    if (typeof content === 'string') return content;
+    const pieces: string[] = [];
+    content.forEach((part, index) => {
+      const partField = `${field}[${index}]`;
+      if (part.type === 'image_url' || (part.type === undefined && part.image_url)) {
+        const url = part.image_url?.url;
+        const location = { file: this.location.file, line: this.location.line, field: `${partField}.image_url.url` };
+        if (!url) throw new RubricateError('INPUT_INVALID', 'an image_url part needs image_url.url', location);
+        if (isRemoteUrl(url)) {
+          throw new RubricateError('INPUT_INVALID', 'http(s) image URLs are fetched when an input file is read (rubricate grade); here, give a data URL', location);
+        }
+        const image = toItemImage(localImageBytes(url, location), url, place, this.images.length + 1, location);
+        this.images.push(image);
+        pieces.push(imagePlaceholder(image));
+      } else if (part.type === undefined || part.type === 'text' || part.type === 'input_text') {
+        if (typeof part.text === 'string' && part.text !== '') pieces.push(part.text);
+      } else {
+        throw new RubricateError('INPUT_INVALID', `content part of type "${part.type}" is not supported (text and image_url are)`, { file: this.location.file, line: this.location.line, field: `${partField}.type` });
+      }
+    });
+    return pieces.join('\n');
+  }
+}
+
 export interface NormalizeItemOptions extends SourceLocation {
   rubrics?: ReadonlyMap<string, Rubric>;
 }
 
 /** Validates one canonical item record (the `items` format). */
 export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}): Item {
+  const rawResponse = input !== null && typeof input === 'object' ? (input as { response?: unknown }).response : undefined;
+  const responseParts = Array.isArray(rawResponse) && rawResponse.length > 0 && rawResponse.every((entry) => entry !== null && typeof entry === 'object' && !('role' in entry));
+  if (responseParts) {
+    const parts = z.array(contentPartSchema).safeParse(rawResponse);
+    if (!parts.success) throw zodErrorToInputError(parts.error, { ...options, fieldPrefix: 'response' });
+  } else if (Array.isArray(rawResponse)) {
+    // A union error would only say "response is invalid": validate the messages alone to name the field.
+    const messages = trajectoryInputSchema.safeParse(rawResponse);
+    if (!messages.success) throw zodErrorToInputError(messages.error, { ...options, fieldPrefix: 'response' });
+  } else if (rawResponse !== undefined && typeof rawResponse !== 'string') {
+    const text = z.string().safeParse(rawResponse);
+    if (!text.success) throw zodErrorToInputError(text.error, { ...options, fieldPrefix: 'response' });
+  }
   const parsed = itemInputSchema.safeParse(input);
   if (!parsed.success) throw zodErrorToInputError(parsed.error, options);
   const value = parsed.data;
@@ -188,13 +240,19 @@ export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}
     }
     rubric = found;
   }
+  const images = new ImageCollector(options);
+  const prompt: Message[] =
+    typeof value.prompt === 'string' ? [{ role: 'user', content: value.prompt }] : value.prompt.map((message, index) => ({ role: message.role, content: images.text(message.content, 'prompt', `prompt[${index}].content`) }));
+  const trajectory = typeof value.response === 'string' || responseParts ? undefined : normalizeTrajectory(value.response as TrajectoryMessageInput[], { file: options.file, line: options.line });
   const item: Item = {
     id: String(value.id),
-    prompt: normalizeMessages(value.prompt, options),
-    response: value.response,
+    prompt,
+    response: trajectory ? renderTrajectory(trajectory) : images.text(value.response as string | ContentPart[], 'response', 'response'),
     rubric,
   };
-  if (value.reference !== undefined) item.reference = value.reference;
+  if (trajectory) item.trajectory = trajectory;
+  if (value.reference !== undefined) item.reference = images.text(value.reference, 'reference', 'reference');
+  if (images.images.length > 0) item.images = images.images;
   if (value.tags) item.tags = value.tags;
   if (value.metadata) item.metadata = value.metadata;
   return item;

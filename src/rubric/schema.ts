@@ -3,6 +3,8 @@
  * inside, everything works on the normalised types exported at the bottom.
  */
 import { z } from 'zod';
+import { trajectoryInputSchema, type Trajectory } from '../trajectory/trajectory.js';
+import type { ItemImage } from '../images/images.js';
 
 const finiteNumber = z.number().refine(Number.isFinite, { message: 'must be a finite number (not NaN or Infinity)' });
 
@@ -75,7 +77,8 @@ export const rubricInputSchema = z.object({
   metadata: freeObjectSchema.optional(),
 });
 
-const contentPartSchema = z.looseObject({ type: z.string().optional(), text: z.string().optional() });
+/** A text part, or an image part {type: "image_url", image_url: {url}} (data URL, http(s) URL or a path relative to the input file). */
+export const contentPartSchema = z.looseObject({ type: z.string().optional(), text: z.string().optional(), image_url: z.object({ url: z.string().min(1), detail: z.string().optional() }).optional() });
 
 export const messageInputSchema = z.object({
   role: z.string().min(1),
@@ -86,10 +89,11 @@ export const itemInputSchema = z
   .object({
     id: z.union([z.string().min(1), z.number()]),
     prompt: z.union([z.string(), z.array(messageInputSchema).min(1, 'prompt needs at least one message')]),
-    response: z.string(),
+    /** The text graded, or an agent trajectory: OpenAI-style messages with tool calls and results. */
+    response: z.union([z.string(), trajectoryInputSchema, z.array(contentPartSchema).min(1)]),
     rubric: rubricInputSchema.optional(),
     rubric_id: z.union([z.string().min(1), z.number()]).optional(),
-    reference: z.string().optional(),
+    reference: z.union([z.string(), z.array(contentPartSchema).min(1)]).optional(),
     /** Item-level tags (HealthBench example_tags); item scores are reported per tag. */
     tags: z.array(tagSchema).optional(),
     metadata: freeObjectSchema.optional(),
@@ -136,7 +140,12 @@ export interface Message {
 export interface Item {
   id: string;
   prompt: Message[];
+  /** The graded text; for a trajectory, its numbered-step rendering (what judges read). */
   response: string;
+  /** The response as an agent trajectory, when it was given as messages (read by trajectory checks). */
+  trajectory?: Trajectory;
+  /** Images of the prompt, reference and response, in order; their placeholders stand in the text. */
+  images?: ItemImage[];
   rubric: Rubric;
   reference?: string;
   tags?: string[];

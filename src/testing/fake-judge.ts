@@ -75,7 +75,9 @@ export async function startFakeJudge(initialScript: FakeJudgeScript): Promise<Fa
         return;
       }
       const messages = (Array.isArray(body.messages) ? body.messages : []) as FakeJudgeRequest['messages'];
-      const userText = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+      const lastUser: unknown = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+      // Content may be a list of parts (text and image_url), as chat completions accept: read its text parts.
+      const userText = Array.isArray(lastUser) ? lastUser.filter((part) => part?.type === 'text').map((part) => String(part.text)).join('\n') : String(lastUser);
       const parsed = parseGradingPrompt(userText);
       const request: FakeJudgeRequest = {
         index: requests.length,

@@ -17,6 +17,7 @@ import type { Judge } from '../../judges/types.js';
 import { formatMetaTable, scorePublishedJudge, type BinaryMetaReport, type PublishedFormat } from '../../meta/index.js';
 import { metaFromResults } from '../../meta/results-meta.js';
 import { loadLabels } from '../../meta/labels.js';
+import { formatOutcomeReport, outcomeMeta } from '../../meta/outcome.js';
 import { loadTernaryLabels, researchRubricsMeta, researchRubricsTasks } from '../../meta/researchrubrics.js';
 import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
 import { getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
@@ -33,6 +34,7 @@ interface MetaFlags extends JudgeFlags {
   groupBy?: string;
   sourceField?: string;
   includeChecks?: boolean;
+  outcomeField?: string;
   resamples: number;
   bootstrapSeed: number;
   confidence: number;
@@ -108,13 +110,14 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
   const command = program
     .command('meta')
     .description('how far a judge agrees with human or gold labels: published judge outputs, a results file against labels, or a judge run on a labelled pairwise set')
-    .requiredOption('--format <name>', `results | researchrubrics (results with ternary labels) | llmbar | judgebench (published outputs, or datasets with --judge) | ${[...pairwiseImporters.keys()].filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
+    .requiredOption('--format <name>', `results | outcome (results whose items carry an outcome, e.g. τ-bench rewards) | researchrubrics (results with ternary labels) | llmbar | judgebench (published outputs, or datasets with --judge) | ${[...pairwiseImporters.keys()].filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
     .requiredOption('--input <file>', 'published judge output, results JSONL, or pairwise dataset')
     .requiredOption('--out <file>', 'report JSON')
     .option('--labels <file>', 'results: human labels JSONL ({id, criterion_id, label} or {id, labels: {criterion_id: label}}; a label may be a list, one per rater)')
     .option('--group-by <list>', 'results: comma-separated breakdowns: criterion, tag, or tag prefixes such as axis,theme')
     .option('--source-field <path>', 'results: dot path naming each response\u2019s source (e.g. metadata.model), for the bias index')
     .option('--include-checks', 'results: also compare deterministic checks with the labels')
+    .option('--outcome-field <path>', 'outcome: dot path of each result\u2019s outcome (1 success, 0 failure)', 'metadata.outcome_reward')
     .option('--bootstrap-resamples <n>', 'bootstrap resamples for confidence intervals (0 = none)', parseResamples, 1000)
     .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
@@ -182,6 +185,13 @@ async function runMeta(flags: MetaFlags, context: CommandContext, dependencies: 
     return join.invalidResultLines + join.invalidLabelLines > 0 ? exitCodes.itemsFailed : exitCodes.success;
   }
 
+  if (flags.format === 'outcome') {
+    const report = await outcomeMeta(flags.input, { outcomeField: flags.outcomeField });
+    await writeReport(flags, { inputs: { results: flags.input }, ...report });
+    for (const problem of report.problems) context.stderr(`invalid input: ${problem.message}`);
+    say(`${formatOutcomeReport(report)}\nreport: ${flags.out}`);
+    return report.items.withOutcome === 0 ? exitCodes.itemsFailed : exitCodes.success;
+  }
   if (flags.format === 'researchrubrics') {
     // ResearchRubrics' own figures: macro F1 per task averaged per source (ternary and binary), failure breakdown by axis.
     let invalid = 0;

@@ -39,7 +39,8 @@ export interface AnthropicJudgeOptions {
 }
 
 type TextBlock = { type: 'text'; text: string; cache_control?: { type: 'ephemeral' } };
-type AnthropicMessage = { role: 'user' | 'assistant'; content: TextBlock[] };
+type ImageBlock = { type: 'image'; source: { type: 'base64'; media_type: string; data: string } };
+type AnthropicMessage = { role: 'user' | 'assistant'; content: Array<TextBlock | ImageBlock> };
 
 /**
  * Smallest prefix Anthropic caches, by model (shorter prefixes are processed uncached
@@ -67,6 +68,12 @@ export function toAnthropicContent(message: ChatMessage, cacheAt?: number): Text
   return blocks;
 }
 
+/** A message's images as base64 image blocks, after its text. */
+function withImageBlocks(message: ChatMessage, blocks: TextBlock[]): Array<TextBlock | ImageBlock> {
+  if (!message.images || message.images.length === 0) return blocks;
+  return [...blocks, ...message.images.map((image): ImageBlock => ({ type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } }))];
+}
+
 /** System messages become the `system` blocks; the others become `messages`, in order. */
 export function toAnthropicMessages(messages: ChatMessage[], sharedPrefix?: JudgeRequest['sharedPrefix']): { system: TextBlock[]; messages: AnthropicMessage[] } {
   const system: TextBlock[] = [];
@@ -74,7 +81,7 @@ export function toAnthropicMessages(messages: ChatMessage[], sharedPrefix?: Judg
   messages.forEach((message, index) => {
     const cacheAt = sharedPrefix && sharedPrefix.message === index ? sharedPrefix.characters : undefined;
     if (message.role === 'system') system.push(...toAnthropicContent(message, cacheAt));
-    else converted.push({ role: message.role, content: toAnthropicContent(message, cacheAt) });
+    else converted.push({ role: message.role, content: withImageBlocks(message, toAnthropicContent(message, cacheAt)) });
   });
   return { system, messages: converted };
 }
@@ -210,6 +217,7 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
   return {
     provenance,
     supportsTokenProbabilities: false,
+    acceptsImages: true,
     modelLimits: limits,
     complete,
     async close() {

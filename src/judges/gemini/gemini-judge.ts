@@ -38,12 +38,14 @@ export interface GeminiJudgeOptions {
   id?: string;
 }
 
-type Part = { text: string };
+type Part = { text: string } | { inlineData: { mimeType: string; data: string } };
 type Content = { role: 'user' | 'model'; parts: Part[] };
 
 /** One ChatMessage → Gemini parts: the only place content is mapped, so image parts can be added here. */
 export function toGeminiParts(message: ChatMessage): Part[] {
-  return [{ text: message.content }];
+  const parts: Part[] = [{ text: message.content }];
+  for (const image of message.images ?? []) parts.push({ inlineData: { mimeType: image.mediaType, data: image.data } });
+  return parts;
 }
 
 export function toGeminiContents(messages: ChatMessage[]): { systemInstruction?: { parts: Part[] }; contents: Content[] } {

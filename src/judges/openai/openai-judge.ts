@@ -6,6 +6,7 @@
  * JSON schema where the server takes it, else JSON mode, else plain text, stepping down only
  * when the server's complaint is about the output format.
  */
+import { imageDataUrl } from '../../images/images.js';
 import { RubricateError } from '../../errors.js';
 import { redactDeep, redactText, redactUrl, registerSecret } from '../../util/redact.js';
 import { chooseProfile, type JudgeProfile, type ModelLimits } from '../profiles.js';
@@ -73,7 +74,7 @@ export function createOpenAICompatibleJudge(
   if (options.extraBody || options.reasoningEffort) provenance.variant = JSON.stringify({ extra_body: options.extraBody ?? null, reasoning_effort: options.reasoningEffort ?? null });
 
   function buildBody(request: JudgeRequest, level: OutputLevel, budget: number | undefined): Record<string, unknown> {
-    const body: Record<string, unknown> = { model: options.model, messages: request.messages };
+    const body: Record<string, unknown> = { model: options.model, messages: request.messages.map(openAIMessage) };
     if (request.temperature !== undefined && profile.temperature) body.temperature = Math.min(request.temperature, profile.maxTemperature);
     if (budget !== undefined) body[profile.tokenLimitField] = budget;
     if (request.seed !== undefined && profile.seed) body.seed = request.seed;
@@ -221,6 +222,7 @@ export function createOpenAICompatibleJudge(
 
   return {
     provenance,
+    acceptsImages: true,
     profile,
     /** An endpoint that ignores `logprobs` (Anthropic's layer) can never give probability verdicts: refused before any call. */
     get supportsTokenProbabilities(): boolean | undefined {
@@ -293,10 +295,19 @@ function judgeSettings(options: OpenAICompatibleJudgeOptions, profile: JudgeProf
 function serializeBody(body: Record<string, unknown>, request: JudgeRequest): string {
   const { messages, response_format: responseFormat, ...rest } = body as { messages: JudgeRequest['messages']; response_format?: unknown };
   let json = JSON.stringify(rest);
-  const messagesJson = request.messages.map((message) => `{"role":${JSON.stringify(message.role)},"content":${message.role === 'system' ? cachedJson(message.content) : JSON.stringify(message.content)}}`).join(',');
+  const messagesJson = request.messages.map((message) => `{"role":${JSON.stringify(message.role)},"content":${message.images && message.images.length > 0 ? JSON.stringify(contentParts(message)) : message.role === 'system' ? cachedJson(message.content) : JSON.stringify(message.content)}}`).join(',');
   json = `${json.slice(0, -1)}${json.length > 2 ? ',' : ''}"messages":[${messagesJson}]`;
   if (responseFormat !== undefined) json += `,"response_format":${responseFormatJson(responseFormat as Record<string, unknown>, request)}`;
   return `${json}}`;
+}
+
+function openAIMessage(message: JudgeRequest['messages'][number]): object {
+  return message.images !== undefined ? { role: message.role, content: message.images.length > 0 ? contentParts(message) : message.content } : message;
+}
+
+/** A message with images as chat-completions content parts: the text, then one image_url part (a data URL) per image. */
+function contentParts(message: JudgeRequest['messages'][number]): Array<Record<string, unknown>> {
+  return [{ type: 'text', text: message.content }, ...(message.images ?? []).map((image) => ({ type: 'image_url', image_url: { url: imageDataUrl(image) } }))];
 }
 
 const jsonOfText = new Map<string, string>();

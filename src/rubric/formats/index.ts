@@ -22,11 +22,12 @@ import { rarImporter } from './rar.js';
 import { researchrubricsImporter } from './researchrubrics.js';
 import { rubrichubImporter } from './rubrichub.js';
 import { simpleEvalsImporter } from './simple-evals.js';
+import { tauBenchImporter } from './tau-bench.js';
 import { resultsImporter } from './results.js';
 import type { Importer, PairwiseImporter, ResultsImporter } from './types.js';
 
 export const itemImporters: ReadonlyMap<string, Importer> = new Map(
-  [itemsImporter, healthbenchImporter, ifevalImporter, researchrubricsImporter, rarImporter, rubrichubImporter, drb2Importer, advancedifImporter, biggenImporter, prbenchImporter, profbenchImporter].map(
+  [itemsImporter, healthbenchImporter, ifevalImporter, researchrubricsImporter, rarImporter, rubrichubImporter, drb2Importer, advancedifImporter, biggenImporter, prbenchImporter, profbenchImporter, tauBenchImporter].map(
     (importer) => [importer.name, importer],
   ),
 );

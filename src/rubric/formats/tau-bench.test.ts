@@ -1,0 +1,152 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../cli/main.js';
+import { exitCodes } from '../../errors.js';
+import { outcomeMeta } from '../../meta/outcome.js';
+import { startFakeJudge, binaryVerdict, type FakeJudge } from '../../testing/fake-judge.js';
+import { sharedData } from '../../testing/shared-data.js';
+import { tauBenchImporter } from './tau-bench.js';
+import type { ImportRecord } from './types.js';
+
+let directory: string;
+let fake: FakeJudge;
+
+const call = (id: string, name: string, args: unknown) => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] });
+const result = (id: string, name: string, content: string) => ({ role: 'tool', tool_call_id: id, name, content });
+const cancel = { name: 'cancel_reservation', kwargs: { reservation_id: 'ABC123' } };
+
+function record(taskId: number, trial: number, reward: number, traj: unknown[]) {
+  return { task_id: taskId, trial, reward, info: { task: { user_id: 'u1', instruction: 'Cancel ABC123.', actions: [{ name: 'get_user_details', kwargs: { user_id: 'u1' } }, cancel], outputs: [] }, reward_info: { reward } }, traj: [{ role: 'system', content: '# Airline policy\nConfirm before writes.' }, ...traj] };
+}
+
+const good = record(0, 0, 1, [
+  { role: 'user', content: 'Cancel ABC123 please.' },
+  call('a', 'get_user_details', { user_id: 'u1' }),
+  result('a', 'get_user_details', '{"reservations":["ABC123"]}'),
+  { role: 'assistant', content: 'Cancel ABC123? (yes/no)' },
+  { role: 'user', content: 'yes' },
+  call('b', 'cancel_reservation', { reservation_id: 'ABC123' }),
+  result('b', 'cancel_reservation', '{"status":"cancelled"}'),
+  { role: 'assistant', content: 'Cancelled.' },
+]);
+// A failed call with wrong arguments, then an extra write: fails "no other write".
+const extraWrite = record(0, 1, 0, [
+  { role: 'user', content: 'Cancel ABC123 please.' },
+  call('a', 'cancel_reservation', { reservation_id: 'ABC123', force: true }),
+  result('a', 'cancel_reservation', 'Error: unexpected argument force'),
+  call('b', 'cancel_reservation', { reservation_id: 'ABC123' }),
+  result('b', 'cancel_reservation', '{"status":"cancelled"}'),
+  call('c', 'send_certificate', { user_id: 'u1', amount: 50 }),
+  result('c', 'send_certificate', 'Certificate added'),
+]);
+const badArguments = record(1, 0, 0, [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'cancel_reservation', arguments: '{"reservation_id": ' } }] }]);
+
+beforeAll(async () => {
+  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-tau-'));
+  fake = await startFakeJudge((request) => {
+    // A scripted judge: confirmation is met when the user said "yes" before the first write; the other policy criteria are met.
+    const criterion = request.criteria[0];
+    const response = request.response ?? '';
+    const firstWrite = response.search(/tool call (book_reservation|cancel_reservation|update_reservation_\w+|send_certificate)\(/);
+    const confirmed = /\[step \d+\] user: yes/i.test(firstWrite < 0 ? response : response.slice(0, firstWrite));
+    return { content: binaryVerdict(criterion?.id !== 'policy_confirmation' || confirmed) };
+  });
+});
+
+afterAll(async () => {
+  await fake.close();
+  await rm(directory, { recursive: true, force: true });
+});
+
+async function importAll(file: string): Promise<ImportRecord[]> {
+  const records: ImportRecord[] = [];
+  for await (const entry of tauBenchImporter.read(file, {})) records.push(entry);
+  return records;
+}
+
+function capture() {
+  const output = { stdout: [] as string[], stderr: [] as string[] };
+  return { output, context: { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal } };
+}
+
+const readLinesOf = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+
+describe('--format tau-bench', () => {
+  it('turns each trajectory into a hybrid item: write checks as hard rules, policy criteria, the reward as a label', async () => {
+    const file = path.join(directory, 'small.json');
+    await writeFile(file, JSON.stringify([good, extraWrite, badArguments]));
+    const records = await importAll(file);
+    expect(records.map((entry) => entry.kind)).toEqual(['item', 'item', 'invalid']);
+    const item = (records[0] as Extract<ImportRecord, { kind: 'item' }>).item;
+    expect(item.id).toBe('0-0');
+    expect(item.prompt).toEqual([{ role: 'system', content: '# Airline policy\nConfirm before writes.' }]);
+    expect(item.metadata).toMatchObject({ dataset: 'tau-bench', task_id: 0, trial: 0, outcome_reward: 1, outcome_evaluated: true });
+    expect(item.rubric.gate).toBe('hard_rules');
+    // Only the write (cancel_reservation) becomes an expected-write check; the read is not one.
+    expect(item.rubric.criteria.map((criterion) => criterion.id)).toEqual(['expected_write_1', 'no_other_write', 'policy_confirmation', 'policy_grounded', 'policy_one_call', 'policy_transfer']);
+    expect(item.rubric.criteria[0]).toMatchObject({ kind: 'hard_rule', check: { type: 'tool_args_match', name: 'cancel_reservation', args: { reservation_id: 'ABC123' } } });
+    expect(item.response).toContain('[step 2] tool call get_user_details({"user_id":"u1"})');
+    expect(item.response).toContain('[step 7] tool result cancel_reservation: {"status":"cancelled"}');
+    expect(item.trajectory).toHaveLength(8);
+    const invalid = records[2] as Extract<ImportRecord, { kind: 'invalid' }>;
+    expect(invalid.error.code).toBe('INPUT_INVALID');
+    expect(invalid.error.details).toMatchObject({ file, line: 3, field: 'traj[2].tool_calls[0].function.arguments' });
+    expect(invalid.id).toBe('1-0');
+  });
+
+  it('grades with --judge none: checks decide and the gate scores failed writes 0; meta reports the outcome agreement', async () => {
+    const file = path.join(directory, 'small2.json');
+    await writeFile(file, JSON.stringify([good, extraWrite]));
+    const out = path.join(directory, 'small2.results.jsonl');
+    const { context } = capture();
+    await runCli(['grade', '--format', 'tau-bench', '--input', file, '--judge', 'none', '--out', out, '--quiet'], context);
+    const [first, second] = await readLinesOf(out);
+    expect(first.criteria.filter((criterion: { source: string }) => criterion.source === 'check').map((criterion: { met: boolean }) => criterion.met)).toEqual([true, true]);
+    expect(second.gated).toBe(true);
+    expect(second.score).toBe(0);
+    const noOther = second.criteria.find((criterion: { id: string }) => criterion.id === 'no_other_write');
+    expect(noOther.met).toBe(false);
+    expect(noOther.explanation).toContain('send_certificate@step 6');
+    expect(noOther.steps).toEqual([4, 6]);
+    const report = await outcomeMeta(out);
+    expect(report.checks).toMatchObject({ items: 2, agreement: 1 });
+  });
+});
+
+describe('τ-bench airline trajectories (real data)', () => {
+  const data = sharedData('tau_bench/gpt-4o-airline.json');
+  it.skipIf(!data.available)('checks agree with the outcome reward on ≥ 90%; the hybrid rubric grades all 200 with a scripted judge, 0 errors; meta gives AUROC', async () => {
+    const checksOnly = path.join(directory, 'tau-none.jsonl');
+    const { context } = capture();
+    await runCli(['grade', '--format', 'tau-bench', '--input', data.path, '--judge', 'none', '--out', checksOnly, '--quiet'], context);
+    const none = await outcomeMeta(checksOnly);
+    expect(none.items).toMatchObject({ withOutcome: 200, positive: 84, negative: 116 });
+    expect(none.checks!.items).toBe(200);
+    expect(none.checks!.agreement).toBeGreaterThanOrEqual(0.9);
+    // The disagreements are τ-bench runs that ended in an error (reward_info null, reward 0 without a state comparison).
+    const lines = await readLinesOf(checksOnly);
+    expect(lines.filter((line) => line.metadata.outcome_evaluated === false)).toHaveLength(5);
+    for (const id of none.checks!.checksPassedOutcomeFailed) expect(lines.find((line) => line.id === id).metadata.outcome_evaluated).toBe(false);
+
+    const hybrid = path.join(directory, 'tau-hybrid.jsonl');
+    const code = await runCli(
+      ['grade', '--format', 'tau-bench', '--input', data.path, '--judge', 'openai:judge', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--out', hybrid, '--cache', path.join(directory, 'cache.sqlite'), '--quiet'],
+      context,
+    );
+    expect(code).toBe(exitCodes.success);
+    const graded = await readLinesOf(hybrid);
+    expect(graded).toHaveLength(200);
+    expect(graded.filter((line) => line.status !== 'ok')).toEqual([]);
+    const report = await outcomeMeta(hybrid);
+    expect(report.items.scored).toBe(200);
+    expect(report.auroc).toBeGreaterThan(0.5);
+    expect(report.bestThreshold!.accuracy).toBeGreaterThanOrEqual(0.9);
+    expect(report.criteria.map((row) => row.group)).toContain('tau:confirmation');
+    console.info(`τ-bench: checks agreement ${none.checks!.agreement} (${none.checks!.checksPassedOutcomeFailed.join(', ')} passed but failed; ${none.checks!.checksFailedOutcomeSucceeded.join(', ')} failed but succeeded); hybrid AUROC ${report.auroc}, best threshold ${JSON.stringify(report.bestThreshold)}; ${JSON.stringify(report.criteria)}`);
+    const metaOut = path.join(directory, 'meta.json');
+    expect(await runCli(['meta', '--format', 'outcome', '--input', hybrid, '--out', metaOut, '--quiet'], context)).toBe(exitCodes.success);
+    expect(JSON.parse(await readFile(metaOut, 'utf8')).auroc).toBe(report.auroc);
+  }, 120_000);
+});
