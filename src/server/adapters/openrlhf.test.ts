@@ -14,6 +14,13 @@ const query = (response: string) => `${templatedPrompt}${response}<|im_end|>`;
 const failOnBroken = (request: { response?: string; criteria: Array<{ text: string }> }) =>
   request.response?.includes('broken') ? { status: 400 } : { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) };
 
+/** A judge answer held until the test releases it (event-driven, no timing). */
+function judgeGate(): { released: Promise<void>; release: () => void } {
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  return { released, release };
+}
+
 describe('OpenRLHF adapter: POST /get_reward', () => {
   it('answers rewards, scores in [0, 1] and extra_logs, one per query, from the exact OpenRLHF request', async () => {
     server = await startTestServer();
@@ -129,17 +136,27 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
   });
 
   it('a deadline passing while waiting for room is a 503 refusal too, not a fallback', async () => {
+    const gate = judgeGate();
     server = await startTestServer({
-      script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response?.includes('slow') ? 600 : 5 }),
+      script: async (request) => {
+        if (request.response?.includes('slow')) await gate.released;
+        return { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) };
+      },
       service: { maxQueue: 1, deadlineMs: 150, onError: { kind: 'fallback', value: 0 } },
     });
     const one = (response: string) => server!.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] });
-    const [slow, waiting] = await Promise.all([one('slow apples'), one('Pears and apples.')]);
-    // The slow sample was admitted and graded past its deadline: a grading failure, flagged fallback.
-    expect((await slow.json()).extra_logs.reward_failed).toEqual([1]);
-    // The other never got room: refused for load.
-    expect(waiting.status).toBe(503);
-    expect((await waiting.json()).error.code).toBe('OVERLOADED');
+    try {
+      const slow = one('slow apples');
+      await vi.waitFor(() => expect(server!.service.admission.full).toBe(true));
+      const waiting = await one('Pears and apples.');
+      // The other never got room: refused for load.
+      expect(waiting.status).toBe(503);
+      expect((await waiting.json()).error.code).toBe('OVERLOADED');
+      // The slow sample was admitted and not graded by its deadline: a grading failure, flagged fallback.
+      expect((await (await slow).json()).extra_logs.reward_failed).toEqual([1]);
+    } finally {
+      gate.release();
+    }
   });
 
   it('answers 400 only to a body that is not an OpenRLHF request', async () => {
