@@ -57,15 +57,55 @@ function lastJsonObject(text: string): unknown | undefined {
 }
 
 /** Finds the JSON value a judge meant to give. */
+/**
+ * The first key that appears twice in one object of a JSON text, if any. JSON.parse keeps the
+ * last value, so `{"criteria_met": true, "criteria_met": false}` would silently read as false:
+ * such a reply is ambiguous, and is retried then reported instead.
+ */
+export function duplicateJsonKey(text: string): string | undefined {
+  const frames: Array<{ keys: Set<string> | undefined; expectKey: boolean }> = [];
+  for (let index = 0; index < text.length; index += 1) {
+    const character = text[index];
+    if (character === '"') {
+      let end = index + 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      const frame = frames[frames.length - 1];
+      if (frame?.keys && frame.expectKey) {
+        const raw = text.slice(index, end + 1);
+        const parsed = safeParseJson(raw);
+        const key = parsed.ok && typeof parsed.value === 'string' ? parsed.value : raw;
+        if (frame.keys.has(key)) return key;
+        frame.keys.add(key);
+        frame.expectKey = false;
+      }
+      index = end;
+    } else if (character === '{') frames.push({ keys: new Set(), expectKey: true });
+    else if (character === '[') frames.push({ keys: undefined, expectKey: false });
+    else if (character === '}' || character === ']') frames.pop();
+    else if (character === ',') {
+      const frame = frames[frames.length - 1];
+      if (frame?.keys) frame.expectKey = true;
+    }
+  }
+  return undefined;
+}
+
+/** A parsed value, unless its text repeats a key in one object (then the reply is ambiguous). */
+function unambiguous(text: string, value: unknown): ExtractResult {
+  const repeated = duplicateJsonKey(text);
+  if (repeated !== undefined) return { ok: false, reason: `ambiguous reply: the key ${JSON.stringify(repeated)} appears twice in one object` };
+  return { ok: true, value };
+}
+
 export function extractJson(text: string): ExtractResult {
   let body = finalAnswerText(text).trim();
   if (body === '') return { ok: false, reason: 'empty reply' };
   const direct = safeParseJson(body);
-  if (direct.ok) return { ok: true, value: direct.value };
+  if (direct.ok) return unambiguous(body, direct.value);
   const fence = fencedBlock.exec(body);
   if (fence) {
     const fenced = safeParseJson(fence[1].trim());
-    if (fenced.ok) return { ok: true, value: fenced.value };
+    if (fenced.ok) return unambiguous(fence[1], fenced.value);
     body = fence[1].trim();
   }
   const start = body.indexOf('{');
@@ -73,7 +113,7 @@ export function extractJson(text: string): ExtractResult {
   const end = body.lastIndexOf('}');
   if (end > start) {
     const sliced = safeParseJson(body.slice(start, end + 1));
-    if (sliced.ok) return { ok: true, value: sliced.value };
+    if (sliced.ok) return unambiguous(body.slice(start, end + 1), sliced.value);
     const last = lastJsonObject(body);
     if (last !== undefined) return { ok: true, value: last };
   }
