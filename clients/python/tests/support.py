@@ -27,7 +27,8 @@ from typing import Any, Dict, List, Optional
 PROJECT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 RESPONSE_PATTERN = re.compile(r"<response-([0-9a-f]{16})>\n([\s\S]*?)\n</response-\1>")
-CRITERION_PATTERN = re.compile(r'<criterion id="[^"]*" points="[^"]*">\n([\s\S]*?)\n</criterion>')
+# Criteria are fenced like responses: <criterion-NONCE id=".." points="..">text</criterion-NONCE>.
+CRITERION_PATTERN = re.compile(r'<criterion-([0-9a-f]+) id="[^"]*" points="[^"]*">\n([\s\S]*?)\n</criterion-\1>')
 
 FRUIT_RUBRIC = {
     "criteria": [
@@ -106,7 +107,7 @@ class FakeJudge:
                 user_text = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
                 match = RESPONSE_PATTERN.search(user_text)
                 response = match.group(2) if match else ""
-                criteria = CRITERION_PATTERN.findall(user_text)
+                criteria = [text for _nonce, text in CRITERION_PATTERN.findall(user_text)]
                 if judge.delay > 0:
                     time.sleep(judge.delay)
                 if "judge-slow" in response:

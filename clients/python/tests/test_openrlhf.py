@@ -146,7 +146,7 @@ class OpenRLHFHeadTest(unittest.TestCase):
         self.assertEqual(caller.attempts, 5)
         self.assertEqual(sleeps, [1.0] * 5)
         self.assertEqual({status for status, _ in caller.refusals}, {400})
-        request = urllib.request.Request(f"{self.serve.url}/get_reward", data=json.dumps({"query": [query("x")], "prompts": [CHATML_PROMPT], "labels": [""]}).encode(), method="POST")
+        request = urllib.request.Request(f"{self.serve.url}/get_reward", data=json.dumps({"query": [query("x")], "prompts": [CHATML_PROMPT], "labels": [""]}).encode(), headers={"Content-Type": "application/json"}, method="POST")
         with self.assertRaises(urllib.error.HTTPError) as caught:
             urllib.request.urlopen(request, timeout=30)
         self.assertIn("labels[0]", json.loads(caught.exception.read())["error"]["message"])
