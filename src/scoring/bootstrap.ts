@@ -1,4 +1,4 @@
-import { randomInteger, seededRandom } from '../util/random.js';
+import { SeededGenerator } from '../util/random.js';
 
 export const defaultBootstrapSamples = 1000;
 export const defaultBootstrapSeed = 20_250_507;
@@ -46,14 +46,23 @@ export function bootstrap(
   samples = defaultBootstrapSamples,
   seed = defaultBootstrapSeed,
   /** Which value fills position `index` of a resample; default uniform over all (stratified schemes override). */
-  pickIndex: (random: () => number, length: number, index: number) => number = (random, length) => randomInteger(random, length),
+  pickIndex?: (random: () => number, length: number, index: number) => number,
 ): BootstrapResult {
   if (values.length === 0) return { std: 0, ci95: [Number.NaN, Number.NaN] };
-  const random = seededRandom(seed);
+  const generator = new SeededGenerator(seed);
   const statistics: number[] = new Array(samples);
   const resample: number[] = new Array(values.length);
+  // Uniform resampling (the common case) draws each resample's indices in one tight loop:
+  // the same numbers as one draw per position, at a fraction of the cost (a million draws per call).
+  const indices = pickIndex ? undefined : new Int32Array(values.length);
+  const random = () => generator.next();
   for (let sample = 0; sample < samples; sample += 1) {
-    for (let index = 0; index < values.length; index += 1) resample[index] = values[pickIndex(random, values.length, index)];
+    if (indices) {
+      generator.fillIndices(indices, values.length);
+      for (let index = 0; index < values.length; index += 1) resample[index] = values[indices[index]];
+    } else {
+      for (let index = 0; index < values.length; index += 1) resample[index] = values[pickIndex!(random, values.length, index)];
+    }
     statistics[sample] = statistic(resample);
   }
   const sorted = statistics.slice().sort((left, right) => left - right);

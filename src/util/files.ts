@@ -196,6 +196,23 @@ function writeFailure(path: string, error: unknown): RubricateError {
  * Writes JSON lines with backpressure, so a fast producer never buffers a whole run in memory.
  * Lines go to a temporary file; `close()` renames it over the output, `discard()` removes it.
  */
+/**
+ * Waits for 'drain', or for 'close' (an error instead of 'drain' must end the wait too, or a
+ * dead output hangs the run), and removes both listeners: a race of two `once()` promises
+ * leaves the loser's listeners behind on every full buffer.
+ */
+function drainOrClose(stream: WriteStream): Promise<void> {
+  return new Promise((resolvePromise) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolvePromise();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}
+
 export class JsonLinesWriter {
   private readonly stream: WriteStream;
   private readonly target: string;
@@ -221,8 +238,7 @@ export class JsonLinesWriter {
   async write(value: unknown): Promise<void> {
     if (this.failure) throw writeFailure(this.path, this.failure);
     if (!this.stream.write(`${JSON.stringify(value)}\n`)) {
-      // An error instead of 'drain' must end the wait too, or a dead output hangs the run.
-      await Promise.race([once(this.stream, 'drain'), once(this.stream, 'close')]);
+      await drainOrClose(this.stream);
       if (this.failure) throw writeFailure(this.path, this.failure);
     }
   }
