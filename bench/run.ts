@@ -12,7 +12,7 @@ import { formatMarkdownTable, formatTable } from './support/table.js';
 
 type Row = Record<string, unknown>;
 
-const defaultOrder = ['overhead', 'cpu', 'healthbench', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'trainers', 'report', 'anthropic-caching', 'local-judge'];
+const defaultOrder = ['overhead', 'cpu', 'healthbench', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'local-judge'];
 
 function round(value: unknown, digits = 3): string | number {
   if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   if (Array.isArray(scale)) {
     lines.push(formatTable(scale.map((row: Row) => ({ scenario: String(row.scenario), items: round(row.items), 'wall s': round(row.wall_s, 2), 'µs/item': round(row.us_per_item, 1), 'peak RSS MB': round(row.peak_rss_mb, 0), 'judge calls': round(row.calls), 'cache hits': round(row.cache_hits) }))), '');
   }
-  for (const name of ['checks', 'llamacpp', 'server', 'trainers', 'report', 'anthropic-caching', 'anthropic-transport']) {
+  for (const name of ['checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'anthropic-transport']) {
     if (results[name] === undefined) continue;
     lines.push(`${name}: ${JSON.stringify(results[name], null, 1).replace(/\n\s*/g, ' ')}`, '');
   }

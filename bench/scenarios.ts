@@ -266,6 +266,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return runServerBenchmark();
   },
 
+  /** One serve process against a bare Hono server that parses the same body and answers a constant: cached rewards/s under wrk. */
+  async 'serve-vs-hono'() {
+    const { runServeVsHono } = await import('./serve-vs-hono.js');
+    return runServeVsHono();
+  },
+
   /** Distributed grading on Redis: 1 vs 3 worker processes, the fleet's global cap, a duplicated submission. */
   async fleet() {
     const { runFleetBenchmark } = await import('./fleet.js');

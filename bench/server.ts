@@ -245,7 +245,7 @@ function childEnvironment(): NodeJS.ProcessEnv {
   return environment;
 }
 
-interface Child {
+export interface Child {
   process: ChildProcess;
   lines: Array<Record<string, unknown>>;
   nextLine(predicate: (line: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>>;
@@ -253,7 +253,7 @@ interface Child {
   stderr(): string;
 }
 
-function startChild(args: string[]): Child {
+export function startChild(args: string[]): Child {
   const child = spawn(process.execPath, args, { cwd: projectRoot, env: childEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: Array<Record<string, unknown>> = [];
   const listeners = new Set<() => void>();
@@ -299,7 +299,7 @@ function startChild(args: string[]): Child {
   };
 }
 
-async function stopChild(child: Child): Promise<number | null> {
+export async function stopChild(child: Child): Promise<number | null> {
   if (child.process.exitCode !== null || child.process.signalCode !== null) return child.process.exitCode;
   child.process.kill('SIGTERM');
   const forced = setTimeout(() => child.process.kill('SIGKILL'), 30_000);
@@ -308,13 +308,13 @@ async function stopChild(child: Child): Promise<number | null> {
   return code;
 }
 
-async function startJudgeProcess(config: JudgeConfig): Promise<{ child: Child; url: string }> {
+export async function startJudgeProcess(config: JudgeConfig): Promise<{ child: Child; url: string }> {
   const child = startChild(['--import', 'tsx', thisFile, '--judge', JSON.stringify(config)]);
   const line = await child.nextLine((entry) => typeof entry.url === 'string', 20_000);
   return { child, url: String(line.url) };
 }
 
-async function startServeProcess(judgeUrl: string, extra: string[]): Promise<{ child: Child; url: string; pid: number }> {
+export async function startServeProcess(judgeUrl: string, extra: string[]): Promise<{ child: Child; url: string; pid: number }> {
   const child = startChild(['bin/rubricate.js', 'serve', '--port', '0', '--judge', 'openai:bench-judge', '--judge-base-url', judgeUrl, '--log-level', 'warn', ...extra]);
   const line = await child.nextLine((entry) => entry.event === 'listening', 30_000);
   return { child, url: String(line.url), pid: child.process.pid as number };
@@ -329,7 +329,7 @@ async function runLoadProcess(config: LoadConfig, onStart?: () => Promise<void>)
 }
 
 /** Reads a counter (summed over its series) from the Prometheus text of /metrics. */
-async function counter(url: string, name: string, labels = ''): Promise<number> {
+export async function counter(url: string, name: string, labels = ''): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let total = 0;
   for (const line of text.split('\n')) {
@@ -349,7 +349,7 @@ const peakRssMb = (pid: number) => statusMb(pid, 'VmHWM');
 const residentMb = (pid: number) => statusMb(pid, 'VmRSS');
 
 /** CPU time (user + system) a process has used, in milliseconds, from /proc/<pid>/stat (clock ticks of 10 ms). */
-function processCpuMs(pid: number): number {
+export function processCpuMs(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields.

@@ -27,4 +27,18 @@ describe('stringifyWithFloatRewards', () => {
   it('writes non-finite numbers as null, like JSON.stringify', () => {
     expect(stringifyWithFloatRewards({ reward: Number.NaN, score: Number.POSITIVE_INFINITY })).toBe('{"reward":null,"score":null}');
   });
+
+  it('adds the point after float keys at any depth, and never inside strings that quote such a key', () => {
+    const explanation = 'the judge wrote {"reward":1,"score":2} and "score":3, with \\"reward\\":4';
+    const value = { id: 'x', reward: 1, results: [{ reward: 0, score: -2, criteria: [{ points: 3, explanation }] }], count: 4, big: { score: 1e21 } };
+    const text = stringifyWithFloatRewards(value);
+    expect(text).toBe(`{"id":"x","reward":1.0,"results":[{"reward":0.0,"score":-2.0,"criteria":[{"points":3,"explanation":${JSON.stringify(explanation)}}]}],"count":4,"big":{"score":1e+21}}`);
+    expect(JSON.parse(text)).toEqual(value);
+  });
+
+  it('gives what the key-by-key writer gives, for a custom set of keys with arrays under them', () => {
+    expect(stringifyWithFloatRewards({ a: [1, 2.5], b: 3, c: { a: 4 } }, new Set(['a']))).toBe('{"a":[1.0,2.5],"b":3,"c":{"a":4.0}}');
+    expect(stringifyWithFloatRewards({ 'a.b': 1, ab: 2 }, new Set(['a.b']))).toBe('{"a.b":1.0,"ab":2}');
+  });
 });
+

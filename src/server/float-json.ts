@@ -39,9 +39,39 @@ function write(value: unknown, asFloat: boolean, keys: ReadonlySet<string>): str
   return `{${parts.join(',')}}`;
 }
 
-/** JSON text of `value` with the numbers under `keys` written as floats. */
+interface FloatPatterns {
+  /** A float key holding an array or object: the answer goes the general way. */
+  composite: RegExp;
+  /** A float key holding an integer: `"reward":1` → `"reward":1.0`. */
+  integer: RegExp;
+}
+
+const patternsOf = new WeakMap<ReadonlySet<string>, FloatPatterns>();
+
+function floatPatterns(keys: ReadonlySet<string>): FloatPatterns {
+  let patterns = patternsOf.get(keys);
+  if (!patterns) {
+    const names = [...keys].map((key) => JSON.stringify(key).slice(1, -1).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+    patterns = { composite: new RegExp(`"(?:${names})":[\\[{]`), integer: new RegExp(`("(?:${names})":-?\\d+)(?=[,}])`, 'g') };
+    patternsOf.set(keys, patterns);
+  }
+  return patterns;
+}
+
+/**
+ * JSON text of `value` with the numbers under `keys` written as floats. Most answers hold
+ * rewards as plain numbers: JSON.stringify writes them (several times faster than walking the
+ * value here), then each integer right after a float key gets its `.0`. Such a key followed by
+ * a quote-colon cannot occur inside a JSON string (its quotes are escaped there), so the
+ * rewrite only touches keys. Answers with arrays or objects under a float key (`rewards`,
+ * `extra_logs`) take the general path.
+ */
 export function stringifyWithFloatRewards(value: unknown, keys: ReadonlySet<string> = floatKeys): string {
-  return write(value, false, keys);
+  const patterns = floatPatterns(keys);
+  const text = JSON.stringify(value) as string | undefined;
+  if (text === undefined) return 'null';
+  if (patterns.composite.test(text)) return write(value, false, keys);
+  return text.replace(patterns.integer, '$1.0');
 }
 
 /** A JSON response with float rewards (see the module comment). */
