@@ -4,6 +4,7 @@ import { SqliteReplyStore } from '../store/index.js';
 import { binaryVerdict } from '../testing/fake-judge.js';
 import { safeParseJson } from '../util/json.js';
 import { createServerApp } from './app.js';
+import { parseScoreItem } from './input.js';
 import { startServer } from './start.js';
 import { ServerState } from './state.js';
 import { criterionMet, fruitRubric, startTestServer, type TestServer } from './test-support.js';
@@ -115,28 +116,50 @@ describe('per-request deadline', () => {
   });
 
   it('in a batch, late items are errors with reward null (or the flagged fallback), finished ones keep their reward', async () => {
+    const store = new SqliteReplyStore(':memory:');
+    stores.push(store);
+    // The slow item's judge answers only when released; the other item's verdicts are cached
+    // first, so its grading ends within the request's own turn, before any timer can fire.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     server = await startTestServer({
-      script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response === 'slow pears' ? 1_500 : 0 }),
-      service: { deadlineMs: 600 },
+      script: async (request) => {
+        if (request.response === 'slow pears') await released;
+        return { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) };
+      },
+      service: { deadlineMs: 100, grading: { store } },
     });
-    const body = await (await server.post('/v1/score/batch', { items: [item('apples'), item('slow pears')] })).json();
-    expect(body.results[0]).toMatchObject({ reward: 0.75, status: 'ok' });
-    expect(body.results[1]).toMatchObject({ reward: null, status: 'error' });
-    expect(body.results[1].error.code).toBe('DEADLINE_EXCEEDED');
-    expect(server.service.metrics.deadlines.value()).toBe(1);
+    try {
+      const primed = await server.service.scoreItems([parseScoreItem(item('apples'))], { deadlineMs: 60_000 });
+      expect(primed.results[0].reward).toBe(0.75);
+      const body = await (await server.post('/v1/score/batch', { items: [item('apples'), item('slow pears')] })).json();
+      expect(body.results[0]).toMatchObject({ reward: 0.75, status: 'ok' });
+      expect(body.results[1]).toMatchObject({ reward: null, status: 'error' });
+      expect(body.results[1].error.code).toBe('DEADLINE_EXCEEDED');
+      expect(server.service.metrics.deadlines.value()).toBe(1);
+    } finally {
+      release();
+    }
   });
 
   it('with a fallback, a single late item is answered 200 with the flagged fallback', async () => {
-    server = await startTestServer({ script: slowScript(300), service: { deadlineMs: 60, onError: { kind: 'fallback', value: 0 } } });
-    const response = await server.post('/v1/score', item('apples'));
-    expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ reward: 0, fallback: true, status: 'error', error: { code: 'DEADLINE_EXCEEDED' } });
+    const judge = gatedScript();
+    server = await startTestServer({ script: judge.script, service: { deadlineMs: 60, onError: { kind: 'fallback', value: 0 } } });
+    try {
+      const response = await server.post('/v1/score', item('apples'));
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ reward: 0, fallback: true, status: 'error', error: { code: 'DEADLINE_EXCEEDED' } });
+    } finally {
+      judge.release();
+    }
   });
 });
 
 describe('admission queue', () => {
   it('refuses work beyond --max-queue with 503 and Retry-After instead of queueing it, then admits again', async () => {
-    server = await startTestServer({ script: slowScript(150), service: { maxQueue: 2 } });
+    // The judge answers only once released: the queue stays full until the test says so.
+    const judge = gatedScript();
+    server = await startTestServer({ script: judge.script, service: { maxQueue: 2 } });
     const admitted = [server.post('/v1/score', item('apples', 'a')), server.post('/v1/score', item('pears', 'b'))];
     await vi.waitFor(() => expect(server!.service.admission.used).toBe(2));
     const refused = await server.post('/v1/score', item('rotten', 'c'));
@@ -148,6 +171,7 @@ describe('admission queue', () => {
     const batchWhileFull = await server.post('/v1/score/batch', { items: [item('a')] });
     expect(batchWhileFull.status).toBe(503);
     expect(batchWhileFull.headers.get('retry-after')).not.toBeNull();
+    judge.release();
     expect((await Promise.all(admitted)).map((response) => response.status)).toEqual([200, 200]);
     expect(server.service.admission.used).toBe(0);
     expect((await server.post('/v1/score', item('rotten', 'c'))).status).toBe(200);
@@ -293,11 +317,16 @@ describe('graceful shutdown', () => {
   });
 
   it('stops accepting, finishes the requests in flight, then closes', async () => {
-    server = await startTestServer({ script: slowScript(300) });
+    const judge = gatedScript();
+    server = await startTestServer({ script: judge.script });
     const running = await startServer({ service: server.service, port: 0 });
     const inFlight = fetch(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(item('apples and pears')) });
     await vi.waitFor(() => expect(running.state.inFlightRequests).toBe(1));
-    const closing = running.close({ drainTimeoutMs: 5_000 });
+    const closing = running.close({ drainTimeoutMs: 30_000 });
+    // Closing has begun with the request still waiting for its judge: it must still be answered.
+    await vi.waitFor(() => expect(running.state.draining).toBe(true));
+    expect(running.state.inFlightRequests).toBe(1);
+    judge.release();
     const answer = await inFlight;
     expect(answer.status).toBe(200);
     expect((await answer.json()).reward).toBe(1);
