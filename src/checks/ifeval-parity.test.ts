@@ -16,7 +16,7 @@
  * both modes and 1129 in loose mode; the current checker counts "#" and "!" as given,
  * and so do we. Flipping exactly those three verdicts reproduces the published numbers.
  */
-import { existsSync } from 'node:fs';
+
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ifevalImporter } from '../rubric/formats/ifeval.js';
@@ -24,12 +24,12 @@ import type { Item } from '../rubric/schema.js';
 import { ifevalMetrics, instructionIdOf, type IfevalPromptResult } from './ifeval-metrics.js';
 import { runCheck } from './registry.js';
 import type { CheckMode } from './types.js';
-import { dataPath } from '../testing/data.js';
+import { dataPath, haveData } from '../testing/data.js';
 
 const dataFolder = dataPath('ifeval');
 const inputFile = path.join(dataFolder, 'input_data.jsonl');
 const responsesFile = path.join(dataFolder, 'input_response_data_gpt4_20231107_145030.jsonl');
-const available = existsSync(inputFile) && existsSync(responsesFile);
+const available = haveData(inputFile, 'IFEval parity (src/checks/ifeval-parity.test.ts)') && haveData(responsesFile, 'IFEval parity (src/checks/ifeval-parity.test.ts)');
 if (!available) console.log(`IFEval parity test skipped: ${dataFolder} not found`);
 
 async function loadItems(): Promise<Item[]> {

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/main.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeAction, type FakeJudgeRequest } from '../testing/fake-judge.js';
 import { answer, fencedBlocks, keywordMet, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
-import { dataDirectory } from '../testing/data.js';
+import { dataDirectory, haveData } from '../testing/data.js';
 
 const projectRoot = resolve(__dirname, '../..');
 const fixtures = resolve(__dirname, 'fixtures');
@@ -224,7 +224,7 @@ const realSets = [
   { format: 'pandalm', path: join(sharedData, 'pandalm/testset-v1.json') },
   { format: 'autoj', path: join(sharedData, 'prometheus_eval_benchmarks/autoj_pairwise.jsonl') },
 ];
-const realDataPresent = realSets.every((set) => existsSync(set.path));
+const realDataPresent = realSets.map((set) => haveData(set.path, 'generate --pairs on real preference sets (src/generation/cli.test.ts)')).every(Boolean);
 if (!realDataPresent) console.warn(`${sharedData}: preference sets not found; skipping the contrastive runs on LLMBar, PandaLM and Auto-J`);
 
 describe.skipIf(!realDataPresent)('rubricate generate --pairs on the real preference sets (scripted generator and judge)', () => {

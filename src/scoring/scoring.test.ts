@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { simpleEvalsImporter } from '../rubric/formats/simple-evals.js';
@@ -8,7 +8,7 @@ import { clippedRatio, normalizedRatio } from './points.js';
 import { aggregate, getScoring, healthbenchScoring, normalizedScoring, weightedMeanScoring } from './registry.js';
 import { toSimpleEvalsMetrics } from './simple-evals-format.js';
 import type { ScoredCriterion, ScoredItem } from './types.js';
-import { dataPath } from '../testing/data.js';
+import { dataPath, haveData } from '../testing/data.js';
 
 function criterion(points: number, met: boolean, tags: string[] = [], extra: Partial<ScoredCriterion> = {}): ScoredCriterion {
   return { id: `c${points}${met}${tags.join()}`, points, tags, status: 'ok', met, ...extra };
@@ -86,7 +86,7 @@ describe('bootstrap', () => {
 });
 
 const outputs = dataPath('healthbench/simple_evals_outputs');
-const haveOutputs = existsSync(outputs);
+const haveOutputs = haveData(outputs, 'simple-evals parity (src/scoring/scoring.test.ts)');
 if (!haveOutputs) console.warn(`skipping simple-evals parity: ${outputs} not found`);
 
 describe.skipIf(!haveOutputs)('simple-evals parity (real outputs)', () => {

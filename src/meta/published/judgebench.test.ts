@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { safeParseJson } from '../../util/json.js';
 import { computePairwiseMeta } from '../pairwise-metrics.js';
 import { judgeBenchCategory, readJudgeBenchOutputs } from './judgebench.js';
-import { dataPath } from '../../testing/data.js';
+import { dataPath, haveData } from '../../testing/data.js';
 
 const game = (decision: string | null) => ({ judgment: { judge_model: 'toy-model', prompt: 'p', response: 'r' }, decision });
 
@@ -94,7 +94,7 @@ function referenceScore(rows: ReadonlyArray<Record<string, any>>, prefix: string
 }
 
 const outputsFolder = dataPath('judgebench/outputs');
-const outputFiles = existsSync(outputsFolder)
+const outputFiles = haveData(outputsFolder, 'JudgeBench parity (src/meta/published/judgebench.test.ts)')
   ? readdirSync(outputsFolder)
       .filter((name) => name.endsWith('.jsonl'))
       .sort()

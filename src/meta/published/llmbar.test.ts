@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computePairwiseMeta } from '../pairwise-metrics.js';
 import { llmbarStatisticStrings, readLlmbarResults, readLlmbarStatistics } from './llmbar.js';
-import { dataPath } from '../../testing/data.js';
+import { dataPath, haveData } from '../../testing/data.js';
 
 /** A tiny result.json in LLMBar's shape, written by hand. */
 const fixtureRows = [
@@ -106,7 +106,7 @@ describe('llmbarStatisticStrings', () => {
 
 // Real published judges: every statistics.json under an evaluators folder must be reproduced.
 const llmbarRoot = dataPath('llmbar');
-const statisticsFiles = existsSync(llmbarRoot)
+const statisticsFiles = haveData(llmbarRoot, 'LLMBar parity (src/meta/published/llmbar.test.ts)')
   ? readdirSync(llmbarRoot, { recursive: true, encoding: 'utf8' })
       .filter((entry) => path.basename(entry) === 'statistics.json' && entry.split(path.sep).includes('evaluators'))
       .map((entry) => path.join(llmbarRoot, entry))

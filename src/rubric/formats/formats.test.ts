@@ -1,15 +1,15 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { normalizeRubric } from '../normalize.js';
 import { getItemImporter, itemImporters } from './index.js';
 import type { ImportOptions, ImportRecord } from './types.js';
-import { dataDirectory } from '../../testing/data.js';
+import { dataDirectory, haveData } from '../../testing/data.js';
 
 const fixtures = resolve(__dirname, 'fixtures');
 const data = dataDirectory();
-const haveSharedData = existsSync(data);
+const haveSharedData = haveData(data, 'real-data importer tests (src/rubric/formats/formats.test.ts)');
 if (!haveSharedData) console.warn(`skipping importer tests on real data: ${data} not found`);
 
 async function collect(format: string, file: string, options: ImportOptions = {}): Promise<{ items: Extract<ImportRecord, { kind: 'item' }>[]; invalid: Extract<ImportRecord, { kind: 'invalid' }>[]; warnings: string[] }> {

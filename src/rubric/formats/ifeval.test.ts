@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -6,7 +5,7 @@ import { runCheck } from '../../checks/registry.js';
 import { RubricateError } from '../../errors.js';
 import { ifevalImporter } from './ifeval.js';
 import type { ImportRecord } from './types.js';
-import { dataPath } from '../../testing/data.js';
+import { dataPath, haveData } from '../../testing/data.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const inputFile = path.join(fixtures, 'ifeval-input.jsonl');
@@ -92,7 +91,7 @@ describe('ifeval importer (fixture)', () => {
 const dataFolder = dataPath('ifeval');
 const realInput = path.join(dataFolder, 'input_data.jsonl');
 const realResponses = path.join(dataFolder, 'input_response_data_gpt4_20231107_145030.jsonl');
-const realAvailable = existsSync(realInput) && existsSync(realResponses);
+const realAvailable = haveData(realInput, 'ifeval importer (src/rubric/formats/ifeval.test.ts)') && haveData(realResponses, 'ifeval importer (src/rubric/formats/ifeval.test.ts)');
 if (!realAvailable) console.log(`ifeval importer real-data test skipped: ${dataFolder} not found`);
 
 describe.skipIf(!realAvailable)('ifeval importer (IFEval data)', () => {
