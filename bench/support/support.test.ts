@@ -9,6 +9,7 @@ import { readItemsFile } from './items-file.js';
 import { measureSelf, parseBashTimes, peakRssBytes, processTreeCpuMs, timed } from './measure.js';
 import { startSimulatorProcess } from './simulator-process.js';
 import { formatMarkdownTable, formatTable } from './table.js';
+import { haveData } from '../../src/testing/data.js';
 
 describe('formatTable', () => {
   const rows = [
@@ -140,7 +141,7 @@ describe('item files', () => {
 
 const healthBenchFile = defaultHealthBenchFile();
 if (!existsSync(healthBenchFile)) console.warn(`skipping HealthBench item loading: ${healthBenchFile} not found`);
-describe.skipIf(!existsSync(healthBenchFile))('HealthBench items', () => {
+describe.skipIf(!haveData(healthBenchFile, 'HealthBench item loading (bench/support/support.test.ts)'))('HealthBench items', () => {
   it('loads records that have an ideal completion, with their rubric', async () => {
     const items = await loadHealthBenchItems(healthBenchFile);
     // 80 of the first 100 records carry an ideal completion; they hold 988 rubric items.
