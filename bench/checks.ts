@@ -78,7 +78,7 @@ function timeCases(
   let criteria = 0;
   const cpuStart = process.cpuUsage();
   const start = process.hrtime.bigint();
-  let seconds = 0;
+  let seconds: number;
   let bestRoundSeconds = Number.POSITIVE_INFINITY;
   do {
     const roundStart = process.hrtime.bigint();

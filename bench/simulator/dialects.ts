@@ -20,7 +20,6 @@ import type { TextMessage } from './tokens.js';
 import { simulatedExplanation } from './verdict.js';
 
 export type Dialect = 'rubricate' | 'promptfoo' | 'healthbench-layout';
-export const dialects: readonly Dialect[] = ['rubricate', 'promptfoo', 'healthbench-layout'];
 
 export interface ExtractedCriterion {
   /** `id` attribute (rubricate only). */

@@ -15,8 +15,6 @@ import { encode } from 'gpt-tokenizer/encoding/o200k_base';
  * primed with 3 more (start marker, `assistant`, message marker). The ids are o200k_harmony's
  * markers; only their stability matters, because they take part in prefix-cache matching.
  */
-export const framingTokensPerMessage = 3;
-export const replyPrimingTokens = 3;
 const startMarker = 200006;
 const endMarker = 200007;
 const messageMarker = 200008;
@@ -29,16 +27,6 @@ const maximumMemoisedChunks = 200_000;
 const chunkTokens = new Map<string, readonly number[]>();
 const roleTokens = new Map<string, number>();
 
-export interface TokenMemoStatistics {
-  chunks: number;
-  hits: number;
-  misses: number;
-}
-const memoStatistics = { hits: 0, misses: 0 };
-
-export function tokenMemoStatistics(): TokenMemoStatistics {
-  return { chunks: chunkTokens.size, ...memoStatistics };
-}
 
 /** Plain o200k_base encoding of a whole text, without memoisation (tests compare against it). */
 export function encodeText(text: string): number[] {
@@ -73,10 +61,8 @@ function isUnicodeSpace(code: number): boolean {
 function encodeChunk(chunk: string): readonly number[] {
   const known = chunkTokens.get(chunk);
   if (known) {
-    memoStatistics.hits += 1;
     return known;
   }
-  memoStatistics.misses += 1;
   const tokens = encode(chunk, plainTextOptions);
   if (chunkTokens.size >= maximumMemoisedChunks) dropOldestHalf();
   chunkTokens.set(chunk, tokens);

@@ -3,7 +3,6 @@
  * conversation, a response to grade and the rubric. Records carry no model response, so the
  * physician-written ideal completion stands in for one; records without it are skipped.
  */
-import path from 'node:path';
 import { RubricateError } from '../../src/errors.js';
 import { safeParseJson } from '../../src/util/json.js';
 import { readLines } from '../../src/util/jsonl.js';

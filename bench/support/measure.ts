@@ -81,11 +81,8 @@ export async function timed<T>(work: () => Promise<T> | T): Promise<Timed<T>> {
   return { value, wallMs: performance.now() - wallStart, cpuMs: cpuMsSince(cpuStart) };
 }
 
-let clockTicksPerSecond = 100;
-/** `/proc/<pid>/stat` counts CPU in clock ticks; 100 per second on Linux unless told otherwise. */
-export function setClockTicksPerSecond(ticks: number): void {
-  clockTicksPerSecond = ticks;
-}
+/** `/proc/<pid>/stat` counts CPU in clock ticks: 100 per second on Linux. */
+const clockTicksPerSecond = 100;
 
 interface ProcStat {
   pid: number;

@@ -301,7 +301,7 @@ const languageCheck: CheckDefinition<LanguageParameters> = {
   },
 };
 
-export const generalChecks: ReadonlyArray<CheckDefinition<any>> = [
+export const generalChecks: ReadonlyArray<CheckDefinition> = [
   regexCheck,
   containsCheck,
   excludesCheck,

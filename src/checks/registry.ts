@@ -11,7 +11,7 @@ import { ifevalInstructions } from './ifeval/instructions.js';
 import { trajectoryChecks } from './trajectory.js';
 import type { CheckContext, CheckDefinition, CheckOutcome } from './types.js';
 
-export const checkRegistry: ReadonlyMap<string, CheckDefinition<any>> = new Map(
+export const checkRegistry: ReadonlyMap<string, CheckDefinition> = new Map(
   [...ifevalInstructions, ...generalChecks, ...trajectoryChecks].map((definition) => [definition.type, definition]),
 );
 
@@ -19,7 +19,7 @@ export const checkRegistry: ReadonlyMap<string, CheckDefinition<any>> = new Map(
 export const ifevalInstructionIds: readonly string[] = ifevalInstructions.map((definition) => definition.type);
 
 export interface ParsedCheck {
-  definition: CheckDefinition<any>;
+  definition: CheckDefinition;
   parameters: unknown;
 }
 

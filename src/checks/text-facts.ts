@@ -126,28 +126,6 @@ export function textFacts(text: string): TextFacts {
 }
 
 /**
- * The response variants IFEval's loose mode tries, in its order: the response, the
- * response without `*`, then with the first line, the last line, or both removed
- * (each stripped), and those three without `*`. Empty variants are kept; callers skip them.
- */
-export function looseVariantTexts(response: string): string[] {
-  const lines = response.split('\n');
-  const withoutFirst = pythonStrip(lines.slice(1).join('\n'));
-  const withoutLast = pythonStrip(lines.slice(0, -1).join('\n'));
-  const withoutBoth = pythonStrip(lines.slice(1, -1).join('\n'));
-  return [
-    response,
-    response.replaceAll('*', ''),
-    withoutFirst,
-    withoutLast,
-    withoutBoth,
-    withoutFirst.replaceAll('*', ''),
-    withoutLast.replaceAll('*', ''),
-    withoutBoth.replaceAll('*', ''),
-  ];
-}
-
-/**
  * Facts for each loose variant, in `looseVariantTexts` order, with `null` where a variant
  * cannot change the verdict: the same text as an earlier variant (no `*` to remove) or an
  * empty one (a single-line response has nothing left once a line is dropped).

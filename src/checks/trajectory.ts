@@ -376,4 +376,4 @@ const messageMatches: CheckDefinition<MessageMatchesParameters> = {
   },
 };
 
-export const trajectoryChecks: CheckDefinition<any>[] = [toolCalled, toolArgsMatch, toolOrder, noToolAfter, finalState, stepCountAtMost, messageMatches];
+export const trajectoryChecks: CheckDefinition[] = [toolCalled, toolArgsMatch, toolOrder, noToolAfter, finalState, stepCountAtMost, messageMatches];

@@ -166,7 +166,8 @@ export class FleetLimitedJudge implements Judge {
       const error = controller.signal.aborted && RubricateError.isInstance(controller.signal.reason) ? controller.signal.reason : toRubricateError(thrown, 'JUDGE_CONNECTION');
       // The judge says it is overloaded: pause the whole fleet's queue, not just this process.
       if (isOverloaded(error)) await this.worker.rateLimit(Math.max(250, Number(error.details.retryAfterMs ?? 1_000))).catch(() => undefined);
-      throw new Error(JSON.stringify({ code: error.code, message: error.message, details: error.details }));
+      // BullMQ keeps only an Error's message: the coded error travels in it, as JSON.
+      throw new Error(JSON.stringify({ code: error.code, message: error.message, details: error.details }), { cause: thrown });
     } finally {
       clearTimeout(timer);
     }

@@ -22,7 +22,7 @@ export interface CheckCatalogueEntry {
   parameters: CheckParameterInfo[];
 }
 
-export type CheckRegistryLike = ReadonlyMap<string, Pick<CheckDefinition<any>, 'type' | 'description' | 'parameters'>>;
+export type CheckRegistryLike = ReadonlyMap<string, Pick<CheckDefinition, 'type' | 'description' | 'parameters'>>;
 
 const catalogueMemo = new WeakMap<object, CheckCatalogueEntry[]>();
 

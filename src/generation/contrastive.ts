@@ -211,7 +211,7 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
   for (let attempt = 0; attempt < options.attempts; attempt += 1) {
     outcome.attempts_used = attempt + 1;
     let rubric: Rubric;
-    let checksRejected = 0;
+    let checksRejected: number;
     try {
       const generated = await options.generator.contrast(
         { prompt: pair.prompt, chosen: pair.chosen, rejected: pair.rejected, reference: pair.reference },

@@ -19,8 +19,6 @@ export const promptVersions = {
   respond: 'respond/v1',
 } as const;
 
-export type PromptVersion = (typeof promptVersions)[keyof typeof promptVersions];
-
 /** Nonce for one prompt's blocks: a hash of everything fenced, re-drawn if any text contains it. */
 export function fenceNonce(texts: readonly string[]): string {
   const hash = createHash('sha256').update('rubricate-generation\u0000');

@@ -155,7 +155,3 @@ export function chooseProfile(choice: ProfileChoice): JudgeProfile {
   return { name, ...traits, ...modelLimitsFor(choice.model) };
 }
 
-/** Rough token count of text for budgeting (about three characters a token: errs on the large side). */
-export function roughTokenCount(text: string): number {
-  return Math.ceil(text.length / 3);
-}

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GradingEngine } from '../engine/engine.js';
 import { createPerCriterionStrategy } from '../grading/strategies.js';
-import { startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
+import { startFakeJudge } from '../testing/fake-judge.js';
 import { createOpenAICompatibleJudge } from './openai/openai-judge.js';
 
 const closers: Array<() => Promise<void>> = [];
@@ -68,9 +68,8 @@ describe('judge reply size bound', () => {
   });
 
   it('a declared Content-Length over the bound fails before the body is read; a reply under it is read as usual', async () => {
-    let fake: FakeJudge | undefined;
-    fake = await startFakeJudge((request) => (request.index === 0 ? { rawBody: JSON.stringify({ choices: [{ message: { content: 'x'.repeat(300_000) } }] }) } : { content: { explanation: 'ok', criteria_met: true } }));
-    closers.push(() => fake!.close());
+    const fake = await startFakeJudge((request) => (request.index === 0 ? { rawBody: JSON.stringify({ choices: [{ message: { content: 'x'.repeat(300_000) } }] }) } : { content: { explanation: 'ok', criteria_met: true } }));
+    closers.push(() => fake.close());
     const judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl, maxReplyBytes: 100_000 });
     closers.push(() => judge.close());
     const request = { messages: [{ role: 'user' as const, content: 'hi' }] };

@@ -5,45 +5,19 @@
  */
 import { RubricateError, type SerializedError } from '../errors.js';
 import type { BootstrapOptions } from './bootstrap.js';
-import { computeBinaryMeta, type BinaryMetaReport } from './binary-metrics.js';
+import type { BinaryMetaReport } from './binary-metrics.js';
 import { computePairwiseMeta, type PairwiseMetaReport } from './pairwise-metrics.js';
 import { readJudgeBenchOutputs } from './published/judgebench.js';
 import { readLlmbarResults } from './published/llmbar.js';
 import type { PublishedFormat } from './published/types.js';
 
 export { formatMetaTable } from './format-table.js';
-export { computeBinaryMeta, healthBenchF1, macroF1FromCounts, binaryMetricsFromCounts } from './binary-metrics.js';
-export type {
-  BinaryMetaRecord,
-  BinaryMetaOptions,
-  BinaryMetaReport,
-  BinaryMetrics,
-  BinaryIntervals,
-  BiasIndexReport,
-  ClassMetrics,
-  ConfusionCounts,
-  SourceBias,
-} from './binary-metrics.js';
-export { computePairwiseMeta, judgeBenchScore, judgeBenchOutcome, llmbarKappa } from './pairwise-metrics.js';
-export type {
-  PairLabel,
-  PairVerdict,
-  PairwiseMetaRecord,
-  PairwiseMetaOptions,
-  PairwiseMetaReport,
-  PairwiseMetrics,
-  PairwiseIntervals,
-  JudgeBenchScore,
-  LlmbarKappa,
-  VerdictCounts,
-} from './pairwise-metrics.js';
-export { bootstrapIntervals, defaultBootstrap } from './bootstrap.js';
-export type { BootstrapOptions, ConfidenceInterval } from './bootstrap.js';
-export { cohenKappa, fleissKappa, binaryCohenKappa } from './statistics.js';
-export { readLlmbarResults, readLlmbarStatistics, llmbarStatisticStrings } from './published/llmbar.js';
-export type { LlmbarStatistics, LlmbarCount } from './published/llmbar.js';
-export { readJudgeBenchOutputs, judgeBenchCategory, judgeBenchCategories } from './published/judgebench.js';
-export type { PublishedFormat, PublishedJudgeRun } from './published/types.js';
+export { computeBinaryMeta } from './binary-metrics.js';
+export type { BinaryMetaReport } from './binary-metrics.js';
+export { computePairwiseMeta } from './pairwise-metrics.js';
+export type { PairwiseMetaReport } from './pairwise-metrics.js';
+export type { BootstrapOptions } from './bootstrap.js';
+export type { PublishedFormat } from './published/types.js';
 
 /** Where a re-scored published judge came from. */
 export interface PublishedJudgeInfo {

@@ -16,18 +16,9 @@ import { collectPairwise } from './pairwise.js';
 import { reportPayloadVersion, type CompareReportPayload, type MetaReportPayload, type ReportFormat, type ReportPayload, type ResultsReportPayload, type TextChunk } from './types.js';
 
 export type * from './types.js';
-export { collectRun, itemTagScores, criterionFailed, histogram, histogramEdges, packCriterionFlags } from './collect.js';
-export type { CollectOptions, CollectedRun } from './collect.js';
-export { compareRuns, pairedDifference } from './compare.js';
-export type { CompareOptions } from './compare.js';
-export { embedPayload, readEmbeddedPayload, scriptSafeJson, escapeHtml } from './encoding.js';
-export type { EmbeddedPayload, PayloadCompression, PayloadEncoding } from './encoding.js';
-export { renderReportHtml } from './html/page.js';
-export { renderResultsMarkdown, renderMetaMarkdown, renderCompareMarkdown } from './markdown.js';
-export { collectPairwise, readCompareRecords, looksLikeCompareRecord } from './pairwise.js';
-export type { CollectPairwiseOptions, CollectedPairwise, CompareReadRecord } from './pairwise.js';
+export type { PayloadCompression } from './encoding.js';
+export { renderResultsMarkdown } from './markdown.js';
 export { detectReportInput } from './input.js';
-export type { DetectedInput } from './input.js';
 
 export interface WriteReportOptions {
   /** Results JSONL, a `rubricate compare` JSONL, or a meta-evaluation report JSON (detected by content). */

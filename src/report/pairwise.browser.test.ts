@@ -23,7 +23,7 @@ if (!haveBrowser) console.warn(`compare view browser tests skipped: ${chromiumPa
 
 const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-pairwise-browser-'));
 let browser: HeadlessBrowser | undefined;
-let records: CompareRecord[] = [];
+const records: CompareRecord[] = [];
 let reportFile = '';
 
 const hostileResponse = 'Seven </div><script>window.__injected = 1</script><img src="x" onerror="window.__injected = 2"> is correct </script><!--';

@@ -2,7 +2,7 @@
  * The report as a person sees it: rendered in headless Chromium from a file:// URL, clicked
  * into, and read back. Needs Debian's `chromium` at /usr/bin/chromium (CI installs it).
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

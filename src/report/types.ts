@@ -18,14 +18,6 @@ export const reportPayloadVersion = 1;
 
 /** Item status codes in `ItemColumns.status`. */
 export const itemStatusCodes = { ok: 0, error: 1, invalid: 2 } as const;
-export const itemStatusNames = ['ok', 'error', 'invalid'] as const;
-
-/**
- * Criterion flags packed in one small integer:
- * bits 0–1 status (0 ok, 1 error, 2 skipped), bits 2–3 met (0 null, 1 false, 2 true),
- * bit 4 source (0 judge, 1 check), bit 5 kind (0 principle, 1 hard_rule).
- */
-export const criterionStatusNames = ['ok', 'error', 'skipped'] as const;
 
 /** Columns of the items of one run; index i of every array is item i (results-file order). */
 export interface ItemColumns {
@@ -65,7 +57,11 @@ export interface CriterionColumns {
   points: number[];
   /** Index into `RunData.tagSets`, or -1. */
   tagSets: number[];
-  /** Packed status / met / source / kind, see `criterionStatusNames`. */
+  /**
+   * Criterion flags packed in one small integer: bits 0–1 status (0 ok, 1 error, 2 skipped),
+   * bits 2–3 met (0 null, 1 false, 2 true), bit 4 source (0 judge, 1 check), bit 5 kind
+   * (0 principle, 1 hard_rule).
+   */
   flags: number[];
   /** Sparse: [criterion index, extras] for criteria that have any. */
   extras: Array<[number, CriterionExtras]>;

@@ -20,16 +20,6 @@ export const importanceSchemes = {
   },
 } as const satisfies Record<string, Record<string, number>>;
 
-/** PRBench's weight range per class (integers, both ends included). */
-export const prbenchWeightRanges = {
-  'critically important': [8, 10],
-  important: [4, 7],
-  'slightly important': [1, 3],
-  'slightly detrimental': [-3, -1],
-  detrimental: [-7, -4],
-  'critically detrimental': [-10, -8],
-} as const satisfies Record<keyof (typeof importanceSchemes)['prbench'], readonly [number, number]>;
-
 export type ImportanceScheme = keyof typeof importanceSchemes;
 
 /** Points for an importance label under a scheme, with optional per-rubric overrides. */

@@ -15,7 +15,7 @@ import { RubricateError } from '../errors.js';
 import { seededRandom, type RandomSource } from '../util/random.js';
 import { ByteWriter, chatMlTemplate, ggufAlignment, gpt2ByteToUnicode, writeGgufHeader, type MetadataValue } from './gguf-writer.js';
 
-export { chatMlTemplate, gpt2ByteToUnicode } from './gguf-writer.js';
+export { gpt2ByteToUnicode } from './gguf-writer.js';
 
 export interface TinyGgufOptions {
   path: string;

@@ -546,7 +546,7 @@ const noComma = defineInstruction({
   explain: (facts) => (facts.text.includes(',') ? 'contains a comma' : 'no comma'),
 });
 
-export const ifevalInstructions: ReadonlyArray<CheckDefinition<any>> = [
+export const ifevalInstructions: ReadonlyArray<CheckDefinition> = [
   existence,
   frequency,
   forbiddenWords,

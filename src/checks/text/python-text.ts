@@ -108,12 +108,6 @@ export function pythonIsLower(text: string): boolean {
   return !uppercaseOrTitle.test(text) && lowercase.test(text);
 }
 
-/** First code point of a string (Python indexes code points, JavaScript UTF-16 units). */
-export function firstCodePoint(text: string): string {
-  const code = text.codePointAt(0);
-  return code === undefined ? '' : String.fromCodePoint(code);
-}
-
 /**
  * Compiles a pattern that IFEval passes to Python's `re` (keywords, section markers,
  * postscript markers). Most are plain words, so the JavaScript regex is the same; a

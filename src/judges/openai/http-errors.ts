@@ -60,11 +60,6 @@ export function readErrorBody(body: unknown): ServerErrorBody {
   return { message, param: stringOrNumber(fields.param), code: stringOrNumber(fields.code), type: stringOrNumber(fields.type ?? fields.status), fields };
 }
 
-/** Best-effort extraction of the message of an error body of any known shape. */
-export function errorMessageFromBody(body: unknown, fallback: string): string {
-  return readErrorBody(body).message ?? fallback;
-}
-
 /** Maps a non-2xx HTTP answer of a chat-completions endpoint to a coded error. */
 export function httpStatusToError(
   status: number,

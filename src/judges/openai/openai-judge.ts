@@ -247,7 +247,7 @@ function rejectedParameter(error: RubricateError): string | undefined {
   const param = error.details.param;
   if (typeof param === 'string' && param !== '') return param;
   const quoted =
-    /Unsupported (?:parameter|value): '([\w.\[\]]+)'/i.exec(error.message) ??
+    /Unsupported (?:parameter|value): '([\w.[\]]+)'/i.exec(error.message) ??
     /Unknown name "([\w.]+)"/i.exec(error.message) ??
     /unknown (?:field|parameter)[:\s]+[`'"]?([\w.]+)/i.exec(error.message) ??
     /body\.([\w]+): Extra inputs are not permitted/i.exec(error.message) ??
@@ -293,7 +293,7 @@ function judgeSettings(options: OpenAICompatibleJudgeOptions, profile: JudgeProf
  * same kilobytes again is most of the client's CPU.
  */
 function serializeBody(body: Record<string, unknown>, request: JudgeRequest): string {
-  const { messages, response_format: responseFormat, ...rest } = body as { messages: JudgeRequest['messages']; response_format?: unknown };
+  const { messages: _messages, response_format: responseFormat, ...rest } = body as { messages: JudgeRequest['messages']; response_format?: unknown };
   let json = JSON.stringify(rest);
   const messagesJson = request.messages.map((message) => `{"role":${JSON.stringify(message.role)},"content":${message.images && message.images.length > 0 ? JSON.stringify(contentParts(message)) : message.role === 'system' ? cachedJson(message.content) : JSON.stringify(message.content)}}`).join(',');
   json = `${json.slice(0, -1)}${json.length > 2 ? ',' : ''}"messages":[${messagesJson}]`;

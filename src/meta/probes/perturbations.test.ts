@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deriveNonce } from '../../grading/render.js';
 import { safeParseJson } from '../../util/json.js';

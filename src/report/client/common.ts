@@ -167,7 +167,6 @@ export function ciTrack(score: number | null | undefined, interval: Interval | u
 
 const chartRegistry: ChartInstance[] = [];
 const Chart = chartLibrary();
-export const chartsAvailable = Chart !== undefined;
 
 if (Chart) {
   Chart.defaults.font.family = getComputedStyle(document.documentElement).getPropertyValue('--font') || 'system-ui, sans-serif';

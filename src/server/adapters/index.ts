@@ -10,5 +10,3 @@ export const serverAdapters: ReadonlyMap<string, ServerAdapter> = new Map([openR
 export const waitingRoutes: ReadonlySet<string> = new Set([...serverAdapters.values()].filter((adapter) => adapter.waitsForRoom).flatMap((adapter) => adapter.routes));
 export type { ServerAdapter } from './types.js';
 export { openRlhfAdapter, slimeAdapter, vertexAdapter };
-export { splitQuery, promptMessages, stripEndOfTurn } from './conversation.js';
-export { createLabelParser, type LabelContent, type LabelParser } from './label.js';
