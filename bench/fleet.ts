@@ -72,7 +72,9 @@ function run(args: string[]): { done: Promise<number | null>; cpuSeconds(): numb
 async function gradeWithWorkers(simulator: SimulatorProcess, queue: string, input: string, out: string, workers: number): Promise<RunResult> {
   await simulator.reset();
   const started = performance.now();
-  const fleet = Array.from({ length: workers }, () => run(['worker', '--queue', queue, '--concurrency', String(capacity), '--exit-when-idle', '--quiet']));
+  // Each worker's --concurrency is twice its share of the global cap (docs/deployment.md): the cap, not the workers, sets the pace.
+  const perWorker = workers === 0 ? 0 : Math.ceil((2 * capacity) / workers);
+  const fleet = Array.from({ length: workers }, () => run(['worker', '--queue', queue, '--concurrency', String(perWorker), '--exit-when-idle', '--quiet']));
   const judge = ['--judge', 'openai:simulated-judge', '--judge-base-url', simulator.url, '--quiet'];
   const producer =
     workers === 0
@@ -110,7 +112,8 @@ function round(value: number): number {
 export async function runFleetBenchmark(): Promise<unknown> {
   const directory = mkdtempSync(join(tmpdir(), 'rubricate-bench-fleet-'));
   const redis = await startRedisServer();
-  const simulator = await startSimulatorProcess({ fixedMs: latencyMs, maxConcurrent: capacity, overflow: 'reject', retryAfterSeconds: 1 });
+  // A generous start-up bound: on a loaded machine loading the simulator's TypeScript alone can take tens of seconds.
+  const simulator = await startSimulatorProcess({ fixedMs: latencyMs, maxConcurrent: capacity, overflow: 'reject', retryAfterSeconds: 1 }, { startTimeoutMs: 120_000 });
   try {
     const input = join(directory, 'items.jsonl');
     writeFileSync(input, `${syntheticItems(300, 10).join('\n')}\n`);

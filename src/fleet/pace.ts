@@ -138,6 +138,8 @@ export class FleetPace {
           this.pauseRead = undefined;
         });
     }
+    // Never read yet (this process's first calls): wait for it, so a process joining a paused fleet waits too.
+    if (this.pauseReadAt === Number.NEGATIVE_INFINITY) await this.pauseRead;
     // The store is away: fail clearly rather than call past a pause we cannot see.
     if (this.pauseReadFailure !== undefined) {
       await this.pauseRead;
