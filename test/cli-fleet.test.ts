@@ -92,13 +92,13 @@ describe('fleet-wide limits (3 processes, one Redis)', () => {
     });
     const fleet = ['--store', redis.url, '--global-concurrency', '2', '--lease', '2', '--concurrency', '4'];
     const holder = startCli(gradeArgs(writeItems(directory, 'held', 2), join(directory, 'held.out.jsonl'), fake.baseUrl, fleet));
-    await vi.waitFor(() => expect(fake!.requests.filter((request) => request.userText.includes('of held'))).toHaveLength(2), { timeout: 30_000, interval: 10 });
+    await vi.waitFor(() => expect(fake!.requests.filter((request) => request.userText.includes('of held'))).toHaveLength(2), { timeout: 60_000, interval: 10 });
     holder.child.kill('SIGKILL');
     expect((await holder.done).signal).toBe('SIGKILL');
     const next = await runCli(gradeArgs(writeItems(directory, 'next', 3), join(directory, 'next.out.jsonl'), fake.baseUrl, fleet));
     expect(next.code, next.stderr).toBe(0);
     expect(fake.requests.filter((request) => request.userText.includes('of next'))).toHaveLength(3);
-  }, 60_000);
+  }, 120_000);
 
   redisTest('--rate-limit holds across processes: 30 calls at 600 per minute (10 per second) take at least two seconds', async ({ redis }) => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
