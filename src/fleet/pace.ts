@@ -15,13 +15,13 @@ import { RubricateError } from '../errors.js';
 import type { JudgeReply, JudgeRequest } from '../judges/types.js';
 import { sleep } from '../util/sleep.js';
 
-export interface PaceLimits {
+interface PaceLimits {
   requestsPerMinute?: number;
   tokensPerMinute?: number;
 }
 
 /** A per-minute budget as windows of whole seconds: the smallest window in which it divides evenly. */
-export function paceWindow(perMinute: number): { points: number; durationSeconds: number } {
+function paceWindow(perMinute: number): { points: number; durationSeconds: number } {
   let divisor = 60;
   for (let candidate = 60; candidate >= 1; candidate -= 1) {
     if (perMinute % candidate === 0 && 60 % candidate === 0) {

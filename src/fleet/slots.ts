@@ -19,7 +19,7 @@ import { sleep } from '../util/sleep.js';
 /** Slots asked for in one round trip while the fleet has room. */
 const maximumWidth = 64;
 
-export interface FleetLease {
+interface FleetLease {
   /** When this process took the lease. */
   readonly takenAt: number;
   /** Set when the lease could not be renewed (Redis away longer than the lease): it goes back, never handed on. */
@@ -34,7 +34,7 @@ interface Waiter {
   onAbort(): void;
 }
 
-export interface FleetSlotsOptions {
+interface FleetSlotsOptions {
   /** How long a lease outlives a process that stopped renewing it. */
   leaseMs: number;
   /** How long a lease may pass from call to call in this process before it goes back to the fleet (default: half the lease). */
