@@ -13,7 +13,7 @@ import os from 'node:os';
 import { RubricateError } from '../../errors.js';
 import type { Item } from '../../rubric/schema.js';
 import type { ChatMessage, Judge, JudgeRequest } from '../types.js';
-import { createLlamaCppJudge } from './llamacpp-judge.js';
+import { createLlamaCppJudge, type LlamaCppJudge } from './llamacpp-judge.js';
 import { getSharedLlama } from './runtime.js';
 
 export type ExplanationLength = 'full' | 'short' | 'none';
@@ -174,6 +174,8 @@ export interface LocalBenchmarkReport {
   raw: RawThroughput;
   plans: PlanMeasurement[];
   peakRssMb: number;
+  /** True for `projectLocalBenchmark`: plan times computed from raw speed and token counts, not measured. */
+  projected: boolean;
 }
 
 /** Items whose criteria add up to `limit` at most; the last item taken keeps its first criteria only. */
@@ -195,6 +197,7 @@ export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise
   const progress = options.onProgress ?? (() => undefined);
   progress(`raw llama.cpp throughput (${threads} thread(s)) …`);
   const raw = await measureRawThroughput(options.modelPath, { threads });
+  progress(`raw: prefill ${raw.prefillTokensPerSecond.toFixed(1)} tokens/s, decode ${raw.decodeTokensPerSecond.toFixed(2)} tokens/s`);
   const plans: PlanMeasurement[] = [];
   const items = takeCriteria(options.items, options.criteriaPerPlan ?? 12);
   for (const plan of options.plans ?? localGradingPlans) {
@@ -225,6 +228,7 @@ export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise
         timeoutMs: 3_600_000,
         criteriaPerCall: plan.criteriaPerCall === 1 ? undefined : plan.criteriaPerCall,
         verdictMode: plan.verdict === 'probability' ? 'probability' : undefined,
+        explanation: plan.explanation,
         sampling: { temperature: 0, maxTokens: plan.criteriaPerCall === 1 ? 512 : 4096 },
       });
       const started = process.hrtime.bigint();
@@ -238,29 +242,126 @@ export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise
         }
       }
       const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const secondsPerCriterion = wallSeconds / Math.max(1, criteria);
-      const secondsPerExample = secondsPerCriterion * healthBenchCriteriaPerExample;
-      plans.push({
-        plan: plan.name,
-        criteria,
-        calls,
-        errors,
-        wallSeconds,
-        criteriaPerSecond: criteria / wallSeconds,
-        secondsPerCriterion,
-        prefillTokensPerCriterion: (promptTokens - reusedTokens) / Math.max(1, criteria),
-        reusedTokensPerCriterion: reusedTokens / Math.max(1, criteria),
-        generatedTokensPerCriterion: generatedTokens / Math.max(1, criteria),
-        secondsPerHealthBenchExample: secondsPerExample,
-        projectedHoursFor100Examples: (secondsPerExample * healthBenchExamples) / 3600,
-      });
+      const measured = planFigures(plan, { criteria, calls, errors, wallSeconds }, { promptTokens, reusedTokens, generatedTokens });
+      plans.push(measured);
+      const secondsPerCriterion = measured.secondsPerCriterion;
+      progress(`  ${criteria} criteria in ${wallSeconds.toFixed(1)} s (${secondsPerCriterion.toFixed(2)} s/criterion, ${errors} errors)`);
     } finally {
       await local.close();
     }
   }
-  const naive = plans[0];
+  return finishReport(threads, raw, plans, false);
+}
+
+function planFigures(
+  plan: LocalGradingPlan,
+  run: { criteria: number; calls: number; errors: number; wallSeconds: number },
+  tokens: { promptTokens: number; reusedTokens: number; generatedTokens: number },
+): PlanMeasurement {
+  const criteria = Math.max(1, run.criteria);
+  const secondsPerCriterion = run.wallSeconds / criteria;
+  const secondsPerExample = secondsPerCriterion * healthBenchCriteriaPerExample;
+  return {
+    plan: plan.name,
+    criteria: run.criteria,
+    calls: run.calls,
+    errors: run.errors,
+    wallSeconds: run.wallSeconds,
+    criteriaPerSecond: run.criteria / run.wallSeconds,
+    secondsPerCriterion,
+    prefillTokensPerCriterion: (tokens.promptTokens - tokens.reusedTokens) / criteria,
+    reusedTokensPerCriterion: tokens.reusedTokens / criteria,
+    generatedTokensPerCriterion: tokens.generatedTokens / criteria,
+    secondsPerHealthBenchExample: secondsPerExample,
+    projectedHoursFor100Examples: (secondsPerExample * healthBenchExamples) / 3600,
+  };
+}
+
+/** Ratios to the naive plan (only when it was run: it is always first) and the process's peak RSS. */
+function finishReport(threads: number, raw: RawThroughput, plans: PlanMeasurement[], projected: boolean): LocalBenchmarkReport {
+  const naive = plans[0]?.plan === localGradingPlans[0]?.name ? plans[0] : undefined;
   if (naive) for (const plan of plans) plan.ratioToNaive = plan.secondsPerCriterion / naive.secondsPerCriterion;
-  return { cores: os.availableParallelism(), threads, raw, plans, peakRssMb: process.resourceUsage().maxRSS / 1024 };
+  return { cores: os.availableParallelism(), threads, raw, plans, peakRssMb: process.resourceUsage().maxRSS / 1024, projected };
+}
+
+/**
+ * The quick mode of `rubricate bench-local` (about a minute even for a 4B model on 2 cores):
+ * measure only the raw speed, count each plan's tokens with the model's tokenizer without
+ * generating (prompt tokens evaluated, prompt tokens a kept prefix serves, reply tokens at
+ * the pinned explanation lengths), and project time = prefill ÷ prefill speed + reply ÷
+ * decode speed. Grammar sampling and scheduling are not in the projection, so measured runs
+ * come out somewhat slower; docs/benchmarks.md compares the two.
+ */
+export async function projectLocalBenchmark(options: Omit<LocalBenchmarkOptions, 'pinExplanations'>): Promise<LocalBenchmarkReport> {
+  const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
+  const progress = options.onProgress ?? (() => undefined);
+  progress(`raw llama.cpp throughput (${threads} thread(s)) …`);
+  const raw = await measureRawThroughput(options.modelPath, { threads, prefillTokens: 256, decodeTokens: 16 });
+  progress(`raw: prefill ${raw.prefillTokensPerSecond.toFixed(1)} tokens/s, decode ${raw.decodeTokensPerSecond.toFixed(2)} tokens/s; counting each plan's tokens …`);
+  const items = takeCriteria(options.items, options.criteriaPerPlan ?? 12);
+  const judge = await createLlamaCppJudge({ model: options.modelPath, threads, sequences: 1, contextSize: 256 });
+  const plans: PlanMeasurement[] = [];
+  try {
+    for (const plan of options.plans ?? localGradingPlans) {
+      const counts = await countPlanTokens(judge, plan, items);
+      const secondsPerCriterion = (counts.prefillTokens / raw.prefillTokensPerSecond + counts.generatedTokens / raw.decodeTokensPerSecond) / counts.criteria;
+      plans.push(planFigures(plan, { criteria: counts.criteria, calls: counts.calls, errors: 0, wallSeconds: secondsPerCriterion * counts.criteria }, counts));
+    }
+  } finally {
+    await judge.close();
+  }
+  return finishReport(threads, raw, plans, true);
+}
+
+interface PlanTokenCounts {
+  criteria: number;
+  calls: number;
+  promptTokens: number;
+  prefillTokens: number;
+  reusedTokens: number;
+  generatedTokens: number;
+}
+
+/** A reply at the pinned explanation length, in English-like text, as the reply tokens of one verdict. */
+function representativeExplanation(length: ExplanationLength): string {
+  if (length === 'none') return '';
+  const sentence = 'The response advises same-day care and names the warning signs but does not mention the interaction it should. ';
+  return sentence.repeat(4).slice(0, pinnedExplanationCharacters[length]);
+}
+
+/** Tokens one plan evaluates, reuses and generates on these items, as one sequence would see them. */
+async function countPlanTokens(judge: Pick<LlamaCppJudge, 'promptTokenIds' | 'countTextTokens'>, plan: LocalGradingPlan, items: Item[]): Promise<PlanTokenCounts> {
+  const { createStrategy } = await import('../../pipeline/grader.js');
+  const strategy = createStrategy({
+    criteriaPerCall: plan.criteriaPerCall === 1 ? undefined : plan.criteriaPerCall,
+    verdictMode: plan.verdict === 'probability' ? 'probability' : undefined,
+    explanation: plan.explanation,
+  });
+  const explanation = representativeExplanation(plan.explanation);
+  const counts: PlanTokenCounts = { criteria: 0, calls: 0, promptTokens: 0, prefillTokens: 0, reusedTokens: 0, generatedTokens: 0 };
+  let previous: readonly number[] = [];
+  for (const item of items) {
+    for (const task of strategy.plan(item, item.rubric.criteria)) {
+      const tokens = judge.promptTokenIds(task.request.messages);
+      let reused = 0;
+      const reusable = plan.reusePrefix ? Math.min(previous.length, tokens.length - 1) : 0;
+      while (reused < reusable && previous[reused] === tokens[reused]) reused += 1;
+      previous = tokens;
+      counts.calls += 1;
+      counts.criteria += task.criteria.length;
+      counts.promptTokens += tokens.length;
+      counts.reusedTokens += reused;
+      counts.prefillTokens += tokens.length - reused;
+      if (plan.criteriaPerCall === 1) {
+        // No explanation: the verdict-only path reads one token's logits (binary and probability alike).
+        counts.generatedTokens += plan.explanation === 'none' ? 1 : judge.countTextTokens(JSON.stringify({ explanation, criteria_met: true }));
+      } else {
+        const verdicts = Object.fromEntries(task.criteria.map((criterion) => [criterion.id, plan.explanation === 'none' ? { criteria_met: true } : { explanation, criteria_met: true }]));
+        counts.generatedTokens += judge.countTextTokens(JSON.stringify({ verdicts }));
+      }
+    }
+  }
+  return counts;
 }
 
 /** A HealthBench-like item (conversation, response and 12 criteria) for machines without the data set. */
@@ -318,6 +419,7 @@ export function formatLocalBenchmark(report: LocalBenchmarkReport, modelLabel: s
   lines.push(
     `raw: prefill ${fixed(report.raw.prefillTokensPerSecond, 1)} tokens/s (${report.raw.prefillTokens} tokens), decode ${fixed(report.raw.decodeTokensPerSecond, 2)} tokens/s (${report.raw.decodeTokens} tokens)`,
   );
+  if (report.projected) lines.push('plan times projected from the raw speed and each plan\'s token counts (no verdicts generated); measured runs add grammar and scheduling time');
   lines.push('');
   lines.push('| plan | criteria | calls | criteria/s | s/criterion | × naive | prefill tok/criterion | reused tok/criterion | generated tok/criterion | s per HealthBench example | 100 examples (h) |');
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|');
