@@ -14,10 +14,6 @@ export async function readJsonArrayFile(file: string): Promise<unknown[]> {
   return value;
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** Folder names that start an LLMBar subset path inside its `Dataset/` tree. */
 const llmbarRoots = ['LLMBar', 'Processed', 'CaseStudy'];
 
