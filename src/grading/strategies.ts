@@ -6,7 +6,7 @@ import { RubricateError } from '../errors.js';
 import { digestOf } from '../util/hash.js';
 import type { ChatMessage, JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { Criterion, Item } from '../rubric/schema.js';
-import {extractJson, truncatedReply, unparseable } from './parse.js';
+import { extractJson, truncatedReply, unparseable } from './parse.js';
 import type { ModelLimits } from '../judges/profiles.js';
 import { batchedOutputBudget, groupCriteriaToFit } from './budget.js';
 import { estimateTokens } from './evidence.js';

@@ -11,6 +11,7 @@
 import { RubricateError } from '../errors.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { isRecord } from '../util/is-record.js';
+import type { InvalidRecord } from '../rubric/records.js';
 
 /** The labels of one criterion of one item, from one line. */
 export interface CriterionLabel {
@@ -22,7 +23,7 @@ export interface CriterionLabel {
   line: number;
 }
 
-export type LabelReadRecord = { kind: 'label'; label: CriterionLabel } | { kind: 'invalid'; error: RubricateError; line: number };
+export type LabelReadRecord = { kind: 'label'; label: CriterionLabel } | InvalidRecord;
 
 function readIdentifier(value: unknown): string | undefined {
   if (typeof value === 'string' && value !== '') return value;

@@ -4,8 +4,7 @@
 import path from 'node:path';
 import { RubricateError } from '../errors.js';
 import { readJsonFile } from '../rubric/formats/shared.js';
-import type { PairwiseImportRecord } from '../rubric/formats/types.js';
-import { safeParseJson } from '../util/json.js';
+import type { PairwiseImportRecord } from '../rubric/records.js';
 
 /** Reads a JSON file whose top level must be an array. */
 export async function readJsonArrayFile(file: string): Promise<unknown[]> {

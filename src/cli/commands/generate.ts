@@ -13,9 +13,10 @@ import {
 import { isFatal } from '../../generation/decompose-filter.js';
 import type { GeneratedRubric } from '../../generation/generator.js';
 import { addGeneratorOptions, buildRubricGenerator, type GeneratorFlags } from '../../generation/generator-options.js';
-import { readPromptRecords, type PromptRecord, type PromptReadRecord } from '../../generation/inputs.js';
+import { readPromptRecords, type PromptRecord } from '../../generation/inputs.js';
 import { mapInOrder } from '../../generation/ordered-pool.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
+import type { InvalidRecord } from '../../rubric/records.js';
 import { Grader } from '../../pipeline/grader.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parsePositiveInteger, type JudgeFlags, type OpenedStore } from '../judge-options.js';
@@ -77,7 +78,7 @@ async function runGenerate(flags: GenerateFlags, context: CommandContext): Promi
   }
 }
 
-type Outcome = { kind: 'invalid'; read: Extract<PromptReadRecord, { kind: 'invalid' }> } | { kind: 'ok'; record: PromptRecord; generated: GeneratedRubric } | { kind: 'error'; record: PromptRecord; error: RubricateError };
+type Outcome = { kind: 'invalid'; read: InvalidRecord } | { kind: 'ok'; record: PromptRecord; generated: GeneratedRubric } | { kind: 'error'; record: PromptRecord; error: RubricateError };
 
 async function runPrompts(flags: GenerateFlags, input: string, context: CommandContext, opened: OpenedStore): Promise<number> {
   const { generator, judge } = await buildRubricGenerator(flags, { store: opened.store, signal: context.signal });

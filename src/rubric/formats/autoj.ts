@@ -5,9 +5,10 @@
  */
 import { safeParseJson } from '../../util/json.js';
 import { readLines } from '../../util/jsonl.js';
-import {invalidPairRecord, isString } from '../../meta/source-files.js';
+import { invalidPairRecord, isString } from '../../meta/source-files.js';
 import type { PairLabel } from '../../meta/pairwise-metrics.js';
-import type { PairwiseImporter, PairwiseImportRecord } from './types.js';
+import type { PairwiseImporter } from './types.js';
+import type { PairwiseImportRecord } from '../records.js';
 import { isRecord } from '../../util/is-record.js';
 
 const labels: Record<number, PairLabel> = { 0: 'A', 1: 'B', 2: 'tie' };

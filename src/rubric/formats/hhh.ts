@@ -9,10 +9,11 @@
  * `hhhPlacementSeed`): the same file always gives the same placement, and
  * `metadata.chosenPosition` records it.
  */
-import {invalidPairRecord, isString, readJsonArrayFile } from '../../meta/source-files.js';
+import { invalidPairRecord, isString, readJsonArrayFile } from '../../meta/source-files.js';
 import { seededRandom } from '../../util/random.js';
 import type { Criterion, Rubric } from '../schema.js';
-import type { PairwiseImporter, PairwiseImportRecord } from './types.js';
+import type { PairwiseImporter } from './types.js';
+import type { PairwiseImportRecord } from '../records.js';
 import { isRecord } from '../../util/is-record.js';
 
 export const hhhPlacementSeed = 20240221;

@@ -5,8 +5,9 @@
  */
 import { safeParseJson } from '../../util/json.js';
 import { readLines } from '../../util/jsonl.js';
-import {invalidPairRecord, isString } from '../../meta/source-files.js';
-import type { PairwiseImporter, PairwiseImportRecord } from './types.js';
+import { invalidPairRecord, isString } from '../../meta/source-files.js';
+import type { PairwiseImporter } from './types.js';
+import type { PairwiseImportRecord } from '../records.js';
 import { isRecord } from '../../util/is-record.js';
 
 function toPairRecord(text: string, file: string, line: number): PairwiseImportRecord {

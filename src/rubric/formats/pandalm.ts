@@ -8,9 +8,10 @@
  * labelled `tie`. The prompt is the instruction, followed by the input after a blank line
  * when there is one. `source` is the application the instruction was written for.
  */
-import {invalidPairRecord, isString, readJsonArrayFile } from '../../meta/source-files.js';
+import { invalidPairRecord, isString, readJsonArrayFile } from '../../meta/source-files.js';
 import type { PairLabel } from '../../meta/pairwise-metrics.js';
-import type { PairwiseImporter, PairwiseImportRecord } from './types.js';
+import type { PairwiseImporter } from './types.js';
+import type { PairwiseImportRecord } from '../records.js';
 import { isRecord } from '../../util/is-record.js';
 
 const voteLabels: Record<number, PairLabel> = { 0: 'tie', 1: 'A', 2: 'B' };
