@@ -3,7 +3,8 @@ import { Option } from 'commander';
 import { addUsage, emptyUsage, type Usage } from '../../engine/usage.js';
 import { RubricateError, exitCodes, toRubricateError } from '../../errors.js';
 import { defaultFilterOptions, describeAction, isFatal } from '../../generation/decompose-filter.js';
-import { addGeneratorOptions, buildRubricGenerator, type GeneratorFlags } from '../../generation/generator-options.js';
+import { buildRubricGenerator } from '../../generation/generator-options.js';
+import { addGeneratorOptions, generatorOptionsFrom, type GeneratorFlags } from '../generator-options.js';
 import { readPromptRecords, readResponsesFile, type PromptRecord } from '../../generation/inputs.js';
 import { mapInOrder } from '../../generation/ordered-pool.js';
 import { promptVersions } from '../../generation/prompts.js';
@@ -81,7 +82,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
   });
   const responsesFromFile = flags.responsesFile ? await readResponsesFile(flags.responsesFile) : undefined;
   const opened = await openStore(flags, flags.out);
-  const { generator, judge: generatorJudge } = await buildRubricGenerator(flags, { store: opened.store, signal: context.signal });
+  const { generator, judge: generatorJudge } = await buildRubricGenerator({ ...generatorOptionsFrom(flags), store: opened.store, signal: context.signal });
   const judges = await buildJudges(flags);
   const grader = new Grader({
     judges,
