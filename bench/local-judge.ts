@@ -15,7 +15,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { formatLocalBenchmark, projectLocalBenchmark, runLocalBenchmark, syntheticHealthBenchItem, type LocalBenchmarkReport } from '../src/judges/llamacpp/local-benchmark.js';
+import { formatLocalBenchmark, projectLocalBenchmark, runLocalBenchmark, syntheticHealthBenchItem, type LocalBenchmarkReport } from '../src/pipeline/local-judge-benchmark.js';
 import { defaultModelCacheDirectory } from '../src/judges/llamacpp/model-file.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import type { Item } from '../src/rubric/schema.js';

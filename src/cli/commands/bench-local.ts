@@ -43,7 +43,7 @@ export function registerBenchLocalCommand(program: Command, context: CommandCont
     .option('--json', 'print the measurements as JSON')
     .action(async (flags: BenchLocalFlags) => {
       const { normalizeItem } = await import('../../rubric/normalize.js');
-      const { assertPlansKnown, formatLocalBenchmark, projectLocalBenchmark, runLocalBenchmark, syntheticHealthBenchItem } = await import('../../judges/llamacpp/local-benchmark.js');
+      const { assertPlansKnown, formatLocalBenchmark, projectLocalBenchmark, runLocalBenchmark, syntheticHealthBenchItem } = await import('../../pipeline/local-judge-benchmark.js');
       const { defaultModelCacheDirectory, resolveDefaultLocalModel, resolveModelReference } = await import('../../judges/llamacpp/model-file.js');
       if ((flags.model === undefined) === (flags.shape === undefined)) throw new RubricateError('CONFIG_INVALID', 'give exactly one of --model PATH|default and --shape NAME', { field: 'model' });
       if (flags.quantization !== 'q4_0' && flags.quantization !== 'q8_0') throw new RubricateError('CONFIG_INVALID', '--quantization must be q4_0 or q8_0', { field: 'quantization' });

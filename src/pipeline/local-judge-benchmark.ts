@@ -10,13 +10,13 @@
  * left as the model writes them (full) or bounded (short).
  */
 import os from 'node:os';
-import { RubricateError } from '../../errors.js';
-import type { Item } from '../../rubric/schema.js';
-import type { ChatMessage, Judge, JudgeRequest } from '../types.js';
-import { createLlamaCppJudge, type LlamaCppJudge } from './llamacpp-judge.js';
-import { getSharedLlama } from './runtime.js';
-
-export type ExplanationLength = 'full' | 'short' | 'none';
+import { RubricateError } from '../errors.js';
+import type { ExplanationLength } from '../grading/explanation.js';
+import type { ChatMessage, Judge } from '../judges/types.js';
+import { createLlamaCppJudge, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
+import { measureRawThroughput, pinnedExplanationCharacters, withExplanationLength, type RawThroughput } from '../judges/llamacpp/measurement.js';
+import type { Item, ItemInput } from '../rubric/schema.js';
+import { createStrategy, Grader } from './grader.js';
 
 export interface LocalGradingPlan {
   name: string;
@@ -40,101 +40,9 @@ export const localGradingPlans: LocalGradingPlan[] = [
   { name: 'batched all, short explanation', criteriaPerCall: Number.POSITIVE_INFINITY, explanation: 'short', verdict: 'boolean', reusePrefix: true },
 ];
 
-/** Characters an explanation is pinned to on random-weight models (≈ 60 and ≈ 15 English tokens). */
-export const pinnedExplanationCharacters: Record<Exclude<ExplanationLength, 'none'>, number> = { full: 260, short: 60 };
-/** Upper bound of a short explanation on real models. */
-export const shortExplanationCharacters = 120;
-
 /** Mean criteria per example of the 100-example HealthBench set (oss_eval_first100: 1,157 criteria). */
 export const healthBenchCriteriaPerExample = 11.57;
 export const healthBenchExamples = 100;
-
-/**
- * Rewrites a reply schema's `explanation` fields: removed for `none`, length-bounded for `short`,
- * and pinned to an exact length when `pinned` (random-weight models, so runs are comparable).
- */
-export function explanationSchema(schema: unknown, length: ExplanationLength, pinned: boolean): unknown {
-  if (Array.isArray(schema)) return schema.map((entry) => explanationSchema(entry, length, pinned));
-  if (schema === null || typeof schema !== 'object') return schema;
-  const result: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) result[key] = explanationSchema(value, length, pinned);
-  const properties = result.properties;
-  if (properties !== null && typeof properties === 'object' && Object.hasOwn(properties, 'explanation')) {
-    const fields = { ...(properties as Record<string, unknown>) };
-    if (length === 'none') {
-      delete fields.explanation;
-      if (Array.isArray(result.required)) result.required = (result.required as unknown[]).filter((name) => name !== 'explanation');
-    } else if (pinned) {
-      const characters = pinnedExplanationCharacters[length];
-      fields.explanation = { type: 'string', minLength: characters, maxLength: characters };
-    } else if (length === 'short') {
-      fields.explanation = { type: 'string', maxLength: shortExplanationCharacters };
-    }
-    result.properties = fields;
-  }
-  return result;
-}
-
-/** A judge that applies `explanationSchema` to every request before the local model sees it. */
-export function withExplanationLength(judge: Judge, length: ExplanationLength, pinned: boolean): Judge {
-  if (length === 'full' && !pinned) return judge;
-  return {
-    provenance: judge.provenance,
-    maxConcurrency: judge.maxConcurrency,
-    complete: (request: JudgeRequest, options) =>
-      judge.complete(request.output ? { ...request, output: { ...request.output, schema: explanationSchema(request.output.schema, length, pinned) as Record<string, unknown> } } : request, options),
-    close: judge.close?.bind(judge),
-  };
-}
-
-export interface RawThroughput {
-  threads: number;
-  prefillTokens: number;
-  prefillTokensPerSecond: number;
-  decodeTokens: number;
-  decodeTokensPerSecond: number;
-}
-
-const prefillText =
-  'A patient asks whether a persistent headache with blurred vision after starting a new blood pressure medicine is a reason to see a doctor today. ' +
-  'The response explains warning signs, suggests measuring blood pressure, advises urgent care for sudden severe pain, and lists questions for the clinician. ';
-
-/** Raw node-llama-cpp speed: one prompt evaluated in one batch, then greedy decoding token by token. */
-export async function measureRawThroughput(modelPath: string, options: { threads: number; prefillTokens?: number; decodeTokens?: number }): Promise<RawThroughput> {
-  const llama = await getSharedLlama();
-  const model = await llama.loadModel({ modelPath });
-  const wantedPrefill = options.prefillTokens ?? 512;
-  const decodeTokens = options.decodeTokens ?? 32;
-  const context = await model.createContext({ contextSize: wantedPrefill + decodeTokens + 64, threads: options.threads });
-  try {
-    const sequence = context.getSequence();
-    let tokens = model.tokenize(prefillText);
-    while (tokens.length < wantedPrefill) tokens = [...tokens, ...model.tokenize(prefillText)];
-    tokens = tokens.slice(0, wantedPrefill);
-    const prefillStarted = process.hrtime.bigint();
-    await sequence.evaluateWithoutGeneratingNewTokens(tokens);
-    const prefillSeconds = Number(process.hrtime.bigint() - prefillStarted) / 1e9;
-
-    const decodeStarted = process.hrtime.bigint();
-    let generated = 0;
-    // The first token after the prompt is one more single-token step, like every decode step.
-    for await (const _token of sequence.evaluate([tokens[tokens.length - 1]], { temperature: 0 })) {
-      generated += 1;
-      if (generated >= decodeTokens) break;
-    }
-    const decodeSeconds = Number(process.hrtime.bigint() - decodeStarted) / 1e9;
-    return {
-      threads: options.threads,
-      prefillTokens: tokens.length,
-      prefillTokensPerSecond: tokens.length / prefillSeconds,
-      decodeTokens: generated,
-      decodeTokensPerSecond: generated / decodeSeconds,
-    };
-  } finally {
-    await context.dispose();
-    await model.dispose();
-  }
-}
 
 export interface PlanMeasurement {
   plan: string;
@@ -192,7 +100,6 @@ function takeCriteria(items: Item[], limit: number): Item[] {
 }
 
 export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise<LocalBenchmarkReport> {
-  const { Grader } = await import('../../pipeline/grader.js');
   const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
   const progress = options.onProgress ?? (() => undefined);
   progress(`raw llama.cpp throughput (${threads} thread(s)) …`);
@@ -331,7 +238,6 @@ function representativeExplanation(length: ExplanationLength): string {
 
 /** Tokens one plan evaluates, reuses and generates on these items, as one sequence would see them. */
 async function countPlanTokens(judge: Pick<LlamaCppJudge, 'promptTokenIds' | 'countTextTokens'>, plan: LocalGradingPlan, items: Item[]): Promise<PlanTokenCounts> {
-  const { createStrategy } = await import('../../pipeline/grader.js');
   const strategy = createStrategy({
     criteriaPerCall: plan.criteriaPerCall === 1 ? undefined : plan.criteriaPerCall,
     verdictMode: plan.verdict === 'probability' ? 'probability' : undefined,
@@ -407,8 +313,6 @@ export function syntheticHealthBenchItem(index = 0): ItemInput {
     rubric: { criteria: criteria.map(([text, points]) => ({ text, points, tags: ['level:example'] })) },
   };
 }
-
-type ItemInput = import('../../rubric/schema.js').ItemInput;
 
 /** Formats a report as the table `rubricate bench-local` prints and docs/benchmarks.md shows. */
 export function formatLocalBenchmark(report: LocalBenchmarkReport, modelLabel: string): string {
