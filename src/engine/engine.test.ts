@@ -3,7 +3,7 @@ import { RubricateError } from '../errors.js';
 import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
 import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import type { Judge } from '../judges/types.js';
-import type { ImportRecord } from '../rubric/formats/types.js';
+import type { ImportRecord } from '../rubric/records.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import type { Item } from '../rubric/schema.js';
 import { batchedVerdicts, binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../testing/fake-judge.js';

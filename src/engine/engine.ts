@@ -13,7 +13,7 @@ import { judgeImage } from '../images/images.js';
 import { createEvidenceTask, estimateTokens, evidenceResponse, splitIntoChunks } from '../grading/evidence.js';
 import { renderItemContext } from '../grading/render.js';
 import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
-import type { ImportRecord } from '../rubric/formats/types.js';
+import type { ImportRecord, InvalidRecord } from '../rubric/records.js';
 import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
 import { isPromise, sharesInFlight, type ReplyStore } from '../store/types.js';
@@ -46,7 +46,7 @@ export interface GradedItem {
 
 export type GradedRecord =
   | { kind: 'graded'; graded: GradedItem; line: number }
-  | { kind: 'invalid'; error: RubricateError; line: number; id?: string };
+  | InvalidRecord;
 
 export type EngineEvent =
   | { type: 'item'; status: 'ok' | 'error' | 'invalid' }

@@ -16,6 +16,7 @@ import { renderedStepOffsets } from '../trajectory/render.js';
 import type { ScoredCriterion, ScoredItem, Scoring } from '../scoring/types.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { rubricateVersion } from '../version.js';
+import type { InvalidRecord } from '../rubric/records.js';
 
 export interface ResultCriterion {
   id: string;
@@ -242,7 +243,7 @@ export const resultRecordSchema = z
     { message: 'the criteria points add up to more than the largest representable number', path: ['criteria'] },
   );
 
-export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | { kind: 'invalid'; error: RubricateError; line: number };
+export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | InvalidRecord;
 
 /** Streams a results file back, each line validated; a bad line is reported, not fatal. */
 export async function* readResults(file: string): AsyncGenerator<ResultReadRecord> {
