@@ -51,8 +51,8 @@ export interface DecodedItem {
   response?: string | null;
   reference?: string | null;
   metadata?: string | null;
-  /** The response's steps when it is a trajectory, else null. */
-  trajectory?: DecodedStep[] | null;
+  /** The response's steps, when it is a trajectory. */
+  trajectory?: DecodedStep[];
   images?: ReportImage[];
 }
 
@@ -179,8 +179,6 @@ export function rubricateDecodeItem(run: RunData, chunk: RunTexts | null, index:
     item.reference = referenceOffset !== undefined ? chunk.strings[chunk.references[referenceOffset]] : null;
     const metadataOffset = rubricateSparse(chunk.metadata, 2).get(index);
     item.metadata = metadataOffset !== undefined ? chunk.strings[chunk.metadata[metadataOffset]] : null;
-    item.trajectory = null;
-    item.images = [];
     // Chunks written before trajectories and images were shown have neither list.
     const trajectory = (chunk.trajectories || []).find(function (entry) { return entry[0] === index; });
     if (trajectory && typeof item.response === 'string') {
