@@ -14,7 +14,7 @@ import { isFatal } from '../../generation/decompose-filter.js';
 import type { GeneratedRubric } from '../../generation/generator.js';
 import { addGeneratorOptions, buildRubricGenerator, type GeneratorFlags } from '../../generation/generator-options.js';
 import { readPromptRecords, type PromptRecord, type PromptReadRecord } from '../../generation/inputs.js';
-import { mapInOrder } from '../../generation/ordered-pool.js';
+import { mapInOrder } from '../../util/ordered-stream.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { Grader } from '../../pipeline/grader.js';
 import { reportInputError, type CommandContext } from '../context.js';
@@ -84,7 +84,7 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
   const writer = new JsonLinesWriter(flags.out);
   const counts = { ok: 0, failed: 0, invalid: 0, criteria: 0, checksProposed: 0, checksKept: 0, checksRejected: 0 };
   try {
-    const outcomes = mapInOrder(readPromptRecords(input, { referenceField: flags.referenceField }), flags.concurrency, async (read): Promise<Outcome> => {
+    const outcomes = mapInOrder(readPromptRecords(input, { referenceField: flags.referenceField }), async (read): Promise<Outcome> => {
       if (read.kind === 'invalid') return { kind: 'invalid', read };
       try {
         const generated = await generator.generate({ prompt: read.record.prompt, reference: read.record.reference });
@@ -93,7 +93,7 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
         if (isFatal(error) || context.signal.aborted) throw error;
         return { kind: 'error', record: read.record, error: toRubricateError(error) };
       }
-    });
+    }, { window: flags.concurrency });
     for await (const outcome of outcomes) {
       if (outcome.kind === 'invalid') {
         counts.invalid += 1;
@@ -168,7 +168,7 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
     for (const member of judges) await member.close?.();
   };
   try {
-    for await (const outcome of mapInOrder(groups, flags.concurrency, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts }))) {
+    for await (const outcome of mapInOrder(groups, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts }), { window: flags.concurrency })) {
       outcomes.push(outcome);
       if (!outcome.rubric) continue;
       const last = outcome.attempts[outcome.attempts.length - 1];

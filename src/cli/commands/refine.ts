@@ -5,7 +5,7 @@ import { RubricateError, exitCodes, toRubricateError } from '../../errors.js';
 import { defaultFilterOptions, describeAction, isFatal } from '../../generation/decompose-filter.js';
 import { addGeneratorOptions, buildRubricGenerator, type GeneratorFlags } from '../../generation/generator-options.js';
 import { readPromptRecords, readResponsesFile, type PromptReadRecord, type PromptRecord } from '../../generation/inputs.js';
-import { mapInOrder } from '../../generation/ordered-pool.js';
+import { mapInOrder } from '../../util/ordered-stream.js';
 import { promptVersions } from '../../generation/prompts.js';
 import { formatRefineSummary, refineRubric, type RefineOutcome } from '../../generation/refine.js';
 import { mean, round } from '../../generation/statistics.js';
@@ -123,7 +123,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
     opened.close();
   };
   try {
-    const outcomes = mapInOrder(readPromptRecords(flags.input, { referenceField: flags.referenceField, acceptRubric: true }), flags.concurrency, async (read): Promise<Outcome> => {
+    const outcomes = mapInOrder(readPromptRecords(flags.input, { referenceField: flags.referenceField, acceptRubric: true }), async (read): Promise<Outcome> => {
       if (read.kind === 'invalid') return { kind: 'invalid', read };
       const { record } = read;
       try {
@@ -142,7 +142,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
         if (isFatal(error) || context.signal.aborted) throw error;
         return { kind: 'error', record, error: toRubricateError(error) };
       }
-    });
+    }, { window: flags.concurrency });
     for await (const result of outcomes) {
       if (result.kind === 'invalid') {
         counts.invalid += 1;
