@@ -12,6 +12,7 @@ import { judgeImage } from '../images/images.js';
 import { gatherEvidence, needsEvidence } from '../grading/evidence.js';
 import { gradeItemCriteria, type CheckRunner } from '../grading/item-policy.js';
 import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
+import type { InvalidRecord } from '../rubric/records.js';
 import type { Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
 import { isPromise, sharesInFlight, type ReplyStore } from '../store/types.js';
@@ -35,7 +36,7 @@ export interface GradedItem {
 
 export type GradedRecord =
   | { kind: 'graded'; graded: GradedItem; line: number }
-  | { kind: 'invalid'; error: RubricateError; line: number; id?: string };
+  | InvalidRecord;
 
 export type EngineEvent =
   | { type: 'item'; status: 'ok' | 'error' | 'invalid' }

@@ -9,9 +9,10 @@ import { RubricateError } from '../errors.js';
 import type { JudgeReply } from '../judges/types.js';
 import type { Criterion, Item } from '../rubric/schema.js';
 import { evidenceOutputBudget } from './budget.js';
-import { extractJson, isRecord, truncatedReply, unparseable } from './parse.js';
+import { extractJson, truncatedReply, unparseable } from './parse.js';
 import { renderConversation, renderCriterion, deriveNonce, renderItemContext } from './render.js';
 import type { JudgeTask, SamplingOptions, TaskDecision, TaskOutcome } from './types.js';
+import { isRecord } from '../util/is-record.js';
 
 export const evidenceTemplate = {
   version: 'evidence/v2',

@@ -14,7 +14,7 @@ import type { SamplingOptions } from '../grading/types.js';
 import type { Judge } from '../judges/types.js';
 import { computePairwiseMeta } from '../meta/pairwise-metrics.js';
 import type { PairwiseMetaRecord, PairwiseMetaReport } from '../meta/pairwise-metrics.js';
-import type { PairwiseImportRecord } from '../rubric/formats/types.js';
+import type { PairwiseImportRecord } from '../rubric/records.js';
 import type { Message, PairwiseItem } from '../rubric/schema.js';
 import { bootstrap, mean } from '../scoring/bootstrap.js';
 import { rubricateVersion } from '../version.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RubricateError } from '../errors.js';
 import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import type { Judge } from '../judges/types.js';
-import type { ImportRecord } from '../rubric/formats/types.js';
+import type { ImportRecord } from '../rubric/records.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import type { Item } from '../rubric/schema.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../testing/fake-judge.js';

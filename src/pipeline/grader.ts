@@ -12,7 +12,7 @@ import type { GradingStrategy, SamplingOptions, VerdictMode } from '../grading/t
 import { assertValidSampling } from '../grading/sampling.js';
 import type { Judge } from '../judges/types.js';
 import type { ExplanationLength } from '../grading/explanation.js';
-import type { ImportRecord } from '../rubric/formats/types.js';
+import type { ImportRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';

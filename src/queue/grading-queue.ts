@@ -13,7 +13,7 @@ import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import { RubricateError, type ErrorCode } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
 import type { ResultRecord } from '../pipeline/results.js';
-import type { ImportRecord } from '../rubric/formats/types.js';
+import type { ImportRecord, InvalidRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
 import { describeRedisUrl, redisOptionsFromUrl } from '../store/redis-connection.js';
 import { canonicalJson } from '../util/json.js';
@@ -30,7 +30,7 @@ export interface RunSpec {
 
 type WireRecord =
   | { kind: 'item'; item: Item; line: number }
-  | { kind: 'invalid'; error: { code: ErrorCode; message: string; details: Record<string, unknown> }; line: number; id?: string };
+  | (Omit<InvalidRecord, 'error'> & { error: { code: ErrorCode; message: string; details: Record<string, unknown> } });
 
 interface ChunkJob {
   runId: string;

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import { Grader } from '../pipeline/grader.js';
-import type { ImportRecord } from '../rubric/formats/types.js';
+import type { ImportRecord } from '../rubric/records.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import { binaryVerdict, startFakeJudge } from '../testing/fake-judge.js';
 import { redisTest } from '../testing/redis-fixture.js';

@@ -90,7 +90,6 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     batched?.ledger.close();
   };
   const opened = await openStore(flags, flags.out);
-  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
   const totalSource = flags.responses ?? flags.input;
   const forecast =
     judge && isLocalJudge(judge)
@@ -101,6 +100,8 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
           verdict: flags.verdict ?? 'binary',
         })
       : undefined;
+  // A local judge's plan decides its speed, so the live bar names it beside the ETA.
+  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), forecast ? `grading (${forecast.progressLabel})` : undefined);
   countLines(totalSource).then(
     (total) => {
       progress.setTotal(total);

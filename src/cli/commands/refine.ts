@@ -3,8 +3,9 @@ import { Option } from 'commander';
 import { addUsage, emptyUsage, type Usage } from '../../engine/usage.js';
 import { RubricateError, exitCodes, toRubricateError } from '../../errors.js';
 import { defaultFilterOptions, describeAction, isFatal } from '../../generation/decompose-filter.js';
-import { addGeneratorOptions, buildRubricGenerator, type GeneratorFlags } from '../../generation/generator-options.js';
-import { readPromptRecords, readResponsesFile, type PromptReadRecord, type PromptRecord } from '../../generation/inputs.js';
+import { buildRubricGenerator } from '../../generation/generator-options.js';
+import { addGeneratorOptions, generatorOptionsFrom, type GeneratorFlags } from '../generator-options.js';
+import { readPromptRecords, readResponsesFile, type PromptRecord } from '../../generation/inputs.js';
 import { mapInOrder } from '../../util/ordered-stream.js';
 import { promptVersions } from '../../generation/prompts.js';
 import { formatRefineSummary, refineRubric, type RefineOutcome } from '../../generation/refine.js';
@@ -16,6 +17,7 @@ import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
+import type { InvalidRecord } from '../../rubric/records.js';
 
 interface RefineFlags extends JudgeFlags, GeneratorFlags {
   input: string;
@@ -69,7 +71,7 @@ export function registerRefineCommand(program: Command, context: CommandContext)
   });
 }
 
-type Outcome = { kind: 'invalid'; read: Extract<PromptReadRecord, { kind: 'invalid' }> } | { kind: 'ok'; record: PromptRecord; outcome: RefineOutcome; responses: number } | { kind: 'error'; record: PromptRecord; error: RubricateError };
+type Outcome = { kind: 'invalid'; read: InvalidRecord } | { kind: 'ok'; record: PromptRecord; outcome: RefineOutcome; responses: number } | { kind: 'error'; record: PromptRecord; error: RubricateError };
 
 async function runRefine(flags: RefineFlags, context: CommandContext): Promise<number> {
   if (flags.passRateLow >= flags.passRateHigh) throw new RubricateError('CONFIG_INVALID', '--pass-rate-low must be below --pass-rate-high', { field: 'pass-rate-low' });
@@ -80,7 +82,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
   });
   const responsesFromFile = flags.responsesFile ? await readResponsesFile(flags.responsesFile) : undefined;
   const opened = await openStore(flags, flags.out);
-  const { generator, judge: generatorJudge } = await buildRubricGenerator(flags, { store: opened.store, signal: context.signal });
+  const { generator, judge: generatorJudge } = await buildRubricGenerator({ ...generatorOptionsFrom(flags), store: opened.store, signal: context.signal });
   const judges = await buildJudges(flags);
   const grader = new Grader({
     judges,

@@ -7,7 +7,7 @@ import { parseInputJson } from '../../util/json.js';
 import { inputLimits } from '../../util/input-limits.js';
 import { normalizeRubric, zodErrorToInputError } from '../normalize.js';
 import type { Item, Message, RubricInput } from '../schema.js';
-import type { ImportRecord } from './types.js';
+import type { ImportRecord } from '../records.js';
 
 export interface ResponseEntry {
   response: string;
