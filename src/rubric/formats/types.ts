@@ -10,6 +10,11 @@ export interface ImportOptions {
   rubrics?: ReadonlyMap<string, Rubric>;
   /** Examples file to take item tags from (simple-evals results carry no example tags). */
   examples?: string;
+  /**
+   * Records without a response become items with an empty response marked `withoutResponse`
+   * instead of errors (`convert` writes rubric-only items; grading needs responses).
+   */
+  withoutResponses?: boolean;
   /** Non-fatal notices (unmatched responses, criteria falling back to the judge). */
   onWarning?: (message: string) => void;
 }
@@ -19,7 +24,7 @@ export type ImportOptionName = 'responses' | 'responseFrom' | 'rubrics' | 'examp
 
 /** One record read from an input: an item, or the reason a line could not become one. */
 export type ImportRecord =
-  | { kind: 'item'; item: Item; line: number }
+  | { kind: 'item'; item: Item; line: number; /** Read with `withoutResponses`: the record had no response. */ withoutResponse?: true }
   | { kind: 'invalid'; error: RubricateError; line: number; id?: string };
 
 /**
