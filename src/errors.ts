@@ -141,3 +141,17 @@ export const exitCodes = {
   /** Stopped by SIGTERM (128 + 15), as shells report it. */
   terminated: 143,
 } as const;
+
+/**
+ * The one table of what each exit code means. The README and docs/errors.md print it word for
+ * word (a test checks), and each code has a test that triggers it through the CLI (test/exit-codes.test.ts).
+ */
+export const exitCodeMeanings: Record<(typeof exitCodes)[keyof typeof exitCodes], string> = {
+  0: 'completed, every item graded',
+  1: 'internal error (a bug: please report it)',
+  2: 'usage or configuration error: nothing was graded (bad flag, unknown format, unreadable input or input of the wrong type, an output that would overwrite an input or cannot be written)',
+  3: 'completed, but some items are in error or some input records were invalid',
+  4: 'the judge is unusable (bad credentials, unreachable, rejecting every call, replies without verdicts)',
+  130: 'interrupted by Ctrl-C (SIGINT); rerun the same command to resume (nothing already answered is paid for again)',
+  143: 'stopped by SIGTERM; rerun the same command to resume',
+};

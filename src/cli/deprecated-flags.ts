@@ -1,7 +1,7 @@
 /**
  * Old flag names kept as deprecated aliases for one minor version: hidden from --help, still
  * accepted, and each use prints one line naming the flag to use instead. The one list of them
- * is `deprecatedFlags` below (docs/cli-flags.md documents it, a test runs every alias).
+ * is `deprecatedFlags` below (the README's "Renamed flags" table; test/cli-flag-aliases.test.ts runs each).
  */
 import { Option, type Command } from 'commander';
 import { RubricateError } from '../errors.js';
