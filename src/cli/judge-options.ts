@@ -9,7 +9,7 @@ import { safeParseJson } from '../util/json.js';
 import type { Judge } from '../judges/types.js';
 import type { GraderOptions } from '../pipeline/grader.js';
 import { defaultBreakerThreshold } from '../engine/circuit-breaker.js';
-import { defaultMaxRetryAfterMs } from '../engine/engine.js';
+import { defaultMaxRetryAfterMs } from '../engine/judge-call.js';
 import { defaultMaxReplyBytes } from '../judges/reply-body.js';
 import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
 import cliProgress from 'cli-progress';

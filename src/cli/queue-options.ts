@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
 import type { RunSpec } from '../queue/grading-queue.js';
-import type { ImportRecord } from '../rubric/formats/types.js';
+import type { ImportRecord } from '../rubric/records.js';
 import { isRedisUrl } from '../store/index.js';
 import type { JudgeFlags } from './judge-options.js';
 

@@ -12,10 +12,12 @@ import {
 } from '../../generation/contrastive.js';
 import { isFatal } from '../../generation/decompose-filter.js';
 import type { GeneratedRubric } from '../../generation/generator.js';
-import { addGeneratorOptions, buildRubricGenerator, type GeneratorFlags } from '../../generation/generator-options.js';
-import { readPromptRecords, type PromptRecord, type PromptReadRecord } from '../../generation/inputs.js';
-import { mapInOrder } from '../../generation/ordered-pool.js';
+import { buildRubricGenerator } from '../../generation/generator-options.js';
+import { addGeneratorOptions, generatorOptionsFrom, type GeneratorFlags } from '../generator-options.js';
+import { readPromptRecords, type PromptRecord } from '../../generation/inputs.js';
+import { mapInOrder } from '../../util/ordered-stream.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
+import type { InvalidRecord } from '../../rubric/records.js';
 import { Grader } from '../../pipeline/grader.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parsePositiveInteger, type JudgeFlags, type OpenedStore } from '../judge-options.js';
@@ -76,14 +78,14 @@ async function runGenerate(flags: GenerateFlags, context: CommandContext): Promi
   }
 }
 
-type Outcome = { kind: 'invalid'; read: Extract<PromptReadRecord, { kind: 'invalid' }> } | { kind: 'ok'; record: PromptRecord; generated: GeneratedRubric } | { kind: 'error'; record: PromptRecord; error: RubricateError };
+type Outcome = { kind: 'invalid'; read: InvalidRecord } | { kind: 'ok'; record: PromptRecord; generated: GeneratedRubric } | { kind: 'error'; record: PromptRecord; error: RubricateError };
 
 async function runPrompts(flags: GenerateFlags, input: string, context: CommandContext, opened: OpenedStore): Promise<number> {
-  const { generator, judge } = await buildRubricGenerator(flags, { store: opened.store, signal: context.signal });
+  const { generator, judge } = await buildRubricGenerator({ ...generatorOptionsFrom(flags), store: opened.store, signal: context.signal });
   const writer = new JsonLinesWriter(flags.out);
   const counts = { ok: 0, failed: 0, invalid: 0, criteria: 0, checksProposed: 0, checksKept: 0, checksRejected: 0 };
   try {
-    const outcomes = mapInOrder(readPromptRecords(input, { referenceField: flags.referenceField }), flags.concurrency, async (read): Promise<Outcome> => {
+    const outcomes = mapInOrder(readPromptRecords(input, { referenceField: flags.referenceField }), async (read): Promise<Outcome> => {
       if (read.kind === 'invalid') return { kind: 'invalid', read };
       try {
         const generated = await generator.generate({ prompt: read.record.prompt, reference: read.record.reference });
@@ -92,7 +94,7 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
         if (isFatal(error) || context.signal.aborted) throw error;
         return { kind: 'error', record: read.record, error: toRubricateError(error) };
       }
-    });
+    }, { window: flags.concurrency });
     for await (const outcome of outcomes) {
       if (outcome.kind === 'invalid') {
         counts.invalid += 1;
@@ -150,7 +152,7 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
   if (flags.limit !== undefined) groups = groups.slice(0, flags.limit);
   if (groups.length === 0) throw new RubricateError('INPUT_INVALID', 'no usable preference pairs (ties and unlabelled pairs are skipped)', { file: pairsSource });
 
-  const { generator, judge: generatorJudge } = await buildRubricGenerator(flags, { store, signal: context.signal });
+  const { generator, judge: generatorJudge } = await buildRubricGenerator({ ...generatorOptionsFrom(flags), store, signal: context.signal });
   const judges = await buildJudges(flags);
   const grader = new Grader({
     judges,
@@ -169,7 +171,7 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
     for (const member of judges) await member.close?.();
   };
   try {
-    for await (const outcome of mapInOrder(groups, flags.concurrency, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts }))) {
+    for await (const outcome of mapInOrder(groups, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts }), { window: flags.concurrency })) {
       outcomes.push(outcome);
       if (!outcome.rubric) continue;
       const last = outcome.attempts[outcome.attempts.length - 1];

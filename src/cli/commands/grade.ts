@@ -91,7 +91,6 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     batched?.ledger.close();
   };
   const opened = await openStore(flags, flags.out);
-  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
   const forecast =
     judge && isLocalJudge(judge)
       ? new LocalJudgeForecast((line) => context.stderr(line), {
@@ -114,6 +113,8 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     shard: flags.shard,
     read: () => records({ ...importOptions, onWarning: undefined }),
   });
+  // A local judge's plan decides its speed, so the live bar names it beside the ETA.
+  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), forecast ? `grading (${forecast.progressLabel})` : undefined);
   expectedTotal.then(
     (total) => {
       progress.setTotal(total);

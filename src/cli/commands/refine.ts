@@ -3,9 +3,10 @@ import { Option } from 'commander';
 import { addUsage, emptyUsage, type Usage } from '../../engine/usage.js';
 import { RubricateError, exitCodes, toRubricateError } from '../../errors.js';
 import { defaultFilterOptions, describeAction, isFatal } from '../../generation/decompose-filter.js';
-import { addGeneratorOptions, buildRubricGenerator, type GeneratorFlags } from '../../generation/generator-options.js';
-import { readPromptRecords, readResponsesFile, type PromptReadRecord, type PromptRecord } from '../../generation/inputs.js';
-import { mapInOrder } from '../../generation/ordered-pool.js';
+import { buildRubricGenerator } from '../../generation/generator-options.js';
+import { addGeneratorOptions, generatorOptionsFrom, type GeneratorFlags } from '../generator-options.js';
+import { readPromptRecords, readResponsesFile, type PromptRecord } from '../../generation/inputs.js';
+import { mapInOrder } from '../../util/ordered-stream.js';
 import { promptVersions } from '../../generation/prompts.js';
 import { formatRefineSummary, refineRubric, type RefineOutcome } from '../../generation/refine.js';
 import { mean, round } from '../../generation/statistics.js';
@@ -18,6 +19,7 @@ import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { existsSync } from 'node:fs';
 import { addDeprecatedFlags, deprecatedValue } from '../deprecated-flags.js';
+import type { InvalidRecord } from '../../rubric/records.js';
 
 interface RefineFlags extends JudgeFlags, GeneratorFlags {
   input: string;
@@ -73,7 +75,7 @@ export function registerRefineCommand(program: Command, context: CommandContext)
   });
 }
 
-type Outcome = { kind: 'invalid'; read: Extract<PromptReadRecord, { kind: 'invalid' }> } | { kind: 'ok'; record: PromptRecord; outcome: RefineOutcome; responses: number } | { kind: 'error'; record: PromptRecord; error: RubricateError };
+type Outcome = { kind: 'invalid'; read: InvalidRecord } | { kind: 'ok'; record: PromptRecord; outcome: RefineOutcome; responses: number } | { kind: 'error'; record: PromptRecord; error: RubricateError };
 
 async function runRefine(flags: RefineFlags, context: CommandContext): Promise<number> {
   if (flags.passRateLow >= flags.passRateHigh) throw new RubricateError('CONFIG_INVALID', '--pass-rate-low must be below --pass-rate-high', { field: 'pass-rate-low' });
@@ -91,7 +93,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
   });
   const responsesFromFile = flags.responses ? await readResponsesFile(flags.responses) : undefined;
   const opened = await openStore(flags, flags.out);
-  const { generator, judge: generatorJudge } = await buildRubricGenerator(flags, { store: opened.store, signal: context.signal });
+  const { generator, judge: generatorJudge } = await buildRubricGenerator({ ...generatorOptionsFrom(flags), store: opened.store, signal: context.signal });
   const judges = await buildJudges(flags);
   const grader = new Grader({
     judges,
@@ -134,7 +136,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
     opened.close();
   };
   try {
-    const outcomes = mapInOrder(readPromptRecords(flags.input, { referenceField: flags.referenceField, acceptRubric: true }), flags.concurrency, async (read): Promise<Outcome> => {
+    const outcomes = mapInOrder(readPromptRecords(flags.input, { referenceField: flags.referenceField, acceptRubric: true }), async (read): Promise<Outcome> => {
       if (read.kind === 'invalid') return { kind: 'invalid', read };
       const { record } = read;
       try {
@@ -153,7 +155,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
         if (isFatal(error) || context.signal.aborted) throw error;
         return { kind: 'error', record, error: toRubricateError(error) };
       }
-    });
+    }, { window: flags.concurrency });
     for await (const result of outcomes) {
       if (result.kind === 'invalid') {
         counts.invalid += 1;

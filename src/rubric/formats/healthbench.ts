@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { RubricateError } from '../../errors.js';
 import { normalizeMessages, zodErrorToInputError } from '../normalize.js';
 import { buildItem, joinResponses, readJsonObjects, type ExampleEntry } from './shared.js';
-import type { Importer, ImportRecord } from './types.js';
+import type { Importer } from './types.js';
+import type { ImportRecord } from '../records.js';
 
 const exampleSchema = z.object({
   prompt_id: z.string().min(1),

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runCheck } from '../../checks/registry.js';
 import { RubricateError } from '../../errors.js';
 import { ifevalImporter } from './ifeval.js';
-import type { ImportRecord } from './types.js';
+import type { ImportRecord } from '../records.js';
 import { dataPath } from '../../testing/data.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');

@@ -10,7 +10,8 @@ import { checkRegistry, describeCheck, validateCheck } from '../../checks/regist
 import { RubricateError } from '../../errors.js';
 import { readJsonObjects } from './shared.js';
 import type { CheckSpec, Criterion, Item } from '../schema.js';
-import type { ImportOptions, ImportRecord, Importer } from './types.js';
+import type { ImportOptions, Importer } from './types.js';
+import type { ImportRecord } from '../records.js';
 
 const inputLineSchema = z.object({
   key: z.union([z.number().int(), z.string().min(1)]),

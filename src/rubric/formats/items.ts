@@ -6,7 +6,8 @@
 import { RubricateError } from '../../errors.js';
 import { normalizeItem } from '../normalize.js';
 import { joinResponses, readJsonObjects, type ExampleEntry } from './shared.js';
-import type { Importer, ImportRecord } from './types.js';
+import type { ImportRecord } from '../records.js';
+import type { Importer } from './types.js';
 
 type Line = Record<string, unknown>;
 

@@ -9,7 +9,7 @@ import { describeNonJsonDocument, describeNonJsonl, wrongFileType } from '../../
 import { inputLimits } from '../../util/input-limits.js';
 import { normalizeRubric, zodErrorToInputError } from '../normalize.js';
 import type { Item, Message, RubricInput } from '../schema.js';
-import type { ImportRecord } from './types.js';
+import type { ImportRecord } from '../records.js';
 
 export interface ResponseEntry {
   response: string;

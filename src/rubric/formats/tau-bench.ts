@@ -17,7 +17,8 @@ import { renderTrajectory } from '../../trajectory/render.js';
 import { zodErrorToInputError } from '../normalize.js';
 import type { CriterionInput, Item, Message } from '../schema.js';
 import { buildItem, fieldError, invalid, readJsonFile } from './shared.js';
-import type { Importer, ImportRecord } from './types.js';
+import type { Importer } from './types.js';
+import type { ImportRecord } from '../records.js';
 
 /** Tools that change the database in τ-bench's airline and retail domains (the rest only read, think or transfer). */
 export const tauBenchWriteTools: readonly string[] = [
