@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRubricEvolver, type RubricEvolver } from '../generation/evolver.js';
 import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import { createServerApp } from './app.js';
-import { hostnameOf, isJsonContentType } from './browser-guard.js';
+import { hostnameOf } from './browser-guard.js';
+import { isJsonContentType } from './content-type.js';
 import { startServer } from './start.js';
 import { fruitRubric, startTestServer, type TestServer } from './test-support.js';
 

@@ -24,6 +24,7 @@ import type { Message } from '../rubric/schema.js';
 import { advantageEstimators, defaultAdvantageEpsilon, groupAdvantages, type AdvantageEstimator } from './advantages.js';
 import { readJsonBody } from './body.js';
 import type { RouteContext, ServerApp } from './context.js';
+import { isRecord } from '../util/is-record.js';
 
 export const evolvingRubricRoutes = ['/v1/rubrics/:id', '/v1/rubrics/:id/persistent', '/v1/rubrics/:id/step', '/v1/rubrics/:id/propose', '/v1/rubrics/:id/observe', '/v1/rubrics/:id/history'];
 
@@ -40,10 +41,6 @@ const observedResultsSchema = z.array(
     ),
   }),
 );
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function promptOf(body: Record<string, unknown>): string | Message[] {
   const prompt = body.prompt;
