@@ -196,23 +196,6 @@ function writeFailure(path: string, error: unknown): RubricateError {
  * Writes JSON lines with backpressure, so a fast producer never buffers a whole run in memory.
  * Lines go to a temporary file; `close()` renames it over the output, `discard()` removes it.
  */
-/**
- * Waits for 'drain', or for 'close' (an error instead of 'drain' must end the wait too, or a
- * dead output hangs the run), and removes both listeners: a race of two `once()` promises
- * leaves the loser's listeners behind on every full buffer.
- */
-function drainOrClose(stream: WriteStream): Promise<void> {
-  return new Promise((resolvePromise) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      resolvePromise();
-    };
-    stream.on('drain', done);
-    stream.on('close', done);
-  });
-}
-
 export class JsonLinesWriter {
   private readonly stream: WriteStream;
   private readonly target: string;
@@ -238,7 +221,14 @@ export class JsonLinesWriter {
   async write(value: unknown): Promise<void> {
     if (this.failure) throw writeFailure(this.path, this.failure);
     if (!this.stream.write(`${JSON.stringify(value)}\n`)) {
-      await drainOrClose(this.stream);
+      // An error instead of 'drain' must end the wait too, or a dead output hangs the run.
+      // The listener that loses the race is removed, or they pile up over a long run.
+      const settled = new AbortController();
+      try {
+        await Promise.race([once(this.stream, 'drain', { signal: settled.signal }), once(this.stream, 'close', { signal: settled.signal })]);
+      } finally {
+        settled.abort();
+      }
       if (this.failure) throw writeFailure(this.path, this.failure);
     }
   }
