@@ -47,11 +47,6 @@ export interface ReplyStoreOptions {
   ttlMs?: number;
 }
 
-/** Awaits only real promises, so synchronous stores keep their fast path. */
-export async function settle<T>(value: MaybePromise<T>): Promise<T> {
-  return value;
-}
-
 export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
   return typeof (value as Promise<T> | undefined)?.then === 'function';
 }
