@@ -237,7 +237,7 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
     expect(await second.page.textContent('[data-testid="problems"] summary')).toBe('2 lines of unreadable.jsonl could not be read and were skipped');
     expect(await second.page.$$eval('[data-testid="problems"] li', (items) => items.map((item) => item.textContent))).toEqual([
       `${unreadable}:1: not valid JSON: Unexpected token 'o', "not json" is not valid JSON`,
-      `${unreadable}:2 field id: not a results line: Invalid input: expected string, received number`,
+      `${unreadable}:2 field status: not a results line: Invalid discriminator value. Expected 'ok' | 'error' | 'invalid'`,
     ]);
     expect([...first.errors, ...second.errors]).toEqual([]);
     await second.page.close();
