@@ -45,7 +45,8 @@ export function createRegistry<const Name extends string, Entry>(
 ): Registry<Name, Entry> {
   const map = new Map<string, Entry>();
   const add = (name: string, entry: Entry) => {
-    const own = (entry as { name?: unknown } | null)?.name;
+    // Functions have a `name` of their own (the variable's); only entry objects declare one.
+    const own = typeof entry === 'object' && entry !== null ? (entry as { name?: unknown }).name : undefined;
     if (typeof own === 'string' && own !== name) throw new RubricateError('INTERNAL', `${options.what} "${own}" registered as "${name}"`);
     map.set(name, entry);
   };
