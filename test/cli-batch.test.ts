@@ -166,7 +166,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     ]);
     // 400 prompt and 30 output tokens per answer at gpt-4.1's $2/$8 per 1M, halved.
     expect(rows[0].cost_usd).toBeCloseTo((2 * (400 * 2 + 30 * 8)) / 1e6 / 2, 9);
-  }, 60_000);
+  }, 240_000);
 
   it('batches --cancel cancels a batch in flight; --refresh shows it cancelled', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-cancel-'));

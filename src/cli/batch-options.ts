@@ -1,40 +1,49 @@
 /**
  * `--batch`: the judge's calls go through the provider's Batch API (half price, answered
- * within 24 hours). The ledger of submitted batches lives in the reply cache's SQLite file,
- * so a rerun of the same command attaches to the batches in flight.
+ * within 24 hours). The ledger of submitted batches lives in the reply cache's SQLite file
+ * (beside the output with a Redis store), so a rerun of the same command attaches to the
+ * batches in flight.
  */
 import { Option, type Command } from 'commander';
+import { anthropicBatchService, AnthropicBatchApi } from '../batch/anthropic-batch-api.js';
 import { createBatchJudge, type BatchEvent, type BatchJudge, type BodyBuildingJudge } from '../batch/batch-judge.js';
+import type { BatchService } from '../batch/batch-service.js';
 import { BatchLedger } from '../batch/ledger.js';
-import { OpenAIBatchApi } from '../batch/openai-batch-api.js';
+import { OpenAIBatchApi, openAIBatchService } from '../batch/openai-batch-api.js';
 import { RubricateError } from '../errors.js';
+import { defaultAnthropicBaseUrl } from '../judges/anthropic/anthropic-judge.js';
+import { azureEndpoint } from '../judges/openai/azure.js';
 import type { Judge } from '../judges/types.js';
 import { defaultCachePath, isRedisUrl, storeSpecFrom } from '../store/index.js';
-import { parseNumber, type JudgeFlags } from './judge-options.js';
+import { parseNumber, parsePositiveInteger, type JudgeFlags } from './judge-options.js';
 import type { StoreFlags } from './store-options.js';
 
 export interface BatchFlags {
   batch?: boolean;
   batchFallback?: 'batch' | 'sync';
   batchPoll?: number;
+  batchMaxEnqueuedTokens?: number;
+  batchLedger?: string;
 }
 
 const defaultOpenAIBaseUrl = 'https://api.openai.com/v1';
 
 export function addBatchOptions(command: Command): Command {
   return command
-    .option('--batch', "send the judge calls through the provider's Batch API (OpenAI: 50% price, answers within 24 h); rerun the same command to attach to batches in flight")
+    .option('--batch', "send the judge calls through the provider's Batch API (OpenAI, Azure OpenAI, Anthropic: 50% price, answers within 24 h); rerun the same command to attach to batches in flight")
     .addOption(new Option('--batch-fallback <how>', 'requests a batch left unanswered (expired, cancelled, errored): in a new batch, or synchronously').choices(['batch', 'sync']).default('batch'))
-    .option('--batch-poll <seconds>', 'seconds between batch status checks', parseNumber('batch-poll', 0.001), 30);
+    .option('--batch-poll <seconds>', 'seconds between batch status checks', parseNumber('batch-poll', 0.001), 30)
+    .option('--batch-max-enqueued-tokens <n>', "input tokens all open batches may hold at once (your provider's enqueued-token limit for the model); a batch that would go over waits for earlier ones", parsePositiveInteger('batch-max-enqueued-tokens'))
+    .option('--batch-ledger <file>', 'SQLite file of the batch ledger (default: the SQLite cache; with a Redis --store, OUT.batches.sqlite)');
 }
 
-/** Where the batch ledger lives: the SQLite file of the reply store (the cache, or the run journal with --no-cache). */
-export function ledgerPathFor(flags: StoreFlags, outputPath: string): string {
+/** Where the batch ledger lives: the SQLite file of the reply store (the cache, or the run journal with --no-cache); beside the output with a Redis store. */
+export function ledgerPathFor(flags: StoreFlags & Pick<BatchFlags, 'batchLedger'>, outputPath: string): string {
+  if (flags.batchLedger) return flags.batchLedger;
   const spec = storeSpecFrom(flags.store);
   if (flags.cache === false) return `${outputPath}.journal.sqlite`;
-  if (spec !== undefined && isRedisUrl(spec)) {
-    throw new RubricateError('CONFIG_INVALID', '--batch keeps its ledger in a SQLite cache; it does not work with a Redis --store yet', { field: 'batch' });
-  }
+  // Replies go to Redis as they are read; the ledger only has to outlive this process, on this machine.
+  if (spec !== undefined && isRedisUrl(spec)) return `${outputPath}.batches.sqlite`;
   const path = typeof flags.cache === 'string' ? flags.cache : (spec ?? defaultCachePath());
   return path.startsWith('sqlite:') ? path.slice('sqlite:'.length) : path;
 }
@@ -45,7 +54,42 @@ export interface BatchedJudges {
   ledger: BatchLedger;
 }
 
-/** Wraps the one OpenAI judge for the Batch API. */
+export type BatchApiFlags = Pick<JudgeFlags, 'judgeBaseUrl' | 'judgeApiKey' | 'judgeHeader' | 'azureApiVersion'>;
+
+/** The Batch API of a judge spec's provider, with the same base URL, key and headers as the judge. */
+export function batchServiceFor(provider: string, flags: BatchApiFlags, environment: NodeJS.ProcessEnv = process.env): BatchService {
+  if (provider === 'openai') {
+    return openAIBatchService(
+      new OpenAIBatchApi({ baseUrl: flags.judgeBaseUrl ?? environment.OPENAI_BASE_URL ?? defaultOpenAIBaseUrl, apiKey: flags.judgeApiKey ?? environment.OPENAI_API_KEY, headers: flags.judgeHeader }),
+    );
+  }
+  if (provider === 'azure') {
+    const resource = flags.judgeBaseUrl ?? environment.AZURE_OPENAI_ENDPOINT;
+    if (!resource) throw new RubricateError('CONFIG_INVALID', 'azure: needs the resource URL: --judge-base-url https://RESOURCE.openai.azure.com (or AZURE_OPENAI_ENDPOINT)', { field: 'judge-base-url' });
+    // Batch files and batches live under the resource's /openai (or /openai/v1), not under a deployment.
+    const judgeEndpoint = azureEndpoint(resource, 'batch', flags.azureApiVersion ?? environment.AZURE_OPENAI_API_VERSION ?? environment.OPENAI_API_VERSION);
+    const baseUrl = judgeEndpoint.form === 'v1' ? judgeEndpoint.baseUrl : judgeEndpoint.baseUrl.replace(/\/deployments\/[^/]+$/, '');
+    return openAIBatchService(
+      new OpenAIBatchApi({
+        baseUrl,
+        apiKey: flags.judgeApiKey ?? environment.AZURE_OPENAI_API_KEY,
+        apiKeyHeader: 'api-key',
+        query: judgeEndpoint.query,
+        headers: flags.judgeHeader,
+        batchEndpoint: '/chat/completions',
+      }),
+      { provider: 'azure' },
+    );
+  }
+  if (provider === 'anthropic') {
+    return anthropicBatchService(
+      new AnthropicBatchApi({ baseUrl: flags.judgeBaseUrl ?? environment.ANTHROPIC_BASE_URL ?? defaultAnthropicBaseUrl, apiKey: flags.judgeApiKey ?? environment.ANTHROPIC_API_KEY, headers: flags.judgeHeader }),
+    );
+  }
+  throw new RubricateError('CONFIG_INVALID', `--batch works with openai:, azure: and anthropic: judges, not ${provider}:`, { field: 'batch' });
+}
+
+/** Wraps the one OpenAI, Azure or Anthropic judge for its provider's Batch API. */
 export function batchJudgesFrom(
   judges: Judge[],
   flags: BatchFlags & JudgeFlags & StoreFlags,
@@ -53,22 +97,20 @@ export function batchJudgesFrom(
   onEvent: (event: BatchEvent) => void,
 ): BatchedJudges {
   const spec = flags.judge?.[0] ?? '';
-  if (judges.length !== 1 || !spec.startsWith('openai:') || typeof (judges[0] as Partial<BodyBuildingJudge>).requestBody !== 'function') {
-    throw new RubricateError('CONFIG_INVALID', '--batch needs one openai:MODEL judge (the OpenAI Batch API); Anthropic and Azure batches are not supported yet', { field: 'batch' });
+  const provider = /^(openai|azure|anthropic):/.exec(spec)?.[1];
+  if (judges.length !== 1 || !provider || typeof (judges[0] as Partial<BodyBuildingJudge>).requestBody !== 'function') {
+    throw new RubricateError('CONFIG_INVALID', '--batch needs one openai:MODEL, azure:DEPLOYMENT or anthropic:MODEL judge (their Batch APIs); juries and other judges are not supported', { field: 'batch' });
   }
   if (flags.judgeTransport === 'sdk') throw new RubricateError('CONFIG_INVALID', '--batch sends its own HTTP requests; leave out --judge-transport sdk', { field: 'batch' });
-  const api = new OpenAIBatchApi({
-    baseUrl: flags.judgeBaseUrl ?? process.env.OPENAI_BASE_URL ?? defaultOpenAIBaseUrl,
-    apiKey: flags.judgeApiKey ?? process.env.OPENAI_API_KEY,
-    headers: flags.judgeHeader,
-  });
+  const service = batchServiceFor(provider, flags);
   const ledger = new BatchLedger(ledgerPathFor(flags, outputPath));
   const batchJudge = createBatchJudge({
     inner: judges[0] as BodyBuildingJudge,
-    api,
+    service,
     ledger,
     fallback: flags.batchFallback ?? 'batch',
     pollIntervalMs: Math.round((flags.batchPoll ?? 30) * 1000),
+    maxEnqueuedTokens: flags.batchMaxEnqueuedTokens,
     onEvent,
   });
   return { judges: [batchJudge], batchJudge, ledger };
@@ -83,6 +125,8 @@ export function describeBatchEvent(event: BatchEvent): string | undefined {
       return `batch ${event.batchId ?? event.localId}: attached to ${event.requests} request(s) submitted by an earlier run`;
     case 'finished':
       return `batch ${event.batchId}: ${event.status}, ${event.answered} answered, ${event.failed} failed`;
+    case 'waiting':
+      return `batch ${event.localId}: waits for queue room (${event.enqueuedTokens} tokens enqueued, this batch ${event.batchTokens})`;
     case 'warning':
       return `warning: ${event.message}`;
     default:
