@@ -338,7 +338,20 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     if (closed) throw new RubricateError('JUDGE_UNAVAILABLE', 'the batch judge is closed');
     const body = inner.requestBody(request);
     const customId = customIdOf(body);
-    return new Promise<JudgeReply>((resolve, reject) => {
+    return new Promise<JudgeReply>((resolveCall, rejectCall) => {
+      // The abort listener goes once the call is settled (a run's signal outlives thousands of calls).
+      const onAbort = () => {
+        if (waiters.get(customId) === waiter) waiters.delete(customId);
+        rejectCall(signal.reason ?? new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'));
+      };
+      const resolve = (reply: JudgeReply) => {
+        signal.removeEventListener('abort', onAbort);
+        resolveCall(reply);
+      };
+      const reject = (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        rejectCall(error);
+      };
       const waiter: Waiter = { request, resolve, reject, signal };
       const early = outcomes.get(customId);
       if (early) {
@@ -347,14 +360,7 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
         return;
       }
       waiters.set(customId, waiter);
-      signal.addEventListener(
-        'abort',
-        () => {
-          if (waiters.get(customId) === waiter) waiters.delete(customId);
-          reject(signal.reason ?? new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'));
-        },
-        { once: true },
-      );
+      signal.addEventListener('abort', onAbort, { once: true });
       if (attachedTo.has(customId)) return;
       enqueue(customId, body, waiter);
     });

@@ -5,14 +5,10 @@
  * batches in flight.
  */
 import { Option, type Command } from 'commander';
-import { anthropicBatchService, AnthropicBatchApi } from '../batch/anthropic-batch-api.js';
 import { createBatchJudge, type BatchEvent, type BatchJudge, type BodyBuildingJudge } from '../batch/batch-judge.js';
-import type { BatchService } from '../batch/batch-service.js';
 import { BatchLedger } from '../batch/ledger.js';
-import { OpenAIBatchApi, openAIBatchService } from '../batch/openai-batch-api.js';
+import { batchServiceFor } from '../batch/services.js';
 import { RubricateError } from '../errors.js';
-import { defaultAnthropicBaseUrl } from '../judges/anthropic/anthropic-judge.js';
-import { azureEndpoint } from '../judges/openai/azure.js';
 import type { Judge } from '../judges/types.js';
 import { defaultCachePath, isRedisUrl, storeSpecFrom } from '../store/index.js';
 import { parseNumber, parsePositiveInteger, type JudgeFlags } from './judge-options.js';
@@ -25,8 +21,6 @@ export interface BatchFlags {
   batchMaxEnqueuedTokens?: number;
   batchLedger?: string;
 }
-
-const defaultOpenAIBaseUrl = 'https://api.openai.com/v1';
 
 export function addBatchOptions(command: Command): Command {
   return command
@@ -52,41 +46,6 @@ export interface BatchedJudges {
   judges: Judge[];
   batchJudge: BatchJudge;
   ledger: BatchLedger;
-}
-
-export type BatchApiFlags = Pick<JudgeFlags, 'judgeBaseUrl' | 'judgeApiKey' | 'judgeHeader' | 'azureApiVersion'>;
-
-/** The Batch API of a judge spec's provider, with the same base URL, key and headers as the judge. */
-export function batchServiceFor(provider: string, flags: BatchApiFlags, environment: NodeJS.ProcessEnv = process.env): BatchService {
-  if (provider === 'openai') {
-    return openAIBatchService(
-      new OpenAIBatchApi({ baseUrl: flags.judgeBaseUrl ?? environment.OPENAI_BASE_URL ?? defaultOpenAIBaseUrl, apiKey: flags.judgeApiKey ?? environment.OPENAI_API_KEY, headers: flags.judgeHeader }),
-    );
-  }
-  if (provider === 'azure') {
-    const resource = flags.judgeBaseUrl ?? environment.AZURE_OPENAI_ENDPOINT;
-    if (!resource) throw new RubricateError('CONFIG_INVALID', 'azure: needs the resource URL: --judge-base-url https://RESOURCE.openai.azure.com (or AZURE_OPENAI_ENDPOINT)', { field: 'judge-base-url' });
-    // Batch files and batches live under the resource's /openai (or /openai/v1), not under a deployment.
-    const judgeEndpoint = azureEndpoint(resource, 'batch', flags.azureApiVersion ?? environment.AZURE_OPENAI_API_VERSION ?? environment.OPENAI_API_VERSION);
-    const baseUrl = judgeEndpoint.form === 'v1' ? judgeEndpoint.baseUrl : judgeEndpoint.baseUrl.replace(/\/deployments\/[^/]+$/, '');
-    return openAIBatchService(
-      new OpenAIBatchApi({
-        baseUrl,
-        apiKey: flags.judgeApiKey ?? environment.AZURE_OPENAI_API_KEY,
-        apiKeyHeader: 'api-key',
-        query: judgeEndpoint.query,
-        headers: flags.judgeHeader,
-        batchEndpoint: '/chat/completions',
-      }),
-      { provider: 'azure' },
-    );
-  }
-  if (provider === 'anthropic') {
-    return anthropicBatchService(
-      new AnthropicBatchApi({ baseUrl: flags.judgeBaseUrl ?? environment.ANTHROPIC_BASE_URL ?? defaultAnthropicBaseUrl, apiKey: flags.judgeApiKey ?? environment.ANTHROPIC_API_KEY, headers: flags.judgeHeader }),
-    );
-  }
-  throw new RubricateError('CONFIG_INVALID', `--batch works with openai:, azure: and anthropic: judges, not ${provider}:`, { field: 'batch' });
 }
 
 /** Wraps the one OpenAI, Azure or Anthropic judge for its provider's Batch API. */

@@ -4,7 +4,7 @@ import type { BatchService } from '../../batch/batch-service.js';
 import { batchPriceFactor, costOf, defaultPrices, emptyUsage, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { defaultCachePath } from '../../store/index.js';
-import { batchServiceFor } from '../batch-options.js';
+import { batchServiceFor } from '../../batch/services.js';
 import type { CommandContext } from '../context.js';
 
 interface BatchesFlags {
