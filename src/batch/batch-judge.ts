@@ -78,6 +78,9 @@ export interface BatchJudge extends Judge {
   close(): Promise<void>;
 }
 
+/** Longest quiet time the gathering waits for, however slowly requests come. */
+const maxGatherMs = 30_000;
+
 /** Statuses of a ledger batch that end it (every provider's words). */
 const endedStatuses: ReadonlySet<string> = new Set(['failed', 'completed', 'expired', 'cancelled', 'ended', 'abandoned']);
 
@@ -91,7 +94,7 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
   const maxEnqueuedTokens = options.maxEnqueuedTokens;
   const countTokens = maxEnqueuedTokens === undefined ? undefined : tokenizerFor(model).count;
   const pollIntervalMs = options.pollIntervalMs ?? 30_000;
-  const gatherMs = options.gatherMs ?? 250;
+  const gatherMs = options.gatherMs ?? 1000;
   const emit = (event: BatchEvent) => options.onEvent?.(event);
 
   const waiters = new Map<string, Waiter>();
@@ -165,12 +168,20 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     }, delay);
   }
 
+  /** When the last request joined the batch being gathered, and the longest gap between two that joined it. */
+  let lastJoinedAt = 0;
+  let longestGap = 0;
+
   function scheduleGather(): void {
+    const now = Date.now();
+    if (pending.length > 1) longestGap = Math.max(longestGap, now - lastJoinedAt);
+    lastJoinedAt = now;
     if (gatherTimer) clearTimeout(gatherTimer);
+    // Quiet for longer than the engine's own pauses (a busy machine plans slowly): the engine has nothing more to ask for now.
     gatherTimer = setTimeout(() => {
       gatherTimer = undefined;
       flush();
-    }, gatherMs);
+    }, Math.max(gatherMs, Math.min(longestGap * 4, maxGatherMs)));
   }
 
   function enqueuedTokens(): number {
@@ -194,6 +205,7 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     if (pending.length === 0) return;
     const entries = pending;
     pending = [];
+    longestGap = 0;
     pendingBytes = service.envelopeBytes;
     pendingTokens = 0;
     submitting = submitting

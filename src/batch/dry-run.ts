@@ -86,10 +86,9 @@ export function createDryRunJudge(inner: Judge): DryRunJudge {
   function prefixTokens(request: JudgeRequest): number {
     const shared = request.sharedPrefix;
     if (!shared) return 0;
-    let text = '';
     let total = 0;
     for (let index = 0; index < shared.message; index += 1) total += tokensPerMessage + tokenizer.count(request.messages[index].content);
-    text = request.messages[shared.message]?.content.slice(0, shared.characters) ?? '';
+    const text = request.messages[shared.message]?.content.slice(0, shared.characters) ?? '';
     total += tokenizer.count(text);
     const key = sha256Hex(JSON.stringify(request.messages.slice(0, shared.message)) + '\u0000' + text);
     if (!seenPrefixes.has(key)) {
