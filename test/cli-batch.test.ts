@@ -219,4 +219,36 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(broken).toBe(2);
     expect(fake.createdBatches).toBe(2);
   }, 60_000);
+
+  it('compare --batch: the same outcomes as a synchronous compare, every call answered by batch, then cache hits', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-compare-'));
+    const fake = await startFakes();
+    // Pairwise verdicts: a pure function of the user text (which holds both responses in the asked order).
+    judge!.setScript((request) => ({ content: { explanation: 'Compared.', winner: createHash('sha256').update(request.userText).digest()[0] % 2 === 0 ? '1' : '2' }, usage: { prompt_tokens: 300, completion_tokens: 20 } }));
+    const pairs = join(directory, 'pairs.jsonl');
+    writeFileSync(pairs, Array.from({ length: 4 }, (_, index) => JSON.stringify({ id: `pair-${index}`, prompt: `Question ${index}`, response_a: `Short answer ${index}`, response_b: `Longer answer ${index}, with a reason.` })).join('\n'));
+    const compareArgs = (cache: string, out: string, extra: string[] = []) => ['compare', '--input', pairs, '--judge', 'openai:gpt-4.1', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'sk-test-batch', '--cache', cache, '--out', out, '--quiet', ...extra];
+    const syncOut = join(directory, 'sync.jsonl');
+    const sync = await runCli(compareArgs(join(directory, 'sync.sqlite'), syncOut));
+    expect(sync.code, sync.stderr).toBe(0);
+    const syncCalls = judge!.requests.length;
+    expect(syncCalls).toBe(8);
+    const batchOut = join(directory, 'batch.jsonl');
+    const batchCache = join(directory, 'batch.sqlite');
+    const batched = await runCli(compareArgs(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
+    expect(batched.code, batched.stderr).toBe(0);
+    expect(fake.receivedRequests).toBe(8);
+    type PairLine = { usage?: { batch?: { calls: number } } } & Record<string, unknown>;
+    const strip = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((line) => {
+      const { usage: _usage, ...rest } = JSON.parse(line) as PairLine;
+      return rest;
+    });
+    expect(strip(batchOut)).toEqual(strip(syncOut));
+    const batchCalls = readFileSync(batchOut, 'utf8').trim().split('\n').reduce((total, line) => total + ((JSON.parse(line) as PairLine).usage?.batch?.calls ?? 0), 0);
+    expect(batchCalls).toBe(8);
+    // A synchronous compare on the batch's cache sends nothing.
+    const again = await runCli(compareArgs(batchCache, join(directory, 'again.jsonl')));
+    expect(again.code, again.stderr).toBe(0);
+    expect(judge!.requests.length).toBe(syncCalls + 8);
+  }, 240_000);
 });

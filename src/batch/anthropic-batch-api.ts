@@ -17,9 +17,9 @@ import { redactUrl, registerSecret } from '../util/redact.js';
 import type { BatchAnswer, BatchLimits, BatchResult, BatchService, RemoteBatch } from './batch-service.js';
 import type { BatchLedger, LedgerBatch } from './ledger.js';
 
-export const anthropicBatchLimits: BatchLimits = { maxRequests: 100_000, maxBytes: 256 * 1024 * 1024 };
+const anthropicBatchLimits: BatchLimits = { maxRequests: 100_000, maxBytes: 256 * 1024 * 1024 };
 
-export interface AnthropicMessageBatch {
+interface AnthropicMessageBatch {
   id: string;
   type?: 'message_batch';
   processing_status: 'in_progress' | 'canceling' | 'ended';
@@ -33,7 +33,7 @@ export interface AnthropicMessageBatch {
 }
 
 /** One line of a batch's results. */
-export interface AnthropicBatchResultLine {
+interface AnthropicBatchResultLine {
   custom_id: string;
   result?: {
     type?: 'succeeded' | 'errored' | 'canceled' | 'expired';
@@ -42,7 +42,7 @@ export interface AnthropicBatchResultLine {
   };
 }
 
-export interface AnthropicBatchApiOptions {
+interface AnthropicBatchApiOptions {
   baseUrl?: string;
   apiKey?: string;
   headers?: Record<string, string>;

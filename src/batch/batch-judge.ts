@@ -23,7 +23,7 @@ import type { BatchAnswer, BatchResult, BatchService, RemoteBatch } from './batc
 import { requestInputTokens, tokenizerFor } from './dry-run.js';
 import type { BatchLedger, LedgerBatch } from './ledger.js';
 
-export type BatchFallback = 'batch' | 'sync';
+type BatchFallback = 'batch' | 'sync';
 
 /** A synchronous judge that can show the body it would send. */
 export type BodyBuildingJudge = Judge & { requestBody(request: JudgeRequest): Record<string, unknown> };

@@ -17,16 +17,16 @@ import type { BatchAnswer, BatchLimits, BatchResult, BatchService, RemoteBatch }
 import type { BatchLedger, LedgerBatch } from './ledger.js';
 
 /** Provider limits of one batch (OpenAI: 50,000 requests, 200 MB input file). */
-export const openAIBatchLimits = { maxRequests: 50_000, maxFileBytes: 200 * 1024 * 1024 } as const;
+const openAIBatchLimits = { maxRequests: 50_000, maxFileBytes: 200 * 1024 * 1024 } as const;
 /** Azure OpenAI: 100,000 requests, 200 MB input file. */
-export const azureBatchLimits = { maxRequests: 100_000, maxFileBytes: 200 * 1024 * 1024 } as const;
+const azureBatchLimits = { maxRequests: 100_000, maxFileBytes: 200 * 1024 * 1024 } as const;
 
-export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
+type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
 
 /** States after which a batch changes no more. */
-export const finishedBatchStatuses: ReadonlySet<string> = new Set(['failed', 'completed', 'expired', 'cancelled']);
+const finishedBatchStatuses: ReadonlySet<string> = new Set(['failed', 'completed', 'expired', 'cancelled']);
 
-export interface OpenAIBatch {
+interface OpenAIBatch {
   id: string;
   status: BatchStatus;
   input_file_id: string;
@@ -39,13 +39,13 @@ export interface OpenAIBatch {
 }
 
 /** One line of an output or error file. */
-export interface BatchResultLine {
+interface BatchResultLine {
   custom_id: string;
   response?: { status_code: number; body: unknown } | null;
   error?: { code?: string; message?: string } | null;
 }
 
-export interface OpenAIBatchApiOptions {
+interface OpenAIBatchApiOptions {
   baseUrl: string;
   apiKey?: string;
   /** Azure puts the key in `api-key` and the version in the query; the paths are the same. */

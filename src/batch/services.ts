@@ -8,7 +8,7 @@ import type { BatchService } from './batch-service.js';
 import { OpenAIBatchApi, openAIBatchService } from './openai-batch-api.js';
 
 /** The judge flags that say where a provider's API is and how to authenticate. */
-export interface BatchApiFlags {
+interface BatchApiFlags {
   judgeBaseUrl?: string;
   judgeApiKey?: string;
   judgeHeader?: Record<string, string>;
