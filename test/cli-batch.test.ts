@@ -136,7 +136,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     const again = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), join(directory, 'again.jsonl')));
     expect(again.code, again.stderr).toBe(0);
     expect(judge!.requests.length).toBe(before);
-  }, 180_000);
+  }, 400_000);
 
   it('retries the requests of an expired batch in a new batch, and reports per-request errors (or answers them synchronously with --batch-fallback sync)', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-small-'));

@@ -137,15 +137,17 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   }
   progress.stop();
   await writer.close();
+  // Every pair was read: the batches it used are delivered (an interrupted run leaves them for the rerun to attach to).
+  const complete = !(context.signal.aborted && (held || !admission.exhausted));
+  if (complete) batched?.batchJudge.finish();
   await closeJudge();
-  if (context.signal.aborted && (held || !admission.exhausted)) {
+  if (!complete) {
     // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
     await opened.close();
     const total = await countRecords(flags.input).catch(() => undefined);
     return reportInterrupted(context, written, total, 'pairs');
   }
   const summary = builder.finish();
-  batched?.batchJudge.finish();
   await writeFileAtomic(flags.summary ?? `${flags.out}.summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
   opened.finish();
   await opened.close();
