@@ -16,7 +16,8 @@ export type { Criterion, Rubric, Item, Message, PairwiseItem, Scale, CheckSpec, 
 export { normalizeItem, normalizeRubric } from './rubric/normalize.js';
 export { rubricHash } from './rubric/hashing.js';
 export { getItemImporter, getResultsImporter, getPairwiseImporter } from './rubric/formats/index.js';
-export type { Importer, ImportRecord, ImportOptions, PairwiseImporter, ResultsImporter } from './rubric/formats/types.js';
+export type { Importer, ImportOptions, PairwiseImporter, ResultsImporter } from './rubric/formats/types.js';
+export type { ImportRecord, InvalidRecord } from './rubric/records.js';
 
 export type { Judge, JudgeRequest, JudgeReply, JudgeProvenance, ChatMessage } from './judges/types.js';
 export { createJudge, registerJudge, defaultJudgeSpec, type JudgeConfig, type JudgeFactory, type JudgeSpec } from './judges/registry.js';

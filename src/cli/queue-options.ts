@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
 import type { RunSpec } from '../queue/grading-queue.js';
-import type { ImportRecord } from '../rubric/formats/types.js';
+import type { ImportRecord } from '../rubric/records.js';
 import { isRedisUrl } from '../store/index.js';
 import type { JudgeFlags } from './judge-options.js';
 
@@ -53,6 +53,7 @@ export async function* shardOf(records: AsyncIterable<ImportRecord>, shard: Queu
 const gradingFlagNames = [
   'judge', 'judgeProtocol', 'samples', 'juryAggregate', 'mode', 'likertLevels', 'contextBudget', 'judgeBaseUrl', 'judgeTransport', 'structuredOutput',
   'maxAttempts', 'timeout', 'temperature', 'maxTokens', 'seed', 'verdict', 'criteriaPerCall', 'globalConcurrency', 'rateLimit', 'lease', 'cacheTtl',
+  'cacheNamespace',
 ] as const;
 
 /** The run spec sent with every chunk. It never holds the API key: each worker uses its own. */

@@ -1,55 +1,21 @@
-/** Generator flags shared by `generate` and `refine`, and the generator built from them. */
-import { Option, type Command } from 'commander';
-import { parseNumber, parsePositiveInteger } from '../cli/judge-options.js';
-import type { ReplyStore } from '../store/index.js';
+/**
+ * The rubric generator built from plain options: which model writes rubrics (a judge spec and
+ * its endpoint) plus the generator's own settings. The CLI maps its flags onto these options
+ * (`src/cli/generator-options.ts`); library users pass them directly.
+ */
 import { RubricateError } from '../errors.js';
 import { createJudge, defaultJudgeSpec } from '../judges/registry.js';
 import type { StructuredOutputMode } from '../judges/openai/openai-judge.js';
 import type { Judge } from '../judges/types.js';
-import { createRubricGenerator, defaultGeneratorSampling, type RubricGenerator } from './generator.js';
-import { defaultImportancePoints, parseImportancePoints } from './importance.js';
+import { createRubricGenerator, type RubricGenerator, type RubricGeneratorOptions } from './generator.js';
 
-export interface GeneratorFlags {
-  generator?: string;
-  generatorBaseUrl?: string;
-  generatorApiKey?: string;
-  generatorTransport?: 'http' | 'sdk';
-  generatorStructuredOutput?: StructuredOutputMode;
-  generatorTemperature: number;
-  generatorMaxTokens: number;
-  generatorSeed?: number;
-  generatorAttempts: number;
-  generatorTimeout: number;
-  importancePoints?: string;
-  minCriteria: number;
-  maxCriteria: number;
-  gate?: boolean;
-  concurrency: number;
-}
-
-export function addGeneratorOptions(command: Command): Command {
-  return command
-    .option('--generator <spec>', 'model that writes rubrics: openai:MODEL | gguf:PATH | gguf:default (default: the same rule as --judge)')
-    .option('--generator-base-url <url>', 'OpenAI-compatible base URL of the generator (default: OPENAI_BASE_URL)')
-    .option('--generator-api-key <key>', 'API key of the generator (default: OPENAI_API_KEY)')
-    .addOption(new Option('--generator-transport <transport>', 'HTTP client for an OpenAI-compatible generator').choices(['http', 'sdk']).default('http'))
-    .addOption(
-      new Option('--generator-structured-output <mode>', 'reply format requested from the generator').choices(['auto', 'json_schema', 'json_object', 'none']).default('auto'),
-    )
-    .option('--generator-temperature <t>', 'generator sampling temperature', parseNumber('generator-temperature', 0), defaultGeneratorSampling.temperature)
-    .option('--generator-max-tokens <n>', 'max tokens per generator answer', parsePositiveInteger('generator-max-tokens'), defaultGeneratorSampling.maxTokens)
-    .option('--generator-seed <n>', 'sampling seed passed to the generator', parseNumber('generator-seed'))
-    .option('--generator-attempts <n>', 'calls per generation before it fails (bad answers and transport errors alike)', parsePositiveInteger('generator-attempts'), 4)
-    .option('--generator-timeout <seconds>', 'per-call generator timeout', parseNumber('generator-timeout', 0.001), 300)
-    .option(
-      '--importance-points <list>',
-      `points per importance level (default ${Object.entries(defaultImportancePoints)
-        .map(([level, points]) => `${level}=${points}`)
-        .join(',')})`,
-    )
-    .option('--min-criteria <n>', 'fewest criteria per rubric', parsePositiveInteger('min-criteria'), 7)
-    .option('--max-criteria <n>', 'most criteria per rubric', parsePositiveInteger('max-criteria'), 20)
-    .option('--gate', 'mark generated rubrics gate: hard_rules (a failed hard rule scores the item 0)');
+export interface GeneratorModelOptions extends Omit<RubricGeneratorOptions, 'generator'> {
+  /** Judge spec of the model that writes rubrics (`openai:MODEL`, `gguf:PATH`…); default: the same rule as the judge. */
+  spec?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  transport?: 'http' | 'sdk';
+  structuredOutput?: StructuredOutputMode;
 }
 
 export interface BuiltGenerator {
@@ -57,36 +23,10 @@ export interface BuiltGenerator {
   judge: Judge;
 }
 
-export async function buildRubricGenerator(flags: GeneratorFlags, context: { store?: ReplyStore; signal?: AbortSignal }): Promise<BuiltGenerator> {
-  if (flags.minCriteria > flags.maxCriteria) {
-    throw new RubricateError('CONFIG_INVALID', `--min-criteria (${flags.minCriteria}) is larger than --max-criteria (${flags.maxCriteria})`, { field: 'min-criteria' });
-  }
-  const importancePoints = flags.importancePoints ? parseImportancePoints(flags.importancePoints) : defaultImportancePoints;
-  const spec = flags.generator ?? defaultJudgeSpec();
-  const judge = await createJudge({
-    spec,
-    baseUrl: flags.generatorBaseUrl,
-    apiKey: flags.generatorApiKey,
-    transport: flags.generatorTransport,
-    structuredOutput: flags.generatorStructuredOutput,
-  });
+export async function buildRubricGenerator(options: GeneratorModelOptions): Promise<BuiltGenerator> {
+  const { spec: requested, baseUrl, apiKey, transport, structuredOutput, ...generatorOptions } = options;
+  const spec = requested ?? defaultJudgeSpec();
+  const judge = await createJudge({ spec, baseUrl, apiKey, transport, structuredOutput });
   if (!judge) throw new RubricateError('CONFIG_INVALID', `--generator ${spec}: a generator model is required (not "none")`, { field: 'generator' });
-  const generator = createRubricGenerator({
-    generator: judge,
-    importancePoints,
-    minCriteria: flags.minCriteria,
-    maxCriteria: flags.maxCriteria,
-    sampling: {
-      temperature: flags.generatorTemperature,
-      maxTokens: flags.generatorMaxTokens,
-      ...(flags.generatorSeed !== undefined ? { seed: flags.generatorSeed } : {}),
-    },
-    maxAttempts: flags.generatorAttempts,
-    timeoutMs: Math.round(flags.generatorTimeout * 1000),
-    store: context.store,
-    signal: context.signal,
-    gate: flags.gate,
-    concurrency: flags.concurrency,
-  });
-  return { generator, judge };
+  return { generator: createRubricGenerator({ ...generatorOptions, generator: judge }), judge };
 }

@@ -8,6 +8,7 @@ import { RubricateError } from '../errors.js';
 import { normalizeMessages, normalizeRubric, zodErrorToInputError } from '../rubric/normalize.js';
 import { messageInputSchema, type Message, type Rubric } from '../rubric/schema.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
+import type { InvalidRecord } from '../rubric/records.js';
 
 export interface PromptRecord {
   id: string;
@@ -22,7 +23,7 @@ export interface PromptRecord {
   line: number;
 }
 
-export type PromptReadRecord = { kind: 'prompt'; record: PromptRecord; line: number } | { kind: 'invalid'; error: RubricateError; line: number; id?: string };
+export type PromptReadRecord = { kind: 'prompt'; record: PromptRecord; line: number } | InvalidRecord;
 
 const promptLineSchema = z.looseObject({
   id: z.union([z.string().min(1), z.number()]),

@@ -144,10 +144,6 @@ export function unparseable(reason: string, text: string): RubricateError {
   return new RubricateError('JUDGE_UNPARSEABLE', `${reason}; reply was: ${JSON.stringify(excerpt)}`);
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A reply cut off by its token budget: retryable, or final when the budget was already the model's own limit. */
 export function truncatedReply(reply: Pick<JudgeReply, 'finishReason' | 'atOutputLimit' | 'text'>): RubricateError | undefined {
   if (reply.finishReason === 'length' && reply.atOutputLimit) {

@@ -6,7 +6,7 @@ import { RubricateError } from '../errors.js';
 import { digestOf } from '../util/hash.js';
 import type { ChatMessage, JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { Criterion, Item } from '../rubric/schema.js';
-import { extractJson, isRecord, truncatedReply, unparseable } from './parse.js';
+import { extractJson, truncatedReply, unparseable } from './parse.js';
 import type { ModelLimits } from '../judges/profiles.js';
 import { batchedOutputBudget, groupCriteriaToFit } from './budget.js';
 import { estimateTokens } from './evidence.js';
@@ -15,6 +15,7 @@ import { itemDigest, renderCriterion, renderItemContext } from './render.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, VerdictMode } from './types.js';
 import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaForLength } from './verdicts.js';
 import { explanationVersion, withExplanationRule, type ExplanationLength } from './explanation.js';
+import { isRecord } from '../util/is-record.js';
 
 export interface StrategyOptions {
   sampling: SamplingOptions;

@@ -5,9 +5,10 @@
 import { RubricateError } from '../errors.js';
 import type { JudgeReply, TokenProbability } from '../judges/types.js';
 import type { Criterion, ScaleChoice } from '../rubric/schema.js';
-import { finalAnswerText, isRecord, readBoolean } from './parse.js';
+import { finalAnswerText, readBoolean } from './parse.js';
 import type { CriterionVerdict } from './types.js';
 import { withoutExplanation, type ExplanationLength } from './explanation.js';
+import { isRecord } from '../util/is-record.js';
 
 const binaryVerdictSchema = {
   type: 'object',

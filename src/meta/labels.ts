@@ -10,7 +10,8 @@
  */
 import { RubricateError } from '../errors.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
-import { isPlainObject } from './source-files.js';
+import { isRecord } from '../util/is-record.js';
+import type { InvalidRecord } from '../rubric/records.js';
 
 /** The labels of one criterion of one item, from one line. */
 export interface CriterionLabel {
@@ -22,7 +23,7 @@ export interface CriterionLabel {
   line: number;
 }
 
-export type LabelReadRecord = { kind: 'label'; label: CriterionLabel } | { kind: 'invalid'; error: RubricateError; line: number };
+export type LabelReadRecord = { kind: 'label'; label: CriterionLabel } | InvalidRecord;
 
 function readIdentifier(value: unknown): string | undefined {
   if (typeof value === 'string' && value !== '') return value;
@@ -48,14 +49,14 @@ function readLabelValue(value: unknown): { ok: true; labels: boolean[] } | { ok:
  */
 export function parseLabelLine(value: unknown, location: { file?: string; line: number }): CriterionLabel[] | RubricateError {
   const fail = (field: string, message: string) => new RubricateError('INPUT_INVALID', message, { ...(location.file ? { file: location.file } : {}), line: location.line, field });
-  if (!isPlainObject(value)) return fail('', 'a labels line must be a JSON object');
+  if (!isRecord(value)) return fail('', 'a labels line must be a JSON object');
   const id = readIdentifier(value.id);
   if (id === undefined) return fail('id', 'id must be a non-empty string or a number (the item id in the results file)');
   const single = 'label' in value || 'criterion_id' in value;
   const several = 'labels' in value;
   if (single && several) return fail('labels', 'give either criterion_id with label, or labels, not both');
   if (several) {
-    if (!isPlainObject(value.labels) || Object.keys(value.labels).length === 0) {
+    if (!isRecord(value.labels) || Object.keys(value.labels).length === 0) {
       return fail('labels', 'labels must be a non-empty object {criterion_id: true | false | [...]}');
     }
     const result: CriterionLabel[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RubricateError } from '../errors.js';
-import type { PairwiseImportRecord } from '../rubric/formats/types.js';
+import type { PairwiseImportRecord } from '../rubric/records.js';
 import type { PairwiseItem } from '../rubric/schema.js';
 import { runPairwiseMeta, type JudgePairs, type PairJudgment } from './pairwise-run.js';
 

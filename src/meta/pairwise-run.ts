@@ -8,7 +8,7 @@
  * pairwise meta-evaluation of `pairwise-metrics.ts`.
  */
 import { RubricateError, type SerializedError } from '../errors.js';
-import type { PairwiseImportRecord } from '../rubric/formats/types.js';
+import type { PairwiseImportRecord } from '../rubric/records.js';
 import type { PairwiseItem } from '../rubric/schema.js';
 import type { BootstrapOptions } from './bootstrap.js';
 import { computePairwiseMeta, type PairVerdict, type PairwiseMetaRecord, type PairwiseMetaReport } from './pairwise-metrics.js';

@@ -19,7 +19,7 @@ import { numpyMean } from '../scoring/reference-math.js';
 import { safeParseJson } from '../util/json.js';
 import { readLines } from '../util/jsonl.js';
 import { valueAtPath } from './results-meta.js';
-import { isPlainObject } from './source-files.js';
+import { isRecord } from '../util/is-record.js';
 
 export const ternaryLabels = ['Satisfied', 'Partially Satisfied', 'Not Satisfied'] as const;
 export type TernaryLabel = (typeof ternaryLabels)[number];
@@ -174,7 +174,7 @@ export async function loadTernaryLabels(file: string, onInvalid?: (error: Rubric
   };
   for await (const { line, text } of readLines(file)) {
     const parsed = safeParseJson(text);
-    if (!parsed.ok || !isPlainObject(parsed.value)) {
+    if (!parsed.ok || !isRecord(parsed.value)) {
       onInvalid?.(new RubricateError('INPUT_INVALID', parsed.ok ? 'a labels line must be a JSON object' : `not valid JSON: ${parsed.error}`, { file, line }));
       continue;
     }
@@ -184,7 +184,7 @@ export async function loadTernaryLabels(file: string, onInvalid?: (error: Rubric
       onInvalid?.(new RubricateError('INPUT_INVALID', 'id must be the item id in the results file', { file, line, field: 'id' }));
       continue;
     }
-    if (isPlainObject(value.labels)) for (const [criterionId, label] of Object.entries(value.labels)) add(id, criterionId, label, line, `labels.${criterionId}`);
+    if (isRecord(value.labels)) for (const [criterionId, label] of Object.entries(value.labels)) add(id, criterionId, label, line, `labels.${criterionId}`);
     else if (typeof value.criterion_id === 'string' || typeof value.criterion_id === 'number') add(id, String(value.criterion_id), value.label, line, 'label');
     else onInvalid?.(new RubricateError('INPUT_INVALID', 'give criterion_id with label, or labels {criterion_id: label}', { file, line, field: 'labels' }));
   }

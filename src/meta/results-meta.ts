@@ -8,7 +8,7 @@ import { readResults, type ResultCriterion, type ResultRecord } from '../pipelin
 import type { BootstrapOptions } from './bootstrap.js';
 import { computeBinaryMeta, type BinaryMetaRecord, type BinaryMetaReport } from './binary-metrics.js';
 import { loadLabels, type LabelIndex } from './labels.js';
-import { isPlainObject } from './source-files.js';
+import { isRecord } from '../util/is-record.js';
 
 /** Group names with a meaning of their own; anything else in `groupBy` is a tag prefix. */
 export const reservedGroups = {
@@ -76,7 +76,7 @@ const maximumProblems = 100;
 export function valueAtPath(record: unknown, path: string): string | undefined {
   let current: unknown = record;
   for (const segment of path.split('.')) {
-    if (!isPlainObject(current)) return undefined;
+    if (!isRecord(current)) return undefined;
     current = current[segment];
   }
   if (typeof current === 'string' && current !== '') return current;

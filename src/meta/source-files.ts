@@ -4,18 +4,13 @@
 import path from 'node:path';
 import { RubricateError } from '../errors.js';
 import { readJsonFile } from '../rubric/formats/shared.js';
-import type { PairwiseImportRecord } from '../rubric/formats/types.js';
-import { safeParseJson } from '../util/json.js';
+import type { PairwiseImportRecord } from '../rubric/records.js';
 
 /** Reads a JSON file whose top level must be an array. */
 export async function readJsonArrayFile(file: string): Promise<unknown[]> {
   const value = await readJsonFile(file);
   if (!Array.isArray(value)) throw new RubricateError('INPUT_INVALID', 'expected a JSON array of records', { file });
   return value;
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** Folder names that start an LLMBar subset path inside its `Dataset/` tree. */

@@ -6,7 +6,7 @@
 import { JsonLinesWriter } from '../util/files.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import type { RubricateError } from '../errors.js';
-import type { ImportRecord } from '../rubric/formats/types.js';
+import type { ImportRecord } from '../rubric/records.js';
 import type { Metrics } from '../scoring/types.js';
 import type { Grader } from './grader.js';
 import { toScoredItem, type ResultRecord } from './results.js';

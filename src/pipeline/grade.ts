@@ -5,7 +5,7 @@
  */
 import { toRubricateError } from '../errors.js';
 import { normalizeItem } from '../rubric/normalize.js';
-import type { ImportRecord } from '../rubric/formats/types.js';
+import type { ImportRecord } from '../rubric/records.js';
 import type { Metrics } from '../scoring/types.js';
 import { Grader, type GraderOptions } from './grader.js';
 import { toScoredItem, type ResultRecord } from './results.js';

@@ -11,9 +11,12 @@ import { RubricateError, type SerializedError } from '../errors.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
 import { formatPath } from '../rubric/normalize.js';
 import type { Message } from '../rubric/schema.js';
+import { resultImage, type ResultImage } from '../images/images.js';
+import { renderedStepOffsets } from '../trajectory/render.js';
 import type { ScoredCriterion, ScoredItem, Scoring } from '../scoring/types.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { rubricateVersion } from '../version.js';
+import type { InvalidRecord } from '../rubric/records.js';
 
 export interface ResultCriterion {
   id: string;
@@ -66,6 +69,10 @@ export interface ResultRecord {
   prompt?: Message[];
   response?: string;
   reference?: string;
+  /** Trajectory items: where each step's "[step N]" header starts in `response` (UTF-16 offsets). */
+  step_offsets?: number[];
+  /** Images of the prompt, reference and response (their placeholders stand in the texts), with their bytes up to a limit. */
+  images?: ResultImage[];
   metadata?: Record<string, unknown>;
   rubric_id?: string;
   rubric_hash?: string;
@@ -170,6 +177,11 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
     result.prompt = item.prompt;
     result.response = item.response;
     if (item.reference !== undefined) result.reference = item.reference;
+    if (item.images && item.images.length > 0) result.images = item.images.map(resultImage);
+    if (item.trajectory) {
+      const rendered = renderedStepOffsets(item.trajectory);
+      if (rendered.text === item.response) result.step_offsets = rendered.offsets;
+    }
   }
   if (item.metadata) result.metadata = item.metadata;
   result.rubric_id = item.rubric.id;
@@ -231,7 +243,7 @@ export const resultRecordSchema = z
     { message: 'the criteria points add up to more than the largest representable number', path: ['criteria'] },
   );
 
-export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | { kind: 'invalid'; error: RubricateError; line: number };
+export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | InvalidRecord;
 
 /** Streams a results file back, each line validated; a bad line is reported, not fatal. */
 export async function* readResults(file: string): AsyncGenerator<ResultReadRecord> {

@@ -10,6 +10,7 @@ import type { PairwiseMetaReport } from '../meta/pairwise-metrics.js';
 import { safeParseJson } from '../util/json.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { looksLikeCompareRecord } from './pairwise.js';
+import { isRecord } from '../util/is-record.js';
 
 export type DetectedInput = { kind: 'results' } | { kind: 'compare' } | { kind: 'meta'; report: BinaryMetaReport | PairwiseMetaReport };
 
@@ -18,10 +19,6 @@ const peekBytes = 64 * 1024;
 const maximumMetaBytes = 256 * 1024 * 1024;
 /** Lines read looking for the first readable record when the first line is not one. */
 const linesScanned = 1000;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 function notFound(file: string, error: unknown): RubricateError {
   const code = (error as NodeJS.ErrnoException).code;
@@ -32,30 +29,30 @@ function notFound(file: string, error: unknown): RubricateError {
 export function validateMetaReport(value: Record<string, unknown>, file: string): BinaryMetaReport | PairwiseMetaReport {
   const overall = value.overall;
   const fail = (field: string, message: string) => new RubricateError('INPUT_INVALID', `not a meta-evaluation report: ${message}`, { file, field });
-  if (!isObject(overall)) throw fail('overall', 'missing the overall metrics');
-  if (!isObject(value.bootstrap)) throw fail('bootstrap', 'missing the bootstrap settings');
+  if (!isRecord(overall)) throw fail('overall', 'missing the overall metrics');
+  if (!isRecord(value.bootstrap)) throw fail('bootstrap', 'missing the bootstrap settings');
   if (value.kind === 'binary') {
-    if (!isObject(overall.confusion)) throw fail('overall.confusion', 'missing the confusion counts');
-    if (!isObject(overall.intervals)) throw fail('overall.intervals', 'missing the intervals');
-    if (!isObject(value.groups)) throw fail('groups', 'missing the group breakdowns');
-    if (!isObject(value.agreement)) throw fail('agreement', 'missing the agreement figures');
+    if (!isRecord(overall.confusion)) throw fail('overall.confusion', 'missing the confusion counts');
+    if (!isRecord(overall.intervals)) throw fail('overall.intervals', 'missing the intervals');
+    if (!isRecord(value.groups)) throw fail('groups', 'missing the group breakdowns');
+    if (!isRecord(value.agreement)) throw fail('agreement', 'missing the agreement figures');
     return value as unknown as BinaryMetaReport;
   }
-  if (!isObject(overall.accuracy)) throw fail('overall.accuracy', 'missing the accuracies');
-  if (!isObject(overall.verdicts)) throw fail('overall.verdicts', 'missing the verdict counts');
-  if (!isObject(overall.intervals)) throw fail('overall.intervals', 'missing the intervals');
-  if (!isObject(overall.judgeBench)) throw fail('overall.judgeBench', 'missing the JudgeBench figures');
-  if (!isObject(value.bySource) || !isObject(value.byCategory)) throw fail('bySource', 'missing the source and category breakdowns');
+  if (!isRecord(overall.accuracy)) throw fail('overall.accuracy', 'missing the accuracies');
+  if (!isRecord(overall.verdicts)) throw fail('overall.verdicts', 'missing the verdict counts');
+  if (!isRecord(overall.intervals)) throw fail('overall.intervals', 'missing the intervals');
+  if (!isRecord(overall.judgeBench)) throw fail('overall.judgeBench', 'missing the JudgeBench figures');
+  if (!isRecord(value.bySource) || !isRecord(value.byCategory)) throw fail('bySource', 'missing the source and category breakdowns');
   return value as unknown as PairwiseMetaReport;
 }
 
 function isMetaKind(value: unknown): value is Record<string, unknown> {
-  return isObject(value) && (value.kind === 'binary' || value.kind === 'pairwise');
+  return isRecord(value) && (value.kind === 'binary' || value.kind === 'pairwise');
 }
 
 /** JSON lines: results or compare records, told apart by the first readable record. */
 function linesKind(record: unknown): DetectedInput {
-  return isObject(record) && looksLikeCompareRecord(record) ? { kind: 'compare' } : { kind: 'results' };
+  return isRecord(record) && looksLikeCompareRecord(record) ? { kind: 'compare' } : { kind: 'results' };
 }
 
 /** Reads lines (each in full, however long) up to the first JSON object and classifies the file by it. */
@@ -63,7 +60,7 @@ async function scanLines(file: string): Promise<DetectedInput> {
   let scanned = 0;
   for await (const { text, error: lineError } of readLines(file)) {
     const parsed = parseLineJson(text, lineError);
-    if (parsed.ok && isObject(parsed.value)) return linesKind(parsed.value);
+    if (parsed.ok && isRecord(parsed.value)) return linesKind(parsed.value);
     scanned += 1;
     if (scanned >= linesScanned) break;
   }

@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import { Comparer, CompareSummaryBuilder, type CompareRecord, type ComparisonResult } from '../pipeline/compare.js';
-import type { PairwiseImportRecord } from '../rubric/formats/types.js';
+import type { PairwiseImportRecord } from '../rubric/records.js';
 import { normalizeRubric } from '../rubric/normalize.js';
 import type { PairwiseItem } from '../rubric/schema.js';
 import { startFakeJudge } from '../testing/fake-judge.js';

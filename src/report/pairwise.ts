@@ -14,6 +14,7 @@ import type { JudgeInfo } from '../pipeline/results.js';
 import { canonicalJson, safeParseJson } from '../util/json.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { runCost } from './collect.js';
+import type { InvalidRecord } from '../rubric/records.js';
 import { StringTable } from './string-table.js';
 import {
   itemStatusCodes,
@@ -74,7 +75,7 @@ const compareRecordSchema = z.looseObject({
   rubricate_version: z.string().optional(),
 });
 
-export type CompareReadRecord = { kind: 'record'; record: CompareRecord; line: number } | { kind: 'invalid'; error: RubricateError; line: number };
+export type CompareReadRecord = { kind: 'record'; record: CompareRecord; line: number } | InvalidRecord;
 
 /** Streams a compare file back, each line validated; a bad line is reported, not fatal. */
 export async function* readCompareRecords(file: string): AsyncGenerator<CompareReadRecord> {

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { RubricateError } from '../errors.js';
 import { parseInputJson } from '../util/json.js';
-import { contentTypeRefusal } from './browser-guard.js';
+import { contentTypeRefusal } from './content-type.js';
 
 export const defaultMaxBodyBytes = 16 * 1024 * 1024;
 

@@ -10,6 +10,7 @@ import { normalizeItem, normalizeMessages, normalizeRubric } from '../rubric/nor
 import { messageInputSchema, type Item, type Message, type Rubric } from '../rubric/schema.js';
 import { parseInputJson } from '../util/json.js';
 import { z } from 'zod';
+import { isRecord } from '../util/is-record.js';
 
 export interface ItemInputContext {
   /** Rubrics by id, for items that give `rubric_id` (`serve --rubrics FILE`). */
@@ -77,10 +78,6 @@ export function prefixField(error: unknown, prefix: string | undefined): unknown
   const field = error.details.field;
   const joined = field ? (field.startsWith('[') ? `${prefix}${field}` : `${prefix}.${field}`) : prefix;
   return new RubricateError(error.code, error.message, { ...error.details, field: joined }, { cause: error });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A rubric given as an object, or as a string holding one (JSON). */

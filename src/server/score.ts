@@ -22,10 +22,7 @@ import { groupItems, parseGroupInput, parseScoreItem } from './input.js';
 import { publicResult } from './public-errors.js';
 import { applyFallback, failedResult, fallbackValue, type RewardResult } from './rewards.js';
 import type { Item } from '../rubric/schema.js';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isRecord } from '../util/is-record.js';
 
 export const scoreRoutes = ['/v1/score', '/v1/score/batch', '/v1/score/group'] as const;
 

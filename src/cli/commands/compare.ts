@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
-import { countLines, countRecords, ProgressReporter } from '../progress.js';
+import { ProgressReporter } from '../progress.js';
+import { countInputRecords } from '../input-count.js';
 import { afterGrace, reportInterrupted } from '../interrupt.js';
 import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission.js';
 import { reportInputError, type CommandContext } from '../context.js';
@@ -77,7 +78,8 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   };
   const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
-  countLines(flags.input).then((total) => progress.setTotal(total), () => undefined);
+  const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: () => importer.read(flags.input, {}) });
+  expectedTotal.then((total) => progress.setTotal(total), () => undefined);
   const options = graderOptionsFrom(flags);
   const comparer = new Comparer({
     judge,
@@ -144,7 +146,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   if (!complete) {
     // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
     await opened.close();
-    const total = await countRecords(flags.input).catch(() => undefined);
+    const total = await expectedTotal.catch(() => undefined);
     return reportInterrupted(context, written, total, 'pairs');
   }
   const summary = builder.finish();

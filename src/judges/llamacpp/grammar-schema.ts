@@ -11,16 +11,14 @@
  * emits every listed property (it treats all of them as required), in the order given.
  */
 
+import { isRecord } from '../../util/is-record.js';
+
 type JsonSchema = Record<string, unknown>;
 
 const supportedFormats = new Set(['date', 'time', 'date-time']);
 const anyJsonValue: JsonSchema = {
   oneOf: [{ type: ['string', 'number', 'boolean', 'null'] }, { type: 'object', additionalProperties: true }, { type: 'array' }],
 };
-
-function isPlainObject(value: unknown): value is JsonSchema {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** True for `{}`-like schemas that constrain nothing (annotations only). */
 function isUnconstrained(schema: JsonSchema): boolean {
@@ -35,13 +33,13 @@ function rewriteReference(reference: string): string {
 
 /** Folds `allOf` members into one schema: properties and required lists are merged, other keys last-wins. */
 function mergeAllOf(schema: JsonSchema): JsonSchema {
-  const members = (schema.allOf as unknown[]).filter(isPlainObject);
+  const members = (schema.allOf as unknown[]).filter(isRecord);
   const { allOf: _ignored, ...rest } = schema;
   const merged: JsonSchema = { ...rest };
   for (const member of members) {
     for (const [key, value] of Object.entries(member)) {
-      if (key === 'properties' && isPlainObject(value)) {
-        merged.properties = { ...(isPlainObject(merged.properties) ? merged.properties : {}), ...value };
+      if (key === 'properties' && isRecord(value)) {
+        merged.properties = { ...(isRecord(merged.properties) ? merged.properties : {}), ...value };
       } else if (key === 'required' && Array.isArray(value)) {
         merged.required = [...new Set([...(Array.isArray(merged.required) ? merged.required : []), ...value])];
       } else if (!(key in merged)) {
@@ -56,7 +54,7 @@ function convert(input: unknown): JsonSchema {
   if (input === true || input === undefined) return anyJsonValue;
   // `false` admits nothing; no grammar can say that, so the nearest safe choice is null.
   if (input === false) return { type: 'null' };
-  if (!isPlainObject(input)) return anyJsonValue;
+  if (!isRecord(input)) return anyJsonValue;
   let schema = input;
   if (Array.isArray(schema.allOf)) schema = mergeAllOf(schema);
   if (isUnconstrained(schema)) return anyJsonValue;
@@ -64,7 +62,7 @@ function convert(input: unknown): JsonSchema {
   const output: JsonSchema = {};
   if (typeof schema.description === 'string') output.description = schema.description;
 
-  const definitions = { ...(isPlainObject(schema.definitions) ? schema.definitions : {}), ...(isPlainObject(schema.$defs) ? schema.$defs : {}) };
+  const definitions = { ...(isRecord(schema.definitions) ? schema.definitions : {}), ...(isRecord(schema.$defs) ? schema.$defs : {}) };
   if (Object.keys(definitions).length > 0) {
     output.$defs = Object.fromEntries(Object.entries(definitions).map(([name, definition]) => [name, convert(definition)]));
   }
@@ -106,15 +104,15 @@ function convert(input: unknown): JsonSchema {
   if (type !== undefined) output.type = type;
 
   if (type === 'object') {
-    if (isPlainObject(schema.properties)) {
+    if (isRecord(schema.properties)) {
       output.properties = Object.fromEntries(Object.entries(schema.properties).map(([name, property]) => [name, convert(property)]));
     }
     if (Array.isArray(schema.required)) output.required = schema.required;
     const additional = schema.additionalProperties;
     // `false` is what the generator does anyway when the key is absent.
-    if (additional === true || (isPlainObject(additional) && isUnconstrained(additional))) output.additionalProperties = true;
-    else if (isPlainObject(additional)) output.additionalProperties = convert(additional);
-    else if (additional === undefined && !isPlainObject(schema.properties)) output.additionalProperties = true;
+    if (additional === true || (isRecord(additional) && isUnconstrained(additional))) output.additionalProperties = true;
+    else if (isRecord(additional)) output.additionalProperties = convert(additional);
+    else if (additional === undefined && !isRecord(schema.properties)) output.additionalProperties = true;
     copyNumbers(schema, output, ['minProperties', 'maxProperties']);
   } else if (type === 'array') {
     if (Array.isArray(schema.prefixItems)) output.prefixItems = schema.prefixItems.map((item) => convert(item));

@@ -7,8 +7,9 @@
 import { RubricateError } from '../../errors.js';
 import { parseLineJson, readLines } from '../../util/jsonl.js';
 import type { PairLabel, PairVerdict, PairwiseMetaRecord } from '../pairwise-metrics.js';
-import { isPlainObject } from '../source-files.js';
+
 import type { PublishedJudgeRun } from './types.js';
+import { isRecord } from '../../util/is-record.js';
 
 /** The groups JudgeBench's `run_judge.py` reports, matched as prefixes of `source`, in its order. */
 export const judgeBenchCategories = ['mmlu-pro', 'livebench-reasoning', 'livebench-math', 'livecodebench'] as const;
@@ -40,11 +41,11 @@ export function judgeBenchLabelToGold(label: unknown): PairLabel | null {
 }
 
 function decisionOf(judgment: unknown): unknown {
-  return isPlainObject(judgment) ? judgment.decision : null;
+  return isRecord(judgment) ? judgment.decision : null;
 }
 
 function judgeModelOf(judgment: unknown): string | null {
-  if (!isPlainObject(judgment) || !isPlainObject(judgment.judgment)) return null;
+  if (!isRecord(judgment) || !isRecord(judgment.judgment)) return null;
   const model = judgment.judgment.judge_model;
   return typeof model === 'string' ? model : null;
 }
@@ -63,7 +64,7 @@ export async function readJudgeBenchOutputs(file: string): Promise<PublishedJudg
       continue;
     }
     const row = parsed.value;
-    if (!isPlainObject(row)) {
+    if (!isRecord(row)) {
       fail('', 'record must be an object');
       continue;
     }

@@ -11,9 +11,10 @@ import path from 'node:path';
 import { RubricateError } from '../../errors.js';
 import { safeParseJson } from '../../util/json.js';
 import type { PairLabel, PairVerdict, PairwiseMetaRecord, PairwiseMetrics } from '../pairwise-metrics.js';
-import { isPlainObject, llmbarSubsetFromPath, readJsonArrayFile } from '../source-files.js';
+import { llmbarSubsetFromPath, readJsonArrayFile } from '../source-files.js';
 import { pythonFloatRepr } from '../statistics.js';
 import type { PublishedJudgeRun } from './types.js';
+import { isRecord } from '../../util/is-record.js';
 
 /** LLMBar's `winner`: "1", "2", or null when its parser found no verdict. */
 export function llmbarWinnerToVerdict(winner: unknown): PairVerdict {
@@ -44,13 +45,13 @@ export async function readLlmbarResults(file: string): Promise<PublishedJudgeRun
   rows.forEach((row, index) => {
     const line = index + 1;
     const fail = (field: string, message: string) => invalid.push(new RubricateError('INPUT_INVALID', message, { file, line, field }));
-    if (!isPlainObject(row)) return fail('', 'record must be an object');
+    if (!isRecord(row)) return fail('', 'record must be an object');
     const gold = llmbarLabelToGold(row.label);
     if (gold === null) return fail('label', 'label must be 1 or 2');
     const results = row.results;
     if (!Array.isArray(results) || results.length === 0) return fail('results', 'results must be a non-empty array');
     const final = results[results.length - 1];
-    if (!isPlainObject(final) || !isPlainObject(final['swap = False'])) {
+    if (!isRecord(final) || !isRecord(final['swap = False'])) {
       return fail(`results[${results.length - 1}]`, 'last result must hold the "swap = False" verdict');
     }
     const swappedEntry = final['swap = True'];
@@ -58,7 +59,7 @@ export async function readLlmbarResults(file: string): Promise<PublishedJudgeRun
       id: `${subset}/${line}`,
       gold,
       original: llmbarWinnerToVerdict(final['swap = False'].winner),
-      ...(isPlainObject(swappedEntry) ? { swapped: llmbarWinnerToVerdict(swappedEntry.winner) } : {}),
+      ...(isRecord(swappedEntry) ? { swapped: llmbarWinnerToVerdict(swappedEntry.winner) } : {}),
       source: subset,
     });
   });
@@ -121,7 +122,7 @@ export async function readLlmbarStatistics(file: string): Promise<LlmbarStatisti
   // short strings and numbers, so replacing the tokens after a colon is safe.
   const normalised = text.replace(/:\s*(-?Infinity|NaN)\b/g, ': null');
   const parsed = safeParseJson(normalised);
-  if (!parsed.ok || !isPlainObject(parsed.value)) throw new RubricateError('INPUT_INVALID', 'not a JSON object', { file });
+  if (!parsed.ok || !isRecord(parsed.value)) throw new RubricateError('INPUT_INVALID', 'not a JSON object', { file });
   const raw = parsed.value;
   const average = typeof raw.correct_average === 'string' ? /^(.+)%$/.exec(raw.correct_average) : null;
   if (!average) throw new RubricateError('INPUT_INVALID', 'expected "<percent>%"', { file, field: 'correct_average' });

@@ -5,9 +5,11 @@
  */
 import { safeParseJson } from '../../util/json.js';
 import { readLines } from '../../util/jsonl.js';
-import { invalidPairRecord, isPlainObject, isString } from '../../meta/source-files.js';
+import { invalidPairRecord, isString } from '../../meta/source-files.js';
 import type { PairLabel } from '../../meta/pairwise-metrics.js';
-import type { PairwiseImporter, PairwiseImportRecord } from './types.js';
+import type { PairwiseImporter } from './types.js';
+import type { PairwiseImportRecord } from '../records.js';
+import { isRecord } from '../../util/is-record.js';
 
 const labels: Record<number, PairLabel> = { 0: 'A', 1: 'B', 2: 'tie' };
 
@@ -16,7 +18,7 @@ function toPairRecord(text: string, file: string, line: number): PairwiseImportR
   const parsed = safeParseJson(text);
   if (!parsed.ok) return invalidPairRecord(file, line, '', `not valid JSON: ${parsed.error}`, id);
   const row = parsed.value;
-  if (!isPlainObject(row)) return invalidPairRecord(file, line, '', 'record must be an object', id);
+  if (!isRecord(row)) return invalidPairRecord(file, line, '', 'record must be an object', id);
   if (!isString(row.prompt)) return invalidPairRecord(file, line, 'prompt', 'prompt must be a string', id);
   if (!isString(row['response 1'])) return invalidPairRecord(file, line, 'response 1', '"response 1" must be a string', id);
   if (!isString(row['response 2'])) return invalidPairRecord(file, line, 'response 2', '"response 2" must be a string', id);

@@ -7,7 +7,8 @@ import { RubricateError } from '../../errors.js';
 import type { Message, Scale } from '../schema.js';
 import { zodErrorToInputError } from '../normalize.js';
 import { buildItem, importExamples, readJsonFile, type ExampleEntry } from './shared.js';
-import type { Importer, ImportRecord } from './types.js';
+import type { Importer } from './types.js';
+import type { ImportRecord } from '../records.js';
 
 const instanceSchema = z.looseObject({
   id: z.union([z.string(), z.number()]).transform(String).optional(),

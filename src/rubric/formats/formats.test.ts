@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { normalizeRubric } from '../normalize.js';
 import { getItemImporter, itemImporters } from './index.js';
-import type { ImportOptions, ImportRecord } from './types.js';
+import type { ImportOptions } from './types.js';
+import type { ImportRecord } from '../records.js';
 import { dataDirectory } from '../../testing/data.js';
 
 const fixtures = resolve(__dirname, 'fixtures');

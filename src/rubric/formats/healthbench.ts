@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { RubricateError } from '../../errors.js';
 import { normalizeMessages, zodErrorToInputError } from '../normalize.js';
 import { buildItem, joinResponses, readJsonObjects, type ExampleEntry } from './shared.js';
-import type { Importer, ImportRecord } from './types.js';
+import type { Importer } from './types.js';
+import type { ImportRecord } from '../records.js';
 
 const exampleSchema = z.object({
   prompt_id: z.string().min(1),
@@ -70,6 +71,21 @@ export const healthbenchImporter: Importer = {
         sourceFile: file,
         onWarning: options.onWarning,
       });
+      return;
+    }
+    if (options.responseFrom === undefined && options.withoutResponses) {
+      // Rubric-only (convert): every example, each without a response.
+      for await (const entry of examples()) {
+        if ('error' in entry) {
+          yield { kind: 'invalid', line: entry.line, error: entry.error, ...(entry.key ? { id: entry.key } : {}) };
+          continue;
+        }
+        try {
+          yield { kind: 'item', line: entry.line, item: toItem(entry.example, '', entry.key, file, entry.line), withoutResponse: true };
+        } catch (error) {
+          yield { kind: 'invalid', line: entry.line, id: entry.key, error: error as RubricateError };
+        }
+      }
       return;
     }
     if (options.responseFrom !== 'ideal') {

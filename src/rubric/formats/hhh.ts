@@ -9,10 +9,12 @@
  * `hhhPlacementSeed`): the same file always gives the same placement, and
  * `metadata.chosenPosition` records it.
  */
-import { invalidPairRecord, isPlainObject, isString, readJsonArrayFile } from '../../meta/source-files.js';
+import { invalidPairRecord, isString, readJsonArrayFile } from '../../meta/source-files.js';
 import { seededRandom } from '../../util/random.js';
 import type { Criterion, Rubric } from '../schema.js';
-import type { PairwiseImporter, PairwiseImportRecord } from './types.js';
+import type { PairwiseImporter } from './types.js';
+import type { PairwiseImportRecord } from '../records.js';
+import { isRecord } from '../../util/is-record.js';
 
 export const hhhPlacementSeed = 20240221;
 
@@ -66,7 +68,7 @@ export function rubricFromPrometheusText(rubricText: string, id: string): Rubric
 }
 
 function toPairRecord(row: unknown, file: string, line: number, chosenFirst: boolean): PairwiseImportRecord {
-  if (!isPlainObject(row)) return invalidPairRecord(file, line, '', 'record must be an object');
+  if (!isRecord(row)) return invalidPairRecord(file, line, '', 'record must be an object');
   const source = isString(row.source) ? row.source : 'unknown';
   const id = `hhh/${source}/${line}`;
   if (!isString(row.chosen_instruction)) return invalidPairRecord(file, line, 'chosen_instruction', 'chosen_instruction must be a string', id);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgebenchImporter } from './judgebench.js';
-import type { PairwiseImportRecord } from './types.js';
+import type { PairwiseImportRecord } from '../records.js';
 import { dataPath, haveData } from '../../testing/data.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {

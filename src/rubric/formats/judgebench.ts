@@ -5,14 +5,16 @@
  */
 import { safeParseJson } from '../../util/json.js';
 import { readLines } from '../../util/jsonl.js';
-import { invalidPairRecord, isPlainObject, isString } from '../../meta/source-files.js';
-import type { PairwiseImporter, PairwiseImportRecord } from './types.js';
+import { invalidPairRecord, isString } from '../../meta/source-files.js';
+import type { PairwiseImporter } from './types.js';
+import type { PairwiseImportRecord } from '../records.js';
+import { isRecord } from '../../util/is-record.js';
 
 function toPairRecord(text: string, file: string, line: number): PairwiseImportRecord {
   const parsed = safeParseJson(text);
   if (!parsed.ok) return invalidPairRecord(file, line, '', `not valid JSON: ${parsed.error}`);
   const row = parsed.value;
-  if (!isPlainObject(row)) return invalidPairRecord(file, line, '', 'record must be an object');
+  if (!isRecord(row)) return invalidPairRecord(file, line, '', 'record must be an object');
   const id = isString(row.pair_id) || typeof row.pair_id === 'number' ? String(row.pair_id) : `judgebench-${line}`;
   if (!isString(row.question)) return invalidPairRecord(file, line, 'question', 'question must be a string', id);
   if (!isString(row.response_A)) return invalidPairRecord(file, line, 'response_A', 'response_A must be a string', id);

@@ -7,8 +7,10 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { RubricateError } from '../../errors.js';
-import { invalidPairRecord, isPlainObject, isString, llmbarSubsetFromPath, readJsonArrayFile } from '../../meta/source-files.js';
-import type { PairwiseImporter, PairwiseImportRecord } from './types.js';
+import { invalidPairRecord, isString, llmbarSubsetFromPath, readJsonArrayFile } from '../../meta/source-files.js';
+import type { PairwiseImporter } from './types.js';
+import type { PairwiseImportRecord } from '../records.js';
+import { isRecord } from '../../util/is-record.js';
 
 async function datasetFiles(source: string): Promise<string[]> {
   let info;
@@ -29,7 +31,7 @@ async function datasetFiles(source: string): Promise<string[]> {
 
 function toPairRecord(row: unknown, file: string, line: number, subset: string): PairwiseImportRecord {
   const id = `${subset}/${line}`;
-  if (!isPlainObject(row)) return invalidPairRecord(file, line, '', 'record must be an object', id);
+  if (!isRecord(row)) return invalidPairRecord(file, line, '', 'record must be an object', id);
   if (!isString(row.input)) return invalidPairRecord(file, line, 'input', 'input must be a string', id);
   if (!isString(row.output_1)) return invalidPairRecord(file, line, 'output_1', 'output_1 must be a string', id);
   if (!isString(row.output_2)) return invalidPairRecord(file, line, 'output_2', 'output_2 must be a string', id);

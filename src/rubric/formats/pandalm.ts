@@ -8,9 +8,11 @@
  * labelled `tie`. The prompt is the instruction, followed by the input after a blank line
  * when there is one. `source` is the application the instruction was written for.
  */
-import { invalidPairRecord, isPlainObject, isString, readJsonArrayFile } from '../../meta/source-files.js';
+import { invalidPairRecord, isString, readJsonArrayFile } from '../../meta/source-files.js';
 import type { PairLabel } from '../../meta/pairwise-metrics.js';
-import type { PairwiseImporter, PairwiseImportRecord } from './types.js';
+import type { PairwiseImporter } from './types.js';
+import type { PairwiseImportRecord } from '../records.js';
+import { isRecord } from '../../util/is-record.js';
 
 const voteLabels: Record<number, PairLabel> = { 0: 'tie', 1: 'A', 2: 'B' };
 
@@ -35,7 +37,7 @@ function responseText(value: unknown): { text: string; coerced: boolean } | null
 }
 
 function toPairRecord(row: unknown, file: string, line: number): PairwiseImportRecord {
-  if (!isPlainObject(row)) return invalidPairRecord(file, line, '', 'record must be an object');
+  if (!isRecord(row)) return invalidPairRecord(file, line, '', 'record must be an object');
   const id = typeof row.idx === 'number' || typeof row.idx === 'string' ? `pandalm-${row.idx}` : `pandalm-record-${line}`;
   if (!isString(row.instruction)) return invalidPairRecord(file, line, 'instruction', 'instruction must be a string', id);
   if (row.input !== undefined && row.input !== null && !isString(row.input)) return invalidPairRecord(file, line, 'input', 'input must be a string', id);

@@ -8,7 +8,7 @@ import { outcomeMeta } from '../../meta/outcome.js';
 import { startFakeJudge, binaryVerdict, type FakeJudge } from '../../testing/fake-judge.js';
 import { sharedData } from '../../testing/shared-data.js';
 import { tauBenchImporter } from './tau-bench.js';
-import type { ImportRecord } from './types.js';
+import type { ImportRecord } from '../records.js';
 
 let directory: string;
 let fake: FakeJudge;

@@ -17,7 +17,8 @@ import { renderTrajectory } from '../../trajectory/render.js';
 import { zodErrorToInputError } from '../normalize.js';
 import type { CriterionInput, Item, Message } from '../schema.js';
 import { buildItem, fieldError, invalid, readJsonFile } from './shared.js';
-import type { Importer, ImportRecord } from './types.js';
+import type { Importer } from './types.js';
+import type { ImportRecord } from '../records.js';
 
 /** Tools that change the database in τ-bench's airline and retail domains (the rest only read, think or transfer). */
 export const tauBenchWriteTools: readonly string[] = [
@@ -145,6 +146,7 @@ function toItem(value: unknown, file: string, line: number): Item {
 
 export const tauBenchImporter: Importer = {
   name: 'tau-bench',
+  accepts: [],
   defaultScoring: 'weighted_mean',
   description: 'τ-bench trajectories (JSON array of {task_id, trial, reward, info.task{actions, outputs}, traj}): hybrid rubric of expected-action checks and policy criteria; reward kept as metadata.outcome_reward',
   async *read(source): AsyncIterable<ImportRecord> {

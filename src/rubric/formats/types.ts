@@ -1,5 +1,5 @@
-import type { RubricateError } from '../../errors.js';
-import type { Item, Rubric } from '../schema.js';
+import type { ImportRecord, PairwiseImportRecord } from '../records.js';
+import type { Rubric } from '../schema.js';
 
 export interface ImportOptions {
   /** Side file with responses to join onto the examples (HealthBench, IFEval). */
@@ -10,6 +10,11 @@ export interface ImportOptions {
   rubrics?: ReadonlyMap<string, Rubric>;
   /** Examples file to take item tags from (simple-evals results carry no example tags). */
   examples?: string;
+  /**
+   * Records without a response become items with an empty response marked `withoutResponse`
+   * instead of errors (`convert` writes rubric-only items; grading needs responses).
+   */
+  withoutResponses?: boolean;
   /** Non-fatal notices (unmatched responses, criteria falling back to the judge). */
   onWarning?: (message: string) => void;
 }
@@ -17,10 +22,6 @@ export interface ImportOptions {
 /** The side inputs an importer can use; a flag for one it does not use is refused, not ignored. */
 export type ImportOptionName = 'responses' | 'responseFrom' | 'rubrics' | 'examples';
 
-/** One record read from an input: an item, or the reason a line could not become one. */
-export type ImportRecord =
-  | { kind: 'item'; item: Item; line: number }
-  | { kind: 'invalid'; error: RubricateError; line: number; id?: string };
 
 /**
  * Reads a benchmark's own file format into canonical items. Importers never call a judge
@@ -35,10 +36,6 @@ export interface Importer {
   accepts?: readonly ImportOptionName[];
   read(source: string, options: ImportOptions): AsyncIterable<ImportRecord>;
 }
-
-export type PairwiseImportRecord =
-  | { kind: 'pair'; pair: import('../schema.js').PairwiseItem; line: number }
-  | { kind: 'invalid'; error: RubricateError; line: number; id?: string };
 
 /** Reads a pairwise preference set (two responses, optional gold label) into PairwiseItems. */
 export interface PairwiseImporter {

@@ -11,6 +11,7 @@ import { normalizeMessages, normalizeRubric } from '../../rubric/normalize.js';
 import { messageInputSchema, type Message, type Rubric } from '../../rubric/schema.js';
 import { safeParseJson } from '../../util/json.js';
 import { z } from 'zod';
+import { isRecord } from '../../util/is-record.js';
 
 export interface LabelContent {
   rubric: Rubric;
@@ -19,10 +20,6 @@ export interface LabelContent {
 }
 
 const promptSchema = z.union([z.string(), z.array(messageInputSchema).min(1)]);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function parseLabelValue(label: unknown, rubrics: ReadonlyMap<string, Rubric> | undefined, field: string): LabelContent {
   if (typeof label === 'string') {

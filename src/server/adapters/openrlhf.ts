@@ -33,13 +33,10 @@ import { applyFallback, clip, failedResult, fallbackValue, metFraction, type Rew
 import { promptMessages, splitQuery } from './conversation.js';
 import { createLabelParser } from './label.js';
 import type { ServerAdapter } from './types.js';
+import { isRecord } from '../../util/is-record.js';
 
 /** OpenRLHF's client gives up after 180 s; answer with room to spare. */
 export const openRlhfDeadlineCapMs = 150_000;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export const openRlhfAdapter: ServerAdapter = {
   name: 'openrlhf',

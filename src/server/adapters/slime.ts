@@ -30,14 +30,11 @@ import { promptMessages, stripEndOfTurn } from './conversation.js';
 import { createLabelParser } from './label.js';
 import type { ServerAdapter } from './types.js';
 import { z } from 'zod';
+import { isRecord } from '../../util/is-record.js';
 
 export const slimeDeadlineCapMs = 110_000;
 
 const messagesSchema = z.array(messageInputSchema).min(1);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export const slimeAdapter: ServerAdapter = {
   name: 'slime',

@@ -33,13 +33,10 @@ import { httpStatusOf } from '../http-error.js';
 import { derivedItemId } from '../input.js';
 import { clip, failedResult, fallbackValue, type RewardResult } from '../rewards.js';
 import type { ServerAdapter } from './types.js';
+import { isRecord } from '../../util/is-record.js';
 
 /** Vertex waits 5 minutes for a reward. */
 export const vertexDeadlineCapMs = 270_000;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Text of a Gemini `Content` ({role, parts: [{text}]}); thought parts are the model's scratchpad, not its answer. */
 export function contentText(content: unknown): string {
