@@ -23,11 +23,12 @@ import { researchrubricsImporter } from './researchrubrics.js';
 import { rubrichubImporter } from './rubrichub.js';
 import { simpleEvalsImporter } from './simple-evals.js';
 import { tauBenchImporter } from './tau-bench.js';
+import { otelGenaiImporter } from './otel-genai.js';
 import { resultsImporter } from './results.js';
 import type { Importer, PairwiseImporter, ResultsImporter } from './types.js';
 
 export const itemImporters: ReadonlyMap<string, Importer> = new Map(
-  [itemsImporter, healthbenchImporter, ifevalImporter, researchrubricsImporter, rarImporter, rubrichubImporter, drb2Importer, advancedifImporter, biggenImporter, prbenchImporter, profbenchImporter, tauBenchImporter].map(
+  [itemsImporter, healthbenchImporter, ifevalImporter, researchrubricsImporter, rarImporter, rubrichubImporter, drb2Importer, advancedifImporter, biggenImporter, prbenchImporter, profbenchImporter, tauBenchImporter, otelGenaiImporter].map(
     (importer) => [importer.name, importer],
   ),
 );
