@@ -5,12 +5,17 @@
  * as `rubricate bench-local`: raw prefill/decode speed and each grading plan on the first
  * HealthBench examples (or a synthetic HealthBench-like item without the data set).
  *
+ * By default the plans are projected from the raw speed and each plan's token counts (about a
+ * minute per model, as `bench-local --quick`); RUBRICATE_BENCH_LOCAL=measure grades them
+ * (tens of minutes for the 0.6B shape and hours for the 4B shape on 2 cores at 12 criteria).
+ *
  * Environment: RUBRICATE_BENCH_SHAPES (comma list, default "qwen3-0.6b,qwen3-4b"),
- * RUBRICATE_BENCH_CRITERIA (criteria per plan, default 12), RUBRICATE_BENCH_THREADS.
+ * RUBRICATE_BENCH_CRITERIA (criteria per plan, default 12), RUBRICATE_BENCH_THREADS,
+ * RUBRICATE_BENCH_LOCAL (project | measure, default project).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { formatLocalBenchmark, runLocalBenchmark, syntheticHealthBenchItem, type LocalBenchmarkReport } from '../src/judges/llamacpp/local-benchmark.js';
+import { formatLocalBenchmark, projectLocalBenchmark, runLocalBenchmark, syntheticHealthBenchItem, type LocalBenchmarkReport } from '../src/pipeline/local-judge-benchmark.js';
 import { defaultModelCacheDirectory } from '../src/judges/llamacpp/model-file.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import type { Item } from '../src/rubric/schema.js';
@@ -37,15 +42,11 @@ export async function runLocalJudgeBenchmark(): Promise<Array<{ scenario: string
     process.stderr.write(`  model ${shape}: writing or reusing …\n`);
     const file = await ensureShapedGguf(path.join(defaultModelCacheDirectory(), 'bench'), shape, 'q4_0');
     const label = `${shape} shapes, Q4_0 random weights, ${(file.parameters / 1e9).toFixed(2)}B parameters, ${(file.bytes / 2 ** 30).toFixed(2)} GiB`;
-    const report = await runLocalBenchmark({
-      modelPath: file.path,
-      items,
-      threads,
-      contextSize: 8192,
-      criteriaPerPlan: criteria,
-      pinExplanations: true,
-      onProgress: (message) => process.stderr.write(`  ${shape}: ${message}\n`),
-    });
+    const onProgress = (message: string) => process.stderr.write(`  ${shape}: ${message}\n`);
+    const report =
+      process.env.RUBRICATE_BENCH_LOCAL === 'measure'
+        ? await runLocalBenchmark({ modelPath: file.path, items, threads, contextSize: 8192, criteriaPerPlan: criteria, pinExplanations: true, onProgress })
+        : await projectLocalBenchmark({ modelPath: file.path, items, threads, criteriaPerPlan: criteria, onProgress });
     rows.push({ scenario: `local-judge ${shape}`, model: label, items: source, report, table: formatLocalBenchmark(report, label) });
   }
   return rows;

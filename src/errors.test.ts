@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { errorCodes, exitCodes } from './errors.js';
+import { errorCodes, exitCodeMeanings, exitCodes } from './errors.js';
 
 const root = resolve(__dirname, '..');
 
@@ -36,6 +36,14 @@ describe('error documentation agrees with src/errors.ts', () => {
     for (const [file, heading] of [['README.md', '### Exit codes'], ['docs/errors.md', '## Exit codes']] as const) {
       const listed = tableRows(readFileSync(resolve(root, file), 'utf8'), heading).map((cells) => Number(cells[0]));
       expect(new Set(listed), file).toEqual(used);
+    }
+  });
+
+  it("the README's and docs/errors.md's exit-code tables say word for word what exitCodeMeanings says", () => {
+    const expected = Object.entries(exitCodeMeanings).map(([code, meaning]) => [code, meaning]);
+    expect(expected.map(([code]) => Number(code)).sort((a, b) => a - b)).toEqual(Object.values(exitCodes).sort((a, b) => a - b));
+    for (const [file, heading] of [['README.md', '### Exit codes'], ['docs/errors.md', '## Exit codes']] as const) {
+      expect(tableRows(readFileSync(resolve(root, file), 'utf8'), heading), file).toEqual(expected);
     }
   });
 });

@@ -16,6 +16,8 @@ export const errorCodes = {
   INPUT_UNREADABLE: { retryable: false, httpStatus: 400, exitCode: 2 },
   OUTPUT_CONFLICT: { retryable: false, httpStatus: 400, exitCode: 2 },
   OUTPUT_UNWRITABLE: { retryable: false, httpStatus: 500, exitCode: 2 },
+  /** An input file is not of the type its format reads (a JSON array or CSV where JSONL is expected, a binary file): one diagnosis, nothing read. */
+  INPUT_WRONG_TYPE: { retryable: false, httpStatus: 400, exitCode: 2 },
   OVERLOADED: { retryable: true, httpStatus: 503, exitCode: 4 },
   DEADLINE_EXCEEDED: { retryable: false, httpStatus: 504, exitCode: 4 },
   JUDGE_TIMEOUT: { retryable: true, httpStatus: 504, exitCode: 4 },
@@ -139,3 +141,17 @@ export const exitCodes = {
   /** Stopped by SIGTERM (128 + 15), as shells report it. */
   terminated: 143,
 } as const;
+
+/**
+ * The one table of what each exit code means. The README and docs/errors.md print it word for
+ * word (a test checks), and each code has a test that triggers it through the CLI (test/exit-codes.test.ts).
+ */
+export const exitCodeMeanings: Record<(typeof exitCodes)[keyof typeof exitCodes], string> = {
+  0: 'completed, every item graded',
+  1: 'internal error (a bug: please report it)',
+  2: 'usage or configuration error: nothing was graded (bad flag, unknown format, unreadable input or input of the wrong type, an output that would overwrite an input or cannot be written)',
+  3: 'completed, but some items are in error or some input records were invalid',
+  4: 'the judge is unusable (bad credentials, unreachable, rejecting every call, replies without verdicts)',
+  130: 'interrupted by Ctrl-C (SIGINT); rerun the same command to resume (nothing already answered is paid for again)',
+  143: 'stopped by SIGTERM; rerun the same command to resume',
+};

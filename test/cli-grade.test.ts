@@ -56,13 +56,13 @@ function healthbenchWorkload(directory: string): { examples: string; responses: 
 }
 
 /** Cache key of every planned request, by its user message: the engine's own key derivation. */
-async function keysByUserMessage(examples: string, responses: string): Promise<Map<string, string>> {
+async function keysByUserMessage(examples: string, responses: string, baseUrl: string): Promise<Map<string, string>> {
   const strategy = createPerCriterionStrategy({ sampling: defaultSampling });
   const keys = new Map<string, string>();
   for await (const record of healthbenchImporter.read(examples, { responses })) {
     if (record.kind !== 'item') continue;
     for (const task of strategy.plan(record.item, record.item.rubric.criteria)) {
-      keys.set(task.request.messages[1].content, requestKey({ id: 'openai:fake-judge', model: 'fake-judge' }, task.templateVersion, task.request, 0, task.keyMaterial));
+      keys.set(task.request.messages[1].content, requestKey({ id: 'openai:fake-judge', model: 'fake-judge', baseUrl }, task.templateVersion, task.request, 0, task.keyMaterial));
     }
   }
   return keys;
@@ -110,7 +110,7 @@ describe('rubricate grade (end to end, real CLI process)', () => {
     const second = await runCli(args);
     expect(second.code, second.stderr).toBe(0);
     const secondRunRequests = fake.requests.slice(firstRunRequests);
-    const keys = await keysByUserMessage(examples, responses);
+    const keys = await keysByUserMessage(examples, responses, fake.baseUrl);
     expect(secondRunRequests.every((request) => keys.has(request.userText))).toBe(true);
     const repeated = secondRunRequests.filter((request) => obtained.has(keys.get(request.userText)!));
     expect(repeated).toHaveLength(0);

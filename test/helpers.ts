@@ -38,3 +38,12 @@ function cleanEnvironment(): NodeJS.ProcessEnv {
   for (const key of ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'RUBRICATE_JUDGE', 'RUBRICATE_MODEL', 'RUBRICATE_TOKEN']) delete environment[key];
   return environment;
 }
+
+/** Runs the CLI's real entry point in this process (no child process start-up): for fast end-to-end cases. */
+export async function runCliInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { runCli: run } = await import('../src/cli/main.js');
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await run(args, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text), signal: new AbortController().signal });
+  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
+}

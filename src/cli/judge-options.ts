@@ -9,7 +9,7 @@ import { safeParseJson } from '../util/json.js';
 import type { Judge } from '../judges/types.js';
 import type { GraderOptions } from '../pipeline/grader.js';
 import { defaultBreakerThreshold } from '../engine/circuit-breaker.js';
-import { defaultMaxRetryAfterMs } from '../engine/engine.js';
+import { defaultMaxRetryAfterMs } from '../engine/judge-call.js';
 import { defaultMaxReplyBytes } from '../judges/reply-body.js';
 import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
 import cliProgress from 'cli-progress';
@@ -51,6 +51,8 @@ export interface JudgeFlags extends StoreFlags {
   azureApiVersion?: string;
   thinkingBudget?: number;
   judgeProtocol?: 'native' | 'prometheus';
+  /** `--cache-namespace`: share cached replies across endpoints that use the same name. */
+  cacheNamespace?: string;
 }
 
 export function parsePositiveInteger(name: string) {
@@ -145,6 +147,7 @@ export function addJudgeOptions(command: Command, { batching = true } = {}): Com
     )
     .option('--cache <path>', 'reply cache (SQLite) path (default: the user cache directory)')
     .option('--no-cache', 'do not reuse replies from earlier runs (a killed run still resumes)')
+    .option('--cache-namespace <name>', 'cached replies are kept per endpoint (host and path) for servers other than the official APIs; runs given the same name share them whatever the endpoint')
     .option('--threads <n>', 'CPU threads for a local GGUF judge (default: physical cores)', parsePositiveInteger('threads'))
     .option('--sequences <n>', 'parallel sequences for a local GGUF judge', parsePositiveInteger('sequences'))
     .option('--context-size <n>', 'context length for a local GGUF judge', parsePositiveInteger('context-size'))
@@ -205,7 +208,9 @@ export async function buildJudge(flags: JudgeFlags): Promise<Judge | undefined> 
     thinkingBudget: flags.thinkingBudget,
     onDownloadProgress: downloadProgressBar(),
   };
-  return createJudge(config);
+  const judge = await createJudge(config);
+  if (judge && flags.cacheNamespace !== undefined) judge.provenance.cacheNamespace = flags.cacheNamespace;
+  return judge;
 }
 
 export function graderOptionsFrom(

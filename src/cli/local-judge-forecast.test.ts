@@ -15,6 +15,11 @@ describe('local judge forecast', () => {
     expect(describeLocalPlan({ judgeId: 'gguf:m', criteriaPerCall: Number.POSITIVE_INFINITY, explanation: 'full', verdict: 'probability' })).toBe('local judge gguf:m: one call per item (all criteria), full explanations, P(met) verdicts');
   });
 
+  it('names the plan in a few words for the progress bar', () => {
+    expect(forecastWith().forecast.progressLabel).toBe('local: per criterion, short');
+    expect(forecastWith({ criteriaPerCall: 4, explanation: 'none', verdict: 'probability' }).forecast.progressLabel).toBe('local: 4 per call, none, P(met)');
+  });
+
   it('projects the run from the first graded item, once', () => {
     const { lines, forecast, advance } = forecastWith();
     forecast.setTotal(100);

@@ -28,6 +28,17 @@ export function describeLocalPlan(plan: LocalPlan): string {
   return `local judge ${plan.judgeId}: ${calls}, ${plan.explanation} explanations${verdict}`;
 }
 
+/** The plan in a few words, for the progress bar: "per criterion, short". */
+function compactLocalPlan(plan: LocalPlan): string {
+  const calls =
+    plan.criteriaPerCall === undefined || plan.criteriaPerCall === 1
+      ? 'per criterion'
+      : plan.criteriaPerCall === Number.POSITIVE_INFINITY
+        ? 'all criteria per call'
+        : `${plan.criteriaPerCall} per call`;
+  return `local: ${calls}, ${plan.explanation}${plan.verdict === 'probability' ? ', P(met)' : ''}`;
+}
+
 export function formatDuration(seconds: number): string {
   if (seconds < 90) return `${Math.round(seconds)} s`;
   if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
@@ -47,6 +58,7 @@ export class LocalJudgeForecast {
   private done = 0;
   private reported = false;
   private readonly started: number;
+  readonly progressLabel: string;
 
   /** `now` is injectable so the projection can be tested without a clock. */
   constructor(
@@ -55,6 +67,7 @@ export class LocalJudgeForecast {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.started = now();
+    this.progressLabel = compactLocalPlan(plan);
     print(`${describeLocalPlan(plan)}; measure this machine with: rubricate bench-local --model PATH`);
   }
 

@@ -84,6 +84,7 @@ export async function runCli(argv: string[], context: Omit<CommandContext, 'exit
       return error.exitCode;
     }
     context.stderr(redactText(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
+    context.stderr('this is a bug in rubricate: please report it with the command and this message');
     return exitCodes.internal;
   }
 }

@@ -80,17 +80,6 @@ export class ProgressReporter {
   }
 }
 
-/** Counts newline-terminated lines quickly, for a progress total (approximate by design). */
-export async function countLines(file: string): Promise<number> {
-  let count = 0;
-  let last = 10;
-  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
-    for (let index = chunk.indexOf(10); index !== -1; index = chunk.indexOf(10, index + 1)) count += 1;
-    last = chunk[chunk.length - 1];
-  }
-  return last === 10 ? count : count + 1;
-}
-
 /** Counts lines with something on them (records of a JSONL file), for "N of M" after an interrupt. */
 export async function countRecords(file: string): Promise<number> {
   let count = 0;

@@ -53,6 +53,7 @@ export async function* shardOf(records: AsyncIterable<ImportRecord>, shard: Queu
 const gradingFlagNames = [
   'judge', 'judgeProtocol', 'samples', 'juryAggregate', 'mode', 'likertLevels', 'contextBudget', 'judgeBaseUrl', 'judgeTransport', 'structuredOutput',
   'maxAttempts', 'timeout', 'temperature', 'maxTokens', 'seed', 'verdict', 'criteriaPerCall', 'globalConcurrency', 'rateLimit', 'lease', 'cacheTtl',
+  'cacheNamespace',
 ] as const;
 
 /** The run spec sent with every chunk. It never holds the API key: each worker uses its own. */

@@ -1,39 +1,29 @@
 /**
- * The grading engine: the only place that knows about concurrency, retries, timeouts,
- * the reply store, in-flight dedupe, usage and progress. It takes items, runs their checks
- * locally, sends the rest to the judge through a grading strategy, and returns one
- * GradedItem per item. A verdict exists only when a reply was read or a check ran.
+ * The grading engine: scheduling, the reply store, in-flight dedupe, the judge calls (through
+ * the one call loop in `judge-call.ts`), the circuit breaker, usage and progress events. What
+ * an item asks of the judge (checks, the gate, sub-checks: `grading/item-policy.ts`; long
+ * responses read for evidence: `grading/evidence.ts`) is decided in the grading modules; the
+ * engine runs the tasks they plan. A verdict exists only when a reply was read or a check ran.
  */
-import { setMaxListeners } from 'node:events';
-import type { CheckContext, CheckMode, CheckOutcome } from '../checks/types.js';
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
-import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from '../grading/types.js';
-import { citedSteps, trajectorySteps } from '../trajectory/trajectory.js';
+import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, TaskOutcome } from '../grading/types.js';
+import type { CheckMode } from '../checks/types.js';
 import { judgeImage } from '../images/images.js';
-import { createEvidenceTask, estimateTokens, evidenceResponse, splitIntoChunks } from '../grading/evidence.js';
-import { renderItemContext } from '../grading/render.js';
+import { gatherEvidence, needsEvidence } from '../grading/evidence.js';
+import { gradeItemCriteria, type CheckRunner } from '../grading/item-policy.js';
 import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
-import type { ImportRecord, InvalidRecord } from '../rubric/records.js';
-import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
+import type { InvalidRecord } from '../rubric/records.js';
+import type { Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
 import { isPromise, sharesInFlight, type ReplyStore } from '../store/types.js';
 import { requestKey } from './request-key.js';
 import { addReplyUsage, emptyUsage, type Usage } from './usage.js';
-import { sleep } from '../util/sleep.js';
 import { redactUrl } from '../util/redact.js';
 import { defaultBreakerThreshold, JudgeCircuitBreaker } from './circuit-breaker.js';
+import { afterAttempts, allowListenerPerCall, callJudge, type JudgeCallResult } from './judge-call.js';
 
-export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome;
-
-export interface CriterionResult {
-  criterion: Criterion;
-  source: 'judge' | 'check';
-  status: 'ok' | 'error' | 'skipped';
-  verdict?: CriterionVerdict;
-  error?: SerializedError;
-  /** Why a criterion was not graded (e.g. `gated`). */
-  skipReason?: string;
-}
+export type { CheckRunner } from '../grading/item-policy.js';
+export type { CriterionResult } from '../grading/types.js';
 
 export interface GradedItem {
   item: Item;
@@ -85,19 +75,22 @@ export interface EngineOptions {
    * verdict) that stop the run with JUDGE_CIRCUIT_OPEN. Default 20; 0 never stops.
    */
   breakerThreshold?: number;
-  /** Longest wait a judge's Retry-After may impose per retry (also capped by `timeoutMs`). Default 60 s. */
+  /** Longest wait a judge's Retry-After may impose per retry (also capped by `timeoutMs`). Default 60 s (`defaultMaxRetryAfterMs`). */
   maxRetryAfterMs?: number;
 }
 
-interface CallResult {
-  reply?: JudgeReply;
-  error?: RubricateError;
-  calls: number;
-  retries: number;
+/** A judge call as the engine made it: the call loop's result, or a reply another task or process already had. */
+interface CallResult extends Omit<JudgeCallResult, 'fatal'> {
   /** Served from the store or from an identical call already in flight. */
   cached: boolean;
   /** This process claimed the call in a shared store (released once its reply is stored). */
   claimed?: boolean;
+}
+
+interface RunOutcome extends TaskOutcome {
+  retries: number;
+  cached: boolean;
+  usage?: JudgeReply['usage'];
 }
 
 /**
@@ -117,19 +110,6 @@ function withItemImages(task: JudgeTask, judge: Judge): JudgeRequest {
   messages[last] = { ...messages[last], images: images.map(judgeImage) };
   return { ...task.request, messages };
 }
-
-/** For trajectory items, keeps the step numbers a verdict's explanation cites. */
-function withCitedSteps(item: Item, verdict: CriterionVerdict): CriterionVerdict {
-  if (!item.trajectory || !verdict.explanation) return verdict;
-  const steps = citedSteps(verdict.explanation, trajectorySteps(item.trajectory).length);
-  return steps.length > 0 ? { ...verdict, steps } : verdict;
-}
-
-/** Errors no later call can escape (bad key, no judge, a request the judge never accepts, no such model): the run stops. */
-const fatalCodes = new Set(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE', 'JUDGE_UNSUPPORTED', 'JUDGE_NOT_FOUND']);
-
-/** Default cap on a judge's Retry-After per retry. */
-export const defaultMaxRetryAfterMs = 60_000;
 
 export class GradingEngine {
   private readonly options: Required<Pick<EngineOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'checkMode'>> & EngineOptions;
@@ -151,9 +131,8 @@ export class GradingEngine {
     };
     this.limiter = new AdaptiveLimiter(concurrency);
     this.breaker = new JudgeCircuitBreaker(options.breakerThreshold ?? defaultBreakerThreshold, redactUrl(options.judge?.provenance.baseUrl) ?? options.judge?.provenance.id);
-    // Every call in flight listens on the run's signal (and stops listening when it ends):
-    // that is `concurrency` listeners, not a leak, so lift Node's warning threshold.
-    if (options.signal) setMaxListeners(0, options.signal);
+    // Calls in flight and waits on a shared store's claims all listen on the run's signal.
+    if (options.signal) allowListenerPerCall(options.signal);
   }
 
   get concurrency(): number {
@@ -172,132 +151,53 @@ export class GradingEngine {
 
   async gradeItem(item: Item): Promise<GradedItem> {
     const usage = emptyUsage();
+    const judge = this.options.judge;
+    const graded = await gradeItemCriteria(item, {
+      checkRunner: this.options.checkRunner,
+      checkMode: this.options.checkMode,
+      judge: (criteria) => this.judgeCriteria(item, criteria, usage),
+      // What the judge would have been asked (planning builds no prompt text).
+      plannedCalls: (criteria) => (judge ? this.options.strategy.plan(item, criteria).length : 0),
+    });
+    usage.gate_calls_saved += graded.callsSaved;
+    this.emit({ type: 'item', status: graded.status });
+    return { item, status: graded.status, criteria: graded.criteria, gated: graded.gated, usage };
+  }
+
+  /**
+   * Judges criteria: plans their tasks (on evidence when the response is too long for the
+   * judge), runs them, asks again for unreadable replies and splits batches that did not fit.
+   */
+  private async judgeCriteria(item: Item, criteria: Criterion[], usage: Usage): Promise<Map<string, CriterionResult>> {
     const results = new Map<string, CriterionResult>();
-    const rubric = item.rubric;
-    const checked = rubric.criteria.filter((criterion) => criterion.check !== undefined);
-    const judged = rubric.criteria.filter((criterion) => criterion.check === undefined);
-
-    for (const criterion of checked) results.set(criterion.id, this.runCheck(item, criterion));
-
-    let gated = false;
-    if (rubric.gate === 'hard_rules') {
-      // Gatekeeper: hard rules first; one failure zeroes the item and spares the judge the rest.
-      const judgedHardRules = judged.filter((criterion) => criterion.kind === 'hard_rule');
-      await this.judgeCriteria(item, judgedHardRules, results, usage);
-      gated = rubric.criteria.some((criterion) => {
-        const result = results.get(criterion.id);
-        return criterion.kind === 'hard_rule' && result?.status === 'ok' && result.verdict?.met === false;
-      });
-      const principles = judged.filter((criterion) => criterion.kind !== 'hard_rule');
-      if (gated) {
-        for (const criterion of principles) results.set(criterion.id, { criterion, source: 'judge', status: 'skipped', skipReason: 'gated' });
-        // What the judge would have been asked (planning builds no prompt text; nothing is sent).
-        if (this.options.judge && principles.length > 0) usage.gate_calls_saved += this.options.strategy.plan(item, principles).length;
-      } else {
-        await this.judgeCriteria(item, principles, results, usage);
-      }
-    } else {
-      await this.judgeCriteria(item, judged, results, usage);
-    }
-
-    const criteria = rubric.criteria.map((criterion) => results.get(criterion.id)!);
-    // A gated item's score is 0 by rule, even if an ungraded criterion errored.
-    const status = criteria.some((result) => result.status === 'error') && !gated ? 'error' : 'ok';
-    this.emit({ type: 'item', status });
-    return { item, status, criteria, gated, usage };
-  }
-
-  /**
-   * Grades a stream of records, at most a window of items at once, and yields them in
-   * input order (stable output; memory bounded by the window, not the input).
-   */
-  async *gradeStream(records: AsyncIterable<ImportRecord>, windowSize = Math.max(64, this.options.concurrency * 4)): AsyncGenerator<GradedRecord> {
-    const pending: Array<Promise<GradedRecord>> = [];
-    for await (const record of records) {
-      if (this.fatalError) break;
-      if (record.kind === 'invalid') {
-        this.emit({ type: 'item', status: 'invalid' });
-        pending.push(Promise.resolve(record));
-      } else {
-        pending.push(this.gradeItem(record.item).then((graded) => ({ kind: 'graded' as const, graded, line: record.line })));
-      }
-      while (pending.length >= windowSize) {
-        const next = await pending.shift()!;
-        if (this.fatalError) break;
-        yield next;
-      }
-    }
-    while (pending.length > 0) {
-      const next = await pending.shift()!;
-      if (this.fatalError) break;
-      yield next;
-    }
-    if (this.fatalError) throw this.fatalError;
-  }
-
-  private runCheck(item: Item, criterion: Criterion): CriterionResult {
-    const runner = this.options.checkRunner;
-    if (!runner) {
-      return {
-        criterion,
-        source: 'check',
-        status: 'error',
-        error: new RubricateError('CHECK_INVALID', `no check runner available for check type ${criterion.check!.type}`).toJSON(),
-      };
-    }
-    try {
-      const prompt = [...item.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
-      const outcome = runner(criterion.check!, item.response, { prompt, mode: this.options.checkMode, ...(item.trajectory ? { trajectory: item.trajectory } : {}) });
-      const verdict: CriterionVerdict = { met: outcome.passed, value: outcome.passed ? 1 : 0, source: 'check' };
-      if (outcome.detail) verdict.explanation = outcome.detail;
-      return { criterion, source: 'check', status: 'ok', verdict: withCitedSteps(item, verdict) };
-    } catch (error) {
-      return { criterion, source: 'check', status: 'error', error: toRubricateError(error, 'CHECK_INVALID').toJSON() };
-    }
-  }
-
-  /**
-   * Judges criteria: hierarchical ones through their sub-checks (each a binary question),
-   * long responses through evidence, everything else directly.
-   */
-  private async judgeCriteria(item: Item, criteria: Criterion[], results: Map<string, CriterionResult>, usage: Usage): Promise<void> {
-    if (criteria.length === 0) return;
-    const units: Criterion[] = [];
-    const hierarchical: Array<{ criterion: Criterion; parts: Criterion[] }> = [];
-    for (const criterion of criteria) {
-      if (!criterion.subchecks) {
-        units.push(criterion);
-        continue;
-      }
-      const parts = criterion.subchecks.map((text, index): Criterion => ({ id: `${criterion.id}/${index + 1}`, text, points: 1, tags: [], kind: criterion.kind }));
-      units.push(...parts);
-      hierarchical.push({ criterion, parts });
-    }
-    const unitResults = new Map<string, CriterionResult>();
-    await this.judgeUnits(item, units, unitResults, usage);
-    for (const criterion of criteria) if (!criterion.subchecks) results.set(criterion.id, unitResults.get(criterion.id)!);
-    for (const { criterion, parts } of hierarchical) results.set(criterion.id, foldSubchecks(criterion, parts.map((part) => unitResults.get(part.id)!)));
-  }
-
-  private async judgeUnits(item: Item, criteria: Criterion[], results: Map<string, CriterionResult>, usage: Usage): Promise<void> {
-    if (criteria.length === 0) return;
+    if (criteria.length === 0) return results;
     const judge = this.options.judge;
     if (!judge) {
       const error = new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none)').toJSON();
       for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'error', error });
-      return;
+      return results;
     }
     const strategy = this.options.strategy;
     let plan = (pending: Criterion[]) => strategy.plan(item, pending, judge.modelLimits);
     let evidence: Map<string, { quotes: number; chunks: number }> | undefined;
-    const budget = this.options.contextBudgetTokens;
-    if (budget !== undefined && estimateTokens(renderItemContext(item)) + 600 > budget) {
-      const gathered = await this.gatherEvidence(item, criteria, budget, results, usage);
-      if (!gathered) return;
+    const budgetTokens = this.options.contextBudgetTokens;
+    if (budgetTokens !== undefined && needsEvidence(item, budgetTokens)) {
+      const gathered = await gatherEvidence(item, criteria, {
+        budgetTokens,
+        sampling: this.options.evidenceSampling ?? { temperature: 0, maxTokens: 512 },
+        maxAttempts: this.options.maxAttempts,
+        runTask: async (task, attemptBudget) => this.account(usage, await this.runTask(task, attemptBudget)),
+        askAgain: (error, attempts) => this.shouldRetry(error, attempts),
+      });
+      for (const [id, error] of gathered.errors) {
+        const criterion = criteria.find((candidate) => candidate.id === id)!;
+        results.set(id, { criterion, source: 'judge', status: 'error', error: error.toJSON() });
+      }
       evidence = gathered.summary;
       const derived = gathered.items;
       plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.modelLimits));
       criteria = criteria.filter((criterion) => derived.has(criterion.id));
+      if (criteria.length === 0) return results;
     }
     const attemptsUsed = new Map<string, number>();
     // Groups planned separately: a batch that did not fit the judge is retried as two halves.
@@ -310,8 +210,7 @@ export class GradingEngine {
       const halves: Criterion[][] = [];
       for (let index = 0; index < tasks.length; index += 1) {
         const task = tasks[index];
-        const outcome = outcomes[index];
-        this.account(usage, outcome);
+        const outcome = this.account(usage, outcomes[index]);
         if (task.criteria.length > 1 && !this.fatalError && didNotFit(outcome)) {
           const middle = Math.ceil(task.criteria.length / 2);
           halves.push(task.criteria.slice(0, middle), task.criteria.slice(middle));
@@ -323,8 +222,7 @@ export class GradingEngine {
           const verdict = outcome.decision?.verdicts.get(criterion.id);
           if (verdict) {
             const summary = evidence?.get(criterion.id);
-            const cited = withCitedSteps(item, summary ? { ...verdict, evidence: summary } : verdict);
-            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict: cited });
+            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict: summary ? { ...verdict, evidence: summary } : verdict });
             continue;
           }
           const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no verdict and no error');
@@ -339,81 +237,25 @@ export class GradingEngine {
       }
       pending = retry.length > 0 ? [retry, ...halves] : halves;
     }
+    return results;
   }
 
-  /**
-   * Reads a long response chunk by chunk, collecting per criterion the verbatim passages
-   * relevant to it; returns per criterion an item whose response is that evidence.
-   */
-  private async gatherEvidence(
-    item: Item,
-    criteria: Criterion[],
-    budget: number,
-    results: Map<string, CriterionResult>,
-    usage: Usage,
-  ): Promise<{ items: Map<string, Item>; summary: Map<string, { quotes: number; chunks: number }> } | undefined> {
-    const overhead = estimateTokens(renderItemContext({ ...item, response: '' })) + 800 + criteria.length * 80;
-    const chunkCharacters = Math.floor((budget - overhead) * 3.5 * 0.8);
-    if (chunkCharacters < 400) {
-      const error = new RubricateError('JUDGE_CONTEXT_OVERFLOW', `the conversation and criteria alone exceed the judge context budget of ${budget} tokens; raise --context-budget`).toJSON();
-      for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'error', error });
-      return undefined;
-    }
-    const chunks = splitIntoChunks(item.response, chunkCharacters);
-    const sampling = this.options.evidenceSampling ?? { temperature: 0, maxTokens: 512 };
-    const quotes = new Map<string, string[]>(criteria.map((criterion) => [criterion.id, []]));
-    const failed = new Map<string, RubricateError>();
-    await Promise.all(
-      chunks.map(async (chunk, chunkIndex) => {
-        let pending = criteria;
-        for (let attempt = 1; pending.length > 0; attempt += 1) {
-          const task = createEvidenceTask(item, pending, chunk, chunkIndex, chunks.length, sampling);
-          const outcome = await this.runTask(task, this.options.maxAttempts);
-          this.account(usage, outcome);
-          const retry: Criterion[] = [];
-          for (const criterion of pending) {
-            const verdict = outcome.decision?.verdicts.get(criterion.id);
-            if (verdict) {
-              quotes.get(criterion.id)!.push(...(task.quotes.get(criterion.id) ?? []));
-              continue;
-            }
-            const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no evidence and no error');
-            if (this.shouldRetry(error, attempt)) retry.push(criterion);
-            else failed.set(criterion.id, new RubricateError(error.code, `evidence from part ${chunkIndex + 1} of ${chunks.length}: ${error.message}`));
-          }
-          pending = retry;
-        }
-      }),
-    );
-    const items = new Map<string, Item>();
-    const summary = new Map<string, { quotes: number; chunks: number }>();
-    for (const criterion of criteria) {
-      const error = failed.get(criterion.id);
-      if (error) {
-        results.set(criterion.id, { criterion, source: 'judge', status: 'error', error: error.toJSON() });
-        continue;
-      }
-      const found = quotes.get(criterion.id)!;
-      items.set(criterion.id, { ...item, response: evidenceResponse(found, item.response.length, chunks.length) });
-      summary.set(criterion.id, { quotes: found.length, chunks: chunks.length });
-    }
-    return { items, summary };
-  }
-
+  /** An unreadable reply or a refusal is asked again while attempts remain. */
   private shouldRetry(error: RubricateError, attempts: number): boolean {
     const parseProblem = error.code === 'JUDGE_UNPARSEABLE' || error.code === 'JUDGE_REFUSED';
     return parseProblem && attempts < this.options.maxAttempts && !this.fatalError;
   }
 
-  private account(usage: Usage, outcome: { calls: number; retries: number; cached: boolean; usage?: JudgeReply['usage'] }): void {
+  private account(usage: Usage, outcome: RunOutcome): RunOutcome {
     usage.calls += outcome.calls;
     usage.retries += outcome.retries;
     if (outcome.cached) usage.cache_hits += 1;
     if (outcome.usage) addReplyUsage(usage, outcome.usage);
+    return outcome;
   }
 
   /** One task: store lookup, in-flight dedupe, the call with retries, and the reading of its reply. */
-  private async runTask(task: JudgeTask, attemptBudget: number): Promise<{ decision?: TaskDecision; error?: RubricateError; calls: number; retries: number; cached: boolean; usage?: JudgeReply['usage'] }> {
+  private async runTask(task: JudgeTask, attemptBudget: number): Promise<RunOutcome> {
     const judge = this.options.judge!;
     const key = requestKey(judge.provenance, task.templateVersion, task.request, task.sample ?? this.options.sample ?? 0, task.keyMaterial);
     let stored: JudgeReply | undefined;
@@ -478,7 +320,7 @@ export class GradingEngine {
    */
   private async callOnceInFleet(task: JudgeTask, attemptBudget: number, key: string): Promise<CallResult> {
     const store = this.options.store;
-    if (!sharesInFlight(store)) return this.callWithRetries(task, attemptBudget);
+    if (!sharesInFlight(store)) return this.call(task, attemptBudget);
     try {
       while (!(await store.claim(key))) {
         const reply = await store.awaitReply(key, this.options.signal);
@@ -498,89 +340,36 @@ export class GradingEngine {
     } catch (error) {
       return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: 0, retries: 0, cached: false };
     }
-    return { ...(await this.callWithRetries(task, attemptBudget)), claimed: true };
+    return { ...(await this.call(task, attemptBudget)), claimed: true };
   }
 
-  private async callWithRetries(task: JudgeTask, attemptBudget: number): Promise<CallResult> {
+  /** The judge call through the one call loop, under the limiter and the breaker. */
+  private async call(task: JudgeTask, attemptBudget: number): Promise<CallResult> {
     const judge = this.options.judge!;
-    let calls = 0;
-    let retries = 0;
-    for (let attempt = 1; ; attempt += 1) {
-      if (this.fatalError) return { error: this.fatalError, calls, retries, cached: false };
-      if (this.options.signal?.aborted) {
-        return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'), calls, retries, cached: false };
-      }
-      await this.limiter.acquire(attempt > 1);
-      // The breaker may have opened while this call waited for a slot.
-      if (this.fatalError) {
-        this.limiter.release('failure');
-        return { error: this.fatalError, calls, retries, cached: false };
-      }
-      if (this.options.stopSignal?.aborted) {
-        this.limiter.release('failure');
-        return { error: new RubricateError('DEADLINE_EXCEEDED', 'grading was stopped before this call started'), calls, retries, cached: false };
-      }
-      calls += 1;
-      let outcome: 'success' | 'overloaded' | 'failure' = 'failure';
-      let error: RubricateError;
-      try {
-        const reply = await this.callOnce(judge, task);
-        outcome = 'success';
-        this.emit({ type: 'call', cached: false });
-        return { reply, calls, retries, cached: false };
-      } catch (thrown) {
-        error = toRubricateError(thrown, 'JUDGE_CONNECTION');
-        // 503 and Anthropic's 529 "overloaded" lower concurrency like a 429.
-        if (error.code === 'JUDGE_RATE_LIMITED' || (error.code === 'JUDGE_SERVER_ERROR' && (error.details.status === 503 || error.details.status === 529))) outcome = 'overloaded';
-      } finally {
-        this.limiter.release(outcome);
-      }
-      this.emit({ type: 'judge-error', code: error.code, message: error.message });
-      if (JudgeCircuitBreaker.isHardCallFailure(error) && this.tripOn(error)) return { error: this.fatalError!, calls, retries, cached: false };
-      if (fatalCodes.has(error.code)) {
-        this.fatalError ??= error;
-        return { error, calls, retries, cached: false };
-      }
-      if (!error.retryable || attempt >= attemptBudget) {
-        if (attempt > 1) error = new RubricateError(error.code, `${error.message} (after ${attempt} attempts)`, error.details, { cause: error });
-        return { error, calls, retries, cached: false };
-      }
-      const delay = this.retryDelay(attempt, error);
-      retries += 1;
-      this.emit({ type: 'retry', code: error.code, delayMs: delay });
-      await sleep(delay, this.options.signal);
-    }
-  }
-
-  private async callOnce(judge: Judge, task: JudgeTask): Promise<JudgeReply> {
-    const controller = new AbortController();
-    const timeoutMs = this.options.timeoutMs;
-    const timer = setTimeout(() => {
-      controller.abort(new RubricateError('JUDGE_TIMEOUT', `judge did not answer within ${timeoutMs} ms`, { timeoutMs }));
-    }, timeoutMs);
-    const outer = this.options.signal;
-    const onOuterAbort = () => controller.abort(new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'));
-    outer?.addEventListener('abort', onOuterAbort, { once: true });
-    try {
-      return await judge.complete(withItemImages(task, judge), { signal: controller.signal });
-    } catch (error) {
-      if (controller.signal.aborted && RubricateError.isInstance(controller.signal.reason)) throw controller.signal.reason;
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      outer?.removeEventListener('abort', onOuterAbort);
-    }
-  }
-
-  /** Exponential backoff with jitter; a server's Retry-After wins when it asks for longer. */
-  private retryDelay(attempt: number, error: RubricateError): number {
-    const exponential = Math.min(this.options.retryMaxDelayMs, this.options.retryBaseDelayMs * 2 ** (attempt - 1));
-    const jittered = exponential * (0.5 + Math.random() * 0.5);
-    const asked = error.details.retryAfterMs;
-    // A server may ask for any wait; it is honoured up to --max-retry-after and never beyond --timeout.
-    const cap = Math.min(this.options.maxRetryAfterMs ?? defaultMaxRetryAfterMs, this.options.timeoutMs);
-    if (typeof asked === 'number') return Math.min(Math.max(asked, 0), cap) + Math.random() * Math.min(250, this.options.retryBaseDelayMs);
-    return jittered;
+    const { fatal, ...result } = await callJudge(
+      (signal) => judge.complete(withItemImages(task, judge), { signal }),
+      {
+        maxAttempts: attemptBudget,
+        timeoutMs: this.options.timeoutMs,
+        retryBaseDelayMs: this.options.retryBaseDelayMs,
+        retryMaxDelayMs: this.options.retryMaxDelayMs,
+        maxRetryAfterMs: this.options.maxRetryAfterMs,
+        signal: this.options.signal,
+        stopSignal: this.options.stopSignal,
+      },
+      {
+        slots: this.limiter,
+        stopReason: () => this.fatalError,
+        onSuccess: () => this.emit({ type: 'call', cached: false }),
+        onFailure: (error) => {
+          this.emit({ type: 'judge-error', code: error.code, message: error.message });
+          return JudgeCircuitBreaker.isHardCallFailure(error) && this.tripOn(error) ? this.fatalError : undefined;
+        },
+        onRetry: (error, delayMs) => this.emit({ type: 'retry', code: error.code, delayMs }),
+      },
+    );
+    if (fatal && result.error) this.fatalError ??= result.error;
+    return { ...result, cached: false };
   }
 
   /** Counts a hard failure; true when it opened the breaker (the run stops with its error). */
@@ -597,7 +386,6 @@ export class GradingEngine {
   }
 }
 
-
 /** A call too big for the judge: its prompt or output budget overflowed, or every verdict was cut at the model's output limit. */
 function didNotFit(outcome: { decision?: TaskDecision; error?: RubricateError }): boolean {
   if (outcome.error?.code === 'JUDGE_CONTEXT_OVERFLOW') return true;
@@ -606,31 +394,5 @@ function didNotFit(outcome: { decision?: TaskDecision; error?: RubricateError })
 }
 
 function withAttempts(error: RubricateError, attempts: number): SerializedError {
-  const serialized = error.toJSON();
-  if (attempts > 1 && !serialized.message.includes('attempts)')) serialized.message += ` (after ${attempts} attempts)`;
-  return serialized;
-}
-
-/**
- * A hierarchical criterion from its sub-checks: `all` must pass; `fraction` passed; or
- * `penalty`: 1 minus a penalty per failed check, floored at 0. Met means every check passed.
- */
-export function foldSubchecks(criterion: Criterion, parts: CriterionResult[]): CriterionResult {
-  const failedPart = parts.find((part) => part.status !== 'ok');
-  if (failedPart) {
-    const error = failedPart.error ?? new RubricateError('INTERNAL', 'sub-check not graded').toJSON();
-    return { criterion, source: 'judge', status: 'error', error: { ...error, message: `sub-check "${failedPart.criterion.text}": ${error.message}` } };
-  }
-  const passed = parts.filter((part) => part.verdict!.met).length;
-  const total = parts.length;
-  const rule = criterion.subcheckRule ?? 'all';
-  const value =
-    rule === 'fraction' ? passed / total : rule === 'penalty' ? Math.max(0, 1 - (criterion.subcheckPenalty ?? 1 / total) * (total - passed)) : passed === total ? 1 : 0;
-  const subchecks = parts.map((part) => ({ text: part.criterion.text, met: part.verdict!.met, ...(part.verdict!.explanation ? { explanation: part.verdict!.explanation } : {}) }));
-  return {
-    criterion,
-    source: 'judge',
-    status: 'ok',
-    verdict: { met: passed === total, value, source: 'judge', explanation: `${passed} of ${total} checks passed (${rule})`, subchecks },
-  };
+  return afterAttempts(error, attempts).toJSON();
 }

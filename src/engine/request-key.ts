@@ -12,12 +12,47 @@ export function requestKey(judge: JudgeProvenance, templateVersion: string, requ
   if (request.output) material += schemaJson(request.output.schema);
   // Settings that change replies (e.g. thinking turned off through the extra body) are part of the key.
   if (judge.variant !== undefined) material += `\u0000variant\u0000${judge.variant}`;
+  // Two endpoints serving "the same" model name may not serve the same model: their replies are not shared.
+  const endpoint = endpointIdentity(judge);
+  if (endpoint !== undefined) material += `\u0000endpoint\u0000${endpoint}`;
   if (keyMaterial !== undefined) return sha256Hex(`${material}\u0000material\u0000${keyMaterial}`);
   for (const message of request.messages) {
     // System prompts repeat on every call: hash their digest, computed once, not their text.
     material += `\u0000${message.role}\u0000${message.role === 'system' ? digestOf(message.content) : message.content}`;
   }
   return sha256Hex(material);
+}
+
+/** Hosts whose keys never carried an endpoint: the official APIs (their judge id already names the provider). */
+const officialHosts = new Set(['api.openai.com', 'api.anthropic.com', 'generativelanguage.googleapis.com']);
+
+const endpointMemo = new WeakMap<JudgeProvenance, { baseUrl: string | undefined; namespace: string | undefined; identity: string | undefined }>();
+
+/**
+ * The endpoint part of a cache key: the namespace when one is given; else host and path of each
+ * HTTP endpoint that is not an official API (no credentials, no query), sorted for a pool; else none.
+ */
+export function endpointIdentity(judge: JudgeProvenance): string | undefined {
+  const memo = endpointMemo.get(judge);
+  if (memo && memo.baseUrl === judge.baseUrl && memo.namespace === judge.cacheNamespace) return memo.identity;
+  let identity: string | undefined;
+  if (judge.cacheNamespace !== undefined) identity = `namespace:${judge.cacheNamespace}`;
+  else if (judge.baseUrl) {
+    const hosts: string[] = [];
+    for (const part of judge.baseUrl.split(',')) {
+      let url: URL;
+      try {
+        url = new URL(part.trim());
+      } catch {
+        continue;
+      }
+      if ((url.protocol !== 'http:' && url.protocol !== 'https:') || officialHosts.has(url.hostname)) continue;
+      hosts.push(`${url.host}${url.pathname.replace(/\/+$/, '')}`);
+    }
+    if (hosts.length > 0) identity = [...new Set(hosts)].sort().join(',');
+  }
+  endpointMemo.set(judge, { baseUrl: judge.baseUrl, namespace: judge.cacheNamespace, identity });
+  return identity;
 }
 
 const schemaJsonMemo = new WeakMap<object, string>();

@@ -126,7 +126,7 @@ describe('rubricate generate --input', () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-'));
     const neither = await cli(['generate', '--out', join(directory, 'x.jsonl'), '--generator', 'openai:x', '--generator-base-url', 'http://127.0.0.1:9/v1']);
     expect(neither.code).toBe(2);
-    expect(neither.stderr).toContain('give exactly one of --input (prompts) and --pairs (preference pairs)');
+    expect(neither.stderr).toContain('give --input: prompts (--format prompts) or preference pairs (--format pairs, llmbar, …)');
     const input = join(directory, 'bad.jsonl');
     writeFileSync(input, '{"id": "a"}\n{"id": "b", "prompt": "ok", "reference": 5}\n');
     const { baseUrl } = await startFake();

@@ -1,17 +1,17 @@
 /**
- * One generator call with the engine's retry discipline: transport failures that may pass
- * (timeouts, 429, 5xx, dropped connections) are retried with backoff; answers that do not
- * read as the requested JSON are asked again; after a bounded number of attempts the call
- * fails with a RubricateError that says why. A caller never gets half an answer.
+ * One generator call through the judge-call loop grading uses (`engine/judge-call.ts`):
+ * transport failures that may pass (timeouts, 429, 5xx, dropped connections) are retried with
+ * backoff and Retry-After; answers that do not read as the requested JSON are asked again,
+ * within the same attempt budget; after it the call fails with a RubricateError that says
+ * why. A caller never gets half an answer.
  */
 import type { ReplyStore } from '../store/index.js';
 import { requestKey } from '../engine/request-key.js';
 import { addReplyUsage, type Usage } from '../engine/usage.js';
-import { RubricateError, toRubricateError } from '../errors.js';
+import { afterAttempts, callJudge } from '../engine/judge-call.js';
+import { RubricateError } from '../errors.js';
 import { extractJson } from '../grading/parse.js';
 import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
-import { seededRandom } from '../util/random.js';
-import { sleep } from '../util/sleep.js';
 
 export type ReadResult<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -31,6 +31,8 @@ export interface GeneratorCallOptions<T> {
   timeoutMs?: number;
   retryBaseDelayMs?: number;
   retryMaxDelayMs?: number;
+  /** Longest wait a server's Retry-After may impose per retry (default 60 s, never beyond the timeout). */
+  maxRetryAfterMs?: number;
   signal?: AbortSignal;
   /** Reply store: a rerun reads the answers it already has instead of paying for them again. */
   store?: ReplyStore;
@@ -49,8 +51,6 @@ export interface GeneratorCallResult<T> {
 }
 
 const defaultMaxAttempts = 4;
-/** Jitter only spreads concurrent retries apart; it never reaches a result. */
-const jitter = seededRandom(0x6e6);
 
 export async function callGenerator<T>(options: GeneratorCallOptions<T>): Promise<GeneratorCallResult<T>> {
   const { generator, request } = options;
@@ -67,35 +67,38 @@ export async function callGenerator<T>(options: GeneratorCallOptions<T>): Promis
     }
   }
 
-  let lastFailure: { kind: 'answer'; reason: string } | { kind: 'transport'; error: RubricateError } | undefined;
-  for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
-    if (options.signal?.aborted) throw new RubricateError('DEADLINE_EXCEEDED', 'generation was cancelled');
-    if (attempt > 1 && options.usage) options.usage.retries += 1;
-    let reply: JudgeReply;
-    try {
-      if (options.usage) options.usage.calls += 1;
-      reply = await callOnce(generator, request, options.timeoutMs ?? 300_000, options.signal);
-    } catch (thrown) {
-      const error = toRubricateError(thrown, 'JUDGE_CONNECTION');
-      if (!error.retryable || options.signal?.aborted) throw error;
-      lastFailure = { kind: 'transport', error };
-      if (attempt < maxAttempts) await sleep(retryDelay(attempt, error, options), options.signal);
-      continue;
+  let calls = 0;
+  let lastReason = 'no answer';
+  while (calls < maxAttempts) {
+    // Asking again after an unreadable answer is a retry like any other.
+    if (calls > 0 && options.usage) options.usage.retries += 1;
+    const result = await callJudge((signal) => generator.complete(request, { signal }), {
+      maxAttempts: maxAttempts - calls,
+      timeoutMs: options.timeoutMs ?? 300_000,
+      retryBaseDelayMs: options.retryBaseDelayMs ?? 500,
+      retryMaxDelayMs: options.retryMaxDelayMs ?? 30_000,
+      maxRetryAfterMs: options.maxRetryAfterMs,
+      signal: options.signal,
+      callee: 'generator',
+      activity: 'generation',
+    });
+    calls += result.calls;
+    if (options.usage) {
+      options.usage.calls += result.calls;
+      options.usage.retries += result.retries;
     }
+    if (!result.reply) throw afterAttempts(result.error!, calls);
+    const reply = result.reply;
     if (options.usage) addReplyUsage(options.usage, reply.usage);
     const read = readReply(reply, options);
     if (read.ok) {
       if (key !== undefined) await options.store!.put(key, reply);
-      return { value: read.value, reply, calls: attempt, cached: false };
+      return { value: read.value, reply, calls, cached: false };
     }
     const truncated = reply.finishReason === 'length' ? ' (the reply hit the token limit: raise --generator-max-tokens)' : '';
-    lastFailure = { kind: 'answer', reason: `${read.reason}${truncated}` };
+    lastReason = `${read.reason}${truncated}`;
   }
-  if (lastFailure?.kind === 'transport') {
-    const { error } = lastFailure;
-    throw new RubricateError(error.code, `${error.message} (after ${maxAttempts} attempts)`, error.details, { cause: error });
-  }
-  throw new RubricateError('JUDGE_UNPARSEABLE', `generator answer rejected after ${maxAttempts} attempt${maxAttempts === 1 ? '' : 's'}: ${lastFailure?.reason ?? 'no answer'}`, {
+  throw new RubricateError('JUDGE_UNPARSEABLE', `generator answer rejected after ${calls} attempt${calls === 1 ? '' : 's'}: ${lastReason}`, {
     generator: generator.provenance.id,
     promptVersion: options.promptVersion,
   });
@@ -107,31 +110,3 @@ function readReply<T>(reply: JudgeReply, options: GeneratorCallOptions<T>): Read
   if (!extracted.ok) return { ok: false, reason: extracted.reason };
   return options.read(extracted.value);
 }
-
-async function callOnce(generator: Judge, request: JudgeRequest, timeoutMs: number, outer?: AbortSignal): Promise<JudgeReply> {
-  const timeout = new AbortController();
-  const timer = setTimeout(() => {
-    timeout.abort(new RubricateError('JUDGE_TIMEOUT', `generator did not answer within ${timeoutMs} ms`, { timeoutMs }));
-  }, timeoutMs);
-  // A derived signal instead of a listener on the caller's: many calls in flight share that signal.
-  const signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
-  try {
-    return await generator.complete(request, { signal });
-  } catch (error) {
-    if (timeout.signal.aborted && RubricateError.isInstance(timeout.signal.reason)) throw timeout.signal.reason;
-    if (outer?.aborted) throw new RubricateError('DEADLINE_EXCEEDED', 'generation was cancelled');
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Exponential backoff with jitter; a server's Retry-After wins when it asks for longer. */
-function retryDelay(attempt: number, error: RubricateError, options: Pick<GeneratorCallOptions<unknown>, 'retryBaseDelayMs' | 'retryMaxDelayMs'>): number {
-  const base = options.retryBaseDelayMs ?? 500;
-  const exponential = Math.min(options.retryMaxDelayMs ?? 30_000, base * 2 ** (attempt - 1));
-  const asked = error.details.retryAfterMs;
-  if (typeof asked === 'number') return Math.min(Math.max(asked, 0), 10 * 60_000) + jitter() * Math.min(250, base);
-  return exponential * (0.5 + jitter() * 0.5);
-}
-

@@ -10,8 +10,8 @@ import type { JudgeReply } from '../judges/types.js';
 import type { Criterion, Item } from '../rubric/schema.js';
 import { evidenceOutputBudget } from './budget.js';
 import { extractJson, truncatedReply, unparseable } from './parse.js';
-import { renderConversation, renderCriterion, deriveNonce } from './render.js';
-import type { JudgeTask, SamplingOptions, TaskDecision } from './types.js';
+import { renderConversation, renderCriterion, deriveNonce, renderItemContext } from './render.js';
+import type { JudgeTask, SamplingOptions, TaskDecision, TaskOutcome } from './types.js';
 import { isRecord } from '../util/is-record.js';
 
 export const evidenceTemplate = {
@@ -29,7 +29,7 @@ export function estimateTokens(text: string): number {
 }
 
 /** Splits text into chunks of at most `maxCharacters`, on paragraph, then line, then sentence, then word boundaries. */
-export function splitIntoChunks(text: string, maxCharacters: number): string[] {
+function splitIntoChunks(text: string, maxCharacters: number): string[] {
   if (maxCharacters < 1) throw new RubricateError('CONFIG_INVALID', 'chunk size must be positive', { field: 'context-budget' });
   const pieces = splitToFit(text, maxCharacters, [/\n\s*\n/, /\n/, /(?<=[.!?。！？])\s+/, /\s+/]);
   const chunks: string[] = [];
@@ -130,8 +130,76 @@ export function createEvidenceTask(item: Item, criteria: Criterion[], chunk: str
 }
 
 /** The response a criterion is judged on, when only excerpts could be read. */
-export function evidenceResponse(quotes: string[], responseLength: number, chunkCount: number): string {
+function evidenceResponse(quotes: string[], responseLength: number, chunkCount: number): string {
   const header = `[This response is ${responseLength} characters long, more than the judge can read at once. It was read in ${chunkCount} parts; below are the passages found relevant to this criterion, in order. Judge the criterion on them; parts not shown were found irrelevant to it.]`;
   if (quotes.length === 0) return `${header}\n\n(No passage of the response was found relevant to this criterion.)`;
   return `${header}\n\n${quotes.map((quote) => `> ${quote.replace(/\n/g, '\n> ')}`).join('\n\n')}`;
+}
+
+/** Whether the item's grading prompt is estimated above the judge's context budget (then criteria are judged on evidence). */
+export function needsEvidence(item: Item, budgetTokens: number): boolean {
+  return estimateTokens(renderItemContext(item)) + 600 > budgetTokens;
+}
+
+export interface EvidenceOptions {
+  budgetTokens: number;
+  sampling: SamplingOptions;
+  /** Runs one evidence task through the engine (store, dedupe, calls with their retries). */
+  runTask(task: JudgeTask, attemptBudget: number): Promise<TaskOutcome>;
+  maxAttempts: number;
+  /** Whether a reply that could not be read is asked again after `attempts` rounds. */
+  askAgain(error: RubricateError, attempts: number): boolean;
+}
+
+export interface GatheredEvidence {
+  /** Per criterion, the item to judge it on: its response is that criterion's evidence. */
+  items: Map<string, Item>;
+  summary: Map<string, { quotes: number; chunks: number }>;
+  /** Criteria whose evidence could not be gathered, with the reason. */
+  errors: Map<string, RubricateError>;
+}
+
+/**
+ * Reads a long response chunk by chunk, collecting per criterion the verbatim passages
+ * relevant to it. A criterion whose evidence failed in any chunk is an error naming the part.
+ */
+export async function gatherEvidence(item: Item, criteria: Criterion[], options: EvidenceOptions): Promise<GatheredEvidence> {
+  const gathered: GatheredEvidence = { items: new Map(), summary: new Map(), errors: new Map() };
+  const budget = options.budgetTokens;
+  const overhead = estimateTokens(renderItemContext({ ...item, response: '' })) + 800 + criteria.length * 80;
+  const chunkCharacters = Math.floor((budget - overhead) * 3.5 * 0.8);
+  if (chunkCharacters < 400) {
+    const error = new RubricateError('JUDGE_CONTEXT_OVERFLOW', `the conversation and criteria alone exceed the judge context budget of ${budget} tokens; raise --context-budget`);
+    for (const criterion of criteria) gathered.errors.set(criterion.id, error);
+    return gathered;
+  }
+  const chunks = splitIntoChunks(item.response, chunkCharacters);
+  const quotes = new Map<string, string[]>(criteria.map((criterion) => [criterion.id, []]));
+  await Promise.all(
+    chunks.map(async (chunk, chunkIndex) => {
+      let pending = criteria;
+      for (let attempt = 1; pending.length > 0; attempt += 1) {
+        const task = createEvidenceTask(item, pending, chunk, chunkIndex, chunks.length, options.sampling);
+        const outcome = await options.runTask(task, options.maxAttempts);
+        const retry: Criterion[] = [];
+        for (const criterion of pending) {
+          if (outcome.decision?.verdicts.get(criterion.id)) {
+            quotes.get(criterion.id)!.push(...(task.quotes.get(criterion.id) ?? []));
+            continue;
+          }
+          const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no evidence and no error');
+          if (options.askAgain(error, attempt)) retry.push(criterion);
+          else gathered.errors.set(criterion.id, new RubricateError(error.code, `evidence from part ${chunkIndex + 1} of ${chunks.length}: ${error.message}`));
+        }
+        pending = retry;
+      }
+    }),
+  );
+  for (const criterion of criteria) {
+    if (gathered.errors.has(criterion.id)) continue;
+    const found = quotes.get(criterion.id)!;
+    gathered.items.set(criterion.id, { ...item, response: evidenceResponse(found, item.response.length, chunks.length) });
+    gathered.summary.set(criterion.id, { quotes: found.length, chunks: chunks.length });
+  }
+  return gathered;
 }

@@ -1,4 +1,4 @@
-import type { RubricateError } from '../errors.js';
+import type { RubricateError, SerializedError } from '../errors.js';
 import type { JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { ModelLimits } from '../judges/profiles.js';
 import type { Criterion, Item } from '../rubric/schema.js';
@@ -23,6 +23,17 @@ export interface CriterionVerdict {
   steps?: number[];
 }
 
+/** A criterion's outcome in an item: a verdict, an error with its reason, or skipped (and why). */
+export interface CriterionResult {
+  criterion: Criterion;
+  source: 'judge' | 'check';
+  status: 'ok' | 'error' | 'skipped';
+  verdict?: CriterionVerdict;
+  error?: SerializedError;
+  /** Why a criterion was not graded (e.g. `gated`). */
+  skipReason?: string;
+}
+
 export interface TaskDecision {
   verdicts: Map<string, CriterionVerdict>;
   /** Criteria of the task the reply did not settle, with the reason. */
@@ -45,6 +56,14 @@ export interface JudgeTask {
    */
   keyMaterial?: string;
   decide(reply: JudgeReply): TaskDecision;
+}
+
+/** A task as the engine ran it (store, dedupe, calls, retries): the reply's decision or the error that ended it. */
+export interface TaskOutcome {
+  decision?: TaskDecision;
+  error?: RubricateError;
+  /** Judge calls made for it (0 when the reply came from the store or an identical call in flight). */
+  calls: number;
 }
 
 export type VerdictMode = 'binary' | 'probability';

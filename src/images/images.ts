@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve, dirname } from 'node:path';
 import { RubricateError } from '../errors.js';
 import { createHash } from 'node:crypto';
+import { redactText } from '../util/redact.js';
 
 /** Largest image accepted (OpenAI's and Anthropic's per-image limits are 20 MB and 5 MB; this is the wider bound). */
 export const maxImageBytes = 20 * 1024 * 1024;
@@ -114,4 +115,29 @@ export function judgeImage(image: ItemImage): JudgeImage {
 /** data URL of an image, the form OpenAI-compatible servers take. */
 export function imageDataUrl(image: JudgeImage): string {
   return `data:${image.mediaType};base64,${image.data}`;
+}
+
+/**
+ * An image as a results line records it: where it stood, its type, size and hash, and its
+ * bytes (base64) up to `resultImageDataLimit`, so a report can show the image itself.
+ */
+export interface ResultImage {
+  index: number;
+  place: ImagePlace;
+  media_type: string;
+  bytes: number;
+  sha256: string;
+  /** The url as written (data URLs shortened, credentials redacted). */
+  source: string;
+  /** Base64 of the bytes; absent when the image is over `resultImageDataLimit`. */
+  data?: string;
+}
+
+/** Largest image whose bytes a results line keeps (larger ones keep type, size and hash only). */
+export const resultImageDataLimit = 5 * 1024 * 1024;
+
+export function resultImage(image: ItemImage): ResultImage {
+  const record: ResultImage = { index: image.index, place: image.place, media_type: image.mediaType, bytes: image.bytes, sha256: image.sha256, source: redactText(image.source) };
+  if (image.bytes <= resultImageDataLimit) record.data = image.data;
+  return record;
 }

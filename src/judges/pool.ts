@@ -95,6 +95,7 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
     ...(baseUrls.length > 0 ? { baseUrl: baseUrls.join(',') } : {}),
     ...(first.settings ? { settings: first.settings } : {}),
     ...(first.variant !== undefined ? { variant: first.variant } : {}),
+    ...(first.cacheNamespace !== undefined ? { cacheNamespace: first.cacheNamespace } : {}),
   };
   const limits = judges.map((judge) => judge.maxConcurrency);
   const maxConcurrency = limits.every((limit): limit is number => typeof limit === 'number') ? limits.reduce((sum, limit) => sum + limit, 0) : undefined;

@@ -91,6 +91,11 @@ export interface JudgeProvenance {
    * reasoning effort). Part of the reply cache key when present.
    */
   variant?: string;
+  /**
+   * Replaces the endpoint's identity in the reply cache key (`--cache-namespace`): judges with the
+   * same namespace and model share cached replies whatever their endpoint.
+   */
+  cacheNamespace?: string;
 }
 
 export interface CompleteOptions {

@@ -82,7 +82,7 @@ describe('readLabels', () => {
   });
 
   it('fails clearly on a missing file', async () => {
-    await expect(loadLabels(path.join(directory, 'missing.jsonl'))).rejects.toMatchObject({ code: 'INPUT_INVALID', message: 'file not found' });
+    await expect(loadLabels(path.join(directory, 'missing.jsonl'))).rejects.toMatchObject({ code: 'INPUT_UNREADABLE', message: 'file not found' });
   });
 });
 

@@ -4,12 +4,12 @@
  * order-inconsistent and counted as such. Summaries give win/tie/loss with bootstrap
  * CIs, the position-consistency rate, and (with gold labels) LLMBar-style accuracy.
  */
-import { GradingEngine, type CheckRunner, type CriterionResult, type EngineEvent } from '../engine/engine.js';
+import type { CheckRunner, CriterionResult, EngineEvent } from '../engine/engine.js';
 import type { ReplyStore } from '../store/index.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import type { SerializedError } from '../errors.js';
 import { createPrometheusRelativeStrategy } from '../grading/prometheus.js';
-import { comparisonId, createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairLabel, type PairOrder } from '../grading/pairwise.js';
+import { createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairLabel, type PairOrder } from '../grading/pairwise.js';
 import type { SamplingOptions } from '../grading/types.js';
 import type { Judge } from '../judges/types.js';
 import { computePairwiseMeta } from '../meta/pairwise-metrics.js';
@@ -18,7 +18,8 @@ import type { PairwiseImportRecord } from '../rubric/records.js';
 import type { Message, PairwiseItem } from '../rubric/schema.js';
 import { bootstrap, mean } from '../scoring/bootstrap.js';
 import { rubricateVersion } from '../version.js';
-import { defaultCheckRunner, defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
+import { defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
+import { Grader } from './grader.js';
 import type { JudgeInfo } from './results.js';
 import { redactUrl } from '../util/redact.js';
 
@@ -123,8 +124,13 @@ export function comparisonFromOrders(
   };
 }
 
+/**
+ * Pairwise comparison on the grading pipeline: each pair becomes an item whose criteria are
+ * the comparisons in each presentation order, graded by a `Grader` with the pairwise strategy
+ * (same engine, store, retries and ordered streaming as `grade`), then folded into a record.
+ */
 export class Comparer {
-  readonly engine: GradingEngine;
+  readonly grader: Grader;
   readonly judgeInfo: JudgeInfo | undefined;
   private readonly options: CompareOptions;
 
@@ -135,11 +141,12 @@ export class Comparer {
       options.protocol === 'prometheus'
         ? createPrometheusRelativeStrategy({ sampling })
         : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
-    this.engine = new GradingEngine({
+    this.grader = new Grader({
       judge: options.judge,
       strategy,
+      sampling,
       store: options.store,
-      checkRunner: options.checkRunner ?? defaultCheckRunner,
+      checkRunner: options.checkRunner,
       concurrency: options.concurrency,
       maxAttempts: options.maxAttempts,
       timeoutMs: options.timeoutMs,
@@ -167,7 +174,7 @@ export class Comparer {
 
   async comparePair(pair: PairwiseItem, line = 0): Promise<CompareRecord> {
     const item = pairToItem(pair, { swap: this.options.swap, overall: this.options.overall });
-    const graded = await this.engine.gradeItem(item);
+    const graded = await this.grader.gradeCriteria(item);
     const byBase = new Map<string, Partial<Record<PairOrder, CriterionResult>>>();
     for (const result of graded.criteria) {
       const at = result.criterion.id.lastIndexOf('@');
@@ -208,21 +215,13 @@ export class Comparer {
     return record;
   }
 
-  /** Compares a stream of pairs, a window at a time, yielding records in input order. */
-  async *compareStream(records: AsyncIterable<PairwiseImportRecord>): AsyncGenerator<CompareRecord> {
-    const windowSize = Math.max(64, this.engine.concurrency * 4);
-    const pending: Array<Promise<CompareRecord>> = [];
-    for await (const record of records) {
-      if (this.engine.fatal) break;
-      pending.push(
-        record.kind === 'invalid'
-          ? Promise.resolve({ id: record.id ?? '', status: 'invalid', winner: null, consistent: null, orders: {}, criteria: [], error: record.error.toJSON(), line: record.line, rubricate_version: rubricateVersion })
-          : this.comparePair(record.pair, record.line),
-      );
-      while (pending.length >= windowSize) yield await pending.shift()!;
-    }
-    while (pending.length > 0 && !this.engine.fatal) yield await pending.shift()!;
-    if (this.engine.fatal) throw this.engine.fatal;
+  /** Compares a stream of pairs in input order, through the grader's ordered window. */
+  compareStream(records: AsyncIterable<PairwiseImportRecord>): AsyncGenerator<CompareRecord> {
+    return this.grader.inInputOrder(records, async (record): Promise<CompareRecord> => {
+      if (record.kind === 'pair') return this.comparePair(record.pair, record.line);
+      this.grader.noteInvalid();
+      return { id: record.id ?? '', status: 'invalid', winner: null, consistent: null, orders: {}, criteria: [], error: record.error.toJSON(), line: record.line, rubricate_version: rubricateVersion };
+    });
   }
 }
 
@@ -308,5 +307,3 @@ export class CompareSummaryBuilder {
     return summary;
   }
 }
-
-export { comparisonId };

@@ -20,6 +20,7 @@ import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult,
 import { toResultRecord, type JudgeInfo, type ResultRecord } from './results.js';
 import { redactUrl } from '../util/redact.js';
 import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
+import { mapInOrder } from '../util/ordered-stream.js';
 
 export type GradingMode = 'per-criterion' | 'batched' | 'holistic';
 
@@ -52,6 +53,11 @@ export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
    * (default for embedded local judges, see `localJudgeDefaults`) or `none`.
    */
   explanation?: ExplanationLength;
+  /**
+   * A grading strategy of your own, used instead of the one `mode`, `protocol`, `verdictMode`
+   * and `explanation` choose (pairwise comparison passes its own).
+   */
+  strategy?: GradingStrategy;
 }
 
 export type JudgeProtocol = 'native' | 'prometheus';
@@ -112,7 +118,7 @@ export class Grader {
     // Embedded local judges default to the plan measured fastest that keeps a reason per verdict.
     const explanation = options.explanation ?? (isLocalJudge(options.judge ?? options.judges?.[0]) ? localJudgeDefaults.explanation : 'full');
     options = { ...options, explanation };
-    this.strategy = createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode });
+    this.strategy = options.strategy ?? createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode });
     this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName);
     this.omitText = options.omitText ?? false;
     this.aggregate = options.juryAggregate ?? 'majority';
@@ -134,7 +140,7 @@ export class Grader {
       info: { judge: judge?.provenance.id ?? 'none', ...(sample !== undefined ? { sample } : {}) },
       engine: new GradingEngine({
         judge,
-        strategy: sample !== undefined && sampling.seed !== undefined ? createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode, sampling: { ...sampling, seed: sampling.seed + sample } }) : this.strategy,
+        strategy: sample !== undefined && sampling.seed !== undefined && !options.strategy ? createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode, sampling: { ...sampling, seed: sampling.seed + sample } }) : this.strategy,
         store: options.store,
         checkRunner: options.checkRunner ?? defaultCheckRunner,
         checkMode: options.checkMode,
@@ -182,7 +188,11 @@ export class Grader {
     return this.mode === 'holistic' ? holisticItem(item, this.holisticLevels) : item;
   }
 
-  private async gradePrepared(item: Item): Promise<GradedItem> {
+  /**
+   * An item's criteria graded (by every jury member, merged), before scoring: what pairwise
+   * comparison reads. Emits the item's progress event.
+   */
+  async gradeCriteria(item: Item): Promise<GradedItem> {
     let graded: GradedItem;
     if (this.members.length === 1) graded = await this.members[0].engine.gradeItem(item);
     else {
@@ -193,6 +203,11 @@ export class Grader {
     }
     this.onEvent?.({ type: 'item', status: graded.status });
     return graded;
+  }
+
+  /** Counts an input record that could not be read (it is written as `invalid`, in its place). */
+  noteInvalid(): void {
+    this.onEvent?.({ type: 'item', status: 'invalid' });
   }
 
   private toRecord(record: GradedRecord): ResultRecord {
@@ -207,7 +222,7 @@ export class Grader {
   }
 
   async gradeItem(item: Item): Promise<ResultRecord> {
-    const graded = await this.gradePrepared(this.prepare(item));
+    const graded = await this.gradeCriteria(this.prepare(item));
     return this.toRecord({ kind: 'graded', graded, line: 0 });
   }
 
@@ -217,32 +232,25 @@ export class Grader {
   }
 
   /**
-   * Results in input order. Items are taken from the input only while the judge has too
-   * little queued work to stay busy, and never more than a window ahead of the oldest
-   * unfinished item: memory follows concurrency, not input size.
+   * `run` over a stream in input order, with the grader's window: inputs are taken only while
+   * the judge has too little queued work to stay busy, and never more than a window ahead of
+   * the oldest unfinished one, so memory follows concurrency, not input size. Stops with the
+   * error that stopped grading (bad credentials, the circuit breaker).
    */
-  async *gradeStream(records: AsyncIterable<ImportRecord>): AsyncGenerator<ResultRecord> {
+  inInputOrder<Input, Output>(inputs: AsyncIterable<Input>, run: (input: Input) => Promise<Output>): AsyncGenerator<Output> {
     const concurrency = this.engine.concurrency;
-    const windowSize = Math.max(64, concurrency * 4);
-    const pending: Array<Promise<GradedRecord>> = [];
-    const start = (record: ImportRecord): Promise<GradedRecord> => {
+    return mapInOrder(inputs, run, { window: Math.max(64, concurrency * 4), busy: () => this.engine.queuedCalls >= concurrency, stopped: () => this.fatal });
+  }
+
+  /** Results in input order (see `inInputOrder`); unreadable records stay in their place as `invalid`. */
+  async *gradeStream(records: AsyncIterable<ImportRecord>): AsyncGenerator<ResultRecord> {
+    const graded = this.inInputOrder(records, async (record): Promise<GradedRecord> => {
       if (record.kind === 'invalid') {
-        this.onEvent?.({ type: 'item', status: 'invalid' });
-        return Promise.resolve(record);
+        this.noteInvalid();
+        return record;
       }
-      return this.gradePrepared(this.prepare(record.item)).then((graded) => ({ kind: 'graded' as const, graded, line: record.line }));
-    };
-    for await (const record of records) {
-      if (this.fatal) break;
-      pending.push(start(record));
-      // Enough work queued for the judge, or the window is full: hand out the oldest first.
-      while (pending.length >= windowSize || (pending.length > 1 && this.engine.queuedCalls >= concurrency)) {
-        const next = await pending.shift()!;
-        if (this.fatal) break;
-        yield this.toRecord(next);
-      }
-    }
-    while (pending.length > 0 && !this.fatal) yield this.toRecord(await pending.shift()!);
-    if (this.fatal) throw this.fatal;
+      return { kind: 'graded', graded: await this.gradeCriteria(this.prepare(record.item)), line: record.line };
+    });
+    for await (const record of graded) yield this.toRecord(record);
   }
 }

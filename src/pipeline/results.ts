@@ -11,6 +11,8 @@ import { RubricateError, type SerializedError } from '../errors.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
 import { formatPath } from '../rubric/normalize.js';
 import type { Message } from '../rubric/schema.js';
+import { resultImage, type ResultImage } from '../images/images.js';
+import { renderedStepOffsets } from '../trajectory/render.js';
 import type { ScoredCriterion, ScoredItem, Scoring } from '../scoring/types.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { rubricateVersion } from '../version.js';
@@ -107,6 +109,10 @@ const lineFields = {
   prompt: kept<Message[]>(z.array(objectSchema)).optional(),
   response: z.string().optional(),
   reference: z.string().optional(),
+  /** Trajectory items: where each step's "[step N]" header starts in `response` (UTF-16 offsets). */
+  step_offsets: z.array(z.number().int().nonnegative()).optional(),
+  /** Images of the prompt, reference and response (their placeholders stand in the texts), with their bytes up to a limit. */
+  images: kept<ResultImage[]>(z.array(z.object({ index: z.number(), place: z.string(), media_type: z.string(), bytes: z.number(), sha256: z.string(), source: z.string(), data: z.string().optional() }))).optional(),
   metadata: kept<Record<string, unknown>>(objectSchema).optional(),
   rubric_id: z.string().optional(),
   rubric_hash: z.string().optional(),
@@ -136,6 +142,8 @@ const gradedLineSchema = z.looseObject({
   prompt: lineFields.prompt,
   response: lineFields.response,
   reference: lineFields.reference,
+  step_offsets: lineFields.step_offsets,
+  images: lineFields.images,
   metadata: lineFields.metadata,
   rubric_id: lineFields.rubric_id,
   rubric_hash: lineFields.rubric_hash,
@@ -161,6 +169,8 @@ const invalidLineSchema = z.looseObject({
   prompt: lineFields.prompt,
   response: lineFields.response,
   reference: lineFields.reference,
+  step_offsets: lineFields.step_offsets,
+  images: lineFields.images,
   metadata: lineFields.metadata,
   rubric_id: lineFields.rubric_id,
   rubric_hash: lineFields.rubric_hash,
@@ -286,6 +296,11 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
     result.prompt = item.prompt;
     result.response = item.response;
     if (item.reference !== undefined) result.reference = item.reference;
+    if (item.images && item.images.length > 0) result.images = item.images.map(resultImage);
+    if (item.trajectory) {
+      const rendered = renderedStepOffsets(item.trajectory);
+      if (rendered.text === item.response) result.step_offsets = rendered.offsets;
+    }
   }
   if (item.metadata) result.metadata = item.metadata;
   result.rubric_id = item.rubric.id;

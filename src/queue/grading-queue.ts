@@ -18,6 +18,7 @@ import type { Item } from '../rubric/schema.js';
 import { describeRedisUrl, redisOptionsFromUrl } from '../store/redis-connection.js';
 import { canonicalJson } from '../util/json.js';
 import { sha256Hex } from '../util/hash.js';
+import { mapInOrder } from '../util/ordered-stream.js';
 
 export const gradingQueueName = 'grade';
 const queuePrefix = 'rubricate';
@@ -83,44 +84,50 @@ export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, o
   const runId = randomUUID();
   const chunkSize = Math.max(1, options.chunkSize ?? 20);
   const window = Math.max(1, options.window ?? 64);
-  const pending: Array<{ id: string; result: Promise<ChunkResult> }> = [];
+  // Jobs in submission order; those past `written` are queued or running, not yet written.
+  const submitted: string[] = [];
+  let written = 0;
   try {
     try {
       await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
     } catch (error) {
       throw new RubricateError('STORE_UNAVAILABLE', `cannot reach the queue at ${describeRedisUrl(options.url)}: ${(error as Error).message}`, { field: 'queue' }, { cause: error });
     }
-    let chunk: WireRecord[] = [];
-    let index = 0;
-    const submit = async (recordsOfChunk: WireRecord[]) => {
-      const job = await queue.add(
-        'chunk',
-        { runId, chunk: index, spec: options.spec, records: recordsOfChunk },
-        { jobId: `${runId}-${index}`, attempts: Math.max(1, options.attempts ?? 3), backoff: { type: 'fixed', delay: 1_000 }, removeOnComplete: { age: 3_600 }, removeOnFail: { age: 24 * 3_600 } },
-      );
-      index += 1;
-      const finished = (job.waitUntilFinished(events) as Promise<ChunkResult>).catch((reason: unknown) => {
+    // Each chunk is added to the queue before the next record is read (in order, so job ids follow the input).
+    async function* jobs(): AsyncGenerator<Job<ChunkJob, ChunkResult>> {
+      let chunk: WireRecord[] = [];
+      const submit = async (recordsOfChunk: WireRecord[]) => {
+        const index = submitted.length;
+        const job = await queue.add(
+          'chunk',
+          { runId, chunk: index, spec: options.spec, records: recordsOfChunk },
+          { jobId: `${runId}-${index}`, attempts: Math.max(1, options.attempts ?? 3), backoff: { type: 'fixed', delay: 1_000 }, removeOnComplete: { age: 3_600 }, removeOnFail: { age: 24 * 3_600 } },
+        );
+        submitted.push(job.id!);
+        return job;
+      };
+      for await (const record of records) {
+        if (options.signal?.aborted) return;
+        chunk.push(toWire(record));
+        if (chunk.length >= chunkSize) {
+          yield await submit(chunk);
+          chunk = [];
+        }
+      }
+      if (chunk.length > 0 && !options.signal?.aborted) yield await submit(chunk);
+    }
+    const finished = (job: Job<ChunkJob, ChunkResult>) =>
+      (job.waitUntilFinished(events) as Promise<ChunkResult>).catch((reason: unknown) => {
         throw new RubricateError('INTERNAL', `chunk ${job.data.chunk} of the run failed on the workers: ${reason instanceof Error ? reason.message : String(reason)}`, { runId });
       });
-      // Awaited in order below; meanwhile a rejection is not "unhandled".
-      finished.catch(() => undefined);
-      pending.push({ id: job.id!, result: finished });
-    };
-    for await (const record of records) {
-      if (options.signal?.aborted) break;
-      chunk.push(toWire(record));
-      if (chunk.length >= chunkSize) {
-        await submit(chunk);
-        chunk = [];
-      }
-      while (pending.length >= window) for (const result of (await pending.shift()!.result).results) yield result;
+    for await (const result of mapInOrder(jobs(), finished, { window })) {
+      written += 1;
+      yield* result.results;
     }
-    if (chunk.length > 0 && !options.signal?.aborted) await submit(chunk);
-    while (pending.length > 0) for (const result of (await pending.shift()!.result).results) yield result;
   } finally {
-    if (pending.length > 0) {
+    if (submitted.length > written) {
       // Stopped early: take this run's waiting chunks off the queue so workers do not grade them for nobody.
-      await Promise.allSettled(pending.map((entry) => queue.remove(entry.id)));
+      await Promise.allSettled(submitted.slice(written).map((id) => queue.remove(id)));
     }
     await Promise.allSettled([events.close(), queue.close()]);
   }

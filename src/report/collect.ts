@@ -21,8 +21,12 @@ import {
   type RunSummary,
   type RunTexts,
   type SourcePassRate,
+  type ReportImage,
+  trajectoryStepKinds,
 } from './types.js';
 import { redactDeep, redactText } from '../util/redact.js';
+import { parseRenderedTrajectory } from '../trajectory/render.js';
+import { ReportImageEmbedder } from './images.js';
 
 export interface CollectOptions {
   /** Scoring to apply; by default the one recorded in the results, else healthbench. */
@@ -35,6 +39,10 @@ export interface CollectOptions {
   mostFailedLimit?: number;
   /** Items per text chunk (a page decodes one chunk to show an item). */
   textChunkSize?: number;
+  /** Largest image embedded (bytes); larger ones get a placeholder. */
+  maxImageBytes?: number;
+  /** Largest total of embedded images (bytes). */
+  maxTotalImageBytes?: number;
 }
 
 export interface CollectedRun {
@@ -115,9 +123,10 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
   const textChunkSize = Math.max(1, Math.floor(options.textChunkSize ?? defaultTextChunkSize));
   const textChunks: RunTexts[] = [];
   let texts = new StringTable();
-  let runTexts: RunTexts = { firstItem: 0, firstCriterion: 0, strings: texts.values, prompts: [], responses: [], references: [], metadata: [], explanations: [] };
+  let runTexts: RunTexts = { firstItem: 0, firstCriterion: 0, strings: texts.values, prompts: [], responses: [], references: [], metadata: [], explanations: [], trajectories: [], images: [] };
   const indexById = new Map<string, number>();
   const tagScores: Array<Map<string, number> | null> | undefined = options.keepTagScores ? [] : undefined;
+  const imageEmbedder = new ReportImageEmbedder(options.maxImageBytes, options.maxTotalImageBytes);
 
   let scoring: Scoring | undefined = options.scoring ? getScoring(options.scoring) : undefined;
   let aggregator: Aggregator | undefined = scoring?.createAggregator();
@@ -156,7 +165,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     if (itemIndex % textChunkSize === 0) {
       // Text indices are local to a chunk, so a page can decode one chunk on its own.
       texts = new StringTable();
-      runTexts = { firstItem: itemIndex, firstCriterion: criteria.ids.length, strings: texts.values, prompts: [], responses: [], references: [], metadata: [], explanations: [] };
+      runTexts = { firstItem: itemIndex, firstCriterion: criteria.ids.length, strings: texts.values, prompts: [], responses: [], references: [], metadata: [], explanations: [], trajectories: [], images: [] };
       textChunks.push(runTexts);
     }
     if (indexById.has(record.id)) duplicateIds += 1;
@@ -177,6 +186,12 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
 
     runTexts.prompts.push(flattenPrompt(record.prompt, texts));
     runTexts.responses.push(texts.addOptional(record.response));
+    const steps = typeof record.response === 'string' && record.response.startsWith('[step 1] ') ? parseRenderedTrajectory(record.response, Array.isArray(record.step_offsets) ? record.step_offsets : undefined) : null;
+    if (steps) runTexts.trajectories.push([itemIndex, flattenSteps(steps, texts)]);
+    if (Array.isArray(record.images) && record.images.length > 0) {
+      const shown = record.images.map((image) => imageEmbedder.image(image)).filter((image): image is ReportImage => image !== null);
+      if (shown.length > 0) runTexts.images.push([itemIndex, shown]);
+    }
     if (typeof record.reference === 'string') runTexts.references.push(itemIndex, texts.add(record.reference));
     if (record.metadata && Object.keys(record.metadata).length > 0) runTexts.metadata.push(itemIndex, texts.add(metadataText(record.metadata)));
 
@@ -279,6 +294,12 @@ function flattenPrompt(prompt: ResultRecord['prompt'], texts: StringTable): numb
   return flattened;
 }
 
+function flattenSteps(steps: NonNullable<ReturnType<typeof parseRenderedTrajectory>>, texts: StringTable): number[] {
+  const flattened: number[] = [];
+  for (const step of steps) flattened.push(trajectoryStepKinds.indexOf(step.kind), texts.addOptional(step.toolName), step.bodyStart, step.bodyEnd);
+  return flattened;
+}
+
 function metadataText(metadata: Record<string, unknown>): string {
   const text = JSON.stringify(metadata, null, 2);
   return text.length > metadataCharacterLimit ? `${text.slice(0, metadataCharacterLimit)}\n…` : text;
@@ -305,6 +326,10 @@ function criterionExtras(criterion: GradedCriterion): CriterionExtras | null {
   }
   if (criterion.skip_reason !== undefined) {
     extras.skip_reason = criterion.skip_reason;
+    any = true;
+  }
+  if (Array.isArray(criterion.steps) && criterion.steps.length > 0) {
+    extras.steps = criterion.steps.filter((step) => Number.isInteger(step));
     any = true;
   }
   return any ? extras : null;

@@ -49,6 +49,8 @@ export interface WriteReportOptions {
   seed?: number;
   /** Timestamp shown as "generated" (ISO 8601); default now. Fix it for byte-identical reports. */
   generatedAt?: string;
+  /** Largest image embedded in the report (bytes); larger ones get a placeholder. Default 2 MB. */
+  maxImageBytes?: number;
 }
 
 export interface ReportDocument {
@@ -108,7 +110,7 @@ export async function buildReport(options: Omit<WriteReportOptions, 'out' | 'for
     return { payload, texts: [collected.texts] };
   }
 
-  const collectOptions: CollectOptions = { scoring: options.scoring, onWarning: options.onWarning, keepTagScores: Boolean(options.compare) };
+  const collectOptions: CollectOptions = { scoring: options.scoring, onWarning: options.onWarning, keepTagScores: Boolean(options.compare), maxImageBytes: options.maxImageBytes };
   const run = await collectRun(options.input, collectOptions);
   let baseline: CollectedRun | undefined;
   if (options.compare) {

@@ -55,6 +55,8 @@ export interface CriterionExtras {
   probability?: number;
   error?: { code: string; message: string };
   skip_reason?: string;
+  /** Trajectory items: the step numbers the verdict cites. */
+  steps?: number[];
 }
 
 /** Columns of every criterion of every item of one run, flattened in item order. */
@@ -91,6 +93,30 @@ export interface RunTexts {
   metadata: number[];
   /** Per criterion of the chunk's items, in column order: index of the judge's explanation, or -1. */
   explanations: number[];
+  /**
+   * Trajectory items: pairs [run item index, steps]; steps flattened in fours [kind (see
+   * `trajectoryStepKinds`), tool name (text index, or -1), body start, body end], the body being
+   * that slice of the item's response (its numbered-step rendering).
+   */
+  trajectories: Array<[number, number[]]>;
+  /** Items with images: pairs [run item index, images in their order]. */
+  images: Array<[number, ReportImage[]]>;
+}
+
+/** Step kinds of `RunTexts.trajectories`, by code. */
+export const trajectoryStepKinds = ['system', 'user', 'assistant', 'reasoning', 'tool_call', 'tool_result'] as const;
+
+/** An item's image as the page shows it: the bytes as a data URL, or why they are not embedded. */
+export interface ReportImage {
+  /** The N of the "[image N: …]" placeholder standing for it in the texts. */
+  index: number;
+  place: string;
+  mediaType: string;
+  bytes: number;
+  sha256: string;
+  dataUrl?: string;
+  /** Why the image is not shown (over the report's size cap, bytes not in the results…). */
+  omitted?: string;
 }
 
 export interface FailedCriterion {

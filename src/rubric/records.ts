@@ -16,7 +16,7 @@ export interface InvalidRecord {
 }
 
 /** One record read from an item input: an item, or the reason a line could not become one. */
-export type ImportRecord = { kind: 'item'; item: Item; line: number } | InvalidRecord;
+export type ImportRecord = { kind: 'item'; item: Item; line: number; /** Read with `withoutResponses`: the record had no response. */ withoutResponse?: true } | InvalidRecord;
 
 /** One record read from a pairwise input. */
 export type PairwiseImportRecord = { kind: 'pair'; pair: PairwiseItem; line: number } | InvalidRecord;

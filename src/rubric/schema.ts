@@ -77,8 +77,29 @@ export const rubricInputSchema = z.object({
   metadata: freeObjectSchema.optional(),
 });
 
-/** A text part, or an image part {type: "image_url", image_url: {url}} (data URL, http(s) URL or a path relative to the input file). */
-export const contentPartSchema = z.looseObject({ type: z.string().optional(), text: z.string().optional(), image_url: z.object({ url: z.string().min(1), detail: z.string().optional() }).optional() });
+/** Content part types an item may carry: text (OpenAI chat and Responses spellings) and images. */
+export const contentPartTypes: readonly string[] = ['text', 'input_text', 'image_url'];
+
+const imageUrlSchema = z.object({ url: z.string().min(1), detail: z.string().optional() });
+
+/**
+ * A text part, or an image part {type: "image_url", image_url: {url}} (data URL, http(s) URL or a path relative to the input file).
+ * The type is checked first, so an unknown part is named by its `type`, not by a shape it was never meant to have.
+ */
+export const contentPartSchema = z
+  .looseObject({ type: z.string().optional(), text: z.unknown().optional(), image_url: z.unknown().optional() })
+  .superRefine((part, context) => {
+    if (part.type !== undefined && !contentPartTypes.includes(part.type)) {
+      context.addIssue({ code: 'custom', path: ['type'], message: `content part of type "${part.type}" is not supported (${contentPartTypes.join(', ')} are)` });
+      return;
+    }
+    if (part.text !== undefined && typeof part.text !== 'string') context.addIssue({ code: 'custom', path: ['text'], message: `expected string, got ${part.text === null ? 'null' : typeof part.text}` });
+    const isImage = part.type === 'image_url' || (part.type === undefined && part.image_url !== undefined);
+    if (!isImage) return;
+    const image = imageUrlSchema.safeParse(part.image_url);
+    for (const issue of image.success ? [] : image.error.issues) context.addIssue({ code: 'custom', path: ['image_url', ...issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment))], message: issue.message });
+  })
+  .transform((part) => part as { type?: string; text?: string; image_url?: { url: string; detail?: string }; [key: string]: unknown });
 
 export const messageInputSchema = z.object({
   role: z.string().min(1),

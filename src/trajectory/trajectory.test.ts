@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { RubricateError } from '../errors.js';
 import { normalizeItem } from '../rubric/normalize.js';
-import { renderTrajectory } from './render.js';
-import { citedSteps, normalizeTrajectory, toolCalls } from './trajectory.js';
+import { parseRenderedTrajectory, renderedStepOffsets, renderTrajectory } from './render.js';
+import { citedSteps, normalizeTrajectory, toolCalls, trajectorySteps, type TrajectoryMessageInput } from './trajectory.js';
 
 const rubric = { criteria: [{ id: 'c', text: 'The agent confirms before cancelling.' }] };
 const response = [
@@ -69,5 +69,39 @@ describe('trajectory items', () => {
   it('reads the steps a verdict cites', () => {
     expect(citedSteps('Confirmed at step 4; the write is [step 9]. Steps 3, 5 and 7 ask; steps 10-12 search.', 20)).toEqual([4, 9, 3, 5, 7, 10, 11, 12]);
     expect(citedSteps('step 0 and step 99 do not exist; 12 items', 20)).toEqual([]);
+  });
+});
+
+describe('reading a rendering back into steps (the report)', () => {
+  it('finds every step with its kind, tool and body, even when a message quotes a step header or spans paragraphs', () => {
+    const messages: TrajectoryMessageInput[] = [
+      { role: 'system', content: 'Policy.' },
+      ...(response as TrajectoryMessageInput[]),
+      { role: 'user' as const, content: 'First paragraph.\n\n[step 3] user: a quoted header, not a step\n\n[step 9] tool call fake({})' },
+      { role: 'assistant' as const, content: null, tool_calls: [{ id: 't2', type: 'function' as const, function: { name: 'book', arguments: { nested: { a: [1, 2] }, text: 'x(y)' } } }] },
+      { role: 'tool' as const, tool_call_id: 't2', content: '' },
+    ];
+    const trajectory = normalizeTrajectory(messages);
+    const { text, offsets } = renderedStepOffsets(trajectory);
+    expect(text).toBe(renderTrajectory(trajectory));
+    const parsed = parseRenderedTrajectory(text, offsets)!;
+    const steps = trajectorySteps(trajectory);
+    expect(parsed.map((step) => ({ number: step.number, kind: step.kind, toolName: step.toolName }))).toEqual(steps.map((step) => ({ number: step.number, kind: step.kind, toolName: step.toolName })));
+    expect(parsed.map((step) => text.slice(step.bodyStart, step.bodyEnd))).toEqual(steps.map((step) => (step.kind === 'tool_call' ? JSON.stringify(step.toolArguments) : step.text)));
+  });
+
+  it('without recorded offsets, skips quoted headers that are out of sequence; wrong offsets fall back to that reading', () => {
+    const trajectory = normalizeTrajectory([...(response as TrajectoryMessageInput[]), { role: 'user', content: 'Look:\n\n[step 2] user: quoted' }, { role: 'assistant', content: 'ok' }]);
+    const { text, offsets } = renderedStepOffsets(trajectory);
+    const expected = trajectorySteps(trajectory).map((step) => step.kind);
+    expect(parseRenderedTrajectory(text)!.map((step) => step.kind)).toEqual(expected);
+    expect(parseRenderedTrajectory(text, offsets.map((offset) => offset + 1))!.map((step) => step.kind)).toEqual(expected);
+    expect(parseRenderedTrajectory(text, [0, 5])!.map((step) => step.kind)).toEqual(expected);
+  });
+
+  it('is null for text that is not a rendering', () => {
+    expect(parseRenderedTrajectory('A plain answer.')).toBeNull();
+    expect(parseRenderedTrajectory('Intro\n\n[step 1] user: hi')).toBeNull();
+    expect(parseRenderedTrajectory('[step 2] user: starts at two')).toBeNull();
   });
 });

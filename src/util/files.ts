@@ -222,7 +222,13 @@ export class JsonLinesWriter {
     if (this.failure) throw writeFailure(this.path, this.failure);
     if (!this.stream.write(`${JSON.stringify(value)}\n`)) {
       // An error instead of 'drain' must end the wait too, or a dead output hangs the run.
-      await Promise.race([once(this.stream, 'drain'), once(this.stream, 'close')]);
+      // The listener that loses the race is removed, or they pile up over a long run.
+      const settled = new AbortController();
+      try {
+        await Promise.race([once(this.stream, 'drain', { signal: settled.signal }), once(this.stream, 'close', { signal: settled.signal })]);
+      } finally {
+        settled.abort();
+      }
       if (this.failure) throw writeFailure(this.path, this.failure);
     }
   }

@@ -14,7 +14,7 @@ export interface NumberedLine {
 }
 
 function openError(file: string, error: NodeJS.ErrnoException): RubricateError {
-  if (error.code === 'ENOENT') return new RubricateError('INPUT_INVALID', 'file not found', { file });
+  if (error.code === 'ENOENT') return new RubricateError('INPUT_UNREADABLE', 'file not found', { file });
   if (error.code === 'EISDIR') return new RubricateError('INPUT_UNREADABLE', 'is a folder, not a file', { file });
   if (error.code === 'EACCES' || error.code === 'EPERM') return new RubricateError('INPUT_UNREADABLE', 'permission denied', { file });
   return new RubricateError('INPUT_UNREADABLE', error.message, { file });

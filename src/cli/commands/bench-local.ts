@@ -19,6 +19,7 @@ interface BenchLocalFlags {
   contextSize: string;
   plans?: string[];
   json?: boolean;
+  quick?: boolean;
 }
 
 function positiveInteger(value: string, field: string): number {
@@ -38,10 +39,11 @@ export function registerBenchLocalCommand(program: Command, context: CommandCont
     .option('--threads <n>', 'llama.cpp threads (default: as the local judge chooses)')
     .option('--context-size <n>', 'tokens per sequence', '8192')
     .option('--plans <name...>', 'only these plans (default: all)')
+    .option('--quick', 'about a minute: measure raw speed only and project each plan from its token counts')
     .option('--json', 'print the measurements as JSON')
     .action(async (flags: BenchLocalFlags) => {
       const { normalizeItem } = await import('../../rubric/normalize.js');
-      const { assertPlansKnown, formatLocalBenchmark, runLocalBenchmark, syntheticHealthBenchItem } = await import('../../judges/llamacpp/local-benchmark.js');
+      const { assertPlansKnown, formatLocalBenchmark, projectLocalBenchmark, runLocalBenchmark, syntheticHealthBenchItem } = await import('../../pipeline/local-judge-benchmark.js');
       const { defaultModelCacheDirectory, resolveDefaultLocalModel, resolveModelReference } = await import('../../judges/llamacpp/model-file.js');
       if ((flags.model === undefined) === (flags.shape === undefined)) throw new RubricateError('CONFIG_INVALID', 'give exactly one of --model PATH|default and --shape NAME', { field: 'model' });
       if (flags.quantization !== 'q4_0' && flags.quantization !== 'q8_0') throw new RubricateError('CONFIG_INVALID', '--quantization must be q4_0 or q8_0', { field: 'quantization' });
@@ -65,16 +67,11 @@ export function registerBenchLocalCommand(program: Command, context: CommandCont
         label = modelPath;
       }
       const items = Array.from({ length: Math.ceil(criteria / 12) }, (_, index) => normalizeItem(syntheticHealthBenchItem(index)));
-      const report = await runLocalBenchmark({
-        modelPath,
-        items,
-        threads,
-        contextSize,
-        criteriaPerPlan: criteria,
-        pinExplanations: randomWeights,
-        plans: flags.plans ? assertPlansKnown(flags.plans) : undefined,
-        onProgress: (message) => context.stderr(message),
-      });
+      const plans = flags.plans ? assertPlansKnown(flags.plans) : undefined;
+      const onProgress = (message: string) => context.stderr(message);
+      const report = flags.quick
+        ? await projectLocalBenchmark({ modelPath, items, threads, criteriaPerPlan: criteria, plans, onProgress })
+        : await runLocalBenchmark({ modelPath, items, threads, contextSize, criteriaPerPlan: criteria, pinExplanations: randomWeights, plans, onProgress });
       context.stdout(flags.json ? JSON.stringify({ model: label, ...report }, null, 2) : formatLocalBenchmark(report, label));
     });
 }

@@ -7,12 +7,16 @@ import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type Input
 
 interface ConvertFlags extends InputFlags {
   out: string;
+  quiet?: boolean;
 }
 
 export function registerConvertCommand(program: Command, context: CommandContext): void {
   const command = program.command('convert').description('convert a benchmark file to canonical items JSONL (or graded results, for results formats)');
   addInputOptions(command, { formatHelp: `input format (${[...itemImporters.names(), ...resultsImporters.names()].join(', ')})`, responseFromVerb: 'use' });
-  command.requiredOption('--out <file>', 'output JSONL').action(async (flags: ConvertFlags) => {
+  command
+    .requiredOption('--out <file>', 'output JSONL')
+    .option('--quiet', 'no summary on stderr (errors still print)')
+    .action(async (flags: ConvertFlags) => {
     context.exitCode = await runConvert(flags, context);
   });
 }
@@ -24,10 +28,12 @@ async function runConvert(flags: ConvertFlags, context: CommandContext): Promise
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }],
     outputs: [{ flag: 'out', path: flags.out }],
   });
-  const options = await importOptionsFrom(flags, context);
+  // Records without responses are written as rubric-only items (grade them later with --responses).
+  const options = { ...(await importOptionsFrom(flags, context)), withoutResponses: true };
   const writer = new JsonLinesWriter(flags.out);
   let written = 0;
   let invalid = 0;
+  let rubricOnly = 0;
   try {
     if (itemImporters.has(flags.format)) {
       for await (const record of getItemImporter(flags.format).read(flags.input, options)) {
@@ -37,10 +43,11 @@ async function runConvert(flags: ConvertFlags, context: CommandContext): Promise
           continue;
         }
         const { item } = record;
+        if (record.withoutResponse) rubricOnly += 1;
         await writer.write({
           id: item.id,
           prompt: item.prompt,
-          response: item.response,
+          ...(record.withoutResponse ? {} : { response: item.response }),
           rubric: item.rubric,
           ...(item.reference !== undefined ? { reference: item.reference } : {}),
           ...(item.tags ? { tags: item.tags } : {}),
@@ -66,6 +73,11 @@ async function runConvert(flags: ConvertFlags, context: CommandContext): Promise
     throw error;
   }
   await writer.close();
-  context.stderr(`wrote ${written} records to ${flags.out}${invalid ? ` (${invalid} invalid input records skipped)` : ''}`);
+  if (!flags.quiet) {
+    context.stderr(`wrote ${written} records to ${flags.out}${invalid ? ` (${invalid} invalid input records skipped)` : ''}`);
+    if (rubricOnly > 0) {
+      context.stderr(`${rubricOnly} of them have a rubric but no response: grade them with rubricate grade --format items --input ${flags.out} --responses FILE (JSONL {id, response})`);
+    }
+  }
   return invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }

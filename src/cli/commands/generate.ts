@@ -15,7 +15,7 @@ import type { GeneratedRubric } from '../../generation/generator.js';
 import { buildRubricGenerator } from '../../generation/generator-options.js';
 import { addGeneratorOptions, generatorOptionsFrom, type GeneratorFlags } from '../generator-options.js';
 import { readPromptRecords, type PromptRecord } from '../../generation/inputs.js';
-import { mapInOrder } from '../../generation/ordered-pool.js';
+import { mapInOrder } from '../../util/ordered-stream.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import type { InvalidRecord } from '../../rubric/records.js';
 import { Grader } from '../../pipeline/grader.js';
@@ -23,17 +23,17 @@ import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parsePositiveInteger, type JudgeFlags, type OpenedStore } from '../judge-options.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
+import { addDeprecatedFlags } from '../deprecated-flags.js';
 
 interface GenerateFlags extends JudgeFlags, GeneratorFlags {
   input?: string;
+  format: string;
   referenceField: string;
-  pairs?: string;
-  pairsFormat: string;
   attempts: number;
   split: SplitMode;
   limit?: number;
   out: string;
-  report?: string;
+  summary?: string;
   scoring?: string;
   checkMode: 'strict' | 'loose';
   quiet?: boolean;
@@ -42,38 +42,37 @@ interface GenerateFlags extends JudgeFlags, GeneratorFlags {
 export function registerGenerateCommand(program: Command, context: CommandContext): void {
   const command = program
     .command('generate')
-    .description('write rubrics for prompts (--input), or contrastive rubrics from preference pairs kept only when they order the pair correctly (--pairs)')
-    .option('--input <file>', 'prompts JSONL: {id, prompt (string or messages), reference?}')
+    .description('write rubrics for prompts (--format prompts), or contrastive rubrics from preference pairs kept only when they order the pair correctly (--format pairs or a pairwise benchmark)')
+    .option('--input <file>', 'prompts JSONL {id, prompt (string or messages), reference?}; or preference pairs: JSONL {id?, prompt, chosen, rejected}, or a benchmark file/folder')
+    .option('--format <name>', 'prompts (default), pairs (JSONL {id?, prompt, chosen, rejected}), or a pairwise benchmark: llmbar, pandalm, autoj, judgebench, hhh', 'prompts')
     .option('--reference-field <name>', 'field of --input lines holding a reference answer', 'reference')
-    .option('--pairs <file>', 'preference pairs: JSONL {id?, prompt, chosen, rejected}, or a benchmark file/folder with --pairs-format')
-    .option('--pairs-format <name>', 'jsonl (default), or a pairwise benchmark: llmbar, pandalm, autoj, judgebench, hhh', 'jsonl')
     .option('--attempts <k>', 'contrastive: generations tried per pair before giving up', parsePositiveInteger('attempts'), 3)
     .addOption(new Option('--split <mode>', 'contrastive: per-prompt (other pairs of a prompt test its rubric) or none').choices(['per-prompt', 'none']).default('per-prompt'))
     .option('--limit <n>', 'contrastive: use only the first n prompts (pair groups)', parsePositiveInteger('limit'))
     .requiredOption('--out <file>', 'items JSONL: {id, prompt, rubric, reference?, metadata}')
-    .option('--report <file>', 'contrastive: write the keep-rate / ordering report (JSON) here')
+    .option('--summary <file>', 'contrastive: write the keep-rate / ordering summary (JSON) here')
     .option('--scoring <name>', 'contrastive: scoring that compares chosen and rejected (default: weighted_mean, as grade uses for items)')
     .addOption(new Option('--check-mode <mode>', 'contrastive: IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--quiet', 'no per-item warnings');
   addGeneratorOptions(command);
   addJudgeOptions(command, { batching: true });
+  addDeprecatedFlags(command, context);
   command.action(async (flags: GenerateFlags) => {
     context.exitCode = await runGenerate(flags, context);
   });
 }
 
 async function runGenerate(flags: GenerateFlags, context: CommandContext): Promise<number> {
-  if ((flags.input === undefined) === (flags.pairs === undefined)) {
-    throw new RubricateError('CONFIG_INVALID', 'give exactly one of --input (prompts) and --pairs (preference pairs)', { field: flags.input ? 'pairs' : 'input' });
-  }
+  if (flags.input === undefined) throw new RubricateError('CONFIG_INVALID', 'give --input: prompts (--format prompts) or preference pairs (--format pairs, llmbar, …)', { field: 'input' });
+  const contrastive = flags.format !== 'prompts';
   checkFiles({
-    inputs: [{ flag: 'input', path: flags.input }, { flag: 'pairs', path: flags.pairs, folder: true }],
-    outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }],
+    inputs: [{ flag: 'input', path: flags.input, folder: contrastive }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary }],
     keep: storeFilesOf(flags),
   });
   const opened = await openStore(flags, flags.out);
   try {
-    return flags.pairs !== undefined ? await runContrastive(flags, flags.pairs, context, opened) : await runPrompts(flags, flags.input!, context, opened);
+    return contrastive ? await runContrastive(flags, flags.input, context, opened) : await runPrompts(flags, flags.input, context, opened);
   } finally {
     opened.close();
   }
@@ -86,7 +85,7 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
   const writer = new JsonLinesWriter(flags.out);
   const counts = { ok: 0, failed: 0, invalid: 0, criteria: 0, checksProposed: 0, checksKept: 0, checksRejected: 0 };
   try {
-    const outcomes = mapInOrder(readPromptRecords(input, { referenceField: flags.referenceField }), flags.concurrency, async (read): Promise<Outcome> => {
+    const outcomes = mapInOrder(readPromptRecords(input, { referenceField: flags.referenceField }), async (read): Promise<Outcome> => {
       if (read.kind === 'invalid') return { kind: 'invalid', read };
       try {
         const generated = await generator.generate({ prompt: read.record.prompt, reference: read.record.reference });
@@ -95,7 +94,7 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
         if (isFatal(error) || context.signal.aborted) throw error;
         return { kind: 'error', record: read.record, error: toRubricateError(error) };
       }
-    });
+    }, { window: flags.concurrency });
     for await (const outcome of outcomes) {
       if (outcome.kind === 'invalid') {
         counts.invalid += 1;
@@ -144,7 +143,9 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
 
 async function runContrastive(flags: GenerateFlags, pairsSource: string, context: CommandContext, opened: OpenedStore): Promise<number> {
   const store = opened.store;
-  const { pairs, summary } = await readPreferencePairs(pairsSource, flags.pairsFormat);
+  // The rubricate pairs JSONL is "jsonl" to the pair reader and in the summary it writes.
+  const pairFormat = flags.format === 'pairs' ? 'jsonl' : flags.format;
+  const { pairs, summary } = await readPreferencePairs(pairsSource, pairFormat);
   for (const error of summary.invalid.slice(0, 20)) reportInputError(context, error);
   if (summary.invalid.length > 20) context.stderr(`… ${summary.invalid.length - 20} more invalid records`);
   let groups = groupPairs(pairs, flags.split);
@@ -170,7 +171,7 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
     for (const member of judges) await member.close?.();
   };
   try {
-    for await (const outcome of mapInOrder(groups, flags.concurrency, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts }))) {
+    for await (const outcome of mapInOrder(groups, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts }), { window: flags.concurrency })) {
       outcomes.push(outcome);
       if (!outcome.rubric) continue;
       const last = outcome.attempts[outcome.attempts.length - 1];
@@ -202,7 +203,7 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
   const heldOutPairs = groups.reduce((total, group) => total + group.heldOut.length, 0);
   const report = summarizeContrastive(outcomes, {
     source: pairsSource,
-    format: flags.pairsFormat,
+    format: pairFormat,
     readSummary: summary,
     groups: groups.length,
     heldOutPairs,
@@ -211,9 +212,9 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
     generator,
     grader,
   });
-  if (flags.report) await writeFileAtomic(flags.report, `${JSON.stringify(report, null, 2)}\n`);
+  if (flags.summary) await writeFileAtomic(flags.summary, `${JSON.stringify(report, null, 2)}\n`);
   opened.finish();
-  context.stderr(`${formatContrastiveSummary(report)}\nrubrics: ${flags.out}${flags.report ? `\nreport: ${flags.report}` : ''}`);
+  context.stderr(`${formatContrastiveSummary(report)}\nrubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`);
   return exitCodes.success;
 }
 

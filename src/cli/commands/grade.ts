@@ -3,7 +3,8 @@ import { Option, type Command } from 'commander';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
-import { countLines, countRecords, ProgressReporter } from '../progress.js';
+import { ProgressReporter } from '../progress.js';
+import { countInputRecords } from '../input-count.js';
 import { afterGrace, reportInterrupted } from '../interrupt.js';
 import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
@@ -90,8 +91,6 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     batched?.ledger.close();
   };
   const opened = await openStore(flags, flags.out);
-  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)));
-  const totalSource = flags.responses ?? flags.input;
   const forecast =
     judge && isLocalJudge(judge)
       ? new LocalJudgeForecast((line) => context.stderr(line), {
@@ -101,7 +100,22 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
           verdict: flags.verdict ?? 'binary',
         })
       : undefined;
-  countLines(totalSource).then(
+  const skipsForPrometheus = flags.judgeProtocol === 'prometheus' && importer.name === 'biggen';
+  /** The records the run grades, as the run reads them (shard and BiGGen's Prometheus skips applied). */
+  const records = (options: typeof importOptions, skipped = { count: 0 }) => {
+    const imported = importer.read(flags.input, options);
+    return shardOf(skipsForPrometheus ? withoutPrometheusSkips(imported, skipped) : imported, flags.shard);
+  };
+  const expectedTotal = countInputRecords({
+    format: importer.name,
+    input: flags.input,
+    responses: flags.responses,
+    shard: flags.shard,
+    read: () => records({ ...importOptions, onWarning: undefined }),
+  });
+  // A local judge's plan decides its speed, so the live bar names it beside the ETA.
+  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), forecast ? `grading (${forecast.progressLabel})` : undefined);
+  expectedTotal.then(
     (total) => {
       progress.setTotal(total);
       forecast?.setTotal(total);
@@ -128,8 +142,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
 
   if (dryRun) {
     try {
-      const imported = importer.read(flags.input, importOptions);
-      const usage = await dryRunUsage(grader.gradeStream(shardOf(imported, flags.shard)));
+      const usage = await dryRunUsage(grader.gradeStream(records(importOptions)));
       progress.stop();
       printDryRun(context, dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch) });
       return exitCodes.success;
@@ -143,13 +156,11 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   const queueUrl = flags.queue;
   // BiGGen grades its llm_judge instances only with non-Prometheus judges; reproduce that.
   const skipped = { count: 0 };
-  const skipsForPrometheus = flags.judgeProtocol === 'prometheus' && importer.name === 'biggen';
-  const imported = importer.read(flags.input, importOptions);
   let outcome: GradeFileOutcome;
   try {
     outcome = await gradeFile({
       grader,
-      records: shardOf(skipsForPrometheus ? withoutPrometheusSkips(imported, skipped) : imported, flags.shard),
+      records: records(importOptions, skipped),
       ...(queueUrl
         ? {
             results: async function* (records) {
@@ -179,7 +190,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
     await opened.close();
     await closeJudges();
-    const total = await countRecords(totalSource).catch(() => undefined);
+    const total = await expectedTotal.catch(() => undefined);
     return reportInterrupted(context, outcome.written, total);
   }
   const { metrics, usage, invalid: invalidSeen } = outcome;

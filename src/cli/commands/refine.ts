@@ -6,7 +6,7 @@ import { defaultFilterOptions, describeAction, isFatal } from '../../generation/
 import { buildRubricGenerator } from '../../generation/generator-options.js';
 import { addGeneratorOptions, generatorOptionsFrom, type GeneratorFlags } from '../generator-options.js';
 import { readPromptRecords, readResponsesFile, type PromptRecord } from '../../generation/inputs.js';
-import { mapInOrder } from '../../generation/ordered-pool.js';
+import { mapInOrder } from '../../util/ordered-stream.js';
 import { promptVersions } from '../../generation/prompts.js';
 import { formatRefineSummary, refineRubric, type RefineOutcome } from '../../generation/refine.js';
 import { mean, round } from '../../generation/statistics.js';
@@ -17,13 +17,16 @@ import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
+import { existsSync } from 'node:fs';
+import { addDeprecatedFlags, deprecatedValue } from '../deprecated-flags.js';
 import type { InvalidRecord } from '../../rubric/records.js';
 
 interface RefineFlags extends JudgeFlags, GeneratorFlags {
   input: string;
   referenceField: string;
-  responses?: number;
-  responsesFile?: string;
+  /** A responses file; a bare number here is the deprecated form of --responses-per-prompt. */
+  responses?: string;
+  responsesPerPrompt?: number;
   responseTemperature: number;
   responseMaxTokens: number;
   iterations: number;
@@ -34,7 +37,7 @@ interface RefineFlags extends JudgeFlags, GeneratorFlags {
   clusterThreshold: number;
   textSimilarity: number;
   out: string;
-  report?: string;
+  summary?: string;
   scoring?: string;
   checkMode: 'strict' | 'loose';
   quiet?: boolean;
@@ -48,8 +51,8 @@ export function registerRefineCommand(program: Command, context: CommandContext)
     .description('refine rubrics until they tell the best responses apart: grade N responses, ask the generator to separate the top two, repeat')
     .requiredOption('--input <file>', 'items or prompts JSONL: {id, prompt, rubric?, reference?, chosen?, rejected?} (no rubric: one is generated first)')
     .option('--reference-field <name>', 'field of --input lines holding a reference answer', 'reference')
-    .option('--responses <n>', `responses per prompt: sampled from the generator model (default ${defaultResponses}), or the first n of --responses-file`, parsePositiveInteger('responses'))
-    .option('--responses-file <file>', 'responses JSONL: {id, response} lines or {id, responses: [...]} (instead of sampling)')
+    .option('--responses <file>', 'responses JSONL: {id, response} lines or {id, responses: [...]} (instead of sampling)')
+    .option('--responses-per-prompt <n>', `responses per prompt: sampled from the generator model (default ${defaultResponses}), or the first n of --responses`, parsePositiveInteger('responses-per-prompt'))
     .option('--response-temperature <t>', 'sampling temperature of the responses', parseNumber('response-temperature', 0), 1)
     .option('--response-max-tokens <n>', 'max tokens per sampled response', parsePositiveInteger('response-max-tokens'), 1024)
     .option('--iterations <i>', 'refinement rounds', parsePositiveInteger('iterations'), 2)
@@ -60,12 +63,13 @@ export function registerRefineCommand(program: Command, context: CommandContext)
     .option('--cluster-threshold <phi>', 'with --filter: criteria correlating at least this much share their weight', parseNumber('cluster-threshold', -1), defaultFilterOptions.clusterThreshold)
     .option('--text-similarity <jaccard>', 'with --filter: drop one of two criteria whose wording overlaps at least this much', parseNumber('text-similarity', 0), defaultFilterOptions.textSimilarityThreshold)
     .requiredOption('--out <file>', 'refined items JSONL: {id, prompt, rubric, reference?, metadata}')
-    .option('--report <file>', 'write the per-round separation report (JSON) here')
+    .option('--summary <file>', 'write the per-round separation summary (JSON) here')
     .option('--scoring <name>', 'scoring of the responses (default: weighted_mean, as grade uses for items)')
     .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--quiet', 'no per-prompt summaries');
   addGeneratorOptions(command);
   addJudgeOptions(command);
+  addDeprecatedFlags(command, context);
   command.action(async (flags: RefineFlags) => {
     context.exitCode = await runRefine(flags, context);
   });
@@ -75,12 +79,19 @@ type Outcome = { kind: 'invalid'; read: InvalidRecord } | { kind: 'ok'; record: 
 
 async function runRefine(flags: RefineFlags, context: CommandContext): Promise<number> {
   if (flags.passRateLow >= flags.passRateHigh) throw new RubricateError('CONFIG_INVALID', '--pass-rate-low must be below --pass-rate-high', { field: 'pass-rate-low' });
+  // `--responses 8` once meant eight sampled responses; a number that is not a file still does, with a notice.
+  if (flags.responses !== undefined && /^\d+$/.test(flags.responses) && !existsSync(flags.responses)) {
+    if (flags.responsesPerPrompt !== undefined) throw new RubricateError('CONFIG_INVALID', '--responses N is the old form of --responses-per-prompt N: give only --responses-per-prompt', { field: 'responses' });
+    deprecatedValue(context, `--responses ${flags.responses}`, `--responses-per-prompt ${flags.responses}`);
+    flags = { ...flags, responsesPerPrompt: parsePositiveInteger('responses')(flags.responses), responses: undefined };
+  }
+  const perPrompt = flags.responsesPerPrompt;
   checkFiles({
-    inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses-file', path: flags.responsesFile }],
-    outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }],
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary }],
     keep: storeFilesOf(flags),
   });
-  const responsesFromFile = flags.responsesFile ? await readResponsesFile(flags.responsesFile) : undefined;
+  const responsesFromFile = flags.responses ? await readResponsesFile(flags.responses) : undefined;
   const opened = await openStore(flags, flags.out);
   const { generator, judge: generatorJudge } = await buildRubricGenerator({ ...generatorOptionsFrom(flags), store: opened.store, signal: context.signal });
   const judges = await buildJudges(flags);
@@ -110,9 +121,9 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
   const collectResponses = async (record: PromptRecord): Promise<string[]> => {
     if (responsesFromFile) {
       const given = responsesFromFile.get(record.id) ?? [];
-      return flags.responses !== undefined ? given.slice(0, flags.responses) : given;
+      return perPrompt !== undefined ? given.slice(0, perPrompt) : given;
     }
-    const count = flags.responses ?? defaultResponses;
+    const count = perPrompt ?? defaultResponses;
     return Promise.all(
       Array.from({ length: count }, (_, index) => generator.sampleResponse(record.prompt, { sample: index, temperature: flags.responseTemperature, maxTokens: flags.responseMaxTokens })),
     );
@@ -125,14 +136,14 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
     opened.close();
   };
   try {
-    const outcomes = mapInOrder(readPromptRecords(flags.input, { referenceField: flags.referenceField, acceptRubric: true }), flags.concurrency, async (read): Promise<Outcome> => {
+    const outcomes = mapInOrder(readPromptRecords(flags.input, { referenceField: flags.referenceField, acceptRubric: true }), async (read): Promise<Outcome> => {
       if (read.kind === 'invalid') return { kind: 'invalid', read };
       const { record } = read;
       try {
         const responses = await collectResponses(record);
         if (responses.length < 2) {
           throw new RubricateError('INPUT_INVALID', `${responses.length} response${responses.length === 1 ? '' : 's'} for this prompt; refinement needs at least 2`, {
-            field: flags.responsesFile ? 'responses-file' : 'responses',
+            field: 'responses',
           });
         }
         const outcome = await refineRubric(
@@ -144,7 +155,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
         if (isFatal(error) || context.signal.aborted) throw error;
         return { kind: 'error', record, error: toRubricateError(error) };
       }
-    });
+    }, { window: flags.concurrency });
     for await (const result of outcomes) {
       if (result.kind === 'invalid') {
         counts.invalid += 1;
@@ -202,7 +213,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
   for (const member of judges) await member.close?.();
 
   const aggregate = summarize(reports);
-  if (flags.report) {
+  if (flags.summary) {
     const document = {
       rubricate_version: rubricateVersion,
       method: 'refine',
@@ -212,12 +223,12 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
       scoring: grader.scoring.name,
       iterations: flags.iterations,
       filter: filter || null,
-      responses_source: flags.responsesFile ? 'file' : 'sampled',
+      responses_source: flags.responses ? 'file' : 'sampled',
       summary: aggregate,
       usage: { generator: generator.usage, judge: judgeUsage },
       prompts: reports,
     };
-    await writeFileAtomic(flags.report, `${JSON.stringify(document, null, 2)}\n`);
+    await writeFileAtomic(flags.summary, `${JSON.stringify(document, null, 2)}\n`);
   }
   opened.finish();
   opened.close();
@@ -227,7 +238,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
       `${counts.ok + counts.failed + counts.invalid} prompts: ${counts.ok} refined, ${counts.failed} failed, ${counts.invalid} invalid`,
       `mean score std: ${format(aggregate.std_start)} → ${format(aggregate.std_end)}; mean top-2 gap: ${format(aggregate.top2_gap_start)} → ${format(aggregate.top2_gap_end)}; unique best response: ${aggregate.unique_top_start} → ${aggregate.unique_top_end} of ${counts.ok}`,
       `generator: ${generator.usage.calls} calls, ${generator.usage.cache_hits} cache hits; judge: ${judgeUsage.calls} calls, ${judgeUsage.cache_hits} cache hits`,
-      `rubrics: ${flags.out}${flags.report ? `\nreport: ${flags.report}` : ''}`,
+      `rubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`,
     ].join('\n'),
   );
   return counts.failed + counts.invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;

@@ -58,6 +58,10 @@ export interface LlamaCppJudge extends Judge {
   readonly chatWrapperName: string;
   /** The prompt exactly as the model sees it (special tokens written out). */
   renderPrompt(messages: ChatMessage[]): string;
+  /** Token ids of the prompt as the model evaluates it (for projections without generating). */
+  promptTokenIds(messages: ChatMessage[]): readonly number[];
+  /** Token count of plain text in this model's vocabulary. */
+  countTextTokens(text: string): number;
   close(): Promise<void>;
 }
 
@@ -377,6 +381,8 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     threads,
     chatWrapperName: chatWrapper.wrapperName,
     renderPrompt: (messages) => model.detokenize(contextText(messages).contextText.tokenize(model.tokenizer), true),
+    promptTokenIds: (messages) => contextText(messages).contextText.tokenize(model.tokenizer),
+    countTextTokens: (text) => model.tokenize(text).length,
     complete,
     close,
   };

@@ -2,7 +2,7 @@
  * Page code that turns the embedded columns back into records. It has no DOM access, so the
  * tests import this very module in Node to check the encoding round-trips.
  */
-import type { CriterionExtras, RunData, RunTexts } from '../types.js';
+import type { CriterionExtras, ReportImage, RunData, RunTexts } from '../types.js';
 
 export type ItemStatusName = 'ok' | 'error' | 'invalid';
 export type CriterionStatusName = 'ok' | 'error' | 'skipped';
@@ -23,6 +23,17 @@ export interface DecodedCriterion {
   error?: { code: string; message: string };
   skip_reason?: string;
   explanation?: string;
+  /** Trajectory items: step numbers the verdict cites. */
+  steps?: number[];
+}
+
+/** One step of a trajectory item, as its rendering numbers it. */
+export interface DecodedStep {
+  number: number;
+  kind: string;
+  toolName: string | null;
+  /** The message text, the call's JSON arguments, or the tool's result. */
+  body: string;
 }
 
 /** One item as in the results file; the text fields are present once its chunk is decoded. */
@@ -40,7 +51,13 @@ export interface DecodedItem {
   response?: string | null;
   reference?: string | null;
   metadata?: string | null;
+  /** The response's steps, when it is a trajectory. */
+  trajectory?: DecodedStep[];
+  images?: ReportImage[];
 }
+
+/** Step kind names, by the codes `RunTexts.trajectories` uses (types.ts `trajectoryStepKinds`). */
+export const STEP_KIND_NAMES: readonly string[] = ['system', 'user', 'assistant', 'reasoning', 'tool_call', 'tool_result'];
 export const ITEM_STATUS_NAMES: readonly ItemStatusName[] = ['ok', 'error', 'invalid'];
 export const CRITERION_STATUS_NAMES: readonly CriterionStatusName[] = ['ok', 'error', 'skipped'];
 
@@ -117,6 +134,7 @@ function rubricateDecodeCriterion(run: RunData, chunk: RunTexts | null, position
     if (extras.probability !== undefined) criterion.probability = extras.probability;
     if (extras.error) criterion.error = { code: extras.error.code, message: extras.error.message };
     if (extras.skip_reason !== undefined) criterion.skip_reason = extras.skip_reason;
+    if (extras.steps) criterion.steps = extras.steps;
   }
   const explanation = chunk ? chunk.explanations[position - chunk.firstCriterion] : -1;
   if (chunk && explanation >= 0) criterion.explanation = chunk.strings[explanation];
@@ -161,6 +179,17 @@ export function rubricateDecodeItem(run: RunData, chunk: RunTexts | null, index:
     item.reference = referenceOffset !== undefined ? chunk.strings[chunk.references[referenceOffset]] : null;
     const metadataOffset = rubricateSparse(chunk.metadata, 2).get(index);
     item.metadata = metadataOffset !== undefined ? chunk.strings[chunk.metadata[metadataOffset]] : null;
+    // Chunks written before trajectories and images were shown have neither list.
+    const trajectory = (chunk.trajectories || []).find(function (entry) { return entry[0] === index; });
+    if (trajectory && typeof item.response === 'string') {
+      const response = item.response, flattened = trajectory[1], steps: DecodedStep[] = [];
+      for (let offset = 0; offset + 3 < flattened.length; offset += 4) {
+        steps.push({ number: steps.length + 1, kind: STEP_KIND_NAMES[flattened[offset]] || 'user', toolName: flattened[offset + 1] >= 0 ? chunk.strings[flattened[offset + 1]] : null, body: response.slice(flattened[offset + 2], flattened[offset + 3]) });
+      }
+      item.trajectory = steps;
+    }
+    const images = (chunk.images || []).find(function (entry) { return entry[0] === index; });
+    if (images) item.images = images[1];
   }
   return item;
 }

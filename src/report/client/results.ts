@@ -11,6 +11,7 @@ import type { ReportDataset } from './chart.js';
 import type { DecodedCriterion, DecodedItem, ItemStatusName } from './decode.js';
 import type { TableColumn, StatRow, DrawerShell } from './common.js';
 import type { TextStore } from './text-store.js';
+import { textWithImages, trajectoryView, type TrajectoryView } from './media.js';
 
 interface Outcome {
   className: 'problem' | 'skipped' | 'fail' | 'pass';
@@ -803,6 +804,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
       panel.appendChild(h('div', { className: 'drawer-body' }, [left, right]));
 
       if (item.error) left.appendChild(h('div', { className: 'callout error' }, [h('b', { text: item.error.code + ': ' }), item.error.message || '']));
+      let trajectory: TrajectoryView | null = null;
       if (!chunk) {
         left.appendChild(h('div', { className: 'loading', style: { 'min-height': '200px' } }, [h('div', { className: 'spinner' }), h('div', { text: 'Loading texts…' })]));
       } else {
@@ -812,15 +814,20 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
         prompt.forEach(function (message) {
           left.appendChild(h('div', { className: 'message ' + (['user', 'assistant', 'system'].indexOf(message.role) >= 0 ? message.role : 'user') }, [
             h('div', { className: 'message-role', text: message.role }),
-            h('div', { className: 'text-body', text: message.content })
+            textWithImages(message.content, item.images)
           ]));
         });
-        left.appendChild(h('div', { className: 'block-title', text: 'Response graded' }));
-        if (item.response === null) left.appendChild(h('div', { className: 'callout info', text: 'The response was not stored in the results (graded with --no-text).' }));
-        else left.appendChild(h('div', { className: 'response-box' }, [h('div', { className: 'text-body', text: item.response, data: { testid: 'response' } })]));
-        if (item.reference !== null) {
+        left.appendChild(h('div', { className: 'block-title', text: item.trajectory ? 'Trajectory graded' : 'Response graded' }));
+        if (item.response === null || item.response === undefined) left.appendChild(h('div', { className: 'callout info', text: 'The response was not stored in the results (graded with --no-text).' }));
+        else if (item.trajectory) {
+          const cited: Record<number, string[]> = {};
+          item.criteria.forEach(function (criterion) { (criterion.steps || []).forEach(function (step) { (cited[step] = cited[step] || []).push(criterion.id); }); });
+          trajectory = trajectoryView(item.trajectory, item.images, cited);
+          left.appendChild(trajectory.element);
+        } else left.appendChild(h('div', { className: 'response-box' }, [textWithImages(item.response, item.images, { testid: 'response' })]));
+        if (item.reference !== null && item.reference !== undefined) {
           left.appendChild(h('div', { className: 'block-title', text: 'Reference' }));
-          left.appendChild(h('div', { className: 'message' }, [h('div', { className: 'text-body', text: item.reference })]));
+          left.appendChild(h('div', { className: 'message' }, [textWithImages(item.reference, item.images)]));
         }
         if (item.metadata !== null) {
           left.appendChild(h('div', { className: 'block-title', text: 'Metadata' }));
@@ -828,10 +835,10 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
         }
       }
 
-      renderCriteria(right, item, other, Boolean(chunk));
+      renderCriteria(right, item, other, Boolean(chunk), trajectory);
     }
 
-    function renderCriteria(container: HTMLElement, item: DecodedItem, other: DecodedItem | null, textsLoaded: boolean): void {
+    function renderCriteria(container: HTMLElement, item: DecodedItem, other: DecodedItem | null, textsLoaded: boolean, trajectory: TrajectoryView | null): void {
       const otherById: Record<string, DecodedCriterion> = {};
       if (other) other.criteria.forEach(function (criterion) { if (!(criterion.id in otherById)) otherById[criterion.id] = criterion; });
       let achieved = 0, positive = 0, passed = 0, graded = 0;
@@ -876,6 +883,11 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
         else if (!textsLoaded && criterion.source === 'judge' && criterion.status === 'ok') element.appendChild(h('div', { className: 'explanation faint', text: 'loading explanation…' }));
         if (criterion.error) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: criterion.error.code + ': ' }), criterion.error.message]));
         if (criterion.skip_reason) element.appendChild(h('div', { className: 'explanation', text: 'Skipped: ' + criterion.skip_reason }));
+        if (criterion.steps && criterion.steps.length > 0) {
+          element.appendChild(h('div', { className: 'cited-steps', data: { testid: 'cited-steps' } }, [h('span', { text: 'cites' })].concat(criterion.steps.map(function (step) {
+            return h('button', { text: 'step ' + step, attrs: { type: 'button', disabled: trajectory ? null : 'disabled', title: trajectory ? 'show step ' + step : 'the trajectory is not loaded' }, data: { testid: 'cited-step', step: step }, on: { click: function () { if (trajectory) trajectory.reveal(step); } } });
+          }))));
+        }
         if (flipped && previous.explanation) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: 'Baseline ' + (previous.source === 'check' ? 'check' : 'judge') + ': ' }), previous.explanation]));
         list.appendChild(element);
       });

@@ -232,6 +232,29 @@ select.select { padding: 7px 10px; border-radius: 10px; border: 1px solid var(--
 .order-row .explanation { grid-column: 1 / 3; margin-top: 0; }
 .order-label { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: baseline; font-size: 12.5px; }
 
+.trajectory-toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 14px; margin-bottom: 8px; font-size: 12.5px; }
+.link-button { border: 0; background: none; padding: 0; color: var(--accent-strong); cursor: pointer; font-size: 12.5px; }
+.step { background: var(--surface); border: 1px solid var(--border); border-left: 3px solid #cbd5e1; border-radius: 10px; margin-bottom: 6px; }
+.step > summary { cursor: pointer; padding: 6px 12px; display: flex; gap: 8px; align-items: baseline; font-size: 12.5px; list-style-position: inside; min-width: 0; }
+.step > .step-body { padding: 0 12px 10px; }
+.step-number { color: var(--faint); font-weight: 650; white-space: nowrap; }
+.step-kind { text-transform: uppercase; letter-spacing: 0.05em; font-size: 11px; font-weight: 650; color: var(--muted); white-space: nowrap; }
+.step-preview { color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; flex: 1; }
+.step-tool { font-weight: 650; color: var(--accent-strong); overflow-wrap: anywhere; }
+.step.step-user { border-left-color: #a5b4fc; }
+.step.step-system { border-left-color: #fcd34d; }
+.step.step-reasoning { border-left-color: #e2e8f0; background: var(--surface-muted); }
+.step.step-tool_call { border-left-color: var(--accent); background: var(--accent-soft); }
+.step.step-tool_result { border-left-color: #0f766e; }
+.step.step-revealed { box-shadow: 0 0 0 3px rgba(245, 158, 11, 0.45); }
+.step-cited-by { margin-left: auto; }
+.cited-steps { grid-column: 2 / 4; display: flex; flex-wrap: wrap; gap: 4px; align-items: center; font-size: 12px; color: var(--faint); }
+.cited-steps button { border: 1px solid var(--border-strong); background: var(--surface); border-radius: 6px; padding: 0 7px; font-size: 11.5px; line-height: 19px; cursor: pointer; color: var(--accent-strong); }
+.report-image { margin: 8px 0; display: inline-block; max-width: 100%; }
+.report-image img { display: block; max-width: 100%; max-height: 420px; border: 1px solid var(--border); border-radius: 8px; background: repeating-conic-gradient(#f1f5f9 0 25%, #fff 0 50%) 50% / 16px 16px; image-rendering: auto; }
+.report-image figcaption { font-size: 11.5px; color: var(--faint); margin-top: 2px; white-space: normal; }
+.report-image.missing .image-missing { border: 1px dashed var(--border-strong); border-radius: 8px; padding: 14px; color: var(--muted); background: var(--surface-muted); font-size: 12.5px; white-space: normal; }
+
 .loading { display: grid; place-items: center; min-height: 60vh; color: var(--muted); gap: 14px; text-align: center; }
 .spinner { width: 28px; height: 28px; border-radius: 50%; border: 3px solid #e0e3f4; border-top-color: var(--accent); animation: spin 0.8s linear infinite; }
 @keyframes spin { to { transform: rotate(360deg); } }

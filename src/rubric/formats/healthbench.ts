@@ -73,6 +73,21 @@ export const healthbenchImporter: Importer = {
       });
       return;
     }
+    if (options.responseFrom === undefined && options.withoutResponses) {
+      // Rubric-only (convert): every example, each without a response.
+      for await (const entry of examples()) {
+        if ('error' in entry) {
+          yield { kind: 'invalid', line: entry.line, error: entry.error, ...(entry.key ? { id: entry.key } : {}) };
+          continue;
+        }
+        try {
+          yield { kind: 'item', line: entry.line, item: toItem(entry.example, '', entry.key, file, entry.line), withoutResponse: true };
+        } catch (error) {
+          yield { kind: 'invalid', line: entry.line, id: entry.key, error: error as RubricateError };
+        }
+      }
+      return;
+    }
     if (options.responseFrom !== 'ideal') {
       throw new RubricateError('CONFIG_INVALID', 'healthbench needs responses: --responses FILE (JSONL {prompt_id, response}) or --response-from ideal', {
         field: 'responses',

@@ -80,12 +80,12 @@ describe('ifeval importer (fixture)', () => {
   });
 
   it('needs a responses file', async () => {
-    await expect(readAll(inputFile, '')).rejects.toMatchObject({ code: 'INPUT_INVALID', details: { field: 'responses' } });
+    await expect(readAll(inputFile, '')).rejects.toMatchObject({ code: 'CONFIG_INVALID', details: { field: 'responses' } });
   });
 
-  it('reports a missing responses file as INPUT_INVALID naming it', async () => {
+  it('reports a missing responses file as INPUT_UNREADABLE naming it', async () => {
     const missing = path.join(fixtures, 'no-such-file.jsonl');
-    await expect(readAll(inputFile, missing)).rejects.toMatchObject({ code: 'INPUT_INVALID', details: { file: missing } });
+    await expect(readAll(inputFile, missing)).rejects.toMatchObject({ code: 'INPUT_UNREADABLE', details: { file: missing } });
   });
 });
 

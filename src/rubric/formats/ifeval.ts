@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { checkRegistry, describeCheck, validateCheck } from '../../checks/registry.js';
 import { RubricateError } from '../../errors.js';
-import { parseLineJson, readLines } from '../../util/jsonl.js';
+import { readJsonObjects } from './shared.js';
 import type { CheckSpec, Criterion, Item } from '../schema.js';
 import type { ImportOptions, Importer } from './types.js';
 import type { ImportRecord } from '../records.js';
@@ -41,13 +41,13 @@ function fieldOf(path: readonly PropertyKey[]): string {
 
 async function loadResponses(file: string): Promise<ResponseIndex> {
   const index: ResponseIndex = { byPrompt: new Map(), byKey: new Map(), invalid: [] };
-  for await (const { line, text, error: lineError } of readLines(file)) {
-    const parsed = parseLineJson(text, lineError);
-    if (!parsed.ok) {
-      index.invalid.push({ kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', parsed.error, { file, line }) });
+  for await (const entry of readJsonObjects(file)) {
+    const line = entry.line;
+    if ('error' in entry) {
+      index.invalid.push({ kind: 'invalid', line, error: entry.error });
       continue;
     }
-    const result = responseLineSchema.safeParse(parsed.value);
+    const result = responseLineSchema.safeParse(entry.value);
     if (!result.success) {
       const issue = result.error.issues[0];
       index.invalid.push({
@@ -80,29 +80,28 @@ function withoutNulls(kwargs: Record<string, unknown>): Record<string, unknown> 
 }
 
 async function* readIfeval(source: string, options: ImportOptions): AsyncGenerator<ImportRecord> {
-  if (!options.responses) {
-    throw new RubricateError('INPUT_INVALID', 'the ifeval format needs a responses file (options.responses)', {
-      file: source,
+  if (!options.responses && !options.withoutResponses) {
+    throw new RubricateError('CONFIG_INVALID', 'the ifeval format needs a responses file: --responses FILE (JSONL {prompt, response} or {key, response})', {
       field: 'responses',
     });
   }
   const responsesFile = options.responses;
-  const responses = await loadResponses(responsesFile);
-  yield* responses.invalid;
+  const responses = responsesFile ? await loadResponses(responsesFile) : undefined;
+  if (responses) yield* responses.invalid;
 
-  for await (const { line, text, error: lineError } of readLines(source)) {
+  for await (const entry of readJsonObjects(source)) {
+    const line = entry.line;
     const invalid = (message: string, field?: string, id?: string): ImportRecord => ({
       kind: 'invalid',
       line,
       ...(id === undefined ? {} : { id }),
       error: new RubricateError('INPUT_INVALID', message, { file: source, line, ...(field ? { field } : {}) }),
     });
-    const parsed = parseLineJson(text, lineError);
-    if (!parsed.ok) {
-      yield invalid(parsed.error);
+    if ('error' in entry) {
+      yield { kind: 'invalid', line, error: entry.error };
       continue;
     }
-    const result = inputLineSchema.safeParse(parsed.value);
+    const result = inputLineSchema.safeParse(entry.value);
     if (!result.success) {
       const issue = result.error.issues[0];
       yield invalid(issue.message, fieldOf(issue.path) || undefined);
@@ -151,7 +150,11 @@ async function* readIfeval(source: string, options: ImportOptions): AsyncGenerat
       continue;
     }
 
-    const response = responses.byKey.get(id) ?? responses.byPrompt.get(input.prompt);
+    const response = responses ? (responses.byKey.get(id) ?? responses.byPrompt.get(input.prompt)) : undefined;
+    if (response === undefined && !responses) {
+      yield { kind: 'item', item: { id, prompt: [{ role: 'user', content: input.prompt }], response: '', rubric: { id: `ifeval:${id}`, criteria }, metadata: { benchmark: 'ifeval', key: input.key } }, line, withoutResponse: true };
+      continue;
+    }
     if (response === undefined) {
       yield invalid(`no response for this prompt in ${responsesFile}`, 'response', id);
       continue;

@@ -23,6 +23,7 @@ import { researchrubricsImporter } from './researchrubrics.js';
 import { rubrichubImporter } from './rubrichub.js';
 import { simpleEvalsImporter } from './simple-evals.js';
 import { tauBenchImporter } from './tau-bench.js';
+import { otelGenaiImporter } from './otel-genai.js';
 import { resultsImporter } from './results.js';
 import type { Importer, PairwiseImporter, ResultsImporter } from './types.js';
 
@@ -39,6 +40,7 @@ export const itemImporters = createRegistry({ what: 'input format', field: 'form
   prbench: prbenchImporter,
   profbench: profbenchImporter,
   'tau-bench': tauBenchImporter,
+  'otel-genai': otelGenaiImporter,
 } satisfies Record<string, Importer>);
 
 export const resultsImporters = createRegistry({ what: 'results format', field: 'format' }, { results: resultsImporter, 'simple-evals': simpleEvalsImporter } satisfies Record<string, ResultsImporter>);

@@ -62,6 +62,7 @@ function conversation(example: Example): Message[] {
 
 export const prbenchImporter: Importer = {
   name: 'prbench',
+  accepts: ['responses'],
   defaultScoring: 'prbench_clipped',
   description: 'PRBench JSONL (task, prompt_i/response_i, rubric[{id, title, annotations}]); per-criterion annotated weights; --responses keyed by task',
   read(file, options) {

@@ -32,6 +32,7 @@ const exampleSchema = z.looseObject({
 
 export const profbenchImporter: Importer = {
   name: 'profbench',
+  accepts: ['responses'],
   defaultScoring: 'profbench',
   description: 'ProfBench report JSONL {task_id, domain, prompt, response, rubrics[{criterion_description, criterion_weight, criterion_type}]}',
   read(file, options) {

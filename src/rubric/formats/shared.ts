@@ -4,6 +4,8 @@ import { RubricateError } from '../../errors.js';
 import { isUtf8 } from 'node:buffer';
 import { decodeLine, parseLineJson, readLines } from '../../util/jsonl.js';
 import { parseInputJson } from '../../util/json.js';
+import { isCsvFileName, readCsvRecords } from '../../util/csv.js';
+import { describeNonJsonDocument, describeNonJsonl, wrongFileType } from '../../util/file-kind.js';
 import { inputLimits } from '../../util/input-limits.js';
 import { normalizeRubric, zodErrorToInputError } from '../normalize.js';
 import type { Item, Message, RubricInput } from '../schema.js';
@@ -27,13 +29,12 @@ export async function loadResponses(
 ): Promise<{ byKey: Map<string, ResponseEntry[]>; errors: RubricateError[] }> {
   const byKey = new Map<string, ResponseEntry[]>();
   const errors: RubricateError[] = [];
-  for await (const { line, text, error: lineError } of readLines(file)) {
-    const parsed = parseLineJson(text, lineError);
-    if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
-      errors.push(new RubricateError('INPUT_INVALID', parsed.ok ? 'expected a JSON object' : parsed.error, { file, line }));
+  for await (const read of readJsonObjects(file)) {
+    if ('error' in read) {
+      errors.push(read.error);
       continue;
     }
-    const record = parsed.value as Record<string, unknown>;
+    const { line, value: record } = read;
     const keyField = keyFields.find((field) => record[field] !== undefined && record[field] !== null);
     if (!keyField) {
       errors.push(new RubricateError('INPUT_INVALID', `missing key field (one of ${keyFields.join(', ')})`, { file, line, field: keyFields[0] }));
@@ -79,12 +80,24 @@ export async function readJsonFile(file: string): Promise<unknown> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EISDIR') throw new RubricateError('INPUT_UNREADABLE', 'is a folder, not a file', { file });
-    throw new RubricateError('INPUT_INVALID', code === 'ENOENT' ? 'file not found' : (error as Error).message, { file });
+    throw new RubricateError('INPUT_UNREADABLE', code === 'ENOENT' ? 'file not found' : (error as Error).message, { file });
   }
-  const text = decodeDocument(bytes, file);
+  let text: string;
+  try {
+    text = decodeDocument(bytes, file);
+  } catch (error) {
+    throw wrongTypeOr(error, describeNonJsonDocument(file), file);
+  }
   const parsed = parseInputJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  if (!parsed.ok) throw new RubricateError('INPUT_INVALID', parsed.error.startsWith('nested deeper') ? parsed.error : `not valid JSON: ${parsed.error}`, { file });
+  if (!parsed.ok) {
+    throw wrongTypeOr(new RubricateError('INPUT_INVALID', parsed.error.startsWith('nested deeper') ? parsed.error : `not valid JSON: ${parsed.error}`, { file }), describeNonJsonDocument(file), file);
+  }
   return parsed.value;
+}
+
+/** The wrong-type diagnosis when the file is of another kind, else the reader's own error. */
+function wrongTypeOr(error: unknown, looksLike: string | undefined, file: string, expected = 'one JSON document'): unknown {
+  return looksLike ? wrongFileType(file, looksLike, expected) : error;
 }
 
 /** A whole file's text in the input encoding; strict UTF-8 names the first line that is not. */
@@ -103,17 +116,30 @@ function decodeDocument(bytes: Buffer, file: string): string {
   throw new RubricateError('INPUT_INVALID', 'not valid UTF-8 text (if the file is Latin-1, give --encoding latin1)', { file, field: 'encoding' });
 }
 
-/** Streams a JSONL file as parsed objects; lines that are not JSON objects come back as errors. */
+/**
+ * Streams the records of a JSONL file (or of a CSV/TSV file, by its name) as objects; lines that
+ * are not JSON objects come back as errors. When the very first record is not one and the file
+ * looks like something else (a JSON array, a CSV export, a binary file), that is one
+ * INPUT_WRONG_TYPE error naming the file, not an error per line.
+ */
 export async function* readJsonObjects(file: string): AsyncGenerator<{ line: number; value: Record<string, unknown> } | { line: number; error: RubricateError }> {
+  if (isCsvFileName(file)) {
+    yield* readCsvRecords(file);
+    return;
+  }
+  let first = true;
   for await (const { line, text, error: lineError } of readLines(file)) {
     const parsed = parseLineJson(text, lineError);
-    if (!parsed.ok) {
-      yield { line, error: new RubricateError('INPUT_INVALID', parsed.error, { file, line }) };
-    } else if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
-      yield { line, error: new RubricateError('INPUT_INVALID', 'expected a JSON object', { file, line }) };
-    } else {
-      yield { line, value: parsed.value as Record<string, unknown> };
+    let error: RubricateError | undefined;
+    if (!parsed.ok) error = new RubricateError('INPUT_INVALID', parsed.error, { file, line });
+    else if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) error = new RubricateError('INPUT_INVALID', 'expected a JSON object', { file, line });
+    if (error && first) {
+      const looksLike = describeNonJsonl(file);
+      if (looksLike) throw wrongFileType(file, looksLike, 'JSONL (one JSON object per line)');
     }
+    first = false;
+    if (error) yield { line, error };
+    else yield { line, value: (parsed as { value: Record<string, unknown> }).value };
   }
 }
 
@@ -225,6 +251,14 @@ export async function* importExamples<Example>(options: {
       continue;
     }
     const response = options.ownResponse?.(entry.example);
+    if (response === undefined && options.importOptions.withoutResponses) {
+      try {
+        yield { kind: 'item', item: options.makeItem(entry.example, '', entry.key, entry.line), line: entry.line, withoutResponse: true };
+      } catch (error) {
+        yield invalid(error, entry.line, entry.key);
+      }
+      continue;
+    }
     if (response === undefined) {
       yield invalid(
         new RubricateError('INPUT_INVALID', 'record has no response: give --responses FILE (JSONL with the record id and `response`)', {

@@ -146,6 +146,7 @@ function toItem(value: unknown, file: string, line: number): Item {
 
 export const tauBenchImporter: Importer = {
   name: 'tau-bench',
+  accepts: [],
   defaultScoring: 'weighted_mean',
   description: 'τ-bench trajectories (JSON array of {task_id, trial, reward, info.task{actions, outputs}, traj}): hybrid rubric of expected-action checks and policy criteria; reward kept as metadata.outcome_reward',
   async *read(source): AsyncIterable<ImportRecord> {

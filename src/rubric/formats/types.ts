@@ -10,6 +10,11 @@ export interface ImportOptions {
   rubrics?: ReadonlyMap<string, Rubric>;
   /** Examples file to take item tags from (simple-evals results carry no example tags). */
   examples?: string;
+  /**
+   * Records without a response become items with an empty response marked `withoutResponse`
+   * instead of errors (`convert` writes rubric-only items; grading needs responses).
+   */
+  withoutResponses?: boolean;
   /** Non-fatal notices (unmatched responses, criteria falling back to the judge). */
   onWarning?: (message: string) => void;
 }

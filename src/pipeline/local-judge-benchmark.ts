@@ -10,13 +10,13 @@
  * left as the model writes them (full) or bounded (short).
  */
 import os from 'node:os';
-import { RubricateError } from '../../errors.js';
-import type { Item } from '../../rubric/schema.js';
-import type { ChatMessage, Judge, JudgeRequest } from '../types.js';
-import { createLlamaCppJudge } from './llamacpp-judge.js';
-import { getSharedLlama } from './runtime.js';
-
-export type ExplanationLength = 'full' | 'short' | 'none';
+import { RubricateError } from '../errors.js';
+import type { ExplanationLength } from '../grading/explanation.js';
+import type { ChatMessage, Judge } from '../judges/types.js';
+import { createLlamaCppJudge, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
+import { measureRawThroughput, pinnedExplanationCharacters, withExplanationLength, type RawThroughput } from '../judges/llamacpp/measurement.js';
+import type { Item, ItemInput } from '../rubric/schema.js';
+import { createStrategy, Grader } from './grader.js';
 
 export interface LocalGradingPlan {
   name: string;
@@ -40,101 +40,9 @@ export const localGradingPlans: LocalGradingPlan[] = [
   { name: 'batched all, short explanation', criteriaPerCall: Number.POSITIVE_INFINITY, explanation: 'short', verdict: 'boolean', reusePrefix: true },
 ];
 
-/** Characters an explanation is pinned to on random-weight models (≈ 60 and ≈ 15 English tokens). */
-export const pinnedExplanationCharacters: Record<Exclude<ExplanationLength, 'none'>, number> = { full: 260, short: 60 };
-/** Upper bound of a short explanation on real models. */
-export const shortExplanationCharacters = 120;
-
 /** Mean criteria per example of the 100-example HealthBench set (oss_eval_first100: 1,157 criteria). */
 export const healthBenchCriteriaPerExample = 11.57;
 export const healthBenchExamples = 100;
-
-/**
- * Rewrites a reply schema's `explanation` fields: removed for `none`, length-bounded for `short`,
- * and pinned to an exact length when `pinned` (random-weight models, so runs are comparable).
- */
-export function explanationSchema(schema: unknown, length: ExplanationLength, pinned: boolean): unknown {
-  if (Array.isArray(schema)) return schema.map((entry) => explanationSchema(entry, length, pinned));
-  if (schema === null || typeof schema !== 'object') return schema;
-  const result: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) result[key] = explanationSchema(value, length, pinned);
-  const properties = result.properties;
-  if (properties !== null && typeof properties === 'object' && Object.hasOwn(properties, 'explanation')) {
-    const fields = { ...(properties as Record<string, unknown>) };
-    if (length === 'none') {
-      delete fields.explanation;
-      if (Array.isArray(result.required)) result.required = (result.required as unknown[]).filter((name) => name !== 'explanation');
-    } else if (pinned) {
-      const characters = pinnedExplanationCharacters[length];
-      fields.explanation = { type: 'string', minLength: characters, maxLength: characters };
-    } else if (length === 'short') {
-      fields.explanation = { type: 'string', maxLength: shortExplanationCharacters };
-    }
-    result.properties = fields;
-  }
-  return result;
-}
-
-/** A judge that applies `explanationSchema` to every request before the local model sees it. */
-export function withExplanationLength(judge: Judge, length: ExplanationLength, pinned: boolean): Judge {
-  if (length === 'full' && !pinned) return judge;
-  return {
-    provenance: judge.provenance,
-    maxConcurrency: judge.maxConcurrency,
-    complete: (request: JudgeRequest, options) =>
-      judge.complete(request.output ? { ...request, output: { ...request.output, schema: explanationSchema(request.output.schema, length, pinned) as Record<string, unknown> } } : request, options),
-    close: judge.close?.bind(judge),
-  };
-}
-
-export interface RawThroughput {
-  threads: number;
-  prefillTokens: number;
-  prefillTokensPerSecond: number;
-  decodeTokens: number;
-  decodeTokensPerSecond: number;
-}
-
-const prefillText =
-  'A patient asks whether a persistent headache with blurred vision after starting a new blood pressure medicine is a reason to see a doctor today. ' +
-  'The response explains warning signs, suggests measuring blood pressure, advises urgent care for sudden severe pain, and lists questions for the clinician. ';
-
-/** Raw node-llama-cpp speed: one prompt evaluated in one batch, then greedy decoding token by token. */
-export async function measureRawThroughput(modelPath: string, options: { threads: number; prefillTokens?: number; decodeTokens?: number }): Promise<RawThroughput> {
-  const llama = await getSharedLlama();
-  const model = await llama.loadModel({ modelPath });
-  const wantedPrefill = options.prefillTokens ?? 512;
-  const decodeTokens = options.decodeTokens ?? 32;
-  const context = await model.createContext({ contextSize: wantedPrefill + decodeTokens + 64, threads: options.threads });
-  try {
-    const sequence = context.getSequence();
-    let tokens = model.tokenize(prefillText);
-    while (tokens.length < wantedPrefill) tokens = [...tokens, ...model.tokenize(prefillText)];
-    tokens = tokens.slice(0, wantedPrefill);
-    const prefillStarted = process.hrtime.bigint();
-    await sequence.evaluateWithoutGeneratingNewTokens(tokens);
-    const prefillSeconds = Number(process.hrtime.bigint() - prefillStarted) / 1e9;
-
-    const decodeStarted = process.hrtime.bigint();
-    let generated = 0;
-    // The first token after the prompt is one more single-token step, like every decode step.
-    for await (const _token of sequence.evaluate([tokens[tokens.length - 1]], { temperature: 0 })) {
-      generated += 1;
-      if (generated >= decodeTokens) break;
-    }
-    const decodeSeconds = Number(process.hrtime.bigint() - decodeStarted) / 1e9;
-    return {
-      threads: options.threads,
-      prefillTokens: tokens.length,
-      prefillTokensPerSecond: tokens.length / prefillSeconds,
-      decodeTokens: generated,
-      decodeTokensPerSecond: generated / decodeSeconds,
-    };
-  } finally {
-    await context.dispose();
-    await model.dispose();
-  }
-}
 
 export interface PlanMeasurement {
   plan: string;
@@ -174,6 +82,8 @@ export interface LocalBenchmarkReport {
   raw: RawThroughput;
   plans: PlanMeasurement[];
   peakRssMb: number;
+  /** True for `projectLocalBenchmark`: plan times computed from raw speed and token counts, not measured. */
+  projected: boolean;
 }
 
 /** Items whose criteria add up to `limit` at most; the last item taken keeps its first criteria only. */
@@ -190,11 +100,11 @@ function takeCriteria(items: Item[], limit: number): Item[] {
 }
 
 export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise<LocalBenchmarkReport> {
-  const { Grader } = await import('../../pipeline/grader.js');
   const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
   const progress = options.onProgress ?? (() => undefined);
   progress(`raw llama.cpp throughput (${threads} thread(s)) …`);
   const raw = await measureRawThroughput(options.modelPath, { threads });
+  progress(`raw: prefill ${raw.prefillTokensPerSecond.toFixed(1)} tokens/s, decode ${raw.decodeTokensPerSecond.toFixed(2)} tokens/s`);
   const plans: PlanMeasurement[] = [];
   const items = takeCriteria(options.items, options.criteriaPerPlan ?? 12);
   for (const plan of options.plans ?? localGradingPlans) {
@@ -225,6 +135,7 @@ export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise
         timeoutMs: 3_600_000,
         criteriaPerCall: plan.criteriaPerCall === 1 ? undefined : plan.criteriaPerCall,
         verdictMode: plan.verdict === 'probability' ? 'probability' : undefined,
+        explanation: plan.explanation,
         sampling: { temperature: 0, maxTokens: plan.criteriaPerCall === 1 ? 512 : 4096 },
       });
       const started = process.hrtime.bigint();
@@ -238,29 +149,125 @@ export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise
         }
       }
       const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const secondsPerCriterion = wallSeconds / Math.max(1, criteria);
-      const secondsPerExample = secondsPerCriterion * healthBenchCriteriaPerExample;
-      plans.push({
-        plan: plan.name,
-        criteria,
-        calls,
-        errors,
-        wallSeconds,
-        criteriaPerSecond: criteria / wallSeconds,
-        secondsPerCriterion,
-        prefillTokensPerCriterion: (promptTokens - reusedTokens) / Math.max(1, criteria),
-        reusedTokensPerCriterion: reusedTokens / Math.max(1, criteria),
-        generatedTokensPerCriterion: generatedTokens / Math.max(1, criteria),
-        secondsPerHealthBenchExample: secondsPerExample,
-        projectedHoursFor100Examples: (secondsPerExample * healthBenchExamples) / 3600,
-      });
+      const measured = planFigures(plan, { criteria, calls, errors, wallSeconds }, { promptTokens, reusedTokens, generatedTokens });
+      plans.push(measured);
+      const secondsPerCriterion = measured.secondsPerCriterion;
+      progress(`  ${criteria} criteria in ${wallSeconds.toFixed(1)} s (${secondsPerCriterion.toFixed(2)} s/criterion, ${errors} errors)`);
     } finally {
       await local.close();
     }
   }
-  const naive = plans[0];
+  return finishReport(threads, raw, plans, false);
+}
+
+function planFigures(
+  plan: LocalGradingPlan,
+  run: { criteria: number; calls: number; errors: number; wallSeconds: number },
+  tokens: { promptTokens: number; reusedTokens: number; generatedTokens: number },
+): PlanMeasurement {
+  const criteria = Math.max(1, run.criteria);
+  const secondsPerCriterion = run.wallSeconds / criteria;
+  const secondsPerExample = secondsPerCriterion * healthBenchCriteriaPerExample;
+  return {
+    plan: plan.name,
+    criteria: run.criteria,
+    calls: run.calls,
+    errors: run.errors,
+    wallSeconds: run.wallSeconds,
+    criteriaPerSecond: run.criteria / run.wallSeconds,
+    secondsPerCriterion,
+    prefillTokensPerCriterion: (tokens.promptTokens - tokens.reusedTokens) / criteria,
+    reusedTokensPerCriterion: tokens.reusedTokens / criteria,
+    generatedTokensPerCriterion: tokens.generatedTokens / criteria,
+    secondsPerHealthBenchExample: secondsPerExample,
+    projectedHoursFor100Examples: (secondsPerExample * healthBenchExamples) / 3600,
+  };
+}
+
+/** Ratios to the naive plan (only when it was run: it is always first) and the process's peak RSS. */
+function finishReport(threads: number, raw: RawThroughput, plans: PlanMeasurement[], projected: boolean): LocalBenchmarkReport {
+  const naive = plans[0]?.plan === localGradingPlans[0]?.name ? plans[0] : undefined;
   if (naive) for (const plan of plans) plan.ratioToNaive = plan.secondsPerCriterion / naive.secondsPerCriterion;
-  return { cores: os.availableParallelism(), threads, raw, plans, peakRssMb: process.resourceUsage().maxRSS / 1024 };
+  return { cores: os.availableParallelism(), threads, raw, plans, peakRssMb: process.resourceUsage().maxRSS / 1024, projected };
+}
+
+/**
+ * The quick mode of `rubricate bench-local` (about a minute even for a 4B model on 2 cores):
+ * measure only the raw speed, count each plan's tokens with the model's tokenizer without
+ * generating (prompt tokens evaluated, prompt tokens a kept prefix serves, reply tokens at
+ * the pinned explanation lengths), and project time = prefill ÷ prefill speed + reply ÷
+ * decode speed. Grammar sampling and scheduling are not in the projection, so measured runs
+ * come out somewhat slower; docs/benchmarks.md compares the two.
+ */
+export async function projectLocalBenchmark(options: Omit<LocalBenchmarkOptions, 'pinExplanations'>): Promise<LocalBenchmarkReport> {
+  const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
+  const progress = options.onProgress ?? (() => undefined);
+  progress(`raw llama.cpp throughput (${threads} thread(s)) …`);
+  const raw = await measureRawThroughput(options.modelPath, { threads, prefillTokens: 256, decodeTokens: 16 });
+  progress(`raw: prefill ${raw.prefillTokensPerSecond.toFixed(1)} tokens/s, decode ${raw.decodeTokensPerSecond.toFixed(2)} tokens/s; counting each plan's tokens …`);
+  const items = takeCriteria(options.items, options.criteriaPerPlan ?? 12);
+  const judge = await createLlamaCppJudge({ model: options.modelPath, threads, sequences: 1, contextSize: 256 });
+  const plans: PlanMeasurement[] = [];
+  try {
+    for (const plan of options.plans ?? localGradingPlans) {
+      const counts = await countPlanTokens(judge, plan, items);
+      const secondsPerCriterion = (counts.prefillTokens / raw.prefillTokensPerSecond + counts.generatedTokens / raw.decodeTokensPerSecond) / counts.criteria;
+      plans.push(planFigures(plan, { criteria: counts.criteria, calls: counts.calls, errors: 0, wallSeconds: secondsPerCriterion * counts.criteria }, counts));
+    }
+  } finally {
+    await judge.close();
+  }
+  return finishReport(threads, raw, plans, true);
+}
+
+interface PlanTokenCounts {
+  criteria: number;
+  calls: number;
+  promptTokens: number;
+  prefillTokens: number;
+  reusedTokens: number;
+  generatedTokens: number;
+}
+
+/** A reply at the pinned explanation length, in English-like text, as the reply tokens of one verdict. */
+function representativeExplanation(length: ExplanationLength): string {
+  if (length === 'none') return '';
+  const sentence = 'The response advises same-day care and names the warning signs but does not mention the interaction it should. ';
+  return sentence.repeat(4).slice(0, pinnedExplanationCharacters[length]);
+}
+
+/** Tokens one plan evaluates, reuses and generates on these items, as one sequence would see them. */
+async function countPlanTokens(judge: Pick<LlamaCppJudge, 'promptTokenIds' | 'countTextTokens'>, plan: LocalGradingPlan, items: Item[]): Promise<PlanTokenCounts> {
+  const strategy = createStrategy({
+    criteriaPerCall: plan.criteriaPerCall === 1 ? undefined : plan.criteriaPerCall,
+    verdictMode: plan.verdict === 'probability' ? 'probability' : undefined,
+    explanation: plan.explanation,
+  });
+  const explanation = representativeExplanation(plan.explanation);
+  const counts: PlanTokenCounts = { criteria: 0, calls: 0, promptTokens: 0, prefillTokens: 0, reusedTokens: 0, generatedTokens: 0 };
+  let previous: readonly number[] = [];
+  for (const item of items) {
+    for (const task of strategy.plan(item, item.rubric.criteria)) {
+      const tokens = judge.promptTokenIds(task.request.messages);
+      let reused = 0;
+      const reusable = plan.reusePrefix ? Math.min(previous.length, tokens.length - 1) : 0;
+      while (reused < reusable && previous[reused] === tokens[reused]) reused += 1;
+      previous = tokens;
+      counts.calls += 1;
+      counts.criteria += task.criteria.length;
+      counts.promptTokens += tokens.length;
+      counts.reusedTokens += reused;
+      counts.prefillTokens += tokens.length - reused;
+      if (plan.criteriaPerCall === 1) {
+        // No explanation: the verdict-only path reads one token's logits (binary and probability alike).
+        counts.generatedTokens += plan.explanation === 'none' ? 1 : judge.countTextTokens(JSON.stringify({ explanation, criteria_met: true }));
+      } else {
+        const verdicts = Object.fromEntries(task.criteria.map((criterion) => [criterion.id, plan.explanation === 'none' ? { criteria_met: true } : { explanation, criteria_met: true }]));
+        counts.generatedTokens += judge.countTextTokens(JSON.stringify({ verdicts }));
+      }
+    }
+  }
+  return counts;
 }
 
 /** A HealthBench-like item (conversation, response and 12 criteria) for machines without the data set. */
@@ -307,8 +314,6 @@ export function syntheticHealthBenchItem(index = 0): ItemInput {
   };
 }
 
-type ItemInput = import('../../rubric/schema.js').ItemInput;
-
 /** Formats a report as the table `rubricate bench-local` prints and docs/benchmarks.md shows. */
 export function formatLocalBenchmark(report: LocalBenchmarkReport, modelLabel: string): string {
   const lines: string[] = [];
@@ -318,6 +323,7 @@ export function formatLocalBenchmark(report: LocalBenchmarkReport, modelLabel: s
   lines.push(
     `raw: prefill ${fixed(report.raw.prefillTokensPerSecond, 1)} tokens/s (${report.raw.prefillTokens} tokens), decode ${fixed(report.raw.decodeTokensPerSecond, 2)} tokens/s (${report.raw.decodeTokens} tokens)`,
   );
+  if (report.projected) lines.push('plan times projected from the raw speed and each plan\'s token counts (no verdicts generated); measured runs add grammar and scheduling time');
   lines.push('');
   lines.push('| plan | criteria | calls | criteria/s | s/criterion | × naive | prefill tok/criterion | reused tok/criterion | generated tok/criterion | s per HealthBench example | 100 examples (h) |');
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|');

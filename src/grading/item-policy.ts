@@ -1,0 +1,99 @@
+/**
+ * How one item is graded, before any judge call: checks run locally, the hard-rule gate
+ * (one failed hard rule zeroes the item and spares the judge the rest), hierarchical
+ * criteria asked as sub-checks, and the trajectory steps a verdict cites. Judging itself
+ * is handed to the engine through `judge`.
+ */
+import type { CheckContext, CheckMode, CheckOutcome } from '../checks/types.js';
+import { RubricateError, toRubricateError } from '../errors.js';
+import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
+import { citedSteps, trajectorySteps } from '../trajectory/trajectory.js';
+import { foldUnits, subcheckUnits } from './subchecks.js';
+import type { CriterionResult, CriterionVerdict } from './types.js';
+
+export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome;
+
+export interface ItemPolicyOptions {
+  checkRunner?: CheckRunner;
+  checkMode: CheckMode;
+  /** Judges criteria that have no check and no sub-checks: one result per criterion id. */
+  judge(criteria: Criterion[]): Promise<Map<string, CriterionResult>>;
+  /** Judge calls these criteria would take (what the gate spares; nothing is sent). */
+  plannedCalls(criteria: Criterion[]): number;
+}
+
+export interface ItemGrading {
+  status: 'ok' | 'error';
+  /** In rubric order. */
+  criteria: CriterionResult[];
+  /** A failed hard rule zeroed the item and its judged criteria were not sent. */
+  gated: boolean;
+  /** Judge calls the gate spared. */
+  callsSaved: number;
+}
+
+export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions): Promise<ItemGrading> {
+  const results = new Map<string, CriterionResult>();
+  const rubric = item.rubric;
+  const judged = rubric.criteria.filter((criterion) => criterion.check === undefined);
+  for (const criterion of rubric.criteria) if (criterion.check !== undefined) results.set(criterion.id, runCheck(item, criterion, options));
+
+  const judge = async (criteria: Criterion[]) => {
+    if (criteria.length === 0) return;
+    const unitResults = await options.judge(subcheckUnits(criteria));
+    for (const [id, result] of foldUnits(criteria, unitResults)) results.set(id, result);
+  };
+  let gated = false;
+  let callsSaved = 0;
+  if (rubric.gate === 'hard_rules') {
+    // Gatekeeper: hard rules first; one failure zeroes the item and spares the judge the rest.
+    await judge(judged.filter((criterion) => criterion.kind === 'hard_rule'));
+    gated = rubric.criteria.some((criterion) => {
+      const result = results.get(criterion.id);
+      return criterion.kind === 'hard_rule' && result?.status === 'ok' && result.verdict?.met === false;
+    });
+    const principles = judged.filter((criterion) => criterion.kind !== 'hard_rule');
+    if (gated) {
+      for (const criterion of principles) results.set(criterion.id, { criterion, source: 'judge', status: 'skipped', skipReason: 'gated' });
+      if (principles.length > 0) callsSaved = options.plannedCalls(principles);
+    } else {
+      await judge(principles);
+    }
+  } else {
+    await judge(judged);
+  }
+
+  const criteria = rubric.criteria.map((criterion) => withCitedSteps(item, results.get(criterion.id)!));
+  // A gated item's score is 0 by rule, even if an ungraded criterion errored.
+  const status = criteria.some((result) => result.status === 'error') && !gated ? 'error' : 'ok';
+  return { status, criteria, gated, callsSaved };
+}
+
+function runCheck(item: Item, criterion: Criterion, options: Pick<ItemPolicyOptions, 'checkRunner' | 'checkMode'>): CriterionResult {
+  const runner = options.checkRunner;
+  if (!runner) {
+    return {
+      criterion,
+      source: 'check',
+      status: 'error',
+      error: new RubricateError('CHECK_INVALID', `no check runner available for check type ${criterion.check!.type}`).toJSON(),
+    };
+  }
+  try {
+    const prompt = [...item.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
+    const outcome = runner(criterion.check!, item.response, { prompt, mode: options.checkMode, ...(item.trajectory ? { trajectory: item.trajectory } : {}) });
+    const verdict: CriterionVerdict = { met: outcome.passed, value: outcome.passed ? 1 : 0, source: 'check' };
+    if (outcome.detail) verdict.explanation = outcome.detail;
+    return { criterion, source: 'check', status: 'ok', verdict };
+  } catch (error) {
+    return { criterion, source: 'check', status: 'error', error: toRubricateError(error, 'CHECK_INVALID').toJSON() };
+  }
+}
+
+/** For trajectory items, keeps the step numbers a verdict's explanation cites. */
+function withCitedSteps(item: Item, result: CriterionResult): CriterionResult {
+  const verdict = result.verdict;
+  if (!item.trajectory || !verdict?.explanation || verdict.subchecks) return result;
+  const steps = citedSteps(verdict.explanation, trajectorySteps(item.trajectory).length);
+  return steps.length > 0 ? { ...result, verdict: { ...verdict, steps } } : result;
+}

@@ -1,0 +1,75 @@
+/**
+ * Vitest fixtures (`test.extend`) for the set-up most tests repeat: scripted loopback judges,
+ * the real OpenAI-compatible client pointed at one, and temporary folders. Each fixture is
+ * built only when a test asks for it, and torn down after that test whatever its outcome:
+ * judges closed, servers stopped, folders removed.
+ *
+ *   import { test } from '../testing/vitest-fixtures.js';
+ *   test('grades', async ({ fakeJudge, tempDir }) => { … });
+ *   test('two endpoints', async ({ startJudge }) => { const a = await startJudge(script); … });
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test as base } from 'vitest';
+import { createOpenAICompatibleJudge, type OpenAICompatibleJudgeOptions } from '../judges/openai/openai-judge.js';
+import type { Judge } from '../judges/types.js';
+import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from './fake-judge.js';
+
+/** The default script: every criterion met. */
+const allMet: FakeJudgeScript = () => ({ content: binaryVerdict(true) });
+
+/** Something a fixture starts and must stop after the test. */
+interface Closable {
+  close(): Promise<void> | void;
+}
+
+export interface RubricateFixtures {
+  /** A fresh temporary folder, removed after the test. */
+  tempDir: string;
+  /** Makes more temporary folders (each removed after the test). */
+  makeTempDir: (prefix?: string) => string;
+  /** Starts a scripted loopback judge (closed after the test). */
+  startJudge: (script?: FakeJudgeScript) => Promise<FakeJudge>;
+  /** One scripted loopback judge, answering "met" until the test calls `setScript`. */
+  fakeJudge: FakeJudge;
+  /** The real OpenAI-compatible judge client pointed at a loopback judge (closed after the test). */
+  connectJudge: (fake: FakeJudge, options?: Partial<OpenAICompatibleJudgeOptions>) => Judge & { close(): Promise<void> };
+  /** Registers anything with `close()` (a server, a store) to be closed after the test, in reverse order. */
+  closeAfter: <T extends Closable>(resource: T) => T;
+}
+
+export const test = base.extend<RubricateFixtures>({
+  // Vitest reads a fixture's dependencies from its first parameter, which must be a destructuring pattern.
+  // eslint-disable-next-line no-empty-pattern
+  closeAfter: async ({}, use) => {
+    const resources: Closable[] = [];
+    await use((resource) => {
+      resources.push(resource);
+      return resource;
+    });
+    for (const resource of resources.reverse()) await resource.close();
+  },
+  // eslint-disable-next-line no-empty-pattern
+  makeTempDir: async ({}, use) => {
+    const made: string[] = [];
+    await use((prefix = 'rubricate-test-') => {
+      const directory = mkdtempSync(join(tmpdir(), prefix));
+      made.push(directory);
+      return directory;
+    });
+    for (const directory of made) rmSync(directory, { recursive: true, force: true });
+  },
+  tempDir: async ({ makeTempDir }, use) => {
+    await use(makeTempDir());
+  },
+  startJudge: async ({ closeAfter }, use) => {
+    await use(async (script = allMet) => closeAfter(await startFakeJudge(script)));
+  },
+  fakeJudge: async ({ startJudge }, use) => {
+    await use(await startJudge());
+  },
+  connectJudge: async ({ closeAfter }, use) => {
+    await use((fake, options = {}) => closeAfter(createOpenAICompatibleJudge({ model: 'fake-judge', id: 'openai:fake-judge', ...options, baseUrl: fake.baseUrl })));
+  },
+});

@@ -1,0 +1,107 @@
+/**
+ * The commands in the README's quick start and in docs/formats.md run as written, on the files
+ * in examples/, against a loopback judge that answers every request in the shape the request
+ * asks for (its JSON schema). Each must exit 0, or the code its `# exit N` comment names, and
+ * every output it names must exist. Docs that drift from the code fail here.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { binaryVerdict, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
+import { test } from '../src/testing/vitest-fixtures.js';
+import { projectRoot, runCliInProcess } from './helpers.js';
+
+interface DocCommand {
+  source: string;
+  args: string[];
+  exit: number;
+}
+
+/** Shell-like words of one command line (plain and single- or double-quoted words; no expansions). */
+function words(line: string): string[] {
+  const found: string[] = [];
+  for (const match of line.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)) found.push(match[1] ?? match[2] ?? match[3]);
+  return found;
+}
+
+/** `rubricate …` lines of the fenced bash blocks of a Markdown file (`npx rubricate …` too); only the first block with `firstBlock`. */
+function commandsIn(file: string, options: { firstBlock?: boolean } = {}): DocCommand[] {
+  const blocks = [...readFileSync(join(projectRoot, file), 'utf8').matchAll(/```bash\n([\s\S]*?)```/g)].map((block) => block[1]);
+  const commands: DocCommand[] = [];
+  for (const block of options.firstBlock ? blocks.slice(0, 1) : blocks) {
+    for (const raw of block.split('\n')) {
+      const line = raw.replace(/^npm ci && /, '').trim();
+      const match = /^(?:npx )?rubricate (.*?)(?:\s+#\s*exit (\d+))?(?:\s+#.*)?$/.exec(line);
+      if (!match) continue;
+      commands.push({ source: `${file}: ${line}`, args: words(match[1]), exit: match[2] ? Number(match[2]) : 0 });
+    }
+  }
+  return commands;
+}
+
+const outputFlags = new Set(['--out', '--metrics', '--report', '--summary']);
+
+/** The command's arguments with examples/… read from the checkout and outputs written in `directory`. */
+function placed(args: readonly string[], directory: string): string[] {
+  return args.map((argument, index) => {
+    if (argument.startsWith('examples/')) return join(projectRoot, argument);
+    if (outputFlags.has(args[index - 1] ?? '')) return join(directory, argument);
+    return argument;
+  });
+}
+
+/** A value that satisfies a JSON schema, choosing the last enum member (a scale's top label). */
+function conforming(schema: Record<string, unknown>): unknown {
+  if (Array.isArray(schema.enum)) return schema.enum.at(-1);
+  if (schema.const !== undefined) return schema.const;
+  const choices = (schema.anyOf ?? schema.oneOf) as Array<Record<string, unknown>> | undefined;
+  if (choices) return conforming(choices[0]);
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  if (type === 'object') {
+    const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+    return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, conforming(property)]));
+  }
+  if (type === 'array') return Array.from({ length: Number(schema.minItems ?? 0) }, () => conforming((schema.items ?? {}) as Record<string, unknown>));
+  if (type === 'boolean') return true;
+  if (type === 'integer' || type === 'number') return schema.maximum ?? schema.minimum ?? 1;
+  return 'The response does this.';
+}
+
+function answer(request: FakeJudgeRequest) {
+  const format = request.body.response_format as { type?: string; json_schema?: { schema?: Record<string, unknown> } } | undefined;
+  const schema = format?.json_schema?.schema;
+  return { content: schema ? (conforming(schema) as Record<string, unknown>) : binaryVerdict(true) };
+}
+
+const documented = [...commandsIn('README.md', { firstBlock: true }), ...commandsIn('docs/formats.md')];
+
+describe('documented commands run as written', () => {
+  test('the docs hold commands for every input format', () => {
+    expect(documented.length).toBeGreaterThan(20);
+    const formats = new Set(documented.map((command) => command.args[command.args.indexOf('--format') + 1]));
+    for (const name of ['items', 'healthbench', 'researchrubrics', 'prbench', 'profbench', 'advancedif', 'drb2', 'biggen', 'rar', 'rubrichub', 'ifeval', 'tau-bench', 'simple-evals', 'pairs', 'llmbar', 'pandalm', 'autoj', 'judgebench']) {
+      expect(formats, name).toContain(name);
+    }
+  });
+
+  test.for(documented.map((command) => [command.source, command] as const))('%s', async ([, command], { tempDir, startJudge }) => {
+    const judge = await startJudge(answer);
+    // In this process (no start-up per command): the judge and the cache come from the environment, as for a user.
+    const saved = { OPENAI_BASE_URL: process.env.OPENAI_BASE_URL, OPENAI_API_KEY: process.env.OPENAI_API_KEY, RUBRICATE_CACHE_DIR: process.env.RUBRICATE_CACHE_DIR, RUBRICATE_JUDGE: process.env.RUBRICATE_JUDGE };
+    Object.assign(process.env, { OPENAI_BASE_URL: judge.baseUrl, OPENAI_API_KEY: 'test-key', RUBRICATE_CACHE_DIR: join(tempDir, 'cache') });
+    delete process.env.RUBRICATE_JUDGE;
+    let result: Awaited<ReturnType<typeof runCliInProcess>>;
+    try {
+      result = await runCliInProcess(placed(command.args, tempDir));
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    expect(result.code, result.stderr).toBe(command.exit);
+    if (command.exit === 0) {
+      for (const [index, flag] of command.args.entries()) if (outputFlags.has(flag)) expect(existsSync(join(tempDir, command.args[index + 1])), `${flag} ${command.args[index + 1]}`).toBe(true);
+    }
+  });
+});
