@@ -10,6 +10,7 @@ import { afterEach, describe, expect, vi } from 'vitest';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { redisTest } from '../src/testing/redis-fixture.js';
 import { runCli as runCliInProcess } from '../src/cli/main.js';
+import { estimateRequestTokens } from '../src/fleet/pace.js';
 import { runCli, startCli } from './helpers.js';
 
 /** The CLI in this process (faster to start); the fleet tests use separate processes. */
@@ -91,13 +92,13 @@ describe('fleet-wide limits (3 processes, one Redis)', () => {
     });
     const fleet = ['--store', redis.url, '--global-concurrency', '2', '--lease', '2', '--concurrency', '4'];
     const holder = startCli(gradeArgs(writeItems(directory, 'held', 2), join(directory, 'held.out.jsonl'), fake.baseUrl, fleet));
-    await vi.waitFor(() => expect(fake!.requests.filter((request) => request.userText.includes('of held'))).toHaveLength(2), { timeout: 30_000, interval: 10 });
+    await vi.waitFor(() => expect(fake!.requests.filter((request) => request.userText.includes('of held'))).toHaveLength(2), { timeout: 60_000, interval: 10 });
     holder.child.kill('SIGKILL');
     expect((await holder.done).signal).toBe('SIGKILL');
     const next = await runCli(gradeArgs(writeItems(directory, 'next', 3), join(directory, 'next.out.jsonl'), fake.baseUrl, fleet));
     expect(next.code, next.stderr).toBe(0);
     expect(fake.requests.filter((request) => request.userText.includes('of next'))).toHaveLength(3);
-  }, 60_000);
+  }, 120_000);
 
   redisTest('--rate-limit holds across processes: 30 calls at 600 per minute (10 per second) take at least two seconds', async ({ redis }) => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
@@ -114,6 +115,65 @@ describe('fleet-wide limits (3 processes, one Redis)', () => {
     // limit these 30 calls of 5 ms take a few tens of milliseconds.
     expect(arrivals[29] - arrivals[0]).toBeGreaterThanOrEqual(1_500);
   }, 60_000);
+});
+
+describe('fleet pace: RPM and TPM across processes, a shared pause after 429', () => {
+  redisTest('--rate-limit RPM,TPM holds across 3 processes: the tokens reserved for the calls in each second stay within the budget', async ({ redis }) => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
+    const arrivals: Array<{ at: number; estimate: number }> = [];
+    fake = await startFakeJudge((request) => {
+      arrivals.push({ at: Date.now(), estimate: estimateRequestTokens({ messages: request.messages.map((message) => ({ role: message.role as 'user', content: message.content })), maxTokens: Number(request.body.max_tokens ?? request.body.max_completion_tokens) || undefined }) });
+      return { content: binaryVerdict(verdictFor(request)), usage: { prompt_tokens: 100, completion_tokens: 10 } };
+    });
+    // Calibrate: what one call of these items reserves; then a budget of two calls' worth per second.
+    const calibration = await cli(gradeArgs(writeItems(directory, 'calibration', 1), join(directory, 'calibration.out.jsonl'), fake.baseUrl, ['--no-cache']));
+    expect(calibration.code, calibration.stderr).toBe(0);
+    const perCall = arrivals[0].estimate;
+    const perSecond = 2 * perCall + 20;
+    arrivals.length = 0;
+    const results = await Promise.all(
+      ['a', 'b', 'c'].map((name) =>
+        runCli(gradeArgs(writeItems(directory, name, 4), join(directory, `${name}.out.jsonl`), fake!.baseUrl, ['--store', redis.url, '--concurrency', '4', '--rate-limit', `600,${60 * perSecond}`])),
+      ),
+    );
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    expect(arrivals).toHaveLength(12);
+    const sorted = [...arrivals].sort((first, second) => first.at - second.at);
+    // Windows of one second hold at most two calls: 12 calls span at least 5 windows (a little less at the judge, which sees them later than they were admitted).
+    expect(sorted[11].at - sorted[0].at).toBeGreaterThanOrEqual(4_500);
+    // Any second of arrivals overlaps at most two windows: at most twice the budget of tokens reserved.
+    for (const first of sorted) {
+      const inSecond = sorted.filter((arrival) => arrival.at >= first.at && arrival.at < first.at + 1_000);
+      expect(inSecond.reduce((total, arrival) => total + arrival.estimate, 0)).toBeLessThanOrEqual(2 * perSecond);
+    }
+  }, 120_000);
+
+  redisTest('a 429 with Retry-After seen by one process pauses every process sharing the store', async ({ redis }) => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
+    const arrivals: Array<{ at: number; file: string }> = [];
+    let pausedAt: number | undefined;
+    fake = await startFakeJudge(async (request) => {
+      const file = /of (\w+)\./.exec(request.userText)?.[1] ?? '?';
+      arrivals.push({ at: Date.now(), file });
+      // Once both processes are calling, one call of "a" is told to wait 3 seconds.
+      if (pausedAt === undefined && file === 'a' && arrivals.some((arrival) => arrival.file === 'b')) {
+        pausedAt = Date.now();
+        return { status: 429, headers: { 'retry-after': '3' }, body: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } } };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return { content: binaryVerdict(verdictFor(request)) };
+    });
+    const results = await Promise.all(
+      ['a', 'b'].map((name) => runCli(gradeArgs(writeItems(directory, name, 40), join(directory, `${name}.out.jsonl`), fake!.baseUrl, ['--store', redis.url, '--concurrency', '2', '--global-concurrency', '8']))),
+    );
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    expect(pausedAt).toBeDefined();
+    // Both processes had work left after the 429 (each calls again after the pause)…
+    for (const file of ['a', 'b']) expect(arrivals.some((arrival) => arrival.file === file && arrival.at >= pausedAt! + 3_000)).toBe(true);
+    // …and neither called the judge while the fleet was paused (one second allowed for the pause to reach every process).
+    expect(arrivals.filter((arrival) => arrival.at >= pausedAt! + 1_000 && arrival.at < pausedAt! + 3_000)).toEqual([]);
+    expect(arrivals.filter((arrival) => arrival.file !== '?')).toHaveLength(81);
+  }, 120_000);
 });
 
 describe('the shared store through the CLI', () => {

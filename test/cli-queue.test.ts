@@ -115,7 +115,7 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
       for (const worker of [workers[0], workers[2]]) worker.child.kill('SIGTERM');
       expect((await late.done).code).toBe(0);
     },
-    120_000,
+    240_000,
   );
 
   redisTest('a Redis restart mid-run pauses the run, which then completes with every item and no reply paid twice', async ({ redis }) => {

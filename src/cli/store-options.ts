@@ -110,15 +110,13 @@ export async function openStore(flags: StoreFlags, outputPath: string | undefine
 }
 
 /** Wraps the judges with the fleet-wide limits asked for (they need a Redis store). */
-export async function applyFleetLimitsFrom(judges: Judge[], flags: StoreFlags & { concurrency?: number; timeout?: number }): Promise<Judge[]> {
+export async function applyFleetLimitsFrom(judges: Judge[], flags: StoreFlags): Promise<Judge[]> {
   const spec = storeSpecFrom(flags.store);
   return applyFleetLimits(judges, spec !== undefined && isRedisUrl(spec) ? spec : undefined, {
     globalConcurrency: flags.globalConcurrency,
     requestsPerMinute: flags.rateLimit?.requestsPerMinute,
     tokensPerMinute: flags.rateLimit?.tokensPerMinute,
     leaseMs: (flags.lease ?? 10) * 1000,
-    localConcurrency: flags.concurrency ?? 16,
-    callTimeoutMs: Math.round((flags.timeout ?? 120) * 1000),
   });
 }
 

@@ -61,12 +61,12 @@ export interface JudgeCallResult {
 /** Errors no later call can escape (bad key, no judge, a request the judge never accepts, no such model). */
 const fatalCodes = new Set<ErrorCode>(['JUDGE_AUTH', 'JUDGE_UNAVAILABLE', 'JUDGE_UNSUPPORTED', 'JUDGE_NOT_FOUND']);
 
-export function isFatalJudgeError(error: RubricateError): boolean {
+function isFatalJudgeError(error: RubricateError): boolean {
   return fatalCodes.has(error.code);
 }
 
 /** How an attempt went, for the limiter: 429, 503 and Anthropic's 529 "overloaded" lower concurrency. */
-export function callOutcomeOf(error: RubricateError): CallOutcome {
+function callOutcomeOf(error: RubricateError): CallOutcome {
   if (error.code === 'JUDGE_RATE_LIMITED') return 'overloaded';
   if (error.code === 'JUDGE_SERVER_ERROR' && (error.details.status === 503 || error.details.status === 529)) return 'overloaded';
   return 'failure';

@@ -38,7 +38,7 @@ describe('createRubricEvolver', () => {
       [mentions('citation'), { ...mentions('padding'), importance: 'Pitfall' }],
       [mentions('Citation'), mentions('example')],
     ]);
-    evolver.setPersistent('q1', 'Explain X.', [{ text: 'The response defines X.', points: 5 }]);
+    await evolver.setPersistent('q1', 'Explain X.', [{ text: 'The response defines X.', points: 5 }]);
     const first = await evolver.propose('q1', 'Explain X.', ['short answer', 'long answer with citation'], ['reference answer']);
     expect(first.step).toBe(1);
     expect(first.added.map((criterion) => [criterion.text, criterion.points])).toEqual([
@@ -56,7 +56,7 @@ describe('createRubricEvolver', () => {
     expect(second.step).toBe(2);
     expect(second.duplicatesSkipped).toBe(1);
     expect(second.added.map((criterion) => criterion.text)).toEqual(['The response mentions "example".']);
-    expect(evolver.activeRubric('q1')!.criteria.map((criterion) => criterion.text)).toEqual([
+    expect((await evolver.activeRubric('q1'))!.criteria.map((criterion) => criterion.text)).toEqual([
       'The response defines X.',
       'The response mentions "citation".',
       'The response mentions "padding".',
@@ -66,7 +66,7 @@ describe('createRubricEvolver', () => {
 
   it('deactivates evolving criteria whose verdicts do not vary and keeps the top-k by variance; persistent ones stay', async () => {
     const { evolver } = await setup([[mentions('a'), mentions('b'), mentions('c')], [mentions('d')]], { topK: 2 });
-    const [persistent] = evolver.setPersistent('q', 'prompt', [{ text: 'Persistent rule.', points: 3 }]);
+    const [persistent] = await evolver.setPersistent('q', 'prompt', [{ text: 'Persistent rule.', points: 3 }]);
     const { added } = await evolver.propose('q', 'prompt', ['x', 'y']);
     const [a, b, c] = added.map((criterion) => criterion.id);
     const { added: moreAdded } = await evolver.propose('q', 'prompt', ['x', 'y']);
@@ -78,7 +78,7 @@ describe('createRubricEvolver', () => {
       rollout({ [persistent.id]: true, [a]: true, [b]: true, [c]: true, [d]: false }),
       rollout({ [persistent.id]: true, [a]: true, [b]: false, [c]: false, [d]: null }),
     ];
-    const observed = evolver.observe('q', group);
+    const observed = await evolver.observe('q', group);
     expect(observed.step).toBe(2);
     expect(observed.variances).toEqual({ [persistent.id]: 0, [a]: 0, [b]: 0.25, [c]: 0.1875, [d]: 0.222222222 });
     expect(observed.deactivated).toEqual([
@@ -86,9 +86,9 @@ describe('createRubricEvolver', () => {
       { criterion_id: c, reason: 'over_top_k', variance: 0.1875 },
     ]);
     expect(observed.active).toEqual([persistent.id, b, d]);
-    expect(evolver.activeRubric('q')!.criteria.map((criterion) => criterion.id)).toEqual([persistent.id, b, d]);
-    expect(evolver.activeRubric('q')!.metadata).toEqual({ evolving: { prompt_id: 'q', step: 2, persistent: 1, evolving: 2 } });
-    expect(evolver.history('q').map((event) => [event.step, event.event, event.criterion_id, event.reason ?? null])).toEqual([
+    expect((await evolver.activeRubric('q'))!.criteria.map((criterion) => criterion.id)).toEqual([persistent.id, b, d]);
+    expect((await evolver.activeRubric('q'))!.metadata).toEqual({ evolving: { prompt_id: 'q', step: 2, persistent: 1, evolving: 2 } });
+    expect((await evolver.history('q')).map((event) => [event.step, event.event, event.criterion_id, event.reason ?? null])).toEqual([
       [0, 'persistent', persistent.id, null],
       [1, 'added', a, null],
       [1, 'added', b, null],
@@ -97,7 +97,7 @@ describe('createRubricEvolver', () => {
       [2, 'deactivated', a, 'zero_variance'],
       [2, 'deactivated', c, 'over_top_k'],
     ]);
-    const states = evolver.criteria('q');
+    const states = await evolver.criteria('q');
     expect(states.find((state) => state.criterion.id === a)).toMatchObject({ active: false, deactivated_step: 2, deactivation_reason: 'zero_variance', origin: 'evolving' });
     expect(states.find((state) => state.criterion.id === persistent.id)).toMatchObject({ active: true, origin: 'persistent', last_variance: 0 });
   });
@@ -106,13 +106,13 @@ describe('createRubricEvolver', () => {
     const store = join(mkdtempSync(join(tmpdir(), 'rubricate-evolver-')), 'evolver.sqlite');
     const first = await setup([[mentions('alpha')]], { store });
     await first.evolver.propose('q', 'prompt', ['x', 'y'], undefined, { step: 40 });
-    first.evolver.close();
+    await first.evolver.close();
     const reopened = createRubricEvolver({ generator: first.writer, store });
     closers.push(() => reopened.close());
-    expect(reopened.activeRubric('q')!.id).toBe('q@40');
-    expect(reopened.history('q')).toEqual([{ step: 40, event: 'added', criterion_id: reopened.activeRubric('q')!.criteria[0].id, text: 'The response mentions "alpha".' }]);
-    expect(reopened.activeRubric('unknown')).toBeUndefined();
-    expect(() => reopened.observe('unknown', [])).toThrow(/no rubric state for prompt "unknown"/);
+    expect((await reopened.activeRubric('q'))!.id).toBe('q@40');
+    expect(await reopened.history('q')).toEqual([{ step: 40, event: 'added', criterion_id: (await reopened.activeRubric('q'))!.criteria[0].id, text: 'The response mentions "alpha".' }]);
+    expect(await reopened.activeRubric('unknown')).toBeUndefined();
+    await expect(reopened.observe('unknown', [])).rejects.toThrow(/no rubric state for prompt "unknown"/);
   });
 
   it('grades rollouts with the active rubric through the pipeline and feeds the results back (the serve loop)', async () => {
@@ -122,12 +122,12 @@ describe('createRubricEvolver', () => {
     const grader = new Grader({ judge, retryBaseDelayMs: 1 });
     const rollouts = ['hello with sources', 'hello plain', 'hello again'];
     await evolver.propose('q', 'Say hello and cite.', rollouts);
-    const rubric = evolver.activeRubric('q')!;
+    const rubric = (await evolver.activeRubric('q'))!;
     const results = await Promise.all(rollouts.map((response, index) => grader.gradeItem({ id: `q/${index}`, prompt: [{ role: 'user', content: 'Say hello and cite.' }], response, rubric })));
-    const observed = evolver.observe('q', results);
+    const observed = await evolver.observe('q', results);
     // Every rollout says hello: that criterion cannot separate them and is deactivated.
     expect(observed.deactivated.map((entry) => entry.reason)).toEqual(['zero_variance']);
-    expect(evolver.activeRubric('q')!.criteria.map((criterion) => criterion.text)).toEqual(['The response mentions "sources".']);
+    expect((await evolver.activeRubric('q'))!.criteria.map((criterion) => criterion.text)).toEqual(['The response mentions "sources".']);
   });
 
   it('refuses to propose from fewer than two rollouts', async () => {

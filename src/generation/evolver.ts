@@ -4,26 +4,28 @@
  * ones: `propose` asks the generator for new criteria from the differences between the
  * current rollouts (and a reference policy's, when given); `observe` reads the verdicts of a
  * graded group of rollouts, deactivates evolving criteria whose verdicts did not vary, and
- * keeps at most `topK` active, the most varied first. State and history live in SQLite, so
- * a trainer can restart without losing its rubrics.
+ * keeps at most `topK` active, the most varied first. State and history live in a store
+ * (`src/store/evolver-state.ts`): a SQLite file, or Redis shared by serve replicas, so a
+ * trainer can restart, and a replica see another's steps, without losing its rubrics.
+ * Every change is read → compute → compare-and-set, recomputed when another writer won.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import { RubricateError } from '../errors.js';
 import type { Judge } from '../judges/types.js';
 import { normalizeMessages, normalizeRubric } from '../rubric/normalize.js';
 import type { Criterion, CriterionInput, Message, Rubric } from '../rubric/schema.js';
-import { safeParseJson } from '../util/json.js';
+import type { EvolverStateStore, EvolvingCriterion, HistoryEvent, PromptState, VersionedPromptState } from '../store/evolver-state.js';
+import { openEvolverStateStore } from '../store/open-evolver-state.js';
 import { comparableText, criterionToInput } from './criteria.js';
 import { createRubricGenerator, type RubricGenerator } from './generator.js';
 import { populationVariance, round, textJaccard } from './statistics.js';
 
+export type { EvolvingCriterion, HistoryEvent } from '../store/evolver-state.js';
+
 export interface RubricEvolverOptions {
   /** A configured rubric generator, or a Judge to build one with default settings. */
   generator: RubricGenerator | Judge;
-  /** SQLite file for the per-prompt state (`:memory:` for a throwaway evolver). */
-  store: string;
+  /** Where the per-prompt state lives: a SQLite file (`:memory:` for a throwaway evolver), a `redis://…` URL, or an opened store. */
+  store: string | EvolverStateStore;
   /** Active evolving criteria kept per prompt, the most varied first (default 5). */
   topK?: number;
   /** New criteria asked for per `propose` (default 3). */
@@ -37,27 +39,6 @@ export interface RubricEvolverOptions {
   minObservations?: number;
   /** `unit` (+1 / −1 for Pitfalls, as RLER) or `importance` (the generator's importance points). */
   evolvingPoints?: 'unit' | 'importance';
-}
-
-export interface EvolvingCriterion {
-  criterion: Criterion;
-  origin: 'persistent' | 'evolving';
-  active: boolean;
-  added_step: number;
-  deactivated_step?: number;
-  deactivation_reason?: 'zero_variance' | 'over_top_k';
-  /** Variance of the verdicts in the last observed group. */
-  last_variance?: number;
-  observations: number;
-}
-
-export interface HistoryEvent {
-  step: number;
-  event: 'persistent' | 'added' | 'deactivated';
-  criterion_id: string;
-  text: string;
-  reason?: string;
-  variance?: number;
 }
 
 /** One graded rollout: a results line (`ResultRecord`) fits as it is. */
@@ -91,37 +72,19 @@ export interface StepOptions {
 
 export interface RubricEvolver {
   /** Sets the prompt's persistent criteria (replacing earlier persistent ones). */
-  setPersistent(promptId: string, prompt: string | Message[], criteria: Rubric | readonly CriterionInput[], options?: StepOptions): Criterion[];
+  setPersistent(promptId: string, prompt: string | Message[], criteria: Rubric | readonly CriterionInput[], options?: StepOptions): Promise<Criterion[]>;
   /** New evolving criteria from the differences between rollouts; starts a new step. */
   propose(promptId: string, prompt: string | Message[], rollouts: readonly string[], referenceRollouts?: readonly string[], options?: StepOptions): Promise<ProposeResult>;
   /** Reads a graded group of rollouts: deactivates zero-variance criteria and caps the active set at topK. */
-  observe(promptId: string, gradedRollouts: readonly ObservedRollout[]): ObserveResult;
+  observe(promptId: string, gradedRollouts: readonly ObservedRollout[]): Promise<ObserveResult>;
   /** Persistent plus active evolving criteria, ready to grade with; undefined for an unknown prompt. */
-  activeRubric(promptId: string): Rubric | undefined;
+  activeRubric(promptId: string): Promise<Rubric | undefined>;
   /** Every criterion ever held for the prompt, active or not. */
-  criteria(promptId: string): EvolvingCriterion[];
-  history(promptId: string): HistoryEvent[];
-  close(): void;
-}
-
-interface PromptRow {
-  prompt_id: string;
-  prompt: string;
-  step: number;
-}
-
-interface CriterionRow {
-  prompt_id: string;
-  criterion_id: string;
-  position: number;
-  criterion: string;
-  origin: 'persistent' | 'evolving';
-  active: number;
-  added_step: number;
-  deactivated_step: number | null;
-  deactivation_reason: 'zero_variance' | 'over_top_k' | null;
-  last_variance: number | null;
-  observations: number;
+  criteria(promptId: string): Promise<EvolvingCriterion[]>;
+  history(promptId: string): Promise<HistoryEvent[]>;
+  /** Resolves once the store answers (a Redis store: fails clearly when it cannot be reached). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
 }
 
 function isRubricGenerator(value: RubricGenerator | Judge): value is RubricGenerator {
@@ -138,170 +101,89 @@ export function createRubricEvolver(options: RubricEvolverOptions): RubricEvolve
   const minObservations = Math.max(2, options.minObservations ?? 2);
   const pointsMode = options.evolvingPoints ?? 'unit';
 
-  let database: Database.Database;
-  try {
-    if (options.store !== ':memory:') mkdirSync(dirname(options.store), { recursive: true });
-    database = new Database(options.store);
-    database.pragma('journal_mode = WAL');
-    database.pragma('synchronous = NORMAL');
-    database.pragma('busy_timeout = 10000');
-    database.exec(`
-      CREATE TABLE IF NOT EXISTS evolver_prompts (
-        prompt_id TEXT PRIMARY KEY,
-        prompt TEXT NOT NULL,
-        step INTEGER NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS evolver_criteria (
-        prompt_id TEXT NOT NULL,
-        criterion_id TEXT NOT NULL,
-        position INTEGER NOT NULL,
-        criterion TEXT NOT NULL,
-        origin TEXT NOT NULL,
-        active INTEGER NOT NULL,
-        added_step INTEGER NOT NULL,
-        deactivated_step INTEGER,
-        deactivation_reason TEXT,
-        last_variance REAL,
-        observations INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (prompt_id, criterion_id)
-      ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS evolver_history (
-        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-        prompt_id TEXT NOT NULL,
-        step INTEGER NOT NULL,
-        event TEXT NOT NULL,
-        criterion_id TEXT NOT NULL,
-        text TEXT NOT NULL,
-        reason TEXT,
-        variance REAL
-      );
-      CREATE INDEX IF NOT EXISTS evolver_history_prompt ON evolver_history (prompt_id, sequence);
-    `);
-  } catch (error) {
-    throw new RubricateError('CONFIG_INVALID', `cannot open the rubric evolver store at ${options.store}: ${(error as Error).message}`, { field: 'store' }, { cause: error });
-  }
-
-  const statements = {
-    prompt: database.prepare<[string], PromptRow>('SELECT prompt_id, prompt, step FROM evolver_prompts WHERE prompt_id = ?'),
-    upsertPrompt: database.prepare<[string, string, number]>(
-      'INSERT INTO evolver_prompts (prompt_id, prompt, step) VALUES (?, ?, ?) ON CONFLICT (prompt_id) DO UPDATE SET prompt = excluded.prompt, step = excluded.step',
-    ),
-    criteria: database.prepare<[string], CriterionRow>('SELECT * FROM evolver_criteria WHERE prompt_id = ? ORDER BY position'),
-    insertCriterion: database.prepare<[string, string, number, string, string, number]>(
-      'INSERT INTO evolver_criteria (prompt_id, criterion_id, position, criterion, origin, active, added_step) VALUES (?, ?, ?, ?, ?, 1, ?)',
-    ),
-    deletePersistent: database.prepare<[string]>("DELETE FROM evolver_criteria WHERE prompt_id = ? AND origin = 'persistent'"),
-    deactivate: database.prepare<[number, string, number, string, string]>(
-      'UPDATE evolver_criteria SET active = 0, deactivated_step = ?, deactivation_reason = ?, last_variance = ? WHERE prompt_id = ? AND criterion_id = ?',
-    ),
-    recordVariance: database.prepare<[number, string, string]>(
-      'UPDATE evolver_criteria SET last_variance = ?, observations = observations + 1 WHERE prompt_id = ? AND criterion_id = ?',
-    ),
-    maxPosition: database.prepare<[string], { position: number | null }>('SELECT MAX(position) AS position FROM evolver_criteria WHERE prompt_id = ?'),
-    history: database.prepare<[string], { step: number; event: HistoryEvent['event']; criterion_id: string; text: string; reason: string | null; variance: number | null }>(
-      'SELECT step, event, criterion_id, text, reason, variance FROM evolver_history WHERE prompt_id = ? ORDER BY sequence',
-    ),
-    addHistory: database.prepare<[string, number, string, string, string, string | null, number | null]>(
-      'INSERT INTO evolver_history (prompt_id, step, event, criterion_id, text, reason, variance) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    ),
-  };
-
-  function readCriteria(promptId: string): EvolvingCriterion[] {
-    return statements.criteria.all(promptId).map((row) => {
-      const parsed = safeParseJson(row.criterion);
-      if (!parsed.ok) throw new RubricateError('INTERNAL', `damaged criterion ${row.criterion_id} in the evolver store`, { promptId });
-      const entry: EvolvingCriterion = {
-        criterion: parsed.value as Criterion,
-        origin: row.origin,
-        active: row.active === 1,
-        added_step: row.added_step,
-        observations: row.observations,
-      };
-      if (row.deactivated_step !== null) entry.deactivated_step = row.deactivated_step;
-      if (row.deactivation_reason !== null) entry.deactivation_reason = row.deactivation_reason;
-      if (row.last_variance !== null) entry.last_variance = row.last_variance;
-      return entry;
-    });
-  }
-
-  function promptMessages(prompt: string | Message[]): Message[] {
-    return normalizeMessages(prompt);
-  }
-
-  function nextPosition(promptId: string): number {
-    return (statements.maxPosition.get(promptId)?.position ?? -1) + 1;
-  }
+  const store = typeof options.store === 'string' ? openEvolverStateStore(options.store) : options.store;
+  let closed = false;
 
   function assertOpen(): void {
-    if (!database.open) throw new RubricateError('INTERNAL', 'the rubric evolver is closed');
+    if (closed) throw new RubricateError('INTERNAL', 'the rubric evolver is closed');
+  }
+
+  /**
+   * Applies `change` to the prompt's current state and writes it if no one else wrote
+   * meanwhile; otherwise reads again and applies it again. `change` returns the new state
+   * and its history events, or undefined to write nothing.
+   */
+  async function update<T>(promptId: string, change: (current: VersionedPromptState | undefined) => { state: PromptState; events: HistoryEvent[]; result: T } | { result: T; state?: undefined }): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      const current = await store.read(promptId);
+      const outcome = change(current);
+      if (outcome.state === undefined) return outcome.result;
+      if (await store.write(promptId, current?.version ?? 0, outcome.state, outcome.events)) return outcome.result;
+      if (attempt >= 50) throw new RubricateError('STORE_BUSY', `the rubric of prompt "${promptId}" kept changing under this update (${attempt} attempts)`, { promptId });
+    }
+  }
+
+  function copyCriteria(state: VersionedPromptState | undefined): EvolvingCriterion[] {
+    return (state?.criteria ?? []).map((entry) => ({ ...entry }));
   }
 
   return {
-    setPersistent(promptId, prompt, criteria, stepOptions = {}) {
+    async setPersistent(promptId, prompt, criteria, stepOptions = {}) {
       assertOpen();
       const inputs = Array.isArray(criteria) ? (criteria as readonly CriterionInput[]) : (criteria as Rubric).criteria.map(criterionToInput);
       const rubric = normalizeRubric({ criteria: inputs });
-      const write = database.transaction(() => {
-        const existing = statements.prompt.get(promptId);
-        const step = stepOptions.step ?? existing?.step ?? 0;
-        statements.upsertPrompt.run(promptId, JSON.stringify(promptMessages(prompt)), step);
-        statements.deletePersistent.run(promptId);
-        // Persistent criteria come first in the rubric: positions below every evolving one.
-        rubric.criteria.forEach((criterion, index) => {
-          statements.insertCriterion.run(promptId, criterion.id, -rubric.criteria.length + index, JSON.stringify(criterion), 'persistent', step);
-          statements.addHistory.run(promptId, step, 'persistent', criterion.id, criterion.text, null, null);
-        });
+      const messages = JSON.stringify(normalizeMessages(prompt));
+      return update(promptId, (current) => {
+        const step = stepOptions.step ?? current?.step ?? 0;
+        // Persistent criteria come first in the rubric, before every evolving one.
+        const persistent: EvolvingCriterion[] = rubric.criteria.map((criterion) => ({ criterion, origin: 'persistent', active: true, added_step: step, observations: 0 }));
+        const evolving = copyCriteria(current).filter((entry) => entry.origin === 'evolving');
+        const events: HistoryEvent[] = rubric.criteria.map((criterion) => ({ step, event: 'persistent', criterion_id: criterion.id, text: criterion.text }));
+        return { state: { prompt: messages, step, criteria: [...persistent, ...evolving] }, events, result: rubric.criteria };
       });
-      write();
-      return rubric.criteria;
     },
 
     async propose(promptId, prompt, rollouts, referenceRollouts, stepOptions = {}) {
       assertOpen();
       if (rollouts.length < 2) throw new RubricateError('INPUT_INVALID', 'propose needs at least two rollouts to compare', { field: 'rollouts' });
-      const messages = promptMessages(prompt);
-      const known = readCriteria(promptId);
+      const messages = normalizeMessages(prompt);
+      const known = await store.read(promptId);
       const shown = rollouts.slice(0, maxRollouts).map((rollout) => cut(rollout, characterLimit));
       const reference = referenceRollouts?.slice(0, maxRollouts).map((rollout) => cut(rollout, characterLimit));
-      const existing = known.filter((entry) => entry.active).map((entry) => entry.criterion);
-      const previousStep = statements.prompt.get(promptId)?.step ?? 0;
-      const step = stepOptions.step ?? previousStep + 1;
+      const existing = (known?.criteria ?? []).filter((entry) => entry.active).map((entry) => entry.criterion);
+      const step = stepOptions.step ?? (known?.step ?? 0) + 1;
       const proposal = await generator.propose(
         { prompt: messages, rollouts: shown, referenceRollouts: reference && reference.length > 0 ? reference : undefined, existing, maxNew },
         { sample: step },
       );
-      const added: Criterion[] = [];
-      let duplicatesSkipped = 0;
-      const write = database.transaction(() => {
-        statements.upsertPrompt.run(promptId, JSON.stringify(messages), step);
-        // Read again inside the transaction: another propose for this prompt may have written meanwhile.
-        const texts = readCriteria(promptId).map((entry) => entry.criterion.text);
-        let position = nextPosition(promptId);
+      // Merged into the state as it is when written: another propose for this prompt (on any replica) may have written meanwhile.
+      const { added, duplicatesSkipped } = await update(promptId, (current) => {
+        const criteria = copyCriteria(current);
+        const texts = criteria.map((entry) => entry.criterion.text);
+        const newlyAdded: Criterion[] = [];
+        const events: HistoryEvent[] = [];
+        let duplicates = 0;
         for (const input of proposal.criteria) {
           const repeats = texts.some((text) => comparableText(text) === comparableText(input.text) || textJaccard(text, input.text) >= duplicateThreshold);
           if (repeats) {
-            duplicatesSkipped += 1;
+            duplicates += 1;
             continue;
           }
           const points = pointsMode === 'unit' ? ((input.points ?? 1) < 0 ? -1 : 1) : (input.points ?? 1);
           const [criterion] = normalizeRubric({ criteria: [{ ...input, points }] }).criteria;
           criterion.metadata = { ...criterion.metadata, origin: 'evolving', added_step: step };
-          statements.insertCriterion.run(promptId, criterion.id, position, JSON.stringify(criterion), 'evolving', step);
-          statements.addHistory.run(promptId, step, 'added', criterion.id, criterion.text, null, null);
-          position += 1;
+          criteria.push({ criterion, origin: 'evolving', active: true, added_step: step, observations: 0 });
+          events.push({ step, event: 'added', criterion_id: criterion.id, text: criterion.text });
           texts.push(criterion.text);
-          added.push(criterion);
+          newlyAdded.push(criterion);
         }
+        return { state: { prompt: JSON.stringify(messages), step, criteria }, events, result: { added: newlyAdded, duplicatesSkipped: duplicates } };
       });
-      write();
       return { promptId, step, added, duplicatesSkipped, warnings: proposal.warnings };
     },
 
-    observe(promptId, gradedRollouts) {
+    async observe(promptId, gradedRollouts) {
       assertOpen();
-      const promptRow = statements.prompt.get(promptId);
-      if (!promptRow) throw new RubricateError('NOT_FOUND', `no rubric state for prompt "${promptId}"`, { field: 'promptId' });
-      const step = promptRow.step;
       const values = new Map<string, number[]>();
       for (const rollout of gradedRollouts) {
         for (const verdict of rollout.criteria) {
@@ -313,10 +195,21 @@ export function createRubricEvolver(options: RubricEvolverOptions): RubricEvolve
           else values.set(verdict.id, [value]);
         }
       }
-      const entries = readCriteria(promptId);
-      const variances: Record<string, number> = {};
-      const deactivated: ObserveResult['deactivated'] = [];
-      const write = database.transaction(() => {
+      return update(promptId, (current) => {
+        if (!current) throw new RubricateError('NOT_FOUND', `no rubric state for prompt "${promptId}"`, { field: 'promptId' });
+        const step = current.step;
+        const entries = copyCriteria(current);
+        const variances: Record<string, number> = {};
+        const deactivated: ObserveResult['deactivated'] = [];
+        const events: HistoryEvent[] = [];
+        const deactivate = (entry: EvolvingCriterion, reason: 'zero_variance' | 'over_top_k', variance: number) => {
+          entry.active = false;
+          entry.deactivated_step = step;
+          entry.deactivation_reason = reason;
+          entry.last_variance = variance;
+          events.push({ step, event: 'deactivated', criterion_id: entry.criterion.id, text: entry.criterion.text, reason, variance });
+          deactivated.push({ criterion_id: entry.criterion.id, reason, variance });
+        };
         const ranked: Array<{ entry: EvolvingCriterion; variance: number }> = [];
         for (const entry of entries) {
           if (!entry.active) continue;
@@ -324,50 +217,40 @@ export function createRubricEvolver(options: RubricEvolverOptions): RubricEvolve
           if (!observed || observed.length < minObservations) continue;
           const variance = round(populationVariance(observed), 9);
           variances[entry.criterion.id] = variance;
-          statements.recordVariance.run(variance, promptId, entry.criterion.id);
+          entry.last_variance = variance;
+          entry.observations += 1;
           if (entry.origin === 'persistent') continue;
-          if (variance === 0) {
-            statements.deactivate.run(step, 'zero_variance', variance, promptId, entry.criterion.id);
-            statements.addHistory.run(promptId, step, 'deactivated', entry.criterion.id, entry.criterion.text, 'zero_variance', variance);
-            deactivated.push({ criterion_id: entry.criterion.id, reason: 'zero_variance', variance });
-            entry.active = false;
-          } else {
-            ranked.push({ entry, variance });
-          }
+          if (variance === 0) deactivate(entry, 'zero_variance', variance);
+          else ranked.push({ entry, variance });
         }
         // Cap the active evolving set at topK; criteria not observed this time keep their place.
-        const activeEvolving = entries.filter((entry) => entry.active && entry.origin === 'evolving');
-        let excess = activeEvolving.length - topK;
+        let excess = entries.filter((entry) => entry.active && entry.origin === 'evolving').length - topK;
         if (excess > 0) {
           const byVariance = [...ranked].sort((first, second) => first.variance - second.variance || second.entry.added_step - first.entry.added_step);
           for (const { entry, variance } of byVariance) {
             if (excess <= 0) break;
-            statements.deactivate.run(step, 'over_top_k', variance, promptId, entry.criterion.id);
-            statements.addHistory.run(promptId, step, 'deactivated', entry.criterion.id, entry.criterion.text, 'over_top_k', variance);
-            deactivated.push({ criterion_id: entry.criterion.id, reason: 'over_top_k', variance });
-            entry.active = false;
+            deactivate(entry, 'over_top_k', variance);
             excess -= 1;
           }
         }
+        const active = entries.filter((entry) => entry.active).map((entry) => entry.criterion.id);
+        return { state: { prompt: current.prompt, step, criteria: entries }, events, result: { promptId, step, variances, deactivated, active } };
       });
-      write();
-      const active = entries.filter((entry) => entry.active).map((entry) => entry.criterion.id);
-      return { promptId, step, variances, deactivated, active };
     },
 
-    activeRubric(promptId) {
+    async activeRubric(promptId) {
       assertOpen();
-      const promptRow = statements.prompt.get(promptId);
-      if (!promptRow) return undefined;
-      const active = readCriteria(promptId).filter((entry) => entry.active);
+      const current = await store.read(promptId);
+      if (!current) return undefined;
+      const active = current.criteria.filter((entry) => entry.active);
       if (active.length === 0) return undefined;
       return normalizeRubric({
-        id: `${promptId}@${promptRow.step}`,
+        id: `${promptId}@${current.step}`,
         criteria: active.map((entry) => criterionToInput(entry.criterion)),
         metadata: {
           evolving: {
             prompt_id: promptId,
-            step: promptRow.step,
+            step: current.step,
             persistent: active.filter((entry) => entry.origin === 'persistent').length,
             evolving: active.filter((entry) => entry.origin === 'evolving').length,
           },
@@ -375,23 +258,24 @@ export function createRubricEvolver(options: RubricEvolverOptions): RubricEvolve
       });
     },
 
-    criteria(promptId) {
+    async criteria(promptId) {
       assertOpen();
-      return readCriteria(promptId);
+      return (await store.read(promptId))?.criteria ?? [];
     },
 
-    history(promptId) {
+    async history(promptId) {
       assertOpen();
-      return statements.history.all(promptId).map((row) => {
-        const event: HistoryEvent = { step: row.step, event: row.event, criterion_id: row.criterion_id, text: row.text };
-        if (row.reason !== null) event.reason = row.reason;
-        if (row.variance !== null) event.variance = row.variance;
-        return event;
-      });
+      return store.history(promptId);
     },
 
-    close() {
-      if (database.open) database.close();
+    ready() {
+      return store.ready();
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await store.close();
     },
   };
 }

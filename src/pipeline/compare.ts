@@ -9,7 +9,7 @@ import type { ReplyStore } from '../store/index.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import type { SerializedError } from '../errors.js';
 import { createPrometheusRelativeStrategy } from '../grading/prometheus.js';
-import { comparisonId, createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairLabel, type PairOrder } from '../grading/pairwise.js';
+import { createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairLabel, type PairOrder } from '../grading/pairwise.js';
 import type { SamplingOptions } from '../grading/types.js';
 import type { Judge } from '../judges/types.js';
 import { computePairwiseMeta } from '../meta/pairwise-metrics.js';
@@ -307,5 +307,3 @@ export class CompareSummaryBuilder {
     return summary;
   }
 }
-
-export { comparisonId };

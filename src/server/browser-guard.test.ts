@@ -164,7 +164,7 @@ describe('POST /v1/rubrics/:id/observe', () => {
       expect(answer.body.error?.code).toBe('INPUT_INVALID');
       expect(answer.body.error?.message, field).toContain(`field ${field}`);
     }
-    expect(evolver.history('q1').filter((event) => event.event !== 'persistent')).toHaveLength(0);
+    expect((await evolver.history('q1')).filter((event) => event.event !== 'persistent')).toHaveLength(0);
     // A results line as written by grade fits as it is.
     const good = await call('POST', '/v1/rubrics/q1/observe', { results: [{ criteria: [{ id: 'hello', text: 'says hello', points: 1, met: true, status: 'ok' }] }, { criteria: [{ id: 'hello', met: false }] }] });
     expect(good.status).toBe(200);

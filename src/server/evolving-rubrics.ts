@@ -1,8 +1,9 @@
 /**
  * Evolving rubrics for RL (RLER / OnlineRubrics) over HTTP: per prompt, the rubric grows
  * from the differences between the policy's current rollouts and sheds criteria that no
- * longer tell rollouts apart. State (active set and history) lives in the evolver's SQLite
- * store, so any serve replica pointed at the same file sees the same rubrics.
+ * longer tell rollouts apart. State (active set and history) lives in the evolver's store:
+ * a SQLite file for one replica, Redis (`--evolve-store redis://…`) for several, so every
+ * replica sees the same rubrics.
  *
  *   PUT  /v1/rubrics/:id/persistent  {prompt, rubric}                     fixed criteria
  *   POST /v1/rubrics/:id/step        {prompt, rollouts, reference_rollouts?, advantages?, eps?}
@@ -74,20 +75,20 @@ function estimatorOf(body: Record<string, unknown>): { estimator?: AdvantageEsti
 }
 
 export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyBytes }: RouteContext, evolver: RubricEvolver): void {
-  const activeOrNotFound = (id: string) => {
-    const rubric = evolver.activeRubric(id);
+  const activeOrNotFound = async (id: string) => {
+    const rubric = await evolver.activeRubric(id);
     if (!rubric) throw new RubricateError('NOT_FOUND', `no rubric for prompt "${id}" yet: PUT /v1/rubrics/${id}/persistent or POST /v1/rubrics/${id}/step first`);
     return rubric;
   };
 
-  app.get('/v1/rubrics/:id', (context) => context.json({ id: context.req.param('id'), rubric: activeOrNotFound(context.req.param('id')) }));
+  app.get('/v1/rubrics/:id', async (context) => context.json({ id: context.req.param('id'), rubric: await activeOrNotFound(context.req.param('id')) }));
 
-  app.get('/v1/rubrics/:id/history', (context) => {
+  app.get('/v1/rubrics/:id/history', async (context) => {
     const id = context.req.param('id');
     // A prompt whose every criterion was retired has no active rubric but still has a history.
-    const history = evolver.history(id);
-    if (history.length === 0) activeOrNotFound(id);
-    return context.json({ id, history, criteria: evolver.criteria(id) });
+    const history = await evolver.history(id);
+    if (history.length === 0) await activeOrNotFound(id);
+    return context.json({ id, history, criteria: await evolver.criteria(id) });
   });
 
   app.put('/v1/rubrics/:id/persistent', async (context) => {
@@ -95,8 +96,8 @@ export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyB
     const body = await objectBody(context, maxBodyBytes);
     const rubric = body.rubric;
     if (!isRecord(rubric) && !Array.isArray(rubric)) throw new RubricateError('INPUT_INVALID', 'rubric must be a rubric object or a list of criteria', { field: 'rubric' });
-    const criteria = evolver.setPersistent(id, promptOf(body), (Array.isArray(rubric) ? rubric : (rubric as { criteria?: unknown }).criteria ?? []) as never);
-    return context.json({ id, persistent: criteria, rubric: evolver.activeRubric(id) });
+    const criteria = await evolver.setPersistent(id, promptOf(body), (Array.isArray(rubric) ? rubric : (rubric as { criteria?: unknown }).criteria ?? []) as never);
+    return context.json({ id, persistent: criteria, rubric: await evolver.activeRubric(id) });
   });
 
   app.post('/v1/rubrics/:id/propose', async (context) => {
@@ -104,7 +105,7 @@ export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyB
     const body = await objectBody(context, maxBodyBytes);
     const referenceRollouts = body.reference_rollouts === undefined ? undefined : stringList(body.reference_rollouts, 'reference_rollouts', 1);
     const proposed = await evolver.propose(id, promptOf(body), stringList(body.rollouts, 'rollouts', 2), referenceRollouts);
-    return context.json({ ...proposed, rubric: evolver.activeRubric(id) });
+    return context.json({ ...proposed, rubric: await evolver.activeRubric(id) });
   });
 
   app.post('/v1/rubrics/:id/observe', async (context) => {
@@ -115,7 +116,7 @@ export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyB
       const issue = checked.error.issues[0];
       throw new RubricateError('INPUT_INVALID', `results must be a list of graded rollouts {criteria: [{id, met}]}: ${issue.message}`, { field: formatPath(['results', ...issue.path]) });
     }
-    return context.json(evolver.observe(id, checked.data));
+    return context.json(await evolver.observe(id, checked.data));
   });
 
   // One training step for one prompt: new criteria from this group, grade the group with
@@ -129,12 +130,12 @@ export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyB
     const referenceRollouts = body.reference_rollouts === undefined ? undefined : stringList(body.reference_rollouts, 'reference_rollouts', 1);
     const { estimator, epsilon } = estimatorOf(body);
     const proposed = await evolver.propose(id, prompt, rollouts, referenceRollouts);
-    const rubric = activeOrNotFound(id);
+    const rubric = await activeOrNotFound(id);
     const items = rollouts.map((response, index) => normalizeItem({ id: `${id}#${index + 1}`, prompt, response, rubric }));
     context.set('items', items.length);
     const { results, fallbacks } = await service.scoreItems(items);
     context.set('fallbacks', fallbacks);
-    const observed = evolver.observe(
+    const observed = await evolver.observe(
       id,
       results.filter((result) => result.status === 'ok').map((result) => ({ criteria: result.criteria.map((criterion) => ({ id: criterion.id, met: criterion.met, value: criterion.value, status: criterion.status })) })),
     );

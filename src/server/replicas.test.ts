@@ -10,6 +10,7 @@ import { afterEach, describe, expect, vi } from 'vitest';
 import { binaryVerdict, startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
 import { redisTest } from '../testing/redis-fixture.js';
 import { safeParseJson } from '../util/json.js';
+import { answer, keywordMet, mentions, taskOf, type FakeCriterion } from '../generation/fixtures/fake-generator.js';
 import { criterionMet, fruitRubric, fruitScore } from './test-support.js';
 
 const projectRoot = path.resolve(import.meta.dirname, '../..');
@@ -39,6 +40,13 @@ async function startReplica(args: string[]): Promise<string> {
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
   });
+}
+
+/** The parts of the /v1/rubrics answers these tests read. */
+interface EvolverAnswer {
+  rubric: { criteria: Array<{ text: string }> };
+  added: Array<{ text: string }>;
+  history: Array<{ event: string; text: string }>;
 }
 
 const post = (url: string, body: unknown) => fetch(`${url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -89,5 +97,49 @@ describe('serve replicas sharing Redis', () => {
     await redis.start();
     await vi.waitFor(async () => expect((await fetch(`${first}/healthz`)).status).toBe(200), { timeout: 30_000, interval: 100 });
     expect((await (await post(first, { ...item, response: 'pears' })).json()).reward).toBe(0);
+  }, 90_000);
+
+  redisTest('evolving rubrics are shared: a step on one replica is seen by the other, and steps taken on both at once lose nothing', async ({ redis }) => {
+    const proposals: FakeCriterion[][] = [[mentions('sources'), mentions('hello')], [mentions('citation')], [mentions('example')]];
+    let next = 0;
+    fake = await startFakeJudge((request) => {
+      if (taskOf(request) === 'grade') return { content: binaryVerdict(keywordMet(request)) };
+      return { content: answer(proposals[next++] ?? []) };
+    });
+    const args = ['--judge', 'openai:fake', '--judge-base-url', fake.baseUrl, '--store', redis.url, '--evolve-store', redis.url, '--generator', 'openai:writer', '--generator-base-url', fake.baseUrl];
+    const [first, second] = await Promise.all([startReplica(args), startReplica(args)]);
+    const call = async (url: string, method: string, route: string, body?: unknown) => {
+      const response = await fetch(`${url}${route}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      return { status: response.status, body: (await response.json()) as EvolverAnswer };
+    };
+    const prompt = 'Say hello and cite.';
+    expect((await call(first, 'PUT', '/v1/rubrics/q/persistent', { prompt, rubric: [{ text: 'The response is polite.', points: 2 }] })).status).toBe(200);
+    const seen = await call(second, 'GET', '/v1/rubrics/q');
+    expect(seen.status).toBe(200);
+    expect(seen.body.rubric.criteria.map((criterion) => criterion.text)).toEqual(['The response is polite.']);
+
+    // A training step on the second replica: both proposals added, "hello" (met by every rollout) retired.
+    const step = await call(second, 'POST', '/v1/rubrics/q/step', { prompt, rollouts: ['hello with sources', 'hello plain'] });
+    expect(step.status, JSON.stringify(step.body)).toBe(200);
+    expect(step.body.added.map((criterion) => criterion.text)).toEqual(['The response mentions "sources".', 'The response mentions "hello".']);
+    const history = await call(first, 'GET', '/v1/rubrics/q/history');
+    expect(history.body.history.map((event) => `${event.event}: ${event.text}`)).toEqual([
+      'persistent: The response is polite.',
+      'added: The response mentions "sources".',
+      'added: The response mentions "hello".',
+      'deactivated: The response mentions "hello".',
+    ]);
+    expect((await call(first, 'GET', '/v1/rubrics/q')).body.rubric.criteria.map((criterion) => criterion.text)).toEqual(['The response is polite.', 'The response mentions "sources".']);
+
+    // Proposals on both replicas at once for the same prompt: each replica's criterion lands.
+    const [onFirst, onSecond] = await Promise.all([
+      call(first, 'POST', '/v1/rubrics/q/propose', { prompt, rollouts: ['a', 'b'] }),
+      call(second, 'POST', '/v1/rubrics/q/propose', { prompt, rollouts: ['c', 'd'] }),
+    ]);
+    expect(onFirst.status).toBe(200);
+    expect(onSecond.status).toBe(200);
+    const texts = (await call(second, 'GET', '/v1/rubrics/q')).body.rubric.criteria.map((criterion) => criterion.text);
+    expect(texts).toEqual(expect.arrayContaining(['The response mentions "citation".', 'The response mentions "example".', 'The response mentions "sources".']));
+    expect(texts).toHaveLength(4);
   }, 90_000);
 });

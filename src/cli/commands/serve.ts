@@ -25,6 +25,7 @@ import { RedisReplyStore } from '../../store/index.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
 import { loadRubrics } from '../rubrics-file.js';
 import { createRubricEvolver, type RubricEvolver } from '../../generation/evolver.js';
+import { openEvolverStateStore } from '../../store/open-evolver-state.js';
 import { createJudge } from '../../judges/registry.js';
 import { evolvingRubricRoutes } from '../../server/evolving-rubrics.js';
 import { redactDeep } from '../../util/redact.js';
@@ -101,7 +102,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex)')
     .option('--drain-timeout <seconds>', 'longest a graceful shutdown waits for in-flight work', parseNumber('drain-timeout', 0), defaultDrainTimeoutMs / 1000)
     .option('--pool-cooldown <seconds>', 'how long an unreachable judge endpoint of a pool is left out (doubles on repeats)', parseNumber('pool-cooldown', 0.001), 5)
-    .option('--evolve-store <file>', 'serve evolving rubrics (/v1/rubrics/…), keeping their active sets and history in this SQLite file')
+    .option('--evolve-store <file|url>', 'serve evolving rubrics (/v1/rubrics/…), keeping their active sets and history in this SQLite file, or in Redis/Valkey (redis://… or rediss://…) shared by every replica')
     .option('--evolve-top-k <n>', 'evolving criteria kept active per prompt, the most discriminating first', parsePositiveInteger('evolve-top-k'), 5)
     .option('--generator <spec>', 'with --evolve-store: the model that proposes criteria (default: the same rule as --judge)')
     .option('--generator-base-url <url>', 'OpenAI-compatible base URL of the generator (default: OPENAI_BASE_URL)')
@@ -158,7 +159,7 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
   let evolver: RubricEvolver | undefined;
   let generatorJudge: Judge | undefined;
   const closeAll = async () => {
-    evolver?.close();
+    await evolver?.close();
     await generatorJudge?.close?.();
     opened.close();
     for (const judge of judges) await judge.close?.();
@@ -169,7 +170,14 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
       await closeAll();
       throw new RubricateError('CONFIG_INVALID', '--evolve-store needs a generator model (--generator openai:MODEL or gguf:…)', { field: 'generator' });
     }
-    evolver = createRubricEvolver({ generator: generatorJudge, store: flags.evolveStore, topK: flags.evolveTopK });
+    // A Redis store answers 503 at once while it is away, as the reply store does.
+    evolver = createRubricEvolver({ generator: generatorJudge, store: openEvolverStateStore(flags.evolveStore, { failFast: true }), topK: flags.evolveTopK });
+    try {
+      await evolver.ready();
+    } catch (error) {
+      await closeAll();
+      throw error;
+    }
   }
 
   let running;
