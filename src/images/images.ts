@@ -63,7 +63,7 @@ export function isRemoteUrl(url: string): boolean {
   return /^https?:\/\//i.test(url);
 }
 
-/** Bytes of a data URL or a local file (sync); remote URLs are fetched by `fetchImageBytes`. */
+/** Bytes of a data URL or a local file (sync); remote URLs are refused here. */
 export function localImageBytes(url: string, location: ImageLocation): Buffer {
   if (url.startsWith('data:')) {
     const match = /^data:([^;,]*)(;base64)?,(.*)$/s.exec(url);
@@ -78,20 +78,6 @@ export function localImageBytes(url: string, location: ImageLocation): Buffer {
     const code = (error as NodeJS.ErrnoException).code;
     throw imageError(`image file "${url}" ${code === 'ENOENT' ? 'not found' : `cannot be read (${code ?? (error as Error).message})`} (paths are relative to the input file)`, location);
   }
-}
-
-/** Fetches a remote image with a size limit; errors name the item's field. */
-export async function fetchImageBytes(url: string, location: ImageLocation, fetcher: typeof fetch = fetch): Promise<Buffer> {
-  let response: Response;
-  try {
-    response = await fetcher(url, { redirect: 'follow' });
-  } catch (error) {
-    throw imageError(`image URL could not be fetched: ${(error as Error).message}`, location);
-  }
-  if (!response.ok) throw imageError(`image URL answered HTTP ${response.status}`, location);
-  const declared = Number(response.headers.get('content-length') ?? '0');
-  if (declared > maxImageBytes) throw imageError(`image is ${declared} bytes, over the ${maxImageBytes}-byte limit`, location);
-  return Buffer.from(await response.arrayBuffer());
 }
 
 /** Validates bytes (size, type) into an ItemImage. */
