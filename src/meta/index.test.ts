@@ -65,7 +65,7 @@ describe('scorePublishedJudge', () => {
 
   it('rejects an unknown format and a missing file', async () => {
     await expect(scorePublishedJudge('arena' as PublishedFormat, llmbarFile)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
-    await expect(scorePublishedJudge('judgebench', path.join(directory, 'nope.jsonl'))).rejects.toMatchObject({ code: 'INPUT_INVALID' });
+    await expect(scorePublishedJudge('judgebench', path.join(directory, 'nope.jsonl'))).rejects.toMatchObject({ code: 'INPUT_UNREADABLE' });
   });
 });
 

@@ -68,7 +68,7 @@ describe('readLlmbarResults (fixture)', () => {
   });
 
   it('fails clearly on a missing file', async () => {
-    await expect(readLlmbarResults(path.join(directory, 'missing.json'))).rejects.toMatchObject({ code: 'INPUT_INVALID' });
+    await expect(readLlmbarResults(path.join(directory, 'missing.json'))).rejects.toMatchObject({ code: 'INPUT_UNREADABLE' });
   });
 });
 
