@@ -15,24 +15,24 @@ export { rubricateVersion } from './version.js';
 export type { Criterion, Rubric, Item, Message, PairwiseItem, Scale, CheckSpec, RubricInput, ItemInput, CriterionInput } from './rubric/schema.js';
 export { normalizeItem, normalizeRubric } from './rubric/normalize.js';
 export { rubricHash } from './rubric/hashing.js';
-export { getItemImporter, getResultsImporter, getPairwiseImporter } from './rubric/formats/index.js';
+export { getItemImporter, getResultsImporter, getPairwiseImporter, type ItemFormatName } from './rubric/formats/index.js';
 export type { Importer, ImportOptions, PairwiseImporter, ResultsImporter } from './rubric/formats/types.js';
 export type { ImportRecord, InvalidRecord } from './rubric/records.js';
 
 export type { Judge, JudgeRequest, JudgeReply, JudgeProvenance, ChatMessage } from './judges/types.js';
-export { createJudge, registerJudge, defaultJudgeSpec, type JudgeConfig, type JudgeFactory, type JudgeSpec } from './judges/registry.js';
+export { createJudge, registerJudge, defaultJudgeSpec, type JudgeConfig, type JudgeFactory, type JudgeSpec, type JudgePrefix } from './judges/registry.js';
 
 export { grade, type GradeOutcome } from './pipeline/grade.js';
 export { Grader, type GraderOptions, type GradingMode } from './pipeline/grader.js';
 export { gradeFile, type GradeFileOptions, type GradeFileOutcome } from './pipeline/grade-file.js';
 export { scoreFile, type ScoreFileOptions, type ScoreFileOutcome } from './pipeline/score-file.js';
 export { Comparer, CompareSummaryBuilder, type CompareOptions, type CompareRecord, type CompareSummary } from './pipeline/compare.js';
-export { readResults, toScoredItem, type ResultRecord, type ResultCriterion } from './pipeline/results.js';
+export { readResults, toScoredItem, type ResultRecord, type GradedCriterion } from './pipeline/results.js';
 export { defaultCheckRunner, defaultSampling, defaultScoringName } from './pipeline/defaults.js';
 export type { EngineEvent } from './engine/engine.js';
 export { costOf, type Usage } from './engine/usage.js';
 
-export { getScoring, registerScoring, scoringNames, aggregate } from './scoring/registry.js';
+export { getScoring, registerScoring, scoringNames, aggregate, type ScoringName } from './scoring/registry.js';
 export type { Scoring, Metrics, ScoredItem, ScoredCriterion, TagMetric } from './scoring/types.js';
 export { withFailedAsZero } from './scoring/failed-as-zero.js';
 

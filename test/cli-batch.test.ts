@@ -55,7 +55,7 @@ function gradeArgs(input: string[], baseUrl: string, cache: string, out: string,
   return ['grade', ...input, '--judge', 'openai:gpt-4.1', '--judge-base-url', baseUrl, '--judge-api-key', 'sk-test-batch', '--cache', cache, '--out', out, '--metrics', `${out}.metrics.json`, ...extra];
 }
 
-function metricsOf(out: string): { usage: { calls: number; cost_usd: number; batch?: { calls: number } } } {
+function metricsOf(out: string): { usage: { calls: number; cost_usd: number; cache_hits: number; batch?: { calls: number } } } {
   return JSON.parse(readFileSync(`${out}.metrics.json`, 'utf8'));
 }
 
@@ -90,7 +90,12 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     const batchOut = join(directory, 'batch.jsonl');
     const args = gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), batchOut, ['--batch', '--batch-poll', '0.05', '--quiet']);
     const first = startCli(args);
-    const created = new Promise<void>((resolve) => fake.events.once('create', () => resolve()));
+    // Killed once every request is in a created batch and the process is polling (the gathering may make several batches).
+    const created = new Promise<void>((resolve) => {
+      fake.events.on('retrieve', () => {
+        if (fake.receivedRequests === criteria) resolve();
+      });
+    });
     const endedEarly = first.done.then((result) => {
       throw new Error(`batch run ended before it was killed: ${result.stderr}`);
     });
@@ -98,13 +103,14 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     first.child.kill('SIGKILL');
     expect((await first.done).signal).toBe('SIGKILL');
     expect(fake.receivedRequests).toBe(criteria);
+    const batchesBeforeKill = fake.createdBatches;
 
     const second = await runCli(args);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).not.toMatch(/submitted/);
     // Zero resubmitted requests: every request line the fake ever received, once.
     expect(fake.receivedRequests).toBe(criteria);
-    expect(fake.createdBatches).toBe(1);
+    expect(fake.createdBatches).toBe(batchesBeforeKill);
 
     const syncResults = readResults(syncOut);
     const batchResults = readResults(batchOut);
@@ -115,16 +121,22 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     const syncCost = metricsOf(syncOut).usage.cost_usd;
     const batchMetrics = metricsOf(batchOut).usage;
     expect(syncCost).toBeGreaterThan(0);
-    expect(batchMetrics.batch?.calls).toBe(criteria);
-    expect(batchMetrics.cost_usd / syncCost).toBeCloseTo(0.5, 6);
-    console.log(`batch/sync cost: ${batchMetrics.cost_usd} / ${syncCost} = ${batchMetrics.cost_usd / syncCost}; requests ${criteria}; resubmitted ${fake.receivedRequests - criteria}`);
+    // The rerun got every answer: by batch, or from the cache where the killed run had already read a finished batch.
+    expect((batchMetrics.batch?.calls ?? 0) + batchMetrics.cache_hits).toBe(criteria);
+    // What the batches cost over both runs, from the ledger (`rubricate batches`).
+    const ledger = await runCli(['batches', '--cache', join(directory, 'batch-cache.sqlite'), '--json']);
+    const ledgerRows = ledger.stdout.trim().split('\n').map((line) => JSON.parse(line) as { answered: number; cost_usd: number });
+    expect(ledgerRows.reduce((sum, row) => sum + row.answered, 0)).toBe(criteria);
+    const batchCost = ledgerRows.reduce((sum, row) => sum + row.cost_usd, 0);
+    expect(batchCost / syncCost).toBeCloseTo(0.5, 6);
+    console.log(`batch/sync cost: ${batchCost.toFixed(6)} / ${syncCost} = ${batchCost / syncCost}; requests ${criteria} in ${ledgerRows.length} batch(es); resubmitted ${fake.receivedRequests - criteria}`);
 
     // The verdicts obtained by batch are cache hits for a synchronous run on the same cache.
     const before = judge!.requests.length;
     const again = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), join(directory, 'again.jsonl')));
     expect(again.code, again.stderr).toBe(0);
     expect(judge!.requests.length).toBe(before);
-  }, 180_000);
+  }, 400_000);
 
   it('retries the requests of an expired batch in a new batch, and reports per-request errors (or answers them synchronously with --batch-fallback sync)', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-small-'));
@@ -166,7 +178,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     ]);
     // 400 prompt and 30 output tokens per answer at gpt-4.1's $2/$8 per 1M, halved.
     expect(rows[0].cost_usd).toBeCloseTo((2 * (400 * 2 + 30 * 8)) / 1e6 / 2, 9);
-  }, 60_000);
+  }, 240_000);
 
   it('batches --cancel cancels a batch in flight; --refresh shows it cancelled', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-cancel-'));
@@ -183,7 +195,8 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(cancelled.stderr).toContain(`batch ${batchId}: cancelling`);
     const refreshed = await runCli(['batches', '--cache', cache, '--refresh', '--json', ...apiFlags]);
-    expect(JSON.parse(refreshed.stdout.trim()).status).toBe('cancelled');
+    const row = refreshed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { batch_id: string; status: string }).find((candidate) => candidate.batch_id === batchId);
+    expect(row?.status).toBe('cancelled');
   }, 60_000);
 
   it('an unreadable reply inside a batch is retried and never scored', async () => {
@@ -206,4 +219,36 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(broken).toBe(2);
     expect(fake.createdBatches).toBe(2);
   }, 60_000);
+
+  it('compare --batch: the same outcomes as a synchronous compare, every call answered by batch, then cache hits', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-compare-'));
+    const fake = await startFakes();
+    // Pairwise verdicts: a pure function of the user text (which holds both responses in the asked order).
+    judge!.setScript((request) => ({ content: { explanation: 'Compared.', winner: createHash('sha256').update(request.userText).digest()[0] % 2 === 0 ? '1' : '2' }, usage: { prompt_tokens: 300, completion_tokens: 20 } }));
+    const pairs = join(directory, 'pairs.jsonl');
+    writeFileSync(pairs, Array.from({ length: 4 }, (_, index) => JSON.stringify({ id: `pair-${index}`, prompt: `Question ${index}`, response_a: `Short answer ${index}`, response_b: `Longer answer ${index}, with a reason.` })).join('\n'));
+    const compareArgs = (cache: string, out: string, extra: string[] = []) => ['compare', '--input', pairs, '--judge', 'openai:gpt-4.1', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'sk-test-batch', '--cache', cache, '--out', out, '--quiet', ...extra];
+    const syncOut = join(directory, 'sync.jsonl');
+    const sync = await runCli(compareArgs(join(directory, 'sync.sqlite'), syncOut));
+    expect(sync.code, sync.stderr).toBe(0);
+    const syncCalls = judge!.requests.length;
+    expect(syncCalls).toBe(8);
+    const batchOut = join(directory, 'batch.jsonl');
+    const batchCache = join(directory, 'batch.sqlite');
+    const batched = await runCli(compareArgs(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
+    expect(batched.code, batched.stderr).toBe(0);
+    expect(fake.receivedRequests).toBe(8);
+    type PairLine = { usage?: { batch?: { calls: number } } } & Record<string, unknown>;
+    const strip = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((line) => {
+      const { usage: _usage, ...rest } = JSON.parse(line) as PairLine;
+      return rest;
+    });
+    expect(strip(batchOut)).toEqual(strip(syncOut));
+    const batchCalls = readFileSync(batchOut, 'utf8').trim().split('\n').reduce((total, line) => total + ((JSON.parse(line) as PairLine).usage?.batch?.calls ?? 0), 0);
+    expect(batchCalls).toBe(8);
+    // A synchronous compare on the batch's cache sends nothing.
+    const again = await runCli(compareArgs(batchCache, join(directory, 'again.jsonl')));
+    expect(again.code, again.stderr).toBe(0);
+    expect(judge!.requests.length).toBe(syncCalls + 8);
+  }, 240_000);
 });

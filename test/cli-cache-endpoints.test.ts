@@ -13,7 +13,7 @@ const items = [
   { id: 'q2', prompt: 'Is 36.6°C a fever?', response: 'No.', rubric: { criteria: [{ text: 'Says it is normal', points: 5 }] } },
 ];
 
-describe('the reply cache and the endpoint', () => {
+describe('the reply cache and the endpoint', { timeout: 180_000 }, () => {
   test('switching endpoints with the same model name asks the new endpoint; a shared --cache-namespace reuses the replies', async ({ tempDir, startJudge }) => {
     const input = join(tempDir, 'items.jsonl');
     writeFileSync(input, items.map((item) => JSON.stringify(item)).join('\n'));

@@ -13,7 +13,7 @@ import { runCliInProcess } from './helpers.js';
 const noModels = ['--generator', 'openai:none', '--judge', 'none'];
 const deprecationLines = (stderr: string) => stderr.split('\n').filter((line) => line.includes('is deprecated'));
 
-describe('deprecated flag names', () => {
+describe('deprecated flag names', { timeout: 120_000 }, () => {
   test('generate --pairs FILE is --input FILE --format pairs', async ({ tempDir }) => {
     const result = await runCliInProcess(['generate', '--pairs', join(tempDir, 'absent.jsonl'), '--out', join(tempDir, 'out.jsonl'), ...noModels]);
     expect(result.code).toBe(2);

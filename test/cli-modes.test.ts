@@ -1,19 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeJudge, type FakeJudge } from '../src/testing/fake-judge.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { test } from '../src/testing/vitest-fixtures.js';
 import { runCli } from './helpers.js';
 import { dataDirectory, haveData } from '../src/testing/data.js';
 
 const data = dataDirectory();
 const natural = join(data, 'llmbar/LLMBar/Natural/dataset.json');
 const biggen = join(data, 'biggen_bench/sample_responses.json');
-let fake: FakeJudge | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
 
 function responseBlock(text: string, position: 1 | 2): string {
   return new RegExp(`<response-${position}-([0-9a-f]{16})>\\n([\\s\\S]*?)\\n</response-${position}-\\1>`).exec(text)?.[2] ?? '';
@@ -22,9 +16,9 @@ function responseBlock(text: string, position: 1 | 2): string {
 describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate compare on LLMBar Natural (real data, loopback judge)', () => {
   if (!existsSync(natural)) console.warn(`skipping: ${natural} not found`);
 
-  it('a judge that always prefers the first position: positional agreement 0, accuracy 50%', async () => {
-    fake = await startFakeJudge(() => ({ content: { explanation: 'The first one.', winner: '1' } }));
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-llmbar-'));
+  test('a judge that always prefers the first position: positional agreement 0, accuracy 50%', async ({ makeTempDir, startJudge }) => {
+    const fake = await startJudge(() => ({ content: { explanation: 'The first one.', winner: '1' } }));
+    const directory = makeTempDir('rubricate-llmbar-');
     const out = join(directory, 'compare.jsonl');
     const result = await runCli(['compare', '--format', 'llmbar', '--input', natural, '--judge', 'openai:first', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--no-ties']);
     expect(result.code, result.stderr).toBe(0);
@@ -38,11 +32,11 @@ describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate compare
     expect(fake.requests).toHaveLength(200);
   }, 120_000);
 
-  it('a judge that follows the gold label: 100% accuracy and positional agreement', async () => {
+  test('a judge that follows the gold label: 100% accuracy and positional agreement', async ({ makeTempDir, startJudge }) => {
     const rows = JSON.parse(readFileSync(natural, 'utf8')) as Array<{ output_1: string; output_2: string; label: 1 | 2 }>;
     const gold = new Map(rows.map((row) => [row.label === 1 ? row.output_1 : row.output_2, true]));
-    fake = await startFakeJudge((request) => ({ content: { explanation: 'Follows the label.', winner: gold.has(responseBlock(request.userText, 1)) ? '1' : '2' } }));
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-llmbar-'));
+    const fake = await startJudge((request) => ({ content: { explanation: 'Follows the label.', winner: gold.has(responseBlock(request.userText, 1)) ? '1' : '2' } }));
+    const directory = makeTempDir('rubricate-llmbar-');
     const out = join(directory, 'compare.jsonl');
     const result = await runCli(['compare', '--format', 'llmbar', '--input', natural, '--judge', 'openai:oracle', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--no-ties']);
     expect(result.code, result.stderr).toBe(0);
@@ -57,9 +51,9 @@ describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate compare
 });
 
 describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate meta runs a judge on a labelled pairwise set', () => {
-  it('scores a first-position-biased judge on LLMBar Natural in one command', async () => {
-    fake = await startFakeJudge(() => ({ content: { explanation: 'The first one.', winner: '1' } }));
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-meta-'));
+  test('scores a first-position-biased judge on LLMBar Natural in one command', async ({ makeTempDir, startJudge }) => {
+    const fake = await startJudge(() => ({ content: { explanation: 'The first one.', winner: '1' } }));
+    const directory = makeTempDir('rubricate-meta-');
     const out = join(directory, 'meta.json');
     const result = await runCli(['meta', '--format', 'llmbar', '--input', natural, '--judge', 'openai:first', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--bootstrap-resamples', '0']);
     expect(result.code, result.stderr).toBe(0);
@@ -70,13 +64,13 @@ describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate meta ru
 });
 
 describe.skipIf(!haveData(biggen, 'test/cli-modes.test.ts'))('rubricate grade --format biggen (real data, loopback judge)', () => {
-  it('grades BiGGen-Bench items on their 1–5 rubrics; a label off the scale is an error, never a default', async () => {
-    fake = await startFakeJudge((request) => {
+  test('grades BiGGen-Bench items on their 1–5 rubrics; a label off the scale is an error, never a default', async ({ makeTempDir, startJudge }) => {
+    const fake = await startJudge((request) => {
       // Instances whose id hash is odd get an answer off the scale, every time.
       const offScale = request.userText.length % 7 === 0;
       return { content: offScale ? { explanation: 'great', choice: '6' } : { explanation: 'ok', choice: String((request.userText.length % 5) + 1) } };
     });
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-biggen-'));
+    const directory = makeTempDir('rubricate-biggen-');
     const out = join(directory, 'results.jsonl');
     const result = await runCli(['grade', '--format', 'biggen', '--input', biggen, '--judge', 'openai:likert', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--max-attempts', '2', '--concurrency', '32']);
     const lines = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { status: string; score: number | null; criteria: Array<{ label?: string; value?: number; error?: { code: string; message: string } }> });

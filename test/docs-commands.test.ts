@@ -75,7 +75,7 @@ function answer(request: FakeJudgeRequest) {
 
 const documented = [...commandsIn('README.md', { firstBlock: true }), ...commandsIn('docs/formats.md')];
 
-describe('documented commands run as written', () => {
+describe('documented commands run as written', { timeout: 120_000 }, () => {
   test('the docs hold commands for every input format', () => {
     expect(documented.length).toBeGreaterThan(20);
     const formats = new Set(documented.map((command) => command.args[command.args.indexOf('--format') + 1]));

@@ -12,7 +12,7 @@ import { projectRoot, runCli, startCli } from './helpers.js';
 const items = resolve(projectRoot, 'examples/items.jsonl');
 const tested = new Set<number>();
 
-describe('exit codes, through the CLI', () => {
+describe('exit codes, through the CLI', { timeout: 180_000 }, () => {
   test('0: completed, every item graded', async ({ tempDir, fakeJudge }) => {
     const result = await runCli(['grade', '--input', items, '--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--no-cache', '--quiet', '--out', join(tempDir, 'out.jsonl')]);
     expect(result.code, result.stderr).toBe(exitCodes.success);

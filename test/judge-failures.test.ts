@@ -5,18 +5,13 @@
  * 1,325 calls and exited 3 with "20 error". Also: the end-of-run summary names the error codes,
  * and a Retry-After of a day no longer holds the run.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { binaryVerdict, startFakeJudge, type FakeJudge } from '../src/testing/fake-judge.js';
+import { describe, expect } from 'vitest';
+import { test } from '../src/testing/vitest-fixtures.js';
+import { binaryVerdict, startFakeJudge } from '../src/testing/fake-judge.js';
 import { runCli } from './helpers.js';
 
-const fakes: FakeJudge[] = [];
-
-afterEach(async () => {
-  for (const fake of fakes.splice(0)) await fake.close();
-});
 
 /** `count` items of `criteria` criteria each: 1,000 calls' worth of work when nothing stops it. */
 function itemsFile(directory: string, count = 100, criteria = 10): string {
@@ -33,17 +28,12 @@ function itemsFile(directory: string, count = 100, criteria = 10): string {
   return file;
 }
 
-async function fake(script: Parameters<typeof startFakeJudge>[0]): Promise<FakeJudge> {
-  const started = await startFakeJudge(script);
-  fakes.push(started);
-  return started;
-}
 
 const common = ['--no-cache', '--quiet', '--concurrency', '4', '--max-attempts', '3'];
 
 describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
-  it('an unreachable judge: exit 4 after a bounded number of calls, naming the endpoint and what to check', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-breaker-'));
+  test('an unreachable judge: exit 4 after a bounded number of calls, naming the endpoint and what to check', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-breaker-');
     const closed = await startFakeJudge(() => ({ content: 'unused' }));
     const url = closed.baseUrl;
     await closed.close();
@@ -55,9 +45,9 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     expect(result.stderr).toMatch(/Check: that the judge server is running/);
   });
 
-  it('a 404 (wrong model): stops after a handful of calls, not 1,000, and prints the server message', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-breaker-'));
-    const judge = await fake(() => ({ status: 404, body: { error: { message: 'The model `gpt-nope` does not exist', type: 'invalid_request_error', code: 'model_not_found' } } }));
+  test('a 404 (wrong model): stops after a handful of calls, not 1,000, and prints the server message', async ({ makeTempDir, startJudge }) => {
+    const directory = makeTempDir('rubricate-breaker-');
+    const judge = await startJudge(() => ({ status: 404, body: { error: { message: 'The model `gpt-nope` does not exist', type: 'invalid_request_error', code: 'model_not_found' } } }));
     const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:gpt-nope', '--judge-base-url', judge.baseUrl, ...common]);
     expect(result.code).toBe(4);
     // A 404 is fatal at once (JUDGE_NOT_FOUND); the breaker would stop it at 20 (+ the calls in flight) otherwise.
@@ -66,9 +56,9 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     expect(result.stderr).toContain('The model `gpt-nope` does not exist');
   });
 
-  it('a judge that rejects every request (400): the breaker stops it after 20 calls with the reason and what to check', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-breaker-'));
-    const judge = await fake(() => ({ status: 400, body: { error: { message: 'this deployment is disabled', type: 'invalid_request_error' } } }));
+  test('a judge that rejects every request (400): the breaker stops it after 20 calls with the reason and what to check', async ({ makeTempDir, startJudge }) => {
+    const directory = makeTempDir('rubricate-breaker-');
+    const judge = await startJudge(() => ({ status: 400, body: { error: { message: 'this deployment is disabled', type: 'invalid_request_error' } } }));
     const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, ...common]);
     expect(result.code).toBe(4);
     // The threshold (20) plus at most the calls already in flight (concurrency 4).
@@ -79,10 +69,10 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     expect(result.stderr).toMatch(/Check: /);
   });
 
-  it('--verdict probability against an endpoint without logprobs: stops after ~20 calls', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-breaker-'));
+  test('--verdict probability against an endpoint without logprobs: stops after ~20 calls', async ({ makeTempDir, startJudge }) => {
+    const directory = makeTempDir('rubricate-breaker-');
     // Answers the verdict but never returns token probabilities.
-    const judge = await fake(() => ({ content: binaryVerdict(true) }));
+    const judge = await startJudge(() => ({ content: binaryVerdict(true) }));
     const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--verdict', 'probability', ...common]);
     expect(result.code).toBe(4);
     expect(judge.requests.length).toBeLessThanOrEqual(24);
@@ -90,10 +80,10 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     expect(result.stderr).toMatch(/prob/i);
   });
 
-  it('a judge that fails some calls but answers others is not stopped, and the summary lists error codes with an example', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-breaker-'));
+  test('a judge that fails some calls but answers others is not stopped, and the summary lists error codes with an example', async ({ makeTempDir, startJudge }) => {
+    const directory = makeTempDir('rubricate-breaker-');
     // Every criterion c3 is refused (400): 30 failures in all, never 20 in a row.
-    const judge = await fake((request) =>
+    const judge = await startJudge((request) =>
       request.criteria[0]?.id === 'c3' ? { status: 400, body: { error: { message: 'criterion c3 trips a content filter' } } } : { content: binaryVerdict(true) },
     );
     const out = join(directory, 'out.jsonl');
@@ -104,9 +94,9 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     expect(result.stderr).toMatch(/JUDGE_REQUEST_REJECTED ×30: .*criterion c3 trips a content filter/);
   });
 
-  it('--breaker-threshold 0 turns the breaker off (every item is tried and reported)', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-breaker-'));
-    const judge = await fake(() => ({ status: 400, body: { error: { message: 'request refused' } } }));
+  test('--breaker-threshold 0 turns the breaker off (every item is tried and reported)', async ({ makeTempDir, startJudge }) => {
+    const directory = makeTempDir('rubricate-breaker-');
+    const judge = await startJudge(() => ({ status: 400, body: { error: { message: 'request refused' } } }));
     const result = await runCli(['grade', '--input', itemsFile(directory, 10, 3), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--breaker-threshold', '0', ...common]);
     expect(result.code).toBe(3);
     expect(judge.requests).toHaveLength(30);
@@ -115,10 +105,10 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
 });
 
 describe('Retry-After is bounded', { timeout: 120_000 }, () => {
-  it('Retry-After: 100000 waits at most --max-retry-after, and the run completes', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-retry-after-'));
+  test('Retry-After: 100000 waits at most --max-retry-after, and the run completes', async ({ makeTempDir, startJudge }) => {
+    const directory = makeTempDir('rubricate-retry-after-');
     let refused = 0;
-    const judge = await fake(() => {
+    const judge = await startJudge(() => {
       if (refused < 2) {
         refused += 1;
         return { status: 429, headers: { 'retry-after': '100000' }, body: { error: { message: 'slow down' } } };

@@ -6,11 +6,11 @@
  * `serve`: /healthz with and without the token, /metrics, error answers and the request log.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
+import { describe, expect } from 'vitest';
+import { test } from '../src/testing/vitest-fixtures.js';
+import { binaryVerdict, startFakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { safeParseJson } from '../src/util/json.js';
 import { cliPath, runCli } from './helpers.js';
 
@@ -20,10 +20,6 @@ const apiKey = 'apikey-echo-9b8c7d6e55';
 const serverToken = 'servetoken-4242aa77';
 const planted = [urlPassword, querySecret, apiKey, serverToken];
 
-const fakes: FakeJudge[] = [];
-afterEach(async () => {
-  for (const fake of fakes.splice(0)) await fake.close();
-});
 
 function secretUrl(baseUrl: string): string {
   const url = new URL(baseUrl);
@@ -47,12 +43,11 @@ function itemsFile(directory: string): string {
 }
 
 describe('planted secrets never reach an output', () => {
-  it('grade (results, metrics, HTML report, stderr) and report (HTML, Markdown): a 400 that echoes the key', async () => {
-    const fake = await startFakeJudge((request) =>
+  test('grade (results, metrics, HTML report, stderr) and report (HTML, Markdown): a 400 that echoes the key', async ({ makeTempDir, startJudge }) => {
+    const fake = await startJudge((request) =>
       request.criteria[0]?.id === 'echo' ? { status: 400, body: { error: { message: echo(request) } } } : { content: binaryVerdict(true) },
     );
-    fakes.push(fake);
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-secrets-'));
+    const directory = makeTempDir('rubricate-secrets-');
     const out = join(directory, 'results.jsonl');
     const metrics = join(directory, 'metrics.json');
     const html = join(directory, 'report.html');
@@ -84,10 +79,9 @@ describe('planted secrets never reach an output', () => {
     // Three CLI processes (grade with its report, then two reports): slow on a loaded machine.
   }, 180_000);
 
-  it('grade: a 401 whose body echoes the key stops the run without printing the key', async () => {
-    const fake = await startFakeJudge((request) => ({ status: 401, body: { error: { message: echo(request), type: 'invalid_request_error', code: 'invalid_api_key' } } }));
-    fakes.push(fake);
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-secrets-'));
+  test('grade: a 401 whose body echoes the key stops the run without printing the key', async ({ makeTempDir, startJudge }) => {
+    const fake = await startJudge((request) => ({ status: 401, body: { error: { message: echo(request), type: 'invalid_request_error', code: 'invalid_api_key' } } }));
+    const directory = makeTempDir('rubricate-secrets-');
     const out = join(directory, 'results.jsonl');
     const grade = await runCli(['grade', '--input', itemsFile(directory), '--out', out, '--judge', 'openai:m', '--judge-base-url', secretUrl(fake.baseUrl), '--judge-api-key', apiKey, '--no-cache', '--quiet']);
     expect(grade.code).toBe(4);
@@ -98,8 +92,8 @@ describe('planted secrets never reach an output', () => {
     if (existsSync(out)) expectClean('results', readFileSync(out, 'utf8'));
   }, 120_000);
 
-  it('a report of results written before redaction existed shows no credential', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-secrets-'));
+  test('a report of results written before redaction existed shows no credential', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-secrets-');
     const out = join(directory, 'old.jsonl');
     const line = {
       id: 'old', status: 'error', score: null, rubricate_version: '0.0.1',
@@ -114,9 +108,8 @@ describe('planted secrets never reach an output', () => {
     }
   }, 120_000);
 
-  it('serve: /healthz (without and with the token), /metrics, error answers and the log', async () => {
-    const fake = await startFakeJudge((request) => ({ status: 401, body: { error: { message: echo(request) } } }));
-    fakes.push(fake);
+  test('serve: /healthz (without and with the token), /metrics, error answers and the log', async ({ startJudge }) => {
+    const fake = await startJudge((request) => ({ status: 401, body: { error: { message: echo(request) } } }));
     // A second replica that is down: the pool logs its ejection, naming the endpoint.
     const down = await startFakeJudge(() => ({ content: 'unused' }));
     const downUrl = secretUrl(down.baseUrl);

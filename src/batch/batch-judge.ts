@@ -1,41 +1,47 @@
 /**
- * A judge that answers through the provider's Batch API. The engine calls it like any judge
- * (same tasks, same cache keys, same reading of replies, same retries); instead of one HTTP
- * call per request it gathers the requests the engine makes, submits them as batches once the
- * engine has nothing more to ask for the moment, polls them, and resolves each call when its
- * batch ends. Request bodies are the synchronous judge's own (`requestBody`), so a reply got
- * by batch and one got synchronously are interchangeable in the cache.
+ * A judge that answers through a provider's Batch API (OpenAI, Azure OpenAI, Anthropic). The
+ * engine calls it like any judge (same tasks, same cache keys, same reading of replies, same
+ * retries); instead of one HTTP call per request it gathers the requests the engine makes,
+ * submits them as batches once the engine has nothing more to ask for the moment, polls them,
+ * and resolves each call when its batch ends. Request bodies are the synchronous judge's own
+ * (`requestBody`), so a reply got by batch and one got synchronously are interchangeable in
+ * the cache.
+ *
+ * Provider limits split the work: requests per batch, bytes per batch input, and (when
+ * given) the input tokens all open batches may hold in the provider's queue: a batch that
+ * would go over waits until earlier ones end.
  *
  * Resumable by construction: the ledger records each batch and its custom ids before the
- * upload, the file id before the create, the batch id right after; a rerun attaches every
- * call whose custom id is in an open batch instead of sending it again.
+ * first network call, then each step (file id, batch id) before the next; a rerun attaches
+ * every call whose custom id is in an open batch instead of sending it again.
  */
 import { randomUUID } from 'node:crypto';
 import { RubricateError } from '../errors.js';
-import { httpStatusToError } from '../judges/openai/http-errors.js';
-import { parseCompletion } from '../judges/openai/openai-judge.js';
 import type { CompleteOptions, Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
 import { sha256Hex } from '../util/hash.js';
+import type { BatchAnswer, BatchResult, BatchService, RemoteBatch } from './batch-service.js';
+import { requestInputTokens, tokenizerFor } from './dry-run.js';
 import type { BatchLedger, LedgerBatch } from './ledger.js';
-import { finishedBatchStatuses, openAIBatchLimits, type BatchResultLine, type OpenAIBatchApi } from './openai-batch-api.js';
 
-export type BatchFallback = 'batch' | 'sync';
+type BatchFallback = 'batch' | 'sync';
 
 /** A synchronous judge that can show the body it would send. */
 export type BodyBuildingJudge = Judge & { requestBody(request: JudgeRequest): Record<string, unknown> };
 
 export interface BatchJudgeOptions {
   inner: BodyBuildingJudge;
-  api: OpenAIBatchApi;
+  service: BatchService;
   ledger: BatchLedger;
-  provider?: string;
   /** Requests that got no answer inside a batch: a new batch (default), or the synchronous judge. */
   fallback?: BatchFallback;
   pollIntervalMs?: number;
   /** Quiet time after the last new request before the gathered ones are submitted. */
   gatherMs?: number;
+  /** Lower than the provider's limits (never higher). */
   maxRequestsPerBatch?: number;
   maxBytesPerBatch?: number;
+  /** Input tokens all open batches may hold at once (the provider's enqueued-token limit); no limit when absent. */
+  maxEnqueuedTokens?: number;
   onEvent?: (event: BatchEvent) => void;
 }
 
@@ -44,6 +50,7 @@ export type BatchEvent =
   | { type: 'attached'; localId: string; batchId: string | null; requests: number }
   | { type: 'status'; batchId: string; status: string }
   | { type: 'finished'; batchId: string; status: string; answered: number; failed: number }
+  | { type: 'waiting'; localId: string; enqueuedTokens: number; batchTokens: number }
   | { type: 'warning'; message: string };
 
 interface Waiter {
@@ -53,7 +60,15 @@ interface Waiter {
   signal: AbortSignal;
 }
 
-type Answer = { reply: JudgeReply } | { error: RubricateError };
+/** A result waiting for its caller (read once the request is known), or an error. */
+type Outcome = { result: BatchResult } | { error: RubricateError };
+
+interface PendingEntry {
+  customId: string;
+  entry: string;
+  bytes: number;
+  tokens: number;
+}
 
 export interface BatchJudge extends Judge {
   /** Requests sent in batches by this process (attached ones excluded). */
@@ -63,36 +78,47 @@ export interface BatchJudge extends Judge {
   close(): Promise<void>;
 }
 
+/** Longest quiet time the gathering waits for, however slowly requests come. */
+const maxGatherMs = 30_000;
+
+/** Statuses of a ledger batch that end it (every provider's words). */
+const endedStatuses: ReadonlySet<string> = new Set(['failed', 'completed', 'expired', 'cancelled', 'ended', 'abandoned']);
+
 export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
-  const { inner, api, ledger } = options;
-  const provider = options.provider ?? 'openai';
+  const { inner, service, ledger } = options;
+  const provider = service.provider;
   const model = inner.provenance.model;
-  const endpoint = api.endpoint;
-  const maxRequests = Math.min(options.maxRequestsPerBatch ?? openAIBatchLimits.maxRequests, openAIBatchLimits.maxRequests);
-  const maxBytes = Math.min(options.maxBytesPerBatch ?? openAIBatchLimits.maxFileBytes, openAIBatchLimits.maxFileBytes);
+  const endpoint = service.endpoint;
+  const maxRequests = Math.min(options.maxRequestsPerBatch ?? service.limits.maxRequests, service.limits.maxRequests);
+  const maxBytes = Math.min(options.maxBytesPerBatch ?? service.limits.maxBytes, service.limits.maxBytes);
+  const maxEnqueuedTokens = options.maxEnqueuedTokens;
+  const countTokens = maxEnqueuedTokens === undefined ? undefined : tokenizerFor(model).count;
   const pollIntervalMs = options.pollIntervalMs ?? 30_000;
-  const gatherMs = options.gatherMs ?? 250;
+  const gatherMs = options.gatherMs ?? 1000;
   const emit = (event: BatchEvent) => options.onEvent?.(event);
 
   const waiters = new Map<string, Waiter>();
-  const answered = new Map<string, Answer>();
+  const outcomes = new Map<string, Outcome>();
   /** Custom ids held by an open batch of the ledger (from this run or an earlier one). */
   const attachedTo = new Map<string, string>();
   const occurrences = new Map<string, number>();
   const active = new Map<string, LedgerBatch>();
-  let pending: Array<{ customId: string; line: string }> = [];
-  let pendingBytes = 0;
+  let pending: PendingEntry[] = [];
+  let pendingBytes = service.envelopeBytes;
+  let pendingTokens = 0;
   let gatherTimer: NodeJS.Timeout | undefined;
   let pollTimer: NodeJS.Timeout | undefined;
   let polling = false;
   let closed = false;
   let submitted = 0;
   let submitting: Promise<void> = Promise.resolve();
+  /** Called when a batch ends, so a batch waiting for queue room can go. */
+  let roomFreed: (() => void) | undefined;
 
   // Batches an earlier process left in flight: their requests are attached, never sent again.
   for (const batch of ledger.open(provider, endpoint, model)) {
     if (batch.status === 'planned') {
-      // Killed before its file was uploaded: nothing was sent; its requests may be sent anew.
+      // Killed before the first network call: nothing was sent; its requests may be sent anew.
       ledger.update(batch.localId, { status: 'abandoned', delivered: true });
       continue;
     }
@@ -110,18 +136,19 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     return `rb-${hash}-${occurrence}`;
   }
 
-  function settle(customId: string, answer: Answer): void {
+  function settle(customId: string, outcome: Outcome): void {
     attachedTo.delete(customId);
     const waiter = waiters.get(customId);
     if (!waiter) {
-      answered.set(customId, answer);
+      outcomes.set(customId, outcome);
       return;
     }
     waiters.delete(customId);
-    deliver(waiter, answer);
+    deliver(waiter, outcome);
   }
 
-  function deliver(waiter: Waiter, answer: Answer): void {
+  function deliver(waiter: Waiter, outcome: Outcome): void {
+    const answer: BatchAnswer = 'result' in outcome ? service.read(outcome.result, waiter.request) : outcome;
     if ('reply' in answer) {
       waiter.resolve(answer.reply);
       return;
@@ -141,52 +168,95 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     }, delay);
   }
 
+  /** When the last request joined the batch being gathered, and the longest gap between two that joined it. */
+  let lastJoinedAt = 0;
+  let longestGap = 0;
+
   function scheduleGather(): void {
+    const now = Date.now();
+    if (pending.length > 1) longestGap = Math.max(longestGap, now - lastJoinedAt);
+    lastJoinedAt = now;
     if (gatherTimer) clearTimeout(gatherTimer);
+    // Quiet for longer than the engine's own pauses (a busy machine plans slowly): the engine has nothing more to ask for now.
     gatherTimer = setTimeout(() => {
       gatherTimer = undefined;
       flush();
-    }, gatherMs);
+    }, Math.max(gatherMs, Math.min(longestGap * 4, maxGatherMs)));
+  }
+
+  function enqueuedTokens(): number {
+    let total = 0;
+    for (const batch of active.values()) total += batch.enqueuedTokens;
+    return total;
+  }
+
+  /** Resolves once the open batches leave room for this many tokens in the provider's queue. */
+  async function roomFor(localId: string, tokens: number): Promise<void> {
+    if (maxEnqueuedTokens === undefined) return;
+    let announced = false;
+    while (!closed && active.size > 0 && enqueuedTokens() + tokens > maxEnqueuedTokens) {
+      if (!announced) emit({ type: 'waiting', localId, enqueuedTokens: enqueuedTokens(), batchTokens: tokens });
+      announced = true;
+      await new Promise<void>((resolve) => (roomFreed = resolve));
+    }
   }
 
   function flush(): void {
     if (pending.length === 0) return;
-    const lines = pending;
+    const entries = pending;
     pending = [];
-    pendingBytes = 0;
-    submitting = submitting.then(() => submit(lines)).catch((error: unknown) => {
-      // The batch could not be submitted: its calls fail with the reason (the engine retries what is retryable).
-      const failure = RubricateError.isInstance(error) ? error : new RubricateError('JUDGE_CONNECTION', `batch submission failed: ${String(error)}`);
-      for (const { customId } of lines) settle(customId, { error: failure });
-    });
+    longestGap = 0;
+    pendingBytes = service.envelopeBytes;
+    pendingTokens = 0;
+    submitting = submitting
+      .then(() => submit(entries))
+      .catch((error: unknown) => {
+        // The batch could not be submitted: its calls fail with the reason (the engine retries what is retryable).
+        const failure = RubricateError.isInstance(error) ? error : new RubricateError('JUDGE_CONNECTION', `batch submission failed: ${String(error)}`);
+        for (const { customId } of entries) settle(customId, { error: failure });
+      });
   }
 
-  async function submit(lines: Array<{ customId: string; line: string }>): Promise<void> {
+  async function submit(entries: PendingEntry[]): Promise<void> {
     const localId = `rbatch_${randomUUID()}`;
-    const customIds = lines.map((entry) => entry.customId);
-    ledger.plan({ localId, provider, endpoint, model }, customIds);
+    const tokens = entries.reduce((total, entry) => total + entry.tokens, 0);
+    await roomFor(localId, tokens);
+    if (closed) throw new RubricateError('DEADLINE_EXCEEDED', 'the batch judge closed before this batch was sent');
+    const customIds = entries.map((entry) => entry.customId);
+    ledger.plan({ localId, provider, endpoint, model, enqueuedTokens: tokens }, customIds);
     for (const customId of customIds) attachedTo.set(customId, localId);
-    const fileId = await api.uploadFile(`${lines.map((entry) => entry.line).join('\n')}\n`, `${localId}.jsonl`);
-    ledger.uploaded(localId, fileId);
-    const batch = await api.createBatch(fileId, { rubricate_batch: localId });
-    ledger.created(localId, batch.id, batch.status);
-    submitted += lines.length;
+    let batch: RemoteBatch;
+    try {
+      batch = await service.submit(
+        localId,
+        entries.map((entry) => entry.entry),
+        ledger,
+      );
+    } catch (error) {
+      // Refused by the API (it answered): no batch exists, so the ledger entry ends here; a
+      // network failure leaves it open, for a rerun to look for the batch.
+      if (RubricateError.isInstance(error) && typeof error.details.status === 'number') ledger.update(localId, { status: 'abandoned', delivered: true });
+      for (const customId of customIds) if (attachedTo.get(customId) === localId) attachedTo.delete(customId);
+      throw error;
+    }
+    submitted += entries.length;
     active.set(localId, { ...ledger.get(localId)! });
-    emit({ type: 'submitted', localId, batchId: batch.id, requests: lines.length });
+    emit({ type: 'submitted', localId, batchId: batch.id, requests: entries.length });
     schedulePoll(pollIntervalMs);
   }
 
-  /** An uploaded file whose create was not recorded: find the batch made from it, or create it now. */
-  async function recover(batch: LedgerBatch): Promise<string> {
-    for await (const candidate of api.listBatches()) {
-      if (candidate.input_file_id === batch.fileId || candidate.metadata?.rubricate_batch === batch.localId) {
-        ledger.created(batch.localId, candidate.id, candidate.status);
-        return candidate.id;
-      }
+  /** An earlier run's batch that turned out never to have been made: its requests are sent anew. */
+  function abandon(batch: LedgerBatch): void {
+    ledger.update(batch.localId, { status: 'abandoned', delivered: true });
+    active.delete(batch.localId);
+    emit({ type: 'warning', message: `batch ${batch.localId} was never created at the provider; its ${batch.requestCount} request(s) are sent again` });
+    for (const customId of ledger.customIds(batch.localId)) {
+      if (attachedTo.get(customId) !== batch.localId) continue;
+      attachedTo.delete(customId);
+      const waiter = waiters.get(customId);
+      if (waiter) enqueue(customId, inner.requestBody(waiter.request), waiter);
     }
-    const created = await api.createBatch(batch.fileId!, { rubricate_batch: batch.localId });
-    ledger.created(batch.localId, created.id, created.status);
-    return created.id;
+    roomFreed?.();
   }
 
   async function pollOnce(): Promise<void> {
@@ -195,17 +265,24 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     try {
       for (const [localId, batch] of [...active]) {
         try {
-          const batchId = batch.batchId ?? (await recover(batch));
-          batch.batchId = batchId;
-          const remote = await api.retrieveBatch(batchId);
+          if (!batch.batchId) {
+            const found = await service.recover(batch, ledger);
+            if (found === undefined) {
+              abandon(batch);
+              continue;
+            }
+            batch.batchId = found;
+          }
+          const remote = await service.retrieve(batch.batchId);
           if (remote.status !== batch.status) {
             batch.status = remote.status;
             ledger.update(localId, { status: remote.status });
-            emit({ type: 'status', batchId, status: remote.status });
+            emit({ type: 'status', batchId: batch.batchId, status: remote.status });
           }
-          if (finishedBatchStatuses.has(remote.status)) {
-            await collect(batch, remote.output_file_id ?? null, remote.error_file_id ?? null, remote.status, remote.errors?.data?.[0]?.message);
+          if (remote.finished) {
+            await collect(batch, remote);
             active.delete(localId);
+            roomFreed?.();
           }
         } catch (error) {
           // A poll that failed is tried again at the next interval; the batch keeps running at the provider.
@@ -218,73 +295,86 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     if (active.size > 0) schedulePoll(pollIntervalMs);
   }
 
-  async function collect(batch: LedgerBatch, outputFileId: string | null, errorFileId: string | null, status: string, failure?: string): Promise<void> {
-    const lines: BatchResultLine[] = [];
-    for (const fileId of [outputFileId, errorFileId]) {
-      if (!fileId) continue;
-      const file = await api.readResultFile(fileId);
-      lines.push(...file.lines);
-      for (const bad of file.unreadable) emit({ type: 'warning', message: `batch ${batch.batchId}: line ${bad.line} of file ${fileId} is not a result line; its request counts as unanswered` });
-    }
+  async function collect(batch: LedgerBatch, remote: RemoteBatch): Promise<void> {
+    const { results, unreadable } = await service.results(remote);
+    for (const bad of unreadable) emit({ type: 'warning', message: `batch ${batch.batchId}: result line ${bad.line} is not a result; its request counts as unanswered` });
     const expected = new Set(ledger.customIds(batch.localId));
     let answeredCount = 0;
     let failedCount = 0;
     let promptTokens = 0;
     let cachedPromptTokens = 0;
     let completionTokens = 0;
-    for (const line of lines) {
-      if (!expected.delete(line.custom_id)) continue;
-      const answer = readLine(line, endpoint);
+    for (const result of results) {
+      if (!expected.delete(result.customId)) continue;
+      // Read once here for the counts; the caller's copy is read with its request (Anthropic's tool name).
+      const answer = service.read(result, undefined);
       if ('reply' in answer) {
         answeredCount += 1;
         promptTokens += answer.reply.usage.inputTokens;
         cachedPromptTokens += answer.reply.usage.cachedInputTokens;
         completionTokens += answer.reply.usage.outputTokens;
-      } else failedCount += 1;
-      settle(line.custom_id, answer);
+        settle(result.customId, { result });
+      } else {
+        failedCount += 1;
+        settle(result.customId, answer);
+      }
     }
     for (const customId of expected) {
       failedCount += 1;
-      const reason = failure ? `: ${failure}` : '';
-      settle(customId, { error: new RubricateError('JUDGE_BATCH_UNANSWERED', `batch ${batch.batchId} ended ${status} without answering this request${reason}`, { endpoint, batchId: batch.batchId }) });
+      const reason = remote.failure ? `: ${remote.failure}` : '';
+      settle(customId, { error: new RubricateError('JUDGE_BATCH_UNANSWERED', `batch ${batch.batchId} ended ${remote.status} without answering this request${reason}`, { endpoint, batchId: batch.batchId }) });
     }
-    ledger.update(batch.localId, { status, completed: answeredCount, failed: failedCount, promptTokens, cachedPromptTokens, completionTokens });
-    emit({ type: 'finished', batchId: batch.batchId!, status, answered: answeredCount, failed: failedCount });
+    ledger.update(batch.localId, { status: remote.status, completed: answeredCount, failed: failedCount, promptTokens, cachedPromptTokens, completionTokens });
+    emit({ type: 'finished', batchId: batch.batchId!, status: remote.status, answered: answeredCount, failed: failedCount });
+  }
+
+  /** Adds one request to the batch being gathered, starting a new batch when a limit would be passed. */
+  function enqueue(customId: string, body: Record<string, unknown>, waiter: Waiter): void {
+    const entry = service.entry(customId, body);
+    const bytes = service.entryBytes(entry);
+    const tokens = countTokens ? requestInputTokens(waiter.request, countTokens) : 0;
+    const refuse = (message: string) => {
+      waiters.delete(customId);
+      waiter.reject(new RubricateError('JUDGE_REQUEST_REJECTED', message, { endpoint }));
+    };
+    if (bytes + service.envelopeBytes > maxBytes) return refuse(`one request of ${bytes} bytes exceeds the batch input limit of ${maxBytes} bytes`);
+    if (maxEnqueuedTokens !== undefined && tokens > maxEnqueuedTokens) return refuse(`one request of about ${tokens} input tokens exceeds the enqueued-token limit of ${maxEnqueuedTokens}`);
+    if (pending.length + 1 > maxRequests || pendingBytes + bytes > maxBytes || (maxEnqueuedTokens !== undefined && pendingTokens + tokens > maxEnqueuedTokens)) flush();
+    pending.push({ customId, entry, bytes, tokens });
+    pendingBytes += bytes;
+    pendingTokens += tokens;
+    scheduleGather();
   }
 
   async function complete(request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
     if (closed) throw new RubricateError('JUDGE_UNAVAILABLE', 'the batch judge is closed');
     const body = inner.requestBody(request);
     const customId = customIdOf(body);
-    return new Promise<JudgeReply>((resolve, reject) => {
+    return new Promise<JudgeReply>((resolveCall, rejectCall) => {
+      // The abort listener goes once the call is settled (a run's signal outlives thousands of calls).
+      const onAbort = () => {
+        if (waiters.get(customId) === waiter) waiters.delete(customId);
+        rejectCall(signal.reason ?? new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'));
+      };
+      const resolve = (reply: JudgeReply) => {
+        signal.removeEventListener('abort', onAbort);
+        resolveCall(reply);
+      };
+      const reject = (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        rejectCall(error);
+      };
       const waiter: Waiter = { request, resolve, reject, signal };
-      const early = answered.get(customId);
+      const early = outcomes.get(customId);
       if (early) {
-        answered.delete(customId);
+        outcomes.delete(customId);
         deliver(waiter, early);
         return;
       }
       waiters.set(customId, waiter);
-      signal.addEventListener(
-        'abort',
-        () => {
-          if (waiters.get(customId) === waiter) waiters.delete(customId);
-          reject(signal.reason ?? new RubricateError('DEADLINE_EXCEEDED', 'grading was cancelled'));
-        },
-        { once: true },
-      );
+      signal.addEventListener('abort', onAbort, { once: true });
       if (attachedTo.has(customId)) return;
-      const line = JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/chat/completions', body });
-      const bytes = Buffer.byteLength(line) + 1;
-      if (bytes > maxBytes) {
-        waiters.delete(customId);
-        reject(new RubricateError('JUDGE_REQUEST_REJECTED', `one request of ${bytes} bytes exceeds the batch file limit of ${maxBytes} bytes`));
-        return;
-      }
-      if (pending.length + 1 > maxRequests || pendingBytes + bytes > maxBytes) flush();
-      pending.push({ customId, line });
-      pendingBytes += bytes;
-      scheduleGather();
+      enqueue(customId, body, waiter);
     });
   }
 
@@ -296,39 +386,25 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     get supportsTokenProbabilities() {
       return inner.supportsTokenProbabilities;
     },
+    get acceptsImages() {
+      return inner.acceptsImages;
+    },
     get submittedRequests() {
       return submitted;
     },
     complete,
     finish() {
       for (const batch of ledger.open(provider, endpoint, model)) {
-        if (finishedBatchStatuses.has(batch.status)) ledger.update(batch.localId, { delivered: true });
+        if (endedStatuses.has(batch.status)) ledger.update(batch.localId, { delivered: true });
       }
     },
     async close() {
       closed = true;
       if (gatherTimer) clearTimeout(gatherTimer);
       if (pollTimer) clearTimeout(pollTimer);
+      roomFreed?.();
       await submitting.catch(() => undefined);
       await inner.close?.();
     },
   };
-}
-
-/** A result line as a reply (read exactly as a synchronous answer is) or a coded error. */
-function readLine(line: BatchResultLine, endpoint: string): Answer {
-  if (line.response && typeof line.response.status_code === 'number') {
-    if (line.response.status_code >= 200 && line.response.status_code < 300) {
-      try {
-        const reply = parseCompletion(line.response.body, endpoint);
-        reply.usage = { ...reply.usage, batch: true };
-        return { reply };
-      } catch (error) {
-        return { error: RubricateError.isInstance(error) ? error : new RubricateError('JUDGE_SERVER_ERROR', String(error)) };
-      }
-    }
-    return { error: httpStatusToError(line.response.status_code, {}, line.response.body, endpoint) };
-  }
-  const code = line.error?.code ?? 'unknown';
-  return { error: new RubricateError('JUDGE_BATCH_UNANSWERED', `batch request failed (${code}): ${line.error?.message ?? 'no message'}`, { endpoint, serverCode: code }) };
 }

@@ -47,6 +47,13 @@ export function tokenizerFor(model: string): { name: TokenizerName; exact: boole
   return { name, exact: cl100k || o200k, count: (text) => (text === '' ? 0 : encoding.encode(text, options).length) };
 }
 
+/** Input tokens of one request: each message's text plus OpenAI's chat framing. */
+export function requestInputTokens(request: JudgeRequest, count: (text: string) => number): number {
+  let total = replyPrimingTokens;
+  for (const message of request.messages) total += tokensPerMessage + count(message.content);
+  return total;
+}
+
 /** A reply that follows the schema: each explanation-like string of the expected length, every other field at its shortest valid value. */
 export function sampleReplyFor(schema: Record<string, unknown>, explanation: string): unknown {
   const type = schema.type;
@@ -75,18 +82,13 @@ export function createDryRunJudge(inner: Judge): DryRunJudge {
   const tokenizer = tokenizerFor(inner.provenance.model);
   const totals: DryRunTotals = { calls: 0, input_tokens: 0, cacheable_input_tokens: 0, expected_output_tokens: 0, tokenizer: tokenizer.name, exact_tokenizer: tokenizer.exact };
   const seenPrefixes = new Set<string>();
-  function inputTokens(request: JudgeRequest): number {
-    let total = replyPrimingTokens;
-    for (const message of request.messages) total += tokensPerMessage + tokenizer.count(message.content);
-    return total;
-  }
+  const inputTokens = (request: JudgeRequest) => requestInputTokens(request, tokenizer.count);
   function prefixTokens(request: JudgeRequest): number {
     const shared = request.sharedPrefix;
     if (!shared) return 0;
-    let text = '';
     let total = 0;
     for (let index = 0; index < shared.message; index += 1) total += tokensPerMessage + tokenizer.count(request.messages[index].content);
-    text = request.messages[shared.message]?.content.slice(0, shared.characters) ?? '';
+    const text = request.messages[shared.message]?.content.slice(0, shared.characters) ?? '';
     total += tokenizer.count(text);
     const key = sha256Hex(JSON.stringify(request.messages.slice(0, shared.message)) + '\u0000' + text);
     if (!seenPrefixes.has(key)) {

@@ -21,6 +21,8 @@ export interface LedgerBatch {
   promptTokens: number;
   cachedPromptTokens: number;
   completionTokens: number;
+  /** Input tokens the batch puts in the provider's queue (estimated when submitted; 0 when not counted). */
+  enqueuedTokens: number;
   /** Results read and handed over; a delivered batch is not attached to again. */
   delivered: boolean;
 }
@@ -40,6 +42,7 @@ interface Row {
   prompt_tokens: number;
   cached_prompt_tokens: number;
   completion_tokens: number;
+  enqueued_tokens: number | null;
   delivered: number;
 }
 
@@ -59,6 +62,7 @@ function fromRow(row: Row): LedgerBatch {
     promptTokens: row.prompt_tokens,
     cachedPromptTokens: row.cached_prompt_tokens,
     completionTokens: row.completion_tokens,
+    enqueuedTokens: row.enqueued_tokens ?? 0,
     delivered: row.delivered === 1,
   };
 }
@@ -76,19 +80,22 @@ export class BatchLedger {
         file_id TEXT, batch_id TEXT, status TEXT NOT NULL, created_at INTEGER NOT NULL,
         request_count INTEGER NOT NULL, completed INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
         prompt_tokens INTEGER NOT NULL DEFAULT 0, cached_prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
-        delivered INTEGER NOT NULL DEFAULT 0);
+        delivered INTEGER NOT NULL DEFAULT 0, enqueued_tokens INTEGER NOT NULL DEFAULT 0);
       CREATE TABLE IF NOT EXISTS rubricate_batch_requests (
         local_id TEXT NOT NULL, custom_id TEXT NOT NULL, PRIMARY KEY (local_id, custom_id));`);
+    // Ledgers written before the enqueued-token limit existed get the column.
+    const columns = this.database.prepare('PRAGMA table_info(rubricate_batches)').all() as Array<{ name: string }>;
+    if (!columns.some((column) => column.name === 'enqueued_tokens')) this.database.exec('ALTER TABLE rubricate_batches ADD COLUMN enqueued_tokens INTEGER NOT NULL DEFAULT 0');
   }
 
   /** Step 1, before any network call: the batch and the requests it will hold. */
-  plan(batch: Pick<LedgerBatch, 'localId' | 'provider' | 'endpoint' | 'model'>, customIds: readonly string[]): void {
+  plan(batch: Pick<LedgerBatch, 'localId' | 'provider' | 'endpoint' | 'model'> & { enqueuedTokens?: number }, customIds: readonly string[]): void {
     const insertBatch = this.database.prepare(
-      'INSERT INTO rubricate_batches (local_id, provider, endpoint, model, status, created_at, request_count) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO rubricate_batches (local_id, provider, endpoint, model, status, created_at, request_count, enqueued_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
     const insertRequest = this.database.prepare('INSERT OR IGNORE INTO rubricate_batch_requests (local_id, custom_id) VALUES (?, ?)');
     this.database.transaction(() => {
-      insertBatch.run(batch.localId, batch.provider, batch.endpoint, batch.model, 'planned', Date.now(), customIds.length);
+      insertBatch.run(batch.localId, batch.provider, batch.endpoint, batch.model, 'planned', Date.now(), customIds.length, batch.enqueuedTokens ?? 0);
       for (const customId of customIds) insertRequest.run(batch.localId, customId);
     })();
   }

@@ -9,10 +9,10 @@ describe('check registry', () => {
     expect(ifevalInstructionIds).toHaveLength(25);
     expect(new Set(ifevalInstructionIds).size).toBe(25);
     for (const id of ['length_constraints:number_words', 'detectable_format:json_format', 'change_case:english_capital', 'startend:end_checker', 'punctuation:no_comma', 'combination:repeat_prompt', 'language:response_language']) {
-      expect(checkRegistry.get(id)?.family).toBe('ifeval');
+      expect(checkRegistry.find(id)?.family).toBe('ifeval');
     }
     for (const type of ['regex', 'contains', 'excludes', 'count', 'starts_with', 'ends_with', 'json', 'language']) {
-      expect(checkRegistry.get(type)?.family).toBe('general');
+      expect(checkRegistry.find(type)?.family).toBe('general');
     }
   });
 

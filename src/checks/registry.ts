@@ -10,9 +10,11 @@ import { generalChecks } from './general.js';
 import { ifevalInstructions } from './ifeval/instructions.js';
 import { trajectoryChecks } from './trajectory.js';
 import type { CheckContext, CheckDefinition, CheckOutcome } from './types.js';
+import { createRegistry } from '../util/registry.js';
 
-export const checkRegistry: ReadonlyMap<string, CheckDefinition<any>> = new Map(
-  [...ifevalInstructions, ...generalChecks, ...trajectoryChecks].map((definition) => [definition.type, definition]),
+export const checkRegistry = createRegistry<string, CheckDefinition<any>>(
+  { what: 'check type', field: 'type', code: 'CHECK_INVALID' },
+  [...ifevalInstructions, ...generalChecks, ...trajectoryChecks].map((definition) => [definition.type, definition] as const),
 );
 
 /** IFEval's instruction ids, in the registry's order. */
@@ -38,15 +40,8 @@ function parseUncached(spec: CheckSpec): ParsedCheck | RubricateError {
   if (spec === null || typeof spec !== 'object' || typeof spec.type !== 'string' || spec.type.length === 0) {
     return new RubricateError('CHECK_INVALID', 'a check needs a non-empty string `type`', { field: 'type' });
   }
-  const definition = checkRegistry.get(spec.type);
-  if (!definition) {
-    const suggestion = closestType(spec.type);
-    return new RubricateError(
-      'CHECK_INVALID',
-      `unknown check type "${spec.type}"${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`,
-      { field: 'type', checkType: spec.type },
-    );
-  }
+  const definition = checkRegistry.find(spec.type);
+  if (!definition) return checkRegistry.unknown(spec.type, { checkType: spec.type });
   const raw: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(spec)) {
     // IFEval's kwargs carry null for arguments an instruction ignores.
@@ -67,35 +62,6 @@ function parseUncached(spec: CheckSpec): ParsedCheck | RubricateError {
     field,
     checkType: spec.type,
   });
-}
-
-/** Registered type nearest to a misspelt one, when it is close enough to be a likely typo. */
-function closestType(type: string): string | undefined {
-  const wanted = type.replace(/^ifeval:/, '');
-  if (checkRegistry.has(wanted)) return wanted;
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const candidate of checkRegistry.keys()) {
-    const distance = editDistance(wanted, candidate);
-    if (distance < bestDistance) {
-      bestDistance = distance;
-      best = candidate;
-    }
-  }
-  return bestDistance <= Math.max(2, Math.floor(wanted.length / 4)) ? best : undefined;
-}
-
-function editDistance(first: string, second: string): number {
-  let previous = Array.from({ length: second.length + 1 }, (_, index) => index);
-  for (let row = 1; row <= first.length; row += 1) {
-    const current = [row];
-    for (let column = 1; column <= second.length; column += 1) {
-      const substitution = previous[column - 1] + (first[row - 1] === second[column - 1] ? 0 : 1);
-      current.push(Math.min(previous[column] + 1, current[column - 1] + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[second.length];
 }
 
 export function validateCheck(spec: CheckSpec): { ok: true } | { ok: false; error: RubricateError } {

@@ -57,7 +57,7 @@ function flagsOf(testCase: Case): string[] {
   ];
 }
 
-describe('the progress total', () => {
+describe('the progress total', { timeout: 120_000 }, () => {
   const named = (testCase: Case) => [testCase.format, ...[testCase.input, ...flagsOf(testCase)].map((part) => part.replace(`${examples}/`, 'examples/'))].join(' ');
   test.for(cases.map((testCase) => [named(testCase), testCase] as const))(
     'equals the results lines of %s',

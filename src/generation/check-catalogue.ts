@@ -22,7 +22,8 @@ export interface CheckCatalogueEntry {
   parameters: CheckParameterInfo[];
 }
 
-export type CheckRegistryLike = ReadonlyMap<string, Pick<CheckDefinition<any>, 'type' | 'description' | 'parameters'>>;
+/** The checks offered to a generator: the check registry, or any collection of definitions (a Map's values). */
+export type CheckRegistryLike = { values(): Iterable<Pick<CheckDefinition<any>, 'type' | 'description' | 'parameters'>> };
 
 const catalogueMemo = new WeakMap<object, CheckCatalogueEntry[]>();
 

@@ -13,6 +13,7 @@ import { createAnthropicJudge, defaultAnthropicBaseUrl } from './anthropic/anthr
 import { createGeminiJudge, defaultGeminiBaseUrl } from './gemini/gemini-judge.js';
 import { createOpenAICompatibleJudge, type StructuredOutputMode } from './openai/openai-judge.js';
 import type { Judge } from './types.js';
+import { createRegistry, type RegistryName } from '../util/registry.js';
 
 export interface JudgeConfig {
   /** `openai:MODEL`, `gguf:PATH`, `gguf:hf:USER/REPO:QUANT` or `none`; absent → the default rule. */
@@ -48,13 +49,7 @@ export type JudgeFactory = (target: string, config: JudgeConfig) => Promise<Judg
 export const defaultOpenAIModel = 'gpt-4.1';
 export const defaultOpenAIBaseUrl = 'https://api.openai.com/v1';
 
-const factories = new Map<string, JudgeFactory>();
-
-export function registerJudge(prefix: string, factory: JudgeFactory): void {
-  factories.set(prefix, factory);
-}
-
-registerJudge('openai', async (model, config) => {
+const openaiFactory: JudgeFactory = async (model, config) => {
   const environment = config.environment ?? process.env;
   if (!model) throw new RubricateError('CONFIG_INVALID', 'judge spec "openai:" needs a model name, e.g. openai:gpt-4.1', { field: 'judge' });
   const baseUrl = config.baseUrl ?? environment.OPENAI_BASE_URL ?? defaultOpenAIBaseUrl;
@@ -79,9 +74,9 @@ registerJudge('openai', async (model, config) => {
     id: `openai:${model}`,
     maxReplyBytes: config.maxReplyBytes,
   });
-});
+};
 
-registerJudge('azure', async (deployment, config) => {
+const azureFactory: JudgeFactory = async (deployment, config) => {
   const environment = config.environment ?? process.env;
   if (!deployment) throw new RubricateError('CONFIG_INVALID', 'judge spec "azure:" needs a deployment name, e.g. azure:gpt-4o-judge', { field: 'judge' });
   const resource = config.baseUrl ?? environment.AZURE_OPENAI_ENDPOINT;
@@ -106,9 +101,9 @@ registerJudge('azure', async (deployment, config) => {
     profile: config.profile,
     id: `azure:${deployment}`,
   });
-});
+};
 
-registerJudge('anthropic', async (model, config) => {
+const anthropicFactory: JudgeFactory = async (model, config) => {
   const environment = config.environment ?? process.env;
   if (!model) throw new RubricateError('CONFIG_INVALID', 'judge spec "anthropic:" needs a model name, e.g. anthropic:claude-sonnet-4-5', { field: 'judge' });
   const baseUrl = config.baseUrl ?? environment.ANTHROPIC_BASE_URL ?? defaultAnthropicBaseUrl;
@@ -117,9 +112,9 @@ registerJudge('anthropic', async (model, config) => {
     throw new RubricateError('CONFIG_INVALID', 'the Anthropic API needs a key: set ANTHROPIC_API_KEY or pass --judge-api-key', { field: 'judge-api-key' });
   }
   return createAnthropicJudge({ model, baseUrl, apiKey, headers: config.headers, extraBody: config.extraBody, id: `anthropic:${model}` });
-});
+};
 
-registerJudge('gemini', async (model, config) => {
+const geminiFactory: JudgeFactory = async (model, config) => {
   const environment = config.environment ?? process.env;
   if (!model) throw new RubricateError('CONFIG_INVALID', 'judge spec "gemini:" needs a model name, e.g. gemini:gemini-2.5-flash', { field: 'judge' });
   const baseUrl = config.baseUrl ?? defaultGeminiBaseUrl;
@@ -128,9 +123,9 @@ registerJudge('gemini', async (model, config) => {
     throw new RubricateError('CONFIG_INVALID', 'the Gemini API needs a key: set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass --judge-api-key', { field: 'judge-api-key' });
   }
   return createGeminiJudge({ model, baseUrl, apiKey, headers: config.headers, extraBody: config.extraBody, thinkingBudget: config.thinkingBudget, id: `gemini:${model}` });
-});
+};
 
-registerJudge('gguf', async (target, config) => {
+const ggufFactory: JudgeFactory = async (target, config) => {
   if (!target) throw new RubricateError('CONFIG_INVALID', 'judge spec "gguf:" needs a model path or hf:USER/REPO:QUANT', { field: 'judge' });
   const { createLlamaCppJudge, resolveDefaultLocalModel, defaultModelCacheDirectory } = await import('./llamacpp/index.js');
   const environment = config.environment ?? process.env;
@@ -149,9 +144,27 @@ registerJudge('gguf', async (target, config) => {
     cacheDirectory,
     onDownloadProgress: config.onDownloadProgress,
   });
-});
+};
 
-registerJudge('none', async () => undefined);
+/** Judge backends by spec prefix; `none` grades checks only. */
+const factories = createRegistry(
+  { what: 'judge', field: 'judge', display: (prefix) => (prefix === 'none' ? 'none' : `${prefix}:…`) },
+  {
+    openai: openaiFactory,
+    azure: azureFactory,
+    anthropic: anthropicFactory,
+    gemini: geminiFactory,
+    gguf: ggufFactory,
+    none: (async () => undefined) as JudgeFactory,
+  },
+);
+
+/** The built-in backends' spec prefixes. */
+export type JudgePrefix = RegistryName<typeof factories>;
+
+export function registerJudge(prefix: string, factory: JudgeFactory): void {
+  factories.register(prefix, factory);
+}
 
 /**
  * The judge to use when none is named: RUBRICATE_JUDGE if set; an OpenAI-compatible
@@ -181,12 +194,8 @@ export async function createJudge(config: JudgeConfig): Promise<Judge | undefine
   const separator = spec.indexOf(':');
   const prefix = separator === -1 ? spec : spec.slice(0, separator);
   const target = separator === -1 ? '' : spec.slice(separator + 1);
-  const factory = factories.get(prefix);
-  if (!factory) {
-    throw new RubricateError('CONFIG_INVALID', `unknown judge "${spec}" (expected ${[...factories.keys()].map((name) => (name === 'none' ? 'none' : `${name}:…`)).join(', ')})`, {
-      field: 'judge',
-    });
-  }
+  const factory = factories.find(prefix);
+  if (!factory) throw factories.unknown(spec);
   const judge = await factory(target, config);
   if (!judge && separator !== -1) {
     throw new RubricateError('CONFIG_INVALID', `judge "${spec}" did not build a judge (use "none" for checks only)`, { field: 'judge' });

@@ -4,7 +4,7 @@
  * streamed; only the labels index and the joined records are held in memory.
  */
 import { RubricateError, type SerializedError } from '../errors.js';
-import { readResults, type ResultCriterion, type ResultRecord } from '../pipeline/results.js';
+import { readResults, type GradedCriterion, type ResultRecord } from '../pipeline/results.js';
 import type { BootstrapOptions } from './bootstrap.js';
 import { computeBinaryMeta, type BinaryMetaRecord, type BinaryMetaReport } from './binary-metrics.js';
 import { loadLabels, type LabelIndex } from './labels.js';
@@ -106,7 +106,7 @@ function tagValues(tags: readonly string[], prefix: string): string[] {
   return values;
 }
 
-function groupsFor(record: ResultRecord, criterion: ResultCriterion, groupKeys: readonly string[], source: string | undefined): BinaryMetaRecord['groups'] {
+function groupsFor(record: ResultRecord, criterion: GradedCriterion, groupKeys: readonly string[], source: string | undefined): BinaryMetaRecord['groups'] {
   const groups: Record<string, string | string[]> = {};
   const tags = [...(criterion.tags ?? []), ...(record.tags ?? [])];
   for (const key of groupKeys) {

@@ -7,18 +7,10 @@ import type { CriterionResult, GradedItem } from '../engine/engine.js';
 import { emptyUsage, addUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import type { CriterionVerdict } from '../grading/types.js';
+import type { JuryVote } from './results.js';
 import { cohenKappa, fleissKappa } from '../meta/statistics.js';
 
 export type JuryAggregate = 'majority' | 'mean';
-
-export interface JuryVote {
-  judge: string;
-  sample?: number;
-  met: boolean | null;
-  value?: number | null;
-  label?: string;
-  error?: string;
-}
 
 export interface JuryCriterionResult extends CriterionResult {
   votes: JuryVote[];

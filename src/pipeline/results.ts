@@ -18,73 +18,192 @@ import { parseLineJson, readLines } from '../util/jsonl.js';
 import { rubricateVersion } from '../version.js';
 import type { InvalidRecord } from '../rubric/records.js';
 
-export interface ResultCriterion {
-  id: string;
-  text: string;
-  points: number;
-  tags: string[];
-  kind: 'principle' | 'hard_rule';
-  source: 'judge' | 'check';
-  status: 'ok' | 'error' | 'skipped';
-  met: boolean | null;
-  value?: number | null;
-  label?: string;
-  probability?: number;
-  explanation?: string;
-  error?: SerializedError;
-  skip_reason?: string;
-  /** Hierarchical criteria: each sub-check's verdict. */
-  subchecks?: Array<{ text: string; met: boolean; explanation?: string }>;
-  /** Judged on excerpts of a long response: how many passages from how many parts. */
-  evidence?: { chunks: number; quotes: number };
-  /** Trajectory items: step numbers the verdict cites. */
-  steps?: number[];
-  /** Juries: every judge's (or sample's) verdict on this criterion. */
-  votes?: Array<{ judge: string; sample?: number; met: boolean | null; value?: number | null; label?: string; error?: string }>;
+const finite = z.number().refine(Number.isFinite, { message: 'must be a finite number' });
+const unitInterval = finite.refine((value) => value >= 0 && value <= 1, { message: 'must be between 0 and 1' });
+
+/**
+ * A field validated by `schema` but kept as written. Parsing rebuilds an object in its
+ * schema's key order; nested objects built elsewhere (judge provenance, usage, errors,
+ * votes) keep theirs, so a line read and written back is byte-identical.
+ */
+function kept<T>(schema: z.ZodType): z.ZodType<T> {
+  return z.custom<T>().superRefine((value, context) => {
+    const checked = schema.safeParse(value);
+    if (!checked.success) for (const issue of checked.error.issues) context.addIssue({ code: 'custom', message: issue.message, path: issue.path, input: value });
+  });
 }
 
-export interface JudgeInfo {
-  id: string;
-  model: string;
-  base_url?: string;
+const serializedErrorSchema = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
+const objectSchema = z.record(z.string(), z.unknown());
+
+const judgeInfoSchema = z.object({
+  id: z.string(),
+  model: z.string(),
+  base_url: z.string().optional(),
   /** Request-shaping settings of an HTTP judge (capability profile, extra body, headers with secrets redacted). */
-  settings?: Record<string, unknown>;
-  template_version: string;
-  mode: string;
-  temperature?: number;
-  max_tokens?: number;
-  seed?: number;
-  verdict?: string;
+  settings: objectSchema.optional(),
+  template_version: z.string(),
+  mode: z.string(),
+  temperature: z.number().optional(),
+  max_tokens: z.number().optional(),
+  seed: z.number().optional(),
+  verdict: z.string().optional(),
   /** Juries: the members (judge, sample) and how their votes combine. */
-  jury?: { members: Array<{ judge: string; sample?: number }>; aggregate: string };
-}
+  jury: z.object({ members: z.array(z.object({ judge: z.string(), sample: z.number().optional() })), aggregate: z.string() }).optional(),
+});
 
-export interface ResultRecord {
-  id: string;
-  status: 'ok' | 'error' | 'invalid';
-  score: number | null;
-  gated?: boolean;
-  criteria: ResultCriterion[];
-  tags?: string[];
-  prompt?: Message[];
-  response?: string;
-  reference?: string;
-  /** Trajectory items: where each step's "[step N]" header starts in `response` (UTF-16 offsets). */
-  step_offsets?: number[];
-  /** Images of the prompt, reference and response (their placeholders stand in the texts), with their bytes up to a limit. */
-  images?: ResultImage[];
-  metadata?: Record<string, unknown>;
-  rubric_id?: string;
-  rubric_hash?: string;
-  judge?: JudgeInfo;
-  scoring?: string;
-  usage?: Usage;
-  error?: SerializedError;
-  line?: number;
+const juryVoteSchema = z.object({
+  judge: z.string(),
+  sample: z.number().optional(),
+  met: z.boolean().nullable(),
+  value: z.number().nullable().optional(),
+  label: z.string().optional(),
+  error: z.string().optional(),
+});
+
+const subcheckSchema = z.object({ text: z.string(), met: z.boolean(), explanation: z.string().optional() });
+const evidenceSchema = z.object({ chunks: z.number(), quotes: z.number() });
+type Subcheck = z.output<typeof subcheckSchema>;
+type EvidenceCount = z.output<typeof evidenceSchema>;
+
+/**
+ * One criterion of a results line, keys in the order `toGradedCriterion` writes them (a
+ * parsed line comes back in this order). The rules keep a hand-edited or foreign line from
+ * being counted as something it is not: an `ok` criterion without a verdict, a value off the scale.
+ */
+const gradedCriterionSchema = z
+  .looseObject({
+    id: z.string(),
+    text: z.string().optional(),
+    points: finite,
+    tags: z.array(z.string()).default([]),
+    kind: z.enum(['principle', 'hard_rule']).default('principle'),
+    source: z.enum(['judge', 'check']).default('judge'),
+    status: z.enum(['ok', 'error', 'skipped']),
+    met: z.boolean().nullable(),
+    value: unitInterval.nullable().optional(),
+    label: z.string().optional(),
+    probability: unitInterval.optional(),
+    explanation: z.string().optional(),
+    /** Hierarchical criteria: each sub-check's verdict. */
+    subchecks: kept<Subcheck[]>(z.array(subcheckSchema)).optional(),
+    /** Judged on excerpts of a long response: how many passages from how many parts. */
+    evidence: kept<EvidenceCount>(evidenceSchema).optional(),
+    /** Trajectory items: step numbers the verdict cites. */
+    steps: z.array(z.number()).optional(),
+    error: kept<SerializedError>(serializedErrorSchema).optional(),
+    skip_reason: z.string().optional(),
+    /** Juries: every judge's (or sample's) verdict on this criterion. */
+    votes: kept<JuryVote[]>(z.array(juryVoteSchema)).optional(),
+  })
+  .refine((criterion) => criterion.status !== 'ok' || criterion.met !== null, { message: 'a criterion with status "ok" needs a verdict: met must be true or false', path: ['met'] })
+  .refine((criterion) => criterion.status !== 'ok' || criterion.value !== null, { message: 'a criterion with status "ok" cannot have value null', path: ['value'] });
+
+/** Fields of a results line besides id, status, score and criteria. */
+const lineFields = {
+  rubricate_version: z.string().optional(),
+  gated: z.boolean().optional(),
+  tags: z.array(z.string()).optional(),
   /** Length of the response in characters (code points), kept even when text is omitted. */
-  response_chars?: number;
-  rubricate_version: string;
-}
+  response_chars: z.number().int().nonnegative().optional(),
+  prompt: kept<Message[]>(z.array(objectSchema)).optional(),
+  response: z.string().optional(),
+  reference: z.string().optional(),
+  /** Trajectory items: where each step's "[step N]" header starts in `response` (UTF-16 offsets). */
+  step_offsets: z.array(z.number().int().nonnegative()).optional(),
+  /** Images of the prompt, reference and response (their placeholders stand in the texts), with their bytes up to a limit. */
+  images: kept<ResultImage[]>(z.array(z.object({ index: z.number(), place: z.string(), media_type: z.string(), bytes: z.number(), sha256: z.string(), source: z.string(), data: z.string().optional() }))).optional(),
+  metadata: kept<Record<string, unknown>>(objectSchema).optional(),
+  rubric_id: z.string().optional(),
+  rubric_hash: z.string().optional(),
+  judge: kept<JudgeInfo>(judgeInfoSchema).optional(),
+  scoring: z.string().optional(),
+  usage: kept<Usage>(objectSchema).optional(),
+  /** The input line this result came from. */
+  line: z.number().int().optional(),
+  error: kept<SerializedError>(serializedErrorSchema).optional(),
+};
+const lineHead = {
+  id: z.string(),
+  score: finite.nullable().default(null),
+  criteria: z.array(gradedCriterionSchema).default([]),
+};
+
+/** A graded item's line (`ok` or `error`), keys in the order `toResultRecord` writes them. */
+const gradedLineSchema = z.looseObject({
+  id: lineHead.id,
+  status: z.enum(['ok', 'error']),
+  score: lineHead.score,
+  criteria: lineHead.criteria,
+  rubricate_version: lineFields.rubricate_version,
+  gated: lineFields.gated,
+  tags: lineFields.tags,
+  response_chars: lineFields.response_chars,
+  prompt: lineFields.prompt,
+  response: lineFields.response,
+  reference: lineFields.reference,
+  step_offsets: lineFields.step_offsets,
+  images: lineFields.images,
+  metadata: lineFields.metadata,
+  rubric_id: lineFields.rubric_id,
+  rubric_hash: lineFields.rubric_hash,
+  judge: lineFields.judge,
+  scoring: lineFields.scoring,
+  usage: lineFields.usage,
+  line: lineFields.line,
+  error: lineFields.error,
+});
+
+/** The line of an input record that could not be read as an item: same fields, its own order. */
+const invalidLineSchema = z.looseObject({
+  id: lineHead.id,
+  status: z.literal('invalid'),
+  score: lineHead.score,
+  criteria: lineHead.criteria,
+  error: lineFields.error,
+  line: lineFields.line,
+  rubricate_version: lineFields.rubricate_version,
+  gated: lineFields.gated,
+  tags: lineFields.tags,
+  response_chars: lineFields.response_chars,
+  prompt: lineFields.prompt,
+  response: lineFields.response,
+  reference: lineFields.reference,
+  step_offsets: lineFields.step_offsets,
+  images: lineFields.images,
+  metadata: lineFields.metadata,
+  rubric_id: lineFields.rubric_id,
+  rubric_hash: lineFields.rubric_hash,
+  judge: lineFields.judge,
+  scoring: lineFields.scoring,
+  usage: lineFields.usage,
+});
+
+/**
+ * The results line: what `toResultRecord` writes and what `score`, `report`, `meta` and
+ * `merge` read (`readResults`). Its types below are derived from it.
+ */
+export const resultRecordSchema = z.discriminatedUnion('status', [gradedLineSchema, invalidLineSchema]).refine(
+  (record) => {
+    let positive = 0;
+    let negative = 0;
+    for (const criterion of record.criteria) {
+      if (criterion.points > 0) positive += criterion.points;
+      else negative += criterion.points;
+    }
+    return Number.isFinite(positive) && Number.isFinite(negative);
+  },
+  { message: 'the criteria points add up to more than the largest representable number', path: ['criteria'] },
+);
+
+/** One results line. */
+export type ResultRecord = z.output<typeof resultRecordSchema>;
+/** One criterion of a results line: the criterion, its verdict (or error, or skip reason), its votes. */
+export type GradedCriterion = z.output<typeof gradedCriterionSchema>;
+/** The judge provenance a results line carries. */
+export type JudgeInfo = z.output<typeof judgeInfoSchema>;
+/** One jury member's vote on a criterion. */
+export type JuryVote = z.output<typeof juryVoteSchema>;
 
 export interface ResultContext {
   judge?: JudgeInfo;
@@ -93,9 +212,9 @@ export interface ResultContext {
   omitText?: boolean;
 }
 
-export function toResultCriterion(result: GradedItem['criteria'][number]): ResultCriterion {
+export function toGradedCriterion(result: GradedItem['criteria'][number]): GradedCriterion {
   const { criterion, verdict } = result;
-  const line: ResultCriterion = {
+  const line: GradedCriterion = {
     id: criterion.id,
     text: criterion.text,
     points: criterion.points,
@@ -161,7 +280,7 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
   }
   const { graded } = record;
   const { item } = graded;
-  const criteria = graded.criteria.map(toResultCriterion);
+  const criteria = graded.criteria.map(toGradedCriterion);
   const result: ResultRecord = {
     id: item.id,
     status: graded.status,
@@ -201,48 +320,6 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
   return result;
 }
 
-const finite = z.number().refine(Number.isFinite, { message: 'must be a finite number' });
-const unitInterval = finite.refine((value) => value >= 0 && value <= 1, { message: 'must be between 0 and 1' });
-
-/**
- * The rules every results line obeys, as `toResultRecord` writes it; `score`, `report` and
- * `meta` read results through this schema, so a hand-edited or foreign line cannot be
- * counted as something it is not (an `ok` criterion without a verdict, a value off the scale).
- */
-export const resultCriterionSchema = z
-  .looseObject({
-    id: z.string(),
-    points: finite,
-    tags: z.array(z.string()).default([]),
-    status: z.enum(['ok', 'error', 'skipped']),
-    met: z.boolean().nullable(),
-    value: unitInterval.nullable().optional(),
-    probability: unitInterval.optional(),
-  })
-  .refine((criterion) => criterion.status !== 'ok' || criterion.met !== null, { message: 'a criterion with status "ok" needs a verdict: met must be true or false', path: ['met'] })
-  .refine((criterion) => criterion.status !== 'ok' || criterion.value !== null, { message: 'a criterion with status "ok" cannot have value null', path: ['value'] });
-
-export const resultRecordSchema = z
-  .looseObject({
-    id: z.string(),
-    status: z.enum(['ok', 'error', 'invalid']),
-    criteria: z.array(resultCriterionSchema).default([]),
-    tags: z.array(z.string()).optional(),
-    gated: z.boolean().optional(),
-  })
-  .refine(
-    (record) => {
-      let positive = 0;
-      let negative = 0;
-      for (const criterion of record.criteria) {
-        if (criterion.points > 0) positive += criterion.points;
-        else negative += criterion.points;
-      }
-      return Number.isFinite(positive) && Number.isFinite(negative);
-    },
-    { message: 'the criteria points add up to more than the largest representable number', path: ['criteria'] },
-  );
-
 export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | InvalidRecord;
 
 /** Streams a results file back, each line validated; a bad line is reported, not fatal. */
@@ -263,7 +340,7 @@ export async function* readResults(file: string): AsyncGenerator<ResultReadRecor
       };
       continue;
     }
-    yield { kind: 'result', record: checked.data as unknown as ResultRecord, line };
+    yield { kind: 'result', record: checked.data, line };
   }
 }
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { toScoredItem, type ResultCriterion, type ResultRecord } from '../pipeline/results.js';
+import { toScoredItem, type GradedCriterion, type ResultRecord } from '../pipeline/results.js';
 import { aggregate, getScoring } from '../scoring/registry.js';
 import { collectRun, criterionFailed, histogram, histogramEdges, itemTagScores, packCriterionFlags } from './collect.js';
 import { syntheticResultRecords } from './synthetic.js';
@@ -16,11 +16,11 @@ function writeResults(name: string, lines: Array<ResultRecord | string>): string
   return file;
 }
 
-function criterion(id: string, points: number, met: boolean | null, extra: Partial<ResultCriterion> = {}): ResultCriterion {
+function criterion(id: string, points: number, met: boolean | null, extra: Partial<GradedCriterion> = {}): GradedCriterion {
   return { id, text: `criterion ${id}`, points, tags: [], kind: 'principle', source: 'judge', status: met === null ? 'error' : 'ok', met, ...extra };
 }
 
-function record(id: string, criteria: ResultCriterion[], extra: Partial<ResultRecord> = {}): ResultRecord {
+function record(id: string, criteria: GradedCriterion[], extra: Partial<ResultRecord> = {}): ResultRecord {
   return { id, status: 'ok', score: null, criteria, rubricate_version: '0.1.0', scoring: 'healthbench', ...extra };
 }
 
@@ -70,7 +70,7 @@ describe('collectRun', () => {
     }
 
     // Most-failed rows, recounted by criterion text.
-    const byText = new Map<string, { failed: number; evaluated: number }>();
+    const byText = new Map<string | undefined, { failed: number; evaluated: number }>();
     for (const each of graded) {
       const row = byText.get(each.text) ?? { failed: 0, evaluated: 0 };
       row.evaluated += 1;

@@ -4,7 +4,7 @@
  */
 import { basename } from 'node:path';
 import { costOf, defaultPrices, emptyUsage, addUsage, priceFor } from '../engine/usage.js';
-import { readResults, toScoredItem, type JudgeInfo, type ResultCriterion, type ResultRecord } from '../pipeline/results.js';
+import { readResults, toScoredItem, type JudgeInfo, type GradedCriterion, type ResultRecord } from '../pipeline/results.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Aggregator, ScoredItem, Scoring } from '../scoring/types.js';
 import { canonicalJson } from '../util/json.js';
@@ -61,7 +61,7 @@ export const defaultTextChunkSize = 1000;
 const metadataCharacterLimit = 4000;
 
 /** Packs a criterion's status, verdict, source and kind (layout in types.ts). */
-export function packCriterionFlags(criterion: Pick<ResultCriterion, 'status' | 'met' | 'source' | 'kind'>): number {
+export function packCriterionFlags(criterion: Pick<GradedCriterion, 'status' | 'met' | 'source' | 'kind'>): number {
   const status = criterion.status === 'error' ? 1 : criterion.status === 'skipped' ? 2 : 0;
   const met = criterion.met === true ? 2 : criterion.met === false ? 1 : 0;
   const source = criterion.source === 'check' ? 1 : 0;
@@ -305,7 +305,7 @@ function metadataText(metadata: Record<string, unknown>): string {
   return text.length > metadataCharacterLimit ? `${text.slice(0, metadataCharacterLimit)}\n…` : text;
 }
 
-function criterionExtras(criterion: ResultCriterion): CriterionExtras | null {
+function criterionExtras(criterion: GradedCriterion): CriterionExtras | null {
   const extras: CriterionExtras = {};
   let any = false;
   if (criterion.value !== undefined) {

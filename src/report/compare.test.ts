@@ -124,7 +124,7 @@ describe('compareRuns', () => {
         compared += 1;
         if (before.met && !criterion.met) metToNotMet += 1;
         if (!before.met && criterion.met) notMetToMet += 1;
-        if (before.met !== criterion.met) perText.set(criterion.text, (perText.get(criterion.text) ?? 0) + 1);
+        if (before.met !== criterion.met) perText.set(criterion.text ?? criterion.id, (perText.get(criterion.text ?? criterion.id) ?? 0) + 1);
       }
     }
     expect(comparison.flips).toMatchObject({ compared, metToNotMet, notMetToMet, omitted: 0 });

@@ -12,7 +12,7 @@ import { computeBinaryMeta } from '../meta/binary-metrics.js';
 import { computePairwiseMeta } from '../meta/pairwise-metrics.js';
 import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import { Grader } from '../pipeline/grader.js';
-import { toScoredItem, type ResultCriterion, type ResultRecord } from '../pipeline/results.js';
+import { toScoredItem, type GradedCriterion, type ResultRecord } from '../pipeline/results.js';
 import { getItemImporter } from '../rubric/formats/index.js';
 import { aggregate, getScoring } from '../scoring/registry.js';
 import { dataPath, haveData } from '../testing/data.js';
@@ -67,7 +67,7 @@ function shownPoints(points: number): string {
   return `${points < 0 ? '−' : '+'}${Math.abs(points)}`;
 }
 
-function verdictKey(criterion: ResultCriterion): string {
+function verdictKey(criterion: GradedCriterion): string {
   if (criterion.status === 'error') return 'error';
   if (criterion.status === 'skipped') return 'skipped';
   return criterion.met ? 'met' : 'not-met';
@@ -109,7 +109,7 @@ const hostileResponse = 'Hello </div><script>window.__injected = 1</script><img 
 function hostileRecords(): ResultRecord[] {
   const records = [...syntheticResultRecords({ items: 40, criteriaPerItem: 5, seed: 77, errorRate: 0.1 })];
   const template = records[1];
-  const criteria: ResultCriterion[] = template.criteria.map((criterion, index) => ({ ...criterion, id: `h${index}`, explanation: `Judge says </script><b onclick="x()">${index}</b>` }));
+  const criteria: GradedCriterion[] = template.criteria.map((criterion, index) => ({ ...criterion, id: `h${index}`, explanation: `Judge says </script><b onclick="x()">${index}</b>` }));
   criteria[1] = { ...criteria[1], met: !criteria[1].met };
   criteria[2] = { ...criteria[2], status: 'error', met: null, explanation: undefined, error: { code: 'JUDGE_TIMEOUT', message: 'no reply in time' } };
   criteria[3] = { ...criteria[3], status: 'skipped', met: null, explanation: undefined, skip_reason: 'hard rule failed' };
@@ -237,7 +237,7 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
     expect(await second.page.textContent('[data-testid="problems"] summary')).toBe('2 lines of unreadable.jsonl could not be read and were skipped');
     expect(await second.page.$$eval('[data-testid="problems"] li', (items) => items.map((item) => item.textContent))).toEqual([
       `${unreadable}:1: not valid JSON: Unexpected token 'o', "not json" is not valid JSON`,
-      `${unreadable}:2 field id: not a results line: Invalid input: expected string, received number`,
+      `${unreadable}:2 field status: not a results line: Invalid discriminator value. Expected 'ok' | 'error' | 'invalid'`,
     ]);
     expect([...first.errors, ...second.errors]).toEqual([]);
     await second.page.close();

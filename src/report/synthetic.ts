@@ -4,7 +4,7 @@
  * the same bytes. Not a stand-in for real grading: verdicts are drawn, not judged.
  */
 import { JsonLinesWriter } from '../util/files.js';
-import type { ResultCriterion, ResultRecord } from '../pipeline/results.js';
+import type { GradedCriterion, ResultRecord } from '../pipeline/results.js';
 import { healthbenchScoring } from '../scoring/registry.js';
 import { toScoredItem } from '../pipeline/results.js';
 import { seededRandom, randomInteger, type RandomSource } from '../util/random.js';
@@ -93,8 +93,8 @@ export function* syntheticResultRecords(options: SyntheticResultsOptions): Gener
     const template = templates[index % templates.length];
     const quality = Math.min(0.97, Math.max(0.03, 0.35 + 0.5 * random() + (options.qualityShift ?? 0)));
     const failed = random() < errorRate;
-    const criteria: ResultCriterion[] = template.criteria.map((criterion, position) => {
-      const line: ResultCriterion = {
+    const criteria: GradedCriterion[] = template.criteria.map((criterion, position) => {
+      const line: GradedCriterion = {
         id: `c${position}`,
         text: criterion.text,
         points: criterion.points,

@@ -2,7 +2,7 @@
  * Scorings by name, one entry each (as Vitest registers reporters). A scoring is a pure
  * function of graded items; `rubricate score` re-applies any of them to a results file.
  */
-import { RubricateError } from '../errors.js';
+import { createRegistry, type RegistryName } from '../util/registry.js';
 import { complianceBinaryScoring, complianceScoring, lengthAdjustedScoring, rarExplicitScoring, ruscarlScoring } from './benchmarks.js';
 import { biggenScoring } from './biggen.js';
 import { drb2Scoring } from './drb2.js';
@@ -37,46 +37,41 @@ export const normalizedScoring = taggedScoring(
   '(points − Σ negative) ÷ (Σ positive − Σ negative) per item, in [0, 1] (PRBench normalised)',
 );
 
-const scorings = new Map<string, Scoring>();
+const scorings = createRegistry({ what: 'scoring', field: 'scoring' }, {
+  healthbench: healthbenchScoring,
+  weighted_mean: weightedMeanScoring,
+  normalized: normalizedScoring,
+  compliance: complianceScoring,
+  compliance_binary: complianceBinaryScoring,
+  prbench_clipped: prbenchClippedScoring,
+  profbench: profbenchScoring,
+  healthbench_length_adjusted: lengthAdjustedScoring('regular'),
+  'healthbench_length_adjusted:hard': lengthAdjustedScoring('hard'),
+  'healthbench_length_adjusted:consensus': lengthAdjustedScoring('consensus'),
+  'healthbench_length_adjusted:professional': lengthAdjustedScoring('professional'),
+  ifeval: ifevalScoring,
+  ruscarl: ruscarlScoring,
+  rar_explicit: rarExplicitScoring,
+  biggen: biggenScoring,
+  drb2: drb2Scoring,
+});
+
+/** The built-in scorings' names. */
+export type ScoringName = RegistryName<typeof scorings>;
 
 export function registerScoring(scoring: Scoring): void {
-  scorings.set(scoring.name, scoring);
+  scorings.register(scoring.name, scoring);
 }
 
-for (const scoring of [
-  healthbenchScoring,
-  weightedMeanScoring,
-  normalizedScoring,
-  complianceScoring,
-  complianceBinaryScoring,
-  prbenchClippedScoring,
-  profbenchScoring,
-  lengthAdjustedScoring('regular'),
-  lengthAdjustedScoring('hard'),
-  lengthAdjustedScoring('consensus'),
-  lengthAdjustedScoring('professional'),
-  ifevalScoring,
-  ruscarlScoring,
-  rarExplicitScoring,
-  biggenScoring,
-  drb2Scoring,
-]) {
-  registerScoring(scoring);
-}
-
-export function getScoring(name: string): Scoring {
+export function getScoring(name: ScoringName | (string & {})): Scoring {
   // `healthbench_length_adjusted:0.02` takes an explicit penalty per 500 characters.
   const custom = /^healthbench_length_adjusted:(\d*\.?\d+)$/.exec(name);
   if (custom && !scorings.has(name)) return lengthAdjustedScoring(Number(custom[1]));
-  const scoring = scorings.get(name);
-  if (!scoring) {
-    throw new RubricateError('CONFIG_INVALID', `unknown scoring "${name}" (known: ${[...scorings.keys()].join(', ')})`, { field: 'scoring' });
-  }
-  return scoring;
+  return scorings.get(name);
 }
 
 export function scoringNames(): string[] {
-  return [...scorings.keys()];
+  return scorings.names();
 }
 
 /** Aggregates a finite collection in one go (tests, small runs). */

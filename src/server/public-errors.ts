@@ -6,7 +6,7 @@
  * what the client got wrong). The full error stays in the server's own logs and results.
  */
 import type { SerializedError } from '../errors.js';
-import type { ResultCriterion } from '../pipeline/results.js';
+import type { GradedCriterion } from '../pipeline/results.js';
 import type { RewardResult } from './rewards.js';
 
 const urlPattern = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>)\]]+/gi;
@@ -27,9 +27,9 @@ export function publicError(error: SerializedError): SerializedError {
   return { code: error.code, message: publicMessage(error.message), ...(typeof field === 'string' ? { details: { field } } : {}) };
 }
 
-function publicCriterion(criterion: ResultCriterion): ResultCriterion {
+function publicCriterion(criterion: GradedCriterion): GradedCriterion {
   if (!criterion.error && !criterion.votes?.some((vote) => vote.error !== undefined)) return criterion;
-  const copy: ResultCriterion = { ...criterion };
+  const copy: GradedCriterion = { ...criterion };
   if (criterion.error) copy.error = publicError(criterion.error);
   if (criterion.votes) copy.votes = criterion.votes.map((vote) => (vote.error === undefined ? vote : { ...vote, error: publicMessage(vote.error) }));
   return copy;

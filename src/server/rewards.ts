@@ -6,7 +6,7 @@
  */
 import { emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
-import type { ResultCriterion, ResultRecord } from '../pipeline/results.js';
+import type { GradedCriterion, ResultRecord } from '../pipeline/results.js';
 
 export interface RewardResult {
   id: string;
@@ -16,7 +16,7 @@ export interface RewardResult {
   /** Present (true) when `reward` is the configured fallback standing in for a failure. */
   fallback?: true;
   gated?: boolean;
-  criteria: ResultCriterion[];
+  criteria: GradedCriterion[];
   usage: Usage;
   error?: SerializedError;
 }
@@ -59,7 +59,7 @@ export function toRewardResult(record: ResultRecord, id = record.id): RewardResu
 }
 
 /** A failure that never reached grading (bad label, deadline, overload), as a reward result. */
-export function failedResult(id: string, error: RubricateError, criteria: ResultCriterion[] = []): RewardResult {
+export function failedResult(id: string, error: RubricateError, criteria: GradedCriterion[] = []): RewardResult {
   return { id, reward: null, status: 'error', criteria, usage: emptyUsage(), error: error.toJSON() };
 }
 

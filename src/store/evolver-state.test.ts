@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Criterion } from '../rubric/schema.js';
 import { redisTest } from '../testing/redis-fixture.js';
-import { openEvolverStateStore, type EvolverStateStore, type EvolvingCriterion, type PromptState } from './evolver-state.js';
+import type { EvolverStateStore, EvolvingCriterion, PromptState } from './evolver-state.js';
+import { openEvolverStateStore } from './open-evolver-state.js';
 
 function criterion(id: string): EvolvingCriterion {
   return { criterion: { id, text: `Criterion ${id}.`, points: 1 } as Criterion, origin: 'evolving', active: true, added_step: 1, observations: 0 };

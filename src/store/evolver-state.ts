@@ -9,9 +9,6 @@
  * race reads the new state and applies its change again. Nothing is ever locked.
  */
 import type { Criterion } from '../rubric/schema.js';
-import { RedisEvolverStateStore } from './evolver-state-redis.js';
-import { SqliteEvolverStateStore } from './evolver-state-sqlite.js';
-import { isRedisUrl } from './redis-connection.js';
 
 export interface EvolvingCriterion {
   criterion: Criterion;
@@ -59,9 +56,4 @@ export interface EvolverStateStore {
   /** Resolves once the store answers (a network store: fails clearly when it cannot be reached). */
   ready(): Promise<void>;
   close(): Promise<void>;
-}
-
-/** The evolver's store from a spec: a `redis://`/`rediss://` URL, or a SQLite file path (`:memory:` for a throwaway one). `failFast`: Redis commands fail at once while it is away (a server's 503) instead of waiting for it. */
-export function openEvolverStateStore(spec: string, options: { failFast?: boolean } = {}): EvolverStateStore {
-  return isRedisUrl(spec) ? new RedisEvolverStateStore(spec, options) : new SqliteEvolverStateStore(spec);
 }

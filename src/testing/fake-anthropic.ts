@@ -62,6 +62,8 @@ export interface FakeAnthropic {
   requests: FakeAnthropicRequest[];
   totals: FakeAnthropicTotals;
   setScript(script: FakeAnthropicScript): void;
+  /** Forgets every prompt-cache entry (as after the cache lifetime), so two runs start alike. */
+  clearPromptCache(): void;
   close(): Promise<void>;
 }
 
@@ -258,6 +260,9 @@ export async function startFakeAnthropic(initialScript: FakeAnthropicScript = de
     totals,
     setScript(next) {
       script = next;
+    },
+    clearPromptCache() {
+      cache.clear();
     },
     close: () =>
       new Promise<void>((resolve) => {

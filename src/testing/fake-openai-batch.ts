@@ -7,6 +7,13 @@
  * validating → in_progress → finalizing → completed one step per retrieve (or after a
  * delay); a batch can be scripted to expire part-way, and cancelling gives cancelling →
  * cancelled with the answers made so far. Lines the backend refuses go to the error file.
+ *
+ * The enqueued-token limit is modelled: a batch whose input tokens, added to those of the
+ * batches still open, pass the limit ends `failed` with `token_limit_exceeded`.
+ *
+ * With `azure`, it is Azure OpenAI's Batch API instead: paths under `/openai` with a required
+ * `api-version` query, the key in an `api-key` header, request lines and the batch endpoint
+ * as `/chat/completions`, 100,000 requests per file, and Azure's error bodies.
  */
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
@@ -24,6 +31,12 @@ export interface FakeBatchOptions {
   /** Per-request errors: an error-file entry instead of the backend's answer. */
   lineError?: (customId: string, body: Record<string, unknown>) => { status: number; body: unknown } | { code: string; message: string } | undefined;
   maxRequestsPerBatch?: number;
+  /** Input tokens the open batches may hold together; a batch passing it fails with token_limit_exceeded. */
+  maxEnqueuedTokens?: number;
+  /** Input tokens of one request body (for the enqueued-token limit); default: characters / 4. */
+  countTokens?: (body: Record<string, unknown>) => number;
+  /** Azure OpenAI's profile of the API. */
+  azure?: { apiKey: string };
 }
 
 interface FakeFile {
@@ -67,6 +80,7 @@ interface BatchWork {
   output: string[];
   errors: string[];
   cancelRequested: boolean;
+  tokens: number;
 }
 
 export interface FakeOpenAIBatch {
@@ -76,6 +90,10 @@ export interface FakeOpenAIBatch {
   /** Request lines received in created batches, over the fake's life. */
   readonly receivedRequests: number;
   readonly createdBatches: number;
+  /** Most input tokens the open batches held at once. */
+  readonly peakEnqueuedTokens: number;
+  /** Bytes of each uploaded input file, in upload order. */
+  readonly uploadedBytes: number[];
   batches(): FakeBatch[];
   close(): Promise<void>;
 }
@@ -117,7 +135,14 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
   let batchCounter = 0;
   let received = 0;
   const perStage = options.retrievesPerStage ?? 1;
-  const maxRequests = options.maxRequestsPerBatch ?? 50_000;
+  const azure = options.azure;
+  const maxRequests = options.maxRequestsPerBatch ?? (azure ? 100_000 : 50_000);
+  const lineUrl = azure ? '/chat/completions' : '/v1/chat/completions';
+  const countTokens = options.countTokens ?? ((body: Record<string, unknown>) => Math.ceil(JSON.stringify(body.messages ?? '').length / 4));
+  let peakEnqueued = 0;
+  const uploadedBytes: number[] = [];
+  const openStatuses = new Set(['validating', 'in_progress', 'finalizing']);
+  const enqueued = () => [...works.values()].filter((work) => openStatuses.has(work.batch.status)).reduce((total, work) => total + work.tokens, 0);
 
   function addFile(content: string, purpose: string, filename: string): FakeFile {
     const file: FakeFile = { id: `file-${++fileCounter}`, purpose, filename, content, created_at: now() };
@@ -219,7 +244,7 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
         return { error: 'invalid_json_line', line: index + 1 };
       }
       if (typeof parsed.custom_id !== 'string' || seen.has(parsed.custom_id)) return { error: 'duplicate_custom_id', line: index + 1 };
-      if (parsed.method !== 'POST' || parsed.url !== '/v1/chat/completions') return { error: 'invalid_url', line: index + 1 };
+      if (parsed.method !== 'POST' || parsed.url !== lineUrl) return { error: 'invalid_url', line: index + 1 };
       const body = parsed.body as Record<string, unknown> | undefined;
       if (!body || typeof body !== 'object') return { error: 'missing_body', line: index + 1 };
       if (model !== undefined && body.model !== model) return { error: 'mismatched_model', line: index + 1 };
@@ -238,9 +263,16 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
     incoming.on('end', async () => {
       const body = Buffer.concat(chunks);
       const url = new URL(incoming.url ?? '/', 'http://fake');
-      const path = url.pathname.replace(/^\/v1/, '');
       const method = incoming.method ?? 'GET';
-      if (!/^Bearer \S+/.test(String(incoming.headers.authorization ?? ''))) {
+      let path = url.pathname.replace(/^\/v1/, '');
+      if (azure) {
+        // Azure's own error bodies: {"error": {"code": "401" | "404", "message"}}.
+        if (incoming.headers['api-key'] !== azure.apiKey) {
+          return sendJson(outgoing, 401, { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.' } });
+        }
+        if (!url.pathname.startsWith('/openai/') || !url.searchParams.get('api-version')) return sendJson(outgoing, 404, { error: { code: '404', message: 'Resource not found' } });
+        path = url.pathname.replace(/^\/openai/, '').replace(/^\/deployments\/[^/]+\/chat\/completions$/, '/chat/completions');
+      } else if (!/^Bearer \S+/.test(String(incoming.headers.authorization ?? ''))) {
         sendError(outgoing, 401, 'You didn\'t provide an API key.', 'invalid_request_error', null, 'missing_api_key');
         return;
       }
@@ -258,7 +290,8 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
           if (purpose !== 'batch') return sendError(outgoing, 400, `'${purpose ?? ''}' is not one of ['fine-tune', 'assistants', 'batch', 'user_data', 'vision', 'evals'] - 'purpose'`, 'invalid_request_error', 'purpose');
           if (!file) return sendError(outgoing, 400, "Missing required parameter: 'file'.", 'invalid_request_error', 'file');
           const stored = addFile(file.value, 'batch', file.filename ?? 'upload.jsonl');
-          events.emit('upload', stored.id);
+          uploadedBytes.push(Buffer.byteLength(stored.content));
+          events.emit('upload', stored.id, Buffer.byteLength(stored.content));
           return sendJson(outgoing, 200, { id: stored.id, object: 'file', bytes: Buffer.byteLength(stored.content), created_at: stored.created_at, filename: stored.filename, purpose: 'batch' });
         }
         const content = /^\/files\/([^/]+)\/content$/.exec(path);
@@ -270,8 +303,9 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
         }
         if (method === 'POST' && path === '/batches') {
           const request = JSON.parse(body.toString('utf8')) as { input_file_id?: string; endpoint?: string; completion_window?: string; metadata?: Record<string, string> };
-          if (request.endpoint !== '/v1/chat/completions' && request.endpoint !== '/v1/embeddings' && request.endpoint !== '/v1/responses') {
-            return sendError(outgoing, 400, `Invalid value: '${request.endpoint}'. Supported values are: '/v1/chat/completions', '/v1/embeddings', '/v1/completions' and '/v1/responses'.`, 'invalid_request_error', 'endpoint');
+          const endpoints = azure ? ['/chat/completions', '/embeddings', '/responses'] : ['/v1/chat/completions', '/v1/embeddings', '/v1/completions', '/v1/responses'];
+          if (!endpoints.includes(request.endpoint ?? '')) {
+            return sendError(outgoing, 400, `Invalid value: '${request.endpoint}'. Supported values are: ${endpoints.map((value) => `'${value}'`).join(', ')}.`, 'invalid_request_error', 'endpoint');
           }
           if (request.completion_window !== '24h') return sendError(outgoing, 400, `Invalid value: '${request.completion_window}'. Supported values are: '24h'.`, 'invalid_request_error', 'completion_window');
           const file = files.get(request.input_file_id ?? '');
@@ -280,7 +314,7 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
           const batch: FakeBatch = {
             id: `batch_${++batchCounter}`,
             object: 'batch',
-            endpoint: request.endpoint,
+            endpoint: request.endpoint ?? '',
             errors: null,
             input_file_id: file.id,
             completion_window: '24h',
@@ -299,8 +333,17 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
             request_counts: { total: 0, completed: 0, failed: 0 },
             metadata: request.metadata ?? null,
           };
-          const work: BatchWork = { batch, index: batchCounter - 1, lines: 'lines' in checked ? checked.lines : [], retrieves: 0, createdAtMs: Date.now(), output: [], errors: [], cancelRequested: false };
-          if ('error' in checked) {
+          const lines = 'lines' in checked ? checked.lines : [];
+          const tokens = lines.reduce((total, line) => total + countTokens(line.body), 0);
+          const work: BatchWork = { batch, index: batchCounter - 1, lines, retrieves: 0, createdAtMs: Date.now(), output: [], errors: [], cancelRequested: false, tokens };
+          const alreadyEnqueued = enqueued();
+          if (!('error' in checked) && options.maxEnqueuedTokens !== undefined && alreadyEnqueued + tokens > options.maxEnqueuedTokens) {
+            batch.status = 'failed';
+            batch.failed_at = now();
+            const limit = options.maxEnqueuedTokens;
+            batch.errors = { object: 'list', data: [{ code: 'token_limit_exceeded', message: `Enqueued token limit reached for ${String(lines[0]?.body.model)} in organization org-fake. Limit: ${limit.toLocaleString('en-US')} enqueued tokens. Please try again once some in_progress batches have been completed.`, line: null, param: null }] };
+            received += lines.length;
+          } else if ('error' in checked) {
             batch.status = 'failed';
             batch.failed_at = now();
             batch.errors = { object: 'list', data: [{ code: checked.error, message: `input file line ${checked.line}: ${checked.error}`, line: checked.line, param: null }] };
@@ -309,6 +352,7 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
             received += checked.lines.length;
           }
           works.set(batch.id, work);
+          peakEnqueued = Math.max(peakEnqueued, enqueued());
           sendJson(outgoing, 200, batch);
           events.emit('create', batch.id, work.lines.length);
           return;
@@ -350,8 +394,13 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    // Azure: the resource URL (the client adds /openai); OpenAI: the API's /v1 base.
+    baseUrl: azure ? `http://127.0.0.1:${port}` : `http://127.0.0.1:${port}/v1`,
     events,
+    get peakEnqueuedTokens() {
+      return peakEnqueued;
+    },
+    uploadedBytes,
     get receivedRequests() {
       return received;
     },

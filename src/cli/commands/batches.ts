@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { BatchLedger, type LedgerBatch } from '../../batch/ledger.js';
-import { finishedBatchStatuses, OpenAIBatchApi } from '../../batch/openai-batch-api.js';
+import type { BatchService } from '../../batch/batch-service.js';
 import { batchPriceFactor, costOf, defaultPrices, emptyUsage, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { defaultCachePath } from '../../store/index.js';
+import { batchServiceFor } from '../../batch/services.js';
 import type { CommandContext } from '../context.js';
 
 interface BatchesFlags {
@@ -13,8 +14,12 @@ interface BatchesFlags {
   prices?: string;
   judgeBaseUrl?: string;
   judgeApiKey?: string;
+  azureApiVersion?: string;
   json?: boolean;
 }
+
+/** Ledger statuses after which a batch changes no more (OpenAI's and Anthropic's words). */
+const finalStatuses: ReadonlySet<string> = new Set(['failed', 'completed', 'expired', 'cancelled', 'ended', 'abandoned']);
 
 /**
  * `rubricate batches`: the provider batches a cache holds (submitted by `grade --batch`),
@@ -30,8 +35,9 @@ export function registerBatchesCommand(program: Command, context: CommandContext
     .option('--refresh', 'ask the provider for the current status of unfinished batches')
     .option('--cancel <id>', 'cancel this batch (a batch id or the local id); repeatable', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
     .option('--prices <file>', 'price table (USD per 1M tokens); batch cost is half of it')
-    .option('--judge-base-url <url>', 'the Batch API base URL (default: OPENAI_BASE_URL, else the OpenAI API)')
-    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY)')
+    .option('--judge-base-url <url>', "the Batch API base URL (default: the provider's variable, OPENAI_BASE_URL, AZURE_OPENAI_ENDPOINT or ANTHROPIC_BASE_URL, else its public API)")
+    .option('--judge-api-key <key>', "API key (default: the provider's variable, OPENAI_API_KEY, AZURE_OPENAI_API_KEY or ANTHROPIC_API_KEY)")
+    .option('--azure-api-version <version>', 'Azure OpenAI api-version for azure batches')
     .option('--json', 'one JSON object per batch')
     .action(async (flags: BatchesFlags) => {
       context.exitCode = await runBatches(flags, context);
@@ -42,20 +48,25 @@ async function runBatches(flags: BatchesFlags, context: CommandContext): Promise
   const ledger = new BatchLedger(flags.cache ?? defaultCachePath());
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   try {
-    const needsApi = flags.refresh || (flags.cancel?.length ?? 0) > 0;
-    const api = needsApi ? new OpenAIBatchApi({ baseUrl: flags.judgeBaseUrl ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: flags.judgeApiKey ?? process.env.OPENAI_API_KEY }) : undefined;
+    // Each batch is asked through its own provider's API (the ledger names it).
+    const services = new Map<string, BatchService>();
+    const serviceOf = (provider: string) => {
+      let service = services.get(provider);
+      if (!service) services.set(provider, (service = batchServiceFor(provider, flags)));
+      return service;
+    };
     for (const id of flags.cancel ?? []) {
       const batch = ledger.get(id);
       if (!batch?.batchId) throw new RubricateError('CONFIG_INVALID', `no submitted batch "${id}" in this cache`, { field: 'cancel' });
-      const remote = await api!.cancelBatch(batch.batchId);
+      const remote = await serviceOf(batch.provider).cancel(batch.batchId);
       ledger.update(batch.localId, { status: remote.status });
       context.stderr(`batch ${batch.batchId}: ${remote.status}`);
     }
     if (flags.refresh) {
       for (const batch of ledger.all()) {
-        if (!batch.batchId || finishedBatchStatuses.has(batch.status)) continue;
-        const remote = await api!.retrieveBatch(batch.batchId);
-        ledger.update(batch.localId, { status: remote.status, completed: remote.request_counts?.completed, failed: remote.request_counts?.failed });
+        if (!batch.batchId || finalStatuses.has(batch.status)) continue;
+        const remote = await serviceOf(batch.provider).retrieve(batch.batchId);
+        ledger.update(batch.localId, { status: remote.status });
       }
     }
     const rows = ledger.all().map((batch) => describe(batch, prices));

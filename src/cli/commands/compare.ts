@@ -9,13 +9,14 @@ import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission
 import { reportInputError, type CommandContext } from '../context.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
+import { addBatchOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
 import { createDryRunJudge, readOnlyStore } from '../../batch/dry-run.js';
 import { defaultPrices, loadPriceTable } from '../../engine/usage.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
 import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
 import { ErrorTally, formatErrorCounts } from '../../pipeline/error-summary.js';
 
-interface CompareFlags extends JudgeFlags {
+interface CompareFlags extends JudgeFlags, BatchFlags {
   format: string;
   input: string;
   out: string;
@@ -43,6 +44,7 @@ export function registerCompareCommand(program: Command, context: CommandContext
     .option('--no-text', 'leave prompt and response text out of the output')
     .option('--quiet', 'no progress bar');
   addJudgeOptions(command, { batching: false });
+  addBatchOptions(command);
   addDryRunOption(command);
   command.option('--prices <file>', 'price table for --dry-run (JSON/YAML, USD per 1M tokens)');
   command.action(async (flags: CompareFlags) => {
@@ -59,9 +61,21 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   });
   let judges = await buildJudges(flags);
   if (judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
+  let batched: BatchedJudges | undefined;
+  if (flags.batch && !flags.dryRun) {
+    batched = batchJudgesFrom(judges, flags, flags.out, (event) => {
+      const line = describeBatchEvent(event);
+      if (line && !flags.quiet) context.stderr(line);
+    });
+    judges = batched.judges;
+  }
   const dryRun = flags.dryRun ? judges.map(createDryRunJudge) : undefined;
   if (dryRun) judges = dryRun;
   const judge = judges[0];
+  const closeJudge = async () => {
+    await judge?.close?.();
+    batched?.ledger.close();
+  };
   const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
   const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: () => importer.read(flags.input, {}) });
@@ -74,10 +88,11 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     swap: flags.swap,
     allowTies: flags.ties,
     overall: flags.overall,
-    concurrency: options.concurrency,
+    // Every call waits in a batch: the comparer hands over all it has and waits up to the 24 h window.
+    concurrency: batched ? 50_000 : options.concurrency,
     protocol: options.protocol,
     maxAttempts: options.maxAttempts,
-    timeoutMs: options.timeoutMs,
+    timeoutMs: batched ? 7 * 24 * 3600 * 1000 : options.timeoutMs,
     breakerThreshold: options.breakerThreshold,
     maxRetryAfterMs: options.maxRetryAfterMs,
     omitText: !flags.text,
@@ -88,7 +103,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   if (dryRun) {
     try {
       const usage = await dryRunUsage(comparer.compareStream(reportInvalid(importer.read(flags.input, {}), context)));
-      printDryRun(context, dryRun, usage, judge?.provenance.model, flags.prices ? loadPriceTable(flags.prices) : defaultPrices, { batch: false });
+      printDryRun(context, dryRun, usage, judge?.provenance.model, flags.prices ? loadPriceTable(flags.prices) : defaultPrices, { batch: Boolean(flags.batch) });
       return exitCodes.success;
     } finally {
       progress.stop();
@@ -117,15 +132,18 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   } catch (error) {
     progress.stop();
     await writer.discard();
-    await judge?.close?.();
+    await closeJudge();
     await opened.close();
     if (context.signal.aborted) return reportInterrupted(context, undefined, undefined, 'pairs');
     throw error;
   }
   progress.stop();
   await writer.close();
-  await judge?.close?.();
-  if (context.signal.aborted && (held || !admission.exhausted)) {
+  // Every pair was read: the batches it used are delivered (an interrupted run leaves them for the rerun to attach to).
+  const complete = !(context.signal.aborted && (held || !admission.exhausted));
+  if (complete) batched?.batchJudge.finish();
+  await closeJudge();
+  if (!complete) {
     // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
     await opened.close();
     const total = await expectedTotal.catch(() => undefined);

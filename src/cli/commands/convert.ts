@@ -12,7 +12,7 @@ interface ConvertFlags extends InputFlags {
 
 export function registerConvertCommand(program: Command, context: CommandContext): void {
   const command = program.command('convert').description('convert a benchmark file to canonical items JSONL (or graded results, for results formats)');
-  addInputOptions(command, { formatHelp: `input format (${[...itemImporters.keys(), ...resultsImporters.keys()].join(', ')})`, responseFromVerb: 'use' });
+  addInputOptions(command, { formatHelp: `input format (${[...itemImporters.names(), ...resultsImporters.names()].join(', ')})`, responseFromVerb: 'use' });
   command
     .requiredOption('--out <file>', 'output JSONL')
     .option('--quiet', 'no summary on stderr (errors still print)')
@@ -66,7 +66,7 @@ async function runConvert(flags: ConvertFlags, context: CommandContext): Promise
         written += 1;
       }
     } else {
-      throw new RubricateError('CONFIG_INVALID', `unknown format "${flags.format}" (known: ${[...itemImporters.keys(), ...resultsImporters.keys()].join(', ')})`, { field: 'format' });
+      throw new RubricateError('CONFIG_INVALID', `unknown format "${flags.format}" (known: ${[...itemImporters.names(), ...resultsImporters.names()].join(', ')})`, { field: 'format' });
     }
   } catch (error) {
     await writer.discard();

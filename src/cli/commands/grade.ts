@@ -40,7 +40,7 @@ interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags, BatchFlags {
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
   const command = program.command('grade').description('grade responses against their rubrics and write one result line per item');
-  addInputOptions(command, { formatHelp: `input format (${[...itemImporters.keys()].join(', ')})`, responseFromVerb: 'grade' });
+  addInputOptions(command, { formatHelp: `input format (${itemImporters.names().join(', ')})`, responseFromVerb: 'grade' });
   command
     .option('--out <file>', 'results JSONL', 'results.jsonl')
     .option('--metrics <file>', 'write aggregate metrics JSON here')

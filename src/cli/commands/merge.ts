@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { JsonLinesWriter } from '../../util/files.js';
-import { safeParseJson } from '../../util/json.js';
-import { readLines } from '../../util/jsonl.js';
+import { readResults, type ResultReadRecord, type ResultRecord } from '../../pipeline/results.js';
 import type { CommandContext } from '../context.js';
 
 interface MergeFlags {
@@ -11,8 +10,8 @@ interface MergeFlags {
 
 interface Head {
   file: string;
-  lines: AsyncGenerator<{ line: number; text: string }>;
-  current?: { inputLine: number; text: string; fileLine: number };
+  lines: AsyncGenerator<ResultReadRecord>;
+  current?: { inputLine: number; record: ResultRecord; fileLine: number };
 }
 
 /**
@@ -36,16 +35,18 @@ async function advance(head: Head): Promise<void> {
     head.current = undefined;
     return;
   }
-  const parsed = safeParseJson(next.value.text);
-  const inputLine = parsed.ok && parsed.value !== null && typeof parsed.value === 'object' ? (parsed.value as { line?: unknown }).line : undefined;
+  // Read through the results line's schema: a shard's line comes out byte-identical.
+  if (next.value.kind === 'invalid') throw next.value.error;
+  const { record } = next.value;
+  const inputLine = record.line;
   if (typeof inputLine !== 'number') throw new RubricateError('INPUT_INVALID', 'not a rubricate results line with its input "line" number', { file: head.file, line: next.value.line, field: 'line' });
   if (head.current && inputLine <= head.current.inputLine) throw new RubricateError('INPUT_INVALID', `input lines out of order (${inputLine} after ${head.current.inputLine}): not one shard's results`, { file: head.file, line: next.value.line, field: 'line' });
-  head.current = { inputLine, text: next.value.text, fileLine: next.value.line };
+  head.current = { inputLine, record, fileLine: next.value.line };
 }
 
 async function runMerge(files: string[], flags: MergeFlags, context: CommandContext): Promise<number> {
   if (files.includes(flags.out)) throw new RubricateError('CONFIG_INVALID', `--out ${flags.out} is one of the inputs`, { field: 'out' });
-  const heads: Head[] = files.map((file) => ({ file, lines: readLines(file) }));
+  const heads: Head[] = files.map((file) => ({ file, lines: readResults(file) }));
   for (const head of heads) await advance(head);
   const writer = new JsonLinesWriter(flags.out);
   let written = 0;
@@ -60,7 +61,7 @@ async function runMerge(files: string[], flags: MergeFlags, context: CommandCont
         throw new RubricateError('INPUT_INVALID', `input line ${current.inputLine} appears in two shards (also in ${seen.file})`, { file: best.file, line: current.fileLine, field: 'line' });
       }
       seen = { line: current.inputLine, file: best.file };
-      await writer.write(JSON.parse(current.text));
+      await writer.write(current.record);
       written += 1;
       await advance(best);
     }

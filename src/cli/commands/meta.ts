@@ -110,7 +110,7 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
   const command = program
     .command('meta')
     .description('how far a judge agrees with human or gold labels: published judge outputs, a results file against labels, or a judge run on a labelled pairwise set')
-    .requiredOption('--format <name>', `results | outcome (results whose items carry an outcome, e.g. τ-bench rewards) | researchrubrics (results with ternary labels) | llmbar | judgebench (published outputs, or datasets with --judge) | ${[...pairwiseImporters.keys()].filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
+    .requiredOption('--format <name>', `results | outcome (results whose items carry an outcome, e.g. τ-bench rewards) | researchrubrics (results with ternary labels) | llmbar | judgebench (published outputs, or datasets with --judge) | ${pairwiseImporters.names().filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
     .requiredOption('--input <file>', 'published judge output, results JSONL, or pairwise dataset')
     .requiredOption('--out <file>', 'report JSON')
     .option('--labels <file>', 'results: human labels JSONL ({id, criterion_id, label} or {id, labels: {criterion_id: label}}; a label may be a list, one per rater)')
@@ -220,7 +220,7 @@ async function runMeta(flags: MetaFlags, context: CommandContext, dependencies: 
   }
 
   if (!pairwiseImporters.has(flags.format)) {
-    throw new RubricateError('CONFIG_INVALID', `unknown meta format "${flags.format}" (known: results, ${[...pairwiseImporters.keys()].join(', ')})`, { field: 'format' });
+    throw new RubricateError('CONFIG_INVALID', `unknown meta format "${flags.format}" (known: results, ${pairwiseImporters.names().join(', ')})`, { field: 'format' });
   }
   if (flags.judge === undefined) {
     throw new RubricateError('CONFIG_INVALID', `--format ${flags.format} is a pairwise dataset: name the judge to run on it with --judge SPEC`, { field: 'judge' });

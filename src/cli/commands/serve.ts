@@ -25,7 +25,7 @@ import { RedisReplyStore } from '../../store/index.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
 import { loadRubrics } from '../rubrics-file.js';
 import { createRubricEvolver, type RubricEvolver } from '../../generation/evolver.js';
-import { openEvolverStateStore } from '../../store/evolver-state.js';
+import { openEvolverStateStore } from '../../store/open-evolver-state.js';
 import { createJudge } from '../../judges/registry.js';
 import { evolvingRubricRoutes } from '../../server/evolving-rubrics.js';
 import { redactDeep } from '../../util/redact.js';

@@ -129,7 +129,7 @@ export function parseAnthropicMessage(raw: unknown, toolName: string | undefined
   return reply;
 }
 
-export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { close(): Promise<void> } {
+export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { close(): Promise<void>; requestBody(request: JudgeRequest): Record<string, unknown> } {
   const base = baseUrlOf(options.baseUrl ?? defaultAnthropicBaseUrl);
   // Accept the base with or without the version segment.
   const url = new URL(base.pathname.endsWith('/v1/') ? 'messages' : 'v1/messages', base);
@@ -220,6 +220,11 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
     acceptsImages: true,
     modelLimits: limits,
     complete,
+    /** The body a call of this request sends (Message Batches `params`). */
+    requestBody(request: JudgeRequest): Record<string, unknown> {
+      if (request.logprobs) throw new RubricateError('JUDGE_UNSUPPORTED', 'the Anthropic Messages API returns no token probabilities: --verdict probability cannot be used with an anthropic: judge', { field: 'verdict' });
+      return buildBody(request).body;
+    },
     async close() {
       client.close();
     },

@@ -104,7 +104,7 @@ async function gradeAll(grader: Grader, items: readonly Item[]): Promise<ResultR
 function judgedVerdicts(record: ResultRecord): Map<string, { text: string; met: boolean }> {
   const verdicts = new Map<string, { text: string; met: boolean }>();
   for (const criterion of record.criteria) {
-    if (criterion.source === 'judge' && criterion.status === 'ok' && typeof criterion.met === 'boolean') verdicts.set(criterion.id, { text: criterion.text, met: criterion.met });
+    if (criterion.source === 'judge' && criterion.status === 'ok' && typeof criterion.met === 'boolean') verdicts.set(criterion.id, { text: criterion.text ?? criterion.id, met: criterion.met });
   }
   return verdicts;
 }

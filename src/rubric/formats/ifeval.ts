@@ -122,7 +122,7 @@ async function* readIfeval(source: string, options: ImportOptions): AsyncGenerat
     const seen = new Map<string, number>();
     let problem: ImportRecord | undefined;
     for (const [position, instructionId] of input.instruction_id_list.entries()) {
-      const definition = checkRegistry.get(instructionId);
+      const definition = checkRegistry.find(instructionId);
       if (!definition || definition.family !== 'ifeval') {
         problem = invalid(`unknown IFEval instruction id "${instructionId}"`, `instruction_id_list[${position}]`, id);
         break;

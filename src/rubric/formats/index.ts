@@ -3,7 +3,7 @@
  * Item importers feed `grade`; results importers feed `score`; pairwise importers feed
  * `compare` and `meta`.
  */
-import { RubricateError } from '../../errors.js';
+import { createRegistry, type RegistryName } from '../../util/registry.js';
 import { advancedifImporter } from './advancedif.js';
 import { autojImporter } from './autoj.js';
 import { hhhImporter } from './hhh.js';
@@ -27,26 +27,36 @@ import { otelGenaiImporter } from './otel-genai.js';
 import { resultsImporter } from './results.js';
 import type { Importer, PairwiseImporter, ResultsImporter } from './types.js';
 
-export const itemImporters: ReadonlyMap<string, Importer> = new Map(
-  [itemsImporter, healthbenchImporter, ifevalImporter, researchrubricsImporter, rarImporter, rubrichubImporter, drb2Importer, advancedifImporter, biggenImporter, prbenchImporter, profbenchImporter, tauBenchImporter, otelGenaiImporter].map(
-    (importer) => [importer.name, importer],
-  ),
-);
+export const itemImporters = createRegistry({ what: 'input format', field: 'format' }, {
+  items: itemsImporter,
+  healthbench: healthbenchImporter,
+  ifeval: ifevalImporter,
+  researchrubrics: researchrubricsImporter,
+  rar: rarImporter,
+  rubrichub: rubrichubImporter,
+  drb2: drb2Importer,
+  advancedif: advancedifImporter,
+  biggen: biggenImporter,
+  prbench: prbenchImporter,
+  profbench: profbenchImporter,
+  'tau-bench': tauBenchImporter,
+  'otel-genai': otelGenaiImporter,
+} satisfies Record<string, Importer>);
 
-export const resultsImporters: ReadonlyMap<string, ResultsImporter> = new Map([resultsImporter, simpleEvalsImporter].map((importer) => [importer.name, importer]));
+export const resultsImporters = createRegistry({ what: 'results format', field: 'format' }, { results: resultsImporter, 'simple-evals': simpleEvalsImporter } satisfies Record<string, ResultsImporter>);
 
-export const pairwiseImporters: ReadonlyMap<string, PairwiseImporter> = new Map(
-  [pairsImporter, llmbarImporter, pandalmImporter, autojImporter, judgebenchImporter, hhhImporter].map((importer) => [importer.name, importer]),
-);
+export const pairwiseImporters = createRegistry({ what: 'pairwise format', field: 'format' }, {
+  pairs: pairsImporter,
+  llmbar: llmbarImporter,
+  pandalm: pandalmImporter,
+  autoj: autojImporter,
+  judgebench: judgebenchImporter,
+  hhh: hhhImporter,
+} satisfies Record<string, PairwiseImporter>);
 
-function lookup<T>(registry: ReadonlyMap<string, T>, name: string, what: string): T {
-  const found = registry.get(name);
-  if (!found) {
-    throw new RubricateError('CONFIG_INVALID', `unknown ${what} format "${name}" (known: ${[...registry.keys()].join(', ')})`, { field: 'format' });
-  }
-  return found;
-}
+/** The built-in input formats' names. */
+export type ItemFormatName = RegistryName<typeof itemImporters>;
 
-export const getItemImporter = (name: string) => lookup(itemImporters, name, 'input');
-export const getResultsImporter = (name: string) => lookup(resultsImporters, name, 'results');
-export const getPairwiseImporter = (name: string) => lookup(pairwiseImporters, name, 'pairwise');
+export const getItemImporter = (name: ItemFormatName | (string & {})) => itemImporters.get(name);
+export const getResultsImporter = (name: RegistryName<typeof resultsImporters> | (string & {})) => resultsImporters.get(name);
+export const getPairwiseImporter = (name: RegistryName<typeof pairwiseImporters> | (string & {})) => pairwiseImporters.get(name);

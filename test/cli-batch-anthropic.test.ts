@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicRequest } from '../src/testing/fake-anthropic.js';
+import { startFakeAnthropicBatch, type FakeAnthropicBatch, type FakeAnthropicBatchOptions } from '../src/testing/fake-anthropic-batch.js';
+import { sharedData } from '../src/testing/shared-data.js';
+import { runCli, startCli } from './helpers.js';
+
+let messages: FakeAnthropic | undefined;
+let batchApi: FakeAnthropicBatch | undefined;
+
+afterEach(async () => {
+  await batchApi?.close();
+  await messages?.close();
+  batchApi = undefined;
+  messages = undefined;
+});
+
+function expectedVerdict(criterion: string, response: string): boolean {
+  return createHash('sha256').update(`${criterion}\u0000${response}`).digest()[0] < 128;
+}
+
+/** Scripted verdicts through the forced tool: a pure function of criterion and response. */
+function script(request: FakeAnthropicRequest) {
+  const criterion = request.criteria[0]?.text ?? '';
+  return { input: { explanation: 'Checked against the response.', criteria_met: expectedVerdict(criterion, request.response ?? '') } };
+}
+
+async function startFakes(options: Omit<FakeAnthropicBatchOptions, 'backendBaseUrl'> = {}): Promise<FakeAnthropicBatch> {
+  // Prompt caching off: Anthropic applies it to batches only as best effort, so cached reads (and the cost) of the two runs need not match.
+  messages = await startFakeAnthropic(script, { minimumCacheTokens: Number.MAX_SAFE_INTEGER });
+  batchApi = await startFakeAnthropicBatch({ backendBaseUrl: messages.baseUrl, ...options });
+  return batchApi;
+}
+
+interface ResultLine {
+  id: string;
+  status: string;
+  usage?: unknown;
+  response?: unknown;
+  criteria: Array<{ text: string; met?: boolean; error?: { code: string; message: string } }>;
+}
+
+const readResults = (path: string): ResultLine[] => readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as ResultLine);
+
+function withoutUsage(line: ResultLine): Omit<ResultLine, 'usage'> {
+  const { usage: _usage, ...rest } = line;
+  return rest;
+}
+
+const model = 'claude-sonnet-4-5';
+
+function gradeArgs(input: string[], baseUrl: string, cache: string, out: string, extra: string[] = []): string[] {
+  return ['grade', ...input, '--judge', `anthropic:${model}`, '--judge-base-url', baseUrl, '--judge-api-key', 'test-anthropic-key', '--cache', cache, '--out', out, '--metrics', `${out}.metrics.json`, ...extra];
+}
+
+interface MetricsUsage {
+  calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_prompt_tokens: number;
+  cache_hits: number;
+  cost_usd: number;
+  batch?: { calls: number; prompt_tokens: number; completion_tokens: number };
+}
+
+const usageOf = (out: string): MetricsUsage => (JSON.parse(readFileSync(`${out}.metrics.json`, 'utf8')) as { usage: MetricsUsage }).usage;
+
+function smallInput(directory: string): string {
+  const input = join(directory, 'items.jsonl');
+  const items = Array.from({ length: 3 }, (_, index) =>
+    JSON.stringify({ id: `item-${index}`, prompt: `Question ${index}`, response: `Answer ${index}`, rubric: { criteria: [{ text: `Criterion A${index}`, points: 2 }, { text: `Criterion B${index}`, points: 3 }] } }),
+  );
+  writeFileSync(input, items.join('\n'));
+  return input;
+}
+
+describe('rubricate grade --batch with an anthropic: judge (Message Batches, loopback fake)', () => {
+  const healthbench = sharedData('healthbench/oss_eval_first100.jsonl');
+
+  it.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, survives kill -9 while polling with zero resubmitted requests, and shares the cache both ways', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-batch-'));
+    const rows = readFileSync(healthbench.path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { prompt_id: string; rubrics: unknown[] });
+    const criteria = rows.reduce((total, row) => total + row.rubrics.length, 0);
+    const responses = join(directory, 'responses.jsonl');
+    writeFileSync(responses, rows.map((row, index) => JSON.stringify({ prompt_id: row.prompt_id, response: `Answer ${index}: rest, fluids, and see a doctor if it gets worse.` })).join('\n'));
+    const input = ['--format', 'healthbench', '--input', healthbench.path, '--responses', responses];
+    const fake = await startFakes({ retrievesInProgress: 3 });
+
+    // Synchronous reference run through the same base URL (same provenance, same cache keys).
+    const syncOut = join(directory, 'sync.jsonl');
+    const sync = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), syncOut));
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(messages!.requests).toHaveLength(criteria);
+
+    // Batch run, killed -9 once the batch is created, then the same command again.
+    const batchCache = join(directory, 'batch-cache.sqlite');
+    const batchOut = join(directory, 'batch.jsonl');
+    const args = gradeArgs(input, fake.baseUrl, batchCache, batchOut, ['--batch', '--batch-poll', '0.05', '--quiet']);
+    const first = startCli(args);
+    // Killed once every request is in a created batch and the process is polling (the gathering may make several batches).
+    const created = new Promise<void>((resolve) => {
+      fake.events.on('retrieve', () => {
+        if (fake.receivedRequests === criteria) resolve();
+      });
+    });
+    const endedEarly = first.done.then((result) => {
+      throw new Error(`batch run ended before it was killed: ${result.stderr}`);
+    });
+    await Promise.race([created, endedEarly]);
+    first.child.kill('SIGKILL');
+    expect((await first.done).signal).toBe('SIGKILL');
+    expect(fake.receivedRequests).toBe(criteria);
+    const batchesBeforeKill = fake.createdBatches;
+
+    const second = await runCli(args);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).not.toMatch(/submitted/);
+    expect(fake.receivedRequests).toBe(criteria);
+    expect(fake.createdBatches).toBe(batchesBeforeKill);
+
+    const syncResults = readResults(syncOut);
+    const batchResults = readResults(batchOut);
+    expect(batchResults).toHaveLength(100);
+    expect(batchResults.map(withoutUsage)).toEqual(syncResults.map(withoutUsage));
+    for (const result of batchResults) for (const criterion of result.criteria) expect(criterion.met).toBe(expectedVerdict(criterion.text, String(result.response)));
+
+    // The rerun got every answer: by batch, or from the cache where the killed run had already read a finished batch.
+    const syncUsage = usageOf(syncOut);
+    const batchUsage = usageOf(batchOut);
+    expect((batchUsage.batch?.calls ?? 0) + batchUsage.cache_hits).toBe(criteria);
+    // What the batches cost over both runs, from the ledger (`rubricate batches`), against the synchronous run.
+    const ledger = await runCli(['batches', '--cache', batchCache, '--json']);
+    const ledgerRows = ledger.stdout.trim().split('\n').map((line) => JSON.parse(line) as { answered: number; prompt_tokens: number; completion_tokens: number; cost_usd: number });
+    const total = ledgerRows.reduce((sum, row) => ({ answered: sum.answered + row.answered, prompt: sum.prompt + row.prompt_tokens, completion: sum.completion + row.completion_tokens, cost: sum.cost + row.cost_usd }), { answered: 0, prompt: 0, completion: 0, cost: 0 });
+    expect(total.answered).toBe(criteria);
+    expect(total.prompt).toBe(syncUsage.prompt_tokens);
+    expect(total.completion).toBe(syncUsage.completion_tokens);
+    expect(syncUsage.cost_usd).toBeGreaterThan(0);
+    console.log(`anthropic batch/sync cost: ${total.cost.toFixed(6)} / ${syncUsage.cost_usd} = ${total.cost / syncUsage.cost_usd}; requests ${criteria} in ${ledgerRows.length} batch(es); resubmitted ${fake.receivedRequests - criteria}`);
+    expect(total.cost / syncUsage.cost_usd).toBeCloseTo(0.5, 6);
+
+    // Batch verdicts are cache hits for a synchronous run on the same cache...
+    const before = messages!.requests.length;
+    const again = await runCli(gradeArgs(input, fake.baseUrl, batchCache, join(directory, 'again.jsonl')));
+    expect(again.code, again.stderr).toBe(0);
+    expect(messages!.requests.length).toBe(before);
+    expect(usageOf(join(directory, 'again.jsonl')).cache_hits).toBe(criteria);
+    // ...and synchronous verdicts are cache hits for a batch run: nothing is submitted.
+    const batchAfterSync = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), join(directory, 'batch-after-sync.jsonl'), ['--batch', '--batch-poll', '0.05']));
+    expect(batchAfterSync.code, batchAfterSync.stderr).toBe(0);
+    expect(fake.createdBatches).toBe(batchesBeforeKill);
+    expect(usageOf(join(directory, 'batch-after-sync.jsonl')).cache_hits).toBe(criteria);
+  }, 400_000);
+
+  it('errored requests are reported with their reason, expired ones go in a new batch, and --batch-fallback sync answers errored ones synchronously', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-batch-small-'));
+    const input = ['--input', smallInput(directory), '--scoring', 'weighted_mean'];
+    const fake = await startFakes({
+      expireAfter: (batchIndex) => (batchIndex === 0 ? 2 : undefined),
+      requestError: (_customId, params) => (JSON.stringify(params).includes('Criterion B2') ? { type: 'invalid_request_error', message: 'messages.0.content.0.text: prompt flagged' } : undefined),
+    });
+    const cache = join(directory, 'cache.sqlite');
+    const out = join(directory, 'results.jsonl');
+    const result = await runCli(gradeArgs(input, fake.baseUrl, cache, out, ['--batch', '--batch-poll', '0.02']));
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toMatch(/ended, 2 answered, 4 failed/);
+    expect(fake.createdBatches).toBe(2);
+    expect(fake.receivedRequests).toBe(6 + 4);
+    const results = readResults(out);
+    const refused = results[2].criteria.find((criterion) => criterion.text === 'Criterion B2');
+    expect(refused?.error?.code).toBe('JUDGE_REQUEST_REJECTED');
+    expect(refused?.error?.message).toMatch(/invalid_request_error: messages\.0\.content\.0\.text: prompt flagged/);
+    expect(refused?.met ?? null).toBeNull();
+    expect(results.slice(0, 2).every((line) => line.status === 'ok')).toBe(true);
+
+    const fallbackOut = join(directory, 'fallback.jsonl');
+    const before = messages!.requests.length;
+    const fallback = await runCli(gradeArgs(input, fake.baseUrl, cache, fallbackOut, ['--batch', '--batch-poll', '0.02', '--batch-fallback', 'sync']));
+    expect(fallback.code, fallback.stderr).toBe(0);
+    // The refused request went in a batch again (errored again), then synchronously: one Messages call.
+    expect(messages!.requests.length - before).toBe(1);
+    expect(readResults(fallbackOut).every((line) => line.status === 'ok')).toBe(true);
+
+    const listed = await runCli(['batches', '--cache', cache, '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const rows = listed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { provider: string; status: string; requests: number; answered: number; failed: number; cost_usd: number });
+    expect(rows.map((row) => [row.provider, row.status, row.requests, row.answered, row.failed])).toEqual([
+      ['anthropic', 'ended', 6, 2, 4],
+      ['anthropic', 'ended', 4, 3, 1],
+      ['anthropic', 'ended', 1, 0, 1],
+    ]);
+    expect(rows[0].cost_usd).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('batches --cancel cancels an Anthropic batch in flight (canceling), and --refresh shows it ended', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-batch-cancel-'));
+    const fake = await startFakes({ retrievesInProgress: 1_000_000 });
+    const cache = join(directory, 'cache.sqlite');
+    const run = startCli(gradeArgs(['--input', smallInput(directory), '--scoring', 'weighted_mean'], fake.baseUrl, cache, join(directory, 'out.jsonl'), ['--batch', '--batch-poll', '0.05']));
+    const batchId = await new Promise<string>((resolve) => fake.events.once('create', (id: string) => resolve(id)));
+    await new Promise<void>((resolve) => fake.events.once('retrieve', () => resolve()));
+    run.child.kill('SIGKILL');
+    await run.done;
+    const apiFlags = ['--judge-base-url', fake.baseUrl, '--judge-api-key', 'test-anthropic-key'];
+    const cancelled = await runCli(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stderr).toContain(`batch ${batchId}: canceling`);
+    const refreshed = await runCli(['batches', '--cache', cache, '--refresh', '--json', ...apiFlags]);
+    const row = refreshed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { batch_id: string; status: string }).find((candidate) => candidate.batch_id === batchId);
+    expect(row?.status).toBe('ended');
+    // A cancel of an ended batch gets Anthropic's 400, reported with its message.
+    const again = await runCli(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/has already ended and cannot be canceled/);
+  }, 240_000);
+});
