@@ -63,7 +63,7 @@ export function isRemoteUrl(url: string): boolean {
   return /^https?:\/\//i.test(url);
 }
 
-/** Bytes of a data URL or a local file (sync); remote URLs are refused here. */
+/** Bytes of a data URL or a local file (sync); remote URLs are fetched by `fetchImageBytes`. */
 export function localImageBytes(url: string, location: ImageLocation): Buffer {
   if (url.startsWith('data:')) {
     const match = /^data:([^;,]*)(;base64)?,(.*)$/s.exec(url);
@@ -80,13 +80,122 @@ export function localImageBytes(url: string, location: ImageLocation): Buffer {
   }
 }
 
+export interface FetchImageOptions {
+  /** Largest body accepted (bytes); default `maxImageBytes`. */
+  maxBytes?: number;
+  /** Whole fetch, redirects included (ms); default 30 s. */
+  timeoutMs?: number;
+  /** Redirects followed (each to http or https only); default 3. */
+  maxRedirects?: number;
+  fetcher?: typeof fetch;
+}
+
+/**
+ * Fetches a remote image: redirects followed by hand (at most `maxRedirects`, http(s) only),
+ * an overall timeout, an image content type required, and the body read with a byte limit
+ * (a large or endless body is cut off, not buffered). Errors name the item's field and never
+ * show the URL's credentials.
+ */
+export async function fetchImageBytes(url: string, location: ImageLocation, options: FetchImageOptions = {}): Promise<Buffer> {
+  const limit = options.maxBytes ?? maxImageBytes;
+  const maxRedirects = options.maxRedirects ?? 3;
+  const fetcher = options.fetcher ?? fetch;
+  const signal = AbortSignal.timeout(options.timeoutMs ?? 30_000);
+  const shown = (text: string) => redactText(text);
+  // fetch refuses URLs with credentials: they go in a Basic authorization header, to the URL's own origin only.
+  const parsed = new URL(url);
+  const authorization = parsed.username || parsed.password ? `Basic ${Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')}` : undefined;
+  const origin = parsed.origin;
+  parsed.username = '';
+  parsed.password = '';
+  let current = parsed.href;
+  for (let redirects = 0; ; redirects += 1) {
+    let response: Response;
+    try {
+      const headers: Record<string, string> = { accept: 'image/*' };
+      if (authorization && new URL(current).origin === origin) headers.authorization = authorization;
+      response = await fetcher(current, { redirect: 'manual', signal, headers });
+    } catch (error) {
+      const reason = signal.aborted ? `no answer within ${options.timeoutMs ?? 30_000} ms` : (error as Error).message;
+      throw imageError(`image URL ${shown(current)} could not be fetched: ${shown(reason)}`, location);
+    }
+    if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
+      await response.body?.cancel();
+      if (redirects >= maxRedirects) throw imageError(`image URL ${shown(url)} redirects more than ${maxRedirects} times`, location);
+      const next = new URL(response.headers.get('location')!, current);
+      if (next.protocol !== 'http:' && next.protocol !== 'https:') throw imageError(`image URL ${shown(url)} redirects to a ${next.protocol} URL (only http and https are followed)`, location);
+      current = next.href;
+      continue;
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw imageError(`image URL ${shown(current)} answered HTTP ${response.status}`, location);
+    }
+    const type = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+    if (!type.startsWith('image/')) {
+      await response.body?.cancel();
+      throw imageError(`image URL ${shown(current)} answered ${type === '' ? 'without a content type' : `with content type ${type}`}, not an image`, location);
+    }
+    const declared = Number(response.headers.get('content-length') ?? '0');
+    if (declared > limit) {
+      await response.body?.cancel();
+      throw imageError(`image at ${shown(current)} is ${declared} bytes, over the ${limit}-byte limit`, location);
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    try {
+      const reader = response.body?.getReader();
+      for (let next = await reader?.read(); reader && next && !next.done; next = await reader.read()) {
+        const chunk = next.value;
+        total += chunk.byteLength;
+        if (total > limit) {
+          await reader.cancel().catch(() => {});
+          throw imageError(`image at ${shown(current)} is over the ${limit}-byte limit`, location);
+        }
+        chunks.push(Buffer.from(chunk));
+      }
+    } catch (error) {
+      if (RubricateError.isInstance(error)) throw error;
+      throw imageError(`image at ${shown(current)} could not be read: ${signal.aborted ? `no answer within ${options.timeoutMs ?? 30_000} ms` : shown((error as Error).message)}`, location);
+    }
+    return Buffer.concat(chunks);
+  }
+}
+
+/** Remote image urls of a raw item record, with the field each sits at (prompt, response and reference parts). */
+export function remoteImageUrls(record: unknown): Array<{ url: string; field: string }> {
+  const found: Array<{ url: string; field: string }> = [];
+  if (record === null || typeof record !== 'object') return found;
+  const parts = (value: unknown, field: string) => {
+    if (!Array.isArray(value)) return;
+    value.forEach((part, index) => {
+      const url = (part as { image_url?: { url?: unknown } } | null)?.image_url?.url;
+      if (typeof url === 'string' && isRemoteUrl(url)) found.push({ url, field: `${field}[${index}].image_url.url` });
+    });
+  };
+  const { prompt, response, reference } = record as { prompt?: unknown; response?: unknown; reference?: unknown };
+  if (Array.isArray(prompt)) prompt.forEach((message, index) => parts((message as { content?: unknown } | null)?.content, `prompt[${index}].content`));
+  parts(response, 'response');
+  parts(reference, 'reference');
+  return found;
+}
+
+/** Fetches every remote image of a raw item record, once per url. */
+export async function fetchRemoteImages(record: unknown, location: { file?: string; line?: number }, options: FetchImageOptions = {}): Promise<Map<string, Buffer>> {
+  const fetched = new Map<string, Buffer>();
+  for (const { url, field } of remoteImageUrls(record)) {
+    if (!fetched.has(url)) fetched.set(url, await fetchImageBytes(url, { ...location, field }, options));
+  }
+  return fetched;
+}
+
 /** Validates bytes (size, type) into an ItemImage. */
 export function toItemImage(bytes: Buffer, url: string, place: ImagePlace, index: number, location: ImageLocation): ItemImage {
   if (bytes.length === 0) throw imageError('image is empty', location);
   if (bytes.length > maxImageBytes) throw imageError(`image is ${bytes.length} bytes, over the ${maxImageBytes}-byte limit`, location);
   const mediaType = sniffImageType(bytes);
   if (!mediaType) throw imageError('not a PNG, JPEG, GIF or WebP image', location);
-  return { place, index, mediaType, data: bytes.toString('base64'), sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length, source: url.startsWith('data:') ? `${url.slice(0, 40)}…` : url };
+  return { place, index, mediaType, data: bytes.toString('base64'), sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length, source: url.startsWith('data:') ? `${url.slice(0, 40)}…` : redactText(url) };
 }
 
 /** The text that stands for an image in the judge prompt (and so in cache keys): its number, type and bytes' hash. */

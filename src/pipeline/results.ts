@@ -212,7 +212,7 @@ export interface ResultContext {
   omitText?: boolean;
 }
 
-export function toGradedCriterion(result: GradedItem['criteria'][number]): GradedCriterion {
+function toGradedCriterion(result: GradedItem['criteria'][number]): GradedCriterion {
   const { criterion, verdict } = result;
   const line: GradedCriterion = {
     id: criterion.id,

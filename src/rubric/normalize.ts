@@ -191,7 +191,11 @@ type ContentPart = z.infer<typeof contentPartSchema>;
  */
 class ImageCollector {
   readonly images: ItemImage[] = [];
-  constructor(private readonly location: SourceLocation) {}
+  constructor(
+    private readonly location: SourceLocation,
+    /** Bytes of http(s) image urls, fetched before (normalizing is synchronous). */
+    private readonly remote?: ReadonlyMap<string, Buffer>,
+  ) {}
 
   text(content: string | readonly ContentPart[], place: ImagePlace, field: string): string {
     if (typeof content === 'string') return content;
@@ -202,10 +206,11 @@ class ImageCollector {
         const url = part.image_url?.url;
         const location = { file: this.location.file, line: this.location.line, field: `${partField}.image_url.url` };
         if (!url) throw new RubricateError('INPUT_INVALID', 'an image_url part needs image_url.url', location);
-        if (isRemoteUrl(url)) {
+        const fetched = isRemoteUrl(url) ? this.remote?.get(url) : undefined;
+        if (isRemoteUrl(url) && !fetched) {
           throw new RubricateError('INPUT_INVALID', 'http(s) image URLs are fetched when an input file is read (rubricate grade); here, give a data URL', location);
         }
-        const image = toItemImage(localImageBytes(url, location), url, place, this.images.length + 1, location);
+        const image = toItemImage(fetched ?? localImageBytes(url, location), url, place, this.images.length + 1, location);
         this.images.push(image);
         pieces.push(imagePlaceholder(image));
       } else if (part.type === undefined || part.type === 'text' || part.type === 'input_text') {
@@ -220,6 +225,8 @@ class ImageCollector {
 
 export interface NormalizeItemOptions extends SourceLocation {
   rubrics?: ReadonlyMap<string, Rubric>;
+  /** Bytes of the record's http(s) image urls (`fetchRemoteImages`); without them such urls are refused. */
+  remoteImages?: ReadonlyMap<string, Buffer>;
 }
 
 /** Validates one canonical item record (the `items` format). */
@@ -257,7 +264,7 @@ export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}
     }
     rubric = found;
   }
-  const images = new ImageCollector(options);
+  const images = new ImageCollector(options, options.remoteImages);
   const prompt: Message[] =
     typeof value.prompt === 'string' ? [{ role: 'user', content: value.prompt }] : value.prompt.map((message, index) => ({ role: message.role, content: images.text(message.content, 'prompt', `prompt[${index}].content`) }));
   const trajectory = typeof value.response === 'string' || responseParts ? undefined : normalizeTrajectory(value.response as TrajectoryMessageInput[], { file: options.file, line: options.line });

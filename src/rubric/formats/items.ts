@@ -5,6 +5,7 @@
  */
 import { RubricateError } from '../../errors.js';
 import { normalizeItem } from '../normalize.js';
+import { fetchRemoteImages, remoteImageUrls } from '../../images/images.js';
 import { joinResponses, readJsonObjects, type ExampleEntry } from './shared.js';
 import type { ImportRecord } from '../records.js';
 import type { Importer } from './types.js';
@@ -48,7 +49,9 @@ export const itemsImporter: Importer = {
         if (withoutResponse && !options.withoutResponses) {
           throw new RubricateError('INPUT_INVALID', 'record has no response: give --responses FILE (JSONL {id, response}) to grade rubric-only items', { file, line, field: 'response' });
         }
-        const item = normalize(withoutResponse ? { ...record, response: '' } : record, line);
+        // http(s) images are fetched here, at the edge, so the item carries their bytes like any other image.
+        const remoteImages = remoteImageUrls(record).length > 0 ? await fetchRemoteImages(record, { file, line }) : undefined;
+        const item = normalizeItem(withoutResponse ? { ...record, response: '' } : record, { file, line, rubrics: options.rubrics, remoteImages });
         yield withoutResponse ? { kind: 'item', line, item, withoutResponse: true } : { kind: 'item', line, item };
       } catch (error) {
         yield { kind: 'invalid', line, ...(id === undefined ? {} : { id }), error: RubricateError.isInstance(error) ? error : new RubricateError('INPUT_INVALID', String(error), { file, line }) };
