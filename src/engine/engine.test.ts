@@ -146,6 +146,30 @@ describe('GradingEngine', () => {
     expect(second.map((entry) => entry.criteria)).toEqual(first.map((entry) => entry.criteria));
     expect(second.map((entry) => entry.usage.cache_hits)).toEqual([3, 3]);
     expect(second.map((entry) => entry.usage.calls)).toEqual([0, 0]);
+    // Only a grading read wholly from the store says so (the server may then reuse it).
+    expect(first.map((entry) => entry.fromStore)).toEqual([undefined, undefined]);
+    expect(second.map((entry) => entry.fromStore)).toEqual([true, true]);
+    store.close();
+  });
+
+  it('a grading is from the store only when every verdict came from its own store lookups', async () => {
+    let delayMs = 40;
+    await setup((request) => ({ content: binaryVerdict(truth(request.criteria[0].text, request.response!)), delayMs }));
+    const store = new SqliteReplyStore(':memory:');
+    const grader = engine({ judge, store });
+    // Joined in flight: no call of its own, yet not read from the store.
+    const [leader, follower] = await Promise.all([grader.gradeItem(makeItem('a', 3, 'same')), grader.gradeItem(makeItem('b', 3, 'same'))]);
+    expect(leader.usage.calls + follower.usage.calls).toBe(3);
+    expect([leader.fromStore, follower.fromStore]).toEqual([undefined, undefined]);
+    // Two criteria stored, one new: not wholly from the store.
+    delayMs = 0;
+    const wider = normalizeItem({ id: 'c', prompt: 'question', response: 'same', rubric: { criteria: [...makeItem('x', 2).rubric.criteria, { id: 'extra', text: 'criterion extra', points: 1 }] } });
+    const mixed = await grader.gradeItem(wider);
+    expect(mixed.usage).toMatchObject({ calls: 1, cache_hits: 2 });
+    expect(mixed.fromStore).toBeUndefined();
+    expect((await grader.gradeItem(wider)).fromStore).toBe(true);
+    // Without a store, nothing is from it.
+    expect((await engine({ judge }).gradeItem(makeItem('d', 2, 'same'))).fromStore).toBeUndefined();
     store.close();
   });
 

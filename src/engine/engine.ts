@@ -32,6 +32,12 @@ export interface GradedItem {
   /** A failed hard rule zeroed the item and its judged criteria were not sent. */
   gated: boolean;
   usage: Usage;
+  /**
+   * Every verdict of the item was read from the reply store, by this item's own lookups (no
+   * judge call, no retry, no shared in-flight call, no check): grading the same item again
+   * while the store holds those replies gives the same result and the same events.
+   */
+  fromStore?: boolean;
 }
 
 export type GradedRecord =
@@ -90,7 +96,15 @@ interface CallResult extends Omit<JudgeCallResult, 'fatal'> {
 interface RunOutcome extends TaskOutcome {
   retries: number;
   cached: boolean;
+  /** Answered by this task's own store lookup. */
+  stored?: true;
   usage?: JudgeReply['usage'];
+}
+
+/** An item's usage, and how many of its tasks were answered by their own store lookup. */
+interface ItemTally {
+  usage: Usage;
+  storeAnswers: number;
 }
 
 /**
@@ -151,24 +165,33 @@ export class GradingEngine {
 
   async gradeItem(item: Item): Promise<GradedItem> {
     const usage = emptyUsage();
+    const tally: ItemTally = { usage, storeAnswers: 0 };
     const judge = this.options.judge;
     const graded = await gradeItemCriteria(item, {
       checkRunner: this.options.checkRunner,
       checkMode: this.options.checkMode,
-      judge: (criteria) => this.judgeCriteria(item, criteria, usage),
+      judge: (criteria) => this.judgeCriteria(item, criteria, tally),
       // What the judge would have been asked (planning builds no prompt text).
       plannedCalls: (criteria) => (judge ? this.options.strategy.plan(item, criteria).length : 0),
     });
     usage.gate_calls_saved += graded.callsSaved;
     this.emit({ type: 'item', status: graded.status });
-    return { item, status: graded.status, criteria: graded.criteria, gated: graded.gated, usage };
+    const fromStore =
+      graded.status === 'ok' &&
+      tally.storeAnswers > 0 &&
+      tally.storeAnswers === usage.cache_hits &&
+      usage.calls === 0 &&
+      usage.retries === 0 &&
+      graded.criteria.every((result) => result.source === 'judge');
+    return { item, status: graded.status, criteria: graded.criteria, gated: graded.gated, usage, ...(fromStore ? { fromStore } : {}) };
   }
 
   /**
    * Judges criteria: plans their tasks (on evidence when the response is too long for the
    * judge), runs them, asks again for unreadable replies and splits batches that did not fit.
    */
-  private async judgeCriteria(item: Item, criteria: Criterion[], usage: Usage): Promise<Map<string, CriterionResult>> {
+  private async judgeCriteria(item: Item, criteria: Criterion[], tally: ItemTally): Promise<Map<string, CriterionResult>> {
+    const usage = tally.usage;
     const results = new Map<string, CriterionResult>();
     if (criteria.length === 0) return results;
     const judge = this.options.judge;
@@ -186,7 +209,7 @@ export class GradingEngine {
         budgetTokens,
         sampling: this.options.evidenceSampling ?? { temperature: 0, maxTokens: 512 },
         maxAttempts: this.options.maxAttempts,
-        runTask: async (task, attemptBudget) => this.account(usage, await this.runTask(task, attemptBudget)),
+        runTask: async (task, attemptBudget) => this.account(tally, await this.runTask(task, attemptBudget)),
         askAgain: (error, attempts) => this.shouldRetry(error, attempts),
       });
       for (const [id, error] of gathered.errors) {
@@ -210,7 +233,7 @@ export class GradingEngine {
       const halves: Criterion[][] = [];
       for (let index = 0; index < tasks.length; index += 1) {
         const task = tasks[index];
-        const outcome = this.account(usage, outcomes[index]);
+        const outcome = this.account(tally, outcomes[index]);
         if (task.criteria.length > 1 && !this.fatalError && didNotFit(outcome)) {
           const middle = Math.ceil(task.criteria.length / 2);
           halves.push(task.criteria.slice(0, middle), task.criteria.slice(middle));
@@ -246,7 +269,9 @@ export class GradingEngine {
     return parseProblem && attempts < this.options.maxAttempts && !this.fatalError;
   }
 
-  private account(usage: Usage, outcome: RunOutcome): RunOutcome {
+  private account(tally: ItemTally, outcome: RunOutcome): RunOutcome {
+    const usage = tally.usage;
+    if (outcome.stored) tally.storeAnswers += 1;
     usage.calls += outcome.calls;
     usage.retries += outcome.retries;
     if (outcome.cached) usage.cache_hits += 1;
@@ -270,7 +295,7 @@ export class GradingEngine {
       const decision = task.decide(stored);
       if (decision.verdicts.size > 0) {
         this.emit({ type: 'call', cached: true });
-        return { decision, calls: 0, retries: 0, cached: true };
+        return { decision, calls: 0, retries: 0, cached: true, stored: true };
       }
     }
     let shared = this.inFlight.get(key);

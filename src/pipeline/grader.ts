@@ -222,8 +222,16 @@ export class Grader {
   }
 
   async gradeItem(item: Item): Promise<ResultRecord> {
+    return (await this.gradeItemWithOrigin(item)).record;
+  }
+
+  /**
+   * `gradeItem`, also telling whether every verdict was read from the reply store (see
+   * `GradedItem.fromStore`; never for a jury, whose agreement counts every grading).
+   */
+  async gradeItemWithOrigin(item: Item): Promise<{ record: ResultRecord; fromStore: boolean }> {
     const graded = await this.gradeCriteria(this.prepare(item));
-    return this.toRecord({ kind: 'graded', graded, line: 0 });
+    return { record: this.toRecord({ kind: 'graded', graded, line: 0 }), fromStore: graded.fromStore === true };
   }
 
   /** The engine error that stopped grading (bad credentials, no judge), if any. */

@@ -64,6 +64,18 @@ describe('rubric hashing', () => {
 });
 
 describe('normalizeItem', () => {
+  it('gives a record with a known rubric_id and plain strings the same item as the schema, and the schema its errors', () => {
+    const rubric = normalizeRubric({ id: 'r1', criteria: [{ text: 'greets' }] });
+    const rubrics = new Map([['r1', rubric], ['7', rubric]]);
+    expect(normalizeItem({ id: 3, prompt: 'q', response: 'r', rubric_id: 'r1', reference: '', extra: true }, { rubrics })).toEqual({ id: '3', prompt: [{ role: 'user', content: 'q' }], response: 'r', rubric, reference: '' });
+    expect(normalizeItem({ id: 'a', prompt: 'q', response: 'r', rubric_id: 7 }, { rubrics }).rubric).toBe(rubric);
+    // The same record with tags goes through the schema: the same item, plus its tags.
+    expect(normalizeItem({ id: 'a', prompt: 'q', response: 'r', rubric_id: 'r1', tags: ['t'] }, { rubrics })).toEqual({ id: 'a', prompt: [{ role: 'user', content: 'q' }], response: 'r', rubric, tags: ['t'] });
+    expect(errorOf(() => normalizeItem({ id: '', prompt: 'q', response: 'r', rubric_id: 'r1' }, { rubrics })).details.field).toBe('id');
+    expect(errorOf(() => normalizeItem({ id: 'a', prompt: 'q', response: 'r', rubric_id: 'nope' }, { rubrics })).message).toMatch(/unknown rubric_id "nope"/);
+    expect(errorOf(() => normalizeItem({ id: 'a', prompt: 'q', response: 'r', rubric_id: 'r1', reference: 5 }, { rubrics })).details.field).toBe('reference');
+  });
+
   it('accepts a string prompt or messages with content parts', () => {
     const item = normalizeItem({ id: 3, prompt: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }], response: 'hi', rubric: { criteria: [{ text: 'greets' }] } });
     expect(item.id).toBe('3');

@@ -229,8 +229,31 @@ export interface NormalizeItemOptions extends SourceLocation {
   remoteImages?: ReadonlyMap<string, Buffer>;
 }
 
+const isIdentifier = (value: unknown) => (typeof value === 'string' && value !== '') || (typeof value === 'number' && Number.isFinite(value));
+
+/**
+ * The most common record needs no schema walk: a string prompt and response, a rubric named
+ * by a known `rubric_id`, an optional string reference, no tags, metadata or rubric. Anything
+ * else (or anything wrong) is undefined here and goes through the schema, which gives the
+ * same item or the error.
+ */
+function plainItem(input: unknown, rubrics: ReadonlyMap<string, Rubric> | undefined): Item | undefined {
+  if (rubrics === undefined || input === null || typeof input !== 'object' || Array.isArray(input)) return undefined;
+  const record = input as Record<string, unknown>;
+  const { id, prompt, response, reference, rubric_id: rubricId } = record;
+  if (!isIdentifier(id) || typeof prompt !== 'string' || typeof response !== 'string' || !isIdentifier(rubricId)) return undefined;
+  if (record.rubric !== undefined || record.tags !== undefined || record.metadata !== undefined || (reference !== undefined && typeof reference !== 'string')) return undefined;
+  const rubric = rubrics.get(String(rubricId));
+  if (!rubric) return undefined;
+  const item: Item = { id: String(id), prompt: [{ role: 'user', content: prompt }], response, rubric };
+  if (reference !== undefined) item.reference = reference;
+  return item;
+}
+
 /** Validates one canonical item record (the `items` format). */
 export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}): Item {
+  const plain = plainItem(input, options.rubrics);
+  if (plain) return plain;
   const rawResponse = input !== null && typeof input === 'object' ? (input as { response?: unknown }).response : undefined;
   const responseParts = Array.isArray(rawResponse) && rawResponse.length > 0 && rawResponse.every((entry) => entry !== null && typeof entry === 'object' && !('role' in entry));
   if (responseParts) {

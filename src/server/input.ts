@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { RubricateError } from '../errors.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
+import { sha256Hex } from '../util/hash.js';
 import { normalizeItem, normalizeMessages, normalizeRubric } from '../rubric/normalize.js';
 import { messageInputSchema, type Item, type Message, type Rubric } from '../rubric/schema.js';
 import { parseInputJson } from '../util/json.js';
@@ -55,17 +56,11 @@ export class RubricCache {
 
 /** Identity of an item's grading: same rubric, prompt, response and reference ⇒ same verdicts. */
 export function itemContentKey(item: Item): string {
-  const hash = createHash('sha256');
-  hash.update(`rubricate-item/1\u0000${memoizedRubricHash(item.rubric)}\u0000`);
-  for (const message of item.prompt) {
-    hash.update(`${message.role}\u0000`);
-    hash.update(message.content);
-    hash.update('\u0000');
-  }
-  hash.update('\u0001');
-  hash.update(item.response);
-  hash.update(`\u0001${item.reference === undefined ? '\u0002' : item.reference}`);
-  return hash.digest('hex');
+  // One string and a one-shot hash: the same bytes (and digest) as hashing the parts in turn.
+  let material = `rubricate-item/1\u0000${memoizedRubricHash(item.rubric)}\u0000`;
+  for (const message of item.prompt) material += `${message.role}\u0000${message.content}\u0000`;
+  material += `\u0001${item.response}\u0001${item.reference === undefined ? '\u0002' : item.reference}`;
+  return sha256Hex(material);
 }
 
 export function derivedItemId(item: Item): string {

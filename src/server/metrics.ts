@@ -31,7 +31,10 @@ function formatValue(value: number): string {
 
 /** Series keyed by their label values in a fixed label order. */
 function seriesKey(labelNames: readonly string[], labels: Labels): string {
-  return labelNames.map((name) => labels[name] ?? '').join('\u0000');
+  // Built without an array: counters are bumped several times per request.
+  let key = '';
+  for (let index = 0; index < labelNames.length; index += 1) key += `${index > 0 ? '\u0000' : ''}${labels[labelNames[index]] ?? ''}`;
+  return key;
 }
 
 interface Metric {

@@ -34,6 +34,13 @@ export interface RewardServiceOptions {
   judgeEndpoints?: () => JudgeEndpointStatus[];
   /** Health of a shared store (Redis): while it is away, requests are refused with 503 (STORE_UNAVAILABLE). */
   storeHealth?: () => { status: 'ok' | 'unavailable'; reason?: string };
+  /**
+   * Results of items whose every verdict was read from the reply store, kept in memory by the
+   * item's content (bounded; least recently used first out), so the same item asked again is
+   * answered without planning, keying and reading its judge tasks. Default 4096; 0 keeps none.
+   * Use 0 when stored replies expire (`--cache-ttl`) or may be removed while the server runs.
+   */
+  rememberedResults?: number;
   now?: () => number;
 }
 
@@ -57,6 +64,33 @@ export interface ScoredItems {
 
 export const defaultMaxQueue = 4096;
 export const defaultDeadlineMs = 120_000;
+export const defaultRememberedResults = 4096;
+
+/** One item's grading: under way (`graded`, shared with identical items in flight), or reused at once. */
+type SharedGrading =
+  | {
+      graded: Promise<ResultRecord>;
+      /** Joined an identical item's grading. */
+      follower: boolean;
+      reused?: undefined;
+    }
+  | { reused: ResultRecord; graded?: undefined; follower: false };
+
+const cachedCallEvent: EngineEvent = { type: 'call', cached: true };
+const okItemEvent: EngineEvent = { type: 'item', status: 'ok' };
+
+/** A reused grading's answer; its usage is its own copy (answers may be changed, records are shared). */
+function reusedResult(record: ResultRecord, id: string): RewardResult {
+  const result = toRewardResult(record, id);
+  result.usage = { ...result.usage };
+  return result;
+}
+
+/** A grading read wholly from the reply store, and the events it caused (replayed on reuse). */
+interface RememberedResult {
+  record: ResultRecord;
+  storeReads: number;
+}
 
 export class RewardService {
   readonly grader: Grader;
@@ -72,6 +106,9 @@ export class RewardService {
   /** In-flight requests of the HTTP layer, for the gauge; the server keeps it current. */
   inFlightRequests = 0;
   private readonly inFlightItems = new Map<string, Promise<ResultRecord>>();
+  private readonly remembered = new Map<string, RememberedResult>();
+  private readonly rememberCapacity: number;
+  private readonly onGraderEvent: (event: EngineEvent) => void;
   private readonly now: () => number;
 
   constructor(options: RewardServiceOptions) {
@@ -90,7 +127,12 @@ export class RewardService {
       inFlightRequests: () => this.inFlightRequests,
       ...(options.judgeEndpoints ? { judgeEndpoints: options.judgeEndpoints } : {}),
     });
+    this.rememberCapacity = options.rememberedResults ?? defaultRememberedResults;
     const extraListener = options.onEvent;
+    this.onGraderEvent = (event) => {
+      this.metrics.onEngineEvent(event);
+      extraListener?.(event);
+    };
     this.grader = new Grader({
       scoring: 'weighted_mean',
       // Rewards need verdicts, not the graded text back: keep results small.
@@ -99,10 +141,7 @@ export class RewardService {
       // failures would turn a blip into an outage (the pool ejects bad endpoints instead).
       breakerThreshold: 0,
       ...options.grading,
-      onEvent: (event) => {
-        this.metrics.onEngineEvent(event);
-        extraListener?.(event);
-      },
+      onEvent: this.onGraderEvent,
     });
   }
 
@@ -138,7 +177,7 @@ export class RewardService {
     if (store && store.status !== 'ok') throw new RubricateError('STORE_UNAVAILABLE', `the shared store is unavailable${store.reason ? `: ${store.reason}` : ''}; retry shortly`, { retryAfterMs: 1_000 });
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
     const deadlineAt = this.now() + deadlineMs;
-    const work: Array<{ graded: Promise<ResultRecord>; follower: boolean }> = [];
+    const work: SharedGrading[] = [];
     const capacity = this.admission.capacity;
     for (let start = 0; start < items.length; start += capacity) {
       const part = items.slice(start, start + capacity);
@@ -151,21 +190,42 @@ export class RewardService {
       for (const item of part) {
         const shared = this.gradeShared(item);
         // The slot is freed when grading ends, even if the answer went out at the deadline.
-        shared.graded.then(
-          () => this.admission.release(1),
-          () => this.admission.release(1),
-        );
+        if (shared.reused) this.admission.release(1);
+        else {
+          shared.graded.then(
+            () => this.admission.release(1),
+            () => this.admission.release(1),
+          );
+        }
         work.push(shared);
       }
     }
 
+    // Reused gradings are answered at once: no deadline to race.
+    const reused = work.map((shared) => shared.reused);
+    const results = reused.every((record): record is ResultRecord => record !== undefined)
+      ? reused.map((record, index) => reusedResult(record, items[index].id))
+      : await this.settle(items, work, deadlineAt, deadlineMs);
+    const fallbacks = applyFallback(results, options.fallback === undefined ? fallbackValue(this.errorPolicy) : (options.fallback ?? undefined));
+    for (const result of results) {
+      if (result.fallback) this.metrics.rewards.inc({ outcome: 'fallback' });
+      else this.metrics.rewards.inc({ outcome: result.status });
+    }
+    if (fallbacks > 0) this.metrics.fallbacks.inc({}, fallbacks);
+    return { results, fallbacks };
+  }
+
+  /** Answers of gradings still under way, each at the latest at the deadline. */
+  private async settle(items: readonly Item[], work: SharedGrading[], deadlineAt: number, deadlineMs: number): Promise<RewardResult[]> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'deadline'>((resolve) => {
       timer = setTimeout(() => resolve('deadline'), Math.max(0, deadlineAt - this.now()));
     });
     const results = await Promise.all(
-      work.map(async ({ graded, follower }, index): Promise<RewardResult> => {
+      work.map(async (shared, index): Promise<RewardResult> => {
         const item = items[index];
+        if (shared.reused) return reusedResult(shared.reused, item.id);
+        const { graded, follower } = shared;
         try {
           const outcome = await Promise.race([graded, deadline]);
           if (outcome === 'deadline') {
@@ -182,31 +242,54 @@ export class RewardService {
       }),
     );
     clearTimeout(timer);
-
-    const fallbacks = applyFallback(results, options.fallback === undefined ? fallbackValue(this.errorPolicy) : (options.fallback ?? undefined));
-    for (const result of results) {
-      if (result.fallback) this.metrics.rewards.inc({ outcome: 'fallback' });
-      else this.metrics.rewards.inc({ outcome: result.status });
-    }
-    if (fallbacks > 0) this.metrics.fallbacks.inc({}, fallbacks);
-    return { results, fallbacks };
+    return results;
   }
 
-  /** Grades an item, or joins the grading of an identical item already in flight. */
-  private gradeShared(item: Item): { graded: Promise<ResultRecord>; follower: boolean } {
+  /** Grades an item, or joins the grading of an identical item already in flight, or reuses a grading read from the store. */
+  private gradeShared(item: Item): SharedGrading {
     const key = itemContentKey(item);
     const existing = this.inFlightItems.get(key);
     if (existing) {
       this.metrics.deduplicated.inc();
       return { graded: existing, follower: true };
     }
-    const graded = this.grader.gradeItem(item);
+    // Images and trajectories are graded too, but are not part of the content key.
+    const rememberable = this.rememberCapacity > 0 && item.images === undefined && item.trajectory === undefined;
+    if (rememberable) {
+      const reused = this.reuse(key);
+      if (reused) return { reused, follower: false };
+    }
+    const graded = rememberable ? this.grader.gradeItemWithOrigin(item).then((outcome) => this.remember(key, outcome)) : this.grader.gradeItem(item);
     this.inFlightItems.set(key, graded);
     const forget = () => {
       this.inFlightItems.delete(key);
     };
     graded.then(forget, forget);
     return { graded, follower: false };
+  }
+
+  private remember(key: string, outcome: { record: ResultRecord; fromStore: boolean }): ResultRecord {
+    // Only an ok grading is read wholly from the store (GradedItem.fromStore).
+    if (!outcome.fromStore) return outcome.record;
+    const record = outcome.record;
+    this.remembered.delete(key);
+    this.remembered.set(key, { record, storeReads: record.usage?.cache_hits ?? 0 });
+    if (this.remembered.size > this.rememberCapacity) this.remembered.delete(this.remembered.keys().next().value!);
+    return record;
+  }
+
+  /**
+   * A remembered grading, with the events grading it from the store again would give (one
+   * cached call per store read, then the item), so metrics cannot tell the two apart.
+   */
+  private reuse(key: string): ResultRecord | undefined {
+    const entry = this.remembered.get(key);
+    if (!entry) return undefined;
+    this.remembered.delete(key);
+    this.remembered.set(key, entry);
+    for (let read = 0; read < entry.storeReads; read += 1) this.onGraderEvent(cachedCallEvent);
+    this.onGraderEvent(okItemEvent);
+    return entry.record;
   }
 
   /** Resolves when no admitted work is left (drain), or after `timeoutMs`; true when drained. */

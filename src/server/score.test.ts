@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { binaryVerdict } from '../testing/fake-judge.js';
+import { SqliteReplyStore } from '../store/index.js';
+import type { ReplyStore } from '../store/types.js';
+import { parseScoreItem } from './input.js';
 import { criterionMet, fruitRubric, fruitScore, startTestServer, type TestServer } from './test-support.js';
 
 let server: TestServer | undefined;
@@ -229,5 +232,79 @@ describe('item-level dedupe', () => {
     // A different response is its own item.
     await server.post('/v1/score', { id: 'y', prompt, response: 'pears', rubric: fruitRubric });
     expect(server.service.metrics.items.value({ status: 'ok' })).toBe(2);
+  });
+});
+
+describe('remembered results', () => {
+  /** A real SQLite store that counts its lookups. */
+  function countingStore(): { store: ReplyStore; reads: () => number } {
+    const sqlite = new SqliteReplyStore(':memory:');
+    let reads = 0;
+    const store: ReplyStore = {
+      get: (key) => {
+        reads += 1;
+        return sqlite.get(key);
+      },
+      put: (key, reply) => sqlite.put(key, reply),
+      close: () => sqlite.close(),
+    };
+    return { store, reads: () => reads };
+  }
+
+  function counts(target: TestServer) {
+    const metrics = target.service.metrics;
+    return { cacheHits: metrics.cacheHits.value(), judgeCalls: metrics.judgeCalls.value(), items: metrics.items.value({ status: 'ok' }), rewards: metrics.rewards.value({ outcome: 'ok' }) };
+  }
+
+  const item = { prompt, response: 'apples and pears', rubric: fruitRubric };
+
+  it('answers an item graded wholly from the store again without reading it: same reward, usage and metrics', async () => {
+    const { store, reads } = countingStore();
+    server = await startTestServer({ service: { grading: { store } } });
+    const paid = await (await server.post('/v1/score', { id: 'paid', ...item })).json();
+    expect(paid.usage).toMatchObject({ calls: 3, cache_hits: 0 });
+    const beforeStored = counts(server);
+    const stored = await (await server.post('/v1/score', { id: 'stored', ...item })).json();
+    const storedCounts = counts(server);
+    expect(stored.usage).toMatchObject({ calls: 0, cache_hits: 3 });
+    const readsBefore = reads();
+    const reused = await (await server.post('/v1/score', { id: 'reused', ...item })).json();
+    expect(reads()).toBe(readsBefore);
+    expect(server.fake.requests).toHaveLength(3);
+    expect(reused).toEqual({ ...stored, id: 'reused' });
+    expect(reused.reward).toBe(1);
+    // The metrics move exactly as they did for the grading read from the store.
+    const reusedCounts = counts(server);
+    expect({
+      cacheHits: reusedCounts.cacheHits - storedCounts.cacheHits,
+      judgeCalls: reusedCounts.judgeCalls - storedCounts.judgeCalls,
+      items: reusedCounts.items - storedCounts.items,
+      rewards: reusedCounts.rewards - storedCounts.rewards,
+    }).toEqual({
+      cacheHits: storedCounts.cacheHits - beforeStored.cacheHits,
+      judgeCalls: 0,
+      items: 1,
+      rewards: 1,
+    });
+    // Each answer owns its usage.
+    const parsed = parseScoreItem({ id: 'direct', ...item }, { rubricCache: server.service.rubricCache });
+    const [first, second] = await Promise.all([server.service.scoreItems([parsed]), server.service.scoreItems([parsed])]);
+    expect(first.results[0].usage).toEqual(second.results[0].usage);
+    expect(first.results[0].usage).not.toBe(second.results[0].usage);
+    // A different response is its own item: graded, not reused.
+    const other = await (await server.post('/v1/score', { id: 'other', prompt, response: 'pears', rubric: fruitRubric })).json();
+    expect(other.reward).toBe(fruitScore('pears'));
+    expect(server.fake.requests).toHaveLength(6);
+  });
+
+  it('keeps nothing with rememberedResults 0', async () => {
+    const { store, reads } = countingStore();
+    server = await startTestServer({ service: { grading: { store }, rememberedResults: 0 } });
+    await server.post('/v1/score', { id: 'paid', ...item });
+    const afterPaid = reads();
+    await server.post('/v1/score', { id: 'stored', ...item });
+    await server.post('/v1/score', { id: 'again', ...item });
+    expect(reads() - afterPaid).toBe(6);
+    expect(server.fake.requests).toHaveLength(3);
   });
 });

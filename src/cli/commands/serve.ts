@@ -196,6 +196,8 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
       deadlineMs: Math.round(flags.deadline * 1000),
       onError: flags.onError,
       rubrics,
+      // Remembered results would outlive replies that expire.
+      ...(flags.cacheTtl !== undefined ? { rememberedResults: 0 } : {}),
       ...(pool ? { judgeEndpoints: () => pool.status() } : {}),
       ...(opened.store instanceof RedisReplyStore ? { storeHealth: () => (opened.store as RedisReplyStore).connection.health() } : {}),
     });
