@@ -2,8 +2,6 @@ import { describe, expect, vi } from 'vitest';
 import { SqliteReplyStore } from '../store/index.js';
 import { emptyUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
-import type { Judge } from '../judges/types.js';
-import { type FakeJudgeScript } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { answer, fencedBlocks, mentions, taskOf } from './fixtures/fake-generator.js';
 import { callGenerator } from './generator-call.js';

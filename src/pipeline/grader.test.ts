@@ -4,7 +4,7 @@ import type { Judge } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/records.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import type { Item } from '../rubric/schema.js';
-import { binaryVerdict, type FakeJudgeScript } from '../testing/fake-judge.js';
+import { binaryVerdict } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { Grader, type GraderOptions } from './grader.js';
 
