@@ -21,9 +21,7 @@ import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } f
 const allMet: FakeJudgeScript = () => ({ content: binaryVerdict(true) });
 
 /** Something a fixture starts and must stop after the test. */
-interface Closable {
-  close(): Promise<void> | void;
-}
+type Closable = { close(): Promise<void> | void };
 
 export interface RubricateFixtures {
   /** A fresh temporary folder, removed after the test. */
