@@ -1,15 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createPerCriterionStrategy } from '../grading/strategies.js';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import type { Judge } from '../judges/types.js';
 import type { Item } from '../rubric/schema.js';
 import { RewardService } from '../server/reward-service.js';
-import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../testing/fake-judge.js';
+import { binaryVerdict, type FakeJudgeScript } from '../testing/fake-judge.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { GradingEngine, type EngineEvent } from './engine.js';
-
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-});
 
 function item(index: number): Item {
   return {
@@ -20,13 +16,8 @@ function item(index: number): Item {
   };
 }
 
-async function setup(script: FakeJudgeScript, options: Partial<ConstructorParameters<typeof GradingEngine>[0]> = {}) {
-  const fake: FakeJudge = await startFakeJudge(script);
-  const judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl });
-  closers.push(async () => {
-    await judge.close();
-    await fake.close();
-  });
+/** One call at a time, one attempt each, recording the engine's events. */
+function recordingEngine(judge: Judge, options: Partial<ConstructorParameters<typeof GradingEngine>[0]> = {}) {
   const events: EngineEvent[] = [];
   const engine = new GradingEngine({
     judge,
@@ -37,12 +28,13 @@ async function setup(script: FakeJudgeScript, options: Partial<ConstructorParame
     onEvent: (event) => events.push(event),
     ...options,
   });
-  return { fake, engine, events };
+  return { engine, events };
 }
 
 describe('judge circuit breaker', () => {
-  it('opens after `threshold` consecutive hard failures and stops every later call', async () => {
-    const { fake, engine } = await setup(() => ({ status: 400, body: { error: { message: 'deployment disabled' } } }), { breakerThreshold: 3 });
+  test('opens after `threshold` consecutive hard failures and stops every later call', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ status: 400, body: { error: { message: 'deployment disabled' } } }));
+    const { engine } = recordingEngine(judge, { breakerThreshold: 3 });
     const results = [];
     for (let index = 0; index < 6; index += 1) results.push(await engine.gradeItem(item(index)));
     expect(fake.requests).toHaveLength(3);
@@ -51,26 +43,23 @@ describe('judge circuit breaker', () => {
     expect(results.at(-1)!.criteria[0].error?.code).toBe('JUDGE_CIRCUIT_OPEN');
   });
 
-  it('a verdict in between resets the count: an intermittently failing judge is not stopped', async () => {
-    const { fake, engine } = await setup((request) => (request.index % 2 === 0 ? { status: 400, body: { error: { message: 'flaky' } } } : { content: binaryVerdict(true) }), { breakerThreshold: 2 });
+  test('a verdict in between resets the count: an intermittently failing judge is not stopped', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge((request) => (request.index % 2 === 0 ? { status: 400, body: { error: { message: 'flaky' } } } : { content: binaryVerdict(true) }));
+    const { engine } = recordingEngine(judge, { breakerThreshold: 2 });
     for (let index = 0; index < 10; index += 1) await engine.gradeItem(item(index));
     expect(fake.requests).toHaveLength(10);
     expect(engine.fatal).toBeUndefined();
   });
 
-  it('transient failures (429, 5xx) do not open it', async () => {
-    const { engine } = await setup(() => ({ status: 503, body: { error: { message: 'busy' } } }), { breakerThreshold: 2 });
+  test('transient failures (429, 5xx) do not open it', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge(() => ({ status: 503, body: { error: { message: 'busy' } } }));
+    const { engine } = recordingEngine(judge, { breakerThreshold: 2 });
     for (let index = 0; index < 5; index += 1) await engine.gradeItem(item(index));
     expect(engine.fatal).toBeUndefined();
   });
 
-  it('a reward server does not stop for good on a run of failures (its breaker is off)', async () => {
-    const fake = await startFakeJudge(() => ({ status: 400, body: { error: { message: 'deployment disabled' } } }));
-    const judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl });
-    closers.push(async () => {
-      await judge.close();
-      await fake.close();
-    });
+  test('a reward server does not stop for good on a run of failures (its breaker is off)', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ status: 400, body: { error: { message: 'deployment disabled' } } }));
     const service = new RewardService({ grading: { judge, maxAttempts: 1, retryBaseDelayMs: 1 } });
     await service.scoreItems(Array.from({ length: 25 }, (_, index) => item(index)));
     expect(fake.requests).toHaveLength(25);
@@ -79,7 +68,7 @@ describe('judge circuit breaker', () => {
 });
 
 describe('Retry-After', () => {
-  it('is capped by the call timeout and by maxRetryAfterMs', async () => {
+  test('is capped by the call timeout and by maxRetryAfterMs', async ({ scriptedJudge }) => {
     let first = true;
     const script: FakeJudgeScript = () => {
       if (first) {
@@ -88,7 +77,7 @@ describe('Retry-After', () => {
       }
       return { content: binaryVerdict(true) };
     };
-    const byTimeout = await setup(script, { timeoutMs: 300, maxAttempts: 2 });
+    const byTimeout = recordingEngine((await scriptedJudge(script)).judge, { timeoutMs: 300, maxAttempts: 2 });
     expect((await byTimeout.engine.gradeItem(item(0))).status).toBe('ok');
     const waited = byTimeout.events.find((event) => event.type === 'retry' && event.delayMs > 0) as { delayMs: number };
     // The cap plus the small jitter (at most retryBaseDelayMs here).
@@ -96,7 +85,7 @@ describe('Retry-After', () => {
     expect(waited.delayMs).toBeLessThanOrEqual(301);
 
     first = true;
-    const byFlag = await setup(script, { maxRetryAfterMs: 50, maxAttempts: 2 });
+    const byFlag = recordingEngine((await scriptedJudge(script)).judge, { maxRetryAfterMs: 50, maxAttempts: 2 });
     expect((await byFlag.engine.gradeItem(item(0))).status).toBe('ok');
     const capped = byFlag.events.find((event) => event.type === 'retry' && event.delayMs > 0) as { delayMs: number };
     expect(capped.delayMs).toBeLessThanOrEqual(51);

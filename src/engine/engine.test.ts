@@ -1,30 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import type { Judge } from '../judges/types.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import type { Item } from '../rubric/schema.js';
-import { batchedVerdicts, binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../testing/fake-judge.js';
-import { seededRandom } from '../util/random.js';
+import { batchedVerdicts, binaryVerdict, type FakeJudgeScript } from '../testing/fake-judge.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { GradingEngine, type CheckRunner, type EngineOptions, type GradedItem } from './engine.js';
 import { SqliteReplyStore } from '../store/index.js';
 
 const sampling = { temperature: 0, maxTokens: 128 };
-let fake: FakeJudge | undefined;
-let judge: (Judge & { close(): Promise<void> }) | undefined;
-
-afterEach(async () => {
-  await judge?.close();
-  await fake?.close();
-  fake = undefined;
-  judge = undefined;
-});
-
-async function setup(script: FakeJudgeScript) {
-  fake = await startFakeJudge(script);
-  judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl });
-  return { fake, judge };
-}
 
 function engine(options: Partial<EngineOptions> & { judge?: Judge }) {
   return new GradingEngine({ strategy: createPerCriterionStrategy({ sampling }), retryBaseDelayMs: 5, retryMaxDelayMs: 20, ...options });
@@ -43,28 +27,30 @@ function makeItem(id: string, criteria: number, response = `response ${id}`): It
 const truth = (criterionText: string, response: string) => (criterionText.length + response.length) % 2 === 0;
 
 describe('GradingEngine', () => {
-  it('grades every criterion with one call each and records usage', async () => {
-    await setup((request) => ({ content: binaryVerdict(truth(request.criteria[0].text, request.response!)), usage: { prompt_tokens: 50, completion_tokens: 7 } }));
+  test('grades every criterion with one call each and records usage', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge((request) => ({ content: binaryVerdict(truth(request.criteria[0].text, request.response!)), usage: { prompt_tokens: 50, completion_tokens: 7 } }));
     const graded = await engine({ judge }).gradeItem(makeItem('a', 4));
     expect(graded.status).toBe('ok');
     expect(graded.criteria.map((result) => result.verdict?.met)).toEqual(graded.criteria.map((result) => truth(result.criterion.text, 'response a')));
     expect(graded.usage).toMatchObject({ calls: 4, prompt_tokens: 200, completion_tokens: 28, cache_hits: 0, retries: 0 });
-    expect(fake!.requests).toHaveLength(4);
+    expect(fake.requests).toHaveLength(4);
   });
 
-  it('retries 429 (honouring Retry-After), 500, dropped connections and timeouts, then succeeds', async () => {
+  test('retries 429 (honouring Retry-After), 500, dropped connections and timeouts, then succeeds', async ({ scriptedJudge }) => {
     const plan = [{ status: 429, headers: { 'retry-after-ms': '30' } }, { status: 500 }, { destroy: true as const }, { hang: true as const }];
-    await setup((request) => plan[request.index] ?? { content: binaryVerdict(true) });
+    const { judge } = await scriptedJudge((request) => plan[request.index] ?? { content: binaryVerdict(true) });
     const started = Date.now();
-    const graded = await engine({ judge, timeoutMs: 100, concurrency: 1 }).gradeItem(makeItem('a', 1));
+    // The timeout ends the hang; it is long enough that no prompt answer is ever mistaken for one under load.
+    const graded = await engine({ judge, timeoutMs: 500, concurrency: 1 }).gradeItem(makeItem('a', 1));
     expect(graded.status).toBe('ok');
     expect(graded.criteria[0].verdict?.met).toBe(true);
     expect(graded.usage).toMatchObject({ calls: 5, retries: 4 });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(130);
+    // At least the 30 ms Retry-After asked plus the timeout waited out (a lower bound: load only adds to it).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(530);
   });
 
-  it('reports a criterion whose replies never parse as an error with the reason, never as "not met"', async () => {
-    await setup(() => ({ content: 'I think it is fine' }));
+  test('reports a criterion whose replies never parse as an error with the reason, never as "not met"', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: 'I think it is fine' }));
     const graded = await engine({ judge, maxAttempts: 3 }).gradeItem(makeItem('a', 2));
     expect(graded.status).toBe('error');
     for (const result of graded.criteria) {
@@ -73,26 +59,25 @@ describe('GradingEngine', () => {
       expect(result.error?.code).toBe('JUDGE_UNPARSEABLE');
       expect(result.error?.message).toMatch(/no JSON object.*after 3 attempts/);
     }
-    expect(fake!.requests).toHaveLength(6);
+    expect(fake.requests).toHaveLength(6);
   });
 
-  it('a label outside the scale is retried, then an error', async () => {
-    await setup(() => ({ content: { explanation: 'x', choice: 'Excellent' } }));
+  test('a label outside the scale is retried, then an error', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: { explanation: 'x', choice: 'Excellent' } }));
     const item = normalizeItem({ id: 'o', prompt: 'q', response: 'r', rubric: { criteria: [{ text: 't', scale: { type: 'ordinal', choices: [{ label: '1' }, { label: '2' }] } }] } });
     const graded = await engine({ judge, maxAttempts: 2 }).gradeItem(item);
     expect(graded.criteria[0].error?.message).toMatch(/not on its scale/);
-    expect(fake!.requests).toHaveLength(2);
+    expect(fake.requests).toHaveLength(2);
   });
 
-  it('does not retry a request the judge rejects outright', async () => {
-    await setup(() => ({ status: 400, body: { error: { message: 'bad request: temperature' } } }));
+  test('does not retry a request the judge rejects outright', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ status: 400, body: { error: { message: 'bad request: temperature' } } }));
     const graded = await engine({ judge }).gradeItem(makeItem('a', 1));
     expect(graded.criteria[0].error?.code).toBe('JUDGE_REQUEST_REJECTED');
-    expect(fake!.requests).toHaveLength(1);
+    expect(fake.requests).toHaveLength(1);
   });
 
-  it('with 20% of calls failing in mixed ways, every item ends ok or error with a reason and no score comes from a failed call', async () => {
-    const random = seededRandom(7);
+  test('with 20% of calls failing in mixed ways, every item ends ok or error with a reason and no score comes from a failed call', async ({ scriptedJudge }) => {
     const failures: Array<() => ReturnType<FakeJudgeScript>> = [
       () => ({ status: 500 }),
       () => ({ status: 429, headers: { 'retry-after-ms': '5' } }),
@@ -102,17 +87,40 @@ describe('GradingEngine', () => {
       () => ({ destroy: true }),
       () => ({ hang: true }),
     ];
-    await setup((request) => {
-      if (random() < 0.2) return failures[Math.floor(random() * failures.length)]();
+    const hang = failures.length - 1;
+    // Which calls fail, how and how often is fixed by the item and criterion, never by timing: one criterion
+    // in five fails, in the way its item picks, on its first attempt, its first two, or (every fifth item) all three.
+    // A hang fails once only: the timeout that ends it is the one wait in this test.
+    const planFor = (item: number, criterion: number) => {
+      if ((item + criterion) % 5 !== 0) return undefined;
+      const way = item % failures.length;
+      return { way, failingAttempts: way === hang ? 1 : item % 5 === 4 ? 3 : 1 + (item % 2) };
+    };
+    const attempts = new Map<string, number>();
+    let failedCalls = 0;
+    const { judge } = await scriptedJudge((request) => {
+      const item = Number(/^response i(\d+)$/.exec(request.response!)![1]);
+      const criterion = Number(/^criterion (\d+)$/.exec(request.criteria[0].text)![1]);
+      const key = `${item}/${criterion}`;
+      const attempt = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, attempt);
+      const plan = planFor(item, criterion);
+      if (plan && attempt <= plan.failingAttempts) {
+        failedCalls += 1;
+        return failures[plan.way]();
+      }
       return { content: binaryVerdict(truth(request.criteria[0].text, request.response!)) };
     });
     const items = Array.from({ length: 40 }, (_, index) => makeItem(`i${index}`, 5));
-    const grading = engine({ judge, concurrency: 8, timeoutMs: 150, maxAttempts: 3 });
+    // The timeout only has to end the hangs: a loopback answer comes far sooner, even on a loaded machine.
+    const grading = engine({ judge, concurrency: 8, timeoutMs: 1_000, maxAttempts: 3 });
     const graded: GradedItem[] = await Promise.all(items.map((item) => grading.gradeItem(item)));
     expect(graded.map((entry) => entry.item.id)).toEqual(items.map((entry) => entry.id));
-    for (const entry of graded) {
+    for (const [itemIndex, entry] of graded.entries()) {
       expect(['ok', 'error']).toContain(entry.status);
-      for (const result of entry.criteria) {
+      for (const [criterionIndex, result] of entry.criteria.entries()) {
+        // A criterion is an error exactly when every one of its attempts failed.
+        expect(result.status).toBe(planFor(itemIndex, criterionIndex)?.failingAttempts === 3 ? 'error' : 'ok');
         if (result.status === 'ok') expect(result.verdict?.met).toBe(truth(result.criterion.text, entry.item.response));
         else {
           expect(result.verdict).toBeUndefined();
@@ -123,26 +131,30 @@ describe('GradingEngine', () => {
       expect(entry.status === 'error').toBe(entry.criteria.some((result) => result.status === 'error'));
     }
     expect(graded.filter((entry) => entry.status === 'ok').length).toBeGreaterThan(30);
+    // About a fifth of all calls failed.
+    const calls = [...attempts.values()].reduce((sum, count) => sum + count, 0);
+    expect(failedCalls / calls).toBeGreaterThan(0.15);
+    expect(failedCalls / calls).toBeLessThan(0.3);
   });
 
-  it('makes identical requests in flight once', async () => {
-    await setup(() => ({ content: binaryVerdict(true), delayMs: 40 }));
+  test('makes identical requests in flight once', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: binaryVerdict(true), delayMs: 40 }));
     const grader = engine({ judge });
     const [first, second] = await Promise.all([grader.gradeItem(makeItem('a', 3, 'same')), grader.gradeItem(makeItem('b', 3, 'same'))]);
-    expect(fake!.requests).toHaveLength(3);
+    expect(fake.requests).toHaveLength(3);
     expect(first.usage.calls + second.usage.calls).toBe(3);
     expect(first.usage.cache_hits + second.usage.cache_hits).toBe(3);
     expect(second.criteria.map((result) => result.verdict?.met)).toEqual([true, true, true]);
   });
 
-  it('reuses stored replies: a second run makes no calls and gives the same verdicts', async () => {
-    await setup((request) => ({ content: binaryVerdict(truth(request.criteria[0].text, request.response!)) }));
+  test('reuses stored replies: a second run makes no calls and gives the same verdicts', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge((request) => ({ content: binaryVerdict(truth(request.criteria[0].text, request.response!)) }));
     const store = new SqliteReplyStore(':memory:');
     const items = [makeItem('a', 3), makeItem('b', 3)];
     const first = await Promise.all(items.map((item) => engine({ judge, store }).gradeItem(item)));
-    expect(fake!.requests).toHaveLength(6);
+    expect(fake.requests).toHaveLength(6);
     const second = await Promise.all(items.map((item) => engine({ judge, store }).gradeItem(item)));
-    expect(fake!.requests).toHaveLength(6);
+    expect(fake.requests).toHaveLength(6);
     expect(second.map((entry) => entry.criteria)).toEqual(first.map((entry) => entry.criteria));
     expect(second.map((entry) => entry.usage.cache_hits)).toEqual([3, 3]);
     expect(second.map((entry) => entry.usage.calls)).toEqual([0, 0]);
@@ -173,9 +185,9 @@ describe('GradingEngine', () => {
     store.close();
   });
 
-  it('does not store replies that gave no verdict', async () => {
+  test('does not store replies that gave no verdict', async ({ scriptedJudge }) => {
     let parseable = false;
-    await setup(() => ({ content: parseable ? binaryVerdict(true) : 'garbage' }));
+    const { judge } = await scriptedJudge(() => ({ content: parseable ? binaryVerdict(true) : 'garbage' }));
     const store = new SqliteReplyStore(':memory:');
     const failed = await engine({ judge, store, maxAttempts: 1 }).gradeItem(makeItem('a', 1));
     expect(failed.status).toBe('error');
@@ -186,21 +198,21 @@ describe('GradingEngine', () => {
     store.close();
   });
 
-  it('batched: re-asks only the criteria a reply left out', async () => {
-    await setup((request) => {
+  test('batched: re-asks only the criteria a reply left out', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge((request) => {
       const keep = request.index === 0 ? request.criteria.slice(0, 2) : request.criteria;
       return { content: batchedVerdicts(keep, () => true) };
     });
     const graded = await engine({ judge, strategy: createBatchedStrategy({ sampling, criteriaPerCall: 4 }) }).gradeItem(makeItem('a', 4));
     expect(graded.status).toBe('ok');
-    expect(fake!.requests.map((request) => request.criteria.map((criterion) => criterion.id))).toEqual([
+    expect(fake.requests.map((request) => request.criteria.map((criterion) => criterion.id))).toEqual([
       ['c0', 'c1', 'c2', 'c3'],
       ['c2', 'c3'],
     ]);
   });
 
-  it('runs checks locally and sends only the other criteria to the judge', async () => {
-    await setup(() => ({ content: binaryVerdict(true) }));
+  test('runs checks locally and sends only the other criteria to the judge', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: binaryVerdict(true) }));
     const checkRunner: CheckRunner = (spec, response) => ({ passed: !response.includes(','), detail: `checked ${spec.type}` });
     const item = normalizeItem({
       id: 'h',
@@ -214,11 +226,11 @@ describe('GradingEngine', () => {
       ['judge', true],
     ]);
     expect(graded.criteria[0].verdict?.explanation).toBe('checked punctuation:no_comma');
-    expect(fake!.requests).toHaveLength(1);
+    expect(fake.requests).toHaveLength(1);
   });
 
-  it('gate: a failed hard rule zeroes the item and the judge is never asked', async () => {
-    await setup(() => ({ content: binaryVerdict(true) }));
+  test('gate: a failed hard rule zeroes the item and the judge is never asked', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: binaryVerdict(true) }));
     const checkRunner: CheckRunner = () => ({ passed: false });
     const item = normalizeItem({
       id: 'g',
@@ -234,10 +246,10 @@ describe('GradingEngine', () => {
       ['skipped', 'gated'],
       ['skipped', 'gated'],
     ]);
-    expect(fake!.requests).toHaveLength(0);
+    expect(fake.requests).toHaveLength(0);
   });
 
-  it('without a judge, criteria that need one are errors that say so', async () => {
+  test('without a judge, criteria that need one are errors that say so', async () => {
     const graded = await engine({}).gradeItem(makeItem('a', 1));
     expect(graded.criteria[0].error).toMatchObject({ code: 'JUDGE_UNAVAILABLE' });
   });

@@ -5,8 +5,9 @@ import { Comparer } from '../pipeline/compare.js';
 import { biggenImporter } from '../rubric/formats/biggen.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import { createJudge } from '../judges/registry.js';
-import { startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
+import type { FakeJudgeScript } from '../testing/fake-judge.js';
 import { sharedData } from '../testing/shared-data.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { parsePrometheusAbsolute, parsePrometheusRelative, prometheusInstruction, renderScoreRubric, createPrometheusAbsoluteStrategy } from './prometheus.js';
 import type { Item } from '../rubric/schema.js';
 
@@ -175,60 +176,45 @@ describe('Prometheus absolute layout', () => {
   });
 });
 
-async function withFakeJudge(reply: (userText: string, call: number) => string, run: (judge: FakeJudge, spec: string) => Promise<void>): Promise<void> {
+/** A script answering each call with `reply(prompt text, call number)`. */
+function replying(reply: (userText: string, call: number) => string): FakeJudgeScript {
   let call = 0;
-  const fake = await startFakeJudge((request) => ({ content: reply(request.userText, call++) }));
-  try {
-    await run(fake, `openai:prometheus-7b`);
-  } finally {
-    await fake.close();
-  }
+  return (request) => ({ content: reply(request.userText, call++) });
 }
 
 describe('Prometheus protocol through the engine (loopback judge)', () => {
-  it('grades with [RESULT] replies; an unparseable reply is retried, then reported, never scored', async () => {
-    await withFakeJudge(
-      (text, call) => (text.includes('Louvre.') && call < 1 ? 'I think it is fine.' : 'Covers the museum. [RESULT] 3'),
-      async (fake) => {
-        const judge = await createJudge({ spec: 'openai:prometheus-7b', baseUrl: fake.baseUrl, apiKey: 'k' });
-        const grader = new Grader({ judge, protocol: 'prometheus', scoring: 'biggen', maxAttempts: 3, retryBaseDelayMs: 1 });
-        const result = await grader.gradeItem({ ...biggenLike, tags: ['capability:planning'] });
-        expect(result.status).toBe('ok');
-        expect(result.criteria[0]).toMatchObject({ label: '3', status: 'ok' });
-        expect(result.judge?.template_version).toBe('prometheus-absolute/v1');
-      },
-    );
-    await withFakeJudge(
-      () => 'No verdict here.',
-      async (fake) => {
-        const judge = await createJudge({ spec: 'openai:prometheus-7b', baseUrl: fake.baseUrl, apiKey: 'k' });
-        const grader = new Grader({ judge, protocol: 'prometheus', scoring: 'biggen', maxAttempts: 2, retryBaseDelayMs: 1 });
-        const result = await grader.gradeItem(biggenLike);
-        expect(result.status).toBe('error');
-        expect(result.criteria[0].error?.code).toBe('JUDGE_UNPARSEABLE');
-        expect(result.score).toBeNull();
-        expect(fake.requests.length).toBe(2);
-      },
-    );
+  test('grades with [RESULT] replies; an unparseable reply is retried, then reported, never scored', async ({ startJudge }) => {
+    const answering = await startJudge(replying((text, call) => (text.includes('Louvre.') && call < 1 ? 'I think it is fine.' : 'Covers the museum. [RESULT] 3')));
+    const judge = await createJudge({ spec: 'openai:prometheus-7b', baseUrl: answering.baseUrl, apiKey: 'k' });
+    const result = await new Grader({ judge, protocol: 'prometheus', scoring: 'biggen', maxAttempts: 3, retryBaseDelayMs: 1 }).gradeItem({ ...biggenLike, tags: ['capability:planning'] });
+    expect(result.status).toBe('ok');
+    expect(result.criteria[0]).toMatchObject({ label: '3', status: 'ok' });
+    expect(result.judge?.template_version).toBe('prometheus-absolute/v1');
+
+    const silent = await startJudge(replying(() => 'No verdict here.'));
+    const silentJudge = await createJudge({ spec: 'openai:prometheus-7b', baseUrl: silent.baseUrl, apiKey: 'k' });
+    const failed = await new Grader({ judge: silentJudge, protocol: 'prometheus', scoring: 'biggen', maxAttempts: 2, retryBaseDelayMs: 1 }).gradeItem(biggenLike);
+    expect(failed.status).toBe('error');
+    expect(failed.criteria[0].error?.code).toBe('JUDGE_UNPARSEABLE');
+    expect(failed.score).toBeNull();
+    expect(silent.requests.length).toBe(2);
   });
 
-  it('relative: [RESULT] A|B in both orders, mapped back to the original labelling', async () => {
-    await withFakeJudge(
-      // The judge always prefers the response mentioning "Eiffel", wherever it is shown.
-      (text) => {
+  test('relative: [RESULT] A|B in both orders, mapped back to the original labelling', async ({ startJudge }) => {
+    // The judge always prefers the response mentioning "Eiffel", wherever it is shown.
+    const fake = await startJudge(
+      replying((text) => {
         const a = text.indexOf('###Response A:');
         const b = text.indexOf('###Response B:');
         return text.slice(a, b).includes('Eiffel') ? 'A covers more. [RESULT] A' : 'B covers more. [RESULT] B';
-      },
-      async (fake) => {
-        const judge = await createJudge({ spec: 'openai:prometheus-7b', baseUrl: fake.baseUrl, apiKey: 'k' });
-        const comparer = new Comparer({ judge, protocol: 'prometheus', retryBaseDelayMs: 1 });
-        const record = await comparer.comparePair({ id: 'p', prompt: [{ role: 'user', content: 'Plan Paris.' }], responseA: 'Louvre only.', responseB: 'Louvre and Eiffel.' });
-        expect(record.overall?.winner).toBe('B');
-        expect(record.overall?.consistent).toBe(true);
-        expect(fake.requests[0].messages[0].content).toContain('compares individual performances');
-      },
+      }),
     );
+    const judge = await createJudge({ spec: 'openai:prometheus-7b', baseUrl: fake.baseUrl, apiKey: 'k' });
+    const comparer = new Comparer({ judge, protocol: 'prometheus', retryBaseDelayMs: 1 });
+    const record = await comparer.comparePair({ id: 'p', prompt: [{ role: 'user', content: 'Plan Paris.' }], responseA: 'Louvre only.', responseB: 'Louvre and Eiffel.' });
+    expect(record.overall?.winner).toBe('B');
+    expect(record.overall?.consistent).toBe(true);
+    expect(fake.requests[0].messages[0].content).toContain('compares individual performances');
   });
 });
 

@@ -5,16 +5,11 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { GradingEngine } from '../engine/engine.js';
 import { createPerCriterionStrategy } from '../grading/strategies.js';
-import { startFakeJudge } from '../testing/fake-judge.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { createOpenAICompatibleJudge } from './openai/openai-judge.js';
-
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-});
 
 const item = {
   id: 'i',
@@ -53,11 +48,9 @@ async function endlessServer(): Promise<{ baseUrl: string; bytesSent: () => numb
 }
 
 describe('judge reply size bound', () => {
-  it('an endless streamed reply is cut at the bound, retried, then reported as JUDGE_REPLY_TOO_LARGE', async () => {
-    const server = await endlessServer();
-    closers.push(server.close);
-    const judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: server.baseUrl, maxReplyBytes: 1024 * 1024 });
-    closers.push(() => judge.close());
+  test('an endless streamed reply is cut at the bound, retried, then reported as JUDGE_REPLY_TOO_LARGE', async ({ closeAfter }) => {
+    const server = closeAfter(await endlessServer());
+    const judge = closeAfter(createOpenAICompatibleJudge({ model: 'm', baseUrl: server.baseUrl, maxReplyBytes: 1024 * 1024 }));
     const engine = new GradingEngine({ judge, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 64 } }), maxAttempts: 2, retryBaseDelayMs: 1 });
     const graded = await engine.gradeItem(item);
     expect(graded.status).toBe('error');
@@ -67,11 +60,11 @@ describe('judge reply size bound', () => {
     await vi.waitFor(() => expect(server.hangUps()).toBe(2));
   });
 
-  it('a declared Content-Length over the bound fails before the body is read; a reply under it is read as usual', async () => {
-    const fake = await startFakeJudge((request) => (request.index === 0 ? { rawBody: JSON.stringify({ choices: [{ message: { content: 'x'.repeat(300_000) } }] }) } : { content: { explanation: 'ok', criteria_met: true } }));
-    closers.push(() => fake.close());
-    const judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl, maxReplyBytes: 100_000 });
-    closers.push(() => judge.close());
+  test('a declared Content-Length over the bound fails before the body is read; a reply under it is read as usual', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge(
+      (request) => (request.index === 0 ? { rawBody: JSON.stringify({ choices: [{ message: { content: 'x'.repeat(300_000) } }] }) } : { content: { explanation: 'ok', criteria_met: true } }),
+      { model: 'm', maxReplyBytes: 100_000 },
+    );
     const request = { messages: [{ role: 'user' as const, content: 'hi' }] };
     await expect(judge.complete(request, { signal: new AbortController().signal })).rejects.toMatchObject({ code: 'JUDGE_REPLY_TOO_LARGE', retryable: true });
     await expect(judge.complete(request, { signal: new AbortController().signal })).resolves.toMatchObject({ text: '{"explanation":"ok","criteria_met":true}' });

@@ -1,19 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import { describe, expect } from 'vitest';
+import type { Judge } from '../judges/types.js';
 import { normalizeRubric } from '../rubric/normalize.js';
 import type { PairwiseItem } from '../rubric/schema.js';
-import { startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../testing/fake-judge.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { Comparer, CompareSummaryBuilder } from './compare.js';
 
-let fake: FakeJudge | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
-
-async function comparer(script: FakeJudgeScript, options: Partial<ConstructorParameters<typeof Comparer>[0]> = {}) {
-  fake = await startFakeJudge(script);
-  return new Comparer({ judge: createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl }), retryBaseDelayMs: 1, ...options });
+function comparer(judge: Judge, options: Partial<ConstructorParameters<typeof Comparer>[0]> = {}) {
+  return new Comparer({ judge, retryBaseDelayMs: 1, ...options });
 }
 
 const block = (text: string, position: 1 | 2) => new RegExp(`<response-${position}-([0-9a-f]{16})>\\n([\\s\\S]*?)\\n</response-${position}-\\1>`).exec(text)?.[2];
@@ -28,21 +21,23 @@ const pair: PairwiseItem = {
 };
 
 describe('Comparer', () => {
-  it('judges overall and every criterion in both orders, mapping verdicts back to A/B', async () => {
-    const compare = await comparer((request) => ({ content: { explanation: 'x', winner: block(request.userText, 1) === 'Seven.' ? '1' : '2' } }));
+  test('judges overall and every criterion in both orders, mapping verdicts back to A/B', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge((request) => ({ content: { explanation: 'x', winner: block(request.userText, 1) === 'Seven.' ? '1' : '2' } }));
+    const compare = comparer(judge);
     const record = await compare.comparePair(pair);
-    expect(fake!.requests).toHaveLength(6);
+    expect(fake.requests).toHaveLength(6);
     expect(record).toMatchObject({ status: 'ok', winner: 'A', consistent: true, orders: { ab: 'A', ba: 'A' }, correct: true });
     expect(record.criteria.map((comparison) => [comparison.id, comparison.winner])).toEqual([
       ['correct', 'A'],
       ['rude', 'A'],
     ]);
     // The undesirable criterion is framed so the better response is the one that avoids it.
-    expect(fake!.requests.some((request) => request.userText.includes('Is rude (undesirable: the better response avoids this)'))).toBe(true);
+    expect(fake.requests.some((request) => request.userText.includes('Is rude (undesirable: the better response avoids this)'))).toBe(true);
   });
 
-  it('counts order-inconsistent verdicts as such, and ties', async () => {
-    const compare = await comparer((request) => ({ content: { explanation: 'x', winner: request.userText.includes('Gives a prime') ? 'tie' : '1' } }));
+  test('counts order-inconsistent verdicts as such, and ties', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge((request) => ({ content: { explanation: 'x', winner: request.userText.includes('Gives a prime') ? 'tie' : '1' } }));
+    const compare = comparer(judge);
     const record = await compare.comparePair(pair);
     expect(record.winner).toBe('inconsistent');
     expect(record.consistent).toBe(false);
@@ -56,22 +51,24 @@ describe('Comparer', () => {
     expect(result.criteria.correct.tie).toBe(1);
   });
 
-  it('a winner outside the allowed labels is retried then an error; never a default', async () => {
-    const compare = await comparer(() => ({ content: { explanation: 'x', winner: 'both' } }), { maxAttempts: 2, allowTies: false });
+  test('a winner outside the allowed labels is retried then an error; never a default', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: { explanation: 'x', winner: 'both' } }));
+    const compare = comparer(judge, { maxAttempts: 2, allowTies: false });
     const record = await compare.comparePair({ ...pair, rubric: undefined });
     expect(record.status).toBe('error');
     expect(record.winner).toBeNull();
     expect(record.error?.message).toMatch(/"winner" must be "1" or "2"/);
-    expect(fake!.requests).toHaveLength(4);
+    expect(fake.requests).toHaveLength(4);
     const summary = new CompareSummaryBuilder();
     summary.add(record);
     expect(summary.finish()).toMatchObject({ n_error: 1, n_ok: 0 });
   });
 
-  it('--no-swap judges the original order only', async () => {
-    const compare = await comparer(() => ({ content: { explanation: 'x', winner: '2' } }), { swap: false });
+  test('--no-swap judges the original order only', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: { explanation: 'x', winner: '2' } }));
+    const compare = comparer(judge, { swap: false });
     const record = await compare.comparePair({ ...pair, rubric: undefined });
-    expect(fake!.requests).toHaveLength(1);
+    expect(fake.requests).toHaveLength(1);
     expect(record).toMatchObject({ winner: 'B', consistent: null, orders: { ab: 'B' } });
   });
 });

@@ -1,29 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { RubricateError } from '../errors.js';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import type { Judge } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/records.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import type { Item } from '../rubric/schema.js';
-import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../testing/fake-judge.js';
+import { binaryVerdict } from '../testing/fake-judge.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { Grader, type GraderOptions } from './grader.js';
 
-let fake: FakeJudge | undefined;
-let judge: (Judge & { close(): Promise<void> }) | undefined;
-
-afterEach(async () => {
-  await judge?.close();
-  await fake?.close();
-  fake = undefined;
-  judge = undefined;
-});
-
-async function setup(script: FakeJudgeScript) {
-  fake = await startFakeJudge(script);
-  judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl });
-}
-
-function grader(options: Partial<GraderOptions> = {}) {
+function grader(judge: Judge, options: Partial<GraderOptions> = {}) {
   return new Grader({ judge, retryBaseDelayMs: 1, ...options });
 }
 
@@ -36,17 +21,17 @@ async function* records(items: Item[]): AsyncGenerator<ImportRecord> {
 }
 
 describe('Grader.gradeStream', () => {
-  it('writes results in input order when later items finish first', async () => {
+  test('writes results in input order when later items finish first', async ({ scriptedJudge }) => {
     // The first item's reply is the slowest; its result must still come first.
-    await setup((request) => ({ content: binaryVerdict(true), delayMs: request.response === 'response i0' ? 60 : 0 }));
+    const { judge } = await scriptedJudge((request) => ({ content: binaryVerdict(true), delayMs: request.response === 'response i0' ? 60 : 0 }));
     const items = Array.from({ length: 6 }, (_, index) => makeItem(`i${index}`, 1));
     const ids: string[] = [];
-    for await (const result of grader({ concurrency: 6 }).gradeStream(records(items))) ids.push(result.id);
+    for await (const result of grader(judge, { concurrency: 6 }).gradeStream(records(items))) ids.push(result.id);
     expect(ids).toEqual(items.map((item) => item.id));
   });
 
-  it('passes invalid input records through in their place, counted once as invalid', async () => {
-    await setup(() => ({ content: binaryVerdict(true) }));
+  test('passes invalid input records through in their place, counted once as invalid', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge(() => ({ content: binaryVerdict(true) }));
     async function* mixed(): AsyncGenerator<ImportRecord> {
       yield { kind: 'item', item: makeItem('a', 1), line: 1 };
       yield { kind: 'invalid', line: 2, error: new RubricateError('INPUT_INVALID', 'bad', { line: 2 }) };
@@ -54,20 +39,20 @@ describe('Grader.gradeStream', () => {
     }
     const events: string[] = [];
     const out: string[] = [];
-    for await (const result of grader({ onEvent: (event) => event.type === 'item' && events.push(event.status) }).gradeStream(mixed())) out.push(`${result.status}:${result.id || result.line}`);
+    for await (const result of grader(judge, { onEvent: (event) => event.type === 'item' && events.push(event.status) }).gradeStream(mixed())) out.push(`${result.status}:${result.id || result.line}`);
     expect(out).toEqual(['ok:a', 'invalid:2', 'ok:b']);
     expect(events.sort()).toEqual(['invalid', 'ok', 'ok']);
   });
 
-  it('stops the run on bad credentials instead of failing every item', async () => {
-    await setup(() => ({ status: 401, body: { error: { message: 'invalid api key' } } }));
+  test('stops the run on bad credentials instead of failing every item', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ status: 401, body: { error: { message: 'invalid api key' } } }));
     const items = Array.from({ length: 30 }, (_, index) => makeItem(`i${index}`, 3));
-    const stream = grader({ concurrency: 2 }).gradeStream(records(items));
+    const stream = grader(judge, { concurrency: 2 }).gradeStream(records(items));
     await expect(async () => {
       for await (const _record of stream) {
         // drain
       }
     }).rejects.toMatchObject({ code: 'JUDGE_AUTH' });
-    expect(fake!.requests.length).toBeLessThan(10);
+    expect(fake.requests.length).toBeLessThan(10);
   });
 });

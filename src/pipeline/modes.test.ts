@@ -1,24 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import { describe, expect } from 'vitest';
 import { normalizeItem } from '../rubric/normalize.js';
 import { aggregate, getScoring } from '../scoring/registry.js';
 import { lengthAdjustedScoring } from '../scoring/benchmarks.js';
 import { profbenchScoring } from '../scoring/profbench.js';
 import type { ScoredItem } from '../scoring/types.js';
-import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../testing/fake-judge.js';
+import { binaryVerdict, type FakeJudgeScript } from '../testing/fake-judge.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { Grader } from './grader.js';
 import { toScoredItem } from './results.js';
-
-const fakes: FakeJudge[] = [];
-afterEach(async () => {
-  for (const fake of fakes.splice(0)) await fake.close();
-});
-
-async function judgeFor(script: FakeJudgeScript, model = 'm') {
-  const fake = await startFakeJudge(script);
-  fakes.push(fake);
-  return { fake, judge: createOpenAICompatibleJudge({ model, baseUrl: fake.baseUrl }) };
-}
 
 const item = normalizeItem({
   id: 'x',
@@ -34,8 +23,8 @@ const item = normalizeItem({
 });
 
 describe('holistic mode', () => {
-  it('sends the whole rubric in one call and scores the normalised Likert answer', async () => {
-    const { fake, judge } = await judgeFor(() => ({ content: { explanation: 'Mostly there.', choice: '8' } }));
+  test('sends the whole rubric in one call and scores the normalised Likert answer', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: { explanation: 'Mostly there.', choice: '8' } }));
     const result = await new Grader({ judge, mode: 'holistic', scoring: 'weighted_mean' }).gradeItem(item);
     expect(fake.requests).toHaveLength(1);
     expect(fake.requests[0].criteria[0].text).toMatch(/\(\+5\) Explains the immune mechanism[\s\S]*\(-4\) States a falsehood/);
@@ -47,10 +36,10 @@ describe('holistic mode', () => {
 });
 
 describe('juries', () => {
-  it('majority of several judges per criterion, every vote kept, agreement reported', async () => {
-    const yes = await judgeFor(() => ({ content: binaryVerdict(true) }), 'judge-yes');
-    const no = await judgeFor(() => ({ content: binaryVerdict(false) }), 'judge-no');
-    const split = await judgeFor((request) => ({ content: binaryVerdict(request.criteria[0].id === 'mechanism') }), 'judge-split');
+  test('majority of several judges per criterion, every vote kept, agreement reported', async ({ scriptedJudge }) => {
+    const yes = await scriptedJudge(() => ({ content: binaryVerdict(true) }), { model: 'judge-yes' });
+    const no = await scriptedJudge(() => ({ content: binaryVerdict(false) }), { model: 'judge-no' });
+    const split = await scriptedJudge((request) => ({ content: binaryVerdict(request.criteria[0].id === 'mechanism') }), { model: 'judge-split' });
     const grader = new Grader({ judges: [yes.judge, no.judge, split.judge], scoring: 'weighted_mean' });
     const result = await grader.gradeItem(item);
     expect(result.criteria.map((criterion) => criterion.met)).toEqual([true, false, false]);
@@ -60,27 +49,27 @@ describe('juries', () => {
     expect(summary).toMatchObject({ criteria_rated: 3, disagreements: 3 });
   });
 
-  it('mean aggregation and an exact split', async () => {
-    const yes = await judgeFor(() => ({ content: binaryVerdict(true) }), 'a');
-    const no = await judgeFor(() => ({ content: binaryVerdict(false) }), 'b');
+  test('mean aggregation and an exact split', async ({ scriptedJudge }) => {
+    const yes = await scriptedJudge(() => ({ content: binaryVerdict(true) }), { model: 'a' });
+    const no = await scriptedJudge(() => ({ content: binaryVerdict(false) }), { model: 'b' });
     const mean = await new Grader({ judges: [yes.judge, no.judge], juryAggregate: 'mean' }).gradeItem(item);
     expect(mean.criteria[0]).toMatchObject({ met: true, value: 0.5 });
     const majority = await new Grader({ judges: [yes.judge, no.judge] }).gradeItem(item);
     expect(majority.criteria[0]).toMatchObject({ met: false, value: 0.5 });
   });
 
-  it('self-consistency samples have distinct cache keys and need a temperature', async () => {
-    const { fake, judge } = await judgeFor((request) => ({ content: binaryVerdict(request.index % 2 === 0) }));
+  test('self-consistency samples have distinct cache keys and need a temperature', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge((request) => ({ content: binaryVerdict(request.index % 2 === 0) }));
     expect(() => new Grader({ judge, samples: 3 })).toThrow(/temperature/);
     const result = await new Grader({ judge, samples: 3, sampling: { temperature: 0.7 } }).gradeItem(item);
     expect(fake.requests).toHaveLength(9);
     expect(result.criteria[0].votes).toHaveLength(3);
   });
 
-  it('a jury criterion without a quorum of answers is an error, not a verdict', async () => {
-    const yes = await judgeFor(() => ({ content: binaryVerdict(true) }), 'a');
-    const broken = await judgeFor(() => ({ content: 'no idea' }), 'b');
-    const alsoBroken = await judgeFor(() => ({ status: 400, body: { error: { message: 'bad' } } }), 'c');
+  test('a jury criterion without a quorum of answers is an error, not a verdict', async ({ scriptedJudge }) => {
+    const yes = await scriptedJudge(() => ({ content: binaryVerdict(true) }), { model: 'a' });
+    const broken = await scriptedJudge(() => ({ content: 'no idea' }), { model: 'b' });
+    const alsoBroken = await scriptedJudge(() => ({ status: 400, body: { error: { message: 'bad' } } }), { model: 'c' });
     const result = await new Grader({ judges: [yes.judge, broken.judge, alsoBroken.judge], maxAttempts: 1 }).gradeItem(item);
     expect(result.status).toBe('error');
     expect(result.criteria[0].error?.message).toMatch(/only 1 of 3 jury members/);
@@ -97,12 +86,12 @@ describe('hierarchical criteria', () => {
     });
   const script: FakeJudgeScript = (request) => ({ content: binaryVerdict(!/orange/.test(request.criteria[0].text)) });
 
-  it.each([
+  test.for([
     ['all', undefined, 0],
     ['fraction', undefined, 0.75],
     ['penalty', 0.4, 0.6],
-  ] as const)('rule %s', async (rule, penalty, value) => {
-    const { fake, judge } = await judgeFor(script);
+  ] as const)('rule %s', async ([rule, penalty, value], { scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(script);
     const result = await new Grader({ judge, scoring: 'weighted_mean' }).gradeItem(hierarchical(rule, penalty));
     expect(fake.requests.map((request) => request.criteria[0].text)).toEqual(['Has four legs?', 'Has a tail?', 'Has whiskers?', 'Is orange?']);
     expect(result.criteria[0].value ?? (result.criteria[0].met ? 1 : 0)).toBeCloseTo(value, 12);
@@ -112,10 +101,10 @@ describe('hierarchical criteria', () => {
 });
 
 describe('long responses', () => {
-  it('reads every chunk for evidence, drops invented quotes, then judges each criterion on its evidence', async () => {
+  test('reads every chunk for evidence, drops invented quotes, then judges each criterion on its evidence', async ({ scriptedJudge }) => {
     const paragraphs = Array.from({ length: 40 }, (_, index) => `Paragraph ${index}: ${index === 33 ? 'Vaccines are tested for safety in large trials.' : 'Background discussion that repeats itself at some length to fill the space.'}`);
     const long = normalizeItem({ id: 'long', prompt: 'Write a report on vaccines.', response: paragraphs.join('\n\n'), rubric: { criteria: [{ id: 'safety', text: 'Mentions safety testing', points: 3 }] } });
-    const { fake, judge } = await judgeFor((request) => {
+    const { fake, judge } = await scriptedJudge((request) => {
       const excerpt = /<excerpt-[0-9a-f]{16}>\n([\s\S]*?)\n<\/excerpt-/.exec(request.userText)?.[1];
       if (excerpt !== undefined) {
         const quotes = excerpt.includes('tested for safety') ? ['Vaccines are tested for safety in large trials.', 'An invented quote.'] : [];
@@ -143,13 +132,13 @@ describe('benchmark scorings', () => {
     ...extra,
   });
 
-  it('ResearchRubrics compliance: partial counts half; the binary view counts it as not met', () => {
+  test('ResearchRubrics compliance: partial counts half; the binary view counts it as not met', () => {
     const item = { ...scored([4, 2], [false, true]), criteria: [{ id: 'a', points: 4, tags: [], status: 'ok' as const, met: false, value: 0.5 }, { id: 'b', points: 2, tags: [], status: 'ok' as const, met: true }] };
     expect(getScoring('compliance').itemScore(item)).toBeCloseTo(4 / 6, 12);
     expect(getScoring('compliance_binary').itemScore(item)).toBeCloseTo(2 / 6, 12);
   });
 
-  it('ProfBench: per task, per domain (rounded to 3 decimals as the reference does), mean of domains', () => {
+  test('ProfBench: per task, per domain (rounded to 3 decimals as the reference does), mean of domains', () => {
     const metrics = aggregate(profbenchScoring, [
       scored([4, 3, 1], [true, false, true], { id: 't1', tags: ['domain:chemistry'] }),
       scored([2, 2], [true, true], { id: 't2', tags: ['domain:chemistry'] }),
@@ -161,7 +150,7 @@ describe('benchmark scorings', () => {
     expect(metrics.overall?.score).toBe(0.406);
   });
 
-  it('HealthBench length adjustment: per 500 characters beyond 2,000, either way; tags unadjusted', () => {
+  test('HealthBench length adjustment: per 500 characters beyond 2,000, either way; tags unadjusted', () => {
     const scoring = lengthAdjustedScoring('professional');
     expect(scoring.itemScore(scored([10], [true], { responseCharacters: 3000 }))).toBeCloseTo(1 - 0.0147 * 2, 12);
     expect(scoring.itemScore(scored([10], [false], { responseCharacters: 1000 }))).toBeCloseTo(0.0147 * 2, 12);
@@ -171,8 +160,8 @@ describe('benchmark scorings', () => {
     expect(getScoring('healthbench_length_adjusted:0.1').itemScore(scored([1], [true], { responseCharacters: 2500 }))).toBeCloseTo(0.9, 12);
   });
 
-  it('results carry the response length so re-scoring needs no text', async () => {
-    const { judge } = await judgeFor(() => ({ content: binaryVerdict(true) }));
+  test('results carry the response length so re-scoring needs no text', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge(() => ({ content: binaryVerdict(true) }));
     const result = await new Grader({ judge, omitText: true }).gradeItem(item);
     expect(result.response).toBeUndefined();
     expect(result.response_chars).toBe(item.response.length);

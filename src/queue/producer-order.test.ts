@@ -1,9 +1,8 @@
 import { describe, expect } from 'vitest';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import { Grader } from '../pipeline/grader.js';
 import type { ImportRecord } from '../rubric/records.js';
 import { normalizeItem } from '../rubric/normalize.js';
-import { binaryVerdict, startFakeJudge } from '../testing/fake-judge.js';
+import { binaryVerdict } from '../testing/fake-judge.js';
 import { redisTest } from '../testing/redis-fixture.js';
 import { gradeThroughQueue, runGradingWorker } from './grading-queue.js';
 
@@ -15,10 +14,9 @@ async function* records(count: number): AsyncGenerator<ImportRecord> {
 }
 
 describe('gradeThroughQueue', () => {
-  redisTest('writes every item once, in input order, whichever chunk a worker finishes first', async ({ redis }) => {
+  redisTest('writes every item once, in input order, whichever chunk a worker finishes first', async ({ redis, scriptedJudge }) => {
     // Early items answer slowest, so later chunks finish first.
-    const fake = await startFakeJudge((request) => ({ content: binaryVerdict(true), delayMs: /Answer [0-4]\./.test(request.response ?? '') ? 80 : 0 }));
-    const judge = createOpenAICompatibleJudge({ model: 'm', baseUrl: fake.baseUrl });
+    const { fake, judge } = await scriptedJudge((request) => ({ content: binaryVerdict(true), delayMs: /Answer [0-4]\./.test(request.response ?? '') ? 80 : 0 }));
     const stop = new AbortController();
     const worker = runGradingWorker({
       url: redis.url,
@@ -34,8 +32,6 @@ describe('gradeThroughQueue', () => {
     } finally {
       stop.abort();
       await worker;
-      await judge.close();
-      await fake.close();
     }
   });
 });

@@ -1,7 +1,7 @@
-/** The vitest fixture for a real Redis: `redisTest('…', async ({ redis }) => …)`. */
+/** The vitest fixture for a real Redis: `redisTest('…', async ({ redis }) => …)`, with the common fixtures too. */
 import { rmSync } from 'node:fs';
-import { test } from 'vitest';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { test } from './vitest-fixtures.js';
 
 /** vitest fixture: `redisTest('…', async ({ redis }) => …)` gets a fresh server, stopped and removed afterwards. */
 export const redisTest = test.extend<{ redis: RedisServer }>({

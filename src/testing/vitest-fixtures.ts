@@ -7,6 +7,7 @@
  *   import { test } from '../testing/vitest-fixtures.js';
  *   test('grades', async ({ fakeJudge, tempDir }) => { … });
  *   test('two endpoints', async ({ startJudge }) => { const a = await startJudge(script); … });
+ *   test('retries', async ({ scriptedJudge }) => { const { fake, judge } = await scriptedJudge(script, { model: 'm' }); … });
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,9 +21,7 @@ import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } f
 const allMet: FakeJudgeScript = () => ({ content: binaryVerdict(true) });
 
 /** Something a fixture starts and must stop after the test. */
-interface Closable {
-  close(): Promise<void> | void;
-}
+type Closable = { close(): Promise<void> | void };
 
 export interface RubricateFixtures {
   /** A fresh temporary folder, removed after the test. */
@@ -37,6 +36,13 @@ export interface RubricateFixtures {
   connectJudge: (fake: FakeJudge, options?: Partial<OpenAICompatibleJudgeOptions>) => Judge & { close(): Promise<void> };
   /** Registers anything with `close()` (a server, a store) to be closed after the test, in reverse order. */
   closeAfter: <T extends Closable>(resource: T) => T;
+  /** A scripted loopback judge and the real client pointed at it, in one step (both closed after the test). */
+  scriptedJudge: (script?: FakeJudgeScript, options?: Partial<OpenAICompatibleJudgeOptions>) => Promise<ScriptedJudge>;
+}
+
+export interface ScriptedJudge {
+  fake: FakeJudge;
+  judge: Judge & { close(): Promise<void> };
 }
 
 export const test = base.extend<RubricateFixtures>({
@@ -70,6 +76,13 @@ export const test = base.extend<RubricateFixtures>({
     await use(await startJudge());
   },
   connectJudge: async ({ closeAfter }, use) => {
-    await use((fake, options = {}) => closeAfter(createOpenAICompatibleJudge({ model: 'fake-judge', id: 'openai:fake-judge', ...options, baseUrl: fake.baseUrl })));
+    // The id follows the model ("openai:fake-judge" by default), as it does for a real endpoint.
+    await use((fake, options = {}) => closeAfter(createOpenAICompatibleJudge({ model: 'fake-judge', ...options, baseUrl: fake.baseUrl })));
+  },
+  scriptedJudge: async ({ startJudge, connectJudge }, use) => {
+    await use(async (script, options) => {
+      const fake = await startJudge(script);
+      return { fake, judge: connectJudge(fake, options) };
+    });
   },
 });

@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { RubricateError } from '../../errors.js';
-import { startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../../testing/fake-judge.js';
+import { test } from '../../testing/vitest-fixtures.js';
 import type { JudgeRequest } from '../types.js';
 import { retryAfterMilliseconds } from './http-errors.js';
-import { createOpenAICompatibleJudge } from './openai-judge.js';
 
 const request: JudgeRequest = {
   messages: [
@@ -15,16 +14,7 @@ const request: JudgeRequest = {
   maxTokens: 64,
 };
 
-let fake: FakeJudge | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
-
-async function judgeWith(script: FakeJudgeScript, transport: 'http' | 'sdk' = 'http', structuredOutput?: 'auto' | 'json_object') {
-  fake = await startFakeJudge(script);
-  return createOpenAICompatibleJudge({ model: 'judge-model', baseUrl: fake.baseUrl, apiKey: 'secret', transport, structuredOutput });
-}
+const clientOptions = (transport: 'http' | 'sdk' = 'http') => ({ model: 'judge-model', apiKey: 'secret', transport });
 
 async function failure(promise: Promise<unknown>): Promise<RubricateError> {
   try {
@@ -39,12 +29,12 @@ async function failure(promise: Promise<unknown>): Promise<RubricateError> {
 const signal = () => new AbortController().signal;
 
 describe.each(['http', 'sdk'] as const)('OpenAI-compatible judge over %s', (transport) => {
-  it('sends model, messages, sampling, a strict JSON schema and the key; reads content and usage', async () => {
-    const judge = await judgeWith(() => ({ content: { criteria_met: true }, usage: { prompt_tokens: 321, completion_tokens: 12, cached_tokens: 300 } }), transport);
+  test('sends model, messages, sampling, a strict JSON schema and the key; reads content and usage', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: { criteria_met: true }, usage: { prompt_tokens: 321, completion_tokens: 12, cached_tokens: 300 } }), clientOptions(transport));
     const reply = await judge.complete(request, { signal: signal() });
     expect(reply.text).toBe('{"criteria_met":true}');
     expect(reply.usage).toEqual({ inputTokens: 321, outputTokens: 12, cachedInputTokens: 300 });
-    const sent = fake!.requests[0];
+    const sent = fake.requests[0];
     expect(sent.path).toBe('/v1/chat/completions');
     expect(sent.headers.authorization).toBe('Bearer secret');
     expect(sent.body).toMatchObject({
@@ -54,17 +44,16 @@ describe.each(['http', 'sdk'] as const)('OpenAI-compatible judge over %s', (tran
       max_tokens: 64,
       response_format: { type: 'json_schema', json_schema: { name: 'criterion_verdict', strict: true } },
     });
-    await judge.close();
   });
 
-  it('maps 429 with Retry-After, 5xx, 401 and context overflow to coded errors', async () => {
+  test('maps 429 with Retry-After, 5xx, 401 and context overflow to coded errors', async ({ scriptedJudge }) => {
     const answers = [
       { status: 429, headers: { 'retry-after': '2' } },
       { status: 503 },
       { status: 401, body: { error: { message: 'bad key' } } },
       { status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens" } } },
     ];
-    const judge = await judgeWith((incoming) => answers[incoming.index], transport);
+    const { judge } = await scriptedJudge((incoming) => answers[incoming.index], clientOptions(transport));
     const rateLimited = await failure(judge.complete(request, { signal: signal() }));
     expect(rateLimited.code).toBe('JUDGE_RATE_LIMITED');
     expect(rateLimited.details.retryAfterMs).toBe(2000);
@@ -73,61 +62,57 @@ describe.each(['http', 'sdk'] as const)('OpenAI-compatible judge over %s', (tran
     expect(auth.code).toBe('JUDGE_AUTH');
     expect(auth.message).toMatch(/bad key/);
     expect((await failure(judge.complete(request, { signal: signal() }))).code).toBe('JUDGE_CONTEXT_OVERFLOW');
-    await judge.close();
   });
 
-  it('steps down from JSON schema to JSON mode to plain text when the server refuses, and remembers it', async () => {
-    const judge = await judgeWith((incoming) => {
+  test('steps down from JSON schema to JSON mode to plain text when the server refuses, and remembers it', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge((incoming) => {
       const format = incoming.body.response_format as { type?: string } | undefined;
       if (format?.type === 'json_schema') return { status: 400, body: { error: { message: 'response_format json_schema is not supported' } } };
       if (format?.type === 'json_object') return { status: 400, body: { error: { message: 'unknown field response_format' } } };
       return { content: '{"criteria_met": false}' };
-    }, transport);
+    }, clientOptions(transport));
     expect((await judge.complete(request, { signal: signal() })).text).toBe('{"criteria_met": false}');
-    expect(fake!.requests.map((incoming) => (incoming.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_schema', 'json_object', 'none']);
+    expect(fake.requests.map((incoming) => (incoming.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_schema', 'json_object', 'none']);
     await judge.complete(request, { signal: signal() });
-    expect(fake!.requests).toHaveLength(4);
-    await judge.close();
+    expect(fake.requests).toHaveLength(4);
   });
 
-  it('reports a refusal, and a dropped connection as a connection error', async () => {
-    const judge = await judgeWith((incoming) => (incoming.index === 0 ? { content: '', refusal: 'I cannot help with that' } : { destroy: true }), transport);
+  test('reports a refusal, and a dropped connection as a connection error', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge((incoming) => (incoming.index === 0 ? { content: '', refusal: 'I cannot help with that' } : { destroy: true }), clientOptions(transport));
     expect((await failure(judge.complete(request, { signal: signal() }))).code).toBe('JUDGE_REFUSED');
     expect((await failure(judge.complete(request, { signal: signal() }))).code).toBe('JUDGE_CONNECTION');
-    await judge.close();
   });
 
-  it('aborts a hanging call with the reason given to the signal', async () => {
-    const judge = await judgeWith(() => ({ hang: true }), transport);
+  test('aborts a hanging call with the reason given to the signal', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ hang: true }), clientOptions(transport));
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new RubricateError('JUDGE_TIMEOUT', 'too slow')), 50);
-    const error = await failure(judge.complete(request, { signal: controller.signal }));
+    const pending = failure(judge.complete(request, { signal: controller.signal }));
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    controller.abort(new RubricateError('JUDGE_TIMEOUT', 'too slow'));
+    const error = await pending;
     expect(error.code).toBe('JUDGE_TIMEOUT');
-    await judge.close();
   });
 });
 
 describe('OpenAI-compatible judge details', () => {
-  it('asks for and reads token log-probabilities', async () => {
+  test('asks for and reads token log-probabilities', async ({ scriptedJudge }) => {
     const logprobs = { content: [{ token: 'true', logprob: -0.1, top_logprobs: [{ token: 'true', logprob: -0.1 }, { token: 'false', logprob: -2.4 }] }] };
-    const judge = await judgeWith(() => ({ content: 'true', logprobs }));
+    const { fake, judge } = await scriptedJudge(() => ({ content: 'true', logprobs }), clientOptions());
     const reply = await judge.complete({ ...request, logprobs: { top: 5 } }, { signal: signal() });
-    expect(fake!.requests[0].body).toMatchObject({ logprobs: true, top_logprobs: 5 });
+    expect(fake.requests[0].body).toMatchObject({ logprobs: true, top_logprobs: 5 });
     expect(reply.tokenProbabilities?.[0].top).toEqual([
       { token: 'true', logprob: -0.1 },
       { token: 'false', logprob: -2.4 },
     ]);
-    await judge.close();
   });
 
-  it('treats a 200 that is not a chat completion as a server error', async () => {
-    const judge = await judgeWith((incoming) => (incoming.index === 0 ? { rawBody: '{"choices": [' } : { rawBody: '{"object": "list"}' }));
+  test('treats a 200 that is not a chat completion as a server error', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge((incoming) => (incoming.index === 0 ? { rawBody: '{"choices": [' } : { rawBody: '{"object": "list"}' }), clientOptions());
     expect((await failure(judge.complete(request, { signal: signal() }))).code).toBe('JUDGE_SERVER_ERROR');
     expect((await failure(judge.complete(request, { signal: signal() }))).message).toMatch(/no choices/);
-    await judge.close();
   });
 
-  it('parses Retry-After as seconds, HTTP dates and retry-after-ms', () => {
+  test('parses Retry-After as seconds, HTTP dates and retry-after-ms', () => {
     expect(retryAfterMilliseconds({ 'retry-after': '1.5' })).toBe(1500);
     expect(retryAfterMilliseconds({ 'retry-after-ms': '250', 'retry-after': '9' })).toBe(250);
     expect(retryAfterMilliseconds({ 'retry-after': new Date(10_000).toUTCString() }, 4_000)).toBe(6_000);
