@@ -164,9 +164,9 @@ describe('GradingEngine', () => {
     store.close();
   });
 
-  it('a grading is from the store only when every verdict came from its own store lookups', async () => {
+  test('a grading is from the store only when every verdict came from its own store lookups', async ({ scriptedJudge }) => {
     let delayMs = 40;
-    await setup((request) => ({ content: binaryVerdict(truth(request.criteria[0].text, request.response!)), delayMs }));
+    const { judge } = await scriptedJudge((request) => ({ content: binaryVerdict(truth(request.criteria[0].text, request.response!)), delayMs }));
     const store = new SqliteReplyStore(':memory:');
     const grader = engine({ judge, store });
     // Joined in flight: no call of its own, yet not read from the store.
