@@ -1,15 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
+import { test } from '../testing/vitest-fixtures.js';
 import { JsonLinesWriter } from '../util/files.js';
 import { rubricateVersion } from '../version.js';
 import { fixtureLines } from './fixtures/graded-records.js';
 import { readResults, toResultRecord, type ResultReadRecord } from './results.js';
 
 const fixture = join(import.meta.dirname, 'fixtures/results.jsonl');
-const directory = mkdtempSync(join(tmpdir(), 'rubricate-results-line-'));
-afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 async function readAll(file: string): Promise<ResultReadRecord[]> {
   const records: ResultReadRecord[] = [];
@@ -17,7 +15,7 @@ async function readAll(file: string): Promise<ResultReadRecord[]> {
   return records;
 }
 
-function linesFile(name: string, lines: unknown[]): string {
+function linesFile(directory: string, name: string, lines: unknown[]): string {
   const file = join(directory, name);
   writeFileSync(file, lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n');
   return file;
@@ -26,22 +24,22 @@ function linesFile(name: string, lines: unknown[]): string {
 const okLine = { id: 'a', status: 'ok', score: 1, criteria: [{ id: 'c', text: 'T', points: 1, tags: [], kind: 'principle', source: 'judge', status: 'ok', met: true }], rubricate_version: '0.1.0' };
 
 describe('the results line', () => {
-  it('a results file read through the schema and written back is byte-identical', async () => {
+  test('a results file read through the schema and written back is byte-identical', async ({ tempDir }) => {
     const records = await readAll(fixture);
     expect(records.map((record) => record.kind)).toEqual(['result', 'result', 'result', 'result', 'result']);
-    const copy = join(directory, 'copy.jsonl');
+    const copy = join(tempDir, 'copy.jsonl');
     const writer = new JsonLinesWriter(copy);
     for (const record of records) if (record.kind === 'result') await writer.write(record.record);
     await writer.close();
     expect(readFileSync(copy, 'utf8')).toBe(readFileSync(fixture, 'utf8'));
   });
 
-  it('the writer still writes the fixture byte for byte from the same graded records', () => {
+  test('the writer still writes the fixture byte for byte from the same graded records', () => {
     const expected = readFileSync(fixture, 'utf8').replaceAll('"rubricate_version":"0.1.0"', JSON.stringify({ rubricate_version: rubricateVersion }).slice(1, -1));
     expect(fixtureLines(toResultRecord).join('\n') + '\n').toBe(expected);
   });
 
-  it('reads every field typed as written', async () => {
+  test('reads every field typed as written', async () => {
     const [full, failed, gated, invalid] = (await readAll(fixture)).map((record) => (record.kind === 'result' ? record.record : undefined));
     expect(full?.judge?.model).toBe('judge-model');
     expect(full?.criteria[0].votes?.map((vote) => vote.met)).toEqual([true, false]);
@@ -55,8 +53,8 @@ describe('the results line', () => {
     expect(invalid).toMatchObject({ id: 'broken', status: 'invalid', line: 5 });
   });
 
-  it('fills what a foreign line may leave out, and keeps fields it does not know', async () => {
-    const file = linesFile('foreign.jsonl', [{ id: 'x', status: 'ok', extra: { kept: true }, criteria: [{ id: 'c', points: 2, status: 'ok', met: false }] }]);
+  test('fills what a foreign line may leave out, and keeps fields it does not know', async ({ tempDir }) => {
+    const file = linesFile(tempDir, 'foreign.jsonl', [{ id: 'x', status: 'ok', extra: { kept: true }, criteria: [{ id: 'c', points: 2, status: 'ok', met: false }] }]);
     const [read] = await readAll(file);
     expect(read.kind).toBe('result');
     if (read.kind !== 'result') return;
@@ -65,9 +63,9 @@ describe('the results line', () => {
     expect(read.record.extra).toEqual({ kept: true });
   });
 
-  it('refuses lines that would be counted as something they are not, naming line and field', async () => {
+  test('refuses lines that would be counted as something they are not, naming line and field', async ({ tempDir }) => {
     const criterion = okLine.criteria[0];
-    const file = linesFile('bad.jsonl', [
+    const file = linesFile(tempDir, 'bad.jsonl', [
       okLine,
       { ...okLine, criteria: [{ ...criterion, met: null }] },
       { ...okLine, criteria: [{ ...criterion, value: 1.5 }] },

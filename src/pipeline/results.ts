@@ -123,61 +123,28 @@ const lineFields = {
   line: z.number().int().optional(),
   error: kept<SerializedError>(serializedErrorSchema).optional(),
 };
-const lineHead = {
-  id: z.string(),
-  score: finite.nullable().default(null),
-  criteria: z.array(gradedCriterionSchema).default([]),
-};
 
-/** A graded item's line (`ok` or `error`), keys in the order `toResultRecord` writes them. */
-const gradedLineSchema = z.looseObject({
-  id: lineHead.id,
-  status: z.enum(['ok', 'error']),
-  score: lineHead.score,
-  criteria: lineHead.criteria,
-  rubricate_version: lineFields.rubricate_version,
-  gated: lineFields.gated,
-  tags: lineFields.tags,
-  response_chars: lineFields.response_chars,
-  prompt: lineFields.prompt,
-  response: lineFields.response,
-  reference: lineFields.reference,
-  step_offsets: lineFields.step_offsets,
-  images: lineFields.images,
-  metadata: lineFields.metadata,
-  rubric_id: lineFields.rubric_id,
-  rubric_hash: lineFields.rubric_hash,
-  judge: lineFields.judge,
-  scoring: lineFields.scoring,
-  usage: lineFields.usage,
-  line: lineFields.line,
-  error: lineFields.error,
-});
+/**
+ * A results line with this status, keys in the order `toResultRecord` writes them: id, status,
+ * score, criteria, then `leading` (fields this kind of line writes first), then the rest of
+ * `lineFields` in their order. Parsing rebuilds the object in this order, so the order is the
+ * byte layout a line read and written back keeps.
+ */
+function lineSchema<Status extends z.ZodType>(status: Status, leading: Partial<typeof lineFields> = {}) {
+  return z.looseObject({
+    id: z.string(),
+    status,
+    score: finite.nullable().default(null),
+    criteria: z.array(gradedCriterionSchema).default([]),
+    ...leading,
+    ...lineFields,
+  });
+}
 
-/** The line of an input record that could not be read as an item: same fields, its own order. */
-const invalidLineSchema = z.looseObject({
-  id: lineHead.id,
-  status: z.literal('invalid'),
-  score: lineHead.score,
-  criteria: lineHead.criteria,
-  error: lineFields.error,
-  line: lineFields.line,
-  rubricate_version: lineFields.rubricate_version,
-  gated: lineFields.gated,
-  tags: lineFields.tags,
-  response_chars: lineFields.response_chars,
-  prompt: lineFields.prompt,
-  response: lineFields.response,
-  reference: lineFields.reference,
-  step_offsets: lineFields.step_offsets,
-  images: lineFields.images,
-  metadata: lineFields.metadata,
-  rubric_id: lineFields.rubric_id,
-  rubric_hash: lineFields.rubric_hash,
-  judge: lineFields.judge,
-  scoring: lineFields.scoring,
-  usage: lineFields.usage,
-});
+/** A graded item's line (`ok` or `error`). */
+const gradedLineSchema = lineSchema(z.enum(['ok', 'error']));
+/** The line of an input record that could not be read as an item: the same fields, its error and line first. */
+const invalidLineSchema = lineSchema(z.literal('invalid'), { error: lineFields.error, line: lineFields.line });
 
 /**
  * The results line: what `toResultRecord` writes and what `score`, `report`, `meta` and
