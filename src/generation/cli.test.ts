@@ -1,21 +1,15 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runCli } from '../cli/main.js';
-import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeAction, type FakeJudgeRequest } from '../testing/fake-judge.js';
-import { answer, fencedBlocks, keywordMet, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
+import type { FakeJudge, FakeJudgeAction, FakeJudgeRequest } from '../testing/fake-judge.js';
+import { test as base } from '../testing/vitest-fixtures.js';
+import { answer, fencedBlocks, generatorAndJudge, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
 import { dataDirectory, haveData } from '../testing/data.js';
 
 const projectRoot = resolve(__dirname, '../..');
 const fixtures = resolve(__dirname, 'fixtures');
-let fake: FakeJudge | undefined;
-
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
 
 async function cli(args: string[]) {
   const stdout: string[] = [];
@@ -45,35 +39,40 @@ function fixtureRubric(request: FakeJudgeRequest): FakeCriterion[] {
   return [...shared, mentions('rain'), { text: 'The response has three lines.', importance: 'Essential', kind: 'hard_rule', check: { type: 'count', parameters_json: '{"unit":"lines","value":3}' } }];
 }
 
-async function startFake(handlers: { generate?: (request: FakeJudgeRequest) => FakeJudgeAction } = {}) {
-  fake = await startFakeJudge((request) => {
-    const task = taskOf(request);
-    if (task === 'grade') return { content: binaryVerdict(keywordMet(request)) };
-    if (task === 'generate') return handlers.generate?.(request) ?? { content: answer(fixtureRubric(request)) };
-    if (task === 'contrastive') {
-      const chosen = fencedBlocks(request, 'preferred')[0];
-      const words = [...new Set(chosen.match(/[A-Za-z]{4,}/g) ?? [])].slice(0, 3);
-      return { content: answer(words.map((word) => mentions(word))) };
-    }
-    if (task === 'refine') {
-      const [first, second] = [fencedBlocks(request, 'response-1')[0], fencedBlocks(request, 'response-2')[0]];
-      const existing = [...request.userText.matchAll(/mentions "([^"]+)"/g)].map((match) => match[1]);
-      const extra = first.split(/\s+/).find((word) => !second.includes(word)) ?? second.split(/\s+/).find((word) => !first.includes(word));
-      return { content: answer([...new Set([...existing, ...(extra ? [extra] : [])])].map((word) => mentions(word))) };
-    }
-    if (task === 'respond') return { content: `sampled ${request.index}` };
-    return { content: answer([mentions('finer one'), mentions('finer two')]) };
-  });
-  return fake;
-}
+type Handlers = { generate?: (request: FakeJudgeRequest) => FakeJudgeAction };
+
+/** `startFake(handlers)`: one fake server as keyword judge and as a generator for every task (a fixture rubric per prompt unless `handlers.generate` says otherwise). */
+const test = base.extend<{ startFake: (handlers?: Handlers) => Promise<FakeJudge> }>({
+  startFake: async ({ startJudge }, use) => {
+    await use((handlers = {}) =>
+      startJudge(
+        generatorAndJudge((request, task) => {
+          if (task === 'generate') return handlers.generate?.(request) ?? { content: answer(fixtureRubric(request)) };
+          if (task === 'contrastive') {
+            const chosen = fencedBlocks(request, 'preferred')[0];
+            const words = [...new Set(chosen.match(/[A-Za-z]{4,}/g) ?? [])].slice(0, 3);
+            return { content: answer(words.map((word) => mentions(word))) };
+          }
+          if (task === 'refine') {
+            const [first, second] = [fencedBlocks(request, 'response-1')[0], fencedBlocks(request, 'response-2')[0]];
+            const existing = [...request.userText.matchAll(/mentions "([^"]+)"/g)].map((match) => match[1]);
+            const extra = first.split(/\s+/).find((word) => !second.includes(word)) ?? second.split(/\s+/).find((word) => !first.includes(word));
+            return { content: answer([...new Set([...existing, ...(extra ? [extra] : [])])].map((word) => mentions(word))) };
+          }
+          if (task === 'respond') return { content: `sampled ${request.index}` };
+          return { content: answer([mentions('finer one'), mentions('finer two')]) };
+        }),
+      ),
+    );
+  },
+});
 
 function commonFlags(directory: string, baseUrl: string): string[] {
   return ['--generator', 'openai:writer', '--generator-base-url', baseUrl, '--generator-attempts', '2', '--cache', join(directory, 'cache.sqlite')];
 }
 
 describe('rubricate generate --input', () => {
-  it('writes one complete item per prompt that `rubricate grade` consumes once responses are added', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-'));
+  test('writes one complete item per prompt that `rubricate grade` consumes once responses are added', async ({ startFake, tempDir: directory }) => {
     const { baseUrl } = await startFake();
     const out = join(directory, 'items.jsonl');
     const generated = await cli(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--out', out, ...commonFlags(directory, baseUrl)]);
@@ -109,21 +108,19 @@ describe('rubricate generate --input', () => {
     expect(lines[0].rubric_id).toBe(items[0].rubric.id);
   });
 
-  it('reports a prompt whose answers are all malformed, writes nothing for it, and exits 3', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-'));
-    const { baseUrl } = await startFake({
+  test('reports a prompt whose answers are all malformed, writes nothing for it, and exits 3', async ({ startFake, tempDir: directory }) => {
+    const fake = await startFake({
       generate: (request) => (fencedBlocks(request, 'request')[0].includes('baking soda') ? { content: { criteria: [{ text: 'too few' }] } } : { content: answer(fixtureRubric(request)) }),
     });
     const out = join(directory, 'items.jsonl');
-    const result = await cli(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--out', out, '--quiet', ...commonFlags(directory, baseUrl)]);
+    const result = await cli(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--out', out, '--quiet', ...commonFlags(directory, fake.baseUrl)]);
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/failed: .*prompts\.jsonl:2 id p2: \[JUDGE_UNPARSEABLE\] generator answer rejected after 2 attempts: answer does not follow the schema: criteria\.0\.importance/);
     expect(readJsonLines(out).map((item) => item.id)).toEqual(['p1', 'p3']);
-    expect(fake!.requests.filter((request) => fencedBlocks(request, 'request')[0]?.includes('baking soda'))).toHaveLength(2);
+    expect(fake.requests.filter((request) => fencedBlocks(request, 'request')[0]?.includes('baking soda'))).toHaveLength(2);
   });
 
-  it('rejects invalid flag combinations and input lines with clear messages', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-'));
+  test('rejects invalid flag combinations and input lines with clear messages', async ({ startFake, tempDir: directory }) => {
     const neither = await cli(['generate', '--out', join(directory, 'x.jsonl'), '--generator', 'openai:x', '--generator-base-url', 'http://127.0.0.1:9/v1']);
     expect(neither.code).toBe(2);
     expect(neither.stderr).toContain('give --input: prompts (--format prompts) or preference pairs (--format pairs, llmbar, …)');
@@ -141,8 +138,7 @@ describe('rubricate generate --input', () => {
 });
 
 describe('rubricate generate --pairs (contrastive, preference-consistency filter)', () => {
-  it('keeps rubrics that order their pair, tests them on held-out pairs and writes the report', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-contrastive-'));
+  test('keeps rubrics that order their pair, tests them on held-out pairs and writes the report', async ({ startFake, tempDir: directory }) => {
     const { baseUrl } = await startFake();
     const out = join(directory, 'rubrics.jsonl');
     const reportFile = join(directory, 'report.json');
@@ -167,8 +163,7 @@ describe('rubricate generate --pairs (contrastive, preference-consistency filter
 });
 
 describe('rubricate refine', () => {
-  it('refines with responses from a file, filters, and reports separation per round', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-refine-'));
+  test('refines with responses from a file, filters, and reports separation per round', async ({ startFake, tempDir: directory }) => {
     const { baseUrl } = await startFake();
     const input = join(directory, 'items.jsonl');
     writeFileSync(input, JSON.stringify({ id: 'fruit', prompt: 'Name fruit.', rubric: { criteria: [{ text: 'The response mentions "apple".', points: 3 }, { text: 'The response mentions "pear".', points: 3 }] } }));
@@ -187,22 +182,21 @@ describe('rubricate refine', () => {
     expect(result.stderr).toContain('unique best response: 0 → 1 of 1');
   });
 
-  it('samples responses from the generator when no file is given', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-refine-'));
-    const { baseUrl } = await startFake();
+  test('samples responses from the generator when no file is given', async ({ startFake, tempDir: directory }) => {
+    const fake = await startFake();
+    const { baseUrl } = fake;
     const input = join(directory, 'prompts.jsonl');
     writeFileSync(input, JSON.stringify({ id: 'q', prompt: 'Say something.', rubric: { criteria: [{ text: 'The response mentions "sampled".', points: 1 }] } }));
     const out = join(directory, 'refined.jsonl');
     const result = await cli(['refine', '--input', input, '--responses', '3', '--iterations', '1', '--filter', '--out', out, '--min-criteria', '1', '--quiet', '--judge', 'openai:judge', '--judge-base-url', baseUrl, ...commonFlags(directory, baseUrl)]);
     expect(result.code).toBe(0);
-    expect(fake!.requests.filter((request) => taskOf(request) === 'respond')).toHaveLength(3);
+    expect(fake.requests.filter((request) => taskOf(request) === 'respond')).toHaveLength(3);
     expect(readJsonLines(out)[0].metadata.refinement).toMatchObject({ responses: 3, filter: true });
   });
 });
 
 describe('real CLI process', () => {
-  it('`node bin/rubricate.js generate` writes items that grade reads', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-e2e-'));
+  test('`node bin/rubricate.js generate` writes items that grade reads', async ({ startFake, tempDir: directory }) => {
     const { baseUrl } = await startFake();
     const out = join(directory, 'items.jsonl');
     const generated = await spawnCli(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--out', out, '--quiet', ...commonFlags(directory, baseUrl)]);
@@ -228,8 +222,7 @@ const realDataPresent = realSets.map((set) => haveData(set.path, 'generate --pai
 if (!realDataPresent) console.warn(`${sharedData}: preference sets not found; skipping the contrastive runs on LLMBar, PandaLM and Auto-J`);
 
 describe.skipIf(!realDataPresent)('rubricate generate --pairs on the real preference sets (scripted generator and judge)', () => {
-  it.each(realSets)('$format: reads the set, skips ties, splits per prompt and reports', async ({ format, path }) => {
-    const directory = mkdtempSync(join(tmpdir(), `rubricate-${format}-`));
+  test.for(realSets)('$format: reads the set, skips ties, splits per prompt and reports', async ({ format, path }, { startFake, tempDir: directory }) => {
     const { baseUrl } = await startFake();
     const reportFile = join(directory, 'report.json');
     const result = await cli([

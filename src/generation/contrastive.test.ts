@@ -1,66 +1,59 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import { describe, expect } from 'vitest';
 import { Grader } from '../pipeline/grader.js';
-import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../testing/fake-judge.js';
+import type { FakeJudgeAction, FakeJudgeRequest } from '../testing/fake-judge.js';
+import { test as base } from '../testing/vitest-fixtures.js';
 import { contrastGroup, formatContrastiveSummary, groupPairs, readPreferencePairs, summarizeContrastive, type PairGroup, type PreferencePair } from './contrastive.js';
-import { answer, fencedBlocks, keywordMet, mentions, taskOf } from './fixtures/fake-generator.js';
-import { createRubricGenerator } from './generator.js';
+import { answer, fencedBlocks, generatorAndJudge, mentions } from './fixtures/fake-generator.js';
+import { createRubricGenerator, type RubricGenerator } from './generator.js';
 
 const fixtures = resolve(__dirname, 'fixtures');
-let fake: FakeJudge | undefined;
-const closers: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-  await fake?.close();
-  fake = undefined;
-});
 
 /** Distinctive words of a text: the generator's "criteria" are about these. */
 function wordsOf(text: string): string[] {
   return [...new Set(text.match(/[A-Za-z]{4,}/g) ?? [])].slice(0, 3);
 }
 
+type Override = (request: FakeJudgeRequest, attempt: number) => FakeJudgeAction | undefined;
+
 /**
- * Generator: for each pair, the first `badAttempts` contrastive answers reward the rejected
- * response's words (so they order the pair wrongly), later ones reward the chosen response's.
- * Judge: keyword verdicts.
+ * `setup(badAttempts, overrides)`: a fake server, generator and judge in one. Generator: for
+ * each pair, the first `badAttempts` contrastive answers reward the rejected response's words
+ * (so they order the pair wrongly), later ones reward the chosen response's. Judge: keyword verdicts.
  */
-async function setup(badAttempts: number, overrides: (request: FakeJudgeRequest, attempt: number) => ReturnType<Parameters<typeof startFakeJudge>[0]> | undefined = () => undefined) {
-  const attemptsByPair = new Map<string, number>();
-  fake = await startFakeJudge((request) => {
-    const task = taskOf(request);
-    if (task === 'grade') return { content: binaryVerdict(keywordMet(request)) };
-    const chosen = fencedBlocks(request, 'preferred')[0];
-    const rejected = fencedBlocks(request, 'rejected')[0];
-    const attempt = attemptsByPair.get(chosen) ?? 0;
-    attemptsByPair.set(chosen, attempt + 1);
-    const override = overrides(request, attempt);
-    if (override) return override;
-    return { content: answer(wordsOf(attempt < badAttempts ? rejected : chosen).map((word) => mentions(word))) };
-  });
-  const writer = createOpenAICompatibleJudge({ model: 'writer', baseUrl: fake.baseUrl });
-  const judge = createOpenAICompatibleJudge({ model: 'judge', baseUrl: fake.baseUrl });
-  closers.push(() => writer.close(), () => judge.close());
-  const generator = createRubricGenerator({ generator: writer, minCriteria: 1, maxCriteria: 5, retryBaseDelayMs: 1, maxAttempts: 2 });
-  const grader = new Grader({ judge, scoring: 'weighted_mean', retryBaseDelayMs: 1 });
-  return { generator, grader };
-}
+const test = base.extend<{ setup: (badAttempts: number, overrides?: Override) => Promise<{ generator: RubricGenerator; grader: Grader }> }>({
+  setup: async ({ startJudge, connectJudge }, use) => {
+    await use(async (badAttempts, overrides = () => undefined) => {
+      const attemptsByPair = new Map<string, number>();
+      const fake = await startJudge(
+        generatorAndJudge((request) => {
+          const chosen = fencedBlocks(request, 'preferred')[0];
+          const rejected = fencedBlocks(request, 'rejected')[0];
+          const attempt = attemptsByPair.get(chosen) ?? 0;
+          attemptsByPair.set(chosen, attempt + 1);
+          const override = overrides(request, attempt);
+          if (override) return override;
+          return { content: answer(wordsOf(attempt < badAttempts ? rejected : chosen).map((word) => mentions(word))) };
+        }),
+      );
+      const generator = createRubricGenerator({ generator: connectJudge(fake, { model: 'writer' }), minCriteria: 1, maxCriteria: 5, retryBaseDelayMs: 1, maxAttempts: 2 });
+      const grader = new Grader({ judge: connectJudge(fake, { model: 'judge' }), scoring: 'weighted_mean', retryBaseDelayMs: 1 });
+      return { generator, grader };
+    });
+  },
+});
 
 const pair = (id: string, prompt: string, chosen: string, rejected: string): PreferencePair => ({ id, prompt: [{ role: 'user', content: prompt }], chosen, rejected, line: 1 });
 
 describe('readPreferencePairs', () => {
-  it('reads our JSONL pairs and reports bad lines with their location', async () => {
+  test('reads our JSONL pairs and reports bad lines with their location', async ({ tempDir }) => {
     const { pairs, summary } = await readPreferencePairs(join(fixtures, 'pairs.jsonl'));
     expect(pairs.map((entry) => entry.id)).toEqual(['pair-1', 'pair-2', 'pair-3', 'pair-4']);
     expect(pairs[0].prompt).toEqual([{ role: 'user', content: 'Name a primary colour and say why it is primary.' }]);
     expect(summary).toMatchObject({ records: 4, pairs: 4, ties: 0, invalid: [] });
 
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-pairs-'));
-    const file = join(directory, 'pairs.jsonl');
+    const file = join(tempDir, 'pairs.jsonl');
     writeFileSync(file, '{"prompt": "q", "chosen": "a", "rejected": "b"}\n{"prompt": "q", "chosen": "a"}\nnot json\n');
     const read = await readPreferencePairs(file);
     expect(read.pairs).toHaveLength(1);
@@ -68,9 +61,8 @@ describe('readPreferencePairs', () => {
     expect(read.summary.invalid.map((error) => [error.details.line, error.details.field ?? null])).toEqual([[2, 'rejected'], [3, null]]);
   });
 
-  it('reads a pairwise benchmark through its importer: the gold winner becomes chosen, ties are skipped', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-autoj-'));
-    const file = join(directory, 'autoj.jsonl');
+  test('reads a pairwise benchmark through its importer: the gold winner becomes chosen, ties are skipped', async ({ tempDir }) => {
+    const file = join(tempDir, 'autoj.jsonl');
     const rows = [
       { scenario: 'chat', label: 1, prompt: 'p1', 'response 1': 'first', 'response 2': 'second' },
       { scenario: 'chat', label: 2, prompt: 'p2', 'response 1': 'x', 'response 2': 'y' },
@@ -87,7 +79,7 @@ describe('readPreferencePairs', () => {
 });
 
 describe('groupPairs', () => {
-  it('per-prompt: the first pair of a prompt generates, the others are held out', async () => {
+  test('per-prompt: the first pair of a prompt generates, the others are held out', async () => {
     const { pairs } = await readPreferencePairs(join(fixtures, 'pairs.jsonl'));
     const groups = groupPairs(pairs, 'per-prompt');
     expect(groups.map((group) => [group.generation.id, group.heldOut.map((entry) => entry.id)])).toEqual([
@@ -104,7 +96,7 @@ describe('contrastGroup (rejection sampling through the real grading pipeline)',
     heldOut: [pair('h1', 'Describe a fruit.', 'Mango orchard', 'Turnip field'), pair('h2', 'Describe a fruit.', 'Cabbage Potato', 'Mango starch'), pair('h3', 'Describe a fruit.', 'plain', 'plain')],
   };
 
-  it('keeps the first rubric under which the chosen response scores strictly higher', async () => {
+  test('keeps the first rubric under which the chosen response scores strictly higher', async ({ setup }) => {
     const { generator, grader } = await setup(1);
     const outcome = await contrastGroup(group, { generator, grader, attempts: 3 });
     expect(outcome.kept).toBe(true);
@@ -121,7 +113,7 @@ describe('contrastGroup (rejection sampling through the real grading pipeline)',
     expect(outcome.judge_usage.calls + outcome.judge_usage.cache_hits).toBe(2 * 2 * 3 + 3 * 2 * 3);
   });
 
-  it('gives up after k attempts and tests nothing on held-out pairs', async () => {
+  test('gives up after k attempts and tests nothing on held-out pairs', async ({ setup }) => {
     const { generator, grader } = await setup(5);
     const outcome = await contrastGroup(group, { generator, grader, attempts: 2 });
     expect(outcome).toMatchObject({ kept: false, attempts_used: 2, held_out: [] });
@@ -129,7 +121,7 @@ describe('contrastGroup (rejection sampling through the real grading pipeline)',
     expect(outcome.attempts.map((attempt) => attempt.outcome)).toEqual(['inconsistent', 'inconsistent']);
   });
 
-  it('records an attempt whose generation failed, and carries on with the next sample', async () => {
+  test('records an attempt whose generation failed, and carries on with the next sample', async ({ setup }) => {
     const { generator, grader } = await setup(0, (_request, attempt) => (attempt < 2 ? { content: 'not a rubric' } : undefined));
     const outcome = await contrastGroup({ generation: group.generation, heldOut: [] }, { generator, grader, attempts: 3 });
     expect(outcome.attempts.map((attempt) => attempt.outcome)).toEqual(['generation_error', 'consistent']);
@@ -137,7 +129,7 @@ describe('contrastGroup (rejection sampling through the real grading pipeline)',
     expect(outcome.kept).toBe(true);
   });
 
-  it('summarises keep rate, attempts, first-attempt consistency and held-out accuracy', async () => {
+  test('summarises keep rate, attempts, first-attempt consistency and held-out accuracy', async ({ setup }) => {
     const { generator, grader } = await setup(1);
     const groups: PairGroup[] = [group, { generation: pair('solo', 'Name a vegetable.', 'Carrot crunch', 'Lemon zest'), heldOut: [] }];
     const outcomes = [];
@@ -159,7 +151,7 @@ describe('contrastGroup (rejection sampling through the real grading pipeline)',
     expect(report.evaluation.held_out).toMatchObject({ pairs: 0, accuracy: null });
     expect(report.judge).toMatchObject({ id: 'openai:judge' });
 
-    await fake!.close();
+    // A fresh server and grader: no verdict cached from the run above.
     const fresh = await setup(1);
     const kept = await contrastGroup(group, { generator: fresh.generator, grader: fresh.grader, attempts: 3 });
     const second = summarizeContrastive([kept], reportContext(fresh.generator, fresh.grader));
@@ -173,7 +165,7 @@ describe('contrastGroup (rejection sampling through the real grading pipeline)',
   });
 });
 
-function reportContext(generator: ReturnType<typeof createRubricGenerator>, grader: Grader) {
+function reportContext(generator: RubricGenerator, grader: Grader) {
   return {
     source: 'x',
     format: 'jsonl',

@@ -1,17 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import { describe, expect, it } from 'vitest';
 import { normalizeRubric } from '../rubric/normalize.js';
 import type { Rubric } from '../rubric/schema.js';
-import { startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { clusterWeights, decomposeExtremeCriteria, describeAction, dropMisalignedAndRedundant, passRates, preferenceEdges, type PairVerdicts } from './decompose-filter.js';
 import { answer, fencedBlocks, mentions, taskOf } from './fixtures/fake-generator.js';
 import { createRubricGenerator } from './generator.js';
-
-let fake: FakeJudge | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
 
 function rubricOf(criteria: Array<[id: string, text: string, points: number]>): Rubric {
   return normalizeRubric({ id: 'r', criteria: criteria.map(([id, text, points]) => ({ id, text, points })) });
@@ -99,8 +92,8 @@ describe('clusterWeights', () => {
 });
 
 describe('decomposeExtremeCriteria', () => {
-  it('asks the generator to split criteria that (almost) every response meets or fails, and replaces them in place', async () => {
-    fake = await startFakeJudge((request) => {
+  test('asks the generator to split criteria that (almost) every response meets or fails, and replaces them in place', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge((request) => {
       expect(taskOf(request)).toBe('decompose');
       const system = request.messages[0].content;
       const parent = /The criterion to refine:\n<criterion-[0-9a-f]{16}>\n\[[^\]]+\] (.*)/.exec(request.userText)![1];
@@ -112,8 +105,7 @@ describe('decomposeExtremeCriteria', () => {
       }
       expect(system).toContain('partial steps');
       return { content: answer([mentions('first step'), mentions('second step')]) };
-    });
-    const judge = createOpenAICompatibleJudge({ model: 'writer', baseUrl: fake.baseUrl });
+    }, { model: 'writer' });
     const generator = createRubricGenerator({ generator: judge, retryBaseDelayMs: 1 });
     const rubric = rubricOf([['all', 'Met by everyone.', 3], ['mid', 'Split half.', 3], ['none', 'Met by no one.', 1]]);
     const verdicts = new Map([
@@ -135,17 +127,14 @@ describe('decomposeExtremeCriteria', () => {
       ['decomposed', 'none', 2],
     ]);
     expect(fake.requests).toHaveLength(2);
-    await judge.close();
   });
 
-  it('reports a failed split and keeps the criterion', async () => {
-    fake = await startFakeJudge(() => ({ content: 'cannot' }));
-    const judge = createOpenAICompatibleJudge({ model: 'writer', baseUrl: fake.baseUrl });
+  test('reports a failed split and keeps the criterion', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge(() => ({ content: 'cannot' }), { model: 'writer' });
     const generator = createRubricGenerator({ generator: judge, retryBaseDelayMs: 1, maxAttempts: 2 });
     const rubric = rubricOf([['all', 'Met by everyone.', 3]]);
     const result = await decomposeExtremeCriteria(rubric, new Map([['all', [T, T, T, T]]]), { generator, prompt: [{ role: 'user', content: 'q' }], responses: ['a', 'b', 'c', 'd'] });
     expect(result.rubric).toBe(rubric);
     expect(result.actions).toMatchObject([{ action: 'decompose_failed', criterion_id: 'all', pass_rate: 1 }]);
-    await judge.close();
   });
 });

@@ -1,40 +1,33 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import { describe, expect } from 'vitest';
+import type { Judge } from '../judges/types.js';
 import { Grader } from '../pipeline/grader.js';
-import { binaryVerdict, startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
-import { createRubricEvolver, type ObservedRollout } from './evolver.js';
-import { answer, fencedBlocks, keywordMet, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
+import type { FakeJudge } from '../testing/fake-judge.js';
+import { test as base } from '../testing/vitest-fixtures.js';
+import { createRubricEvolver, type ObservedRollout, type RubricEvolver } from './evolver.js';
+import { answer, fencedBlocks, generatorAndJudge, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
 
-let fake: FakeJudge | undefined;
-const closers: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-  await fake?.close();
-  fake = undefined;
+/**
+ * `setup(proposals)`: a fake server as keyword judge and as a generator proposing what the
+ * script hands it next (every request kept for inspection), and an evolver using it.
+ */
+const test = base.extend<{ setup: (proposals: FakeCriterion[][], options?: { store?: string; topK?: number }) => Promise<{ fake: FakeJudge; evolver: RubricEvolver; writer: Judge }> }>({
+  setup: async ({ startJudge, connectJudge, closeAfter }, use) => {
+    await use(async (proposals, options = {}) => {
+      let next = 0;
+      const fake = await startJudge(generatorAndJudge(() => ({ content: answer(proposals[next++] ?? []) })));
+      const writer = connectJudge(fake, { model: 'writer' });
+      const evolver = closeAfter(createRubricEvolver({ generator: writer, store: options.store ?? ':memory:', topK: options.topK ?? 2 }));
+      return { fake, evolver, writer };
+    });
+  },
 });
-
-/** The generator proposes what the script hands it next; every request is kept for inspection. */
-async function setup(proposals: FakeCriterion[][], options: { store?: string; topK?: number } = {}) {
-  let next = 0;
-  fake = await startFakeJudge((request) => {
-    if (taskOf(request) === 'grade') return { content: binaryVerdict(keywordMet(request)) };
-    return { content: answer(proposals[next++] ?? []) };
-  });
-  const writer = createOpenAICompatibleJudge({ model: 'writer', baseUrl: fake.baseUrl });
-  closers.push(() => writer.close());
-  const evolver = createRubricEvolver({ generator: writer, store: options.store ?? ':memory:', topK: options.topK ?? 2 });
-  closers.push(() => evolver.close());
-  return { evolver, writer };
-}
 
 const rollout = (met: Record<string, boolean | null>): ObservedRollout => ({ criteria: Object.entries(met).map(([id, value]) => ({ id, met: value, status: value === null ? 'error' : 'ok' })) });
 
 describe('createRubricEvolver', () => {
-  it('proposes criteria from the differences between rollouts, skipping ones it already has', async () => {
-    const { evolver } = await setup([
+  test('proposes criteria from the differences between rollouts, skipping ones it already has', async ({ setup }) => {
+    const { fake, evolver } = await setup([
       [mentions('citation'), { ...mentions('padding'), importance: 'Pitfall' }],
       [mentions('Citation'), mentions('example')],
     ]);
@@ -45,7 +38,7 @@ describe('createRubricEvolver', () => {
       ['The response mentions "citation".', 1],
       ['The response mentions "padding".', -1],
     ]);
-    const request = fake!.requests[0];
+    const request = fake.requests[0];
     expect(taskOf(request)).toBe('evolve');
     expect(fencedBlocks(request, 'policy')).toEqual(['short answer', 'long answer with citation']);
     expect(fencedBlocks(request, 'reference')).toEqual(['reference answer']);
@@ -64,7 +57,7 @@ describe('createRubricEvolver', () => {
     ]);
   });
 
-  it('deactivates evolving criteria whose verdicts do not vary and keeps the top-k by variance; persistent ones stay', async () => {
+  test('deactivates evolving criteria whose verdicts do not vary and keeps the top-k by variance; persistent ones stay', async ({ setup }) => {
     const { evolver } = await setup([[mentions('a'), mentions('b'), mentions('c')], [mentions('d')]], { topK: 2 });
     const [persistent] = await evolver.setPersistent('q', 'prompt', [{ text: 'Persistent rule.', points: 3 }]);
     const { added } = await evolver.propose('q', 'prompt', ['x', 'y']);
@@ -102,24 +95,21 @@ describe('createRubricEvolver', () => {
     expect(states.find((state) => state.criterion.id === persistent.id)).toMatchObject({ active: true, origin: 'persistent', last_variance: 0 });
   });
 
-  it('keeps its state in SQLite across restarts', async () => {
-    const store = join(mkdtempSync(join(tmpdir(), 'rubricate-evolver-')), 'evolver.sqlite');
+  test('keeps its state in SQLite across restarts', async ({ setup, tempDir, closeAfter }) => {
+    const store = join(tempDir, 'evolver.sqlite');
     const first = await setup([[mentions('alpha')]], { store });
     await first.evolver.propose('q', 'prompt', ['x', 'y'], undefined, { step: 40 });
     await first.evolver.close();
-    const reopened = createRubricEvolver({ generator: first.writer, store });
-    closers.push(() => reopened.close());
+    const reopened = closeAfter(createRubricEvolver({ generator: first.writer, store }));
     expect((await reopened.activeRubric('q'))!.id).toBe('q@40');
     expect(await reopened.history('q')).toEqual([{ step: 40, event: 'added', criterion_id: (await reopened.activeRubric('q'))!.criteria[0].id, text: 'The response mentions "alpha".' }]);
     expect(await reopened.activeRubric('unknown')).toBeUndefined();
     await expect(reopened.observe('unknown', [])).rejects.toThrow(/no rubric state for prompt "unknown"/);
   });
 
-  it('grades rollouts with the active rubric through the pipeline and feeds the results back (the serve loop)', async () => {
-    const { evolver } = await setup([[mentions('sources'), mentions('hello')]]);
-    const judge = createOpenAICompatibleJudge({ model: 'judge', baseUrl: fake!.baseUrl });
-    closers.push(() => judge.close());
-    const grader = new Grader({ judge, retryBaseDelayMs: 1 });
+  test('grades rollouts with the active rubric through the pipeline and feeds the results back (the serve loop)', async ({ setup, connectJudge }) => {
+    const { fake, evolver } = await setup([[mentions('sources'), mentions('hello')]]);
+    const grader = new Grader({ judge: connectJudge(fake, { model: 'judge' }), retryBaseDelayMs: 1 });
     const rollouts = ['hello with sources', 'hello plain', 'hello again'];
     await evolver.propose('q', 'Say hello and cite.', rollouts);
     const rubric = (await evolver.activeRubric('q'))!;
@@ -130,7 +120,7 @@ describe('createRubricEvolver', () => {
     expect((await evolver.activeRubric('q'))!.criteria.map((criterion) => criterion.text)).toEqual(['The response mentions "sources".']);
   });
 
-  it('refuses to propose from fewer than two rollouts', async () => {
+  test('refuses to propose from fewer than two rollouts', async ({ setup }) => {
     const { evolver } = await setup([]);
     await expect(evolver.propose('q', 'p', ['only one'])).rejects.toThrow(/at least two rollouts/);
   });

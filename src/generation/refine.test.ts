@@ -1,38 +1,33 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import { describe, expect } from 'vitest';
 import { Grader } from '../pipeline/grader.js';
 import { normalizeRubric } from '../rubric/normalize.js';
-import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeAction, type FakeJudgeRequest } from '../testing/fake-judge.js';
-import { answer, fencedBlocks, keywordMet, mentions, taskOf, type FakeTask } from './fixtures/fake-generator.js';
-import { createRubricGenerator } from './generator.js';
+import type { FakeJudge, FakeJudgeAction, FakeJudgeRequest } from '../testing/fake-judge.js';
+import { test as base } from '../testing/vitest-fixtures.js';
+import { answer, fencedBlocks, generatorAndJudge, mentions, taskOf, type FakeTask } from './fixtures/fake-generator.js';
+import { createRubricGenerator, type RubricGenerator } from './generator.js';
 import { formatRefineSummary, refineRubric, rescore } from './refine.js';
-
-let fake: FakeJudge | undefined;
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-  await fake?.close();
-  fake = undefined;
-});
 
 type Handlers = Partial<Record<FakeTask, (request: FakeJudgeRequest) => FakeJudgeAction>>;
 
-async function setup(handlers: Handlers) {
-  fake = await startFakeJudge((request) => {
-    const task = taskOf(request);
-    if (task === 'grade') return { content: binaryVerdict(keywordMet(request)) };
-    const handler = handlers[task];
-    if (!handler) throw new Error(`unexpected ${task} request`);
-    return handler(request);
-  });
-  const writer = createOpenAICompatibleJudge({ model: 'writer', baseUrl: fake.baseUrl });
-  const judge = createOpenAICompatibleJudge({ model: 'judge', baseUrl: fake.baseUrl });
-  closers.push(() => writer.close(), () => judge.close());
-  return {
-    generator: createRubricGenerator({ generator: writer, minCriteria: 1, maxCriteria: 8, retryBaseDelayMs: 1, maxAttempts: 2 }),
-    grader: new Grader({ judge, scoring: 'weighted_mean', retryBaseDelayMs: 1 }),
-  };
-}
+/** `setup(handlers)`: one fake server as generator (answering with `handlers`) and keyword judge, and the generator and grader using it. */
+const test = base.extend<{ setup: (handlers: Handlers) => Promise<{ fake: FakeJudge; generator: RubricGenerator; grader: Grader }> }>({
+  setup: async ({ startJudge, connectJudge }, use) => {
+    await use(async (handlers) => {
+      const fake = await startJudge(
+        generatorAndJudge((request, task) => {
+          const handler = handlers[task];
+          if (!handler) throw new Error(`unexpected ${task} request`);
+          return handler(request);
+        }),
+      );
+      return {
+        fake,
+        generator: createRubricGenerator({ generator: connectJudge(fake, { model: 'writer' }), minCriteria: 1, maxCriteria: 8, retryBaseDelayMs: 1, maxAttempts: 2 }),
+        grader: new Grader({ judge: connectJudge(fake, { model: 'judge' }), scoring: 'weighted_mean', retryBaseDelayMs: 1 }),
+      };
+    });
+  },
+});
 
 const prompt = [{ role: 'user', content: 'Name some fruit.' }];
 const responses = ['apple', 'apple banana', 'apple banana cherry', 'apple banana cherry', 'apple banana cherry durian'];
@@ -47,7 +42,7 @@ function separateTopTwo(request: FakeJudgeRequest): FakeJudgeAction {
 }
 
 describe('refineRubric', () => {
-  it('separates the top two responses and reports spread, ties and gap per round', async () => {
+  test('separates the top two responses and reports spread, ties and gap per round', async ({ setup }) => {
     const { generator, grader } = await setup({ refine: separateTopTwo });
     const outcome = await refineRubric({ id: 'fruit', prompt, rubric: startRubric, responses }, { generator, grader, iterations: 1 });
     const [start, end] = outcome.iterations;
@@ -61,8 +56,8 @@ describe('refineRubric', () => {
     expect(outcome.rubric.id).toBe('fruit');
   });
 
-  it('adds the criterion that tells the best responses apart', async () => {
-    const { generator, grader } = await setup({ refine: separateTopTwo });
+  test('adds the criterion that tells the best responses apart', async ({ setup }) => {
+    const { fake, generator, grader } = await setup({ refine: separateTopTwo });
     const distinct = ['apple', 'apple banana', 'apple banana cherry', 'apple banana cherry durian'];
     const outcome = await refineRubric({ id: 'fruit', prompt, rubric: startRubric, responses: distinct }, { generator, grader, iterations: 2 });
     expect(outcome.iterations.map((report) => report.separation.top_ties)).toEqual([2, 1, 1]);
@@ -71,14 +66,14 @@ describe('refineRubric', () => {
     expect(outcome.rubric.criteria.map((criterion) => criterion.text)).toContain('The response mentions "durian".');
     expect(outcome.rubric.metadata?.generation).toMatchObject({ method: 'refine', prompt_version: 'refine/v2', iteration: 2 });
     // The refinement prompt showed how the two responses fared on every criterion.
-    const refineRequest = fake!.requests.find((request) => taskOf(request) === 'refine')!;
+    const refineRequest = fake.requests.find((request) => taskOf(request) === 'refine')!;
     expect(refineRequest.userText).toContain('- [Important, principle] The response mentions "cherry".\n  response 1: met; response 2: met');
     const summary = formatRefineSummary(outcome);
     expect(summary.split('\n')).toHaveLength(4);
     expect(summary).toContain('round 1');
   });
 
-  it('keeps the ids of criteria the generator copies unchanged', async () => {
+  test('keeps the ids of criteria the generator copies unchanged', async ({ setup }) => {
     const { generator, grader } = await setup({ refine: separateTopTwo });
     const named = normalizeRubric({ id: 'fruit', criteria: [{ id: 'A', text: 'The response mentions "apple".' }, { id: 'B', text: 'The response mentions "banana".' }] });
     const outcome = await refineRubric({ id: 'fruit', prompt, rubric: named, responses: ['apple banana', 'apple banana kiwi'] }, { generator, grader, iterations: 1 });
@@ -86,14 +81,14 @@ describe('refineRubric', () => {
     expect(outcome.iterations[1].changes).toEqual({ added: 1, removed: 0, kept: 2 });
   });
 
-  it('generates the starting rubric when the input has none', async () => {
+  test('generates the starting rubric when the input has none', async ({ setup }) => {
     const { generator, grader } = await setup({ generate: () => ({ content: answer([mentions('apple'), mentions('banana')]) }), refine: separateTopTwo });
     const outcome = await refineRubric({ id: 'fruit', prompt, responses: ['apple', 'banana cherry'] }, { generator, grader, iterations: 1 });
     expect(outcome.generated_initial).toBe(true);
     expect(outcome.iterations[0].criteria).toBe(2);
   });
 
-  it('stops, keeping the last graded rubric, when the generator cannot refine', async () => {
+  test('stops, keeping the last graded rubric, when the generator cannot refine', async ({ setup }) => {
     const { generator, grader } = await setup({ refine: () => ({ content: '[]' }) });
     const outcome = await refineRubric({ id: 'fruit', prompt, rubric: startRubric, responses: ['apple', 'banana'] }, { generator, grader, iterations: 3 });
     expect(outcome.iterations).toHaveLength(1);
@@ -101,7 +96,7 @@ describe('refineRubric', () => {
     expect(outcome.rubric).toEqual(startRubric);
   });
 
-  it('with the filter: splits criteria every response meets, drops misaligned ones, weights correlated clusters at the end', async () => {
+  test('with the filter: splits criteria every response meets, drops misaligned ones, weights correlated clusters at the end', async ({ setup }) => {
     const { generator, grader } = await setup({
       decompose: () => ({ content: answer([mentions('crisp'), mentions('juicy')]) }),
       refine: (request) => {
@@ -150,7 +145,7 @@ describe('refineRubric', () => {
 });
 
 describe('rescore', () => {
-  it('re-scores graded records under fewer criteria and new points without judge calls', async () => {
+  test('re-scores graded records under fewer criteria and new points without judge calls', async ({ setup }) => {
     const { grader } = await setup({});
     const record = await grader.gradeItem({ id: 'x', prompt, response: 'apple', rubric: startRubric });
     const smaller = normalizeRubric({ id: 'fruit', criteria: [{ id: startRubric.criteria[0].id, text: 'The response mentions "apple".', points: 1 }, { id: startRubric.criteria[1].id, text: 'The response mentions "banana".', points: 3 }] });

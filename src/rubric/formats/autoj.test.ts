@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { autojImporter } from './autoj.js';
 import type { PairwiseImportRecord } from '../records.js';
 import { dataPath, haveData } from '../../testing/data.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {
   const records: PairwiseImportRecord[] = [];
@@ -13,12 +13,10 @@ async function collect(source: string): Promise<PairwiseImportRecord[]> {
   return records;
 }
 
-let directory: string;
 let file: string;
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-autoj-'));
-  file = path.join(directory, 'autoj_pairwise.jsonl');
+test.beforeAll(async ({ fileTempDir }) => {
+  file = path.join(fileTempDir, 'autoj_pairwise.jsonl');
   const rows = [
     { scenario: 'chitchat', label: 0, prompt: 'Hi!', 'response 1': 'Hello!', 'response 2': '...' },
     { scenario: 'planning', label: 1, prompt: 'Plan a day.', 'response 1': 'No.', 'response 2': 'Morning: walk.' },
@@ -28,10 +26,6 @@ beforeAll(async () => {
   ];
   // A blank line and a broken line, as hand-edited files have.
   await writeFile(file, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n\n{"scenario": \n`);
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('autojImporter (fixture)', () => {
