@@ -3,43 +3,17 @@
  * the fleet (a replica waits for another's answer), a shared cache, and a clear 503 while
  * the store is away. Real processes, a real redis-server, a loopback judge.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import path from 'node:path';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, vi } from 'vitest';
-import { binaryVerdict, startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
+import { describe, expect, vi } from 'vitest';
 import { redisTest } from '../testing/redis-fixture.js';
-import { safeParseJson } from '../util/json.js';
-import { answer, keywordMet, mentions, taskOf, type FakeCriterion } from '../generation/fixtures/fake-generator.js';
-import { criterionMet, fruitRubric, fruitScore } from './test-support.js';
+import type { RubricateFixtures } from '../testing/vitest-fixtures.js';
+import { answer, generatorAndJudge, mentions, type FakeCriterion } from '../generation/fixtures/fake-generator.js';
+import { fruitRubric, fruitScore, ruleScript } from './test-support.js';
 
-const projectRoot = path.resolve(import.meta.dirname, '../..');
-const children: ChildProcessWithoutNullStreams[] = [];
-let fake: FakeJudge | undefined;
-
-afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-  await fake?.close();
-  fake = undefined;
-});
-
-async function startReplica(args: string[]): Promise<string> {
-  const environment = { ...process.env };
-  delete environment.NODE_OPTIONS;
-  const child = spawn(process.execPath, ['bin/rubricate.js', 'serve', '--port', '0', '--log-level', 'warn', ...args], { cwd: projectRoot, env: environment });
-  children.push(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      const line = buffered.split('\n')[0];
-      const parsed = buffered.includes('\n') ? safeParseJson(line) : undefined;
-      if (parsed?.ok) resolve(String((parsed.value as { url: string }).url));
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
-  });
+/** Two replicas started with the same flags, each at the address it printed. */
+async function startReplicas(startServe: RubricateFixtures['startServe'], args: string[]): Promise<[string, string]> {
+  const [first, second] = await Promise.all([startServe(['--log-level', 'warn', ...args]), startServe(['--log-level', 'warn', ...args])]);
+  return [first.url, second.url];
 }
 
 /** The parts of the /v1/rubrics answers these tests read. */
@@ -52,20 +26,20 @@ interface EvolverAnswer {
 const post = (url: string, body: unknown) => fetch(`${url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 describe('serve replicas sharing Redis', () => {
-  redisTest('an identical request on a second replica waits for the first one\'s call; the cache is shared; a lost store answers 503 and recovers', async ({ redis }) => {
+  redisTest('an identical request on a second replica waits for the first one\'s call; the cache is shared; a lost store answers 503 and recovers', async ({ redis, startJudge, startServe }) => {
     let release: (() => void) | undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
-    fake = await startFakeJudge(async (request) => {
+    const fake = await startJudge(async (request) => {
       // The first call is held until the second replica has received the same request.
       if (request.index === 0) await held;
-      return { content: binaryVerdict(criterionMet(request.criteria[0]?.text ?? '', request.response ?? '')) };
+      return ruleScript(request);
     });
     const args = ['--judge', 'openai:fake', '--judge-base-url', fake.baseUrl, '--store', redis.url];
-    const [first, second] = await Promise.all([startReplica(args), startReplica(args)]);
+    const [first, second] = await startReplicas(startServe, args);
     const item = { prompt: 'Name some fruit.', response: 'apples', rubric: { criteria: [fruitRubric.criteria[0]] } };
 
     const onFirst = post(first, item);
-    await vi.waitFor(() => expect(fake!.requests).toHaveLength(1), { timeout: 20_000, interval: 10 });
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1), { timeout: 20_000, interval: 10 });
     const onSecond = post(second, item);
     // The second replica found the call claimed and polls for its reply (observed in Redis' command counts). Let the judge answer.
     const observer = new Redis(redis.url);
@@ -99,15 +73,12 @@ describe('serve replicas sharing Redis', () => {
     expect((await (await post(first, { ...item, response: 'pears' })).json()).reward).toBe(0);
   }, 90_000);
 
-  redisTest('evolving rubrics are shared: a step on one replica is seen by the other, and steps taken on both at once lose nothing', async ({ redis }) => {
+  redisTest('evolving rubrics are shared: a step on one replica is seen by the other, and steps taken on both at once lose nothing', async ({ redis, startJudge, startServe }) => {
     const proposals: FakeCriterion[][] = [[mentions('sources'), mentions('hello')], [mentions('citation')], [mentions('example')]];
     let next = 0;
-    fake = await startFakeJudge((request) => {
-      if (taskOf(request) === 'grade') return { content: binaryVerdict(keywordMet(request)) };
-      return { content: answer(proposals[next++] ?? []) };
-    });
+    const fake = await startJudge(generatorAndJudge(() => ({ content: answer(proposals[next++] ?? []) })));
     const args = ['--judge', 'openai:fake', '--judge-base-url', fake.baseUrl, '--store', redis.url, '--evolve-store', redis.url, '--generator', 'openai:writer', '--generator-base-url', fake.baseUrl];
-    const [first, second] = await Promise.all([startReplica(args), startReplica(args)]);
+    const [first, second] = await startReplicas(startServe, args);
     const call = async (url: string, method: string, route: string, body?: unknown) => {
       const response = await fetch(`${url}${route}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
       return { status: response.status, body: (await response.json()) as EvolverAnswer };

@@ -2,77 +2,23 @@
  * `rubricate serve` as a process: address line on stdout, grading through a pool of judge
  * endpoints, and a SIGTERM that drains the request in flight before exiting 0.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { binaryVerdict, startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
-import { safeParseJson } from '../util/json.js';
-import { criterionMet, fruitRubric } from './test-support.js';
-
-const projectRoot = path.resolve(import.meta.dirname, '../..');
-const children: ChildProcessWithoutNullStreams[] = [];
-const fakes: FakeJudge[] = [];
-
-afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-  for (const fake of fakes.splice(0)) await fake.close();
-});
-
-interface ServeProcess {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  lines: Array<Record<string, unknown>>;
-  exited: Promise<number | null>;
-}
-
-async function startServe(args: string[]): Promise<ServeProcess> {
-  const environment = { ...process.env };
-  // Loader flags of the test runner must not leak into the child.
-  delete environment.NODE_OPTIONS;
-  const child = spawn(process.execPath, ['bin/rubricate.js', 'serve', '--port', '0', '--no-cache', '--log-level', 'warn', ...args], { cwd: projectRoot, env: environment });
-  children.push(child);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr = (stderr + chunk).slice(-4000);
-  });
-  const lines: Array<Record<string, unknown>> = [];
-  const first = await new Promise<Record<string, unknown>>((resolve, reject) => {
-    let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 20_000);
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
-        const parsed = safeParseJson(buffered.slice(0, newline));
-        buffered = buffered.slice(newline + 1);
-        if (parsed.ok) {
-          lines.push(parsed.value as Record<string, unknown>);
-          if (lines.length === 1) {
-            clearTimeout(timer);
-            resolve(lines[0]);
-          }
-        }
-      }
-    });
-    exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
-  });
-  expect(first).toMatchObject({ event: 'listening', host: '127.0.0.1' });
-  return { child, url: String(first.url), lines, exited };
-}
-
-const verdicts = (delayMs = 0) => (request: { criteria: Array<{ text: string }>; response?: string }) => ({
-  content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')),
-  delayMs,
-});
+import { describe, expect, vi } from 'vitest';
+import { test } from '../testing/vitest-fixtures.js';
+import { fruitRubric, ruleScript } from './test-support.js';
 
 describe('rubricate serve', () => {
-  it('prints its address, grades through a pool of judge endpoints (one down), and exits 0 after draining on SIGTERM', async () => {
-    const live = await startFakeJudge(verdicts(300));
-    const dead = await startFakeJudge(() => ({ content: 'unused' }));
-    const deadUrl = dead.baseUrl;
+  test('prints its address, grades through a pool of judge endpoints (one down), and exits 0 after draining on SIGTERM', async ({ startJudge, startServe }) => {
+    // Calls about the response sent just before SIGTERM are held until the server says it is draining.
+    let releaseInFlight!: () => void;
+    const inFlightHeld = new Promise<void>((resolve) => (releaseInFlight = resolve));
+    const live = await startJudge(async (request) => {
+      if (request.response === 'rotten apples') await inFlightHeld;
+      return ruleScript(request);
+    });
+    const dead = await startJudge(() => ({ content: 'unused' }));
     await dead.close();
-    fakes.push(live);
-    const serve = await startServe(['--judge', 'openai:fake', '--judge-base-url', deadUrl, '--judge-base-url', live.baseUrl, '--token', 'tok']);
+    const serve = await startServe(['--no-cache', '--log-level', 'info', '--judge', 'openai:fake', '--judge-base-url', dead.baseUrl, '--judge-base-url', live.baseUrl, '--token', 'tok']);
+    expect(serve.lines[0]).toMatchObject({ event: 'listening', host: '127.0.0.1' });
     expect(serve.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const headers = { 'content-type': 'application/json', authorization: 'Bearer tok' };
 
@@ -92,8 +38,10 @@ describe('rubricate serve', () => {
 
     // A request in flight when SIGTERM arrives is still answered.
     const inFlight = fetch(`${serve.url}/v1/score`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'q', response: 'rotten apples', rubric: fruitRubric }) });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await vi.waitFor(() => expect(live.requests.some((request) => request.response === 'rotten apples')).toBe(true), { timeout: 20_000 });
     serve.child.kill('SIGTERM');
+    await vi.waitFor(() => expect(serve.stderr()).toContain('"msg":"draining"'), { timeout: 20_000 });
+    releaseInFlight();
     const answer = await inFlight;
     expect(answer.status).toBe(200);
     expect((await answer.json()).reward).toBe(0.25);
