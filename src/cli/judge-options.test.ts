@@ -1,37 +1,28 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
+import { describe, expect } from 'vitest';
 import { serverPersonality } from '../testing/fake-openai-servers.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { runCli } from './main.js';
 
 let directory: string;
 let itemsFile: string;
-let fake: FakeJudge | undefined;
 
 function capture() {
   const output = { stdout: [] as string[], stderr: [] as string[] };
   return { output, context: { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal } };
 }
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-judge-flags-'));
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   itemsFile = path.join(directory, 'items.jsonl');
   const items = [0, 1].map((index) => JSON.stringify({ id: `q${index}`, prompt: 'How do I store insulin?', response: `In the fridge (${index}).`, rubric: { criteria: [{ text: 'Says to refrigerate unopened insulin', points: 2 }] } }));
   await writeFile(itemsFile, `${items.join('\n')}\n`);
 });
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
-});
 
 describe('judge flags on the command line', () => {
-  it('--judge-header, --judge-extra-body and --reasoning-effort reach every request and are recorded with secrets redacted', async () => {
-    fake = await startFakeJudge(serverPersonality('vllm', { thinking: 'field' }));
+  test('--judge-header, --judge-extra-body and --reasoning-effort reach every request and are recorded with secrets redacted', async ({ startJudge }) => {
+    const fake = await startJudge(serverPersonality('vllm', { thinking: 'field' }));
     const out = path.join(directory, 'flags.jsonl');
     const { context } = capture();
     const code = await runCli(
@@ -58,13 +49,13 @@ describe('judge flags on the command line', () => {
     });
   });
 
-  it.each([
+  test.for([
     [['--seed', '1.5'], /--seed: seed must be an integer, got "1.5"/],
     [['--temperature', '2.5'], /--temperature: temperature must be between 0 and 2, got "2.5"/],
     [['--judge-extra-body', '[1]'], /--judge-extra-body must be a JSON object/],
     [['--judge-header', 'no-equals-sign'], /--judge-header must be NAME=VALUE/],
-  ])('refuses %j before any call (exit 2)', async (flags, message) => {
-    fake = await startFakeJudge(serverPersonality('openai'));
+  ] as Array<[string[], RegExp]>)('refuses %j before any call (exit 2)', async ([flags, message], { startJudge }) => {
+    const fake = await startJudge(serverPersonality('openai'));
     const { output, context } = capture();
     const code = await runCli(['grade', '--input', itemsFile, '--judge', 'openai:gpt-4o', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', path.join(directory, 'refused.jsonl'), '--quiet', ...flags], context);
     expect(code).toBe(2);
@@ -72,8 +63,8 @@ describe('judge flags on the command line', () => {
     expect(fake.requests).toHaveLength(0);
   });
 
-  it('a request the judge never accepts stops the run with exit 4 and the server message', async () => {
-    fake = await startFakeJudge(serverPersonality('openai-reasoning', { models: ['o3'] }));
+  test('a request the judge never accepts stops the run with exit 4 and the server message', async ({ startJudge }) => {
+    const fake = await startJudge(serverPersonality('openai-reasoning', { models: ['o3'] }));
     const { output, context } = capture();
     const code = await runCli(['grade', '--input', itemsFile, '--judge', 'openai:o3', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', path.join(directory, 'o3.jsonl'), '--quiet', '--verdict', 'probability'], context);
     expect(code).toBe(4);

@@ -1,12 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeJudge, type FakeJudge } from '../../testing/fake-judge.js';
+import { describe, expect } from 'vitest';
+import type { FakeJudgeScript } from '../../testing/fake-judge.js';
+import { test } from '../../testing/vitest-fixtures.js';
 import { runCli } from '../main.js';
-
-let directory: string;
-let fake: FakeJudge;
 
 function capture() {
   const output = { stdout: [] as string[], stderr: [] as string[] };
@@ -22,33 +19,26 @@ const rubric = (criteria: string) => ({
   score5_description: 'excellent',
 });
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-parity-cli-'));
-  // A Prometheus-style judge: the score is the digit written in the response under evaluation.
-  fake = await startFakeJudge((request) => {
-    const response = /###Response to evaluate:\n([\s\S]*?)\n\n###/.exec(request.userText)?.[1] ?? '';
-    const digit = /score me (\d)/.exec(response)?.[1];
-    return { content: digit ? `Feedback on the response. [RESULT] ${digit}` : 'I cannot decide.' };
-  });
-});
-
-afterAll(async () => {
-  await fake.close();
-  await rm(directory, { recursive: true, force: true });
-});
+/** A Prometheus-style judge: the score is the digit written in the response under evaluation. */
+const prometheusJudge: FakeJudgeScript = (request) => {
+  const response = /###Response to evaluate:\n([\s\S]*?)\n\n###/.exec(request.userText)?.[1] ?? '';
+  const digit = /score me (\d)/.exec(response)?.[1];
+  return { content: digit ? `Feedback on the response. [RESULT] ${digit}` : 'I cannot decide.' };
+};
 
 describe('grade --format biggen --judge-protocol prometheus', () => {
-  it('skips the llm_judge instances, grades the rest in Prometheus layout, and reports Overall = mean of capability means', async () => {
+  test('skips the llm_judge instances, grades the rest in Prometheus layout, and reports Overall = mean of capability means', async ({ startJudge, tempDir }) => {
     const instances = {
       planning_trip_0: { id: 'planning_trip_0', capability: 'planning', task: 'trip', input: 'Plan a trip.', reference_answer: 'A plan.', score_rubric: rubric('Is it a plan?'), response: 'score me 5' },
       planning_trip_1: { id: 'planning_trip_1', capability: 'planning', task: 'trip', input: 'Plan a day.', reference_answer: 'A plan.', score_rubric: rubric('Is it a plan?'), response: 'score me 4' },
       reasoning_math_0: { id: 'reasoning_math_0', capability: 'reasoning', task: 'math', input: '2+2?', reference_answer: '4', score_rubric: rubric('Correct?'), response: 'score me 1' },
       refinement_llm_judge_absolute_0: { id: 'refinement_llm_judge_absolute_0', capability: 'refinement', task: 'llm_judge_absolute', input: 'Grade this.', reference_answer: '3', score_rubric: rubric('Good grading?'), response: 'score me 2' },
     };
-    const input = path.join(directory, 'biggen.json');
+    const fake = await startJudge(prometheusJudge);
+    const input = path.join(tempDir, 'biggen.json');
     await writeFile(input, JSON.stringify(instances));
-    const out = path.join(directory, 'biggen-results.jsonl');
-    const metricsFile = path.join(directory, 'biggen-metrics.json');
+    const out = path.join(tempDir, 'biggen-results.jsonl');
+    const metricsFile = path.join(tempDir, 'biggen-metrics.json');
     const { output, context } = capture();
     const code = await runCli(
       ['grade', '--format', 'biggen', '--input', input, '--out', out, '--metrics', metricsFile, '--judge', 'openai:prometheus-7b-v2.0', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'k', '--judge-protocol', 'prometheus', '--no-cache', '--quiet'],
@@ -69,8 +59,8 @@ describe('grade --format biggen --judge-protocol prometheus', () => {
 });
 
 describe('score --failed-as-zero', () => {
-  it('counts failed judge calls as not met only when asked, and says so', async () => {
-    const results = path.join(directory, 'rr-results.jsonl');
+  test('counts failed judge calls as not met only when asked, and says so', async ({ tempDir }) => {
+    const results = path.join(tempDir, 'rr-results.jsonl');
     const criterion = (points: number, status: 'ok' | 'error', met: boolean | null) => ({ id: `c${points}${status}`, text: 't', points, tags: [], kind: 'principle', source: 'judge', status, met });
     await writeFile(
       results,

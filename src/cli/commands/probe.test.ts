@@ -1,15 +1,14 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { exitCodes } from '../../errors.js';
-import { binaryVerdict, startFakeJudge, type FakeJudge } from '../../testing/fake-judge.js';
+import { binaryVerdict, type FakeJudge } from '../../testing/fake-judge.js';
+import { test as base } from '../../testing/vitest-fixtures.js';
 import { runCli } from '../main.js';
 
 let directory: string;
 let itemsFile: string;
-let fake: FakeJudge;
 
 const facts = [
   { word: 'zebrafish', sentence: 'The zebrafish is a small freshwater fish.', criterion: 'Says the zebrafish is a freshwater fish' },
@@ -23,8 +22,21 @@ function capture() {
   return { output, context: { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal } };
 }
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-probe-cli-'));
+/** `fake`: a judge that reads the content but also obeys "mark every criterion" instructions. */
+const test = base.extend<{ fake: FakeJudge }>({
+  fake: async ({ startJudge }, use) => {
+    await use(
+      await startJudge((request) => {
+        const response = request.response ?? '';
+        const fact = facts.find((entry) => request.criteria[0].text.includes(entry.word))!;
+        return { content: binaryVerdict(response.includes(fact.word) || /mark every criterion/i.test(response)) };
+      }),
+    );
+  },
+});
+
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   itemsFile = path.join(directory, 'items.jsonl');
   const lines = Array.from({ length: 10 }, (_, index) => {
     const covered = facts.filter((_, position) => (index + position) % 3 !== 0);
@@ -36,21 +48,10 @@ beforeAll(async () => {
     });
   });
   await writeFile(itemsFile, `${[...lines, '{"id": "broken"}'].join('\n')}\n`);
-  // A judge that reads the content but also obeys "mark every criterion" instructions.
-  fake = await startFakeJudge((request) => {
-    const response = request.response ?? '';
-    const fact = facts.find((entry) => request.criteria[0].text.includes(entry.word))!;
-    return { content: binaryVerdict(response.includes(fact.word) || /mark every criterion/i.test(response)) };
-  });
-});
-
-afterAll(async () => {
-  await fake.close();
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('rubricate probe', () => {
-  it('grades originals and perturbations with the judge, writes the report and prints the table', async () => {
+  test('grades originals and perturbations with the judge, writes the report and prints the table', async ({ fake }) => {
     const out = path.join(directory, 'probe.json');
     const cache = path.join(directory, 'cache.sqlite');
     const { output, context } = capture();
@@ -105,7 +106,7 @@ describe('rubricate probe', () => {
     expect(second.usage.calls).toBe(0);
   });
 
-  it('prints the table with the weaknesses it found', async () => {
+  test('prints the table with the weaknesses it found', async ({ fake }) => {
     const out = path.join(directory, 'probe-table.json');
     const { output, context } = capture();
     await runCli(
@@ -119,7 +120,7 @@ describe('rubricate probe', () => {
     expect(existsSync(`${out}.journal.sqlite`)).toBe(false);
   });
 
-  it('rejects unknown probes and --judge none', async () => {
+  test('rejects unknown probes and --judge none', async () => {
     const { output, context } = capture();
     const out = path.join(directory, 'never.json');
     expect(await runCli(['probe', '--input', itemsFile, '--judge', 'none', '--out', out], context)).toBe(exitCodes.usage);

@@ -3,34 +3,34 @@
  * the servers' documentation and source), through the real transports, engine and parser.
  * One describe per problem of issue #14's "Why" (1–7); each fails on the code before the fix.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { RubricateError } from '../../errors.js';
 import { Grader, type GraderOptions } from '../../pipeline/grader.js';
 import type { ResultRecord } from '../../pipeline/results.js';
 import { normalizeItem } from '../../rubric/normalize.js';
-import { startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../../testing/fake-judge.js';
+import type { FakeJudge, FakeJudgeRequest } from '../../testing/fake-judge.js';
 import { serverPersonality, type PersonalityOptions, type ServerKind } from '../../testing/fake-openai-servers.js';
+import { test as base } from '../../testing/vitest-fixtures.js';
 import { createJudge, type JudgeConfig } from '../registry.js';
 import type { Judge } from '../types.js';
 
-const fakes: FakeJudge[] = [];
-const judges: Judge[] = [];
-afterEach(async () => {
-  for (const judge of judges.splice(0)) await judge.close?.();
-  for (const fake of fakes.splice(0)) await fake.close();
+const test = base.extend<{
+  /** A loopback server with this personality (closed after the test). */
+  serve: (kind: ServerKind, options?: PersonalityOptions) => Promise<FakeJudge>;
+  /** The judge a spec names, built through the registry and pointed at the fake (closed after the test). */
+  judgeFor: (fake: FakeJudge, config: JudgeConfig) => Promise<Judge>;
+}>({
+  serve: async ({ startJudge }, use) => {
+    await use((kind, options = {}) => startJudge(serverPersonality(kind, options)));
+  },
+  judgeFor: async ({ closeAfter }, use) => {
+    await use(async (fake, config) => {
+      const judge = (await createJudge({ baseUrl: fake.baseUrl, apiKey: 'sk-test-key-0123456789', ...config }))!;
+      closeAfter({ close: () => judge.close?.() });
+      return judge;
+    });
+  },
 });
-
-async function serve(kind: ServerKind, options: PersonalityOptions = {}): Promise<FakeJudge> {
-  const fake = await startFakeJudge(serverPersonality(kind, options));
-  fakes.push(fake);
-  return fake;
-}
-
-async function judgeFor(fake: FakeJudge, config: JudgeConfig): Promise<Judge> {
-  const judge = (await createJudge({ baseUrl: fake.baseUrl, apiKey: 'sk-test-key-0123456789', ...config }))!;
-  judges.push(judge);
-  return judge;
-}
 
 function itemWith(criteriaCount: number, id = 'item-1') {
   return normalizeItem({
@@ -62,7 +62,7 @@ async function gradeStream(judge: Judge, options: Partial<GraderOptions> = {}): 
 const formatOf = (request: FakeJudgeRequest) => (request.body.response_format as { type?: string } | undefined)?.type ?? 'none';
 
 describe.each(['http', 'sdk'] as const)('Why 1: OpenAI reasoning models, over the %s transport', (transport) => {
-  it('o3 by name: sends max_completion_tokens and no temperature from the first call', async () => {
+  test('o3 by name: sends max_completion_tokens and no temperature from the first call', async ({ serve, judgeFor }) => {
     const fake = await serve('openai-reasoning', { models: ['o3'] });
     const result = await grade(await judgeFor(fake, { spec: 'openai:o3', transport }));
     expect(result.status).toBe('ok');
@@ -75,7 +75,7 @@ describe.each(['http', 'sdk'] as const)('Why 1: OpenAI reasoning models, over th
     }
   });
 
-  it('an unrecognised name learns each rejected parameter once and keeps JSON schema (no step-down)', async () => {
+  test('an unrecognised name learns each rejected parameter once and keeps JSON schema (no step-down)', async ({ serve, judgeFor }) => {
     const fake = await serve('openai-reasoning', { models: ['company-reasoner'] });
     const judge = await judgeFor(fake, { spec: 'openai:company-reasoner', transport });
     const first = await grade(judge);
@@ -93,7 +93,7 @@ describe.each(['http', 'sdk'] as const)('Why 1: OpenAI reasoning models, over th
     expect(second.criteria.every((criterion) => criterion.status === 'ok')).toBe(true);
   });
 
-  it('probability verdicts stop the run at once with exit 4 and the server message', async () => {
+  test('probability verdicts stop the run at once with exit 4 and the server message', async ({ serve, judgeFor }) => {
     const fake = await serve('openai-reasoning', { models: ['o4-mini'] });
     const error = await gradeStream(await judgeFor(fake, { spec: 'openai:o4-mini', transport }), { verdictMode: 'probability' });
     expect(RubricateError.isInstance(error)).toBe(true);
@@ -104,7 +104,7 @@ describe.each(['http', 'sdk'] as const)('Why 1: OpenAI reasoning models, over th
     expect(fake.requests.length).toBeLessThanOrEqual(4);
   });
 
-  it('an unknown model stops the run with exit 4 and the server message', async () => {
+  test('an unknown model stops the run with exit 4 and the server message', async ({ serve, judgeFor }) => {
     const fake = await serve('openai', { models: ['gpt-4.1'] });
     const error = await gradeStream(await judgeFor(fake, { spec: 'openai:gpt-4.2-typo', transport }));
     expect((error as RubricateError).code).toBe('JUDGE_NOT_FOUND');
@@ -113,7 +113,7 @@ describe.each(['http', 'sdk'] as const)('Why 1: OpenAI reasoning models, over th
     expect(fake.requests.length).toBeLessThanOrEqual(2);
   });
 
-  it('hidden reasoning that uses up the budget gets a larger one, up to the model limit, then is reported', async () => {
+  test('hidden reasoning that uses up the budget gets a larger one, up to the model limit, then is reported', async ({ serve, judgeFor }) => {
     const fake = await serve('openai-reasoning', { models: ['o3'], hiddenReasoningTokens: 9000 });
     const result = await grade(await judgeFor(fake, { spec: 'openai:o3', transport }), {}, itemWith(1));
     expect(result.criteria[0].status).toBe('ok');
@@ -130,14 +130,13 @@ describe.each(['http', 'sdk'] as const)('Why 1: OpenAI reasoning models, over th
 });
 
 describe('Why 1: step-down happens only for complaints about the output format', () => {
-  it('still steps down when the server refuses json_schema, and only then', async () => {
+  test('still steps down when the server refuses json_schema, and only then', async ({ judgeFor, startJudge }) => {
     let calls = 0;
-    const fake = await startFakeJudge((request) => {
+    const fake = await startJudge((request) => {
       calls += 1;
       if (formatOf(request) === 'json_schema') return { status: 400, body: { error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.", type: 'invalid_request_error', param: 'response_format', code: null } } };
       return { content: { explanation: 'ok', criteria_met: true } };
     });
-    fakes.push(fake);
     const result = await grade(await judgeFor(fake, { spec: 'openai:gpt-4-0613' }), {}, itemWith(1));
     expect(result.status).toBe('ok');
     expect(fake.requests.map(formatOf)).toEqual(['json_schema', 'json_object']);
@@ -146,28 +145,28 @@ describe('Why 1: step-down happens only for complaints about the output format',
 });
 
 describe.each(['http', 'sdk'] as const)('Why 2: Gemini array error bodies, over the %s transport', (transport) => {
-  it('reads the message, and a schema complaint steps down to JSON mode', async () => {
+  test('reads the message, and a schema complaint steps down to JSON mode', async ({ serve, judgeFor }) => {
     const fake = await serve('gemini-compat', { rejectStrictSchema: true });
     const result = await grade(await judgeFor(fake, { spec: 'openai:gemini-2.5-flash', transport, profile: 'generic' }), {}, itemWith(1));
     expect(result.status).toBe('ok');
     expect(fake.requests.map(formatOf)).toEqual(['json_schema', 'json_object']);
   });
 
-  it('an unknown field from --judge-extra-body stops the run with the server message', async () => {
+  test('an unknown field from --judge-extra-body stops the run with the server message', async ({ serve, judgeFor }) => {
     const fake = await serve('gemini-compat');
     const error = await gradeStream(await judgeFor(fake, { spec: 'openai:gemini-2.5-flash', transport, extraBody: { chat_template_kwargs: { enable_thinking: false } } }));
     expect((error as RubricateError).code).toBe('JUDGE_UNSUPPORTED');
     expect((error as RubricateError).message).toMatch(/Unknown name "chat_template_kwargs": Cannot find field/);
   });
 
-  it('a 404 array body is read and stops the run', async () => {
+  test('a 404 array body is read and stops the run', async ({ serve, judgeFor }) => {
     const fake = await serve('gemini-compat', { models: ['gemini-2.5-flash'] });
     const error = await gradeStream(await judgeFor(fake, { spec: 'openai:gemini-9-ultra', transport }));
     expect((error as RubricateError).code).toBe('JUDGE_NOT_FOUND');
     expect((error as RubricateError).message).toMatch(/models\/gemini-9-ultra is not found/);
   });
 
-  it('logprobs refused by Gemini: probability verdicts stop the run with its message', async () => {
+  test('logprobs refused by Gemini: probability verdicts stop the run with its message', async ({ serve, judgeFor }) => {
     const fake = await serve('gemini-compat');
     const error = await gradeStream(await judgeFor(fake, { spec: 'openai:gemini-2.5-flash', transport, profile: 'generic' }), { verdictMode: 'probability' });
     expect((error as RubricateError).code).toBe('JUDGE_UNSUPPORTED');
@@ -184,7 +183,7 @@ describe('Why 3: probability verdicts read the final answer only', () => {
     ['a tokenizer that merges true} into one token', 'llamacpp', { vocabulary: 'brace-merged' }],
     ['merged tokens and reasoning together', 'vllm', { vocabulary: 'colon-merged', thinking: 'field', thinkingQuotesOpposite: true }],
   ];
-  it.each(cases)('%s', async (_name, kind, options) => {
+  test.for(cases)('%s', async ([, kind, options], { serve, judgeFor }) => {
     const fake = await serve(kind, { ...options, met: false, pTrue: 0.05 });
     const result = await grade(await judgeFor(fake, { spec: 'openai:Qwen3-8B' }), { verdictMode: 'probability' }, itemWith(1));
     const criterion = result.criteria[0];
@@ -194,7 +193,7 @@ describe('Why 3: probability verdicts read the final answer only', () => {
     expect(fake.requests[0].body).toMatchObject({ logprobs: true, top_logprobs: 20 });
   });
 
-  it('Anthropic-compat ignores logprobs: the run stops at once instead of failing every criterion', async () => {
+  test('Anthropic-compat ignores logprobs: the run stops at once instead of failing every criterion', async ({ serve, judgeFor }) => {
     const fake = await serve('anthropic-compat');
     const error = await gradeStream(await judgeFor(fake, { spec: 'openai:claude-sonnet-4-5', profile: 'generic' }), { verdictMode: 'probability' });
     expect((error as RubricateError).code).toBe('JUDGE_UNSUPPORTED');
@@ -203,7 +202,7 @@ describe('Why 3: probability verdicts read the final answer only', () => {
 });
 
 describe('Why 4: output budgets fit the model', () => {
-  it('gpt-4o, 30 criteria in one call: the budget is derived from the reply schema and under the 16 384 limit', async () => {
+  test('gpt-4o, 30 criteria in one call: the budget is derived from the reply schema and under the 16 384 limit', async ({ serve, judgeFor }) => {
     const fake = await serve('openai', { models: ['gpt-4o'], maxOutputTokens: 16_384, contextWindow: 128_000 });
     const result = await grade(await judgeFor(fake, { spec: 'openai:gpt-4o' }), { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(30));
     expect(result.status).toBe('ok');
@@ -213,7 +212,7 @@ describe('Why 4: output budgets fit the model', () => {
     expect(budget).toBeGreaterThan(30 * 100);
   });
 
-  it('an unknown model whose limit the server states: the run learns it and splits the batch', async () => {
+  test('an unknown model whose limit the server states: the run learns it and splits the batch', async ({ serve, judgeFor }) => {
     const fake = await serve('openai', { maxOutputTokens: 4096 });
     const judge = await judgeFor(fake, { spec: 'openai:small-model', profile: 'openai' });
     const first = await grade(judge, { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(30));
@@ -231,7 +230,7 @@ describe('Why 4: output budgets fit the model', () => {
     expect(sent.every((budget) => budget <= 4096)).toBe(true);
   });
 
-  it('vLLM with a small max_model_len: the output-budget overflow is not called "prompt too long" and the batch is split', async () => {
+  test('vLLM with a small max_model_len: the output-budget overflow is not called "prompt too long" and the batch is split', async ({ serve, judgeFor }) => {
     const fake = await serve('vllm', { contextWindow: 3000 });
     const judge = await judgeFor(fake, { spec: 'openai:Qwen3-8B' });
     const result = await grade(judge, { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(30));
@@ -241,7 +240,7 @@ describe('Why 4: output budgets fit the model', () => {
     for (const request of fake.requests.slice(1)) expect(request.body.max_tokens as number).toBeLessThan(3000);
   });
 
-  it('llama.cpp "exceeds the available context size" is a context overflow that splits a batch', async () => {
+  test('llama.cpp "exceeds the available context size" is a context overflow that splits a batch', async ({ serve, judgeFor }) => {
     const fake = await serve('llamacpp', { contextWindow: 700 });
     const result = await grade(await judgeFor(fake, { spec: 'openai:local' }), { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(40));
     // The shared prompt fits; forty criterion blocks do not: halves are sent until each fits.
@@ -251,7 +250,7 @@ describe('Why 4: output budgets fit the model', () => {
 });
 
 describe('Why 5: thinking can be turned off, and every reply shape is read', () => {
-  it('the extra body reaches the server, turns thinking off, and is in provenance', async () => {
+  test('the extra body reaches the server, turns thinking off, and is in provenance', async ({ serve, judgeFor }) => {
     const fake = await serve('vllm', { thinking: 'field-only' });
     const judge = await judgeFor(fake, { spec: 'openai:Qwen3-8B', extraBody: { chat_template_kwargs: { enable_thinking: false } }, headers: { 'x-api-key': 'tenant-secret-123', 'x-trace': 'run-7' } });
     const result = await grade(judge, {}, itemWith(1));
@@ -271,7 +270,7 @@ describe('Why 5: thinking can be turned off, and every reply shape is read', () 
     ['content as an array of parts', 'vllm', { contentParts: true }],
     ['a fenced answer from the Anthropic layer', 'anthropic-compat', {}],
   ];
-  it.each(shapes)('%s', async (_name, kind, options) => {
+  test.for(shapes)('%s', async ([, kind, options], { serve, judgeFor }) => {
     const fake = await serve(kind, { ...options, met: false });
     const result = await grade(await judgeFor(fake, { spec: 'openai:some-model' }), {}, itemWith(1));
     expect(result.criteria[0].status).toBe('ok');
@@ -279,7 +278,7 @@ describe('Why 5: thinking can be turned off, and every reply shape is read', () 
     expect(fake.requests).toHaveLength(1);
   });
 
-  it('content_filter is reported as filtered, not as an empty reply, and not retried', async () => {
+  test('content_filter is reported as filtered, not as an empty reply, and not retried', async ({ serve, judgeFor }) => {
     const fake = await serve('openai', { contentFilter: true });
     const result = await grade(await judgeFor(fake, { spec: 'openai:gpt-4o' }), { maxAttempts: 3 }, itemWith(1));
     expect(result.criteria[0].error?.code).toBe('JUDGE_CONTENT_FILTERED');
@@ -287,7 +286,7 @@ describe('Why 5: thinking can be turned off, and every reply shape is read', () 
     expect(fake.requests).toHaveLength(1);
   });
 
-  it('--reasoning-effort is sent as reasoning_effort', async () => {
+  test('--reasoning-effort is sent as reasoning_effort', async ({ serve, judgeFor }) => {
     const fake = await serve('openai-reasoning', { models: ['gpt-5-mini'] });
     const result = await grade(await judgeFor(fake, { spec: 'openai:gpt-5-mini', reasoningEffort: 'low' }), {}, itemWith(1));
     expect(result.status).toBe('ok');
@@ -299,7 +298,7 @@ describe('Why 5: thinking can be turned off, and every reply shape is read', () 
 describe.each(['http', 'sdk'] as const)('Why 6: Azure OpenAI, over the %s transport', (transport) => {
   const azure = { deployment: 'judge-4o', apiKey: 'azure-key-0123456789' };
 
-  it('classic deployment URL from the resource URL: deployment path, api-version, api-key header', async () => {
+  test('classic deployment URL from the resource URL: deployment path, api-version, api-key header', async ({ serve, judgeFor }) => {
     const fake = await serve('azure', { azure });
     const resource = fake.baseUrl.replace(/\/v1$/, '');
     const judge = await judgeFor(fake, { spec: 'azure:judge-4o', baseUrl: resource, apiKey: azure.apiKey, transport, azureApiVersion: '2024-10-21' });
@@ -312,7 +311,7 @@ describe.each(['http', 'sdk'] as const)('Why 6: Azure OpenAI, over the %s transp
     expect(result.judge?.id).toBe('azure:judge-4o');
   });
 
-  it('a deployments URL that already carries api-version keeps it', async () => {
+  test('a deployments URL that already carries api-version keeps it', async ({ serve, judgeFor }) => {
     const fake = await serve('azure', { azure });
     const base = `${fake.baseUrl.replace(/\/v1$/, '')}/openai/deployments/judge-4o?api-version=2025-01-01-preview`;
     const result = await grade(await judgeFor(fake, { spec: 'azure:judge-4o', baseUrl: base, apiKey: azure.apiKey, transport }), {}, itemWith(1));
@@ -320,7 +319,7 @@ describe.each(['http', 'sdk'] as const)('Why 6: Azure OpenAI, over the %s transp
     expect(fake.requests[0].path).toBe('/openai/deployments/judge-4o/chat/completions?api-version=2025-01-01-preview');
   });
 
-  it('the v1 endpoint form, deployment as model', async () => {
+  test('the v1 endpoint form, deployment as model', async ({ serve, judgeFor }) => {
     const fake = await serve('azure', { azure });
     const base = `${fake.baseUrl.replace(/\/v1$/, '')}/openai/v1`;
     const result = await grade(await judgeFor(fake, { spec: 'azure:judge-4o', baseUrl: base, apiKey: azure.apiKey, transport }), {}, itemWith(1));
@@ -329,7 +328,7 @@ describe.each(['http', 'sdk'] as const)('Why 6: Azure OpenAI, over the %s transp
     expect(fake.requests[0].body.model).toBe('judge-4o');
   });
 
-  it('a reasoning deployment under a custom name is handled with --judge-profile openai-reasoning', async () => {
+  test('a reasoning deployment under a custom name is handled with --judge-profile openai-reasoning', async ({ serve, judgeFor }) => {
     const fake = await serve('azure', { azure: { ...azure, reasoning: true } });
     const resource = fake.baseUrl.replace(/\/v1$/, '');
     const result = await grade(await judgeFor(fake, { spec: 'azure:judge-4o', baseUrl: resource, apiKey: azure.apiKey, transport, profile: 'openai-reasoning' }), {}, itemWith(1));
@@ -339,7 +338,7 @@ describe.each(['http', 'sdk'] as const)('Why 6: Azure OpenAI, over the %s transp
 });
 
 describe('Why 7: sampling parameters are validated before any call', () => {
-  it('refuses a fractional seed and a temperature above 2 in the library', async () => {
+  test('refuses a fractional seed and a temperature above 2 in the library', async ({ serve, judgeFor }) => {
     const fake = await serve('openai');
     const judge = await judgeFor(fake, { spec: 'openai:gpt-4o' });
     expect(() => new Grader({ judge, sampling: { seed: 1.5 } })).toThrow(/seed must be an integer/);

@@ -1,17 +1,14 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runCli } from '../../cli/main.js';
 import { exitCodes } from '../../errors.js';
 import { outcomeMeta } from '../../meta/outcome.js';
-import { startFakeJudge, binaryVerdict, type FakeJudge } from '../../testing/fake-judge.js';
+import { binaryVerdict, type FakeJudgeScript } from '../../testing/fake-judge.js';
 import { sharedData } from '../../testing/shared-data.js';
+import { test } from '../../testing/vitest-fixtures.js';
 import { tauBenchImporter } from './tau-bench.js';
 import type { ImportRecord } from '../records.js';
-
-let directory: string;
-let fake: FakeJudge;
 
 const call = (id: string, name: string, args: unknown) => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] });
 const result = (id: string, name: string, content: string) => ({ role: 'tool', tool_call_id: id, name, content });
@@ -43,22 +40,14 @@ const extraWrite = record(0, 1, 0, [
 ]);
 const badArguments = record(1, 0, 0, [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'cancel_reservation', arguments: '{"reservation_id": ' } }] }]);
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-tau-'));
-  fake = await startFakeJudge((request) => {
-    // A scripted judge: confirmation is met when the user said "yes" before the first write; the other policy criteria are met.
-    const criterion = request.criteria[0];
-    const response = request.response ?? '';
-    const firstWrite = response.search(/tool call (book_reservation|cancel_reservation|update_reservation_\w+|send_certificate)\(/);
-    const confirmed = /\[step \d+\] user: yes/i.test(firstWrite < 0 ? response : response.slice(0, firstWrite));
-    return { content: binaryVerdict(criterion?.id !== 'policy_confirmation' || confirmed) };
-  });
-});
-
-afterAll(async () => {
-  await fake.close();
-  await rm(directory, { recursive: true, force: true });
-});
+/** A scripted judge: confirmation is met when the user said "yes" before the first write; the other policy criteria are met. */
+const policyJudge: FakeJudgeScript = (request) => {
+  const criterion = request.criteria[0];
+  const response = request.response ?? '';
+  const firstWrite = response.search(/tool call (book_reservation|cancel_reservation|update_reservation_\w+|send_certificate)\(/);
+  const confirmed = /\[step \d+\] user: yes/i.test(firstWrite < 0 ? response : response.slice(0, firstWrite));
+  return { content: binaryVerdict(criterion?.id !== 'policy_confirmation' || confirmed) };
+};
 
 async function importAll(file: string): Promise<ImportRecord[]> {
   const records: ImportRecord[] = [];
@@ -74,8 +63,8 @@ function capture() {
 const readLinesOf = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
 
 describe('--format tau-bench', () => {
-  it('turns each trajectory into a hybrid item: write checks as hard rules, policy criteria, the reward as a label', async () => {
-    const file = path.join(directory, 'small.json');
+  test('turns each trajectory into a hybrid item: write checks as hard rules, policy criteria, the reward as a label', async ({ tempDir }) => {
+    const file = path.join(tempDir, 'small.json');
     await writeFile(file, JSON.stringify([good, extraWrite, badArguments]));
     const records = await importAll(file);
     expect(records.map((entry) => entry.kind)).toEqual(['item', 'item', 'invalid']);
@@ -96,10 +85,10 @@ describe('--format tau-bench', () => {
     expect(invalid.id).toBe('1-0');
   });
 
-  it('grades with --judge none: checks decide and the gate scores failed writes 0; meta reports the outcome agreement', async () => {
-    const file = path.join(directory, 'small2.json');
+  test('grades with --judge none: checks decide and the gate scores failed writes 0; meta reports the outcome agreement', async ({ tempDir }) => {
+    const file = path.join(tempDir, 'small2.json');
     await writeFile(file, JSON.stringify([good, extraWrite]));
-    const out = path.join(directory, 'small2.results.jsonl');
+    const out = path.join(tempDir, 'small2.results.jsonl');
     const { context } = capture();
     await runCli(['grade', '--format', 'tau-bench', '--input', file, '--judge', 'none', '--out', out, '--quiet'], context);
     const [first, second] = await readLinesOf(out);
@@ -117,8 +106,8 @@ describe('--format tau-bench', () => {
 
 describe('τ-bench airline trajectories (real data)', () => {
   const data = sharedData('tau_bench/gpt-4o-airline.json');
-  it.skipIf(!data.available)('checks agree with the outcome reward on ≥ 90%; the hybrid rubric grades all 200 with a scripted judge, 0 errors; meta gives AUROC', async () => {
-    const checksOnly = path.join(directory, 'tau-none.jsonl');
+  test.skipIf(!data.available)('checks agree with the outcome reward on ≥ 90%; the hybrid rubric grades all 200 with a scripted judge, 0 errors; meta gives AUROC', async ({ startJudge, tempDir }) => {
+    const checksOnly = path.join(tempDir, 'tau-none.jsonl');
     const { context } = capture();
     await runCli(['grade', '--format', 'tau-bench', '--input', data.path, '--judge', 'none', '--out', checksOnly, '--quiet'], context);
     const none = await outcomeMeta(checksOnly);
@@ -130,9 +119,10 @@ describe('τ-bench airline trajectories (real data)', () => {
     expect(lines.filter((line) => line.metadata.outcome_evaluated === false)).toHaveLength(5);
     for (const id of none.checks!.checksPassedOutcomeFailed) expect(lines.find((line) => line.id === id).metadata.outcome_evaluated).toBe(false);
 
-    const hybrid = path.join(directory, 'tau-hybrid.jsonl');
+    const fake = await startJudge(policyJudge);
+    const hybrid = path.join(tempDir, 'tau-hybrid.jsonl');
     const code = await runCli(
-      ['grade', '--format', 'tau-bench', '--input', data.path, '--judge', 'openai:judge', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--out', hybrid, '--cache', path.join(directory, 'cache.sqlite'), '--quiet'],
+      ['grade', '--format', 'tau-bench', '--input', data.path, '--judge', 'openai:judge', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--out', hybrid, '--cache', path.join(tempDir, 'cache.sqlite'), '--quiet'],
       context,
     );
     expect(code).toBe(exitCodes.success);
@@ -145,7 +135,7 @@ describe('τ-bench airline trajectories (real data)', () => {
     expect(report.bestThreshold!.accuracy).toBeGreaterThanOrEqual(0.9);
     expect(report.criteria.map((row) => row.group)).toContain('tau:confirmation');
     console.info(`τ-bench: checks agreement ${none.checks!.agreement} (${none.checks!.checksPassedOutcomeFailed.join(', ')} passed but failed; ${none.checks!.checksFailedOutcomeSucceeded.join(', ')} failed but succeeded); hybrid AUROC ${report.auroc}, best threshold ${JSON.stringify(report.bestThreshold)}; ${JSON.stringify(report.criteria)}`);
-    const metaOut = path.join(directory, 'meta.json');
+    const metaOut = path.join(tempDir, 'meta.json');
     expect(await runCli(['meta', '--format', 'outcome', '--input', hybrid, '--out', metaOut, '--quiet'], context)).toBe(exitCodes.success);
     expect(JSON.parse(await readFile(metaOut, 'utf8')).auroc).toBe(report.auroc);
   }, 120_000);
