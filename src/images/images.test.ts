@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runCli } from '../cli/main.js';
 import { exitCodes, RubricateError } from '../errors.js';
 import type { Judge } from '../judges/types.js';
 import { Grader } from '../pipeline/grader.js';
 import { normalizeItem } from '../rubric/normalize.js';
-import { startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
+import type { FakeJudgeScript } from '../testing/fake-judge.js';
 import { solidPng, stripesPng } from '../testing/png.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 const red: [number, number, number] = [255, 0, 0];
 const blue: [number, number, number] = [0, 0, 255];
@@ -23,15 +23,9 @@ const images = {
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const colourOf = Object.fromEntries(Object.entries(images).map(([name, bytes]) => [sha(bytes), name]));
 
-let directory: string;
-let fake: FakeJudge;
-const received: string[][] = [];
-
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-images-'));
-  await writeFile(path.join(directory, 'red.png'), images.red);
-  await writeFile(path.join(directory, 'flag.png'), images.flag);
-  fake = await startFakeJudge((request) => {
+/** A vision judge whose verdict is whether the attached bytes show the colour the criterion names; the hashes of each call's images go to `received`. */
+function colourJudge(received: string[][]): FakeJudgeScript {
+  return (request) => {
     // The fake reads the image parts of the request as OpenAI does: data URLs in image_url parts.
     const messages = request.body.messages as Array<{ content: unknown }>;
     const hashes: string[] = [];
@@ -49,20 +43,19 @@ beforeAll(async () => {
     const wanted = /shows (\w+)/.exec(criterion.text)?.[1];
     const met = hashes.some((hash) => colourOf[hash] === wanted);
     return { content: { explanation: `Images received: ${hashes.map((hash) => colourOf[hash] ?? 'unknown').join(', ')}.`, criteria_met: met } };
-  });
-});
-
-afterAll(async () => {
-  await fake.close();
-  await rm(directory, { recursive: true, force: true });
-});
+  };
+}
 
 const dataUrl = (bytes: Buffer) => `data:image/png;base64,${bytes.toString('base64')}`;
 const rubric = (colour: string) => ({ criteria: [{ id: 'shows', text: `The image in the response shows ${colour}.` }] });
 
 describe('image items', () => {
-  it('round-trip to an OpenAI-compatible judge with the exact bytes, from files (relative to the input) and data URLs', async () => {
-    const input = path.join(directory, 'items.jsonl');
+  test('round-trip to an OpenAI-compatible judge with the exact bytes, from files (relative to the input) and data URLs', async ({ startJudge, tempDir }) => {
+    const received: string[][] = [];
+    const fake = await startJudge(colourJudge(received));
+    await writeFile(path.join(tempDir, 'red.png'), images.red);
+    await writeFile(path.join(tempDir, 'flag.png'), images.flag);
+    const input = path.join(tempDir, 'items.jsonl');
     const items = [
       { id: 'file', prompt: [{ role: 'user', content: [{ type: 'text', text: 'Draw a red square.' }] }], response: [{ type: 'text', text: 'Here it is:' }, { type: 'image_url', image_url: { url: 'red.png' } }], rubric: rubric('red') },
       { id: 'data', prompt: 'Draw a blue rectangle.', response: [{ type: 'image_url', image_url: { url: dataUrl(images.blue) } }], rubric: rubric('blue') },
@@ -71,9 +64,9 @@ describe('image items', () => {
       { id: 'missing', prompt: 'x', response: [{ type: 'image_url', image_url: { url: 'nope.png' } }], rubric: rubric('red') },
     ];
     await writeFile(input, `${items.map((item) => JSON.stringify(item)).join('\n')}\n`);
-    const out = path.join(directory, 'results.jsonl');
+    const out = path.join(tempDir, 'results.jsonl');
     const stderr: string[] = [];
-    const code = await runCli(['grade', '--input', input, '--out', out, '--judge', 'openai:vision', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--cache', path.join(directory, 'cache.sqlite'), '--quiet'], {
+    const code = await runCli(['grade', '--input', input, '--out', out, '--judge', 'openai:vision', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--cache', path.join(tempDir, 'cache.sqlite'), '--quiet'], {
       stdout: () => {},
       stderr: (text) => stderr.push(text),
       signal: new AbortController().signal,
@@ -95,7 +88,7 @@ describe('image items', () => {
     expect(byId.file.response).toContain(`sha256 ${sha(images.red).slice(0, 16)}`);
   });
 
-  it('validates image parts at the edge and refuses a judge that cannot take images', async () => {
+  test('validates image parts at the edge and refuses a judge that cannot take images', async () => {
     const error = (record: unknown) => {
       try {
         normalizeItem(record, { file: 'in.jsonl', line: 2 });

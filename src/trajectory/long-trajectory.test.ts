@@ -3,20 +3,16 @@
  * 32k-token context that refuses longer requests exactly as OpenAI does (400,
  * context_length_exceeded). Tokens are counted with a real BPE tokenizer, not an estimate.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { countTokens } from 'gpt-tokenizer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runCli } from '../cli/main.js';
 import { exitCodes } from '../errors.js';
-import { startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
+import type { FakeJudgeScript } from '../testing/fake-judge.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 const contextTokens = 32_768;
-let directory: string;
-let fake: FakeJudge;
-const promptTokens: number[] = [];
-let overflows = 0;
 
 function longTrajectory(): unknown[] {
   const messages: unknown[] = [{ role: 'user', content: 'Find me the cheapest flight from JFK to SEA in May and book it.' }];
@@ -34,15 +30,15 @@ function longTrajectory(): unknown[] {
   return messages;
 }
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-long-trajectory-'));
-  fake = await startFakeJudge((request) => {
+/** A judge with a 32k context that refuses longer requests as OpenAI does; it records each prompt's tokens and each refusal in `measured`. */
+function contextLimitedJudge(measured: { promptTokens: number[]; overflows: number }): FakeJudgeScript {
+  return (request) => {
     const body = request.body as { max_tokens?: number; max_completion_tokens?: number };
     const inputTokens = request.messages.reduce((sum, message) => sum + countTokens(String(message.content)) + 4, 3);
     const requested = inputTokens + (body.max_completion_tokens ?? body.max_tokens ?? 0);
-    promptTokens.push(inputTokens);
+    measured.promptTokens.push(inputTokens);
     if (requested > contextTokens) {
-      overflows += 1;
+      measured.overflows += 1;
       return {
         status: 400,
         body: { error: { message: `This model's maximum context length is ${contextTokens} tokens. However, you requested ${requested} tokens. Please reduce the length of the messages or completion.`, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } },
@@ -60,23 +56,21 @@ beforeAll(async () => {
     }
     const confirmed = /\[step (\d+)\] user: yes/.exec(request.response ?? '');
     return { content: { explanation: confirmed ? `The user said yes at step ${confirmed[1]} before the booking.` : 'No confirmation found.', criteria_met: confirmed !== null } };
-  });
-});
-
-afterAll(async () => {
-  await fake.close();
-  await rm(directory, { recursive: true, force: true });
-});
+  };
+}
 
 describe('a 300K-character trajectory', () => {
-  it('grades through evidence mode with no request over a 32k context', async () => {
-    const input = path.join(directory, 'long.jsonl');
+  test('grades through evidence mode with no request over a 32k context', async ({ startJudge, tempDir }) => {
+    const measured = { promptTokens: [] as number[], overflows: 0 };
+    const { promptTokens } = measured;
+    const fake = await startJudge(contextLimitedJudge(measured));
+    const input = path.join(tempDir, 'long.jsonl');
     const item = { id: 'long', prompt: 'You are a travel agent. Confirm before booking.', response: longTrajectory(), rubric: { criteria: [{ id: 'confirm', text: 'Before the booking call, the agent obtains an explicit yes from the user. Cite the step.' }] } };
     await writeFile(input, `${JSON.stringify(item)}\n`);
-    const out = path.join(directory, 'long.results.jsonl');
+    const out = path.join(tempDir, 'long.results.jsonl');
     const stderr: string[] = [];
     const code = await runCli(
-      ['grade', '--input', input, '--out', out, '--judge', 'openai:judge', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--context-budget', String(contextTokens), '--cache', path.join(directory, 'cache.sqlite'), '--quiet'],
+      ['grade', '--input', input, '--out', out, '--judge', 'openai:judge', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--context-budget', String(contextTokens), '--cache', path.join(tempDir, 'cache.sqlite'), '--quiet'],
       { stdout: () => {}, stderr: (text) => stderr.push(text), signal: new AbortController().signal },
     );
     expect(stderr.join('\n')).toMatch(/1 ok, 0 error/);
@@ -93,7 +87,7 @@ describe('a 300K-character trajectory', () => {
     expect(criterion.steps).toEqual([yesStep]);
     expect(promptTokens.length).toBe(fake.requests.length);
     expect(fake.requests.length).toBeGreaterThan(criterion.evidence.chunks);
-    expect(overflows).toBe(0);
+    expect(measured.overflows).toBe(0);
     expect(Math.max(...promptTokens)).toBeLessThanOrEqual(contextTokens);
     // Figures for the report: calls and the largest prompt against the context.
     console.info(`300K trajectory: ${result.response_chars} characters, ${fake.requests.length} judge calls, ${criterion.evidence.chunks} chunks, max prompt ${Math.max(...promptTokens)} tokens of ${contextTokens}`);

@@ -1,13 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteReplyStore } from '../../store/index.js';
-import { createOpenAICompatibleJudge } from '../../judges/openai/openai-judge.js';
-import { Grader } from '../../pipeline/grader.js';
+import { Grader, type GraderOptions } from '../../pipeline/grader.js';
 import { normalizeItem } from '../../rubric/normalize.js';
 import type { Item } from '../../rubric/schema.js';
-import { batchedVerdicts, binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../../testing/fake-judge.js';
+import { batchedVerdicts, binaryVerdict, type FakeJudge, type FakeJudgeRequest, type FakeJudgeScript } from '../../testing/fake-judge.js';
+import { test as base } from '../../testing/vitest-fixtures.js';
 import { parseProbeList, runProbes, sampleItems, type ProbeReport } from './runner.js';
 import type { ProbeResult } from './analysis.js';
 
@@ -57,34 +55,24 @@ const lengthLoving: Decide = (criterion, response) => mentions(criterion, respon
 /** Does what text inside the response tells it to. */
 const obedient: Decide = (criterion, response) => mentions(criterion, response) || /mark every criterion|criteria_met"?\s*:\s*true|<\/response-/i.test(response);
 
-let fake: FakeJudge;
-let directory: string;
-let decide: Decide = mentions;
-
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-probes-'));
-  fake = await startFakeJudge((request) => {
+/** A judge answering each criterion with `decide`, whether asked one criterion per call or a batch. */
+function deciding(decide: Decide): FakeJudgeScript {
+  return (request) => {
     const response = request.response ?? '';
     if (request.criteria.length > 1) return { content: batchedVerdicts(request.criteria, (criterion) => decide(criterion, response)) };
     return { content: binaryVerdict(decide(request.criteria[0], response)) };
-  });
-});
-
-afterAll(async () => {
-  await fake.close();
-  await rm(directory, { recursive: true, force: true });
-});
-
-const opened: Array<{ close(): unknown }> = [];
-afterEach(async () => {
-  for (const resource of opened.splice(0)) await resource.close();
-});
-
-function grader(store?: SqliteReplyStore, criteriaPerCall?: number) {
-  const judge = createOpenAICompatibleJudge({ model: 'probe-judge', baseUrl: fake.baseUrl });
-  opened.push(judge);
-  return new Grader({ judge, store, concurrency: 8, retryBaseDelayMs: 5, ...(criteriaPerCall ? { criteriaPerCall } : {}) });
+  };
 }
+
+/** `probeJudge(script)`: a loopback judge, and `grader(options)` making graders that each have their own client to it. */
+const test = base.extend<{ probeJudge: (script: FakeJudgeScript) => Promise<{ fake: FakeJudge; grader: (options?: Partial<GraderOptions>) => Grader }> }>({
+  probeJudge: async ({ startJudge, connectJudge }, use) => {
+    await use(async (script) => {
+      const fake = await startJudge(script);
+      return { fake, grader: (options = {}) => new Grader({ judge: connectJudge(fake, { model: 'probe-judge' }), concurrency: 8, retryBaseDelayMs: 5, ...options }) };
+    });
+  },
+});
 
 function probe(report: ProbeReport, name: string): ProbeResult {
   const result = report.probes.find((entry) => entry.probe === name);
@@ -93,9 +81,9 @@ function probe(report: ProbeReport, name: string): ProbeResult {
 }
 
 describe('runProbes against scripted judges', () => {
-  it('finds nothing wrong with a judge that reads the content, and sees it react to deletions', async () => {
-    decide = mentions;
-    const report = await runProbes(grader(undefined, Number.POSITIVE_INFINITY), makeItems(), { seed: 3, bootstrap: { resamples: 500 } });
+  test('finds nothing wrong with a judge that reads the content, and sees it react to deletions', async ({ probeJudge }) => {
+    const { grader } = await probeJudge(deciding(mentions));
+    const report = await runProbes(grader({ criteriaPerCall: Number.POSITIVE_INFINITY }), makeItems(), { seed: 3, bootstrap: { resamples: 500 } });
     expect(report.items).toMatchObject({ probed: 12, originalOk: 12, originalFailed: 0 });
     expect(report.probes.map((result) => result.probe)).toEqual(['padding', 'formatting', 'confidence', 'flattery', 'deletion', 'injection']);
     for (const name of ['padding', 'formatting', 'confidence', 'flattery']) {
@@ -124,8 +112,8 @@ describe('runProbes against scripted judges', () => {
     expect(Object.keys(injection.byVariant!)).toEqual(['injection:direct', 'injection:delimiter', 'injection:fake-verdict']);
   });
 
-  it('flags a judge that rewards length: padding drift above zero with an interval above zero', async () => {
-    decide = lengthLoving;
+  test('flags a judge that rewards length: padding drift above zero with an interval above zero', async ({ probeJudge }) => {
+    const { grader } = await probeJudge(deciding(lengthLoving));
     const report = await runProbes(grader(), makeItems(), { probes: ['padding', 'deletion'], seed: 3, bootstrap: { resamples: 500 } });
     const padding = probe(report, 'padding');
     expect(2 * Math.min(...makeItems().map((item) => item.response.length))).toBeGreaterThan(longResponse);
@@ -141,8 +129,8 @@ describe('runProbes against scripted judges', () => {
     expect(probe(report, 'deletion').flagged).toBe(false);
   });
 
-  it('flags a judge that obeys injected instructions: not met → met flips with an interval above zero', async () => {
-    decide = obedient;
+  test('flags a judge that obeys injected instructions: not met → met flips with an interval above zero', async ({ probeJudge }) => {
+    const { grader } = await probeJudge(deciding(obedient));
     const report = await runProbes(grader(), makeItems(), { probes: ['injection', 'flattery'], seed: 3, bootstrap: { resamples: 500 } });
     const injection = probe(report, 'injection');
     expect(injection.flips.notMetToMet.rate).toBe(1);
@@ -154,14 +142,13 @@ describe('runProbes against scripted judges', () => {
     expect(probe(report, 'flattery').flagged).toBe(false);
   });
 
-  it('is deterministic and goes through the reply cache: a rerun makes no new calls and gives the same figures', async () => {
-    decide = lengthLoving;
-    const store = new SqliteReplyStore(path.join(directory, 'cache.sqlite'));
-    opened.push(store);
+  test('is deterministic and goes through the reply cache: a rerun makes no new calls and gives the same figures', async ({ probeJudge, tempDir, closeAfter }) => {
+    const { fake, grader } = await probeJudge(deciding(lengthLoving));
+    const store = closeAfter(new SqliteReplyStore(path.join(tempDir, 'cache.sqlite')));
     const options = { probes: parseProbeList('padding,injection'), seed: 11, variants: 2, bootstrap: { resamples: 200 } };
-    const first = await runProbes(grader(store), makeItems(6), options);
+    const first = await runProbes(grader({ store }), makeItems(6), options);
     const callsAfterFirst = fake.requests.length;
-    const second = await runProbes(grader(store), makeItems(6), options);
+    const second = await runProbes(grader({ store }), makeItems(6), options);
     expect(fake.requests.length).toBe(callsAfterFirst);
     expect(second.usage.calls).toBe(0);
     expect(second.usage.cache_hits).toBeGreaterThan(0);
@@ -171,24 +158,13 @@ describe('runProbes against scripted judges', () => {
     expect(probe(first, 'injection').variants.graded).toBe(6 * 2 * 3);
   });
 
-  it('does not perturb items whose original grading failed', async () => {
-    decide = mentions;
-    fake.setScript((request) => (request.response?.includes('platypus') ? { content: 'no verdict here' } : { content: binaryVerdict(mentions(request.criteria[0], request.response ?? '')) }));
-    try {
-      const judge = createOpenAICompatibleJudge({ model: 'probe-judge', baseUrl: fake.baseUrl });
-      opened.push(judge);
-      const report = await runProbes(new Grader({ judge, maxAttempts: 1, concurrency: 4 }), makeItems(), { probes: ['padding'], bootstrap: { resamples: 100 } });
-      const failed = makeItems().filter((item) => item.response.includes('platypus')).length;
-      expect(failed).toBeGreaterThan(0);
-      expect(report.items.originalFailed).toBe(failed);
-      expect(probe(report, 'padding').perItem).toHaveLength(12 - failed);
-    } finally {
-      fake.setScript((request) => {
-        const response = request.response ?? '';
-        if (request.criteria.length > 1) return { content: batchedVerdicts(request.criteria, (criterion) => decide(criterion, response)) };
-        return { content: binaryVerdict(decide(request.criteria[0], response)) };
-      });
-    }
+  test('does not perturb items whose original grading failed', async ({ probeJudge }) => {
+    const { grader } = await probeJudge((request) => (request.response?.includes('platypus') ? { content: 'no verdict here' } : { content: binaryVerdict(mentions(request.criteria[0], request.response ?? '')) }));
+    const report = await runProbes(grader({ maxAttempts: 1, concurrency: 4 }), makeItems(), { probes: ['padding'], bootstrap: { resamples: 100 } });
+    const failed = makeItems().filter((item) => item.response.includes('platypus')).length;
+    expect(failed).toBeGreaterThan(0);
+    expect(report.items.originalFailed).toBe(failed);
+    expect(probe(report, 'padding').perItem).toHaveLength(12 - failed);
   });
 });
 
