@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { normalizeRubric } from '../normalize.js';
@@ -7,11 +6,18 @@ import { getItemImporter, itemImporters } from './index.js';
 import type { ImportOptions } from './types.js';
 import type { ImportRecord } from '../records.js';
 import { dataDirectory, haveData } from '../../testing/data.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 const fixtures = resolve(__dirname, 'fixtures');
 const data = dataDirectory();
 const haveSharedData = haveData(data, 'real-data importer tests (src/rubric/formats/formats.test.ts)');
 if (!haveSharedData) console.warn(`skipping importer tests on real data: ${data} not found`);
+
+/** Where `writeResponses` puts its files: the file's shared temporary folder. */
+let responsesDirectory: string;
+test.beforeAll(({ fileTempDir }) => {
+  responsesDirectory = fileTempDir;
+});
 
 async function collect(format: string, file: string, options: ImportOptions = {}): Promise<{ items: Extract<ImportRecord, { kind: 'item' }>[]; invalid: Extract<ImportRecord, { kind: 'invalid' }>[]; warnings: string[] }> {
   const warnings: string[] = [];
@@ -76,10 +82,8 @@ describe('healthbench', () => {
 
   it.skipIf(!haveSharedData)('reads the 100 real examples (1,157 rubric items, 342 negative)', async () => {
     const file = join(data, 'healthbench/oss_eval_first100.jsonl');
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-hb-'));
-    const responses = join(directory, 'responses.jsonl');
     const ids = readFileSync(file, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { prompt_id: string }).prompt_id);
-    writeFileSync(responses, ids.map((id) => JSON.stringify({ prompt_id: id, response: 'ok' })).join('\n'));
+    const responses = writeResponses(ids.map((id) => ({ prompt_id: id, response: 'ok' })));
     const { items, invalid } = await collect('healthbench', file, { responses });
     expect(invalid).toEqual([]);
     expect(items).toHaveLength(100);
@@ -197,9 +201,12 @@ describe('rubrichub', () => {
   });
 });
 
+let responsesWritten = 0;
+
+/** A responses file of these lines (a new file each call). */
 function writeResponses(lines: object[]): string {
-  const directory = mkdtempSync(join(tmpdir(), 'rubricate-responses-'));
-  const file = join(directory, 'responses.jsonl');
+  responsesWritten += 1;
+  const file = join(responsesDirectory, `responses-${responsesWritten}.jsonl`);
   writeFileSync(file, lines.map((line) => JSON.stringify(line)).join('\n'));
   return file;
 }

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hhhImporter, hhhPlacementSeed, parsePrometheusPrompt, rubricFromPrometheusText } from './hhh.js';
 import type { PairwiseImportRecord } from '../records.js';
 import { dataPath, haveData } from '../../testing/data.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {
   const records: PairwiseImportRecord[] = [];
@@ -30,8 +30,8 @@ function gradingPrompt(instruction: string, response: string, rubric = rubricTex
 let directory: string;
 let file: string;
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-hhh-'));
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   file = path.join(directory, 'hhh.json');
   const rows = Array.from({ length: 12 }, (_, index) => ({
     source: index % 2 === 0 ? 'helpful' : 'harmless',
@@ -41,10 +41,6 @@ beforeAll(async () => {
   rows.push({ source: 'honest', chosen_instruction: gradingPrompt('Q?', 'A.'), rejected_instruction: gradingPrompt('Another Q?', 'B.') });
   rows.push({ source: 'honest', chosen_instruction: 'no headings here', rejected_instruction: gradingPrompt('Q?', 'B.') });
   await writeFile(file, JSON.stringify(rows));
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('parsePrometheusPrompt and rubricFromPrometheusText', () => {

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { judgebenchImporter } from './judgebench.js';
 import type { PairwiseImportRecord } from '../records.js';
 import { dataPath, haveData } from '../../testing/data.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {
   const records: PairwiseImportRecord[] = [];
@@ -16,8 +16,8 @@ async function collect(source: string): Promise<PairwiseImportRecord[]> {
 let directory: string;
 let file: string;
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-judgebench-import-'));
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   file = path.join(directory, 'pairs.jsonl');
   const base = { original_id: 7, question: 'What is 2 + 2?', response_model: 'model-x', response_A: '4', response_B: '5' };
   const rows = [
@@ -29,10 +29,6 @@ beforeAll(async () => {
     { pair_id: 'p5', label: 'A>B', ...base },
   ];
   await writeFile(file, rows.map((row) => JSON.stringify(row)).join('\n'));
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('judgebenchImporter (fixture)', () => {

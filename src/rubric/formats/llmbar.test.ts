@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { llmbarImporter } from './llmbar.js';
 import type { PairwiseImportRecord } from '../records.js';
 import { dataPath, haveData } from '../../testing/data.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {
   const records: PairwiseImportRecord[] = [];
@@ -16,8 +16,8 @@ async function collect(source: string): Promise<PairwiseImportRecord[]> {
 let directory: string;
 let naturalFile: string;
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-llmbar-import-'));
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   const natural = path.join(directory, 'Dataset', 'LLMBar', 'Natural');
   const manual = path.join(directory, 'Dataset', 'LLMBar', 'Adversarial', 'Manual');
   await mkdir(path.join(natural, 'evaluators', 'Judge', 'Vanilla'), { recursive: true });
@@ -35,10 +35,6 @@ beforeAll(async () => {
   await writeFile(path.join(manual, 'dataset.json'), JSON.stringify([{ input: 'Tricky.', output_1: '', output_2: 'z', label: 2 }]));
   // A judge's result file must not be read as a dataset.
   await writeFile(path.join(natural, 'evaluators', 'Judge', 'Vanilla', 'dataset.json'), JSON.stringify([{ input: 'no' }]));
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('llmbarImporter (fixture)', () => {

@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../../cli/main.js';
 import { exitCodes } from '../../errors.js';
 import { describe, expect, it } from 'vitest';
+import { test } from '../../testing/vitest-fixtures.js';
 import type { RubricateError } from '../../errors.js';
 import { toolCalls } from '../../trajectory/trajectory.js';
 import { normalizeRubric } from '../normalize.js';
@@ -100,24 +100,19 @@ describe('--format otel-genai', () => {
     expect(unknown.errors[0].error.details?.field).toBe('rubricate.rubric_id');
   });
 
-  it('grades the imported trajectory with trajectory checks through the CLI (--judge none)', async () => {
-    const directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-otel-'));
-    try {
-      const rubrics = path.join(directory, 'rubrics.jsonl');
-      await writeFile(rubrics, `${JSON.stringify({ id: 'concierge', gate: 'hard_rules', criteria: [
-        { id: 'weather_first', text: 'Checks the weather before booking.', kind: 'hard_rule', check: { type: 'tool_order', before: 'get_weather', after: 'book_table' } },
-        { id: 'booked', text: 'Books a table for 2 at 20:00.', check: { type: 'tool_args_match', name: 'book_table', args: { people: 2, time: '20:00' } } },
-        { id: 'confirmed', text: 'Asks yes/no.', check: { type: 'message_matches', pattern: 'yes/no', scope: 'assistant' } },
-      ] })}\n`);
-      const out = path.join(directory, 'out.jsonl');
-      const code = await runCli(['grade', '--format', 'otel-genai', '--input', fixture('attributes.json'), '--rubrics', rubrics, '--judge', 'none', '--out', out, '--quiet'], { stdout: () => {}, stderr: () => {}, signal: new AbortController().signal });
-      expect(code).toBe(exitCodes.success);
-      const [result] = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { id: string; score: number; criteria: Array<{ id: string; met: boolean }> });
-      expect(result.id).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
-      expect(result.criteria.map((criterion) => [criterion.id, criterion.met])).toEqual([['weather_first', true], ['booked', true], ['confirmed', true]]);
-      expect(result.score).toBe(1);
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
+  test('grades the imported trajectory with trajectory checks through the CLI (--judge none)', async ({ tempDir }) => {
+    const rubrics = path.join(tempDir, 'rubrics.jsonl');
+    await writeFile(rubrics, `${JSON.stringify({ id: 'concierge', gate: 'hard_rules', criteria: [
+      { id: 'weather_first', text: 'Checks the weather before booking.', kind: 'hard_rule', check: { type: 'tool_order', before: 'get_weather', after: 'book_table' } },
+      { id: 'booked', text: 'Books a table for 2 at 20:00.', check: { type: 'tool_args_match', name: 'book_table', args: { people: 2, time: '20:00' } } },
+      { id: 'confirmed', text: 'Asks yes/no.', check: { type: 'message_matches', pattern: 'yes/no', scope: 'assistant' } },
+    ] })}\n`);
+    const out = path.join(tempDir, 'out.jsonl');
+    const code = await runCli(['grade', '--format', 'otel-genai', '--input', fixture('attributes.json'), '--rubrics', rubrics, '--judge', 'none', '--out', out, '--quiet'], { stdout: () => {}, stderr: () => {}, signal: new AbortController().signal });
+    expect(code).toBe(exitCodes.success);
+    const [result] = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { id: string; score: number; criteria: Array<{ id: string; met: boolean }> });
+    expect(result.id).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(result.criteria.map((criterion) => [criterion.id, criterion.met])).toEqual([['weather_first', true], ['booked', true], ['confirmed', true]]);
+    expect(result.score).toBe(1);
   });
 });

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pandalmImporter, pandalmMajority } from './pandalm.js';
 import type { PairwiseImportRecord } from '../records.js';
 import { dataPath, haveData } from '../../testing/data.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 async function collect(source: string): Promise<PairwiseImportRecord[]> {
   const records: PairwiseImportRecord[] = [];
@@ -30,8 +30,8 @@ const row = (idx: number, votes: [unknown, unknown, unknown], extra: Record<stri
 let directory: string;
 let file: string;
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-pandalm-'));
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   file = path.join(directory, 'testset.json');
   await writeFile(
     file,
@@ -45,10 +45,6 @@ beforeAll(async () => {
       row(6, [1, 1, 1], { response1: ['not', 'text'] }),
     ]),
   );
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('pandalmMajority', () => {
