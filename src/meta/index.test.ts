@@ -1,15 +1,15 @@
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { computeBinaryMeta, computePairwiseMeta, formatMetaTable, scorePublishedJudge, type PublishedFormat } from './index.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 let directory: string;
 let llmbarFile: string;
 let judgeBenchFile: string;
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-meta-'));
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   const judgeFolder = path.join(directory, 'LLMBar', 'Natural', 'evaluators', 'ToyJudge', 'Vanilla');
   await mkdir(judgeFolder, { recursive: true });
   llmbarFile = path.join(judgeFolder, 'result.json');
@@ -35,10 +35,6 @@ beforeAll(async () => {
       .map((row) => JSON.stringify(row))
       .join('\n'),
   );
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('scorePublishedJudge', () => {

@@ -1,18 +1,14 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RubricateError } from '../errors.js';
 import { indexLabels, loadLabels, parseLabelLine, readLabels } from './labels.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 let directory: string;
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-labels-'));
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
+test.beforeAll(({ fileTempDir }) => {
+  directory = fileTempDir;
 });
 
 async function file(name: string, lines: string[]): Promise<string> {

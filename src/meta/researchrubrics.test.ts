@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { test } from '../testing/vitest-fixtures.js';
 import { agreementBySource, failureBreakdownBySource, loadTernaryLabels, researchRubricsTasks, sklearnMacroF1, type AgreementTask } from './researchrubrics.js';
 
 const S = 'Satisfied' as const;
@@ -69,10 +69,9 @@ describe('ResearchRubrics failure breakdown (calculate_failure_breakdown.py)', (
     expect([binary.tasksWithFailures, binary.totalFailures]).toEqual([2, 3]);
   });
 
-  it('joins a results file with a ternary labels file by item and criterion id', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-rr-meta-'));
-    const results = join(directory, 'results.jsonl');
-    const labels = join(directory, 'labels.jsonl');
+  test('joins a results file with a ternary labels file by item and criterion id', async ({ tempDir }) => {
+    const results = join(tempDir, 'results.jsonl');
+    const labels = join(tempDir, 'labels.jsonl');
     const criterion = (id: string, label: string) => ({ id, text: id, points: 1, tags: ['axis:Explicit Criteria'], kind: 'principle', source: 'judge', status: 'ok', met: label === S, value: label === S ? 1 : label === P ? 0.5 : 0, label });
     writeFileSync(results, `${JSON.stringify({ id: 'r1', status: 'ok', score: 0.5, criteria: [criterion('a', S), criterion('b', P)], metadata: { model: 'gemini' }, rubricate_version: '0' })}\n`);
     writeFileSync(labels, `${JSON.stringify({ id: 'r1', labels: { a: 'satisfied', b: 'Not  Satisfied' } })}\n${JSON.stringify({ id: 'r1', criterion_id: 'c', label: 'maybe' })}\n`);

@@ -1,9 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadLabels } from './labels.js';
 import { joinResultsWithLabels, metaFromResults, validateGroupBy, valueAtPath } from './results-meta.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 let directory: string;
 let resultsFile: string;
@@ -17,8 +17,8 @@ function result(id: string, criteria: unknown[], extra: Record<string, unknown> 
   return JSON.stringify({ id, status: 'ok', score: 0, criteria, rubricate_version: 'test', ...extra });
 }
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-results-meta-'));
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   resultsFile = path.join(directory, 'results.jsonl');
   await writeFile(
     resultsFile,
@@ -55,10 +55,6 @@ beforeAll(async () => {
       .map((line) => JSON.stringify(line))
       .join('\n'),
   );
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('joinResultsWithLabels', () => {

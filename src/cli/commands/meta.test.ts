@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exitCodes } from '../../errors.js';
 import { readLlmbarStatistics } from '../../meta/published/llmbar.js';
 import type { JudgePairs } from '../../meta/pairwise-run.js';
@@ -12,6 +11,7 @@ import type { CommandContext } from '../context.js';
 import { runCli } from '../main.js';
 import { registerMetaCommand, type PairJudgeSetup } from './meta.js';
 import { dataPath, haveData } from '../../testing/data.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 let directory: string;
 let resultsFile: string;
@@ -29,8 +29,8 @@ async function readJson(file: string): Promise<Record<string, any>> {
   return JSON.parse(await readFile(file, 'utf8')) as Record<string, any>;
 }
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-meta-cli-'));
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   resultsFile = path.join(directory, 'results.jsonl');
   const criterion = (id: string, met: boolean, tags: string[]) => ({ id, text: id, points: 1, tags, kind: 'principle', source: 'judge', status: 'ok', met });
   await writeFile(
@@ -69,10 +69,6 @@ beforeAll(async () => {
       { input: 'Name a day.', output_1: 'Monday.', output_2: 'A cloud.', label: 1 },
     ]),
   );
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('rubricate meta --format results', () => {

@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { safeParseJson } from '../../util/json.js';
 import { computePairwiseMeta } from '../pairwise-metrics.js';
 import { judgeBenchCategory, readJudgeBenchOutputs } from './judgebench.js';
 import { dataPath, haveData } from '../../testing/data.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 const game = (decision: string | null) => ({ judgment: { judge_model: 'toy-model', prompt: 'p', response: 'r' }, decision });
 
@@ -21,14 +21,10 @@ const fixtureRows = [
 let directory: string;
 let file: string;
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-judgebench-'));
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   file = path.join(directory, 'outputs.jsonl');
   await writeFile(file, `${fixtureRows.map((row) => JSON.stringify(row)).join('\n')}\nnot json\n`);
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('readJudgeBenchOutputs (fixture)', () => {

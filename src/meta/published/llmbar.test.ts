@@ -1,11 +1,11 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { computePairwiseMeta } from '../pairwise-metrics.js';
 import { llmbarStatisticStrings, readLlmbarResults, readLlmbarStatistics } from './llmbar.js';
 import { dataPath, haveData } from '../../testing/data.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 /** A tiny result.json in LLMBar's shape, written by hand. */
 const fixtureRows = [
@@ -26,8 +26,8 @@ let directory: string;
 let resultFile: string;
 let statisticsFile: string;
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-llmbar-'));
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   const judgeFolder = path.join(directory, 'Dataset', 'LLMBar', 'Adversarial', 'Manual', 'evaluators', 'ToyJudge', 'Swap_CoT');
   await mkdir(judgeFolder, { recursive: true });
   resultFile = path.join(judgeFolder, 'result.json');
@@ -38,10 +38,6 @@ beforeAll(async () => {
     statisticsFile,
     '{\n  "correct_False": "2 / 3 = 66.66666666666666%",\n  "correct_True": "1 / 3 = 33.33333333333333%",\n  "correct_average": "50.0%",\n  "correct_both": "1 / 3 = 33.33333333333333%",\n  "equal": "3 / 3 = 100.0%",\n  "kappa_False": 0.5,\n  "kappa_True": NaN,\n  "kappa_average": NaN,\n  "kappa_agreement": -0.25\n}',
   );
-});
-
-afterAll(async () => {
-  await rm(directory, { recursive: true, force: true });
 });
 
 describe('readLlmbarResults (fixture)', () => {
