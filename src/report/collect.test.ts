@@ -1,14 +1,16 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { toScoredItem, type GradedCriterion, type ResultRecord } from '../pipeline/results.js';
 import { aggregate, getScoring } from '../scoring/registry.js';
 import { collectRun, criterionFailed, histogram, histogramEdges, itemTagScores, packCriterionFlags } from './collect.js';
 import { syntheticResultRecords } from './synthetic.js';
+import { test } from '../testing/vitest-fixtures.js';
 
-const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-collect-'));
-afterAll(() => rmSync(directory, { recursive: true, force: true }));
+let directory: string;
+test.beforeAll(({ fileTempDir }) => {
+  directory = fileTempDir;
+});
 
 function writeResults(name: string, lines: Array<ResultRecord | string>): string {
   const file = join(directory, name);

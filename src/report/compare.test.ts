@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { toScoredItem, type ResultRecord } from '../pipeline/results.js';
 import { bootstrap, mean } from '../scoring/bootstrap.js';
 import { getScoring } from '../scoring/registry.js';
@@ -9,9 +8,12 @@ import { seededRandom } from '../util/random.js';
 import { collectRun, itemTagScores } from './collect.js';
 import { compareRuns, pairedDifference } from './compare.js';
 import { syntheticResultRecords } from './synthetic.js';
+import { test } from '../testing/vitest-fixtures.js';
 
-const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-compare-'));
-afterAll(() => rmSync(directory, { recursive: true, force: true }));
+let directory: string;
+test.beforeAll(({ fileTempDir }) => {
+  directory = fileTempDir;
+});
 
 function writeResults(name: string, records: ResultRecord[]): string {
   const file = join(directory, name);

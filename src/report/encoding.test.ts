@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { toScoredItem, type ResultRecord } from '../pipeline/results.js';
 import { getScoring } from '../scoring/registry.js';
 import { compressionThresholdBytes, embedPayload, escapeHtml, readEmbeddedPayload, scriptSafeJson } from './encoding.js';
@@ -10,9 +9,12 @@ import { rubricateChunkIndex, rubricateDecodeItem, rubricateReadEmbedded } from 
 import { buildReport } from './index.js';
 import { syntheticResultRecords } from './synthetic.js';
 import type { ResultsReportPayload, RunData, RunTexts } from './types.js';
+import { test } from '../testing/vitest-fixtures.js';
 
-const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-encoding-'));
-afterAll(() => rmSync(directory, { recursive: true, force: true }));
+let directory: string;
+test.beforeAll(({ fileTempDir }) => {
+  directory = fileTempDir;
+});
 
 /** The page's own decoder, run in Node: the module the report bundles. */
 const clientDecoder = { readEmbedded: rubricateReadEmbedded, decodeItem: rubricateDecodeItem, chunkIndex: rubricateChunkIndex };

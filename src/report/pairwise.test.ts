@@ -1,7 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../cli/main.js';
 import { exitCodes, RubricateError } from '../errors.js';
 import { CompareSummaryBuilder, type CompareRecord } from '../pipeline/compare.js';
@@ -14,9 +13,9 @@ import { markdownCell, renderCompareMarkdown } from './markdown.js';
 import { collectPairwise } from './pairwise.js';
 import { syntheticCompareRecords } from './synthetic-pairwise.js';
 import type { CompareReportPayload, PairTexts } from './types.js';
+import { test } from '../testing/vitest-fixtures.js';
 
-const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-pairwise-'));
-afterAll(() => rmSync(directory, { recursive: true, force: true }));
+let directory: string;
 
 function write(name: string, text: string): string {
   const file = join(directory, name);
@@ -43,7 +42,11 @@ records[8] = { ...records[8], response_a: hostile, prompt: [{ role: 'system', co
 // The same id twice.
 records[9] = { ...records[9], id: records[10].id };
 const unreadable = '{"id": "broken", "status": "graded", "winner": "A"}';
-const compareFile = write('compare.jsonl', jsonl(records.slice(0, 40)) + unreadable + '\n' + jsonl(records.slice(40)));
+let compareFile: string;
+test.beforeAll(({ fileTempDir }) => {
+  directory = fileTempDir;
+  compareFile = write('compare.jsonl', jsonl(records.slice(0, 40)) + unreadable + '\n' + jsonl(records.slice(40)));
+});
 
 /** Win-rate score of a verdict: inconsistent counts as a tie. */
 function winScore(winner: CompareRecord['winner']): number {

@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../cli/main.js';
 import { exitCodes, RubricateError } from '../errors.js';
 import { computeBinaryMeta } from '../meta/binary-metrics.js';
@@ -12,9 +11,9 @@ import { buildReport, detectReportInput, renderResultsMarkdown, writeReportFromR
 import { markdownCell } from './markdown.js';
 import { syntheticResultRecords } from './synthetic.js';
 import type { ResultsReportPayload } from './types.js';
+import { test } from '../testing/vitest-fixtures.js';
 
-const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-'));
-afterAll(() => rmSync(directory, { recursive: true, force: true }));
+let directory: string;
 
 function write(name: string, text: string): string {
   const file = join(directory, name);
@@ -30,8 +29,13 @@ const runRecords: ResultRecord[] = [...syntheticResultRecords({ items: 60, crite
 runRecords[0] = { ...runRecords[0], tags: ['theme:pipe|tag'] };
 runRecords[0].criteria = runRecords[0].criteria.map((criterion) => ({ ...criterion, text: 'Mentions <script>alert(1)</script> | pipes', met: criterion.points < 0 }));
 const baselineRecords: ResultRecord[] = [...syntheticResultRecords({ items: 60, criteriaPerItem: 5, seed: 31, qualityShift: 0.2 })];
-const resultsFile = write('run.jsonl', jsonl(runRecords));
-const baselineFile = write('baseline.jsonl', jsonl(baselineRecords));
+let resultsFile: string;
+let baselineFile: string;
+test.beforeAll(({ fileTempDir }) => {
+  directory = fileTempDir;
+  resultsFile = write('run.jsonl', jsonl(runRecords));
+  baselineFile = write('baseline.jsonl', jsonl(baselineRecords));
+});
 
 const binaryReport = computeBinaryMeta(
   Array.from({ length: 40 }, (_, index) => ({ prediction: index % 3 !== 0, label: index % 4 !== 0, groups: { criterion: `c${index % 5}` } })),
