@@ -4,27 +4,25 @@
  * results, then opened from a file:// URL with every network request refused.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { runCli } from '../cli/main.js';
 import { exitCodes } from '../errors.js';
-import { startFakeJudge, type FakeJudge } from '../testing/fake-judge.js';
+import type { FakeJudgeScript } from '../testing/fake-judge.js';
 import { encodePng, solidPng } from '../testing/png.js';
 import { normalizeTrajectory, trajectorySteps, type TrajectoryMessageInput } from '../trajectory/trajectory.js';
 import { chromiumAvailable, chromiumPath, launchHeadlessChromium, openOfflinePage, type HeadlessBrowser } from './headless.js';
 import { writeReportFromResults } from './index.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 const haveBrowser = chromiumAvailable();
 if (!haveBrowser) console.warn(`report media browser tests skipped: ${chromiumPath} is absent (install it with: apt-get install -y chromium)`);
 
-const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-media-'));
 let browser: HeadlessBrowser | undefined;
-let fake: FakeJudge;
 
 const red = solidPng(16, 12, [255, 0, 0]);
 // Pixels that do not compress: over the report's image cap in this test.
@@ -48,19 +46,18 @@ const trajectory: TrajectoryMessageInput[] = [
 beforeAll(async () => {
   if (!haveBrowser) return;
   browser = await launchHeadlessChromium({ width: 1360, height: 900 });
-  writeFileSync(join(directory, 'red.png'), red);
-  fake = await startFakeJudge((request) => {
-    const criterion = request.criteria[0];
-    if (criterion.id === 'confirmed') return { content: { explanation: 'The user said yes at step 6 before the cancel call at step 7.', criteria_met: true } };
-    return { content: { explanation: 'The picture is red.', criteria_met: true } };
-  });
 });
 
 afterAll(async () => {
   await browser?.close();
-  await fake?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
+
+/** Every criterion met, the confirmation one citing the user's yes at step 6. */
+const citingJudge: FakeJudgeScript = (request) => {
+  const criterion = request.criteria[0];
+  if (criterion.id === 'confirmed') return { content: { explanation: 'The user said yes at step 6 before the cancel call at step 7.', criteria_met: true } };
+  return { content: { explanation: 'The picture is red.', criteria_met: true } };
+};
 
 async function openItem(page: Page, id: string): Promise<void> {
   await page.fill('input[type="search"]', id);
@@ -70,7 +67,7 @@ async function openItem(page: Page, id: string): Promise<void> {
 }
 
 describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headless Chromium)', () => {
-  it('shows a trajectory as collapsible numbered steps with tool calls marked and cited steps linked, and images from their bytes', async () => {
+  test('shows a trajectory as collapsible numbered steps with tool calls marked and cited steps linked, and images from their bytes', async ({ startJudge, tempDir }) => {
     const items = [
       {
         id: 'agent',
@@ -90,9 +87,11 @@ describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headl
         rubric: { criteria: [{ id: 'colour', text: 'The answer says red.' }] },
       },
     ];
-    const input = join(directory, 'items.jsonl');
+    const fake = await startJudge(citingJudge);
+    writeFileSync(join(tempDir, 'red.png'), red);
+    const input = join(tempDir, 'items.jsonl');
     writeFileSync(input, items.map((item) => JSON.stringify(item)).join('\n') + '\n');
-    const results = join(directory, 'results.jsonl');
+    const results = join(tempDir, 'results.jsonl');
     const code = await runCli(['grade', '--input', input, '--out', results, '--judge', 'openai:vision', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--no-cache', '--quiet'], {
       stdout: () => {},
       stderr: () => {},
@@ -108,7 +107,7 @@ describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headl
     // A cap between the two images' sizes: the red one is embedded, the noisy one is not.
     expect(red.length).toBeLessThan(1000);
     expect(noise.length).toBeGreaterThan(1000);
-    const out = join(directory, 'report.html');
+    const out = join(tempDir, 'report.html');
     await writeReportFromResults({ input: results, out, maxImageBytes: 1000 });
     const { page, errors } = await openOfflinePage(browser!, pathToFileURL(out).href);
     await page.waitForSelector('html[data-report-ready], html[data-report-error]');

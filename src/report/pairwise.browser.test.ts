@@ -3,12 +3,11 @@
  * judge), the report rendered in headless Chromium, clicked into and read back. Needs
  * Debian's `chromium` at /usr/bin/chromium.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import { Comparer, CompareSummaryBuilder, type CompareRecord, type ComparisonResult } from '../pipeline/compare.js';
 import type { PairwiseImportRecord } from '../rubric/records.js';
@@ -17,11 +16,11 @@ import type { PairwiseItem } from '../rubric/schema.js';
 import { startFakeJudge } from '../testing/fake-judge.js';
 import { chromiumAvailable, chromiumPath, launchHeadlessChromium, openOfflinePage, type HeadlessBrowser } from './headless.js';
 import { writeReportFromResults } from './index.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 const haveBrowser = chromiumAvailable();
 if (!haveBrowser) console.warn(`compare view browser tests skipped: ${chromiumPath} is absent (install it with: apt-get install -y chromium)`);
 
-const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-pairwise-browser-'));
 let browser: HeadlessBrowser | undefined;
 const records: CompareRecord[] = [];
 let reportFile = '';
@@ -50,7 +49,9 @@ function pairs(): PairwiseItem[] {
 
 const block = (text: string, name: string) => new RegExp(`<${name}-([0-9a-f]{16})>\\n([\\s\\S]*?)\\n</${name}-\\1>`).exec(text)?.[2] ?? '';
 
-beforeAll(async () => {
+// The report under test is built once, from one comparison run, for all of this file's tests: the
+// judge runs in this hook (where per-test fixtures are not available) and is closed in it.
+test.beforeAll(async ({ fileTempDir: directory }) => {
   if (!haveBrowser) return;
   browser = await launchHeadlessChromium({ width: 1360, height: 900 });
   const fake = await startFakeJudge((request) => {
@@ -89,7 +90,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 async function openReport(hash = ''): Promise<{ page: Page; errors: string[] }> {

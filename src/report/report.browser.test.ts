@@ -2,27 +2,25 @@
  * The report as a person sees it: rendered in headless Chromium from a file:// URL, clicked
  * into, and read back. Needs Debian's `chromium` at /usr/bin/chromium (CI installs it).
  */
-import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { computeBinaryMeta } from '../meta/binary-metrics.js';
 import { computePairwiseMeta } from '../meta/pairwise-metrics.js';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
 import { Grader } from '../pipeline/grader.js';
 import { toScoredItem, type GradedCriterion, type ResultRecord } from '../pipeline/results.js';
 import { getItemImporter } from '../rubric/formats/index.js';
 import { aggregate, getScoring } from '../scoring/registry.js';
 import { dataPath, haveData } from '../testing/data.js';
-import { startFakeJudge } from '../testing/fake-judge.js';
 import { hashValue } from '../util/hash.js';
 import { safeParseJson } from '../util/json.js';
 import { readLines } from '../util/jsonl.js';
 import { chromiumAvailable, chromiumPath, launchHeadlessChromium, openOfflinePage, type HeadlessBrowser } from './headless.js';
 import { writeReportFromResults, type WriteReportOptions } from './index.js';
 import { syntheticResultRecords } from './synthetic.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 const haveBrowser = chromiumAvailable();
 if (!haveBrowser) console.warn(`report browser tests skipped: ${chromiumPath} is absent (install it with: apt-get install -y chromium)`);
@@ -30,15 +28,15 @@ const healthbenchFile = dataPath('healthbench/oss_eval_first100.jsonl');
 const haveHealthBench = haveBrowser && haveData(healthbenchFile, 'report screenshot (src/report/report.browser.test.ts)');
 if (haveBrowser && !haveHealthBench) console.warn(`report screenshot test skipped: ${healthbenchFile} is absent`);
 
-const directory = mkdtempSync(join(tmpdir(), 'rubricate-report-browser-'));
+let directory: string;
 let browser: HeadlessBrowser | undefined;
 
-beforeAll(async () => {
+test.beforeAll(async ({ fileTempDir }) => {
+  directory = fileTempDir;
   if (haveBrowser) browser = await launchHeadlessChromium({ width: 1360, height: 900 });
 });
 afterAll(async () => {
   await browser?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 function writeResults(name: string, records: readonly ResultRecord[]): string {
@@ -289,7 +287,7 @@ function fraction(text: string): number {
 }
 
 describe.skipIf(!haveBrowser || !haveHealthBench)('HealthBench report screenshot', () => {
-  it('grades the first 100 HealthBench examples through the pipeline and captures the report', async () => {
+  test('grades the first 100 HealthBench examples through the pipeline and captures the report', async ({ scriptedJudge }) => {
     // Synthetic responses: stock sentences picked per example.
     const responsesFile = join(directory, 'healthbench-responses.jsonl');
     const responseLines: string[] = [];
@@ -303,7 +301,7 @@ describe.skipIf(!haveBrowser || !haveHealthBench)('HealthBench report screenshot
     }
     writeFileSync(responsesFile, responseLines.join('\n') + '\n');
 
-    const fake = await startFakeJudge((request) => {
+    const { judge } = await scriptedJudge((request) => {
       const verdicts: Record<string, unknown> = {};
       for (const criterion of request.criteria) {
         const chance = criterion.points < 0 ? 0.22 : 0.58;
@@ -314,23 +312,17 @@ describe.skipIf(!haveBrowser || !haveHealthBench)('HealthBench report screenshot
         };
       }
       return { content: { verdicts }, usage: { prompt_tokens: 900 + request.criteria.length * 60, completion_tokens: 40 * request.criteria.length, cached_tokens: 512 } };
-    });
-    const judge = createOpenAICompatibleJudge({ model: 'gpt-4.1-mini', baseUrl: fake.baseUrl });
+    }, { model: 'gpt-4.1-mini' });
     const resultsFile = join(directory, 'healthbench-results.jsonl');
-    try {
-      const grader = new Grader({ judge, scoring: 'healthbench', criteriaPerCall: Number.POSITIVE_INFINITY, concurrency: 8, retryBaseDelayMs: 5 });
-      const lines: string[] = [];
-      for await (const result of grader.gradeStream(getItemImporter('healthbench').read(healthbenchFile, { responses: responsesFile }))) {
-        // The fake judge listens on a random port; a fixed endpoint keeps the screenshot identical from run to run.
-        if (result.judge) result.judge = { ...result.judge, base_url: 'http://localhost:8000/v1' };
-        lines.push(JSON.stringify(result));
-      }
-      writeFileSync(resultsFile, lines.join('\n') + '\n');
-      expect(lines).toHaveLength(100);
-    } finally {
-      await judge.close();
-      await fake.close();
+    const grader = new Grader({ judge, scoring: 'healthbench', criteriaPerCall: Number.POSITIVE_INFINITY, concurrency: 8, retryBaseDelayMs: 5 });
+    const lines: string[] = [];
+    for await (const result of grader.gradeStream(getItemImporter('healthbench').read(healthbenchFile, { responses: responsesFile }))) {
+      // The fake judge listens on a random port; a fixed endpoint keeps the screenshot identical from run to run.
+      if (result.judge) result.judge = { ...result.judge, base_url: 'http://localhost:8000/v1' };
+      lines.push(JSON.stringify(result));
     }
+    writeFileSync(resultsFile, lines.join('\n') + '\n');
+    expect(lines).toHaveLength(100);
 
     const { page, errors } = await openReport({ input: resultsFile, title: 'HealthBench · first 100 examples', generatedAt: '2025-06-01T12:00:00.000Z' }, 'healthbench.html');
     expect(await page.textContent('[data-testid="item-count"]')).toBe('100');
