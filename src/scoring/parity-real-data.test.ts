@@ -5,12 +5,14 @@
  * (no judge is called); the rubrics, repeats and weights are the benchmarks' own.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
 import { drb2Importer } from '../rubric/formats/drb2.js';
 import { researchrubricsImporter } from '../rubric/formats/researchrubrics.js';
 import type { Item } from '../rubric/schema.js';
 import { sharedData } from '../testing/shared-data.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { aggregate, getScoring } from './registry.js';
 import type { ScoredItem } from './types.js';
 
@@ -28,7 +30,7 @@ async function importAll(read: AsyncIterable<{ kind: string; item?: Item }>): Pr
 
 const drb2Data = sharedData('deepresearch_bench_ii/tasks_and_rubrics.jsonl');
 describe.skipIf(!drb2Data.available)('DeepResearch Bench II on the real 132 tasks', () => {
-  it('matches the reference aggregation, repeated texts (task 45) counted once', async () => {
+  test('matches the reference aggregation, repeated texts (task 45) counted once', async ({ tempDir }) => {
     const rows = readFileSync(drb2Data.path, 'utf8')
       .split('\n')
       .filter((line) => line.trim() !== '')
@@ -72,7 +74,7 @@ describe.skipIf(!drb2Data.available)('DeepResearch Bench II on the real 132 task
     const reference = Object.fromEntries(['inforecall', 'analysis', 'presentation', 'total', 'blocked_rate'].map((key) => [key, meanOrNone(referencePerTask.map((task) => task[key]))]));
 
     // rubricate: the drb2 importer, the same verdicts per position, the drb2 scoring.
-    const imported = await importAll(withResponses(drb2Data.path));
+    const imported = await importAll(withResponses(drb2Data.path, tempDir));
     expect(imported).toHaveLength(rows.length);
     const scored: ScoredItem[] = imported.map((entry) => ({
       id: entry.id,
@@ -93,23 +95,20 @@ describe.skipIf(!drb2Data.available)('DeepResearch Bench II on the real 132 task
   });
 });
 
-/** Feeds the importer a response per task (the real file has none). */
-async function* withResponses(file: string): AsyncGenerator<{ kind: string; item?: Item }> {
-  const { mkdtempSync, writeFileSync } = await import('node:fs');
-  const { join } = await import('node:path');
-  const { tmpdir } = await import('node:os');
+/** Feeds the importer a response per task (the real file has none), from a responses file written in `directory`. */
+async function* withResponses(file: string, directory: string): AsyncGenerator<{ kind: string; item?: Item }> {
   const ids = readFileSync(file, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => (JSON.parse(line) as { id: string }).id);
-  const responses = join(mkdtempSync(join(tmpdir(), 'rubricate-drb2-')), 'responses.jsonl');
+  const responses = join(directory, 'responses.jsonl');
   writeFileSync(responses, ids.map((id) => JSON.stringify({ id, response: 'A report.' })).join('\n'));
   yield* drb2Importer.read(file, { responses });
 }
 
 const researchData = sharedData('researchrubrics/researchrubrics-sample-100.jsonl');
 describe.skipIf(!researchData.available)('ResearchRubrics compliance on the real 100-row sample', () => {
-  it('matches calculate_final_score.calculate_weighted_score and its average, ternary and binary', async () => {
+  test('matches calculate_final_score.calculate_weighted_score and its average, ternary and binary', async ({ tempDir }) => {
     const rows = readFileSync(researchData.path, 'utf8')
       .split('\n')
       .filter((line) => line.trim() !== '')
@@ -133,11 +132,8 @@ describe.skipIf(!researchData.available)('ResearchRubrics compliance on the real
       for (const value of scores) sum += value;
       return sum / scores.length;
     };
-    const responses = await import('node:fs').then(({ mkdtempSync, writeFileSync }) => {
-      const file = `${mkdtempSync('/tmp/rubricate-rr-')}/responses.jsonl`;
-      writeFileSync(file, rows.map((row) => JSON.stringify({ sample_id: row.sample_id, response: 'A report.' })).join('\n'));
-      return file;
-    });
+    const responses = join(tempDir, 'responses.jsonl');
+    writeFileSync(responses, rows.map((row) => JSON.stringify({ sample_id: row.sample_id, response: 'A report.' })).join('\n'));
     const imported = await importAll(researchrubricsImporter.read(researchData.path, { responses }));
     expect(imported).toHaveLength(100);
     const scored: ScoredItem[] = imported.map((entry) => ({

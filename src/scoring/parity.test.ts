@@ -2,8 +2,7 @@
  * Parity with each benchmark's own scorer. Every expected value is derived in a comment from
  * the reference's formula (file and function named in docs/scoring.md), by hand.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toScoredItem } from '../pipeline/results.js';
@@ -16,6 +15,7 @@ import { lengthAdjustedScoring } from './benchmarks.js';
 import { failedAsNotMet, withFailedAsZero } from './failed-as-zero.js';
 import { aggregate, getScoring } from './registry.js';
 import { toSimpleEvalsMetrics } from './simple-evals-format.js';
+import { test } from '../testing/vitest-fixtures.js';
 import type { ScoredCriterion, ScoredItem } from './types.js';
 
 function criterion(points: number, met: boolean | null, extra: Partial<ScoredCriterion> = {}): ScoredCriterion {
@@ -24,8 +24,7 @@ function criterion(points: number, met: boolean | null, extra: Partial<ScoredCri
 function item(id: string, criteria: ScoredCriterion[], extra: Partial<ScoredItem> = {}): ScoredItem {
   return { id, status: criteria.some((entry) => entry.status === 'error') ? 'error' : 'ok', criteria, ...extra };
 }
-function tempFile(name: string, lines: unknown[]): string {
-  const directory = mkdtempSync(join(tmpdir(), 'rubricate-parity-'));
+function tempFile(directory: string, name: string, lines: unknown[]): string {
   const file = join(directory, name);
   writeFileSync(file, lines.map((line) => JSON.stringify(line)).join('\n'));
   return file;
@@ -66,7 +65,7 @@ describe('PRBench (evals.py: mean_clipped = max(0, np.mean(points / Σpositive))
     ]);
   });
 
-  it('takes each criterion\u2019s own integer weight from annotations (Criterion.find_weight)', async () => {
+  test('takes each criterion\u2019s own integer weight from annotations (Criterion.find_weight)', async ({ tempDir }) => {
     const annotation = (weightClass: string, weight?: number) => ({
       weight_class: weightClass,
       criteria_category: 'Financial Accuracy',
@@ -74,7 +73,7 @@ describe('PRBench (evals.py: mean_clipped = max(0, np.mean(points / Σpositive))
       // Other classes' weight fields may carry stale values; only the named class counts.
       important_weight: weightClass === 'important' ? weight : 99,
     });
-    const file = tempFile('prbench.jsonl', [
+    const file = tempFile(tempDir, 'prbench.jsonl', [
       {
         task: 't1',
         field: 'Finance',
@@ -151,8 +150,8 @@ describe('ProfBench (score_report_generation.py: get_predicted_score_per_task_id
     expect(line('a', 'Same report.').responseDigest).not.toBe(line('a', 'Other.').responseDigest);
   });
 
-  it('imports report rows with weights Critical 4 … Additional 1 and criterion types', async () => {
-    const file = tempFile('profbench.jsonl', [
+  test('imports report rows with weights Critical 4 … Additional 1 and criterion types', async ({ tempDir }) => {
+    const file = tempFile(tempDir, 'profbench.jsonl', [
       {
         task_id: 'T9',
         domain: 'Finance MBA',
@@ -174,11 +173,11 @@ describe('ProfBench (score_report_generation.py: get_predicted_score_per_task_id
 });
 
 describe('RaR explicit reward (paper Eq. 1: Σ w·c ÷ Σ w over all weights)', () => {
-  it('divides by the sum of all weights, pitfalls included', async () => {
+  test('divides by the sum of all weights, pitfalls included', async ({ tempDir }) => {
     // Weights [5, 3, −2], verdicts [met, not, met]: (5 − 2) / (5 + 3 − 2) = 3 / 6 = 0.5 (Σ positive would give 3/8).
     const scored = item('r', [criterion(5, true), criterion(3, false), criterion(-2, true)]);
     expect(getScoring('rar_explicit').itemScore(scored)).toBe(0.5);
-    const file = tempFile('rar.jsonl', [{ id: 'q1', question: 'Q?', response: 'A.', rubric: [{ title: 'x', description: 'Essential Criteria: y', weight: 5 }] }]);
+    const file = tempFile(tempDir, 'rar.jsonl', [{ id: 'q1', question: 'Q?', response: 'A.', rubric: [{ title: 'x', description: 'Essential Criteria: y', weight: 5 }] }]);
     await items(rarImporter.read(file, {}));
     expect(rarImporter.defaultScoring).toBe('rar_explicit');
   });

@@ -3,12 +3,11 @@
  * real redis-server). Writes are compare-and-set on the prompt's version, so concurrent
  * writers from separate connections lose no update.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { Criterion } from '../rubric/schema.js';
 import { redisTest } from '../testing/redis-fixture.js';
+import { test } from '../testing/vitest-fixtures.js';
 import type { EvolverStateStore, EvolvingCriterion, PromptState } from './evolver-state.js';
 import { openEvolverStateStore } from './open-evolver-state.js';
 
@@ -65,13 +64,8 @@ async function contract(open: () => EvolverStateStore): Promise<void> {
 }
 
 describe('evolving-rubric state', () => {
-  it('SQLite keeps the contract', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-evolver-state-'));
-    try {
-      await contract(() => openEvolverStateStore(join(directory, 'evolver.sqlite')));
-    } finally {
-      rmSync(directory, { recursive: true, force: true });
-    }
+  test('SQLite keeps the contract', async ({ tempDir }) => {
+    await contract(() => openEvolverStateStore(join(tempDir, 'evolver.sqlite')));
   });
 
   redisTest('Redis keeps the contract', async ({ redis }) => {

@@ -3,13 +3,15 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, vi } from 'vitest';
+import { test } from '../testing/vitest-fixtures.js';
 import { describeReplyStoreContract } from './contract.js';
 import { SqliteReplyStore } from './sqlite.js';
 
 const reply = (text: string) => ({ text, usage: { inputTokens: 10, outputTokens: 2, cachedInputTokens: 0 } });
 const storeModule = JSON.stringify(new URL('./sqlite.ts', import.meta.url).href);
 
+/** A cache file in a folder of its own (the contract's factory removes it in `dispose`). */
 function temporaryCache(): string {
   return join(mkdtempSync(join(tmpdir(), 'rubricate-store-')), 'cache.sqlite');
 }
@@ -41,8 +43,8 @@ describeReplyStoreContract('SQLite', async () => {
 });
 
 describe('SqliteReplyStore', () => {
-  it('reads back what it stored, before and after the batch reaches SQLite, and across reopenings', () => {
-    const path = temporaryCache();
+  test('reads back what it stored, before and after the batch reaches SQLite, and across reopenings', ({ tempDir }) => {
+    const path = join(tempDir, 'cache.sqlite');
     const store = new SqliteReplyStore(path);
     store.put('a', reply('{"criteria_met":true}'));
     expect((store.get('a') as { text: string }).text).toBe('{"criteria_met":true}');
@@ -55,8 +57,8 @@ describe('SqliteReplyStore', () => {
     expect(journals(path)).toEqual([]);
   });
 
-  it('a process killed before its batch reached SQLite loses nothing: the next opening imports its journal', () => {
-    const path = temporaryCache();
+  test('a process killed before its batch reached SQLite loses nothing: the next opening imports its journal', ({ tempDir }) => {
+    const path = join(tempDir, 'cache.sqlite');
     const child = runScript(`
       const { SqliteReplyStore } = await import(${storeModule});
       const store = new SqliteReplyStore(${JSON.stringify(path)});
@@ -71,8 +73,8 @@ describe('SqliteReplyStore', () => {
     expect(existsSync(path)).toBe(true);
   });
 
-  it('a cache locked by another process makes the batch wait with backoff, never an uncaught error from a timer', async () => {
-    const path = temporaryCache();
+  test('a cache locked by another process makes the batch wait with backoff, never an uncaught error from a timer', async ({ tempDir }) => {
+    const path = join(tempDir, 'cache.sqlite');
     const store = new SqliteReplyStore(path);
     const holder = new Database(path);
     holder.pragma('busy_timeout = 0');
@@ -90,8 +92,8 @@ describe('SqliteReplyStore', () => {
     expect(journals(path)).toEqual([]);
   });
 
-  it('closing a cache that stays locked keeps the last batch in the journal with a warning (no crash), and the next opening imports it', () => {
-    const path = temporaryCache();
+  test('closing a cache that stays locked keeps the last batch in the journal with a warning (no crash), and the next opening imports it', ({ tempDir }) => {
+    const path = join(tempDir, 'cache.sqlite');
     new SqliteReplyStore(path).close();
     const holder = new Database(path);
     holder.pragma('busy_timeout = 0');
@@ -114,8 +116,8 @@ describe('SqliteReplyStore', () => {
     expect(journals(path)).toEqual([]);
   });
 
-  it('a read-only cache file is refused when it is opened, naming the file and what to do', () => {
-    const path = temporaryCache();
+  test('a read-only cache file is refused when it is opened, naming the file and what to do', ({ tempDir }) => {
+    const path = join(tempDir, 'cache.sqlite');
     new SqliteReplyStore(path).close();
     chmodSync(path, 0o444);
     chmodSync(join(path, '..'), 0o777);
