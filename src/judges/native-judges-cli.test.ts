@@ -2,23 +2,14 @@
  * End to end: `rubricate grade` with anthropic: and gemini: judges against loopback fakes of
  * their APIs. The CLI, grader, engine, cache, reader and HTTP client are the real ones.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runCli } from '../cli/main.js';
 import { costOf, defaultPrices } from '../engine/usage.js';
-import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicScript } from '../testing/fake-anthropic.js';
-import { startFakeGemini, type FakeGemini, type FakeGeminiScript } from '../testing/fake-gemini.js';
-
-let anthropic: FakeAnthropic | undefined;
-let gemini: FakeGemini | undefined;
-afterEach(async () => {
-  await anthropic?.close();
-  await gemini?.close();
-  anthropic = undefined;
-  gemini = undefined;
-});
+import { startFakeAnthropic, type FakeAnthropicScript } from '../testing/fake-anthropic.js';
+import { startFakeGemini, type FakeGeminiScript } from '../testing/fake-gemini.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 async function cli(args: string[]) {
   const stdout: string[] = [];
@@ -54,20 +45,19 @@ function writeItems(directory: string): string {
 const verdicts: Record<string, boolean> = { fluids: true, doctor: true, aspirin: false };
 const byCriterion: FakeAnthropicScript = (request) => ({ input: { explanation: 'Read the response.', criteria_met: verdicts[request.criteria[0].id] } });
 
-function anthropicArgs(directory: string, input: string, extra: string[] = []): string[] {
+function anthropicArgs(baseUrl: string, directory: string, input: string, extra: string[] = []): string[] {
   return [
     'grade', '--input', input, '--out', join(directory, 'results.jsonl'), '--metrics', join(directory, 'metrics.json'),
-    '--judge', 'anthropic:claude-sonnet-4-5', '--judge-base-url', anthropic!.baseUrl, '--judge-api-key', 'test-anthropic-key',
+    '--judge', 'anthropic:claude-sonnet-4-5', '--judge-base-url', baseUrl, '--judge-api-key', 'test-anthropic-key',
     '--cache', join(directory, 'cache.sqlite'), '--quiet', ...extra,
   ];
 }
 
 describe('grade with an anthropic: judge', () => {
-  it('grades through the forced tool, reads the cached prefix for later criteria, prices reads and writes, and resumes from the cache', async () => {
-    anthropic = await startFakeAnthropic(byCriterion);
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-'));
+  test('grades through the forced tool, reads the cached prefix for later criteria, prices reads and writes, and resumes from the cache', async ({ closeAfter, tempDir: directory }) => {
+    const anthropic = closeAfter(await startFakeAnthropic(byCriterion));
     const input = writeItems(directory);
-    const first = await cli(anthropicArgs(directory, input, ['--concurrency', '8']));
+    const first = await cli(anthropicArgs(anthropic.baseUrl, directory, input, ['--concurrency', '8']));
     expect(first.stderr).toContain('2 items: 2 ok, 0 error');
     expect(first.stderr).toMatch(/cached, \d+ written to the prompt cache\)/);
     expect(first.code).toBe(0);
@@ -91,7 +81,7 @@ describe('grade with an anthropic: judge', () => {
     expect(costOf({ ...usage, cached_prompt_tokens: 0, cache_write_prompt_tokens: 0 }, price)!).toBeGreaterThan(usage.cost_usd);
 
     const before = readFileSync(join(directory, 'results.jsonl'), 'utf8');
-    const again = await cli(anthropicArgs(directory, input));
+    const again = await cli(anthropicArgs(anthropic.baseUrl, directory, input));
     expect(again.code).toBe(0);
     expect(anthropic.requests).toHaveLength(6);
     const resumed = readFileSync(join(directory, 'results.jsonl'), 'utf8');
@@ -99,15 +89,14 @@ describe('grade with an anthropic: judge', () => {
     expect(JSON.parse(readFileSync(join(directory, 'metrics.json'), 'utf8')).usage.cache_hits).toBe(6);
   });
 
-  it('retries a 529 overloaded and a 429 with retry-after, then grades', async () => {
-    anthropic = await startFakeAnthropic((request) => {
+  test('retries a 529 overloaded and a 429 with retry-after, then grades', async ({ closeAfter, tempDir: directory }) => {
+    const anthropic = closeAfter(await startFakeAnthropic((request) => {
       if (request.index === 0) return { status: 529, message: 'Overloaded' };
       if (request.index === 1) return { status: 429, message: 'Number of request tokens has exceeded your per-minute rate limit', headers: { 'retry-after': '1', 'anthropic-ratelimit-tokens-remaining': '0' } };
       return byCriterion(request);
-    });
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-'));
+    }));
     const input = writeItems(directory);
-    const run = await cli(anthropicArgs(directory, input, ['--concurrency', '1']));
+    const run = await cli(anthropicArgs(anthropic.baseUrl, directory, input, ['--concurrency', '1']));
     expect(run.code).toBe(0);
     const results = readJsonLines(join(directory, 'results.jsonl'));
     expect(results.every((result) => result.status === 'ok')).toBe(true);
@@ -116,13 +105,12 @@ describe('grade with an anthropic: judge', () => {
     expect(usage.calls).toBe(8);
   });
 
-  it('retries a tool input that fails the reply schema, then reports it with the reason', async () => {
-    anthropic = await startFakeAnthropic((request) =>
+  test('retries a tool input that fails the reply schema, then reports it with the reason', async ({ closeAfter, tempDir: directory }) => {
+    const anthropic = closeAfter(await startFakeAnthropic((request) =>
       request.criteria[0].id === 'doctor' ? { input: { explanation: 'Unsure.', criteria_met: 'maybe' } } : byCriterion(request),
-    );
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-'));
+    ));
     const input = writeItems(directory);
-    const run = await cli(anthropicArgs(directory, input, ['--max-attempts', '3']));
+    const run = await cli(anthropicArgs(anthropic.baseUrl, directory, input, ['--max-attempts', '3']));
     expect(run.code).not.toBe(0);
     const results = readJsonLines(join(directory, 'results.jsonl'));
     const doctor = results[0].criteria.find((criterion: { id: string }) => criterion.id === 'doctor');
@@ -135,21 +123,19 @@ describe('grade with an anthropic: judge', () => {
     expect(anthropic.requests.filter((request) => request.criteria[0].id === 'doctor')).toHaveLength(6);
   });
 
-  it('refuses probability verdicts before any call, with exit 4', async () => {
-    anthropic = await startFakeAnthropic(byCriterion);
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-'));
+  test('refuses probability verdicts before any call, with exit 4', async ({ closeAfter, tempDir: directory }) => {
+    const anthropic = closeAfter(await startFakeAnthropic(byCriterion));
     const input = writeItems(directory);
-    const run = await cli(anthropicArgs(directory, input, ['--verdict', 'probability']));
+    const run = await cli(anthropicArgs(anthropic.baseUrl, directory, input, ['--verdict', 'probability']));
     expect(run.code).toBe(4);
     expect(run.stderr).toContain('returns no token probabilities');
     expect(anthropic.requests).toHaveLength(0);
   });
 
-  it('stops at once on an unknown model (404 not_found_error), exit 4', async () => {
-    anthropic = await startFakeAnthropic(byCriterion, { models: ['claude-haiku-4-5'] });
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-'));
+  test('stops at once on an unknown model (404 not_found_error), exit 4', async ({ closeAfter, tempDir: directory }) => {
+    const anthropic = closeAfter(await startFakeAnthropic(byCriterion, { models: ['claude-haiku-4-5'] }));
     const input = writeItems(directory);
-    const run = await cli(anthropicArgs(directory, input, ['--concurrency', '1']));
+    const run = await cli(anthropicArgs(anthropic.baseUrl, directory, input, ['--concurrency', '1']));
     expect(run.code).toBe(4);
     expect(run.stderr).toContain('model: claude-sonnet-4-5');
     expect(anthropic.requests.length).toBeLessThanOrEqual(1);
@@ -159,19 +145,18 @@ describe('grade with an anthropic: judge', () => {
 describe('grade with a gemini: judge', () => {
   const byCriterionGemini: FakeGeminiScript = (request) => ({ json: { explanation: 'Read the response.', criteria_met: verdicts[request.criteria[0].id] } });
 
-  function geminiArgs(directory: string, input: string, extra: string[] = []): string[] {
+  function geminiArgs(baseUrl: string, directory: string, input: string, extra: string[] = []): string[] {
     return [
       'grade', '--input', input, '--out', join(directory, 'results.jsonl'), '--metrics', join(directory, 'metrics.json'),
-      '--judge', 'gemini:gemini-2.5-flash', '--judge-base-url', gemini!.baseUrl, '--judge-api-key', 'test-gemini-key',
+      '--judge', 'gemini:gemini-2.5-flash', '--judge-base-url', baseUrl, '--judge-api-key', 'test-gemini-key',
       '--cache', join(directory, 'cache.sqlite'), '--quiet', '--concurrency', '1', ...extra,
     ];
   }
 
-  it('grades with responseSchema, counts implicitly cached tokens in usage and cost, and resumes from the cache', async () => {
-    gemini = await startFakeGemini(byCriterionGemini);
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-gemini-'));
+  test('grades with responseSchema, counts implicitly cached tokens in usage and cost, and resumes from the cache', async ({ closeAfter, tempDir: directory }) => {
+    const gemini = closeAfter(await startFakeGemini(byCriterionGemini));
     const input = writeItems(directory);
-    const run = await cli(geminiArgs(directory, input));
+    const run = await cli(geminiArgs(gemini.baseUrl, directory, input));
     expect(run.code).toBe(0);
     const results = readJsonLines(join(directory, 'results.jsonl'));
     expect(results.map((result) => result.score)).toEqual([1, 1]);
@@ -181,16 +166,15 @@ describe('grade with a gemini: judge', () => {
     const expected = ((usage.prompt_tokens - usage.cached_prompt_tokens) * price.input + usage.cached_prompt_tokens * price.cached_input! + usage.completion_tokens * price.output) / 1e6;
     expect(usage.cost_usd).toBeCloseTo(expected, 6);
     expect(gemini.requests).toHaveLength(6);
-    const again = await cli(geminiArgs(directory, input));
+    const again = await cli(geminiArgs(gemini.baseUrl, directory, input));
     expect(again.code).toBe(0);
     expect(gemini.requests).toHaveLength(6);
   });
 
-  it('reports a safety block as filtered content, never as a verdict', async () => {
-    gemini = await startFakeGemini((request) => (request.criteria[0].id === 'aspirin' ? { finishReason: 'SAFETY' } : byCriterionGemini(request)));
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-gemini-'));
+  test('reports a safety block as filtered content, never as a verdict', async ({ closeAfter, tempDir: directory }) => {
+    const gemini = closeAfter(await startFakeGemini((request) => (request.criteria[0].id === 'aspirin' ? { finishReason: 'SAFETY' } : byCriterionGemini(request))));
     const input = writeItems(directory);
-    const run = await cli(geminiArgs(directory, input, ['--max-attempts', '2']));
+    const run = await cli(geminiArgs(gemini.baseUrl, directory, input, ['--max-attempts', '2']));
     expect(run.code).not.toBe(0);
     const results = readJsonLines(join(directory, 'results.jsonl'));
     const aspirin = results[0].criteria.find((criterion: { id: string }) => criterion.id === 'aspirin');

@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GradingEngine } from '../../engine/engine.js';
 import { RubricateError } from '../../errors.js';
 import { createPerCriterionStrategy } from '../../grading/strategies.js';
 import { normalizeItem } from '../../rubric/normalize.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicScript } from '../../testing/fake-anthropic.js';
+import { test as base } from '../../testing/vitest-fixtures.js';
 import type { JudgeRequest } from '../types.js';
 import { createAnthropicJudge, toAnthropicMessages } from './anthropic-judge.js';
 import { anthropicHttpError, rateLimitResetMilliseconds } from './errors.js';
@@ -26,16 +27,15 @@ function request(criterion: string, extra: Partial<JudgeRequest> = {}): JudgeReq
   };
 }
 
-let fake: FakeAnthropic | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
+/** `judgeWith(script, model)`: a fake Messages API answering with `script`, and the real judge pointed at it (both closed after the test). */
+const test = base.extend<{ judgeWith: (script: FakeAnthropicScript, model?: string) => Promise<{ fake: FakeAnthropic; judge: ReturnType<typeof createAnthropicJudge> }> }>({
+  judgeWith: async ({ closeAfter }, use) => {
+    await use(async (script, model = 'claude-sonnet-4-5') => {
+      const fake = closeAfter(await startFakeAnthropic(script));
+      return { fake, judge: closeAfter(createAnthropicJudge({ model, baseUrl: fake.baseUrl, apiKey: 'test-anthropic-key' })) };
+    });
+  },
 });
-
-async function judgeWith(script: FakeAnthropicScript, model = 'claude-sonnet-4-5') {
-  fake = await startFakeAnthropic(script);
-  return createAnthropicJudge({ model, baseUrl: fake.baseUrl, apiKey: 'test-anthropic-key' });
-}
 
 const signal = () => new AbortController().signal;
 
@@ -50,11 +50,11 @@ async function failure(promise: Promise<unknown>): Promise<RubricateError> {
 }
 
 describe('anthropic: judge', () => {
-  it('forces the verdict tool, marks the shared prefix for caching, sends no seed, and reads the tool input and usage', async () => {
-    const judge = await judgeWith(() => ({ input: { explanation: 'It says so.', criteria_met: true } }));
+  test('forces the verdict tool, marks the shared prefix for caching, sends no seed, and reads the tool input and usage', async ({ judgeWith }) => {
+    const { fake, judge } = await judgeWith(() => ({ input: { explanation: 'It says so.', criteria_met: true } }));
     const reply = await judge.complete(request('A'), { signal: signal() });
     expect(JSON.parse(reply.text)).toEqual({ explanation: 'It says so.', criteria_met: true });
-    const sent = fake!.requests[0];
+    const sent = fake.requests[0];
     expect(sent.headers['x-api-key']).toBe('test-anthropic-key');
     expect(sent.headers['anthropic-version']).toBe('2023-06-01');
     expect(sent.body.seed).toBeUndefined();
@@ -68,12 +68,12 @@ describe('anthropic: judge', () => {
     // First call writes the prefix: the prompt is input + write + read.
     expect(reply.usage.cacheWriteInputTokens).toBeGreaterThan(1024);
     expect(reply.usage.cachedInputTokens).toBe(0);
-    expect(reply.usage.inputTokens).toBe(fake!.totals.inputTokens);
+    expect(reply.usage.inputTokens).toBe(fake.totals.inputTokens);
     expect(reply.finishReason).toBe('tool_use');
   });
 
-  it('sends the calls that share a prefix after the first is answered, so they read the cache instead of each writing it', async () => {
-    const judge = await judgeWith(async (sent) => {
+  test('sends the calls that share a prefix after the first is answered, so they read the cache instead of each writing it', async ({ judgeWith }) => {
+    const { fake, judge } = await judgeWith(async (sent) => {
       // The first call is slow: without the wait, the others would all miss.
       if (sent.index === 0) await new Promise((resolve) => setTimeout(resolve, 50));
       return { input: { explanation: 'ok', criteria_met: true } };
@@ -83,13 +83,13 @@ describe('anthropic: judge', () => {
     const reads = replies.filter((reply) => reply.usage.cachedInputTokens > 0);
     expect(writes).toHaveLength(1);
     expect(reads).toHaveLength(4);
-    expect(fake!.totals.cacheWriteTokens).toBe(reads[0].usage.cachedInputTokens);
+    expect(fake.totals.cacheWriteTokens).toBe(reads[0].usage.cachedInputTokens);
   });
 
-  it('puts no breakpoint on a prefix too short to be cached', async () => {
-    const judge = await judgeWith(() => ({ input: { explanation: 'ok', criteria_met: false } }));
+  test('puts no breakpoint on a prefix too short to be cached', async ({ judgeWith }) => {
+    const { fake, judge } = await judgeWith(() => ({ input: { explanation: 'ok', criteria_met: false } }));
     await judge.complete({ ...request('A'), messages: [{ role: 'user', content: 'short context\n\ncriterion' }], sharedPrefix: { message: 0, characters: 13 } }, { signal: signal() });
-    expect(JSON.stringify(fake!.requests[0].body)).not.toContain('cache_control');
+    expect(JSON.stringify(fake.requests[0].body)).not.toContain('cache_control');
   });
 
   it('maps a ChatMessage to content blocks in one place, splitting at the cache point', () => {
@@ -109,41 +109,40 @@ describe('anthropic: judge', () => {
     expect(messages[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'ok' }] });
   });
 
-  it('asks again with more room when a reply stops at max_tokens, counting every call, and marks a cut at the model limit', async () => {
+  test('asks again with more room when a reply stops at max_tokens, counting every call, and marks a cut at the model limit', async ({ judgeWith }) => {
     const cutBelow = (limit: number): FakeAnthropicScript => (sent) =>
       (sent.body.max_tokens as number) < limit ? { input: {}, stopReason: 'max_tokens' } : { input: { explanation: 'ok', criteria_met: true } };
-    const judge = await judgeWith(cutBelow(4096));
+    const { fake, judge } = await judgeWith(cutBelow(4096));
     const reply = await judge.complete(request('A', { sharedPrefix: undefined }), { signal: signal() });
-    expect(fake!.requests.map((sent) => sent.body.max_tokens)).toEqual([256, 1024, 4096]);
+    expect(fake.requests.map((sent) => sent.body.max_tokens)).toEqual([256, 1024, 4096]);
     expect(reply.finishReason).toBe('tool_use');
     expect(reply.atOutputLimit).toBeUndefined();
-    expect(reply.usage.inputTokens).toBe(fake!.totals.inputTokens);
-    expect(reply.usage.outputTokens).toBe(fake!.totals.outputTokens);
-    await fake!.close();
+    expect(reply.usage.inputTokens).toBe(fake.totals.inputTokens);
+    expect(reply.usage.outputTokens).toBe(fake.totals.outputTokens);
     // Claude 3 Haiku writes at most 4,096 tokens: still cut there is final.
-    const small = await judgeWith(cutBelow(1e9), 'claude-3-haiku-20240307');
+    const { fake: haiku, judge: small } = await judgeWith(cutBelow(1e9), 'claude-3-haiku-20240307');
     const cut = await small.complete(request('A', { sharedPrefix: undefined }), { signal: signal() });
-    expect(fake!.requests.map((sent) => sent.body.max_tokens)).toEqual([256, 1024, 4096]);
+    expect(haiku.requests.map((sent) => sent.body.max_tokens)).toEqual([256, 1024, 4096]);
     expect(cut.finishReason).toBe('length');
     expect(cut.atOutputLimit).toBe(true);
     expect(small.modelLimits?.maxOutputTokens).toBe(4096);
   });
 
-  it('reads stop_reason refusal as a refusal', async () => {
-    const judge = await judgeWith(() => ({ refusal: true }));
+  test('reads stop_reason refusal as a refusal', async ({ judgeWith }) => {
+    const { judge } = await judgeWith(() => ({ refusal: true }));
     const refused = await failure(judge.complete(request('B'), { signal: signal() }));
     expect(refused.code).toBe('JUDGE_REFUSED');
   });
 
-  it('refuses probability verdicts: the API has no token probabilities', async () => {
-    const judge = await judgeWith(() => ({ input: {} }));
+  test('refuses probability verdicts: the API has no token probabilities', async ({ judgeWith }) => {
+    const { fake, judge } = await judgeWith(() => ({ input: {} }));
     expect(judge.supportsTokenProbabilities).toBe(false);
     const error = await failure(judge.complete(request('A', { logprobs: { top: 5 } }), { signal: signal() }));
     expect(error.code).toBe('JUDGE_UNSUPPORTED');
-    expect(fake!.requests).toHaveLength(0);
+    expect(fake.requests).toHaveLength(0);
   });
 
-  it('maps the real error bodies and statuses', async () => {
+  test('maps the real error bodies and statuses', async ({ judgeWith }) => {
     const cases: Array<[number, string, string]> = [
       [400, 'invalid_request_error', 'JUDGE_REQUEST_REJECTED'],
       [401, 'authentication_error', 'JUDGE_AUTH'],
@@ -154,7 +153,7 @@ describe('anthropic: judge', () => {
       [500, 'api_error', 'JUDGE_SERVER_ERROR'],
       [529, 'overloaded_error', 'JUDGE_SERVER_ERROR'],
     ];
-    const judge = await judgeWith((sent) => {
+    const { judge } = await judgeWith((sent) => {
       const [status, type] = cases[sent.index];
       return { status, type, message: `${type} happened`, headers: status === 429 ? { 'retry-after': '3' } : ({} as Record<string, string>) };
     });
@@ -180,19 +179,19 @@ describe('anthropic: judge', () => {
     expect(rateLimitResetMilliseconds(headers, now)).toBe(12_000);
   });
 
-  it('is refused by the fake when it breaks a request rule (the fake enforces them)', async () => {
-    fake = await startFakeAnthropic();
-    const judge = createAnthropicJudge({ model: 'claude-sonnet-4-5', baseUrl: fake.baseUrl, apiKey: 'test-anthropic-key', extraBody: { seed: 1 } });
+  test('is refused by the fake when it breaks a request rule (the fake enforces them)', async ({ closeAfter }) => {
+    const fake = closeAfter(await startFakeAnthropic());
+    const judge = closeAfter(createAnthropicJudge({ model: 'claude-sonnet-4-5', baseUrl: fake.baseUrl, apiKey: 'test-anthropic-key', extraBody: { seed: 1 } }));
     const error = await failure(judge.complete(request('A'), { signal: signal() }));
     expect(error.code).toBe('JUDGE_REQUEST_REJECTED');
     expect(error.message).toContain('seed: Extra inputs are not permitted');
   });
 
-  it('lowers the engine\'s concurrency on 529 overloaded, as on 429', async () => {
+  test('lowers the engine\'s concurrency on 529 overloaded, as on 429', async ({ judgeWith }) => {
     let arrived = 0;
     let releaseWave!: () => void;
     const wave = new Promise<void>((resolve) => (releaseWave = resolve));
-    const judge = await judgeWith(async (sent) => {
+    const { judge } = await judgeWith(async (sent) => {
       if (sent.index < 4) {
         arrived += 1;
         if (arrived === 4) releaseWave();

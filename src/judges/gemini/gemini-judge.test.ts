@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RubricateError } from '../../errors.js';
 import { probabilityOfMet } from '../../grading/verdicts.js';
 import { startFakeGemini, type FakeGemini, type FakeGeminiOptions, type FakeGeminiScript } from '../../testing/fake-gemini.js';
+import { test as base } from '../../testing/vitest-fixtures.js';
 import type { JudgeRequest } from '../types.js';
 import { geminiHttpError } from './errors.js';
 import { createGeminiJudge, thinkingFor } from './gemini-judge.js';
@@ -19,16 +20,17 @@ const request: JudgeRequest = {
   seed: 3,
 };
 
-let fake: FakeGemini | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+type GeminiJudge = ReturnType<typeof createGeminiJudge>;
 
-async function judgeWith(script: FakeGeminiScript, model = 'gemini-2.5-flash', options: FakeGeminiOptions = {}, thinkingBudget?: number) {
-  fake = await startFakeGemini(script, options);
-  return createGeminiJudge({ model, baseUrl: fake.baseUrl, apiKey: 'test-gemini-key', thinkingBudget });
-}
+/** `judgeWith(script, model, options, thinkingBudget)`: a fake generateContent API answering with `script`, and the real judge pointed at it (both closed after the test). */
+const test = base.extend<{ judgeWith: (script: FakeGeminiScript, model?: string, options?: FakeGeminiOptions, thinkingBudget?: number) => Promise<{ fake: FakeGemini; judge: GeminiJudge }> }>({
+  judgeWith: async ({ closeAfter }, use) => {
+    await use(async (script, model = 'gemini-2.5-flash', options = {}, thinkingBudget) => {
+      const fake = closeAfter(await startFakeGemini(script, options));
+      return { fake, judge: closeAfter(createGeminiJudge({ model, baseUrl: fake.baseUrl, apiKey: 'test-gemini-key', thinkingBudget })) };
+    });
+  },
+});
 
 const signal = () => new AbortController().signal;
 
@@ -43,11 +45,11 @@ async function failure(promise: Promise<unknown>): Promise<RubricateError> {
 }
 
 describe('gemini: judge', () => {
-  it('sends systemInstruction, a converted responseSchema, thinking off and the key header; reads text and usage', async () => {
-    const judge = await judgeWith(() => ({ json: { explanation: 'Yes.', criteria_met: true } }));
+  test('sends systemInstruction, a converted responseSchema, thinking off and the key header; reads text and usage', async ({ judgeWith }) => {
+    const { fake, judge } = await judgeWith(() => ({ json: { explanation: 'Yes.', criteria_met: true } }));
     const reply = await judge.complete(request, { signal: signal() });
     expect(JSON.parse(reply.text)).toEqual({ explanation: 'Yes.', criteria_met: true });
-    const sent = fake!.requests[0];
+    const sent = fake.requests[0];
     expect(sent.headers['x-goog-api-key']).toBe('test-gemini-key');
     expect(sent.body.systemInstruction).toEqual({ parts: [{ text: 'You grade one response against one rubric criterion.' }] });
     expect((sent.body.contents as unknown[])[0]).toMatchObject({ role: 'user' });
@@ -69,8 +71,8 @@ describe('gemini: judge', () => {
     expect(reply.finishReason).toBe('stop');
   });
 
-  it('counts implicitly cached input and thinking tokens (billed as output)', async () => {
-    const judge = await judgeWith(() => ({ json: { explanation: 'ok', criteria_met: false }, thoughtsTokens: 40 }), 'gemini-2.5-pro');
+  test('counts implicitly cached input and thinking tokens (billed as output)', async ({ judgeWith }) => {
+    const { fake, judge } = await judgeWith(() => ({ json: { explanation: 'ok', criteria_met: false }, thoughtsTokens: 40 }), 'gemini-2.5-pro');
     const first = await judge.complete(request, { signal: signal() });
     const second = await judge.complete(request, { signal: signal() });
     expect(first.usage.cachedInputTokens).toBe(0);
@@ -78,24 +80,24 @@ describe('gemini: judge', () => {
     expect(second.usage.outputTokens).toBe(first.usage.outputTokens);
     expect(first.usage.outputTokens).toBeGreaterThan(40);
     // 2.5 Pro cannot think less than 128 tokens: the smallest budget, with room for it in the output cap.
-    expect((fake!.requests[0].body.generationConfig as Record<string, unknown>).thinkingConfig).toEqual({ thinkingBudget: 128, includeThoughts: false });
-    expect((fake!.requests[0].body.generationConfig as Record<string, unknown>).maxOutputTokens).toBe(256 + 128);
+    expect((fake.requests[0].body.generationConfig as Record<string, unknown>).thinkingConfig).toEqual({ thinkingBudget: 128, includeThoughts: false });
+    expect((fake.requests[0].body.generationConfig as Record<string, unknown>).maxOutputTokens).toBe(256 + 128);
   });
 
-  it('is refused by the fake for JSON-Schema-only keywords and for turning thinking off on 2.5 Pro (the rules it enforces)', async () => {
-    fake = await startFakeGemini();
-    const raw = createGeminiJudge({ model: 'gemini-2.5-flash', baseUrl: fake.baseUrl, apiKey: 'test-gemini-key', extraBody: { generationConfig: { responseSchema: schema } } });
+  test('is refused by the fake for JSON-Schema-only keywords and for turning thinking off on 2.5 Pro (the rules it enforces)', async ({ closeAfter }) => {
+    const fake = closeAfter(await startFakeGemini());
+    const raw = closeAfter(createGeminiJudge({ model: 'gemini-2.5-flash', baseUrl: fake.baseUrl, apiKey: 'test-gemini-key', extraBody: { generationConfig: { responseSchema: schema } } }));
     const unknown = await failure(raw.complete(request, { signal: signal() }));
     expect(unknown.code).toBe('JUDGE_REQUEST_REJECTED');
     expect(unknown.message).toContain('Unknown name "additionalProperties"');
-    const pro = createGeminiJudge({ model: 'gemini-2.5-pro', baseUrl: fake.baseUrl, apiKey: 'test-gemini-key', thinkingBudget: 0 });
+    const pro = closeAfter(createGeminiJudge({ model: 'gemini-2.5-pro', baseUrl: fake.baseUrl, apiKey: 'test-gemini-key', thinkingBudget: 0 }));
     const budget = await failure(pro.complete(request, { signal: signal() }));
     expect(budget.message).toContain('only works in thinking mode');
   });
 
-  it('reports blocked prompts and safety/recitation finishes as filtered content', async () => {
+  test('reports blocked prompts and safety/recitation finishes as filtered content', async ({ judgeWith }) => {
     const actions = [{ blockReason: 'SAFETY' as const }, { finishReason: 'SAFETY' as const }, { finishReason: 'RECITATION' as const }];
-    const judge = await judgeWith((sent) => actions[sent.index]);
+    const { judge } = await judgeWith((sent) => actions[sent.index]);
     const blocked = await failure(judge.complete(request, { signal: signal() }));
     expect(blocked.code).toBe('JUDGE_CONTENT_FILTERED');
     expect(blocked.message).toContain('blocked the prompt (SAFETY)');
@@ -103,48 +105,49 @@ describe('gemini: judge', () => {
     expect((await failure(judge.complete(request, { signal: signal() }))).message).toContain('finishReason RECITATION');
   });
 
-  it('asks again with a larger maxOutputTokens when the reply stops at MAX_TOKENS, up to the model limit', async () => {
-    const judge = await judgeWith((sent) =>
+  test('asks again with a larger maxOutputTokens when the reply stops at MAX_TOKENS, up to the model limit', async ({ judgeWith }) => {
+    const { fake, judge } = await judgeWith((sent) =>
       ((sent.body.generationConfig as { maxOutputTokens: number }).maxOutputTokens < 1024 ? { json: '{"explanation": "cut', finishReason: 'MAX_TOKENS' } : { json: { explanation: 'ok', criteria_met: true } }),
     );
     const reply = await judge.complete(request, { signal: signal() });
-    expect(fake!.requests.map((sent) => (sent.body.generationConfig as { maxOutputTokens: number }).maxOutputTokens)).toEqual([256, 1024]);
+    expect(fake.requests.map((sent) => (sent.body.generationConfig as { maxOutputTokens: number }).maxOutputTokens)).toEqual([256, 1024]);
     expect(reply.finishReason).toBe('stop');
     expect(reply.usage.inputTokens).toBeGreaterThan(2 * 1000);
     expect(judge.modelLimits?.maxOutputTokens).toBe(65_536);
   });
 
-  it('asks for logprobs and reads them into P(met); a model without them stops the run', async () => {
+  test('asks for logprobs and reads them into P(met); a model without them stops the run', async ({ judgeWith }) => {
     const tokens = ['{"', 'explanation', '":"', 'ok', '","', 'criteria', '_met', '":', 'true', '}'];
     const logprobs = tokens.map((token) => ({
       token,
       logProbability: token === 'true' ? Math.log(0.8) : 0,
       top: token === 'true' ? [{ token: 'true', logProbability: Math.log(0.8) }, { token: 'false', logProbability: Math.log(0.2) }] : [{ token, logProbability: 0 }],
     }));
-    const judge = await judgeWith(() => ({ json: tokens.join(''), logprobs }), 'gemini-2.0-flash', { logprobModels: ['gemini-2.0-flash'] });
+    const { fake, judge } = await judgeWith(() => ({ json: tokens.join(''), logprobs }), 'gemini-2.0-flash', { logprobModels: ['gemini-2.0-flash'] });
     const reply = await judge.complete({ ...request, logprobs: { top: 5 } }, { signal: signal() });
-    expect((fake!.requests[0].body.generationConfig as Record<string, unknown>).responseLogprobs).toBe(true);
-    expect((fake!.requests[0].body.generationConfig as Record<string, unknown>).logprobs).toBe(5);
+    expect((fake.requests[0].body.generationConfig as Record<string, unknown>).responseLogprobs).toBe(true);
+    expect((fake.requests[0].body.generationConfig as Record<string, unknown>).logprobs).toBe(5);
     expect(probabilityOfMet(reply)).toBeCloseTo(0.8, 6);
-    await fake!.close();
-    const without = await judgeWith(() => ({ json: {} }), 'gemini-2.5-flash');
+    const { judge: without } = await judgeWith(() => ({ json: {} }), 'gemini-2.5-flash');
     const error = await failure(without.complete({ ...request, logprobs: { top: 5 } }, { signal: signal() }));
     expect(error.code).toBe('JUDGE_UNSUPPORTED');
   });
 
-  it('maps the real error bodies: bad key, missing key, unknown model, quota with RetryInfo, overload', async () => {
-    fake = await startFakeGemini(() => ({ status: 429, statusName: 'RESOURCE_EXHAUSTED', message: 'You exceeded your current quota.', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '17s' }] }), {
-      models: ['gemini-2.5-flash'],
-    });
-    const badKey = createGeminiJudge({ model: 'gemini-2.5-flash', baseUrl: fake.baseUrl, apiKey: 'wrong' });
+  test('maps the real error bodies: bad key, missing key, unknown model, quota with RetryInfo, overload', async ({ closeAfter }) => {
+    const fake = closeAfter(
+      await startFakeGemini(() => ({ status: 429, statusName: 'RESOURCE_EXHAUSTED', message: 'You exceeded your current quota.', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '17s' }] }), {
+        models: ['gemini-2.5-flash'],
+      }),
+    );
+    const badKey = closeAfter(createGeminiJudge({ model: 'gemini-2.5-flash', baseUrl: fake.baseUrl, apiKey: 'wrong' }));
     expect((await failure(badKey.complete(request, { signal: signal() }))).code).toBe('JUDGE_AUTH');
-    const noKey = createGeminiJudge({ model: 'gemini-2.5-flash', baseUrl: fake.baseUrl });
+    const noKey = closeAfter(createGeminiJudge({ model: 'gemini-2.5-flash', baseUrl: fake.baseUrl }));
     expect((await failure(noKey.complete(request, { signal: signal() }))).code).toBe('JUDGE_AUTH');
-    const unknownModel = createGeminiJudge({ model: 'gemini-9', baseUrl: fake.baseUrl, apiKey: 'test-gemini-key' });
+    const unknownModel = closeAfter(createGeminiJudge({ model: 'gemini-9', baseUrl: fake.baseUrl, apiKey: 'test-gemini-key' }));
     const notFound = await failure(unknownModel.complete(request, { signal: signal() }));
     expect(notFound.code).toBe('JUDGE_NOT_FOUND');
     expect(notFound.message).toContain('models/gemini-9 is not found');
-    const judge = createGeminiJudge({ model: 'gemini-2.5-flash', baseUrl: fake.baseUrl, apiKey: 'test-gemini-key' });
+    const judge = closeAfter(createGeminiJudge({ model: 'gemini-2.5-flash', baseUrl: fake.baseUrl, apiKey: 'test-gemini-key' }));
     const quota = await failure(judge.complete(request, { signal: signal() }));
     expect(quota.code).toBe('JUDGE_RATE_LIMITED');
     expect(quota.details.retryAfterMs).toBe(17_000);
