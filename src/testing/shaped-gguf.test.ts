@@ -1,13 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createLlamaCppJudge, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
 import { explanationSchema, pinnedExplanationCharacters, withExplanationLength } from '../judges/llamacpp/measurement.js';
 import { getSharedLlama } from '../judges/llamacpp/runtime.js';
 import { safeParseJson } from '../util/json.js';
 import { ensureShapedGguf, modelShapes, shapeParameters, writeShapedGguf, type ShapedGgufFile } from './shaped-gguf.js';
+import { test } from './vitest-fixtures.js';
 
 const texts = [
   'The patient should drink water, rest in a quiet room, and see a doctor if the headache is severe.',
@@ -20,15 +19,14 @@ describe('Qwen3-shaped GGUF models with random weights', () => {
   let micro: ShapedGgufFile;
   let judge: LlamaCppJudge;
 
-  beforeAll(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-shaped-'));
+  test.beforeAll(async ({ fileTempDir }) => {
+    directory = fileTempDir;
     micro = await writeShapedGguf({ path: path.join(directory, 'micro.gguf'), shape: 'micro', quantization: 'q4_0' });
     judge = await createLlamaCppJudge({ model: micro.path, threads: 1, contextSize: 1024 });
   }, 120_000);
 
   afterAll(async () => {
     await judge?.close();
-    if (directory) await rm(directory, { recursive: true, force: true });
   });
 
   it('writes the shapes it claims: parameter count and Q4_0 size', () => {

@@ -1,9 +1,9 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RubricateError } from '../errors.js';
 import { buildTinyGguf, gpt2ByteToUnicode, tinyVocabulary, writeTinyGguf } from './tiny-gguf.js';
+import { test } from './vitest-fixtures.js';
 
 /** Walks the GGUF header and metadata section, returning each key's value type and the tensor table. */
 function readGgufLayout(bytes: Buffer) {
@@ -120,11 +120,8 @@ describe('tiny GGUF writer', () => {
 describe('tiny GGUF in the real node-llama-cpp', () => {
   let directory: string;
 
-  beforeAll(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-tiny-gguf-'));
-  });
-  afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
+  test.beforeAll(({ fileTempDir }) => {
+    directory = fileTempDir;
   });
 
   it('loads, tokenizes byte by byte and resolves the ChatML wrapper', async () => {

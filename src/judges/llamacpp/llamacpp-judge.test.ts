@@ -1,13 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RubricateError } from '../../errors.js';
 import { writeTinyGguf } from '../../testing/tiny-gguf.js';
 import { safeParseJson } from '../../util/json.js';
 import type { ChatMessage, JudgeReply, JudgeRequest, TokenProbability } from '../types.js';
 import { createLlamaCppJudge, type LlamaCppJudge } from './llamacpp-judge.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 const verdictSchema = z.object({ explanation: z.string(), criteria_met: z.boolean() });
 const verdictOutput = { name: 'verdict', schema: z.toJSONSchema(verdictSchema) as Record<string, unknown> };
@@ -55,8 +55,9 @@ describe('llama.cpp judge on the tiny generated model', () => {
   let trueJudge: LlamaCppJudge;
   let falseJudge: LlamaCppJudge;
 
-  beforeAll(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-llamacpp-'));
+  // The two models load once for the file's tests: loading is the slow part.
+  test.beforeAll(async ({ fileTempDir }) => {
+    directory = fileTempDir;
     const truePath = await writeTinyGguf({ path: path.join(directory, 'true.gguf'), bias: 'true' });
     const falsePath = await writeTinyGguf({ path: path.join(directory, 'false.gguf'), bias: 'false' });
     // One thread: on two cores llama.cpp with more threads than cores is ~50x slower per round.
@@ -67,7 +68,6 @@ describe('llama.cpp judge on the tiny generated model', () => {
   afterAll(async () => {
     await trueJudge?.close();
     await falseJudge?.close();
-    if (directory) await rm(directory, { recursive: true, force: true });
   });
 
   it('describes itself: provenance, concurrency, threads, context', () => {
@@ -258,15 +258,10 @@ describe('llama.cpp judge set-up errors', () => {
     );
   });
 
-  it('refuses a closed judge', async () => {
-    const directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-llamacpp-close-'));
-    try {
-      const judge = await createLlamaCppJudge({ model: await writeTinyGguf({ path: path.join(directory, 'm.gguf') }), threads: 1, contextSize: 256 });
-      await judge.close();
-      await judge.close();
-      await expect(judge.complete(verdictRequest('x'), { signal: signal() })).rejects.toSatisfy((error) => RubricateError.isInstance(error) && error.code === 'JUDGE_UNAVAILABLE');
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
+  test('refuses a closed judge', async ({ tempDir }) => {
+    const judge = await createLlamaCppJudge({ model: await writeTinyGguf({ path: path.join(tempDir, 'm.gguf') }), threads: 1, contextSize: 256 });
+    await judge.close();
+    await judge.close();
+    await expect(judge.complete(verdictRequest('x'), { signal: signal() })).rejects.toSatisfy((error) => RubricateError.isInstance(error) && error.code === 'JUDGE_UNAVAILABLE');
   });
 });

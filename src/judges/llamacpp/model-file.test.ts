@@ -1,10 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RubricateError } from '../../errors.js';
 import { writeTinyGguf } from '../../testing/tiny-gguf.js';
 import { defaultLocalModelUri, defaultModelCacheDirectory, isModelUri, resolveDefaultLocalModel, resolveModelReference } from './model-file.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 function isUnavailable(pattern: RegExp) {
   return (error: unknown) => RubricateError.isInstance(error) && error.code === 'JUDGE_UNAVAILABLE' && pattern.test(error.message);
@@ -13,11 +13,8 @@ function isUnavailable(pattern: RegExp) {
 describe('local model resolution', () => {
   let directory: string;
 
-  beforeAll(async () => {
-    directory = await mkdtemp(path.join(os.tmpdir(), 'rubricate-model-file-'));
-  });
-  afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
+  test.beforeAll(({ fileTempDir }) => {
+    directory = fileTempDir;
   });
 
   it('uses RUBRICATE_MODEL when it names a file', async () => {
@@ -40,8 +37,8 @@ describe('local model resolution', () => {
     await expect(resolveDefaultLocalModel({ environment: {}, cacheDirectory, download: false })).resolves.toBe(cached);
   });
 
-  it('fails at once when downloading is off and nothing is cached', async () => {
-    const cacheDirectory = await mkdtemp(path.join(directory, 'empty-'));
+  test('fails at once when downloading is off and nothing is cached', async ({ tempDir }) => {
+    const cacheDirectory = tempDir;
     await expect(resolveDefaultLocalModel({ environment: {}, cacheDirectory, download: false })).rejects.toSatisfy(
       isUnavailable(/downloading is off.*--judge gguf:.*RUBRICATE_MODEL.*--judge openai:MODEL.*OPENAI_BASE_URL/),
     );
@@ -49,8 +46,8 @@ describe('local model resolution', () => {
 
   // This machine has no route to model hubs, so the real download attempt fails; the bounded
   // lookup (5 s) and the test timeout make sure it fails quickly rather than hanging.
-  it('fails fast offline with a message naming the alternatives', { timeout: 15_000 }, async () => {
-    const cacheDirectory = await mkdtemp(path.join(directory, 'offline-'));
+  test('fails fast offline with a message naming the alternatives', { timeout: 15_000 }, async ({ tempDir }) => {
+    const cacheDirectory = tempDir;
     let progressCalls = 0;
     await expect(
       resolveDefaultLocalModel({ environment: {}, cacheDirectory, download: true, onProgress: () => (progressCalls += 1) }),
@@ -58,8 +55,8 @@ describe('local model resolution', () => {
     expect(progressCalls).toBe(0);
   });
 
-  it('gives up on a lookup that does not answer in time', async () => {
-    const cacheDirectory = await mkdtemp(path.join(directory, 'slow-'));
+  test('gives up on a lookup that does not answer in time', async ({ tempDir }) => {
+    const cacheDirectory = tempDir;
     // A 1 ms budget is shorter than any real lookup, online or not.
     await expect(resolveModelReference('hf:someone/some-model-GGUF:Q4_K_M', { cacheDirectory, download: true, lookupTimeoutMs: 1 })).rejects.toSatisfy(
       isUnavailable(/could not be downloaded/),
