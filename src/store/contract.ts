@@ -3,8 +3,9 @@
  * cases against its own backing (a temp SQLite file, a real redis-server).
  */
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { JudgeReply } from '../judges/types.js';
+import { test } from '../testing/vitest-fixtures.js';
 import { openReplyStore } from './open.js';
 import type { TransferableReplyStore } from './types.js';
 
@@ -22,11 +23,12 @@ async function closeStore(store: TransferableReplyStore): Promise<void> {
   await store.close();
 }
 
-export function describeReplyStoreContract(name: string, setup: () => Promise<ContractSubject>): void {
+/** Runs the contract on the backing `setup` makes; `folder` is a temporary folder for its files, removed after the test file. */
+export function describeReplyStoreContract(name: string, setup: (folder: string) => Promise<ContractSubject>): void {
   describe(`reply store contract: ${name}`, () => {
     let subject: ContractSubject;
-    beforeAll(async () => {
-      subject = await setup();
+    test.beforeAll(async ({ fileTempDir }) => {
+      subject = await setup(fileTempDir);
     });
     afterAll(async () => {
       await subject?.dispose();

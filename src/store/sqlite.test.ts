@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, vi } from 'vitest';
@@ -11,11 +10,6 @@ import { SqliteReplyStore } from './sqlite.js';
 const reply = (text: string) => ({ text, usage: { inputTokens: 10, outputTokens: 2, cachedInputTokens: 0 } });
 const storeModule = JSON.stringify(new URL('./sqlite.ts', import.meta.url).href);
 
-/** A cache file in a folder of its own (the contract's factory removes it in `dispose`). */
-function temporaryCache(): string {
-  return join(mkdtempSync(join(tmpdir(), 'rubricate-store-')), 'cache.sqlite');
-}
-
 function journals(path: string): string[] {
   return readdirSync(join(path, '..')).filter((name) => name.includes('.journal-'));
 }
@@ -25,8 +19,8 @@ function runScript(script: string, options: { uid?: number } = {}) {
   return spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}) });
 }
 
-describeReplyStoreContract('SQLite', async () => {
-  const path = temporaryCache();
+describeReplyStoreContract('SQLite', async (folder) => {
+  const path = join(folder, 'cache.sqlite');
   // Create the file and its table first, so raw rows can be planted.
   new SqliteReplyStore(path).close();
   const raw = new Database(path);
@@ -37,7 +31,6 @@ describeReplyStoreContract('SQLite', async () => {
     },
     dispose: async () => {
       raw.close();
-      rmSync(join(path, '..'), { recursive: true, force: true });
     },
   };
 });
