@@ -5,23 +5,14 @@
  * Both through app.request() and through the real server on a loopback port.
  */
 import http from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createRubricEvolver, type RubricEvolver } from '../generation/evolver.js';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
+import { describe, expect, it } from 'vitest';
+import { createRubricEvolver } from '../generation/evolver.js';
 import { createServerApp } from './app.js';
 import { hostnameOf } from './browser-guard.js';
 import { isJsonContentType } from './content-type.js';
 import { startServer } from './start.js';
-import { fruitRubric, startTestServer, type TestServer } from './test-support.js';
-
-let server: TestServer | undefined;
-let evolver: RubricEvolver | undefined;
-afterEach(async () => {
-  evolver?.close();
-  await server?.close();
-  server = undefined;
-  evolver = undefined;
-});
+import { fruitRubric, startTestServer } from './test-support.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 const item = { prompt: 'Name some fruit.', response: 'apples and pears', rubric: fruitRubric };
 
@@ -38,8 +29,8 @@ function rawRequest(url: string, options: { method?: string; headers?: Record<st
 }
 
 describe('content types', () => {
-  it('refuses cross-site simple bodies (text/plain, form, untyped) with 415 before any judge call', async () => {
-    server = await startTestServer();
+  test('refuses cross-site simple bodies (text/plain, form, untyped) with 415 before any judge call', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     for (const contentType of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
       const response = await server.app.request('/v1/score', { method: 'POST', headers: contentType ? { 'content-type': contentType } : {}, body: JSON.stringify(item) });
       expect(response.status, String(contentType)).toBe(415);
@@ -58,9 +49,9 @@ describe('content types', () => {
 });
 
 describe('Host and Origin', () => {
-  it('a loopback server accepts loopback names and no Origin, and refuses foreign Hosts and Origins with 403', async () => {
-    server = await startTestServer();
-    const post = (headers: Record<string, string>) => server!.post('/v1/score', item, headers);
+  test('a loopback server accepts loopback names and no Origin, and refuses foreign Hosts and Origins with 403', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
+    const post = (headers: Record<string, string>) => server.post('/v1/score', item, headers);
     expect((await post({})).status).toBe(200);
     expect((await post({ host: '127.0.0.1:8000' })).status).toBe(200);
     expect((await post({ host: '[::1]:8000' })).status).toBe(200);
@@ -77,18 +68,18 @@ describe('Host and Origin', () => {
     expect(judgeCalls).toBe(4 * 3);
   });
 
-  it('--allow-origin lets a named origin or host through', async () => {
-    server = await startTestServer();
+  test('--allow-origin lets a named origin or host through', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const app = createServerApp({ service: server.service, allowOrigins: ['https://trainer.example', 'rewards.internal'] });
     const post = (headers: Record<string, string>) => app.request('/v1/score', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(item) });
     expect((await post({ origin: 'https://trainer.example' })).status).toBe(200);
     expect((await post({ host: 'rewards.internal:8000' })).status).toBe(200);
     expect((await post({ origin: 'https://other.example' })).status).toBe(403);
-    expect(() => createServerApp({ service: server!.service, allowOrigins: ['http://['] })).toThrow(/allow-origin/);
+    expect(() => createServerApp({ service: server.service, allowOrigins: ['http://['] })).toThrow(/allow-origin/);
   });
 
-  it('a server bound to every interface checks that an Origin matches its Host', async () => {
-    server = await startTestServer();
+  test('a server bound to every interface checks that an Origin matches its Host', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const app = createServerApp({ service: server.service, bindHost: '0.0.0.0' });
     const post = (headers: Record<string, string>) => app.request('/v1/score', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(item) });
     expect((await post({ host: '10.1.2.3:8000' })).status).toBe(200);
@@ -104,8 +95,8 @@ describe('Host and Origin', () => {
 });
 
 describe('the real server', () => {
-  it('refuses a cross-site text/plain POST and a rebound Host on the wire, and serves a JSON client', async () => {
-    server = await startTestServer();
+  test('refuses a cross-site text/plain POST and a rebound Host on the wire, and serves a JSON client', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const running = await startServer({ service: server.service, port: 0 });
     try {
       const text = await rawRequest(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'text/plain', origin: `${running.url}` }, body: JSON.stringify(item) });
@@ -123,8 +114,8 @@ describe('the real server', () => {
     }
   });
 
-  it('warns loudly when bound beyond loopback without a token, and not with one', async () => {
-    server = await startTestServer();
+  test('warns loudly when bound beyond loopback without a token, and not with one', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const warnings: string[] = [];
     const open = await startServer({ service: server.service, port: 0, host: '0.0.0.0', onWarning: (message) => warnings.push(message) });
     await open.close({ drainTimeoutMs: 1_000 });
@@ -139,10 +130,10 @@ describe('the real server', () => {
 });
 
 describe('POST /v1/rubrics/:id/observe', () => {
-  it('refuses verdicts that are not verdicts, naming the field, and changes nothing', async () => {
-    server = await startTestServer();
-    const generator = createOpenAICompatibleJudge({ model: 'writer', baseUrl: server.fake.baseUrl });
-    evolver = createRubricEvolver({ generator, store: ':memory:', topK: 2 });
+  test('refuses verdicts that are not verdicts, naming the field, and changes nothing', async ({ closeAfter, connectJudge }) => {
+    const server = closeAfter(await startTestServer());
+    const generator = connectJudge(server.fake, { model: 'writer' });
+    const evolver = closeAfter(createRubricEvolver({ generator, store: ':memory:', topK: 2 }));
     const app = createServerApp({ service: server.service, evolver });
     const call = async (method: string, path: string, body: unknown) => {
       const response = await app.request(path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -1,28 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createRubricEvolver, type RubricEvolver } from '../generation/evolver.js';
-import { answer, keywordMet, mentions, taskOf, type FakeCriterion } from '../generation/fixtures/fake-generator.js';
-import { createOpenAICompatibleJudge } from '../judges/openai/openai-judge.js';
-import { binaryVerdict } from '../testing/fake-judge.js';
+import { describe, expect } from 'vitest';
+import { createRubricEvolver } from '../generation/evolver.js';
+import { answer, generatorAndJudge, mentions, type FakeCriterion } from '../generation/fixtures/fake-generator.js';
+import { test, type RubricateFixtures } from '../testing/vitest-fixtures.js';
 import { createServerApp } from './app.js';
-import { startTestServer, type TestServer } from './test-support.js';
-
-let server: TestServer | undefined;
-let evolver: RubricEvolver | undefined;
-afterEach(async () => {
-  evolver?.close();
-  await server?.close();
-  server = undefined;
-  evolver = undefined;
-});
+import { startTestServer } from './test-support.js';
 
 /** One loopback server plays both parts: it grades by keyword and proposes what the script hands it next. */
-async function setup(proposals: FakeCriterion[][]) {
+async function setup({ closeAfter, connectJudge }: Pick<RubricateFixtures, 'closeAfter' | 'connectJudge'>, proposals: FakeCriterion[][]) {
   let next = 0;
-  server = await startTestServer({
-    script: (request) => (taskOf(request) === 'grade' ? { content: binaryVerdict(keywordMet(request)) } : { content: answer(proposals[next++] ?? []) }),
-  });
-  const generator = createOpenAICompatibleJudge({ model: 'writer', baseUrl: server.fake.baseUrl });
-  evolver = createRubricEvolver({ generator, store: ':memory:', topK: 2 });
+  const server = closeAfter(await startTestServer({ script: generatorAndJudge(() => ({ content: answer(proposals[next++] ?? []) })) }));
+  const generator = connectJudge(server.fake, { model: 'writer' });
+  const evolver = closeAfter(createRubricEvolver({ generator, store: ':memory:', topK: 2 }));
   // The app takes the evolver at construction: build one with the test server's service.
   const app = createServerApp({ service: server.service, evolver });
   const call = async (method: string, path: string, body?: unknown) => {
@@ -33,8 +21,8 @@ async function setup(proposals: FakeCriterion[][]) {
 }
 
 describe('evolving rubrics over HTTP', () => {
-  it('a training step proposes criteria, grades the group with them, and retires criteria that do not discriminate', async () => {
-    const { call } = await setup([[mentions('sources'), mentions('hello')]]);
+  test('a training step proposes criteria, grades the group with them, and retires criteria that do not discriminate', async ({ closeAfter, connectJudge }) => {
+    const { call } = await setup({ closeAfter, connectJudge }, [[mentions('sources'), mentions('hello')]]);
     const persistent = await call('PUT', '/v1/rubrics/q1/persistent', { prompt: 'Say hello and cite.', rubric: { criteria: [{ text: 'The response mentions "hello".', points: 2 }] } });
     expect(persistent.status).toBe(200);
 
@@ -53,8 +41,8 @@ describe('evolving rubrics over HTTP', () => {
     expect((history.body.history as Array<{ event: string }>).map((event) => event.event)).toContain('added');
   });
 
-  it('answers 404 for an unknown prompt and 400 for a group of fewer than two rollouts', async () => {
-    const { call } = await setup([]);
+  test('answers 404 for an unknown prompt and 400 for a group of fewer than two rollouts', async ({ closeAfter, connectJudge }) => {
+    const { call } = await setup({ closeAfter, connectJudge }, []);
     expect((await call('GET', '/v1/rubrics/nope')).status).toBe(404);
     const tooFew = await call('POST', '/v1/rubrics/q1/step', { prompt: 'p', rollouts: ['only one'] });
     expect(tooFew.status).toBe(400);

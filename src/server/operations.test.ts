@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { SqliteReplyStore } from '../store/index.js';
 import { binaryVerdict } from '../testing/fake-judge.js';
 import { safeParseJson } from '../util/json.js';
@@ -7,16 +7,8 @@ import { createServerApp } from './app.js';
 import { parseScoreItem } from './input.js';
 import { startServer } from './start.js';
 import { ServerState } from './state.js';
-import { criterionMet, fruitRubric, startTestServer, type TestServer } from './test-support.js';
-
-let server: TestServer | undefined;
-const stores: SqliteReplyStore[] = [];
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  for (const store of stores.splice(0)) store.close();
-});
+import { criterionMet, fruitRubric, startTestServer } from './test-support.js';
+import { test } from '../testing/vitest-fixtures.js';
 
 const prompt = 'Name some fruit.';
 const item = (response: string, id?: string) => ({ ...(id ? { id } : {}), prompt, response, rubric: fruitRubric });
@@ -37,8 +29,8 @@ function gatedScript() {
 }
 
 describe('authentication', () => {
-  it('refuses a missing or wrong token with the same 401, accepts the right one in the header or the query', async () => {
-    server = await startTestServer({ app: { token: 's3cret-token' } });
+  test('refuses a missing or wrong token with the same 401, accepts the right one in the header or the query', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ app: { token: 's3cret-token' } }));
     const missing = await server.post('/v1/score', item('apples'));
     const wrong = await server.post('/v1/score', item('apples'), { authorization: 'Bearer s3cret-tokeN' });
     const truncated = await server.post('/v1/score', item('apples'), { authorization: 'Bearer s3cret' });
@@ -57,8 +49,8 @@ describe('authentication', () => {
     expect(wrongQuery.status).toBe(401);
   });
 
-  it('leaves /healthz open and protects /metrics', async () => {
-    server = await startTestServer({ app: { token: 't' } });
+  test('leaves /healthz open and protects /metrics', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ app: { token: 't' } }));
     expect((await server.app.request('/healthz')).status).toBe(200);
     expect((await server.app.request('/metrics')).status).toBe(401);
     expect((await server.app.request('/metrics', { headers: { authorization: 'Bearer t' } })).status).toBe(200);
@@ -66,8 +58,8 @@ describe('authentication', () => {
 });
 
 describe('request body limit', () => {
-  it('answers 413 when Content-Length is over the limit, and when a streamed body grows past it', async () => {
-    server = await startTestServer({ app: { maxBodyBytes: 300 } });
+  test('answers 413 when Content-Length is over the limit, and when a streamed body grows past it', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ app: { maxBodyBytes: 300 } }));
     const big = JSON.stringify(item('x'.repeat(400)));
     const declared = await server.post('/v1/score', big);
     expect(declared.status).toBe(413);
@@ -87,8 +79,8 @@ describe('request body limit', () => {
     expect(server.fake.requests).toHaveLength(3);
   });
 
-  it('answers 400 for a body that is not JSON', async () => {
-    server = await startTestServer();
+  test('answers 400 for a body that is not JSON', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const response = await server.post('/v1/score', '{"prompt": ');
     expect(response.status).toBe(400);
     expect((await response.json()).error.message).toMatch(/not valid JSON/);
@@ -96,11 +88,10 @@ describe('request body limit', () => {
 });
 
 describe('per-request deadline', () => {
-  it('answers 504 for a single item past the deadline; grading goes on and a retry reads the cache', async () => {
-    const store = new SqliteReplyStore(':memory:');
-    stores.push(store);
+  test('answers 504 for a single item past the deadline; grading goes on and a retry reads the cache', async ({ closeAfter }) => {
+    const store = closeAfter(new SqliteReplyStore(':memory:'));
     const judge = gatedScript();
-    server = await startTestServer({ script: judge.script, service: { deadlineMs: 80, grading: { store } } });
+    const server = closeAfter(await startTestServer({ script: judge.script, service: { deadlineMs: 80, grading: { store } } }));
     // The judge holds its answer until released, so this 504 can only come from the deadline.
     const late = await server.post('/v1/score', item('apples and pears'));
     expect(late.status).toBe(504);
@@ -115,20 +106,19 @@ describe('per-request deadline', () => {
     expect(server.fake.requests).toHaveLength(3);
   });
 
-  it('in a batch, late items are errors with reward null (or the flagged fallback), finished ones keep their reward', async () => {
-    const store = new SqliteReplyStore(':memory:');
-    stores.push(store);
+  test('in a batch, late items are errors with reward null (or the flagged fallback), finished ones keep their reward', async ({ closeAfter }) => {
+    const store = closeAfter(new SqliteReplyStore(':memory:'));
     // The slow item's judge answers only when released; the other item's verdicts are cached
     // first, so its grading ends within the request's own turn, before any timer can fire.
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    server = await startTestServer({
+    const server = closeAfter(await startTestServer({
       script: async (request) => {
         if (request.response === 'slow pears') await released;
         return { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) };
       },
       service: { deadlineMs: 100, grading: { store } },
-    });
+    }));
     try {
       const primed = await server.service.scoreItems([parseScoreItem(item('apples'))], { deadlineMs: 60_000 });
       expect(primed.results[0].reward).toBe(0.75);
@@ -142,9 +132,9 @@ describe('per-request deadline', () => {
     }
   });
 
-  it('with a fallback, a single late item is answered 200 with the flagged fallback', async () => {
+  test('with a fallback, a single late item is answered 200 with the flagged fallback', async ({ closeAfter }) => {
     const judge = gatedScript();
-    server = await startTestServer({ script: judge.script, service: { deadlineMs: 60, onError: { kind: 'fallback', value: 0 } } });
+    const server = closeAfter(await startTestServer({ script: judge.script, service: { deadlineMs: 60, onError: { kind: 'fallback', value: 0 } } }));
     try {
       const response = await server.post('/v1/score', item('apples'));
       expect(response.status).toBe(200);
@@ -156,12 +146,12 @@ describe('per-request deadline', () => {
 });
 
 describe('admission queue', () => {
-  it('refuses work beyond --max-queue with 503 and Retry-After instead of queueing it, then admits again', async () => {
+  test('refuses work beyond --max-queue with 503 and Retry-After instead of queueing it, then admits again', async ({ closeAfter }) => {
     // The judge answers only once released: the queue stays full until the test says so.
     const judge = gatedScript();
-    server = await startTestServer({ script: judge.script, service: { maxQueue: 2 } });
+    const server = closeAfter(await startTestServer({ script: judge.script, service: { maxQueue: 2 } }));
     const admitted = [server.post('/v1/score', item('apples', 'a')), server.post('/v1/score', item('pears', 'b'))];
-    await vi.waitFor(() => expect(server!.service.admission.used).toBe(2));
+    await vi.waitFor(() => expect(server.service.admission.used).toBe(2));
     const refused = await server.post('/v1/score', item('rotten', 'c'));
     expect(refused.status).toBe(503);
     const retryAfter = Number(refused.headers.get('retry-after'));
@@ -184,18 +174,18 @@ describe('admission queue', () => {
 });
 
 describe('admission queue over HTTP', () => {
-  it('refuses on a full queue straight from the Node handler, after checking credentials', async () => {
+  test('refuses on a full queue straight from the Node handler, after checking credentials', async ({ closeAfter }) => {
     // The judge answers only once the test has seen every request queued: no race with a fixed delay.
     let release = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));
     const gated = slowScript(0);
-    server = await startTestServer({ script: async (request) => (await released, gated(request)), service: { maxQueue: 1 } });
+    const server = closeAfter(await startTestServer({ script: async (request) => (await released, gated(request)), service: { maxQueue: 1 } }));
     const running = await startServer({ service: server.service, port: 0, token: 'tok' });
     try {
       const post = (body: unknown, headers: Record<string, string> = { authorization: 'Bearer tok' }) =>
         fetch(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
       const admitted = post(item('apples and pears'));
-      await vi.waitFor(() => expect(server!.service.admission.full).toBe(true));
+      await vi.waitFor(() => expect(server.service.admission.full).toBe(true));
       const refused = await post(item('pears'));
       expect(refused.status).toBe(503);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -204,9 +194,9 @@ describe('admission queue over HTTP', () => {
       expect((await post(item('pears'), {})).status).toBe(401);
       // The trainer adapters (OpenRLHF, slime) wait for room instead, and get real rewards.
       const openRlhf = fetch(`${running.url}/get_reward?token=tok`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: ['pears'], prompts: [''], labels: [fruitRubric] }) });
-      await vi.waitFor(() => expect(server!.service.admission.waiting).toBe(1));
+      await vi.waitFor(() => expect(server.service.admission.waiting).toBe(1));
       const slime = fetch(`${running.url}/slime/reward?token=tok`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'q', response: 'apples', label: fruitRubric }) });
-      await vi.waitFor(() => expect(server!.service.admission.waiting).toBe(2));
+      await vi.waitFor(() => expect(server.service.admission.waiting).toBe(2));
       release();
       expect((await (await admitted).json()).reward).toBe(1);
       const waited = await (await openRlhf).json();
@@ -221,8 +211,8 @@ describe('admission queue over HTTP', () => {
 });
 
 describe('probes, metrics and logs', () => {
-  it('/metrics is Prometheus text: requests by route and status, latency histogram, judge calls, cache hits, errors, queue depth', async () => {
-    server = await startTestServer({ script: (request) => (request.response === 'bad' ? { status: 500 } : { content: binaryVerdict(true) }) });
+  test('/metrics is Prometheus text: requests by route and status, latency histogram, judge calls, cache hits, errors, queue depth', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ script: (request) => (request.response === 'bad' ? { status: 500 } : { content: binaryVerdict(true) }) }));
     await server.post('/v1/score', item('apples'));
     await server.post('/v1/score', item('apples'));
     await server.post('/v1/score', item('bad'));
@@ -261,8 +251,8 @@ describe('probes, metrics and logs', () => {
     expect(samples.get('rubricate_queue_capacity')).toBe(4096);
   });
 
-  it('/healthz reports ok, and 503 once the judge refused the credentials for good', async () => {
-    server = await startTestServer({ script: () => ({ status: 401, body: { error: { message: 'bad key' } } }) });
+  test('/healthz reports ok, and 503 once the judge refused the credentials for good', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ script: () => ({ status: 401, body: { error: { message: 'bad key' } } }) }));
     const healthy = await server.app.request('/healthz');
     expect(healthy.status).toBe(200);
     expect(await healthy.json()).toMatchObject({ status: 'ok', scoring: 'weighted_mean', queue: { depth: 0, capacity: 4096 } });
@@ -273,10 +263,10 @@ describe('probes, metrics and logs', () => {
     expect(await unhealthy.json()).toMatchObject({ status: 'unhealthy', error: { code: 'JUDGE_AUTH' } });
   });
 
-  it('writes one JSON log line per request', async () => {
+  test('writes one JSON log line per request', async ({ closeAfter }) => {
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
-    server = await startTestServer({ app: { logger } });
+    const server = closeAfter(await startTestServer({ app: { logger } }));
     await server.post('/v1/score/batch', { items: [item('apples'), item('pears')] });
     await server.app.request('/nowhere');
     expect(lines).toHaveLength(2);
@@ -291,8 +281,8 @@ describe('probes, metrics and logs', () => {
     expect(missing).toMatchObject({ route: 'other', status: 404 });
   });
 
-  it('answers unknown routes with a coded 404', async () => {
-    server = await startTestServer();
+  test('answers unknown routes with a coded 404', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const response = await server.app.request('/v2/nothing', { method: 'POST' });
     expect(response.status).toBe(404);
     expect((await response.json()).error.code).toBe('NOT_FOUND');
@@ -300,8 +290,8 @@ describe('probes, metrics and logs', () => {
 });
 
 describe('graceful shutdown', () => {
-  it('while draining, refuses new requests with 503, Retry-After and Connection: close; /healthz says draining', async () => {
-    server = await startTestServer();
+  test('while draining, refuses new requests with 503, Retry-After and Connection: close; /healthz says draining', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const state = new ServerState();
     const app = createServerApp({ service: server.service, state });
     state.draining = true;
@@ -316,9 +306,9 @@ describe('graceful shutdown', () => {
     expect(server.fake.requests).toHaveLength(0);
   });
 
-  it('stops accepting, finishes the requests in flight, then closes', async () => {
+  test('stops accepting, finishes the requests in flight, then closes', async ({ closeAfter }) => {
     const judge = gatedScript();
-    server = await startTestServer({ script: judge.script });
+    const server = closeAfter(await startTestServer({ script: judge.script }));
     const running = await startServer({ service: server.service, port: 0 });
     const inFlight = fetch(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(item('apples and pears')) });
     await vi.waitFor(() => expect(running.state.inFlightRequests).toBe(1));

@@ -1,22 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { binaryVerdict } from '../testing/fake-judge.js';
 import { SqliteReplyStore } from '../store/index.js';
 import type { ReplyStore } from '../store/types.js';
 import { parseScoreItem } from './input.js';
 import { criterionMet, fruitRubric, fruitScore, startTestServer, type TestServer } from './test-support.js';
-
-let server: TestServer | undefined;
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+import { test } from '../testing/vitest-fixtures.js';
 
 const prompt = 'Name some fruit.';
 
 describe('POST /v1/score', () => {
-  it('answers the raw weighted_mean score of a canonical item, with its verdicts and usage', async () => {
-    server = await startTestServer();
+  test('answers the raw weighted_mean score of a canonical item, with its verdicts and usage', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const response = await server.post('/v1/score', { id: 'a', prompt, response: 'Rotten apples.', rubric: fruitRubric });
     expect(response.status).toBe(200);
     const body = await response.json();
@@ -32,8 +26,8 @@ describe('POST /v1/score', () => {
     expect(server.fake.requests).toHaveLength(3);
   });
 
-  it('derives a stable id from the content when none is given, and takes the rubric as a JSON string', async () => {
-    server = await startTestServer();
+  test('derives a stable id from the content when none is given, and takes the rubric as a JSON string', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const first = await (await server.post('/v1/score', { prompt, response: 'apples and pears', rubric: fruitRubric })).json();
     const second = await (await server.post('/v1/score', { prompt, response: 'apples and pears', rubric: JSON.stringify(fruitRubric) })).json();
     const other = await (await server.post('/v1/score', { prompt, response: 'only pears', rubric: fruitRubric })).json();
@@ -43,8 +37,8 @@ describe('POST /v1/score', () => {
     expect([first.reward, second.reward, other.reward]).toEqual([1, 1, 0.25]);
   });
 
-  it('rejects an invalid item with 400 naming the field', async () => {
-    server = await startTestServer();
+  test('rejects an invalid item with 400 naming the field', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const response = await server.post('/v1/score', { prompt, response: 'x', rubric: { criteria: [{ text: 'ok', points: 'three' }] } });
     expect(response.status).toBe(400);
     const body = await response.json();
@@ -54,8 +48,8 @@ describe('POST /v1/score', () => {
     expect(server.fake.requests).toHaveLength(0);
   });
 
-  it('a failed item has reward null, status error and the reason, never a zero', async () => {
-    server = await startTestServer({ script: () => ({ content: 'I cannot decide.' }) });
+  test('a failed item has reward null, status error and the reason, never a zero', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ script: () => ({ content: 'I cannot decide.' }) }));
     const response = await server.post('/v1/score', { id: 'f', prompt, response: 'apples', rubric: fruitRubric });
     expect(response.status).toBe(200);
     const body = await response.json();
@@ -65,11 +59,11 @@ describe('POST /v1/score', () => {
     expect(body.fallback).toBeUndefined();
   });
 
-  it('with a fallback policy, a failed item gets the fallback flagged, and the count is reported', async () => {
-    server = await startTestServer({
+  test('with a fallback policy, a failed item gets the fallback flagged, and the count is reported', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({
       script: (request) => (request.response?.includes('broken') ? { content: 'no json here' } : { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) }),
       service: { onError: { kind: 'fallback', value: -1 } },
-    });
+    }));
     const single = await (await server.post('/v1/score', { prompt, response: 'broken apples', rubric: fruitRubric })).json();
     expect(single).toMatchObject({ reward: -1, fallback: true, status: 'error' });
     expect(single.error.code).toBe('JUDGE_UNPARSEABLE');
@@ -89,15 +83,15 @@ describe('POST /v1/score', () => {
     expect(server.service.metrics.fallbacks.value()).toBe(2);
   });
 
-  it('an unscorable rubric (no positive points) has no reward, with a reason', async () => {
-    server = await startTestServer();
+  test('an unscorable rubric (no positive points) has no reward, with a reason', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const body = await (await server.post('/v1/score', { prompt, response: 'rotten', rubric: { criteria: [{ text: 'mentions rotten', points: -2 }] } })).json();
     expect(body).toMatchObject({ reward: null, status: 'error' });
     expect(body.error.message).toMatch(/no positive points/);
   });
 
-  it('a failed hard rule gates the item to 0 and says so', async () => {
-    server = await startTestServer();
+  test('a failed hard rule gates the item to 0 and says so', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const rubric = { gate: 'hard_rules', criteria: [{ text: 'mentions kiwis', kind: 'hard_rule' }, ...fruitRubric.criteria] };
     const body = await (await server.post('/v1/score', { prompt, response: 'apples and pears', rubric })).json();
     expect(body).toMatchObject({ reward: 0, status: 'ok', gated: true });
@@ -107,16 +101,16 @@ describe('POST /v1/score', () => {
 
 describe('POST /v1/score/batch', () => {
 
-  it('writes rewards as JSON floats, so Python reads 1.0 and 0.0, not ints', async () => {
-    server = await startTestServer();
+  test('writes rewards as JSON floats, so Python reads 1.0 and 0.0, not ints', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const text = await (await server.post('/v1/score/batch', { items: [{ prompt, response: 'apples and pears', rubric: fruitRubric }, { prompt, response: 'nothing', rubric: fruitRubric }] })).text();
     expect(text).toMatch(/"reward":1\.0,/);
     expect(text).toMatch(/"reward":0\.0,/);
     expect(text).toMatch(/"points":3,/);
   });
 
-  it('with on_invalid "fail_item", an invalid item is its own failed result and the others are graded', async () => {
-    server = await startTestServer();
+  test('with on_invalid "fail_item", an invalid item is its own failed result and the others are graded', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const items = [
       { id: 'good', prompt, response: 'apples', rubric: fruitRubric },
       { id: 'bad', prompt, response: 'apples', rubric: { criteria: [{ text: 'x', points: 'many' }] } },
@@ -135,8 +129,8 @@ describe('POST /v1/score/batch', () => {
     expect(body.fallbacks).toBe(0);
     expect((await server.post('/v1/score/batch', { items, on_invalid: 'maybe' })).status).toBe(400);
   });
-  it('answers one result per item, in order', async () => {
-    server = await startTestServer({ script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response === 'pears' ? 60 : 0 }) });
+  test('answers one result per item, in order', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: request.response === 'pears' ? 60 : 0 }) }));
     const responses = ['pears', 'apples and pears', 'rotten', 'nothing'];
     const body = await (await server.post('/v1/score/batch', { items: responses.map((response, index) => ({ id: `i${index}`, prompt, response, rubric: fruitRubric })) })).json();
     expect(body.results.map((result: { id: string }) => result.id)).toEqual(['i0', 'i1', 'i2', 'i3']);
@@ -144,16 +138,16 @@ describe('POST /v1/score/batch', () => {
     expect(body.fallbacks).toBe(0);
   });
 
-  it('rejects the whole batch when one item is invalid, naming it', async () => {
-    server = await startTestServer();
+  test('rejects the whole batch when one item is invalid, naming it', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const response = await server.post('/v1/score/batch', { items: [{ prompt, response: 'a', rubric: fruitRubric }, { prompt, response: 7, rubric: fruitRubric }] });
     expect(response.status).toBe(400);
     expect((await response.json()).error.message).toMatch(/items\[1\]\.response/);
     expect(server.fake.requests).toHaveLength(0);
   });
 
-  it('rejects a body without an items list', async () => {
-    server = await startTestServer();
+  test('rejects a body without an items list', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const response = await server.post('/v1/score/batch', [{ prompt }]);
     expect(response.status).toBe(400);
     expect((await response.json()).error.code).toBe('INPUT_INVALID');
@@ -164,8 +158,8 @@ describe('POST /v1/score/group', () => {
   const responses = ['apples and pears', 'apples', 'broken pears', 'nothing at all'];
   const failOnBroken = { script: (request: { response?: string; criteria: Array<{ text: string }> }) => (request.response?.includes('broken') ? { status: 400 } : { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) }) };
 
-  it('answers raw rewards and GRPO advantages over the members that did not fail', async () => {
-    server = await startTestServer(failOnBroken);
+  test('answers raw rewards and GRPO advantages over the members that did not fail', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer(failOnBroken));
     const body = await (await server.post('/v1/score/group', { id: 'g1', prompt, rubric: fruitRubric, responses, advantages: 'grpo', eps: 0 })).json();
     expect(body.id).toBe('g1');
     // Rewards 1, 0.75, failed, 0: mean 7/12, sample std √(((5/12)² + (2/12)² + (7/12)²) ÷ 2) = √39 ÷ 12 = 0.52041…
@@ -182,8 +176,8 @@ describe('POST /v1/score/group', () => {
     expect(body.results[2].error.code).toBe('JUDGE_REQUEST_REJECTED');
   });
 
-  it('Dr.GRPO advantages, and no advantages unless asked', async () => {
-    server = await startTestServer(failOnBroken);
+  test('Dr.GRPO advantages, and no advantages unless asked', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer(failOnBroken));
     const drGrpo = await (await server.post('/v1/score/group', { prompt, rubric: fruitRubric, responses, advantages: 'dr_grpo' })).json();
     const mean = 1.75 / 3;
     expect(drGrpo.advantages.map((value: number | null) => (value === null ? null : Number(value.toFixed(12))))).toEqual([1 - mean, 0.75 - mean, null, -mean].map((value) => (value === null ? null : Number(value.toFixed(12)))));
@@ -193,8 +187,8 @@ describe('POST /v1/score/group', () => {
     expect(plain.rewards).toEqual([0.75]);
   });
 
-  it('with a fallback, failed members carry the flagged fallback reward but stay out of the statistics', async () => {
-    server = await startTestServer({ ...failOnBroken, service: { onError: { kind: 'fallback', value: 0 } } });
+  test('with a fallback, failed members carry the flagged fallback reward but stay out of the statistics', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ ...failOnBroken, service: { onError: { kind: 'fallback', value: 0 } } }));
     const body = await (await server.post('/v1/score/group', { prompt, rubric: fruitRubric, responses, advantages: 'dr_grpo' })).json();
     const mean = 1.75 / 3;
     expect(body.rewards).toEqual([1, 0.75, 0, 0]);
@@ -204,8 +198,8 @@ describe('POST /v1/score/group', () => {
     expect(body.advantages[3]).toBeCloseTo(-mean, 12);
   });
 
-  it('validates the estimator and eps', async () => {
-    server = await startTestServer();
+  test('validates the estimator and eps', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const wrongEstimator = await server.post('/v1/score/group', { prompt, rubric: fruitRubric, responses: ['a'], advantages: 'ppo' });
     expect(wrongEstimator.status).toBe(400);
     expect((await wrongEstimator.json()).error.message).toMatch(/advantages/);
@@ -217,10 +211,10 @@ describe('POST /v1/score/group', () => {
 });
 
 describe('item-level dedupe', () => {
-  it('grades identical (rubric, prompt, response) requests in flight once', async () => {
-    server = await startTestServer({ script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: 50 }) });
+  test('grades identical (rubric, prompt, response) requests in flight once', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: 50 }) }));
     const answers = await Promise.all(
-      ['x1', 'x2', 'x3', 'x4'].map(async (id) => (await server!.post('/v1/score', { id, prompt, response: 'apples and pears', rubric: fruitRubric })).json()),
+      ['x1', 'x2', 'x3', 'x4'].map(async (id) => (await server.post('/v1/score', { id, prompt, response: 'apples and pears', rubric: fruitRubric })).json()),
     );
     expect(answers.map((answer) => answer.id)).toEqual(['x1', 'x2', 'x3', 'x4']);
     expect(answers.every((answer) => answer.reward === 1)).toBe(true);
@@ -258,9 +252,9 @@ describe('remembered results', () => {
 
   const item = { prompt, response: 'apples and pears', rubric: fruitRubric };
 
-  it('answers an item graded wholly from the store again without reading it: same reward, usage and metrics', async () => {
+  test('answers an item graded wholly from the store again without reading it: same reward, usage and metrics', async ({ closeAfter }) => {
     const { store, reads } = countingStore();
-    server = await startTestServer({ service: { grading: { store } } });
+    const server = closeAfter(await startTestServer({ service: { grading: { store } } }));
     const paid = await (await server.post('/v1/score', { id: 'paid', ...item })).json();
     expect(paid.usage).toMatchObject({ calls: 3, cache_hits: 0 });
     const beforeStored = counts(server);
@@ -297,9 +291,9 @@ describe('remembered results', () => {
     expect(server.fake.requests).toHaveLength(6);
   });
 
-  it('keeps nothing with rememberedResults 0', async () => {
+  test('keeps nothing with rememberedResults 0', async ({ closeAfter }) => {
     const { store, reads } = countingStore();
-    server = await startTestServer({ service: { grading: { store }, rememberedResults: 0 } });
+    const server = closeAfter(await startTestServer({ service: { grading: { store }, rememberedResults: 0 } }));
     await server.post('/v1/score', { id: 'paid', ...item });
     const afterPaid = reads();
     await server.post('/v1/score', { id: 'stored', ...item });

@@ -1,13 +1,7 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { binaryVerdict } from '../../testing/fake-judge.js';
-import { criterionMet, fruitRubric, fruitScore, startTestServer, type TestServer } from '../test-support.js';
-
-let server: TestServer | undefined;
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+import { criterionMet, fruitRubric, fruitScore, startTestServer } from '../test-support.js';
+import { test } from '../../testing/vitest-fixtures.js';
 
 const templatedPrompt = '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nName some fruit.<|im_end|>\n<|im_start|>assistant\n';
 const query = (response: string) => `${templatedPrompt}${response}<|im_end|>`;
@@ -22,8 +16,8 @@ function judgeGate(): { released: Promise<void>; release: () => void } {
 }
 
 describe('OpenRLHF adapter: POST /get_reward', () => {
-  it('answers rewards, scores in [0, 1] and extra_logs, one per query, from the exact OpenRLHF request', async () => {
-    server = await startTestServer();
+  test('answers rewards, scores in [0, 1] and extra_logs, one per query, from the exact OpenRLHF request', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const responses = ['Apples and pears.', 'Rotten apples.', 'Pears.'];
     const request = {
       query: responses.map(query),
@@ -51,8 +45,8 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     expect(withReference.userText).toMatch(/<reference-[0-9a-f]{16}>\nApples\n/);
   });
 
-  it('without a fallback, a failed sample fails the request with its status (OpenRLHF retries); an invalid label is a 400 naming it', async () => {
-    server = await startTestServer({ script: failOnBroken });
+  test('without a fallback, a failed sample fails the request with its status (OpenRLHF retries); an invalid label is a 400 naming it', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ script: failOnBroken }));
     const failed = await server.post('/get_reward', { query: [query('Apples.'), query('broken pears')], prompts: [templatedPrompt, templatedPrompt], labels: [fruitRubric, fruitRubric] });
     expect(failed.status).toBe(502);
     const failedBody = await failed.json();
@@ -70,8 +64,8 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     expect(server.service.metrics.fallbacks.value()).toBe(0);
   });
 
-  it('with --on-error fallback=X, failed and invalid samples get X, flagged in reward_failed, and every number is a JSON float', async () => {
-    server = await startTestServer({ script: failOnBroken, service: { onError: { kind: 'fallback', value: 0 } } });
+  test('with --on-error fallback=X, failed and invalid samples get X, flagged in reward_failed, and every number is a JSON float', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ script: failOnBroken, service: { onError: { kind: 'fallback', value: 0 } } }));
     const response = await server.post('/get_reward', {
       query: [query('Apples and pears.'), query('broken pears'), query('Pears.'), 42],
       prompts: [templatedPrompt, templatedPrompt, templatedPrompt, templatedPrompt],
@@ -86,18 +80,18 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     expect(server.service.metrics.fallbacks.value()).toBe(3);
   });
 
-  it('uses the configured fallback value, flagged the same way', async () => {
-    server = await startTestServer({ script: failOnBroken, service: { onError: { kind: 'fallback', value: -0.5 } } });
+  test('uses the configured fallback value, flagged the same way', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ script: failOnBroken, service: { onError: { kind: 'fallback', value: -0.5 } } }));
     const body = await (await server.post('/get_reward', { query: [query('broken'), query('Apples.')], prompts: [templatedPrompt, templatedPrompt], labels: [fruitRubric, fruitRubric] })).json();
     expect(body.rewards).toEqual([-0.5, 0.75]);
     expect(body.scores).toEqual([0, 0.75]);
     expect(body.extra_logs.reward_failed).toEqual([1, 0]);
   });
 
-  it('waits for room instead of refusing; a batch larger than --max-queue is admitted in parts with every reward real', async () => {
-    server = await startTestServer({ script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: 20 }), service: { maxQueue: 2 } });
+  test('waits for room instead of refusing; a batch larger than --max-queue is admitted in parts with every reward real', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ script: (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')), delayMs: 20 }), service: { maxQueue: 2 } }));
     const responses = ['Apples.', 'Pears.', 'Rotten apples.', 'Apples and pears.', 'Nothing.'];
-    const one = (response: string) => server!.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] }).then((answer) => answer.json());
+    const one = (response: string) => server.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] }).then((answer) => answer.json());
     const singles = await Promise.all(responses.map(one));
     expect(singles.map((body) => body.rewards[0])).toEqual(responses.map(fruitScore));
     // OpenRLHF ≤ 0.9.0 sends the whole rollout batch in one request: 5 samples through a queue of 2.
@@ -106,22 +100,22 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     expect(batch.extra_logs.reward_failed).toEqual([0, 0, 0, 0, 0]);
   });
 
-  it('a request refused for load gets 503 with Retry-After, never a reward, even with a fallback configured', async () => {
+  test('a request refused for load gets 503 with Retry-After, never a reward, even with a fallback configured', async ({ closeAfter }) => {
     // The slow sample's verdict waits for `release`: the queue stays full until the test says so.
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    server = await startTestServer({
+    const server = closeAfter(await startTestServer({
       script: async (request) => {
         if (request.response?.includes('slow')) await released;
         return { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) };
       },
       service: { maxQueue: 1, maxWaiting: 1, deadlineMs: 5_000, onError: { kind: 'fallback', value: 0 } },
-    });
-    const one = (response: string) => server!.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] });
+    }));
+    const one = (response: string) => server.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] });
     const holding = one('slow apples');
-    await vi.waitFor(() => expect(server!.service.admission.full).toBe(true));
+    await vi.waitFor(() => expect(server.service.admission.full).toBe(true));
     const waiting = one('Pears.');
-    await vi.waitFor(() => expect(server!.service.admission.waiting).toBe(1));
+    await vi.waitFor(() => expect(server.service.admission.waiting).toBe(1));
     // The queue and its waiting line are full: refused for load.
     const refused = await one('Apples.');
     expect(refused.status).toBe(503);
@@ -135,19 +129,19 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     expect(server.service.metrics.fallbacks.value()).toBe(0);
   });
 
-  it('a deadline passing while waiting for room is a 503 refusal too, not a fallback', async () => {
+  test('a deadline passing while waiting for room is a 503 refusal too, not a fallback', async ({ closeAfter }) => {
     const gate = judgeGate();
-    server = await startTestServer({
+    const server = closeAfter(await startTestServer({
       script: async (request) => {
         if (request.response?.includes('slow')) await gate.released;
         return { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) };
       },
       service: { maxQueue: 1, deadlineMs: 150, onError: { kind: 'fallback', value: 0 } },
-    });
-    const one = (response: string) => server!.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] });
+    }));
+    const one = (response: string) => server.post('/get_reward', { query: [query(response)], prompts: [templatedPrompt], labels: [fruitRubric] });
     try {
       const slow = one('slow apples');
-      await vi.waitFor(() => expect(server!.service.admission.full).toBe(true));
+      await vi.waitFor(() => expect(server.service.admission.full).toBe(true));
       const waiting = await one('Pears and apples.');
       // The other never got room: refused for load.
       expect(waiting.status).toBe(503);
@@ -159,8 +153,8 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     }
   });
 
-  it('answers 400 only to a body that is not an OpenRLHF request', async () => {
-    server = await startTestServer();
+  test('answers 400 only to a body that is not an OpenRLHF request', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const response = await server.post('/get_reward', { prompts: ['x'] });
     expect(response.status).toBe(400);
     expect((await response.json()).error.code).toBe('INPUT_INVALID');

@@ -1,15 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { binaryVerdict } from '../../testing/fake-judge.js';
 import { safeParseJson } from '../../util/json.js';
-import { criterionMet, fruitRubric, startTestServer, type TestServer } from '../test-support.js';
+import { criterionMet, fruitRubric, startTestServer } from '../test-support.js';
 import { vertexReward } from './vertex.js';
-
-let server: TestServer | undefined;
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+import { test } from '../../testing/vitest-fixtures.js';
 
 function vertexRequest(parts: Array<{ text: string; thought?: boolean }>, references: Record<string, string> = { rubric: JSON.stringify(fruitRubric) }) {
   return {
@@ -24,8 +18,8 @@ function vertexRequest(parts: Array<{ text: string; thought?: boolean }>, refere
 }
 
 describe('Vertex adapter: POST /vertex/reward', () => {
-  it('maps the [0, 1] score to a reward in [−1, 1] and returns aux info as a JSON string', async () => {
-    server = await startTestServer();
+  test('maps the [0, 1] score to a reward in [−1, 1] and returns aux info as a JSON string', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const response = await server.post(
       '/vertex/reward',
       vertexRequest([{ text: 'Apples ' }, { text: 'and pears.' }, { text: 'Let me think about rotten fruit.', thought: true }], { rubric: JSON.stringify(fruitRubric), reference: 'Apples' }),
@@ -50,24 +44,23 @@ describe('Vertex adapter: POST /vertex/reward', () => {
     expect([vertexReward(0), vertexReward(0.25), vertexReward(1), vertexReward(-0.5), vertexReward(1.5)]).toEqual([-1, -0.5, 1, -1, 1]);
   });
 
-  it('refuses an example without a rubric, naming where it belongs', async () => {
-    server = await startTestServer();
+  test('refuses an example without a rubric, naming where it belongs', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
     const response = await server.post('/vertex/reward', vertexRequest([{ text: 'x' }], {}));
     expect(response.status).toBe(400);
     expect((await response.json()).error.message).toMatch(/example\.references\.rubric/);
   });
 
-  it('a failed sample has no reward; with a fallback it gets the flagged fallback on the Vertex scale', async () => {
+  test('a failed sample has no reward; with a fallback it gets the flagged fallback on the Vertex scale', async ({ closeAfter }) => {
     const failing = (request: { criteria: Array<{ text: string }>; response?: string }) =>
       request.response === 'broken' ? { status: 500 } : { content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) };
-    server = await startTestServer({ script: failing });
+    const server = closeAfter(await startTestServer({ script: failing }));
     const failed = await server.post('/vertex/reward', vertexRequest([{ text: 'broken' }]));
     expect(failed.status).toBe(502);
     expect(await failed.json()).toMatchObject({ reward: null, error: { code: 'JUDGE_SERVER_ERROR' } });
-    await server.close();
 
-    server = await startTestServer({ script: failing, service: { onError: { kind: 'fallback', value: 0 } } });
-    const fallback = await server.post('/vertex/reward', vertexRequest([{ text: 'broken' }]));
+    const withFallback = closeAfter(await startTestServer({ script: failing, service: { onError: { kind: 'fallback', value: 0 } } }));
+    const fallback = await withFallback.post('/vertex/reward', vertexRequest([{ text: 'broken' }]));
     expect(fallback.status).toBe(200);
     const body = await fallback.json();
     expect(body.reward).toBe(0);
