@@ -15,7 +15,8 @@ import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchItem, counter, processCpuMs, startChild, startJudgeProcess, startServeProcess, stopChild, type Child } from './server.js';
+import { startChild, stopChild, type Child } from '../src/testing/child-process.js';
+import { benchItem, counter, processCpuMs, startJudgeProcess, startServeProcess } from './server.js';
 
 const thisFile = fileURLToPath(import.meta.url);
 

@@ -16,7 +16,6 @@
  *
  * Run: `npx tsx bench/server.ts [cached] [judge] [overload]` (all phases by default).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -24,6 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startChild, stopChild, type Child } from '../src/testing/child-process.js';
 import { safeParseJson } from '../src/util/json.js';
 import { seededRandom } from '../src/util/random.js';
 
@@ -237,76 +237,6 @@ async function runLoad(config: LoadConfig): Promise<void> {
 
 // ---------------------------------------------------------------------------------------
 // Orchestration.
-
-function childEnvironment(): NodeJS.ProcessEnv {
-  const environment = { ...process.env };
-  delete environment.NODE_OPTIONS;
-  delete environment.RUBRICATE_TOKEN;
-  return environment;
-}
-
-export interface Child {
-  process: ChildProcess;
-  lines: Array<Record<string, unknown>>;
-  nextLine(predicate: (line: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>>;
-  exited: Promise<number | null>;
-  stderr(): string;
-}
-
-export function startChild(args: string[]): Child {
-  const child = spawn(process.execPath, args, { cwd: projectRoot, env: childEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: Array<Record<string, unknown>> = [];
-  const listeners = new Set<() => void>();
-  let stderr = '';
-  let buffered = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    buffered += chunk;
-    for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
-      const parsed = safeParseJson(buffered.slice(0, newline));
-      buffered = buffered.slice(newline + 1);
-      if (parsed.ok && parsed.value && typeof parsed.value === 'object') lines.push(parsed.value as Record<string, unknown>);
-    }
-    for (const listener of listeners) listener();
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr = (stderr + chunk).slice(-8000);
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    process: child,
-    lines,
-    exited,
-    stderr: () => stderr,
-    nextLine(predicate, timeoutMs) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = lines.find(predicate);
-          if (found) {
-            listeners.delete(check);
-            clearTimeout(timer);
-            resolve(found);
-          }
-        };
-        const timer = setTimeout(() => {
-          listeners.delete(check);
-          reject(new Error(`child ${args.join(' ')} gave no expected line within ${timeoutMs} ms: ${stderr.slice(-2000)}`));
-        }, timeoutMs);
-        listeners.add(check);
-        exited.then(() => check());
-        check();
-      });
-    },
-  };
-}
-
-export async function stopChild(child: Child): Promise<number | null> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return child.process.exitCode;
-  child.process.kill('SIGTERM');
-  const forced = setTimeout(() => child.process.kill('SIGKILL'), 30_000);
-  const code = await child.exited;
-  clearTimeout(forced);
-  return code;
-}
 
 export async function startJudgeProcess(config: JudgeConfig): Promise<{ child: Child; url: string }> {
   const child = startChild(['--import', 'tsx', thisFile, '--judge', JSON.stringify(config)]);

@@ -39,7 +39,7 @@ describe('rubricate serve', () => {
     // A request in flight when SIGTERM arrives is still answered.
     const inFlight = fetch(`${serve.url}/v1/score`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'q', response: 'rotten apples', rubric: fruitRubric }) });
     await vi.waitFor(() => expect(live.requests.some((request) => request.response === 'rotten apples')).toBe(true), { timeout: 20_000 });
-    serve.child.kill('SIGTERM');
+    serve.process.kill('SIGTERM');
     await vi.waitFor(() => expect(serve.stderr()).toContain('"msg":"draining"'), { timeout: 20_000 });
     releaseInFlight();
     const answer = await inFlight;

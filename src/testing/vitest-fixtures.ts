@@ -13,17 +13,14 @@
  * `fileTempDir` is the one file-scoped fixture: a folder the tests of a file share (inputs
  * written once), removed after the file's last test; a file's own file-scoped fixtures build on it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { test as base } from 'vitest';
 import { createOpenAICompatibleJudge, type OpenAICompatibleJudgeOptions } from '../judges/openai/openai-judge.js';
 import type { Judge } from '../judges/types.js';
-import { safeParseJson } from '../util/json.js';
+import { startChild, type Child } from './child-process.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from './fake-judge.js';
-
-const projectRoot = resolve(import.meta.dirname, '../..');
 
 /** The default script: every criterion met. */
 const allMet: FakeJudgeScript = () => ({ content: binaryVerdict(true) });
@@ -55,47 +52,10 @@ export interface ScriptedJudge {
   judge: Judge & { close(): Promise<void> };
 }
 
-/** A `rubricate serve` process started by the `startServe` fixture. */
-export interface ServeProcess {
-  child: ChildProcess;
+/** A `rubricate serve` process started by the `startServe` fixture: its JSON lines (`listening` first) and its address. */
+export interface ServeProcess extends Child {
   /** The address its `listening` line gave. */
   url: string;
-  /** The JSON lines it printed on stdout so far, `listening` first. */
-  lines: Array<Record<string, unknown>>;
-  /** What it wrote on stderr so far (the request log, at the `--log-level` given). */
-  stderr(): string;
-  /** Its exit code, once it has exited. */
-  exited: Promise<number | null>;
-}
-
-/** The parent's environment without the test runner's loader flags and without judge or token settings. */
-function childEnvironment(): NodeJS.ProcessEnv {
-  const environment = { ...process.env };
-  for (const key of ['NODE_OPTIONS', 'OPENAI_BASE_URL', 'OPENAI_API_KEY', 'RUBRICATE_JUDGE', 'RUBRICATE_MODEL', 'RUBRICATE_TOKEN']) delete environment[key];
-  return environment;
-}
-
-function spawnServe(args: string[]): { serve: Promise<ServeProcess>; child: ChildProcess; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['bin/rubricate.js', 'serve', '--port', '0', ...args], { cwd: projectRoot, env: childEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((resolvePromise) => child.once('exit', (code) => resolvePromise(code)));
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const lines: Array<Record<string, unknown>> = [];
-  const serve = new Promise<ServeProcess>((resolvePromise, reject) => {
-    let buffered = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
-        const parsed = safeParseJson(buffered.slice(0, newline));
-        buffered = buffered.slice(newline + 1);
-        if (!parsed.ok) continue;
-        lines.push(parsed.value as Record<string, unknown>);
-        if (lines.length === 1) resolvePromise({ child, url: String(lines[0].url), lines, stderr: () => stderr, exited });
-      }
-    });
-    void exited.then((code) => reject(new Error(`serve exited with ${code} before listening: ${stderr.slice(-4000)}`)));
-  });
-  return { serve, child, exited };
 }
 
 export const test = base.extend<RubricateFixtures>({
@@ -141,15 +101,16 @@ export const test = base.extend<RubricateFixtures>({
   },
   // eslint-disable-next-line no-empty-pattern
   startServe: async ({}, use) => {
-    const started: Array<{ child: ChildProcess; exited: Promise<number | null> }> = [];
-    await use((args) => {
-      const { serve, child, exited } = spawnServe(args);
-      started.push({ child, exited });
-      return serve;
+    const started: Child[] = [];
+    await use(async (args) => {
+      const child = startChild(['bin/rubricate.js', 'serve', '--port', '0', ...args]);
+      started.push(child);
+      const listening = await child.nextLine((line) => line.event === 'listening', 30_000);
+      return Object.assign(child, { url: String(listening.url) });
     });
-    for (const { child, exited } of started) {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
+    for (const child of started) {
+      if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
+      await child.exited;
     }
   },
 }).extend(
