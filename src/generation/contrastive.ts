@@ -178,6 +178,11 @@ export interface ContrastiveOptions {
   grader: Grader;
   /** Generations tried per pair before giving up (k). */
   attempts: number;
+  /**
+   * Plan the most calls a group can take (a dry run): every attempt is made whatever its
+   * grading says, and the held-out pairs are graded with the last rubric as if it were kept.
+   */
+  everyAttempt?: boolean;
 }
 
 function compare(chosen: number | null, rejected: number | null): 'higher' | 'lower' | 'tie' | 'error' {
@@ -208,6 +213,7 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
     return { chosen: graded.scores[0], rejected: graded.scores[1], errors: graded.records.filter((record) => record.status !== 'ok') };
   };
 
+  let lastRubric: Rubric | undefined;
   for (let attempt = 0; attempt < options.attempts; attempt += 1) {
     outcome.attempts_used = attempt + 1;
     let rubric: Rubric;
@@ -218,6 +224,7 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
         { sample: attempt, extra: { pair_id: pair.id, attempt: attempt + 1 } },
       );
       rubric = generated.rubric;
+      lastRubric = rubric;
       checksRejected = generated.checks.rejected;
     } catch (error) {
       if (isFatal(error)) throw error;
@@ -249,12 +256,13 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
     if (record.outcome === 'consistent') {
       outcome.kept = true;
       outcome.rubric = rubric;
-      break;
+      if (!options.everyAttempt) break;
     }
   }
 
-  if (outcome.rubric) {
-    const rubric = outcome.rubric;
+  const tested = options.everyAttempt ? lastRubric : outcome.rubric;
+  if (tested) {
+    const rubric = tested;
     outcome.held_out = await Promise.all(
       group.heldOut.map(async (heldOut): Promise<HeldOutRecord> => {
         const scores = await gradePair(rubric, heldOut.chosen, heldOut.rejected, heldOut.id);
