@@ -33,6 +33,25 @@ interface GenerationUsage {
 const summaryOf = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as { usage: { generator: GenerationUsage; judge?: GenerationUsage } } & Record<string, unknown>;
 const prompts = 40;
 
+/** A synchronous run, then the same command with --batch on a cache of its own; both must succeed. */
+async function syncThenBatch(directory: string, argsFor: (cache: string, out: string, extra?: string[]) => string[]) {
+  const syncOut = join(directory, 'sync.jsonl');
+  const sync = await runCli(argsFor(join(directory, 'sync.sqlite'), syncOut));
+  expect(sync.code, sync.stderr).toBe(0);
+  const syncRequests = backend!.requests.length;
+  const batchOut = join(directory, 'batch.jsonl');
+  const batchCache = join(directory, 'batch.sqlite');
+  const batched = await runCli(argsFor(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
+  expect(batched.code, batched.stderr).toBe(0);
+  // Every call went by batch, and the batches asked for exactly what the synchronous run did.
+  expect(batchApi!.receivedRequests).toBe(syncRequests);
+  expect(readFileSync(batchOut, 'utf8')).toBe(readFileSync(syncOut, 'utf8'));
+  const syncSummary = summaryOf(`${syncOut}.summary.json`);
+  const batchSummary = summaryOf(`${batchOut}.summary.json`);
+  expect(withoutUsage(batchSummary)).toEqual(withoutUsage(syncSummary));
+  return { syncSummary, batchSummary, batchCache };
+}
+
 describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
   it('prompts: the same rubrics as a synchronous run at half the cost; survives kill -9 while polling with zero resubmitted requests; batch answers are cache hits for a synchronous run', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-batch-'));
@@ -106,24 +125,10 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
       '--judge', 'openai:gpt-4.1-mini', '--judge-base-url', batchApi!.baseUrl, '--judge-api-key', 'sk-test-batch',
       '--cache', cache, '--out', out, '--summary', `${out}.summary.json`, '--quiet', ...extra,
     ];
-    const syncOut = join(directory, 'sync.jsonl');
-    const sync = await runCli(generateArgs(join(directory, 'sync.sqlite'), syncOut));
-    expect(sync.code, sync.stderr).toBe(0);
-    const syncRequests = backend.requests.length;
-    const batchOut = join(directory, 'batch.jsonl');
-    const batchCache = join(directory, 'batch.sqlite');
-    const batched = await runCli(generateArgs(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
-    expect(batched.code, batched.stderr).toBe(0);
-    // Every call went by batch: generator rounds and judge rounds, each model in its own batches.
-    expect(batchApi.receivedRequests).toBe(syncRequests);
-    expect(backend.requests.length).toBe(syncRequests * 2);
+    const { syncSummary, batchSummary, batchCache } = await syncThenBatch(directory, generateArgs);
+    // Generator rounds and judge rounds, each model in batches of its own.
     const ledger = await ledgerRows(batchCache);
     expect(new Set(ledger.map((row) => row.role))).toEqual(new Set(['generator', 'judge']));
-
-    expect(readFileSync(batchOut, 'utf8')).toBe(readFileSync(syncOut, 'utf8'));
-    const syncSummary = summaryOf(`${syncOut}.summary.json`);
-    const batchSummary = summaryOf(`${batchOut}.summary.json`);
-    expect(withoutUsage(batchSummary)).toEqual(withoutUsage(syncSummary));
     const kept = (syncSummary as unknown as { generation: { kept: number; not_kept: number } }).generation;
     expect(kept.kept).toBeGreaterThan(0);
     expect(kept.not_kept).toBeGreaterThan(0);
@@ -132,6 +137,26 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
       expect(usage.batch?.calls).toBe(usage.calls);
       expect(usage.cost_usd! / syncSummary.usage[role]!.cost_usd!).toBeCloseTo(0.5, 6);
     }
+  }, 240_000);
+
+  it('refine --batch: sampled responses, gradings and refinements all by batch give the same refined rubrics and summary as a synchronous run', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-refine-batch-'));
+    const input = join(directory, 'items.jsonl');
+    writeFileSync(
+      input,
+      Array.from({ length: 3 }, (_, index) => JSON.stringify({ id: `p${index}`, prompt: `Question ${index}: what should I do about a cold?`, rubric: { criteria: [{ text: 'The response mentions "fluids".', points: 2 }, { text: 'The response mentions "sampled".', points: 1 }] } })).join('\n'),
+    );
+    backend = await startFakeJudge(generationScript({ criteria: 3 }));
+    batchApi = await startFakeOpenAIBatch({ backendBaseUrl: backend.baseUrl });
+    const refineArgs = (cache: string, out: string, extra: string[] = []) => [
+      'refine', '--input', input, '--responses-per-prompt', '3', '--iterations', '1', '--min-criteria', '2', '--max-criteria', '4',
+      '--generator', 'openai:gpt-4.1', '--generator-base-url', batchApi!.baseUrl, '--generator-api-key', 'sk-test-batch',
+      '--judge', 'openai:gpt-4.1', '--judge-base-url', batchApi!.baseUrl, '--judge-api-key', 'sk-test-batch',
+      '--cache', cache, '--out', out, '--summary', `${out}.summary.json`, '--quiet', ...extra,
+    ];
+    const { batchSummary } = await syncThenBatch(directory, refineArgs);
+    expect(batchSummary.usage.generator.batch?.calls).toBe(batchSummary.usage.generator.calls);
+    expect(batchSummary.usage.judge!.batch?.calls).toBe(batchSummary.usage.judge!.calls);
   }, 240_000);
 
   it('refuses --batch with a generator or judge that has no Batch API, naming the flag', async () => {

@@ -61,7 +61,12 @@ export interface ScriptOptions {
 export function generationScript(options: ScriptOptions = {}): (request: FakeJudgeRequest) => FakeJudgeAction {
   return (request) => {
     const task = taskOf(request);
-    if (task === 'grade') return reply(request, binaryVerdict(keywordMet(request)));
+    if (task === 'grade') {
+      // An explanation of 10 to 40 words, as judges write.
+      const hash = hashOf(request.userText);
+      const explanation = Array.from({ length: 10 + (hash[0] % 31) }, (_, position) => vocabulary[hash[(position + 1) % hash.length] % vocabulary.length]).join(' ');
+      return reply(request, binaryVerdict(keywordMet(request), `The response ${explanation}.`));
+    }
     if (task === 'respond') return reply(request, `A sampled answer ${hashOf(request.userText).toString('hex').slice(0, 8)}: rest, fluids and a doctor if it gets worse.`);
     const bounds = criteriaBounds(request);
     const count = options.criteria ?? bounds.min + (hashOf(request.userText)[0] % (bounds.max - bounds.min + 1));

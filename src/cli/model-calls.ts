@@ -191,3 +191,8 @@ export function costLine(cost: { generator: number | null; judge: number | null 
   const total = cost.generator === null || cost.judge === null ? null : Math.round((cost.generator + cost.judge) * 1e6) / 1e6;
   return `cost: generator ${dollars(cost.generator)}, judge ${dollars(cost.judge)}, total ${dollars(total)}`;
 }
+
+/** The generator as a run summary names it. */
+export function generatorSummary(generator: RubricGenerator): { id: string; model: string; temperature: number; max_tokens: number } {
+  return { id: generator.provenance.id, model: generator.provenance.model, temperature: generator.sampling.temperature, max_tokens: generator.sampling.maxTokens };
+}

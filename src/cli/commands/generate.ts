@@ -19,7 +19,7 @@ import type { InvalidRecord } from '../../rubric/records.js';
 import { rubricateVersion } from '../../version.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, openStore, parsePositiveInteger, type OpenedStore } from '../judge-options.js';
-import { addModelCallOptions, costLine, drain, prepareModelCalls, usageLine, type ModelCallFlags } from '../model-calls.js';
+import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCalls, usageLine, type ModelCallFlags } from '../model-calls.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { addDeprecatedFlags } from '../deprecated-flags.js';
@@ -147,7 +147,7 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
       rubricate_version: rubricateVersion,
       method: 'generate',
       prompt_version: promptVersions.generate,
-      generator: { id: generator.provenance.id, model: generator.provenance.model, temperature: generator.sampling.temperature, max_tokens: generator.sampling.maxTokens },
+      generator: generatorSummary(generator),
       prompts: counts.ok + counts.failed + counts.invalid,
       rubrics: counts.ok,
       failed: counts.failed,

@@ -12,7 +12,7 @@ import { mean, round } from '../../generation/statistics.js';
 import { rubricateVersion } from '../../version.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, openStore, parseNumber, parsePositiveInteger } from '../judge-options.js';
-import { addModelCallOptions, costLine, drain, prepareModelCalls, type ModelCallFlags, type ModelCalls } from '../model-calls.js';
+import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCalls, type ModelCallFlags, type ModelCalls } from '../model-calls.js';
 import { syntheticTextTokens } from '../../batch/dry-run.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
@@ -245,7 +245,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
       rubricate_version: rubricateVersion,
       method: 'refine',
       prompt_version: promptVersions.refine,
-      generator: { id: generator.provenance.id, model: generator.provenance.model, temperature: generator.sampling.temperature, max_tokens: generator.sampling.maxTokens },
+      generator: generatorSummary(generator),
       judge: grader.judgeInfo ?? null,
       scoring: grader.scoring.name,
       iterations: flags.iterations,
