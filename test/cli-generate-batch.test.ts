@@ -132,6 +132,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     const kept = (syncSummary as unknown as { generation: { kept: number; not_kept: number } }).generation;
     expect(kept.kept).toBeGreaterThan(0);
     expect(kept.not_kept).toBeGreaterThan(0);
+    console.log(`contrastive --batch: ${kept.kept} kept, ${kept.not_kept} not kept; generator $${batchSummary.usage.generator.cost_usd} / $${syncSummary.usage.generator.cost_usd}; judge $${batchSummary.usage.judge!.cost_usd} / $${syncSummary.usage.judge!.cost_usd}; requests ${batchApi.receivedRequests} in ${ledger.length} batch(es)`);
     for (const role of ['generator', 'judge'] as const) {
       const usage = batchSummary.usage[role]!;
       expect(usage.batch?.calls).toBe(usage.calls);
@@ -154,7 +155,11 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
       '--judge', 'openai:gpt-4.1', '--judge-base-url', batchApi!.baseUrl, '--judge-api-key', 'sk-test-batch',
       '--cache', cache, '--out', out, '--summary', `${out}.summary.json`, '--quiet', ...extra,
     ];
-    const { batchSummary } = await syncThenBatch(directory, refineArgs);
+    const { batchSummary, syncSummary, batchCache } = await syncThenBatch(directory, refineArgs);
+    const ledger = await ledgerRows(batchCache);
+    const cost = (summary: typeof batchSummary) => summary.usage.generator.cost_usd! + summary.usage.judge!.cost_usd!;
+    console.log(`refine --batch/sync cost: $${cost(batchSummary).toFixed(6)} / $${cost(syncSummary).toFixed(6)}; requests ${batchApi.receivedRequests} in ${ledger.length} batch(es)`);
+    expect(cost(batchSummary) / cost(syncSummary)).toBeCloseTo(0.5, 4);
     expect(batchSummary.usage.generator.batch?.calls).toBe(batchSummary.usage.generator.calls);
     expect(batchSummary.usage.judge!.batch?.calls).toBe(batchSummary.usage.judge!.calls);
   }, 240_000);
@@ -196,6 +201,7 @@ describe('rubricate generate --batch with an anthropic: generator (Message Batch
     const syncUsage = summaryOf(`${syncOut}.summary.json`).usage.generator;
     const batchUsage = summaryOf(`${batchOut}.summary.json`).usage.generator;
     expect(batchUsage.batch?.calls).toBe(12);
+    console.log(`anthropic generate --batch/sync cost: $${batchUsage.cost_usd} / $${syncUsage.cost_usd}`);
     // Costs are rounded to the micro-dollar: the ratio of two small ones is 0.5 within that rounding.
     expect(batchUsage.cost_usd! / syncUsage.cost_usd!).toBeCloseTo(0.5, 4);
     // Batch answers serve a synchronous run, and synchronous answers a batch run: nothing more is sent.

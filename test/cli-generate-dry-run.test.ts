@@ -163,7 +163,7 @@ describe('refine --dry-run with a responses file and given rubrics', () => {
 });
 
 describe('generate --dry-run (contrastive)', () => {
-  it('counts the first attempts exactly and gives an upper bound of the calls a real run makes', async () => {
+  it('counts the first attempts exactly, gives an upper bound of the calls a real run makes, then predicts 0 calls', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-contrastive-dry-'));
     const pairs = join(directory, 'pairs.jsonl');
     const lines = Array.from({ length: 6 }, (_, index) => ({
@@ -172,7 +172,9 @@ describe('generate --dry-run (contrastive)', () => {
       chosen: index % 2 === 0 ? `Rest, drink fluids, and see a doctor if breathing gets hard (case ${index}).` : 'Rest.',
       rejected: index % 2 === 0 ? 'Take antibiotics.' : `Rest, fluids and honey tea help most colds (case ${index}).`,
     }));
+    // Held-out pairs for a prompt whose rubric is kept (pair-0) and for one whose rubric is not (pair-1).
     lines.push({ id: 'held-0', prompt: lines[0].prompt, chosen: 'Fluids and rest.', rejected: 'Nothing helps.' });
+    lines.push({ id: 'held-1', prompt: lines[1].prompt, chosen: 'Fluids and rest.', rejected: 'Nothing helps.' });
     writeFileSync(pairs, lines.map((line) => JSON.stringify(line)).join('\n'));
     backend = await startFakeJudge(generationScript());
     const out = join(directory, 'kept.jsonl');
@@ -186,15 +188,24 @@ describe('generate --dry-run (contrastive)', () => {
     expect(estimate.judge!.model).toBe('gpt-4.1-mini');
     // One first attempt per prompt: known without any answer.
     expect(estimate.generator.exact_calls).toBe(6);
-    // Every attempt made, each rubric of 3 criteria graded on its pair's 2 responses, and the held-out pair once.
+    // Every attempt made, each rubric of 3 criteria graded on its pair's 2 responses, and each held-out pair once.
     expect(estimate.generator.calls).toBe(6 * 3);
-    expect(estimate.judge!.calls).toBe(6 * 3 * 3 * 2 + 3 * 2);
+    expect(estimate.judge!.calls).toBe(6 * 3 * 3 * 2 + 2 * 3 * 2);
     const real = await runCli(args);
     expect(real.code, real.stderr).toBe(0);
-    const usage = (JSON.parse(readFileSync(`${out}.summary.json`, 'utf8')) as { usage: { generator: RecordedUsage; judge: RecordedUsage } }).usage;
+    const summary = JSON.parse(readFileSync(`${out}.summary.json`, 'utf8')) as { usage: { generator: RecordedUsage; judge: RecordedUsage }; pairs: Array<{ pair_id: string; kept: boolean }> };
+    const usage = summary.usage;
+    expect(summary.pairs.map((pair) => [pair.pair_id, pair.kept]).filter(([id]) => id === 'pair-0' || id === 'pair-1')).toEqual([['pair-0', true], ['pair-1', false]]);
     console.log(`contrastive --dry-run: generator calls predicted ${estimate.generator.calls} (${estimate.generator.exact_calls} exact) actual ${usage.generator.calls}; judge ${estimate.judge!.calls} actual ${usage.judge.calls}; cost $${estimate.total.cost_usd.synchronous} vs $${usage.generator.cost_usd + usage.judge.cost_usd}`);
     expect(usage.generator.calls).toBeGreaterThanOrEqual(estimate.generator.exact_calls);
     expect(usage.generator.calls).toBeLessThanOrEqual(estimate.generator.calls);
     expect(usage.judge.calls).toBeLessThanOrEqual(estimate.judge!.calls);
+    // Once the cache holds the run's answers, they decide as in a real run: nothing is left to send.
+    rmSync(out);
+    rmSync(`${out}.summary.json`);
+    const warm = await dryRun(args, out, join(directory, 'cache.sqlite'));
+    expect(warm).toMatchObject({ exact: true, total: { calls: 0 } });
+    // What the run asked, and what it already read from the cache (identical attempts), are all hits now.
+    expect(warm.total.cache_hits).toBe(usage.judge.calls + usage.judge.cache_hits + usage.generator.calls + usage.generator.cache_hits);
   }, 240_000);
 });

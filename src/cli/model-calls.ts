@@ -55,7 +55,7 @@ export interface PlannedDryRun {
    * Drains the command's pipeline once with no call answered (what is counted is exact), then,
    * when later calls depend on answers, once more with synthetic answers; prints the estimate.
    */
-  estimate(pass: () => Promise<void>, options: { command: string; planned: boolean; assumptions: readonly string[] }): Promise<void>;
+  estimate(pass: (answers: DryRunAnswers) => Promise<void>, options: { command: string; planned: boolean; assumptions: readonly string[] }): Promise<void>;
 }
 
 export async function prepareModelCalls(flags: ModelCallFlags, context: CommandContext, options: { out: string; store: ReplyStore | undefined; grading: boolean }): Promise<ModelCalls> {
@@ -137,7 +137,7 @@ export async function prepareModelCalls(flags: ModelCallFlags, context: CommandC
             judgeHits.count = 0;
             // Each pass plans with a Grader of its own (no engine state carried over).
             grader = undefined;
-            await pass();
+            await pass(answers);
             const totals = (members: readonly PlanningDryRunJudge[]): DryRunTotals => combinedTotals(members.map((member) => member.totals));
             return { generator: totals(generatorSide), judge: totals(judgePlanning), hits: { generator: generatorHits.count, judge: judgeHits.count } };
           };
@@ -159,15 +159,13 @@ export async function prepareModelCalls(flags: ModelCallFlags, context: CommandC
 
 /** What every dry-run estimate of `generate` and `refine` assumes, whatever the command. */
 function baseAssumptions(flags: GeneratorFlags, planned: boolean): string[] {
+  const criteria = Math.round((flags.minCriteria + flags.maxCriteria) / 2);
   return [
     'calls are those a run makes now, without retries: the cache answers the others (cache_hits)',
+    `expected_output_tokens and cost_usd are estimates: replies that follow each request's schema, a generated rubric with ${criteria} criteria (the mean of --min-criteria and --max-criteria) of ${syntheticCriterionWords} words, explanations of ${expectedExplanationWords} words, plain-text replies of at most ${syntheticTextTokens} tokens`,
     ...(planned
-      ? [
-          'exact_calls are counted exactly: the calls the run makes before it needs an answer the cache does not hold; the other calls are planned on synthetic answers',
-          `a generated rubric has ${Math.round((flags.minCriteria + flags.maxCriteria) / 2)} criteria (the mean of --min-criteria and --max-criteria), each of ${syntheticCriterionWords} words, and every synthetic verdict is "met"`,
-        ]
+      ? ['exact_calls are counted exactly: the calls the run makes before it needs an answer the cache does not hold; the other calls are planned on synthetic answers of that shape, in which every verdict is "met"']
       : []),
-    `expected_output_tokens and cost_usd are estimates: replies that follow each request's schema (explanations of ${expectedExplanationWords} words, ${Math.round((flags.minCriteria + flags.maxCriteria) / 2)} criteria per generated rubric), plain-text replies of at most ${syntheticTextTokens} tokens`,
   ];
 }
 

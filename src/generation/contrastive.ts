@@ -179,10 +179,12 @@ export interface ContrastiveOptions {
   /** Generations tried per pair before giving up (k). */
   attempts: number;
   /**
-   * Plan the most calls a group can take (a dry run): every attempt is made whatever its
-   * grading says, and the held-out pairs are graded with the last rubric as if it were kept.
+   * Plan the most calls a group can take (a dry run, whose synthetic verdicts tie every
+   * attempt): when no attempt was kept, and the attempts were not decided on stored answers
+   * alone (in a dry run, the others are synthetic), the held-out pairs are graded with the
+   * last rubric as if it had been kept.
    */
-  everyAttempt?: boolean;
+  heldOutWithoutKeep?: boolean;
 }
 
 function compare(chosen: number | null, rejected: number | null): 'higher' | 'lower' | 'tie' | 'error' {
@@ -206,9 +208,15 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
     held_out: [],
     judge_usage: judgeUsage,
   };
+  /** Whether an attempt was decided on an answer a model gave now (not one read from the store). */
+  let answeredNow = false;
   const gradePair = async (rubric: Rubric, chosen: string, rejected: string, id: string) => {
     const graded = await gradeResponses(options.grader, { id, prompt: pair.prompt, rubric, reference: pair.reference }, [chosen, rejected], 'pair');
-    for (const record of graded.records) if (record.usage) addUsage(judgeUsage, record.usage);
+    for (const record of graded.records) {
+      if (!record.usage) continue;
+      addUsage(judgeUsage, record.usage);
+      if (record.usage.calls > 0) answeredNow = true;
+    }
     if (options.grader.engine.fatal) throw options.grader.engine.fatal;
     return { chosen: graded.scores[0], rejected: graded.scores[1], errors: graded.records.filter((record) => record.status !== 'ok') };
   };
@@ -225,6 +233,7 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
       );
       rubric = generated.rubric;
       lastRubric = rubric;
+      if (generated.calls > 0) answeredNow = true;
       checksRejected = generated.checks.rejected;
     } catch (error) {
       if (isFatal(error)) throw error;
@@ -256,11 +265,11 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
     if (record.outcome === 'consistent') {
       outcome.kept = true;
       outcome.rubric = rubric;
-      if (!options.everyAttempt) break;
+      break;
     }
   }
 
-  const tested = options.everyAttempt ? lastRubric : outcome.rubric;
+  const tested = outcome.rubric ?? (options.heldOutWithoutKeep && answeredNow ? lastRubric : undefined);
   if (tested) {
     const rubric = tested;
     outcome.held_out = await Promise.all(

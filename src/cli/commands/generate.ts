@@ -183,17 +183,18 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
   const models = await prepareModelCalls(flags, context, { out: flags.out, store: opened.store, grading: true });
   const { generator } = models;
   const graderSettings = { scoring: flags.scoring ?? 'weighted_mean', checkMode: flags.checkMode };
-  const contrastAll = (everyAttempt: boolean) => {
+  const contrastAll = (heldOutWithoutKeep: boolean) => {
     const grader = models.grader(graderSettings);
-    return mapInOrder(groups, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts, everyAttempt }), { window: models.window });
+    return mapInOrder(groups, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts, heldOutWithoutKeep }), { window: models.window });
   };
   if (models.dryRun) {
     try {
-      await models.dryRun.estimate(() => drain(contrastAll(true)), {
+      // Real answers (the cache's) decide as in a real run; synthetic ones plan the most calls a pair can take.
+      await models.dryRun.estimate((answers) => drain(contrastAll(answers === 'synthetic')), {
         command: 'generate',
         planned: true,
         assumptions: [
-          `contrastive: each pair's ${flags.attempts} attempt(s) (--attempts) are all made, each rubric graded on its pair, and the held-out pairs are graded with the last one: an upper bound (a real run stops at the first rubric that orders the pair correctly, and grades held-out pairs only with a kept one)`,
+          `contrastive: synthetic verdicts tie the pair, so each pair's ${flags.attempts} attempt(s) (--attempts) are all made, each rubric graded on its pair, and the held-out pairs are graded with the last one: an upper bound (a real run stops at the first rubric that orders the pair correctly, and grades held-out pairs only with a kept one)`,
         ],
       });
       return exitCodes.success;
