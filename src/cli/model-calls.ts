@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { createPlanningDryRunJudge, expectedExplanationWords, readOnlyStore, syntheticCriterionWords, syntheticTextTokens, type DryRunAnswers, type DryRunTotals, type PlanningDryRunJudge } from '../batch/dry-run.js';
-import { costOf, defaultPrices, loadPriceTable, priceFor, type ModelPrice, type Usage } from '../engine/usage.js';
+import { costOf, defaultPrices, loadPriceTable, priceFor, type Usage } from '../engine/usage.js';
 import type { RubricGenerator } from '../generation/generator.js';
 import { buildRubricGenerator } from '../generation/generator-options.js';
 import type { Judge } from '../judges/types.js';
@@ -35,11 +35,8 @@ export function addModelCallOptions(command: Command): Command {
 
 export interface ModelCalls {
   generator: RubricGenerator;
-  /** The store both models read (read-only in a dry run). */
-  store: ReplyStore | undefined;
   /** Records (or pair groups) in flight at once: all of them with --batch, so each stage fills its batches. */
   window: number;
-  prices: Readonly<Record<string, ModelPrice>>;
   /** A Grader over the command's judges (built on first use), with the engine settings --batch needs. */
   grader(options: { scoring: string; checkMode: 'strict' | 'loose' }): Grader;
   dryRun?: PlannedDryRun;
@@ -103,9 +100,7 @@ export async function prepareModelCalls(flags: ModelCallFlags, context: CommandC
     };
     const models: ModelCalls = {
       generator,
-      store: options.store,
       window: batching ? batchEngineOptions.concurrency : flags.concurrency,
-      prices,
       grader(settings) {
         grader ??= new Grader({
           judges,
