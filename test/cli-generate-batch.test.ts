@@ -164,6 +164,37 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     expect(batchSummary.usage.judge!.batch?.calls).toBe(batchSummary.usage.judge!.calls);
   }, 240_000);
 
+  it('an expired batch\'s requests go in a new batch; an unreadable answer is asked again, then reported, never written', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-batch-failures-'));
+    const input = join(directory, 'prompts.jsonl');
+    writePrompts(input, 3);
+    const script = generationScript();
+    backend = await startFakeJudge(script);
+    // The first batch answers one request and expires.
+    batchApi = await startFakeOpenAIBatch({ backendBaseUrl: backend.baseUrl, expireAfter: (batchIndex) => (batchIndex === 0 ? 1 : undefined) });
+    const generateArgs = (cache: string, out: string) => [
+      'generate', '--input', input, '--generator', 'openai:gpt-4.1', '--generator-base-url', batchApi!.baseUrl, '--generator-api-key', 'sk-test-batch',
+      '--generator-attempts', '2', '--cache', cache, '--out', out, '--batch', '--batch-poll', '0.02',
+    ];
+    const out = join(directory, 'rubrics.jsonl');
+    const expired = await runCli(generateArgs(join(directory, 'cache.sqlite'), out));
+    expect(expired.code, expired.stderr).toBe(0);
+    expect(expired.stderr).toMatch(/expired, 1 answered, 2 failed/);
+    expect(batchApi.createdBatches).toBe(2);
+    expect(batchApi.receivedRequests).toBe(3 + 2);
+    expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(3);
+
+    // An answer that is not the rubric JSON, for one prompt: asked again in a new batch, then reported.
+    backend.setScript((request) => (request.userText.includes('Question 1:') ? { content: 'Here are some criteria you could use.' } : script(request)));
+    const before = batchApi.createdBatches;
+    const badOut = join(directory, 'bad.jsonl');
+    const unreadable = await runCli(generateArgs(join(directory, 'fresh.sqlite'), badOut));
+    expect(unreadable.code).toBe(3);
+    expect(unreadable.stderr).toMatch(/failed: .*prompts\.jsonl:2 id q1: \[JUDGE_UNPARSEABLE\] generator answer rejected after 2 attempts/);
+    expect(batchApi.createdBatches - before).toBe(2);
+    expect(readFileSync(badOut, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(['q0', 'q2']);
+  }, 240_000);
+
   it('refuses --batch with a generator or judge that has no Batch API, naming the flag', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-batch-refuse-'));
     const input = join(directory, 'prompts.jsonl');
