@@ -243,11 +243,11 @@ describe('batch judge: roles in the ledger', () => {
         request_count INTEGER NOT NULL, completed INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
         prompt_tokens INTEGER NOT NULL DEFAULT 0, cached_prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
         delivered INTEGER NOT NULL DEFAULT 0)`);
-    old.prepare("INSERT INTO rubricate_batches (local_id, provider, endpoint, model, batch_id, status, created_at, request_count) VALUES ('rbatch_old', 'openai', 'https://api.openai.com/v1', 'gpt-4.1', 'batch_1', 'in_progress', 1, 3)").run();
+    old.prepare("INSERT INTO rubricate_batches (local_id, provider, endpoint, model, batch_id, status, created_at, request_count) VALUES ('rbatch_old', 'openai', 'http://127.0.0.1:9/v1', 'gpt-4.1', 'batch_1', 'in_progress', 1, 3)").run();
     old.close();
     const ledger = new BatchLedger(path);
     closers.push(() => ledger.close());
-    expect(ledger.open('openai', 'https://api.openai.com/v1', 'gpt-4.1').map((batch) => [batch.localId, batch.role])).toEqual([['rbatch_old', 'judge']]);
-    expect(ledger.open('openai', 'https://api.openai.com/v1', 'gpt-4.1', 'generator')).toEqual([]);
+    expect(ledger.open('openai', 'http://127.0.0.1:9/v1', 'gpt-4.1').map((batch) => [batch.localId, batch.role])).toEqual([['rbatch_old', 'judge']]);
+    expect(ledger.open('openai', 'http://127.0.0.1:9/v1', 'gpt-4.1', 'generator')).toEqual([]);
   });
 });
