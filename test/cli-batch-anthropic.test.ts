@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicRequest } from '../src/testing/fake-anthropic.js';
 import { startFakeAnthropicBatch, type FakeAnthropicBatch, type FakeAnthropicBatchOptions } from '../src/testing/fake-anthropic-batch.js';
 import { sharedData } from '../src/testing/shared-data.js';
+import { expectedVerdict, healthbenchBatchInput, killWhilePolling, ledgerRows, readResults, smallInput, withoutUsage } from './batch-helpers.js';
 import { runCli, startCli } from './helpers.js';
 
 let messages: FakeAnthropic | undefined;
@@ -18,10 +18,6 @@ afterEach(async () => {
   messages = undefined;
 });
 
-function expectedVerdict(criterion: string, response: string): boolean {
-  return createHash('sha256').update(`${criterion}\u0000${response}`).digest()[0] < 128;
-}
-
 /** Scripted verdicts through the forced tool: a pure function of criterion and response. */
 function script(request: FakeAnthropicRequest) {
   const criterion = request.criteria[0]?.text ?? '';
@@ -33,21 +29,6 @@ async function startFakes(options: Omit<FakeAnthropicBatchOptions, 'backendBaseU
   messages = await startFakeAnthropic(script, { minimumCacheTokens: Number.MAX_SAFE_INTEGER });
   batchApi = await startFakeAnthropicBatch({ backendBaseUrl: messages.baseUrl, ...options });
   return batchApi;
-}
-
-interface ResultLine {
-  id: string;
-  status: string;
-  usage?: unknown;
-  response?: unknown;
-  criteria: Array<{ text: string; met?: boolean; error?: { code: string; message: string } }>;
-}
-
-const readResults = (path: string): ResultLine[] => readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as ResultLine);
-
-function withoutUsage(line: ResultLine): Omit<ResultLine, 'usage'> {
-  const { usage: _usage, ...rest } = line;
-  return rest;
 }
 
 const model = 'claude-sonnet-4-5';
@@ -68,25 +49,12 @@ interface MetricsUsage {
 
 const usageOf = (out: string): MetricsUsage => (JSON.parse(readFileSync(`${out}.metrics.json`, 'utf8')) as { usage: MetricsUsage }).usage;
 
-function smallInput(directory: string): string {
-  const input = join(directory, 'items.jsonl');
-  const items = Array.from({ length: 3 }, (_, index) =>
-    JSON.stringify({ id: `item-${index}`, prompt: `Question ${index}`, response: `Answer ${index}`, rubric: { criteria: [{ text: `Criterion A${index}`, points: 2 }, { text: `Criterion B${index}`, points: 3 }] } }),
-  );
-  writeFileSync(input, items.join('\n'));
-  return input;
-}
-
 describe('rubricate grade --batch with an anthropic: judge (Message Batches, loopback fake)', () => {
   const healthbench = sharedData('healthbench/oss_eval_first100.jsonl');
 
   it.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, survives kill -9 while polling with zero resubmitted requests, and shares the cache both ways', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-batch-'));
-    const rows = readFileSync(healthbench.path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { prompt_id: string; rubrics: unknown[] });
-    const criteria = rows.reduce((total, row) => total + row.rubrics.length, 0);
-    const responses = join(directory, 'responses.jsonl');
-    writeFileSync(responses, rows.map((row, index) => JSON.stringify({ prompt_id: row.prompt_id, response: `Answer ${index}: rest, fluids, and see a doctor if it gets worse.` })).join('\n'));
-    const input = ['--format', 'healthbench', '--input', healthbench.path, '--responses', responses];
+    const { input, criteria } = healthbenchBatchInput(healthbench.path, directory);
     const fake = await startFakes({ retrievesInProgress: 3 });
 
     // Synchronous reference run through the same base URL (same provenance, same cache keys).
@@ -99,21 +67,7 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     const batchCache = join(directory, 'batch-cache.sqlite');
     const batchOut = join(directory, 'batch.jsonl');
     const args = gradeArgs(input, fake.baseUrl, batchCache, batchOut, ['--batch', '--batch-poll', '0.05', '--quiet']);
-    const first = startCli(args);
-    // Killed once every request is in a created batch and the process is polling (the gathering may make several batches).
-    const created = new Promise<void>((resolve) => {
-      fake.events.on('retrieve', () => {
-        if (fake.receivedRequests === criteria) resolve();
-      });
-    });
-    const endedEarly = first.done.then((result) => {
-      throw new Error(`batch run ended before it was killed: ${result.stderr}`);
-    });
-    await Promise.race([created, endedEarly]);
-    first.child.kill('SIGKILL');
-    expect((await first.done).signal).toBe('SIGKILL');
-    expect(fake.receivedRequests).toBe(criteria);
-    const batchesBeforeKill = fake.createdBatches;
+    const batchesBeforeKill = await killWhilePolling(args, fake, criteria);
 
     const second = await runCli(args);
     expect(second.code, second.stderr).toBe(0);
@@ -132,14 +86,13 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     const batchUsage = usageOf(batchOut);
     expect((batchUsage.batch?.calls ?? 0) + batchUsage.cache_hits).toBe(criteria);
     // What the batches cost over both runs, from the ledger (`rubricate batches`), against the synchronous run.
-    const ledger = await runCli(['batches', '--cache', batchCache, '--json']);
-    const ledgerRows = ledger.stdout.trim().split('\n').map((line) => JSON.parse(line) as { answered: number; prompt_tokens: number; completion_tokens: number; cost_usd: number });
-    const total = ledgerRows.reduce((sum, row) => ({ answered: sum.answered + row.answered, prompt: sum.prompt + row.prompt_tokens, completion: sum.completion + row.completion_tokens, cost: sum.cost + row.cost_usd }), { answered: 0, prompt: 0, completion: 0, cost: 0 });
+    const ledger = await ledgerRows(batchCache);
+    const total = ledger.reduce((sum, row) => ({ answered: sum.answered + row.answered, prompt: sum.prompt + row.prompt_tokens, completion: sum.completion + row.completion_tokens, cost: sum.cost + row.cost_usd }), { answered: 0, prompt: 0, completion: 0, cost: 0 });
     expect(total.answered).toBe(criteria);
     expect(total.prompt).toBe(syncUsage.prompt_tokens);
     expect(total.completion).toBe(syncUsage.completion_tokens);
     expect(syncUsage.cost_usd).toBeGreaterThan(0);
-    console.log(`anthropic batch/sync cost: ${total.cost.toFixed(6)} / ${syncUsage.cost_usd} = ${total.cost / syncUsage.cost_usd}; requests ${criteria} in ${ledgerRows.length} batch(es); resubmitted ${fake.receivedRequests - criteria}`);
+    console.log(`anthropic batch/sync cost: ${total.cost.toFixed(6)} / ${syncUsage.cost_usd} = ${total.cost / syncUsage.cost_usd}; requests ${criteria} in ${ledger.length} batch(es); resubmitted ${fake.receivedRequests - criteria}`);
     expect(total.cost / syncUsage.cost_usd).toBeCloseTo(0.5, 6);
 
     // Batch verdicts are cache hits for a synchronous run on the same cache...
@@ -184,9 +137,7 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     expect(messages!.requests.length - before).toBe(1);
     expect(readResults(fallbackOut).every((line) => line.status === 'ok')).toBe(true);
 
-    const listed = await runCli(['batches', '--cache', cache, '--json']);
-    expect(listed.code, listed.stderr).toBe(0);
-    const rows = listed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { provider: string; status: string; requests: number; answered: number; failed: number; cost_usd: number });
+    const rows = await ledgerRows(cache);
     expect(rows.map((row) => [row.provider, row.status, row.requests, row.answered, row.failed])).toEqual([
       ['anthropic', 'ended', 6, 2, 4],
       ['anthropic', 'ended', 4, 3, 1],

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { startFakeOpenAIBatch, type FakeBatchOptions, type FakeOpenAIBatch } from '../src/testing/fake-openai-batch.js';
 import { sharedData } from '../src/testing/shared-data.js';
+import { expectedVerdict, healthbenchBatchInput, killWhilePolling, ledgerRows, readResults, smallInput, withoutUsage } from './batch-helpers.js';
 import { runCli, startCli } from './helpers.js';
 
 let judge: FakeJudge | undefined;
@@ -18,10 +19,6 @@ afterEach(async () => {
   judge = undefined;
 });
 
-function expectedVerdict(criterion: string, response: string): boolean {
-  return createHash('sha256').update(`${criterion}\u0000${response}`).digest()[0] < 128;
-}
-
 /** Scripted verdicts: a pure function of criterion and response, with fixed token counts. */
 function script(request: FakeJudgeRequest) {
   return { content: binaryVerdict(expectedVerdict(request.criteria[0]?.text ?? '', request.response ?? '')), usage: { prompt_tokens: 400, completion_tokens: 30 } };
@@ -33,24 +30,6 @@ async function startFakes(options: Omit<FakeBatchOptions, 'backendBaseUrl'> = {}
   return batchApi;
 }
 
-interface ResultLine {
-  id: string;
-  status: string;
-  usage?: unknown;
-  criteria: Array<{ text: string; met?: boolean; error?: { code: string; message: string } }>;
-  [key: string]: unknown;
-}
-
-function readResults(path: string): ResultLine[] {
-  return readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as ResultLine);
-}
-
-/** A result line without what only describes the spending (usage differs by design: batch vs sync). */
-function withoutUsage(line: ResultLine): Omit<ResultLine, 'usage'> {
-  const { usage: _usage, ...rest } = line;
-  return rest;
-}
-
 function gradeArgs(input: string[], baseUrl: string, cache: string, out: string, extra: string[] = []): string[] {
   return ['grade', ...input, '--judge', 'openai:gpt-4.1', '--judge-base-url', baseUrl, '--judge-api-key', 'sk-test-batch', '--cache', cache, '--out', out, '--metrics', `${out}.metrics.json`, ...extra];
 }
@@ -59,25 +38,12 @@ function metricsOf(out: string): { usage: { calls: number; cost_usd: number; cac
   return JSON.parse(readFileSync(`${out}.metrics.json`, 'utf8'));
 }
 
-function smallInput(directory: string): string {
-  const input = join(directory, 'items.jsonl');
-  const items = Array.from({ length: 3 }, (_, index) =>
-    JSON.stringify({ id: `item-${index}`, prompt: `Question ${index}`, response: `Answer ${index}`, rubric: { criteria: [{ text: `Criterion A${index}`, points: 2 }, { text: `Criterion B${index}`, points: 3 }] } }),
-  );
-  writeFileSync(input, items.join('\n'));
-  return input;
-}
-
 describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
   const healthbench = sharedData('healthbench/oss_eval_first100.jsonl');
 
   it.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, and survives kill -9 while polling with zero resubmitted requests', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-'));
-    const rows = readFileSync(healthbench.path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { prompt_id: string; rubrics: unknown[] });
-    const criteria = rows.reduce((total, row) => total + row.rubrics.length, 0);
-    const responses = join(directory, 'responses.jsonl');
-    writeFileSync(responses, rows.map((row, index) => JSON.stringify({ prompt_id: row.prompt_id, response: `Answer ${index}: rest, fluids, and see a doctor if it gets worse.` })).join('\n'));
-    const input = ['--format', 'healthbench', '--input', healthbench.path, '--responses', responses];
+    const { input, criteria } = healthbenchBatchInput(healthbench.path, directory);
     const fake = await startFakes({ retrievesPerStage: 2 });
 
     // Synchronous reference run (through the same server, so provenance is the same).
@@ -89,21 +55,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     // Batch run, killed -9 once the fake has received its batch create, then rerun with the same command.
     const batchOut = join(directory, 'batch.jsonl');
     const args = gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), batchOut, ['--batch', '--batch-poll', '0.05', '--quiet']);
-    const first = startCli(args);
-    // Killed once every request is in a created batch and the process is polling (the gathering may make several batches).
-    const created = new Promise<void>((resolve) => {
-      fake.events.on('retrieve', () => {
-        if (fake.receivedRequests === criteria) resolve();
-      });
-    });
-    const endedEarly = first.done.then((result) => {
-      throw new Error(`batch run ended before it was killed: ${result.stderr}`);
-    });
-    await Promise.race([created, endedEarly]);
-    first.child.kill('SIGKILL');
-    expect((await first.done).signal).toBe('SIGKILL');
-    expect(fake.receivedRequests).toBe(criteria);
-    const batchesBeforeKill = fake.createdBatches;
+    const batchesBeforeKill = await killWhilePolling(args, fake, criteria);
 
     const second = await runCli(args);
     expect(second.code, second.stderr).toBe(0);
@@ -124,12 +76,11 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     // The rerun got every answer: by batch, or from the cache where the killed run had already read a finished batch.
     expect((batchMetrics.batch?.calls ?? 0) + batchMetrics.cache_hits).toBe(criteria);
     // What the batches cost over both runs, from the ledger (`rubricate batches`).
-    const ledger = await runCli(['batches', '--cache', join(directory, 'batch-cache.sqlite'), '--json']);
-    const ledgerRows = ledger.stdout.trim().split('\n').map((line) => JSON.parse(line) as { answered: number; cost_usd: number });
-    expect(ledgerRows.reduce((sum, row) => sum + row.answered, 0)).toBe(criteria);
-    const batchCost = ledgerRows.reduce((sum, row) => sum + row.cost_usd, 0);
+    const ledger = await ledgerRows(join(directory, 'batch-cache.sqlite'));
+    expect(ledger.reduce((sum, row) => sum + row.answered, 0)).toBe(criteria);
+    const batchCost = ledger.reduce((sum, row) => sum + row.cost_usd, 0);
     expect(batchCost / syncCost).toBeCloseTo(0.5, 6);
-    console.log(`batch/sync cost: ${batchCost.toFixed(6)} / ${syncCost} = ${batchCost / syncCost}; requests ${criteria} in ${ledgerRows.length} batch(es); resubmitted ${fake.receivedRequests - criteria}`);
+    console.log(`batch/sync cost: ${batchCost.toFixed(6)} / ${syncCost} = ${batchCost / syncCost}; requests ${criteria} in ${ledger.length} batch(es); resubmitted ${fake.receivedRequests - criteria}`);
 
     // The verdicts obtained by batch are cache hits for a synchronous run on the same cache.
     const before = judge!.requests.length;
@@ -167,9 +118,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(readResults(fallbackOut).every((line) => line.status === 'ok')).toBe(true);
 
     // `rubricate batches` lists the batches of the cache with status, counts and cost at batch prices.
-    const listed = await runCli(['batches', '--cache', join(directory, 'cache.sqlite'), '--json']);
-    expect(listed.code, listed.stderr).toBe(0);
-    const rows = listed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { status: string; requests: number; answered: number; failed: number; cost_usd: number; model: string });
+    const rows = await ledgerRows(join(directory, 'cache.sqlite'));
     expect(rows.map((row) => [row.status, row.requests, row.answered, row.failed])).toEqual([
       ['expired', 6, 2, 4],
       ['completed', 4, 3, 1],

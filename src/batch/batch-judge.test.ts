@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -202,5 +203,51 @@ describe('batch judge: Anthropic Message Batches, killed between the create and 
     expect(batches.createdBatches).toBe(1);
     expect(batches.receivedRequests).toBe(3);
     expect(ledger.all().map((batch) => batch.status)).toEqual(['abandoned', 'ended']);
+  });
+});
+
+describe('batch judge: roles in the ledger', () => {
+  it('a generator and a judge of the same model and endpoint each attach only to their own batches on a rerun', async () => {
+    const { batches } = await openAIFakes({ retrievesPerStage: 1_000 });
+    const inner = createOpenAICompatibleJudge({ model: 'gpt-4.1', baseUrl: batches.baseUrl, apiKey: 'sk-test' });
+    const service = batchServiceFor('openai', { judgeBaseUrl: batches.baseUrl, judgeApiKey: 'sk-test' });
+    const ledger = newLedger();
+    const generatorRequest = (index: number) => ({ ...requestFor(index), messages: [{ role: 'user' as const, content: `Write criteria for prompt ${index}` }] });
+    // The first run is stopped with both batches in flight (as a killed process leaves them).
+    const firstGenerator = createBatchJudge({ inner, service, ledger, role: 'generator', gatherMs: 20, pollIntervalMs: 5 });
+    const firstJudge = createBatchJudge({ inner, service, ledger, gatherMs: 20, pollIntervalMs: 5 });
+    const stop = new AbortController();
+    const pending = [...[0, 1].map((index) => firstGenerator.complete(generatorRequest(index), { signal: stop.signal })), ...[0, 1, 2].map((index) => firstJudge.complete(requestFor(index), { signal: stop.signal }))];
+    await new Promise<void>((resolve) => batches.events.on('create', () => batches.createdBatches === 2 && resolve()));
+    stop.abort();
+    await settleAll(pending);
+    await firstGenerator.close();
+    await firstJudge.close();
+    expect(ledger.all().map((batch) => [batch.role, batch.requestCount]).sort()).toEqual([['generator', 2], ['judge', 3]]);
+
+    const attached: Record<string, number[]> = { generator: [], judge: [] };
+    const rerun = (role: 'generator' | 'judge') => judgeWith({ inner, service, ledger, role, onEvent: (event) => event.type === 'attached' && attached[role].push(event.requests) });
+    const generator = rerun('generator');
+    const judge = rerun('judge');
+    expect(attached).toEqual({ generator: [2], judge: [3] });
+    expect(generator.submittedRequests + judge.submittedRequests).toBe(0);
+    expect(batches.receivedRequests).toBe(5);
+  });
+
+  it('reads the batches of a ledger written before roles existed as the judge\'s', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'rubricate-ledger-old-')), 'cache.sqlite');
+    const old = new Database(path);
+    old.exec(`CREATE TABLE rubricate_batches (
+        local_id TEXT PRIMARY KEY, provider TEXT NOT NULL, endpoint TEXT NOT NULL, model TEXT NOT NULL,
+        file_id TEXT, batch_id TEXT, status TEXT NOT NULL, created_at INTEGER NOT NULL,
+        request_count INTEGER NOT NULL, completed INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0, cached_prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+        delivered INTEGER NOT NULL DEFAULT 0)`);
+    old.prepare("INSERT INTO rubricate_batches (local_id, provider, endpoint, model, batch_id, status, created_at, request_count) VALUES ('rbatch_old', 'openai', 'http://127.0.0.1:9/v1', 'gpt-4.1', 'batch_1', 'in_progress', 1, 3)").run();
+    old.close();
+    const ledger = new BatchLedger(path);
+    closers.push(() => ledger.close());
+    expect(ledger.open('openai', 'http://127.0.0.1:9/v1', 'gpt-4.1').map((batch) => [batch.localId, batch.role])).toEqual([['rbatch_old', 'judge']]);
+    expect(ledger.open('openai', 'http://127.0.0.1:9/v1', 'gpt-4.1', 'generator')).toEqual([]);
   });
 });

@@ -32,6 +32,11 @@ export interface BatchJudgeOptions {
   inner: BodyBuildingJudge;
   service: BatchService;
   ledger: BatchLedger;
+  /**
+   * Which model of the command this is (`judge` by default, `generator`): kept in the ledger, so
+   * that when a generator and a judge share a model and endpoint each attaches only to its own batches.
+   */
+  role?: string;
   /** Requests that got no answer inside a batch: a new batch (default), or the synchronous judge. */
   fallback?: BatchFallback;
   pollIntervalMs?: number;
@@ -89,6 +94,7 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
   const provider = service.provider;
   const model = inner.provenance.model;
   const endpoint = service.endpoint;
+  const role = options.role ?? 'judge';
   const maxRequests = Math.min(options.maxRequestsPerBatch ?? service.limits.maxRequests, service.limits.maxRequests);
   const maxBytes = Math.min(options.maxBytesPerBatch ?? service.limits.maxBytes, service.limits.maxBytes);
   const maxEnqueuedTokens = options.maxEnqueuedTokens;
@@ -116,7 +122,7 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
   let roomFreed: (() => void) | undefined;
 
   // Batches an earlier process left in flight: their requests are attached, never sent again.
-  for (const batch of ledger.open(provider, endpoint, model)) {
+  for (const batch of ledger.open(provider, endpoint, model, role)) {
     if (batch.status === 'planned') {
       // Killed before the first network call: nothing was sent; its requests may be sent anew.
       ledger.update(batch.localId, { status: 'abandoned', delivered: true });
@@ -223,7 +229,7 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     await roomFor(localId, tokens);
     if (closed) throw new RubricateError('DEADLINE_EXCEEDED', 'the batch judge closed before this batch was sent');
     const customIds = entries.map((entry) => entry.customId);
-    ledger.plan({ localId, provider, endpoint, model, enqueuedTokens: tokens }, customIds);
+    ledger.plan({ localId, provider, endpoint, model, role, enqueuedTokens: tokens }, customIds);
     for (const customId of customIds) attachedTo.set(customId, localId);
     let batch: RemoteBatch;
     try {
@@ -394,7 +400,7 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     },
     complete,
     finish() {
-      for (const batch of ledger.open(provider, endpoint, model)) {
+      for (const batch of ledger.open(provider, endpoint, model, role)) {
         if (endedStatuses.has(batch.status)) ledger.update(batch.localId, { delivered: true });
       }
     },

@@ -5,12 +5,16 @@
  * is the exact number of calls, their input tokens counted with the model's tokenizer, the
  * output tokens a reply following the request's schema takes, the cache hits already in the
  * store, and the cost at synchronous, batch and prompt-cached prices.
+ *
+ * Commands whose later calls depend on earlier answers (`generate`, `refine`) plan in two
+ * passes: one in which no call is answered (what it counts is exact), and one in which every
+ * call gets a synthetic answer that follows its schema (the later stages, estimated).
  */
 import { createRequire } from 'node:module';
 import { RubricateError } from '../errors.js';
 import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
 import { batchPriceFactor, type ModelPrice } from '../engine/usage.js';
-import type { ReplyStore } from '../store/index.js';
+import { isPromise, type ReplyStore } from '../store/types.js';
 import { sha256Hex } from '../util/hash.js';
 
 export type TokenizerName = 'o200k_base' | 'cl100k_base';
@@ -54,34 +58,104 @@ export function requestInputTokens(request: JudgeRequest, count: (text: string) 
   return total;
 }
 
-/** A reply that follows the schema: each explanation-like string of the expected length, every other field at its shortest valid value. */
-export function sampleReplyFor(schema: Record<string, unknown>, explanation: string): unknown {
+/**
+ * A reply that follows the schema: each explanation-like string is `explanation`, every other
+ * string `text()` (the explanation unless given), each other field at its shortest valid value;
+ * an array holds one item, or the mean of its bounds when the schema bounds it (a generated
+ * rubric's criteria).
+ */
+export function sampleReplyFor(schema: Record<string, unknown>, explanation: string, text: () => string = () => explanation): unknown {
   const type = schema.type;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   if (type === 'object') {
     const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
     const value: Record<string, unknown> = {};
-    for (const [name, property] of Object.entries(properties)) value[name] = property.type === 'string' && /explanation|reason|rationale|feedback/i.test(name) ? explanation : sampleReplyFor(property, explanation);
+    for (const [name, property] of Object.entries(properties)) value[name] = property.type === 'string' && /explanation|reason|rationale|feedback/i.test(name) ? explanation : sampleReplyFor(property, explanation, text);
     return value;
   }
-  if (type === 'array') return schema.items ? [sampleReplyFor(schema.items as Record<string, unknown>, explanation)] : [];
+  if (type === 'array') return schema.items ? Array.from({ length: boundedItems(schema) }, () => sampleReplyFor(schema.items as Record<string, unknown>, explanation, text)) : [];
   if (type === 'boolean') return true;
   if (type === 'integer' || type === 'number') return 1;
-  if (type === 'string') return explanation;
+  if (type === 'string') return text();
   return null;
 }
 
-const fillerExplanation = Array.from({ length: expectedExplanationWords }, (_, index) => ['The', 'response', 'does', 'address', 'this', 'point', 'clearly', 'and', 'correctly'][index % 9]).join(' ');
+/** Items of a sample array: the mean of `minItems` and `maxItems` when both bound it, else one (within a single bound). */
+function boundedItems(schema: Record<string, unknown>): number {
+  const min = typeof schema.minItems === 'number' ? schema.minItems : undefined;
+  const max = typeof schema.maxItems === 'number' ? schema.maxItems : undefined;
+  if (min !== undefined && max !== undefined) return Math.round((min + max) / 2);
+  return Math.min(Math.max(1, min ?? 1), max ?? Number.POSITIVE_INFINITY);
+}
+
+const fillerWords = ['The', 'response', 'does', 'address', 'this', 'point', 'clearly', 'and', 'correctly'];
+const fillerExplanation = Array.from({ length: expectedExplanationWords }, (_, index) => fillerWords[index % fillerWords.length]).join(' ');
+
+/** Words a synthetic criterion takes (generated criteria are a sentence of about this length). */
+export const syntheticCriterionWords = 16;
+/** Tokens a synthetic plain-text reply takes (a sampled response, Prometheus feedback), within the request's budget. */
+export const syntheticTextTokens = 256;
+
+/** Common one-token words, drawn in a different order for each synthetic text so that no two texts overlap much. */
+const syntheticVocabulary = (
+  'able about above across action after again against age agree air all allow also always among amount animal answer any appear apply area argue arm around art ask avoid ' +
+  'away back bad balance base basic bear beat become before begin behind best better between big bill black blood blue board body book both box break bring build ' +
+  'business buy call camp can capital car card care carry case catch cause cell center certain chair chance change charge check child choice choose church city claim class ' +
+  'clear close coach cold color come common company compare cost could country course court cover create crime cross cup current cut dark data day dead deal death ' +
+  'decide deep degree design detail develop die differ dinner direct discuss doctor dog door down draw dream drink drive drop during early east easy eat edge effect ' +
+  'effort eight either else end energy enjoy enough enter entire even event ever every exact example expect expert explain eye face fact fail fall family far fast ' +
+  'father fear feel few field fight figure fill film final find fine finger finish fire firm first fish five floor fly focus follow food foot force form forward ' +
+  'four free friend front full fund game garden gas general get girl give glass goal good great green ground group grow guess gun hair half hand hang happen happy ' +
+  'hard head health hear heart heat heavy help here high hit hold home hope horse hospital hot hotel hour house huge human hundred idea image impact improve include'
+).split(' ');
+
+/** A text of `words` words, different for every `seed`. */
+function syntheticText(seed: number, words: number): string {
+  let state = (seed * 2654435761 + 1) >>> 0;
+  const picked: string[] = [];
+  for (let index = 0; index < words; index += 1) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    picked.push(syntheticVocabulary[state % syntheticVocabulary.length]);
+  }
+  return picked.join(' ');
+}
 
 export interface DryRunJudge extends Judge {
   readonly totals: DryRunTotals;
 }
 
+/** How the calls of one dry-run pass end: refused with JUDGE_DRY_RUN (only what needs no answer is planned), or answered with a synthetic reply. */
+export type DryRunAnswers = 'none' | 'synthetic';
+
+/**
+ * A dry-run judge for commands whose later calls depend on earlier answers (`generate`,
+ * `refine`). Each pass starts from zero: with `none`, every call ends in JUDGE_DRY_RUN as in
+ * `grade --dry-run`, so only the calls that need no answer are made, and those are exact;
+ * with `synthetic`, every call gets a reply that follows its request's schema, so the pipeline
+ * plans the later stages too. The caller must keep synthetic replies out of the store and
+ * of every output.
+ */
+export interface PlanningDryRunJudge extends DryRunJudge {
+  startPass(answers: DryRunAnswers): void;
+}
+
 /** Counts and prices each call; never sends one (every call ends in JUDGE_DRY_RUN, which nothing retries). */
 export function createDryRunJudge(inner: Judge): DryRunJudge {
+  return countingJudge(inner, () => fillerExplanation, 'none');
+}
+
+export function createPlanningDryRunJudge(inner: Judge): PlanningDryRunJudge {
+  let counter = 0;
+  return countingJudge(inner, () => syntheticText((counter += 1), syntheticCriterionWords), 'synthetic');
+}
+
+function countingJudge(inner: Judge, text: () => string, initialAnswers: DryRunAnswers): PlanningDryRunJudge {
   const tokenizer = tokenizerFor(inner.provenance.model);
-  const totals: DryRunTotals = { calls: 0, input_tokens: 0, cacheable_input_tokens: 0, expected_output_tokens: 0, tokenizer: tokenizer.name, exact_tokenizer: tokenizer.exact };
-  const seenPrefixes = new Set<string>();
+  const emptyTotals = (): DryRunTotals => ({ calls: 0, input_tokens: 0, cacheable_input_tokens: 0, expected_output_tokens: 0, tokenizer: tokenizer.name, exact_tokenizer: tokenizer.exact });
+  let totals = emptyTotals();
+  let answers = initialAnswers;
+  let seenPrefixes = new Set<string>();
+  let plainTexts = 0;
   const inputTokens = (request: JudgeRequest) => requestInputTokens(request, tokenizer.count);
   function prefixTokens(request: JudgeRequest): number {
     const shared = request.sharedPrefix;
@@ -97,10 +171,13 @@ export function createDryRunJudge(inner: Judge): DryRunJudge {
     }
     return total < minimumCachedPrefix ? 0 : Math.floor(total / cacheStep) * cacheStep;
   }
-  function outputTokens(request: JudgeRequest): number {
-    if (request.output) return tokenizer.count(JSON.stringify(sampleReplyFor(request.output.schema, fillerExplanation)));
-    // A plain-text reply (Prometheus' feedback and [RESULT]): a paragraph, within the budget.
-    return Math.min(request.maxTokens ?? 256, 256);
+  /** The reply a call is assumed to get: one that follows its schema, or a paragraph of plain text. */
+  function replyText(request: JudgeRequest): string | undefined {
+    if (request.output) return JSON.stringify(sampleReplyFor(request.output.schema, fillerExplanation, text));
+    if (answers === 'none') return undefined;
+    plainTexts += 1;
+    const tokens = Math.min(request.maxTokens ?? syntheticTextTokens, syntheticTextTokens);
+    return `${syntheticText(1e6 + plainTexts, tokens)}${prometheusResult(request)}`;
   }
   return {
     provenance: inner.provenance,
@@ -110,22 +187,54 @@ export function createDryRunJudge(inner: Judge): DryRunJudge {
     get supportsTokenProbabilities() {
       return inner.supportsTokenProbabilities;
     },
-    totals,
+    get totals() {
+      return totals;
+    },
+    startPass(next) {
+      answers = next;
+      totals = emptyTotals();
+      seenPrefixes = new Set();
+    },
     async complete(request: JudgeRequest): Promise<JudgeReply> {
+      const input = inputTokens(request);
+      const reply = replyText(request);
+      // A plain-text reply (a sampled response, Prometheus' feedback and [RESULT]): a paragraph, within the budget.
+      const output = reply === undefined ? Math.min(request.maxTokens ?? syntheticTextTokens, syntheticTextTokens) : tokenizer.count(reply);
       totals.calls += 1;
-      totals.input_tokens += inputTokens(request);
+      totals.input_tokens += input;
       totals.cacheable_input_tokens += prefixTokens(request);
-      totals.expected_output_tokens += outputTokens(request);
-      throw new RubricateError('JUDGE_DRY_RUN', 'dry run: the call was counted, not sent');
+      totals.expected_output_tokens += output;
+      if (answers === 'none' || reply === undefined) throw new RubricateError('JUDGE_DRY_RUN', 'dry run: the call was counted, not sent');
+      return { text: reply, usage: { inputTokens: input, outputTokens: output, cachedInputTokens: 0 }, finishReason: 'stop' };
     },
     close: () => inner.close?.() ?? Promise.resolve(),
   };
 }
 
-/** A store that answers lookups and keeps nothing (a dry run must leave the cache as it was). */
-export function readOnlyStore(store: ReplyStore | undefined): ReplyStore | undefined {
+/** The closing line a Prometheus prompt asks for, so its reader takes the synthetic feedback. */
+function prometheusResult(request: JudgeRequest): string {
+  const instructions = request.messages.map((message) => message.content).join('\n');
+  if (/\[RESULT\] \(Either "A" or "B"\)/.test(instructions)) return '\n[RESULT] A';
+  if (/\[RESULT\] \(an integer number between 1 and 5\)/.test(instructions)) return ' [RESULT] 5';
+  return '';
+}
+
+/** A store that answers lookups and keeps nothing (a dry run must leave the cache as it was); `hits` counts the lookups it answered. */
+export function readOnlyStore(store: ReplyStore | undefined, hits?: { count: number }): ReplyStore | undefined {
   if (!store) return undefined;
-  return { get: (key) => store.get(key), put: () => undefined, close: () => undefined };
+  if (!hits) return { get: (key) => store.get(key), put: () => undefined, close: () => undefined };
+  const counted = (reply: JudgeReply | undefined) => {
+    if (reply) hits.count += 1;
+    return reply;
+  };
+  return {
+    get: (key) => {
+      const found = store.get(key);
+      return isPromise(found) ? found.then(counted) : counted(found);
+    },
+    put: () => undefined,
+    close: () => undefined,
+  };
 }
 
 export interface CostEstimate {

@@ -11,6 +11,8 @@ export interface LedgerBatch {
   provider: string;
   endpoint: string;
   model: string;
+  /** Which model of the command sent it (`judge`, `generator`): a rerun attaches each to the same one. */
+  role: string;
   fileId: string | null;
   batchId: string | null;
   status: string;
@@ -32,6 +34,7 @@ interface Row {
   provider: string;
   endpoint: string;
   model: string;
+  role: string;
   file_id: string | null;
   batch_id: string | null;
   status: string;
@@ -52,6 +55,7 @@ function fromRow(row: Row): LedgerBatch {
     provider: row.provider,
     endpoint: row.endpoint,
     model: row.model,
+    role: row.role,
     fileId: row.file_id,
     batchId: row.batch_id,
     status: row.status,
@@ -80,22 +84,23 @@ export class BatchLedger {
         file_id TEXT, batch_id TEXT, status TEXT NOT NULL, created_at INTEGER NOT NULL,
         request_count INTEGER NOT NULL, completed INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
         prompt_tokens INTEGER NOT NULL DEFAULT 0, cached_prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
-        delivered INTEGER NOT NULL DEFAULT 0, enqueued_tokens INTEGER NOT NULL DEFAULT 0);
+        delivered INTEGER NOT NULL DEFAULT 0, enqueued_tokens INTEGER NOT NULL DEFAULT 0, role TEXT NOT NULL DEFAULT 'judge');
       CREATE TABLE IF NOT EXISTS rubricate_batch_requests (
         local_id TEXT NOT NULL, custom_id TEXT NOT NULL, PRIMARY KEY (local_id, custom_id));`);
-    // Ledgers written before the enqueued-token limit existed get the column.
+    // Ledgers written before the enqueued-token limit, or before generators sent batches, get the column.
     const columns = this.database.prepare('PRAGMA table_info(rubricate_batches)').all() as Array<{ name: string }>;
     if (!columns.some((column) => column.name === 'enqueued_tokens')) this.database.exec('ALTER TABLE rubricate_batches ADD COLUMN enqueued_tokens INTEGER NOT NULL DEFAULT 0');
+    if (!columns.some((column) => column.name === 'role')) this.database.exec("ALTER TABLE rubricate_batches ADD COLUMN role TEXT NOT NULL DEFAULT 'judge'");
   }
 
   /** Step 1, before any network call: the batch and the requests it will hold. */
-  plan(batch: Pick<LedgerBatch, 'localId' | 'provider' | 'endpoint' | 'model'> & { enqueuedTokens?: number }, customIds: readonly string[]): void {
+  plan(batch: Pick<LedgerBatch, 'localId' | 'provider' | 'endpoint' | 'model'> & { role?: string; enqueuedTokens?: number }, customIds: readonly string[]): void {
     const insertBatch = this.database.prepare(
-      'INSERT INTO rubricate_batches (local_id, provider, endpoint, model, status, created_at, request_count, enqueued_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO rubricate_batches (local_id, provider, endpoint, model, role, status, created_at, request_count, enqueued_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     const insertRequest = this.database.prepare('INSERT OR IGNORE INTO rubricate_batch_requests (local_id, custom_id) VALUES (?, ?)');
     this.database.transaction(() => {
-      insertBatch.run(batch.localId, batch.provider, batch.endpoint, batch.model, 'planned', Date.now(), customIds.length, batch.enqueuedTokens ?? 0);
+      insertBatch.run(batch.localId, batch.provider, batch.endpoint, batch.model, batch.role ?? 'judge', 'planned', Date.now(), customIds.length, batch.enqueuedTokens ?? 0);
       for (const customId of customIds) insertRequest.run(batch.localId, customId);
     })();
   }
@@ -124,11 +129,11 @@ export class BatchLedger {
     this.database.prepare(sql).run(...entries.map(([, value]) => (typeof value === 'boolean' ? (value ? 1 : 0) : value)), localId);
   }
 
-  /** Batches not yet delivered, for one provider endpoint and model. */
-  open(provider: string, endpoint: string, model: string): LedgerBatch[] {
+  /** Batches not yet delivered, for one provider endpoint, model and role. */
+  open(provider: string, endpoint: string, model: string, role = 'judge'): LedgerBatch[] {
     const rows = this.database
-      .prepare('SELECT * FROM rubricate_batches WHERE delivered = 0 AND provider = ? AND endpoint = ? AND model = ? ORDER BY created_at')
-      .all(provider, endpoint, model) as Row[];
+      .prepare('SELECT * FROM rubricate_batches WHERE delivered = 0 AND provider = ? AND endpoint = ? AND model = ? AND role = ? ORDER BY created_at')
+      .all(provider, endpoint, model, role) as Row[];
     return rows.map(fromRow);
   }
 

@@ -1,8 +1,8 @@
 /**
- * `--batch`: the judge's calls go through the provider's Batch API (half price, answered
- * within 24 hours). The ledger of submitted batches lives in the reply cache's SQLite file
- * (beside the output with a Redis store), so a rerun of the same command attaches to the
- * batches in flight.
+ * `--batch`: a command's model calls (the judge's; on `generate` and `refine` the generator's
+ * too) go through their providers' Batch APIs (half price, answered within 24 hours). The
+ * ledger of submitted batches lives in the reply cache's SQLite file (beside the output with a
+ * Redis store), so a rerun of the same command attaches to the batches in flight.
  */
 import { Option, type Command } from 'commander';
 import { createBatchJudge, type BatchEvent, type BatchJudge, type BodyBuildingJudge } from '../batch/batch-judge.js';
@@ -24,7 +24,7 @@ export interface BatchFlags {
 
 export function addBatchOptions(command: Command): Command {
   return command
-    .option('--batch', "send the judge calls through the provider's Batch API (OpenAI, Azure OpenAI, Anthropic: 50% price, answers within 24 h); rerun the same command to attach to batches in flight")
+    .option('--batch', "send every model call (the judge's; the generator's too on generate and refine) through its provider's Batch API (OpenAI, Azure OpenAI, Anthropic: 50% price, answers within 24 h); rerun the same command to attach to batches in flight")
     .addOption(new Option('--batch-fallback <how>', 'requests a batch left unanswered (expired, cancelled, errored): in a new batch, or synchronously').choices(['batch', 'sync']).default('batch'))
     .option('--batch-poll <seconds>', 'seconds between batch status checks', parseNumber('batch-poll', 0.001), 30)
     .option('--batch-max-enqueued-tokens <n>', "input tokens all open batches may hold at once (your provider's enqueued-token limit for the model); a batch that would go over waits for earlier ones", parsePositiveInteger('batch-max-enqueued-tokens'))
@@ -42,37 +42,93 @@ export function ledgerPathFor(flags: StoreFlags & Pick<BatchFlags, 'batchLedger'
   return path.startsWith('sqlite:') ? path.slice('sqlite:'.length) : path;
 }
 
-export interface BatchedJudges {
-  judges: Judge[];
-  batchJudge: BatchJudge;
-  ledger: BatchLedger;
+/** A model a command calls, as `--batch` wraps it: its spec and the flags that reach its API. */
+export interface BatchedModel {
+  /** `judge` or `generator`: the ledger keeps it, and messages name its flag (`--judge`, `--generator`). */
+  role: 'judge' | 'generator';
+  spec: string | undefined;
+  baseUrl?: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+  azureApiVersion?: string;
+  transport?: 'http' | 'sdk';
 }
 
-/** Wraps the one OpenAI, Azure or Anthropic judge for its provider's Batch API. */
-export function batchJudgesFrom(
-  judges: Judge[],
-  flags: BatchFlags & JudgeFlags & StoreFlags,
-  outputPath: string,
-  onEvent: (event: BatchEvent) => void,
-): BatchedJudges {
-  const spec = flags.judge?.[0] ?? '';
-  const provider = /^(openai|azure|anthropic):/.exec(spec)?.[1];
-  if (judges.length !== 1 || !provider || typeof (judges[0] as Partial<BodyBuildingJudge>).requestBody !== 'function') {
+/** The judge side of a command (`--judge`, `--judge-base-url`, …). */
+export function judgeModelOf(flags: JudgeFlags): BatchedModel {
+  return { role: 'judge', spec: flags.judge?.[0], baseUrl: flags.judgeBaseUrl, apiKey: flags.judgeApiKey, headers: flags.judgeHeader, azureApiVersion: flags.azureApiVersion, transport: flags.judgeTransport };
+}
+
+/** Every call waits in a batch: the engine hands over all it has (the window bounds memory) and waits up to the 24 h window. */
+export const batchEngineOptions = { concurrency: 50_000, timeoutMs: 7 * 24 * 3600 * 1000 } as const;
+
+/** One ledger for a run, and the models of the run wrapped for their providers' Batch APIs. */
+export interface Batching {
+  readonly ledger: BatchLedger;
+  /** Wraps one OpenAI, Azure or Anthropic model; anything else is CONFIG_INVALID. */
+  wrap(judge: Judge, model: BatchedModel): BatchJudge;
+  /** Marks the finished batches of every wrapped model delivered (after a run that completed). */
+  finish(): void;
+  /** Closes the ledger; the wrapped judges are closed by whoever holds them. */
+  close(): void;
+}
+
+export function openBatching(flags: BatchFlags & StoreFlags, outputPath: string, onEvent: (event: BatchEvent) => void): Batching {
+  // Opened with the first model wrapped: a refused configuration leaves no ledger file behind.
+  let ledger: BatchLedger | undefined;
+  const ledgerOf = () => (ledger ??= new BatchLedger(ledgerPathFor(flags, outputPath)));
+  const wrapped: BatchJudge[] = [];
+  return {
+    get ledger() {
+      return ledgerOf();
+    },
+    wrap(judge, model) {
+      const spec = model.spec ?? '';
+      const provider = /^(openai|azure|anthropic):/.exec(spec)?.[1];
+      if (!provider || typeof (judge as Partial<BodyBuildingJudge>).requestBody !== 'function') {
+        throw new RubricateError('CONFIG_INVALID', `--batch sends every model call through a Batch API: --${model.role} must be openai:MODEL, azure:DEPLOYMENT or anthropic:MODEL${spec ? `, not ${spec}` : ''}`, { field: 'batch' });
+      }
+      if (model.transport === 'sdk') throw new RubricateError('CONFIG_INVALID', `--batch sends its own HTTP requests; leave out --${model.role}-transport sdk`, { field: 'batch' });
+      const service = batchServiceFor(provider, { judgeBaseUrl: model.baseUrl, judgeApiKey: model.apiKey, judgeHeader: model.headers, azureApiVersion: model.azureApiVersion });
+      const batchJudge = createBatchJudge({
+        inner: judge as BodyBuildingJudge,
+        service,
+        ledger: ledgerOf(),
+        role: model.role,
+        fallback: flags.batchFallback ?? 'batch',
+        pollIntervalMs: Math.round((flags.batchPoll ?? 30) * 1000),
+        maxEnqueuedTokens: flags.batchMaxEnqueuedTokens,
+        onEvent,
+      });
+      wrapped.push(batchJudge);
+      return batchJudge;
+    },
+    finish() {
+      for (const batchJudge of wrapped) batchJudge.finish();
+    },
+    close() {
+      ledger?.close();
+    },
+  };
+}
+
+export interface BatchedJudges {
+  judges: Judge[];
+  batching: Batching;
+}
+
+/** The one OpenAI, Azure or Anthropic judge of a command, wrapped (no jury: each member would need its own ledger side). */
+export function wrapJudges(batching: Batching, judges: readonly Judge[], flags: JudgeFlags): Judge[] {
+  if (judges.length !== 1) {
     throw new RubricateError('CONFIG_INVALID', '--batch needs one openai:MODEL, azure:DEPLOYMENT or anthropic:MODEL judge (their Batch APIs); juries and other judges are not supported', { field: 'batch' });
   }
-  if (flags.judgeTransport === 'sdk') throw new RubricateError('CONFIG_INVALID', '--batch sends its own HTTP requests; leave out --judge-transport sdk', { field: 'batch' });
-  const service = batchServiceFor(provider, flags);
-  const ledger = new BatchLedger(ledgerPathFor(flags, outputPath));
-  const batchJudge = createBatchJudge({
-    inner: judges[0] as BodyBuildingJudge,
-    service,
-    ledger,
-    fallback: flags.batchFallback ?? 'batch',
-    pollIntervalMs: Math.round((flags.batchPoll ?? 30) * 1000),
-    maxEnqueuedTokens: flags.batchMaxEnqueuedTokens,
-    onEvent,
-  });
-  return { judges: [batchJudge], batchJudge, ledger };
+  return [batching.wrap(judges[0], judgeModelOf(flags))];
+}
+
+/** Wraps the judge of `grade` or `compare`. */
+export function batchJudgesFrom(judges: Judge[], flags: BatchFlags & JudgeFlags & StoreFlags, outputPath: string, onEvent: (event: BatchEvent) => void): BatchedJudges {
+  const batching = openBatching(flags, outputPath, onEvent);
+  return { judges: wrapJudges(batching, judges, flags), batching };
 }
 
 /** One line on stderr per batch event a user wants to see. */

@@ -3,12 +3,15 @@
  * pipeline with a counting judge and a read-only cache, and the estimate is printed as JSON.
  */
 import type { Command } from 'commander';
-import { estimateCost, type DryRunJudge } from '../batch/dry-run.js';
+import { estimateCost, type CostEstimate, type DryRunJudge, type DryRunTotals } from '../batch/dry-run.js';
 import { addUsage, emptyUsage, priceFor, type ModelPrice, type Usage } from '../engine/usage.js';
 import type { CommandContext } from './context.js';
 
-export function addDryRunOption(command: Command): Command {
-  return command.option('--dry-run', 'send nothing: print the exact number of judge calls, their tokens, the cache hits and the cost at synchronous, batch and prompt-cached prices');
+export function addDryRunOption(
+  command: Command,
+  description = 'send nothing: print the exact number of judge calls, their tokens, the cache hits and the cost at synchronous, batch and prompt-cached prices',
+): Command {
+  return command.option('--dry-run', description);
 }
 
 /** Drains a result stream of a dry run, summing the usage of its records (cache hits). */
@@ -18,10 +21,10 @@ export async function dryRunUsage(results: AsyncIterable<{ usage?: Usage }>): Pr
   return usage;
 }
 
-export function printDryRun(context: CommandContext, judges: DryRunJudge[], usage: Usage, model: string | undefined, prices: Readonly<Record<string, ModelPrice>>, options: { batch: boolean }): void {
-  const totals = judges.map((judge) => judge.totals);
-  const sum = (pick: (total: (typeof totals)[number]) => number) => totals.reduce((accumulated, total) => accumulated + pick(total), 0);
-  const combined = {
+/** The totals of several counting judges (a jury) as one. */
+export function combinedTotals(totals: readonly DryRunTotals[]): DryRunTotals {
+  const sum = (pick: (total: DryRunTotals) => number) => totals.reduce((accumulated, total) => accumulated + pick(total), 0);
+  return {
     calls: sum((total) => total.calls),
     input_tokens: sum((total) => total.input_tokens),
     cacheable_input_tokens: sum((total) => total.cacheable_input_tokens),
@@ -29,8 +32,21 @@ export function printDryRun(context: CommandContext, judges: DryRunJudge[], usag
     tokenizer: totals[0]?.tokenizer ?? 'o200k_base',
     exact_tokenizer: totals.every((total) => total.exact_tokenizer),
   };
+}
+
+const tokenizerLabel = (totals: DryRunTotals) => (totals.exact_tokenizer ? totals.tokenizer : `${totals.tokenizer} (approximation: not this model's tokenizer)`);
+const money = (value: number | null) => (value === null ? 'n/a (no price for this model)' : `$${value.toFixed(4)}`);
+const costLine = (cost: CostEstimate) => `cost ${money(cost.synchronous)} synchronous, ${money(cost.batch)} batch, ${money(cost.prompt_cached)} with prompt caching`;
+
+/** The cost of counting judges' totals, or none when they are not all one priced model. */
+function costOfJudges(judges: readonly DryRunJudge[], totals: DryRunTotals, model: string | undefined, prices: Readonly<Record<string, ModelPrice>>): CostEstimate {
   const oneModel = judges.every((judge) => judge.provenance.model === model);
-  const cost = model && oneModel ? estimateCost(combined, priceFor(model, prices)) : { synchronous: null, batch: null, prompt_cached: null };
+  return model && oneModel ? estimateCost(totals, priceFor(model, prices)) : { synchronous: null, batch: null, prompt_cached: null };
+}
+
+export function printDryRun(context: CommandContext, judges: DryRunJudge[], usage: Usage, model: string | undefined, prices: Readonly<Record<string, ModelPrice>>, options: { batch: boolean }): void {
+  const combined = combinedTotals(judges.map((judge) => judge.totals));
+  const cost = costOfJudges(judges, combined, model, prices);
   const estimate = {
     dry_run: true,
     model: model ?? null,
@@ -39,14 +55,75 @@ export function printDryRun(context: CommandContext, judges: DryRunJudge[], usag
     input_tokens: combined.input_tokens,
     cacheable_input_tokens: combined.cacheable_input_tokens,
     expected_output_tokens: combined.expected_output_tokens,
-    tokenizer: combined.exact_tokenizer ? combined.tokenizer : `${combined.tokenizer} (approximation: not this model's tokenizer)`,
+    tokenizer: tokenizerLabel(combined),
     cost_usd: cost,
     ...(options.batch ? { mode: 'batch' } : {}),
   };
   context.stdout(JSON.stringify(estimate, null, 2));
-  const money = (value: number | null) => (value === null ? 'n/a (no price for this model)' : `$${value.toFixed(4)}`);
-  context.stderr(
-    `dry run: ${combined.calls} judge call(s), ${usage.cache_hits} cache hit(s), ${combined.input_tokens} input tokens, ~${combined.expected_output_tokens} output tokens; ` +
-      `cost ${money(cost.synchronous)} synchronous, ${money(cost.batch)} batch, ${money(cost.prompt_cached)} with prompt caching`,
-  );
+  context.stderr(`dry run: ${combined.calls} judge call(s), ${usage.cache_hits} cache hit(s), ${combined.input_tokens} input tokens, ~${combined.expected_output_tokens} output tokens; ${costLine(cost)}`);
+}
+
+/** One model of a planned dry run: what its calls took in all, and the part counted exactly. */
+export interface PlannedRole {
+  role: 'generator' | 'judge';
+  judges: readonly DryRunJudge[];
+  /** Calls made before any answer was needed (no synthetic answer behind them). */
+  exact: DryRunTotals;
+  total: DryRunTotals;
+  cacheHits: number;
+}
+
+/**
+ * The estimate of a command whose later calls depend on earlier answers (`generate`,
+ * `refine`): per model (they may have different prices) and in total, what is exact and what
+ * is planned on synthetic answers, and the assumptions behind the estimate.
+ */
+export function printPlannedDryRun(
+  context: CommandContext,
+  roles: readonly PlannedRole[],
+  prices: Readonly<Record<string, ModelPrice>>,
+  options: { command: string; batch: boolean; assumptions: readonly string[] },
+): void {
+  const described = roles.map((role) => {
+    const model = role.judges[0]?.provenance.model;
+    const cost = costOfJudges(role.judges, role.total, model, prices);
+    return {
+      role: role.role,
+      estimated: role.total.calls - role.exact.calls,
+      cost,
+      figures: {
+        model: model ?? null,
+        calls: role.total.calls,
+        exact_calls: role.exact.calls,
+        estimated_calls: role.total.calls - role.exact.calls,
+        cache_hits: role.cacheHits,
+        input_tokens: role.total.input_tokens,
+        exact_input_tokens: role.exact.input_tokens,
+        cacheable_input_tokens: role.total.cacheable_input_tokens,
+        expected_output_tokens: role.total.expected_output_tokens,
+        tokenizer: tokenizerLabel(role.total),
+        cost_usd: cost,
+      },
+    };
+  });
+  const add = (pick: (cost: CostEstimate) => number | null) => {
+    const values = described.map((role) => pick(role.cost));
+    return values.some((value) => value === null) ? null : Math.round(values.reduce((sum: number, value) => sum + value!, 0) * 1e6) / 1e6;
+  };
+  const totalCost: CostEstimate = { synchronous: add((cost) => cost.synchronous), batch: add((cost) => cost.batch), prompt_cached: add((cost) => cost.prompt_cached) };
+  const calls = roles.reduce((sum, role) => sum + role.total.calls, 0);
+  const exactCalls = roles.reduce((sum, role) => sum + role.exact.calls, 0);
+  const cacheHits = roles.reduce((sum, role) => sum + role.cacheHits, 0);
+  const estimate = {
+    dry_run: true,
+    command: options.command,
+    exact: calls === exactCalls,
+    assumptions: options.assumptions,
+    ...Object.fromEntries(described.map((role) => [role.role, role.figures])),
+    total: { calls, exact_calls: exactCalls, estimated_calls: calls - exactCalls, cache_hits: cacheHits, cost_usd: totalCost },
+    ...(options.batch ? { mode: 'batch' } : {}),
+  };
+  context.stdout(JSON.stringify(estimate, null, 2));
+  const perRole = described.map((role) => `${role.role} ${role.figures.calls} call(s) (${role.figures.exact_calls} exact), ${role.figures.cache_hits} cache hit(s), ${costLine(role.cost)}`);
+  context.stderr(`dry run: ${perRole.join('; ')}; total ${costLine(totalCost)}${calls === exactCalls ? '' : ' (an estimate: see "assumptions")'}`);
 }

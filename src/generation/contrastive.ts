@@ -178,6 +178,13 @@ export interface ContrastiveOptions {
   grader: Grader;
   /** Generations tried per pair before giving up (k). */
   attempts: number;
+  /**
+   * Plan the most calls a group can take (a dry run, whose synthetic verdicts tie every
+   * attempt): when no attempt was kept, and the attempts were not decided on stored answers
+   * alone (in a dry run, the others are synthetic), the held-out pairs are graded with the
+   * last rubric as if it had been kept.
+   */
+  heldOutWithoutKeep?: boolean;
 }
 
 function compare(chosen: number | null, rejected: number | null): 'higher' | 'lower' | 'tie' | 'error' {
@@ -201,13 +208,20 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
     held_out: [],
     judge_usage: judgeUsage,
   };
+  /** Whether an attempt was decided on an answer a model gave now (not one read from the store). */
+  let answeredNow = false;
   const gradePair = async (rubric: Rubric, chosen: string, rejected: string, id: string) => {
     const graded = await gradeResponses(options.grader, { id, prompt: pair.prompt, rubric, reference: pair.reference }, [chosen, rejected], 'pair');
-    for (const record of graded.records) if (record.usage) addUsage(judgeUsage, record.usage);
+    for (const record of graded.records) {
+      if (!record.usage) continue;
+      addUsage(judgeUsage, record.usage);
+      if (record.usage.calls > 0) answeredNow = true;
+    }
     if (options.grader.engine.fatal) throw options.grader.engine.fatal;
     return { chosen: graded.scores[0], rejected: graded.scores[1], errors: graded.records.filter((record) => record.status !== 'ok') };
   };
 
+  let lastRubric: Rubric | undefined;
   for (let attempt = 0; attempt < options.attempts; attempt += 1) {
     outcome.attempts_used = attempt + 1;
     let rubric: Rubric;
@@ -218,6 +232,8 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
         { sample: attempt, extra: { pair_id: pair.id, attempt: attempt + 1 } },
       );
       rubric = generated.rubric;
+      lastRubric = rubric;
+      if (generated.calls > 0) answeredNow = true;
       checksRejected = generated.checks.rejected;
     } catch (error) {
       if (isFatal(error)) throw error;
@@ -253,8 +269,9 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
     }
   }
 
-  if (outcome.rubric) {
-    const rubric = outcome.rubric;
+  const tested = outcome.rubric ?? (options.heldOutWithoutKeep && answeredNow ? lastRubric : undefined);
+  if (tested) {
+    const rubric = tested;
     outcome.held_out = await Promise.all(
       group.heldOut.map(async (heldOut): Promise<HeldOutRecord> => {
         const scores = await gradePair(rubric, heldOut.chosen, heldOut.rejected, heldOut.id);

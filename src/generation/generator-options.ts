@@ -16,17 +16,30 @@ export interface GeneratorModelOptions extends Omit<RubricGeneratorOptions, 'gen
   apiKey?: string;
   transport?: 'http' | 'sdk';
   structuredOutput?: StructuredOutputMode;
+  /**
+   * Replaces the model once built, before the generator calls it (a wrapper that sends its calls
+   * by batch, or counts them for a dry run); it is given the spec the model was built from.
+   */
+  wrap?: (judge: Judge, spec: string) => Judge;
 }
 
 export interface BuiltGenerator {
   generator: RubricGenerator;
+  /** The model the generator calls (wrapped, when `wrap` was given). */
   judge: Judge;
 }
 
 export async function buildRubricGenerator(options: GeneratorModelOptions): Promise<BuiltGenerator> {
-  const { spec: requested, baseUrl, apiKey, transport, structuredOutput, ...generatorOptions } = options;
+  const { spec: requested, baseUrl, apiKey, transport, structuredOutput, wrap, ...generatorOptions } = options;
   const spec = requested ?? defaultJudgeSpec();
-  const judge = await createJudge({ spec, baseUrl, apiKey, transport, structuredOutput });
-  if (!judge) throw new RubricateError('CONFIG_INVALID', `--generator ${spec}: a generator model is required (not "none")`, { field: 'generator' });
+  const model = await createJudge({ spec, baseUrl, apiKey, transport, structuredOutput });
+  if (!model) throw new RubricateError('CONFIG_INVALID', `--generator ${spec}: a generator model is required (not "none")`, { field: 'generator' });
+  let judge: Judge;
+  try {
+    judge = wrap ? wrap(model, spec) : model;
+  } catch (error) {
+    await model.close?.();
+    throw error;
+  }
   return { generator: createRubricGenerator({ ...generatorOptions, generator: judge }), judge };
 }

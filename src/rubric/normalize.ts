@@ -15,7 +15,7 @@ import {
   type Message,
   type Rubric,
 } from './schema.js';
-import { rubricHash } from './hashing.js';
+import { memoizedRubricHash } from './hashing.js';
 import { pointsForImportance } from './importance.js';
 import { normalizeTrajectory, trajectoryInputSchema, type TrajectoryMessageInput } from '../trajectory/trajectory.js';
 import { imagePlaceholder, isRemoteUrl, localImageBytes, toItemImage, type ImagePlace, type ItemImage } from '../images/images.js';
@@ -154,7 +154,8 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
   const rubric: Rubric = { id: '', criteria };
   if (value.gate) rubric.gate = value.gate;
   if (value.metadata) rubric.metadata = value.metadata;
-  rubric.id = value.id !== undefined ? String(value.id) : `r_${rubricHash(rubric).slice(0, 12)}`;
+  // Hashed once per rubric: the id is not part of the hash, and results reuse the memo for `rubric_hash`.
+  rubric.id = value.id !== undefined ? String(value.id) : `r_${memoizedRubricHash(rubric).slice(0, 12)}`;
   return rubric;
 }
 

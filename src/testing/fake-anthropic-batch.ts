@@ -17,6 +17,7 @@
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listPage } from './batch-list.js';
 
 export interface FakeAnthropicBatchOptions {
   /** Messages API server answering each request (its root URL, without `/v1`). */
@@ -247,15 +248,8 @@ export async function startFakeAnthropicBatch(options: FakeAnthropicBatchOptions
         }
         if (url.pathname === '/v1/messages/batches' && method === 'GET') {
           const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get('limit') ?? 20)));
-          const all = [...works.values()].map((work) => work.batch).reverse();
-          const after = url.searchParams.get('after_id');
-          const before = url.searchParams.get('before_id');
-          let start = 0;
-          let stop = all.length;
-          if (after) start = all.findIndex((batch) => batch.id === after) + 1;
-          if (before) stop = Math.max(0, all.findIndex((batch) => batch.id === before));
-          const data = all.slice(start, Math.min(stop, start + limit));
-          return sendJson(outgoing, 200, { data, has_more: start + limit < stop, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null });
+          const page = listPage([...works.values()].map((work) => work.batch).reverse(), { limit, after: url.searchParams.get('after_id'), before: url.searchParams.get('before_id') });
+          return sendJson(outgoing, 200, page);
         }
         const one = /^\/v1\/messages\/batches\/([^/]+)(\/cancel|\/results)?$/.exec(url.pathname);
         if (one) {

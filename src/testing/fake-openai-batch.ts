@@ -18,6 +18,7 @@
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listPage } from './batch-list.js';
 
 export interface FakeBatchOptions {
   /** Chat-completions server answering each line (`…/v1`). */
@@ -378,12 +379,8 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
           }
         }
         if (method === 'GET' && path === '/batches') {
-          const limit = Math.min(100, Number(url.searchParams.get('limit') ?? 20));
-          const after = url.searchParams.get('after');
-          const all = [...works.values()].map((work) => work.batch).reverse();
-          const start = after ? all.findIndex((batch) => batch.id === after) + 1 : 0;
-          const data = all.slice(start, start + limit);
-          return sendJson(outgoing, 200, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: start + limit < all.length });
+          const page = listPage([...works.values()].map((work) => work.batch).reverse(), { limit: Math.min(100, Number(url.searchParams.get('limit') ?? 20)), after: url.searchParams.get('after') });
+          return sendJson(outgoing, 200, { object: 'list', ...page });
         }
         sendError(outgoing, 404, `Invalid URL (${method} ${url.pathname})`, 'invalid_request_error');
       } catch (error) {

@@ -22,7 +22,8 @@ interface BatchesFlags {
 const finalStatuses: ReadonlySet<string> = new Set(['failed', 'completed', 'expired', 'cancelled', 'ended', 'abandoned']);
 
 /**
- * `rubricate batches`: the provider batches a cache holds (submitted by `grade --batch`),
+ * `rubricate batches`: the provider batches a cache holds (submitted by `grade`, `compare`,
+ * `generate` or `refine` with `--batch`),
  * with status, request counts, tokens and cost at batch prices; `--refresh` asks the
  * provider for the current status, `--cancel ID` cancels one (its answered requests are kept
  * by the next run of the command that submitted it; the rest are sent again).
@@ -95,6 +96,7 @@ function describe(batch: LedgerBatch, prices: Parameters<typeof priceFor>[1]) {
     provider: batch.provider,
     endpoint: batch.endpoint,
     model: batch.model,
+    role: batch.role,
     status: batch.status,
     created_at: new Date(batch.createdAt).toISOString(),
     requests: batch.requestCount,

@@ -9,7 +9,7 @@ import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission
 import { reportInputError, type CommandContext } from '../context.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
-import { addBatchOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
+import { addBatchOptions, batchEngineOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
 import { createDryRunJudge, readOnlyStore } from '../../batch/dry-run.js';
 import { defaultPrices, loadPriceTable } from '../../engine/usage.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
@@ -74,7 +74,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   const judge = judges[0];
   const closeJudge = async () => {
     await judge?.close?.();
-    batched?.ledger.close();
+    batched?.batching.close();
   };
   const opened = await openStore(flags, flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
@@ -89,10 +89,10 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     allowTies: flags.ties,
     overall: flags.overall,
     // Every call waits in a batch: the comparer hands over all it has and waits up to the 24 h window.
-    concurrency: batched ? 50_000 : options.concurrency,
+    concurrency: batched ? batchEngineOptions.concurrency : options.concurrency,
     protocol: options.protocol,
     maxAttempts: options.maxAttempts,
-    timeoutMs: batched ? 7 * 24 * 3600 * 1000 : options.timeoutMs,
+    timeoutMs: batched ? batchEngineOptions.timeoutMs : options.timeoutMs,
     breakerThreshold: options.breakerThreshold,
     maxRetryAfterMs: options.maxRetryAfterMs,
     omitText: !flags.text,
@@ -141,7 +141,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   await writer.close();
   // Every pair was read: the batches it used are delivered (an interrupted run leaves them for the rerun to attach to).
   const complete = !(context.signal.aborted && (held || !admission.exhausted));
-  if (complete) batched?.batchJudge.finish();
+  if (complete) batched?.batching.finish();
   await closeJudge();
   if (!complete) {
     // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.

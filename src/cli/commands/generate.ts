@@ -1,5 +1,4 @@
 import { Option, type Command } from 'commander';
-import { emptyUsage, type Usage } from '../../engine/usage.js';
 import { RubricateError, exitCodes, toRubricateError } from '../../errors.js';
 import {
   contrastGroup,
@@ -12,20 +11,20 @@ import {
 } from '../../generation/contrastive.js';
 import { isFatal } from '../../generation/decompose-filter.js';
 import type { GeneratedRubric } from '../../generation/generator.js';
-import { buildRubricGenerator } from '../../generation/generator-options.js';
-import { addGeneratorOptions, generatorOptionsFrom, type GeneratorFlags } from '../generator-options.js';
+import { promptVersions } from '../../generation/prompts.js';
+import { addGeneratorOptions } from '../generator-options.js';
 import { readPromptRecords, type PromptRecord } from '../../generation/inputs.js';
 import { mapInOrder } from '../../util/ordered-stream.js';
-import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import type { InvalidRecord } from '../../rubric/records.js';
-import { Grader } from '../../pipeline/grader.js';
+import { rubricateVersion } from '../../version.js';
 import { reportInputError, type CommandContext } from '../context.js';
-import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parsePositiveInteger, type JudgeFlags, type OpenedStore } from '../judge-options.js';
+import { addJudgeOptions, openStore, parsePositiveInteger, type OpenedStore } from '../judge-options.js';
+import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCalls, usageLine, type ModelCallFlags } from '../model-calls.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { addDeprecatedFlags } from '../deprecated-flags.js';
 
-interface GenerateFlags extends JudgeFlags, GeneratorFlags {
+interface GenerateFlags extends ModelCallFlags {
   input?: string;
   format: string;
   referenceField: string;
@@ -36,7 +35,6 @@ interface GenerateFlags extends JudgeFlags, GeneratorFlags {
   summary?: string;
   scoring?: string;
   checkMode: 'strict' | 'loose';
-  quiet?: boolean;
 }
 
 export function registerGenerateCommand(program: Command, context: CommandContext): void {
@@ -50,12 +48,13 @@ export function registerGenerateCommand(program: Command, context: CommandContex
     .addOption(new Option('--split <mode>', 'contrastive: per-prompt (other pairs of a prompt test its rubric) or none').choices(['per-prompt', 'none']).default('per-prompt'))
     .option('--limit <n>', 'contrastive: use only the first n prompts (pair groups)', parsePositiveInteger('limit'))
     .requiredOption('--out <file>', 'items JSONL: {id, prompt, rubric, reference?, metadata}')
-    .option('--summary <file>', 'contrastive: write the keep-rate / ordering summary (JSON) here')
+    .option('--summary <file>', 'write the run summary (JSON) here: counts, usage and cost; contrastive: also the keep-rate and ordering figures')
     .option('--scoring <name>', 'contrastive: scoring that compares chosen and rejected (default: weighted_mean, as grade uses for items)')
     .addOption(new Option('--check-mode <mode>', 'contrastive: IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--quiet', 'no per-item warnings');
   addGeneratorOptions(command);
   addJudgeOptions(command, { batching: true });
+  addModelCallOptions(command);
   addDeprecatedFlags(command, context);
   command.action(async (flags: GenerateFlags) => {
     context.exitCode = await runGenerate(flags, context);
@@ -66,11 +65,12 @@ async function runGenerate(flags: GenerateFlags, context: CommandContext): Promi
   if (flags.input === undefined) throw new RubricateError('CONFIG_INVALID', 'give --input: prompts (--format prompts) or preference pairs (--format pairs, llmbar, …)', { field: 'input' });
   const contrastive = flags.format !== 'prompts';
   checkFiles({
-    inputs: [{ flag: 'input', path: flags.input, folder: contrastive }],
+    inputs: [{ flag: 'input', path: flags.input, folder: contrastive }, { flag: 'prices', path: flags.prices }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary }],
     keep: storeFilesOf(flags),
   });
-  const opened = await openStore(flags, flags.out);
+  // A dry run writes nothing, not even a --no-cache journal beside the output.
+  const opened = await openStore(flags, flags.dryRun ? undefined : flags.out);
   try {
     return contrastive ? await runContrastive(flags, flags.input, context, opened) : await runPrompts(flags, flags.input, context, opened);
   } finally {
@@ -81,11 +81,10 @@ async function runGenerate(flags: GenerateFlags, context: CommandContext): Promi
 type Outcome = { kind: 'invalid'; read: InvalidRecord } | { kind: 'ok'; record: PromptRecord; generated: GeneratedRubric } | { kind: 'error'; record: PromptRecord; error: RubricateError };
 
 async function runPrompts(flags: GenerateFlags, input: string, context: CommandContext, opened: OpenedStore): Promise<number> {
-  const { generator, judge } = await buildRubricGenerator({ ...generatorOptionsFrom(flags), store: opened.store, signal: context.signal });
-  const writer = new JsonLinesWriter(flags.out);
-  const counts = { ok: 0, failed: 0, invalid: 0, criteria: 0, checksProposed: 0, checksKept: 0, checksRejected: 0 };
-  try {
-    const outcomes = mapInOrder(readPromptRecords(input, { referenceField: flags.referenceField }), async (read): Promise<Outcome> => {
+  const models = await prepareModelCalls(flags, context, { out: flags.out, store: opened.store, grading: false });
+  const { generator } = models;
+  const generateAll = () =>
+    mapInOrder(readPromptRecords(input, { referenceField: flags.referenceField }), async (read): Promise<Outcome> => {
       if (read.kind === 'invalid') return { kind: 'invalid', read };
       try {
         const generated = await generator.generate({ prompt: read.record.prompt, reference: read.record.reference });
@@ -94,8 +93,20 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
         if (isFatal(error) || context.signal.aborted) throw error;
         return { kind: 'error', record: read.record, error: toRubricateError(error) };
       }
-    }, { window: flags.concurrency });
-    for await (const outcome of outcomes) {
+    }, { window: models.window });
+  if (models.dryRun) {
+    try {
+      // One call per prompt the cache does not answer: nothing depends on an answer, so one pass counts it all.
+      await models.dryRun.estimate(() => drain(generateAll()), { command: 'generate', planned: false, assumptions: [] });
+      return exitCodes.success;
+    } finally {
+      await models.close();
+    }
+  }
+  const writer = new JsonLinesWriter(flags.out);
+  const counts = { ok: 0, failed: 0, invalid: 0, criteria: 0, checksProposed: 0, checksKept: 0, checksRejected: 0 };
+  try {
+    for await (const outcome of generateAll()) {
       if (outcome.kind === 'invalid') {
         counts.invalid += 1;
         reportInputError(context, outcome.read.error);
@@ -120,7 +131,7 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
     }
   } catch (error) {
     await writer.close();
-    await judge.close?.();
+    await models.close();
     if (context.signal.aborted) {
       context.stderr('interrupted: rubrics written so far are complete; rerun the same command to finish (answers already paid for come from the cache)');
       return exitCodes.interrupted;
@@ -128,21 +139,38 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
     throw error;
   }
   await writer.close();
-  await judge.close?.();
+  models.finish();
+  await models.close();
+  const cost = models.costOf('generator', generator.usage);
+  if (flags.summary) {
+    const summary = {
+      rubricate_version: rubricateVersion,
+      method: 'generate',
+      prompt_version: promptVersions.generate,
+      generator: generatorSummary(generator),
+      prompts: counts.ok + counts.failed + counts.invalid,
+      rubrics: counts.ok,
+      failed: counts.failed,
+      invalid: counts.invalid,
+      criteria_per_rubric: counts.ok > 0 ? Math.round((counts.criteria / counts.ok) * 1e4) / 1e4 : null,
+      checks: { proposed: counts.checksProposed, kept: counts.checksKept, rejected: counts.checksRejected },
+      usage: { generator: { ...generator.usage, cost_usd: cost } },
+    };
+    await writeFileAtomic(flags.summary, `${JSON.stringify(summary, null, 2)}\n`);
+  }
   opened.finish();
   context.stderr(
     [
       `${counts.ok + counts.failed + counts.invalid} prompts: ${counts.ok} rubrics written, ${counts.failed} failed, ${counts.invalid} invalid`,
       `criteria: ${counts.ok > 0 ? (counts.criteria / counts.ok).toFixed(1) : 'n/a'} per rubric; checks: ${counts.checksProposed} proposed, ${counts.checksKept} kept, ${counts.checksRejected} dropped (judged as hard rules instead)`,
-      usageLine('generator', generator.usage),
-      `rubrics: ${flags.out}`,
+      usageLine('generator', generator.usage, cost),
+      `rubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`,
     ].join('\n'),
   );
   return counts.failed + counts.invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 
 async function runContrastive(flags: GenerateFlags, pairsSource: string, context: CommandContext, opened: OpenedStore): Promise<number> {
-  const store = opened.store;
   // The rubricate pairs JSONL is "jsonl" to the pair reader and in the summary it writes.
   const pairFormat = flags.format === 'pairs' ? 'jsonl' : flags.format;
   const { pairs, summary } = await readPreferencePairs(pairsSource, pairFormat);
@@ -152,26 +180,33 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
   if (flags.limit !== undefined) groups = groups.slice(0, flags.limit);
   if (groups.length === 0) throw new RubricateError('INPUT_INVALID', 'no usable preference pairs (ties and unlabelled pairs are skipped)', { file: pairsSource });
 
-  const { generator, judge: generatorJudge } = await buildRubricGenerator({ ...generatorOptionsFrom(flags), store, signal: context.signal });
-  const judges = await buildJudges(flags);
-  const grader = new Grader({
-    judges,
-    store,
-    checkRunner: checkRunnerFor(),
-    checkMode: flags.checkMode,
-    scoring: flags.scoring ?? 'weighted_mean',
-    signal: context.signal,
-    ...graderOptionsFrom(flags),
-  });
+  const models = await prepareModelCalls(flags, context, { out: flags.out, store: opened.store, grading: true });
+  const { generator } = models;
+  const graderSettings = { scoring: flags.scoring ?? 'weighted_mean', checkMode: flags.checkMode };
+  const contrastAll = (heldOutWithoutKeep: boolean) => {
+    const grader = models.grader(graderSettings);
+    return mapInOrder(groups, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts, heldOutWithoutKeep }), { window: models.window });
+  };
+  if (models.dryRun) {
+    try {
+      // Real answers (the cache's) decide as in a real run; synthetic ones plan the most calls a pair can take.
+      await models.dryRun.estimate((answers) => drain(contrastAll(answers === 'synthetic')), {
+        command: 'generate',
+        planned: true,
+        assumptions: [
+          `contrastive: synthetic verdicts tie the pair, so each pair's ${flags.attempts} attempt(s) (--attempts) are all made, each rubric graded on its pair, and the held-out pairs are graded with the last one: an upper bound (a real run stops at the first rubric that orders the pair correctly, and grades held-out pairs only with a kept one)`,
+        ],
+      });
+      return exitCodes.success;
+    } finally {
+      await models.close();
+    }
+  }
+  const grader = models.grader(graderSettings);
   const writer = new JsonLinesWriter(flags.out);
   const outcomes: ContrastiveOutcome[] = [];
-  const closeAll = async () => {
-    await writer.close();
-    await generatorJudge.close?.();
-    for (const member of judges) await member.close?.();
-  };
   try {
-    for await (const outcome of mapInOrder(groups, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts }), { window: flags.concurrency })) {
+    for await (const outcome of contrastAll(false)) {
       outcomes.push(outcome);
       if (!outcome.rubric) continue;
       const last = outcome.attempts[outcome.attempts.length - 1];
@@ -192,14 +227,17 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
       });
     }
   } catch (error) {
-    await closeAll();
+    await writer.close();
+    await models.close();
     if (context.signal.aborted) {
       context.stderr('interrupted: kept rubrics written so far are complete; rerun the same command to finish (answers already paid for come from the cache)');
       return exitCodes.interrupted;
     }
     throw error;
   }
-  await closeAll();
+  await writer.close();
+  models.finish();
+  await models.close();
   const heldOutPairs = groups.reduce((total, group) => total + group.heldOut.length, 0);
   const report = summarizeContrastive(outcomes, {
     source: pairsSource,
@@ -212,13 +250,10 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
     generator,
     grader,
   });
-  if (flags.summary) await writeFileAtomic(flags.summary, `${JSON.stringify(report, null, 2)}\n`);
+  const cost = { generator: models.costOf('generator', report.usage.generator), judge: models.costOf('judge', report.usage.judge) };
+  const document = { ...report, usage: { generator: { ...report.usage.generator, cost_usd: cost.generator }, judge: { ...report.usage.judge, cost_usd: cost.judge } } };
+  if (flags.summary) await writeFileAtomic(flags.summary, `${JSON.stringify(document, null, 2)}\n`);
   opened.finish();
-  context.stderr(`${formatContrastiveSummary(report)}\nrubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`);
+  context.stderr(`${formatContrastiveSummary(report)}\n${costLine(cost)}\nrubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`);
   return exitCodes.success;
 }
-
-function usageLine(label: string, usage: Usage = emptyUsage()): string {
-  return `${label}: ${usage.calls} calls (${usage.retries} retries), ${usage.cache_hits} cache hits, ${usage.prompt_tokens} input tokens, ${usage.completion_tokens} output tokens`;
-}
-

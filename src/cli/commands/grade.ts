@@ -22,7 +22,7 @@ import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
 import { reportFailedAsZero } from './score.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
 import { createDryRunJudge, readOnlyStore } from '../../batch/dry-run.js';
-import { addBatchOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
+import { addBatchOptions, batchEngineOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
 
 interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags, BatchFlags {
   dryRun?: boolean;
@@ -88,7 +88,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   const judge = judges[0];
   const closeJudges = async () => {
     for (const member of judges) await member.close?.();
-    batched?.ledger.close();
+    batched?.batching.close();
   };
   const opened = await openStore(flags, flags.out);
   const forecast =
@@ -136,8 +136,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     stopSignal: context.signal,
     signal: afterGrace(context.signal),
     ...graderOptionsFrom(flags),
-    // Every call waits in a batch: the engine hands over all it has (the window bounds memory) and waits up to the 24 h window.
-    ...(batched ? { concurrency: 50_000, timeoutMs: 7 * 24 * 3600 * 1000 } : {}),
+    ...(batched ? batchEngineOptions : {}),
   });
 
   if (dryRun) {
@@ -209,7 +208,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     const { writeReportFromResults } = await import('../../report/index.js');
     await writeReportFromResults({ input: flags.out, out: flags.report });
   }
-  batched?.batchJudge.finish();
+  batched?.batching.finish();
   opened.finish();
   await opened.close();
   await closeJudges();

@@ -3,25 +3,24 @@ import { Option } from 'commander';
 import { addUsage, emptyUsage, type Usage } from '../../engine/usage.js';
 import { RubricateError, exitCodes, toRubricateError } from '../../errors.js';
 import { defaultFilterOptions, describeAction, isFatal } from '../../generation/decompose-filter.js';
-import { buildRubricGenerator } from '../../generation/generator-options.js';
-import { addGeneratorOptions, generatorOptionsFrom, type GeneratorFlags } from '../generator-options.js';
+import { addGeneratorOptions } from '../generator-options.js';
 import { readPromptRecords, readResponsesFile, type PromptRecord } from '../../generation/inputs.js';
 import { mapInOrder } from '../../util/ordered-stream.js';
 import { promptVersions } from '../../generation/prompts.js';
 import { formatRefineSummary, refineRubric, type RefineOutcome } from '../../generation/refine.js';
 import { mean, round } from '../../generation/statistics.js';
-import { checkRunnerFor } from '../../pipeline/check-runner.js';
-import { Grader } from '../../pipeline/grader.js';
 import { rubricateVersion } from '../../version.js';
 import { reportInputError, type CommandContext } from '../context.js';
-import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
+import { addJudgeOptions, openStore, parseNumber, parsePositiveInteger } from '../judge-options.js';
+import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCalls, type ModelCallFlags, type ModelCalls } from '../model-calls.js';
+import { syntheticTextTokens } from '../../batch/dry-run.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { existsSync } from 'node:fs';
 import { addDeprecatedFlags, deprecatedValue } from '../deprecated-flags.js';
 import type { InvalidRecord } from '../../rubric/records.js';
 
-interface RefineFlags extends JudgeFlags, GeneratorFlags {
+interface RefineFlags extends ModelCallFlags {
   input: string;
   referenceField: string;
   /** A responses file; a bare number here is the deprecated form of --responses-per-prompt. */
@@ -40,7 +39,6 @@ interface RefineFlags extends JudgeFlags, GeneratorFlags {
   summary?: string;
   scoring?: string;
   checkMode: 'strict' | 'loose';
-  quiet?: boolean;
 }
 
 const defaultResponses = 8;
@@ -69,6 +67,7 @@ export function registerRefineCommand(program: Command, context: CommandContext)
     .option('--quiet', 'no per-prompt summaries');
   addGeneratorOptions(command);
   addJudgeOptions(command);
+  addModelCallOptions(command);
   addDeprecatedFlags(command, context);
   command.action(async (flags: RefineFlags) => {
     context.exitCode = await runRefine(flags, context);
@@ -87,23 +86,22 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
   }
   const perPrompt = flags.responsesPerPrompt;
   checkFiles({
-    inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }],
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'prices', path: flags.prices }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary }],
     keep: storeFilesOf(flags),
   });
   const responsesFromFile = flags.responses ? await readResponsesFile(flags.responses) : undefined;
-  const opened = await openStore(flags, flags.out);
-  const { generator, judge: generatorJudge } = await buildRubricGenerator({ ...generatorOptionsFrom(flags), store: opened.store, signal: context.signal });
-  const judges = await buildJudges(flags);
-  const grader = new Grader({
-    judges,
-    store: opened.store,
-    checkRunner: checkRunnerFor(),
-    checkMode: flags.checkMode,
-    scoring: flags.scoring ?? 'weighted_mean',
-    signal: context.signal,
-    ...graderOptionsFrom(flags),
-  });
+  // A dry run writes nothing, not even a --no-cache journal beside the output.
+  const opened = await openStore(flags, flags.dryRun ? undefined : flags.out);
+  let models: ModelCalls;
+  try {
+    models = await prepareModelCalls(flags, context, { out: flags.out, store: opened.store, grading: true });
+  } catch (error) {
+    opened.close();
+    throw error;
+  }
+  const { generator } = models;
+  const graderSettings = { scoring: flags.scoring ?? 'weighted_mean', checkMode: flags.checkMode };
   const filter = flags.filter
     ? {
         passRateHigh: flags.passRateHigh,
@@ -113,10 +111,6 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
         textSimilarityThreshold: flags.textSimilarity,
       }
     : false;
-  const writer = new JsonLinesWriter(flags.out);
-  const reports: Array<Omit<RefineOutcome, 'rubric' | 'judge_usage'> & { responses: number }> = [];
-  const judgeUsage: Usage = emptyUsage();
-  const counts = { ok: 0, failed: 0, invalid: 0 };
 
   const collectResponses = async (record: PromptRecord): Promise<string[]> => {
     if (responsesFromFile) {
@@ -124,19 +118,18 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
       return perPrompt !== undefined ? given.slice(0, perPrompt) : given;
     }
     const count = perPrompt ?? defaultResponses;
-    return Promise.all(
+    // Every sample is asked before a failed one fails the prompt (its calls are paid, and a dry run counts them all).
+    const sampled = await Promise.allSettled(
       Array.from({ length: count }, (_, index) => generator.sampleResponse(record.prompt, { sample: index, temperature: flags.responseTemperature, maxTokens: flags.responseMaxTokens })),
     );
+    const failed = sampled.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
+    return sampled.map((result) => (result as PromiseFulfilledResult<string>).value);
   };
 
-  const closeAll = async () => {
-    await writer.close();
-    await generatorJudge.close?.();
-    for (const member of judges) await member.close?.();
-    opened.close();
-  };
-  try {
-    const outcomes = mapInOrder(readPromptRecords(flags.input, { referenceField: flags.referenceField, acceptRubric: true }), async (read): Promise<Outcome> => {
+  const refineAll = () => {
+    const grader = models.grader(graderSettings);
+    return mapInOrder(readPromptRecords(flags.input, { referenceField: flags.referenceField, acceptRubric: true }), async (read): Promise<Outcome> => {
       if (read.kind === 'invalid') return { kind: 'invalid', read };
       const { record } = read;
       try {
@@ -155,7 +148,40 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
         if (isFatal(error) || context.signal.aborted) throw error;
         return { kind: 'error', record, error: toRubricateError(error) };
       }
-    }, { window: flags.concurrency });
+    }, { window: models.window });
+  };
+
+  if (models.dryRun) {
+    try {
+      await models.dryRun.estimate(() => drain(refineAll()), {
+        command: 'refine',
+        planned: true,
+        assumptions: [
+          `every one of the --iterations ${flags.iterations} round(s) runs, grading every response with that round's rubric; a prompt without a rubric gets one generated first`,
+          ...(responsesFromFile ? [] : [`${perPrompt ?? defaultResponses} responses per prompt are sampled from the generator, each of ${Math.min(flags.responseMaxTokens, syntheticTextTokens)} tokens`]),
+          ...(filter ? [`--filter: every verdict being "met", each round splits as many criteria as it may (${defaultFilterOptions.maxDecompositions}): an upper bound on the decompositions`] : []),
+        ],
+      });
+      return exitCodes.success;
+    } finally {
+      await models.close();
+      opened.close();
+    }
+  }
+
+  const grader = models.grader(graderSettings);
+  const writer = new JsonLinesWriter(flags.out);
+  const reports: Array<Omit<RefineOutcome, 'rubric' | 'judge_usage'> & { responses: number }> = [];
+  const judgeUsage: Usage = emptyUsage();
+  const counts = { ok: 0, failed: 0, invalid: 0 };
+
+  const closeAll = async () => {
+    await writer.close();
+    await models.close();
+    opened.close();
+  };
+  try {
+    const outcomes = refineAll();
     for await (const result of outcomes) {
       if (result.kind === 'invalid') {
         counts.invalid += 1;
@@ -209,23 +235,24 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
     throw error;
   }
   await writer.close();
-  await generatorJudge.close?.();
-  for (const member of judges) await member.close?.();
+  models.finish();
+  await models.close();
 
   const aggregate = summarize(reports);
+  const cost = { generator: models.costOf('generator', generator.usage), judge: models.costOf('judge', judgeUsage) };
   if (flags.summary) {
     const document = {
       rubricate_version: rubricateVersion,
       method: 'refine',
       prompt_version: promptVersions.refine,
-      generator: { id: generator.provenance.id, model: generator.provenance.model, temperature: generator.sampling.temperature, max_tokens: generator.sampling.maxTokens },
+      generator: generatorSummary(generator),
       judge: grader.judgeInfo ?? null,
       scoring: grader.scoring.name,
       iterations: flags.iterations,
       filter: filter || null,
       responses_source: flags.responses ? 'file' : 'sampled',
       summary: aggregate,
-      usage: { generator: generator.usage, judge: judgeUsage },
+      usage: { generator: { ...generator.usage, cost_usd: cost.generator }, judge: { ...judgeUsage, cost_usd: cost.judge } },
       prompts: reports,
     };
     await writeFileAtomic(flags.summary, `${JSON.stringify(document, null, 2)}\n`);
@@ -238,6 +265,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
       `${counts.ok + counts.failed + counts.invalid} prompts: ${counts.ok} refined, ${counts.failed} failed, ${counts.invalid} invalid`,
       `mean score std: ${format(aggregate.std_start)} → ${format(aggregate.std_end)}; mean top-2 gap: ${format(aggregate.top2_gap_start)} → ${format(aggregate.top2_gap_end)}; unique best response: ${aggregate.unique_top_start} → ${aggregate.unique_top_end} of ${counts.ok}`,
       `generator: ${generator.usage.calls} calls, ${generator.usage.cache_hits} cache hits; judge: ${judgeUsage.calls} calls, ${judgeUsage.cache_hits} cache hits`,
+      costLine(cost),
       `rubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`,
     ].join('\n'),
   );

@@ -1,0 +1,191 @@
+/**
+ * How `generate` and `refine` call their two models, the generator and the judge: directly,
+ * through the providers' Batch APIs (`--batch`: every call of both goes by batch, one ledger),
+ * or not at all (`--dry-run`: the run is planned and its cost printed, nothing is sent or written).
+ */
+import type { Command } from 'commander';
+import { createPlanningDryRunJudge, expectedExplanationWords, readOnlyStore, syntheticCriterionWords, syntheticTextTokens, type DryRunAnswers, type DryRunTotals, type PlanningDryRunJudge } from '../batch/dry-run.js';
+import { costOf, defaultPrices, loadPriceTable, priceFor, type Usage } from '../engine/usage.js';
+import type { RubricGenerator } from '../generation/generator.js';
+import { buildRubricGenerator } from '../generation/generator-options.js';
+import type { Judge } from '../judges/types.js';
+import { checkRunnerFor } from '../pipeline/check-runner.js';
+import { Grader } from '../pipeline/grader.js';
+import type { ReplyStore } from '../store/types.js';
+import { addBatchOptions, batchEngineOptions, describeBatchEvent, openBatching, wrapJudges, type BatchFlags, type Batching } from './batch-options.js';
+import type { CommandContext } from './context.js';
+import { addDryRunOption, combinedTotals, printPlannedDryRun, type PlannedRole } from './dry-run-options.js';
+import { generatorOptionsFrom, type GeneratorFlags } from './generator-options.js';
+import { buildJudges, graderOptionsFrom, type JudgeFlags } from './judge-options.js';
+
+export interface ModelCallFlags extends JudgeFlags, GeneratorFlags, BatchFlags {
+  dryRun?: boolean;
+  prices?: string;
+  quiet?: boolean;
+}
+
+export function addModelCallOptions(command: Command): Command {
+  addBatchOptions(command);
+  command.option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)');
+  return addDryRunOption(
+    command,
+    'send nothing and write nothing: print the generator and judge calls (exact where no answer is needed, else planned on synthetic answers), their tokens, the cache hits and the cost at synchronous, batch and prompt-cached prices',
+  );
+}
+
+export interface ModelCalls {
+  generator: RubricGenerator;
+  /** Records (or pair groups) in flight at once: all of them with --batch, so each stage fills its batches. */
+  window: number;
+  /** A Grader over the command's judges (built on first use), with the engine settings --batch needs. */
+  grader(options: { scoring: string; checkMode: 'strict' | 'loose' }): Grader;
+  dryRun?: PlannedDryRun;
+  /** Cost of one model's usage at its price (batch-answered tokens at the batch price), or null when unpriced. */
+  costOf(role: 'generator' | 'judge', usage: Usage): number | null;
+  /** After a run that completed: the batches it read are delivered (an interrupted run leaves them for the rerun to attach to). */
+  finish(): void;
+  close(): Promise<void>;
+}
+
+export interface PlannedDryRun {
+  /**
+   * Drains the command's pipeline once with no call answered (what is counted is exact), then,
+   * when later calls depend on answers, once more with synthetic answers; prints the estimate.
+   */
+  estimate(pass: (answers: DryRunAnswers) => Promise<void>, options: { command: string; planned: boolean; assumptions: readonly string[] }): Promise<void>;
+}
+
+export async function prepareModelCalls(flags: ModelCallFlags, context: CommandContext, options: { out: string; store: ReplyStore | undefined; grading: boolean }): Promise<ModelCalls> {
+  const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
+  const dry = Boolean(flags.dryRun);
+  const batching: Batching | undefined =
+    flags.batch && !dry
+      ? openBatching(flags, options.out, (event) => {
+          const line = describeBatchEvent(event);
+          if (line && !flags.quiet) context.stderr(line);
+        })
+      : undefined;
+  const generatorHits = { count: 0 };
+  const judgeHits = { count: 0 };
+  let generatorPlanning: PlanningDryRunJudge | undefined;
+  let generatorJudge: Judge | undefined;
+  let judges: Judge[] = [];
+  const closeModels = async () => {
+    for (const judge of [...(generatorJudge ? [generatorJudge] : []), ...judges]) await judge.close?.();
+    batching?.close();
+  };
+  try {
+    const built = await buildRubricGenerator({
+      ...generatorOptionsFrom(flags),
+      ...(batching ? batchEngineOptions : {}),
+      store: dry ? readOnlyStore(options.store, generatorHits) : options.store,
+      signal: context.signal,
+      wrap: batching
+        ? (judge, spec) => batching.wrap(judge, { role: 'generator', spec, baseUrl: flags.generatorBaseUrl, apiKey: flags.generatorApiKey, transport: flags.generatorTransport })
+        : dry
+          ? (judge) => (generatorPlanning = createPlanningDryRunJudge(judge))
+          : undefined,
+    });
+    generatorJudge = built.judge;
+    const generator = built.generator;
+    if (options.grading) judges = await buildJudges(flags);
+    if (batching && options.grading) judges = wrapJudges(batching, judges, flags);
+    const judgePlanning = dry ? judges.map((judge) => createPlanningDryRunJudge(judge)) : [];
+    if (dry) judges = judgePlanning;
+    const graderStore = dry ? readOnlyStore(options.store, judgeHits) : options.store;
+    let grader: Grader | undefined;
+    const priceOf = (members: ReadonlyArray<Pick<Judge, 'provenance'>>) => {
+      const model = members[0]?.provenance.model;
+      return model !== undefined && members.every((member) => member.provenance.model === model) ? priceFor(model, prices) : undefined;
+    };
+    const models: ModelCalls = {
+      generator,
+      window: batching ? batchEngineOptions.concurrency : flags.concurrency,
+      grader(settings) {
+        grader ??= new Grader({
+          judges,
+          store: graderStore,
+          checkRunner: checkRunnerFor(),
+          checkMode: settings.checkMode,
+          scoring: settings.scoring,
+          signal: context.signal,
+          ...graderOptionsFrom(flags),
+          ...(batching ? batchEngineOptions : {}),
+        });
+        return grader;
+      },
+      costOf(role, usage) {
+        return costOf(usage, priceOf(role === 'generator' ? [generator] : judges));
+      },
+      finish() {
+        batching?.finish();
+      },
+      close: closeModels,
+    };
+    if (dry) {
+      models.dryRun = {
+        async estimate(pass, estimateOptions) {
+          const generatorSide = generatorPlanning ? [generatorPlanning] : [];
+          const runPass = async (answers: DryRunAnswers) => {
+            for (const judge of [...generatorSide, ...judgePlanning]) judge.startPass(answers);
+            generatorHits.count = 0;
+            judgeHits.count = 0;
+            // Each pass plans with a Grader of its own (no engine state carried over).
+            grader = undefined;
+            await pass(answers);
+            const totals = (members: readonly PlanningDryRunJudge[]): DryRunTotals => combinedTotals(members.map((member) => member.totals));
+            return { generator: totals(generatorSide), judge: totals(judgePlanning), hits: { generator: generatorHits.count, judge: judgeHits.count } };
+          };
+          const exact = await runPass('none');
+          const total = estimateOptions.planned ? await runPass('synthetic') : exact;
+          const roles: PlannedRole[] = [{ role: 'generator', judges: generatorSide, exact: exact.generator, total: total.generator, cacheHits: total.hits.generator }];
+          if (options.grading) roles.push({ role: 'judge', judges: judgePlanning, exact: exact.judge, total: total.judge, cacheHits: total.hits.judge });
+          const assumptions = [...baseAssumptions(flags, estimateOptions.planned), ...estimateOptions.assumptions];
+          printPlannedDryRun(context, roles, prices, { command: estimateOptions.command, batch: Boolean(flags.batch), assumptions });
+        },
+      };
+    }
+    return models;
+  } catch (error) {
+    await closeModels();
+    throw error;
+  }
+}
+
+/** What every dry-run estimate of `generate` and `refine` assumes, whatever the command. */
+function baseAssumptions(flags: GeneratorFlags, planned: boolean): string[] {
+  const criteria = Math.round((flags.minCriteria + flags.maxCriteria) / 2);
+  return [
+    'calls are those a run makes now, without retries: the cache answers the others (cache_hits)',
+    `expected_output_tokens and cost_usd are estimates: replies that follow each request's schema, a generated rubric with ${criteria} criteria (the mean of --min-criteria and --max-criteria) of ${syntheticCriterionWords} words, explanations of ${expectedExplanationWords} words, plain-text replies of at most ${syntheticTextTokens} tokens`,
+    ...(planned
+      ? ['exact_calls are counted exactly: the calls the run makes before it needs an answer the cache does not hold; the other calls are planned on synthetic answers of that shape, in which every verdict is "met"']
+      : []),
+  ];
+}
+
+/** Drains a pipeline's outcomes: a dry run only counts the calls made on the way. */
+export async function drain(outcomes: AsyncIterable<unknown>): Promise<void> {
+  for await (const _outcome of outcomes) {
+    // nothing to keep
+  }
+}
+
+const dollars = (cost: number | null) => (cost === null ? 'unknown (model not in the price table)' : `$${cost.toFixed(4)}`);
+
+/** One model's usage on one line, with its cost (batch-answered calls at the batch price). */
+export function usageLine(label: string, usage: Usage, cost: number | null): string {
+  const batch = usage.batch ? ` (${usage.batch.calls} answered by batch, at the batch price)` : '';
+  return `${label}: ${usage.calls} calls (${usage.retries} retries)${batch}, ${usage.cache_hits} cache hits, ${usage.prompt_tokens} input tokens, ${usage.completion_tokens} output tokens, cost ${dollars(cost)}`;
+}
+
+/** What a run of both models cost, per model and in total. */
+export function costLine(cost: { generator: number | null; judge: number | null }): string {
+  const total = cost.generator === null || cost.judge === null ? null : Math.round((cost.generator + cost.judge) * 1e6) / 1e6;
+  return `cost: generator ${dollars(cost.generator)}, judge ${dollars(cost.judge)}, total ${dollars(total)}`;
+}
+
+/** The generator as a run summary names it. */
+export function generatorSummary(generator: RubricGenerator): { id: string; model: string; temperature: number; max_tokens: number } {
+  return { id: generator.provenance.id, model: generator.provenance.model, temperature: generator.sampling.temperature, max_tokens: generator.sampling.maxTokens };
+}
