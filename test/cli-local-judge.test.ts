@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { writeTinyGguf } from '../src/testing/tiny-gguf.js';
-import { runCli } from './helpers.js';
+import { test } from '../src/testing/vitest-fixtures.js';
+import { runCli, runCliInProcess } from './helpers.js';
 
 function itemsFile(directory: string): string {
   const file = join(directory, 'items.jsonl');
@@ -17,14 +17,15 @@ function itemsFile(directory: string): string {
   return file;
 }
 
+// The grading runs go through the CLI's entry point in this process: llama.cpp loads once per
+// worker instead of once per command. The run that depends on its environment is a real process.
 describe('rubricate grade with the embedded local judge (real node-llama-cpp, tiny generated model)', () => {
-  it('grades a small file end to end through gguf:PATH, binary and probability verdicts', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-gguf-'));
+  test('grades a small file end to end through gguf:PATH, binary and probability verdicts', async ({ tempDir: directory }) => {
     const model = await writeTinyGguf({ path: join(directory, 'tiny-true.gguf'), bias: 'true' });
     const input = itemsFile(directory);
     const out = join(directory, 'results.jsonl');
     const common = ['grade', '--input', input, '--judge', `gguf:${model}`, '--threads', '1', '--max-tokens', '96', '--no-cache', '--quiet'];
-    const binary = await runCli([...common, '--out', out]);
+    const binary = await runCliInProcess([...common, '--out', out]);
     expect(binary.code, binary.stderr).toBe(0);
     const results = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { status: string; criteria: Array<{ met: boolean; probability?: number }>; judge: { id: string; model: string } });
     expect(results.map((result) => result.status)).toEqual(['ok', 'ok']);
@@ -33,7 +34,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     expect(results[0].judge.id).toBe(`gguf:${model}`);
     expect(results[0].judge.model).toBe('tiny-true.gguf');
 
-    const probability = await runCli([...common, '--verdict', 'probability', '--out', join(directory, 'probability.jsonl')]);
+    const probability = await runCliInProcess([...common, '--verdict', 'probability', '--out', join(directory, 'probability.jsonl')]);
     expect(probability.code, probability.stderr).toBe(0);
     const soft = readFileSync(join(directory, 'probability.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { criteria: Array<{ probability: number; value: number }> });
     for (const criterion of soft.flatMap((result) => result.criteria)) {
@@ -43,21 +44,20 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     }
   }, 120_000);
 
-  it('states the local plan, defaults to short explanations, and answers --explanation none with one token per verdict', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-gguf-plan-'));
+  test('states the local plan, defaults to short explanations, and answers --explanation none with one token per verdict', async ({ tempDir: directory }) => {
     const model = await writeTinyGguf({ path: join(directory, 'tiny-true.gguf'), bias: 'true' });
     const input = itemsFile(directory);
     const common = ['grade', '--input', input, '--judge', `gguf:${model}`, '--threads', '1', '--max-tokens', '96', '--no-cache', '--quiet'];
     type Line = { status: string; usage: { completion_tokens: number; calls: number }; judge: { template_version: string }; criteria: Array<{ met: boolean; explanation?: string }> };
     const read = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Line);
 
-    const byDefault = await runCli([...common, '--out', join(directory, 'default.jsonl')]);
+    const byDefault = await runCliInProcess([...common, '--out', join(directory, 'default.jsonl')]);
     expect(byDefault.code, byDefault.stderr).toBe(0);
     expect(byDefault.stderr).toMatch(/local judge gguf:.*one call per criterion reusing the item's KV prefix, short explanations/);
     expect(byDefault.stderr).toMatch(/local judge: first item graded in/);
     expect(read(join(directory, 'default.jsonl'))[0].judge.template_version).toMatch(/\+explanation-short$/);
 
-    const none = await runCli([...common, '--explanation', 'none', '--out', join(directory, 'none.jsonl')]);
+    const none = await runCliInProcess([...common, '--explanation', 'none', '--out', join(directory, 'none.jsonl')]);
     expect(none.code, none.stderr).toBe(0);
     const results = read(join(directory, 'none.jsonl'));
     expect(results.map((result) => result.status)).toEqual(['ok', 'ok']);
@@ -69,8 +69,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     }
   }, 120_000);
 
-  it('with no judge configured and no network, fails at once and says how to point to a model or an endpoint', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-nojudge-'));
+  test('with no judge configured and no network, fails at once and says how to point to a model or an endpoint', async ({ tempDir: directory }) => {
     const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'results.jsonl'), '--quiet'], {
       env: { RUBRICATE_CACHE_DIR: join(directory, 'cache'), XDG_CACHE_HOME: join(directory, 'xdg') },
     });
@@ -82,8 +81,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     expect(result.stderr).not.toMatch(/\n\s+at /);
   }, 60_000);
 
-  it('bench-local measures plans through the real judge, and --quick projects them from the same token counts', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-bench-local-'));
+  test('bench-local measures plans through the real judge, and --quick projects them from the same token counts', async ({ tempDir: directory }) => {
     const model = await writeTinyGguf({ path: join(directory, 'tiny-true.gguf'), bias: 'true' });
     const plans = ['per-criterion, full explanation, no prefix reuse (naive)', 'per-criterion, short explanation, prefix reuse', 'batched all, short explanation'];
     const common = ['bench-local', '--model', model, '--criteria', '3', '--threads', '1', '--json', '--plans', ...plans];
@@ -92,7 +90,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
       raw: { prefillTokensPerSecond: number; decodeTokensPerSecond: number };
       plans: Array<{ plan: string; criteria: number; calls: number; errors: number; prefillTokensPerCriterion: number; reusedTokensPerCriterion: number; ratioToNaive: number }>;
     };
-    const measuredRun = await runCli(common);
+    const measuredRun = await runCliInProcess(common);
     expect(measuredRun.code, measuredRun.stderr).toBe(0);
     const measured = JSON.parse(measuredRun.stdout) as Report;
     expect(measured.projected).toBe(false);
@@ -109,7 +107,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     expect(reuse.prefillTokensPerCriterion).toBeLessThan(naive.prefillTokensPerCriterion / 2);
     expect(naive.ratioToNaive).toBe(1);
 
-    const quickRun = await runCli([...common, '--quick']);
+    const quickRun = await runCliInProcess([...common, '--quick']);
     expect(quickRun.code, quickRun.stderr).toBe(0);
     const quick = JSON.parse(quickRun.stdout) as Report;
     expect(quick.projected).toBe(true);

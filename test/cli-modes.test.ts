@@ -2,9 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
-import { runCli } from './helpers.js';
+import { runCliInProcess } from './helpers.js';
 import { dataDirectory, haveData } from '../src/testing/data.js';
 
+// The CLI's entry point runs in this process (no start-up per command): these cases are about the
+// grading; exit codes through a real process are exit-codes.test.ts's.
 const data = dataDirectory();
 const natural = join(data, 'llmbar/LLMBar/Natural/dataset.json');
 const biggen = join(data, 'biggen_bench/sample_responses.json');
@@ -20,7 +22,7 @@ describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate compare
     const fake = await startJudge(() => ({ content: { explanation: 'The first one.', winner: '1' } }));
     const directory = makeTempDir('rubricate-llmbar-');
     const out = join(directory, 'compare.jsonl');
-    const result = await runCli(['compare', '--format', 'llmbar', '--input', natural, '--judge', 'openai:first', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--no-ties']);
+    const result = await runCliInProcess(['compare', '--format', 'llmbar', '--input', natural, '--judge', 'openai:first', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--no-ties']);
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(readFileSync(`${out}.summary.json`, 'utf8')) as { n: number; overall: { inconsistent: number }; agreement: { overall: { accuracy: { original: number; swapped: number; average: number }; positionalAgreement: number } } };
     expect(summary.n).toBe(100);
@@ -38,7 +40,7 @@ describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate compare
     const fake = await startJudge((request) => ({ content: { explanation: 'Follows the label.', winner: gold.has(responseBlock(request.userText, 1)) ? '1' : '2' } }));
     const directory = makeTempDir('rubricate-llmbar-');
     const out = join(directory, 'compare.jsonl');
-    const result = await runCli(['compare', '--format', 'llmbar', '--input', natural, '--judge', 'openai:oracle', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--no-ties']);
+    const result = await runCliInProcess(['compare', '--format', 'llmbar', '--input', natural, '--judge', 'openai:oracle', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--no-ties']);
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(readFileSync(`${out}.summary.json`, 'utf8')) as { agreement: { overall: { accuracy: { average: number }; positionalAgreement: number } } };
     expect(summary.agreement.overall.accuracy.average).toBe(1);
@@ -55,7 +57,7 @@ describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate meta ru
     const fake = await startJudge(() => ({ content: { explanation: 'The first one.', winner: '1' } }));
     const directory = makeTempDir('rubricate-meta-');
     const out = join(directory, 'meta.json');
-    const result = await runCli(['meta', '--format', 'llmbar', '--input', natural, '--judge', 'openai:first', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--bootstrap-resamples', '0']);
+    const result = await runCliInProcess(['meta', '--format', 'llmbar', '--input', natural, '--judge', 'openai:first', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--bootstrap-resamples', '0']);
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(readFileSync(out, 'utf8')) as { overall: { accuracy: { average: number }; positionalAgreement: number } };
     expect(report.overall.positionalAgreement).toBe(0);
@@ -72,7 +74,7 @@ describe.skipIf(!haveData(biggen, 'test/cli-modes.test.ts'))('rubricate grade --
     });
     const directory = makeTempDir('rubricate-biggen-');
     const out = join(directory, 'results.jsonl');
-    const result = await runCli(['grade', '--format', 'biggen', '--input', biggen, '--judge', 'openai:likert', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--max-attempts', '2', '--concurrency', '32']);
+    const result = await runCliInProcess(['grade', '--format', 'biggen', '--input', biggen, '--judge', 'openai:likert', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--max-attempts', '2', '--concurrency', '32']);
     const lines = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { status: string; score: number | null; criteria: Array<{ label?: string; value?: number; error?: { code: string; message: string } }> });
     expect(lines).toHaveLength(765);
     const errors = lines.filter((line) => line.status === 'error');

@@ -57,8 +57,9 @@ describe('exit codes, through the CLI', { timeout: 180_000 }, () => {
     tested.add(result.code!);
   });
 
+  // The two signals run side by side: each waits out the grace period of calls that never land.
   for (const [signal, code] of [['SIGINT', exitCodes.interrupted], ['SIGTERM', exitCodes.terminated]] as const) {
-    test(`${code}: stopped by ${signal}, and says how to resume`, async ({ tempDir, startJudge }) => {
+    test.concurrent(`${code}: stopped by ${signal}, and says how to resume`, async ({ tempDir, startJudge, expect }) => {
       // The judge holds every call until the signal has been sent.
       const judge = await startJudge(() => ({ hang: true }));
       const run = startCli(['grade', '--input', items, '--judge', 'openai:fake-judge', '--judge-base-url', judge.baseUrl, '--no-cache', '--quiet', '--timeout', '600', '--out', join(tempDir, 'out.jsonl')]);

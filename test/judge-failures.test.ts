@@ -3,14 +3,15 @@
  * every call of every item: the three cases of the hardening issue, through the real CLI, the
  * real HTTP client and loopback fakes. Before the circuit breaker these made 1,325, 265 and
  * 1,325 calls and exited 3 with "20 error". Also: the end-of-run summary names the error codes,
- * and a Retry-After of a day no longer holds the run.
+ * and a Retry-After of a day no longer holds the run. The CLI's entry point runs in this process
+ * (no start-up per command); exit codes through a real process are exit-codes.test.ts's.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { binaryVerdict, startFakeJudge } from '../src/testing/fake-judge.js';
-import { runCli } from './helpers.js';
+import { runCliInProcess } from './helpers.js';
 
 
 /** `count` items of `criteria` criteria each: 1,000 calls' worth of work when nothing stops it. */
@@ -37,7 +38,7 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     const closed = await startFakeJudge(() => ({ content: 'unused' }));
     const url = closed.baseUrl;
     await closed.close();
-    const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', url, ...common]);
+    const result = await runCliInProcess(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', url, ...common]);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('JUDGE_CIRCUIT_OPEN');
     expect(result.stderr).toContain(`${url}/chat/completions`);
@@ -48,7 +49,7 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
   test('a 404 (wrong model): stops after a handful of calls, not 1,000, and prints the server message', async ({ makeTempDir, startJudge }) => {
     const directory = makeTempDir('rubricate-breaker-');
     const judge = await startJudge(() => ({ status: 404, body: { error: { message: 'The model `gpt-nope` does not exist', type: 'invalid_request_error', code: 'model_not_found' } } }));
-    const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:gpt-nope', '--judge-base-url', judge.baseUrl, ...common]);
+    const result = await runCliInProcess(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:gpt-nope', '--judge-base-url', judge.baseUrl, ...common]);
     expect(result.code).toBe(4);
     // A 404 is fatal at once (JUDGE_NOT_FOUND); the breaker would stop it at 20 (+ the calls in flight) otherwise.
     expect(judge.requests.length).toBeLessThanOrEqual(24);
@@ -59,7 +60,7 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
   test('a judge that rejects every request (400): the breaker stops it after 20 calls with the reason and what to check', async ({ makeTempDir, startJudge }) => {
     const directory = makeTempDir('rubricate-breaker-');
     const judge = await startJudge(() => ({ status: 400, body: { error: { message: 'this deployment is disabled', type: 'invalid_request_error' } } }));
-    const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, ...common]);
+    const result = await runCliInProcess(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, ...common]);
     expect(result.code).toBe(4);
     // The threshold (20) plus at most the calls already in flight (concurrency 4).
     expect(judge.requests.length).toBeGreaterThanOrEqual(20);
@@ -73,7 +74,7 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     const directory = makeTempDir('rubricate-breaker-');
     // Answers the verdict but never returns token probabilities.
     const judge = await startJudge(() => ({ content: binaryVerdict(true) }));
-    const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--verdict', 'probability', ...common]);
+    const result = await runCliInProcess(['grade', '--input', itemsFile(directory), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--verdict', 'probability', ...common]);
     expect(result.code).toBe(4);
     expect(judge.requests.length).toBeLessThanOrEqual(24);
     expect(result.stderr).toMatch(/JUDGE_UNSUPPORTED|JUDGE_CIRCUIT_OPEN/);
@@ -87,7 +88,7 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
       request.criteria[0]?.id === 'c3' ? { status: 400, body: { error: { message: 'criterion c3 trips a content filter' } } } : { content: binaryVerdict(true) },
     );
     const out = join(directory, 'out.jsonl');
-    const result = await runCli(['grade', '--input', itemsFile(directory, 30, 5), '--out', out, '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, ...common]);
+    const result = await runCliInProcess(['grade', '--input', itemsFile(directory, 30, 5), '--out', out, '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, ...common]);
     expect(result.code).toBe(3);
     expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(30);
     expect(result.stderr).toContain('errors by code:');
@@ -97,7 +98,7 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
   test('--breaker-threshold 0 turns the breaker off (every item is tried and reported)', async ({ makeTempDir, startJudge }) => {
     const directory = makeTempDir('rubricate-breaker-');
     const judge = await startJudge(() => ({ status: 400, body: { error: { message: 'request refused' } } }));
-    const result = await runCli(['grade', '--input', itemsFile(directory, 10, 3), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--breaker-threshold', '0', ...common]);
+    const result = await runCliInProcess(['grade', '--input', itemsFile(directory, 10, 3), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--breaker-threshold', '0', ...common]);
     expect(result.code).toBe(3);
     expect(judge.requests).toHaveLength(30);
     expect(result.stderr).toMatch(/JUDGE_REQUEST_REJECTED ×30/);
@@ -117,7 +118,7 @@ describe('Retry-After is bounded', { timeout: 120_000 }, () => {
     });
     const out = join(directory, 'out.jsonl');
     // Without the cap this run would wait 100,000 s (10 min before the old cap); the test timeout is 30 s.
-    const result = await runCli(['grade', '--input', itemsFile(directory, 2, 1), '--out', out, '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--max-retry-after', '0.2', ...common, '--concurrency', '1']);
+    const result = await runCliInProcess(['grade', '--input', itemsFile(directory, 2, 1), '--out', out, '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--max-retry-after', '0.2', ...common, '--concurrency', '1']);
     expect(result.code).toBe(0);
     expect(judge.requests).toHaveLength(4);
   });

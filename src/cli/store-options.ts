@@ -6,7 +6,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
-import { applyFleetLimits } from '../fleet/limited-judge.js';
 import type { Judge } from '../judges/types.js';
 import { defaultCachePath, isRedisUrl, openReplyStore, RedisReplyStore, SqliteReplyStore, storeSpecFrom, type ReplyStore } from '../store/index.js';
 
@@ -111,6 +110,9 @@ export async function openStore(flags: StoreFlags, outputPath: string | undefine
 
 /** Wraps the judges with the fleet-wide limits asked for (they need a Redis store). */
 export async function applyFleetLimitsFrom(judges: Judge[], flags: StoreFlags): Promise<Judge[]> {
+  // The fleet code and its Redis clients load only when a limit is asked for: every command start pays for them otherwise.
+  if (flags.globalConcurrency === undefined && flags.rateLimit === undefined) return judges;
+  const { applyFleetLimits } = await import('../fleet/limited-judge.js');
   const spec = storeSpecFrom(flags.store);
   return applyFleetLimits(judges, spec !== undefined && isRedisUrl(spec) ? spec : undefined, {
     globalConcurrency: flags.globalConcurrency,

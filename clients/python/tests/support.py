@@ -3,9 +3,9 @@ real ``rubricate serve`` process pointed at it.
 
 The judge reads rubricate's grading prompt and decides by a rule the tests can compute by
 hand: a criterion is met when the response contains the criterion's last word. A response
-containing ``judge-breaks`` makes it answer HTTP 500, one containing ``judge-slow`` makes it
-answer after ``SLOW_SECONDS``. ``delay`` makes every answer take that
-long (a slow judge); calls are answered concurrently.
+containing ``judge-breaks`` makes it answer HTTP 500; one containing ``judge-held`` is held
+until the test calls ``release_held()`` (a call in flight for as long as the test needs it).
+``delay`` makes every answer take that long (a slow judge); calls are answered concurrently.
 
 Also here: the dtype rule of ``torch.tensor`` on Python numbers, which the trainer tests
 apply to the rewards they read (torch itself is not needed).
@@ -48,7 +48,8 @@ def fruit_score(response: str) -> float:
     return sum(c["points"] for c in FRUIT_RUBRIC["criteria"] if criterion_met(c["text"], response)) / 4
 
 
-SLOW_SECONDS = 2.0
+# How often a loopback server's loop looks for shutdown(): the default 0.5 s is what each close would wait.
+POLL_INTERVAL = 0.02
 
 BINARY_RUBRIC = {"criteria": [{"id": "apples", "text": "mentions apples", "points": 1}]}
 
@@ -91,6 +92,7 @@ class FakeJudge:
     def __init__(self, delay: float = 0.0) -> None:
         self.requests: List[Dict[str, Any]] = []
         self.delay = delay
+        self.held = threading.Event()
         judge = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -110,8 +112,9 @@ class FakeJudge:
                 criteria = [text for _nonce, text in CRITERION_PATTERN.findall(user_text)]
                 if judge.delay > 0:
                     time.sleep(judge.delay)
-                if "judge-slow" in response:
-                    time.sleep(SLOW_SECONDS)
+                if "judge-held" in response and not judge.held.wait(60):
+                    self._send(500, {"error": {"message": "held call never released"}})
+                    return
                 if "judge-breaks" in response:
                     self._send(500, {"error": {"message": "scripted failure"}})
                     return
@@ -138,7 +141,7 @@ class FakeJudge:
 
         self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(POLL_INTERVAL,), daemon=True)
         self.thread.start()
 
     @property
@@ -146,7 +149,12 @@ class FakeJudge:
         host, port = self.server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
+    def release_held(self) -> None:
+        """Answers the ``judge-held`` calls waiting now, and any later one at once."""
+        self.held.set()
+
     def close(self) -> None:
+        self.held.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -219,10 +227,10 @@ def metric_value(url: str, sample: str) -> float:
     return 0.0
 
 
-def wait_until(condition: Any, timeout: float = 60.0) -> None:
-    """Waits for a condition the server reports (its queue, its metrics): no fixed sleeps."""
+def wait_until(condition: Any, timeout: float = 60.0, what: str = "condition not reached") -> None:
+    """Waits for a condition the server reports (its queue, its metrics, its log): no fixed sleeps."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError("condition not reached within the timeout")
+            raise AssertionError(f"{what} within {timeout:g} s")
         time.sleep(0.02)

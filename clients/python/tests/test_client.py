@@ -15,7 +15,7 @@ from rubricate_client import AsyncRubricateClient, RubricateClient, RubricateCon
 from rubricate_client.trl import make_reward_function
 from rubricate_client.verl import compute_score, compute_score_async
 
-from .support import FRUIT_RUBRIC, FakeJudge, ServeProcess, fruit_score, node_available
+from .support import FRUIT_RUBRIC, POLL_INTERVAL, FakeJudge, ServeProcess, fruit_score, node_available
 
 TOKEN = "python-test-token"
 PROMPT = "Name some fruit."
@@ -182,7 +182,7 @@ class RetryTest(unittest.TestCase):
                 self.wfile.write(body)
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread = threading.Thread(target=server.serve_forever, args=(POLL_INTERVAL,), daemon=True)
         thread.start()
         try:
             host, port = server.server_address[:2]
@@ -209,7 +209,7 @@ class RetryTest(unittest.TestCase):
                 self.wfile.write(body)
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(POLL_INTERVAL,), daemon=True).start()
         try:
             host, port = server.server_address[:2]
             with self.assertRaises(RubricateError) as caught:
@@ -246,7 +246,7 @@ class StubServer:
                 self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(POLL_INTERVAL,), daemon=True).start()
         host, port = self.server.server_address[:2]
         self.url = f"http://{host}:{port}"
 

@@ -189,7 +189,8 @@ class OpenRLHFLegacyTest(unittest.TestCase):
             self.assertEqual(answer["rewards"], [0.75, 0.0])
             self.assertEqual(answer["extra_logs"]["reward_failed"], [0.0, 1.0])
             self.assertTrue(all(type(value) is float for value in answer["rewards"] + answer["extra_logs"]["reward_failed"]))
-            self.assertTrue(any("fallback reward" in line for line in serve.stderr_lines), "a fallback must be logged")
+            # The log line travels through the stderr pipe, maybe after the answer: wait for it.
+            wait_until(lambda: any("fallback reward" in line for line in serve.stderr_lines), what="a fallback must be logged: no log line")
         finally:
             serve.stop()
 
@@ -200,10 +201,12 @@ class WaitingLineTest(unittest.TestCase):
         try:
             caller = OpenRLHFCaller(f"{serve.url}/get_reward")
             with ThreadPoolExecutor(max_workers=2) as pool:
-                # A slow sample holds the only slot (about 2 s); the waiting line holds nothing.
-                holding = pool.submit(caller.sample, query("Apples judge-slow."), CHATML_PROMPT, FRUIT_RUBRIC)
+                # A held sample takes the only slot until the other one has been refused; the waiting line holds nothing.
+                holding = pool.submit(caller.sample, query("Apples judge-held."), CHATML_PROMPT, FRUIT_RUBRIC)
                 wait_until(lambda: json.loads(urllib.request.urlopen(f"{serve.url}/healthz", timeout=30).read())["queue"]["depth"] == 1)
                 refused_first = pool.submit(caller.sample, query("Pears."), CHATML_PROMPT, FRUIT_RUBRIC)
+                wait_until(lambda: len(caller.refusals) >= 1)
+                judge.release_held()
                 answers = [holding.result(), refused_first.result()]
             self.assertEqual([answer["rewards"][0] if answer else None for answer in answers], [0.75, 0.25])
             # Refused for load while the slot was held: 503 with Retry-After, then retried by OpenRLHF to a real reward.

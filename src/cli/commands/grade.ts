@@ -15,7 +15,6 @@ import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/us
 import { exitCodes, RubricateError } from '../../errors.js';
 import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
-import { gradeThroughQueue } from '../../queue/grading-queue.js';
 import { addQueueOptions, runSpecFrom, shardOf, type QueueFlags } from '../queue-options.js';
 import { getScoring } from '../../scoring/registry.js';
 import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
@@ -164,6 +163,8 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
         ? {
             results: async function* (records) {
               const spec = runSpecFrom(flags, { scoring: scoringName, checkMode: flags.checkMode, omitText: !flags.text });
+              // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
+              const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
               for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
                 // Progress and usage of every worker arrive with their results.
                 progress.onEvent({ type: 'item', status: result.status });
