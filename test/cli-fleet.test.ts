@@ -3,8 +3,7 @@
  * real redis-server and a loopback judge that records what it receives.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, vi } from 'vitest';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
@@ -68,8 +67,8 @@ function gradeArgs(input: string, out: string, judgeUrl: string, extra: string[]
 }
 
 describe('fleet-wide limits (3 processes, one Redis)', () => {
-  redisTest('--global-concurrency holds across processes: the judge never has more calls in flight than the cap', async ({ redis }) => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
+  redisTest('--global-concurrency holds across processes: the judge never has more calls in flight than the cap', async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-fleet-');
     const judge = recordingJudge(40);
     fake = await startFakeJudge(judge.script);
     const runs = ['a', 'b', 'c'].map((name) =>
@@ -83,8 +82,8 @@ describe('fleet-wide limits (3 processes, one Redis)', () => {
     expect(judge.state.maxInFlight).toBeGreaterThanOrEqual(3);
   }, 60_000);
 
-  redisTest("a killed process's fleet slots are released after its lease: another process then gets them and finishes", async ({ redis }) => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
+  redisTest("a killed process's fleet slots are released after its lease: another process then gets them and finishes", async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-fleet-');
     // Calls for the first file never get an answer: its process holds both fleet slots until it is killed.
     fake = await startFakeJudge(async (request) => {
       if (request.userText.includes('of held')) await new Promise(() => {});
@@ -100,8 +99,8 @@ describe('fleet-wide limits (3 processes, one Redis)', () => {
     expect(fake.requests.filter((request) => request.userText.includes('of next'))).toHaveLength(3);
   }, 120_000);
 
-  redisTest('--rate-limit holds across processes: 30 calls at 600 per minute (10 per second) take at least two seconds', async ({ redis }) => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
+  redisTest('--rate-limit holds across processes: 30 calls at 600 per minute (10 per second) take at least two seconds', async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-fleet-');
     const judge = recordingJudge(5);
     fake = await startFakeJudge(judge.script);
     const results = await Promise.all(
@@ -118,12 +117,16 @@ describe('fleet-wide limits (3 processes, one Redis)', () => {
 });
 
 describe('fleet pace: RPM and TPM across processes, a shared pause after 429', () => {
-  redisTest('--rate-limit RPM,TPM holds across 3 processes: the tokens reserved for the calls in each second stay within the budget', async ({ redis }) => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
+  redisTest('--rate-limit RPM,TPM holds across 3 processes: the tokens reserved for the calls in each second stay within the budget', async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-fleet-');
     const arrivals: Array<{ at: number; estimate: number }> = [];
     fake = await startFakeJudge((request) => {
-      arrivals.push({ at: Date.now(), estimate: estimateRequestTokens({ messages: request.messages.map((message) => ({ role: message.role as 'user', content: message.content })), maxTokens: Number(request.body.max_tokens ?? request.body.max_completion_tokens) || undefined }) });
-      return { content: binaryVerdict(verdictFor(request)), usage: { prompt_tokens: 100, completion_tokens: 10 } };
+      const estimate = estimateRequestTokens({ messages: request.messages.map((message) => ({ role: message.role as 'user', content: message.content })), maxTokens: Number(request.body.max_tokens ?? request.body.max_completion_tokens) || undefined });
+      arrivals.push({ at: Date.now(), estimate });
+      // The reply uses what was reserved, so no window gets tokens back: each holds exactly two calls.
+      // (A smaller usage refunds the rest, and a call asking right after a refund would fit a third
+      // in the window or not depending on when it asks: a race with the clock.)
+      return { content: binaryVerdict(verdictFor(request)), usage: { prompt_tokens: estimate - 10, completion_tokens: 10 } };
     });
     // Calibrate: what one call of these items reserves; then a budget of two calls' worth per second.
     const calibration = await cli(gradeArgs(writeItems(directory, 'calibration', 1), join(directory, 'calibration.out.jsonl'), fake.baseUrl, ['--no-cache']));
@@ -148,8 +151,8 @@ describe('fleet pace: RPM and TPM across processes, a shared pause after 429', (
     }
   }, 120_000);
 
-  redisTest('a 429 with Retry-After seen by one process pauses every process sharing the store', async ({ redis }) => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-fleet-'));
+  redisTest('a 429 with Retry-After seen by one process pauses every process sharing the store', async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-fleet-');
     const arrivals: Array<{ at: number; file: string }> = [];
     let pausedAt: number | undefined;
     fake = await startFakeJudge(async (request) => {
@@ -177,8 +180,8 @@ describe('fleet pace: RPM and TPM across processes, a shared pause after 429', (
 });
 
 describe('the shared store through the CLI', () => {
-  redisTest('a cache moves SQLite → Redis → SQLite with the same keys: each rerun is answered from it with 0 judge calls and the same verdicts', async ({ redis }) => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-store-cli-'));
+  redisTest('a cache moves SQLite → Redis → SQLite with the same keys: each rerun is answered from it with 0 judge calls and the same verdicts', async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-store-cli-');
     fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
     const input = writeItems(directory, 'items', 20);
     const sqliteCache = join(directory, 'cache.sqlite');
@@ -206,8 +209,8 @@ describe('the shared store through the CLI', () => {
     expect(readFileSync(join(directory, 'from-import.jsonl'), 'utf8')).toBe(readFileSync(join(directory, 'from-redis.jsonl'), 'utf8'));
   }, 60_000);
 
-  redisTest('an unreachable store or fleet limits without one stop the command at start-up with a clear error', async ({ redis }) => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-store-cli-'));
+  redisTest('an unreachable store or fleet limits without one stop the command at start-up with a clear error', async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-store-cli-');
     fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
     const input = writeItems(directory, 'items', 3);
     const noStore = await cli(gradeArgs(input, join(directory, 'out.jsonl'), fake.baseUrl, ['--no-cache', '--global-concurrency', '2']));

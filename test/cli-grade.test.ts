@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
+import { test } from '../src/testing/vitest-fixtures.js';
 import { requestKey } from '../src/engine/request-key.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { defaultSampling } from '../src/pipeline/defaults.js';
 import { healthbenchImporter } from '../src/rubric/formats/healthbench.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
-import { runCli, startCli } from './helpers.js';
+import { runCli, runCliInProcess, startCli } from './helpers.js';
 import { dataPath } from '../src/testing/data.js';
 
 const realExamples = dataPath('healthbench/oss_eval_first100.jsonl');
@@ -69,8 +69,8 @@ async function keysByUserMessage(examples: string, responses: string, baseUrl: s
 }
 
 describe('rubricate grade (end to end, real CLI process)', () => {
-  it('survives kill -9 half way: the rerun completes with zero repeated calls for verdicts already obtained', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-kill-'));
+  test('survives kill -9 half way: the rerun completes with zero repeated calls for verdicts already obtained', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-kill-');
     const { examples, responses, criteria } = healthbenchWorkload(directory);
     fake = await startFakeJudge(judgeScript(15));
     const cache = join(directory, 'cache.sqlite');
@@ -107,7 +107,8 @@ describe('rubricate grade (end to end, real CLI process)', () => {
     expect(obtained.size).toBeGreaterThan(criteria / 4);
     const firstRunRequests = fake.requests.length;
 
-    const second = await runCli(args);
+    // The rerun is about what it asks the judge, not about its process: the CLI's entry point in this process.
+    const second = await runCliInProcess(args);
     expect(second.code, second.stderr).toBe(0);
     const secondRunRequests = fake.requests.slice(firstRunRequests);
     const keys = await keysByUserMessage(examples, responses, fake.baseUrl);
@@ -122,8 +123,8 @@ describe('rubricate grade (end to end, real CLI process)', () => {
     for (const result of results) for (const criterion of result.criteria) expect(criterion.met).toBe(expectedVerdict(criterion.text, result.response));
   }, 120_000);
 
-  it('reports bad input lines with file, line and field, grades the rest, and re-scores identically', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-bad-'));
+  test('reports bad input lines with file, line and field, grades the rest, and re-scores identically', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-bad-');
     const input = join(directory, 'items.jsonl');
     writeFileSync(
       input,
@@ -161,8 +162,8 @@ describe('rubricate grade (end to end, real CLI process)', () => {
     expect(recomputed.overall).toEqual(metrics.overall);
   }, 60_000);
 
-  it('--strict stops at the first invalid record; usage errors exit 2 without a stack trace', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-strict-'));
+  test('--strict stops at the first invalid record; usage errors exit 2 without a stack trace', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-strict-');
     const input = join(directory, 'items.jsonl');
     writeFileSync(input, ['{"id": 1', JSON.stringify({ id: 'later', prompt: 'p', response: 'r', rubric: { criteria: [{ text: 't' }] } })].join('\n'));
     const strict = await runCli(['grade', '--input', input, '--judge', 'none', '--out', join(directory, 'out.jsonl'), '--strict']);

@@ -2,15 +2,16 @@
  * Interrupting `grade` and `compare` (real CLI processes, loopback judge). The signal is sent
  * after events the test observes (the judge has received K requests, the CLI has said it is
  * stopping), never after a sleep. The rerun of the same command must not repeat a single call
- * the first run got an answer for.
+ * the first run got an answer for; reruns go through the CLI's entry point in this process (what
+ * they ask the judge is the point, not their process).
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
+import { test } from '../src/testing/vitest-fixtures.js';
 import { answer, mentions } from '../src/generation/fixtures/fake-generator.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../src/testing/fake-judge.js';
-import { runCli, startCli, type CliResult } from './helpers.js';
+import { runCliInProcess, startCli, type CliResult } from './helpers.js';
 
 let fake: FakeJudge | undefined;
 afterEach(async () => {
@@ -86,8 +87,8 @@ async function interruptMidRun(args: string[], signal: NodeJS.Signals, free: num
 const verdict: FakeJudgeScript = () => ({ content: binaryVerdict(true) });
 
 describe('interrupting grade (SIGINT, SIGTERM, twice)', () => {
-  it('SIGINT: exit 130 with "interrupted after N of M items", no error rows, no metrics; the rerun repeats no answered call', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-sigint-'));
+  test('SIGINT: exit 130 with "interrupted after N of M items", no error rows, no metrics; the rerun repeats no answered call', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-sigint-');
     const input = writeItems(directory);
     const out = join(directory, 'results.jsonl');
     const metrics = join(directory, 'metrics.json');
@@ -110,7 +111,7 @@ describe('interrupting grade (SIGINT, SIGTERM, twice)', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
 
     const firstRunCalls = fake.requests.length;
-    const rerun = await runCli(args);
+    const rerun = await runCliInProcess(args);
     expect(rerun.code, rerun.stderr).toBe(0);
     const repeated = fake.requests.slice(firstRunCalls).filter((request) => firstRunTexts.has(request.userText));
     expect(repeated).toHaveLength(0);
@@ -122,8 +123,8 @@ describe('interrupting grade (SIGINT, SIGTERM, twice)', () => {
     expect(existsSync(metrics)).toBe(true);
   }, 120_000);
 
-  it('SIGTERM with --no-cache: exit 143, the run journal survives, and the rerun repeats no answered call', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-sigterm-'));
+  test('SIGTERM with --no-cache: exit 143, the run journal survives, and the rerun repeats no answered call', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-sigterm-');
     const input = writeItems(directory);
     const out = join(directory, 'results.jsonl');
     const judge = holdingJudge(24, verdict);
@@ -136,7 +137,7 @@ describe('interrupting grade (SIGINT, SIGTERM, twice)', () => {
     expect(existsSync(`${out}.journal.sqlite`)).toBe(true);
 
     const firstRunCalls = fake.requests.length;
-    const rerun = await runCli(args);
+    const rerun = await runCliInProcess(args);
     expect(rerun.code, rerun.stderr).toBe(0);
     const repeated = fake.requests.slice(firstRunCalls).filter((request) => firstRunTexts.has(request.userText));
     expect(repeated).toHaveLength(0);
@@ -145,8 +146,8 @@ describe('interrupting grade (SIGINT, SIGTERM, twice)', () => {
     expect(existsSync(`${out}.journal.sqlite`)).toBe(false);
   }, 120_000);
 
-  it('a second Ctrl-C exits at once (judge calls still hanging), with exit 130', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-twice-'));
+  test('a second Ctrl-C exits at once (judge calls still hanging), with exit 130', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-twice-');
     const input = writeItems(directory);
     const out = join(directory, 'results.jsonl');
     fake = await startFakeJudge((request) => (request.index < 8 ? { content: binaryVerdict(true) } : { hang: true }));
@@ -166,8 +167,8 @@ describe('interrupting grade (SIGINT, SIGTERM, twice)', () => {
 });
 
 describe('interrupting compare', () => {
-  it('SIGINT: exit 130, no error rows and no summary; the rerun repeats no answered call', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-compare-sigint-'));
+  test('SIGINT: exit 130, no error rows and no summary; the rerun repeats no answered call', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-compare-sigint-');
     const input = writePairs(directory);
     const out = join(directory, 'compare.jsonl');
     const judge = holdingJudge(20, () => ({ content: { explanation: 'A is better.', winner: '1' } }));
@@ -184,7 +185,7 @@ describe('interrupting compare', () => {
     expect(existsSync(`${out}.summary.json`)).toBe(false);
 
     const firstRunCalls = fake.requests.length;
-    const rerun = await runCli(args);
+    const rerun = await runCliInProcess(args);
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(fake.requests.slice(firstRunCalls).filter((request) => firstRunTexts.has(request.userText))).toHaveLength(0);
     expect(fake.requests.length).toBe(itemCount * 2);
@@ -193,16 +194,18 @@ describe('interrupting compare', () => {
 });
 
 describe('interrupting generate stays correct (it already was; SIGTERM is now graceful too)', () => {
-  it('SIGTERM with --no-cache: exit 143, the rubrics written are complete items, the journal survives, and the rerun repeats no answered call', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-sigterm-'));
+  test('SIGTERM with --no-cache: exit 143, the rubrics written are complete items, the journal survives, and the rerun repeats no answered call', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-generate-sigterm-');
     const input = join(directory, 'prompts.jsonl');
     writeFileSync(input, `${Array.from({ length: itemCount }, (_, index) => JSON.stringify({ id: `q${index}`, prompt: `Explain topic number ${index}.` })).join('\n')}\n`);
     const out = join(directory, 'rubrics.jsonl');
     const rubric: FakeJudgeScript = () => ({ content: answer(['because', 'example', 'first', 'second', 'clear', 'rain', 'cause', 'effect'].map((word) => mentions(word))) });
-    // The first 10 calls are answered; later ones hang (generate cancels calls in flight at once on a signal).
+    // The calls for q0–q9 are answered; later ones hang (generate cancels calls in flight at once on a signal).
+    // By prompt, not by arrival: generate keeps --concurrency prompts in flight in input order, so a hanging
+    // call that arrived before an answered one of a later prompt would stall it with fewer calls in flight.
     const answered = new Set<string>();
     fake = await startFakeJudge((request) => {
-      if (request.index >= 10) return { hang: true };
+      if (!(Number(/topic number (\d+)\./.exec(request.userText)?.[1]) < 10)) return { hang: true };
       answered.add(request.userText);
       return rubric(request);
     });
@@ -219,7 +222,7 @@ describe('interrupting generate stays correct (it already was; SIGTERM is now gr
 
     fake.setScript(rubric);
     const firstRunCalls = fake.requests.length;
-    const rerun = await runCli(args);
+    const rerun = await runCliInProcess(args);
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(fake.requests.slice(firstRunCalls).filter((request) => answered.has(request.userText))).toHaveLength(0);
     expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(itemCount);

@@ -4,10 +4,10 @@
  * (a worker's log line, the judge's request count), never by sleeps.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, vi } from 'vitest';
+import { test } from '../src/testing/vitest-fixtures.js';
 import { runCli as runCliInProcess } from '../src/cli/main.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { redisTest } from '../src/testing/redis-fixture.js';
@@ -71,8 +71,8 @@ function whenLogged(process: ReturnType<typeof startCli>, text: string): Promise
 describe('distributed grading (grade --queue, rubricate worker)', () => {
   redisTest(
     '3 workers and a producer on 1,000 items, one worker killed with -9: every item once, in order, no stored reply paid twice; a resubmission costs 0 calls and matches a single-process run byte for byte',
-    async ({ redis }) => {
-      const directory = mkdtempSync(join(tmpdir(), 'rubricate-queue-'));
+    async ({ redis, makeTempDir }) => {
+      const directory = makeTempDir('rubricate-queue-');
       fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)), delayMs: 2, usage: { prompt_tokens: 50, completion_tokens: 5 } }));
       const input = writeItems(directory, 1000);
       const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl];
@@ -118,8 +118,8 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
     240_000,
   );
 
-  redisTest('a Redis restart mid-run pauses the run, which then completes with every item and no reply paid twice', async ({ redis }) => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-queue-'));
+  redisTest('a Redis restart mid-run pauses the run, which then completes with every item and no reply paid twice', async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-queue-');
     fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)), delayMs: 5 }));
     const input = writeItems(directory, 300);
     const worker = startWorker(redis.url, ['--exit-when-idle']);
@@ -141,8 +141,8 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
 });
 
 describe('array jobs (grade --shard I/N, rubricate merge)', () => {
-  it('three shards merged are byte for byte the single run; overlapping shards are refused', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-shard-'));
+  test('three shards merged are byte for byte the single run; overlapping shards are refused', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-shard-');
     fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
     const input = writeItems(directory, 40);
     const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--no-cache', '--quiet'];

@@ -5,8 +5,12 @@
  * meanwhile, up to a bound, then fail with STORE_UNAVAILABLE. Credentials never appear
  * in a message: `describeRedisUrl` is what is shown.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis, RedisOptions } from 'ioredis';
 import { RubricateError } from '../errors.js';
+
+/** ioredis loads with the first connection: commands that never reach Redis do not pay for it at start-up. */
+const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis;
 
 export function isRedisUrl(spec: string | undefined): boolean {
   return typeof spec === 'string' && /^rediss?:\/\//i.test(spec);
@@ -74,7 +78,7 @@ export class RedisConnection {
 
   constructor(url: string, options: RedisConnectionOptions = {}) {
     this.description = describeRedisUrl(url);
-    this.client = new Redis(redisOptionsFromUrl(url, options));
+    this.client = new (loadRedis())(redisOptionsFromUrl(url, options));
     this.client.on('error', (error: Error) => {
       this.lastError = error.message;
     });

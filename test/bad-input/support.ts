@@ -1,10 +1,11 @@
 /**
  * The bad-input suite's harness: each case writes its files into a fresh folder, runs the CLI
  * in this process (the same entry point the binary uses), and checks the exit code, the error
- * code and field reported, that no stack trace was printed, and that no input file changed.
+ * code and field reported, that no stack trace was printed, and that no input file changed. The
+ * folder is removed when the case ends.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
@@ -49,38 +50,41 @@ export async function runInProcess(args: string[]): Promise<{ code: number; stdo
   return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
 }
 
-export async function runCase(testCase: CliCase): Promise<CliOutcome> {
+export async function runCase(testCase: CliCase): Promise<void> {
   const directory = mkdtempSync(join(tmpdir(), 'rubricate-bad-input-'));
-  for (const [name, contents] of Object.entries(testCase.files)) {
-    const path = join(directory, name);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, contents);
-  }
-  const { linkSync, symlinkSync } = await import('node:fs');
-  for (const [link, target, kind] of testCase.links ?? []) {
-    if (kind === 'hard') linkSync(join(directory, target), join(directory, link));
-    else symlinkSync(join(directory, target), join(directory, link));
-  }
-  const before = new Map(Object.keys(testCase.files).map((name) => [name, sha256(join(directory, name))]));
-  const args = testCase.args.map((argument) => argument.replace(/@([\w./-]+)/g, (_, name: string) => join(directory, name)));
-  const result = await runInProcess(args);
-  const outcome = { ...result, directory };
+  try {
+    for (const [name, contents] of Object.entries(testCase.files)) {
+      const path = join(directory, name);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, contents);
+    }
+    const { linkSync, symlinkSync } = await import('node:fs');
+    for (const [link, target, kind] of testCase.links ?? []) {
+      if (kind === 'hard') linkSync(join(directory, target), join(directory, link));
+      else symlinkSync(join(directory, target), join(directory, link));
+    }
+    const before = new Map(Object.keys(testCase.files).map((name) => [name, sha256(join(directory, name))]));
+    const args = testCase.args.map((argument) => argument.replace(/@([\w./-]+)/g, (_, name: string) => join(directory, name)));
+    const result = await runInProcess(args);
+    const outcome = { ...result, directory };
 
-  expect(result.code, result.stderr).toBe(testCase.exit);
-  // Never a stack trace or an internal error for bad input.
-  expect(result.stderr).not.toMatch(/\n\s+at /);
-  expect(result.stderr).not.toMatch(/internal error/);
-  if (testCase.code) expect(result.stderr, result.stderr).toContain(`[${testCase.code}]`);
-  if (typeof testCase.field === 'string') expect(result.stderr, result.stderr).toContain(`field ${testCase.field}`);
-  if (testCase.line !== undefined) expect(result.stderr, result.stderr).toMatch(new RegExp(`:${testCase.line}[: ]`));
-  if (testCase.message) expect(result.stderr, result.stderr).toMatch(testCase.message);
-  // No input changed, whatever happened.
-  for (const [name, hash] of before) {
-    expect(existsSync(join(directory, name)), `${name} still exists`).toBe(true);
-    if (lstatSync(join(directory, name)).isFile()) expect(sha256(join(directory, name)), `${name} unchanged`).toBe(hash);
+    expect(result.code, result.stderr).toBe(testCase.exit);
+    // Never a stack trace or an internal error for bad input.
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stderr).not.toMatch(/internal error/);
+    if (testCase.code) expect(result.stderr, result.stderr).toContain(`[${testCase.code}]`);
+    if (typeof testCase.field === 'string') expect(result.stderr, result.stderr).toContain(`field ${testCase.field}`);
+    if (testCase.line !== undefined) expect(result.stderr, result.stderr).toMatch(new RegExp(`:${testCase.line}[: ]`));
+    if (testCase.message) expect(result.stderr, result.stderr).toMatch(testCase.message);
+    // No input changed, whatever happened.
+    for (const [name, hash] of before) {
+      expect(existsSync(join(directory, name)), `${name} still exists`).toBe(true);
+      if (lstatSync(join(directory, name)).isFile()) expect(sha256(join(directory, name)), `${name} unchanged`).toBe(hash);
+    }
+    testCase.check?.(outcome);
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
   }
-  testCase.check?.(outcome);
-  return outcome;
 }
 
 /** A valid item graded by a deterministic check (no judge needed), with overrides. */
