@@ -4,7 +4,7 @@ import type { EventEmitter } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { runCli, startCli } from './helpers.js';
+import { runCliInProcess, startCli } from './helpers.js';
 
 /** The scripted verdict of a criterion on a response: a pure function of both. */
 export function expectedVerdict(criterion: string, response: string): boolean {
@@ -92,7 +92,7 @@ export interface LedgerRow {
 
 /** The batches of a cache, as `rubricate batches --json` lists them. */
 export async function ledgerRows(cache: string): Promise<LedgerRow[]> {
-  const listed = await runCli(['batches', '--cache', cache, '--json']);
+  const listed = await runCliInProcess(['batches', '--cache', cache, '--json']);
   expect(listed.code, listed.stderr).toBe(0);
   return listed.stdout.trim().split('\n').map((line) => JSON.parse(line) as LedgerRow);
 }

@@ -6,7 +6,7 @@ import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicRequest } fro
 import { startFakeAnthropicBatch, type FakeAnthropicBatch, type FakeAnthropicBatchOptions } from '../src/testing/fake-anthropic-batch.js';
 import { sharedData } from '../src/testing/shared-data.js';
 import { expectedVerdict, healthbenchBatchInput, killWhilePolling, ledgerRows, readResults, smallInput, withoutUsage } from './batch-helpers.js';
-import { runCli, startCli } from './helpers.js';
+import { runCliInProcess, startCli } from './helpers.js';
 
 let messages: FakeAnthropic | undefined;
 let batchApi: FakeAnthropicBatch | undefined;
@@ -59,7 +59,7 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
 
     // Synchronous reference run through the same base URL (same provenance, same cache keys).
     const syncOut = join(directory, 'sync.jsonl');
-    const sync = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), syncOut));
+    const sync = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), syncOut));
     expect(sync.code, sync.stderr).toBe(0);
     expect(messages!.requests).toHaveLength(criteria);
 
@@ -69,7 +69,7 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     const args = gradeArgs(input, fake.baseUrl, batchCache, batchOut, ['--batch', '--batch-poll', '0.05', '--quiet']);
     const batchesBeforeKill = await killWhilePolling(args, fake, criteria);
 
-    const second = await runCli(args);
+    const second = await runCliInProcess(args);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).not.toMatch(/submitted/);
     expect(fake.receivedRequests).toBe(criteria);
@@ -97,12 +97,12 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
 
     // Batch verdicts are cache hits for a synchronous run on the same cache...
     const before = messages!.requests.length;
-    const again = await runCli(gradeArgs(input, fake.baseUrl, batchCache, join(directory, 'again.jsonl')));
+    const again = await runCliInProcess(gradeArgs(input, fake.baseUrl, batchCache, join(directory, 'again.jsonl')));
     expect(again.code, again.stderr).toBe(0);
     expect(messages!.requests.length).toBe(before);
     expect(usageOf(join(directory, 'again.jsonl')).cache_hits).toBe(criteria);
     // ...and synchronous verdicts are cache hits for a batch run: nothing is submitted.
-    const batchAfterSync = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), join(directory, 'batch-after-sync.jsonl'), ['--batch', '--batch-poll', '0.05']));
+    const batchAfterSync = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), join(directory, 'batch-after-sync.jsonl'), ['--batch', '--batch-poll', '0.05']));
     expect(batchAfterSync.code, batchAfterSync.stderr).toBe(0);
     expect(fake.createdBatches).toBe(batchesBeforeKill);
     expect(usageOf(join(directory, 'batch-after-sync.jsonl')).cache_hits).toBe(criteria);
@@ -117,7 +117,7 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     });
     const cache = join(directory, 'cache.sqlite');
     const out = join(directory, 'results.jsonl');
-    const result = await runCli(gradeArgs(input, fake.baseUrl, cache, out, ['--batch', '--batch-poll', '0.02']));
+    const result = await runCliInProcess(gradeArgs(input, fake.baseUrl, cache, out, ['--batch', '--batch-poll', '0.02']));
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toMatch(/ended, 2 answered, 4 failed/);
     expect(fake.createdBatches).toBe(2);
@@ -131,7 +131,7 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
 
     const fallbackOut = join(directory, 'fallback.jsonl');
     const before = messages!.requests.length;
-    const fallback = await runCli(gradeArgs(input, fake.baseUrl, cache, fallbackOut, ['--batch', '--batch-poll', '0.02', '--batch-fallback', 'sync']));
+    const fallback = await runCliInProcess(gradeArgs(input, fake.baseUrl, cache, fallbackOut, ['--batch', '--batch-poll', '0.02', '--batch-fallback', 'sync']));
     expect(fallback.code, fallback.stderr).toBe(0);
     // The refused request went in a batch again (errored again), then synchronously: one Messages call.
     expect(messages!.requests.length - before).toBe(1);
@@ -156,14 +156,14 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     run.child.kill('SIGKILL');
     await run.done;
     const apiFlags = ['--judge-base-url', fake.baseUrl, '--judge-api-key', 'test-anthropic-key'];
-    const cancelled = await runCli(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
+    const cancelled = await runCliInProcess(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(cancelled.stderr).toContain(`batch ${batchId}: canceling`);
-    const refreshed = await runCli(['batches', '--cache', cache, '--refresh', '--json', ...apiFlags]);
+    const refreshed = await runCliInProcess(['batches', '--cache', cache, '--refresh', '--json', ...apiFlags]);
     const row = refreshed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { batch_id: string; status: string }).find((candidate) => candidate.batch_id === batchId);
     expect(row?.status).toBe('ended');
     // A cancel of an ended batch gets Anthropic's 400, reported with its message.
-    const again = await runCli(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
+    const again = await runCliInProcess(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toMatch(/has already ended and cannot be canceled/);
   }, 240_000);

@@ -7,7 +7,7 @@ import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } 
 import { startFakeOpenAIBatch, type FakeBatchOptions, type FakeOpenAIBatch } from '../src/testing/fake-openai-batch.js';
 import { sharedData } from '../src/testing/shared-data.js';
 import { expectedVerdict, healthbenchBatchInput, killWhilePolling, ledgerRows, readResults, smallInput, withoutUsage } from './batch-helpers.js';
-import { runCli, startCli } from './helpers.js';
+import { runCliInProcess, startCli } from './helpers.js';
 
 let judge: FakeJudge | undefined;
 let batchApi: FakeOpenAIBatch | undefined;
@@ -48,7 +48,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
 
     // Synchronous reference run (through the same server, so provenance is the same).
     const syncOut = join(directory, 'sync.jsonl');
-    const sync = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), syncOut));
+    const sync = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), syncOut));
     expect(sync.code, sync.stderr).toBe(0);
     expect(judge!.requests).toHaveLength(criteria);
 
@@ -57,7 +57,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     const args = gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), batchOut, ['--batch', '--batch-poll', '0.05', '--quiet']);
     const batchesBeforeKill = await killWhilePolling(args, fake, criteria);
 
-    const second = await runCli(args);
+    const second = await runCliInProcess(args);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).not.toMatch(/submitted/);
     // Zero resubmitted requests: every request line the fake ever received, once.
@@ -84,7 +84,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
 
     // The verdicts obtained by batch are cache hits for a synchronous run on the same cache.
     const before = judge!.requests.length;
-    const again = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), join(directory, 'again.jsonl')));
+    const again = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), join(directory, 'again.jsonl')));
     expect(again.code, again.stderr).toBe(0);
     expect(judge!.requests.length).toBe(before);
   }, 400_000);
@@ -97,7 +97,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
       lineError: (_customId, body) => (JSON.stringify(body).includes('Criterion B2') ? { status: 400, body: { error: { message: 'Invalid prompt: flagged', type: 'invalid_request_error', param: null, code: 'invalid_prompt' } } } : undefined),
     });
     const out = join(directory, 'results.jsonl');
-    const result = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'cache.sqlite'), out, ['--batch', '--batch-poll', '0.02']));
+    const result = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'cache.sqlite'), out, ['--batch', '--batch-poll', '0.02']));
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toMatch(/expired, 2 answered, 4 failed/);
     // Batch 1 answered 2 and expired; its 4 others went in batch 2, where one was refused.
@@ -111,7 +111,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
 
     const fallbackOut = join(directory, 'fallback.jsonl');
     const requestsBefore = judge!.requests.length;
-    const fallback = await runCli(gradeArgs(input, fake.baseUrl, join(directory, 'cache.sqlite'), fallbackOut, ['--batch', '--batch-poll', '0.02', '--batch-fallback', 'sync']));
+    const fallback = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'cache.sqlite'), fallbackOut, ['--batch', '--batch-poll', '0.02', '--batch-fallback', 'sync']));
     expect(fallback.code, fallback.stderr).toBe(0);
     // Only the refused request was asked again (the rest are cache hits), this time synchronously.
     expect(judge!.requests.length - requestsBefore).toBe(1);
@@ -140,10 +140,10 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     run.child.kill('SIGKILL');
     await run.done;
     const apiFlags = ['--judge-base-url', fake.baseUrl, '--judge-api-key', 'sk-test-batch'];
-    const cancelled = await runCli(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
+    const cancelled = await runCliInProcess(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(cancelled.stderr).toContain(`batch ${batchId}: cancelling`);
-    const refreshed = await runCli(['batches', '--cache', cache, '--refresh', '--json', ...apiFlags]);
+    const refreshed = await runCliInProcess(['batches', '--cache', cache, '--refresh', '--json', ...apiFlags]);
     const row = refreshed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { batch_id: string; status: string }).find((candidate) => candidate.batch_id === batchId);
     expect(row?.status).toBe('cancelled');
   }, 60_000);
@@ -160,7 +160,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
       return script(request);
     });
     const out = join(directory, 'results.jsonl');
-    const result = await runCli(gradeArgs(['--input', smallInput(directory), '--scoring', 'weighted_mean'], fake.baseUrl, join(directory, 'cache.sqlite'), out, ['--batch', '--batch-poll', '0.02', '--max-attempts', '2']));
+    const result = await runCliInProcess(gradeArgs(['--input', smallInput(directory), '--scoring', 'weighted_mean'], fake.baseUrl, join(directory, 'cache.sqlite'), out, ['--batch', '--batch-poll', '0.02', '--max-attempts', '2']));
     expect(result.code).toBe(3);
     const failed = readResults(out)[1].criteria.find((criterion) => criterion.text === 'Criterion A1');
     expect(failed?.error?.code).toBe('JUDGE_UNPARSEABLE');
@@ -178,13 +178,13 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     writeFileSync(pairs, Array.from({ length: 4 }, (_, index) => JSON.stringify({ id: `pair-${index}`, prompt: `Question ${index}`, response_a: `Short answer ${index}`, response_b: `Longer answer ${index}, with a reason.` })).join('\n'));
     const compareArgs = (cache: string, out: string, extra: string[] = []) => ['compare', '--input', pairs, '--judge', 'openai:gpt-4.1', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'sk-test-batch', '--cache', cache, '--out', out, '--quiet', ...extra];
     const syncOut = join(directory, 'sync.jsonl');
-    const sync = await runCli(compareArgs(join(directory, 'sync.sqlite'), syncOut));
+    const sync = await runCliInProcess(compareArgs(join(directory, 'sync.sqlite'), syncOut));
     expect(sync.code, sync.stderr).toBe(0);
     const syncCalls = judge!.requests.length;
     expect(syncCalls).toBe(8);
     const batchOut = join(directory, 'batch.jsonl');
     const batchCache = join(directory, 'batch.sqlite');
-    const batched = await runCli(compareArgs(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
+    const batched = await runCliInProcess(compareArgs(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
     expect(batched.code, batched.stderr).toBe(0);
     expect(fake.receivedRequests).toBe(8);
     type PairLine = { usage?: { batch?: { calls: number } } } & Record<string, unknown>;
@@ -196,7 +196,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     const batchCalls = readFileSync(batchOut, 'utf8').trim().split('\n').reduce((total, line) => total + ((JSON.parse(line) as PairLine).usage?.batch?.calls ?? 0), 0);
     expect(batchCalls).toBe(8);
     // A synchronous compare on the batch's cache sends nothing.
-    const again = await runCli(compareArgs(batchCache, join(directory, 'again.jsonl')));
+    const again = await runCliInProcess(compareArgs(batchCache, join(directory, 'again.jsonl')));
     expect(again.code, again.stderr).toBe(0);
     expect(judge!.requests.length).toBe(syncCalls + 8);
   }, 240_000);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorHandle } from '../bench/simulator/index.js';
 import { sharedData } from '../src/testing/shared-data.js';
-import { runCli } from './helpers.js';
+import { runCliInProcess } from './helpers.js';
 import { createHash } from 'node:crypto';
 import { sampleReplyFor, tokenizerFor } from '../src/batch/dry-run.js';
 import { costOf, defaultPrices, emptyUsage, addUsage, type Usage } from '../src/engine/usage.js';
@@ -43,15 +43,15 @@ async function estimateThenRun(name: string, extra: string[]): Promise<{ estimat
   const cache = join(directory, `${name}.sqlite`);
   const out = join(directory, `${name}.jsonl`);
   const args = ['grade', ...input, '--judge', 'openai:gpt-4.1', '--judge-base-url', simulator!.url, '--judge-api-key', 'sk-sim', '--cache', cache, '--out', out, '--quiet', ...extra];
-  const dry = await runCli([...args, '--dry-run']);
+  const dry = await runCliInProcess([...args, '--dry-run']);
   expect(dry.code, dry.stderr).toBe(0);
   expect(simulator!.stats().requests).toBe(0);
   const estimate = JSON.parse(dry.stdout) as Estimate;
-  const real = await runCli([...args, '--metrics', `${out}.metrics.json`]);
+  const real = await runCliInProcess([...args, '--metrics', `${out}.metrics.json`]);
   expect(real.code, real.stderr).toBe(0);
   const actual = (JSON.parse(readFileSync(`${out}.metrics.json`, 'utf8')) as { usage: { calls: number; cost_usd: number; prompt_tokens: number; completion_tokens: number } }).usage;
   // A second dry run on the warm cache: every call is now a cache hit.
-  const warm = JSON.parse((await runCli([...args, '--dry-run'])).stdout) as Estimate;
+  const warm = JSON.parse((await runCliInProcess([...args, '--dry-run'])).stdout) as Estimate;
   expect(warm.judge_calls).toBe(0);
   expect(warm.cache_hits).toBe(estimate.judge_calls);
   simulator!.reset();
@@ -91,11 +91,11 @@ describe('--dry-run against the judge simulator (HealthBench 100)', () => {
     try {
       const out = join(directory, 'pairs-out.jsonl');
       const args = ['compare', '--input', pairs, '--judge', 'openai:gpt-4.1', '--judge-base-url', judge.baseUrl, '--cache', join(directory, 'pairs.sqlite'), '--out', out, '--quiet'];
-      const dry = await runCli([...args, '--dry-run']);
+      const dry = await runCliInProcess([...args, '--dry-run']);
       expect(dry.code, dry.stderr).toBe(0);
       expect(judge.requests).toHaveLength(0);
       const estimate = JSON.parse(dry.stdout) as Estimate;
-      const real = await runCli(args);
+      const real = await runCliInProcess(args);
       expect(real.code, real.stderr).toBe(0);
       const usage = emptyUsage();
       for (const line of readFileSync(out, 'utf8').trim().split('\n')) addUsage(usage, (JSON.parse(line) as { usage: Usage }).usage);

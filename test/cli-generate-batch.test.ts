@@ -8,7 +8,7 @@ import { startFakeJudge, type FakeJudge } from '../src/testing/fake-judge.js';
 import { startFakeOpenAIBatch, type FakeOpenAIBatch } from '../src/testing/fake-openai-batch.js';
 import { killWhilePolling, ledgerRows, withoutUsage } from './batch-helpers.js';
 import { generationScript, scriptedCriteria, writePrompts } from './generation-script.js';
-import { runCli } from './helpers.js';
+import { runCliInProcess } from './helpers.js';
 
 let backend: FakeJudge | undefined;
 let batchApi: FakeOpenAIBatch | undefined;
@@ -36,12 +36,12 @@ const prompts = 40;
 /** A synchronous run, then the same command with --batch on a cache of its own; both must succeed. */
 async function syncThenBatch(directory: string, argsFor: (cache: string, out: string, extra?: string[]) => string[]) {
   const syncOut = join(directory, 'sync.jsonl');
-  const sync = await runCli(argsFor(join(directory, 'sync.sqlite'), syncOut));
+  const sync = await runCliInProcess(argsFor(join(directory, 'sync.sqlite'), syncOut));
   expect(sync.code, sync.stderr).toBe(0);
   const syncRequests = backend!.requests.length;
   const batchOut = join(directory, 'batch.jsonl');
   const batchCache = join(directory, 'batch.sqlite');
-  const batched = await runCli(argsFor(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
+  const batched = await runCliInProcess(argsFor(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
   expect(batched.code, batched.stderr).toBe(0);
   // Every call went by batch, and the batches asked for exactly what the synchronous run did.
   expect(batchApi!.receivedRequests).toBe(syncRequests);
@@ -65,7 +65,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     ];
 
     const syncOut = join(directory, 'sync.jsonl');
-    const sync = await runCli(generateArgs(join(directory, 'sync.sqlite'), syncOut));
+    const sync = await runCliInProcess(generateArgs(join(directory, 'sync.sqlite'), syncOut));
     expect(sync.code, sync.stderr).toBe(0);
     expect(backend.requests).toHaveLength(prompts);
 
@@ -73,7 +73,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     const batchOut = join(directory, 'batch.jsonl');
     const args = generateArgs(batchCache, batchOut, ['--batch', '--batch-poll', '0.05', '--quiet']);
     const batchesBeforeKill = await killWhilePolling(args, batchApi, prompts);
-    const second = await runCli(args);
+    const second = await runCliInProcess(args);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).not.toMatch(/submitted/);
     // Zero resubmitted requests: every request line the fake ever received, once.
@@ -97,7 +97,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     // Rubrics got by batch are cache hits for a synchronous run on the same cache: nothing is sent.
     const before = backend.requests.length;
     const againOut = join(directory, 'again.jsonl');
-    const again = await runCli(generateArgs(batchCache, againOut));
+    const again = await runCliInProcess(generateArgs(batchCache, againOut));
     expect(again.code, again.stderr).toBe(0);
     expect(backend.requests.length).toBe(before);
     expect(summaryOf(`${againOut}.summary.json`).usage.generator.cache_hits).toBe(prompts);
@@ -177,7 +177,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
       '--generator-attempts', '2', '--cache', cache, '--out', out, '--batch', '--batch-poll', '0.02',
     ];
     const out = join(directory, 'rubrics.jsonl');
-    const expired = await runCli(generateArgs(join(directory, 'cache.sqlite'), out));
+    const expired = await runCliInProcess(generateArgs(join(directory, 'cache.sqlite'), out));
     expect(expired.code, expired.stderr).toBe(0);
     expect(expired.stderr).toMatch(/expired, 1 answered, 2 failed/);
     expect(batchApi.createdBatches).toBe(2);
@@ -188,7 +188,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     backend.setScript((request) => (request.userText.includes('Question 1:') ? { content: 'Here are some criteria you could use.' } : script(request)));
     const before = batchApi.createdBatches;
     const badOut = join(directory, 'bad.jsonl');
-    const unreadable = await runCli(generateArgs(join(directory, 'fresh.sqlite'), badOut));
+    const unreadable = await runCliInProcess(generateArgs(join(directory, 'fresh.sqlite'), badOut));
     expect(unreadable.code).toBe(3);
     expect(unreadable.stderr).toMatch(/failed: .*prompts\.jsonl:2 id q1: \[JUDGE_UNPARSEABLE\] generator answer rejected after 2 attempts/);
     expect(batchApi.createdBatches - before).toBe(2);
@@ -199,7 +199,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-batch-refuse-'));
     const input = join(directory, 'prompts.jsonl');
     writePrompts(input, 2);
-    const refused = await runCli(['generate', '--input', input, '--generator', 'gemini:gemini-2.5-flash', '--generator-api-key', 'k', '--out', join(directory, 'out.jsonl'), '--cache', join(directory, 'c.sqlite'), '--batch']);
+    const refused = await runCliInProcess(['generate', '--input', input, '--generator', 'gemini:gemini-2.5-flash', '--generator-api-key', 'k', '--out', join(directory, 'out.jsonl'), '--cache', join(directory, 'c.sqlite'), '--batch']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--generator must be openai:MODEL, azure:DEPLOYMENT or anthropic:MODEL, not gemini:gemini-2\.5-flash/);
   }, 60_000);
@@ -220,12 +220,12 @@ describe('rubricate generate --batch with an anthropic: generator (Message Batch
     ];
     const syncCache = join(directory, 'sync.sqlite');
     const syncOut = join(directory, 'sync.jsonl');
-    const sync = await runCli(generateArgs(syncCache, syncOut));
+    const sync = await runCliInProcess(generateArgs(syncCache, syncOut));
     expect(sync.code, sync.stderr).toBe(0);
     expect(messages.requests).toHaveLength(12);
     const batchCache = join(directory, 'batch.sqlite');
     const batchOut = join(directory, 'batch.jsonl');
-    const batched = await runCli(generateArgs(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
+    const batched = await runCliInProcess(generateArgs(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
     expect(batched.code, batched.stderr).toBe(0);
     expect(anthropicBatch.receivedRequests).toBe(12);
     expect(readFileSync(batchOut, 'utf8')).toBe(readFileSync(syncOut, 'utf8'));
@@ -237,8 +237,8 @@ describe('rubricate generate --batch with an anthropic: generator (Message Batch
     expect(batchUsage.cost_usd! / syncUsage.cost_usd!).toBeCloseTo(0.5, 4);
     // Batch answers serve a synchronous run, and synchronous answers a batch run: nothing more is sent.
     const requestsBefore = messages.requests.length;
-    expect((await runCli(generateArgs(batchCache, join(directory, 'again.jsonl')))).code).toBe(0);
-    expect((await runCli(generateArgs(syncCache, join(directory, 'batch-again.jsonl'), ['--batch', '--batch-poll', '0.02']))).code).toBe(0);
+    expect((await runCliInProcess(generateArgs(batchCache, join(directory, 'again.jsonl')))).code).toBe(0);
+    expect((await runCliInProcess(generateArgs(syncCache, join(directory, 'batch-again.jsonl'), ['--batch', '--batch-poll', '0.02']))).code).toBe(0);
     expect(messages.requests.length).toBe(requestsBefore);
     expect(anthropicBatch.createdBatches).toBe(1);
     expect(summaryOf(join(directory, 'batch-again.jsonl.summary.json')).usage.generator.cache_hits).toBe(12);

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeJudge, type FakeJudge } from '../src/testing/fake-judge.js';
 import { generationScript, writePrompts } from './generation-script.js';
-import { runCli } from './helpers.js';
+import { runCliInProcess } from './helpers.js';
 
 let backend: FakeJudge | undefined;
 
@@ -59,7 +59,7 @@ function cachedReplies(cache: string): number {
 async function dryRun(args: string[], out: string, cache: string): Promise<PlannedEstimate> {
   const requests = backend!.requests.length;
   const stored = cachedReplies(cache);
-  const dry = await runCli([...args, '--dry-run']);
+  const dry = await runCliInProcess([...args, '--dry-run']);
   expect(dry.code, dry.stderr).toBe(0);
   expect(backend!.requests.length).toBe(requests);
   expect(existsSync(out)).toBe(false);
@@ -90,7 +90,7 @@ describe('generate --dry-run (prompts) against a scripted generator reporting o2
     expect(estimate.total.cost_usd.synchronous).toBe(estimate.generator.cost_usd.synchronous);
     expect(estimate.generator.cost_usd.batch).toBeCloseTo(estimate.generator.cost_usd.synchronous / 2, 5);
 
-    const real = await runCli(args);
+    const real = await runCliInProcess(args);
     expect(real.code, real.stderr).toBe(0);
     const actual = (JSON.parse(readFileSync(`${out}.summary.json`, 'utf8')) as { usage: { generator: RecordedUsage } }).usage.generator;
     console.log(
@@ -143,7 +143,7 @@ describe('refine --dry-run with a responses file and given rubrics', () => {
     expect(estimate.judge!.calls).toBe(roundZero + 2 * 5 * 4 * 4);
     expect(estimate.generator).toMatchObject({ calls: 2 * 5, exact_calls: 0 });
 
-    const real = await runCli(args);
+    const real = await runCliInProcess(args);
     expect(real.code, real.stderr).toBe(0);
     const usage = (JSON.parse(readFileSync(`${out}.summary.json`, 'utf8')) as { usage: { generator: RecordedUsage; judge: RecordedUsage } }).usage;
     const recorded = usage.generator.cost_usd + usage.judge.cost_usd;
@@ -191,7 +191,7 @@ describe('generate --dry-run (contrastive)', () => {
     // Every attempt made, each rubric of 3 criteria graded on its pair's 2 responses, and each held-out pair once.
     expect(estimate.generator.calls).toBe(6 * 3);
     expect(estimate.judge!.calls).toBe(6 * 3 * 3 * 2 + 2 * 3 * 2);
-    const real = await runCli(args);
+    const real = await runCliInProcess(args);
     expect(real.code, real.stderr).toBe(0);
     const summary = JSON.parse(readFileSync(`${out}.summary.json`, 'utf8')) as { usage: { generator: RecordedUsage; judge: RecordedUsage }; pairs: Array<{ pair_id: string; kept: boolean }> };
     const usage = summary.usage;

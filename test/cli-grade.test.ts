@@ -9,7 +9,7 @@ import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { defaultSampling } from '../src/pipeline/defaults.js';
 import { healthbenchImporter } from '../src/rubric/formats/healthbench.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
-import { runCli, runCliInProcess, startCli } from './helpers.js';
+import { runCliInProcess, startCli } from './helpers.js';
 import { dataPath } from '../src/testing/data.js';
 
 const realExamples = dataPath('healthbench/oss_eval_first100.jsonl');
@@ -138,7 +138,7 @@ describe('rubricate grade (end to end, real CLI process)', () => {
     fake = await startFakeJudge(judgeScript(0));
     const out = join(directory, 'results.jsonl');
     const metricsFile = join(directory, 'metrics.json');
-    const result = await runCli(['grade', '--input', input, '--judge', 'openai:m', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--metrics', metricsFile, '--scoring', 'weighted_mean']);
+    const result = await runCliInProcess(['grade', '--input', input, '--judge', 'openai:m', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--metrics', metricsFile, '--scoring', 'weighted_mean']);
     expect(result.code).toBe(3);
     expect(result.stderr).toContain(`${input}:2: not valid JSON`);
     expect(result.stderr).toContain(`${input}:3 field rubric.criteria[0].points: expected number, got string`);
@@ -156,7 +156,7 @@ describe('rubricate grade (end to end, real CLI process)', () => {
     // The journal of a --no-cache run is removed once the run completes.
     expect(existsSync(`${out}.journal.sqlite`)).toBe(false);
 
-    const rescored = await runCli(['score', '--input', out]);
+    const rescored = await runCliInProcess(['score', '--input', out]);
     const recomputed = JSON.parse(rescored.stdout) as { overall: { score: number }; scoring: string };
     expect(recomputed.scoring).toBe('weighted_mean');
     expect(recomputed.overall).toEqual(metrics.overall);
@@ -166,14 +166,14 @@ describe('rubricate grade (end to end, real CLI process)', () => {
     const directory = makeTempDir('rubricate-strict-');
     const input = join(directory, 'items.jsonl');
     writeFileSync(input, ['{"id": 1', JSON.stringify({ id: 'later', prompt: 'p', response: 'r', rubric: { criteria: [{ text: 't' }] } })].join('\n'));
-    const strict = await runCli(['grade', '--input', input, '--judge', 'none', '--out', join(directory, 'out.jsonl'), '--strict']);
+    const strict = await runCliInProcess(['grade', '--input', input, '--judge', 'none', '--out', join(directory, 'out.jsonl'), '--strict']);
     expect(strict.code).toBe(3);
     expect(readFileSync(join(directory, 'out.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
-    const unknown = await runCli(['grade', '--format', 'nope', '--input', input, '--out', join(directory, 'x.jsonl'), '--judge', 'none']);
+    const unknown = await runCliInProcess(['grade', '--format', 'nope', '--input', input, '--out', join(directory, 'x.jsonl'), '--judge', 'none']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/error \[CONFIG_INVALID\]: .*unknown input format "nope"/);
     expect(unknown.stderr).not.toMatch(/\n\s+at /);
-    const missing = await runCli(['grade', '--input', join(directory, 'absent.jsonl'), '--out', join(directory, 'y.jsonl'), '--judge', 'none']);
+    const missing = await runCliInProcess(['grade', '--input', join(directory, 'absent.jsonl'), '--out', join(directory, 'y.jsonl'), '--judge', 'none']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/error \[INPUT_UNREADABLE\]: .*absent\.jsonl field input: cannot read --input: no such file or folder/);
   }, 60_000);

@@ -57,12 +57,13 @@ describe('exit codes, through the CLI', { timeout: 180_000 }, () => {
     tested.add(result.code!);
   });
 
-  // The two signals run side by side: each waits out the grace period of calls that never land.
+  // The two signals run side by side. The judge never answers, so each run ends when its short
+  // drain timeout cancels the calls in flight.
   for (const [signal, code] of [['SIGINT', exitCodes.interrupted], ['SIGTERM', exitCodes.terminated]] as const) {
     test.concurrent(`${code}: stopped by ${signal}, and says how to resume`, async ({ tempDir, startJudge, expect }) => {
       // The judge holds every call until the signal has been sent.
       const judge = await startJudge(() => ({ hang: true }));
-      const run = startCli(['grade', '--input', items, '--judge', 'openai:fake-judge', '--judge-base-url', judge.baseUrl, '--no-cache', '--quiet', '--timeout', '600', '--out', join(tempDir, 'out.jsonl')]);
+      const run = startCli(['grade', '--input', items, '--judge', 'openai:fake-judge', '--judge-base-url', judge.baseUrl, '--no-cache', '--quiet', '--timeout', '600', '--drain-timeout', '0.2', '--out', join(tempDir, 'out.jsonl')]);
       await vi.waitFor(() => expect(judge.requests.length).toBeGreaterThan(0), { timeout: 60_000, interval: 20 });
       run.child.kill(signal);
       const result = await run.done;

@@ -32,14 +32,24 @@ export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?:
   return startCli(args, options).done;
 }
 
+/** The variables that point a run at a real judge or carry a key: tests never see them. */
+export const judgeEnvironmentVariables = [
+  'OPENAI_BASE_URL', 'OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT', 'AZURE_OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL',
+  'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'RUBRICATE_JUDGE', 'RUBRICATE_MODEL', 'RUBRICATE_TOKEN',
+];
+
 /** The parent's environment without judge settings, so tests never reach a real endpoint. */
 function cleanEnvironment(): NodeJS.ProcessEnv {
   const environment = { ...process.env };
-  for (const key of ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'RUBRICATE_JUDGE', 'RUBRICATE_MODEL', 'RUBRICATE_TOKEN']) delete environment[key];
+  for (const key of judgeEnvironmentVariables) delete environment[key];
   return environment;
 }
 
-/** Runs the CLI's real entry point in this process (no child process start-up): for fast end-to-end cases. */
+/**
+ * Runs the CLI's real entry point in this process (no child process start-up): for end-to-end
+ * cases where the process itself is not what is tested (signals, kill -9, exit statuses, several
+ * processes at once use `startCli`). The worker's environment has no judge settings (file-setup.ts).
+ */
 export async function runCliInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const { runCli: run } = await import('../src/cli/main.js');
   const stdout: string[] = [];

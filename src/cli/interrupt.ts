@@ -5,11 +5,36 @@
  * they are cancelled. Nothing unfinished is written as an error and no final metrics are written.
  */
 import { setMaxListeners } from 'node:events';
+import type { Command } from 'commander';
 import { exitCodes } from '../errors.js';
 import type { CommandContext } from './context.js';
+import { parseNumber } from './judge-options.js';
 
-/** How long calls in flight may still finish after an interrupt. */
+/** How long calls in flight may still finish after an interrupt, unless `--drain-timeout` says otherwise. */
 export const interruptGraceMs = 5_000;
+
+export interface DrainFlags {
+  /** Seconds. */
+  drainTimeout: number;
+}
+
+/**
+ * `--drain-timeout`, named as `serve`'s: a reasoning judge's calls can take a minute, and a
+ * replica under an orchestrator must fit its termination grace period.
+ */
+export function addDrainTimeoutOption(command: Command): Command {
+  return command.option(
+    '--drain-timeout <seconds>',
+    'after a first Ctrl-C or SIGTERM, how long judge calls in flight may still land (their replies are kept) before they are cancelled',
+    parseNumber('drain-timeout', 0),
+    interruptGraceMs / 1000,
+  );
+}
+
+/** The signal a command's in-flight calls listen on: aborts `--drain-timeout` after the stop signal. */
+export function drainSignal(stop: AbortSignal, flags: DrainFlags): AbortSignal {
+  return afterGrace(stop, Math.round(flags.drainTimeout * 1000));
+}
 
 /** A signal that aborts `graceMs` after `signal` does (at once if it already has). */
 export function afterGrace(signal: AbortSignal, graceMs = interruptGraceMs): AbortSignal {

@@ -102,16 +102,22 @@ let cachedBpeVocabulary: Promise<{ tokens: string[]; merges: string[] }> | undef
 function cl100kVocabulary(): Promise<{ tokens: string[]; merges: string[] }> {
   cachedBpeVocabulary ??= (async () => {
     const ranksModule = (await import('gpt-tokenizer/bpeRanks/cl100k_base')) as { default: Array<string | number[]> };
-    const tokenBytes = ranksModule.default.map((entry) => (typeof entry === 'string' ? Buffer.from(entry, 'utf8') : Buffer.from(entry)));
+    const latin1Tokens = ranksModule.default.map((entry) => (typeof entry === 'string' ? Buffer.from(entry, 'utf8') : Buffer.from(entry)).toString('latin1'));
     const rankOf = new Map<string, number>();
-    tokenBytes.forEach((bytes, rank) => rankOf.set(bytes.toString('latin1'), rank));
+    latin1Tokens.forEach((bytes, rank) => rankOf.set(bytes, rank));
     const byteToUnicode = gpt2ByteToUnicode();
-    const printable = (bytes: Buffer) => Array.from(bytes, (byte) => byteToUnicode[byte]).join('');
-    const tokens = tokenBytes.map(printable);
+    // Byte strings as latin1 text (one char per byte) are the Map keys and the merge parts, so the
+    // BPE replay below works on strings alone; each part is made printable once, at the end.
+    const printable = (latin1: string) => {
+      let text = '';
+      for (let index = 0; index < latin1.length; index += 1) text += byteToUnicode[latin1.charCodeAt(index)];
+      return text;
+    };
+    const tokens = latin1Tokens.map(printable);
     const merges: string[] = [];
-    tokenBytes.forEach((bytes, rank) => {
+    latin1Tokens.forEach((bytes, rank) => {
       if (bytes.length < 2) return;
-      let parts = Array.from(bytes, (byte) => String.fromCharCode(byte));
+      const parts = Array.from(bytes);
       while (parts.length > 2) {
         let bestIndex = -1;
         let bestRank = rank;
@@ -123,11 +129,11 @@ function cl100kVocabulary(): Promise<{ tokens: string[]; merges: string[] }> {
           }
         }
         if (bestIndex < 0) break;
-        parts = [...parts.slice(0, bestIndex), parts[bestIndex] + parts[bestIndex + 1], ...parts.slice(bestIndex + 2)];
+        parts.splice(bestIndex, 2, parts[bestIndex] + parts[bestIndex + 1]);
       }
       // A token BPE can't reach in two parts is simply left without a merge (never seen in cl100k).
       if (parts.length !== 2) return;
-      merges.push(`${printable(Buffer.from(parts[0], 'latin1'))} ${printable(Buffer.from(parts[1], 'latin1'))}`);
+      merges.push(`${printable(parts[0])} ${printable(parts[1])}`);
     });
     return { tokens, merges };
   })();

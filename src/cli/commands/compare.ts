@@ -4,7 +4,7 @@ import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.j
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
 import { ProgressReporter } from '../progress.js';
 import { countInputRecords } from '../input-count.js';
-import { afterGrace, reportInterrupted } from '../interrupt.js';
+import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
 import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
@@ -16,7 +16,7 @@ import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js
 import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
 import { ErrorTally, formatErrorCounts } from '../../pipeline/error-summary.js';
 
-interface CompareFlags extends JudgeFlags, BatchFlags {
+interface CompareFlags extends JudgeFlags, BatchFlags, DrainFlags {
   format: string;
   input: string;
   out: string;
@@ -46,6 +46,7 @@ export function registerCompareCommand(program: Command, context: CommandContext
   addJudgeOptions(command, { batching: false });
   addBatchOptions(command);
   addDryRunOption(command);
+  addDrainTimeoutOption(command);
   command.option('--prices <file>', 'price table for --dry-run (JSON/YAML, USD per 1M tokens)');
   command.action(async (flags: CompareFlags) => {
     context.exitCode = await runCompare(flags, context);
@@ -98,7 +99,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     omitText: !flags.text,
     onEvent: progress.onEvent,
     stopSignal: context.signal,
-    signal: afterGrace(context.signal),
+    signal: drainSignal(context.signal, flags),
   });
   if (dryRun) {
     try {

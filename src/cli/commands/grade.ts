@@ -5,7 +5,7 @@ import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
 import { ProgressReporter } from '../progress.js';
 import { countInputRecords } from '../input-count.js';
-import { afterGrace, reportInterrupted } from '../interrupt.js';
+import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
 import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
@@ -23,7 +23,7 @@ import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js
 import { createDryRunJudge, readOnlyStore } from '../../batch/dry-run.js';
 import { addBatchOptions, batchEngineOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
 
-interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags, BatchFlags {
+interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags, BatchFlags, DrainFlags {
   dryRun?: boolean;
   out: string;
   metrics?: string;
@@ -55,6 +55,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
+  addDrainTimeoutOption(command);
   command.action(async (flags: GradeFlags) => {
     context.exitCode = await runGrade(flags, context);
   });
@@ -133,7 +134,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     onEvent: fanOut(progress.onEvent, forecast?.onEvent),
     // Stop: no new item and no new call; in-flight calls get a grace period, then are cancelled.
     stopSignal: context.signal,
-    signal: afterGrace(context.signal),
+    signal: drainSignal(context.signal, flags),
     ...graderOptionsFrom(flags),
     ...(batched ? batchEngineOptions : {}),
   });

@@ -14,6 +14,7 @@ import { RubricateError } from '../../errors.js';
 import { canonicalJson, safeParseJson } from '../../util/json.js';
 import { seededRandom } from '../../util/random.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest, TokenProbability } from '../types.js';
+import { chatWrapperFor } from './chat-wrapper.js';
 import { toGrammarJsonSchema } from './grammar-schema.js';
 import { resolveModelReference, type DownloadProgress } from './model-file.js';
 import { ResourcePool } from './pool.js';
@@ -116,7 +117,7 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     throw new RubricateError('JUDGE_UNAVAILABLE', `could not create a llama.cpp context for ${modelPath}: ${describe(error)}`, { file: modelPath }, { cause: error });
   }
 
-  const chatWrapper: ChatWrapper = nodeLlamaCpp.resolveChatWrapper(model);
+  const chatWrapper: ChatWrapper = chatWrapperFor(nodeLlamaCpp, model);
   const slots: SequenceSlot[] = [];
   for (let index = 0; index < sequences; index += 1) {
     slots.push({
