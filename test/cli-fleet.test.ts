@@ -8,17 +8,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, vi } from 'vitest';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { redisTest } from '../src/testing/redis-fixture.js';
-import { runCli as runCliInProcess } from '../src/cli/main.js';
 import { estimateRequestTokens } from '../src/fleet/pace.js';
-import { runCli, startCli } from './helpers.js';
+import { runCli, runCliInProcess, startCli } from './helpers.js';
 
-/** The CLI in this process (faster to start); the fleet tests use separate processes. */
-async function cli(args: string[]) {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCliInProcess(args, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text), signal: new AbortController().signal });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
-}
 
 let fake: FakeJudge | undefined;
 afterEach(async () => {
@@ -129,7 +121,7 @@ describe('fleet pace: RPM and TPM across processes, a shared pause after 429', (
       return { content: binaryVerdict(verdictFor(request)), usage: { prompt_tokens: estimate - 10, completion_tokens: 10 } };
     });
     // Calibrate: what one call of these items reserves; then a budget of two calls' worth per second.
-    const calibration = await cli(gradeArgs(writeItems(directory, 'calibration', 1), join(directory, 'calibration.out.jsonl'), fake.baseUrl, ['--no-cache']));
+    const calibration = await runCliInProcess(gradeArgs(writeItems(directory, 'calibration', 1), join(directory, 'calibration.out.jsonl'), fake.baseUrl, ['--no-cache']));
     expect(calibration.code, calibration.stderr).toBe(0);
     const perCall = arrivals[0].estimate;
     const perSecond = 2 * perCall + 20;
@@ -185,23 +177,23 @@ describe('the shared store through the CLI', () => {
     fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
     const input = writeItems(directory, 'items', 20);
     const sqliteCache = join(directory, 'cache.sqlite');
-    const first = await cli(gradeArgs(input, join(directory, 'first.jsonl'), fake.baseUrl, ['--cache', sqliteCache]));
+    const first = await runCliInProcess(gradeArgs(input, join(directory, 'first.jsonl'), fake.baseUrl, ['--cache', sqliteCache]));
     expect(first.code, first.stderr).toBe(0);
     expect(fake.requests).toHaveLength(20);
 
-    const exported = await cli(['cache', 'export', '--cache', sqliteCache, '--store', redis.url]);
+    const exported = await runCliInProcess(['cache', 'export', '--cache', sqliteCache, '--store', redis.url]);
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stderr).toContain('exported 20 replies');
-    const fromRedis = await cli(gradeArgs(input, join(directory, 'from-redis.jsonl'), fake.baseUrl, ['--store', redis.url]));
+    const fromRedis = await runCliInProcess(gradeArgs(input, join(directory, 'from-redis.jsonl'), fake.baseUrl, ['--store', redis.url]));
     expect(fromRedis.code, fromRedis.stderr).toBe(0);
     expect(fake.requests).toHaveLength(20);
     expect(verdictLines(join(directory, 'from-redis.jsonl'))).toEqual(verdictLines(join(directory, 'first.jsonl')));
 
     const freshCache = join(directory, 'fresh.sqlite');
-    const imported = await cli(['cache', 'import', '--cache', freshCache, '--store', redis.url]);
+    const imported = await runCliInProcess(['cache', 'import', '--cache', freshCache, '--store', redis.url]);
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stderr).toContain('imported 20 replies');
-    const fromImport = await cli(gradeArgs(input, join(directory, 'from-import.jsonl'), fake.baseUrl, ['--cache', freshCache]));
+    const fromImport = await runCliInProcess(gradeArgs(input, join(directory, 'from-import.jsonl'), fake.baseUrl, ['--cache', freshCache]));
     expect(fromImport.code, fromImport.stderr).toBe(0);
     expect(fake.requests).toHaveLength(20);
     expect(verdictLines(join(directory, 'from-import.jsonl'))).toEqual(verdictLines(join(directory, 'first.jsonl')));
@@ -213,11 +205,11 @@ describe('the shared store through the CLI', () => {
     const directory = makeTempDir('rubricate-store-cli-');
     fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
     const input = writeItems(directory, 'items', 3);
-    const noStore = await cli(gradeArgs(input, join(directory, 'out.jsonl'), fake.baseUrl, ['--no-cache', '--global-concurrency', '2']));
+    const noStore = await runCliInProcess(gradeArgs(input, join(directory, 'out.jsonl'), fake.baseUrl, ['--no-cache', '--global-concurrency', '2']));
     expect(noStore.code).toBe(2);
     expect(noStore.stderr).toContain('--store redis://');
     await redis.stop();
-    const down = await cli(gradeArgs(input, join(directory, 'out.jsonl'), fake.baseUrl, ['--store', `redis://user:s3cret@127.0.0.1:${redis.port}`]));
+    const down = await runCliInProcess(gradeArgs(input, join(directory, 'out.jsonl'), fake.baseUrl, ['--store', `redis://user:s3cret@127.0.0.1:${redis.port}`]));
     expect(down.code).toBe(4);
     expect(down.stderr).toContain('STORE_UNAVAILABLE');
     expect(down.stderr).not.toContain('s3cret');

@@ -68,7 +68,7 @@ async function keysByUserMessage(examples: string, responses: string, baseUrl: s
   return keys;
 }
 
-describe('rubricate grade (end to end, real CLI process)', () => {
+describe('rubricate grade (end to end through the CLI entry point; a real process where it is killed)', () => {
   test('survives kill -9 half way: the rerun completes with zero repeated calls for verdicts already obtained', async ({ makeTempDir }) => {
     const directory = makeTempDir('rubricate-kill-');
     const { examples, responses, criteria } = healthbenchWorkload(directory);

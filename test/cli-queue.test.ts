@@ -8,10 +8,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, vi } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
-import { runCli as runCliInProcess } from '../src/cli/main.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { redisTest } from '../src/testing/redis-fixture.js';
-import { startCli, type CliResult } from './helpers.js';
+import { runCliInProcess, startCli, type CliResult } from './helpers.js';
 
 let fake: FakeJudge | undefined;
 const children: Array<ReturnType<typeof startCli>> = [];
@@ -20,12 +19,6 @@ afterEach(async () => {
   await fake?.close();
   fake = undefined;
 });
-
-async function cli(args: string[]) {
-  const stderr: string[] = [];
-  const code = await runCliInProcess(args, { stdout: () => {}, stderr: (text) => stderr.push(text), signal: new AbortController().signal });
-  return { code, stderr: stderr.join('\n') };
-}
 
 function verdictFor(request: FakeJudgeRequest): boolean {
   return createHash('sha256').update(`${request.criteria[0]?.text}\u0000${request.response}`).digest()[0] < 128;
@@ -100,7 +93,7 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
 
       // A single process reading the same store: 0 calls, the same verdicts in the same order.
       const callsBefore = fake.requests.length;
-      const single = await cli(['grade', '--input', input, '--out', join(directory, 'single.jsonl'), '--store', redis.url, '--quiet', ...judge]);
+      const single = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'single.jsonl'), '--store', redis.url, '--quiet', ...judge]);
       expect(single.code, single.stderr).toBe(3);
       expect(fake.requests.length).toBe(callsBefore);
       expect(without(join(directory, 'queued.jsonl'), 'usage')).toEqual(without(join(directory, 'single.jsonl'), 'usage'));
@@ -146,17 +139,17 @@ describe('array jobs (grade --shard I/N, rubricate merge)', () => {
     fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
     const input = writeItems(directory, 40);
     const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--no-cache', '--quiet'];
-    expect((await cli(['grade', '--input', input, '--out', join(directory, 'whole.jsonl'), ...judge])).code).toBe(3);
+    expect((await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'whole.jsonl'), ...judge])).code).toBe(3);
     const shards = [0, 1, 2].map((index) => join(directory, `shard-${index}.jsonl`));
-    for (const [index, out] of shards.entries()) expect([0, 3]).toContain((await cli(['grade', '--input', input, '--out', out, '--shard', `${index}/3`, ...judge])).code);
+    for (const [index, out] of shards.entries()) expect([0, 3]).toContain((await runCliInProcess(['grade', '--input', input, '--out', out, '--shard', `${index}/3`, ...judge])).code);
     expect(readFileSync(shards[0], 'utf8').trim().split('\n')).toHaveLength(14);
-    const merged = await cli(['merge', ...shards, '--out', join(directory, 'merged.jsonl')]);
+    const merged = await runCliInProcess(['merge', ...shards, '--out', join(directory, 'merged.jsonl')]);
     expect(merged.code, merged.stderr).toBe(0);
     expect(readFileSync(join(directory, 'merged.jsonl'), 'utf8')).toBe(readFileSync(join(directory, 'whole.jsonl'), 'utf8'));
-    const overlapping = await cli(['merge', shards[0], shards[0], '--out', join(directory, 'bad.jsonl')]);
+    const overlapping = await runCliInProcess(['merge', shards[0], shards[0], '--out', join(directory, 'bad.jsonl')]);
     expect(overlapping.code).toBe(3);
     expect(overlapping.stderr).toContain('appears in two shards');
-    const badShard = await cli(['grade', '--input', input, '--out', join(directory, 'x.jsonl'), '--shard', '3/3', ...judge]);
+    const badShard = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'x.jsonl'), '--shard', '3/3', ...judge]);
     expect(badShard.code).toBe(2);
   }, 60_000);
 });

@@ -50,10 +50,4 @@ function cleanEnvironment(): NodeJS.ProcessEnv {
  * cases where the process itself is not what is tested (signals, kill -9, exit statuses, several
  * processes at once use `startCli`). The worker's environment has no judge settings (file-setup.ts).
  */
-export async function runCliInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { runCli: run } = await import('../src/cli/main.js');
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await run(args, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text), signal: new AbortController().signal });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
-}
+export { runCliCaptured as runCliInProcess } from '../src/cli/in-process.js';

@@ -1,13 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { drainSignal, interruptGraceMs } from './interrupt.js';
-import { runCli } from './main.js';
-
-async function runInProcess(args: string[]) {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCli(args, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text), signal: new AbortController().signal });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
-}
+import { runCliCaptured } from './in-process.js';
 
 describe('the drain after a first interrupt', () => {
   it('aborts in-flight calls exactly --drain-timeout after the stop, not before', () => {
@@ -43,9 +36,9 @@ describe('the drain after a first interrupt', () => {
 
   it('grade and compare take --drain-timeout (default 5 s) and refuse a negative one', async () => {
     for (const command of ['grade', 'compare']) {
-      const help = await runInProcess([command, '--help']);
+      const help = await runCliCaptured([command, '--help']);
       expect(help.stdout).toMatch(new RegExp(`--drain-timeout <seconds>[\\s\\S]*default: ${interruptGraceMs / 1000}\\)`));
-      const refused = await runInProcess([command, '--input', 'x.jsonl', '--judge', 'none', '--drain-timeout', '-1']);
+      const refused = await runCliCaptured([command, '--input', 'x.jsonl', '--judge', 'none', '--drain-timeout', '-1']);
       expect(refused.code).toBe(2);
       expect(refused.stderr).toMatch(/--drain-timeout must be a number ≥ 0, got "-1"/);
     }

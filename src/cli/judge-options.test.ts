@@ -4,14 +4,11 @@ import { describe, expect } from 'vitest';
 import { serverPersonality } from '../testing/fake-openai-servers.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { runCli } from './main.js';
+import { captureOutput } from './in-process.js';
 
 let directory: string;
 let itemsFile: string;
 
-function capture() {
-  const output = { stdout: [] as string[], stderr: [] as string[] };
-  return { output, context: { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal } };
-}
 
 test.beforeAll(async ({ fileTempDir }) => {
   directory = fileTempDir;
@@ -24,7 +21,7 @@ describe('judge flags on the command line', () => {
   test('--judge-header, --judge-extra-body and --reasoning-effort reach every request and are recorded with secrets redacted', async ({ startJudge }) => {
     const fake = await startJudge(serverPersonality('vllm', { thinking: 'field' }));
     const out = path.join(directory, 'flags.jsonl');
-    const { context } = capture();
+    const { context } = captureOutput();
     const code = await runCli(
       ['grade', '--input', itemsFile, '--judge', 'openai:Qwen3-8B', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--quiet',
         '--judge-header', 'X-Api-Key=tenant-secret-4567', '--judge-header', 'x-route=blue',
@@ -56,7 +53,7 @@ describe('judge flags on the command line', () => {
     [['--judge-header', 'no-equals-sign'], /--judge-header must be NAME=VALUE/],
   ] as Array<[string[], RegExp]>)('refuses %j before any call (exit 2)', async ([flags, message], { startJudge }) => {
     const fake = await startJudge(serverPersonality('openai'));
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     const code = await runCli(['grade', '--input', itemsFile, '--judge', 'openai:gpt-4o', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', path.join(directory, 'refused.jsonl'), '--quiet', ...flags], context);
     expect(code).toBe(2);
     expect(output.stderr.join('\n')).toMatch(message);
@@ -65,7 +62,7 @@ describe('judge flags on the command line', () => {
 
   test('a request the judge never accepts stops the run with exit 4 and the server message', async ({ startJudge }) => {
     const fake = await startJudge(serverPersonality('openai-reasoning', { models: ['o3'] }));
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     const code = await runCli(['grade', '--input', itemsFile, '--judge', 'openai:o3', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', path.join(directory, 'o3.jsonl'), '--quiet', '--verdict', 'probability'], context);
     expect(code).toBe(4);
     expect(output.stderr.join('\n')).toMatch(/'logprobs' is not supported with this model/);

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect } from 'vitest';
-import { runCli } from '../cli/main.js';
+import { runCliCaptured } from '../cli/in-process.js';
 import type { FakeJudge, FakeJudgeAction, FakeJudgeRequest } from '../testing/fake-judge.js';
 import { test as base } from '../testing/vitest-fixtures.js';
 import { answer, fencedBlocks, generatorAndJudge, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
@@ -10,13 +10,6 @@ import { dataDirectory, haveData } from '../testing/data.js';
 
 const projectRoot = resolve(__dirname, '../..');
 const fixtures = resolve(__dirname, 'fixtures');
-
-async function cli(args: string[]) {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCli(args, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text), signal: new AbortController().signal });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
-}
 
 function readJsonLines(file: string): Array<Record<string, any>> {
   return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
@@ -75,7 +68,7 @@ describe('rubricate generate --input', () => {
   test('writes one complete item per prompt that `rubricate grade` consumes once responses are added', async ({ startFake, tempDir: directory }) => {
     const { baseUrl } = await startFake();
     const out = join(directory, 'items.jsonl');
-    const generated = await cli(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--out', out, ...commonFlags(directory, baseUrl)]);
+    const generated = await runCliCaptured(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--out', out, ...commonFlags(directory, baseUrl)]);
     expect(generated.stderr).toContain('3 prompts: 3 rubrics written, 0 failed, 0 invalid');
     expect(generated.stderr).toContain('checks: 3 proposed, 2 kept, 1 dropped');
     expect(generated.stderr).toMatch(/warning: id p3: check dropped from "The response has three lines\." \(judged instead\): check "count": parameter "relation"/);
@@ -97,7 +90,7 @@ describe('rubricate generate --input', () => {
     const withResponses = join(directory, 'with-responses.jsonl');
     writeFileSync(withResponses, items.map((item, index) => JSON.stringify({ ...item, response: responses[index] })).join('\n'));
     const results = join(directory, 'results.jsonl');
-    const graded = await cli(['grade', '--input', withResponses, '--out', results, '--judge', 'openai:judge', '--judge-base-url', baseUrl, '--cache', join(directory, 'cache.sqlite'), '--quiet']);
+    const graded = await runCliCaptured(['grade', '--input', withResponses, '--out', results, '--judge', 'openai:judge', '--judge-base-url', baseUrl, '--cache', join(directory, 'cache.sqlite'), '--quiet']);
     expect(graded.code).toBe(0);
     const lines = readJsonLines(results);
     expect(lines.map((line) => [line.id, line.status])).toEqual([['p1', 'ok'], ['p2', 'ok'], ['p3', 'ok']]);
@@ -113,7 +106,7 @@ describe('rubricate generate --input', () => {
       generate: (request) => (fencedBlocks(request, 'request')[0].includes('baking soda') ? { content: { criteria: [{ text: 'too few' }] } } : { content: answer(fixtureRubric(request)) }),
     });
     const out = join(directory, 'items.jsonl');
-    const result = await cli(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--out', out, '--quiet', ...commonFlags(directory, fake.baseUrl)]);
+    const result = await runCliCaptured(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--out', out, '--quiet', ...commonFlags(directory, fake.baseUrl)]);
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/failed: .*prompts\.jsonl:2 id p2: \[JUDGE_UNPARSEABLE\] generator answer rejected after 2 attempts: answer does not follow the schema: criteria\.0\.importance/);
     expect(readJsonLines(out).map((item) => item.id)).toEqual(['p1', 'p3']);
@@ -121,17 +114,17 @@ describe('rubricate generate --input', () => {
   });
 
   test('rejects invalid flag combinations and input lines with clear messages', async ({ startFake, tempDir: directory }) => {
-    const neither = await cli(['generate', '--out', join(directory, 'x.jsonl'), '--generator', 'openai:x', '--generator-base-url', 'http://127.0.0.1:9/v1']);
+    const neither = await runCliCaptured(['generate', '--out', join(directory, 'x.jsonl'), '--generator', 'openai:x', '--generator-base-url', 'http://127.0.0.1:9/v1']);
     expect(neither.code).toBe(2);
     expect(neither.stderr).toContain('give --input: prompts (--format prompts) or preference pairs (--format pairs, llmbar, …)');
     const input = join(directory, 'bad.jsonl');
     writeFileSync(input, '{"id": "a"}\n{"id": "b", "prompt": "ok", "reference": 5}\n');
     const { baseUrl } = await startFake();
-    const bad = await cli(['generate', '--input', input, '--out', join(directory, 'out.jsonl'), ...commonFlags(directory, baseUrl)]);
+    const bad = await runCliCaptured(['generate', '--input', input, '--out', join(directory, 'out.jsonl'), ...commonFlags(directory, baseUrl)]);
     expect(bad.code).toBe(3);
     expect(bad.stderr).toContain(`invalid input: ${input}:1 field prompt: missing required field`);
     expect(bad.stderr).toContain(`invalid input: ${input}:2 field reference: reference must be a string`);
-    const points = await cli(['generate', '--input', input, '--out', join(directory, 'out.jsonl'), '--importance-points', 'Pitfall=3', ...commonFlags(directory, baseUrl)]);
+    const points = await runCliCaptured(['generate', '--input', input, '--out', join(directory, 'out.jsonl'), '--importance-points', 'Pitfall=3', ...commonFlags(directory, baseUrl)]);
     expect(points.code).toBe(2);
     expect(points.stderr).toContain('Pitfall must be negative');
   });
@@ -142,7 +135,7 @@ describe('rubricate generate --pairs (contrastive, preference-consistency filter
     const { baseUrl } = await startFake();
     const out = join(directory, 'rubrics.jsonl');
     const reportFile = join(directory, 'report.json');
-    const result = await cli([
+    const result = await runCliCaptured([
       'generate', '--pairs', join(fixtures, 'pairs.jsonl'), '--out', out, '--report', reportFile, '--attempts', '2', '--min-criteria', '1',
       '--judge', 'openai:judge', '--judge-base-url', baseUrl, ...commonFlags(directory, baseUrl),
     ]);
@@ -171,7 +164,7 @@ describe('rubricate refine', () => {
     writeFileSync(responsesFile, [{ id: 'fruit', responses: ['apple', 'apple pear', 'apple pear fig'] }, { id: 'fruit', response: 'apple pear kiwi' }].map((line) => JSON.stringify(line)).join('\n'));
     const out = join(directory, 'refined.jsonl');
     const reportFile = join(directory, 'report.json');
-    const result = await cli(['refine', '--input', input, '--responses-file', responsesFile, '--iterations', '1', '--out', out, '--report', reportFile, '--min-criteria', '1', '--judge', 'openai:judge', '--judge-base-url', baseUrl, ...commonFlags(directory, baseUrl)]);
+    const result = await runCliCaptured(['refine', '--input', input, '--responses-file', responsesFile, '--iterations', '1', '--out', out, '--report', reportFile, '--min-criteria', '1', '--judge', 'openai:judge', '--judge-base-url', baseUrl, ...commonFlags(directory, baseUrl)]);
     expect(result.code).toBe(0);
     const [line] = readJsonLines(out);
     expect(line.rubric.criteria.map((criterion: { text: string }) => criterion.text)).toEqual(['The response mentions "apple".', 'The response mentions "pear".', 'The response mentions "fig".']);
@@ -188,7 +181,7 @@ describe('rubricate refine', () => {
     const input = join(directory, 'prompts.jsonl');
     writeFileSync(input, JSON.stringify({ id: 'q', prompt: 'Say something.', rubric: { criteria: [{ text: 'The response mentions "sampled".', points: 1 }] } }));
     const out = join(directory, 'refined.jsonl');
-    const result = await cli(['refine', '--input', input, '--responses', '3', '--iterations', '1', '--filter', '--out', out, '--min-criteria', '1', '--quiet', '--judge', 'openai:judge', '--judge-base-url', baseUrl, ...commonFlags(directory, baseUrl)]);
+    const result = await runCliCaptured(['refine', '--input', input, '--responses', '3', '--iterations', '1', '--filter', '--out', out, '--min-criteria', '1', '--quiet', '--judge', 'openai:judge', '--judge-base-url', baseUrl, ...commonFlags(directory, baseUrl)]);
     expect(result.code).toBe(0);
     expect(fake.requests.filter((request) => taskOf(request) === 'respond')).toHaveLength(3);
     expect(readJsonLines(out)[0].metadata.refinement).toMatchObject({ responses: 3, filter: true });
@@ -206,7 +199,7 @@ describe('real CLI process', () => {
     const withResponses = join(directory, 'graded-input.jsonl');
     writeFileSync(withResponses, items.map((item) => JSON.stringify(item)).join('\n'));
     const results = join(directory, 'results.jsonl');
-    const graded = await cli(['grade', '--input', withResponses, '--out', results, '--judge', 'openai:judge', '--judge-base-url', baseUrl, '--cache', join(directory, 'cache.sqlite'), '--quiet']);
+    const graded = await runCliCaptured(['grade', '--input', withResponses, '--out', results, '--judge', 'openai:judge', '--judge-base-url', baseUrl, '--cache', join(directory, 'cache.sqlite'), '--quiet']);
     expect(graded.code).toBe(0);
     expect(readJsonLines(results).map((line) => line.status)).toEqual(['ok', 'ok', 'ok']);
   });
@@ -225,7 +218,7 @@ describe.skipIf(!realDataPresent)('rubricate generate --pairs on the real prefer
   test.for(realSets)('$format: reads the set, skips ties, splits per prompt and reports', async ({ format, path }, { startFake, tempDir: directory }) => {
     const { baseUrl } = await startFake();
     const reportFile = join(directory, 'report.json');
-    const result = await cli([
+    const result = await runCliCaptured([
       'generate', '--pairs', path, '--pairs-format', format, '--limit', '3', '--attempts', '2', '--min-criteria', '1',
       '--out', join(directory, 'rubrics.jsonl'), '--report', reportFile, '--judge', 'openai:judge', '--judge-base-url', baseUrl, ...commonFlags(directory, baseUrl),
     ]);

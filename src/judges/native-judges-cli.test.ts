@@ -5,18 +5,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { runCli } from '../cli/main.js';
+import { runCliCaptured } from '../cli/in-process.js';
 import { costOf, defaultPrices } from '../engine/usage.js';
 import { startFakeAnthropic, type FakeAnthropicScript } from '../testing/fake-anthropic.js';
 import { startFakeGemini, type FakeGeminiScript } from '../testing/fake-gemini.js';
 import { test } from '../testing/vitest-fixtures.js';
-
-async function cli(args: string[]) {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCli(args, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text), signal: new AbortController().signal });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
-}
 
 function readJsonLines(file: string): Array<Record<string, any>> {
   return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
@@ -57,7 +50,7 @@ describe('grade with an anthropic: judge', () => {
   test('grades through the forced tool, reads the cached prefix for later criteria, prices reads and writes, and resumes from the cache', async ({ closeAfter, tempDir: directory }) => {
     const anthropic = closeAfter(await startFakeAnthropic(byCriterion));
     const input = writeItems(directory);
-    const first = await cli(anthropicArgs(anthropic.baseUrl, directory, input, ['--concurrency', '8']));
+    const first = await runCliCaptured(anthropicArgs(anthropic.baseUrl, directory, input, ['--concurrency', '8']));
     expect(first.stderr).toContain('2 items: 2 ok, 0 error');
     expect(first.stderr).toMatch(/cached, \d+ written to the prompt cache\)/);
     expect(first.code).toBe(0);
@@ -81,7 +74,7 @@ describe('grade with an anthropic: judge', () => {
     expect(costOf({ ...usage, cached_prompt_tokens: 0, cache_write_prompt_tokens: 0 }, price)!).toBeGreaterThan(usage.cost_usd);
 
     const before = readFileSync(join(directory, 'results.jsonl'), 'utf8');
-    const again = await cli(anthropicArgs(anthropic.baseUrl, directory, input));
+    const again = await runCliCaptured(anthropicArgs(anthropic.baseUrl, directory, input));
     expect(again.code).toBe(0);
     expect(anthropic.requests).toHaveLength(6);
     const resumed = readFileSync(join(directory, 'results.jsonl'), 'utf8');
@@ -96,7 +89,7 @@ describe('grade with an anthropic: judge', () => {
       return byCriterion(request);
     }));
     const input = writeItems(directory);
-    const run = await cli(anthropicArgs(anthropic.baseUrl, directory, input, ['--concurrency', '1']));
+    const run = await runCliCaptured(anthropicArgs(anthropic.baseUrl, directory, input, ['--concurrency', '1']));
     expect(run.code).toBe(0);
     const results = readJsonLines(join(directory, 'results.jsonl'));
     expect(results.every((result) => result.status === 'ok')).toBe(true);
@@ -110,7 +103,7 @@ describe('grade with an anthropic: judge', () => {
       request.criteria[0].id === 'doctor' ? { input: { explanation: 'Unsure.', criteria_met: 'maybe' } } : byCriterion(request),
     ));
     const input = writeItems(directory);
-    const run = await cli(anthropicArgs(anthropic.baseUrl, directory, input, ['--max-attempts', '3']));
+    const run = await runCliCaptured(anthropicArgs(anthropic.baseUrl, directory, input, ['--max-attempts', '3']));
     expect(run.code).not.toBe(0);
     const results = readJsonLines(join(directory, 'results.jsonl'));
     const doctor = results[0].criteria.find((criterion: { id: string }) => criterion.id === 'doctor');
@@ -126,7 +119,7 @@ describe('grade with an anthropic: judge', () => {
   test('refuses probability verdicts before any call, with exit 4', async ({ closeAfter, tempDir: directory }) => {
     const anthropic = closeAfter(await startFakeAnthropic(byCriterion));
     const input = writeItems(directory);
-    const run = await cli(anthropicArgs(anthropic.baseUrl, directory, input, ['--verdict', 'probability']));
+    const run = await runCliCaptured(anthropicArgs(anthropic.baseUrl, directory, input, ['--verdict', 'probability']));
     expect(run.code).toBe(4);
     expect(run.stderr).toContain('returns no token probabilities');
     expect(anthropic.requests).toHaveLength(0);
@@ -135,7 +128,7 @@ describe('grade with an anthropic: judge', () => {
   test('stops at once on an unknown model (404 not_found_error), exit 4', async ({ closeAfter, tempDir: directory }) => {
     const anthropic = closeAfter(await startFakeAnthropic(byCriterion, { models: ['claude-haiku-4-5'] }));
     const input = writeItems(directory);
-    const run = await cli(anthropicArgs(anthropic.baseUrl, directory, input, ['--concurrency', '1']));
+    const run = await runCliCaptured(anthropicArgs(anthropic.baseUrl, directory, input, ['--concurrency', '1']));
     expect(run.code).toBe(4);
     expect(run.stderr).toContain('model: claude-sonnet-4-5');
     expect(anthropic.requests.length).toBeLessThanOrEqual(1);
@@ -156,7 +149,7 @@ describe('grade with a gemini: judge', () => {
   test('grades with responseSchema, counts implicitly cached tokens in usage and cost, and resumes from the cache', async ({ closeAfter, tempDir: directory }) => {
     const gemini = closeAfter(await startFakeGemini(byCriterionGemini));
     const input = writeItems(directory);
-    const run = await cli(geminiArgs(gemini.baseUrl, directory, input));
+    const run = await runCliCaptured(geminiArgs(gemini.baseUrl, directory, input));
     expect(run.code).toBe(0);
     const results = readJsonLines(join(directory, 'results.jsonl'));
     expect(results.map((result) => result.score)).toEqual([1, 1]);
@@ -166,7 +159,7 @@ describe('grade with a gemini: judge', () => {
     const expected = ((usage.prompt_tokens - usage.cached_prompt_tokens) * price.input + usage.cached_prompt_tokens * price.cached_input! + usage.completion_tokens * price.output) / 1e6;
     expect(usage.cost_usd).toBeCloseTo(expected, 6);
     expect(gemini.requests).toHaveLength(6);
-    const again = await cli(geminiArgs(gemini.baseUrl, directory, input));
+    const again = await runCliCaptured(geminiArgs(gemini.baseUrl, directory, input));
     expect(again.code).toBe(0);
     expect(gemini.requests).toHaveLength(6);
   });
@@ -174,7 +167,7 @@ describe('grade with a gemini: judge', () => {
   test('reports a safety block as filtered content, never as a verdict', async ({ closeAfter, tempDir: directory }) => {
     const gemini = closeAfter(await startFakeGemini((request) => (request.criteria[0].id === 'aspirin' ? { finishReason: 'SAFETY' } : byCriterionGemini(request))));
     const input = writeItems(directory);
-    const run = await cli(geminiArgs(gemini.baseUrl, directory, input, ['--max-attempts', '2']));
+    const run = await runCliCaptured(geminiArgs(gemini.baseUrl, directory, input, ['--max-attempts', '2']));
     expect(run.code).not.toBe(0);
     const results = readJsonLines(join(directory, 'results.jsonl'));
     const aspirin = results[0].criteria.find((criterion: { id: string }) => criterion.id === 'aspirin');

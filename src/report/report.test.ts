@@ -12,6 +12,7 @@ import { markdownCell } from './markdown.js';
 import { syntheticResultRecords } from './synthetic.js';
 import type { ResultsReportPayload } from './types.js';
 import { test } from '../testing/vitest-fixtures.js';
+import { captureOutput } from '../cli/in-process.js';
 
 let directory: string;
 
@@ -123,10 +124,6 @@ describe('writeReportFromResults', () => {
   });
 });
 
-function capture() {
-  const output = { stdout: [] as string[], stderr: [] as string[] };
-  return { output, context: { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal } };
-}
 
 describe('rubricate report', () => {
   it('reports a bad results line with file:line, skips it and still writes the report', async () => {
@@ -134,7 +131,7 @@ describe('rubricate report', () => {
     lines.splice(3, 0, '{"id": "x", "status": "graded"}');
     const input = write('with-bad-line.jsonl', lines.join('\n'));
     const out = join(directory, 'cli.html');
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     expect(await runCli(['report', '--input', input, '--out', out], context)).toBe(exitCodes.success);
     expect(output.stderr.join('\n')).toContain(`invalid input: ${input}:4`);
     expect(output.stderr.join('\n')).toMatch(/report: .*cli\.html \(html, .*\) \(1 unreadable lines skipped\)/);
@@ -142,15 +139,15 @@ describe('rubricate report', () => {
   });
 
   it('prints Markdown to stdout with --out -, and fails clearly on a missing input', async () => {
-    const printed = capture();
+    const printed = captureOutput();
     expect(await runCli(['report', '--input', resultsFile, '--compare', baselineFile, '--out', '-'], printed.context)).toBe(exitCodes.success);
     expect(printed.output.stdout.join('\n')).toMatch(/^# run\.jsonl vs baseline\.jsonl/);
-    const missing = capture();
+    const missing = captureOutput();
     const file = join(directory, 'nope.jsonl');
     // A missing input is a usage error found before anything runs (exit 2), naming the flag.
     expect(await runCli(['report', '--input', file, '--out', join(directory, 'nope.html')], missing.context)).toBe(exitCodes.usage);
     expect(missing.output.stderr.join('\n')).toBe(`error [INPUT_UNREADABLE]: ${file} field input: cannot read --input: no such file or folder`);
-    const html = capture();
+    const html = captureOutput();
     expect(await runCli(['report', '--input', resultsFile, '--out', '-', '--format', 'html'], html.context)).toBe(exitCodes.usage);
   });
 

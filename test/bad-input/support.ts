@@ -9,7 +9,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
+import { runCliCaptured } from '../../src/cli/in-process.js';
 import type { ErrorCode } from '../../src/errors.js';
 
 export interface CliOutcome {
@@ -43,12 +43,6 @@ function sha256(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
-export async function runInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCli(args, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text), signal: new AbortController().signal });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
-}
 
 export async function runCase(testCase: CliCase): Promise<void> {
   const directory = mkdtempSync(join(tmpdir(), 'rubricate-bad-input-'));
@@ -65,7 +59,7 @@ export async function runCase(testCase: CliCase): Promise<void> {
     }
     const before = new Map(Object.keys(testCase.files).map((name) => [name, sha256(join(directory, name))]));
     const args = testCase.args.map((argument) => argument.replace(/@([\w./-]+)/g, (_, name: string) => join(directory, name)));
-    const result = await runInProcess(args);
+    const result = await runCliCaptured(args);
     const outcome = { ...result, directory };
 
     expect(result.code, result.stderr).toBe(testCase.exit);

@@ -12,6 +12,7 @@ import { runCli } from '../main.js';
 import { registerMetaCommand, type PairJudgeSetup } from './meta.js';
 import { dataPath, haveData } from '../../testing/data.js';
 import { test } from '../../testing/vitest-fixtures.js';
+import { captureOutput } from '../in-process.js';
 
 let directory: string;
 let resultsFile: string;
@@ -19,11 +20,6 @@ let labelsFile: string;
 let publishedFile: string;
 let datasetFile: string;
 
-function capture() {
-  const output = { stdout: [] as string[], stderr: [] as string[] };
-  const context = { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal };
-  return { output, context };
-}
 
 async function readJson(file: string): Promise<Record<string, any>> {
   return JSON.parse(await readFile(file, 'utf8')) as Record<string, any>;
@@ -74,7 +70,7 @@ test.beforeAll(async ({ fileTempDir }) => {
 describe('rubricate meta --format results', () => {
   it('writes the binary report with breakdowns and the bias index, prints the table, and reports the bad labels line', async () => {
     const out = path.join(directory, 'results-meta.json');
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     const code = await runCli(
       ['meta', '--format', 'results', '--input', resultsFile, '--labels', labelsFile, '--out', out, '--group-by', 'axis,criterion', '--source-field', 'metadata.model', '--bootstrap-resamples', '100'],
       context,
@@ -103,7 +99,7 @@ describe('rubricate meta --format results', () => {
     await writeFile(manyResults, JSON.stringify({ id: 'big', status: 'ok', score: 0, criteria: ids.map((id, index) => ({ id, text: id, points: 1, tags: [], kind: 'principle', source: 'judge', status: 'ok', met: index % 2 === 0 })), rubricate_version: 't' }));
     await writeFile(manyLabels, JSON.stringify({ id: 'big', labels: Object.fromEntries(ids.map((id) => [id, true])) }));
     const out = path.join(directory, 'many.json');
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     expect(await runCli(['meta', '--format', 'results', '--input', manyResults, '--labels', manyLabels, '--out', out, '--group-by', 'criterion', '--bootstrap-resamples', '0'], context)).toBe(exitCodes.success);
     expect(Object.keys((await readJson(out)).groups.criterion)).toHaveLength(30);
     const stderr = output.stderr.join('\n');
@@ -112,7 +108,7 @@ describe('rubricate meta --format results', () => {
   });
 
   it('needs --labels', async () => {
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     const code = await runCli(['meta', '--format', 'results', '--input', resultsFile, '--out', path.join(directory, 'x.json')], context);
     expect(code).toBe(exitCodes.usage);
     expect(output.stderr.join('\n')).toMatch(/CONFIG_INVALID.*needs --labels/);
@@ -122,7 +118,7 @@ describe('rubricate meta --format results', () => {
 describe('rubricate meta on published judge outputs', () => {
   it('re-scores an LLMBar result.json without a judge', async () => {
     const out = path.join(directory, 'published.json');
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     const code = await runCli(['meta', '--format', 'llmbar', '--input', publishedFile, '--out', out, '--bootstrap-resamples', '50'], context);
     expect(code).toBe(exitCodes.success);
     const report = await readJson(out);
@@ -135,7 +131,7 @@ describe('rubricate meta on published judge outputs', () => {
   if (!existsSync(realResult)) console.warn(`skipping the published LLMBar check: ${realResult} is absent`);
   it.skipIf(!haveData(realResult, 'src/cli/commands/meta.test.ts'))('reproduces LLMBar\u2019s own statistics for its published GPT-4 judge', async () => {
     const out = path.join(directory, 'llmbar-real.json');
-    const { context } = capture();
+    const { context } = captureOutput();
     expect(await runCli(['meta', '--format', 'llmbar', '--input', realResult, '--out', out, '--bootstrap-resamples', '0', '--quiet'], context)).toBe(exitCodes.success);
     const report = await readJson(out);
     const statistics = await readLlmbarStatistics(path.join(path.dirname(realResult), 'statistics.json'));
@@ -149,7 +145,7 @@ describe('rubricate meta on published judge outputs', () => {
 
 describe('rubricate meta with --judge on a pairwise dataset', () => {
   function program(createJudgePairs: (setup: PairJudgeSetup) => JudgePairs) {
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     const full: CommandContext = { ...context, exitCode: 0 };
     const command = new Command().exitOverride();
     registerMetaCommand(command, full, { createJudgePairs });
@@ -181,7 +177,7 @@ describe('rubricate meta with --judge on a pairwise dataset', () => {
   });
 
   it('says plainly that datasets need --judge and that a format must be known', async () => {
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     const out = path.join(directory, 'unwired.json');
     expect(await runCli(['meta', '--format', 'pandalm', '--input', datasetFile, '--out', out], context)).toBe(exitCodes.usage);
     expect(output.stderr.join('\n')).toMatch(/pairwise dataset: name the judge/);

@@ -4,11 +4,8 @@ import { describe, expect } from 'vitest';
 import type { FakeJudgeScript } from '../../testing/fake-judge.js';
 import { test } from '../../testing/vitest-fixtures.js';
 import { runCli } from '../main.js';
+import { captureOutput } from '../in-process.js';
 
-function capture() {
-  const output = { stdout: [] as string[], stderr: [] as string[] };
-  return { output, context: { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal } };
-}
 
 const rubric = (criteria: string) => ({
   criteria,
@@ -39,7 +36,7 @@ describe('grade --format biggen --judge-protocol prometheus', () => {
     await writeFile(input, JSON.stringify(instances));
     const out = path.join(tempDir, 'biggen-results.jsonl');
     const metricsFile = path.join(tempDir, 'biggen-metrics.json');
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     const code = await runCli(
       ['grade', '--format', 'biggen', '--input', input, '--out', out, '--metrics', metricsFile, '--judge', 'openai:prometheus-7b-v2.0', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'k', '--judge-protocol', 'prometheus', '--no-cache', '--quiet'],
       context,
@@ -71,12 +68,12 @@ describe('score --failed-as-zero', () => {
         .map((line) => JSON.stringify(line))
         .join('\n'),
     );
-    const plain = capture();
+    const plain = captureOutput();
     await runCli(['score', '--input', results], plain.context);
     const byDefault = JSON.parse(plain.output.stdout.join('')) as { overall: { score: number }; n_error: number; failed_as_zero?: unknown };
     // By default item a has no score: only b (1.0) counts.
     expect([byDefault.overall.score, byDefault.n_error, byDefault.failed_as_zero]).toEqual([1, 1, undefined]);
-    const zero = capture();
+    const zero = captureOutput();
     await runCli(['score', '--input', results, '--failed-as-zero'], zero.context);
     const counted = JSON.parse(zero.output.stdout.join('')) as { overall: { score: number }; failed_as_zero: { items: number; criteria: number } };
     // a: 4 of 8 → 0.5; mean with b (1.0) = 0.75.

@@ -6,6 +6,7 @@ import { exitCodes } from '../../errors.js';
 import { binaryVerdict, type FakeJudge } from '../../testing/fake-judge.js';
 import { test as base } from '../../testing/vitest-fixtures.js';
 import { runCli } from '../main.js';
+import { captureOutput } from '../in-process.js';
 
 let directory: string;
 let itemsFile: string;
@@ -17,10 +18,6 @@ const facts = [
   { word: 'platypus', sentence: 'The platypus is a mammal that lays eggs.', criterion: 'Notes that the platypus lays eggs' },
 ];
 
-function capture() {
-  const output = { stdout: [] as string[], stderr: [] as string[] };
-  return { output, context: { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal } };
-}
 
 /** `fake`: a judge that reads the content but also obeys "mark every criterion" instructions. */
 const test = base.extend<{ fake: FakeJudge }>({
@@ -54,7 +51,7 @@ describe('rubricate probe', () => {
   test('grades originals and perturbations with the judge, writes the report and prints the table', async ({ fake }) => {
     const out = path.join(directory, 'probe.json');
     const cache = path.join(directory, 'cache.sqlite');
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     const argv = [
       'probe',
       '--input',
@@ -98,7 +95,7 @@ describe('rubricate probe', () => {
 
     // Same command again: every verdict comes from the cache, the report is the same.
     const callsBefore = fake.requests.length;
-    const again = capture();
+    const again = captureOutput();
     expect(await runCli(argv, again.context)).toBe(exitCodes.itemsFailed);
     expect(fake.requests.length).toBe(callsBefore);
     const second = JSON.parse(await readFile(out, 'utf8'));
@@ -108,7 +105,7 @@ describe('rubricate probe', () => {
 
   test('prints the table with the weaknesses it found', async ({ fake }) => {
     const out = path.join(directory, 'probe-table.json');
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     await runCli(
       ['probe', '--input', itemsFile, '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--no-cache', '--out', out, '--probes', 'injection', '--bootstrap-resamples', '100'],
       context,
@@ -121,7 +118,7 @@ describe('rubricate probe', () => {
   });
 
   test('rejects unknown probes and --judge none', async () => {
-    const { output, context } = capture();
+    const { output, context } = captureOutput();
     const out = path.join(directory, 'never.json');
     expect(await runCli(['probe', '--input', itemsFile, '--judge', 'none', '--out', out], context)).toBe(exitCodes.usage);
     expect(output.stderr.join('\n')).toMatch(/--judge none has nothing to probe/);

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../cli/main.js';
+import { runCliCaptured } from '../../cli/in-process.js';
 import { exitCodes } from '../../errors.js';
 import { describe, expect, it } from 'vitest';
 import { test } from '../../testing/vitest-fixtures.js';
@@ -108,8 +108,8 @@ describe('--format otel-genai', () => {
       { id: 'confirmed', text: 'Asks yes/no.', check: { type: 'message_matches', pattern: 'yes/no', scope: 'assistant' } },
     ] })}\n`);
     const out = path.join(tempDir, 'out.jsonl');
-    const code = await runCli(['grade', '--format', 'otel-genai', '--input', fixture('attributes.json'), '--rubrics', rubrics, '--judge', 'none', '--out', out, '--quiet'], { stdout: () => {}, stderr: () => {}, signal: new AbortController().signal });
-    expect(code).toBe(exitCodes.success);
+    const { code, stderr } = await runCliCaptured(['grade', '--format', 'otel-genai', '--input', fixture('attributes.json'), '--rubrics', rubrics, '--judge', 'none', '--out', out, '--quiet']);
+    expect(code, stderr).toBe(exitCodes.success);
     const [result] = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { id: string; score: number; criteria: Array<{ id: string; met: boolean }> });
     expect(result.id).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(result.criteria.map((criterion) => [criterion.id, criterion.met])).toEqual([['weather_first', true], ['booked', true], ['confirmed', true]]);

@@ -9,6 +9,7 @@ import { sharedData } from '../../testing/shared-data.js';
 import { test } from '../../testing/vitest-fixtures.js';
 import { tauBenchImporter } from './tau-bench.js';
 import type { ImportRecord } from '../records.js';
+import { captureOutput } from '../../cli/in-process.js';
 
 const call = (id: string, name: string, args: unknown) => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] });
 const result = (id: string, name: string, content: string) => ({ role: 'tool', tool_call_id: id, name, content });
@@ -55,10 +56,6 @@ async function importAll(file: string): Promise<ImportRecord[]> {
   return records;
 }
 
-function capture() {
-  const output = { stdout: [] as string[], stderr: [] as string[] };
-  return { output, context: { stdout: (text: string) => output.stdout.push(text), stderr: (text: string) => output.stderr.push(text), signal: new AbortController().signal } };
-}
 
 const readLinesOf = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
 
@@ -89,7 +86,7 @@ describe('--format tau-bench', () => {
     const file = path.join(tempDir, 'small2.json');
     await writeFile(file, JSON.stringify([good, extraWrite]));
     const out = path.join(tempDir, 'small2.results.jsonl');
-    const { context } = capture();
+    const { context } = captureOutput();
     await runCli(['grade', '--format', 'tau-bench', '--input', file, '--judge', 'none', '--out', out, '--quiet'], context);
     const [first, second] = await readLinesOf(out);
     expect(first.criteria.filter((criterion: { source: string }) => criterion.source === 'check').map((criterion: { met: boolean }) => criterion.met)).toEqual([true, true]);
@@ -108,7 +105,7 @@ describe('τ-bench airline trajectories (real data)', () => {
   const data = sharedData('tau_bench/gpt-4o-airline.json');
   test.skipIf(!data.available)('checks agree with the outcome reward on ≥ 90%; the hybrid rubric grades all 200 with a scripted judge, 0 errors; meta gives AUROC', async ({ startJudge, tempDir }) => {
     const checksOnly = path.join(tempDir, 'tau-none.jsonl');
-    const { context } = capture();
+    const { context } = captureOutput();
     await runCli(['grade', '--format', 'tau-bench', '--input', data.path, '--judge', 'none', '--out', checksOnly, '--quiet'], context);
     const none = await outcomeMeta(checksOnly);
     expect(none.items).toMatchObject({ withOutcome: 200, positive: 84, negative: 116 });
