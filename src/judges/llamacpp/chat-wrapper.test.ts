@@ -22,10 +22,9 @@ describe('the chat wrapper of a model (real node-llama-cpp, tiny generated model
       // The file name is one of resolution's inputs, so another name is resolved on its own, to the same kind.
       expect(otherName).not.toBe(first);
       expect(otherName.wrapperName).toBe('ChatML');
-      // What is shared renders as node-llama-cpp's own resolution of that model does.
+      // What is shared renders the tiny model's ChatML template.
       const history = [{ type: 'user' as const, text: 'Hi' }, { type: 'model' as const, response: [] }];
-      const rendered = (wrapper: typeof first) => wrapper.generateContextState({ chatHistory: history }).contextText.toString();
-      expect(rendered(sameFileElsewhere)).toBe(rendered(nodeLlamaCpp.resolveChatWrapper(models[1])));
+      expect(sameFileElsewhere.generateContextState({ chatHistory: history }).contextText.toString()).toMatch(/<\|im_start\|>user\nHi<\|im_end\|>\n<\|im_start\|>assistant\n$/);
     } finally {
       for (const model of models) await model.dispose();
     }
