@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorHandle } from '../bench/simulator/index.js';
 import { sharedData } from '../src/testing/shared-data.js';
-import { runCliInProcess } from './helpers.js';
+import { projectRoot, runCliInProcess } from './helpers.js';
 import { createHash } from 'node:crypto';
 import { sampleReplyFor, tokenizerFor } from '../src/batch/dry-run.js';
 import { costOf, defaultPrices, emptyUsage, addUsage, type Usage } from '../src/engine/usage.js';
@@ -108,4 +108,26 @@ describe('--dry-run against the judge simulator (HealthBench 100)', () => {
       await judge.close();
     }
   }, 240_000);
+});
+
+describe('--dry-run --no-cache', () => {
+  it('grade and compare write nothing beside the output, not even the run journal, and send nothing', async () => {
+    const judge = await startFakeJudge(() => ({ status: 500, body: { error: { message: 'a dry run must not call the judge' } } }));
+    try {
+      const runs = [
+        ['grade', '--input', join(projectRoot, 'examples/items.jsonl')],
+        ['compare', '--format', 'pairs', '--input', join(projectRoot, 'examples/pairs/pairs.jsonl')],
+      ];
+      for (const [index, run] of runs.entries()) {
+        const out = join(directory, `no-cache-${index}.jsonl`);
+        const dry = await runCliInProcess([...run, '--judge', 'openai:gpt-4.1', '--judge-base-url', judge.baseUrl, '--judge-api-key', 'sk-dry', '--no-cache', '--out', out, '--quiet', '--dry-run']);
+        expect(dry.code, dry.stderr).toBe(0);
+        expect((JSON.parse(dry.stdout) as Estimate).judge_calls).toBeGreaterThan(0);
+        expect(readdirSync(directory).filter((name) => name.startsWith(`no-cache-${index}.jsonl`))).toEqual([]);
+      }
+      expect(judge.requests).toHaveLength(0);
+    } finally {
+      await judge.close();
+    }
+  });
 });

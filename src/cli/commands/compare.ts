@@ -77,7 +77,8 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
     await judge?.close?.();
     batched?.batching.close();
   };
-  const opened = await openStore(flags, flags.out);
+  // A dry run writes nothing, not even a --no-cache journal beside the output.
+  const opened = await openStore(flags, flags.dryRun ? undefined : flags.out);
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
   const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: () => importer.read(flags.input, {}) });
   expectedTotal.then((total) => progress.setTotal(total), () => undefined);

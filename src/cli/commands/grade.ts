@@ -90,7 +90,8 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     for (const member of judges) await member.close?.();
     batched?.batching.close();
   };
-  const opened = await openStore(flags, flags.out);
+  // A dry run writes nothing, not even a --no-cache journal beside the output.
+  const opened = await openStore(flags, flags.dryRun ? undefined : flags.out);
   const forecast =
     judge && isLocalJudge(judge)
       ? new LocalJudgeForecast((line) => context.stderr(line), {
