@@ -133,7 +133,7 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     scoring: flags.failedAsZero ? withFailedAsZero(getScoring(scoringName)) : scoringName,
     omitText: !flags.text,
     onEvent: fanOut(progress.onEvent, forecast?.onEvent),
-    // Stop: no new item and no new call; in-flight calls get a grace period, then are cancelled.
+    // Stop: no new item and no new call; in-flight calls get --drain-timeout to land, then are cancelled.
     stopSignal: context.signal,
     signal: drainSignal(context.signal, flags),
     ...graderOptionsFrom(flags),
