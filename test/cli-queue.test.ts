@@ -1,7 +1,8 @@
 /**
- * Distributed grading through the real CLI: a producer and worker processes on a real
- * redis-server, a loopback judge. Kills and restarts are triggered by observed events
- * (a worker's log line, the judge's request count), never by sleeps.
+ * Distributed grading through the real CLI: worker processes and a producer on a real
+ * redis-server, a loopback judge. The producer runs in the test's own process: it shares nothing
+ * with the workers but Redis, and what is killed is always a worker process. Kills and restarts
+ * are triggered by observed events (a worker's log line, the judge's request count), never by sleeps.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,11 @@ import { runCliInProcess, startCli, type CliResult } from './helpers.js';
 
 let fake: FakeJudge | undefined;
 const children: Array<ReturnType<typeof startCli>> = [];
+/** Stops an in-process producer that a failed test left running, as Ctrl-C would. */
+let producers = new AbortController();
 afterEach(async () => {
+  producers.abort();
+  producers = new AbortController();
   for (const child of children.splice(0)) if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGKILL');
   await fake?.close();
   fake = undefined;
@@ -73,12 +78,11 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
       const victim = workers[1];
       const victimBusy = whenLogged(victim, 'graded chunk');
 
-      const producer = startCli(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--quiet', ...judge]);
-      children.push(producer);
+      const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--quiet', ...judge], producers.signal);
       await victimBusy;
       victim.child.kill('SIGKILL');
       expect((await victim.done).signal).toBe('SIGKILL');
-      const produced = await producer.done;
+      const produced = await producer;
       expect(produced.code, produced.stderr).toBe(3); // the one invalid line
       expect(produced.stderr).toContain('1001 items: 1000 ok, 0 error, 1 invalid');
 
@@ -98,14 +102,15 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
       expect(fake.requests.length).toBe(callsBefore);
       expect(without(join(directory, 'queued.jsonl'), 'usage')).toEqual(without(join(directory, 'single.jsonl'), 'usage'));
 
-      // The same file submitted again, to one more worker that leaves when idle: 0 calls, byte-identical.
+      // The same file submitted again, to one more worker that leaves when idle (the only one left,
+      // so it gets the chunks whatever the timing): 0 calls, byte-identical.
+      for (const worker of [workers[0], workers[2]]) worker.child.kill('SIGTERM');
+      await Promise.all([workers[0].done, workers[2].done]);
       const late = startWorker(redis.url, ['--exit-when-idle']);
-      const again = startCli(['grade', '--input', input, '--out', join(directory, 'again.jsonl'), '--queue', redis.url, '--quiet', ...judge]);
-      children.push(again);
-      expect((await again.done).code).toBe(3);
+      const again = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'again.jsonl'), '--queue', redis.url, '--quiet', ...judge], producers.signal);
+      expect(again.code, again.stderr).toBe(3);
       expect(fake.requests.length).toBe(callsBefore);
       expect(readFileSync(join(directory, 'again.jsonl'), 'utf8')).toBe(readFileSync(join(directory, 'single.jsonl'), 'utf8'));
-      for (const worker of [workers[0], workers[2]]) worker.child.kill('SIGTERM');
       expect((await late.done).code).toBe(0);
     },
     240_000,
@@ -116,12 +121,11 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
     fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)), delayMs: 5 }));
     const input = writeItems(directory, 300);
     const worker = startWorker(redis.url, ['--exit-when-idle']);
-    const producer = startCli(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl]);
-    children.push(producer);
+    const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producers.signal);
     await vi.waitFor(() => expect(fake!.requests.length).toBeGreaterThanOrEqual(100), { timeout: 60_000, interval: 10 });
     await redis.stop();
     await redis.start();
-    const produced = await producer.done;
+    const produced = await producer;
     expect(produced.code, produced.stderr).toBe(3);
     const queued = readFileSync(join(directory, 'queued.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { line: number; status: string });
     expect(queued.map((record) => record.line)).toEqual(Array.from({ length: 301 }, (_, index) => index + 1));

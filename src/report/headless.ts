@@ -3,10 +3,8 @@
  * driven by playwright-core, with a throwaway profile and every background network feature
  * off (otherwise it tries to reach update and sync servers).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import { existsSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 export const chromiumPath = '/usr/bin/chromium';
 
@@ -30,23 +28,37 @@ export interface HeadlessBrowser {
   close(): Promise<void>;
 }
 
-export async function launchHeadlessChromium(options: { width?: number; height?: number; deviceScaleFactor?: number } = {}): Promise<HeadlessBrowser> {
+export interface HeadlessContextOptions {
+  width?: number;
+  height?: number;
+  deviceScaleFactor?: number;
+}
+
+/** Starts Chromium headless; playwright gives it a throwaway profile and removes it on close. */
+export async function startHeadlessChromium(): Promise<Browser> {
   // playwright-core is a dev dependency: load it only when a browser is actually wanted.
   const { chromium } = await import('playwright-core');
-  const profile = mkdtempSync(join(tmpdir(), 'rubricate-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    // The fresh profile directory is passed as the user data dir by playwright itself.
-    args: chromiumArguments,
+  return chromium.launch({ executablePath: chromiumPath, headless: true, args: chromiumArguments });
+}
+
+/** A fresh context of a running Chromium (its own pages, storage and viewport); closing it leaves the browser running. */
+export async function openHeadlessContext(browser: Browser, options: HeadlessContextOptions = {}): Promise<HeadlessBrowser> {
+  const context = await browser.newContext({
     viewport: { width: options.width ?? 1360, height: options.height ?? 900 },
     deviceScaleFactor: options.deviceScaleFactor ?? 1,
   });
+  return { context, close: () => context.close() };
+}
+
+/** Chromium with one context, both closed together. */
+export async function launchHeadlessChromium(options: HeadlessContextOptions = {}): Promise<HeadlessBrowser> {
+  const browser = await startHeadlessChromium();
+  const { context } = await openHeadlessContext(browser, options);
   return {
     context,
     async close() {
       await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      await browser.close();
     },
   };
 }

@@ -9,15 +9,15 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { runCli } from '../cli/main.js';
 import { exitCodes } from '../errors.js';
 import type { FakeJudgeScript } from '../testing/fake-judge.js';
 import { encodePng, solidPng } from '../testing/png.js';
 import { normalizeTrajectory, trajectorySteps, type TrajectoryMessageInput } from '../trajectory/trajectory.js';
-import { chromiumAvailable, chromiumPath, launchHeadlessChromium, openOfflinePage, type HeadlessBrowser } from './headless.js';
+import { browserTest as test } from './browser-fixture.js';
+import { chromiumAvailable, chromiumPath, openOfflinePage, type HeadlessBrowser } from './headless.js';
 import { writeReportFromResults } from './index.js';
-import { test } from '../testing/vitest-fixtures.js';
 
 const haveBrowser = chromiumAvailable();
 if (!haveBrowser) console.warn(`report media browser tests skipped: ${chromiumPath} is absent (install it with: apt-get install -y chromium)`);
@@ -43,9 +43,9 @@ const trajectory: TrajectoryMessageInput[] = [
   { role: 'assistant', content: 'Done: ABC123 is cancelled.' },
 ];
 
-beforeAll(async () => {
+test.beforeAll(async ({ openBrowserContext }) => {
   if (!haveBrowser) return;
-  browser = await launchHeadlessChromium({ width: 1360, height: 900 });
+  browser = await openBrowserContext({ width: 1360, height: 900 });
 });
 
 afterAll(async () => {

@@ -14,9 +14,9 @@ import type { PairwiseImportRecord } from '../rubric/records.js';
 import { normalizeRubric } from '../rubric/normalize.js';
 import type { PairwiseItem } from '../rubric/schema.js';
 import { startFakeJudge } from '../testing/fake-judge.js';
-import { chromiumAvailable, chromiumPath, launchHeadlessChromium, openOfflinePage, type HeadlessBrowser } from './headless.js';
+import { browserTest as test } from './browser-fixture.js';
+import { chromiumAvailable, chromiumPath, openOfflinePage, type HeadlessBrowser } from './headless.js';
 import { writeReportFromResults } from './index.js';
-import { test } from '../testing/vitest-fixtures.js';
 
 const haveBrowser = chromiumAvailable();
 if (!haveBrowser) console.warn(`compare view browser tests skipped: ${chromiumPath} is absent (install it with: apt-get install -y chromium)`);
@@ -51,9 +51,9 @@ const block = (text: string, name: string) => new RegExp(`<${name}-([0-9a-f]{16}
 
 // The report under test is built once, from one comparison run, for all of this file's tests: the
 // judge runs in this hook (where per-test fixtures are not available) and is closed in it.
-test.beforeAll(async ({ fileTempDir: directory }) => {
+test.beforeAll(async ({ fileTempDir: directory, openBrowserContext }) => {
   if (!haveBrowser) return;
-  browser = await launchHeadlessChromium({ width: 1360, height: 900 });
+  browser = await openBrowserContext({ width: 1360, height: 900 });
   const fake = await startFakeJudge((request) => {
     const first = block(request.userText, 'response-1');
     const second = block(request.userText, 'response-2');

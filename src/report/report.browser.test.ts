@@ -17,10 +17,10 @@ import { dataPath, haveData } from '../testing/data.js';
 import { hashValue } from '../util/hash.js';
 import { safeParseJson } from '../util/json.js';
 import { readLines } from '../util/jsonl.js';
-import { chromiumAvailable, chromiumPath, launchHeadlessChromium, openOfflinePage, type HeadlessBrowser } from './headless.js';
+import { browserTest as test } from './browser-fixture.js';
+import { chromiumAvailable, chromiumPath, openOfflinePage, type HeadlessBrowser } from './headless.js';
 import { writeReportFromResults, type WriteReportOptions } from './index.js';
 import { syntheticResultRecords } from './synthetic.js';
-import { test } from '../testing/vitest-fixtures.js';
 
 const haveBrowser = chromiumAvailable();
 if (!haveBrowser) console.warn(`report browser tests skipped: ${chromiumPath} is absent (install it with: apt-get install -y chromium)`);
@@ -31,9 +31,9 @@ if (haveBrowser && !haveHealthBench) console.warn(`report screenshot test skippe
 let directory: string;
 let browser: HeadlessBrowser | undefined;
 
-test.beforeAll(async ({ fileTempDir }) => {
+test.beforeAll(async ({ fileTempDir, openBrowserContext }) => {
   directory = fileTempDir;
-  if (haveBrowser) browser = await launchHeadlessChromium({ width: 1360, height: 900 });
+  if (haveBrowser) browser = await openBrowserContext({ width: 1360, height: 900 });
 });
 afterAll(async () => {
   await browser?.close();

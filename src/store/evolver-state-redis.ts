@@ -65,8 +65,8 @@ export class RedisEvolverStateStore implements EvolverStateStore {
     });
   }
 
-  ready(): Promise<void> {
-    return this.connection.ready();
+  ready(timeoutMs?: number): Promise<void> {
+    return this.connection.ready(timeoutMs);
   }
 
   async close(): Promise<void> {

@@ -53,7 +53,10 @@ export interface EvolverStateStore {
    */
   write(promptId: string, expectedVersion: number, state: PromptState, events: readonly HistoryEvent[]): Promise<boolean>;
   history(promptId: string): Promise<HistoryEvent[]>;
-  /** Resolves once the store answers (a network store: fails clearly when it cannot be reached). */
-  ready(): Promise<void>;
+  /**
+   * Resolves once the store answers. A network store fails clearly when it cannot be reached
+   * within `timeoutMs` (5 s by default).
+   */
+  ready(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }

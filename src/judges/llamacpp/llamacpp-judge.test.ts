@@ -55,11 +55,12 @@ describe('llama.cpp judge on the tiny generated model', () => {
   let trueJudge: LlamaCppJudge;
   let falseJudge: LlamaCppJudge;
 
-  // The two models load once for the file's tests: loading is the slow part.
+  // The two models load once for the file's tests: loading is the slow part. They differ in their
+  // weights only, and share a file name: one chat-wrapper resolution serves every judge here.
   test.beforeAll(async ({ fileTempDir }) => {
     directory = fileTempDir;
-    const truePath = await writeTinyGguf({ path: path.join(directory, 'true.gguf'), bias: 'true' });
-    const falsePath = await writeTinyGguf({ path: path.join(directory, 'false.gguf'), bias: 'false' });
+    const truePath = await writeTinyGguf({ path: path.join(directory, 'true', 'tiny.gguf'), bias: 'true' });
+    const falsePath = await writeTinyGguf({ path: path.join(directory, 'false', 'tiny.gguf'), bias: 'false' });
     // One thread: on two cores llama.cpp with more threads than cores is ~50x slower per round.
     trueJudge = await createLlamaCppJudge({ model: truePath, threads: 1, sequences: 2, contextSize: 512 });
     falseJudge = await createLlamaCppJudge({ model: falsePath, threads: 1, contextSize: 512, id: 'gguf:tiny-false' });
@@ -71,7 +72,7 @@ describe('llama.cpp judge on the tiny generated model', () => {
   });
 
   it('describes itself: provenance, concurrency, threads, context', () => {
-    expect(trueJudge.provenance).toEqual({ id: `gguf:${path.join(directory, 'true.gguf')}`, model: 'true.gguf', baseUrl: path.join(directory, 'true.gguf') });
+    expect(trueJudge.provenance).toEqual({ id: `gguf:${path.join(directory, 'true', 'tiny.gguf')}`, model: 'tiny.gguf', baseUrl: path.join(directory, 'true', 'tiny.gguf') });
     expect(falseJudge.provenance.id).toBe('gguf:tiny-false');
     expect(trueJudge.maxConcurrency).toBe(2);
     expect(falseJudge.maxConcurrency).toBe(1);
@@ -232,7 +233,7 @@ describe('llama.cpp judge on the tiny generated model', () => {
   });
 
   it('reuses no prefix when asked not to', async () => {
-    const model = path.join(directory, 'false.gguf');
+    const model = path.join(directory, 'false', 'tiny.gguf');
     const judge = await createLlamaCppJudge({ model, threads: 1, contextSize: 512, reusePrefix: false });
     try {
       await judge.complete(verdictRequest('is concise'), { signal: signal() });
@@ -259,7 +260,7 @@ describe('llama.cpp judge set-up errors', () => {
   });
 
   test('refuses a closed judge', async ({ tempDir }) => {
-    const judge = await createLlamaCppJudge({ model: await writeTinyGguf({ path: path.join(tempDir, 'm.gguf') }), threads: 1, contextSize: 256 });
+    const judge = await createLlamaCppJudge({ model: await writeTinyGguf({ path: path.join(tempDir, 'tiny.gguf') }), threads: 1, contextSize: 256 });
     await judge.close();
     await judge.close();
     await expect(judge.complete(verdictRequest('x'), { signal: signal() })).rejects.toSatisfy((error) => RubricateError.isInstance(error) && error.code === 'JUDGE_UNAVAILABLE');
