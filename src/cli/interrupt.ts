@@ -37,7 +37,7 @@ export function drainSignal(stop: AbortSignal, flags: DrainFlags): AbortSignal {
 }
 
 /** A signal that aborts `graceMs` after `signal` does (at once if it already has). */
-function afterGrace(signal: AbortSignal, graceMs = interruptGraceMs): AbortSignal {
+function afterGrace(signal: AbortSignal, graceMs: number): AbortSignal {
   const controller = new AbortController();
   // Every call in flight listens on it: that is concurrency listeners, not a leak.
   setMaxListeners(0, controller.signal);
