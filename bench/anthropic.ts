@@ -43,7 +43,7 @@ interface CachingRun {
 }
 
 async function gradeAll(items: Item[], judge: Judge, concurrency: number): Promise<void> {
-  const engine = new GradingEngine({ judge, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 1024 } }), concurrency });
+  const engine = new GradingEngine({ judge, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 1024 } }), calls: { concurrency } });
   const running = new Set<Promise<void>>();
   for (const item of items) {
     const task = engine.gradeItem(item).then((graded) => {

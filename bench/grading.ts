@@ -101,7 +101,7 @@ export async function loadLibrary(): Promise<Library> {
 
 /** A judge for the simulator at baseUrl, built the way a library user builds one. */
 export function simulatedJudge(library: Library, baseUrl: string): Promise<import('../src/judges/types.js').Judge> {
-  return library.createJudge({ spec: 'openai:simulated-judge', baseUrl });
+  return library.createJudge({ model: 'openai:simulated-judge', endpoint: { baseUrl } });
 }
 
 /** Grades a scenario against a fresh simulator process and returns its row. */
@@ -115,7 +115,7 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
   const judge = await simulatedJudge(library, ownSimulator.url);
   const store = new library.SqliteReplyStore(join(directory, 'cache.sqlite'));
   try {
-    const grader = new library.Grader({ judge, store, scoring: 'healthbench', concurrency: 64, timeoutMs: 120_000, ...scenario.grader });
+    const grader = new library.Grader({ judge, store, scoring: 'healthbench', ...scenario.grader, calls: { concurrency: 64, timeoutMs: 120_000, ...scenario.grader?.calls } });
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const outcome = await library.gradeFile({ grader, records: library.getItemImporter('items').read(input, {}), out: join(directory, 'results.jsonl') });

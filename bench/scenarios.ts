@@ -34,7 +34,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
       name: 'overhead',
       items: syntheticItems(300, 10),
       simulator: { fixedMs: 300 },
-      grader: { concurrency: 64 },
+      grader: { calls: { concurrency: 64 } },
       ideal: () => (3000 * 0.3) / 64,
       note: '300 × 10 per-criterion, 300 ms judge, concurrency 64',
     };
@@ -74,7 +74,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
       name: 'overhead-fast',
       items: syntheticItems(Number(process.env.OVERHEAD_ITEMS ?? 300), 10),
       simulator: { fixedMs: 5 },
-      grader: { concurrency: 64 },
+      grader: { calls: { concurrency: 64 } },
       note: 'same, 5 ms judge: CPU-bound',
     });
     return row;
@@ -132,11 +132,11 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     try {
       for (const [name, grader] of [
         ['healthbench per-criterion', {}],
-        ['healthbench batched 4', { criteriaPerCall: 4 }],
-        ['healthbench batched all', { criteriaPerCall: Number.POSITIVE_INFINITY }],
-        ['healthbench holistic', { mode: 'holistic' as const, scoring: 'weighted_mean' }],
+        ['healthbench batched 4', { plan: { criteriaPerCall: 4 } }],
+        ['healthbench batched all', { plan: { criteriaPerCall: 'all' } }],
+        ['healthbench holistic', { plan: { mode: 'holistic' }, scoring: 'weighted_mean' }],
       ] as const) {
-        const { stats: _stats, ...row } = await runGradingScenario({ name, items, simulator: realisticJudge, grader: { concurrency: 16, ...grader } }, simulator);
+        const { stats: _stats, ...row } = await runGradingScenario({ name, items, simulator: realisticJudge, grader: { ...grader, calls: { concurrency: 16 } } }, simulator);
         rows.push(row);
       }
       await simulator.reset();
@@ -174,7 +174,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
       name: 'ratelimited',
       items: syntheticItems(100, 10, 3),
       simulator: { fixedMs: 100, maxConcurrent: 8, overflow: 'reject', retryAfterSeconds: 1 },
-      grader: { concurrency: 64, maxAttempts: 8 },
+      grader: { calls: { concurrency: 64, maxAttempts: 8 } },
       ideal: (simulatorStats) => (simulatorStats.completed * 0.1) / 8,
       note: 'capacity 8, 429 + Retry-After beyond it, concurrency 64',
     });
@@ -298,7 +298,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     const store = new library.SqliteReplyStore(cache);
     // Never contacted: every reply is in the store (a call would fail the run, which is the check).
     const judge = await simulatedJudge(library, 'http://127.0.0.1:9/v1');
-    const grader = new library.Grader({ judge, store, concurrency: 64, scoring: 'weighted_mean', maxAttempts: 1 });
+    const grader = new library.Grader({ judge, store, scoring: 'weighted_mean', calls: { concurrency: 64, maxAttempts: 1 } });
     const started = performance.now();
     const outcome = await library.gradeFile({ grader, records: library.getItemImporter('items').read(input, {}), out });
     const wallMs = performance.now() - started;

@@ -1,9 +1,10 @@
 /**
  * rubricate's library entry: the same pipeline the CLI and the server use, with the same
- * defaults (deterministic checks run, greedy sampling, HealthBench scoring).
+ * defaults (deterministic checks run, greedy sampling, `weighted_mean` scoring as for
+ * `rubricate grade --format items`). Settings come in the run spec's groups (`plan`, `calls`…).
  *
- *   const judge = await createJudge({ spec: 'openai:gpt-4.1-mini' });
- *   const { results, metrics } = await grade([{ id, prompt, response, rubric }], { judge });
+ *   const judge = await createJudge({ model: 'openai:gpt-4.1-mini' });
+ *   const { results, metrics } = await grade([{ id, prompt, response, rubric }], { judge, plan: { explanation: 'short' } });
  *
  * Heavier parts have their own entries, so importing this one loads no SQLite and no optional
  * SDK: `rubricate/store`, `rubricate/server`, `rubricate/report`, `rubricate/generation`,
@@ -19,8 +20,21 @@ export { getItemImporter, getResultsImporter, getPairwiseImporter, type ItemForm
 export type { Importer, ImportOptions, PairwiseImporter, ResultsImporter } from './rubric/formats/types.js';
 export type { ImportRecord, InvalidRecord } from './rubric/records.js';
 
-export type { Judge, JudgeRequest, JudgeReply, JudgeProvenance, ChatMessage } from './judges/types.js';
-export { createJudge, registerJudge, defaultJudgeSpec, type JudgeConfig, type JudgeFactory, type JudgeSpec, type JudgePrefix } from './judges/registry.js';
+export type { Judge, JudgeCapabilities, JudgeRequest, JudgeReply, JudgeProvenance, ChatMessage } from './judges/types.js';
+export { createJudge, registerJudge, defaultJudgeSpec, unreadSettings, type JudgeBackend, type JudgeBuild, type JudgeBuildOptions, type JudgeSpec, type JudgePrefix } from './judges/registry.js';
+export {
+  parseRunSpec,
+  runSpecSchema,
+  modelSpecSchema,
+  type RunSpec,
+  type RunSpecInput,
+  type ModelSpec,
+  type GradingPlan,
+  type CallPolicy,
+  type JurySettings,
+  type ScoringSpec,
+  type Credentials,
+} from './spec/run-spec.js';
 
 export { grade, type GradeOutcome } from './pipeline/grade.js';
 export { Grader, type GraderOptions, type GradingMode } from './pipeline/grader.js';

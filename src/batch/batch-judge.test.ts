@@ -62,7 +62,7 @@ describe('batch judge: provider limits split the work', () => {
     const { backend, batches } = await openAIFakes();
     const inner = createOpenAICompatibleJudge({ model: 'gpt-4.1', baseUrl: batches.baseUrl, apiKey: 'sk-test' });
     const ledger = newLedger();
-    const judge = judgeWith({ inner, service: batchServiceFor('openai', { judgeBaseUrl: batches.baseUrl, judgeApiKey: 'sk-test' }), ledger, maxRequestsPerBatch: 4 });
+    const judge = judgeWith({ inner, service: batchServiceFor('openai', { model: 'openai:batch', endpoint: { baseUrl: batches.baseUrl } }, { apiKey: 'sk-test' }), ledger, maxRequestsPerBatch: 4 });
     const replies = await Promise.all(Array.from({ length: 10 }, (_, index) => judge.complete(requestFor(index), { signal })));
     expect(replies.every((reply) => JSON.parse(reply.text).criteria_met === true && reply.usage.batch === true)).toBe(true);
     expect(ledger.all().map((batch) => batch.requestCount)).toEqual([4, 4, 2]);
@@ -73,7 +73,7 @@ describe('batch judge: provider limits split the work', () => {
   it('splits by bytes per input file, and refuses one request larger than the limit', async () => {
     const { batches } = await openAIFakes();
     const inner = createOpenAICompatibleJudge({ model: 'gpt-4.1', baseUrl: batches.baseUrl, apiKey: 'sk-test' });
-    const service = batchServiceFor('openai', { judgeBaseUrl: batches.baseUrl, judgeApiKey: 'sk-test' });
+    const service = batchServiceFor('openai', { model: 'openai:batch', endpoint: { baseUrl: batches.baseUrl } }, { apiKey: 'sk-test' });
     const oneEntry = service.entryBytes(service.entry('rb-00000000000000000000000000000000-0', inner.requestBody(requestFor(0))));
     const maxBytes = oneEntry * 3 + 10;
     const judge = judgeWith({ inner, service, ledger: newLedger(), maxBytesPerBatch: maxBytes });
@@ -93,7 +93,7 @@ describe('batch judge: provider limits split the work', () => {
     const { batches } = await openAIFakes({ maxEnqueuedTokens: limit, countTokens: countBody, retrievesPerStage: 2 });
     const inner = createOpenAICompatibleJudge({ model: 'gpt-4.1', baseUrl: batches.baseUrl, apiKey: 'sk-test' });
     const events: BatchEvent[] = [];
-    const judge = judgeWith({ inner, service: batchServiceFor('openai', { judgeBaseUrl: batches.baseUrl, judgeApiKey: 'sk-test' }), ledger: newLedger(), maxEnqueuedTokens: limit, onEvent: (event) => events.push(event) });
+    const judge = judgeWith({ inner, service: batchServiceFor('openai', { model: 'openai:batch', endpoint: { baseUrl: batches.baseUrl } }, { apiKey: 'sk-test' }), ledger: newLedger(), maxEnqueuedTokens: limit, onEvent: (event) => events.push(event) });
     const replies = await Promise.all(Array.from({ length: 10 }, (_, index) => judge.complete(requestFor(index), { signal })));
     expect(replies).toHaveLength(10);
     expect(batches.batches().map((batch) => [batch.status, batch.request_counts.total])).toEqual([
@@ -111,7 +111,7 @@ describe('batch judge: provider limits split the work', () => {
     const perRequest = requestInputTokens(requestFor(0), count);
     const { batches } = await openAIFakes({ maxEnqueuedTokens: perRequest * 3, countTokens: (body) => requestInputTokens({ messages: body.messages as ChatMessage[] }, count) });
     const inner = createOpenAICompatibleJudge({ model: 'gpt-4.1', baseUrl: batches.baseUrl, apiKey: 'sk-test' });
-    const judge = judgeWith({ inner, service: batchServiceFor('openai', { judgeBaseUrl: batches.baseUrl, judgeApiKey: 'sk-test' }), ledger: newLedger() });
+    const judge = judgeWith({ inner, service: batchServiceFor('openai', { model: 'openai:batch', endpoint: { baseUrl: batches.baseUrl } }, { apiKey: 'sk-test' }), ledger: newLedger() });
     const settled = await settleAll(Array.from({ length: 5 }, (_, index) => judge.complete(requestFor(index), { signal })));
     for (const outcome of settled) {
       expect(outcome.status).toBe('rejected');
@@ -125,10 +125,10 @@ describe('batch judge: provider limits split the work', () => {
 describe('batch judge: Azure OpenAI through the same client', () => {
   it('uploads and creates under /openai with api-version and the api-key header; lines name /chat/completions and the deployment', async () => {
     const { backend, batches } = await openAIFakes({ azure: { apiKey: 'azure-key' } });
-    const inner = (await createJudge({ spec: 'azure:gpt-41-batch', baseUrl: batches.baseUrl, apiKey: 'azure-key' })) as BodyBuildingJudge;
+    const inner = (await createJudge({ model: 'azure:gpt-41-batch', endpoint: { baseUrl: batches.baseUrl } }, { apiKey: 'azure-key' })) as BodyBuildingJudge;
     closers.push(() => inner.close?.());
     const ledger = newLedger();
-    const judge = judgeWith({ inner, service: batchServiceFor('azure', { judgeBaseUrl: batches.baseUrl, judgeApiKey: 'azure-key', azureApiVersion: '2024-10-21' }), ledger });
+    const judge = judgeWith({ inner, service: batchServiceFor('azure', { model: 'azure:batch', endpoint: { baseUrl: batches.baseUrl }, openai: { azureApiVersion: '2024-10-21' } }, { apiKey: 'azure-key' }), ledger });
     const replies = await Promise.all(Array.from({ length: 5 }, (_, index) => judge.complete(requestFor(index), { signal })));
     expect(replies.every((reply) => reply.usage.batch === true)).toBe(true);
     expect(ledger.all().map((batch) => [batch.provider, batch.status, batch.requestCount])).toEqual([['azure', 'completed', 5]]);
@@ -137,9 +137,9 @@ describe('batch judge: Azure OpenAI through the same client', () => {
 
   it("a wrong key gets Azure's 401, reported as an authentication error on every call", async () => {
     const { batches } = await openAIFakes({ azure: { apiKey: 'azure-key' } });
-    const inner = (await createJudge({ spec: 'azure:gpt-41-batch', baseUrl: batches.baseUrl, apiKey: 'wrong' })) as BodyBuildingJudge;
+    const inner = (await createJudge({ model: 'azure:gpt-41-batch', endpoint: { baseUrl: batches.baseUrl } }, { apiKey: 'wrong' })) as BodyBuildingJudge;
     closers.push(() => inner.close?.());
-    const judge = judgeWith({ inner, service: batchServiceFor('azure', { judgeBaseUrl: batches.baseUrl, judgeApiKey: 'wrong' }), ledger: newLedger() });
+    const judge = judgeWith({ inner, service: batchServiceFor('azure', { model: 'azure:batch', endpoint: { baseUrl: batches.baseUrl } }, { apiKey: 'wrong' }), ledger: newLedger() });
     const settled = await settleAll([judge.complete(requestFor(0), { signal })]);
     expect(settled[0].status === 'rejected' && ((settled[0] as PromiseRejectedResult).reason as { code: string }).code).toBe('JUDGE_AUTH');
     expect(batches.createdBatches).toBe(0);
@@ -152,7 +152,7 @@ describe('batch judge: Anthropic Message Batches, killed between the create and 
     const batches = await startFakeAnthropicBatch({ backendBaseUrl: messages.baseUrl });
     closers.push(() => messages.close(), () => batches.close());
     const inner = createAnthropicJudge({ model: 'claude-sonnet-4-5', baseUrl: batches.baseUrl, apiKey: 'test-anthropic-key' });
-    const service = batchServiceFor('anthropic', { judgeBaseUrl: batches.baseUrl, judgeApiKey: 'test-anthropic-key' });
+    const service = batchServiceFor('anthropic', { model: 'anthropic:batch', endpoint: { baseUrl: batches.baseUrl } }, { apiKey: 'test-anthropic-key' });
     return { messages, batches, inner, service };
   }
 
@@ -210,7 +210,7 @@ describe('batch judge: roles in the ledger', () => {
   it('a generator and a judge of the same model and endpoint each attach only to their own batches on a rerun', async () => {
     const { batches } = await openAIFakes({ retrievesPerStage: 1_000 });
     const inner = createOpenAICompatibleJudge({ model: 'gpt-4.1', baseUrl: batches.baseUrl, apiKey: 'sk-test' });
-    const service = batchServiceFor('openai', { judgeBaseUrl: batches.baseUrl, judgeApiKey: 'sk-test' });
+    const service = batchServiceFor('openai', { model: 'openai:batch', endpoint: { baseUrl: batches.baseUrl } }, { apiKey: 'sk-test' });
     const ledger = newLedger();
     const generatorRequest = (index: number) => ({ ...requestFor(index), messages: [{ role: 'user' as const, content: `Write criteria for prompt ${index}` }] });
     // The first run is stopped with both batches in flight (as a killed process leaves them).

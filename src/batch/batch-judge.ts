@@ -386,15 +386,7 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
 
   return {
     provenance: inner.provenance,
-    get modelLimits() {
-      return inner.modelLimits;
-    },
-    get supportsTokenProbabilities() {
-      return inner.supportsTokenProbabilities;
-    },
-    get acceptsImages() {
-      return inner.acceptsImages;
-    },
+    capabilities: inner.capabilities,
     get submittedRequests() {
       return submitted;
     },

@@ -140,7 +140,7 @@ export interface PlanningDryRunJudge extends DryRunJudge {
 }
 
 /** Counts and prices each call; never sends one (every call ends in JUDGE_DRY_RUN, which nothing retries). */
-export function createDryRunJudge(inner: Judge): DryRunJudge {
+export function createDryRunJudge(inner: Judge): PlanningDryRunJudge {
   return countingJudge(inner, () => fillerExplanation, 'none');
 }
 
@@ -181,12 +181,7 @@ function countingJudge(inner: Judge, text: () => string, initialAnswers: DryRunA
   }
   return {
     provenance: inner.provenance,
-    get modelLimits() {
-      return inner.modelLimits;
-    },
-    get supportsTokenProbabilities() {
-      return inner.supportsTokenProbabilities;
-    },
+    capabilities: inner.capabilities,
     get totals() {
       return totals;
     },

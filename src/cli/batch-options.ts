@@ -11,7 +11,8 @@ import { batchServiceFor } from '../batch/services.js';
 import { RubricateError } from '../errors.js';
 import type { Judge } from '../judges/types.js';
 import { defaultCachePath, isRedisUrl, storeSpecFrom } from '../store/index.js';
-import { parseNumber, parsePositiveInteger, type JudgeFlags } from './judge-options.js';
+import { parseNumber, parsePositiveInteger } from './run-spec-flags.js';
+import type { Credentials, ModelSpec } from '../spec/run-spec.js';
 import type { StoreFlags } from './store-options.js';
 
 export interface BatchFlags {
@@ -42,21 +43,17 @@ export function ledgerPathFor(flags: StoreFlags & Pick<BatchFlags, 'batchLedger'
   return path.startsWith('sqlite:') ? path.slice('sqlite:'.length) : path;
 }
 
-/** A model a command calls, as `--batch` wraps it: its spec and the flags that reach its API. */
+/** A model a command calls, as `--batch` wraps it: its role, its spec and its key. */
 export interface BatchedModel {
   /** `judge` or `generator`: the ledger keeps it, and messages name its flag (`--judge`, `--generator`). */
   role: 'judge' | 'generator';
-  spec: string | undefined;
-  baseUrl?: string;
-  apiKey?: string;
-  headers?: Record<string, string>;
-  azureApiVersion?: string;
-  transport?: 'http' | 'sdk';
+  model: ModelSpec;
+  credentials: Credentials;
 }
 
-/** The judge side of a command (`--judge`, `--judge-base-url`, …). */
-export function judgeModelOf(flags: JudgeFlags): BatchedModel {
-  return { role: 'judge', spec: flags.judge?.[0], baseUrl: flags.judgeBaseUrl, apiKey: flags.judgeApiKey, headers: flags.judgeHeader, azureApiVersion: flags.azureApiVersion, transport: flags.judgeTransport };
+/** The judge of a command (`--judge`, `--judge-base-url`, …). */
+export function judgeModelOf(model: ModelSpec, credentials: Credentials): BatchedModel {
+  return { role: 'judge', model, credentials };
 }
 
 /** Every call waits in a batch: the engine hands over all it has (the window bounds memory) and waits up to the 24 h window. */
@@ -82,19 +79,19 @@ export function openBatching(flags: BatchFlags & StoreFlags, outputPath: string,
     get ledger() {
       return ledgerOf();
     },
-    wrap(judge, model) {
-      const spec = model.spec ?? '';
+    wrap(judge, { role, model, credentials }) {
+      const spec = model.model ?? judge.provenance.id;
       const provider = /^(openai|azure|anthropic):/.exec(spec)?.[1];
       if (!provider || typeof (judge as Partial<BodyBuildingJudge>).requestBody !== 'function') {
-        throw new RubricateError('CONFIG_INVALID', `--batch sends every model call through a Batch API: --${model.role} must be openai:MODEL, azure:DEPLOYMENT or anthropic:MODEL${spec ? `, not ${spec}` : ''}`, { field: 'batch' });
+        throw new RubricateError('CONFIG_INVALID', `--batch sends every model call through a Batch API: --${role} must be openai:MODEL, azure:DEPLOYMENT or anthropic:MODEL${spec ? `, not ${spec}` : ''}`, { field: 'batch' });
       }
-      if (model.transport === 'sdk') throw new RubricateError('CONFIG_INVALID', `--batch sends its own HTTP requests; leave out --${model.role}-transport sdk`, { field: 'batch' });
-      const service = batchServiceFor(provider, { judgeBaseUrl: model.baseUrl, judgeApiKey: model.apiKey, judgeHeader: model.headers, azureApiVersion: model.azureApiVersion });
+      if (model.openai?.transport === 'sdk') throw new RubricateError('CONFIG_INVALID', `--batch sends its own HTTP requests; leave out --${role}-transport sdk`, { field: 'batch' });
+      const service = batchServiceFor(provider, model, credentials);
       const batchJudge = createBatchJudge({
         inner: judge as BodyBuildingJudge,
         service,
         ledger: ledgerOf(),
-        role: model.role,
+        role,
         fallback: flags.batchFallback ?? 'batch',
         pollIntervalMs: Math.round((flags.batchPoll ?? 30) * 1000),
         maxEnqueuedTokens: flags.batchMaxEnqueuedTokens,
@@ -110,25 +107,6 @@ export function openBatching(flags: BatchFlags & StoreFlags, outputPath: string,
       ledger?.close();
     },
   };
-}
-
-export interface BatchedJudges {
-  judges: Judge[];
-  batching: Batching;
-}
-
-/** The one OpenAI, Azure or Anthropic judge of a command, wrapped (no jury: each member would need its own ledger side). */
-export function wrapJudges(batching: Batching, judges: readonly Judge[], flags: JudgeFlags): Judge[] {
-  if (judges.length !== 1) {
-    throw new RubricateError('CONFIG_INVALID', '--batch needs one openai:MODEL, azure:DEPLOYMENT or anthropic:MODEL judge (their Batch APIs); juries and other judges are not supported', { field: 'batch' });
-  }
-  return [batching.wrap(judges[0], judgeModelOf(flags))];
-}
-
-/** Wraps the judge of `grade` or `compare`. */
-export function batchJudgesFrom(judges: Judge[], flags: BatchFlags & JudgeFlags & StoreFlags, outputPath: string, onEvent: (event: BatchEvent) => void): BatchedJudges {
-  const batching = openBatching(flags, outputPath, onEvent);
-  return { judges: wrapJudges(batching, judges, flags), batching };
 }
 
 /** One line on stderr per batch event a user wants to see. */

@@ -1,18 +1,14 @@
 /** Generator flags shared by `generate` and `refine`, mapped onto the generation layer's plain options. */
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
 import { defaultGeneratorSampling } from '../generation/generator.js';
 import type { GeneratorModelOptions } from '../generation/generator-options.js';
 import { defaultImportancePoints, parseImportancePoints } from '../generation/importance.js';
-import type { StructuredOutputMode } from '../judges/openai/openai-judge.js';
-import { parseNumber, parsePositiveInteger } from './judge-options.js';
+import type { RunSpec } from '../spec/run-spec.js';
+import { addModelOptions, parseNumber, parsePositiveInteger } from './run-spec-flags.js';
 
+/** The generator's own settings; how to reach its model are the `--generator-*` model flags (`run-spec-flags.ts`). */
 export interface GeneratorFlags {
-  generator?: string;
-  generatorBaseUrl?: string;
-  generatorApiKey?: string;
-  generatorTransport?: 'http' | 'sdk';
-  generatorStructuredOutput?: StructuredOutputMode;
   generatorTemperature: number;
   generatorMaxTokens: number;
   generatorSeed?: number;
@@ -22,18 +18,10 @@ export interface GeneratorFlags {
   minCriteria: number;
   maxCriteria: number;
   gate?: boolean;
-  concurrency: number;
 }
 
 export function addGeneratorOptions(command: Command): Command {
-  return command
-    .option('--generator <spec>', 'model that writes rubrics: openai:MODEL | gguf:PATH | gguf:default (default: the same rule as --judge)')
-    .option('--generator-base-url <url>', 'OpenAI-compatible base URL of the generator (default: OPENAI_BASE_URL)')
-    .option('--generator-api-key <key>', 'API key of the generator (default: OPENAI_API_KEY)')
-    .addOption(new Option('--generator-transport <transport>', 'HTTP client for an OpenAI-compatible generator').choices(['http', 'sdk']).default('http'))
-    .addOption(
-      new Option('--generator-structured-output <mode>', 'reply format requested from the generator').choices(['auto', 'json_schema', 'json_object', 'none']).default('auto'),
-    )
+  return addModelOptions(command, 'generator')
     .option('--generator-temperature <t>', 'generator sampling temperature', parseNumber('generator-temperature', 0), defaultGeneratorSampling.temperature)
     .option('--generator-max-tokens <n>', 'max tokens per generator answer', parsePositiveInteger('generator-max-tokens'), defaultGeneratorSampling.maxTokens)
     .option('--generator-seed <n>', 'sampling seed passed to the generator', parseNumber('generator-seed'))
@@ -50,17 +38,12 @@ export function addGeneratorOptions(command: Command): Command {
     .option('--gate', 'mark generated rubrics gate: hard_rules (a failed hard rule scores the item 0)');
 }
 
-/** The generator's options from its flags; refuses contradictory flags before any model loads. */
-export function generatorOptionsFrom(flags: GeneratorFlags): GeneratorModelOptions {
+/** The generator's options from its flags (its concurrency is the run's); refuses contradictory flags before any model loads. */
+export function generatorOptionsFrom(flags: GeneratorFlags, spec: Pick<RunSpec, 'calls'>): Omit<GeneratorModelOptions, 'model' | 'credentials'> {
   if (flags.minCriteria > flags.maxCriteria) {
     throw new RubricateError('CONFIG_INVALID', `--min-criteria (${flags.minCriteria}) is larger than --max-criteria (${flags.maxCriteria})`, { field: 'min-criteria' });
   }
   return {
-    spec: flags.generator,
-    baseUrl: flags.generatorBaseUrl,
-    apiKey: flags.generatorApiKey,
-    transport: flags.generatorTransport,
-    structuredOutput: flags.generatorStructuredOutput,
     importancePoints: flags.importancePoints ? parseImportancePoints(flags.importancePoints) : defaultImportancePoints,
     minCriteria: flags.minCriteria,
     maxCriteria: flags.maxCriteria,
@@ -72,6 +55,6 @@ export function generatorOptionsFrom(flags: GeneratorFlags): GeneratorModelOptio
     maxAttempts: flags.generatorAttempts,
     timeoutMs: Math.round(flags.generatorTimeout * 1000),
     gate: flags.gate,
-    concurrency: flags.concurrency,
+    concurrency: spec.calls.concurrency,
   };
 }

@@ -4,7 +4,7 @@
  * comes with the settings that make it shorter (measured with `rubricate bench-local`).
  */
 import type { EngineEvent } from '../engine/engine.js';
-import type { ExplanationLength } from '../grading/explanation.js';
+import type { ExplanationLength } from '../spec/run-spec.js';
 
 export interface LocalPlan {
   judgeId: string;

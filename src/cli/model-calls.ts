@@ -4,24 +4,23 @@
  * or not at all (`--dry-run`: the run is planned and its cost printed, nothing is sent or written).
  */
 import type { Command } from 'commander';
-import { createPlanningDryRunJudge, expectedExplanationWords, readOnlyStore, syntheticCriterionWords, syntheticTextTokens, type DryRunAnswers, type DryRunTotals, type PlanningDryRunJudge } from '../batch/dry-run.js';
+import { expectedExplanationWords, syntheticCriterionWords, syntheticTextTokens, type DryRunAnswers, type DryRunTotals, type PlanningDryRunJudge } from '../batch/dry-run.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor, type Usage } from '../engine/usage.js';
 import type { RubricGenerator } from '../generation/generator.js';
 import { buildRubricGenerator } from '../generation/generator-options.js';
 import type { Judge } from '../judges/types.js';
-import { checkRunnerFor } from '../pipeline/check-runner.js';
 import { Grader } from '../pipeline/grader.js';
+import type { RunSpec } from '../spec/run-spec.js';
 import type { ReplyStore } from '../store/types.js';
-import { addBatchOptions, batchEngineOptions, describeBatchEvent, openBatching, wrapJudges, type BatchFlags, type Batching } from './batch-options.js';
+import { addBatchOptions, batchEngineOptions } from './batch-options.js';
 import type { CommandContext } from './context.js';
 import { addDryRunOption, combinedTotals, printPlannedDryRun, type PlannedRole } from './dry-run-options.js';
 import { generatorOptionsFrom, type GeneratorFlags } from './generator-options.js';
-import { buildJudges, graderOptionsFrom, type JudgeFlags } from './judge-options.js';
+import { modelFromFlags } from './run-spec-flags.js';
+import { openRunSession, type SessionFlags } from './session.js';
 
-export interface ModelCallFlags extends JudgeFlags, GeneratorFlags, BatchFlags {
-  dryRun?: boolean;
+export interface ModelCallFlags extends GeneratorFlags, SessionFlags {
   prices?: string;
-  quiet?: boolean;
 }
 
 export function addModelCallOptions(command: Command): Command {
@@ -35,14 +34,16 @@ export function addModelCallOptions(command: Command): Command {
 
 export interface ModelCalls {
   generator: RubricGenerator;
+  /** The reply store both models share (read-only in a dry run). */
+  store: ReplyStore | undefined;
   /** Records (or pair groups) in flight at once: all of them with --batch, so each stage fills its batches. */
   window: number;
   /** A Grader over the command's judges (built on first use), with the engine settings --batch needs. */
-  grader(options: { scoring: string; checkMode: 'strict' | 'loose' }): Grader;
+  grader(): Grader;
   dryRun?: PlannedDryRun;
   /** Cost of one model's usage at its price (batch-answered tokens at the batch price), or null when unpriced. */
   costOf(role: 'generator' | 'judge', usage: Usage): number | null;
-  /** After a run that completed: the batches it read are delivered (an interrupted run leaves them for the rerun to attach to). */
+  /** After a run that completed: the batches it read are delivered (an interrupted run leaves them for the rerun to attach to), a run-only journal removed. */
   finish(): void;
   close(): Promise<void>;
 }
@@ -55,44 +56,32 @@ export interface PlannedDryRun {
   estimate(pass: (answers: DryRunAnswers) => Promise<void>, options: { command: string; planned: boolean; assumptions: readonly string[] }): Promise<void>;
 }
 
-export async function prepareModelCalls(flags: ModelCallFlags, context: CommandContext, options: { out: string; store: ReplyStore | undefined; grading: boolean }): Promise<ModelCalls> {
+/**
+ * The generator and (when the command grades) the judges of `generate` and `refine`, through one
+ * session: the same store, batch ledger and dry-run planning for both models.
+ */
+export async function prepareModelCalls(flags: ModelCallFlags, spec: RunSpec, context: CommandContext, options: { out: string; grading: boolean }): Promise<ModelCalls> {
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
-  const dry = Boolean(flags.dryRun);
-  const batching: Batching | undefined =
-    flags.batch && !dry
-      ? openBatching(flags, options.out, (event) => {
-          const line = describeBatchEvent(event);
-          if (line && !flags.quiet) context.stderr(line);
-        })
-      : undefined;
-  const generatorHits = { count: 0 };
-  const judgeHits = { count: 0 };
-  let generatorPlanning: PlanningDryRunJudge | undefined;
-  let generatorJudge: Judge | undefined;
-  let judges: Judge[] = [];
-  const closeModels = async () => {
-    for (const judge of [...(generatorJudge ? [generatorJudge] : []), ...judges]) await judge.close?.();
-    batching?.close();
-  };
+  const session = await openRunSession(options.grading ? spec : { ...spec, judges: [{ model: 'none' }] }, modelFromFlags(flags, 'judge').credentials, flags, { context, out: options.out, planning: true });
   try {
+    const generatorHits = { count: 0 };
+    const generatorModel = modelFromFlags(flags, 'generator');
+    let generatorPlanning: PlanningDryRunJudge | undefined;
     const built = await buildRubricGenerator({
-      ...generatorOptionsFrom(flags),
-      ...(batching ? batchEngineOptions : {}),
-      store: dry ? readOnlyStore(options.store, generatorHits) : options.store,
+      ...generatorOptionsFrom(flags, spec),
+      model: generatorModel.models[0],
+      credentials: generatorModel.credentials,
+      ...(session.batching ? batchEngineOptions : {}),
+      store: session.storeFor(generatorHits),
       signal: context.signal,
-      wrap: batching
-        ? (judge, spec) => batching.wrap(judge, { role: 'generator', spec, baseUrl: flags.generatorBaseUrl, apiKey: flags.generatorApiKey, transport: flags.generatorTransport })
-        : dry
-          ? (judge) => (generatorPlanning = createPlanningDryRunJudge(judge))
-          : undefined,
+      wrap: (judge) => {
+        const wrapped = session.wrap(judge, { role: 'generator', model: generatorModel.models[0], credentials: generatorModel.credentials });
+        if (session.dryRun) generatorPlanning = wrapped as PlanningDryRunJudge;
+        return wrapped;
+      },
     });
-    generatorJudge = built.judge;
+    session.adopt(built.judge);
     const generator = built.generator;
-    if (options.grading) judges = await buildJudges(flags);
-    if (batching && options.grading) judges = wrapJudges(batching, judges, flags);
-    const judgePlanning = dry ? judges.map((judge) => createPlanningDryRunJudge(judge)) : [];
-    if (dry) judges = judgePlanning;
-    const graderStore = dry ? readOnlyStore(options.store, judgeHits) : options.store;
     let grader: Grader | undefined;
     const priceOf = (members: ReadonlyArray<Pick<Judge, 'provenance'>>) => {
       const model = members[0]?.provenance.model;
@@ -100,41 +89,29 @@ export async function prepareModelCalls(flags: ModelCallFlags, context: CommandC
     };
     const models: ModelCalls = {
       generator,
-      window: batching ? batchEngineOptions.concurrency : flags.concurrency,
-      grader(settings) {
-        grader ??= new Grader({
-          judges,
-          store: graderStore,
-          checkRunner: checkRunnerFor(),
-          checkMode: settings.checkMode,
-          scoring: settings.scoring,
-          signal: context.signal,
-          ...graderOptionsFrom(flags),
-          ...(batching ? batchEngineOptions : {}),
-        });
-        return grader;
-      },
+      store: session.store,
+      window: session.batching ? batchEngineOptions.concurrency : (spec.calls.concurrency ?? defaultWindow),
+      grader: () => (grader ??= new Grader({ ...session.graderOptions(), signal: context.signal })),
       costOf(role, usage) {
-        return costOf(usage, priceOf(role === 'generator' ? [generator] : judges));
+        return costOf(usage, priceOf(role === 'generator' ? [generator] : session.judges));
       },
-      finish() {
-        batching?.finish();
-      },
-      close: closeModels,
+      finish: () => session.finish(),
+      close: () => session.close(),
     };
-    if (dry) {
+    const judgePlanning = session.dryRun ?? [];
+    if (session.dryRun) {
       models.dryRun = {
         async estimate(pass, estimateOptions) {
           const generatorSide = generatorPlanning ? [generatorPlanning] : [];
           const runPass = async (answers: DryRunAnswers) => {
             for (const judge of [...generatorSide, ...judgePlanning]) judge.startPass(answers);
             generatorHits.count = 0;
-            judgeHits.count = 0;
+            session.storeHits.count = 0;
             // Each pass plans with a Grader of its own (no engine state carried over).
             grader = undefined;
             await pass(answers);
             const totals = (members: readonly PlanningDryRunJudge[]): DryRunTotals => combinedTotals(members.map((member) => member.totals));
-            return { generator: totals(generatorSide), judge: totals(judgePlanning), hits: { generator: generatorHits.count, judge: judgeHits.count } };
+            return { generator: totals(generatorSide), judge: totals(judgePlanning), hits: { generator: generatorHits.count, judge: session.storeHits.count } };
           };
           const exact = await runPass('none');
           const total = estimateOptions.planned ? await runPass('synthetic') : exact;
@@ -147,10 +124,13 @@ export async function prepareModelCalls(flags: ModelCallFlags, context: CommandC
     }
     return models;
   } catch (error) {
-    await closeModels();
+    await session.close();
     throw error;
   }
 }
+
+/** Records in flight when no --concurrency is given: the engine's default. */
+const defaultWindow = 16;
 
 /** What every dry-run estimate of `generate` and `refine` assumes, whatever the command. */
 function baseAssumptions(flags: GeneratorFlags, planned: boolean): string[] {

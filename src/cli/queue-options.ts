@@ -1,10 +1,8 @@
-/** Flags and helpers for distributed grading: `grade --queue`, `grade --shard`, and the run spec workers receive. */
+/** Flags and helpers for distributed grading: `grade --queue` and `grade --shard` (workers receive the run spec whole). */
 import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
-import type { RunSpec } from '../queue/grading-queue.js';
 import type { ImportRecord } from '../rubric/records.js';
 import { isRedisUrl } from '../store/index.js';
-import type { JudgeFlags } from './judge-options.js';
 
 export interface QueueFlags {
   queue?: string;
@@ -47,29 +45,4 @@ export async function* shardOf(records: AsyncIterable<ImportRecord>, shard: Queu
     if (!shard || ordinal % shard.count === shard.index) yield record;
     ordinal += 1;
   }
-}
-
-/** Flags that decide how items are graded: the workers build the same grader from them. */
-const gradingFlagNames = [
-  'judge', 'judgeProtocol', 'samples', 'juryAggregate', 'mode', 'likertLevels', 'contextBudget', 'judgeBaseUrl', 'judgeTransport', 'structuredOutput',
-  'maxAttempts', 'timeout', 'temperature', 'maxTokens', 'seed', 'verdict', 'criteriaPerCall', 'globalConcurrency', 'rateLimit', 'lease', 'cacheTtl',
-  'cacheNamespace',
-] as const;
-
-/** The run spec sent with every chunk. It never holds the API key: each worker uses its own. */
-export function runSpecFrom(flags: JudgeFlags, extra: { scoring: string; checkMode: string; omitText: boolean }): RunSpec {
-  const spec: RunSpec = { ...extra };
-  for (const name of gradingFlagNames) {
-    const value = (flags as unknown as Record<string, unknown>)[name];
-    if (value === undefined) continue;
-    // JSON has no Infinity: "all criteria per call" travels as the word the flag takes.
-    spec[name] = typeof value === 'number' && !Number.isFinite(value) ? 'all' : value;
-  }
-  return spec;
-}
-
-export function judgeFlagsFromSpec(spec: RunSpec): Partial<JudgeFlags> & { scoring: string; checkMode: 'strict' | 'loose'; omitText: boolean } {
-  const flags = { ...spec } as Record<string, unknown>;
-  if (flags.criteriaPerCall === 'all') flags.criteriaPerCall = Number.POSITIVE_INFINITY;
-  return flags as unknown as Partial<JudgeFlags> & { scoring: string; checkMode: 'strict' | 'loose'; omitText: boolean };
 }

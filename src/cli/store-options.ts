@@ -1,60 +1,28 @@
 /**
  * Store flags shared by every command that calls a judge: where replies are cached
- * (`--cache FILE`, `--no-cache`, or a shared `--store redis://…`), their TTL, and the
- * fleet-wide limits per judge endpoint that a shared store makes possible.
+ * (`--cache FILE`, `--no-cache`, or a shared `--store redis://…`). Their TTL and the fleet-wide
+ * limits a shared store makes possible are run settings (`--cache-ttl`, `--global-concurrency`,
+ * `--rate-limit`, `--lease` in `run-spec-flags.ts`).
  */
 import { existsSync, rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
 import type { Judge } from '../judges/types.js';
+import type { FleetLimits, RunSpec } from '../spec/run-spec.js';
 import { defaultCachePath, isRedisUrl, openReplyStore, RedisReplyStore, SqliteReplyStore, storeSpecFrom, type ReplyStore } from '../store/index.js';
 
+/** Where replies are kept: machine-local, never part of the run spec (a worker uses its own). */
 export interface StoreFlags {
   cache?: string | false;
   /** redis://… or rediss://… (else RUBRICATE_STORE). */
   store?: string;
-  /** Seconds after which a stored reply counts as absent. */
-  cacheTtl?: number;
-  /** Judge calls in flight across every process sharing the store. */
-  globalConcurrency?: number;
-  /** `RPM` or `RPM,TPM`, across every process sharing the store. */
-  rateLimit?: { requestsPerMinute?: number; tokensPerMinute?: number };
-  /** Seconds a crashed process's calls may hold their fleet slots. */
-  lease?: number;
-}
-
-function parseRateLimit(value: string): { requestsPerMinute?: number; tokensPerMinute?: number } {
-  const [rpm, tpm, ...rest] = value.split(',').map((part) => part.trim());
-  const positive = (text: string | undefined) => text === undefined || text === '' || (Number.isInteger(Number(text)) && Number(text) > 0);
-  if (rest.length > 0 || !positive(rpm) || !positive(tpm) || (!rpm && !tpm)) {
-    throw new RubricateError('CONFIG_INVALID', `--rate-limit is RPM or RPM,TPM (positive integers; RPM may be empty: ",TPM"), got "${value}"`, { field: 'rate-limit' });
-  }
-  return { ...(rpm ? { requestsPerMinute: Number(rpm) } : {}), ...(tpm ? { tokensPerMinute: Number(tpm) } : {}) };
-}
-
-function parseCount(name: string) {
-  return (value: string): number => {
-    const number = Number(value);
-    if (!Number.isInteger(number) || number < 1) throw new RubricateError('CONFIG_INVALID', `--${name} must be a positive integer, got "${value}"`, { field: name });
-    return number;
-  };
-}
-
-function parseSeconds(name: string) {
-  return (value: string): number => {
-    const number = Number(value);
-    if (!Number.isFinite(number) || number <= 0) throw new RubricateError('CONFIG_INVALID', `--${name} must be a positive number of seconds, got "${value}"`, { field: name });
-    return number;
-  };
 }
 
 export function addStoreOptions(command: Command): Command {
   return command
-    .option('--store <url>', 'shared store for cached replies, fleet limits and evolving rubrics: redis://[user:password@]host:port[/db] or rediss://… for TLS (default: RUBRICATE_STORE, else the SQLite cache)')
-    .option('--cache-ttl <seconds>', 'treat stored replies older than this as absent', parseSeconds('cache-ttl'))
-    .option('--global-concurrency <n>', 'judge calls in flight per endpoint across every process sharing the Redis --store', parseCount('global-concurrency'))
-    .option('--rate-limit <rpm[,tpm]>', 'requests (and tokens) per minute per endpoint across every process sharing the Redis --store', parseRateLimit)
-    .option('--lease <seconds>', "with fleet limits: how long a crashed process's calls keep their slots", parseSeconds('lease'), 10);
+    .option('--cache <path>', 'reply cache (SQLite) path (default: the user cache directory)')
+    .option('--no-cache', 'do not reuse replies from earlier runs (a killed run still resumes)')
+    .option('--store <url>', 'shared store for cached replies, fleet limits and evolving rubrics: redis://[user:password@]host:port[/db] or rediss://… for TLS (default: RUBRICATE_STORE, else the SQLite cache)');
 }
 
 export interface OpenedStore {
@@ -74,8 +42,8 @@ function printWarning(message: string): void {
  * deleted once the run completes. A Redis store is connected before anything runs, so a
  * wrong URL or password stops the command at once with a clear error.
  */
-export async function openStore(flags: StoreFlags, outputPath: string | undefined, options: { failFast?: boolean } = {}): Promise<OpenedStore> {
-  const ttlMs = flags.cacheTtl === undefined ? undefined : flags.cacheTtl * 1000;
+export async function openStore(flags: StoreFlags, run: Pick<RunSpec, 'cacheTtlMs' | 'fleet'>, outputPath: string | undefined, options: { failFast?: boolean } = {}): Promise<OpenedStore> {
+  const ttlMs = run.cacheTtlMs;
   const spec = storeSpecFrom(flags.store);
   if (flags.cache === false) {
     if (!outputPath) return { store: undefined, finish() {}, close() {} };
@@ -94,7 +62,7 @@ export async function openStore(flags: StoreFlags, outputPath: string | undefine
   }
   if (spec !== undefined && isRedisUrl(spec)) {
     if (typeof flags.cache === 'string') throw new RubricateError('CONFIG_INVALID', '--cache FILE and a Redis --store are two different caches: give one of them', { field: 'cache' });
-    const store = new RedisReplyStore(spec, { ttlMs, claimLeaseMs: (flags.lease ?? 10) * 1000, whenDisconnected: options.failFast ? 'fail' : 'wait' });
+    const store = new RedisReplyStore(spec, { ttlMs, claimLeaseMs: run.fleet.leaseMs ?? defaultLeaseMs, whenDisconnected: options.failFast ? 'fail' : 'wait' });
     try {
       await store.connection.ready();
     } catch (error) {
@@ -108,18 +76,16 @@ export async function openStore(flags: StoreFlags, outputPath: string | undefine
   return { store, finish() {}, close: () => store.close() };
 }
 
+/** How long a crashed process's calls keep their fleet slots and shared-store claims. */
+const defaultLeaseMs = 10_000;
+
 /** Wraps the judges with the fleet-wide limits asked for (they need a Redis store). */
-export async function applyFleetLimitsFrom(judges: Judge[], flags: StoreFlags): Promise<Judge[]> {
+export async function applyFleetLimitsFrom(judges: Judge[], flags: StoreFlags, fleet: FleetLimits): Promise<Judge[]> {
   // The fleet code and its Redis clients load only when a limit is asked for: every command start pays for them otherwise.
-  if (flags.globalConcurrency === undefined && flags.rateLimit === undefined) return judges;
+  if (fleet.globalConcurrency === undefined && fleet.requestsPerMinute === undefined && fleet.tokensPerMinute === undefined) return judges;
   const { applyFleetLimits } = await import('../fleet/limited-judge.js');
   const spec = storeSpecFrom(flags.store);
-  return applyFleetLimits(judges, spec !== undefined && isRedisUrl(spec) ? spec : undefined, {
-    globalConcurrency: flags.globalConcurrency,
-    requestsPerMinute: flags.rateLimit?.requestsPerMinute,
-    tokensPerMinute: flags.rateLimit?.tokensPerMinute,
-    leaseMs: (flags.lease ?? 10) * 1000,
-  });
+  return applyFleetLimits(judges, spec !== undefined && isRedisUrl(spec) ? spec : undefined, { ...fleet, leaseMs: fleet.leaseMs ?? defaultLeaseMs });
 }
 
 /** The cache files a run reads and writes (--cache, or a --store that is a file): no output may replace them. */

@@ -19,22 +19,14 @@ function item(index: number): Item {
 /** One call at a time, one attempt each, recording the engine's events. */
 function recordingEngine(judge: Judge, options: Partial<ConstructorParameters<typeof GradingEngine>[0]> = {}) {
   const events: EngineEvent[] = [];
-  const engine = new GradingEngine({
-    judge,
-    strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 64 } }),
-    concurrency: 1,
-    maxAttempts: 1,
-    retryBaseDelayMs: 1,
-    onEvent: (event) => events.push(event),
-    ...options,
-  });
+  const engine = new GradingEngine({ judge, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 64 } }), onEvent: (event) => events.push(event), ...options, calls: { concurrency: 1, maxAttempts: 1, retryBaseDelayMs: 1, ...options.calls } });
   return { engine, events };
 }
 
 describe('judge circuit breaker', () => {
   test('opens after `threshold` consecutive hard failures and stops every later call', async ({ scriptedJudge }) => {
     const { fake, judge } = await scriptedJudge(() => ({ status: 400, body: { error: { message: 'deployment disabled' } } }));
-    const { engine } = recordingEngine(judge, { breakerThreshold: 3 });
+    const { engine } = recordingEngine(judge, { calls: { breakerThreshold: 3 } });
     const results = [];
     for (let index = 0; index < 6; index += 1) results.push(await engine.gradeItem(item(index)));
     expect(fake.requests).toHaveLength(3);
@@ -45,7 +37,7 @@ describe('judge circuit breaker', () => {
 
   test('a verdict in between resets the count: an intermittently failing judge is not stopped', async ({ scriptedJudge }) => {
     const { fake, judge } = await scriptedJudge((request) => (request.index % 2 === 0 ? { status: 400, body: { error: { message: 'flaky' } } } : { content: binaryVerdict(true) }));
-    const { engine } = recordingEngine(judge, { breakerThreshold: 2 });
+    const { engine } = recordingEngine(judge, { calls: { breakerThreshold: 2 } });
     for (let index = 0; index < 10; index += 1) await engine.gradeItem(item(index));
     expect(fake.requests).toHaveLength(10);
     expect(engine.fatal).toBeUndefined();
@@ -53,14 +45,14 @@ describe('judge circuit breaker', () => {
 
   test('transient failures (429, 5xx) do not open it', async ({ scriptedJudge }) => {
     const { judge } = await scriptedJudge(() => ({ status: 503, body: { error: { message: 'busy' } } }));
-    const { engine } = recordingEngine(judge, { breakerThreshold: 2 });
+    const { engine } = recordingEngine(judge, { calls: { breakerThreshold: 2 } });
     for (let index = 0; index < 5; index += 1) await engine.gradeItem(item(index));
     expect(engine.fatal).toBeUndefined();
   });
 
   test('a reward server does not stop for good on a run of failures (its breaker is off)', async ({ scriptedJudge }) => {
     const { fake, judge } = await scriptedJudge(() => ({ status: 400, body: { error: { message: 'deployment disabled' } } }));
-    const service = new RewardService({ grading: { judge, maxAttempts: 1, retryBaseDelayMs: 1 } });
+    const service = new RewardService({ grading: { judge, calls: { maxAttempts: 1, retryBaseDelayMs: 1 } } });
     await service.scoreItems(Array.from({ length: 25 }, (_, index) => item(index)));
     expect(fake.requests).toHaveLength(25);
     expect(service.fatalError).toBeUndefined();
@@ -77,7 +69,7 @@ describe('Retry-After', () => {
       }
       return { content: binaryVerdict(true) };
     };
-    const byTimeout = recordingEngine((await scriptedJudge(script)).judge, { timeoutMs: 300, maxAttempts: 2 });
+    const byTimeout = recordingEngine((await scriptedJudge(script)).judge, { calls: { timeoutMs: 300, maxAttempts: 2 } });
     expect((await byTimeout.engine.gradeItem(item(0))).status).toBe('ok');
     const waited = byTimeout.events.find((event) => event.type === 'retry' && event.delayMs > 0) as { delayMs: number };
     // The cap plus the small jitter (at most retryBaseDelayMs here).
@@ -85,7 +77,7 @@ describe('Retry-After', () => {
     expect(waited.delayMs).toBeLessThanOrEqual(301);
 
     first = true;
-    const byFlag = recordingEngine((await scriptedJudge(script)).judge, { maxRetryAfterMs: 50, maxAttempts: 2 });
+    const byFlag = recordingEngine((await scriptedJudge(script)).judge, { calls: { maxRetryAfterMs: 50, maxAttempts: 2 } });
     expect((await byFlag.engine.gradeItem(item(0))).status).toBe('ok');
     const capped = byFlag.events.find((event) => event.type === 'retry' && event.delayMs > 0) as { delayMs: number };
     expect(capped.delayMs).toBeLessThanOrEqual(51);

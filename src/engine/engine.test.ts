@@ -11,7 +11,7 @@ import { SqliteReplyStore } from '../store/index.js';
 const sampling = { temperature: 0, maxTokens: 128 };
 
 function engine(options: Partial<EngineOptions> & { judge?: Judge }) {
-  return new GradingEngine({ strategy: createPerCriterionStrategy({ sampling }), retryBaseDelayMs: 5, retryMaxDelayMs: 20, ...options });
+  return new GradingEngine({ strategy: createPerCriterionStrategy({ sampling }), ...options, calls: { retryBaseDelayMs: 5, retryMaxDelayMs: 20, ...options.calls } });
 }
 
 function makeItem(id: string, criteria: number, response = `response ${id}`): Item {
@@ -41,7 +41,7 @@ describe('GradingEngine', () => {
     const { judge } = await scriptedJudge((request) => plan[request.index] ?? { content: binaryVerdict(true) });
     const started = Date.now();
     // The timeout ends the hang; it is long enough that no prompt answer is ever mistaken for one under load.
-    const graded = await engine({ judge, timeoutMs: 500, concurrency: 1 }).gradeItem(makeItem('a', 1));
+    const graded = await engine({ judge, calls: { timeoutMs: 500, concurrency: 1 } }).gradeItem(makeItem('a', 1));
     expect(graded.status).toBe('ok');
     expect(graded.criteria[0].verdict?.met).toBe(true);
     expect(graded.usage).toMatchObject({ calls: 5, retries: 4 });
@@ -51,7 +51,7 @@ describe('GradingEngine', () => {
 
   test('reports a criterion whose replies never parse as an error with the reason, never as "not met"', async ({ scriptedJudge }) => {
     const { fake, judge } = await scriptedJudge(() => ({ content: 'I think it is fine' }));
-    const graded = await engine({ judge, maxAttempts: 3 }).gradeItem(makeItem('a', 2));
+    const graded = await engine({ judge, calls: { maxAttempts: 3 } }).gradeItem(makeItem('a', 2));
     expect(graded.status).toBe('error');
     for (const result of graded.criteria) {
       expect(result.status).toBe('error');
@@ -65,7 +65,7 @@ describe('GradingEngine', () => {
   test('a label outside the scale is retried, then an error', async ({ scriptedJudge }) => {
     const { fake, judge } = await scriptedJudge(() => ({ content: { explanation: 'x', choice: 'Excellent' } }));
     const item = normalizeItem({ id: 'o', prompt: 'q', response: 'r', rubric: { criteria: [{ text: 't', scale: { type: 'ordinal', choices: [{ label: '1' }, { label: '2' }] } }] } });
-    const graded = await engine({ judge, maxAttempts: 2 }).gradeItem(item);
+    const graded = await engine({ judge, calls: { maxAttempts: 2 } }).gradeItem(item);
     expect(graded.criteria[0].error?.message).toMatch(/not on its scale/);
     expect(fake.requests).toHaveLength(2);
   });
@@ -113,7 +113,7 @@ describe('GradingEngine', () => {
     });
     const items = Array.from({ length: 40 }, (_, index) => makeItem(`i${index}`, 5));
     // The timeout only has to end the hangs: a loopback answer comes far sooner, even on a loaded machine.
-    const grading = engine({ judge, concurrency: 8, timeoutMs: 1_000, maxAttempts: 3 });
+    const grading = engine({ judge, calls: { concurrency: 8, timeoutMs: 1_000, maxAttempts: 3 } });
     const graded: GradedItem[] = await Promise.all(items.map((item) => grading.gradeItem(item)));
     expect(graded.map((entry) => entry.item.id)).toEqual(items.map((entry) => entry.id));
     for (const [itemIndex, entry] of graded.entries()) {
@@ -189,7 +189,7 @@ describe('GradingEngine', () => {
     let parseable = false;
     const { judge } = await scriptedJudge(() => ({ content: parseable ? binaryVerdict(true) : 'garbage' }));
     const store = new SqliteReplyStore(':memory:');
-    const failed = await engine({ judge, store, maxAttempts: 1 }).gradeItem(makeItem('a', 1));
+    const failed = await engine({ judge, store, calls: { maxAttempts: 1 } }).gradeItem(makeItem('a', 1));
     expect(failed.status).toBe('error');
     parseable = true;
     const retried = await engine({ judge, store }).gradeItem(makeItem('a', 1));

@@ -8,6 +8,7 @@
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, TaskOutcome } from '../grading/types.js';
 import type { CheckMode } from '../checks/types.js';
+import type { CallPolicy } from '../spec/run-spec.js';
 import { judgeImage } from '../images/images.js';
 import { gatherEvidence, needsEvidence } from '../grading/evidence.js';
 import { gradeItemCriteria, type CheckRunner } from '../grading/item-policy.js';
@@ -57,12 +58,8 @@ export interface EngineOptions {
   store?: ReplyStore;
   checkRunner?: CheckRunner;
   checkMode?: CheckMode;
-  concurrency?: number;
-  /** Calls per criterion before its error is final (transport failures and unreadable replies alike). */
-  maxAttempts?: number;
-  timeoutMs?: number;
-  retryBaseDelayMs?: number;
-  retryMaxDelayMs?: number;
+  /** Attempts, timeouts, retry delays, concurrency and the breaker threshold, as one value. */
+  calls?: CallPolicy;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
   /** Once aborted, no new judge call starts; calls in flight go on until `signal` aborts (a graceful stop). */
@@ -76,13 +73,6 @@ export interface EngineOptions {
   contextBudgetTokens?: number;
   /** Sampling used for evidence extraction calls (long responses). */
   evidenceSampling?: SamplingOptions;
-  /**
-   * Consecutive hard failures of the judge (unreachable, request rejected, no readable
-   * verdict) that stop the run with JUDGE_CIRCUIT_OPEN. Default 20; 0 never stops.
-   */
-  breakerThreshold?: number;
-  /** Longest wait a judge's Retry-After may impose per retry (also capped by `timeoutMs`). Default 60 s (`defaultMaxRetryAfterMs`). */
-  maxRetryAfterMs?: number;
 }
 
 /** A judge call as the engine made it: the call loop's result, or a reply another task or process already had. */
@@ -115,7 +105,7 @@ interface ItemTally {
 function withItemImages(task: JudgeTask, judge: Judge): JudgeRequest {
   const images = task.item?.images;
   if (!images || images.length === 0) return task.request;
-  if (!judge.acceptsImages) {
+  if (!judge.capabilities.images) {
     throw new RubricateError('JUDGE_REQUEST_REJECTED', `judge ${judge.provenance.id} does not accept images, and item ${task.item.id} has ${images.length}; use an OpenAI-compatible vision model, anthropic: or gemini:`);
   }
   const messages = [...task.request.messages];
@@ -126,31 +116,34 @@ function withItemImages(task: JudgeTask, judge: Judge): JudgeRequest {
 }
 
 export class GradingEngine {
-  private readonly options: Required<Pick<EngineOptions, 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'checkMode'>> & EngineOptions;
+  private readonly options: EngineOptions & { checkMode: CheckMode };
+  /** The call policy with its defaults filled in. */
+  private readonly calls: Required<Omit<CallPolicy, 'maxRetryAfterMs' | 'breakerThreshold'>> & Pick<CallPolicy, 'maxRetryAfterMs'>;
   private readonly limiter: AdaptiveLimiter;
   private readonly inFlight = new Map<string, Promise<CallResult>>();
   private fatalError: RubricateError | undefined;
   private readonly breaker: JudgeCircuitBreaker;
 
   constructor(options: EngineOptions) {
-    const concurrency = Math.max(1, Math.min(options.concurrency ?? 16, options.judge?.maxConcurrency ?? Number.POSITIVE_INFINITY));
-    this.options = {
-      ...options,
-      checkMode: options.checkMode ?? 'strict',
-      maxAttempts: Math.max(1, options.maxAttempts ?? 5),
-      timeoutMs: options.timeoutMs ?? 120_000,
-      retryBaseDelayMs: options.retryBaseDelayMs ?? 500,
-      retryMaxDelayMs: options.retryMaxDelayMs ?? 30_000,
+    const calls = options.calls ?? {};
+    const concurrency = Math.max(1, Math.min(calls.concurrency ?? 16, options.judge?.capabilities.maxConcurrency ?? Number.POSITIVE_INFINITY));
+    this.options = { ...options, checkMode: options.checkMode ?? 'strict' };
+    this.calls = {
       concurrency,
+      maxAttempts: Math.max(1, calls.maxAttempts ?? 5),
+      timeoutMs: calls.timeoutMs ?? 120_000,
+      retryBaseDelayMs: calls.retryBaseDelayMs ?? 500,
+      retryMaxDelayMs: calls.retryMaxDelayMs ?? 30_000,
+      maxRetryAfterMs: calls.maxRetryAfterMs,
     };
     this.limiter = new AdaptiveLimiter(concurrency);
-    this.breaker = new JudgeCircuitBreaker(options.breakerThreshold ?? defaultBreakerThreshold, redactUrl(options.judge?.provenance.baseUrl) ?? options.judge?.provenance.id);
+    this.breaker = new JudgeCircuitBreaker(calls.breakerThreshold ?? defaultBreakerThreshold, redactUrl(options.judge?.provenance.baseUrl) ?? options.judge?.provenance.id);
     // Calls in flight and waits on a shared store's claims all listen on the run's signal.
     if (options.signal) allowListenerPerCall(options.signal);
   }
 
   get concurrency(): number {
-    return this.options.concurrency;
+    return this.calls.concurrency;
   }
 
   /** Number of judge calls waiting for a slot (for queue-depth metrics). */
@@ -201,14 +194,14 @@ export class GradingEngine {
       return results;
     }
     const strategy = this.options.strategy;
-    let plan = (pending: Criterion[]) => strategy.plan(item, pending, judge.modelLimits);
+    let plan = (pending: Criterion[]) => strategy.plan(item, pending, judge.capabilities.limits);
     let evidence: Map<string, { quotes: number; chunks: number }> | undefined;
     const budgetTokens = this.options.contextBudgetTokens;
     if (budgetTokens !== undefined && needsEvidence(item, budgetTokens)) {
       const gathered = await gatherEvidence(item, criteria, {
         budgetTokens,
         sampling: this.options.evidenceSampling ?? { temperature: 0, maxTokens: 512 },
-        maxAttempts: this.options.maxAttempts,
+        maxAttempts: this.calls.maxAttempts,
         runTask: async (task, attemptBudget) => this.account(tally, await this.runTask(task, attemptBudget)),
         askAgain: (error, attempts) => this.shouldRetry(error, attempts),
       });
@@ -218,7 +211,7 @@ export class GradingEngine {
       }
       evidence = gathered.summary;
       const derived = gathered.items;
-      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.modelLimits));
+      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.capabilities.limits));
       criteria = criteria.filter((criterion) => derived.has(criterion.id));
       if (criteria.length === 0) return results;
     }
@@ -226,7 +219,7 @@ export class GradingEngine {
     // Groups planned separately: a batch that did not fit the judge is retried as two halves.
     let pending: Criterion[][] = [criteria];
     while (pending.length > 0) {
-      const budgetLeft = Math.min(...pending.flat().map((criterion) => this.options.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
+      const budgetLeft = Math.min(...pending.flat().map((criterion) => this.calls.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
       const tasks = pending.flatMap((group) => plan(group));
       const outcomes = await Promise.all(tasks.map((task) => this.runTask(task, budgetLeft)));
       const retry: Criterion[] = [];
@@ -266,7 +259,7 @@ export class GradingEngine {
   /** An unreadable reply or a refusal is asked again while attempts remain. */
   private shouldRetry(error: RubricateError, attempts: number): boolean {
     const parseProblem = error.code === 'JUDGE_UNPARSEABLE' || error.code === 'JUDGE_REFUSED';
-    return parseProblem && attempts < this.options.maxAttempts && !this.fatalError;
+    return parseProblem && attempts < this.calls.maxAttempts && !this.fatalError;
   }
 
   private account(tally: ItemTally, outcome: RunOutcome): RunOutcome {
@@ -375,10 +368,10 @@ export class GradingEngine {
       (signal) => judge.complete(withItemImages(task, judge), { signal }),
       {
         maxAttempts: attemptBudget,
-        timeoutMs: this.options.timeoutMs,
-        retryBaseDelayMs: this.options.retryBaseDelayMs,
-        retryMaxDelayMs: this.options.retryMaxDelayMs,
-        maxRetryAfterMs: this.options.maxRetryAfterMs,
+        timeoutMs: this.calls.timeoutMs,
+        retryBaseDelayMs: this.calls.retryBaseDelayMs,
+        retryMaxDelayMs: this.calls.retryMaxDelayMs,
+        maxRetryAfterMs: this.calls.maxRetryAfterMs,
         signal: this.options.signal,
         stopSignal: this.options.stopSignal,
       },

@@ -13,15 +13,8 @@ import { RedisConnection } from '../store/redis-connection.js';
 import { sha256Hex } from '../util/hash.js';
 import { FleetPace } from './pace.js';
 import { FleetSlots } from './slots.js';
+import type { FleetLimits } from '../spec/run-spec.js';
 
-export interface FleetLimits {
-  /** Calls in flight to this endpoint across every process sharing the store. */
-  globalConcurrency?: number;
-  requestsPerMinute?: number;
-  tokensPerMinute?: number;
-  /** How long a crashed process's calls may keep their fleet slots (default 10 s). */
-  leaseMs?: number;
-}
 
 /** The endpoint's name in Redis: the same for every process calling the same judge at the same place. */
 function fleetKeyOf(judge: Judge): string {
@@ -35,15 +28,12 @@ function isOverloaded(error: RubricateError): boolean {
 
 class FleetLimitedJudge implements Judge {
   readonly provenance: Judge['provenance'];
-  readonly maxConcurrency: number | undefined;
-  readonly supportsTokenProbabilities: boolean | undefined;
-  readonly acceptsImages: boolean | undefined;
   private readonly slots: FleetSlots | undefined;
   private readonly pace: FleetPace;
 
-  /** The inner judge's model limits, as it learns them. */
-  get modelLimits(): Judge['modelLimits'] {
-    return this.inner.modelLimits;
+  /** The inner judge's capabilities, live as it learns them. */
+  get capabilities(): Judge['capabilities'] {
+    return this.inner.capabilities;
   }
 
   constructor(
@@ -52,9 +42,6 @@ class FleetLimitedJudge implements Judge {
     limits: FleetLimits,
   ) {
     this.provenance = inner.provenance;
-    this.maxConcurrency = inner.maxConcurrency;
-    this.supportsTokenProbabilities = inner.supportsTokenProbabilities;
-    this.acceptsImages = inner.acceptsImages;
     const name = fleetKeyOf(inner);
     const leaseMs = limits.leaseMs ?? 10_000;
     this.slots =

@@ -38,7 +38,7 @@ const test = base.extend<{ setup: (badAttempts: number, overrides?: Override) =>
         }),
       );
       const generator = createRubricGenerator({ generator: connectJudge(fake, { model: 'writer' }), minCriteria: 1, maxCriteria: 5, retryBaseDelayMs: 1, maxAttempts: 2 });
-      const grader = new Grader({ judge: connectJudge(fake, { model: 'judge' }), scoring: 'weighted_mean', retryBaseDelayMs: 1 });
+      const grader = new Grader({ judge: connectJudge(fake, { model: 'judge' }), scoring: 'weighted_mean', calls: { retryBaseDelayMs: 1 } });
       return { generator, grader };
     });
   },

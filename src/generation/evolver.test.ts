@@ -109,7 +109,7 @@ describe('createRubricEvolver', () => {
 
   test('grades rollouts with the active rubric through the pipeline and feeds the results back (the serve loop)', async ({ setup, connectJudge }) => {
     const { fake, evolver } = await setup([[mentions('sources'), mentions('hello')]]);
-    const grader = new Grader({ judge: connectJudge(fake, { model: 'judge' }), retryBaseDelayMs: 1 });
+    const grader = new Grader({ judge: connectJudge(fake, { model: 'judge' }), calls: { retryBaseDelayMs: 1 } });
     const rollouts = ['hello with sources', 'hello plain', 'hello again'];
     await evolver.propose('q', 'Say hello and cite.', rollouts);
     const rubric = (await evolver.activeRubric('q'))!;

@@ -1,21 +1,18 @@
 /**
- * The rubric generator built from plain options: which model writes rubrics (a judge spec and
- * its endpoint) plus the generator's own settings. The CLI maps its flags onto these options
+ * The rubric generator built from plain options: which model writes rubrics (a model spec, as
+ * judges take) plus the generator's own settings. The CLI maps its flags onto these options
  * (`src/cli/generator-options.ts`); library users pass them directly.
  */
 import { RubricateError } from '../errors.js';
 import { createJudge, defaultJudgeSpec } from '../judges/registry.js';
-import type { StructuredOutputMode } from '../judges/openai/openai-judge.js';
 import type { Judge } from '../judges/types.js';
+import type { Credentials, ModelSpec } from '../spec/run-spec.js';
 import { createRubricGenerator, type RubricGenerator, type RubricGeneratorOptions } from './generator.js';
 
 export interface GeneratorModelOptions extends Omit<RubricGeneratorOptions, 'generator'> {
-  /** Judge spec of the model that writes rubrics (`openai:MODEL`, `gguf:PATH`…); default: the same rule as the judge. */
-  spec?: string;
-  baseUrl?: string;
-  apiKey?: string;
-  transport?: 'http' | 'sdk';
-  structuredOutput?: StructuredOutputMode;
+  /** How to reach the model that writes rubrics, as a judge is reached; default: the same rule as the judge. */
+  model?: ModelSpec;
+  credentials?: Credentials;
   /**
    * Replaces the model once built, before the generator calls it (a wrapper that sends its calls
    * by batch, or counts them for a dry run); it is given the spec the model was built from.
@@ -30,9 +27,9 @@ export interface BuiltGenerator {
 }
 
 export async function buildRubricGenerator(options: GeneratorModelOptions): Promise<BuiltGenerator> {
-  const { spec: requested, baseUrl, apiKey, transport, structuredOutput, wrap, ...generatorOptions } = options;
-  const spec = requested ?? defaultJudgeSpec();
-  const model = await createJudge({ spec, baseUrl, apiKey, transport, structuredOutput });
+  const { model: modelSpec = {}, credentials, wrap, ...generatorOptions } = options;
+  const spec = modelSpec.model ?? defaultJudgeSpec();
+  const model = await createJudge({ ...modelSpec, model: spec }, credentials);
   if (!model) throw new RubricateError('CONFIG_INVALID', `--generator ${spec}: a generator model is required (not "none")`, { field: 'generator' });
   let judge: Judge;
   try {

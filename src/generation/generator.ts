@@ -135,7 +135,7 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
   const checkTypes = catalogue.map((entry) => entry.type);
   const promptContext: RubricPromptContext = { importancePoints, minCriteria, maxCriteria, catalogue };
   const provenance = options.generator.provenance;
-  const limit = createSemaphore(Math.max(1, Math.min(options.concurrency ?? Number.POSITIVE_INFINITY, options.generator.maxConcurrency ?? Number.POSITIVE_INFINITY)));
+  const limit = createSemaphore(Math.max(1, Math.min(options.concurrency ?? Number.POSITIVE_INFINITY, options.generator.capabilities.maxConcurrency ?? Number.POSITIVE_INFINITY)));
 
   function request(messages: JudgeRequest['messages'], minItems: number, maxItems: number): JudgeRequest {
     return {

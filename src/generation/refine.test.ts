@@ -23,7 +23,7 @@ const test = base.extend<{ setup: (handlers: Handlers) => Promise<{ fake: FakeJu
       return {
         fake,
         generator: createRubricGenerator({ generator: connectJudge(fake, { model: 'writer' }), minCriteria: 1, maxCriteria: 8, retryBaseDelayMs: 1, maxAttempts: 2 }),
-        grader: new Grader({ judge: connectJudge(fake, { model: 'judge' }), scoring: 'weighted_mean', retryBaseDelayMs: 1 }),
+        grader: new Grader({ judge: connectJudge(fake, { model: 'judge' }), scoring: 'weighted_mean', calls: { retryBaseDelayMs: 1 } }),
       };
     });
   },

@@ -6,10 +6,7 @@
  * speed; `short` keeps a reason at about a quarter of the output tokens.
  */
 import { RubricateError } from '../errors.js';
-
-export type ExplanationLength = 'full' | 'short' | 'none';
-
-export const explanationLengths: readonly ExplanationLength[] = ['full', 'short', 'none'];
+import type { ExplanationLength } from '../spec/run-spec.js';
 
 /** Where every template's reply-format sentence starts: the part this module rewrites. */
 const replyRuleMarker = 'Reply with a JSON object and nothing else';

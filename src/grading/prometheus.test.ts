@@ -185,15 +185,15 @@ function replying(reply: (userText: string, call: number) => string): FakeJudgeS
 describe('Prometheus protocol through the engine (loopback judge)', () => {
   test('grades with [RESULT] replies; an unparseable reply is retried, then reported, never scored', async ({ startJudge }) => {
     const answering = await startJudge(replying((text, call) => (text.includes('Louvre.') && call < 1 ? 'I think it is fine.' : 'Covers the museum. [RESULT] 3')));
-    const judge = await createJudge({ spec: 'openai:prometheus-7b', baseUrl: answering.baseUrl, apiKey: 'k' });
-    const result = await new Grader({ judge, protocol: 'prometheus', scoring: 'biggen', maxAttempts: 3, retryBaseDelayMs: 1 }).gradeItem({ ...biggenLike, tags: ['capability:planning'] });
+    const judge = await createJudge({ model: 'openai:prometheus-7b', endpoint: { baseUrl: answering.baseUrl } }, { apiKey: 'k' });
+    const result = await new Grader({ judge, scoring: 'biggen', plan: { protocol: 'prometheus' }, calls: { maxAttempts: 3, retryBaseDelayMs: 1 } }).gradeItem({ ...biggenLike, tags: ['capability:planning'] });
     expect(result.status).toBe('ok');
     expect(result.criteria[0]).toMatchObject({ label: '3', status: 'ok' });
     expect(result.judge?.template_version).toBe('prometheus-absolute/v1');
 
     const silent = await startJudge(replying(() => 'No verdict here.'));
-    const silentJudge = await createJudge({ spec: 'openai:prometheus-7b', baseUrl: silent.baseUrl, apiKey: 'k' });
-    const failed = await new Grader({ judge: silentJudge, protocol: 'prometheus', scoring: 'biggen', maxAttempts: 2, retryBaseDelayMs: 1 }).gradeItem(biggenLike);
+    const silentJudge = await createJudge({ model: 'openai:prometheus-7b', endpoint: { baseUrl: silent.baseUrl } }, { apiKey: 'k' });
+    const failed = await new Grader({ judge: silentJudge, scoring: 'biggen', plan: { protocol: 'prometheus' }, calls: { maxAttempts: 2, retryBaseDelayMs: 1 } }).gradeItem(biggenLike);
     expect(failed.status).toBe('error');
     expect(failed.criteria[0].error?.code).toBe('JUDGE_UNPARSEABLE');
     expect(failed.score).toBeNull();
@@ -209,8 +209,8 @@ describe('Prometheus protocol through the engine (loopback judge)', () => {
         return text.slice(a, b).includes('Eiffel') ? 'A covers more. [RESULT] A' : 'B covers more. [RESULT] B';
       }),
     );
-    const judge = await createJudge({ spec: 'openai:prometheus-7b', baseUrl: fake.baseUrl, apiKey: 'k' });
-    const comparer = new Comparer({ judge, protocol: 'prometheus', retryBaseDelayMs: 1 });
+    const judge = await createJudge({ model: 'openai:prometheus-7b', endpoint: { baseUrl: fake.baseUrl } }, { apiKey: 'k' });
+    const comparer = new Comparer({ judge, plan: { protocol: 'prometheus' }, calls: { retryBaseDelayMs: 1 } });
     const record = await comparer.comparePair({ id: 'p', prompt: [{ role: 'user', content: 'Plan Paris.' }], responseA: 'Louvre only.', responseB: 'Louvre and Eiffel.' });
     expect(record.overall?.winner).toBe('B');
     expect(record.overall?.consistent).toBe(true);

@@ -14,7 +14,8 @@ import { batchedTemplate, perCriterionTemplate } from './prompts.js';
 import { itemDigest, renderCriterion, renderItemContext } from './render.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, VerdictMode } from './types.js';
 import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaForLength } from './verdicts.js';
-import { explanationVersion, withExplanationRule, type ExplanationLength } from './explanation.js';
+import { explanationVersion, withExplanationRule } from './explanation.js';
+import type { ExplanationLength } from '../spec/run-spec.js';
 import { isRecord } from '../util/is-record.js';
 
 export interface StrategyOptions {

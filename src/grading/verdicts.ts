@@ -7,7 +7,8 @@ import type { JudgeReply, TokenProbability } from '../judges/types.js';
 import type { Criterion, ScaleChoice } from '../rubric/schema.js';
 import { finalAnswerText, readBoolean } from './parse.js';
 import type { CriterionVerdict } from './types.js';
-import { withoutExplanation, type ExplanationLength } from './explanation.js';
+import { withoutExplanation } from './explanation.js';
+import type { ExplanationLength } from '../spec/run-spec.js';
 import { isRecord } from '../util/is-record.js';
 
 const binaryVerdictSchema = {

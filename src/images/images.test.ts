@@ -106,12 +106,13 @@ describe('image items', () => {
     let called = false;
     const textOnly: Judge = {
       provenance: { id: 'text-only', model: 'text-only' },
+      capabilities: { images: false },
       async complete() {
         called = true;
         return { text: '{"explanation":"x","criteria_met":true}', usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0 } };
       },
     };
-    const result = await new Grader({ judge: textOnly, maxAttempts: 1 }).gradeItem(item);
+    const result = await new Grader({ judge: textOnly, calls: { maxAttempts: 1 } }).gradeItem(item);
     expect(called).toBe(false);
     expect(result.status).toBe('error');
     expect(result.criteria[0].error).toMatchObject({ code: 'JUDGE_REQUEST_REJECTED' });

@@ -81,6 +81,7 @@ describe('createJudgePool', () => {
     let failing = true;
     const flaky: Judge = {
       provenance: { id: 'openai:m', model: 'm', baseUrl: 'http://flaky/v1' },
+      capabilities: { images: false },
       async complete() {
         if (failing) throw new RubricateError('JUDGE_CONNECTION', 'connection refused');
         return { text: 'flaky', usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0 } };
@@ -137,7 +138,7 @@ describe('createJudgePool', () => {
   test('grades through the engine with one replica down, every criterion ok', async ({ startJudge, connectJudge, scriptedJudge }) => {
     const live = await scriptedJudge(() => ({ content: binaryVerdict(true) }), sameModel);
     const pool = createJudgePool([await deadEndpoint({ startJudge, connectJudge }), live.judge, await deadEndpoint({ startJudge, connectJudge })]);
-    const engine = new GradingEngine({ judge: pool, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 64 } }), retryBaseDelayMs: 5 });
+    const engine = new GradingEngine({ judge: pool, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 64 } }), calls: { retryBaseDelayMs: 5 } });
     const item = normalizeItem({ id: 'a', prompt: 'q', response: 'r', rubric: { criteria: [{ text: 'one' }, { text: 'two' }, { text: 'three' }] } });
     const graded = await engine.gradeItem(item);
     expect(graded.status).toBe('ok');

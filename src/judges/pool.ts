@@ -10,7 +10,7 @@
  * JUDGE_CONNECTION carrying the time until the first endpoint comes back instead.
  */
 import { RubricateError, toRubricateError } from '../errors.js';
-import type { CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest } from './types.js';
+import type { CompleteOptions, Judge, JudgeCapabilities, JudgeProvenance, JudgeReply, JudgeRequest } from './types.js';
 import { redactUrl } from '../util/redact.js';
 
 export interface JudgePoolOptions {
@@ -97,8 +97,6 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
     ...(first.variant !== undefined ? { variant: first.variant } : {}),
     ...(first.cacheNamespace !== undefined ? { cacheNamespace: first.cacheNamespace } : {}),
   };
-  const limits = judges.map((judge) => judge.maxConcurrency);
-  const maxConcurrency = limits.every((limit): limit is number => typeof limit === 'number') ? limits.reduce((sum, limit) => sum + limit, 0) : undefined;
 
   function pick(tried: ReadonlySet<Endpoint>, at: number): Endpoint | undefined {
     let best: Endpoint | undefined;
@@ -163,12 +161,7 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
 
   return {
     provenance,
-    // Replicas serve the same model: the first one's (learned) limits stand for all.
-    get modelLimits() {
-      return judges[0].modelLimits;
-    },
-    ...(maxConcurrency !== undefined ? { maxConcurrency } : {}),
-    ...(judges.every((judge) => judge.acceptsImages) ? { acceptsImages: true } : {}),
+    capabilities: poolCapabilities(judges),
     size: endpoints.length,
     complete,
     status() {
@@ -185,6 +178,29 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
     },
     async close() {
       await Promise.all(endpoints.map((endpoint) => endpoint.judge.close?.()));
+    },
+  };
+}
+
+/**
+ * Replicas serve one model: the pool takes images only when each replica does, returns token
+ * probabilities unless one cannot, holds as many calls as its replicas together, and the first
+ * replica's learned limits stand for all. Read live, as the replicas learn.
+ */
+function poolCapabilities(judges: readonly Judge[]): JudgeCapabilities {
+  return {
+    get images() {
+      return judges.every((judge) => judge.capabilities.images);
+    },
+    get tokenProbabilities() {
+      return judges.some((judge) => judge.capabilities.tokenProbabilities === false) ? false : judges[0].capabilities.tokenProbabilities;
+    },
+    get maxConcurrency() {
+      const limits = judges.map((judge) => judge.capabilities.maxConcurrency);
+      return limits.every((limit): limit is number => typeof limit === 'number') ? limits.reduce((sum, limit) => sum + limit, 0) : undefined;
+    },
+    get limits() {
+      return judges[0].capabilities.limits;
     },
   };
 }

@@ -1,5 +1,6 @@
 /**
- * Judge specs → judges. One factory per prefix, registered in a map:
+ * Model specs → judges. One backend per prefix, registered in a map, each declaring the
+ * settings it reads (any other one given is refused by name) and where its key comes from:
  *   openai:MODEL            any OpenAI-compatible endpoint (OPENAI_BASE_URL / OPENAI_API_KEY)
  *   azure:DEPLOYMENT        Azure OpenAI (AZURE_OPENAI_ENDPOINT / AZURE_OPENAI_API_KEY, `api-key` header)
  *   anthropic:MODEL         Anthropic's Messages API (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL)
@@ -11,159 +12,173 @@ import { RubricateError } from '../errors.js';
 import { azureEndpoint } from './openai/azure.js';
 import { createAnthropicJudge, defaultAnthropicBaseUrl } from './anthropic/anthropic-judge.js';
 import { createGeminiJudge, defaultGeminiBaseUrl } from './gemini/gemini-judge.js';
-import { createOpenAICompatibleJudge, type StructuredOutputMode } from './openai/openai-judge.js';
+import { createOpenAICompatibleJudge } from './openai/openai-judge.js';
 import type { Judge } from './types.js';
 import { createRegistry, type RegistryName } from '../util/registry.js';
+import { modelSettingsSet, modelSpecSchema, parseWith, type Credentials, type ModelSpec, type SettingPath } from '../spec/run-spec.js';
+import { registerCredentialHeaders, registerSecret } from '../util/redact.js';
 
-export interface JudgeConfig {
-  /** `openai:MODEL`, `gguf:PATH`, `gguf:hf:USER/REPO:QUANT` or `none`; absent → the default rule. */
-  spec?: string;
-  baseUrl?: string;
-  apiKey?: string;
-  transport?: 'http' | 'sdk';
-  structuredOutput?: StructuredOutputMode;
-  extraBody?: Record<string, unknown>;
-  /** Extra HTTP headers sent with every call (`--judge-header`). */
-  headers?: Record<string, string>;
-  /** `reasoning_effort` for reasoning models (`--reasoning-effort`). */
-  reasoningEffort?: string;
-  /** Capability profile name (`--judge-profile`); default: chosen from the endpoint and model. */
-  profile?: string;
-  /** Azure OpenAI api-version (`--azure-api-version`), classic deployment URLs. */
-  azureApiVersion?: string;
-  /** Gemini: thinking tokens per call (0 turns thinking off where the model allows; -1 lets the model decide). */
-  thinkingBudget?: number;
-  /** Local models: threads (default: physical cores) and parallel sequences. */
-  threads?: number;
-  sequences?: number;
-  contextSize?: number;
-  cacheDirectory?: string;
+/** What a judge is built with besides its model spec: never serialised, never in provenance. */
+export interface JudgeBuildOptions extends Credentials {
   environment?: NodeJS.ProcessEnv;
-  /** Largest judge reply read (HTTP judges); default 8 MiB. */
-  maxReplyBytes?: number;
+  /** Where local models are downloaded (default: the user cache). */
+  cacheDirectory?: string;
   onDownloadProgress?: (done: number, total: number) => void;
 }
 
-export type JudgeFactory = (target: string, config: JudgeConfig) => Promise<Judge | undefined>;
+/** A backend's view of one build: the spec's target (text after the prefix), the spec, the resolved key. */
+export interface JudgeBuild {
+  target: string;
+  model: ModelSpec;
+  /** The key given, or the backend's environment variable's: already registered for redaction. */
+  apiKey: string | undefined;
+  environment: NodeJS.ProcessEnv;
+  options: JudgeBuildOptions;
+}
+
+export interface JudgeBackend {
+  create(build: JudgeBuild): Promise<Judge | undefined>;
+  /** The model-spec settings it reads (`endpoint.baseUrl`, `openai.profile`…): any other one set is refused by name. */
+  reads: readonly SettingPath[];
+  /** Environment variables of its API key, the first set wins; absent: it takes no key (one given is refused). */
+  apiKeyVariables?: readonly string[];
+}
 
 export const defaultOpenAIModel = 'gpt-4.1';
 export const defaultOpenAIBaseUrl = 'https://api.openai.com/v1';
 
-const openaiFactory: JudgeFactory = async (model, config) => {
-  const environment = config.environment ?? process.env;
-  if (!model) throw new RubricateError('CONFIG_INVALID', 'judge spec "openai:" needs a model name, e.g. openai:gpt-4.1', { field: 'judge' });
-  const baseUrl = config.baseUrl ?? environment.OPENAI_BASE_URL ?? defaultOpenAIBaseUrl;
-  const apiKey = config.apiKey ?? environment.OPENAI_API_KEY;
-  if (!apiKey && baseUrl === defaultOpenAIBaseUrl) {
-    throw new RubricateError(
-      'CONFIG_INVALID',
-      'the OpenAI API needs a key: set OPENAI_API_KEY or pass --judge-api-key (or point OPENAI_BASE_URL / --judge-base-url at a local server)',
-      { field: 'judge-api-key' },
-    );
-  }
-  return createOpenAICompatibleJudge({
-    model,
-    baseUrl,
-    apiKey,
-    transport: config.transport,
-    structuredOutput: config.structuredOutput,
-    extraBody: config.extraBody,
-    headers: config.headers,
-    reasoningEffort: config.reasoningEffort,
-    profile: config.profile,
-    id: `openai:${model}`,
-    maxReplyBytes: config.maxReplyBytes,
-  });
+const endpointSettings = ['endpoint.baseUrl', 'endpoint.headers', 'endpoint.extraBody', 'endpoint.maxReplyBytes', 'endpoint.cacheNamespace'] as const;
+const openaiSettings = ['openai.transport', 'openai.structuredOutput', 'openai.reasoningEffort', 'openai.profile'] as const;
+
+const openaiBackend: JudgeBackend = {
+  reads: [...endpointSettings, ...openaiSettings],
+  apiKeyVariables: ['OPENAI_API_KEY'],
+  async create({ target: model, model: spec, apiKey, environment }) {
+    if (!model) throw new RubricateError('CONFIG_INVALID', 'judge spec "openai:" needs a model name, e.g. openai:gpt-4.1', { field: 'judge' });
+    const baseUrl = spec.endpoint?.baseUrl ?? environment.OPENAI_BASE_URL ?? defaultOpenAIBaseUrl;
+    if (!apiKey && baseUrl === defaultOpenAIBaseUrl) {
+      throw new RubricateError(
+        'CONFIG_INVALID',
+        'the OpenAI API needs a key: set OPENAI_API_KEY or pass --judge-api-key (or point OPENAI_BASE_URL / --judge-base-url at a local server)',
+        { field: 'judge-api-key' },
+      );
+    }
+    return createOpenAICompatibleJudge({ ...openAICompatibleOptions(spec), model, baseUrl, apiKey, id: `openai:${model}` });
+  },
 };
 
-const azureFactory: JudgeFactory = async (deployment, config) => {
-  const environment = config.environment ?? process.env;
-  if (!deployment) throw new RubricateError('CONFIG_INVALID', 'judge spec "azure:" needs a deployment name, e.g. azure:gpt-4o-judge', { field: 'judge' });
-  const resource = config.baseUrl ?? environment.AZURE_OPENAI_ENDPOINT;
-  if (!resource) {
-    throw new RubricateError('CONFIG_INVALID', 'azure: needs the resource URL: --judge-base-url https://RESOURCE.openai.azure.com (or AZURE_OPENAI_ENDPOINT)', { field: 'judge-base-url' });
-  }
-  const apiKey = config.apiKey ?? environment.AZURE_OPENAI_API_KEY;
-  if (!apiKey) throw new RubricateError('CONFIG_INVALID', 'azure: needs a key: --judge-api-key or AZURE_OPENAI_API_KEY', { field: 'judge-api-key' });
-  const endpoint = azureEndpoint(resource, deployment, config.azureApiVersion ?? environment.AZURE_OPENAI_API_VERSION ?? environment.OPENAI_API_VERSION);
-  return createOpenAICompatibleJudge({
-    model: deployment,
-    baseUrl: endpoint.baseUrl,
-    query: endpoint.query,
-    apiKey,
-    apiKeyHeader: 'api-key',
-    provider: 'azure',
-    transport: config.transport,
-    structuredOutput: config.structuredOutput,
-    extraBody: config.extraBody,
-    headers: config.headers,
-    reasoningEffort: config.reasoningEffort,
-    profile: config.profile,
-    id: `azure:${deployment}`,
-  });
+const azureBackend: JudgeBackend = {
+  reads: [...endpointSettings, ...openaiSettings, 'openai.azureApiVersion'],
+  apiKeyVariables: ['AZURE_OPENAI_API_KEY'],
+  async create({ target: deployment, model: spec, apiKey, environment }) {
+    if (!deployment) throw new RubricateError('CONFIG_INVALID', 'judge spec "azure:" needs a deployment name, e.g. azure:gpt-4o-judge', { field: 'judge' });
+    const resource = spec.endpoint?.baseUrl ?? environment.AZURE_OPENAI_ENDPOINT;
+    if (!resource) {
+      throw new RubricateError('CONFIG_INVALID', 'azure: needs the resource URL: --judge-base-url https://RESOURCE.openai.azure.com (or AZURE_OPENAI_ENDPOINT)', { field: 'judge-base-url' });
+    }
+    if (!apiKey) throw new RubricateError('CONFIG_INVALID', 'azure: needs a key: --judge-api-key or AZURE_OPENAI_API_KEY', { field: 'judge-api-key' });
+    const endpoint = azureEndpoint(resource, deployment, spec.openai?.azureApiVersion ?? environment.AZURE_OPENAI_API_VERSION ?? environment.OPENAI_API_VERSION);
+    return createOpenAICompatibleJudge({
+      ...openAICompatibleOptions(spec),
+      model: deployment,
+      baseUrl: endpoint.baseUrl,
+      query: endpoint.query,
+      apiKey,
+      apiKeyHeader: 'api-key',
+      provider: 'azure',
+      id: `azure:${deployment}`,
+    });
+  },
 };
 
-const anthropicFactory: JudgeFactory = async (model, config) => {
-  const environment = config.environment ?? process.env;
-  if (!model) throw new RubricateError('CONFIG_INVALID', 'judge spec "anthropic:" needs a model name, e.g. anthropic:claude-sonnet-4-5', { field: 'judge' });
-  const baseUrl = config.baseUrl ?? environment.ANTHROPIC_BASE_URL ?? defaultAnthropicBaseUrl;
-  const apiKey = config.apiKey ?? environment.ANTHROPIC_API_KEY;
-  if (!apiKey && baseUrl === defaultAnthropicBaseUrl) {
-    throw new RubricateError('CONFIG_INVALID', 'the Anthropic API needs a key: set ANTHROPIC_API_KEY or pass --judge-api-key', { field: 'judge-api-key' });
-  }
-  return createAnthropicJudge({ model, baseUrl, apiKey, headers: config.headers, extraBody: config.extraBody, id: `anthropic:${model}` });
+/** What the OpenAI-compatible judge takes from a model spec, for `openai:` and `azure:` alike. */
+function openAICompatibleOptions(spec: ModelSpec) {
+  return {
+    transport: spec.openai?.transport,
+    structuredOutput: spec.openai?.structuredOutput,
+    reasoningEffort: spec.openai?.reasoningEffort,
+    profile: spec.openai?.profile,
+    extraBody: spec.endpoint?.extraBody,
+    headers: spec.endpoint?.headers,
+    maxReplyBytes: spec.endpoint?.maxReplyBytes,
+  };
+}
+
+const anthropicBackend: JudgeBackend = {
+  reads: endpointSettings,
+  apiKeyVariables: ['ANTHROPIC_API_KEY'],
+  async create({ target: model, model: spec, apiKey, environment }) {
+    if (!model) throw new RubricateError('CONFIG_INVALID', 'judge spec "anthropic:" needs a model name, e.g. anthropic:claude-sonnet-4-5', { field: 'judge' });
+    const baseUrl = spec.endpoint?.baseUrl ?? environment.ANTHROPIC_BASE_URL ?? defaultAnthropicBaseUrl;
+    if (!apiKey && baseUrl === defaultAnthropicBaseUrl) {
+      throw new RubricateError('CONFIG_INVALID', 'the Anthropic API needs a key: set ANTHROPIC_API_KEY or pass --judge-api-key', { field: 'judge-api-key' });
+    }
+    const { headers, extraBody, maxReplyBytes } = spec.endpoint ?? {};
+    return createAnthropicJudge({ model, baseUrl, apiKey, headers, extraBody, maxReplyBytes, id: `anthropic:${model}` });
+  },
 };
 
-const geminiFactory: JudgeFactory = async (model, config) => {
-  const environment = config.environment ?? process.env;
-  if (!model) throw new RubricateError('CONFIG_INVALID', 'judge spec "gemini:" needs a model name, e.g. gemini:gemini-2.5-flash', { field: 'judge' });
-  const baseUrl = config.baseUrl ?? defaultGeminiBaseUrl;
-  const apiKey = config.apiKey ?? environment.GEMINI_API_KEY ?? environment.GOOGLE_API_KEY;
-  if (!apiKey && baseUrl === defaultGeminiBaseUrl) {
-    throw new RubricateError('CONFIG_INVALID', 'the Gemini API needs a key: set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass --judge-api-key', { field: 'judge-api-key' });
-  }
-  return createGeminiJudge({ model, baseUrl, apiKey, headers: config.headers, extraBody: config.extraBody, thinkingBudget: config.thinkingBudget, id: `gemini:${model}` });
+const geminiBackend: JudgeBackend = {
+  reads: [...endpointSettings, 'gemini.thinkingBudget'],
+  apiKeyVariables: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+  async create({ target: model, model: spec, apiKey }) {
+    if (!model) throw new RubricateError('CONFIG_INVALID', 'judge spec "gemini:" needs a model name, e.g. gemini:gemini-2.5-flash', { field: 'judge' });
+    const baseUrl = spec.endpoint?.baseUrl ?? defaultGeminiBaseUrl;
+    if (!apiKey && baseUrl === defaultGeminiBaseUrl) {
+      throw new RubricateError('CONFIG_INVALID', 'the Gemini API needs a key: set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass --judge-api-key', { field: 'judge-api-key' });
+    }
+    const { headers, extraBody, maxReplyBytes } = spec.endpoint ?? {};
+    return createGeminiJudge({ model, baseUrl, apiKey, headers, extraBody, maxReplyBytes, thinkingBudget: spec.gemini?.thinkingBudget, id: `gemini:${model}` });
+  },
 };
 
-const ggufFactory: JudgeFactory = async (target, config) => {
-  if (!target) throw new RubricateError('CONFIG_INVALID', 'judge spec "gguf:" needs a model path or hf:USER/REPO:QUANT', { field: 'judge' });
-  const { createLlamaCppJudge, resolveDefaultLocalModel, defaultModelCacheDirectory } = await import('./llamacpp/index.js');
-  const environment = config.environment ?? process.env;
-  const cacheDirectory = config.cacheDirectory ?? defaultModelCacheDirectory(environment);
-  // `gguf:default` is the embedded default: RUBRICATE_MODEL, else the default model in the cache (downloaded once).
-  const model =
-    target === 'default'
-      ? await resolveDefaultLocalModel({ environment, cacheDirectory, download: true, onProgress: config.onDownloadProgress })
-      : target;
-  return createLlamaCppJudge({
-    model,
-    id: target === 'default' ? 'gguf:default' : `gguf:${target}`,
-    threads: config.threads,
-    sequences: config.sequences,
-    contextSize: config.contextSize,
-    cacheDirectory,
-    onDownloadProgress: config.onDownloadProgress,
-  });
+const ggufBackend: JudgeBackend = {
+  reads: ['endpoint.cacheNamespace', 'local.threads', 'local.sequences', 'local.contextSize'],
+  async create({ target, model: spec, environment, options }) {
+    if (!target) throw new RubricateError('CONFIG_INVALID', 'judge spec "gguf:" needs a model path or hf:USER/REPO:QUANT', { field: 'judge' });
+    const { createLlamaCppJudge, resolveDefaultLocalModel, defaultModelCacheDirectory } = await import('./llamacpp/index.js');
+    const cacheDirectory = options.cacheDirectory ?? defaultModelCacheDirectory(environment);
+    // `gguf:default` is the embedded default: RUBRICATE_MODEL, else the default model in the cache (downloaded once).
+    const model =
+      target === 'default'
+        ? await resolveDefaultLocalModel({ environment, cacheDirectory, download: true, onProgress: options.onDownloadProgress })
+        : target;
+    return createLlamaCppJudge({
+      model,
+      id: target === 'default' ? 'gguf:default' : `gguf:${target}`,
+      ...spec.local,
+      cacheDirectory,
+      onDownloadProgress: options.onDownloadProgress,
+    });
+  },
 };
 
 /** Judge backends by spec prefix; `none` grades checks only. */
-const factories = createRegistry(
+const backends = createRegistry(
   { what: 'judge', field: 'judge', display: (prefix) => (prefix === 'none' ? 'none' : `${prefix}:…`) },
   {
-    openai: openaiFactory,
-    azure: azureFactory,
-    anthropic: anthropicFactory,
-    gemini: geminiFactory,
-    gguf: ggufFactory,
-    none: (async () => undefined) as JudgeFactory,
+    openai: openaiBackend,
+    azure: azureBackend,
+    anthropic: anthropicBackend,
+    gemini: geminiBackend,
+    gguf: ggufBackend,
+    none: { reads: [], create: async () => undefined } as JudgeBackend,
   },
 );
 
 /** The built-in backends' spec prefixes. */
-export type JudgePrefix = RegistryName<typeof factories>;
+export type JudgePrefix = RegistryName<typeof backends>;
 
-export function registerJudge(prefix: string, factory: JudgeFactory): void {
-  factories.register(prefix, factory);
+/**
+ * Adds a backend for `prefix:…` specs.
+ *
+ * @example
+ * ```ts
+ * registerJudge('echo', { reads: ['endpoint.cacheNamespace'], create: async ({ target }) => echoJudge(target) });
+ * ```
+ */
+export function registerJudge(prefix: string, backend: JudgeBackend): void {
+  backends.register(prefix, backend);
 }
 
 /**
@@ -181,24 +196,66 @@ export function defaultJudgeSpec(environment: NodeJS.ProcessEnv = process.env): 
 /** A judge spec naming a backend and its target (`openai:gpt-4.1`, `gguf:default`): always builds a judge. */
 export type JudgeSpec = `${string}:${string}`;
 
-/**
- * Splits `prefix:target` and builds the judge. A `prefix:target` spec always gives a `Judge`
- * (a factory that returns none for one is an error); `none` gives `undefined` (checks only);
- * with no spec the default rule picks one.
- */
-export async function createJudge(config: JudgeConfig & { spec: JudgeSpec }): Promise<Judge>;
-export async function createJudge(config: JudgeConfig & { spec: 'none' }): Promise<undefined>;
-export async function createJudge(config: JudgeConfig): Promise<Judge | undefined>;
-export async function createJudge(config: JudgeConfig): Promise<Judge | undefined> {
-  const spec = config.spec ?? defaultJudgeSpec(config.environment);
+/** A model spec's backend: its prefix, target and registry entry (the default rule when the spec names none). */
+export function backendOf(model: ModelSpec, environment: NodeJS.ProcessEnv = process.env): { spec: string; prefix: string; target: string; backend: JudgeBackend } {
+  const spec = model.model ?? defaultJudgeSpec(environment);
   const separator = spec.indexOf(':');
   const prefix = separator === -1 ? spec : spec.slice(0, separator);
-  const target = separator === -1 ? '' : spec.slice(separator + 1);
-  const factory = factories.find(prefix);
-  if (!factory) throw factories.unknown(spec);
-  const judge = await factory(target, config);
-  if (!judge && separator !== -1) {
+  const backend = backends.find(prefix);
+  if (!backend) throw backends.unknown(spec);
+  return { spec, prefix, target: separator === -1 ? '' : spec.slice(separator + 1), backend };
+}
+
+/**
+ * The settings of a model spec (and the key beside it) that its backend would not read: each is
+ * refused rather than dropped. `apiKey` stands for a key given to a backend that takes none.
+ */
+export function unreadSettings(model: ModelSpec, credentials: Credentials = {}, environment?: NodeJS.ProcessEnv): SettingPath[] {
+  const { backend } = backendOf(model, environment);
+  const unread = modelSettingsSet(model).filter((path) => !backend.reads.includes(path));
+  if (credentials.apiKey !== undefined && !backend.apiKeyVariables) unread.push('apiKey');
+  return unread;
+}
+
+/**
+ * The API key a backend uses: the one given, else its environment variable's. Every key enters
+ * through here and is registered for redaction at once, whichever backend or wrapper sends it.
+ */
+export function apiKeyFor(model: ModelSpec, credentials: Credentials = {}, environment: NodeJS.ProcessEnv = process.env): string | undefined {
+  const { backend } = backendOf(model, environment);
+  const key = credentials.apiKey ?? backend.apiKeyVariables?.map((name) => environment[name]).find((value) => value !== undefined && value !== '');
+  registerSecret(key);
+  return key;
+}
+
+/**
+ * Builds the judge a model spec names. A `prefix:target` spec always gives a `Judge` (a backend
+ * that returns none for one is an error); `none` gives `undefined` (checks only); with no
+ * `model` the default rule picks one. A setting the backend does not read is CONFIG_INVALID
+ * naming it, before anything is built.
+ *
+ * @example
+ * ```ts
+ * const judge = await createJudge({ model: 'openai:gpt-4.1-mini', endpoint: { baseUrl: 'http://localhost:8000/v1' } });
+ * ```
+ */
+export async function createJudge(model: ModelSpec & { model: JudgeSpec }, options?: JudgeBuildOptions): Promise<Judge>;
+export async function createJudge(model: ModelSpec & { model: 'none' }, options?: JudgeBuildOptions): Promise<undefined>;
+export async function createJudge(model: ModelSpec, options?: JudgeBuildOptions): Promise<Judge | undefined>;
+export async function createJudge(input: ModelSpec, options: JudgeBuildOptions = {}): Promise<Judge | undefined> {
+  const model = parseWith(modelSpecSchema, input, 'judge spec');
+  const environment = options.environment ?? process.env;
+  const { spec, prefix, target, backend } = backendOf(model, environment);
+  const unread = unreadSettings(model, options, environment);
+  if (unread.length > 0) {
+    throw new RubricateError('CONFIG_INVALID', `${unread.join(', ')} ${unread.length === 1 ? 'is' : 'are'} not read by ${prefix === 'none' ? 'judge "none"' : `${prefix}: judges`}: leave ${unread.length === 1 ? 'it' : 'them'} out`, { field: unread[0] });
+  }
+  if (model.endpoint?.headers) registerCredentialHeaders(model.endpoint.headers);
+  const judge = await backend.create({ target, model, apiKey: apiKeyFor(model, options, environment), environment, options });
+  if (!judge && spec.includes(':')) {
     throw new RubricateError('CONFIG_INVALID', `judge "${spec}" did not build a judge (use "none" for checks only)`, { field: 'judge' });
   }
+  // Replies are cached per namespace instead of per endpoint (`--cache-namespace`).
+  if (judge && model.endpoint?.cacheNamespace !== undefined) judge.provenance.cacheNamespace = model.endpoint.cacheNamespace;
   return judge;
 }

@@ -51,7 +51,7 @@ describe('judge reply size bound', () => {
   test('an endless streamed reply is cut at the bound, retried, then reported as JUDGE_REPLY_TOO_LARGE', async ({ closeAfter }) => {
     const server = closeAfter(await endlessServer());
     const judge = closeAfter(createOpenAICompatibleJudge({ model: 'm', baseUrl: server.baseUrl, maxReplyBytes: 1024 * 1024 }));
-    const engine = new GradingEngine({ judge, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 64 } }), maxAttempts: 2, retryBaseDelayMs: 1 });
+    const engine = new GradingEngine({ judge, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 64 } }), calls: { maxAttempts: 2, retryBaseDelayMs: 1 } });
     const graded = await engine.gradeItem(item);
     expect(graded.status).toBe('error');
     expect(graded.criteria[0].error).toMatchObject({ code: 'JUDGE_REPLY_TOO_LARGE', message: expect.stringContaining('larger than 1048576 bytes') });

@@ -102,16 +102,25 @@ export interface CompleteOptions {
   signal: AbortSignal;
 }
 
-export interface Judge {
-  readonly provenance: JudgeProvenance;
+/**
+ * What a judge can do, as far as it knows now: one object, read live (an endpoint's limits and
+ * its logprobs support are learned during a run) and forwarded whole by every wrapper (pool,
+ * batch, dry run, fleet limits), so no wrapper can drop one.
+ */
+export interface JudgeCapabilities {
+  /** Sends `ChatMessage.images` to its model; items with images are refused by the others. */
+  readonly images: boolean;
+  /** false: never returns token probabilities (probability verdicts are refused at start); undefined: not known yet. */
+  readonly tokenProbabilities?: boolean;
   /** Upper bound on useful parallel calls (e.g. llama.cpp sequences); the engine caps concurrency at it. */
   readonly maxConcurrency?: number;
-  /** What the judge knows of its model's output limit and context window; may grow more precise as the run learns. */
-  readonly modelLimits?: ModelLimits;
-  /** False when the judge can never return token probabilities (probability verdicts are refused at start). */
-  readonly supportsTokenProbabilities?: boolean;
-  /** True when the judge sends `ChatMessage.images` to its model; items with images are refused by the others. */
-  readonly acceptsImages?: boolean;
+  /** What the judge knows of its model's output limit and context window. */
+  readonly limits?: ModelLimits;
+}
+
+export interface Judge {
+  readonly provenance: JudgeProvenance;
+  readonly capabilities: JudgeCapabilities;
   complete(request: JudgeRequest, options: CompleteOptions): Promise<JudgeReply>;
   close?(): Promise<void>;
 }

@@ -6,7 +6,7 @@ import { test } from '../testing/vitest-fixtures.js';
 import { Comparer, CompareSummaryBuilder } from './compare.js';
 
 function comparer(judge: Judge, options: Partial<ConstructorParameters<typeof Comparer>[0]> = {}) {
-  return new Comparer({ judge, retryBaseDelayMs: 1, ...options });
+  return new Comparer({ judge, ...options, calls: { retryBaseDelayMs: 1, ...options.calls } });
 }
 
 const block = (text: string, position: 1 | 2) => new RegExp(`<response-${position}-([0-9a-f]{16})>\\n([\\s\\S]*?)\\n</response-${position}-\\1>`).exec(text)?.[2];
@@ -53,7 +53,7 @@ describe('Comparer', () => {
 
   test('a winner outside the allowed labels is retried then an error; never a default', async ({ scriptedJudge }) => {
     const { fake, judge } = await scriptedJudge(() => ({ content: { explanation: 'x', winner: 'both' } }));
-    const compare = comparer(judge, { maxAttempts: 2, allowTies: false });
+    const compare = comparer(judge, { allowTies: false, calls: { maxAttempts: 2 } });
     const record = await compare.comparePair({ ...pair, rubric: undefined });
     expect(record.status).toBe('error');
     expect(record.winner).toBeNull();

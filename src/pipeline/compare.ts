@@ -20,8 +20,9 @@ import { bootstrap, mean } from '../scoring/bootstrap.js';
 import { rubricateVersion } from '../version.js';
 import { defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
 import { Grader } from './grader.js';
-import type { JudgeInfo } from './results.js';
-import { redactUrl } from '../util/redact.js';
+import { judgeInfoFor, type JudgeInfo } from './results.js';
+import { gradingPlanSchema, parseWith, type RunSpec } from '../spec/run-spec.js';
+import type { z } from 'zod';
 
 export type ComparisonWinner = PairLabel | 'inconsistent';
 
@@ -59,29 +60,25 @@ export interface CompareRecord {
   rubricate_version: string;
 }
 
-export interface CompareOptions {
+export interface CompareOptions extends Partial<Pick<RunSpec, 'calls' | 'omitText'>> {
   judge?: Judge;
   store?: ReplyStore;
-  sampling?: Partial<SamplingOptions>;
+  /** What a pairwise call reads of the grading plan: its sampling (512 output tokens by default) and protocol. */
+  plan?: ComparePlan;
   swap?: boolean;
   allowTies?: boolean;
   /** Compare overall as well as per criterion when pairs carry a rubric (default true). */
   overall?: boolean;
-  concurrency?: number;
-  maxAttempts?: number;
-  timeoutMs?: number;
-  retryBaseDelayMs?: number;
-  breakerThreshold?: number;
-  maxRetryAfterMs?: number;
-  omitText?: boolean;
   checkRunner?: CheckRunner;
   onEvent?: (event: EngineEvent) => void;
   signal?: AbortSignal;
   /** Once aborted, no new pair is taken and no new judge call starts (see the engine's option). */
   stopSignal?: AbortSignal;
-  /** `prometheus`: Prometheus' relative layout and `[RESULT] A|B` replies (no ties). */
-  protocol?: 'native' | 'prometheus';
 }
+
+/** The plan settings pairwise judging reads; `prometheus`: Prometheus' relative layout and `[RESULT] A|B` replies (no ties). */
+const comparePlanSchema = gradingPlanSchema.pick({ sampling: true, protocol: true });
+export type ComparePlan = z.infer<typeof comparePlanSchema>;
 
 function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
   const orders: Partial<Record<PairOrder, PairLabel | null>> = {};
@@ -136,40 +133,25 @@ export class Comparer {
 
   constructor(options: CompareOptions) {
     this.options = options;
-    const sampling: SamplingOptions = withDefaultSampling({ maxTokens: defaultPairwiseMaxTokens, ...options.sampling });
+    // Any other plan setting (mode, verdict, explanation…) is refused by name: pairwise judging would ignore it.
+    const plan = parseWith(comparePlanSchema, options.plan ?? {}, 'compare plan');
+    const sampling: SamplingOptions = withDefaultSampling({ maxTokens: defaultPairwiseMaxTokens, ...plan.sampling });
     const strategy =
-      options.protocol === 'prometheus'
+      plan.protocol === 'prometheus'
         ? createPrometheusRelativeStrategy({ sampling })
         : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
     this.grader = new Grader({
       judge: options.judge,
       strategy,
-      sampling,
+      plan: { sampling },
+      calls: options.calls,
       store: options.store,
       checkRunner: options.checkRunner,
-      concurrency: options.concurrency,
-      maxAttempts: options.maxAttempts,
-      timeoutMs: options.timeoutMs,
-      retryBaseDelayMs: options.retryBaseDelayMs,
-      breakerThreshold: options.breakerThreshold,
-      maxRetryAfterMs: options.maxRetryAfterMs,
       onEvent: options.onEvent,
       signal: options.signal,
       stopSignal: options.stopSignal,
     });
-    if (options.judge) {
-      const { provenance } = options.judge;
-      this.judgeInfo = {
-        id: provenance.id,
-        model: provenance.model,
-        ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
-        template_version: strategy.templateVersion,
-        mode: options.swap === false ? 'pairwise' : 'pairwise-swap',
-        temperature: sampling.temperature,
-        max_tokens: sampling.maxTokens,
-        ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
-      };
-    }
+    this.judgeInfo = judgeInfoFor(options.judge ? [options.judge] : [], { templateVersion: strategy.templateVersion, mode: options.swap === false ? 'pairwise' : 'pairwise-swap', sampling });
   }
 
   async comparePair(pair: PairwiseItem, line = 0): Promise<CompareRecord> {

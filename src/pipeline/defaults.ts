@@ -16,8 +16,12 @@ export const defaultSampling: SamplingOptions = { temperature: 0, maxTokens: 102
 /** Pairwise verdicts are short: one label and a reason per order. */
 export const defaultPairwiseMaxTokens = 512;
 
-/** HealthBench's clipped points ratio: the scoring most published rubric sets use. */
-export const defaultScoringName = 'healthbench';
+/**
+ * The weighted share of points met: what `rubricate grade --format items` (the default format)
+ * and `rubricate serve` use. Importers of published benchmarks name their own (HealthBench's
+ * clipped ratio for `healthbench`), and the CLI takes the format's.
+ */
+export const defaultScoringName = 'weighted_mean';
 
 /** Sampling with the defaults filled in. */
 export function withDefaultSampling(sampling: Partial<SamplingOptions> | undefined, base: SamplingOptions = defaultSampling): SamplingOptions {

@@ -9,7 +9,7 @@ import { test } from '../testing/vitest-fixtures.js';
 import { Grader, type GraderOptions } from './grader.js';
 
 function grader(judge: Judge, options: Partial<GraderOptions> = {}) {
-  return new Grader({ judge, retryBaseDelayMs: 1, ...options });
+  return new Grader({ judge, ...options, calls: { retryBaseDelayMs: 1, ...options.calls } });
 }
 
 function makeItem(id: string, criteria: number, response = `response ${id}`): Item {
@@ -26,7 +26,7 @@ describe('Grader.gradeStream', () => {
     const { judge } = await scriptedJudge((request) => ({ content: binaryVerdict(true), delayMs: request.response === 'response i0' ? 60 : 0 }));
     const items = Array.from({ length: 6 }, (_, index) => makeItem(`i${index}`, 1));
     const ids: string[] = [];
-    for await (const result of grader(judge, { concurrency: 6 }).gradeStream(records(items))) ids.push(result.id);
+    for await (const result of grader(judge, { calls: { concurrency: 6 } }).gradeStream(records(items))) ids.push(result.id);
     expect(ids).toEqual(items.map((item) => item.id));
   });
 
@@ -47,7 +47,7 @@ describe('Grader.gradeStream', () => {
   test('stops the run on bad credentials instead of failing every item', async ({ scriptedJudge }) => {
     const { fake, judge } = await scriptedJudge(() => ({ status: 401, body: { error: { message: 'invalid api key' } } }));
     const items = Array.from({ length: 30 }, (_, index) => makeItem(`i${index}`, 3));
-    const stream = grader(judge, { concurrency: 2 }).gradeStream(records(items));
+    const stream = grader(judge, { calls: { concurrency: 2 } }).gradeStream(records(items));
     await expect(async () => {
       for await (const _record of stream) {
         // drain

@@ -8,59 +8,42 @@ import { RubricateError } from '../errors.js';
 import { holisticItem } from '../grading/holistic.js';
 import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
 import { createPrometheusAbsoluteStrategy } from '../grading/prometheus.js';
-import type { GradingStrategy, SamplingOptions, VerdictMode } from '../grading/types.js';
+import type { GradingStrategy, SamplingOptions } from '../grading/types.js';
 import { assertValidSampling } from '../grading/sampling.js';
 import type { Judge } from '../judges/types.js';
-import type { ExplanationLength } from '../grading/explanation.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
+import { callPolicySchema, gradingPlanSchema, jurySchema, parseWith, type ExplanationLength, type GradingPlan, type RunSpec } from '../spec/run-spec.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
-import { toResultRecord, type JudgeInfo, type ResultRecord } from './results.js';
-import { redactUrl } from '../util/redact.js';
+import { judgeInfoFor, toResultRecord, type JudgeInfo, type ResultRecord } from './results.js';
 import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
 import { mapInOrder } from '../util/ordered-stream.js';
 
-export type GradingMode = 'per-criterion' | 'batched' | 'holistic';
+export type GradingMode = NonNullable<GradingPlan['mode']>;
 
-/** Engine settings the Grader hands through unchanged to every engine it makes. */
-type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal' | 'stopSignal' | 'breakerThreshold' | 'maxRetryAfterMs';
-
-export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
+/**
+ * A Grader's options: the judges, the run spec's groups it reads (each whole: `plan`, `calls`,
+ * `jury`, scoring), and what a run provides at run time (store, events, signals).
+ *
+ * @example
+ * ```ts
+ * const grader = new Grader({ judge, plan: { criteriaPerCall: 'all', explanation: 'short' }, calls: { concurrency: 32 }, scoring: 'weighted_mean' });
+ * ```
+ */
+export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal'> {
   judge?: Judge;
   /** Several judges form a jury (each criterion decided by their majority or mean). */
   judges?: Judge[];
-  /** Samples per judge (self-consistency); use a temperature above 0. */
-  samples?: number;
-  juryAggregate?: JuryAggregate;
-  /** `per-criterion` (default), `batched` with `criteriaPerCall`, or `holistic`. */
-  mode?: GradingMode;
-  /** Criteria per judge call in batched mode; Infinity = the whole rubric. */
-  criteriaPerCall?: number;
-  /** Levels of the holistic Likert scale (default 10). */
-  holisticLevels?: number;
-  sampling?: Partial<SamplingOptions>;
-  verdictMode?: VerdictMode;
-  /** Judge context budget in tokens: longer responses are read in chunks for evidence. */
-  contextBudgetTokens?: number;
+  /** A scoring name or object (default `weighted_mean`, as `rubricate grade --format items`). */
   scoring?: string | Scoring;
-  omitText?: boolean;
-  /** `native` (rubricate's templates, default) or `prometheus` (Prometheus' own layout and `[RESULT] n` replies). */
-  protocol?: JudgeProtocol;
   /**
-   * How much the judge writes before each verdict: `full` (default for endpoints), `short`
-   * (default for embedded local judges, see `localJudgeDefaults`) or `none`.
-   */
-  explanation?: ExplanationLength;
-  /**
-   * A grading strategy of your own, used instead of the one `mode`, `protocol`, `verdictMode`
-   * and `explanation` choose (pairwise comparison passes its own).
+   * A grading strategy of your own, used instead of the one the plan chooses (pairwise
+   * comparison passes its own).
    */
   strategy?: GradingStrategy;
 }
-
-export type JudgeProtocol = 'native' | 'prometheus';
 
 /**
  * Grading plan for embedded (llama.cpp) judges, chosen from `rubricate bench-local` figures on
@@ -73,23 +56,32 @@ export function isLocalJudge(judge: Judge | undefined): boolean {
   return judge?.provenance.id.startsWith('gguf:') ?? false;
 }
 
-export function createStrategy(options: Pick<GraderOptions, 'mode' | 'criteriaPerCall' | 'sampling' | 'verdictMode' | 'protocol' | 'explanation'>): GradingStrategy {
-  const sampling: SamplingOptions = withDefaultSampling(options.sampling);
+/** The mode a plan grades in: batched as soon as more than one criterion goes into a call. */
+export function modeOf(plan: GradingPlan): GradingMode {
+  return plan.mode ?? (plan.criteriaPerCall !== undefined && plan.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
+}
+
+/** The strategy a plan's calls follow (holistic items are per-criterion calls on one Likert criterion). */
+export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = withDefaultSampling(plan.sampling)): GradingStrategy {
   assertValidSampling(sampling);
-  const mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
-  if (options.protocol === 'prometheus') {
-    if (mode !== 'per-criterion' || options.verdictMode === 'probability') {
-      throw new RubricateError('CONFIG_INVALID', '--judge-protocol prometheus grades one criterion per call with a [RESULT] score: drop --criteria-per-call, --mode and --verdict probability', { field: 'judge-protocol' });
+  const mode = modeOf(plan);
+  if (plan.protocol === 'prometheus') {
+    if (mode !== 'per-criterion' || plan.verdict === 'probability') {
+      throw new RubricateError('CONFIG_INVALID', `--judge-protocol prometheus grades one criterion per call with a [RESULT] score: ${mode === 'holistic' ? 'it has no holistic mode' : 'drop --criteria-per-call, --mode and --verdict probability'}`, { field: 'judge-protocol' });
     }
     return createPrometheusAbsoluteStrategy({ sampling });
   }
   if (mode === 'batched') {
-    if (options.verdictMode === 'probability') {
+    if (plan.verdict === 'probability') {
       throw new RubricateError('CONFIG_INVALID', 'probability verdicts need one criterion per call (drop --criteria-per-call)', { field: 'verdict' });
     }
-    return createBatchedStrategy({ sampling, criteriaPerCall: options.criteriaPerCall ?? Number.POSITIVE_INFINITY, explanation: options.explanation });
+    const criteriaPerCall = plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall;
+    return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation });
   }
-  return createPerCriterionStrategy({ sampling, verdictMode: options.verdictMode, explanation: options.explanation });
+  if (plan.likertLevels !== undefined && mode !== 'holistic') {
+    throw new RubricateError('CONFIG_INVALID', '--likert-levels sets the scale of --mode holistic: add --mode holistic or leave it out', { field: 'likert-levels' });
+  }
+  return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation });
 }
 
 interface Member {
@@ -111,23 +103,22 @@ export class Grader {
   private readonly onEvent: GraderOptions['onEvent'];
 
   constructor(options: GraderOptions) {
-    this.mode = options.mode ?? (options.criteriaPerCall !== undefined && options.criteriaPerCall !== 1 ? 'batched' : 'per-criterion');
-    if (options.protocol === 'prometheus' && this.mode === 'holistic') {
-      throw new RubricateError('CONFIG_INVALID', '--judge-protocol prometheus has no holistic mode: each 1–5 criterion is its own call', { field: 'judge-protocol' });
-    }
+    const calls = parseWith(callPolicySchema, options.calls ?? {}, 'calls');
+    const jury = parseWith(jurySchema, options.jury ?? {}, 'jury');
+    const judges = options.judges && options.judges.length > 0 ? options.judges : options.judge ? [options.judge] : [];
     // Embedded local judges default to the plan measured fastest that keeps a reason per verdict.
-    const explanation = options.explanation ?? (isLocalJudge(options.judge ?? options.judges?.[0]) ? localJudgeDefaults.explanation : 'full');
-    options = { ...options, explanation };
-    this.strategy = options.strategy ?? createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode });
+    const given = parseWith(gradingPlanSchema, options.plan ?? {}, 'plan');
+    const plan: GradingPlan = { ...given, explanation: given.explanation ?? (isLocalJudge(judges[0]) ? localJudgeDefaults.explanation : 'full') };
+    this.mode = modeOf(plan);
+    const sampling: SamplingOptions = withDefaultSampling(plan.sampling);
+    this.strategy = options.strategy ?? createStrategy(plan, sampling);
     this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName);
     this.omitText = options.omitText ?? false;
-    this.aggregate = options.juryAggregate ?? 'majority';
-    this.holisticLevels = options.holisticLevels ?? 10;
+    this.aggregate = jury.aggregate ?? 'majority';
+    this.holisticLevels = plan.likertLevels ?? 10;
     this.onEvent = options.onEvent;
-    const sampling: SamplingOptions = withDefaultSampling(options.sampling);
-    const judges = options.judges && options.judges.length > 0 ? options.judges : options.judge ? [options.judge] : [];
-    const samples = Math.max(1, options.samples ?? 1);
-    const withoutProbabilities = options.verdictMode === 'probability' ? judges.find((judge) => judge.supportsTokenProbabilities === false) : undefined;
+    const samples = jury.samples ?? 1;
+    const withoutProbabilities = plan.verdict === 'probability' ? judges.find((judge) => judge.capabilities.tokenProbabilities === false) : undefined;
     if (withoutProbabilities) {
       // Refused before any call: every call would fail the same way.
       throw new RubricateError('JUDGE_UNSUPPORTED', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict probability cannot be used with it (use --verdict binary)`, { field: 'verdict' });
@@ -140,43 +131,29 @@ export class Grader {
       info: { judge: judge?.provenance.id ?? 'none', ...(sample !== undefined ? { sample } : {}) },
       engine: new GradingEngine({
         judge,
-        strategy: sample !== undefined && sampling.seed !== undefined && !options.strategy ? createStrategy({ ...options, mode: this.mode === 'holistic' ? 'per-criterion' : this.mode, sampling: { ...sampling, seed: sampling.seed + sample } }) : this.strategy,
+        // Each sample of a seeded jury member gets its own seed.
+        strategy: sample !== undefined && sampling.seed !== undefined && !options.strategy ? createStrategy(plan, { ...sampling, seed: sampling.seed + sample }) : this.strategy,
         store: options.store,
         checkRunner: options.checkRunner ?? defaultCheckRunner,
         checkMode: options.checkMode,
-        concurrency: options.concurrency,
-        maxAttempts: options.maxAttempts,
-        timeoutMs: options.timeoutMs,
-        retryBaseDelayMs: options.retryBaseDelayMs,
-        breakerThreshold: options.breakerThreshold,
-        maxRetryAfterMs: options.maxRetryAfterMs,
+        calls,
         // Item events come from the grader (once per item, also for juries and invalid records).
         onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
         signal: options.signal,
         stopSignal: options.stopSignal,
         sample,
-        contextBudgetTokens: options.contextBudgetTokens,
+        contextBudgetTokens: plan.contextBudget,
         evidenceSampling: { ...sampling, maxTokens: Math.min(sampling.maxTokens, 768) },
       }),
     }));
     this.agreement = this.members.length > 1 ? new JuryAgreement(this.members.map((member) => member.info)) : undefined;
-    const primary = judges[0];
-    if (primary) {
-      const { provenance } = primary;
-      this.judgeInfo = {
-        id: judges.length > 1 ? judges.map((judge) => judge.provenance.id).join('+') : provenance.id,
-        model: judges.length > 1 ? judges.map((judge) => judge.provenance.model).join('+') : provenance.model,
-        ...(judges.length === 1 && provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
-        ...(judges.length === 1 && provenance.settings ? { settings: provenance.settings } : {}),
-        template_version: this.strategy.templateVersion,
-        mode: this.mode,
-        temperature: sampling.temperature,
-        max_tokens: sampling.maxTokens,
-        ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
-        verdict: options.verdictMode ?? 'binary',
-        ...(this.members.length > 1 ? { jury: { members: this.members.map((member) => member.info), aggregate: this.aggregate } } : {}),
-      };
-    }
+    this.judgeInfo = judgeInfoFor(judges, {
+      templateVersion: this.strategy.templateVersion,
+      mode: this.mode,
+      sampling,
+      verdict: plan.verdict ?? 'binary',
+      ...(this.members.length > 1 ? { jury: { members: this.members.map((member) => member.info), aggregate: this.aggregate } } : {}),
+    });
   }
 
   /** The first member's engine (concurrency and queue depth for metrics). */

@@ -11,7 +11,7 @@
  */
 import os from 'node:os';
 import { RubricateError } from '../errors.js';
-import type { ExplanationLength } from '../grading/explanation.js';
+import type { ExplanationLength, GradingPlan } from '../spec/run-spec.js';
 import type { ChatMessage, Judge } from '../judges/types.js';
 import { createLlamaCppJudge, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
 import { measureRawThroughput, pinnedExplanationCharacters, withExplanationLength, type RawThroughput } from '../judges/llamacpp/measurement.js';
@@ -26,6 +26,15 @@ export interface LocalGradingPlan {
   verdict: 'boolean' | 'probability';
   /** Keep the KV cache of the prompt prefix an item's criteria share. */
   reusePrefix: boolean;
+}
+
+/** A benchmark plan as the grader's plan. */
+function gradingPlanOf(plan: LocalGradingPlan): GradingPlan {
+  return {
+    ...(plan.criteriaPerCall === 1 ? {} : { criteriaPerCall: Number.isFinite(plan.criteriaPerCall) ? plan.criteriaPerCall : 'all' }),
+    ...(plan.verdict === 'probability' ? { verdict: 'probability' } : {}),
+    explanation: plan.explanation,
+  };
 }
 
 /** The plans the benchmark compares; the first is the naive baseline. */
@@ -117,7 +126,7 @@ export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise
     let generatedTokens = 0;
     const counting: Judge = {
       provenance: judge.provenance,
-      maxConcurrency: 1,
+      capabilities: { ...judge.capabilities, maxConcurrency: 1 },
       async complete(request, callOptions) {
         const reply = await judge.complete(request, callOptions);
         calls += 1;
@@ -130,13 +139,8 @@ export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise
     try {
       const grader = new Grader({
         judge: counting,
-        concurrency: 1,
-        maxAttempts: 1,
-        timeoutMs: 3_600_000,
-        criteriaPerCall: plan.criteriaPerCall === 1 ? undefined : plan.criteriaPerCall,
-        verdictMode: plan.verdict === 'probability' ? 'probability' : undefined,
-        explanation: plan.explanation,
-        sampling: { temperature: 0, maxTokens: plan.criteriaPerCall === 1 ? 512 : 4096 },
+        calls: { concurrency: 1, maxAttempts: 1, timeoutMs: 3_600_000 },
+        plan: { ...gradingPlanOf(plan), sampling: { temperature: 0, maxTokens: plan.criteriaPerCall === 1 ? 512 : 4096 } },
       });
       const started = process.hrtime.bigint();
       let criteria = 0;
@@ -238,11 +242,7 @@ function representativeExplanation(length: ExplanationLength): string {
 
 /** Tokens one plan evaluates, reuses and generates on these items, as one sequence would see them. */
 async function countPlanTokens(judge: Pick<LlamaCppJudge, 'promptTokenIds' | 'countTextTokens'>, plan: LocalGradingPlan, items: Item[]): Promise<PlanTokenCounts> {
-  const strategy = createStrategy({
-    criteriaPerCall: plan.criteriaPerCall === 1 ? undefined : plan.criteriaPerCall,
-    verdictMode: plan.verdict === 'probability' ? 'probability' : undefined,
-    explanation: plan.explanation,
-  });
+  const strategy = createStrategy(gradingPlanOf(plan));
   const explanation = representativeExplanation(plan.explanation);
   const counts: PlanTokenCounts = { criteria: 0, calls: 0, promptTokens: 0, prefillTokens: 0, reusedTokens: 0, generatedTokens: 0 };
   let previous: readonly number[] = [];

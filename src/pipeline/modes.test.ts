@@ -25,7 +25,7 @@ const item = normalizeItem({
 describe('holistic mode', () => {
   test('sends the whole rubric in one call and scores the normalised Likert answer', async ({ scriptedJudge }) => {
     const { fake, judge } = await scriptedJudge(() => ({ content: { explanation: 'Mostly there.', choice: '8' } }));
-    const result = await new Grader({ judge, mode: 'holistic', scoring: 'weighted_mean' }).gradeItem(item);
+    const result = await new Grader({ judge, scoring: 'weighted_mean', plan: { mode: 'holistic' } }).gradeItem(item);
     expect(fake.requests).toHaveLength(1);
     expect(fake.requests[0].criteria[0].text).toMatch(/\(\+5\) Explains the immune mechanism[\s\S]*\(-4\) States a falsehood/);
     expect(result.criteria).toHaveLength(1);
@@ -52,7 +52,7 @@ describe('juries', () => {
   test('mean aggregation and an exact split', async ({ scriptedJudge }) => {
     const yes = await scriptedJudge(() => ({ content: binaryVerdict(true) }), { model: 'a' });
     const no = await scriptedJudge(() => ({ content: binaryVerdict(false) }), { model: 'b' });
-    const mean = await new Grader({ judges: [yes.judge, no.judge], juryAggregate: 'mean' }).gradeItem(item);
+    const mean = await new Grader({ judges: [yes.judge, no.judge], jury: { aggregate: 'mean' } }).gradeItem(item);
     expect(mean.criteria[0]).toMatchObject({ met: true, value: 0.5 });
     const majority = await new Grader({ judges: [yes.judge, no.judge] }).gradeItem(item);
     expect(majority.criteria[0]).toMatchObject({ met: false, value: 0.5 });
@@ -60,8 +60,8 @@ describe('juries', () => {
 
   test('self-consistency samples have distinct cache keys and need a temperature', async ({ scriptedJudge }) => {
     const { fake, judge } = await scriptedJudge((request) => ({ content: binaryVerdict(request.index % 2 === 0) }));
-    expect(() => new Grader({ judge, samples: 3 })).toThrow(/temperature/);
-    const result = await new Grader({ judge, samples: 3, sampling: { temperature: 0.7 } }).gradeItem(item);
+    expect(() => new Grader({ judge, jury: { samples: 3 } })).toThrow(/temperature/);
+    const result = await new Grader({ judge, plan: { sampling: { temperature: 0.7 } }, jury: { samples: 3 } }).gradeItem(item);
     expect(fake.requests).toHaveLength(9);
     expect(result.criteria[0].votes).toHaveLength(3);
   });
@@ -70,7 +70,7 @@ describe('juries', () => {
     const yes = await scriptedJudge(() => ({ content: binaryVerdict(true) }), { model: 'a' });
     const broken = await scriptedJudge(() => ({ content: 'no idea' }), { model: 'b' });
     const alsoBroken = await scriptedJudge(() => ({ status: 400, body: { error: { message: 'bad' } } }), { model: 'c' });
-    const result = await new Grader({ judges: [yes.judge, broken.judge, alsoBroken.judge], maxAttempts: 1 }).gradeItem(item);
+    const result = await new Grader({ judges: [yes.judge, broken.judge, alsoBroken.judge], calls: { maxAttempts: 1 } }).gradeItem(item);
     expect(result.status).toBe('error');
     expect(result.criteria[0].error?.message).toMatch(/only 1 of 3 jury members/);
   });
@@ -112,7 +112,7 @@ describe('long responses', () => {
       }
       return { content: binaryVerdict(request.response?.includes('tested for safety') ?? false) };
     });
-    const result = await new Grader({ judge, contextBudgetTokens: 1200, scoring: 'weighted_mean' }).gradeItem(long);
+    const result = await new Grader({ judge, scoring: 'weighted_mean', plan: { contextBudget: 1200 } }).gradeItem(long);
     const evidenceCalls = fake.requests.filter((request) => request.userText.includes('<excerpt-'));
     const chunksText = evidenceCalls.map((request) => /<excerpt-[0-9a-f]{16}>\n([\s\S]*?)\n<\/excerpt-/.exec(request.userText)![1]).join('\n\n');
     expect(evidenceCalls.length).toBeGreaterThan(1);

@@ -17,6 +17,9 @@ import type { ScoredCriterion, ScoredItem, Scoring } from '../scoring/types.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { rubricateVersion } from '../version.js';
 import type { InvalidRecord } from '../rubric/records.js';
+import type { Judge } from '../judges/types.js';
+import type { SamplingOptions } from '../grading/types.js';
+import { redactUrl } from '../util/redact.js';
 
 const finite = z.number().refine(Number.isFinite, { message: 'must be a finite number' });
 const unitInterval = finite.refine((value) => value >= 0 && value <= 1, { message: 'must be between 0 and 1' });
@@ -231,6 +234,34 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
   if (typeof record.response === 'string') item.responseDigest = createHash('sha256').update(record.response).digest('hex');
   if (record.metadata) item.metadata = record.metadata;
   return item;
+}
+
+/**
+ * The judge provenance every result line of a run carries, for `grade` and `compare` alike: who
+ * judged (one judge's endpoint and request settings; a jury's members), with which template,
+ * mode, sampling and verdict kind. None without a judge.
+ */
+export function judgeInfoFor(
+  judges: readonly Judge[],
+  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; jury?: JudgeInfo['jury'] },
+): JudgeInfo | undefined {
+  const [primary] = judges;
+  if (!primary) return undefined;
+  const { provenance } = primary;
+  const one = judges.length === 1;
+  return {
+    id: one ? provenance.id : judges.map((judge) => judge.provenance.id).join('+'),
+    model: one ? provenance.model : judges.map((judge) => judge.provenance.model).join('+'),
+    ...(one && provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
+    ...(one && provenance.settings ? { settings: provenance.settings } : {}),
+    template_version: run.templateVersion,
+    mode: run.mode,
+    temperature: run.sampling.temperature,
+    max_tokens: run.sampling.maxTokens,
+    ...(run.sampling.seed !== undefined ? { seed: run.sampling.seed } : {}),
+    ...(run.verdict !== undefined ? { verdict: run.verdict } : {}),
+    ...(run.jury ? { jury: run.jury } : {}),
+  };
 }
 
 export function toResultRecord(record: GradedRecord, context: ResultContext): ResultRecord {

@@ -19,14 +19,11 @@ import { describeRedisUrl, redisOptionsFromUrl } from '../store/redis-connection
 import { canonicalJson } from '../util/json.js';
 import { sha256Hex } from '../util/hash.js';
 import { mapInOrder } from '../util/ordered-stream.js';
+import { parseRunSpec, type RunSpec } from '../spec/run-spec.js';
 
 export const gradingQueueName = 'grade';
 const queuePrefix = 'rubricate';
 
-/** How a run grades: everything a worker needs besides its own credentials. Never holds an API key. */
-export interface RunSpec {
-  [key: string]: unknown;
-}
 
 type WireRecord =
   | { kind: 'item'; item: Item; line: number }
@@ -168,7 +165,8 @@ export async function runGradingWorker(options: WorkerOptions): Promise<{ chunks
   const worker = new Worker<ChunkJob, ChunkResult>(
     gradingQueueName,
     async (job: Job<ChunkJob, ChunkResult>) => {
-      const { grader } = await graderFor(job.data.spec);
+      // The spec is validated with the schema the producer wrote it with: a field added there reaches every worker.
+      const { grader } = await graderFor(parseRunSpec(job.data.spec, `run spec of chunk ${job.data.chunk}`));
       const results: ResultRecord[] = [];
       async function* input(): AsyncGenerator<ImportRecord> {
         for (const record of job.data.records) yield fromWire(record);

@@ -1,3 +1,4 @@
+import { parseRunSpec } from '../spec/run-spec.js';
 import { describe, expect } from 'vitest';
 import { Grader } from '../pipeline/grader.js';
 import type { ImportRecord } from '../rubric/records.js';
@@ -20,13 +21,13 @@ describe('gradeThroughQueue', () => {
     const stop = new AbortController();
     const worker = runGradingWorker({
       url: redis.url,
-      createGrader: async () => ({ grader: new Grader({ judge, concurrency: 8 }), close: async () => {} }),
+      createGrader: async () => ({ grader: new Grader({ judge, calls: { concurrency: 8 } }), close: async () => {} }),
       chunkConcurrency: 4,
       signal: stop.signal,
     });
     try {
       const ids: string[] = [];
-      for await (const result of gradeThroughQueue(records(23), { url: redis.url, spec: {}, chunkSize: 5, window: 3 })) ids.push(result.id);
+      for await (const result of gradeThroughQueue(records(23), { url: redis.url, spec: parseRunSpec({}), chunkSize: 5, window: 3 })) ids.push(result.id);
       expect(ids).toEqual(Array.from({ length: 23 }, (_, index) => `item-${index}`));
       expect(fake.requests).toHaveLength(23);
     } finally {

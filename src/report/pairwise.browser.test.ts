@@ -68,7 +68,7 @@ test.beforeAll(async ({ fileTempDir: directory, openBrowserContext }) => {
   });
   const judge = createOpenAICompatibleJudge({ model: 'gpt-4.1-mini', baseUrl: fake.baseUrl });
   try {
-    const comparer = new Comparer({ judge, maxAttempts: 1, retryBaseDelayMs: 1, concurrency: 4 });
+    const comparer = new Comparer({ judge, calls: { maxAttempts: 1, retryBaseDelayMs: 1, concurrency: 4 } });
     async function* input(): AsyncGenerator<PairwiseImportRecord> {
       let line = 0;
       for (const pair of pairs()) yield { kind: 'pair', pair, line: ++line };

@@ -314,7 +314,7 @@ describe.skipIf(!haveBrowser || !haveHealthBench)('HealthBench report screenshot
       return { content: { verdicts }, usage: { prompt_tokens: 900 + request.criteria.length * 60, completion_tokens: 40 * request.criteria.length, cached_tokens: 512 } };
     }, { model: 'gpt-4.1-mini' });
     const resultsFile = join(directory, 'healthbench-results.jsonl');
-    const grader = new Grader({ judge, scoring: 'healthbench', criteriaPerCall: Number.POSITIVE_INFINITY, concurrency: 8, retryBaseDelayMs: 5 });
+    const grader = new Grader({ judge, scoring: 'healthbench', plan: { criteriaPerCall: 'all' }, calls: { concurrency: 8, retryBaseDelayMs: 5 } });
     const lines: string[] = [];
     for await (const result of grader.gradeStream(getItemImporter('healthbench').read(healthbenchFile, { responses: responsesFile }))) {
       // The fake judge listens on a random port; a fixed endpoint keeps the screenshot identical from run to run.

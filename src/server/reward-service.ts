@@ -139,8 +139,8 @@ export class RewardService {
       omitText: true,
       // A long-lived server outlives a judge restart: stopping for good on a run of connection
       // failures would turn a blip into an outage (the pool ejects bad endpoints instead).
-      breakerThreshold: 0,
       ...options.grading,
+      calls: { breakerThreshold: 0, ...options.grading.calls },
       onEvent: this.onGraderEvent,
     });
   }

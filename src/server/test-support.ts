@@ -49,7 +49,7 @@ export async function startTestServer(
   const { grading, ...serviceOptions } = options.service ?? {};
   const service = new RewardService({
     ...serviceOptions,
-    grading: { judge, retryBaseDelayMs: 5, maxAttempts: 2, ...grading },
+    grading: { judge, ...grading, calls: { retryBaseDelayMs: 5, maxAttempts: 2, ...grading?.calls } },
   });
   const app = createServerApp({ service, ...options.app });
   return {

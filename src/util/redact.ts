@@ -43,6 +43,23 @@ export function registerSecret(value: string | undefined | null): void {
   secretList = [...secrets].sort((first, second) => second.length - first.length);
 }
 
+/** Header names whose values are credentials (`authorization`, `x-api-key`, `api-key`, `x-goog-api-key`, cookies…). */
+export const credentialHeaderName = /key|token|secret|auth|cookie|password|signature|session|credential/i;
+
+/**
+ * Registers the credentials in a set of headers about to be sent. Every client that sends a
+ * request with a key (the JSON client of every HTTP judge, the SDK transport, the Batch API
+ * clients) builds its headers through this, so a key is scrubbed from every output whichever
+ * backend carried it.
+ */
+export function registerCredentialHeaders(headers: Readonly<Record<string, string | null | undefined>>): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!credentialHeaderName.test(name) || typeof value !== 'string') continue;
+    // `Bearer KEY`: the key is the secret (a body may echo it with or without the scheme).
+    registerSecret(/^Bearer\s+(\S+)$/i.exec(value)?.[1] ?? value);
+  }
+}
+
 function scanEnvironment(): void {
   if (environmentScanned) return;
   environmentScanned = true;

@@ -44,7 +44,7 @@ describe('createRegistry', () => {
   it('every registry of the project answers an unknown name the same way', async () => {
     expect(thrown(() => getScoring('healthbenc')).message).toMatch(/^unknown scoring "healthbenc" \(did you mean "healthbench"\? known: healthbench, weighted_mean, /);
     expect(thrown(() => getItemImporter('itemz')).message).toMatch(/^unknown input format "itemz" \(did you mean "items"\? known: items, healthbench, /);
-    const judge = await createJudge({ spec: 'opnai:gpt' }).then(
+    const judge = await createJudge({ model: 'opnai:gpt' }).then(
       () => undefined,
       (error: RubricateError) => error,
     );

@@ -53,7 +53,11 @@ async function runBatches(flags: BatchesFlags, context: CommandContext): Promise
     const services = new Map<string, BatchService>();
     const serviceOf = (provider: string) => {
       let service = services.get(provider);
-      if (!service) services.set(provider, (service = batchServiceFor(provider, flags)));
+      if (!service) {
+        // The model behind a batch does not matter to its Batch API: the provider's endpoint and key do.
+        const model = { model: `${provider}:batch`, endpoint: { baseUrl: flags.judgeBaseUrl }, ...(flags.azureApiVersion ? { openai: { azureApiVersion: flags.azureApiVersion } } : {}) };
+        services.set(provider, (service = batchServiceFor(provider, model, { apiKey: flags.judgeApiKey })));
+      }
       return service;
     };
     for (const id of flags.cancel ?? []) {

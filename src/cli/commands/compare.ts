@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
-import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
+import { addJudgeOptions } from '../judge-options.js';
 import { ProgressReporter } from '../progress.js';
 import { countInputRecords } from '../input-count.js';
 import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
@@ -9,14 +9,16 @@ import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission
 import { reportInputError, type CommandContext } from '../context.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
-import { addBatchOptions, batchEngineOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
-import { createDryRunJudge, readOnlyStore } from '../../batch/dry-run.js';
+import { addBatchOptions } from '../batch-options.js';
+import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
+import { openRunSession, type SessionFlags } from '../session.js';
+import type { RunSpec } from '../../spec/run-spec.js';
 import { defaultPrices, loadPriceTable } from '../../engine/usage.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
 import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
 import { ErrorTally, formatErrorCounts } from '../../pipeline/error-summary.js';
 
-interface CompareFlags extends JudgeFlags, BatchFlags, DrainFlags {
+interface CompareFlags extends SessionFlags, DrainFlags {
   format: string;
   input: string;
   out: string;
@@ -24,9 +26,6 @@ interface CompareFlags extends JudgeFlags, BatchFlags, DrainFlags {
   swap: boolean;
   ties: boolean;
   overall: boolean;
-  text: boolean;
-  quiet?: boolean;
-  dryRun?: boolean;
   prices?: string;
 }
 
@@ -41,76 +40,53 @@ export function registerCompareCommand(program: Command, context: CommandContext
     .option('--no-swap', 'judge only the original order (no position-swap check)')
     .option('--no-ties', 'the judge must pick a winner')
     .option('--no-overall', 'with rubrics, compare per criterion only')
-    .option('--no-text', 'leave prompt and response text out of the output')
     .option('--quiet', 'no progress bar');
-  addJudgeOptions(command, { batching: false });
+  // Pairwise judging reads the sampling and the protocol of the plan; one judge, no jury.
+  addJudgeOptions(command, ['sampling', 'protocol', 'calls', 'fleet', 'text']);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
   command.option('--prices <file>', 'price table for --dry-run (JSON/YAML, USD per 1M tokens)');
-  command.action(async (flags: CompareFlags) => {
-    context.exitCode = await runCompare(flags, context);
+  command.action(async (flags: CompareFlags, self: Command) => {
+    context.exitCode = await runCompare(flags, runSpecOf(self), context);
   });
 }
 
-async function runCompare(flags: CompareFlags, context: CommandContext): Promise<number> {
+async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandContext): Promise<number> {
   const importer = getPairwiseImporter(flags.format);
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: true }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary ?? `${flags.out}.summary.json` }],
     keep: storeFilesOf(flags),
   });
-  let judges = await buildJudges(flags);
-  if (judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
-  let batched: BatchedJudges | undefined;
-  if (flags.batch && !flags.dryRun) {
-    batched = batchJudgesFrom(judges, flags, flags.out, (event) => {
-      const line = describeBatchEvent(event);
-      if (line && !flags.quiet) context.stderr(line);
-    });
-    judges = batched.judges;
-  }
-  const dryRun = flags.dryRun ? judges.map(createDryRunJudge) : undefined;
-  if (dryRun) judges = dryRun;
-  const judge = judges[0];
-  const closeJudge = async () => {
-    await judge?.close?.();
-    batched?.batching.close();
-  };
-  // A dry run writes nothing, not even a --no-cache journal beside the output.
-  const opened = await openStore(flags, flags.dryRun ? undefined : flags.out);
+  if (spec.judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
+  const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out });
+  const judge = session.judge;
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
   const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: () => importer.read(flags.input, {}) });
   expectedTotal.then((total) => progress.setTotal(total), () => undefined);
-  const options = graderOptionsFrom(flags);
+  const { calls, store } = session.graderOptions();
   const comparer = new Comparer({
     judge,
-    store: dryRun ? readOnlyStore(opened.store) : opened.store,
-    sampling: { ...options.sampling, maxTokens: flags.maxTokens === 1024 ? 512 : flags.maxTokens },
+    store,
+    plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}) },
+    calls,
     swap: flags.swap,
     allowTies: flags.ties,
     overall: flags.overall,
-    // Every call waits in a batch: the comparer hands over all it has and waits up to the 24 h window.
-    concurrency: batched ? batchEngineOptions.concurrency : options.concurrency,
-    protocol: options.protocol,
-    maxAttempts: options.maxAttempts,
-    timeoutMs: batched ? batchEngineOptions.timeoutMs : options.timeoutMs,
-    breakerThreshold: options.breakerThreshold,
-    maxRetryAfterMs: options.maxRetryAfterMs,
-    omitText: !flags.text,
+    omitText: spec.omitText,
     onEvent: progress.onEvent,
     stopSignal: context.signal,
     signal: drainSignal(context.signal, flags),
   });
-  if (dryRun) {
+  if (session.dryRun) {
     try {
       const usage = await dryRunUsage(comparer.compareStream(reportInvalid(importer.read(flags.input, {}), context)));
-      printDryRun(context, dryRun, usage, judge?.provenance.model, flags.prices ? loadPriceTable(flags.prices) : defaultPrices, { batch: Boolean(flags.batch) });
+      printDryRun(context, session.dryRun, usage, judge?.provenance.model, flags.prices ? loadPriceTable(flags.prices) : defaultPrices, { batch: Boolean(flags.batch) });
       return exitCodes.success;
     } finally {
       progress.stop();
-      await judge?.close?.();
-      await opened.close();
+      await session.close();
     }
   }
   const writer = new JsonLinesWriter(flags.out);
@@ -134,8 +110,7 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   } catch (error) {
     progress.stop();
     await writer.discard();
-    await closeJudge();
-    await opened.close();
+    await session.close();
     if (context.signal.aborted) return reportInterrupted(context, undefined, undefined, 'pairs');
     throw error;
   }
@@ -143,18 +118,16 @@ async function runCompare(flags: CompareFlags, context: CommandContext): Promise
   await writer.close();
   // Every pair was read: the batches it used are delivered (an interrupted run leaves them for the rerun to attach to).
   const complete = !(context.signal.aborted && (held || !admission.exhausted));
-  if (complete) batched?.batching.finish();
-  await closeJudge();
   if (!complete) {
     // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
-    await opened.close();
+    await session.close();
     const total = await expectedTotal.catch(() => undefined);
     return reportInterrupted(context, written, total, 'pairs');
   }
   const summary = builder.finish();
   await writeFileAtomic(flags.summary ?? `${flags.out}.summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
-  opened.finish();
-  await opened.close();
+  session.finish();
+  await session.close();
   printCompareSummary(context, summary, flags.out);
   const errorLines = formatErrorCounts(errors.top());
   if (errorLines.length > 0) context.stderr(errorLines.join('\n'));

@@ -18,7 +18,9 @@ import { mapInOrder } from '../../util/ordered-stream.js';
 import type { InvalidRecord } from '../../rubric/records.js';
 import { rubricateVersion } from '../../version.js';
 import { reportInputError, type CommandContext } from '../context.js';
-import { addJudgeOptions, openStore, parsePositiveInteger, type OpenedStore } from '../judge-options.js';
+import { addJudgeOptions, parsePositiveInteger } from '../judge-options.js';
+import { runSpecOf } from '../run-spec-flags.js';
+import type { RunSpec } from '../../spec/run-spec.js';
 import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCalls, usageLine, type ModelCallFlags } from '../model-calls.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
@@ -33,8 +35,6 @@ interface GenerateFlags extends ModelCallFlags {
   limit?: number;
   out: string;
   summary?: string;
-  scoring?: string;
-  checkMode: 'strict' | 'loose';
 }
 
 export function registerGenerateCommand(program: Command, context: CommandContext): void {
@@ -49,19 +49,18 @@ export function registerGenerateCommand(program: Command, context: CommandContex
     .option('--limit <n>', 'contrastive: use only the first n prompts (pair groups)', parsePositiveInteger('limit'))
     .requiredOption('--out <file>', 'items JSONL: {id, prompt, rubric, reference?, metadata}')
     .option('--summary <file>', 'write the run summary (JSON) here: counts, usage and cost; contrastive: also the keep-rate and ordering figures')
-    .option('--scoring <name>', 'contrastive: scoring that compares chosen and rejected (default: weighted_mean, as grade uses for items)')
-    .addOption(new Option('--check-mode <mode>', 'contrastive: IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--quiet', 'no per-item warnings');
   addGeneratorOptions(command);
-  addJudgeOptions(command, { batching: true });
+  // Contrastive generation grades chosen and rejected with the judge (--scoring compares them, default weighted_mean).
+  addJudgeOptions(command);
   addModelCallOptions(command);
   addDeprecatedFlags(command, context);
-  command.action(async (flags: GenerateFlags) => {
-    context.exitCode = await runGenerate(flags, context);
+  command.action(async (flags: GenerateFlags, self: Command) => {
+    context.exitCode = await runGenerate(flags, runSpecOf(self), context);
   });
 }
 
-async function runGenerate(flags: GenerateFlags, context: CommandContext): Promise<number> {
+async function runGenerate(flags: GenerateFlags, spec: RunSpec, context: CommandContext): Promise<number> {
   if (flags.input === undefined) throw new RubricateError('CONFIG_INVALID', 'give --input: prompts (--format prompts) or preference pairs (--format pairs, llmbar, …)', { field: 'input' });
   const contrastive = flags.format !== 'prompts';
   checkFiles({
@@ -69,19 +68,13 @@ async function runGenerate(flags: GenerateFlags, context: CommandContext): Promi
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary }],
     keep: storeFilesOf(flags),
   });
-  // A dry run writes nothing, not even a --no-cache journal beside the output.
-  const opened = await openStore(flags, flags.dryRun ? undefined : flags.out);
-  try {
-    return contrastive ? await runContrastive(flags, flags.input, context, opened) : await runPrompts(flags, flags.input, context, opened);
-  } finally {
-    opened.close();
-  }
+  return contrastive ? runContrastive(flags, spec, flags.input, context) : runPrompts(flags, spec, flags.input, context);
 }
 
 type Outcome = { kind: 'invalid'; read: InvalidRecord } | { kind: 'ok'; record: PromptRecord; generated: GeneratedRubric } | { kind: 'error'; record: PromptRecord; error: RubricateError };
 
-async function runPrompts(flags: GenerateFlags, input: string, context: CommandContext, opened: OpenedStore): Promise<number> {
-  const models = await prepareModelCalls(flags, context, { out: flags.out, store: opened.store, grading: false });
+async function runPrompts(flags: GenerateFlags, spec: RunSpec, input: string, context: CommandContext): Promise<number> {
+  const models = await prepareModelCalls(flags, spec, context, { out: flags.out, grading: false });
   const { generator } = models;
   const generateAll = () =>
     mapInOrder(readPromptRecords(input, { referenceField: flags.referenceField }), async (read): Promise<Outcome> => {
@@ -158,7 +151,6 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
     };
     await writeFileAtomic(flags.summary, `${JSON.stringify(summary, null, 2)}\n`);
   }
-  opened.finish();
   context.stderr(
     [
       `${counts.ok + counts.failed + counts.invalid} prompts: ${counts.ok} rubrics written, ${counts.failed} failed, ${counts.invalid} invalid`,
@@ -170,7 +162,7 @@ async function runPrompts(flags: GenerateFlags, input: string, context: CommandC
   return counts.failed + counts.invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 
-async function runContrastive(flags: GenerateFlags, pairsSource: string, context: CommandContext, opened: OpenedStore): Promise<number> {
+async function runContrastive(flags: GenerateFlags, spec: RunSpec, pairsSource: string, context: CommandContext): Promise<number> {
   // The rubricate pairs JSONL is "jsonl" to the pair reader and in the summary it writes.
   const pairFormat = flags.format === 'pairs' ? 'jsonl' : flags.format;
   const { pairs, summary } = await readPreferencePairs(pairsSource, pairFormat);
@@ -180,11 +172,10 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
   if (flags.limit !== undefined) groups = groups.slice(0, flags.limit);
   if (groups.length === 0) throw new RubricateError('INPUT_INVALID', 'no usable preference pairs (ties and unlabelled pairs are skipped)', { file: pairsSource });
 
-  const models = await prepareModelCalls(flags, context, { out: flags.out, store: opened.store, grading: true });
+  const models = await prepareModelCalls(flags, spec, context, { out: flags.out, grading: true });
   const { generator } = models;
-  const graderSettings = { scoring: flags.scoring ?? 'weighted_mean', checkMode: flags.checkMode };
   const contrastAll = (heldOutWithoutKeep: boolean) => {
-    const grader = models.grader(graderSettings);
+    const grader = models.grader();
     return mapInOrder(groups, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts, heldOutWithoutKeep }), { window: models.window });
   };
   if (models.dryRun) {
@@ -202,7 +193,7 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
       await models.close();
     }
   }
-  const grader = models.grader(graderSettings);
+  const grader = models.grader();
   const writer = new JsonLinesWriter(flags.out);
   const outcomes: ContrastiveOutcome[] = [];
   try {
@@ -253,7 +244,6 @@ async function runContrastive(flags: GenerateFlags, pairsSource: string, context
   const cost = { generator: models.costOf('generator', report.usage.generator), judge: models.costOf('judge', report.usage.judge) };
   const document = { ...report, usage: { generator: { ...report.usage.generator, cost_usd: cost.generator }, judge: { ...report.usage.judge, cost_usd: cost.judge } } };
   if (flags.summary) await writeFileAtomic(flags.summary, `${JSON.stringify(document, null, 2)}\n`);
-  opened.finish();
   context.stderr(`${formatContrastiveSummary(report)}\n${costLine(cost)}\nrubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`);
   return exitCodes.success;
 }

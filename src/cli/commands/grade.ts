@@ -1,40 +1,33 @@
 import { fanOut, LocalJudgeForecast } from '../local-judge-forecast.js';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
-import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
+import { addJudgeOptions } from '../judge-options.js';
 import { ProgressReporter } from '../progress.js';
 import { countInputRecords } from '../input-count.js';
 import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
 import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
-import { withoutPrometheusSkips } from '../../rubric/formats/biggen.js';
 import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
-import { exitCodes, RubricateError } from '../../errors.js';
-import { checkRunnerFor } from '../../pipeline/check-runner.js';
+import { exitCodes } from '../../errors.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
-import { addQueueOptions, runSpecFrom, shardOf, type QueueFlags } from '../queue-options.js';
-import { getScoring } from '../../scoring/registry.js';
-import { withFailedAsZero } from '../../scoring/failed-as-zero.js';
+import { addQueueOptions, shardOf, type QueueFlags } from '../queue-options.js';
 import { reportFailedAsZero } from './score.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
-import { createDryRunJudge, readOnlyStore } from '../../batch/dry-run.js';
-import { addBatchOptions, batchEngineOptions, batchJudgesFrom, describeBatchEvent, type BatchedJudges, type BatchFlags } from '../batch-options.js';
+import { addBatchOptions } from '../batch-options.js';
+import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
+import { openRunSession, type SessionFlags } from '../session.js';
+import type { RunSpec } from '../../spec/run-spec.js';
+import type { ImportOptions } from '../../rubric/formats/types.js';
 
-interface GradeFlags extends JudgeFlags, InputFlags, QueueFlags, BatchFlags, DrainFlags {
-  dryRun?: boolean;
+interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
   metrics?: string;
-  scoring?: string;
-  checkMode: 'strict' | 'loose';
   strict?: boolean;
   prices?: string;
-  text: boolean;
-  quiet?: boolean;
   report?: string;
-  failedAsZero?: boolean;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -43,25 +36,21 @@ export function registerGradeCommand(program: Command, context: CommandContext):
   command
     .option('--out <file>', 'results JSONL', 'results.jsonl')
     .option('--metrics <file>', 'write aggregate metrics JSON here')
-    .option('--scoring <name>', 'scoring: healthbench, weighted_mean, normalized, compliance, ifeval, profbench, … (default: the format\'s own)')
-    .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--strict', 'stop at the first invalid input record')
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
-    .option('--no-text', 'leave prompt and response text out of the results')
     .option('--report <file>', 'also write an HTML report at the end')
-    .option('--failed-as-zero', 'count failed judge calls as "not met" in the metrics (as ResearchRubrics, RuscaRL and AdvancedIF do); reported, never the default')
     .option('--quiet', 'no progress bar');
-  addJudgeOptions(command);
+  addJudgeOptions(command, ['plan', 'batching', 'sampling', 'protocol', 'calls', 'jury', 'scoring', 'fleet', 'text']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
-  command.action(async (flags: GradeFlags) => {
-    context.exitCode = await runGrade(flags, context);
+  command.action(async (flags: GradeFlags, self: Command) => {
+    context.exitCode = await runGrade(flags, runSpecOf(self), context);
   });
 }
 
-async function runGrade(flags: GradeFlags, context: CommandContext): Promise<number> {
+async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext): Promise<number> {
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
   checkFiles({
@@ -70,49 +59,33 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     keep: storeFilesOf(flags),
   });
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
-  const importOptions = await importOptionsFrom(flags, context);
-
-  // With --queue the workers call the judge (and hold the fleet limits); here it only names the run.
-  let judges = await buildJudges(flags.queue ? { ...flags, globalConcurrency: undefined, rateLimit: undefined } : flags);
-  let batched: BatchedJudges | undefined;
-  if (flags.batch && !flags.dryRun) {
-    if (flags.queue) throw new RubricateError('CONFIG_INVALID', '--batch and --queue are two ways of sending the calls: give one of them', { field: 'batch' });
-    batched = batchJudgesFrom(judges, flags, flags.out, (event) => {
-      const line = describeBatchEvent(event);
-      if (line && !flags.quiet) context.stderr(line);
-    });
-    judges = batched.judges;
-  }
-  const dryRun = flags.dryRun ? judges.map(createDryRunJudge) : undefined;
-  if (dryRun) judges = dryRun;
-  const judge = judges[0];
-  const closeJudges = async () => {
-    for (const member of judges) await member.close?.();
-    batched?.batching.close();
+  // The format's own scoring when none is named: resolved here, so queue workers score alike.
+  const spec: RunSpec = { ...parsed, scoring: { ...parsed.scoring, name: parsed.scoring.name ?? importer.defaultScoring ?? 'weighted_mean' } };
+  const skipped = new Map<string, number>();
+  const importOptions: ImportOptions = {
+    ...(await importOptionsFrom(flags, context)),
+    judgeProtocol: spec.plan.protocol,
+    onSkipped: (reason) => void skipped.set(reason, (skipped.get(reason) ?? 0) + 1),
   };
-  // A dry run writes nothing, not even a --no-cache journal beside the output.
-  const opened = await openStore(flags, flags.dryRun ? undefined : flags.out);
+  const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, queued: flags.queue !== undefined });
+  const judge = session.judge;
   const forecast =
     judge && isLocalJudge(judge)
       ? new LocalJudgeForecast((line) => context.stderr(line), {
           judgeId: judge.provenance.id,
-          criteriaPerCall: flags.criteriaPerCall,
-          explanation: flags.explanation ?? localJudgeDefaults.explanation,
-          verdict: flags.verdict ?? 'binary',
+          criteriaPerCall: spec.plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : spec.plan.criteriaPerCall,
+          explanation: spec.plan.explanation ?? localJudgeDefaults.explanation,
+          verdict: spec.plan.verdict ?? 'binary',
         })
       : undefined;
-  const skipsForPrometheus = flags.judgeProtocol === 'prometheus' && importer.name === 'biggen';
-  /** The records the run grades, as the run reads them (shard and BiGGen's Prometheus skips applied). */
-  const records = (options: typeof importOptions, skipped = { count: 0 }) => {
-    const imported = importer.read(flags.input, options);
-    return shardOf(skipsForPrometheus ? withoutPrometheusSkips(imported, skipped) : imported, flags.shard);
-  };
+  /** The records the run grades, as the run reads them (the format's own skips and the shard applied). */
+  const records = (options: typeof importOptions) => shardOf(importer.read(flags.input, options), flags.shard);
   const expectedTotal = countInputRecords({
     format: importer.name,
     input: flags.input,
     responses: flags.responses,
     shard: flags.shard,
-    read: () => records({ ...importOptions, onWarning: undefined }),
+    read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined }),
   });
   // A local judge's plan decides its speed, so the live bar names it beside the ETA.
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), forecast ? `grading (${forecast.progressLabel})` : undefined);
@@ -123,50 +96,32 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     },
     () => undefined,
   );
-
-  const scoringName = flags.scoring ?? importer.defaultScoring ?? 'weighted_mean';
   const grader = new Grader({
-    judges,
-    store: dryRun ? readOnlyStore(opened.store) : opened.store,
-    checkRunner: checkRunnerFor(),
-    checkMode: flags.checkMode,
-    scoring: flags.failedAsZero ? withFailedAsZero(getScoring(scoringName)) : scoringName,
-    omitText: !flags.text,
+    ...session.graderOptions(),
     onEvent: fanOut(progress.onEvent, forecast?.onEvent),
     // Stop: no new item and no new call; in-flight calls get --drain-timeout to land, then are cancelled.
     stopSignal: context.signal,
     signal: drainSignal(context.signal, flags),
-    ...graderOptionsFrom(flags),
-    ...(batched ? batchEngineOptions : {}),
   });
-
-  if (dryRun) {
-    try {
-      const usage = await dryRunUsage(grader.gradeStream(records(importOptions)));
-      progress.stop();
-      printDryRun(context, dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch) });
-      return exitCodes.success;
-    } finally {
-      progress.stop();
-      opened.close();
-      await closeJudges();
-    }
-  }
-
-  const queueUrl = flags.queue;
-  // BiGGen grades its llm_judge instances only with non-Prometheus judges; reproduce that.
-  const skipped = { count: 0 };
   let outcome: GradeFileOutcome;
   try {
+    if (session.dryRun) {
+      const usage = await dryRunUsage(grader.gradeStream(records(importOptions)));
+      progress.stop();
+      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch) });
+      await session.close();
+      return exitCodes.success;
+    }
+    const queueUrl = flags.queue;
     outcome = await gradeFile({
       grader,
-      records: records(importOptions, skipped),
+      records: records(importOptions),
       ...(queueUrl
         ? {
             results: async function* (records) {
-              const spec = runSpecFrom(flags, { scoring: scoringName, checkMode: flags.checkMode, omitText: !flags.text });
               // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
               const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
+              // The spec travels whole: workers validate it with the same schema and add their own key and store.
               for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
                 // Progress and usage of every worker arrive with their results.
                 progress.onEvent({ type: 'item', status: result.status });
@@ -182,43 +137,39 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
     });
   } catch (error) {
     progress.stop();
-    await opened.close();
-    await closeJudges();
+    await session.close();
     if (context.signal.aborted) return reportInterrupted(context, undefined, undefined);
     throw error;
   }
   progress.stop();
   if (outcome.interrupted) {
+    await session.close();
     // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
-    await opened.close();
-    await closeJudges();
     const total = await expectedTotal.catch(() => undefined);
     return reportInterrupted(context, outcome.written, total);
   }
   const { metrics, usage, invalid: invalidSeen } = outcome;
   // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
-  const oneModel = judges.every((member) => member.provenance.model === judge?.provenance.model);
+  const oneModel = session.judges.every((member) => member.provenance.model === judge?.provenance.model);
   const cost = !judge ? 0 : oneModel ? costOf(usage, priceFor(judge.provenance.model, prices)) : null;
   const summary = {
     ...metrics,
     usage: { ...usage, cost_usd: cost },
     judge: grader.judgeInfo ?? null,
     ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
-    ...(skipsForPrometheus ? { skipped: { llm_judge_instances: skipped.count, reason: 'BiGGen-Bench does not grade llm_judge instances with a Prometheus judge' } } : {}),
+    ...(skipped.size > 0 ? { skipped: [...skipped].map(([reason, count]) => ({ count, reason })) } : {}),
   };
   if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
   if (flags.report) {
     const { writeReportFromResults } = await import('../../report/index.js');
     await writeReportFromResults({ input: flags.out, out: flags.report });
   }
-  batched?.batching.finish();
-  opened.finish();
-  await opened.close();
-  await closeJudges();
+  session.finish();
+  await session.close();
 
-  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: flags.checkMode, errors: outcome.errors });
+  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
   reportFailedAsZero(context, metrics);
-  if (skipsForPrometheus) context.stderr(`skipped ${skipped.count} llm_judge instance(s), as BiGGen-Bench does with a Prometheus judge`);
+  for (const [reason, count] of skipped) context.stderr(`skipped ${count} record(s): ${reason}`);
   if (grader.agreement) {
     const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
     context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);
@@ -226,4 +177,3 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   if (flags.strict && invalidSeen > 0) return exitCodes.itemsFailed;
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
-

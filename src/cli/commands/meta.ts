@@ -22,11 +22,15 @@ import { loadTernaryLabels, researchRubricsMeta, researchRubricsTasks } from '..
 import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
 import { getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
 import { reportInputError, type CommandContext } from '../context.js';
-import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, type JudgeFlags } from '../judge-options.js';
+import { addJudgeOptions, parseNumber } from '../judge-options.js';
+import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
+import { openRunSession, type SessionFlags } from '../session.js';
+import type { RunSpec } from '../../spec/run-spec.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 
-interface MetaFlags extends JudgeFlags {
+interface MetaFlags extends SessionFlags {
+  judge?: string[];
   format: string;
   input: string;
   out: string;
@@ -41,13 +45,13 @@ interface MetaFlags extends JudgeFlags {
   quiet?: boolean;
 }
 
-/** What a pair judge gets from the command: the judge (or jury), the reply cache and the judge flags. */
+/** What a pair judge gets from the command: the judge (or jury), the reply cache and the run spec. */
 export interface PairJudgeSetup {
   /** The first judge named; `judges` holds every one when --judge is repeated (a jury). */
   judge: Judge;
   judges: Judge[];
   store: ReplyStore | undefined;
-  flags: JudgeFlags;
+  spec: RunSpec;
   signal: AbortSignal;
   onEvent?: (event: EngineEvent) => void;
 }
@@ -59,17 +63,13 @@ export interface MetaCommandDependencies {
 
 /** Pairs are judged by the `compare` pipeline: both orders, verdicts mapped back to A/B. */
 export const defaultMetaDependencies: MetaCommandDependencies = {
-  createJudgePairs({ judge, judges, store, flags, signal, onEvent }) {
+  createJudgePairs({ judge, judges, store, spec, signal, onEvent }) {
     if (judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'pairwise meta-evaluation takes one judge', { field: 'judge' });
-    const options = graderOptionsFrom(flags);
     const comparer = new Comparer({
       judge,
       store,
-      sampling: { ...options.sampling, maxTokens: flags.maxTokens === 1024 ? 512 : flags.maxTokens },
-      concurrency: options.concurrency,
-      protocol: options.protocol,
-      maxAttempts: options.maxAttempts,
-      timeoutMs: options.timeoutMs,
+      plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}) },
+      calls: spec.calls,
       omitText: true,
       onEvent,
       signal,
@@ -122,9 +122,10 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
     .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
     .option('--quiet', 'no table on stderr');
-  addJudgeOptions(command, { batching: false });
-  command.action(async (flags: MetaFlags) => {
-    context.exitCode = await runMeta(flags, context, dependencies);
+  // Pairs are judged as compare judges them: sampling, protocol and calls; one judge.
+  addJudgeOptions(command, ['sampling', 'protocol', 'calls']);
+  command.action(async (flags: MetaFlags, self: Command) => {
+    context.exitCode = await runMeta(flags, runSpecOf(self), context, dependencies);
   });
 }
 
@@ -152,7 +153,7 @@ async function writeReport(flags: MetaFlags, report: unknown): Promise<void> {
   await writeFileAtomic(flags.out, `${JSON.stringify(report, null, 2)}\n`);
 }
 
-async function runMeta(flags: MetaFlags, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
+async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: true }, { flag: 'labels', path: flags.labels }],
     outputs: [{ flag: 'out', path: flags.out }],
@@ -225,23 +226,22 @@ async function runMeta(flags: MetaFlags, context: CommandContext, dependencies: 
   if (flags.judge === undefined) {
     throw new RubricateError('CONFIG_INVALID', `--format ${flags.format} is a pairwise dataset: name the judge to run on it with --judge SPEC`, { field: 'judge' });
   }
-  return runPairwiseJudge(flags, context, dependencies, bootstrap, say);
+  return runPairwiseJudge(flags, spec, context, dependencies, bootstrap, say);
 }
 
 async function runPairwiseJudge(
   flags: MetaFlags,
+  spec: RunSpec,
   context: CommandContext,
   dependencies: MetaCommandDependencies,
   bootstrap: { resamples: number; seed: number; confidence: number },
   say: (text: string) => void,
 ): Promise<number> {
   const importer = getPairwiseImporter(flags.format);
-  const judges = await buildJudges(flags);
-  const judge = judges[0];
-  if (!judge) throw new RubricateError('CONFIG_INVALID', 'pairwise meta-evaluation needs a judge (not --judge none)', { field: 'judge' });
-  const opened = await openStore(flags, flags.out);
+  const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, needsJudge: 'pairwise meta-evaluation needs a judge (not --judge none)' });
+  const { judges, judge } = session;
   try {
-    const judgePairs = dependencies.createJudgePairs({ judge, judges, store: opened.store, flags, signal: context.signal });
+    const judgePairs = dependencies.createJudgePairs({ judge: judge!, judges, store: session.store, spec, signal: context.signal });
     const report = await runPairwiseMeta(
       flags.format,
       flags.input,
@@ -255,15 +255,14 @@ async function runPairwiseJudge(
     }
     const withJudge = { ...report, run: { ...report.run, judge: { id: judges.map((member) => member.provenance.id).join('+'), model: judges.map((member) => member.provenance.model).join('+') } } };
     await writeReport(flags, withJudge);
-    opened.finish();
+    session.finish();
     const run = report.run;
     say(
-      `${formatMetaTable(report)}judge ${judge.provenance.id} on ${run.judged} labelled pairs of ${run.file}${run.unlabelled > 0 ? ` (${run.unlabelled} unlabelled pairs skipped)` : ''}; ${run.invalidVerdicts} pairs with an invalid verdict\nreport: ${flags.out}`,
+      `${formatMetaTable(report)}judge ${judge!.provenance.id} on ${run.judged} labelled pairs of ${run.file}${run.unlabelled > 0 ? ` (${run.unlabelled} unlabelled pairs skipped)` : ''}; ${run.invalidVerdicts} pairs with an invalid verdict\nreport: ${flags.out}`,
     );
     const problems: SerializedError[] = run.problems;
     return run.invalidRows > 0 || problems.length > 0 ? exitCodes.itemsFailed : exitCodes.success;
   } finally {
-    opened.close();
-    for (const member of judges) await member.close?.();
+    await session.close();
   }
 }

@@ -45,13 +45,13 @@ describe('grade --format biggen --judge-protocol prometheus', () => {
     const lines = (await readFile(out, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { id: string; criteria: Array<{ label: string }> });
     expect(lines.map((line) => line.id)).toEqual(['planning_trip_0', 'planning_trip_1', 'reasoning_math_0']);
     expect(fake.requests.every((request) => request.userText.startsWith('###Task Description:'))).toBe(true);
-    const metrics = JSON.parse(await readFile(metricsFile, 'utf8')) as { scoring: string; overall: { score: number }; extra: { biggen_printed: Record<string, string> }; skipped: { llm_judge_instances: number } };
+    const metrics = JSON.parse(await readFile(metricsFile, 'utf8')) as { scoring: string; overall: { score: number }; extra: { biggen_printed: Record<string, string> }; skipped: Array<{ count: number; reason: string }> };
     // planning (5 + 4) / 2 = 4.5; reasoning 1 → Overall (4.5 + 1) / 2 = 2.75 (all instances: 10 / 3 = 3.333).
     expect(metrics.scoring).toBe('biggen');
     expect(metrics.overall.score).toBe(2.75);
     expect(metrics.extra.biggen_printed).toMatchObject({ planning: '4.500', reasoning: '1.000', Overall: '2.750', refinement: 'N/A' });
-    expect(metrics.skipped.llm_judge_instances).toBe(1);
-    expect(output.stderr.join('\n')).toMatch(/skipped 1 llm_judge instance/);
+    expect(metrics.skipped).toEqual([{ count: 1, reason: 'BiGGen-Bench does not grade llm_judge instances with a Prometheus judge' }]);
+    expect(output.stderr.join('\n')).toMatch(/skipped 1 record\(s\): BiGGen-Bench does not grade llm_judge instances/);
   });
 });
 

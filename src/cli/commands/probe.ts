@@ -4,23 +4,25 @@
  * sentence that meets a criterion) with the same judge, and reports score drift and verdict
  * flips with paired-bootstrap intervals. See docs/probes.md.
  */
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { formatProbeTable } from '../../meta/probes/format.js';
 import { probeNames } from '../../meta/probes/perturbations.js';
 import { parseProbeList, runProbes, sampleItems } from '../../meta/probes/runner.js';
-import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { Grader } from '../../pipeline/grader.js';
 import { getItemImporter } from '../../rubric/formats/index.js';
 import type { Item } from '../../rubric/schema.js';
 import { reportInputError, type CommandContext } from '../context.js';
-import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
+import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
+import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
+import { openRunSession, type SessionFlags } from '../session.js';
+import type { RunSpec } from '../../spec/run-spec.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { ProgressReporter } from '../progress.js';
 import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 
-interface ProbeFlags extends JudgeFlags, InputFlags {
+interface ProbeFlags extends SessionFlags, InputFlags {
   out: string;
   probes: string;
   items?: number;
@@ -28,9 +30,6 @@ interface ProbeFlags extends JudgeFlags, InputFlags {
   probeSeed: number;
   resamples: number;
   confidence: number;
-  scoring?: string;
-  checkMode: 'strict' | 'loose';
-  quiet?: boolean;
 }
 
 function parseResamples(value: string): number {
@@ -59,16 +58,14 @@ export function registerProbeCommand(program: Command, context: CommandContext):
     .option('--probe-seed <n>', 'seed of the item sample, the perturbations and the bootstrap', parseNumber('probe-seed'), 0)
     .option('--bootstrap-resamples <n>', 'paired bootstrap resamples (0 = no intervals)', parseResamples, 1000)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
-    .option('--scoring <name>', 'scoring of item scores (default: the format\u2019s own, as for grade)')
-    .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--quiet', 'no progress bar and no table on stderr');
   addJudgeOptions(command);
-  command.action(async (flags: ProbeFlags) => {
-    context.exitCode = await runProbeCommand(flags, context);
+  command.action(async (flags: ProbeFlags, self: Command) => {
+    context.exitCode = await runProbeCommand(flags, runSpecOf(self), context);
   });
 }
 
-async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Promise<number> {
+async function runProbeCommand(flags: ProbeFlags, spec: RunSpec, context: CommandContext): Promise<number> {
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }],
     outputs: [{ flag: 'out', path: flags.out }],
@@ -93,22 +90,15 @@ async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Prom
   const items = await sampleItems(validItems(), flags.items, flags.probeSeed);
   if (items.length === 0) throw new RubricateError('INPUT_INVALID', 'no valid items to probe', { file: flags.input });
 
-  const judges = await buildJudges(flags);
-  if (judges.length === 0) throw new RubricateError('CONFIG_INVALID', 'probes test a judge: --judge none has nothing to probe', { field: 'judge' });
-  const opened = await openStore(flags, flags.out);
+  const session = await openRunSession(
+    { ...spec, scoring: { ...spec.scoring, name: spec.scoring.name ?? importer.defaultScoring ?? 'weighted_mean' } },
+    modelFromFlags(flags, 'judge').credentials,
+    flags,
+    { context, out: flags.out, needsJudge: 'probes test a judge: --judge none has nothing to probe' },
+  );
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'probing');
   try {
-    const grader = new Grader({
-      judges,
-      store: opened.store,
-      checkRunner: checkRunnerFor(),
-      checkMode: flags.checkMode,
-      scoring: flags.scoring ?? importer.defaultScoring ?? 'weighted_mean',
-      omitText: true,
-      onEvent: progress.onEvent,
-      signal: context.signal,
-      ...graderOptionsFrom(flags),
-    });
+    const grader = new Grader({ ...session.graderOptions(), omitText: true, onEvent: progress.onEvent, signal: context.signal });
     let expected = 0;
     const report = await runProbes(grader, items, {
       probes,
@@ -126,7 +116,7 @@ async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Prom
       return exitCodes.interrupted;
     }
     await writeFileAtomic(flags.out, `${JSON.stringify({ ...report, input: { format: flags.format, file: flags.input, invalidRecords: invalid } }, null, 2)}\n`);
-    opened.finish();
+    session.finish();
     if (!flags.quiet) context.stderr(`${formatProbeTable(report)}report: ${flags.out}`);
     const failedVariants = report.probes.reduce((total, result) => total + result.variants.failed, 0);
     return invalid > 0 || report.items.originalFailed > 0 || failedVariants > 0 ? exitCodes.itemsFailed : exitCodes.success;
@@ -138,7 +128,6 @@ async function runProbeCommand(flags: ProbeFlags, context: CommandContext): Prom
     }
     throw error;
   } finally {
-    opened.close();
-    for (const judge of judges) await judge.close?.();
+    await session.close();
   }
 }

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { Option } from 'commander';
 import { addUsage, emptyUsage, type Usage } from '../../engine/usage.js';
 import { RubricateError, exitCodes, toRubricateError } from '../../errors.js';
 import { defaultFilterOptions, describeAction, isFatal } from '../../generation/decompose-filter.js';
@@ -11,8 +10,10 @@ import { formatRefineSummary, refineRubric, type RefineOutcome } from '../../gen
 import { mean, round } from '../../generation/statistics.js';
 import { rubricateVersion } from '../../version.js';
 import { reportInputError, type CommandContext } from '../context.js';
-import { addJudgeOptions, openStore, parseNumber, parsePositiveInteger } from '../judge-options.js';
-import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCalls, type ModelCallFlags, type ModelCalls } from '../model-calls.js';
+import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
+import { runSpecOf } from '../run-spec-flags.js';
+import type { RunSpec } from '../../spec/run-spec.js';
+import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCalls, type ModelCallFlags } from '../model-calls.js';
 import { syntheticTextTokens } from '../../batch/dry-run.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
@@ -37,8 +38,6 @@ interface RefineFlags extends ModelCallFlags {
   textSimilarity: number;
   out: string;
   summary?: string;
-  scoring?: string;
-  checkMode: 'strict' | 'loose';
 }
 
 const defaultResponses = 8;
@@ -62,21 +61,19 @@ export function registerRefineCommand(program: Command, context: CommandContext)
     .option('--text-similarity <jaccard>', 'with --filter: drop one of two criteria whose wording overlaps at least this much', parseNumber('text-similarity', 0), defaultFilterOptions.textSimilarityThreshold)
     .requiredOption('--out <file>', 'refined items JSONL: {id, prompt, rubric, reference?, metadata}')
     .option('--summary <file>', 'write the per-round separation summary (JSON) here')
-    .option('--scoring <name>', 'scoring of the responses (default: weighted_mean, as grade uses for items)')
-    .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--quiet', 'no per-prompt summaries');
   addGeneratorOptions(command);
   addJudgeOptions(command);
   addModelCallOptions(command);
   addDeprecatedFlags(command, context);
-  command.action(async (flags: RefineFlags) => {
-    context.exitCode = await runRefine(flags, context);
+  command.action(async (flags: RefineFlags, self: Command) => {
+    context.exitCode = await runRefine(flags, runSpecOf(self), context);
   });
 }
 
 type Outcome = { kind: 'invalid'; read: InvalidRecord } | { kind: 'ok'; record: PromptRecord; outcome: RefineOutcome; responses: number } | { kind: 'error'; record: PromptRecord; error: RubricateError };
 
-async function runRefine(flags: RefineFlags, context: CommandContext): Promise<number> {
+async function runRefine(flags: RefineFlags, spec: RunSpec, context: CommandContext): Promise<number> {
   if (flags.passRateLow >= flags.passRateHigh) throw new RubricateError('CONFIG_INVALID', '--pass-rate-low must be below --pass-rate-high', { field: 'pass-rate-low' });
   // `--responses 8` once meant eight sampled responses; a number that is not a file still does, with a notice.
   if (flags.responses !== undefined && /^\d+$/.test(flags.responses) && !existsSync(flags.responses)) {
@@ -91,17 +88,8 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
     keep: storeFilesOf(flags),
   });
   const responsesFromFile = flags.responses ? await readResponsesFile(flags.responses) : undefined;
-  // A dry run writes nothing, not even a --no-cache journal beside the output.
-  const opened = await openStore(flags, flags.dryRun ? undefined : flags.out);
-  let models: ModelCalls;
-  try {
-    models = await prepareModelCalls(flags, context, { out: flags.out, store: opened.store, grading: true });
-  } catch (error) {
-    opened.close();
-    throw error;
-  }
+  const models = await prepareModelCalls(flags, spec, context, { out: flags.out, grading: true });
   const { generator } = models;
-  const graderSettings = { scoring: flags.scoring ?? 'weighted_mean', checkMode: flags.checkMode };
   const filter = flags.filter
     ? {
         passRateHigh: flags.passRateHigh,
@@ -128,7 +116,7 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
   };
 
   const refineAll = () => {
-    const grader = models.grader(graderSettings);
+    const grader = models.grader();
     return mapInOrder(readPromptRecords(flags.input, { referenceField: flags.referenceField, acceptRubric: true }), async (read): Promise<Outcome> => {
       if (read.kind === 'invalid') return { kind: 'invalid', read };
       const { record } = read;
@@ -165,11 +153,10 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
       return exitCodes.success;
     } finally {
       await models.close();
-      opened.close();
     }
   }
 
-  const grader = models.grader(graderSettings);
+  const grader = models.grader();
   const writer = new JsonLinesWriter(flags.out);
   const reports: Array<Omit<RefineOutcome, 'rubric' | 'judge_usage'> & { responses: number }> = [];
   const judgeUsage: Usage = emptyUsage();
@@ -178,7 +165,6 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
   const closeAll = async () => {
     await writer.close();
     await models.close();
-    opened.close();
   };
   try {
     const outcomes = refineAll();
@@ -257,8 +243,6 @@ async function runRefine(flags: RefineFlags, context: CommandContext): Promise<n
     };
     await writeFileAtomic(flags.summary, `${JSON.stringify(document, null, 2)}\n`);
   }
-  opened.finish();
-  opened.close();
   const format = (value: number | null) => (value === null ? 'n/a' : value.toFixed(4));
   context.stderr(
     [

@@ -10,7 +10,6 @@ import { pino } from 'pino';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { createJudgePool, type JudgePool } from '../../judges/pool.js';
 import type { Judge } from '../../judges/types.js';
-import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import type { Rubric } from '../../rubric/schema.js';
 import { getScoring } from '../../scoring/registry.js';
 import { resolveAdapters } from '../../server/app.js';
@@ -22,28 +21,29 @@ import { scoreRoutes } from '../../server/score.js';
 import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
 import type { CommandContext } from '../context.js';
 import { RedisReplyStore } from '../../store/index.js';
-import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, parseNumber, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
+import { addJudgeOptions, buildJudges, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { loadRubrics } from '../rubrics-file.js';
 import { createRubricEvolver, type RubricEvolver } from '../../generation/evolver.js';
 import { openEvolverStateStore } from '../../store/open-evolver-state.js';
 import { createJudge } from '../../judges/registry.js';
+import { addModelOptions, modelFromFlags, refuseUnreadModelFlags, runSpecFromFlags } from '../run-spec-flags.js';
+import { openRunSession, type SessionFlags } from '../session.js';
+import type { Credentials, RunSpec } from '../../spec/run-spec.js';
 import { evolvingRubricRoutes } from '../../server/evolving-rubrics.js';
 import { redactDeep } from '../../util/redact.js';
 
-interface ServeFlags extends Omit<JudgeFlags, 'judgeBaseUrl'> {
+interface ServeFlags extends SessionFlags {
   /** Repeated (or comma-separated) for a pool of replicas. */
   judgeBaseUrl?: string[];
   port: number;
   host: string;
   token?: string;
-  scoring: string;
   onError: ErrorPolicy;
   maxBodyBytes: number;
   deadline: number;
   maxQueue: number;
   maxWaiting: number;
   logLevel: string;
-  checkMode: 'strict' | 'loose';
   rubrics?: string;
   adapters?: string;
   drainTimeout: number;
@@ -52,8 +52,6 @@ interface ServeFlags extends Omit<JudgeFlags, 'judgeBaseUrl'> {
   evolveStore?: string;
   evolveTopK: number;
   generator?: string;
-  generatorBaseUrl?: string;
-  generatorApiKey?: string;
 }
 
 function parsePort(value: string): number {
@@ -90,53 +88,52 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--host <host>', 'interface to listen on (0.0.0.0 to serve other machines)', defaultHost)
     .option('--token <token>', 'bearer token required on every route but /healthz (default: RUBRICATE_TOKEN)')
     .option('--allow-origin <origins>', 'web origins or host names accepted in Host/Origin headers besides the bind address; repeat or comma-separate', collectList)
-    .option('--scoring <name>', 'item score used as the reward: weighted_mean, normalized, healthbench, …', 'weighted_mean')
     .option('--on-error <policy>', 'reward of a failed item: "null" (default) or "fallback=X" (a flagged number)', parseErrorPolicy, nullPolicy)
     .option('--max-body-bytes <n>', 'largest request body accepted (413 beyond)', parsePositiveInteger('max-body-bytes'), defaultMaxBodyBytes)
     .option('--deadline <seconds>', 'per-request deadline (504, or flagged fallbacks for OpenRLHF)', parseNumber('deadline', 0.001), defaultDeadlineMs / 1000)
     .option('--max-queue <n>', 'items admitted at once (waiting for the judge + in flight); beyond it, 503 with Retry-After', parsePositiveInteger('max-queue'), defaultMaxQueue)
     .option('--max-waiting <n>', 'items of trainer requests (OpenRLHF, slime, Vertex, later parts of big batches) that may wait for room; beyond it, 503 with Retry-After', parseNonNegativeInteger('max-waiting'), defaultWaitingCapacity)
     .addOption(new Option('--log-level <level>', 'request log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
-    .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) that requests may name by rubric_id')
     .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex)')
     .option('--drain-timeout <seconds>', 'longest a graceful shutdown waits for in-flight work', parseNumber('drain-timeout', 0), defaultDrainTimeoutMs / 1000)
     .option('--pool-cooldown <seconds>', 'how long an unreachable judge endpoint of a pool is left out (doubles on repeats)', parseNumber('pool-cooldown', 0.001), 5)
     .option('--evolve-store <file|url>', 'serve evolving rubrics (/v1/rubrics/…), keeping their active sets and history in this SQLite file, or in Redis/Valkey (redis://… or rediss://…) shared by every replica')
-    .option('--evolve-top-k <n>', 'evolving criteria kept active per prompt, the most discriminating first', parsePositiveInteger('evolve-top-k'), 5)
-    .option('--generator <spec>', 'with --evolve-store: the model that proposes criteria (default: the same rule as --judge)')
-    .option('--generator-base-url <url>', 'OpenAI-compatible base URL of the generator (default: OPENAI_BASE_URL)')
-    .option('--generator-api-key <key>', 'API key of the generator (default: OPENAI_API_KEY)');
+    .option('--evolve-top-k <n>', 'evolving criteria kept active per prompt, the most discriminating first', parsePositiveInteger('evolve-top-k'), 5);
+  // The item score is the reward (default weighted_mean); the generator proposes evolving criteria.
   addJudgeOptions(command);
+  addModelOptions(command, 'generator');
   // `serve` accepts several judge endpoints (replicas of one model): repeat the flag or separate with commas.
   const baseUrlOption = command.options.find((option) => option.long === '--judge-base-url');
   if (baseUrlOption) {
     baseUrlOption.description = 'OpenAI-compatible base URL; repeat (or comma-separate) for a pool of replicas (default: OPENAI_BASE_URL)';
     baseUrlOption.argParser(collectUrls);
   }
-  command.action(async (flags: ServeFlags) => {
-    context.exitCode = await runServe(flags, context);
+  command.action(async (flags: ServeFlags, self: Command) => {
+    // Several --judge-base-url are replicas of one judge: the spec holds one endpoint, the pool the rest.
+    const { judgeBaseUrl: replicas = [], ...rest } = flags;
+    const spec = runSpecFromFlags({ ...rest, ...(replicas.length === 1 ? { judgeBaseUrl: replicas[0] } : {}) }, (attribute) => self.getOptionValueSource(attribute) === 'default');
+    context.exitCode = await runServe(flags, { ...spec, scoring: { ...spec.scoring, name: spec.scoring.name ?? 'weighted_mean' } }, replicas.length > 1 ? replicas : [], context);
   });
 }
 
-async function buildServeJudges(flags: ServeFlags, onPoolEvent: (event: unknown) => void): Promise<{ judges: Judge[]; pool?: JudgePool }> {
-  const urls = flags.judgeBaseUrl ?? [];
-  if (urls.length <= 1) return { judges: await buildJudges({ ...flags, judgeBaseUrl: urls[0] }) };
-  if ((flags.judge?.length ?? 0) > 1) {
+/** A pool of replicas of one judge, one per --judge-base-url. */
+async function buildReplicaPool(spec: RunSpec, credentials: Credentials, replicas: string[], poolCooldown: number, onPoolEvent: (event: unknown) => void): Promise<JudgePool> {
+  if (spec.judges.length > 1) {
     throw new RubricateError('CONFIG_INVALID', 'several --judge-base-url replicas serve one judge: give a single --judge with them', { field: 'judge-base-url' });
   }
-  const replicas: Judge[] = [];
-  for (const url of urls) {
-    const [judge] = await buildJudges({ ...flags, judgeBaseUrl: url });
+  const model = spec.judges[0] ?? {};
+  const members: Judge[] = [];
+  for (const baseUrl of replicas) {
+    const [judge] = await buildJudges({ ...spec, judges: [{ ...model, endpoint: { ...model.endpoint, baseUrl } }] }, credentials, {});
     if (!judge || !judge.provenance.baseUrl) throw new RubricateError('CONFIG_INVALID', 'several --judge-base-url need an HTTP judge (--judge openai:MODEL)', { field: 'judge-base-url' });
-    replicas.push(judge);
+    members.push(judge);
   }
-  const pool = createJudgePool(replicas, { cooldownMs: Math.round(flags.poolCooldown * 1000), onEvent: onPoolEvent });
-  return { judges: [pool], pool };
+  return createJudgePool(members, { cooldownMs: Math.round(poolCooldown * 1000), onEvent: onPoolEvent });
 }
 
-async function runServe(flags: ServeFlags, context: CommandContext): Promise<number> {
-  getScoring(flags.scoring);
+async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], context: CommandContext): Promise<number> {
+  getScoring(spec.scoring.name!);
   const adapters = resolveAdapters(flags.adapters?.split(',').map((name) => name.trim()).filter((name) => name !== ''));
   const destination = pino.destination({ dest: 2, sync: false });
   const logger = pino(
@@ -153,23 +150,32 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
   let rubrics: Map<string, Rubric> | undefined;
   if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
 
-  const { judges, pool } = await buildServeJudges(flags, (event) => logger.warn({ pool: event }, 'judge pool'));
+  const credentials = modelFromFlags(flags, 'judge').credentials;
+  let pool: JudgePool | undefined;
+  const onPoolEvent = (event: unknown) => logger.warn({ pool: event }, 'judge pool');
   // A server answers 503 at once while a Redis store is away, rather than holding requests.
-  const opened = await openStore(flags, undefined, { failFast: true });
+  const session = await openRunSession(spec, credentials, flags, {
+    context,
+    failFast: true,
+    ...(replicas.length > 0 ? { judges: async () => [(pool = await buildReplicaPool(spec, credentials, replicas, flags.poolCooldown, onPoolEvent))] } : {}),
+  });
   let evolver: RubricEvolver | undefined;
-  let generatorJudge: Judge | undefined;
   const closeAll = async () => {
     await evolver?.close();
-    await generatorJudge?.close?.();
-    opened.close();
-    for (const judge of judges) await judge.close?.();
+    await session.close();
   };
   if (flags.evolveStore) {
-    generatorJudge = await createJudge({ spec: flags.generator, baseUrl: flags.generatorBaseUrl, apiKey: flags.generatorApiKey });
+    const generator = modelFromFlags(flags, 'generator');
+    refuseUnreadModelFlags(generator.models, generator.credentials, 'generator');
+    const generatorJudge = await createJudge(generator.models[0], generator.credentials).catch(async (error: unknown) => {
+      await closeAll();
+      throw error;
+    });
     if (!generatorJudge) {
       await closeAll();
       throw new RubricateError('CONFIG_INVALID', '--evolve-store needs a generator model (--generator openai:MODEL or gguf:…)', { field: 'generator' });
     }
+    session.adopt(generatorJudge);
     // A Redis store answers 503 at once while it is away, as the reply store does.
     evolver = createRubricEvolver({ generator: generatorJudge, store: openEvolverStateStore(flags.evolveStore, { failFast: true }), topK: flags.evolveTopK });
     try {
@@ -179,27 +185,22 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
       throw error;
     }
   }
+  const judges = session.judges;
+  const replicaPool: JudgePool | undefined = pool;
 
   let running;
   try {
     const service = new RewardService({
-      grading: {
-        ...graderOptionsFrom({ ...flags, judgeBaseUrl: undefined }),
-        ...(judges.length > 1 ? { judges } : { judge: judges[0] }),
-        store: opened.store,
-        checkRunner: checkRunnerFor(),
-        checkMode: flags.checkMode,
-        scoring: flags.scoring,
-      },
+      grading: session.graderOptions(),
       maxQueue: flags.maxQueue,
       maxWaiting: flags.maxWaiting,
       deadlineMs: Math.round(flags.deadline * 1000),
       onError: flags.onError,
       rubrics,
       // Remembered results would outlive replies that expire.
-      ...(flags.cacheTtl !== undefined ? { rememberedResults: 0 } : {}),
-      ...(pool ? { judgeEndpoints: () => pool.status() } : {}),
-      ...(opened.store instanceof RedisReplyStore ? { storeHealth: () => (opened.store as RedisReplyStore).connection.health() } : {}),
+      ...(spec.cacheTtlMs !== undefined ? { rememberedResults: 0 } : {}),
+      ...(replicaPool ? { judgeEndpoints: () => replicaPool.status() } : {}),
+      ...(session.store instanceof RedisReplyStore ? { storeHealth: () => (session.store as RedisReplyStore).connection.health() } : {}),
     });
     running = await startServer({
       service,
@@ -221,7 +222,7 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
 
   const routes = [...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(evolver ? evolvingRubricRoutes : []), '/healthz', '/metrics'];
   context.stdout(JSON.stringify({ event: 'listening', url: running.url, host: running.host, port: running.port, pid: process.pid, routes }));
-  logger.info({ url: running.url, judge: judges[0]?.provenance.id ?? 'none', endpoints: pool?.size ?? (judges.length > 0 ? 1 : 0) }, 'listening');
+  logger.info({ url: running.url, judge: judges[0]?.provenance.id ?? 'none', endpoints: replicaPool?.size ?? (judges.length > 0 ? 1 : 0) }, 'listening');
 
   const signalName = await new Promise<string>((resolve) => {
     const onTerminate = () => resolve('SIGTERM');

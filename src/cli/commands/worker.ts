@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import { exitCodes } from '../../errors.js';
-import { checkRunnerFor } from '../../pipeline/check-runner.js';
 import { Grader } from '../../pipeline/grader.js';
 import { runGradingWorker } from '../../queue/grading-queue.js';
 import type { CommandContext } from '../context.js';
-import { buildJudges, graderOptionsFrom, openStore, parsePositiveInteger, type JudgeFlags } from '../judge-options.js';
-import { judgeFlagsFromSpec } from '../queue-options.js';
+import { parsePositiveInteger } from '../run-spec-flags.js';
+import { openRunSession } from '../session.js';
 
 interface WorkerFlags {
   queue: string;
@@ -48,27 +47,10 @@ async function runWorker(flags: WorkerFlags, context: CommandContext): Promise<n
     signal: context.signal,
     onChunk: flags.quiet ? undefined : (event) => context.stderr(`worker: graded chunk ${event.chunk} of run ${event.runId} (${event.items} items)`),
     createGrader: async (spec) => {
-      const settings = judgeFlagsFromSpec(spec);
-      const judgeFlags = { ...settings, concurrency: flags.concurrency, judgeApiKey: flags.judgeApiKey, store: flags.store ?? flags.queue, lease: flags.lease } as JudgeFlags;
-      const judges = await buildJudges(judgeFlags);
-      const opened = await openStore(judgeFlags, undefined);
-      const grader = new Grader({
-        judges,
-        store: opened.store,
-        checkRunner: checkRunnerFor(),
-        checkMode: settings.checkMode,
-        scoring: settings.scoring,
-        omitText: settings.omitText,
-        signal: context.signal,
-        ...graderOptionsFrom(judgeFlags),
-      });
-      return {
-        grader,
-        close: async () => {
-          await opened.close();
-          for (const judge of judges) await judge.close?.();
-        },
-      };
+      // The run's spec as the producer sent it; the concurrency, the key and the store are this worker's own.
+      const session = await openRunSession({ ...spec, calls: { ...spec.calls, concurrency: flags.concurrency } }, flags.judgeApiKey === undefined ? {} : { apiKey: flags.judgeApiKey }, { store: flags.store ?? flags.queue }, { context });
+      const grader = new Grader({ ...session.graderOptions(), signal: context.signal });
+      return { grader, close: () => session.close() };
     },
   });
   context.stderr(`worker: ${outcome.chunks} chunks, ${outcome.items} items graded`);

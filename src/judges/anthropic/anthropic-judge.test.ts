@@ -125,7 +125,7 @@ describe('anthropic: judge', () => {
     expect(haiku.requests.map((sent) => sent.body.max_tokens)).toEqual([256, 1024, 4096]);
     expect(cut.finishReason).toBe('length');
     expect(cut.atOutputLimit).toBe(true);
-    expect(small.modelLimits?.maxOutputTokens).toBe(4096);
+    expect(small.capabilities.limits?.maxOutputTokens).toBe(4096);
   });
 
   test('reads stop_reason refusal as a refusal', async ({ judgeWith }) => {
@@ -136,7 +136,7 @@ describe('anthropic: judge', () => {
 
   test('refuses probability verdicts: the API has no token probabilities', async ({ judgeWith }) => {
     const { fake, judge } = await judgeWith(() => ({ input: {} }));
-    expect(judge.supportsTokenProbabilities).toBe(false);
+    expect(judge.capabilities.tokenProbabilities).toBe(false);
     const error = await failure(judge.complete(request('A', { logprobs: { top: 5 } }), { signal: signal() }));
     expect(error.code).toBe('JUDGE_UNSUPPORTED');
     expect(fake.requests).toHaveLength(0);
@@ -200,7 +200,7 @@ describe('anthropic: judge', () => {
       }
       return { input: { explanation: 'ok', criteria_met: true } };
     });
-    const engine = new GradingEngine({ judge, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 64 } }), concurrency: 4, retryBaseDelayMs: 1, retryMaxDelayMs: 2 });
+    const engine = new GradingEngine({ judge, strategy: createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 64 } }), calls: { concurrency: 4, retryBaseDelayMs: 1, retryMaxDelayMs: 2 } });
     const item = normalizeItem({ id: 'x', prompt: 'q', response: 'r', rubric: { criteria: ['a', 'b', 'c', 'd'].map((id) => ({ id, text: `criterion ${id}`, points: 1 })) } });
     const graded = await engine.gradeItem(item);
     expect(graded.status).toBe('ok');

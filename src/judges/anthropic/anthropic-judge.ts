@@ -16,6 +16,7 @@ import { RubricateError } from '../../errors.js';
 import { baseUrlOf, createJsonClient } from '../http/json-client.js';
 import { withGrowingBudget } from '../output-budget.js';
 import { modelLimitsFor } from '../profiles.js';
+import { requestProvenance } from '../request-settings.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest } from '../types.js';
 import { anthropicHttpError } from './errors.js';
 
@@ -36,6 +37,8 @@ export interface AnthropicJudgeOptions {
   /** Hold the calls sharing a prefix until the first is answered, so they read its cache entry (default true). */
   awaitCacheWrite?: boolean;
   id?: string;
+  /** Largest reply body read (default 8 MiB). */
+  maxReplyBytes?: number;
 }
 
 type TextBlock = { type: 'text'; text: string; cache_control?: { type: 'ephemeral' } };
@@ -141,8 +144,9 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
       ...options.headers,
     },
     mapError: anthropicHttpError,
+    maxReplyBytes: options.maxReplyBytes,
   });
-  const provenance: JudgeProvenance = { id: options.id ?? `anthropic:${options.model}`, model: options.model, baseUrl: client.endpoint };
+  const provenance: JudgeProvenance = { id: options.id ?? `anthropic:${options.model}`, model: options.model, baseUrl: client.endpoint, ...requestProvenance(options) };
   const caching = options.promptCaching !== false;
   const awaitCacheWrite = options.awaitCacheWrite !== false;
   const minimumTokens = minimumCacheableTokens(options.model);
@@ -216,9 +220,7 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
 
   return {
     provenance,
-    supportsTokenProbabilities: false,
-    acceptsImages: true,
-    modelLimits: limits,
+    capabilities: { images: true, tokenProbabilities: false, limits },
     complete,
     /** The body a call of this request sends (Message Batches `params`). */
     requestBody(request: JudgeRequest): Record<string, unknown> {

@@ -113,7 +113,7 @@ describe('gemini: judge', () => {
     expect(fake.requests.map((sent) => (sent.body.generationConfig as { maxOutputTokens: number }).maxOutputTokens)).toEqual([256, 1024]);
     expect(reply.finishReason).toBe('stop');
     expect(reply.usage.inputTokens).toBeGreaterThan(2 * 1000);
-    expect(judge.modelLimits?.maxOutputTokens).toBe(65_536);
+    expect(judge.capabilities.limits?.maxOutputTokens).toBe(65_536);
   });
 
   test('asks for logprobs and reads them into P(met); a model without them stops the run', async ({ judgeWith }) => {

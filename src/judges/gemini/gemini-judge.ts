@@ -18,6 +18,7 @@ import { RubricateError } from '../../errors.js';
 import { baseUrlOf, createJsonClient } from '../http/json-client.js';
 import { withGrowingBudget } from '../output-budget.js';
 import { modelLimitsFor } from '../profiles.js';
+import { requestProvenance } from '../request-settings.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest, TokenProbability } from '../types.js';
 import { geminiHttpError } from './errors.js';
 import { toGeminiSchema } from './response-schema.js';
@@ -36,6 +37,8 @@ export interface GeminiJudgeOptions {
   /** Thinking tokens per call: 0 off, -1 dynamic; default by model (see above). */
   thinkingBudget?: number;
   id?: string;
+  /** Largest reply body read (default 8 MiB). */
+  maxReplyBytes?: number;
 }
 
 type Part = { text: string } | { inlineData: { mimeType: string; data: string } };
@@ -150,8 +153,9 @@ export function createGeminiJudge(options: GeminiJudgeOptions): Judge & { close(
     url,
     headers: { ...(options.apiKey ? { 'x-goog-api-key': options.apiKey } : {}), ...options.headers },
     mapError: geminiHttpError,
+    maxReplyBytes: options.maxReplyBytes,
   });
-  const provenance: JudgeProvenance = { id: options.id ?? `gemini:${model}`, model, baseUrl: client.endpoint };
+  const provenance: JudgeProvenance = { id: options.id ?? `gemini:${model}`, model, baseUrl: client.endpoint, ...requestProvenance(options) };
   const thinking = thinkingFor(model, options.thinkingBudget);
   const limits = modelLimitsFor(model);
   const { generationConfig: extraGeneration, ...extraRest } = (options.extraBody ?? {}) as { generationConfig?: Record<string, unknown> };
@@ -176,7 +180,8 @@ export function createGeminiJudge(options: GeminiJudgeOptions): Judge & { close(
 
   return {
     provenance,
-    modelLimits: limits,
+    // Image parts go as inline data (`toGeminiParts`).
+    capabilities: { images: true, limits },
     async complete(request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
       const body = buildBody(request);
       const generationConfig = body.generationConfig as Record<string, unknown>;

@@ -10,6 +10,7 @@ import https from 'node:https';
 import { RubricateError } from '../../errors.js';
 import { safeParseJson } from '../../util/json.js';
 import { defaultMaxReplyBytes, readBoundedBody } from '../reply-body.js';
+import { registerCredentialHeaders } from '../../util/redact.js';
 
 /** Turns a non-2xx answer (body parsed as JSON when it is JSON, else its text) into an error. */
 export type HttpErrorMapper = (status: number, headers: Record<string, string | undefined>, body: unknown, endpoint: string) => RubricateError;
@@ -47,6 +48,7 @@ export function createJsonClient(options: JsonClientOptions): JsonClient {
   const request = secure ? https.request : http.request;
   const maxReplyBytes = options.maxReplyBytes ?? defaultMaxReplyBytes;
   const fixedHeaders: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...options.headers };
+  registerCredentialHeaders(fixedHeaders);
   const requestOptions = {
     protocol: target.protocol,
     hostname: target.hostname.replace(/^\[|\]$/g, ''),

@@ -74,8 +74,8 @@ describe('llama.cpp judge on the tiny generated model', () => {
   it('describes itself: provenance, concurrency, threads, context', () => {
     expect(trueJudge.provenance).toEqual({ id: `gguf:${path.join(directory, 'true', 'tiny.gguf')}`, model: 'tiny.gguf', baseUrl: path.join(directory, 'true', 'tiny.gguf') });
     expect(falseJudge.provenance.id).toBe('gguf:tiny-false');
-    expect(trueJudge.maxConcurrency).toBe(2);
-    expect(falseJudge.maxConcurrency).toBe(1);
+    expect(trueJudge.capabilities.maxConcurrency).toBe(2);
+    expect(falseJudge.capabilities.maxConcurrency).toBe(1);
     expect(trueJudge.threads).toBe(1);
     expect(trueJudge.contextSize).toBeGreaterThanOrEqual(512);
   });

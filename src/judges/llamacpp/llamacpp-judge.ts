@@ -34,7 +34,7 @@ export interface LlamaCppJudgeOptions {
   model: string;
   /** CPU threads for evaluation; default the physical core count minus one (at least 1). */
   threads?: number;
-  /** Parallel sequences in the context (the judge's `maxConcurrency`); default 1. */
+  /** Parallel sequences in the context (the judge's `capabilities.maxConcurrency`); default 1. */
   sequences?: number;
   /** Tokens per sequence; default the model's trained context, at most 8192. */
   contextSize?: number;
@@ -51,7 +51,7 @@ export interface LlamaCppJudgeOptions {
 }
 
 export interface LlamaCppJudge extends Judge {
-  readonly maxConcurrency: number;
+  readonly capabilities: Judge['capabilities'] & { readonly maxConcurrency: number };
   /** Tokens each sequence holds (prompt + reply must fit). */
   readonly contextSize: number;
   readonly threads: number;
@@ -377,7 +377,7 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
 
   return {
     provenance,
-    maxConcurrency: sequences,
+    capabilities: { images: false, maxConcurrency: sequences },
     contextSize: context.contextSize,
     threads,
     chatWrapperName: chatWrapper.wrapperName,

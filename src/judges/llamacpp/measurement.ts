@@ -4,7 +4,7 @@
  * weights (which write random text wherever the grammar leaves freedom). The benchmark that
  * grades through the pipeline lives in `src/pipeline/local-judge-benchmark.ts`.
  */
-import type { ExplanationLength } from '../../grading/explanation.js';
+import type { ExplanationLength } from '../../spec/run-spec.js';
 import type { Judge, JudgeRequest } from '../types.js';
 import { getSharedLlama } from './runtime.js';
 
@@ -44,7 +44,7 @@ export function withExplanationLength(judge: Judge, length: ExplanationLength, p
   if (length === 'full' && !pinned) return judge;
   return {
     provenance: judge.provenance,
-    maxConcurrency: judge.maxConcurrency,
+    capabilities: judge.capabilities,
     complete: (request: JudgeRequest, options) =>
       judge.complete(request.output ? { ...request, output: { ...request.output, schema: explanationSchema(request.output.schema, length, pinned) as Record<string, unknown> } } : request, options),
     close: judge.close?.bind(judge),

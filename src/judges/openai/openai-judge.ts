@@ -8,7 +8,8 @@
  */
 import { imageDataUrl } from '../../images/images.js';
 import { RubricateError } from '../../errors.js';
-import { redactDeep, redactText, redactUrl, registerSecret } from '../../util/redact.js';
+import { redactUrl } from '../../util/redact.js';
+import { requestProvenance } from '../request-settings.js';
 import { chooseProfile, type JudgeProfile, type ModelLimits } from '../profiles.js';
 import type { BudgetOverflow } from '../overflow.js';
 import type { CompleteOptions, Judge, JudgeReply, JudgeRequest, JudgeProvenance, JudgeUsage, TokenProbability } from '../types.js';
@@ -16,7 +17,9 @@ import { createHttpTransport } from './http-transport.js';
 import { createSdkTransport } from './sdk-transport.js';
 import type { ChatTransport, ChatTransportOptions } from './transport.js';
 
-export type StructuredOutputMode = 'auto' | 'json_schema' | 'json_object' | 'none';
+import type { StructuredOutputMode } from '../../spec/run-spec.js';
+
+export type { StructuredOutputMode };
 
 export interface OpenAICompatibleJudgeOptions extends Pick<ChatTransportOptions, 'apiKeyHeader' | 'query'> {
   model: string;
@@ -56,7 +59,6 @@ export function createOpenAICompatibleJudge(
 ): Judge & { close(): Promise<void>; readonly profile: JudgeProfile; requestBody(request: JudgeRequest): Record<string, unknown> } {
   const transportOptions: ChatTransportOptions = { baseUrl: options.baseUrl, apiKey: options.apiKey, apiKeyHeader: options.apiKeyHeader, headers: options.headers, query: options.query, maxReplyBytes: options.maxReplyBytes };
   const transport: ChatTransport = options.transport === 'sdk' ? createSdkTransport(transportOptions) : createHttpTransport(transportOptions);
-  registerSecret(options.apiKey);
   const profile: JudgeProfile =
     typeof options.profile === 'object'
       ? { ...options.profile }
@@ -69,9 +71,8 @@ export function createOpenAICompatibleJudge(
     id: options.id ?? `openai:${options.model}`,
     model: options.model,
     baseUrl: redactUrl(options.baseUrl),
-    settings: judgeSettings(options, profile),
+    ...requestProvenance(options, { profile: profile.name }),
   };
-  if (options.extraBody || options.reasoningEffort) provenance.variant = JSON.stringify({ extra_body: options.extraBody ?? null, reasoning_effort: options.reasoningEffort ?? null });
 
   function buildBody(request: JudgeRequest, level: OutputLevel, budget: number | undefined): Record<string, unknown> {
     const body: Record<string, unknown> = { model: options.model, messages: request.messages.map(openAIMessage) };
@@ -222,15 +223,17 @@ export function createOpenAICompatibleJudge(
 
   return {
     provenance,
-    acceptsImages: true,
+    capabilities: {
+      images: true,
+      /** An endpoint that ignores `logprobs` (Anthropic's layer) can never give probability verdicts: refused before any call. */
+      get tokenProbabilities(): boolean | undefined {
+        return profile.logprobs === 'ignored' ? false : undefined;
+      },
+      get limits(): ModelLimits {
+        return { maxOutputTokens: profile.maxOutputTokens, contextWindow: profile.contextWindow };
+      },
+    },
     profile,
-    /** An endpoint that ignores `logprobs` (Anthropic's layer) can never give probability verdicts: refused before any call. */
-    get supportsTokenProbabilities(): boolean | undefined {
-      return profile.logprobs === 'ignored' ? false : undefined;
-    },
-    get modelLimits(): ModelLimits {
-      return { maxOutputTokens: profile.maxOutputTokens, contextWindow: profile.contextWindow };
-    },
     complete,
     /** The body the next call of this request would send (Batch API lines, dry runs). */
     requestBody(request: JudgeRequest): Record<string, unknown> {
@@ -265,26 +268,6 @@ function promptTokenEstimate(request: JudgeRequest): number {
   for (const message of request.messages) characters += message.content.length + 8;
   if (request.output) characters += JSON.stringify(request.output.schema).length;
   return Math.ceil(characters / 4);
-}
-
-const secretHeaderName = /key|token|secret|auth|cookie|password|signature|session|credential/i;
-
-/** What shapes this judge's requests, for results provenance, with secret values redacted. */
-function judgeSettings(options: OpenAICompatibleJudgeOptions, profile: JudgeProfile): Record<string, unknown> {
-  const settings: Record<string, unknown> = { profile: profile.name };
-  if (options.headers && Object.keys(options.headers).length > 0) {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(options.headers)) {
-      if (secretHeaderName.test(name)) registerSecret(value);
-      headers[name] = secretHeaderName.test(name) ? '[REDACTED]' : redactText(value);
-    }
-    settings.headers = headers;
-  }
-  if (options.extraBody) settings.extra_body = redactDeep(options.extraBody);
-  if (options.reasoningEffort !== undefined) settings.reasoning_effort = options.reasoningEffort;
-  if (options.query && Object.keys(options.query).length > 0) settings.query = redactDeep(options.query);
-  if (options.structuredOutput && options.structuredOutput !== 'auto') settings.structured_output = options.structuredOutput;
-  return settings;
 }
 
 /**

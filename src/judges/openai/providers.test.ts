@@ -11,26 +11,31 @@ import { normalizeItem } from '../../rubric/normalize.js';
 import type { FakeJudge, FakeJudgeRequest } from '../../testing/fake-judge.js';
 import { serverPersonality, type PersonalityOptions, type ServerKind } from '../../testing/fake-openai-servers.js';
 import { test as base } from '../../testing/vitest-fixtures.js';
-import { createJudge, type JudgeConfig } from '../registry.js';
+import { createJudge } from '../registry.js';
+import type { ModelSpec } from '../../spec/run-spec.js';
 import type { Judge } from '../types.js';
 
 const test = base.extend<{
   /** A loopback server with this personality (closed after the test). */
   serve: (kind: ServerKind, options?: PersonalityOptions) => Promise<FakeJudge>;
   /** The judge a spec names, built through the registry and pointed at the fake (closed after the test). */
-  judgeFor: (fake: FakeJudge, config: JudgeConfig) => Promise<Judge>;
+  judgeFor: (fake: FakeJudge, config: JudgeSettings) => Promise<Judge>;
 }>({
   serve: async ({ startJudge }, use) => {
     await use((kind, options = {}) => startJudge(serverPersonality(kind, options)));
   },
   judgeFor: async ({ closeAfter }, use) => {
     await use(async (fake, config) => {
-      const judge = (await createJudge({ baseUrl: fake.baseUrl, apiKey: 'sk-test-key-0123456789', ...config }))!;
+      const { spec, baseUrl = fake.baseUrl, apiKey = 'sk-test-key-0123456789', headers, extraBody, ...openai } = config;
+      const judge = (await createJudge({ model: spec, endpoint: { baseUrl, headers, extraBody }, openai }, { apiKey }))!;
       closeAfter({ close: () => judge.close?.() });
       return judge;
     });
   },
 });
+
+/** The settings these tests vary: the spec, its endpoint and what OpenAI-compatible judges read. */
+type JudgeSettings = { spec: string; baseUrl?: string; apiKey?: string } & Pick<NonNullable<ModelSpec['endpoint']>, 'headers' | 'extraBody'> & NonNullable<ModelSpec['openai']>;
 
 function itemWith(criteriaCount: number, id = 'item-1') {
   return normalizeItem({
@@ -42,12 +47,12 @@ function itemWith(criteriaCount: number, id = 'item-1') {
 }
 
 async function grade(judge: Judge, options: Partial<GraderOptions> = {}, item = itemWith(2)): Promise<ResultRecord> {
-  return new Grader({ judge, scoring: 'weighted_mean', maxAttempts: 2, retryBaseDelayMs: 1, ...options }).gradeItem(item);
+  return new Grader({ judge, scoring: 'weighted_mean', ...options, calls: { maxAttempts: 2, retryBaseDelayMs: 1, ...options.calls } }).gradeItem(item);
 }
 
 /** Grading through the grader's stream, which stops and throws when the engine hits a fatal error. */
 async function gradeStream(judge: Judge, options: Partial<GraderOptions> = {}): Promise<unknown> {
-  const grader = new Grader({ judge, scoring: 'weighted_mean', maxAttempts: 3, retryBaseDelayMs: 1, ...options });
+  const grader = new Grader({ judge, scoring: 'weighted_mean', ...options, calls: { maxAttempts: 3, retryBaseDelayMs: 1, ...options.calls } });
   const records = (async function* () {
     for (let index = 0; index < 3; index += 1) yield { kind: 'item' as const, item: itemWith(2, `item-${index}`), line: index + 1 };
   })();
@@ -95,7 +100,7 @@ describe.each(['http', 'sdk'] as const)('Why 1: OpenAI reasoning models, over th
 
   test('probability verdicts stop the run at once with exit 4 and the server message', async ({ serve, judgeFor }) => {
     const fake = await serve('openai-reasoning', { models: ['o4-mini'] });
-    const error = await gradeStream(await judgeFor(fake, { spec: 'openai:o4-mini', transport }), { verdictMode: 'probability' });
+    const error = await gradeStream(await judgeFor(fake, { spec: 'openai:o4-mini', transport }), { plan: { verdict: 'probability' } });
     expect(RubricateError.isInstance(error)).toBe(true);
     expect((error as RubricateError).code).toBe('JUDGE_UNSUPPORTED');
     expect((error as RubricateError).exitCode).toBe(4);
@@ -168,7 +173,7 @@ describe.each(['http', 'sdk'] as const)('Why 2: Gemini array error bodies, over 
 
   test('logprobs refused by Gemini: probability verdicts stop the run with its message', async ({ serve, judgeFor }) => {
     const fake = await serve('gemini-compat');
-    const error = await gradeStream(await judgeFor(fake, { spec: 'openai:gemini-2.5-flash', transport, profile: 'generic' }), { verdictMode: 'probability' });
+    const error = await gradeStream(await judgeFor(fake, { spec: 'openai:gemini-2.5-flash', transport, profile: 'generic' }), { plan: { verdict: 'probability' } });
     expect((error as RubricateError).code).toBe('JUDGE_UNSUPPORTED');
     expect((error as RubricateError).message).toMatch(/Logprobs is not enabled for models\/gemini-2\.5-flash/);
   });
@@ -185,7 +190,7 @@ describe('Why 3: probability verdicts read the final answer only', () => {
   ];
   test.for(cases)('%s', async ([, kind, options], { serve, judgeFor }) => {
     const fake = await serve(kind, { ...options, met: false, pTrue: 0.05 });
-    const result = await grade(await judgeFor(fake, { spec: 'openai:Qwen3-8B' }), { verdictMode: 'probability' }, itemWith(1));
+    const result = await grade(await judgeFor(fake, { spec: 'openai:Qwen3-8B' }), { plan: { verdict: 'probability' } }, itemWith(1));
     const criterion = result.criteria[0];
     expect(criterion.status).toBe('ok');
     expect(criterion.met).toBe(false);
@@ -195,7 +200,7 @@ describe('Why 3: probability verdicts read the final answer only', () => {
 
   test('Anthropic-compat ignores logprobs: the run stops at once instead of failing every criterion', async ({ serve, judgeFor }) => {
     const fake = await serve('anthropic-compat');
-    const error = await gradeStream(await judgeFor(fake, { spec: 'openai:claude-sonnet-4-5', profile: 'generic' }), { verdictMode: 'probability' });
+    const error = await gradeStream(await judgeFor(fake, { spec: 'openai:claude-sonnet-4-5', profile: 'generic' }), { plan: { verdict: 'probability' } });
     expect((error as RubricateError).code).toBe('JUDGE_UNSUPPORTED');
     expect(fake.requests.length).toBeLessThanOrEqual(3);
   });
@@ -204,7 +209,7 @@ describe('Why 3: probability verdicts read the final answer only', () => {
 describe('Why 4: output budgets fit the model', () => {
   test('gpt-4o, 30 criteria in one call: the budget is derived from the reply schema and under the 16 384 limit', async ({ serve, judgeFor }) => {
     const fake = await serve('openai', { models: ['gpt-4o'], maxOutputTokens: 16_384, contextWindow: 128_000 });
-    const result = await grade(await judgeFor(fake, { spec: 'openai:gpt-4o' }), { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(30));
+    const result = await grade(await judgeFor(fake, { spec: 'openai:gpt-4o' }), { plan: { criteriaPerCall: 'all' } }, itemWith(30));
     expect(result.status).toBe('ok');
     expect(fake.requests).toHaveLength(1);
     const budget = (fake.requests[0].body.max_completion_tokens ?? fake.requests[0].body.max_tokens) as number;
@@ -215,15 +220,15 @@ describe('Why 4: output budgets fit the model', () => {
   test('an unknown model whose limit the server states: the run learns it and splits the batch', async ({ serve, judgeFor }) => {
     const fake = await serve('openai', { maxOutputTokens: 4096 });
     const judge = await judgeFor(fake, { spec: 'openai:small-model', profile: 'openai' });
-    const first = await grade(judge, { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(30));
+    const first = await grade(judge, { plan: { criteriaPerCall: 'all' } }, itemWith(30));
     expect(first.status).toBe('ok');
     expect(first.criteria.every((criterion) => criterion.met === true)).toBe(true);
     // "This model supports at most 4096 completion tokens": learned, and the call resent within it.
     expect(fake.requests.map((request) => request.body.max_completion_tokens as number)[1]).toBe(4096);
-    expect(judge.modelLimits?.maxOutputTokens).toBe(4096);
+    expect(judge.capabilities.limits?.maxOutputTokens).toBe(4096);
     // The next item is planned in groups that fit, with no rejected call.
     const before = fake.requests.length;
-    const second = await grade(judge, { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(30, 'item-2'));
+    const second = await grade(judge, { plan: { criteriaPerCall: 'all' } }, itemWith(30, 'item-2'));
     expect(second.status).toBe('ok');
     const sent = fake.requests.slice(before).map((request) => request.body.max_completion_tokens as number);
     expect(sent.length).toBeGreaterThan(1);
@@ -233,16 +238,16 @@ describe('Why 4: output budgets fit the model', () => {
   test('vLLM with a small max_model_len: the output-budget overflow is not called "prompt too long" and the batch is split', async ({ serve, judgeFor }) => {
     const fake = await serve('vllm', { contextWindow: 3000 });
     const judge = await judgeFor(fake, { spec: 'openai:Qwen3-8B' });
-    const result = await grade(judge, { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(30));
+    const result = await grade(judge, { plan: { criteriaPerCall: 'all' } }, itemWith(30));
     expect(result.status).toBe('ok');
     expect(result.criteria).toHaveLength(30);
-    expect(judge.modelLimits?.contextWindow).toBe(3000);
+    expect(judge.capabilities.limits?.contextWindow).toBe(3000);
     for (const request of fake.requests.slice(1)) expect(request.body.max_tokens as number).toBeLessThan(3000);
   });
 
   test('llama.cpp "exceeds the available context size" is a context overflow that splits a batch', async ({ serve, judgeFor }) => {
     const fake = await serve('llamacpp', { contextWindow: 700 });
-    const result = await grade(await judgeFor(fake, { spec: 'openai:local' }), { criteriaPerCall: Number.POSITIVE_INFINITY }, itemWith(40));
+    const result = await grade(await judgeFor(fake, { spec: 'openai:local' }), { plan: { criteriaPerCall: 'all' } }, itemWith(40));
     // The shared prompt fits; forty criterion blocks do not: halves are sent until each fits.
     expect(result.status).toBe('ok');
     expect(fake.requests.length).toBeGreaterThan(2);
@@ -280,7 +285,7 @@ describe('Why 5: thinking can be turned off, and every reply shape is read', () 
 
   test('content_filter is reported as filtered, not as an empty reply, and not retried', async ({ serve, judgeFor }) => {
     const fake = await serve('openai', { contentFilter: true });
-    const result = await grade(await judgeFor(fake, { spec: 'openai:gpt-4o' }), { maxAttempts: 3 }, itemWith(1));
+    const result = await grade(await judgeFor(fake, { spec: 'openai:gpt-4o' }), { calls: { maxAttempts: 3 } }, itemWith(1));
     expect(result.criteria[0].error?.code).toBe('JUDGE_CONTENT_FILTERED');
     expect(result.criteria[0].error?.message).not.toMatch(/empty reply/);
     expect(fake.requests).toHaveLength(1);
@@ -341,8 +346,8 @@ describe('Why 7: sampling parameters are validated before any call', () => {
   test('refuses a fractional seed and a temperature above 2 in the library', async ({ serve, judgeFor }) => {
     const fake = await serve('openai');
     const judge = await judgeFor(fake, { spec: 'openai:gpt-4o' });
-    expect(() => new Grader({ judge, sampling: { seed: 1.5 } })).toThrow(/seed must be an integer/);
-    expect(() => new Grader({ judge, sampling: { temperature: 2.5 } })).toThrow(/temperature must be between 0 and 2/);
+    expect(() => new Grader({ judge, plan: { sampling: { seed: 1.5 } } })).toThrow(/seed must be an integer/);
+    expect(() => new Grader({ judge, plan: { sampling: { temperature: 2.5 } } })).toThrow(/temperature must be between 0 and 2/);
     expect(fake.requests).toHaveLength(0);
   });
 });

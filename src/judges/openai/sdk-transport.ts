@@ -6,7 +6,7 @@ import type OpenAI from 'openai';
 import { RubricateError } from '../../errors.js';
 import { importOptional } from '../../util/optional-package.js';
 import { safeParseJson } from '../../util/json.js';
-import { redactUrl } from '../../util/redact.js';
+import { redactUrl, registerCredentialHeaders } from '../../util/redact.js';
 import { httpStatusToError, networkErrorToError, readErrorBody } from './http-errors.js';
 import { authenticationHeaders, chatCompletionsUrl, type ChatTransport, type ChatTransportOptions } from './transport.js';
 
@@ -22,6 +22,7 @@ export function createSdkTransport(options: SdkTransportOptions): ChatTransport 
   const target = chatCompletionsUrl(options.baseUrl, options.query);
   const defaultQuery = Object.fromEntries(target.searchParams);
   const baseURL = `${target.origin}${target.pathname.replace(/\/chat\/completions$/, '')}`;
+  registerCredentialHeaders({ ...authenticationHeaders(options), ...options.headers });
   const endpoint = redactUrl(target.toString());
   // Loaded on first use: users of the default transport never load the SDK.
   let sdk: Promise<{ client: OpenAI; APIError: typeof OpenAI.APIError }> | undefined;

@@ -69,7 +69,7 @@ const test = base.extend<{ probeJudge: (script: FakeJudgeScript) => Promise<{ fa
   probeJudge: async ({ startJudge, connectJudge }, use) => {
     await use(async (script) => {
       const fake = await startJudge(script);
-      return { fake, grader: (options = {}) => new Grader({ judge: connectJudge(fake, { model: 'probe-judge' }), concurrency: 8, retryBaseDelayMs: 5, ...options }) };
+      return { fake, grader: (options = {}) => new Grader({ judge: connectJudge(fake, { model: 'probe-judge' }), ...options, calls: { concurrency: 8, retryBaseDelayMs: 5, ...options.calls } }) };
     });
   },
 });
@@ -83,7 +83,7 @@ function probe(report: ProbeReport, name: string): ProbeResult {
 describe('runProbes against scripted judges', () => {
   test('finds nothing wrong with a judge that reads the content, and sees it react to deletions', async ({ probeJudge }) => {
     const { grader } = await probeJudge(deciding(mentions));
-    const report = await runProbes(grader({ criteriaPerCall: Number.POSITIVE_INFINITY }), makeItems(), { seed: 3, bootstrap: { resamples: 500 } });
+    const report = await runProbes(grader({ plan: { criteriaPerCall: 'all' } }), makeItems(), { seed: 3, bootstrap: { resamples: 500 } });
     expect(report.items).toMatchObject({ probed: 12, originalOk: 12, originalFailed: 0 });
     expect(report.probes.map((result) => result.probe)).toEqual(['padding', 'formatting', 'confidence', 'flattery', 'deletion', 'injection']);
     for (const name of ['padding', 'formatting', 'confidence', 'flattery']) {
@@ -160,7 +160,7 @@ describe('runProbes against scripted judges', () => {
 
   test('does not perturb items whose original grading failed', async ({ probeJudge }) => {
     const { grader } = await probeJudge((request) => (request.response?.includes('platypus') ? { content: 'no verdict here' } : { content: binaryVerdict(mentions(request.criteria[0], request.response ?? '')) }));
-    const report = await runProbes(grader({ maxAttempts: 1, concurrency: 4 }), makeItems(), { probes: ['padding'], bootstrap: { resamples: 100 } });
+    const report = await runProbes(grader({ calls: { maxAttempts: 1, concurrency: 4 } }), makeItems(), { probes: ['padding'], bootstrap: { resamples: 100 } });
     const failed = makeItems().filter((item) => item.response.includes('platypus')).length;
     expect(failed).toBeGreaterThan(0);
     expect(report.items.originalFailed).toBe(failed);

@@ -61,7 +61,7 @@ export const biggenImporter: Importer = {
   defaultScoring: 'biggen',
   description: 'BiGGen-Bench JSON (id → {system_prompt, input, reference_answer, score_rubric}); one 1–5 ordinal criterion; --responses keyed by id',
   read(file, options) {
-    return importExamples({
+    const records = importExamples({
       examples: instances(file),
       file,
       importOptions: options,
@@ -95,24 +95,28 @@ export const biggenImporter: Importer = {
         });
       },
     });
+    return options.judgeProtocol === 'prometheus' ? withoutPrometheusSkips(records, options.onSkipped) : records;
   },
 };
 
 /**
  * BiGGen-Bench's own evaluation (`run_response_eval.py`) does not grade the `llm_judge`
  * instances (those whose id contains "llm_judge") when the judge is a Prometheus model: they
- * ask the response model to grade, which needs a different prompt. `grade --format biggen
- * --judge-protocol prometheus` leaves them out the same way and says how many.
+ * ask the response model to grade, which needs a different prompt. The importer leaves them
+ * out the same way when told the protocol (`grade --format biggen --judge-protocol prometheus`
+ * says how many).
  */
 export function biggenSkipsWithPrometheus(id: string): boolean {
   return id.includes('llm_judge');
 }
 
-/** The records minus the instances BiGGen skips with a Prometheus judge; `skipped` counts them. */
-export async function* withoutPrometheusSkips(records: AsyncIterable<ImportRecord>, skipped: { count: number }): AsyncGenerator<ImportRecord> {
+const prometheusSkipReason = 'BiGGen-Bench does not grade llm_judge instances with a Prometheus judge';
+
+/** The records minus the instances BiGGen skips with a Prometheus judge, each reported to `onSkipped`. */
+async function* withoutPrometheusSkips(records: AsyncIterable<ImportRecord>, onSkipped: ((reason: string) => void) | undefined): AsyncGenerator<ImportRecord> {
   for await (const record of records) {
     if (record.kind === 'item' && biggenSkipsWithPrometheus(record.item.id)) {
-      skipped.count += 1;
+      onSkipped?.(prometheusSkipReason);
       continue;
     }
     yield record;

@@ -17,6 +17,10 @@ export interface ImportOptions {
   withoutResponses?: boolean;
   /** Non-fatal notices (unmatched responses, criteria falling back to the judge). */
   onWarning?: (message: string) => void;
+  /** The judge's prompt protocol: a benchmark may leave out what its reference does not grade with it. */
+  judgeProtocol?: 'native' | 'prometheus';
+  /** Called once per record a benchmark's own rule leaves out, with that rule. */
+  onSkipped?: (reason: string) => void;
 }
 
 /** The side inputs an importer can use; a flag for one it does not use is refused, not ignored. */

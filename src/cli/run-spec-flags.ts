@@ -1,0 +1,326 @@
+/**
+ * The one mapping between command-line flags and the run spec (`src/spec/run-spec.ts`). Each
+ * flag is one row: its spec path, how commander declares and parses it, and how its value
+ * becomes the spec's. Commands add the rows of the groups they read; the spec is built from the
+ * parsed flags here and nowhere else, so a setting added to the schema and given a row reaches
+ * every command, queue worker and provenance record without another list to maintain.
+ *
+ * Model settings have one row for both models a command can call: `--judge-header` and
+ * `--generator-header`, `--structured-output` and `--generator-structured-output`.
+ *
+ * Defaults are not commander's: a flag left out leaves its field absent, and the component that
+ * reads the field applies its default. That is how a flag given to a backend that does not read
+ * it can be refused by name.
+ */
+import { Option, type Command } from 'commander';
+import { RubricateError } from '../errors.js';
+import { backendOf, unreadSettings } from '../judges/registry.js';
+import { profileNames } from '../judges/profiles.js';
+import { validateSampling } from '../grading/sampling.js';
+import { explanationLengths, parseRunSpec, reasoningEfforts, structuredOutputModes, type Credentials, type ModelSpec, type RunSpec, type SettingPath } from '../spec/run-spec.js';
+import { safeParseJson } from '../util/json.js';
+
+/** Which model a model setting's flag is for: `--judge-…` or `--generator-…`. */
+export type ModelRole = 'judge' | 'generator';
+
+/** The run-spec groups a command can offer. */
+export type FlagGroup = 'plan' | 'batching' | 'sampling' | 'protocol' | 'calls' | 'jury' | 'scoring' | 'fleet' | 'text';
+
+interface FlagRow {
+  /** The run-spec path set (model rows: the path inside a model spec). */
+  path: SettingPath;
+  /** Long flag name without dashes (model rows: the judge's; the generator's derives from it). */
+  name: string;
+  /** `<value>` placeholder; absent for a switch. */
+  argument?: string;
+  description: string;
+  choices?: readonly string[];
+  parse?: (value: string, previous: unknown) => unknown;
+  /** The flag's value as the spec holds it (seconds → milliseconds…); default: as parsed. */
+  toSpec?: (value: never) => unknown;
+  group?: FlagGroup;
+}
+
+export function parsePositiveInteger(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 1) throw new RubricateError('CONFIG_INVALID', `--${name} must be a positive integer, got "${value}"`, { field: name });
+    return number;
+  };
+}
+
+export function parseNumber(name: string, minimum = Number.NEGATIVE_INFINITY) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isFinite(number) || number < minimum) throw new RubricateError('CONFIG_INVALID', `--${name} must be a number${minimum > Number.NEGATIVE_INFINITY ? ` ≥ ${minimum}` : ''}, got "${value}"`, { field: name });
+    return number;
+  };
+}
+
+function parseNonNegativeInteger(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 0) throw new RubricateError('CONFIG_INVALID', `--${name} must be an integer ≥ 0, got "${value}"`, { field: name });
+    return number;
+  };
+}
+
+function parseSeconds(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!Number.isFinite(number) || number <= 0) throw new RubricateError('CONFIG_INVALID', `--${name} must be a positive number of seconds, got "${value}"`, { field: name });
+    return number;
+  };
+}
+
+/** `--temperature`: a number in [0, 2], the range every OpenAI-compatible server accepts. */
+function parseTemperature(value: string): number {
+  const temperature = Number(value);
+  const problem = Number.isFinite(temperature) && value.trim() !== '' ? validateSampling({ temperature }) : 'temperature must be a number';
+  if (problem) throw new RubricateError('CONFIG_INVALID', `--temperature: ${problem}, got "${value}"`, { field: 'temperature' });
+  return temperature;
+}
+
+/** `--seed`: an integer (servers reject fractions). */
+function parseSeed(value: string): number {
+  const seed = Number(value);
+  const problem = value.trim() === '' ? 'seed must be an integer' : validateSampling({ seed });
+  if (problem) throw new RubricateError('CONFIG_INVALID', `--seed: ${problem}, got "${value}"`, { field: 'seed' });
+  return seed;
+}
+
+/** `--judge-header NAME=VALUE`, repeatable: collected into one header map. */
+function collectHeader(flag: string) {
+  return (value: string, previous: unknown): Record<string, string> => {
+    const separator = value.indexOf('=');
+    const name = separator === -1 ? '' : value.slice(0, separator).trim();
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw new RubricateError('CONFIG_INVALID', `--${flag} must be NAME=VALUE with a valid header name, got "${value.includes('=') ? `${value.slice(0, separator)}=…` : value}"`, { field: flag });
+    }
+    return { ...(previous as Record<string, string> | undefined), [name.toLowerCase()]: value.slice(separator + 1) };
+  };
+}
+
+/** `--judge-extra-body JSON`: a JSON object merged into every request body. */
+function parseExtraBody(flag: string) {
+  return (value: string): Record<string, unknown> => {
+    const parsed = safeParseJson(value);
+    if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
+      throw new RubricateError('CONFIG_INVALID', `--${flag} must be a JSON object, e.g. '{"chat_template_kwargs": {"enable_thinking": false}}'${parsed.ok ? '' : ` (${parsed.error})`}`, { field: flag });
+    }
+    return parsed.value as Record<string, unknown>;
+  };
+}
+
+function parseCriteriaPerCall(value: string): number | 'all' {
+  if (value === 'all') return 'all';
+  return parsePositiveInteger('criteria-per-call')(value);
+}
+
+function parseThinkingBudget(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < -1) throw new RubricateError('CONFIG_INVALID', `--thinking-budget must be -1, 0 or a positive integer, got "${value}"`, { field: 'thinking-budget' });
+  return number;
+}
+
+function parseRateLimit(value: string): { requestsPerMinute?: number; tokensPerMinute?: number } {
+  const [rpm, tpm, ...rest] = value.split(',').map((part) => part.trim());
+  const positive = (text: string | undefined) => text === undefined || text === '' || (Number.isInteger(Number(text)) && Number(text) > 0);
+  if (rest.length > 0 || !positive(rpm) || !positive(tpm) || (!rpm && !tpm)) {
+    throw new RubricateError('CONFIG_INVALID', `--rate-limit is RPM or RPM,TPM (positive integers; RPM may be empty: ",TPM"), got "${value}"`, { field: 'rate-limit' });
+  }
+  return { ...(rpm ? { requestsPerMinute: Number(rpm) } : {}), ...(tpm ? { tokensPerMinute: Number(tpm) } : {}) };
+}
+
+const milliseconds = (seconds: number) => Math.round(seconds * 1000);
+
+/** How to reach a model; the generator's flag names derive from the judge's. */
+const modelRows: readonly FlagRow[] = [
+  { path: 'endpoint.baseUrl', name: 'judge-base-url', argument: '<url>', description: 'OpenAI-compatible (or the provider\'s) base URL (default: OPENAI_BASE_URL, or the provider\'s variable)' },
+  { path: 'endpoint.headers', name: 'judge-header', argument: '<name=value>', description: 'extra HTTP header for every call (repeatable)', parse: collectHeader('judge-header') },
+  { path: 'endpoint.extraBody', name: 'judge-extra-body', argument: '<json>', description: 'JSON object merged into every request body, e.g. \'{"chat_template_kwargs":{"enable_thinking":false}}\'', parse: parseExtraBody('judge-extra-body') },
+  { path: 'endpoint.maxReplyBytes', name: 'max-reply-bytes', argument: '<n>', description: 'largest reply read; a bigger one is JUDGE_REPLY_TOO_LARGE (default 8 MiB)', parse: parsePositiveInteger('max-reply-bytes') },
+  { path: 'endpoint.cacheNamespace', name: 'cache-namespace', argument: '<name>', description: 'cached replies are kept per endpoint (host and path) for servers other than the official APIs; runs given the same name share them whatever the endpoint' },
+  { path: 'openai.transport', name: 'judge-transport', argument: '<transport>', description: 'openai:/azure: HTTP client: http (default) or sdk (the openai package)', choices: ['http', 'sdk'] },
+  { path: 'openai.structuredOutput', name: 'structured-output', argument: '<mode>', description: 'openai:/azure: reply format requested (default auto: the best the endpoint takes)', choices: structuredOutputModes },
+  { path: 'openai.reasoningEffort', name: 'reasoning-effort', argument: '<level>', description: 'openai:/azure: reasoning_effort for reasoning models (none turns thinking off where supported)', choices: reasoningEfforts },
+  { path: 'openai.profile', name: 'judge-profile', argument: '<name>', description: 'openai:/azure: capability profile of the endpoint (default: chosen from the URL and model)', choices: profileNames },
+  { path: 'openai.azureApiVersion', name: 'azure-api-version', argument: '<version>', description: 'azure: api-version for classic deployment URLs (default 2024-10-21)' },
+  { path: 'gemini.thinkingBudget', name: 'thinking-budget', argument: '<tokens>', description: 'gemini: thinking tokens per call (0 off, -1 model decides; default off where the model allows)', parse: parseThinkingBudget },
+  { path: 'local.threads', name: 'threads', argument: '<n>', description: 'gguf: CPU threads (default: physical cores)', parse: parsePositiveInteger('threads') },
+  { path: 'local.sequences', name: 'sequences', argument: '<n>', description: 'gguf: parallel sequences', parse: parsePositiveInteger('sequences') },
+  { path: 'local.contextSize', name: 'context-size', argument: '<n>', description: 'gguf: context length', parse: parsePositiveInteger('context-size') },
+];
+
+/** Everything else a run sets, by group. */
+const runRows: readonly FlagRow[] = [
+  { group: 'batching', path: 'plan.mode', name: 'mode', argument: '<mode>', description: 'per-criterion calls (default), batched calls, or one holistic Likert call per item', choices: ['per-criterion', 'batched', 'holistic'] },
+  { group: 'batching', path: 'plan.criteriaPerCall', name: 'criteria-per-call', argument: '<k>', description: 'criteria per judge call (a number, or "all"); default 1', parse: parseCriteriaPerCall },
+  { group: 'batching', path: 'plan.likertLevels', name: 'likert-levels', argument: '<n>', description: 'levels of the --mode holistic scale (default 10)', parse: parsePositiveInteger('likert-levels') },
+  { group: 'batching', path: 'plan.contextBudget', name: 'context-budget', argument: '<tokens>', description: 'judge context budget: longer responses are read in chunks for evidence, never truncated', parse: parsePositiveInteger('context-budget') },
+  { group: 'plan', path: 'plan.verdict', name: 'verdict', argument: '<kind>', description: 'binary verdicts (default), or P(met) from token probabilities', choices: ['binary', 'probability'] },
+  {
+    group: 'plan',
+    path: 'plan.explanation',
+    name: 'explanation',
+    argument: '<length>',
+    description: "what the judge writes before each verdict: full (endpoints' default), short (local judges' default) or none (one generated token per verdict on a local judge)",
+    choices: explanationLengths,
+  },
+  { group: 'protocol', path: 'plan.protocol', name: 'judge-protocol', argument: '<protocol>', description: "prompt layout and reply format: native (rubricate's own, default) or prometheus (1–5 rubrics, [RESULT] replies)", choices: ['native', 'prometheus'] },
+  { group: 'sampling', path: 'plan.sampling.temperature', name: 'temperature', argument: '<t>', description: 'judge sampling temperature, 0 (default) to 2', parse: parseTemperature },
+  { group: 'sampling', path: 'plan.sampling.maxTokens', name: 'max-tokens', argument: '<n>', description: 'max tokens per verdict (default 1024; compare: 512)', parse: parsePositiveInteger('max-tokens') },
+  { group: 'sampling', path: 'plan.sampling.seed', name: 'seed', argument: '<n>', description: 'sampling seed passed to the judge (an integer)', parse: parseSeed },
+  { group: 'calls', path: 'calls.concurrency', name: 'concurrency', argument: '<n>', description: 'judge calls in flight (default 16)', parse: parsePositiveInteger('concurrency') },
+  { group: 'calls', path: 'calls.maxAttempts', name: 'max-attempts', argument: '<n>', description: 'attempts per criterion before its error is final (default 5)', parse: parsePositiveInteger('max-attempts') },
+  { group: 'calls', path: 'calls.timeoutMs', name: 'timeout', argument: '<seconds>', description: 'per-call timeout (default 120)', parse: parseNumber('timeout', 0.001), toSpec: milliseconds },
+  { group: 'calls', path: 'calls.maxRetryAfterMs', name: 'max-retry-after', argument: '<seconds>', description: "longest wait a judge's Retry-After may impose per retry, never beyond --timeout (default 60)", parse: parseNumber('max-retry-after', 0), toSpec: milliseconds },
+  {
+    group: 'calls',
+    path: 'calls.breakerThreshold',
+    name: 'breaker-threshold',
+    argument: '<n>',
+    description: 'consecutive hard judge failures (unreachable, rejected, unreadable) that stop the run with exit 4; 0 never stops (default 20; serve: 0)',
+    parse: parseNonNegativeInteger('breaker-threshold'),
+  },
+  { group: 'jury', path: 'jury.samples', name: 'samples', argument: '<n>', description: 'samples per judge for self-consistency (needs --temperature > 0)', parse: parsePositiveInteger('samples') },
+  { group: 'jury', path: 'jury.aggregate', name: 'jury-aggregate', argument: '<how>', description: 'how jury votes combine per criterion: majority (default) or mean', choices: ['majority', 'mean'] },
+  { group: 'scoring', path: 'scoring.name', name: 'scoring', argument: '<name>', description: "scoring: healthbench, weighted_mean, normalized, compliance, ifeval, profbench, … (default: the format's own, else weighted_mean)" },
+  { group: 'scoring', path: 'scoring.checkMode', name: 'check-mode', argument: '<mode>', description: 'IFEval strict (default) or loose evaluation of checks', choices: ['strict', 'loose'] },
+  {
+    group: 'scoring',
+    path: 'scoring.failedAsZero',
+    name: 'failed-as-zero',
+    description: 'count failed judge calls as "not met" in the metrics (as ResearchRubrics, RuscaRL and AdvancedIF do); reported, never the default',
+  },
+  { group: 'fleet', path: 'fleet.globalConcurrency', name: 'global-concurrency', argument: '<n>', description: 'judge calls in flight per endpoint across every process sharing the Redis --store', parse: parsePositiveInteger('global-concurrency') },
+  { group: 'fleet', path: 'fleet', name: 'rate-limit', argument: '<rpm[,tpm]>', description: 'requests (and tokens) per minute per endpoint across every process sharing the Redis --store', parse: parseRateLimit },
+  { group: 'fleet', path: 'fleet.leaseMs', name: 'lease', argument: '<seconds>', description: "with fleet limits: how long a crashed process's calls keep their slots (default 10)", parse: parseSeconds('lease'), toSpec: milliseconds },
+  { group: 'fleet', path: 'cacheTtlMs', name: 'cache-ttl', argument: '<seconds>', description: 'treat stored replies older than this as absent', parse: parseSeconds('cache-ttl'), toSpec: milliseconds },
+  { group: 'text', path: 'omitText', name: 'no-text', description: 'leave prompt and response text out of the results', toSpec: (text: boolean) => !text },
+];
+
+/** The flag of a model row for a role: `--judge-header` / `--generator-header`, `--threads` / `--generator-threads`. */
+function modelFlagName(row: FlagRow, role: ModelRole): string {
+  return role === 'judge' ? row.name : `generator-${row.name.replace(/^judge-/, '')}`;
+}
+
+function optionOf(row: FlagRow, name = row.name, description = row.description): Option {
+  const option = new Option(`--${name}${row.argument ? ` ${row.argument}` : ''}`, description);
+  if (row.choices) option.choices(row.choices);
+  if (row.parse) option.argParser(row.parse);
+  return option;
+}
+
+/** The option attribute commander stores a flag under (`--judge-base-url` → `judgeBaseUrl`, `--no-text` → `text`). */
+function attributeOf(name: string): string {
+  return name.replace(/^no-/, '').replace(/-([a-z])/g, (_match, letter: string) => letter.toUpperCase());
+}
+
+/**
+ * `--judge SPEC` (repeatable: a jury) or `--generator SPEC`, its key, and every model-setting
+ * flag of that role.
+ */
+export function addModelOptions(command: Command, role: ModelRole): Command {
+  if (role === 'judge') {
+    command
+      .option('--judge <spec>', 'openai:MODEL | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+      .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)');
+  } else {
+    command
+      .option('--generator <spec>', 'model that writes rubrics: openai:MODEL | gguf:PATH | gguf:default | … (default: the same rule as --judge)')
+      .option('--generator-api-key <key>', 'API key of the generator (default: the provider\'s variable, as for --judge)');
+  }
+  for (const row of modelRows) command.addOption(optionOf(row, modelFlagName(row, role), role === 'judge' ? row.description : `generator: ${row.description}`));
+  return command;
+}
+
+/** The run-setting flags of the groups a command reads. */
+export function addRunOptions(command: Command, groups: readonly FlagGroup[]): Command {
+  for (const row of runRows) if (row.group && groups.includes(row.group)) command.addOption(optionOf(row));
+  return command;
+}
+
+type ParsedFlags = Record<string, unknown>;
+
+function assign(target: Record<string, unknown>, path: SettingPath, value: unknown): void {
+  const keys = path.split('.');
+  let current = target;
+  for (const key of keys.slice(0, -1)) current = (current[key] ??= {}) as Record<string, unknown>;
+  const last = keys[keys.length - 1];
+  // A row for a whole group (`--rate-limit` → fleet) merges into it.
+  current[last] = value !== null && typeof value === 'object' && !Array.isArray(value) && typeof current[last] === 'object' ? { ...(current[last] as object), ...value } : value;
+}
+
+/** The flags that were given, as a value for its row's path (a switch left at its default is not given). */
+function givenValue(row: FlagRow, flags: ParsedFlags, name: string, isDefault: (attribute: string) => boolean): { given: boolean; value?: unknown } {
+  const attribute = attributeOf(name);
+  const value = flags[attribute];
+  if (value === undefined || isDefault(attribute)) return { given: false };
+  return { given: true, value: row.toSpec ? (row.toSpec as (value: unknown) => unknown)(value) : value };
+}
+
+/** The model spec the flags give for one spec string of a role (every `--judge` of a jury shares the settings). */
+function modelSpecOf(flags: ParsedFlags, role: ModelRole, model: string | undefined): ModelSpec {
+  const spec: Record<string, unknown> = model === undefined ? {} : { model };
+  for (const row of modelRows) {
+    const { given, value } = givenValue(row, flags, modelFlagName(row, role), () => false);
+    if (given) assign(spec, row.path, value);
+  }
+  return spec as ModelSpec;
+}
+
+/** A model's spec and key as the flags of a role give them. */
+export function modelFromFlags(flags: object, role: ModelRole): { models: ModelSpec[]; credentials: Credentials } {
+  const parsed = flags as ParsedFlags;
+  const specs = role === 'judge' ? ((parsed.judge as string[] | undefined) ?? []) : parsed.generator === undefined ? [] : [parsed.generator as string];
+  const models = (specs.length > 0 ? specs : [undefined]).map((model) => modelSpecOf(parsed, role, model));
+  const apiKey = parsed[role === 'judge' ? 'judgeApiKey' : 'generatorApiKey'] as string | undefined;
+  return { models, credentials: apiKey === undefined ? {} : { apiKey } };
+}
+
+/**
+ * The run spec of a command's parsed flags: the judges' model specs and every run-setting row
+ * given. `isDefault` tells a switch left at commander's own default (`--no-text` unset).
+ */
+export function runSpecFromFlags(flags: object, isDefault: (attribute: string) => boolean = () => false): RunSpec {
+  const parsed = flags as ParsedFlags;
+  const { models } = modelFromFlags(parsed, 'judge');
+  const spec: Record<string, unknown> = { judges: models.some((model) => Object.keys(model).length > 0) ? models : [] };
+  for (const row of runRows) {
+    const { given, value } = givenValue(row, parsed, row.name, isDefault);
+    if (given) assign(spec, row.path, value);
+  }
+  return parseRunSpec(spec, 'flags');
+}
+
+/** The flag of a model-spec setting for a role, as the user typed it. */
+export function flagOfSetting(path: SettingPath, role: ModelRole): string {
+  if (path === 'apiKey') return `--${role}-api-key`;
+  const row = modelRows.find((candidate) => candidate.path === path);
+  return row ? `--${modelFlagName(row, role)}` : path;
+}
+
+/**
+ * Refuses, before any call, a model flag the chosen backend does not read (`--structured-output`
+ * with `anthropic:`, `--threads` with `openai:`): exit 2, naming the flag and the backend.
+ */
+export function refuseUnreadModelFlags(models: readonly ModelSpec[], credentials: Credentials, role: ModelRole): void {
+  for (const model of models) {
+    const unread = unreadSettings(model, credentials);
+    if (unread.length === 0) continue;
+    const { prefix } = backendOf(model);
+    const flags = unread.map((path) => flagOfSetting(path, role));
+    throw new RubricateError('CONFIG_INVALID', `${flags.join(', ')} ${flags.length === 1 ? 'does' : 'do'} not apply to ${prefix === 'none' ? `--${role} none` : `${prefix}: ${role}s`}: leave ${flags.length === 1 ? 'it' : 'them'} out`, {
+      field: flags[0].replace(/^--/, ''),
+    });
+  }
+}
+
+/** Every row's spec path, for the test that every schema setting has a flag (or is library-only). */
+export const flagPaths = { model: modelRows.map((row) => row.path), run: runRows.map((row) => row.path) };
+
+/** The run spec of a command's flags as commander parsed them (a switch left at its default is not given). */
+export function runSpecOf(command: Command): RunSpec {
+  return runSpecFromFlags(command.opts(), (attribute) => command.getOptionValueSource(attribute) === 'default');
+}

@@ -1,0 +1,234 @@
+/**
+ * The run spec: every setting of a run in one typed, serialisable value, in named groups. It is
+ * parsed once (from the CLI's flags, a server's options or a queued chunk) and each layer takes
+ * its group whole: judges a `ModelSpec`, the grading strategy the `GradingPlan`, the engine the
+ * `CallPolicy`. Credentials are never part of it, so a spec can travel over the queue and into
+ * provenance as it is; they are passed beside it (`Credentials`).
+ *
+ * One zod schema per group; the types derive from them. A group's optional fields are absent
+ * when not given, so a component can tell "not set" (its default applies) from a value it must
+ * honour or refuse.
+ *
+ * @example
+ * ```ts
+ * const spec = parseRunSpec({ judges: [{ model: 'openai:gpt-4.1-mini' }], plan: { explanation: 'short' } });
+ * ```
+ */
+import { z } from 'zod';
+import { RubricateError } from '../errors.js';
+
+const positiveInteger = z.int().positive();
+
+/** How much the judge writes before each verdict (see `grading/explanation.ts`). */
+export const explanationLengths = ['full', 'short', 'none'] as const;
+export type ExplanationLength = (typeof explanationLengths)[number];
+
+export const structuredOutputModes = ['auto', 'json_schema', 'json_object', 'none'] as const;
+export type StructuredOutputMode = (typeof structuredOutputModes)[number];
+
+export const reasoningEfforts = ['none', 'minimal', 'low', 'medium', 'high'] as const;
+
+/** Where a model is reached: read by every HTTP backend alike. */
+export const endpointSchema = z.strictObject({
+  /** Base URL (default: the provider's, or its environment variable). */
+  baseUrl: z.string().min(1).optional(),
+  /** Extra HTTP headers on every call (names lower-cased). */
+  headers: z.record(z.string(), z.string()).optional(),
+  /** Fields merged into every request body. */
+  extraBody: z.record(z.string(), z.unknown()).optional(),
+  /** Largest reply body read; a bigger one is JUDGE_REPLY_TOO_LARGE (default 8 MiB). */
+  maxReplyBytes: positiveInteger.optional(),
+  /** Replaces the endpoint's identity in the reply cache key: models with one namespace share replies. */
+  cacheNamespace: z.string().min(1).optional(),
+});
+
+/** What only OpenAI-compatible backends (`openai:`, `azure:`) read. */
+export const openaiCompatibleSchema = z.strictObject({
+  /** `http` (the lean keep-alive client, default) or `sdk` (the openai package). */
+  transport: z.enum(['http', 'sdk']).optional(),
+  structuredOutput: z.enum(structuredOutputModes).optional(),
+  reasoningEffort: z.enum(reasoningEfforts).optional(),
+  /** Capability profile name; default chosen from the endpoint and model. */
+  profile: z.string().min(1).optional(),
+  /** Azure's api-version for classic deployment URLs (`azure:` only). */
+  azureApiVersion: z.string().min(1).optional(),
+});
+
+/** What only `gemini:` reads. */
+export const geminiSchema = z.strictObject({
+  /** Thinking tokens per call: 0 off, -1 the model decides; default off where the model allows. */
+  thinkingBudget: z.int().min(-1).optional(),
+});
+
+/** What only local GGUF models (`gguf:`) read. */
+export const localModelSchema = z.strictObject({
+  threads: positiveInteger.optional(),
+  sequences: positiveInteger.optional(),
+  contextSize: positiveInteger.optional(),
+});
+
+/** How to reach a model: a judge, a generator, an audit judge. */
+export const modelSpecSchema = z.strictObject({
+  /** `openai:MODEL`, `azure:DEPLOYMENT`, `anthropic:MODEL`, `gemini:MODEL`, `gguf:PATH`, `none`; absent: the default rule. */
+  model: z.string().min(1).optional(),
+  endpoint: endpointSchema.optional(),
+  openai: openaiCompatibleSchema.optional(),
+  gemini: geminiSchema.optional(),
+  local: localModelSchema.optional(),
+});
+
+/** Sampling every OpenAI-compatible server accepts: temperature in [0, 2], an integer seed. */
+const temperatureRange = { error: 'temperature must be between 0 and 2' };
+export const samplingSchema = z.strictObject({
+  temperature: z.number(temperatureRange).min(0, temperatureRange).max(2, temperatureRange).optional(),
+  maxTokens: z.int({ error: 'max tokens must be a positive integer' }).positive({ error: 'max tokens must be a positive integer' }).optional(),
+  seed: z.int({ error: 'seed must be an integer' }).optional(),
+});
+
+/** What each judge call asks and how its reply is read. */
+export const gradingPlanSchema = z.strictObject({
+  /** `per-criterion` (default), `batched` or `holistic` (one Likert call per item). */
+  mode: z.enum(['per-criterion', 'batched', 'holistic']).optional(),
+  /** Criteria per call in batched mode, or `all` (the whole rubric); default 1. */
+  criteriaPerCall: z.union([positiveInteger, z.literal('all')]).optional(),
+  /** `binary` verdicts (default) or P(met) from token probabilities. */
+  verdict: z.enum(['binary', 'probability']).optional(),
+  /** Default `full` for endpoints, `short` for local judges. */
+  explanation: z.enum(explanationLengths).optional(),
+  /** `native` (rubricate's templates, default) or `prometheus` (1–5 rubrics, `[RESULT] n`). */
+  protocol: z.enum(['native', 'prometheus']).optional(),
+  /** Levels of the holistic scale (holistic mode only; default 10). */
+  likertLevels: positiveInteger.optional(),
+  /** Judge context budget in tokens: longer responses are read in chunks for evidence. */
+  contextBudget: positiveInteger.optional(),
+  sampling: samplingSchema.optional(),
+});
+
+/** How each call is made: attempts, time and parallelism. */
+export const callPolicySchema = z.strictObject({
+  /** Calls per criterion before its error is final (default 5). */
+  maxAttempts: positiveInteger.optional(),
+  /** Per-call timeout (default 120 s). */
+  timeoutMs: z.number().positive().optional(),
+  /** Longest wait a Retry-After may impose per retry (default 60 s, never beyond the timeout). */
+  maxRetryAfterMs: z.number().min(0).optional(),
+  /** First retry delay; later ones double, with jitter (default 500 ms). */
+  retryBaseDelayMs: z.number().min(0).optional(),
+  /** Longest delay between retries (default 30 s). */
+  retryMaxDelayMs: z.number().min(0).optional(),
+  /** Calls in flight (default 16); adapts down on 429/503. */
+  concurrency: positiveInteger.optional(),
+  /** Consecutive hard failures that stop the run (default 20; 0 never stops). */
+  breakerThreshold: z.int().min(0).optional(),
+});
+
+/** Several judges, or several samples of one, decide each criterion together. */
+export const jurySchema = z.strictObject({
+  /** `majority` (default) or `mean` of the votes. */
+  aggregate: z.enum(['majority', 'mean']).optional(),
+  /** Samples per judge (self-consistency; needs a temperature above 0). Default 1. */
+  samples: positiveInteger.optional(),
+});
+
+/** How graded items become scores. */
+export const scoringSpecSchema = z.strictObject({
+  /** A registered scoring; default the input format's own, else `weighted_mean`. */
+  name: z.string().min(1).optional(),
+  /** Count failed judge calls as "not met" in the metrics (as some references do); never the default. */
+  failedAsZero: z.boolean().optional(),
+  /** IFEval strict or loose evaluation of deterministic checks (default strict). */
+  checkMode: z.enum(['strict', 'loose']).optional(),
+});
+
+/** Limits shared by every process on one Redis store. */
+export const fleetSchema = z.strictObject({
+  globalConcurrency: positiveInteger.optional(),
+  requestsPerMinute: positiveInteger.optional(),
+  tokensPerMinute: positiveInteger.optional(),
+  /** How long a crashed process's calls keep their slots (default 10 s). */
+  leaseMs: z.number().positive().optional(),
+});
+
+export const runSpecSchema = z.strictObject({
+  /** One model spec per judge; several form a jury. Empty: the default judge rule. */
+  judges: z.array(modelSpecSchema).default([]),
+  plan: gradingPlanSchema.default({}),
+  calls: callPolicySchema.default({}),
+  jury: jurySchema.default({}),
+  scoring: scoringSpecSchema.default({}),
+  fleet: fleetSchema.default({}),
+  /** Stored replies older than this count as absent. */
+  cacheTtlMs: z.number().positive().optional(),
+  /** Leave prompt and response text out of the results. */
+  omitText: z.boolean().default(false),
+});
+
+export type EndpointSettings = z.infer<typeof endpointSchema>;
+export type OpenAICompatibleSettings = z.infer<typeof openaiCompatibleSchema>;
+export type ModelSpec = z.infer<typeof modelSpecSchema>;
+export type SamplingSettings = z.infer<typeof samplingSchema>;
+export type GradingPlan = z.infer<typeof gradingPlanSchema>;
+export type CallPolicy = z.infer<typeof callPolicySchema>;
+export type JurySettings = z.infer<typeof jurySchema>;
+export type ScoringSpec = z.infer<typeof scoringSpecSchema>;
+export type FleetLimits = z.infer<typeof fleetSchema>;
+export type RunSpec = z.infer<typeof runSpecSchema>;
+/** A run spec as written: every group and field may be left out. */
+export type RunSpecInput = z.input<typeof runSpecSchema>;
+
+/** What authenticates a model call: passed beside a `ModelSpec`, never inside it. */
+export interface Credentials {
+  /** The API key; default: the backend's environment variable. */
+  apiKey?: string;
+}
+
+/** A spec path such as `plan.explanation` or `openai.structuredOutput`. */
+export type SettingPath = string;
+
+/**
+ * Parses a spec (options a library user wrote, a chunk a worker took off the queue) with its
+ * defaults filled in; a wrong field is CONFIG_INVALID naming its path.
+ */
+export function parseRunSpec(input: unknown, source = 'run spec'): RunSpec {
+  return parseWith(runSpecSchema, input, source);
+}
+
+export function parseWith<Schema extends z.ZodType>(schema: Schema, input: unknown, source: string): z.infer<Schema> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const path = [...issue.path, ...(issue.code === 'unrecognized_keys' ? [issue.keys[0]] : [])].join('.');
+  throw new RubricateError('CONFIG_INVALID', `${source}: ${path ? `${path}: ` : ''}${issue.code === 'unrecognized_keys' ? 'not a setting' : issue.message}`, { field: path || undefined });
+}
+
+/**
+ * The leaf settings of a group (paths of fields holding values, not groups), in schema order:
+ * what flag mappings and the queue test enumerate, so a field added to the schema is seen by both.
+ */
+export function settingPaths(schema: z.ZodType = runSpecSchema, prefix = ''): SettingPath[] {
+  const object = unwrapObject(schema);
+  if (!object) return [prefix];
+  return Object.entries(object.shape).flatMap(([key, field]) => settingPaths(field as z.ZodType, prefix ? `${prefix}.${key}` : key));
+}
+
+function unwrapObject(schema: z.ZodType): z.ZodObject | undefined {
+  let current: z.ZodType = schema;
+  // Optional and default wrappers hold the field's own schema.
+  while (current instanceof z.ZodOptional || current instanceof z.ZodDefault) current = current.unwrap() as z.ZodType;
+  return current instanceof z.ZodObject ? current : undefined;
+}
+
+/** The value at a dotted path of a plain object (absent on the way: undefined). */
+export function settingAt(value: unknown, path: SettingPath): unknown {
+  let current = value;
+  for (const key of path.split('.')) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = Object.hasOwn(current, key) ? (current as Record<string, unknown>)[key] : undefined;
+  }
+  return current;
+}
+
+/** The settings a model spec sets, as paths (`endpoint.baseUrl`, `openai.profile`…), `model` excepted. */
+export function modelSettingsSet(model: ModelSpec): SettingPath[] {
+  return settingPaths(modelSpecSchema).filter((path) => path !== 'model' && settingAt(model, path) !== undefined);
+}
