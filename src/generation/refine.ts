@@ -21,7 +21,8 @@ import {
 } from './decompose-filter.js';
 import type { RubricGenerator } from './generator.js';
 import { gradeResponses, topTwo, type GradedResponses } from './grading.js';
-import { round, separation, type Separation } from './statistics.js';
+import { round } from '../statistics/descriptive.js';
+import { separation, type Separation } from './measures.js';
 
 export interface RefineSubject {
   id: string;

@@ -1,7 +1,7 @@
 /**
  * Plain-text rendering of meta-evaluation reports for terminals and logs.
  */
-import type { ConfidenceInterval } from './bootstrap.js';
+import type { ConfidenceInterval } from '../statistics/bootstrap.js';
 import type { BinaryMetaReport, BinaryMetrics } from './binary-metrics.js';
 import type { PairwiseMetaReport, PairwiseMetrics } from './pairwise-metrics.js';
 import type { PublishedFormat } from './published/types.js';

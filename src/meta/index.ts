@@ -4,7 +4,7 @@
  * Definitions and sources: docs/meta-evaluation.md.
  */
 import { RubricateError, type SerializedError } from '../errors.js';
-import type { BootstrapOptions } from './bootstrap.js';
+import type { BootstrapOptions } from '../statistics/bootstrap.js';
 import type { BinaryMetaReport } from './binary-metrics.js';
 import { computePairwiseMeta, type PairwiseMetaReport } from './pairwise-metrics.js';
 import { readJudgeBenchOutputs } from './published/judgebench.js';
@@ -16,7 +16,7 @@ export { computeBinaryMeta } from './binary-metrics.js';
 export type { BinaryMetaReport } from './binary-metrics.js';
 export { computePairwiseMeta } from './pairwise-metrics.js';
 export type { PairwiseMetaReport } from './pairwise-metrics.js';
-export type { BootstrapOptions } from './bootstrap.js';
+export type { BootstrapOptions } from '../statistics/bootstrap.js';
 export type { PublishedFormat } from './published/types.js';
 
 /** Where a re-scored published judge came from. */

@@ -10,7 +10,7 @@
 import { RubricateError, type SerializedError } from '../errors.js';
 import type { PairwiseImportRecord } from '../rubric/records.js';
 import type { PairwiseItem } from '../rubric/schema.js';
-import type { BootstrapOptions } from './bootstrap.js';
+import type { BootstrapOptions } from '../statistics/bootstrap.js';
 import { computePairwiseMeta, type PairVerdict, type PairwiseMetaRecord, type PairwiseMetaReport } from './pairwise-metrics.js';
 
 /** The judge's two verdicts on one pair. */

@@ -15,7 +15,7 @@
  */
 import { RubricateError } from '../errors.js';
 import { readResults, type ResultRecord } from '../pipeline/results.js';
-import { numpyMean } from '../scoring/reference-math.js';
+import { numpyMean } from '../statistics/reference-math.js';
 import { safeParseJson } from '../util/json.js';
 import { readLines } from '../util/jsonl.js';
 import { valueAtPath } from './results-meta.js';

@@ -88,6 +88,3 @@ export function metFraction(result: RewardResult): number {
   return graded === 0 ? 0 : met / graded;
 }
 
-export function clip(value: number, low: number, high: number): number {
-  return Math.min(high, Math.max(low, value));
-}

@@ -12,7 +12,7 @@ import { RubricateError } from '../../errors.js';
 import { safeParseJson } from '../../util/json.js';
 import type { PairLabel, PairVerdict, PairwiseMetaRecord, PairwiseMetrics } from '../pairwise-metrics.js';
 import { llmbarSubsetFromPath, readJsonArrayFile } from '../source-files.js';
-import { pythonFloatRepr } from '../statistics.js';
+import { pythonFloatRepr } from '../../statistics/reference-math.js';
 import type { PublishedJudgeRun } from './types.js';
 import { isRecord } from '../../util/is-record.js';
 
