@@ -8,7 +8,7 @@
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { toRubricateError, type SerializedError } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
-import { toScoredItem, type ResultRecord } from '../pipeline/results.js';
+import { toScoredItem, type ResultRecord } from '../results/results.js';
 import type { Message, Rubric } from '../rubric/schema.js';
 import {
   clusterWeights,

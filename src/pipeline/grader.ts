@@ -17,7 +17,7 @@ import type { Item } from '../rubric/schema.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
-import { toResultRecord, type JudgeInfo, type ResultRecord } from './results.js';
+import { toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
 import { redactUrl } from '../util/redact.js';
 import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
 import { mapInOrder } from '../util/ordered-stream.js';

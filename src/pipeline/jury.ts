@@ -7,7 +7,7 @@ import type { CriterionResult, GradedItem } from '../engine/engine.js';
 import { emptyUsage, addUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import type { CriterionVerdict } from '../grading/types.js';
-import type { JuryVote } from './results.js';
+import type { JuryVote } from '../results/results.js';
 import { cohenKappa, fleissKappa } from '../statistics/agreement.js';
 import { mean } from '../statistics/descriptive.js';
 

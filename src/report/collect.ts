@@ -4,7 +4,7 @@
  */
 import { basename } from 'node:path';
 import { costOf, defaultPrices, emptyUsage, addUsage, priceFor } from '../engine/usage.js';
-import { readResults, toScoredItem, type JudgeInfo, type GradedCriterion, type ResultRecord } from '../pipeline/results.js';
+import { readResults, toScoredItem, type JudgeInfo, type GradedCriterion, type ResultRecord } from '../results/results.js';
 import { getScoring } from '../scoring/registry.js';
 import { round } from '../statistics/descriptive.js';
 import type { Aggregator, ScoredItem, Scoring } from '../scoring/types.js';

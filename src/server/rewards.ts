@@ -6,7 +6,7 @@
  */
 import { emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
-import type { GradedCriterion, ResultRecord } from '../pipeline/results.js';
+import type { GradedCriterion, ResultRecord } from '../results/results.js';
 
 export interface RewardResult {
   id: string;

@@ -10,7 +10,7 @@
 import { addUsage, emptyUsage, type Usage } from '../../engine/usage.js';
 import { RubricateError } from '../../errors.js';
 import type { Grader } from '../../pipeline/grader.js';
-import type { JudgeInfo, ResultRecord } from '../../pipeline/results.js';
+import type { JudgeInfo, ResultRecord } from '../../results/results.js';
 import type { ImportRecord } from '../../rubric/records.js';
 import type { Item } from '../../rubric/schema.js';
 import { randomInteger, seededRandom } from '../../util/random.js';

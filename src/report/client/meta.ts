@@ -7,7 +7,7 @@ import { COLORS, card, type StatRow, chartBox, ciTrack, formatInteger, formatInt
 import { pageFooter, pageFrame } from './frame.js';
 import type { ConfidenceInterval } from '../../statistics/bootstrap.js';
 import type { BiasIndexReport, BinaryMetaReport, BinaryMetrics, ConfusionCounts } from '../../meta/binary-metrics.js';
-import type { PairwiseMetaReport, PairwiseMetrics, VerdictCounts } from '../../meta/pairwise-metrics.js';
+import type { PairwiseMetaReport, PairwiseMetrics, VerdictCounts } from '../../scoring/pairwise-metrics.js';
 import type { MetaReportPayload } from '../types.js';
 import type { Interval } from './chart.js';
 
