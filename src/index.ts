@@ -41,7 +41,7 @@ export { Grader, type GraderOptions, type GradingMode } from './pipeline/grader.
 export { gradeFile, type GradeFileOptions, type GradeFileOutcome } from './pipeline/grade-file.js';
 export { scoreFile, type ScoreFileOptions, type ScoreFileOutcome } from './pipeline/score-file.js';
 export { Comparer, CompareSummaryBuilder, type CompareOptions, type CompareRecord, type CompareSummary } from './pipeline/compare.js';
-export { readResults, resultRecordSchema, toScoredItem, type ResultRecord, type GradedCriterion } from './pipeline/results.js';
+export { readResults, resultRecordSchema, toScoredItem, type ResultRecord, type GradedCriterion } from './results/results.js';
 export { defaultCheckRunner, defaultSampling, defaultScoringName } from './pipeline/defaults.js';
 export type { EngineEvent } from './engine/engine.js';
 export { costOf, type Usage } from './engine/usage.js';

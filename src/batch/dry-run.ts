@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import { RubricateError } from '../errors.js';
 import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
 import { batchPriceFactor, type ModelPrice } from '../engine/usage.js';
+import { round } from '../statistics/descriptive.js';
 import { isPromise, type ReplyStore } from '../store/types.js';
 import { sha256Hex } from '../util/hash.js';
 
@@ -240,7 +241,6 @@ export interface CostEstimate {
 
 export function estimateCost(totals: DryRunTotals, price: ModelPrice | undefined): CostEstimate {
   if (!price) return { synchronous: null, batch: null, prompt_cached: null };
-  const round = (value: number) => Math.round(value * 1e6) / 1e6;
   const synchronous = (totals.input_tokens * price.input + totals.expected_output_tokens * price.output) / 1e6;
   const cached = Math.min(totals.cacheable_input_tokens, totals.input_tokens);
   const promptCached = ((totals.input_tokens - cached) * price.input + cached * (price.cached_input ?? price.input) + totals.expected_output_tokens * price.output) / 1e6;

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { round } from '../statistics/descriptive.js';
 import type { JudgeUsage } from '../judges/types.js';
 
 export interface Usage {
@@ -88,7 +89,7 @@ const priceSchema = z.object({
 
 /** Anthropic list prices: cache reads at 0.1× input, 5-minute cache writes at 1.25×. */
 function anthropicPrice(input: number, output: number): ModelPrice {
-  return { input, cached_input: Math.round(input * 0.1 * 1e6) / 1e6, cache_write_input: Math.round(input * 1.25 * 1e6) / 1e6, output };
+  return { input, cached_input: round(input * 0.1), cache_write_input: round(input * 1.25), output };
 }
 
 /**
@@ -173,5 +174,5 @@ export function costOf(usage: Usage, price: ModelPrice | undefined): number | nu
       ((usage.batch.prompt_tokens - batchCached) * price.input + batchCached * (price.cached_input ?? price.input) + usage.batch.completion_tokens * price.output) / 1_000_000;
     cost -= batchCost * (1 - batchPriceFactor);
   }
-  return Math.round(cost * 1e6) / 1e6;
+  return round(cost);
 }

@@ -20,7 +20,7 @@ import { isFatal } from './decompose-filter.js';
 import type { RubricGenerator } from './generator.js';
 import { gradeResponses } from './grading.js';
 import { promptVersions } from './prompts.js';
-import { round } from './statistics.js';
+import { round } from '../statistics/descriptive.js';
 import { redactUrl } from '../util/redact.js';
 
 export interface PreferencePair {

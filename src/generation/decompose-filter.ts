@@ -16,7 +16,9 @@ import { RubricateError, toRubricateError } from '../errors.js';
 import type { Criterion, CriterionInput, Message, Rubric } from '../rubric/schema.js';
 import { comparableText, criterionToInput, rubricFromInputs, shorten } from './criteria.js';
 import type { RubricGenerator } from './generator.js';
-import { connectedComponents, phiCoefficient, round, textJaccard } from './statistics.js';
+import { phiCoefficient } from '../statistics/agreement.js';
+import { round } from '../statistics/descriptive.js';
+import { connectedComponents, textJaccard } from './measures.js';
 
 export interface FilterOptions {
   /** Pass rate at or above which a criterion is split (default 0.9). */

@@ -17,7 +17,8 @@ import type { EvolverStateStore, EvolvingCriterion, HistoryEvent, PromptState, V
 import { openEvolverStateStore } from '../store/open-evolver-state.js';
 import { comparableText, criterionToInput } from './criteria.js';
 import { createRubricGenerator, type RubricGenerator } from './generator.js';
-import { populationVariance, round, textJaccard } from './statistics.js';
+import { populationVariance, round } from '../statistics/descriptive.js';
+import { textJaccard } from './measures.js';
 
 export type { EvolvingCriterion, HistoryEvent } from '../store/evolver-state.js';
 

@@ -3,7 +3,7 @@
  * `rubricate grade`), and the verdict matrix the refinement steps read.
  */
 import type { Grader } from '../pipeline/grader.js';
-import type { ResultRecord } from '../pipeline/results.js';
+import type { ResultRecord } from '../results/results.js';
 import type { Item, Message, Rubric } from '../rubric/schema.js';
 
 export interface GradedResponses {

@@ -8,7 +8,7 @@
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { toRubricateError, type SerializedError } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
-import { toScoredItem, type ResultRecord } from '../pipeline/results.js';
+import { toScoredItem, type ResultRecord } from '../results/results.js';
 import type { Message, Rubric } from '../rubric/schema.js';
 import {
   clusterWeights,
@@ -21,7 +21,8 @@ import {
 } from './decompose-filter.js';
 import type { RubricGenerator } from './generator.js';
 import { gradeResponses, topTwo, type GradedResponses } from './grading.js';
-import { round, separation, type Separation } from './statistics.js';
+import { round } from '../statistics/descriptive.js';
+import { separation, type Separation } from './measures.js';
 
 export interface RefineSubject {
   id: string;

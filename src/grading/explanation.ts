@@ -7,6 +7,7 @@
  */
 import { RubricateError } from '../errors.js';
 import type { ExplanationLength } from '../spec/run-spec.js';
+import type { Judge, JudgeRequest } from '../judges/types.js';
 
 /** Where every template's reply-format sentence starts: the part this module rewrites. */
 const replyRuleMarker = 'Reply with a JSON object and nothing else';
@@ -45,4 +46,50 @@ export function withoutExplanation(schema: Record<string, unknown>): Record<stri
   delete properties.explanation;
   const required = Array.isArray(schema.required) ? (schema.required as string[]).filter((name) => name !== 'explanation') : schema.required;
   return { ...schema, properties, required };
+}
+
+// Benchmarks of the local judge: models with random weights write random text wherever the
+// grammar leaves freedom, so their explanations are pinned to a length for comparable runs.
+
+/** Characters an explanation is pinned to on random-weight models (≈ 60 and ≈ 15 English tokens). */
+export const pinnedExplanationCharacters: Record<Exclude<ExplanationLength, 'none'>, number> = { full: 260, short: 60 };
+/** Upper bound of a short explanation on real models. */
+export const shortExplanationCharacters = 120;
+
+/**
+ * Rewrites a reply schema's `explanation` fields: removed for `none`, length-bounded for `short`,
+ * and pinned to an exact length when `pinned` (random-weight models, so runs are comparable).
+ */
+export function explanationSchema(schema: unknown, length: ExplanationLength, pinned: boolean): unknown {
+  if (Array.isArray(schema)) return schema.map((entry) => explanationSchema(entry, length, pinned));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) result[key] = explanationSchema(value, length, pinned);
+  const properties = result.properties;
+  if (properties !== null && typeof properties === 'object' && Object.hasOwn(properties, 'explanation')) {
+    const fields = { ...(properties as Record<string, unknown>) };
+    if (length === 'none') {
+      delete fields.explanation;
+      if (Array.isArray(result.required)) result.required = (result.required as unknown[]).filter((name) => name !== 'explanation');
+    } else if (pinned) {
+      const characters = pinnedExplanationCharacters[length];
+      fields.explanation = { type: 'string', minLength: characters, maxLength: characters };
+    } else if (length === 'short') {
+      fields.explanation = { type: 'string', maxLength: shortExplanationCharacters };
+    }
+    result.properties = fields;
+  }
+  return result;
+}
+
+/** A judge that applies `explanationSchema` to every request before the local model sees it. */
+export function withExplanationLength(judge: Judge, length: ExplanationLength, pinned: boolean): Judge {
+  if (length === 'full' && !pinned) return judge;
+  return {
+    provenance: judge.provenance,
+    capabilities: judge.capabilities,
+    complete: (request: JudgeRequest, options) =>
+      judge.complete(request.output ? { ...request, output: { ...request.output, schema: explanationSchema(request.output.schema, length, pinned) as Record<string, unknown> } } : request, options),
+    close: judge.close?.bind(judge),
+  };
 }

@@ -10,14 +10,13 @@
 import { createHash } from 'node:crypto';
 import { RubricateError } from '../errors.js';
 import type { JudgeReply, JudgeRequest } from '../judges/types.js';
-import type { Criterion, Item, PairwiseItem } from '../rubric/schema.js';
+import type { Criterion, Item, PairLabel, PairwiseItem } from '../rubric/schema.js';
 import { extractJson, truncatedReply, unparseable } from './parse.js';
 import { fenceText, renderConversation } from './render.js';
 import type { GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
 import { isRecord } from '../util/is-record.js';
 
 export type PairOrder = 'ab' | 'ba';
-export type PairLabel = 'A' | 'B' | 'tie';
 
 export const overallCriterionId = 'overall';
 export const overallCriterionText =

@@ -14,8 +14,8 @@
  */
 import { RubricateError } from '../errors.js';
 import type { JudgeReply, JudgeRequest } from '../judges/types.js';
-import type { Criterion, Item } from '../rubric/schema.js';
-import { parseComparisonId, type PairLabel } from './pairwise.js';
+import type { Criterion, Item, PairLabel } from '../rubric/schema.js';
+import { parseComparisonId } from './pairwise.js';
 import { unparseable } from './parse.js';
 import type { GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
 import { choiceValue } from './verdicts.js';

@@ -8,8 +8,10 @@
  * records, keeping an item's labels together.
  */
 import { RubricateError } from '../errors.js';
-import { bootstrapIntervals, deriveSeed, resolveBootstrapOptions, type BootstrapOptions, type ConfidenceInterval } from './bootstrap.js';
-import { binaryCohenKappa, fleissKappa, roundHalfEven } from './statistics.js';
+import { bootstrapIntervals, deriveSeed, resolveBootstrapOptions, type BootstrapOptions, type ConfidenceInterval } from '../statistics/bootstrap.js';
+import { binaryCohenKappa, fleissKappa } from '../statistics/agreement.js';
+import { mean, ratio } from '../statistics/descriptive.js';
+import { numpyRound } from '../statistics/reference-math.js';
 
 export interface BinaryMetaRecord {
   /** The judge's verdict: true when it found the criterion met. */
@@ -189,10 +191,6 @@ function sumCounts(counts: RecordCounts, indices: Int32Array): ConfusionCounts {
   return { truePositive, falsePositive, falseNegative, trueNegative };
 }
 
-/** Ratio with HealthBench's convention: undefined (null) over zero pairs. */
-function ratio(numerator: number, denominator: number): number | null {
-  return denominator > 0 ? numerator / denominator : null;
-}
 
 /** HealthBench's `compute_f1_metric`, written with the same arithmetic. */
 export function healthBenchF1(precision: number | null, recall: number | null): number | null {
@@ -201,8 +199,9 @@ export function healthBenchF1(precision: number | null, recall: number | null): 
   return (2 * (precision * recall)) / (precision + recall);
 }
 
-function mean(first: number | null, second: number | null): number | null {
-  return first === null || second === null ? null : (first + second) / 2;
+/** The mean of two figures, or null when either is undefined. */
+function meanOfBoth(first: number | null, second: number | null): number | null {
+  return first === null || second === null ? null : mean([first, second]);
 }
 
 function classMetrics(hits: number, falseAlarms: number, misses: number): ClassMetrics {
@@ -219,7 +218,7 @@ export function macroF1FromCounts(counts: ConfusionCounts): number | null {
   if (truePositive + falsePositive + falseNegative > 0) scores.push((2 * truePositive) / (2 * truePositive + falsePositive + falseNegative));
   if (trueNegative + falsePositive + falseNegative > 0) scores.push((2 * trueNegative) / (2 * trueNegative + falseNegative + falsePositive));
   if (scores.length === 0) return null;
-  return scores.reduce((sum, score) => sum + score, 0) / scores.length;
+  return mean(scores);
 }
 
 /** Every point metric that depends only on the pair-level 2×2 table. */
@@ -234,9 +233,9 @@ export function binaryMetricsFromCounts(counts: ConfusionCounts): Omit<BinaryMet
     accuracy: ratio(truePositive + trueNegative, pairs),
     positive,
     negative,
-    balancedPrecision: mean(positive.precision, negative.precision),
-    balancedRecall: mean(positive.recall, negative.recall),
-    balancedF1: mean(positive.f1, negative.f1),
+    balancedPrecision: meanOfBoth(positive.precision, negative.precision),
+    balancedRecall: meanOfBoth(positive.recall, negative.recall),
+    balancedF1: meanOfBoth(positive.f1, negative.f1),
     macroF1: macroF1FromCounts(counts),
     cohenKappa: binaryCohenKappa(counts),
   };
@@ -325,7 +324,7 @@ function metricsForSubset(
           const macroF1 = macroF1FromCounts(resampled);
           const statistics: Record<StatisticKey, number | null> = {
             accuracy: ratio(truePositive + trueNegative, truePositive + falsePositive + falseNegative + trueNegative),
-            balancedF1: mean(positive.f1, negative.f1),
+            balancedF1: meanOfBoth(positive.f1, negative.f1),
             macroF1,
             cohenKappa: binaryCohenKappa(resampled),
             biasIndex: null,
@@ -425,10 +424,10 @@ function biasIndexReport(sources: SourceData, macroF1: number | null, intervals:
 
   // ProfBench rounds the percentages before taking differences; reproduce its steps.
   const roundedBySource: Record<string, number> = {};
-  for (const name of sources.sourceNames) roundedBySource[name] = roundHalfEven(100 * bySource[name].meanError, 1);
+  for (const name of sources.sourceNames) roundedBySource[name] = numpyRound(100 * bySource[name].meanError, 1);
   const roundedValues = Object.values(roundedBySource);
-  const roundedBiasIndex = roundHalfEven(Math.max(...roundedValues) - Math.min(...roundedValues), 3);
-  const roundedMacroF1 = macroF1 === null ? null : roundHalfEven(100 * macroF1, 1);
+  const roundedBiasIndex = numpyRound(Math.max(...roundedValues) - Math.min(...roundedValues), 3);
+  const roundedMacroF1 = macroF1 === null ? null : numpyRound(100 * macroF1, 1);
 
   return {
     sourceKey: sources.sourceKey,
@@ -440,7 +439,7 @@ function biasIndexReport(sources: SourceData, macroF1: number | null, intervals:
       macroF1: roundedMacroF1,
       bySource: roundedBySource,
       biasIndex: roundedBiasIndex,
-      mf1MinusBiasIndex: roundedMacroF1 === null ? null : roundHalfEven(roundedMacroF1 - roundedBiasIndex, 3),
+      mf1MinusBiasIndex: roundedMacroF1 === null ? null : numpyRound(roundedMacroF1 - roundedBiasIndex, 3),
     },
     intervals,
   };

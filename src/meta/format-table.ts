@@ -1,9 +1,9 @@
 /**
  * Plain-text rendering of meta-evaluation reports for terminals and logs.
  */
-import type { ConfidenceInterval } from './bootstrap.js';
+import type { ConfidenceInterval } from '../statistics/bootstrap.js';
 import type { BinaryMetaReport, BinaryMetrics } from './binary-metrics.js';
-import type { PairwiseMetaReport, PairwiseMetrics } from './pairwise-metrics.js';
+import type { PairwiseMetaReport, PairwiseMetrics } from '../scoring/pairwise-metrics.js';
 import type { PublishedFormat } from './published/types.js';
 
 /** What `formatMetaTable` accepts: any report, with the published-judge header when present. */

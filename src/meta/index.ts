@@ -4,9 +4,9 @@
  * Definitions and sources: docs/meta-evaluation.md.
  */
 import { RubricateError, type SerializedError } from '../errors.js';
-import type { BootstrapOptions } from './bootstrap.js';
+import type { BootstrapOptions } from '../statistics/bootstrap.js';
 import type { BinaryMetaReport } from './binary-metrics.js';
-import { computePairwiseMeta, type PairwiseMetaReport } from './pairwise-metrics.js';
+import { computePairwiseMeta, type PairwiseMetaReport } from '../scoring/pairwise-metrics.js';
 import { readJudgeBenchOutputs } from './published/judgebench.js';
 import { readLlmbarResults } from './published/llmbar.js';
 import type { PublishedFormat } from './published/types.js';
@@ -14,9 +14,9 @@ import type { PublishedFormat } from './published/types.js';
 export { formatMetaTable } from './format-table.js';
 export { computeBinaryMeta } from './binary-metrics.js';
 export type { BinaryMetaReport } from './binary-metrics.js';
-export { computePairwiseMeta } from './pairwise-metrics.js';
-export type { PairwiseMetaReport } from './pairwise-metrics.js';
-export type { BootstrapOptions } from './bootstrap.js';
+export { computePairwiseMeta } from '../scoring/pairwise-metrics.js';
+export type { PairwiseMetaReport } from '../scoring/pairwise-metrics.js';
+export type { BootstrapOptions } from '../statistics/bootstrap.js';
 export type { PublishedFormat } from './published/types.js';
 
 /** Where a re-scored published judge came from. */

@@ -5,7 +5,7 @@
  * outcome, and per criterion group how its failure goes with the outcome's failure.
  */
 import type { SerializedError } from '../errors.js';
-import { readResults, type ResultRecord } from '../pipeline/results.js';
+import { readResults, type ResultRecord } from '../results/results.js';
 
 export interface OutcomeCriterionAssociation {
   /** Criterion group: its first tag, else its id. */

@@ -9,9 +9,9 @@
  */
 import { RubricateError, type SerializedError } from '../errors.js';
 import type { PairwiseImportRecord } from '../rubric/records.js';
-import type { PairwiseItem } from '../rubric/schema.js';
-import type { BootstrapOptions } from './bootstrap.js';
-import { computePairwiseMeta, type PairVerdict, type PairwiseMetaRecord, type PairwiseMetaReport } from './pairwise-metrics.js';
+import type { PairLabel, PairwiseItem } from '../rubric/schema.js';
+import type { BootstrapOptions } from '../statistics/bootstrap.js';
+import { computePairwiseMeta, type PairVerdict, type PairwiseMetaRecord, type PairwiseMetaReport } from '../scoring/pairwise-metrics.js';
 
 /** The judge's two verdicts on one pair. */
 export interface PairJudgment {
@@ -60,7 +60,7 @@ export interface PairwiseRunInfo {
 export interface PairwiseRunReport extends PairwiseMetaReport {
   run: PairwiseRunInfo;
   /** Every pair's verdicts, for auditing. */
-  verdicts: Array<{ id: string; gold: 'A' | 'B' | 'tie'; original: PairVerdict; swapped: PairVerdict; source?: string }>;
+  verdicts: Array<{ id: string; gold: PairLabel; original: PairVerdict; swapped: PairVerdict; source?: string }>;
 }
 
 const maximumProblems = 50;

@@ -14,8 +14,8 @@
  * position, which is the same thing when both come from one rubric.
  */
 import { RubricateError } from '../errors.js';
-import { readResults, type ResultRecord } from '../pipeline/results.js';
-import { numpyMean } from '../scoring/reference-math.js';
+import { readResults, type ResultRecord } from '../results/results.js';
+import { numpyMean } from '../statistics/reference-math.js';
 import { safeParseJson } from '../util/json.js';
 import { readLines } from '../util/jsonl.js';
 import { valueAtPath } from './results-meta.js';

@@ -4,8 +4,8 @@
  * streamed; only the labels index and the joined records are held in memory.
  */
 import { RubricateError, type SerializedError } from '../errors.js';
-import { readResults, type GradedCriterion, type ResultRecord } from '../pipeline/results.js';
-import type { BootstrapOptions } from './bootstrap.js';
+import { readResults, type GradedCriterion, type ResultRecord } from '../results/results.js';
+import type { BootstrapOptions } from '../statistics/bootstrap.js';
 import { computeBinaryMeta, type BinaryMetaRecord, type BinaryMetaReport } from './binary-metrics.js';
 import { loadLabels, type LabelIndex } from './labels.js';
 import { isRecord } from '../util/is-record.js';

@@ -5,7 +5,7 @@
  */
 import type { SerializedError } from '../errors.js';
 import { redactText } from '../util/redact.js';
-import type { ResultRecord } from './results.js';
+import type { ResultRecord } from '../results/results.js';
 
 export interface ErrorCodeCount {
   code: string;

@@ -9,7 +9,7 @@ import type { RubricateError } from '../errors.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Metrics } from '../scoring/types.js';
 import type { Grader } from './grader.js';
-import { toScoredItem, type ResultRecord } from './results.js';
+import { toScoredItem, type ResultRecord } from '../results/results.js';
 import { ErrorTally, type ErrorCodeCount } from './error-summary.js';
 import { admitUntilStopped, type AdmissionState } from './admission.js';
 

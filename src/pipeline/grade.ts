@@ -8,7 +8,7 @@ import { normalizeItem } from '../rubric/normalize.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Metrics } from '../scoring/types.js';
 import { Grader, type GraderOptions } from './grader.js';
-import { toScoredItem, type ResultRecord } from './results.js';
+import { toScoredItem, type ResultRecord } from '../results/results.js';
 
 export interface GradeOutcome {
   /** One per input, in input order; a malformed input is an `invalid` record naming the field. */

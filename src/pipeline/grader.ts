@@ -17,7 +17,7 @@ import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
 import { callPolicySchema, gradingPlanSchema, jurySchema, parseWith, type ExplanationLength, type GradingPlan, type RunSpec } from '../spec/run-spec.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
-import { judgeInfoFor, toResultRecord, type JudgeInfo, type ResultRecord } from './results.js';
+import { judgeInfoFor, toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
 import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
 import { mapInOrder } from '../util/ordered-stream.js';
 

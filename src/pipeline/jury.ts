@@ -7,8 +7,9 @@ import type { CriterionResult, GradedItem } from '../engine/engine.js';
 import { emptyUsage, addUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import type { CriterionVerdict } from '../grading/types.js';
-import type { JuryVote } from './results.js';
-import { cohenKappa, fleissKappa } from '../meta/statistics.js';
+import type { JuryVote } from '../results/results.js';
+import { cohenKappa, fleissKappa } from '../statistics/agreement.js';
+import { mean } from '../statistics/descriptive.js';
 
 export type JuryAggregate = 'majority' | 'mean';
 
@@ -57,7 +58,7 @@ function combine(verdicts: CriterionVerdict[], aggregate: JuryAggregate, thresho
   const count = verdicts.length;
   let value: number;
   if (aggregate === 'mean') {
-    value = values.reduce((sum, entry) => sum + entry, 0) / count;
+    value = mean(values);
   } else if (threshold !== undefined) {
     // Ordinal: the most frequent value; ties go to the lower (more conservative) one.
     const frequency = new Map<number, number>();

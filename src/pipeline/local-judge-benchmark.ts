@@ -11,10 +11,11 @@
  */
 import os from 'node:os';
 import { RubricateError } from '../errors.js';
+import { pinnedExplanationCharacters, withExplanationLength } from '../grading/explanation.js';
 import type { ExplanationLength, GradingPlan } from '../spec/run-spec.js';
 import type { ChatMessage, Judge } from '../judges/types.js';
 import { createLlamaCppJudge, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
-import { measureRawThroughput, pinnedExplanationCharacters, withExplanationLength, type RawThroughput } from '../judges/llamacpp/measurement.js';
+import { measureRawThroughput, type RawThroughput } from '../judges/llamacpp/measurement.js';
 import type { Item, ItemInput } from '../rubric/schema.js';
 import { createStrategy, Grader } from './grader.js';
 

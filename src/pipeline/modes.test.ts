@@ -7,7 +7,7 @@ import type { ScoredItem } from '../scoring/types.js';
 import { binaryVerdict, type FakeJudgeScript } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { Grader } from './grader.js';
-import { toScoredItem } from './results.js';
+import { toScoredItem } from '../results/results.js';
 
 const item = normalizeItem({
   id: 'x',

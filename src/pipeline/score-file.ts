@@ -9,7 +9,7 @@ import { withFailedAsZero } from '../scoring/failed-as-zero.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Aggregator, Metrics, Scoring } from '../scoring/types.js';
 import { defaultScoringName } from './defaults.js';
-import { toScoredItem } from './results.js';
+import { toScoredItem } from '../results/results.js';
 
 export interface ScoreFileOptions {
   /** Results format: `results` (rubricate's, default) or `simple-evals`. */

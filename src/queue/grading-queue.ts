@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import { RubricateError, type ErrorCode } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
-import type { ResultRecord } from '../pipeline/results.js';
+import type { ResultRecord } from '../results/results.js';
 import type { ImportRecord, InvalidRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
 import { describeRedisUrl, redisOptionsFromUrl } from '../store/redis-connection.js';

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toScoredItem, type GradedCriterion, type ResultRecord } from '../pipeline/results.js';
+import { toScoredItem, type GradedCriterion, type ResultRecord } from '../results/results.js';
 import { aggregate, getScoring } from '../scoring/registry.js';
 import { collectRun, criterionFailed, histogram, histogramEdges, itemTagScores, packCriterionFlags } from './collect.js';
 import { syntheticResultRecords } from './synthetic.js';

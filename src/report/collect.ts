@@ -4,8 +4,9 @@
  */
 import { basename } from 'node:path';
 import { costOf, defaultPrices, emptyUsage, addUsage, priceFor } from '../engine/usage.js';
-import { readResults, toScoredItem, type JudgeInfo, type GradedCriterion, type ResultRecord } from '../pipeline/results.js';
+import { readResults, toScoredItem, type JudgeInfo, type GradedCriterion, type ResultRecord } from '../results/results.js';
 import { getScoring } from '../scoring/registry.js';
+import { round } from '../statistics/descriptive.js';
 import type { Aggregator, ScoredItem, Scoring } from '../scoring/types.js';
 import { canonicalJson } from '../util/json.js';
 import { StringTable, TagSetTable } from './string-table.js';
@@ -362,10 +363,6 @@ function mostFailedCriteria(failures: Map<number, FailureTally>, strings: readon
   return rows.slice(0, limit).map(({ textIndex: _unused, ...row }) => row);
 }
 
-function roundEdge(value: number): number {
-  return Math.round(value * 1e9) / 1e9;
-}
-
 /**
  * Bin edges covering every score and at least [0, 1], in steps of 0.05 (0.1 when scores
  * run past [0, 1], as HealthBench penalties can push them below 0).
@@ -380,14 +377,14 @@ export function histogramEdges(scoreLists: ReadonlyArray<ReadonlyArray<number | 
       if (score > high) high = score;
     }
   }
-  low = Math.floor(roundEdge(low * 10)) / 10;
-  high = Math.ceil(roundEdge(high * 10)) / 10;
+  low = Math.floor(round(low * 10, 9)) / 10;
+  high = Math.ceil(round(high * 10, 9)) / 10;
   const range = high - low;
   const width = range <= 1 + 1e-9 ? 0.05 : range <= 3 + 1e-9 ? 0.1 : range / 30;
   const count = Math.max(1, Math.round(range / width));
   const edges: number[] = [];
-  for (let index = 0; index <= count; index += 1) edges.push(roundEdge(low + index * width));
-  edges[edges.length - 1] = roundEdge(high);
+  for (let index = 0; index <= count; index += 1) edges.push(round(low + index * width, 9));
+  edges[edges.length - 1] = round(high, 9);
   return edges;
 }
 

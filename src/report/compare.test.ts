@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toScoredItem, type ResultRecord } from '../pipeline/results.js';
-import { bootstrap, mean } from '../scoring/bootstrap.js';
+import { toScoredItem, type ResultRecord } from '../results/results.js';
+import { bootstrap } from '../statistics/bootstrap.js';
+import { mean } from '../statistics/descriptive.js';
 import { getScoring } from '../scoring/registry.js';
 import { seededRandom } from '../util/random.js';
 import { collectRun, itemTagScores } from './collect.js';

@@ -4,8 +4,8 @@
  * two runs' scores of an item stay together), the items that moved most, and the criterion
  * verdicts that flipped.
  */
-import { deriveSeed } from '../meta/bootstrap.js';
-import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed, mean } from '../scoring/bootstrap.js';
+import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed, deriveSeed } from '../statistics/bootstrap.js';
+import { mean } from '../statistics/descriptive.js';
 import type { CollectedRun } from './collect.js';
 import type { ChangedItem, ComparisonSummary, CriterionFlip, PairedDifference } from './types.js';
 

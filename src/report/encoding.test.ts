@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toScoredItem, type ResultRecord } from '../pipeline/results.js';
+import { toScoredItem, type ResultRecord } from '../results/results.js';
 import { getScoring } from '../scoring/registry.js';
 import { compressionThresholdBytes, embedPayload, escapeHtml, readEmbeddedPayload, scriptSafeJson } from './encoding.js';
 import { collectRun } from './collect.js';

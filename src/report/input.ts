@@ -6,7 +6,7 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import { RubricateError } from '../errors.js';
 import type { BinaryMetaReport } from '../meta/binary-metrics.js';
-import type { PairwiseMetaReport } from '../meta/pairwise-metrics.js';
+import type { PairwiseMetaReport } from '../scoring/pairwise-metrics.js';
 import { safeParseJson } from '../util/json.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { looksLikeCompareRecord } from './pairwise.js';

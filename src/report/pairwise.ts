@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { addUsage, emptyUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import { CompareSummaryBuilder, type CompareRecord, type CompareSummary, type ComparisonResult } from '../pipeline/compare.js';
-import type { JudgeInfo } from '../pipeline/results.js';
+import type { JudgeInfo } from '../results/results.js';
 import { canonicalJson, safeParseJson } from '../util/json.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { runCost } from './collect.js';

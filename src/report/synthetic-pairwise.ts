@@ -5,7 +5,8 @@
  * judged; winner and consistency are combined from the two orders as the Comparer does.
  */
 import { comparisonFromOrders, type CompareRecord, type ComparisonResult } from '../pipeline/compare.js';
-import { overallCriterionId, overallCriterionText, type PairLabel } from '../grading/pairwise.js';
+import { overallCriterionId, overallCriterionText } from '../grading/pairwise.js';
+import type { PairLabel } from '../rubric/schema.js';
 import { randomInteger, seededRandom, type RandomSource } from '../util/random.js';
 import { rubricateVersion } from '../version.js';
 

@@ -4,9 +4,9 @@
  * the same bytes. Not a stand-in for real grading: verdicts are drawn, not judged.
  */
 import { JsonLinesWriter } from '../util/files.js';
-import type { GradedCriterion, ResultRecord } from '../pipeline/results.js';
+import type { GradedCriterion, ResultRecord } from '../results/results.js';
 import { healthbenchScoring } from '../scoring/registry.js';
-import { toScoredItem } from '../pipeline/results.js';
+import { toScoredItem } from '../results/results.js';
 import { seededRandom, randomInteger, type RandomSource } from '../util/random.js';
 
 const words = (

@@ -8,10 +8,10 @@
  * another), meta-evaluation reports, and the pairwise `compare` results.
  */
 import type { Usage } from '../engine/usage.js';
-import type { JudgeInfo } from '../pipeline/results.js';
+import type { JudgeInfo } from '../results/results.js';
 import type { Metrics } from '../scoring/types.js';
 import type { BinaryMetaReport } from '../meta/binary-metrics.js';
-import type { PairwiseMetaReport } from '../meta/pairwise-metrics.js';
+import type { PairwiseMetaReport } from '../scoring/pairwise-metrics.js';
 import type { CompareSummary } from '../pipeline/compare.js';
 
 export const reportPayloadVersion = 1;

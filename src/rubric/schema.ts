@@ -173,6 +173,9 @@ export interface Item {
   metadata?: Record<string, unknown>;
 }
 
+/** Which of a pair's responses is better, or neither: a gold label or a judge's verdict. */
+export type PairLabel = 'A' | 'B' | 'tie';
+
 /** Two responses to one prompt, judged against each other (LLMBar, PandaLM, JudgeBench, …). */
 export interface PairwiseItem {
   id: string;
@@ -180,7 +183,7 @@ export interface PairwiseItem {
   responseA: string;
   responseB: string;
   /** Gold preference when the data has one. */
-  label?: 'A' | 'B' | 'tie';
+  label?: PairLabel;
   /** Optional rubric: pairwise verdicts per criterion as well as overall. */
   rubric?: Rubric;
   /** Subset or category the pair comes from (LLMBar set, JudgeBench source, HHH source). */

@@ -4,8 +4,10 @@
  * means (not of all instances), both with Python's `sum / len`, printed with 3 decimals.
  * Capabilities are visited in the reference's fixed order.
  */
-import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed } from './bootstrap.js';
-import { pythonFixed, pythonMean } from './reference-math.js';
+import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed } from '../statistics/bootstrap.js';
+import { mean } from '../statistics/descriptive.js';
+import { pythonFixed } from '../statistics/reference-math.js';
+import { createStatusTally } from '../statistics/status-tally.js';
 import type { AggregateOptions, Aggregator, Metrics, ScoredItem, Scoring, TagMetric } from './types.js';
 
 export const biggenCapabilities = ['grounding', 'instruction_following', 'planning', 'reasoning', 'refinement', 'safety', 'theory_of_mind', 'tool_usage', 'multilingual'] as const;
@@ -33,15 +35,12 @@ export const biggenScoring: Scoring = {
   itemScore: likertScore,
   createAggregator(options: AggregateOptions = {}): Aggregator {
     const byCapability = new Map<string, number[]>(biggenCapabilities.map((capability) => [capability, []]));
-    const counts = { n: 0, ok: 0, error: 0, invalid: 0, unscorable: 0 };
+    const tally = createStatusTally();
     return {
       add(item) {
-        counts.n += 1;
-        if (item.status === 'invalid') return void (counts.invalid += 1);
-        if (item.status === 'error') return void (counts.error += 1);
-        counts.ok += 1;
+        if (!tally.admit(item.status)) return;
         const score = likertScore(item);
-        if (score === null) return void (counts.unscorable += 1);
+        if (score === null) return tally.unscorable();
         const capability = capabilityOf(item);
         let list = byCapability.get(capability);
         if (!list) byCapability.set(capability, (list = []));
@@ -60,14 +59,14 @@ export const biggenScoring: Scoring = {
             printed[capability] = 'N/A';
             continue;
           }
-          const average = pythonMean(scores);
+          const average = mean(scores);
           means.push(average);
           report[capability] = average;
           printed[capability] = pythonFixed(average, 3);
-          const spread = bootstrap(scores, pythonMean, samples, seed);
+          const spread = bootstrap(scores, mean, samples, seed);
           byTag[`capability:${capability}`] = { score: average, n_samples: scores.length, bootstrap_std: spread.std, ci95: spread.ci95 };
         }
-        const overallScore = means.length > 0 ? pythonMean(means) : 0;
+        const overallScore = means.length > 0 ? mean(means) : 0;
         report.Overall = overallScore;
         printed.Overall = pythonFixed(overallScore, 3);
         const instances = means.length > 0 ? [...byCapability.values()].reduce((sum, list) => sum + list.length, 0) : 0;
@@ -84,7 +83,7 @@ export const biggenScoring: Scoring = {
           }
           const spread = bootstrap(
             flat,
-            (resample) => pythonMean(lists.map((list, index) => pythonMean(resample.slice(offsets[index], offsets[index] + list.length)))),
+            (resample) => mean(lists.map((list, index) => mean(resample.slice(offsets[index], offsets[index] + list.length)))),
             samples,
             seed,
             (random, _length, index) => {
@@ -99,11 +98,7 @@ export const biggenScoring: Scoring = {
           scoring: 'biggen',
           overall,
           by_tag: byTag,
-          n: counts.n,
-          n_ok: counts.ok,
-          n_error: counts.error,
-          n_invalid: counts.invalid,
-          n_unscorable: counts.unscorable,
+          ...tally.counts(),
           extra: { biggen: report, biggen_printed: printed },
         };
       },

@@ -7,8 +7,9 @@
  * scored −1 (supported only by a blocked source) ÷ all items. Repeated records of a task are
  * averaged, then tasks are averaged (Python `sum / len`, skipping missing values).
  */
-import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed } from './bootstrap.js';
-import { pythonMean } from './reference-math.js';
+import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed } from '../statistics/bootstrap.js';
+import { mean } from '../statistics/descriptive.js';
+import { createStatusTally } from '../statistics/status-tally.js';
 import type { AggregateOptions, Aggregator, Metrics, ScoredCriterion, ScoredItem, Scoring, TagMetric } from './types.js';
 
 export const drb2DimensionKeys = [
@@ -72,7 +73,7 @@ function taskOf(item: ScoredItem): string {
 /** The reference's `mean_or_none`. */
 function meanOrNone(values: ReadonlyArray<number | null>): number | null {
   const numbers = values.filter((value): value is number => value !== null);
-  return numbers.length > 0 ? pythonMean(numbers) : null;
+  return numbers.length > 0 ? mean(numbers) : null;
 }
 
 export const drb2Scoring: Scoring = {
@@ -84,15 +85,12 @@ export const drb2Scoring: Scoring = {
   },
   createAggregator(options: AggregateOptions = {}): Aggregator {
     const byTask = new Map<string, TaskFigures[]>();
-    const counts = { n: 0, ok: 0, error: 0, invalid: 0, unscorable: 0 };
+    const tally = createStatusTally();
     return {
       add(item) {
-        counts.n += 1;
-        if (item.status === 'invalid') return void (counts.invalid += 1);
-        if (item.status === 'error') return void (counts.error += 1);
-        counts.ok += 1;
+        if (!tally.admit(item.status)) return;
         const taskFigures = drb2TaskFigures(item);
-        if (taskFigures.total === null) counts.unscorable += 1;
+        if (taskFigures.total === null) tally.unscorable();
         const task = taskOf(item);
         let list = byTask.get(task);
         if (!list) byTask.set(task, (list = []));
@@ -107,8 +105,8 @@ export const drb2Scoring: Scoring = {
         const metric = (figure: Figure): TagMetric | null => {
           const values = perTask.map((task) => task[figure]).filter((value): value is number => value !== null);
           if (values.length === 0) return null;
-          const spread = bootstrap(values, pythonMean, samples, seed);
-          return { score: pythonMean(values), n_samples: values.length, bootstrap_std: spread.std, ci95: spread.ci95 };
+          const spread = bootstrap(values, mean, samples, seed);
+          return { score: mean(values), n_samples: values.length, bootstrap_std: spread.std, ci95: spread.ci95 };
         };
         for (const figure of figures) {
           if (figure === 'total') continue;
@@ -119,11 +117,7 @@ export const drb2Scoring: Scoring = {
           scoring: 'drb2',
           overall: metric('total'),
           by_tag: byTag,
-          n: counts.n,
-          n_ok: counts.ok,
-          n_error: counts.error,
-          n_invalid: counts.invalid,
-          n_unscorable: counts.unscorable,
+          ...tally.counts(),
           extra: { drb2: report, tasks: perTask.length },
         };
       },

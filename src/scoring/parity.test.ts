@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toScoredItem } from '../pipeline/results.js';
+import { toScoredItem } from '../results/results.js';
 import { prbenchImporter } from '../rubric/formats/prbench.js';
 import { profbenchImporter } from '../rubric/formats/profbench.js';
 import { rarImporter } from '../rubric/formats/rar.js';

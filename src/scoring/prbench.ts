@@ -6,9 +6,9 @@
  * each task — with `std_clipped` = np.std of the unclipped ratios, and `mean_normalized` /
  * `std_normalized` likewise (no clip).
  */
-import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed } from './bootstrap.js';
+import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed } from '../statistics/bootstrap.js';
 import { normalizedRatio, pointTotals } from './points.js';
-import { numpyMean, numpyStd } from './reference-math.js';
+import { numpyMean, numpyStd } from '../statistics/reference-math.js';
 import { createTaggedAggregator, scoreItem, type TaggedScoringDefinition } from './tagged.js';
 import type { AggregateOptions, Aggregator, Metrics, ScoredCriterion, Scoring } from './types.js';
 

@@ -11,8 +11,10 @@
  *   5. every figure × 100, rounded to 1 decimal.
  * The reference's rounding before averaging is reproduced here, and only here.
  */
-import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed, mean } from './bootstrap.js';
-import { numpyMean, numpyRound } from './reference-math.js';
+import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed } from '../statistics/bootstrap.js';
+import { mean } from '../statistics/descriptive.js';
+import { numpyMean, numpyRound } from '../statistics/reference-math.js';
+import { createStatusTally } from '../statistics/status-tally.js';
 import type { AggregateOptions, Aggregator, Metrics, ScoredItem, Scoring, TagMetric } from './types.js';
 
 /** Criterion tags naming ProfBench criterion types (`criterion_type:Reasoning`). */
@@ -59,15 +61,12 @@ export const profbenchScoring: Scoring = {
     const typeFulfilment = new Map<string, number[]>();
     // The reference's `{task_id: len(response)}`: the last non-empty report of each task.
     const lastLength = new Map<string, number>();
-    const counts = { n: 0, ok: 0, error: 0, invalid: 0, unscorable: 0 };
+    const tally = createStatusTally();
     return {
       add(item) {
-        counts.n += 1;
-        if (item.status === 'invalid') return void (counts.invalid += 1);
-        if (item.status === 'error') return void (counts.error += 1);
-        counts.ok += 1;
+        if (!tally.admit(item.status)) return;
         const totals = reportTotals(item);
-        if (totals.max === 0) return void (counts.unscorable += 1);
+        if (totals.max === 0) return tally.unscorable();
         const task = taskOf(item);
         const key = `${task}\u0000${item.responseDigest ?? `id:${item.id}`}`;
         const report = reports.get(key);
@@ -147,11 +146,7 @@ export const profbenchScoring: Scoring = {
           scoring: 'profbench',
           overall,
           by_tag: byTag,
-          n: counts.n,
-          n_ok: counts.ok,
-          n_error: counts.error,
-          n_invalid: counts.invalid,
-          n_unscorable: counts.unscorable,
+          ...tally.counts(),
           extra: {
             profbench: {
               ...printed,

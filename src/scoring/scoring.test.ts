@@ -2,8 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { simpleEvalsImporter } from '../rubric/formats/simple-evals.js';
-import { toScoredItem } from '../pipeline/results.js';
-import { bootstrap, percentile, standardDeviation } from './bootstrap.js';
+import { toScoredItem } from '../results/results.js';
 import { clippedRatio, normalizedRatio } from './points.js';
 import { aggregate, getScoring, healthbenchScoring, normalizedScoring, weightedMeanScoring } from './registry.js';
 import { toSimpleEvalsMetrics } from './simple-evals-format.js';
@@ -64,24 +63,6 @@ describe('HealthBench aggregation', () => {
   it('a gated item scores 0 whatever its other criteria say', () => {
     const gated: ScoredItem = { id: 'g', status: 'ok', gated: true, criteria: [criterion(3, false), { ...criterion(5, true), status: 'skipped', met: null }] };
     expect(healthbenchScoring.itemScore(gated)).toBe(0);
-  });
-});
-
-describe('bootstrap', () => {
-  it('is seeded and estimates the standard error of the mean', () => {
-    const values = Array.from({ length: 400 }, (_, index) => (index % 4 === 0 ? 1 : 0));
-    const first = bootstrap(values, (sample) => sample.reduce((sum, value) => sum + value, 0) / sample.length);
-    const second = bootstrap(values, (sample) => sample.reduce((sum, value) => sum + value, 0) / sample.length);
-    expect(first).toEqual(second);
-    const analytic = Math.sqrt((0.25 * 0.75) / 400);
-    expect(first.std).toBeGreaterThan(analytic * 0.85);
-    expect(first.std).toBeLessThan(analytic * 1.15);
-    expect(first.ci95[0]).toBeLessThan(0.25);
-    expect(first.ci95[1]).toBeGreaterThan(0.25);
-  });
-  it('percentile interpolates like numpy and std is the population std', () => {
-    expect(percentile([1, 2, 3, 4], 0.5)).toBe(2.5);
-    expect(standardDeviation([1, 3])).toBe(1);
   });
 });
 

@@ -4,7 +4,9 @@
  * gets the item score computed over just the criteria carrying it (where that has a
  * positive total); every aggregate is a mean with a seeded bootstrap.
  */
-import { bootstrap, clip, defaultBootstrapSamples, defaultBootstrapSeed, mean } from './bootstrap.js';
+import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed } from '../statistics/bootstrap.js';
+import { clip, mean } from '../statistics/descriptive.js';
+import { createStatusTally } from '../statistics/status-tally.js';
 import type { AggregateOptions, Aggregator, Metrics, ScoredCriterion, ScoredItem, TagMetric } from './types.js';
 
 export interface TaggedScoringDefinition {
@@ -39,24 +41,12 @@ export function createTaggedAggregator(definition: TaggedScoringDefinition, opti
     values.push(value);
   };
   const overall: number[] = [];
-  const counts = { n: 0, ok: 0, error: 0, invalid: 0, unscorable: 0 };
+  const tally = createStatusTally();
 
   function add(item: ScoredItem): void {
-    counts.n += 1;
-    if (item.status === 'invalid') {
-      counts.invalid += 1;
-      return;
-    }
-    if (item.status === 'error') {
-      counts.error += 1;
-      return;
-    }
-    counts.ok += 1;
+    if (!tally.admit(item.status)) return;
     const score = scoreItem(definition, item);
-    if (score === null) {
-      counts.unscorable += 1;
-      return;
-    }
+    if (score === null) return tally.unscorable();
     overall.push(score);
     const tagScores = new Map<string, number>();
     for (const tag of item.tags ?? []) tagScores.set(tag, score);
@@ -84,11 +74,7 @@ export function createTaggedAggregator(definition: TaggedScoringDefinition, opti
       scoring: definition.name,
       overall: overall.length > 0 ? summarizeScores(overall, definition.clipAggregate, options) : null,
       by_tag: byTag,
-      n: counts.n,
-      n_ok: counts.ok,
-      n_error: counts.error,
-      n_invalid: counts.invalid,
-      n_unscorable: counts.unscorable,
+      ...tally.counts(),
     };
   }
 

@@ -2,6 +2,7 @@
  * The shapes scoring works on: the criterion and item parts of a results line. Scoring is
  * pure: it never calls a judge, so any results file can be re-scored any number of times.
  */
+import type { StatusCounts } from '../statistics/status-tally.js';
 
 export interface ScoredCriterion {
   id: string;
@@ -40,17 +41,11 @@ export interface TagMetric {
   ci95: [number, number];
 }
 
-export interface Metrics {
+/** The figures, then the items read by status (`n`, `n_ok`, `n_error`, `n_invalid`, `n_unscorable`). */
+export interface Metrics extends StatusCounts {
   scoring: string;
   overall: TagMetric | null;
   by_tag: Record<string, TagMetric>;
-  /** Items read, whatever their status. */
-  n: number;
-  n_ok: number;
-  n_error: number;
-  n_invalid: number;
-  /** Items with no positive points to score against. */
-  n_unscorable: number;
   /** Scoring-specific extra figures (IFEval accuracies, ProfBench domains, …). */
   extra?: Record<string, unknown>;
   /** Present when failed judge calls were counted as "not met" (`--failed-as-zero`): how many. */

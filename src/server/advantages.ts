@@ -10,6 +10,7 @@
  * no spread: its advantage is 0 (r − mean), where the trainers' std would be undefined (NaN).
  */
 import { RubricateError } from '../errors.js';
+import { mean } from '../statistics/descriptive.js';
 
 export type AdvantageEstimator = 'grpo' | 'dr_grpo';
 
@@ -21,17 +22,15 @@ export function groupAdvantages(rewards: ReadonlyArray<number | null>, estimator
   if (!(epsilon >= 0) || !Number.isFinite(epsilon)) throw new RubricateError('INPUT_INVALID', `eps must be a finite number ≥ 0, got ${epsilon}`, { field: 'eps' });
   const valid = rewards.filter((reward): reward is number => reward !== null);
   if (valid.length === 0) return rewards.map(() => null);
-  let sum = 0;
-  for (const reward of valid) sum += reward;
-  const mean = sum / valid.length;
+  const average = mean(valid);
   let squares = 0;
-  for (const reward of valid) squares += (reward - mean) ** 2;
+  for (const reward of valid) squares += (reward - average) ** 2;
   // Sample (Bessel-corrected) std, as torch.std's default; one member has no spread.
   const std = valid.length > 1 ? Math.sqrt(squares / (valid.length - 1)) : 0;
   return rewards.map((reward) => {
     if (reward === null) return null;
-    if (estimator === 'dr_grpo') return reward - mean;
-    const centred = reward - mean;
+    if (estimator === 'dr_grpo') return reward - average;
+    const centred = reward - average;
     // Equal rewards (or one member) give 0 even with eps 0, never 0 ÷ 0.
     return centred === 0 ? 0 : centred / (std + epsilon);
   });

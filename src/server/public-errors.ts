@@ -6,7 +6,7 @@
  * what the client got wrong). The full error stays in the server's own logs and results.
  */
 import type { SerializedError } from '../errors.js';
-import type { GradedCriterion } from '../pipeline/results.js';
+import type { GradedCriterion } from '../results/results.js';
 import type { RewardResult } from './rewards.js';
 
 const urlPattern = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>)\]]+/gi;

@@ -8,7 +8,7 @@ import type { EngineEvent } from '../engine/engine.js';
 import { emptyUsage } from '../engine/usage.js';
 import { RubricateError, toRubricateError } from '../errors.js';
 import { Grader, type GraderOptions } from '../pipeline/grader.js';
-import type { ResultRecord } from '../pipeline/results.js';
+import type { ResultRecord } from '../results/results.js';
 import type { Item, Rubric } from '../rubric/schema.js';
 import { AdmissionQueue } from './admission.js';
 import { itemContentKey, RubricCache } from './input.js';

@@ -6,7 +6,7 @@
  */
 import { emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
-import type { GradedCriterion, ResultRecord } from '../pipeline/results.js';
+import type { GradedCriterion, ResultRecord } from '../results/results.js';
 
 export interface RewardResult {
   id: string;
@@ -88,6 +88,3 @@ export function metFraction(result: RewardResult): number {
   return graded === 0 ? 0 : met / graded;
 }
 
-export function clip(value: number, low: number, high: number): number {
-  return Math.min(high, Math.max(low, value));
-}

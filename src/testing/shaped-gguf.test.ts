@@ -2,7 +2,7 @@ import path from 'node:path';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLlamaCppJudge, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
-import { explanationSchema, pinnedExplanationCharacters, withExplanationLength } from '../judges/llamacpp/measurement.js';
+import { explanationSchema, pinnedExplanationCharacters, withExplanationLength } from '../grading/explanation.js';
 import { getSharedLlama } from '../judges/llamacpp/runtime.js';
 import { safeParseJson } from '../util/json.js';
 import { ensureShapedGguf, modelShapes, shapeParameters, writeShapedGguf, type ShapedGgufFile } from './shaped-gguf.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { JsonLinesWriter } from '../../util/files.js';
-import { readResults, type ResultReadRecord, type ResultRecord } from '../../pipeline/results.js';
+import { readResults, type ResultReadRecord, type ResultRecord } from '../../results/results.js';
 import type { CommandContext } from '../context.js';
 
 interface MergeFlags {

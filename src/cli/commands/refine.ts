@@ -7,7 +7,7 @@ import { readPromptRecords, readResponsesFile, type PromptRecord } from '../../g
 import { mapInOrder } from '../../util/ordered-stream.js';
 import { promptVersions } from '../../generation/prompts.js';
 import { formatRefineSummary, refineRubric, type RefineOutcome } from '../../generation/refine.js';
-import { mean, round } from '../../generation/statistics.js';
+import { mean, round } from '../../statistics/descriptive.js';
 import { rubricateVersion } from '../../version.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';

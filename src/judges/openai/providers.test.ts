@@ -6,7 +6,7 @@
 import { describe, expect } from 'vitest';
 import { RubricateError } from '../../errors.js';
 import { Grader, type GraderOptions } from '../../pipeline/grader.js';
-import type { ResultRecord } from '../../pipeline/results.js';
+import type { ResultRecord } from '../../results/results.js';
 import { normalizeItem } from '../../rubric/normalize.js';
 import type { FakeJudge, FakeJudgeRequest } from '../../testing/fake-judge.js';
 import { serverPersonality, type PersonalityOptions, type ServerKind } from '../../testing/fake-openai-servers.js';

@@ -4,7 +4,8 @@
  * The bootstrap unit is the item: an item's variants stay together, so several variants of
  * one item never count as independent evidence.
  */
-import { bootstrapIntervals, deriveSeed, resolveBootstrapOptions, type BootstrapOptions, type ConfidenceInterval } from '../bootstrap.js';
+import { bootstrapIntervals, deriveSeed, resolveBootstrapOptions, type BootstrapOptions, type ConfidenceInterval } from '../../statistics/bootstrap.js';
+import { mean, ratio } from '../../statistics/descriptive.js';
 import type { ProbeDefinition } from './perturbations.js';
 
 /** One judged criterion, graded on both the original and the perturbed response. */
@@ -166,9 +167,6 @@ function totalsByItem(observations: readonly VariantObservation[]): ItemTotals[]
 
 const statisticKeys = ['drift', 'metToNotMet', 'notMetToMet', 'any', 'target'] as const;
 
-function ratio(count: number, of: number): number | null {
-  return of > 0 ? count / of : null;
-}
 
 function summarise(items: readonly ItemTotals[], bootstrap: Required<BootstrapOptions>, withTarget: boolean): ProbeSummary {
   const scoredItems = items.filter((totals) => totals.scored > 0 && totals.original !== null);
@@ -214,7 +212,7 @@ function summarise(items: readonly ItemTotals[], bootstrap: Required<BootstrapOp
   );
 
   const definedDrifts = drifts.filter((drift): drift is number => drift !== null);
-  const meanOf = (values: readonly number[]) => (values.length > 0 ? values.reduce((total, value) => total + value, 0) / values.length : null);
+  const meanOf = (values: readonly number[]) => (values.length > 0 ? mean(values) : null);
   const rate = (count: number, of: number, interval: ConfidenceInterval | null): Rate => ({ count, of, rate: ratio(count, of), interval });
   const metToNotMet = sum((totals) => totals.metToNotMet);
   const metEligible = sum((totals) => totals.metEligible);

@@ -1,5 +1,5 @@
 /** Plain-text rendering of a probe report for terminals and logs. */
-import type { ConfidenceInterval } from '../bootstrap.js';
+import type { ConfidenceInterval } from '../../statistics/bootstrap.js';
 import type { ProbeResult, ProbeSummary, Rate } from './analysis.js';
 import type { ProbeReport } from './runner.js';
 

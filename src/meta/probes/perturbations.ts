@@ -6,7 +6,7 @@
  */
 import type { Criterion, Item } from '../../rubric/schema.js';
 import { randomInteger, seededRandom, shuffled, type RandomSource } from '../../util/random.js';
-import { deriveSeed } from '../bootstrap.js';
+import { deriveSeed } from '../../statistics/bootstrap.js';
 import {
   confidentClosers,
   confidentOpeners,

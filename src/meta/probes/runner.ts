@@ -10,11 +10,12 @@
 import { addUsage, emptyUsage, type Usage } from '../../engine/usage.js';
 import { RubricateError } from '../../errors.js';
 import type { Grader } from '../../pipeline/grader.js';
-import type { JudgeInfo, ResultRecord } from '../../pipeline/results.js';
+import type { JudgeInfo, ResultRecord } from '../../results/results.js';
 import type { ImportRecord } from '../../rubric/records.js';
 import type { Item } from '../../rubric/schema.js';
 import { randomInteger, seededRandom } from '../../util/random.js';
-import { resolveBootstrapOptions, type BootstrapOptions } from '../bootstrap.js';
+import { resolveBootstrapOptions, type BootstrapOptions } from '../../statistics/bootstrap.js';
+import { mean } from '../../statistics/descriptive.js';
 import { analyseProbe, type CriterionPair, type ProbeResult, type VariantObservation } from './analysis.js';
 import { PROBE_TEXT_VERSION } from './phrases.js';
 import { deletionPerturbations, perturbItem, probeDefinitions, probeNames, type Perturbation, type ProbeName } from './perturbations.js';
@@ -195,7 +196,7 @@ export async function runProbes(grader: Grader, items: readonly Item[], options:
       probed: items.length,
       originalOk: usable.filter(Boolean).length,
       originalFailed: usable.filter((ok) => !ok).length,
-      meanOriginalScore: scoredOriginals.length > 0 ? scoredOriginals.reduce((total, result) => total + result.score!, 0) / scoredOriginals.length : null,
+      meanOriginalScore: scoredOriginals.length > 0 ? mean(scoredOriginals.map((result) => result.score!)) : null,
     },
     usage,
     probes: probes.map((probe) =>

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { safeParseJson } from '../../util/json.js';
-import { computePairwiseMeta } from '../pairwise-metrics.js';
+import { computePairwiseMeta } from '../../scoring/pairwise-metrics.js';
 import { judgeBenchCategory, readJudgeBenchOutputs } from './judgebench.js';
 import { dataPath, haveData } from '../../testing/data.js';
 import { test } from '../../testing/vitest-fixtures.js';

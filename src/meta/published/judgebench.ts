@@ -6,7 +6,8 @@
  */
 import { RubricateError } from '../../errors.js';
 import { parseLineJson, readLines } from '../../util/jsonl.js';
-import type { PairLabel, PairVerdict, PairwiseMetaRecord } from '../pairwise-metrics.js';
+import type { PairLabel } from '../../rubric/schema.js';
+import type { PairVerdict, PairwiseMetaRecord } from '../../scoring/pairwise-metrics.js';
 
 import type { PublishedJudgeRun } from './types.js';
 import { isRecord } from '../../util/is-record.js';

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { computePairwiseMeta } from '../pairwise-metrics.js';
+import { computePairwiseMeta } from '../../scoring/pairwise-metrics.js';
 import { llmbarStatisticStrings, readLlmbarResults, readLlmbarStatistics } from './llmbar.js';
 import { dataPath, haveData } from '../../testing/data.js';
 import { test } from '../../testing/vitest-fixtures.js';

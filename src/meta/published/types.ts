@@ -1,5 +1,5 @@
 import type { RubricateError } from '../../errors.js';
-import type { PairwiseMetaRecord } from '../pairwise-metrics.js';
+import type { PairwiseMetaRecord } from '../../scoring/pairwise-metrics.js';
 
 export type PublishedFormat = 'llmbar' | 'judgebench';
 

@@ -5,9 +5,9 @@
  */
 import { COLORS, card, type StatRow, chartBox, ciTrack, formatInteger, formatInterval, formatPercent, formatScore, formatSigned, h, isNumber, plural, replaceChart, sectionHead, statList, tabs, truncate } from './common.js';
 import { pageFooter, pageFrame } from './frame.js';
-import type { ConfidenceInterval } from '../../meta/bootstrap.js';
+import type { ConfidenceInterval } from '../../statistics/bootstrap.js';
 import type { BiasIndexReport, BinaryMetaReport, BinaryMetrics, ConfusionCounts } from '../../meta/binary-metrics.js';
-import type { PairwiseMetaReport, PairwiseMetrics, VerdictCounts } from '../../meta/pairwise-metrics.js';
+import type { PairwiseMetaReport, PairwiseMetrics, VerdictCounts } from '../../scoring/pairwise-metrics.js';
 import type { MetaReportPayload } from '../types.js';
 import type { Interval } from './chart.js';
 

@@ -5,8 +5,8 @@
  */
 import { safeParseJson } from '../../util/json.js';
 import { readLines } from '../../util/jsonl.js';
-import { invalidPairRecord, isString } from '../../meta/source-files.js';
-import type { PairLabel } from '../../meta/pairwise-metrics.js';
+import { invalidPairRecord, isString } from './source-files.js';
+import type { PairLabel } from '../schema.js';
 import type { PairwiseImporter } from './types.js';
 import type { PairwiseImportRecord } from '../records.js';
 import { isRecord } from '../../util/is-record.js';

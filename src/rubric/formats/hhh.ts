@@ -9,7 +9,7 @@
  * `hhhPlacementSeed`): the same file always gives the same placement, and
  * `metadata.chosenPosition` records it.
  */
-import { invalidPairRecord, isString, readJsonArrayFile } from '../../meta/source-files.js';
+import { invalidPairRecord, isString, readJsonArrayFile } from './source-files.js';
 import { seededRandom } from '../../util/random.js';
 import type { Criterion, Rubric } from '../schema.js';
 import type { PairwiseImporter } from './types.js';

@@ -5,7 +5,7 @@
  */
 import { safeParseJson } from '../../util/json.js';
 import { readLines } from '../../util/jsonl.js';
-import { invalidPairRecord, isString } from '../../meta/source-files.js';
+import { invalidPairRecord, isString } from './source-files.js';
 import type { PairwiseImporter } from './types.js';
 import type { PairwiseImportRecord } from '../records.js';
 import { isRecord } from '../../util/is-record.js';

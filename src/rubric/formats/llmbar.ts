@@ -7,7 +7,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { RubricateError } from '../../errors.js';
-import { invalidPairRecord, isString, llmbarSubsetFromPath, readJsonArrayFile } from '../../meta/source-files.js';
+import { invalidPairRecord, isString, llmbarSubsetFromPath, readJsonArrayFile } from './source-files.js';
 import type { PairwiseImporter } from './types.js';
 import type { PairwiseImportRecord } from '../records.js';
 import { isRecord } from '../../util/is-record.js';

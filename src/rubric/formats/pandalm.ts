@@ -8,8 +8,8 @@
  * labelled `tie`. The prompt is the instruction, followed by the input after a blank line
  * when there is one. `source` is the application the instruction was written for.
  */
-import { invalidPairRecord, isString, readJsonArrayFile } from '../../meta/source-files.js';
-import type { PairLabel } from '../../meta/pairwise-metrics.js';
+import { invalidPairRecord, isString, readJsonArrayFile } from './source-files.js';
+import type { PairLabel } from '../schema.js';
 import type { PairwiseImporter } from './types.js';
 import type { PairwiseImportRecord } from '../records.js';
 import { isRecord } from '../../util/is-record.js';

@@ -1,5 +1,5 @@
 /** rubricate's own results JSONL, read back for re-scoring and reports. */
-import { readResults } from '../../pipeline/results.js';
+import { readResults } from '../../results/results.js';
 import type { ResultsImporter } from './types.js';
 
 export const resultsImporter: ResultsImporter = {

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { RubricateError } from '../../errors.js';
-import type { ResultReadRecord, ResultRecord } from '../../pipeline/results.js';
+import type { ResultReadRecord, ResultRecord } from '../../results/results.js';
 import { healthbenchScoring } from '../../scoring/registry.js';
 import { rubricateVersion } from '../../version.js';
 import { deriveCriterionId, zodErrorToInputError } from '../normalize.js';

@@ -54,5 +54,5 @@ export interface ResultsImporter {
   description: string;
   /** Side inputs this format uses (absent: not declared, nothing is refused). */
   accepts?: readonly ImportOptionName[];
-  read(source: string, options: ImportOptions): AsyncIterable<import('../../pipeline/results.js').ResultReadRecord>;
+  read(source: string, options: ImportOptions): AsyncIterable<import('../../results/results.js').ResultReadRecord>;
 }

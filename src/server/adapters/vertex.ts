@@ -31,7 +31,8 @@ import { floatJson, stringifyWithFloatRewards } from '../float-json.js';
 import { publicError } from '../public-errors.js';
 import { httpStatusOf } from '../http-error.js';
 import { derivedItemId } from '../input.js';
-import { clip, failedResult, fallbackValue, type RewardResult } from '../rewards.js';
+import { clip } from '../../statistics/descriptive.js';
+import { failedResult, fallbackValue, type RewardResult } from '../rewards.js';
 import type { ServerAdapter } from './types.js';
 import { isRecord } from '../../util/is-record.js';
 

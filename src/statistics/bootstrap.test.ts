@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bootstrapIntervals, deriveSeed, resolveBootstrapOptions } from './bootstrap.js';
+import { bootstrap, bootstrapIntervals, deriveSeed, resolveBootstrapOptions } from './bootstrap.js';
+import { mean } from './descriptive.js';
 
 /** Mean of 0/1 outcomes over the drawn units. */
 function meanOf(values: readonly number[]) {
@@ -73,5 +74,23 @@ describe('deriveSeed', () => {
     expect(deriveSeed(1, 'source=o3')).toBe(deriveSeed(1, 'source=o3'));
     expect(deriveSeed(1, 'source=o3')).not.toBe(deriveSeed(2, 'source=o3'));
     expect(deriveSeed(1, 'source=o3')).not.toBe(deriveSeed(1, 'source=r1'));
+  });
+});
+
+describe('bootstrap', () => {
+  it('is seeded and estimates the standard error of the mean', () => {
+    const values = Array.from({ length: 400 }, (_, index) => (index % 4 === 0 ? 1 : 0));
+    const first = bootstrap(values, (sample) => sample.reduce((sum, value) => sum + value, 0) / sample.length);
+    const second = bootstrap(values, (sample) => sample.reduce((sum, value) => sum + value, 0) / sample.length);
+    expect(first).toEqual(second);
+    const analytic = Math.sqrt((0.25 * 0.75) / 400);
+    expect(first.std).toBeGreaterThan(analytic * 0.85);
+    expect(first.std).toBeLessThan(analytic * 1.15);
+    expect(first.ci95[0]).toBeLessThan(0.25);
+    expect(first.ci95[1]).toBeGreaterThan(0.25);
+  });
+  it('gives no interval without values or resamples', () => {
+    expect(bootstrap([], mean)).toEqual({ std: 0, ci95: [Number.NaN, Number.NaN] });
+    expect(bootstrap([1, 2], mean, 0)).toEqual({ std: 0, ci95: [Number.NaN, Number.NaN] });
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { connectedComponents, phiCoefficient, populationStd, separation, textCosine, textJaccard, wordNgrams } from './statistics.js';
+import { populationStd } from '../statistics/descriptive.js';
+import { connectedComponents, separation, textCosine, textJaccard, wordNgrams } from './measures.js';
 
 describe('separation', () => {
   it('reports spread, ties at the top and the top-2 gap, leaving out failed gradings', () => {
@@ -24,21 +25,6 @@ describe('separation', () => {
 
   it('is empty without scores', () => {
     expect(separation([null, null])).toEqual({ n: 0, mean: null, std: null, range: null, top_ties: 0, top2_gap: null });
-  });
-});
-
-describe('phiCoefficient', () => {
-  it('is 1 for identical, -1 for opposite and null for constant vectors', () => {
-    expect(phiCoefficient([true, false, true, false], [true, false, true, false])).toBeCloseTo(1, 12);
-    expect(phiCoefficient([true, false, true, false], [false, true, false, true])).toBeCloseTo(-1, 12);
-    expect(phiCoefficient([true, true, true], [true, false, true])).toBeNull();
-  });
-
-  it('matches the 2x2 formula and skips unknown positions', () => {
-    // both=2, onlyFirst=1, onlySecond=1, neither=2 → (4-1)/sqrt(3*3*3*3) = 1/3
-    const first = [true, true, true, false, false, false, null];
-    const second = [true, true, false, true, false, false, true];
-    expect(phiCoefficient(first, second)).toBeCloseTo(1 / 3, 12);
   });
 });
 

@@ -1,10 +1,11 @@
 /**
- * Reading helpers shared by the published-judge readers and the pairwise importers.
+ * Reading helpers shared by the pairwise importers and the published-judge readers of
+ * `src/meta/published/` (which read the same LLMBar trees).
  */
 import path from 'node:path';
-import { RubricateError } from '../errors.js';
-import { readJsonFile } from '../rubric/formats/shared.js';
-import type { PairwiseImportRecord } from '../rubric/records.js';
+import { RubricateError } from '../../errors.js';
+import { readJsonFile } from './shared.js';
+import type { PairwiseImportRecord } from '../records.js';
 
 /** Reads a JSON file whose top level must be an array. */
 export async function readJsonArrayFile(file: string): Promise<unknown[]> {

@@ -1,29 +1,8 @@
 /**
- * Small, pure statistics used to judge rubrics: how well scores separate responses,
- * how often criteria pass, how alike two criteria are (by wording and by verdicts).
+ * Measures used to judge rubrics: how well scores separate responses, and how alike two
+ * criteria are by wording (the statistics themselves are in `src/statistics/`).
  */
-
-export function mean(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
-  let total = 0;
-  for (const value of values) total += value;
-  return total / values.length;
-}
-
-/** Population standard deviation (the spread of these responses, not an estimate of a wider one). */
-export function populationStd(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const centre = mean(values);
-  let total = 0;
-  for (const value of values) total += (value - centre) ** 2;
-  return Math.sqrt(total / values.length);
-}
-
-/** Population variance of 0/1 (or fractional) verdict values. */
-export function populationVariance(values: readonly number[]): number {
-  const std = populationStd(values);
-  return std * std;
-}
+import { mean, populationStd, round } from '../statistics/descriptive.js';
 
 export interface Separation {
   /** Responses with a score (graded without error). */
@@ -53,42 +32,6 @@ export function separation(scores: ReadonlyArray<number | null>): Separation {
     top_ties: sorted.filter((score) => Math.abs(score - top) <= tolerance).length,
     top2_gap: sorted.length >= 2 ? round(sorted[0] - sorted[1]) : null,
   };
-}
-
-/** Rounds report figures to 6 decimals so reruns print identical numbers. */
-export function round(value: number, digits = 6): number {
-  const factor = 10 ** digits;
-  return Math.round(value * factor) / factor;
-}
-
-/**
- * Phi coefficient (Pearson correlation of two binary vectors). Undefined (null) when either
- * vector is constant or fewer than two positions are known on both.
- */
-export function phiCoefficient(first: ReadonlyArray<boolean | null>, second: ReadonlyArray<boolean | null>): number | null {
-  let both = 0;
-  let onlyFirst = 0;
-  let onlySecond = 0;
-  let neither = 0;
-  const length = Math.min(first.length, second.length);
-  for (let index = 0; index < length; index += 1) {
-    const a = first[index];
-    const b = second[index];
-    if (a === null || b === null || a === undefined || b === undefined) continue;
-    if (a && b) both += 1;
-    else if (a) onlyFirst += 1;
-    else if (b) onlySecond += 1;
-    else neither += 1;
-  }
-  const n = both + onlyFirst + onlySecond + neither;
-  if (n < 2) return null;
-  const firstTrue = both + onlyFirst;
-  const firstFalse = onlySecond + neither;
-  const secondTrue = both + onlySecond;
-  const secondFalse = onlyFirst + neither;
-  const denominator = Math.sqrt(firstTrue * firstFalse * secondTrue * secondFalse);
-  if (denominator === 0) return null;
-  return (both * neither - onlyFirst * onlySecond) / denominator;
 }
 
 /** Lower-case word tokens (letters and digits of any script). */

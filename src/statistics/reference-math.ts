@@ -1,15 +1,9 @@
 /**
  * Arithmetic exactly as the reference scorers do it, so a parity scoring gives the same
- * bits: Python's left-to-right `sum`, NumPy's pairwise `np.sum`/`np.mean`, NumPy's
- * `round` (scale, round half to even, unscale) and `np.std` (population).
+ * bits: NumPy's pairwise `np.sum`/`np.mean`, `np.std` (population) and `round` (scale,
+ * round half to even, unscale), and Python's float formatting. Python's left-to-right
+ * `sum(values) / len(values)` is `mean` in `descriptive.ts`.
  */
-
-/** Python's built-in `sum(values) / len(values)`: one accumulator, left to right. */
-export function pythonMean(values: readonly number[]): number {
-  let total = 0;
-  for (const value of values) total += value;
-  return total / values.length;
-}
 
 /**
  * NumPy's pairwise summation (the `pairwise_sum` loop of its add reduction): blocks of up to
@@ -55,7 +49,9 @@ export function numpyStd(values: readonly number[]): number {
 
 /**
  * NumPy's `round(x, digits)` (what `round()` does to a NumPy float): multiply by 10^digits,
- * round half to even, divide. Not correctly rounded for every input, by design.
+ * round half to even, divide. Not correctly rounded for every input, by design: ProfBench's
+ * printed figures (its scores and its judges' bias index) went through it. (`round` in
+ * `descriptive.ts` rounds halves up, for our own report figures.)
  */
 export function numpyRound(value: number, digits: number): number {
   const scale = 10 ** digits;
@@ -90,5 +86,38 @@ export function pythonFixed(value: number, digits: number): string {
     text = digits === 0 ? raw : `${raw.slice(0, raw.length - digits)}.${raw.slice(raw.length - digits)}`;
   }
   const negative = value < 0 || Object.is(value, -0);
+  return negative ? `-${text}` : text;
+}
+
+/**
+ * Python's `repr` of a float (shortest round-tripping digits, always with a decimal point or
+ * exponent), so figures can be compared with files written by Python's `str.format`.
+ */
+export function pythonFloatRepr(value: number): string {
+  if (Number.isNaN(value)) return 'nan';
+  if (value === Number.POSITIVE_INFINITY) return 'inf';
+  if (value === Number.NEGATIVE_INFINITY) return '-inf';
+  if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
+  const exponential = value.toExponential();
+  const [mantissa, exponentText] = exponential.split('e');
+  const exponent = Number(exponentText);
+  // Python switches to scientific notation below 1e-4 and from 1e16 up.
+  if (exponent < -4 || exponent >= 16) {
+    const sign = exponent < 0 ? '-' : '+';
+    const magnitude = String(Math.abs(exponent)).padStart(2, '0');
+    return `${mantissa}e${sign}${magnitude}`;
+  }
+  const digits = mantissa.replace('-', '').replace('.', '');
+  const negative = value < 0;
+  let text: string;
+  if (exponent >= 0) {
+    const integerDigits = exponent + 1;
+    text =
+      digits.length <= integerDigits
+        ? `${digits.padEnd(integerDigits, '0')}.0`
+        : `${digits.slice(0, integerDigits)}.${digits.slice(integerDigits)}`;
+  } else {
+    text = `0.${'0'.repeat(-exponent - 1)}${digits}`;
+  }
   return negative ? `-${text}` : text;
 }

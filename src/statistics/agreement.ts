@@ -1,7 +1,8 @@
 /**
- * Agreement statistics shared by the binary and pairwise meta-evaluations. Every function
- * returns `null` where the statistic is undefined (empty input, zero expected disagreement)
- * instead of NaN, so reports stay JSON-serialisable.
+ * Agreement between raters: Cohen's κ (two raters), Fleiss' κ (a jury, several annotators)
+ * and the phi coefficient (two binary vectors). Every function returns `null` where the
+ * statistic is undefined (empty input, zero expected disagreement, a constant vector) instead
+ * of NaN, so reports stay JSON-serialisable.
  */
 
 export type Category = string | number | boolean;
@@ -109,66 +110,31 @@ export function fleissKappa<T extends Category>(ratingsPerItem: ReadonlyArray<re
 }
 
 /**
- * Quantile with linear interpolation between order statistics (NumPy's default method):
- * position h = (n − 1)·q in the sorted values. `sortedValues` must be sorted ascending.
+ * Phi coefficient (Pearson correlation of two binary vectors). Undefined (null) when either
+ * vector is constant or fewer than two positions are known on both.
  */
-export function quantileOfSorted(sortedValues: ArrayLike<number>, quantile: number): number {
-  const count = sortedValues.length;
-  if (count === 0) throw new RangeError('quantileOfSorted: no values');
-  const position = (count - 1) * quantile;
-  const lowerIndex = Math.floor(position);
-  const upperIndex = Math.min(lowerIndex + 1, count - 1);
-  const fraction = position - lowerIndex;
-  const lower = sortedValues[lowerIndex];
-  const upper = sortedValues[upperIndex];
-  return fraction === 0 ? lower : lower + fraction * (upper - lower);
-}
-
-/**
- * Rounds like NumPy's `round(x, digits)` (scale, round half to even, unscale), which is what
- * ProfBench's printed figures went through. Not correctly rounded for every input, by design.
- */
-export function roundHalfEven(value: number, digits: number): number {
-  const scale = 10 ** digits;
-  const scaled = value * scale;
-  const floor = Math.floor(scaled);
-  const difference = scaled - floor;
-  let rounded: number;
-  if (difference > 0.5) rounded = floor + 1;
-  else if (difference < 0.5) rounded = floor;
-  else rounded = floor % 2 === 0 ? floor : floor + 1;
-  return rounded / scale;
-}
-
-/**
- * Python's `repr` of a float (shortest round-tripping digits, always with a decimal point or
- * exponent), so figures can be compared with files written by Python's `str.format`.
- */
-export function pythonFloatRepr(value: number): string {
-  if (Number.isNaN(value)) return 'nan';
-  if (value === Number.POSITIVE_INFINITY) return 'inf';
-  if (value === Number.NEGATIVE_INFINITY) return '-inf';
-  if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
-  const exponential = value.toExponential();
-  const [mantissa, exponentText] = exponential.split('e');
-  const exponent = Number(exponentText);
-  // Python switches to scientific notation below 1e-4 and from 1e16 up.
-  if (exponent < -4 || exponent >= 16) {
-    const sign = exponent < 0 ? '-' : '+';
-    const magnitude = String(Math.abs(exponent)).padStart(2, '0');
-    return `${mantissa}e${sign}${magnitude}`;
+export function phiCoefficient(first: ReadonlyArray<boolean | null>, second: ReadonlyArray<boolean | null>): number | null {
+  let both = 0;
+  let onlyFirst = 0;
+  let onlySecond = 0;
+  let neither = 0;
+  const length = Math.min(first.length, second.length);
+  for (let index = 0; index < length; index += 1) {
+    const a = first[index];
+    const b = second[index];
+    if (a === null || b === null || a === undefined || b === undefined) continue;
+    if (a && b) both += 1;
+    else if (a) onlyFirst += 1;
+    else if (b) onlySecond += 1;
+    else neither += 1;
   }
-  const digits = mantissa.replace('-', '').replace('.', '');
-  const negative = value < 0;
-  let text: string;
-  if (exponent >= 0) {
-    const integerDigits = exponent + 1;
-    text =
-      digits.length <= integerDigits
-        ? `${digits.padEnd(integerDigits, '0')}.0`
-        : `${digits.slice(0, integerDigits)}.${digits.slice(integerDigits)}`;
-  } else {
-    text = `0.${'0'.repeat(-exponent - 1)}${digits}`;
-  }
-  return negative ? `-${text}` : text;
+  const n = both + onlyFirst + onlySecond + neither;
+  if (n < 2) return null;
+  const firstTrue = both + onlyFirst;
+  const firstFalse = onlySecond + neither;
+  const secondTrue = both + onlySecond;
+  const secondFalse = onlyFirst + neither;
+  const denominator = Math.sqrt(firstTrue * firstFalse * secondTrue * secondFalse);
+  if (denominator === 0) return null;
+  return (both * neither - onlyFirst * onlySecond) / denominator;
 }

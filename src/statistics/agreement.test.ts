@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { binaryCohenKappa, cohenKappa, fleissKappa, pythonFloatRepr, quantileOfSorted, roundHalfEven } from './statistics.js';
+import { binaryCohenKappa, cohenKappa, fleissKappa, phiCoefficient } from './agreement.js';
 
 describe('cohenKappa', () => {
   it('matches a hand-computed three-category case', () => {
@@ -71,50 +71,17 @@ describe('fleissKappa', () => {
   });
 });
 
-describe('quantileOfSorted', () => {
-  it('interpolates linearly between order statistics', () => {
-    expect(quantileOfSorted([1, 2, 3, 4], 0.5)).toBe(2.5);
-    expect(quantileOfSorted([1, 2, 3, 4], 0.025)).toBeCloseTo(1.075, 14);
-    expect(quantileOfSorted([1, 2, 3, 4], 0)).toBe(1);
-    expect(quantileOfSorted([1, 2, 3, 4], 1)).toBe(4);
+describe('phiCoefficient', () => {
+  it('is 1 for identical, -1 for opposite and null for constant vectors', () => {
+    expect(phiCoefficient([true, false, true, false], [true, false, true, false])).toBeCloseTo(1, 12);
+    expect(phiCoefficient([true, false, true, false], [false, true, false, true])).toBeCloseTo(-1, 12);
+    expect(phiCoefficient([true, true, true], [true, false, true])).toBeNull();
   });
 
-  it('returns the only value of a single-element input and refuses an empty one', () => {
-    expect(quantileOfSorted([7], 0.975)).toBe(7);
-    expect(() => quantileOfSorted([], 0.5)).toThrow(RangeError);
-  });
-});
-
-describe('roundHalfEven', () => {
-  it('rounds exact halves to even, like NumPy', () => {
-    expect(roundHalfEven(0.25, 1)).toBe(0.2);
-    expect(roundHalfEven(2.5, 0)).toBe(2);
-    expect(roundHalfEven(3.5, 0)).toBe(4);
-    expect(roundHalfEven(-2.5, 0)).toBe(-2);
-  });
-
-  it('scales before rounding, so 0.35 (stored just below) still rounds up as NumPy does', () => {
-    expect(roundHalfEven(0.35, 1)).toBe(0.4);
-    expect(roundHalfEven(-33.333333, 1)).toBe(-33.3);
-    expect(roundHalfEven(62.5 - 83.3, 3)).toBe(-20.8);
-  });
-});
-
-describe('pythonFloatRepr', () => {
-  it.each([
-    [95, '95.0'],
-    [100, '100.0'],
-    [0, '0.0'],
-    [64.81481481481481, '64.81481481481481'],
-    [58.333333333333336, '58.333333333333336'],
-    [-2.5, '-2.5'],
-    [0.0001, '0.0001'],
-    [0.00001, '1e-05'],
-    [1.5e-7, '1.5e-07'],
-    [1e16, '1e+16'],
-    [123456789012345680, '1.2345678901234568e+17'],
-    [1234.5, '1234.5'],
-  ])('%d → %s', (value, expected) => {
-    expect(pythonFloatRepr(value)).toBe(expected);
+  it('matches the 2x2 formula and skips unknown positions', () => {
+    // both=2, onlyFirst=1, onlySecond=1, neither=2 → (4-1)/sqrt(3*3*3*3) = 1/3
+    const first = [true, true, true, false, false, false, null];
+    const second = [true, true, false, true, false, false, true];
+    expect(phiCoefficient(first, second)).toBeCloseTo(1 / 3, 12);
   });
 });

@@ -9,10 +9,10 @@
  * never correct) and JudgeBench (a missing game adds no vote) treat it.
  */
 import { RubricateError } from '../errors.js';
-import { bootstrapIntervals, deriveSeed, resolveBootstrapOptions, type BootstrapOptions, type ConfidenceInterval } from './bootstrap.js';
-import { cohenKappa } from './statistics.js';
+import type { PairLabel } from '../rubric/schema.js';
+import { bootstrapIntervals, deriveSeed, resolveBootstrapOptions, type BootstrapOptions, type ConfidenceInterval } from '../statistics/bootstrap.js';
+import { cohenKappa } from '../statistics/agreement.js';
 
-export type PairLabel = 'A' | 'B' | 'tie';
 export type PairVerdict = PairLabel | 'invalid';
 
 export interface PairwiseMetaRecord {
