@@ -65,7 +65,10 @@ export async function launchHeadlessChromium(options: HeadlessContextOptions = {
 
 /**
  * Opens a file:// page with every other request refused, collecting page errors, console errors
- * and attempted requests: a self-contained report must show none of them.
+ * and attempted requests: a self-contained report must show none of them. Functions handed to
+ * the page (`$$eval`, `evaluate`) run in Chromium but are compiled as Node code, without the
+ * DOM lib: the elements they get are untyped, and they reach the page's globals through one
+ * (`element.ownerDocument`).
  */
 export async function openOfflinePage(browser: HeadlessBrowser, url: string): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.context.newPage();

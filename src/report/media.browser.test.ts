@@ -61,7 +61,7 @@ const citingJudge: FakeJudgeScript = (request) => {
 
 async function openItem(page: Page, id: string): Promise<void> {
   await page.fill('input[type="search"]', id);
-  await page.waitForFunction(() => document.documentElement.getAttribute('data-filtered') === '1');
+  await page.waitForSelector('html[data-filtered="1"]');
   await page.click(`.vrow[data-item-id="${id}"]`);
   await page.waitForSelector(`[data-testid="drawer"][data-item-id="${id}"] .message`);
 }
@@ -118,11 +118,11 @@ describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headl
     const expected = trajectorySteps(normalizeTrajectory(trajectory));
     const shownSteps = await page.$$eval('[data-testid="step"]', (elements) =>
       elements.map((element) => ({
-        number: Number((element as HTMLElement).dataset.step),
-        kind: (element as HTMLElement).dataset.kind,
+        number: Number(element.dataset.step),
+        kind: element.dataset.kind,
         tool: element.querySelector('[data-testid="step-tool"]')?.textContent ?? null,
         body: element.querySelector('.step-body')?.textContent ?? '',
-        open: (element as HTMLDetailsElement).open,
+        open: element.open,
       })),
     );
     expect(shownSteps.map(({ number, kind, tool }) => ({ number, kind, tool }))).toEqual(
@@ -132,15 +132,15 @@ describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headl
     expect(await page.textContent('[data-testid="trajectory-summary"]')).toBe(`${expected.length} steps · 2 tool calls`);
     // Tool calls are marked; reasoning starts folded, messages open.
     expect(await page.locator('[data-testid="step"].step-tool_call').count()).toBe(2);
-    expect(await page.$eval('[data-testid="step"].step-tool_call summary', (element) => getComputedStyle(element.parentElement!).backgroundColor)).not.toBe('rgb(255, 255, 255)');
+    expect(await page.$eval('[data-testid="step"].step-tool_call summary', (element) => element.ownerDocument.defaultView.getComputedStyle(element.parentElement).backgroundColor)).not.toBe('rgb(255, 255, 255)');
     expect(shownSteps.find((step) => step.kind === 'reasoning')!.open).toBe(false);
     expect(shownSteps.find((step) => step.kind === 'user')!.open).toBe(true);
 
     // Collapsible: collapse all, then open one step by clicking its summary.
     await page.click('[data-testid="collapse-steps"]');
-    expect(await page.$$eval('[data-testid="step"]', (elements) => elements.filter((element) => (element as HTMLDetailsElement).open).length)).toBe(0);
+    expect(await page.$$eval('[data-testid="step"]', (elements) => elements.filter((element) => element.open).length)).toBe(0);
     await page.click('[data-testid="step"][data-step="3"] summary');
-    expect(await page.$eval('[data-testid="step"][data-step="3"]', (element) => (element as HTMLDetailsElement).open)).toBe(true);
+    expect(await page.$eval('[data-testid="step"][data-step="3"]', (element) => element.open)).toBe(true);
     expect(await page.isVisible('[data-testid="step"][data-step="3"] .step-body')).toBe(true);
     expect(await page.isVisible('[data-testid="step"][data-step="4"] .step-body')).toBe(false);
 
@@ -148,19 +148,16 @@ describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headl
     const cited = await page.$$eval('[data-criterion-id="confirmed"] [data-testid="cited-step"]', (buttons) => buttons.map((button) => button.textContent));
     expect(cited).toEqual(['step 6', 'step 7']);
     await page.click('[data-criterion-id="confirmed"] [data-testid="cited-step"][data-step="7"]');
-    expect(await page.$eval('[data-testid="step"][data-step="7"]', (element) => (element as HTMLDetailsElement).open && element.classList.contains('step-revealed'))).toBe(true);
+    expect(await page.$eval('[data-testid="step"][data-step="7"]', (element) => element.open && element.classList.contains('step-revealed'))).toBe(true);
     expect(await page.textContent('[data-testid="step"][data-step="7"] [data-testid="step-tool"]')).toBe('cancel_reservation');
 
     // The image item: the red PNG drawn from the embedded bytes, the noisy one as a placeholder.
     await page.click('[data-testid="drawer-close"]');
     await openItem(page, 'picture');
-    await page.waitForFunction(() => {
-      const image = document.querySelector('[data-testid="image"] img') as HTMLImageElement | null;
-      return image !== null && image.complete && image.naturalWidth > 0;
-    });
-    const drawn = await page.$eval('[data-testid="image"] img', (element) => {
-      const image = element as HTMLImageElement;
-      const canvas = document.createElement('canvas');
+    const shownImage = await page.waitForSelector('[data-testid="image"] img');
+    await page.waitForFunction((image) => image.complete && image.naturalWidth > 0, shownImage);
+    const drawn = await shownImage.evaluate((image) => {
+      const canvas = image.ownerDocument.createElement('canvas');
       canvas.width = image.naturalWidth;
       canvas.height = image.naturalHeight;
       const context = canvas.getContext('2d')!;

@@ -117,11 +117,11 @@ interface ShownComparison {
 async function shownComparisons(page: Page): Promise<ShownComparison[]> {
   return page.$$eval('[data-testid="pair-drawer"] [data-testid="comparison"]', (elements) =>
     elements.map((element) => ({
-      id: (element as HTMLElement).dataset.comparisonId ?? '',
+      id: element.dataset.comparisonId ?? '',
       winner: element.querySelector('[data-testid="comparison-verdict"]')?.getAttribute('data-verdict') ?? '',
       text: element.querySelector('[data-testid="comparison-text"]')?.textContent ?? '',
-      orders: Array.from(element.querySelectorAll('.order-row')).map((row) => ({
-        order: (row as HTMLElement).dataset.order ?? '',
+      orders: [...element.querySelectorAll('.order-row')].map((row) => ({
+        order: row.dataset.order ?? '',
         verdict: row.querySelector('[data-testid="order-verdict"]')?.getAttribute('data-verdict') ?? '',
         explanation: row.querySelector('[data-testid="order-explanation"]')?.textContent ?? null,
       })),
@@ -143,7 +143,7 @@ function expectedComparisons(record: CompareRecord): ShownComparison[] {
 
 async function openPair(page: Page, id: string): Promise<void> {
   await page.fill('input[type="search"]', id);
-  await page.waitForFunction(() => document.documentElement.getAttribute('data-filtered') === '1');
+  await page.waitForSelector('html[data-filtered="1"]');
   await page.click(`.vrow[data-pair-id="${id}"]`);
   await page.waitForSelector(`[data-testid="pair-drawer"][data-pair-id="${id}"][data-texts="loaded"]`);
 }
@@ -176,12 +176,12 @@ describe.skipIf(!haveBrowser)('compare view in headless Chromium', () => {
     expect(await page.locator('[data-testid="problems"]').count()).toBe(0);
 
     await page.click('.tabs button[data-value="inconsistent"]');
-    await page.waitForFunction(() => document.documentElement.getAttribute('data-filtered') === '2');
-    expect(await page.$$eval('.vrow', (rows) => rows.map((row) => (row as HTMLElement).dataset.pairId).sort())).toEqual(['pair-05', 'pair-10']);
+    await page.waitForSelector('html[data-filtered="2"]');
+    expect(await page.$$eval('.vrow', (rows) => rows.map((row) => row.dataset.pairId).sort())).toEqual(['pair-05', 'pair-10']);
     // Pairs sort by id A→Z, then Z→A.
     await page.click('button[data-sort="id"]');
     await page.click('button[data-sort="id"]');
-    expect(await page.$$eval('.vrow', (rows) => rows.map((row) => (row as HTMLElement).dataset.pairId))).toEqual(['pair-10', 'pair-05']);
+    expect(await page.$$eval('.vrow', (rows) => rows.map((row) => row.dataset.pairId))).toEqual(['pair-10', 'pair-05']);
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -213,7 +213,7 @@ describe.skipIf(!haveBrowser)('compare view in headless Chromium', () => {
     expect(await shownComparisons(page)).toEqual(expectedComparisons(biased));
 
     // Nothing from the data became markup or ran.
-    expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __injected?: number }).__injected)).toBeUndefined();
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.locator('b[onclick]').count()).toBe(0);
     expect(errors).toEqual([]);

@@ -83,8 +83,8 @@ interface ShownCriterion {
 async function shownCriteria(page: Page): Promise<ShownCriterion[]> {
   return page.$$eval('[data-testid="drawer"] [data-testid="criteria"] .criterion', (elements) =>
     elements.map((element) => ({
-      id: (element as HTMLElement).dataset.criterionId ?? '',
-      verdict: (element as HTMLElement).dataset.verdict ?? '',
+      id: element.dataset.criterionId ?? '',
+      verdict: element.dataset.verdict ?? '',
       points: element.querySelector('[data-testid="points"]')?.textContent ?? '',
       text: element.querySelector('.criterion-text')?.textContent ?? '',
       explanation: element.querySelector('[data-testid="explanation"]')?.textContent ?? null,
@@ -95,7 +95,7 @@ async function shownCriteria(page: Page): Promise<ShownCriterion[]> {
 
 async function openItem(page: Page, id: string): Promise<void> {
   await page.fill('input[type="search"]', id);
-  await page.waitForFunction(() => document.documentElement.getAttribute('data-filtered') === '1');
+  await page.waitForSelector('html[data-filtered="1"]');
   await page.click(`.vrow[data-item-id="${id}"]`);
   await page.waitForSelector(`[data-testid="drawer"][data-item-id="${id}"] [data-testid="criteria"]`);
   // The texts (conversation, response, explanations) arrive once their chunk is decoded.
@@ -150,7 +150,7 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
       expect(await page.textContent('[data-testid="drawer"] .message .text-body')).toBe(hostile.prompt![0].content);
 
       // Nothing from the data became markup or ran.
-      expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined();
+      expect(await page.evaluate(() => (globalThis as { __injected?: number }).__injected)).toBeUndefined();
       expect(await page.locator('img').count()).toBe(0);
       expect(await page.locator('b[onclick]').count()).toBe(0);
       expect(errors).toEqual([]);
@@ -158,7 +158,7 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
       // Another item, chosen through the table rather than the search box.
       await page.click('[data-testid="drawer-close"]');
       await page.fill('input[type="search"]', '');
-      await page.waitForFunction((count) => document.documentElement.getAttribute('data-filtered') === String(count), records.length);
+      await page.waitForSelector(`html[data-filtered="${records.length}"]`);
       await page.click('.vrow[data-item-id="item-00007"]');
       await page.waitForSelector('[data-testid="drawer"][data-item-id="item-00007"] [data-testid="criteria"]');
       const seventh = records[6];
@@ -187,8 +187,8 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
     await page.click('.tabs button[data-value="error"]');
     const errorCount = records.filter((record) => record.status === 'error').length;
     expect(errorCount).toBeGreaterThan(3);
-    await page.waitForFunction((count) => document.documentElement.getAttribute('data-filtered') === String(count), errorCount);
-    const ids = await page.$$eval('.vrow', (rows) => rows.map((row) => (row as HTMLElement).dataset.itemId));
+    await page.waitForSelector(`html[data-filtered="${errorCount}"]`);
+    const ids = await page.$$eval('.vrow', (rows) => rows.map((row) => row.dataset.itemId));
     expect(new Set(ids)).toEqual(new Set(records.filter((record) => record.status === 'error').map((record) => record.id)));
 
     // Text search reaches responses once the texts are decoded.
@@ -198,7 +198,7 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
     const searchable = (record: ResultRecord) => [record.id, ...(record.tags ?? []), record.rubric_id ?? '', record.response ?? '', ...(record.prompt ?? []).map((message) => message.content)].join('\n').toLowerCase();
     const expected = records.filter((record) => searchable(record).includes(needle)).length;
     await page.fill('input[type="search"]', needle);
-    await page.waitForFunction((count) => document.documentElement.getAttribute('data-filtered') === String(count), expected);
+    await page.waitForSelector(`html[data-filtered="${expected}"]`);
     expect(await page.locator(`.vrow[data-item-id="${records[123].id}"]`).count()).toBe(1);
     await page.close();
   });

@@ -34,7 +34,7 @@ describe('content types', () => {
     for (const contentType of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
       const response = await server.app.request('/v1/score', { method: 'POST', headers: contentType ? { 'content-type': contentType } : {}, body: JSON.stringify(item) });
       expect(response.status, String(contentType)).toBe(415);
-      expect((await response.json()).error).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
+      expect(await response.json()).toMatchObject({ error: { code: 'UNSUPPORTED_MEDIA_TYPE' } });
     }
     // The trainer adapters read their bodies the same way.
     for (const path of ['/get_reward', '/slime/reward', '/reward']) {

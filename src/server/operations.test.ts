@@ -73,7 +73,7 @@ describe('request body limit', () => {
     });
     const streamed = await server.app.request('/v1/score', { method: 'POST', body: stream, headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit);
     expect(streamed.status).toBe(413);
-    expect((await streamed.json()).error.message).toMatch(/larger than 300 bytes/);
+    expect(await streamed.json()).toMatchObject({ error: { message: expect.stringMatching(/larger than 300 bytes/) } });
     const small = await server.post('/v1/score', item('apples'));
     expect(small.status).toBe(200);
     expect(server.fake.requests).toHaveLength(3);
@@ -156,7 +156,7 @@ describe('admission queue', () => {
     expect(refused.status).toBe(503);
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
-    expect((await refused.json()).error.code).toBe('OVERLOADED');
+    expect(await refused.json()).toMatchObject({ error: { code: 'OVERLOADED' } });
     // A full queue refuses before reading the body, whatever the route.
     const batchWhileFull = await server.post('/v1/score/batch', { items: [item('a')] });
     expect(batchWhileFull.status).toBe(503);
@@ -198,10 +198,10 @@ describe('admission queue over HTTP', () => {
       const slime = fetch(`${running.url}/slime/reward?token=tok`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'q', response: 'apples', label: fruitRubric }) });
       await vi.waitFor(() => expect(server.service.admission.waiting).toBe(2));
       release();
-      expect((await (await admitted).json()).reward).toBe(1);
+      expect(await (await admitted).json()).toMatchObject({ reward: 1 });
       const waited = await (await openRlhf).json();
       expect(waited).toMatchObject({ rewards: [0.25], extra_logs: { reward_failed: [0] } });
-      expect((await (await slime).json()).reward).toBe(0.75);
+      expect(await (await slime).json()).toMatchObject({ reward: 0.75 });
       expect(server.service.metrics.rejected.value({ reason: 'queue_full' })).toBe(1);
       expect(server.service.metrics.requests.value({ route: '/v1/score', status: '503' })).toBe(1);
     } finally {
@@ -285,7 +285,7 @@ describe('probes, metrics and logs', () => {
     const server = closeAfter(await startTestServer());
     const response = await server.app.request('/v2/nothing', { method: 'POST' });
     expect(response.status).toBe(404);
-    expect((await response.json()).error.code).toBe('NOT_FOUND');
+    expect(await response.json()).toMatchObject({ error: { code: 'NOT_FOUND' } });
   });
 });
 
@@ -299,10 +299,10 @@ describe('graceful shutdown', () => {
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(refused.headers.get('connection')).toBe('close');
-    expect((await refused.json()).error.code).toBe('OVERLOADED');
+    expect(await refused.json()).toMatchObject({ error: { code: 'OVERLOADED' } });
     const health = await app.request('/healthz');
     expect(health.status).toBe(503);
-    expect((await health.json()).status).toBe('draining');
+    expect(await health.json()).toMatchObject({ status: 'draining' });
     expect(server.fake.requests).toHaveLength(0);
   });
 
@@ -319,7 +319,7 @@ describe('graceful shutdown', () => {
     judge.release();
     const answer = await inFlight;
     expect(answer.status).toBe(200);
-    expect((await answer.json()).reward).toBe(1);
+    expect(await answer.json()).toMatchObject({ reward: 1 });
     expect(await closing).toEqual({ drained: true });
     await expect(fetch(`${running.url}/healthz`)).rejects.toThrow();
   });

@@ -49,15 +49,15 @@ describe('serve replicas sharing Redis', () => {
     const [a, b] = await Promise.all([onFirst, onSecond]);
     expect(a.status).toBe(200);
     expect(b.status).toBe(200);
-    expect((await a.json()).reward).toBe(1);
-    expect((await b.json()).reward).toBe(1);
+    expect(await a.json()).toMatchObject({ reward: 1 });
+    expect(await b.json()).toMatchObject({ reward: 1 });
     expect(fake.requests).toHaveLength(1);
 
     // Graded on one replica, cached for the other.
     const pears = { prompt: 'Name some fruit.', response: 'apples and pears', rubric: fruitRubric };
-    expect((await (await post(second, pears)).json()).reward).toBe(fruitScore('apples and pears'));
+    expect(await (await post(second, pears)).json()).toMatchObject({ reward: fruitScore('apples and pears') });
     const callsSoFar = fake.requests.length;
-    expect((await (await post(first, pears)).json()).reward).toBe(fruitScore('apples and pears'));
+    expect(await (await post(first, pears)).json()).toMatchObject({ reward: fruitScore('apples and pears') });
     expect(fake.requests).toHaveLength(callsSoFar);
 
     expect(await (await fetch(`${first}/healthz`)).json()).toMatchObject({ status: 'ok', store: 'ok' });
@@ -70,7 +70,7 @@ describe('serve replicas sharing Redis', () => {
     expect(JSON.stringify(await refused.json())).toContain('STORE_UNAVAILABLE');
     await redis.start();
     await vi.waitFor(async () => expect((await fetch(`${first}/healthz`)).status).toBe(200), { timeout: 30_000, interval: 100 });
-    expect((await (await post(first, { ...item, response: 'pears' })).json()).reward).toBe(0);
+    expect(await (await post(first, { ...item, response: 'pears' })).json()).toMatchObject({ reward: 0 });
   }, 90_000);
 
   redisTest('evolving rubrics are shared: a step on one replica is seen by the other, and steps taken on both at once lose nothing', async ({ redis, startJudge, startServe }) => {

@@ -28,12 +28,10 @@ describe('rubricate serve', () => {
       body: JSON.stringify({ prompt: 'Name some fruit.', rubric: fruitRubric, responses: ['apples and pears', 'pears'], advantages: 'dr_grpo' }),
     });
     expect(group.status).toBe(200);
-    const body = await group.json();
-    expect(body.rewards).toEqual([1, 0.25]);
-    expect(body.advantages).toEqual([0.375, -0.375]);
+    expect(await group.json()).toMatchObject({ rewards: [1, 0.25], advantages: [0.375, -0.375] });
     // Without the token, /healthz says only the status; with it, the details.
     expect(await (await fetch(`${serve.url}/healthz`)).json()).toEqual({ status: 'ok' });
-    const health = await (await fetch(`${serve.url}/healthz`, { headers })).json();
+    const health: any = await (await fetch(`${serve.url}/healthz`, { headers })).json();
     expect(health.judge_endpoints.map((entry: { healthy: boolean }) => entry.healthy)).toEqual([false, true]);
 
     // A request in flight when SIGTERM arrives is still answered.
@@ -44,7 +42,7 @@ describe('rubricate serve', () => {
     releaseInFlight();
     const answer = await inFlight;
     expect(answer.status).toBe(200);
-    expect((await answer.json()).reward).toBe(0.25);
+    expect(await answer.json()).toMatchObject({ reward: 0.25 });
     expect(await serve.exited).toBe(0);
     expect(serve.lines.at(-1)).toEqual({ event: 'stopped', drained: true });
   });

@@ -33,11 +33,18 @@ export function fruitScore(response: string): number {
 
 export const ruleScript: FakeJudgeScript = (request) => ({ content: binaryVerdict(criterionMet(request.criteria[0]?.text ?? '', request.response ?? '')) });
 
+/**
+ * A reply whose JSON body the test reads in its assertions: Node's `Response.json()` is
+ * `unknown`, and typing each answer would restate what the assertions check.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type TestResponse = Omit<Response, 'json'> & { json(): Promise<any> };
+
 export interface TestServer {
   fake: FakeJudge;
   service: RewardService;
   app: ServerApp;
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<TestResponse>;
   close(): Promise<void>;
 }
 

@@ -18,8 +18,9 @@ const env = { ...process.env, PATH: `${fileURLToPath(new URL('node_modules/.bin'
 /**
  * The steps beside vitest run at a lower CPU priority: they then fill the time vitest's workers
  * spend waiting (on child processes, loopback servers, timers) instead of taking cores from it.
+ * The whole script runs under nice, each command of a chain (`a && b`) included.
  */
-const besideVitest = (command) => (process.platform === 'win32' ? command : `nice -n 10 ${command}`);
+const besideVitest = (command) => (process.platform === 'win32' ? command : `nice -n 10 sh -c '${command.replaceAll("'", "'\\''")}'`);
 
 /** Steps in one lane run one after another; lanes run side by side. */
 const lanes = [

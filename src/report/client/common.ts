@@ -1,7 +1,8 @@
 /**
  * Page helpers shared by every view: element building (data only ever reaches the page as
- * text nodes or attribute values, never as markup), number formatting, chart defaults and
- * the confidence-interval whisker plugin for Chart.js.
+ * text nodes or attribute values, never as markup), number formatting, cards, chart defaults
+ * and the confidence-interval whisker plugin for Chart.js. The item explorer and the drawer
+ * are in `explorer.ts` and `drawer.ts`.
  */
 import { chartLibrary, type ChartConfig, type ChartInstance, type Interval } from './chart.js';
 
@@ -138,6 +139,17 @@ export function sectionHead(title: string, hint?: string | null, extra?: Node | 
   return h('div', { className: 'section-head' }, [h('h2', { text: title }), hint ? h('span', { className: 'hint', text: hint }) : null, extra || null]);
 }
 
+/** What a view lists above its sections when its input had problems; null when it had none. */
+export function problemsCallout(notes: Node[]): HTMLElement | null {
+  if (notes.length === 0) return null;
+  return h('div', { className: 'callout error', style: { 'margin-top': '16px' }, data: { testid: 'problems' } }, notes);
+}
+
+/** The unreadable lines of an input, folded under one summary line. */
+export function invalidLinesNote(summary: string, lines: ReadonlyArray<{ message: string }>): HTMLElement {
+  return h('details', null, [h('summary', { text: summary }), h('ul', null, lines.map(function (line) { return h('li', { className: 'mono', text: line.message }); }))]);
+}
+
 /** Segmented buttons; calls onSelect(value) and keeps aria-pressed in sync. */
 export function tabs<V extends string>(options: Array<{ value: V; label: string }>, selected: V, onSelect: (value: V) => void): HTMLElement {
   const container = h('div', { className: 'tabs', attrs: { role: 'group' } });
@@ -245,238 +257,6 @@ export function replaceChart(holder: HTMLElement, height: number, config: ChartC
   (made.element as ChartHolder).__chart = made.chart;
   holder.appendChild(made.element);
   return made.chart;
-}
-
-// A side drawer over the page, shared by the views: keyboard navigation (Esc, ←/→, j/k),
-// a deep link in the URL hash, focus handed back on close. Views draw what goes in it.
-/** What a drawer needs from the explorer it belongs to. */
-export interface DrawerExplorer {
-  order(): Int32Array;
-  select(index: number): void;
-}
-
-export interface DrawerOptions {
-  explorer: DrawerExplorer;
-  /** What one entry is called ('item', 'pair'): in labels. */
-  noun: string;
-  testid: string;
-  /** The URL hash key of the deep link (#item=ID). */
-  hashKey: string;
-  idOf(index: number): string;
-  render(index: number, panel: HTMLElement): void;
-  /** Starts loading the entry's texts; calls done when they arrive. */
-  load?(index: number, done: () => void): void;
-}
-
-export interface DrawerShell {
-  open(index: number): void;
-  close(): void;
-  step(direction: number): void;
-  current(): number;
-}
-
-export function createDrawerShell(options: DrawerOptions): DrawerShell {
-  let backdrop: HTMLElement | null = null, panel: HTMLElement | null = null, currentIndex = -1, lastFocus: Element | null = null;
-  const shell: DrawerShell = { open: open, close: close, step: step, current: function () { return currentIndex; } };
-  document.addEventListener('keydown', function (event) {
-    if (currentIndex < 0) return;
-    if (event.key === 'Escape') close();
-    else if ((event.key === 'ArrowRight' || event.key === 'j') && !isTyping(event)) step(1);
-    else if ((event.key === 'ArrowLeft' || event.key === 'k') && !isTyping(event)) step(-1);
-  });
-  return shell;
-
-  function isTyping(event: KeyboardEvent): boolean { const tag = (event.target as Element | null)?.tagName; return tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA'; }
-
-  function step(direction: number): void {
-    const order = options.explorer.order();
-    const position = Array.prototype.indexOf.call(order, currentIndex);
-    const next: number | undefined = position < 0 ? (order.length ? order[0] : -1) : order[position + direction];
-    if (next !== undefined && next >= 0) open(next);
-  }
-
-  function open(index: number): void {
-    if (!panel) {
-      lastFocus = document.activeElement;
-      backdrop = h('div', { className: 'drawer-backdrop', on: { click: close } });
-      panel = h('aside', { className: 'drawer', attrs: { role: 'dialog', 'aria-modal': 'true', 'aria-label': options.noun + ' details' }, data: { testid: options.testid } });
-      document.body.appendChild(backdrop);
-      document.body.appendChild(panel);
-      const shown = [backdrop, panel];
-      requestAnimationFrame(function () { shown.forEach(function (element) { element.classList.add('open'); }); });
-      document.body.style.overflow = 'hidden';
-    }
-    currentIndex = index;
-    options.explorer.select(index);
-    const hash = '#' + options.hashKey + '=' + encodeURIComponent(options.idOf(index));
-    if (location.hash !== hash) history.replaceState(null, '', hash);
-    render();
-    // Texts load in the background; draw again when they arrive, if the drawer still shows this entry.
-    if (options.load) options.load(index, function () { if (currentIndex === index) render(); });
-  }
-
-  function render(): void {
-    if (!panel) return;
-    panel.textContent = '';
-    options.render(currentIndex, panel);
-    const closeButton = panel.querySelector<HTMLElement>('[data-testid="drawer-close"]');
-    if (closeButton && document.activeElement === document.body) closeButton.focus({ preventScroll: true });
-  }
-
-  function close(): void {
-    if (!panel) return;
-    panel.remove(); backdrop?.remove();
-    panel = null; backdrop = null; currentIndex = -1;
-    document.body.style.overflow = '';
-    options.explorer.select(-1);
-    if (location.hash) history.replaceState(null, '', location.pathname + location.search);
-    if (lastFocus instanceof HTMLElement) lastFocus.focus();
-  }
-}
-
-export function drawerActions(shell: DrawerShell, noun: string): HTMLElement {
-  return h('div', { className: 'drawer-actions' }, [
-    h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'previous ' + noun, title: 'previous (←)' }, on: { click: function () { shell.step(-1); } } }, [icon('up')]),
-    h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'next ' + noun, title: 'next (→)' }, on: { click: function () { shell.step(1); } } }, [icon('down')]),
-    h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'close', title: 'close (Esc)' }, data: { testid: 'drawer-close' }, on: { click: shell.close } }, [icon('close')])
-  ]);
-}
-
-// The explorers' virtual table: a sortable header and only the rows in view drawn, so a
-// report of 100k items scrolls as smoothly as one of ten. Views supply the cells.
-// options: columns [{ key, label, width, right, noSort, narrowHidden }], label, emptyText,
-// rowData(index), fillRow(index, element), onSort(key), onOpen(index).
-export interface TableColumn {
-  key: string;
-  label: string;
-  width: string;
-  right?: boolean;
-  noSort?: boolean;
-  narrowHidden?: boolean;
-}
-
-export interface VirtualTableOptions {
-  columns: TableColumn[];
-  label: string;
-  emptyText: string;
-  rowData(index: number): Record<string, string | number | boolean>;
-  fillRow(index: number, element: HTMLElement): void;
-  onSort(key: string): void;
-  onOpen(index: number): void;
-}
-
-export interface VirtualTable extends DrawerExplorer {
-  element: HTMLElement;
-  show(order: Int32Array, resetScroll?: boolean): void;
-  showSort(key: string, direction: number): void;
-}
-
-export function createVirtualTable(options: VirtualTableOptions): VirtualTable {
-  const ROW_HEIGHT = 40;
-  let order: Int32Array = new Int32Array(0), selected = -1, scheduled = false;
-  const template = options.columns.map(function (column) { return column.width; }).join(' ');
-  const headerRow = h('div', { className: 'vtable-head', style: { 'grid-template-columns': template }, attrs: { role: 'row' } });
-  options.columns.forEach(function (column) {
-    const cell = h('div', { className: (column.right ? 'right' : '') + (column.narrowHidden ? ' hide-narrow' : ''), attrs: { role: 'columnheader' } });
-    if (column.noSort) cell.appendChild(h('span', { text: column.label }));
-    else cell.appendChild(h('button', { attrs: { type: 'button', title: 'sort by ' + column.label.toLowerCase() }, data: { sort: column.key }, on: { click: function () { options.onSort(column.key); } } }, [column.label, h('span', { className: 'sort-indicator' })]));
-    headerRow.appendChild(cell);
-  });
-  const spacer = h('div', { className: 'vtable-spacer' });
-  const viewport = h('div', { className: 'vtable-viewport', attrs: { role: 'rowgroup', tabindex: '-1' } }, [spacer]);
-  viewport.addEventListener('scroll', function () {
-    if (scheduled) return;
-    scheduled = true;
-    requestAnimationFrame(function () { scheduled = false; renderRows(); });
-  });
-  return {
-    element: h('div', { className: 'vtable', attrs: { role: 'grid', 'aria-label': options.label } }, [headerRow, viewport]),
-    order: function () { return order; },
-    show: function (nextOrder: Int32Array, resetScroll?: boolean) {
-      order = nextOrder;
-      spacer.style.height = Math.max(order.length * ROW_HEIGHT, 1) + 'px';
-      if (resetScroll) viewport.scrollTop = 0;
-      renderRows();
-    },
-    select: function (index: number) { selected = index; renderRows(); },
-    showSort: function (key: string, direction: number) {
-      headerRow.querySelectorAll<HTMLElement>('button[data-sort]').forEach(function (button) {
-        const indicator = button.querySelector('.sort-indicator')!;
-        indicator.textContent = '';
-        if (button.dataset.sort === key) { button.setAttribute('data-sorted', direction > 0 ? 'asc' : 'desc'); indicator.appendChild(icon(direction > 0 ? 'up' : 'down')); }
-        else button.removeAttribute('data-sorted');
-      });
-    }
-  };
-
-  function renderRows() {
-    const top = viewport.scrollTop;
-    const height = viewport.clientHeight || 600;
-    const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - 8);
-    const last = Math.min(order.length, Math.ceil((top + height) / ROW_HEIGHT) + 8);
-    const fragment = document.createDocumentFragment();
-    for (let position = first; position < last; position += 1) fragment.appendChild(row(order[position], position));
-    spacer.textContent = '';
-    if (order.length === 0) spacer.appendChild(h('div', { className: 'empty-state', text: options.emptyText }));
-    spacer.appendChild(fragment);
-  }
-
-  function row(index: number, position: number): HTMLElement {
-    const element = h('div', {
-      className: 'vrow' + (index === selected ? ' selected' : ''),
-      attrs: { role: 'row', tabindex: '0' },
-      data: options.rowData(index),
-      style: { top: position * ROW_HEIGHT + 'px', 'grid-template-columns': template },
-      on: {
-        click: function () { options.onOpen(index); },
-        keydown: function (event) { if (event.key === 'Enter') options.onOpen(index); }
-      }
-    });
-    options.fillRow(index, element);
-    return element;
-  }
-}
-
-// Sort state cycles first direction → the other → unsorted, as spreadsheet headers do.
-export interface SortState {
-  sortKey: string;
-  sortDirection: number;
-}
-
-export function nextSort(state: SortState, key: string, firstDirection: number): void {
-  if (state.sortKey === key) {
-    if (state.sortDirection === firstDirection) state.sortDirection = -firstDirection;
-    else { state.sortKey = ''; state.sortDirection = 1; }
-  } else {
-    state.sortKey = key;
-    state.sortDirection = firstDirection;
-  }
-}
-
-// Sorts indexes by a number each; missing values (null, NaN) go last whatever the direction.
-export function sortByNumber(indexes: Int32Array, valueOf: (index: number) => number | null | undefined, direction: number): Int32Array {
-  // Values are read once into an array indexed by entry, not per comparison: sorting 100k rows stays fast.
-  let size = 0;
-  let position: number;
-  for (position = 0; position < indexes.length; position += 1) size = Math.max(size, indexes[position] + 1);
-  const values = new Float64Array(size);
-  for (position = 0; position < indexes.length; position += 1) {
-    const value = valueOf(indexes[position]);
-    values[indexes[position]] = isNumber(value) ? value : NaN;
-  }
-  const list = Array.from(indexes);
-  list.sort(function (left, right) {
-    const a = values[left], b = values[right];
-    const aMissing = a !== a, bMissing = b !== b;
-    if (aMissing || bMissing) return aMissing === bMissing ? left - right : aMissing ? 1 : -1;
-    return direction * (a - b) || left - right;
-  });
-  return Int32Array.from(list);
-}
-
-export function sortByText(indexes: Int32Array, textOf: (index: number) => string, direction: number): Int32Array {
-  const collator = new Intl.Collator(undefined, { numeric: true });
-  return Int32Array.from(Array.from(indexes).sort(function (left, right) { return direction * collator.compare(textOf(left), textOf(right)) || left - right; }));
 }
 
 export function showFatal(root: HTMLElement, error: unknown): void {

@@ -6,8 +6,8 @@
 import type { CompareReportPayload, MetaReportPayload, PairTexts, ReportPayload, ResultsReportPayload, RunTexts } from '../types.js';
 import { errorMessage, showFatal } from './common.js';
 import { renderBinaryMetaView, renderPairwiseMetaView } from './meta.js';
-import { renderPairwiseCompareView } from './pairwise.js';
-import { renderResultsView } from './results.js';
+import { renderPairwiseCompareView } from './pairwise/view.js';
+import { renderResultsView } from './results/view.js';
 import { createTextStore, readScript } from './text-store.js';
 
 /**

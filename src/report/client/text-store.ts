@@ -3,6 +3,7 @@
  * page code. The store decodes a chunk on demand, each once; loadAll walks them one by one,
  * yielding to the page in between.
  */
+import { errorMessage } from './common.js';
 import { rubricateChunkIndex, rubricateReadEmbedded } from './decode.js';
 
 export interface TextStore<Chunk> {
@@ -11,6 +12,20 @@ export interface TextStore<Chunk> {
   loadFor(runIndex: number, entry: number): Promise<Chunk | null>;
   complete(): boolean;
   loadAll(onChunk?: (runIndex: number, chunk: Chunk | null) => void): Promise<void>;
+}
+
+/**
+ * Decodes every chunk in the background once the view is drawn, handing each to onChunk (the
+ * explorers' search); the page says when all texts are in (`data-texts-ready`) or why not.
+ */
+export function loadTextsInBackground<Chunk>(store: TextStore<Chunk>, onChunk: (runIndex: number, chunk: Chunk | null) => void): void {
+  setTimeout(function () {
+    store.loadAll(onChunk).then(function () {
+      document.documentElement.setAttribute('data-texts-ready', '1');
+    }, function (error: unknown) {
+      document.documentElement.setAttribute('data-report-error', 'texts: ' + errorMessage(error));
+    });
+  }, 0);
 }
 
 /** A run here is anything with entry ids and a chunk size (the compare view passes its pairs). */

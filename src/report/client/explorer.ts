@@ -1,0 +1,296 @@
+/**
+ * The item explorer every view lists its rows in (results items, compare pairs): a section
+ * with a search box, status tabs and the view's own filters above a sortable virtual table,
+ * whose order the drawer steps through. Views give the rows (how many, their ids as row
+ * data, their status), the columns (header, sort value, cell) and the filters they add.
+ */
+import { ITEM_STATUS_NAMES, type ItemStatusName } from './decode.js';
+import { formatInteger, h, icon, isNumber, sectionHead, tabs } from './common.js';
+
+export interface ExplorerColumn {
+  key: string;
+  label: string;
+  /** A CSS grid track: '120px', 'minmax(150px, 2fr)'. */
+  width: string;
+  right?: boolean;
+  narrowHidden?: boolean;
+  /** What the column sorts by: a number (missing ones last) or a text; with neither it does not sort. */
+  sortNumber?(index: number): number | null | undefined;
+  sortText?(index: number): string;
+  cell(index: number): Node;
+}
+
+export interface ExplorerOptions {
+  /** The section's anchor, heading and hint. */
+  section: { id: string; title: string; hint: string };
+  /** What a row is called ('item', 'items'): in labels and the count line. */
+  noun: string;
+  nounPlural: string;
+  /** Rows are 0 … rows - 1. */
+  rows: number;
+  columns: ExplorerColumn[];
+  /** The row element's data attributes (its index and id), for tests and the drawer. */
+  rowData(index: number): Record<string, string | number | boolean>;
+  /** Number columns sort highest first on their first click (else lowest); text columns A→Z first. */
+  highestFirst: boolean;
+  /** Per row, its status code (`ITEM_STATUS_NAMES`): the explorer adds the status tabs. */
+  status?: ArrayLike<number>;
+  search: {
+    placeholder: string;
+    /** What the box matches before the texts arrive (id, tags…). */
+    keys(index: number): string;
+  };
+  /** The view's own filter controls, placed after the status tabs. */
+  controls?: Node[];
+  /** The view's active filters, read at every refresh: a row is listed when each one keeps it. */
+  filters?(): Array<(index: number) => boolean>;
+  /** Whether every text has been decoded (until then the count line says so while searching). */
+  textsComplete(): boolean;
+}
+
+export interface Explorer {
+  element: HTMLElement;
+  /** Draws the rows; call once the section is on the page. */
+  mount(): void;
+  /** Filters and sorts again, after a view's filter changed. */
+  refresh(resetScroll: boolean): void;
+  /** The listed rows, in their shown order. */
+  order(): Int32Array;
+  /** Marks one row as the one the drawer shows (-1: none). */
+  select(index: number): void;
+  /** Adds decoded texts to the search, from row `first` on. */
+  addSearchTexts(first: number, texts: readonly string[]): void;
+  onOpen: ((index: number) => void) | null;
+}
+
+export function createExplorer(options: ExplorerOptions): Explorer {
+  const count = options.rows;
+  const sort: SortState = { sortKey: '', sortDirection: 1 };
+  let query = '', status: ItemStatusName | 'all' = 'all';
+  let keyHaystack: string[] | null = null;
+  const textHaystack = new Array<string | undefined>(count);
+
+  const searchInput = h('input', { attrs: { type: 'search', placeholder: options.search.placeholder, 'aria-label': 'Search ' + options.nounPlural } });
+  const countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
+  const toolbar = h('div', { className: 'explorer-toolbar' }, [
+    h('div', { className: 'search' }, [icon('search'), searchInput]),
+    options.status ? tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { status = value; refresh(true); }) : null,
+    ...(options.controls || []),
+    countLabel
+  ]);
+  const table = createVirtualTable({
+    columns: options.columns,
+    label: options.nounPlural,
+    emptyText: 'No ' + options.noun + ' matches these filters.',
+    rowData: options.rowData,
+    onSort: sortBy,
+    onOpen: function (index) { if (explorer.onOpen) explorer.onOpen(index); }
+  });
+  const section = h('section', { className: 'section', attrs: { id: options.section.id } }, [sectionHead(options.section.title, options.section.hint), toolbar, table.element]);
+
+  let searchTimer: ReturnType<typeof setTimeout> | undefined;
+  searchInput.addEventListener('input', function () {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(function () { query = searchInput.value.trim().toLowerCase(); refresh(true); }, 120);
+  });
+
+  const explorer: Explorer = {
+    element: section,
+    mount: function () { refresh(true); },
+    refresh: refresh,
+    order: table.order,
+    select: table.select,
+    // Texts join the search chunk by chunk as they are decoded, while the reader looks at the overview.
+    addSearchTexts: function (first, texts) {
+      for (let offset = 0; offset < texts.length; offset += 1) textHaystack[first + offset] = texts[offset].toLowerCase();
+      if (query) refresh(false);
+    },
+    onOpen: null
+  };
+  return explorer;
+
+  function matchesQuery(index: number): boolean {
+    if (!keyHaystack) {
+      const haystack = (keyHaystack = new Array<string>(count));
+      for (let each = 0; each < count; each += 1) haystack[each] = options.search.keys(each).toLowerCase();
+    }
+    const text = textHaystack[index];
+    return keyHaystack[index].indexOf(query) >= 0 || (text !== undefined && text.indexOf(query) >= 0);
+  }
+
+  function refresh(resetScroll: boolean): void {
+    const rowStatus = options.status;
+    const statusCode = rowStatus && status !== 'all' ? ITEM_STATUS_NAMES.indexOf(status) : -1;
+    const filters = options.filters ? options.filters() : [];
+    const kept = new Int32Array(count);
+    let length = 0;
+    rows: for (let index = 0; index < count; index += 1) {
+      if (statusCode >= 0 && rowStatus && rowStatus[index] !== statusCode) continue;
+      for (let each = 0; each < filters.length; each += 1) if (!filters[each](index)) continue rows;
+      if (query && !matchesQuery(index)) continue;
+      kept[length++] = index;
+    }
+    const order = sortOrder(kept.slice(0, length));
+    countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' ' + options.nounPlural + (query && !options.textsComplete() ? ' (texts still loading)' : '');
+    document.documentElement.setAttribute('data-filtered', String(order.length));
+    table.show(order, resetScroll);
+  }
+
+  function sortOrder(order: Int32Array): Int32Array {
+    const column = options.columns.find(function (each) { return each.key === sort.sortKey; });
+    if (!column) return order;
+    if (column.sortText) return sortByText(order, column.sortText, sort.sortDirection);
+    return column.sortNumber ? sortByNumber(order, column.sortNumber, sort.sortDirection) : order;
+  }
+
+  function sortBy(column: ExplorerColumn): void {
+    nextSort(sort, column.key, column.sortText || !options.highestFirst ? 1 : -1);
+    table.showSort(sort.sortKey, sort.sortDirection);
+    refresh(true);
+  }
+}
+
+// The explorer's virtual table: a sortable header and only the rows in view drawn, so a
+// report of 100k items scrolls as smoothly as one of ten.
+interface VirtualTableOptions {
+  columns: ExplorerColumn[];
+  label: string;
+  emptyText: string;
+  rowData(index: number): Record<string, string | number | boolean>;
+  onSort(column: ExplorerColumn): void;
+  onOpen(index: number): void;
+}
+
+interface VirtualTable {
+  element: HTMLElement;
+  order(): Int32Array;
+  select(index: number): void;
+  show(order: Int32Array, resetScroll?: boolean): void;
+  showSort(key: string, direction: number): void;
+}
+
+function createVirtualTable(options: VirtualTableOptions): VirtualTable {
+  const ROW_HEIGHT = 40;
+  let order: Int32Array = new Int32Array(0), selected = -1, scheduled = false;
+  const template = options.columns.map(function (column) { return column.width; }).join(' ');
+  const headerRow = h('div', { className: 'vtable-head', style: { 'grid-template-columns': template }, attrs: { role: 'row' } });
+  options.columns.forEach(function (column) {
+    const cell = h('div', { className: (column.right ? 'right' : '') + (column.narrowHidden ? ' hide-narrow' : ''), attrs: { role: 'columnheader' } });
+    if (!column.sortNumber && !column.sortText) cell.appendChild(h('span', { text: column.label }));
+    else cell.appendChild(h('button', { attrs: { type: 'button', title: 'sort by ' + column.label.toLowerCase() }, data: { sort: column.key }, on: { click: function () { options.onSort(column); } } }, [column.label, h('span', { className: 'sort-indicator' })]));
+    headerRow.appendChild(cell);
+  });
+  const spacer = h('div', { className: 'vtable-spacer' });
+  const viewport = h('div', { className: 'vtable-viewport', attrs: { role: 'rowgroup', tabindex: '-1' } }, [spacer]);
+  viewport.addEventListener('scroll', function () {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(function () { scheduled = false; renderRows(); });
+  });
+  return {
+    element: h('div', { className: 'vtable', attrs: { role: 'grid', 'aria-label': options.label } }, [headerRow, viewport]),
+    order: function () { return order; },
+    show: function (nextOrder: Int32Array, resetScroll?: boolean) {
+      order = nextOrder;
+      spacer.style.height = Math.max(order.length * ROW_HEIGHT, 1) + 'px';
+      if (resetScroll) viewport.scrollTop = 0;
+      renderRows();
+    },
+    select: function (index: number) { selected = index; renderRows(); },
+    showSort: function (key: string, direction: number) {
+      headerRow.querySelectorAll<HTMLElement>('button[data-sort]').forEach(function (button) {
+        const indicator = button.querySelector('.sort-indicator')!;
+        indicator.textContent = '';
+        if (button.dataset.sort === key) { button.setAttribute('data-sorted', direction > 0 ? 'asc' : 'desc'); indicator.appendChild(icon(direction > 0 ? 'up' : 'down')); }
+        else button.removeAttribute('data-sorted');
+      });
+    }
+  };
+
+  function renderRows() {
+    const top = viewport.scrollTop;
+    const height = viewport.clientHeight || 600;
+    const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - 8);
+    const last = Math.min(order.length, Math.ceil((top + height) / ROW_HEIGHT) + 8);
+    const fragment = document.createDocumentFragment();
+    for (let position = first; position < last; position += 1) fragment.appendChild(row(order[position], position));
+    spacer.textContent = '';
+    if (order.length === 0) spacer.appendChild(h('div', { className: 'empty-state', text: options.emptyText }));
+    spacer.appendChild(fragment);
+  }
+
+  function row(index: number, position: number): HTMLElement {
+    const element = h('div', {
+      className: 'vrow' + (index === selected ? ' selected' : ''),
+      attrs: { role: 'row', tabindex: '0' },
+      data: options.rowData(index),
+      style: { top: position * ROW_HEIGHT + 'px', 'grid-template-columns': template },
+      on: {
+        click: function () { options.onOpen(index); },
+        keydown: function (event) { if (event.key === 'Enter') options.onOpen(index); }
+      }
+    });
+    options.columns.forEach(function (column) { element.appendChild(column.cell(index)); });
+    return element;
+  }
+}
+
+// Sort state cycles first direction → the other → unsorted, as spreadsheet headers do.
+interface SortState {
+  sortKey: string;
+  sortDirection: number;
+}
+
+function nextSort(state: SortState, key: string, firstDirection: number): void {
+  if (state.sortKey === key) {
+    if (state.sortDirection === firstDirection) state.sortDirection = -firstDirection;
+    else { state.sortKey = ''; state.sortDirection = 1; }
+  } else {
+    state.sortKey = key;
+    state.sortDirection = firstDirection;
+  }
+}
+
+// Sorts indexes by a number each; missing values (null, NaN) go last whatever the direction.
+function sortByNumber(indexes: Int32Array, valueOf: (index: number) => number | null | undefined, direction: number): Int32Array {
+  // Values are read once into an array indexed by entry, not per comparison: sorting 100k rows stays fast.
+  let size = 0;
+  let position: number;
+  for (position = 0; position < indexes.length; position += 1) size = Math.max(size, indexes[position] + 1);
+  const values = new Float64Array(size);
+  for (position = 0; position < indexes.length; position += 1) {
+    const value = valueOf(indexes[position]);
+    values[indexes[position]] = isNumber(value) ? value : NaN;
+  }
+  const list = Array.from(indexes);
+  list.sort(function (left, right) {
+    const a = values[left], b = values[right];
+    const aMissing = a !== a, bMissing = b !== b;
+    if (aMissing || bMissing) return aMissing === bMissing ? left - right : aMissing ? 1 : -1;
+    return direction * (a - b) || left - right;
+  });
+  return Int32Array.from(list);
+}
+
+function sortByText(indexes: Int32Array, textOf: (index: number) => string, direction: number): Int32Array {
+  const collator = new Intl.Collator(undefined, { numeric: true });
+  return Int32Array.from(Array.from(indexes).sort(function (left, right) { return direction * collator.compare(textOf(left), textOf(right)) || left - right; }));
+}
+
+/** The id column every explorer starts with. */
+export function idColumn(label: string, ids: readonly string[]): ExplorerColumn {
+  return {
+    key: 'id', label: label, width: 'minmax(150px, 2fr)',
+    sortText: function (index) { return ids[index]; },
+    cell: function (index) { return h('div', { className: 'mono', text: ids[index], title: ids[index] }); }
+  };
+}
+
+/** The status column: a pill per row (`ITEM_STATUS_NAMES` codes). */
+export function statusColumn(status: ArrayLike<number>): ExplorerColumn {
+  return {
+    key: 'status', label: 'Status', width: '76px',
+    sortNumber: function (index) { return status[index]; },
+    cell: function (index) { const name = ITEM_STATUS_NAMES[status[index]]; return h('div', null, [h('span', { className: 'pill ' + name, text: name })]); }
+  };
+}

@@ -1,0 +1,33 @@
+/** What every part of the results view reads, and the helpers more than one of them uses. */
+import { tagGroupOf } from '../common.js';
+import type { ComparisonSummary, ResultsReportPayload, RunData, RunSummary } from '../../types.js';
+
+export interface ResultsContext {
+  payload: ResultsReportPayload;
+  run: RunData;
+  summary: RunSummary;
+  /** When the report compares two runs: the baseline run, and the comparison with it. */
+  baseline: RunData | null;
+  comparison: ComparisonSummary | null;
+}
+
+export function resultsContext(payload: ResultsReportPayload): ResultsContext {
+  const run = payload.runs[0];
+  return { payload: payload, run: run, summary: run.summary, baseline: payload.runs.length > 1 ? payload.runs[1] : null, comparison: payload.comparison };
+}
+
+/** Tags by group ("axis:accuracy" is in group axis), the usual HealthBench groups first. */
+export function tagGroups(byTag: Record<string, unknown>): { names: string[]; members: Record<string, string[]> } {
+  const groups: Record<string, string[]> = {};
+  Object.keys(byTag).forEach(function (tag) {
+    const group = tagGroupOf(tag);
+    (groups[group] = groups[group] || []).push(tag);
+  });
+  const preferred = ['axis', 'theme', 'tags', 'cluster', 'level', 'physician_agreed_category'];
+  const names = Object.keys(groups).sort(function (left, right) {
+    let a = preferred.indexOf(left), b = preferred.indexOf(right);
+    if (a < 0) a = 99; if (b < 0) b = 99;
+    return a - b || (left < right ? -1 : 1);
+  });
+  return { names: names, members: groups };
+}

@@ -1,0 +1,237 @@
+/**
+ * The results view's item explorer: the shared explorer over the run's items, with score,
+ * baseline and Δ (when comparing), criteria passed, status and tags columns, and filters by
+ * tag, by a criterion that cost points or flipped, and by changed score.
+ */
+import { rubricateCriterionMet, rubricateTags } from '../decode.js';
+import { COLORS, formatScore, formatSigned, h, isNumber, truncate } from '../common.js';
+import { createExplorer, idColumn, statusColumn, type Explorer, type ExplorerColumn } from '../explorer.js';
+import type { RunData, RunTexts } from '../../types.js';
+import type { ResultsContext } from './common.js';
+
+export interface ItemExplorer extends Explorer {
+  /** Lists the items where the criterion with this text cost points (or, flipped, changed verdict from the baseline). */
+  filterByCriterion(text: string, flipped?: boolean): void;
+  /** Adds a decoded text chunk of the run to the search. */
+  addChunk(chunk: RunTexts | null): void;
+}
+
+/** Per item: criteria that earned, cost points, errored, in all (the criteria passed column). */
+function criterionCounts(run: RunData): { passed: Int32Array; failed: Int32Array; errors: Int32Array; total: Int32Array } {
+  const count = run.items.ids.length;
+  const counts = { passed: new Int32Array(count), failed: new Int32Array(count), errors: new Int32Array(count), total: new Int32Array(count) };
+  const offsets = run.items.criteriaOffsets, flags = run.criteria.flags, points = run.criteria.points;
+  for (let item = 0; item < count; item += 1) {
+    for (let position = offsets[item]; position < offsets[item + 1]; position += 1) {
+      const flag = flags[position];
+      counts.total[item] += 1;
+      const status = flag & 3;
+      if (status === 1) { counts.errors[item] += 1; continue; }
+      if (status === 2) continue;
+      const met = rubricateCriterionMet(flag);
+      if (met === null) continue;
+      const failed = points[position] < 0 ? met : !met;
+      if (failed) counts.failed[item] += 1; else counts.passed[item] += 1;
+    }
+  }
+  return counts;
+}
+
+/** What the search matches in a chunk: each item's response and the prompt's message texts. */
+function searchTexts(chunk: RunTexts): string[] {
+  const texts: string[] = [];
+  for (let local = 0; local < chunk.responses.length; local += 1) {
+    const parts: string[] = [];
+    if (chunk.responses[local] >= 0) parts.push(chunk.strings[chunk.responses[local]]);
+    const prompt = chunk.prompts[local] || [];
+    for (let turn = 1; turn < prompt.length; turn += 2) parts.push(chunk.strings[prompt[turn]]);
+    texts.push(parts.join('\n'));
+  }
+  return texts;
+}
+
+export function createItemExplorer(context: ResultsContext, textsComplete: () => boolean): ItemExplorer {
+  const run = context.run, baseline = context.baseline, comparison = context.comparison;
+  const items = run.items;
+  const counts = criterionCounts(run);
+  const matchIndex = comparison ? comparison.matchIndex : null;
+  const state = { tag: '', criterionRef: -1, criterionLabel: '', criterionFlipped: false, changedOnly: false };
+
+  const columns: ExplorerColumn[] = [idColumn('Item', items.ids), {
+    key: 'score', label: 'Score', width: '120px', right: true,
+    sortNumber: function (index) { return items.scores[index]; },
+    cell: function (index) {
+      const score = items.scores[index];
+      const width = isNumber(score) ? Math.max(0, Math.min(1, score)) * 100 : 0;
+      return h('div', { className: 'score-cell num' }, [h('span', { text: formatScore(score) }), h('div', { className: 'score-bar' }, [h('span', { style: { width: width + '%', background: isNumber(score) && score < 0 ? COLORS.bad : COLORS.accent } })])]);
+    }
+  }];
+  if (comparison) {
+    columns.push({
+      key: 'baseline', label: 'Baseline', width: '76px', right: true,
+      sortNumber: baselineScore,
+      cell: function (index) { return h('div', { className: 'right num muted', text: matchIndex && matchIndex[index] < 0 ? 'absent' : formatScore(baselineScore(index)) }); }
+    }, {
+      key: 'delta', label: 'Δ', width: '72px', right: true,
+      sortNumber: deltaOf,
+      cell: function (index) { const delta = deltaOf(index); return h('div', { className: 'right num ' + (delta !== null && delta > 0 ? 'up' : delta !== null && delta < 0 ? 'down' : 'faint'), text: delta === null ? '—' : formatSigned(delta) }); }
+    });
+  }
+  columns.push({
+    key: 'passed', label: 'Criteria passed', width: '130px',
+    sortNumber: function (index) { const graded = counts.passed[index] + counts.failed[index]; return graded ? counts.passed[index] / graded : null; },
+    cell: function (index) {
+      const passed = counts.passed[index], failed = counts.failed[index], errors = counts.errors[index], total = counts.total[index];
+      return h('div', { className: 'met-cell num' }, [
+        h('div', { className: 'met-bar' }, [
+          h('span', { style: { width: (passed / Math.max(1, total)) * 100 + '%', background: COLORS.good } }),
+          h('span', { style: { width: (failed / Math.max(1, total)) * 100 + '%', background: COLORS.bad } }),
+          h('span', { style: { width: (errors / Math.max(1, total)) * 100 + '%', background: COLORS.warn } })
+        ]),
+        h('span', { text: passed + '/' + total })
+      ]);
+    }
+  }, statusColumn(items.status), {
+    key: 'tags', label: 'Tags', width: 'minmax(100px, 2fr)', narrowHidden: true,
+    cell: function (index) {
+      const tagCell = h('div', { className: 'hide-narrow' });
+      const tags = rubricateTags(run, items.tagSets[index]);
+      tags.slice(0, 3).forEach(function (tag) { tagCell.appendChild(h('span', { className: 'chip', text: tag, title: tag })); tagCell.appendChild(document.createTextNode(' ')); });
+      if (tags.length > 3) tagCell.appendChild(h('span', { className: 'faint', text: '+' + (tags.length - 3) }));
+      return tagCell;
+    }
+  });
+
+  const chipHolder = h('div');
+  const controls: Node[] = [tagSelect(), chipHolder];
+  if (comparison) {
+    const changedBox = h('input', { attrs: { type: 'checkbox' } });
+    changedBox.addEventListener('change', function () { state.changedOnly = changedBox.checked; explorer.refresh(true); });
+    controls.push(h('label', { className: 'toggle' }, [changedBox, 'changed score only']));
+  }
+
+  const explorer = createExplorer({
+    section: { id: 'items', title: 'Items', hint: 'click an item to see the conversation and every verdict' },
+    noun: 'item',
+    nounPlural: 'items',
+    rows: items.ids.length,
+    columns: columns,
+    rowData: function (index) { return { index: index, itemId: items.ids[index] }; },
+    highestFirst: true,
+    status: items.status,
+    search: {
+      placeholder: 'Search ids, tags, prompts and responses',
+      keys: function (index) {
+        const parts = [items.ids[index]];
+        if (items.tagSets[index] >= 0) parts.push(rubricateTags(run, items.tagSets[index]).join(' '));
+        if (items.rubricIds[index] >= 0) parts.push(run.strings[items.rubricIds[index]]);
+        return parts.join(' ');
+      }
+    },
+    controls: controls,
+    filters: function () {
+      const filters: Array<(index: number) => boolean> = [];
+      const matchesTag = tagMatcher(), matchesCriterion = criterionMatcher();
+      if (matchesTag) filters.push(matchesTag);
+      if (matchesCriterion) filters.push(matchesCriterion);
+      if (state.changedOnly) filters.push(function (index) { const delta = deltaOf(index); return delta !== null && delta !== 0; });
+      return filters;
+    },
+    textsComplete: textsComplete
+  });
+
+  return Object.assign(explorer, {
+    filterByCriterion: function (text: string, flipped?: boolean) {
+      state.criterionRef = run.strings.indexOf(text);
+      state.criterionLabel = text;
+      state.criterionFlipped = Boolean(flipped);
+      renderChip();
+      explorer.refresh(true);
+      explorer.element.scrollIntoView({ behavior: 'smooth', block: 'start' });
+    },
+    // A chunk that could not be read (null) adds nothing, but the count line may change.
+    addChunk: function (chunk: RunTexts | null) { explorer.addSearchTexts(chunk ? chunk.firstItem : 0, chunk ? searchTexts(chunk) : []); }
+  });
+
+  function tagSelect(): HTMLSelectElement {
+    const itemTags = new Set<number>(), criterionTags = new Set<number>();
+    items.tagSets.forEach(function (set) { if (set >= 0) run.tagSets[set].forEach(function (reference) { itemTags.add(reference); }); });
+    const usedCriterionSets = new Set(run.criteria.tagSets);
+    usedCriterionSets.forEach(function (set) { if (set >= 0) run.tagSets[set].forEach(function (reference) { criterionTags.add(reference); }); });
+    const select = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by tag' } }, [h('option', { text: 'All tags', attrs: { value: '' } })]);
+    function group(label: string, prefix: string, references: Set<number>): void {
+      if (references.size === 0) return;
+      const sorted = Array.from(references).sort(function (a, b) { return run.strings[a] < run.strings[b] ? -1 : 1; });
+      select.appendChild(h('optgroup', { attrs: { label: label } }, sorted.map(function (reference) { return h('option', { text: run.strings[reference], attrs: { value: prefix + reference } }); })));
+    }
+    group('Item tags', 'i', itemTags);
+    group('Criterion tags', 'c', criterionTags);
+    select.addEventListener('change', function () { state.tag = select.value; explorer.refresh(true); });
+    if (itemTags.size === 0 && criterionTags.size === 0) select.style.display = 'none';
+    return select;
+  }
+
+  function renderChip(): void {
+    chipHolder.textContent = '';
+    if (state.criterionRef < 0 && !state.criterionLabel) return;
+    chipHolder.appendChild(h('div', { className: 'filter-chip', title: state.criterionLabel }, [
+      h('span', { text: (state.criterionFlipped ? 'flipped: ' : 'cost points: ') + truncate(state.criterionLabel, 60) }),
+      h('button', { text: '×', attrs: { type: 'button', 'aria-label': 'clear criterion filter' }, on: { click: function () { state.criterionRef = -1; state.criterionLabel = ''; renderChip(); explorer.refresh(true); } } })
+    ]));
+  }
+
+  function tagMatcher(): ((index: number) => boolean) | null {
+    if (!state.tag) return null;
+    const kind = state.tag.charAt(0), reference = Number(state.tag.slice(1));
+    const setHas = run.tagSets.map(function (set) { return set.indexOf(reference) >= 0; });
+    if (kind === 'i') return function (index: number) { return items.tagSets[index] >= 0 && setHas[items.tagSets[index]]; };
+    return function (index: number) {
+      for (let position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
+        const set = run.criteria.tagSets[position];
+        if (set >= 0 && setHas[set]) return true;
+      }
+      return false;
+    };
+  }
+
+  function criterionMatcher(): ((index: number) => boolean) | null {
+    if (state.criterionRef < 0) return state.criterionLabel ? function () { return false; } : null;
+    const reference = state.criterionRef;
+    return function (index: number) {
+      for (let position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
+        if (run.criteria.texts[position] !== reference) continue;
+        const flags = run.criteria.flags[position];
+        if ((flags & 3) !== 0) continue;
+        const met = rubricateCriterionMet(flags);
+        if (met === null) continue;
+        if (state.criterionFlipped) return flippedAt(index, position, met);
+        if (run.criteria.points[position] < 0 ? met : !met) return true;
+      }
+      return false;
+    };
+  }
+
+  function flippedAt(index: number, position: number, met: boolean): boolean {
+    if (!matchIndex || matchIndex[index] < 0 || !baseline) return false;
+    const other = matchIndex[index];
+    const id = run.strings[run.criteria.ids[position]];
+    for (let otherPosition = baseline.items.criteriaOffsets[other]; otherPosition < baseline.items.criteriaOffsets[other + 1]; otherPosition += 1) {
+      if (baseline.strings[baseline.criteria.ids[otherPosition]] !== id) continue;
+      const otherFlags = baseline.criteria.flags[otherPosition];
+      if ((otherFlags & 3) !== 0) return false;
+      const otherMet = rubricateCriterionMet(otherFlags);
+      return otherMet !== null && otherMet !== met;
+    }
+    return false;
+  }
+
+  function baselineScore(index: number): number | null {
+    if (!matchIndex || matchIndex[index] < 0 || !baseline) return null;
+    return baseline.items.scores[matchIndex[index]];
+  }
+
+  function deltaOf(index: number): number | null {
+    const before = baselineScore(index), after = items.scores[index];
+    return isNumber(before) && isNumber(after) ? after - before : null;
+  }
+}
