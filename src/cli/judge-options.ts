@@ -12,7 +12,6 @@ import cliProgress from 'cli-progress';
 import { addModelOptions, addRunOptions, refuseUnreadModelFlags, type FlagGroup } from './run-spec-flags.js';
 import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
 
-export { openStore, type OpenedStore } from './store-options.js';
 export { parseNumber, parsePositiveInteger } from './run-spec-flags.js';
 
 /** What a command that grades reads: every group of the run spec. */

@@ -16,7 +16,7 @@ import { addBatchOptions, batchEngineOptions } from './batch-options.js';
 import type { CommandContext } from './context.js';
 import { addDryRunOption, combinedTotals, printPlannedDryRun, type PlannedRole } from './dry-run-options.js';
 import { generatorOptionsFrom, type GeneratorFlags } from './generator-options.js';
-import { modelFromFlags } from './run-spec-flags.js';
+import { modelFromFlags, refuseUnreadModelFlags } from './run-spec-flags.js';
 import { openRunSession, type SessionFlags } from './session.js';
 
 export interface ModelCallFlags extends GeneratorFlags, SessionFlags {
@@ -66,6 +66,7 @@ export async function prepareModelCalls(flags: ModelCallFlags, spec: RunSpec, co
   try {
     const generatorHits = { count: 0 };
     const generatorModel = modelFromFlags(flags, 'generator');
+    refuseUnreadModelFlags(generatorModel.models, generatorModel.credentials, 'generator');
     let generatorPlanning: PlanningDryRunJudge | undefined;
     const built = await buildRubricGenerator({
       ...generatorOptionsFrom(flags, spec),

@@ -29,6 +29,8 @@ export type FlagGroup = 'plan' | 'batching' | 'sampling' | 'protocol' | 'calls' 
 interface FlagRow {
   /** The run-spec path set (model rows: the path inside a model spec). */
   path: SettingPath;
+  /** The settings a row for a whole group sets (`--rate-limit` → two fields of `fleet`); default the path. */
+  sets?: readonly SettingPath[];
   /** Long flag name without dashes (model rows: the judge's; the generator's derives from it). */
   name: string;
   /** `<value>` placeholder; absent for a switch. */
@@ -159,6 +161,7 @@ const runRows: readonly FlagRow[] = [
   { group: 'batching', path: 'plan.likertLevels', name: 'likert-levels', argument: '<n>', description: 'levels of the --mode holistic scale (default 10)', parse: parsePositiveInteger('likert-levels') },
   { group: 'batching', path: 'plan.contextBudget', name: 'context-budget', argument: '<tokens>', description: 'judge context budget: longer responses are read in chunks for evidence, never truncated', parse: parsePositiveInteger('context-budget') },
   { group: 'plan', path: 'plan.verdict', name: 'verdict', argument: '<kind>', description: 'binary verdicts (default), or P(met) from token probabilities', choices: ['binary', 'probability'] },
+  { group: 'plan', path: 'plan.topLogprobs', name: 'top-logprobs', argument: '<n>', description: 'with --verdict probability: alternatives asked per token, 1 to 20 (default 20)', parse: parsePositiveInteger('top-logprobs') },
   {
     group: 'plan',
     path: 'plan.explanation',
@@ -194,7 +197,7 @@ const runRows: readonly FlagRow[] = [
     description: 'count failed judge calls as "not met" in the metrics (as ResearchRubrics, RuscaRL and AdvancedIF do); reported, never the default',
   },
   { group: 'fleet', path: 'fleet.globalConcurrency', name: 'global-concurrency', argument: '<n>', description: 'judge calls in flight per endpoint across every process sharing the Redis --store', parse: parsePositiveInteger('global-concurrency') },
-  { group: 'fleet', path: 'fleet', name: 'rate-limit', argument: '<rpm[,tpm]>', description: 'requests (and tokens) per minute per endpoint across every process sharing the Redis --store', parse: parseRateLimit },
+  { group: 'fleet', path: 'fleet', sets: ['fleet.requestsPerMinute', 'fleet.tokensPerMinute'], name: 'rate-limit', argument: '<rpm[,tpm]>', description: 'requests (and tokens) per minute per endpoint across every process sharing the Redis --store', parse: parseRateLimit },
   { group: 'fleet', path: 'fleet.leaseMs', name: 'lease', argument: '<seconds>', description: "with fleet limits: how long a crashed process's calls keep their slots (default 10)", parse: parseSeconds('lease'), toSpec: milliseconds },
   { group: 'fleet', path: 'cacheTtlMs', name: 'cache-ttl', argument: '<seconds>', description: 'treat stored replies older than this as absent', parse: parseSeconds('cache-ttl'), toSpec: milliseconds },
   { group: 'text', path: 'omitText', name: 'no-text', description: 'leave prompt and response text out of the results', toSpec: (text: boolean) => !text },
@@ -317,8 +320,14 @@ export function refuseUnreadModelFlags(models: readonly ModelSpec[], credentials
   }
 }
 
+/** The run-setting flag that sets a spec path (`calls.timeoutMs` → `--timeout`). */
+export function runFlagOf(path: SettingPath): string {
+  const row = runRows.find((candidate) => (candidate.sets ?? [candidate.path]).includes(path));
+  return row ? `--${row.name}` : path;
+}
+
 /** Every row's spec path, for the test that every schema setting has a flag (or is library-only). */
-export const flagPaths = { model: modelRows.map((row) => row.path), run: runRows.map((row) => row.path) };
+export const flagPaths = { model: modelRows.flatMap((row) => row.sets ?? [row.path]), run: runRows.flatMap((row) => row.sets ?? [row.path]) };
 
 /** The run spec of a command's flags as commander parsed them (a switch left at its default is not given). */
 export function runSpecOf(command: Command): RunSpec {

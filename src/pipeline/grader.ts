@@ -78,10 +78,13 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
     const criteriaPerCall = plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall;
     return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation });
   }
+  if (plan.topLogprobs !== undefined && plan.verdict !== 'probability') {
+    throw new RubricateError('CONFIG_INVALID', '--top-logprobs sets what --verdict probability asks for: add --verdict probability or leave it out', { field: 'top-logprobs' });
+  }
   if (plan.likertLevels !== undefined && mode !== 'holistic') {
     throw new RubricateError('CONFIG_INVALID', '--likert-levels sets the scale of --mode holistic: add --mode holistic or leave it out', { field: 'likert-levels' });
   }
-  return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation });
+  return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs });
 }
 
 interface Member {

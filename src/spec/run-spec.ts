@@ -93,6 +93,8 @@ export const gradingPlanSchema = z.strictObject({
   criteriaPerCall: z.union([positiveInteger, z.literal('all')]).optional(),
   /** `binary` verdicts (default) or P(met) from token probabilities. */
   verdict: z.enum(['binary', 'probability']).optional(),
+  /** Probability verdicts: alternatives asked per token (default 20, the most OpenAI returns). */
+  topLogprobs: z.int().min(1).max(20).optional(),
   /** Default `full` for endpoints, `short` for local judges. */
   explanation: z.enum(explanationLengths).optional(),
   /** `native` (rubricate's templates, default) or `prometheus` (1–5 rubrics, `[RESULT] n`). */
@@ -163,10 +165,7 @@ export const runSpecSchema = z.strictObject({
   omitText: z.boolean().default(false),
 });
 
-export type EndpointSettings = z.infer<typeof endpointSchema>;
-export type OpenAICompatibleSettings = z.infer<typeof openaiCompatibleSchema>;
 export type ModelSpec = z.infer<typeof modelSpecSchema>;
-export type SamplingSettings = z.infer<typeof samplingSchema>;
 export type GradingPlan = z.infer<typeof gradingPlanSchema>;
 export type CallPolicy = z.infer<typeof callPolicySchema>;
 export type JurySettings = z.infer<typeof jurySchema>;

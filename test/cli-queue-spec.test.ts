@@ -1,0 +1,181 @@
+/**
+ * The run spec travels whole over the queue: a worker grades exactly as the producer's flags
+ * say. The settings are enumerated from the schema, so a setting added there without reaching
+ * the workers (or without a case here) fails this file.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { flagPaths, runFlagOf } from '../src/cli/run-spec-flags.js';
+import { Grader } from '../src/pipeline/grader.js';
+import { gradeThroughQueue, runGradingWorker } from '../src/queue/grading-queue.js';
+import { normalizeItem } from '../src/rubric/normalize.js';
+import { modelSpecSchema, parseRunSpec, runSpecSchema, settingAt, settingPaths, type RunSpec } from '../src/spec/run-spec.js';
+import type { FakeJudge } from '../src/testing/fake-judge.js';
+import { binaryVerdict } from '../src/testing/fake-judge.js';
+import { redisTest } from '../src/testing/redis-fixture.js';
+import { runCliInProcess } from './helpers.js';
+
+/** A value for every setting of the schema (model settings inside `judges[0]`); the test fails on a setting without one. */
+const everySetting: Record<string, unknown> = {
+  'model': 'openai:m',
+  'endpoint.baseUrl': 'http://127.0.0.1:9/v1',
+  'endpoint.headers': { 'x-run': '7' },
+  'endpoint.extraBody': { x: 7 },
+  'endpoint.maxReplyBytes': 100_000,
+  'endpoint.cacheNamespace': 'shared',
+  'openai.transport': 'http',
+  'openai.structuredOutput': 'json_object',
+  'openai.reasoningEffort': 'low',
+  'openai.profile': 'generic',
+  'openai.azureApiVersion': '2024-10-21',
+  'gemini.thinkingBudget': 0,
+  'local.threads': 2,
+  'local.sequences': 2,
+  'local.contextSize': 2048,
+  'plan.mode': 'batched',
+  'plan.criteriaPerCall': 2,
+  'plan.verdict': 'binary',
+  'plan.topLogprobs': 5,
+  'plan.explanation': 'short',
+  'plan.protocol': 'native',
+  'plan.likertLevels': 5,
+  'plan.contextBudget': 6000,
+  'plan.sampling.temperature': 0.5,
+  'plan.sampling.maxTokens': 300,
+  'plan.sampling.seed': 7,
+  'calls.maxAttempts': 2,
+  'calls.timeoutMs': 30_000,
+  'calls.maxRetryAfterMs': 5000,
+  'calls.retryBaseDelayMs': 5,
+  'calls.retryMaxDelayMs': 50,
+  'calls.concurrency': 3,
+  'calls.breakerThreshold': 50,
+  'jury.aggregate': 'mean',
+  'jury.samples': 2,
+  'scoring.name': 'normalized',
+  'scoring.failedAsZero': true,
+  'scoring.checkMode': 'loose',
+  'fleet.globalConcurrency': 4,
+  'fleet.requestsPerMinute': 600,
+  'fleet.tokensPerMinute': 60_000,
+  'fleet.leaseMs': 5000,
+  'cacheTtlMs': 3_600_000,
+  'omitText': true,
+};
+
+function assign(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let current = target;
+  for (const key of keys.slice(0, -1)) current = (current[key] ??= {}) as Record<string, unknown>;
+  current[keys[keys.length - 1]] = value;
+}
+
+/** Five items of three criteria; with `likert`, 1–5 criteria (what the Prometheus protocol grades). */
+function writeItems(directory: string, likert = false): string {
+  const file = join(directory, likert ? 'likert.jsonl' : 'items.jsonl');
+  const scale = { type: 'ordinal', choices: ['1', '2', '3', '4', '5'].map((label) => ({ label, description: `level ${label}` })) };
+  const lines = Array.from({ length: 5 }, (_, index) =>
+    JSON.stringify({
+      id: `item-${index}`,
+      prompt: `Question ${index}?`,
+      response: `Answer ${index}, with detail.`,
+      rubric: { criteria: [{ id: 'a', text: `Answers question ${index}`, points: 2 }, { id: 'b', text: 'Is polite', points: 1 }, { id: 'c', text: 'Invents facts', points: -1 }].map((criterion) => (likert ? { ...criterion, points: 1, scale } : criterion)) },
+    }),
+  );
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/** What a judge was sent between two request counts, in an order that does not depend on scheduling. */
+function sentBodies(fake: FakeJudge, from: number, to: number): string[] {
+  return fake.requests.slice(from, to).map((request) => JSON.stringify({ path: request.path, run: request.headers['x-run'], body: request.body })).sort();
+}
+
+describe('the run spec over the queue', () => {
+  redisTest('a worker receives every setting of the schema exactly as the producer sent it', async ({ redis, scriptedJudge }) => {
+    const { judge } = await scriptedJudge(() => ({ content: binaryVerdict(true) }));
+    const paths = [...settingPaths(modelSpecSchema), ...settingPaths(runSpecSchema).filter((path) => path !== 'judges')];
+    const input: Record<string, unknown> = { judges: [{}] };
+    for (const path of paths) {
+      expect(everySetting, `a value for ${path}`).toHaveProperty([path]);
+      assign(settingPaths(modelSpecSchema).includes(path) ? ((input.judges as Array<Record<string, unknown>>)[0]) : input, path, everySetting[path]);
+    }
+    const sent = parseRunSpec(input);
+    const received: RunSpec[] = [];
+    const stop = new AbortController();
+    const worker = runGradingWorker({
+      url: redis.url,
+      signal: stop.signal,
+      createGrader: async (spec) => {
+        received.push(spec);
+        return { grader: new Grader({ judge }), close: async () => {} };
+      },
+    });
+    try {
+      const item = normalizeItem({ id: 'one', prompt: 'p', response: 'r', rubric: { criteria: [{ text: 'c', points: 1 }] } });
+      const records = (async function* () {
+        yield { kind: 'item' as const, item, line: 1 };
+      })();
+      for await (const _result of gradeThroughQueue(records, { url: redis.url, spec: sent })) void _result;
+    } finally {
+      stop.abort();
+      await worker;
+    }
+    expect(received).toEqual([sent]);
+    for (const path of paths) {
+      const where = settingPaths(modelSpecSchema).includes(path) ? received[0].judges[0] : received[0];
+      expect(settingAt(where, path), path).toEqual(everySetting[path]);
+    }
+  });
+
+  redisTest('a queued run with every grading flag sends the judge exactly the requests of the same run without --queue, and writes the same results', async ({ redis, startJudge, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-queue-spec-');
+    const input = writeItems(directory);
+    const fake = await startJudge((request) => {
+      const verdicts: Record<string, { explanation: string; criteria_met: boolean }> = {};
+      for (const criterion of request.criteria) verdicts[criterion.id] = { explanation: 'x', criteria_met: criterion.points > 0 };
+      return { content: { verdicts } };
+    });
+    const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl];
+    // What an OpenAI-compatible judge reads, and every run setting; the other families' settings travel in the same model spec (above).
+    const model = ['--judge-header', 'x-run=7', '--judge-extra-body', '{"x":7}', '--max-reply-bytes', '100000', '--cache-namespace', 'ns-queue', '--judge-transport', 'http', '--structured-output', 'json_object', '--reasoning-effort', 'low', '--judge-profile', 'generic'];
+    const calls = ['--max-attempts', '2', '--timeout', '30', '--max-retry-after', '5', '--concurrency', '3', '--breaker-threshold', '50'];
+    const scoring = ['--scoring', 'normalized', '--failed-as-zero', '--check-mode', 'loose', '--no-text', '--cache-ttl', '3600', '--global-concurrency', '4', '--rate-limit', '60000,60000000', '--lease', '5'];
+    const cases: Record<string, string[]> = {
+      batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean'],
+      holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short'],
+      probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native'],
+      prometheus: ['--judge-protocol', 'prometheus'],
+    };
+    // Every run-setting flag of the table is set by some case (a new flag without one fails here).
+    const given = new Set([...model, ...calls, ...scoring, ...Object.values(cases).flat()].filter((argument) => argument.startsWith('--')));
+    for (const path of flagPaths.run) expect(given.has(runFlagOf(path)), `a case setting ${runFlagOf(path)}`).toBe(true);
+    for (const [index, [name, extra]] of Object.entries(cases).entries()) {
+      // Each case on a database of its own: a worker's store is the queue's Redis.
+      const queue = `${redis.url.replace(/\/$/, '')}/${index + 1}`;
+      if (name === 'holistic') fake.setScript(() => ({ content: { explanation: 'x', choice: '4' } }));
+      if (name === 'probability') {
+        const tokens = ['{"criteria_met": ', 'true', '}'].map((token) => ({ token, logprob: -0.1, top_logprobs: token === 'true' ? [{ token: 'true', logprob: -0.1 }, { token: 'false', logprob: -2.4 }] : [{ token, logprob: -0.1 }] }));
+        fake.setScript(() => ({ content: '{"criteria_met": true}', logprobs: { content: tokens } }));
+      }
+      if (name === 'prometheus') fake.setScript(() => ({ content: 'Feedback: fine. [RESULT] 4' }));
+      const flags = [...judge, ...model, ...calls, ...scoring, ...extra];
+      const before = fake.requests.length;
+      // Fleet limits are shared through a Redis store: the single run's is a database of its own.
+      const items = name === 'prometheus' ? writeItems(directory, true) : input;
+      const single = await runCliInProcess(['grade', '--input', items, '--out', join(directory, `${name}-single.jsonl`), '--no-cache', '--store', `${queue}0`, '--quiet', ...flags]);
+      const middle = fake.requests.length;
+      expect(middle - before, `${name}: ${single.stderr}`).toBeGreaterThan(0);
+      const worker = runCliInProcess(['worker', '--queue', queue, '--exit-when-idle', '--quiet']);
+      const queued = await runCliInProcess(['grade', '--input', items, '--out', join(directory, `${name}-queued.jsonl`), '--queue', queue, '--quiet', ...flags]);
+      expect((await worker).code).toBe(0);
+      expect(queued.code, `${name}: ${queued.stderr}`).toBe(single.code);
+      expect(sentBodies(fake, middle, fake.requests.length), name).toEqual(sentBodies(fake, before, middle));
+      const results = readFileSync(join(directory, `${name}-single.jsonl`), 'utf8');
+      // Graded, not failed alike: every item has a verdict in both runs.
+      expect(results.trim().split('\n').map((line) => (JSON.parse(line) as { status: string }).status), name).toEqual(Array(5).fill('ok'));
+      expect(readFileSync(join(directory, `${name}-queued.jsonl`), 'utf8'), name).toBe(results);
+    }
+  }, 120_000);
+});
