@@ -79,55 +79,51 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     stopSignal: context.signal,
     signal: drainSignal(context.signal, flags),
   });
-  if (session.dryRun) {
-    try {
+  let summary: CompareSummary;
+  const errors = new ErrorTally();
+  // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
+  try {
+    if (session.dryRun) {
       const usage = await dryRunUsage(comparer.compareStream(reportInvalid(importer.read(flags.input, {}), context)));
       printDryRun(context, session.dryRun, usage, judge?.provenance.model, flags.prices ? loadPriceTable(flags.prices) : defaultPrices, { batch: Boolean(flags.batch) });
       return exitCodes.success;
-    } finally {
-      progress.stop();
-      await session.close();
     }
-  }
-  const writer = new JsonLinesWriter(flags.out);
-  const builder = new CompareSummaryBuilder();
-  const errors = new ErrorTally();
-  const admission: AdmissionState = { exhausted: false, admitted: 0 };
-  // After a stop, the first pair in error may just have been cancelled: it and everything after it stay unwritten.
-  let held = false;
-  let written = 0;
-  try {
-    for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(importer.read(flags.input, {}), context), context.signal, admission))) {
-      if (held || (context.signal.aborted && record.status === 'error')) {
-        held = true;
-        continue;
+    const writer = new JsonLinesWriter(flags.out);
+    const builder = new CompareSummaryBuilder();
+    const admission: AdmissionState = { exhausted: false, admitted: 0 };
+    // After a stop, the first pair in error may just have been cancelled: it and everything after it stay unwritten.
+    let held = false;
+    let written = 0;
+    try {
+      for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(importer.read(flags.input, {}), context), context.signal, admission))) {
+        if (held || (context.signal.aborted && record.status === 'error')) {
+          held = true;
+          continue;
+        }
+        await writer.write(record);
+        written += 1;
+        builder.add(record);
+        errors.add((record as { error?: SerializedError }).error);
       }
-      await writer.write(record);
-      written += 1;
-      builder.add(record);
-      errors.add((record as { error?: SerializedError }).error);
+    } catch (error) {
+      await writer.discard();
+      throw error;
     }
-  } catch (error) {
     progress.stop();
-    await writer.discard();
-    await session.close();
+    await writer.close();
+    // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
+    if (context.signal.aborted && (held || !admission.exhausted)) return reportInterrupted(context, written, await expectedTotal.catch(() => undefined), 'pairs');
+    summary = builder.finish();
+    await writeFileAtomic(flags.summary ?? `${flags.out}.summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
+    // Every pair was read: the batches it used are delivered (an interrupted run leaves them for the rerun to attach to).
+    session.finish();
+  } catch (error) {
     if (context.signal.aborted) return reportInterrupted(context, undefined, undefined, 'pairs');
     throw error;
-  }
-  progress.stop();
-  await writer.close();
-  // Every pair was read: the batches it used are delivered (an interrupted run leaves them for the rerun to attach to).
-  const complete = !(context.signal.aborted && (held || !admission.exhausted));
-  if (!complete) {
-    // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
+  } finally {
+    progress.stop();
     await session.close();
-    const total = await expectedTotal.catch(() => undefined);
-    return reportInterrupted(context, written, total, 'pairs');
   }
-  const summary = builder.finish();
-  await writeFileAtomic(flags.summary ?? `${flags.out}.summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
-  session.finish();
-  await session.close();
   printCompareSummary(context, summary, flags.out);
   const errorLines = formatErrorCounts(errors.top());
   if (errorLines.length > 0) context.stderr(errorLines.join('\n'));

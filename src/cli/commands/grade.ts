@@ -104,12 +104,13 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     signal: drainSignal(context.signal, flags),
   });
   let outcome: GradeFileOutcome;
+  let cost: number | null;
+  // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
     if (session.dryRun) {
       const usage = await dryRunUsage(grader.gradeStream(records(importOptions)));
       progress.stop();
       printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch) });
-      await session.close();
       return exitCodes.success;
     }
     const queueUrl = flags.queue;
@@ -135,37 +136,33 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
       onInvalid: (error) => reportInputError(context, error),
       stopSignal: context.signal,
     });
-  } catch (error) {
     progress.stop();
-    await session.close();
+    // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
+    if (outcome.interrupted) return reportInterrupted(context, outcome.written, await expectedTotal.catch(() => undefined));
+    // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
+    const oneModel = session.judges.every((member) => member.provenance.model === judge?.provenance.model);
+    cost = !judge ? 0 : oneModel ? costOf(outcome.usage, priceFor(judge.provenance.model, prices)) : null;
+    const summary = {
+      ...outcome.metrics,
+      usage: { ...outcome.usage, cost_usd: cost },
+      judge: grader.judgeInfo ?? null,
+      ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
+      ...(skipped.size > 0 ? { skipped: [...skipped].map(([reason, count]) => ({ count, reason })) } : {}),
+    };
+    if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
+    if (flags.report) {
+      const { writeReportFromResults } = await import('../../report/index.js');
+      await writeReportFromResults({ input: flags.out, out: flags.report });
+    }
+    session.finish();
+  } catch (error) {
     if (context.signal.aborted) return reportInterrupted(context, undefined, undefined);
     throw error;
-  }
-  progress.stop();
-  if (outcome.interrupted) {
+  } finally {
+    progress.stop();
     await session.close();
-    // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
-    const total = await expectedTotal.catch(() => undefined);
-    return reportInterrupted(context, outcome.written, total);
   }
   const { metrics, usage, invalid: invalidSeen } = outcome;
-  // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
-  const oneModel = session.judges.every((member) => member.provenance.model === judge?.provenance.model);
-  const cost = !judge ? 0 : oneModel ? costOf(usage, priceFor(judge.provenance.model, prices)) : null;
-  const summary = {
-    ...metrics,
-    usage: { ...usage, cost_usd: cost },
-    judge: grader.judgeInfo ?? null,
-    ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
-    ...(skipped.size > 0 ? { skipped: [...skipped].map(([reason, count]) => ({ count, reason })) } : {}),
-  };
-  if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
-  if (flags.report) {
-    const { writeReportFromResults } = await import('../../report/index.js');
-    await writeReportFromResults({ input: flags.out, out: flags.report });
-  }
-  session.finish();
-  await session.close();
 
   printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
   reportFailedAsZero(context, metrics);
