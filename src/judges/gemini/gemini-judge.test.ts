@@ -165,6 +165,13 @@ describe('gemini: judge', () => {
       properties: { choice: { type: 'STRING', enum: ['1', '2'] }, note: { type: 'STRING', nullable: true } },
       propertyOrdering: ['choice', 'note'],
     });
+    // An optional object, as the rubric generator's "check" is: one nullable object (Gemini has no "null" type).
+    const check = { type: 'object', properties: { type: { type: 'string' } }, required: ['type'] };
+    expect(toGeminiSchema({ type: 'object', properties: { check: { anyOf: [check, { type: 'null' }] } } })).toEqual({
+      type: 'OBJECT',
+      properties: { check: { type: 'OBJECT', properties: { type: { type: 'STRING' } }, propertyOrdering: ['type'], required: ['type'], nullable: true } },
+      propertyOrdering: ['check'],
+    });
     expect(thinkingFor('gemini-2.0-flash', undefined)).toEqual({ allowance: 0 });
     expect(thinkingFor('gemini-2.5-flash-lite', undefined).config).toEqual({ thinkingBudget: 0, includeThoughts: false });
     expect(thinkingFor('gemini-2.5-flash', 512)).toEqual({ config: { thinkingBudget: 512, includeThoughts: false }, allowance: 512 });

@@ -50,6 +50,13 @@ function convert(schema: Record<string, unknown>, path: string): Record<string, 
     if (Array.isArray(schema.required)) out.required = schema.required;
   }
   if (schema.items && typeof schema.items === 'object') out.items = convert(schema.items as Record<string, unknown>, `${path}[]`);
-  if (Array.isArray(schema.anyOf)) out.anyOf = (schema.anyOf as Array<Record<string, unknown>>).map((child, index) => convert(child, `${path}|${index}`));
+  if (Array.isArray(schema.anyOf)) {
+    // `anyOf: [X, {type: "null"}]` (an optional object) is Gemini's nullable X.
+    const members = schema.anyOf as Array<Record<string, unknown>>;
+    const others = members.filter((child) => child.type !== 'null');
+    if (others.length < members.length) out.nullable = true;
+    if (others.length === 1) return { ...convert(others[0], `${path}|0`), ...out };
+    out.anyOf = others.map((child, index) => convert(child, `${path}|${index}`));
+  }
   return out;
 }
