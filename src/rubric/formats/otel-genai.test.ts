@@ -14,6 +14,11 @@ import { getItemImporter } from './index.js';
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/otel-genai/${name}`, import.meta.url));
 const rubric = (id: string): Rubric => normalizeRubric({ id, criteria: [{ id: 'c', text: 'The agent confirms before booking.' }] });
 
+/** A rendering's steps as `[step N] …` paragraphs: the legend and the step marker left out. */
+function unmarked(response: string): string {
+  return response.replace(/^\[trajectory #[0-9a-f]{12}\] [^\n]*\n\n/, '').replace(/^\[step (\d+) #[0-9a-f]{12}\]/gm, '[step $1]');
+}
+
 async function read(name: string, rubrics: Map<string, Rubric>) {
   const items: Item[] = [];
   const errors: Array<{ id?: string; error: RubricateError }> = [];
@@ -37,7 +42,7 @@ describe('--format otel-genai', () => {
     expect(item.rubric.id).toBe('concierge');
     expect(item.prompt).toEqual([{ role: 'system', content: 'You are a concierge. Confirm before booking.' }]);
     expect(item.metadata).toMatchObject({ dataset: 'otel-genai', trace_id: item.id, model: 'gpt-4o', system: 'openai', agent: 'concierge', spans: 7 });
-    expect(item.response).toBe(
+    expect(unmarked(item.response)).toBe(
       [
         "[step 1] user: What's the weather in Paris? Book me a table if it is sunny.",
         '[step 2] assistant reasoning: Check the weather first.',
@@ -65,7 +70,7 @@ describe('--format otel-genai', () => {
     expect(item.rubric.id).toBe('only');
     expect(item.prompt).toEqual([{ role: 'system', content: 'You answer from the tools only.' }]);
     expect(item.metadata).toMatchObject({ model: 'gpt-4o-mini', system: 'openai', spans: 3 });
-    expect(item.response).toBe(
+    expect(unmarked(item.response)).toBe(
       [
         '[step 1] user: How many open tickets does ACME have?',
         '[step 2] tool call count_tickets({"customer":"ACME","status":"open"})',

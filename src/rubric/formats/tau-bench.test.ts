@@ -46,7 +46,7 @@ const policyJudge: FakeJudgeScript = (request) => {
   const criterion = request.criteria[0];
   const response = request.response ?? '';
   const firstWrite = response.search(/tool call (book_reservation|cancel_reservation|update_reservation_\w+|send_certificate)\(/);
-  const confirmed = /\[step \d+\] user: yes/i.test(firstWrite < 0 ? response : response.slice(0, firstWrite));
+  const confirmed = /\[step \d+ #[0-9a-f]{12}\] user: yes/i.test(firstWrite < 0 ? response : response.slice(0, firstWrite));
   return { content: binaryVerdict(criterion?.id !== 'policy_confirmation' || confirmed) };
 };
 
@@ -73,8 +73,9 @@ describe('--format tau-bench', () => {
     // Only the write (cancel_reservation) becomes an expected-write check; the read is not one.
     expect(item.rubric.criteria.map((criterion) => criterion.id)).toEqual(['expected_write_1', 'no_other_write', 'policy_confirmation', 'policy_grounded', 'policy_one_call', 'policy_transfer']);
     expect(item.rubric.criteria[0]).toMatchObject({ kind: 'hard_rule', check: { type: 'tool_args_match', name: 'cancel_reservation', args: { reservation_id: 'ABC123' } } });
-    expect(item.response).toContain('[step 2] tool call get_user_details({"user_id":"u1"})');
-    expect(item.response).toContain('[step 7] tool result cancel_reservation: {"status":"cancelled"}');
+    const marker = /^\[trajectory #([0-9a-f]{12})\]/.exec(item.response)![1];
+    expect(item.response).toContain(`[step 2 #${marker}] tool call get_user_details({"user_id":"u1"})`);
+    expect(item.response).toContain(`[step 7 #${marker}] tool result cancel_reservation: {"status":"cancelled"}`);
     expect(item.trajectory).toHaveLength(8);
     const invalid = records[2] as Extract<ImportRecord, { kind: 'invalid' }>;
     expect(invalid.error.code).toBe('INPUT_INVALID');
