@@ -83,6 +83,26 @@ describe('--format tau-bench', () => {
     expect(invalid.id).toBe('1-0');
   });
 
+  test('refuses a "__proto__" key in an expected action\'s kwargs through the CLI, naming file, line and field; the other trajectory is graded', async ({ tempDir }) => {
+    const file = path.join(tempDir, 'proto.json');
+    const hostile = { ...good, task_id: 9, info: { ...good.info, task: { ...good.info.task, actions: [good.info.task.actions[0], { name: 'cancel_reservation', kwargs: { reservation_id: 'ABC123', PROTO: { force: true } } }] } } };
+    // As the file is read (JSON.parse), "__proto__" is an own key; in an object literal it would set the prototype instead.
+    const text = JSON.stringify([good, hostile]).replace('"PROTO"', '"__proto__"');
+    expect(text.match(/"__proto__"/g)).toHaveLength(1);
+    await writeFile(file, text);
+    const before = await readFile(file, 'utf8');
+    const out = path.join(tempDir, 'proto.results.jsonl');
+    const { context, output } = captureOutput();
+    const code = await runCli(['grade', '--format', 'tau-bench', '--input', file, '--judge', 'none', '--out', out, '--quiet'], context);
+    expect(code, output.stderr.join('')).toBe(exitCodes.itemsFailed);
+    const [first, second] = await readLinesOf(out);
+    // --judge none leaves the policy criteria ungraded: the good trajectory is read and graded by its checks, not refused.
+    expect(first.id).toBe('0-0');
+    expect(first.status).not.toBe('invalid');
+    expect(second).toMatchObject({ id: '9-0', status: 'invalid', error: { code: 'INPUT_INVALID', details: { file, line: 2, field: 'info.task.actions[1].kwargs.__proto__' } } });
+    expect(await readFile(file, 'utf8')).toBe(before);
+  });
+
   test('grades with --judge none: checks decide and the gate scores failed writes 0; meta reports the outcome agreement', async ({ tempDir }) => {
     const file = path.join(tempDir, 'small2.json');
     await writeFile(file, JSON.stringify([good, extraWrite]));
