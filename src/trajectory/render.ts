@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { unclashedNonce } from '../util/nonce.js';
-import { trajectorySteps, type Trajectory, type TrajectoryStep } from './trajectory.js';
+import { forEachStep, type Trajectory, type TrajectoryStep } from './trajectory.js';
 
 export interface RenderTrajectoryOptions {
   /** Longest tool result kept whole; longer ones are cut with an explicit marker. Default: no limit. */
@@ -58,7 +58,8 @@ function legend(marker: string): string {
 
 /** The rendering and where each step's header starts in it (UTF-16 offsets). */
 function layOut(trajectory: Trajectory, options: RenderTrajectoryOptions): { text: string; offsets: number[] } {
-  const bodies = trajectorySteps(trajectory).map((step) => stepBody(step, options));
+  const bodies: string[] = [];
+  forEachStep(trajectory, (step) => bodies.push(stepBody(step, options)));
   const marker = stepMarker(bodies);
   const paragraphs = [legend(marker)];
   const offsets: number[] = [];

@@ -172,7 +172,17 @@ export interface TrajectoryStep {
 
 export function trajectorySteps(trajectory: Trajectory): TrajectoryStep[] {
   const steps: TrajectoryStep[] = [];
-  const push = (step: Omit<TrajectoryStep, 'number'>) => steps.push({ number: steps.length + 1, ...step });
+  forEachStep(trajectory, (step) => steps.push(step));
+  return steps;
+}
+
+/** Visits the steps in order without keeping them (the rendering of a long trajectory needs only their text). */
+export function forEachStep(trajectory: Trajectory, visit: (step: TrajectoryStep) => void): void {
+  let count = 0;
+  const push = (step: Omit<TrajectoryStep, 'number'>) => {
+    count += 1;
+    visit({ number: count, ...step });
+  };
   trajectory.forEach((message, index) => {
     if (message.role === 'tool') {
       push({ kind: 'tool_result', message: index, text: message.content, toolName: message.name, toolCallId: message.toolCallId });
@@ -186,7 +196,6 @@ export function trajectorySteps(trajectory: Trajectory): TrajectoryStep[] {
     }
     push({ kind: message.role, message: index, text: message.content });
   });
-  return steps;
 }
 
 /** Every tool call in order, with the step it is at and its result (matched by id, else the next result of that tool). */
