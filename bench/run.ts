@@ -12,7 +12,7 @@ import { formatMarkdownTable, formatTable } from './support/table.js';
 
 type Row = Record<string, unknown>;
 
-const defaultOrder = ['overhead', 'cpu', 'healthbench', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'local-judge'];
+const defaultOrder = ['overhead', 'cpu', 'healthbench', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import'];
 
 function round(value: unknown, digits = 3): string | number {
   if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
@@ -116,6 +116,10 @@ async function main(): Promise<void> {
   const scale = results.scale;
   if (Array.isArray(scale)) {
     lines.push(formatTable(scale.map((row: Row) => ({ scenario: String(row.scenario), items: round(row.items), 'wall s': round(row.wall_s, 2), 'µs/item': round(row.us_per_item, 1), 'peak RSS MB': round(row.peak_rss_mb, 0), 'judge calls': round(row.calls), 'cache hits': round(row.cache_hits) }))), '');
+  }
+  const otel = results['otel-import'];
+  if (Array.isArray(otel)) {
+    lines.push(formatTable(otel.map((row: Row) => ({ scenario: String(row.scenario), 'file MB': round(row.file_mb, 0), items: round(row.items), messages: round(row.messages), 'wall s': round(row.wall_s, 2), 'peak RSS MB': round(row.peak_rss_mb, 0) }))), '');
   }
   for (const name of ['checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'anthropic-transport']) {
     if (results[name] === undefined) continue;

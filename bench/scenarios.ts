@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { defaultSampling } from '../src/pipeline/defaults.js';
@@ -289,6 +289,52 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     if (!existsSync('/usr/bin/chromium')) return skipped('report', '/usr/bin/chromium not installed (apt-get install chromium)');
     const { runReportBenchmark } = await import('./report.js');
     return runReportBenchmark();
+  },
+
+  /**
+   * The otel-genai importer on one generated trace of 200,000 spans (spans written out of start
+   * order), as one pretty-printed OTLP document and as one export per line: seconds and peak RSS
+   * of a fresh process that reads it, and what it made of it.
+   */
+  async 'otel-import'() {
+    const { writeOtelTrace } = await import('../src/testing/otel-trace.js');
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-bench-otel-'));
+    try {
+      const rows: unknown[] = [];
+      const spans = Number(process.env.OTEL_SPANS ?? 200_000);
+      for (const layout of ['pretty', 'lines'] as const) {
+        const file = join(directory, `trace-${layout}.json`);
+        writeOtelTrace(file, { spans, layout, scrambled: true });
+        const result = (await runChild(['otel-import-child', file])) as Record<string, unknown>;
+        rows.push({ scenario: `otel-genai ${spans / 1000}k spans, ${layout === 'pretty' ? 'one pretty-printed document' : 'one export per line'}`, file_mb: statSync(file).size / 1e6, ...result });
+        rmSync(file);
+      }
+      return rows;
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  },
+
+  /** Child of `otel-import`: imports one file in this fresh process and reports its own peak RSS. */
+  async 'otel-import-child'() {
+    const [file] = process.argv.slice(3);
+    const library = await loadLibrary();
+    const rubrics = new Map([['r', library.normalizeRubric({ id: 'r', criteria: [{ id: 'c', text: 'Looks every record up.' }] })]]);
+    const started = performance.now();
+    let items = 0;
+    let invalid = 0;
+    let messages = 0;
+    let characters = 0;
+    for await (const record of library.getItemImporter('otel-genai').read(file, { rubrics })) {
+      if (record.kind !== 'item') {
+        invalid += 1;
+        continue;
+      }
+      items += 1;
+      messages += record.item.trajectory?.length ?? 0;
+      characters += record.item.response.length;
+    }
+    return { items, invalid, messages, rendered_chars: characters, wall_s: (performance.now() - started) / 1000, peak_rss_mb: peakRssBytes() / 1e6 };
   },
 
   /** Child of `scale`: grades an all-cached input in this fresh process and reports its own peak RSS. */

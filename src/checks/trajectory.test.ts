@@ -61,6 +61,23 @@ describe('trajectory checks', () => {
     expect(invalidField({ type: 'tool_args_match', args: {} })).toBe('name');
   });
 
+  it('compares own keys only: arguments named __proto__, toString or constructor are data, never found on (or excused by) Object.prototype', () => {
+    const hostile = normalizeTrajectory([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'h', function: { name: 'cancel_reservation', arguments: '{"reservation_id":"ABC123","__proto__":{"admin":true}}' } }] },
+      { role: 'tool', tool_call_id: 'h', content: '{"status":"cancelled"}' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'i', function: { name: 'book_reservation', arguments: '{"flight":"HAT001","toString":"x"}' } }] },
+      { role: 'tool', tool_call_id: 'i', content: '{"status":"booked"}' },
+    ]);
+    const on = (spec: Record<string, unknown>) => runCheck(spec as { type: string }, '', { prompt: '', mode: 'strict', trajectory: hostile });
+    expect(on({ type: 'tool_args_match', name: 'cancel_reservation', args: { reservation_id: 'ABC123' }, exact: 'top_level' })).toMatchObject({ passed: false, detail: expect.stringContaining('$.__proto__: not expected') });
+    expect(on({ type: 'tool_args_match', name: 'book_reservation', args: { flight: 'HAT001' }, exact: true })).toMatchObject({ passed: false, detail: expect.stringContaining('$.toString: not expected') });
+    expect(on({ type: 'tool_args_match', name: 'book_reservation', args: { flight: 'HAT001', constructor: 'x' } })).toMatchObject({ passed: false, detail: expect.stringContaining('$.constructor: missing') });
+    expect(on({ type: 'final_state', tool: 'cancel_reservation', path: '$.constructor', exists: false }).passed).toBe(true);
+    expect(on({ type: 'final_state', tool: 'cancel_reservation', path: '$.toString', exists: true }).passed).toBe(false);
+    // An expected "__proto__" would be dropped by any object schema on the way: refused, naming it.
+    expect(invalidField({ type: 'tool_args_match', name: 'x', args: JSON.parse('{"id":1,"__proto__":{"admin":true}}') as Record<string, unknown> })).toBe('args.__proto__');
+  });
+
   it('tool_order: subsequence, contiguous, exact and before/after', () => {
     expect(passes({ type: 'tool_order', sequence: ['get_reservation', 'cancel_reservation'] })).toBe(true);
     expect(passes({ type: 'tool_order', sequence: ['cancel_reservation', 'get_reservation'] })).toBe(false);

@@ -9,6 +9,7 @@ import { RubricateError } from '../errors.js';
 import { toolCalls, trajectorySteps, type ToolCallRecord, type Trajectory } from '../trajectory/trajectory.js';
 import type { CheckContext, CheckDefinition } from './types.js';
 import { perParameters } from './per-parameters.js';
+import { isRecord } from '../util/is-record.js';
 
 function needTrajectory(type: string, context: CheckContext): Trajectory {
   if (!context.trajectory) {
@@ -70,8 +71,14 @@ const toolCalled: CheckDefinition<ToolCalledParameters> = {
 
 const toolArgsParameters = z.strictObject({
   name: z.string().min(1),
-  /** Expected arguments: a JSON object every key of which must match (all keys, with exact). */
-  args: z.record(z.string(), z.unknown()),
+  /**
+   * Expected arguments: a JSON object every key of which must match (all keys, with exact). Kept
+   * as given, not copied through a record schema, which would drop a "__proto__" key without a
+   * word; such a key is refused instead, as everywhere in input.
+   */
+  args: z
+    .custom<Record<string, unknown>>(isRecord, 'must be a JSON object')
+    .refine((args) => !Object.hasOwn(args, '__proto__'), { message: 'is not allowed (an object schema on the way would drop it without a word)', path: ['__proto__'] }),
   /** true: no keys beyond the expected ones at any depth; top_level: only the call's own arguments are exact (nested objects are subsets). */
   exact: z.union([z.boolean(), z.literal('top_level')]).default(false),
   /** Absolute tolerance for numbers. */
@@ -82,7 +89,11 @@ const toolArgsParameters = z.strictObject({
 });
 type ToolArgsParameters = z.infer<typeof toolArgsParameters>;
 
-/** First place where `actual` fails to match `expected`, or undefined when it matches. */
+/**
+ * First place where `actual` fails to match `expected`, or undefined when it matches. Only own
+ * keys count on either side: an argument named "toString", "constructor" or "__proto__" is
+ * compared like any other, never found (or excused) on Object.prototype.
+ */
 export function jsonMismatch(expected: unknown, actual: unknown, exact: boolean | 'top_level', tolerance: number, path = '$'): string | undefined {
   const inner = exact === 'top_level' ? false : exact;
   if (typeof expected === 'number' && typeof actual === 'number') {
@@ -101,12 +112,12 @@ export function jsonMismatch(expected: unknown, actual: unknown, exact: boolean 
     if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return `${path}: expected an object`;
     const actualRecord = actual as Record<string, unknown>;
     for (const [key, value] of Object.entries(expected)) {
-      if (!(key in actualRecord)) return `${path}.${key}: missing`;
+      if (!Object.hasOwn(actualRecord, key)) return `${path}.${key}: missing`;
       const found = jsonMismatch(value, actualRecord[key], inner, tolerance, `${path}.${key}`);
       if (found) return found;
     }
     if (exact) {
-      const extra = Object.keys(actualRecord).find((key) => !(key in (expected as Record<string, unknown>)));
+      const extra = Object.keys(actualRecord).find((key) => !Object.hasOwn(expected, key));
       if (extra !== undefined) return `${path}.${extra}: not expected`;
     }
     return undefined;
@@ -249,7 +260,7 @@ function resolvePath(value: unknown, segments: readonly PathSegment[]): { found:
       if (!Array.isArray(current) || segment >= current.length) return { found: false };
       current = current[segment];
     } else {
-      if (current === null || typeof current !== 'object' || Array.isArray(current) || !(segment in current)) return { found: false };
+      if (current === null || typeof current !== 'object' || Array.isArray(current) || !Object.hasOwn(current, segment)) return { found: false };
       current = (current as Record<string, unknown>)[segment];
     }
   }

@@ -9,6 +9,7 @@ import type { ChatMessage, OutputSchema } from '../judges/types.js';
 import type { Message } from '../rubric/schema.js';
 import { renderCheckCatalogue, type CheckCatalogueEntry } from './check-catalogue.js';
 import { importanceLevels, type ImportancePoints } from './importance.js';
+import { unclashedNonce } from '../util/nonce.js';
 
 export const promptVersions = {
   generate: 'generate/v1',
@@ -23,11 +24,7 @@ export const promptVersions = {
 export function fenceNonce(texts: readonly string[]): string {
   const hash = createHash('sha256').update('rubricate-generation\u0000');
   for (const text of texts) hash.update(`${text}\u0000`);
-  let nonce = hash.digest('hex').slice(0, 16);
-  for (let attempt = 1; texts.some((text) => text.includes(`-${nonce}>`)); attempt += 1) {
-    nonce = createHash('sha256').update(`${nonce}:${attempt}`).digest('hex').slice(0, 16);
-  }
-  return nonce;
+  return unclashedNonce(hash.digest('hex').slice(0, 16), (nonce) => texts.some((text) => text.includes(`-${nonce}>`)));
 }
 
 function fence(tag: string, nonce: string, text: string): string {

@@ -11,6 +11,7 @@ import type { Criterion, Item } from '../rubric/schema.js';
 import { evidenceOutputBudget } from './budget.js';
 import { extractJson, truncatedReply, unparseable } from './parse.js';
 import { renderConversation, renderCriterion, deriveNonce, renderItemContext } from './render.js';
+import { renderingLegend } from '../trajectory/render.js';
 import type { JudgeTask, SamplingOptions, TaskDecision, TaskOutcome } from './types.js';
 import { isRecord } from '../util/is-record.js';
 
@@ -129,9 +130,13 @@ export function createEvidenceTask(item: Item, criteria: Criterion[], chunk: str
   };
 }
 
-/** The response a criterion is judged on, when only excerpts could be read. */
-function evidenceResponse(quotes: string[], responseLength: number, chunkCount: number): string {
-  const header = `[This response is ${responseLength} characters long, more than the judge can read at once. It was read in ${chunkCount} parts; below are the passages found relevant to this criterion, in order. Judge the criterion on them; parts not shown were found irrelevant to it.]`;
+/**
+ * The response a criterion is judged on, when only excerpts could be read. A trajectory's legend
+ * (how its real step headers are marked) stays above the quotes, so a quoted passage that only
+ * imitates a header still reads as text.
+ */
+function evidenceResponse(quotes: string[], responseLength: number, chunkCount: number, legend: string | undefined): string {
+  const header = `${legend ? `${legend}\n\n` : ''}[This response is ${responseLength} characters long, more than the judge can read at once. It was read in ${chunkCount} parts; below are the passages found relevant to this criterion, in order. Judge the criterion on them; parts not shown were found irrelevant to it.]`;
   if (quotes.length === 0) return `${header}\n\n(No passage of the response was found relevant to this criterion.)`;
   return `${header}\n\n${quotes.map((quote) => `> ${quote.replace(/\n/g, '\n> ')}`).join('\n\n')}`;
 }
@@ -198,7 +203,7 @@ export async function gatherEvidence(item: Item, criteria: Criterion[], options:
   for (const criterion of criteria) {
     if (gathered.errors.has(criterion.id)) continue;
     const found = quotes.get(criterion.id)!;
-    gathered.items.set(criterion.id, { ...item, response: evidenceResponse(found, item.response.length, chunks.length) });
+    gathered.items.set(criterion.id, { ...item, response: evidenceResponse(found, item.response.length, chunks.length, renderingLegend(item.response)) });
     gathered.summary.set(criterion.id, { quotes: found.length, chunks: chunks.length });
   }
   return gathered;

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Criterion, Item } from '../rubric/schema.js';
+import { unclashedNonce } from '../util/nonce.js';
 
 const digestMemo = new WeakMap<object, string>();
 
@@ -26,12 +27,7 @@ export function itemDigest(item: Pick<Item, 'prompt' | 'response' | 'reference'>
 }
 
 export function deriveNonce(item: Pick<Item, 'prompt' | 'response' | 'reference'>): string {
-  let nonce = itemDigest(item).slice(0, 16);
-  // Astronomically unlikely, but cheap to rule out.
-  for (let attempt = 1; containsTag(item, nonce); attempt += 1) {
-    nonce = createHash('sha256').update(`${nonce}:${attempt}`).digest('hex').slice(0, 16);
-  }
-  return nonce;
+  return unclashedNonce(itemDigest(item).slice(0, 16), (nonce) => containsTag(item, nonce));
 }
 
 function containsTag(item: Pick<Item, 'prompt' | 'response' | 'reference'>, nonce: string): boolean {
@@ -77,11 +73,7 @@ function formatPoints(points: number): string {
  * re-derived in the (astronomically unlikely) case that the text holds `-NONCE>` anyway.
  */
 export function fenceNonce(domain: string, text: string): string {
-  let nonce = createHash('sha256').update(`rubricate-${domain}\u0000${text}`).digest('hex').slice(0, 16);
-  for (let attempt = 1; text.includes(`-${nonce}>`); attempt += 1) {
-    nonce = createHash('sha256').update(`${nonce}:${attempt}`).digest('hex').slice(0, 16);
-  }
-  return nonce;
+  return unclashedNonce(createHash('sha256').update(`rubricate-${domain}\u0000${text}`).digest('hex').slice(0, 16), (nonce) => text.includes(`-${nonce}>`));
 }
 
 const criterionMemo = new WeakMap<Criterion, string>();

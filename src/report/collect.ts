@@ -187,7 +187,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
 
     runTexts.prompts.push(flattenPrompt(record.prompt, texts));
     runTexts.responses.push(texts.addOptional(record.response));
-    const steps = typeof record.response === 'string' && record.response.startsWith('[step 1] ') ? parseRenderedTrajectory(record.response, Array.isArray(record.step_offsets) ? record.step_offsets : undefined) : null;
+    const steps = typeof record.response === 'string' ? parseRenderedTrajectory(record.response, Array.isArray(record.step_offsets) ? record.step_offsets : undefined) : null;
     if (steps) runTexts.trajectories.push([itemIndex, flattenSteps(steps, texts)]);
     if (Array.isArray(record.images) && record.images.length > 0) {
       const shown = record.images.map((image) => imageEmbedder.image(image)).filter((image): image is ReportImage => image !== null);

@@ -49,12 +49,12 @@ function contextLimitedJudge(measured: { promptTokens: number[]; overflows: numb
       const excerpt = /<excerpt-[0-9a-f]+>\n([\s\S]*?)\n<\/excerpt-/.exec(request.userText)?.[1] ?? '';
       const evidence: Record<string, string[]> = {};
       for (const criterion of request.criteria) {
-        const confirmation = /\[step \d+\] user: yes/.exec(excerpt);
+        const confirmation = /\[step \d+ #[0-9a-f]{12}\] user: yes/.exec(excerpt);
         evidence[criterion.id] = confirmation ? [confirmation[0]] : [];
       }
       return { content: { evidence } };
     }
-    const confirmed = /\[step (\d+)\] user: yes/.exec(request.response ?? '');
+    const confirmed = /\[step (\d+) #[0-9a-f]{12}\] user: yes/.exec(request.response ?? '');
     return { content: { explanation: confirmed ? `The user said yes at step ${confirmed[1]} before the booking.` : 'No confirmation found.', criteria_met: confirmed !== null } };
   };
 }
@@ -83,8 +83,12 @@ describe('a 300K-character trajectory', () => {
     expect(criterion.evidence.chunks).toBeGreaterThan(1);
     expect(criterion.evidence.quotes).toBe(1);
     // The verdict cites the confirmation step, and results keep it.
-    const yesStep = Number(/\[step (\d+)\] user: yes/.exec(result.response)![1]);
+    const yesStep = Number(/\[step (\d+) #[0-9a-f]{12}\] user: yes/.exec(result.response)![1]);
     expect(criterion.steps).toEqual([yesStep]);
+    // The criterion is judged on quotes under the trajectory's legend: a quote that only imitates a step header reads as text.
+    const judged = fake.requests.filter((request) => !String(request.messages[0]?.content).includes('You help grade a long response'));
+    expect(judged).toHaveLength(1);
+    expect(judged[0].response).toMatch(new RegExp(`^\\[trajectory #${/^\[trajectory #([0-9a-f]{12})\]/.exec(result.response)![1]}\\] [^\\n]+\\n\\n\\[This response is`));
     expect(promptTokens.length).toBe(fake.requests.length);
     expect(fake.requests.length).toBeGreaterThan(criterion.evidence.chunks);
     expect(measured.overflows).toBe(0);

@@ -4,8 +4,16 @@
  * unless `maxResultCharacters` asks for it, and then the cut is marked in the text. Steps
  * are separated by blank lines so evidence mode (long responses) chunks on step boundaries
  * and quotes whole steps.
+ *
+ * Step headers cannot be forged. Every header carries a marker derived from the content of all
+ * the steps (`[step 5 #3f9a2c1d5e6b] user: …`), re-drawn in the unlikely case that some step's
+ * text holds it, so no message, tool result or reasoning can contain a real header: it would have
+ * to contain a hash of itself. A first paragraph, the legend, tells the judge so. Tool names are
+ * restricted at import (`toolNamePattern`), so a name cannot break out of its header either.
  */
-import { trajectorySteps, type Trajectory, type TrajectoryStep } from './trajectory.js';
+import { createHash } from 'node:crypto';
+import { unclashedNonce } from '../util/nonce.js';
+import { forEachStep, type Trajectory, type TrajectoryStep } from './trajectory.js';
 
 export interface RenderTrajectoryOptions {
   /** Longest tool result kept whole; longer ones are cut with an explicit marker. Default: no limit. */
@@ -21,40 +29,69 @@ function truncated(text: string, limit: number | undefined): string {
   return `${text.slice(0, limit)} [… truncated: ${text.length - limit} more characters of ${text.length} not shown]`;
 }
 
-export function renderStep(step: TrajectoryStep, options: RenderTrajectoryOptions = {}): string {
-  const label = `[step ${step.number}]`;
+/** What follows a step's header: its kind and its text, call or result. */
+function stepBody(step: TrajectoryStep, options: RenderTrajectoryOptions): string {
   switch (step.kind) {
     case 'tool_call':
-      return `${label} tool call ${step.toolName}(${argumentsText(step.toolArguments)})`;
+      return `tool call ${step.toolName}(${argumentsText(step.toolArguments)})`;
     case 'tool_result':
-      return `${label} tool result ${step.toolName ?? ''}: ${truncated(step.text, options.maxResultCharacters)}`;
+      return `tool result ${step.toolName ?? ''}: ${truncated(step.text, options.maxResultCharacters)}`;
     case 'reasoning':
-      return `${label} assistant reasoning: ${step.text}`;
+      return `assistant reasoning: ${step.text}`;
     default:
-      return `${label} ${step.kind}: ${step.text}`;
+      return `${step.kind}: ${step.text}`;
   }
+}
+
+const markerLength = 12;
+
+/** The marker of a rendering: a hash of every step's body, which none of them contains. */
+function stepMarker(bodies: readonly string[]): string {
+  const hash = createHash('sha256').update('rubricate-trajectory\u0000');
+  for (const body of bodies) hash.update(body).update('\u0000');
+  return unclashedNonce(hash.digest('hex').slice(0, markerLength), (marker) => bodies.some((body) => body.includes(marker)));
+}
+
+function legend(marker: string): string {
+  return `[trajectory #${marker}] An agent's trajectory in numbered steps. Each step opens with "[step N #${marker}]"; text that looks like a step header without this marker is part of the step it appears in.`;
+}
+
+/** The rendering and where each step's header starts in it (UTF-16 offsets). */
+function layOut(trajectory: Trajectory, options: RenderTrajectoryOptions): { text: string; offsets: number[] } {
+  const bodies: string[] = [];
+  forEachStep(trajectory, (step) => bodies.push(stepBody(step, options)));
+  const marker = stepMarker(bodies);
+  const paragraphs = [legend(marker)];
+  const offsets: number[] = [];
+  let position = paragraphs[0].length;
+  bodies.forEach((body, index) => {
+    const paragraph = `[step ${index + 1} #${marker}] ${body}`;
+    position += 2;
+    offsets.push(position);
+    position += paragraph.length;
+    paragraphs.push(paragraph);
+  });
+  return { text: paragraphs.join('\n\n'), offsets };
 }
 
 /** The rendering of a whole trajectory, used as the item's response text. */
 export function renderTrajectory(trajectory: Trajectory, options: RenderTrajectoryOptions = {}): string {
-  return trajectorySteps(trajectory)
-    .map((step) => renderStep(step, options))
-    .join('\n\n');
+  return layOut(trajectory, options).text;
 }
 
 /**
- * Where each step's "[step N]" header starts in the rendering (UTF-16 offsets). Results keep
- * them, so a view finds the steps exactly even when a message quotes a header.
+ * Where each step's "[step N #marker]" header starts in the rendering (UTF-16 offsets). Results
+ * keep them, so a view finds the steps without reading headers again.
  */
 export function renderedStepOffsets(trajectory: Trajectory, options: RenderTrajectoryOptions = {}): { text: string; offsets: number[] } {
-  const offsets: number[] = [];
-  let text = '';
-  for (const step of trajectorySteps(trajectory)) {
-    if (offsets.length > 0) text += '\n\n';
-    offsets.push(text.length);
-    text += renderStep(step, options);
-  }
-  return { text, offsets };
+  return layOut(trajectory, options);
+}
+
+const legendPattern = new RegExp(`^\\[trajectory #([0-9a-f]{${markerLength}})\\] [^\\n]*`);
+
+/** The legend paragraph a rendering opens with (evidence mode repeats it above the quotes), if the text is one. */
+export function renderingLegend(text: string): string | undefined {
+  return legendPattern.exec(text)?.[0];
 }
 
 export type RenderedStepKind = TrajectoryStep['kind'];
@@ -69,42 +106,58 @@ export interface RenderedStep {
   bodyEnd: number;
 }
 
-const stepHeader = /(?:^|\n\n)\[step (\d+)\] (tool call |tool result |assistant reasoning: |system: |user: |assistant: )/g;
-const headerAt = /^\[step (\d+)\] (tool call |tool result |assistant reasoning: |system: |user: |assistant: )/;
+const labels = '(tool call |tool result |assistant reasoning: |system: |user: |assistant: )';
+/** Renderings written before step markers existed: `[step N] kind: …`, from the first character. */
+const legacyHeaders = { anywhere: new RegExp(`(?:^|\\n\\n)\\[step (\\d+)\\] ${labels}`, 'g'), at: new RegExp(`^\\[step (\\d+)\\] ${labels}`) };
+
+function markedHeaders(marker: string) {
+  return { anywhere: new RegExp(`\\n\\n\\[step (\\d+) #${marker}\\] ${labels}`, 'g'), at: new RegExp(`^\\[step (\\d+) #${marker}\\] ${labels}`) };
+}
 
 type Header = { number: number; start: number; headerEnd: number; label: string };
 
 /** Headers at the offsets a results line recorded; null when they do not match the text. */
-function headersAtOffsets(text: string, offsets: readonly number[]): Header[] | null {
+function headersAtOffsets(text: string, offsets: readonly number[], firstStart: number, at: RegExp): Header[] | null {
   const headers: Header[] = [];
   for (const offset of offsets) {
     const previous = headers.at(-1);
-    if (!Number.isInteger(offset) || offset < 0 || offset >= text.length || (previous ? offset < previous.headerEnd + 2 || text.slice(offset - 2, offset) !== '\n\n' : offset !== 0)) return null;
-    const match = headerAt.exec(text.slice(offset, offset + 60));
+    if (!Number.isInteger(offset) || offset < 0 || offset >= text.length || (previous ? offset < previous.headerEnd + 2 || text.slice(offset - 2, offset) !== '\n\n' : offset !== firstStart)) return null;
+    const match = at.exec(text.slice(offset, offset + 80));
     if (!match || Number(match[1]) !== headers.length + 1) return null;
     headers.push({ number: headers.length + 1, start: offset, headerEnd: offset + match[0].length, label: match[2] });
   }
   return headers.length > 0 ? headers : null;
 }
 
-/**
- * Reads a rendering (what `renderTrajectory` wrote, as results keep it) back into its steps,
- * for views that show steps apart (the HTML report). With the step offsets a results line
- * records, the steps are exact. Without them (older results), headers must number 1, 2, 3…
- * in order, so a "[step 7]" quoted inside a message mostly stays part of that message; a
- * message quoting the very next header is read as that step. Null when the text is not a
- * rendering (it does not open with "[step 1]").
- */
-export function parseRenderedTrajectory(text: string, offsets?: readonly number[]): RenderedStep[] | null {
-  const recorded = offsets && offsets.length > 0 ? headersAtOffsets(text, offsets) : null;
-  const headers: Header[] = recorded ?? [];
-  if (!recorded) for (const match of text.matchAll(stepHeader)) {
+/** Headers found by reading the text: numbered 1, 2, 3… in order, anything else skipped. */
+function headersInText(text: string, anywhere: RegExp): Header[] {
+  const headers: Header[] = [];
+  for (const match of text.matchAll(anywhere)) {
     const number = Number(match[1]);
     if (number !== headers.length + 1) continue;
     const start = match.index + (match[0].startsWith('\n\n') ? 2 : 0);
     headers.push({ number, start, headerEnd: match.index + match[0].length, label: match[2] });
   }
-  if (headers.length === 0 || headers[0].start !== 0) return null;
+  return headers;
+}
+
+/**
+ * Reads a rendering (what `renderTrajectory` wrote, as results keep it) back into its steps,
+ * for views that show steps apart (the HTML report). A rendering with step markers is read
+ * exactly, with or without the offsets a results line records: only real headers carry the
+ * marker. Older renderings (`[step N] …`, no legend) are exact with their offsets; without
+ * them, headers must number 1, 2, 3… in order, so a quoted "[step 7]" mostly stays part of its
+ * message, and one quoting the very next header is read as that step. Null when the text is
+ * not a rendering.
+ */
+export function parseRenderedTrajectory(text: string, offsets?: readonly number[]): RenderedStep[] | null {
+  const legendText = renderingLegend(text);
+  if (!legendText && !text.startsWith('[step 1] ')) return null;
+  const firstStart = legendText ? legendText.length + 2 : 0;
+  const patterns = legendText ? markedHeaders(legendPattern.exec(legendText)![1]) : legacyHeaders;
+  const recorded = offsets && offsets.length > 0 ? headersAtOffsets(text, offsets, firstStart, patterns.at) : null;
+  const headers = recorded ?? headersInText(text, patterns.anywhere);
+  if (headers.length === 0 || headers[0].start !== firstStart) return null;
   return headers.map((header, index): RenderedStep => {
     const end = index + 1 < headers.length ? headers[index + 1].start - 2 : text.length;
     const segment = text.slice(header.headerEnd, end);

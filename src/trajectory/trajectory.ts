@@ -6,14 +6,36 @@
  */
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { isRecord } from '../util/is-record.js';
+
+/**
+ * The tool names OpenAI accepts. Names are shown to judges as they are, so nothing else may
+ * reach a rendering: no spaces, brackets, colons or line breaks with which a name could pose as
+ * a step header (checked in `normalizeTrajectory`, which every importer goes through).
+ */
+export const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** A name from the input, quoted for an error message and kept short. */
+function quoted(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+}
+
+/** Why a tool name is refused, or undefined when it is one OpenAI accepts. */
+export function toolNameProblem(name: string): string | undefined {
+  return toolNamePattern.test(name) ? undefined : `tool name ${quoted(name)} is not 1 to 64 letters, digits, "_" or "-" (the names OpenAI accepts)`;
+}
 
 const toolCallInputSchema = z.object({
   id: z.string().min(1).optional(),
   type: z.literal('function').optional(),
   function: z.object({
-    name: z.string().min(1, 'tool name must not be empty'),
-    /** OpenAI sends arguments as a JSON string; an object is accepted as already parsed. */
-    arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
+    name: z.string(),
+    /**
+     * OpenAI sends arguments as a JSON string; an object is accepted as already parsed, and kept
+     * as it is (a copy through a record schema would drop an own "__proto__" key that the string
+     * form keeps, and a check would then compare arguments the agent did not send).
+     */
+    arguments: z.union([z.string(), z.custom<Record<string, unknown>>(isRecord, 'arguments must be a JSON string or an object')]).optional(),
   }),
 });
 
@@ -106,6 +128,8 @@ export function normalizeTrajectory(
             }
           }
         } else if (raw !== undefined) parsed = raw;
+        const nameProblem = toolNameProblem(call.function.name);
+        if (nameProblem) throw fail(`[${index}].tool_calls[${callIndex}].function.name`, nameProblem);
         if (call.id) callNames.set(call.id, call.function.name);
         const toolCall: ToolCall = { name: call.function.name, arguments: parsed };
         if (call.id) toolCall.id = call.id;
@@ -116,8 +140,13 @@ export function normalizeTrajectory(
       if (!message.tool_call_id) throw fail(`[${index}].tool_call_id`, 'a tool message needs the tool_call_id of the call it answers');
       const callName = callNames.get(message.tool_call_id);
       if (callName === undefined) throw fail(`[${index}].tool_call_id`, `tool_call_id "${message.tool_call_id}" matches no earlier tool call`);
+      // Refused rather than shown either way: a result that names another tool than its call is
+      // inconsistent input, and a judge shown one of the two names would be misled about the other.
+      if (message.name !== undefined && message.name !== callName) {
+        throw fail(`[${index}].name`, `tool message names ${quoted(message.name)}, but the call it answers (tool_call_id ${quoted(message.tool_call_id)}) is to "${callName}"`);
+      }
       out.toolCallId = message.tool_call_id;
-      out.name = message.name ?? callName;
+      out.name = callName;
     } else if (message.tool_call_id) {
       throw fail(`[${index}].tool_call_id`, `only tool messages carry tool_call_id (this one is "${message.role}")`);
     }
@@ -143,7 +172,17 @@ export interface TrajectoryStep {
 
 export function trajectorySteps(trajectory: Trajectory): TrajectoryStep[] {
   const steps: TrajectoryStep[] = [];
-  const push = (step: Omit<TrajectoryStep, 'number'>) => steps.push({ number: steps.length + 1, ...step });
+  forEachStep(trajectory, (step) => steps.push(step));
+  return steps;
+}
+
+/** Visits the steps in order without keeping them (the rendering of a long trajectory needs only their text). */
+export function forEachStep(trajectory: Trajectory, visit: (step: TrajectoryStep) => void): void {
+  let count = 0;
+  const push = (step: Omit<TrajectoryStep, 'number'>) => {
+    count += 1;
+    visit({ number: count, ...step });
+  };
   trajectory.forEach((message, index) => {
     if (message.role === 'tool') {
       push({ kind: 'tool_result', message: index, text: message.content, toolName: message.name, toolCallId: message.toolCallId });
@@ -157,7 +196,6 @@ export function trajectorySteps(trajectory: Trajectory): TrajectoryStep[] {
     }
     push({ kind: message.role, message: index, text: message.content });
   });
-  return steps;
 }
 
 /** Every tool call in order, with the step it is at and its result (matched by id, else the next result of that tool). */

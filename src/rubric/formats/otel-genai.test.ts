@@ -6,7 +6,9 @@ import { exitCodes } from '../../errors.js';
 import { describe, expect, it } from 'vitest';
 import { test } from '../../testing/vitest-fixtures.js';
 import type { RubricateError } from '../../errors.js';
-import { toolCalls } from '../../trajectory/trajectory.js';
+import { writeOtelTrace } from '../../testing/otel-trace.js';
+import { parseRenderedTrajectory } from '../../trajectory/render.js';
+import { toolCalls, trajectorySteps } from '../../trajectory/trajectory.js';
 import { normalizeRubric } from '../normalize.js';
 import type { Item, Rubric } from '../schema.js';
 import { getItemImporter } from './index.js';
@@ -14,11 +16,16 @@ import { getItemImporter } from './index.js';
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/otel-genai/${name}`, import.meta.url));
 const rubric = (id: string): Rubric => normalizeRubric({ id, criteria: [{ id: 'c', text: 'The agent confirms before booking.' }] });
 
+/** A rendering's steps as `[step N] …` paragraphs: the legend and the step marker left out. */
+function unmarked(response: string): string {
+  return response.replace(/^\[trajectory #[0-9a-f]{12}\] [^\n]*\n\n/, '').replace(/^\[step (\d+) #[0-9a-f]{12}\]/gm, '[step $1]');
+}
+
 async function read(name: string, rubrics: Map<string, Rubric>) {
   const items: Item[] = [];
   const errors: Array<{ id?: string; error: RubricateError }> = [];
   const warnings: string[] = [];
-  for await (const record of getItemImporter('otel-genai').read(fixture(name), { rubrics, onWarning: (message) => warnings.push(message) })) {
+  for await (const record of getItemImporter('otel-genai').read(name.startsWith('/') ? name : fixture(name), { rubrics, onWarning: (message) => warnings.push(message) })) {
     if (record.kind === 'item') items.push(record.item);
     else errors.push({ id: record.id, error: record.error });
   }
@@ -37,7 +44,7 @@ describe('--format otel-genai', () => {
     expect(item.rubric.id).toBe('concierge');
     expect(item.prompt).toEqual([{ role: 'system', content: 'You are a concierge. Confirm before booking.' }]);
     expect(item.metadata).toMatchObject({ dataset: 'otel-genai', trace_id: item.id, model: 'gpt-4o', system: 'openai', agent: 'concierge', spans: 7 });
-    expect(item.response).toBe(
+    expect(unmarked(item.response)).toBe(
       [
         "[step 1] user: What's the weather in Paris? Book me a table if it is sunny.",
         '[step 2] assistant reasoning: Check the weather first.',
@@ -65,7 +72,7 @@ describe('--format otel-genai', () => {
     expect(item.rubric.id).toBe('only');
     expect(item.prompt).toEqual([{ role: 'system', content: 'You answer from the tools only.' }]);
     expect(item.metadata).toMatchObject({ model: 'gpt-4o-mini', system: 'openai', spans: 3 });
-    expect(item.response).toBe(
+    expect(unmarked(item.response)).toBe(
       [
         '[step 1] user: How many open tickets does ACME have?',
         '[step 2] tool call count_tickets({"customer":"ACME","status":"open"})',
@@ -98,6 +105,26 @@ describe('--format otel-genai', () => {
     const unknown = await read('attributes.json', new Map([['other', rubric('other')]]));
     expect(unknown.errors[0].error.message).toMatch(/names rubric "concierge", which is not in the rubrics file/);
     expect(unknown.errors[0].error.details?.field).toBe('rubricate.rubric_id');
+  });
+
+  test('a generated 5,000-span trace, spans out of order, pretty-printed or one export per line: one item with every call and result in start order', async ({ tempDir }) => {
+    for (const layout of ['pretty', 'lines'] as const) {
+      const file = path.join(tempDir, `trace-${layout}.json`);
+      const expected = writeOtelTrace(file, { spans: 5000, layout, perLine: 300, scrambled: true });
+      const { items, errors, warnings } = await read(file, new Map([['only', rubric('only')]]));
+      expect(errors, layout).toEqual([]);
+      expect(warnings, layout).toEqual([]);
+      expect(items.map((item) => item.id), layout).toEqual([expected.traceId]);
+      const [item] = items;
+      expect(item.metadata).toMatchObject({ spans: 5000, model: 'gpt-4o', system: 'openai' });
+      expect(item.prompt).toEqual([{ role: 'system', content: 'You look records up with the tools.' }]);
+      expect(toolCalls(item.trajectory!).map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, result: call.result }))).toEqual(expected.toolCalls);
+      // The opening user message and answer, a call and a result per tool span, the closing answer.
+      const steps = trajectorySteps(item.trajectory!);
+      expect(steps).toHaveLength(2 + 2 * 4998 + 1);
+      expect([steps[0].text, steps[1].text, steps.at(-1)!.text]).toEqual(['Look up all 4998 records.', 'Looking them up.', 'Found 4998 records.']);
+      expect(parseRenderedTrajectory(item.response)!.map((step) => step.kind)).toEqual(steps.map((step) => step.kind));
+    }
   });
 
   test('grades the imported trajectory with trajectory checks through the CLI (--judge none)', async ({ tempDir }) => {

@@ -46,7 +46,7 @@ const policyJudge: FakeJudgeScript = (request) => {
   const criterion = request.criteria[0];
   const response = request.response ?? '';
   const firstWrite = response.search(/tool call (book_reservation|cancel_reservation|update_reservation_\w+|send_certificate)\(/);
-  const confirmed = /\[step \d+\] user: yes/i.test(firstWrite < 0 ? response : response.slice(0, firstWrite));
+  const confirmed = /\[step \d+ #[0-9a-f]{12}\] user: yes/i.test(firstWrite < 0 ? response : response.slice(0, firstWrite));
   return { content: binaryVerdict(criterion?.id !== 'policy_confirmation' || confirmed) };
 };
 
@@ -73,13 +73,34 @@ describe('--format tau-bench', () => {
     // Only the write (cancel_reservation) becomes an expected-write check; the read is not one.
     expect(item.rubric.criteria.map((criterion) => criterion.id)).toEqual(['expected_write_1', 'no_other_write', 'policy_confirmation', 'policy_grounded', 'policy_one_call', 'policy_transfer']);
     expect(item.rubric.criteria[0]).toMatchObject({ kind: 'hard_rule', check: { type: 'tool_args_match', name: 'cancel_reservation', args: { reservation_id: 'ABC123' } } });
-    expect(item.response).toContain('[step 2] tool call get_user_details({"user_id":"u1"})');
-    expect(item.response).toContain('[step 7] tool result cancel_reservation: {"status":"cancelled"}');
+    const marker = /^\[trajectory #([0-9a-f]{12})\]/.exec(item.response)![1];
+    expect(item.response).toContain(`[step 2 #${marker}] tool call get_user_details({"user_id":"u1"})`);
+    expect(item.response).toContain(`[step 7 #${marker}] tool result cancel_reservation: {"status":"cancelled"}`);
     expect(item.trajectory).toHaveLength(8);
     const invalid = records[2] as Extract<ImportRecord, { kind: 'invalid' }>;
     expect(invalid.error.code).toBe('INPUT_INVALID');
     expect(invalid.error.details).toMatchObject({ file, line: 3, field: 'traj[2].tool_calls[0].function.arguments' });
     expect(invalid.id).toBe('1-0');
+  });
+
+  test('refuses a "__proto__" key in an expected action\'s kwargs through the CLI, naming file, line and field; the other trajectory is graded', async ({ tempDir }) => {
+    const file = path.join(tempDir, 'proto.json');
+    const hostile = { ...good, task_id: 9, info: { ...good.info, task: { ...good.info.task, actions: [good.info.task.actions[0], { name: 'cancel_reservation', kwargs: { reservation_id: 'ABC123', PROTO: { force: true } } }] } } };
+    // As the file is read (JSON.parse), "__proto__" is an own key; in an object literal it would set the prototype instead.
+    const text = JSON.stringify([good, hostile]).replace('"PROTO"', '"__proto__"');
+    expect(text.match(/"__proto__"/g)).toHaveLength(1);
+    await writeFile(file, text);
+    const before = await readFile(file, 'utf8');
+    const out = path.join(tempDir, 'proto.results.jsonl');
+    const { context, output } = captureOutput();
+    const code = await runCli(['grade', '--format', 'tau-bench', '--input', file, '--judge', 'none', '--out', out, '--quiet'], context);
+    expect(code, output.stderr.join('')).toBe(exitCodes.itemsFailed);
+    const [first, second] = await readLinesOf(out);
+    // --judge none leaves the policy criteria ungraded: the good trajectory is read and graded by its checks, not refused.
+    expect(first.id).toBe('0-0');
+    expect(first.status).not.toBe('invalid');
+    expect(second).toMatchObject({ id: '9-0', status: 'invalid', error: { code: 'INPUT_INVALID', details: { file, line: 2, field: 'info.task.actions[1].kwargs.__proto__' } } });
+    expect(await readFile(file, 'utf8')).toBe(before);
   });
 
   test('grades with --judge none: checks decide and the gate scores failed writes 0; meta reports the outcome agreement', async ({ tempDir }) => {

@@ -19,6 +19,7 @@ import type { CriterionInput, Item, Message } from '../schema.js';
 import { buildItem, fieldError, invalid, readJsonFile } from './shared.js';
 import type { Importer } from './types.js';
 import type { ImportRecord } from '../records.js';
+import { isRecord } from '../../util/is-record.js';
 
 /** Tools that change the database in τ-bench's airline and retail domains (the rest only read, think or transfer). */
 export const tauBenchWriteTools: readonly string[] = [
@@ -113,7 +114,21 @@ export function tauBenchChecks(actions: ReadonlyArray<{ name: string; kwargs: Re
   return criteria;
 }
 
+/**
+ * The field of an expected action whose kwargs hold a "__proto__" key, if any. τ-bench's tools
+ * are Python functions and none takes such an argument, and the record schema would drop the key
+ * without a word (a check would then test fewer arguments than the task lists): refused instead.
+ */
+function protoKwargsField(value: unknown): string | undefined {
+  const task = isRecord(value) && isRecord(value.info) && isRecord(value.info.task) ? value.info.task : undefined;
+  if (!task || !Array.isArray(task.actions)) return undefined;
+  const index = task.actions.findIndex((action) => isRecord(action) && isRecord(action.kwargs) && Object.hasOwn(action.kwargs, '__proto__'));
+  return index < 0 ? undefined : `info.task.actions[${index}].kwargs.__proto__`;
+}
+
 function toItem(value: unknown, file: string, line: number): Item {
+  const protoField = protoKwargsField(value);
+  if (protoField) throw fieldError('the kwargs key "__proto__" is not allowed (no τ-bench tool takes such an argument)', file, line, protoField);
   const parsed = recordSchema.safeParse(value);
   if (!parsed.success) throw zodErrorToInputError(parsed.error, { file, line });
   const record = parsed.data;
