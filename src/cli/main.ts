@@ -28,6 +28,8 @@ const commandModules: Record<string, () => Promise<Register>> = {
   report: async () => (await import('./commands/report.js')).registerReportCommand,
   refine: async () => (await import('./commands/refine.js')).registerRefineCommand,
   cache: async () => (await import('./commands/cache.js')).registerCacheCommand,
+  export: async () => (await import('./commands/export.js')).registerExportCommand,
+  improve: async () => (await import('./commands/improve.js')).registerImproveCommand,
   worker: async () => (await import('./commands/worker.js')).registerWorkerCommand,
   merge: async () => (await import('./commands/merge.js')).registerMergeCommand,
   batches: async () => (await import('./commands/batches.js')).registerBatchesCommand,

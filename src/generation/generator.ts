@@ -20,6 +20,8 @@ import {
   generateMessages,
   promptVersions,
   refineMessages,
+  reviseMessages,
+  type MissedCriterion,
   type RubricPromptContext,
 } from './prompts.js';
 import { redactUrl } from '../util/redact.js';
@@ -122,7 +124,16 @@ export interface RubricGenerator {
     context?: CallContext,
   ): Promise<GeneratedCriteria>;
   /** One response to the prompt, sampled from the generator model (plain text, no schema). */
-  sampleResponse(prompt: readonly Message[], options: { sample: number; temperature?: number; maxTokens?: number }): Promise<string>;
+  sampleResponse(prompt: readonly Message[], options: ResponseOptions): Promise<string>;
+  /** A revision of `response` that fixes the criteria it missed (plain text); an empty or unreadable answer is an error. */
+  reviseResponse(input: { prompt: readonly Message[]; response: string; missed: readonly MissedCriterion[] }, options: ResponseOptions): Promise<string>;
+}
+
+/** Sampling of a response the generator writes: which sample (a cache key part), temperature, length. */
+export interface ResponseOptions {
+  sample: number;
+  temperature?: number;
+  maxTokens?: number;
 }
 
 export function createRubricGenerator(options: RubricGeneratorOptions): RubricGenerator {
@@ -259,29 +270,37 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
       const answer = await askForCriteria(promptVersions.evolve, messages, bounds, context.sample ?? 0);
       return convertCriteria(answer.value, { importancePoints, validateCheck: options.validateCheck });
     },
-    async sampleResponse(prompt, sampleOptions) {
-      const result = await limit(() => callGenerator<string>({
-        generator: options.generator,
-        request: {
-          messages: prompt.map((message) => ({ role: chatRole(message.role), content: message.content })),
-          temperature: sampleOptions.temperature ?? 1,
-          maxTokens: sampleOptions.maxTokens ?? 1024,
-          ...(sampling.seed !== undefined ? { seed: sampling.seed + sampleOptions.sample } : {}),
-        },
-        promptVersion: promptVersions.respond,
-        replyFormat: 'text',
-        read: readResponseText,
-        maxAttempts: options.maxAttempts,
-        timeoutMs: options.timeoutMs,
-        retryBaseDelayMs: options.retryBaseDelayMs,
-        signal: options.signal,
-        store: options.store,
-        sample: sampleOptions.sample,
-        usage,
-      }));
-      return result.value;
+    sampleResponse(prompt, sampleOptions) {
+      return writeResponse(prompt.map((message) => ({ role: chatRole(message.role), content: message.content })), promptVersions.respond, sampleOptions);
+    },
+    reviseResponse(input, reviseOptions) {
+      return writeResponse(reviseMessages(input), promptVersions.revise, reviseOptions);
     },
   };
+
+  /** A plain-text answer of the generator (a response, a revision); empty is an error after the attempts. */
+  async function writeResponse(messages: JudgeRequest['messages'], promptVersion: string, sampleOptions: ResponseOptions): Promise<string> {
+    const result = await limit(() => callGenerator<string>({
+      generator: options.generator,
+      request: {
+        messages,
+        temperature: sampleOptions.temperature ?? 1,
+        maxTokens: sampleOptions.maxTokens ?? 1024,
+        ...(sampling.seed !== undefined ? { seed: sampling.seed + sampleOptions.sample } : {}),
+      },
+      promptVersion,
+      replyFormat: 'text',
+      read: readResponseText,
+      maxAttempts: options.maxAttempts,
+      timeoutMs: options.timeoutMs,
+      retryBaseDelayMs: options.retryBaseDelayMs,
+      signal: options.signal,
+      store: options.store,
+      sample: sampleOptions.sample,
+      usage,
+    }));
+    return result.value;
+  }
 }
 
 /** At most `limit` tasks at once; a released slot goes straight to the next waiter. */

@@ -18,6 +18,7 @@ export const promptVersions = {
   decompose: 'decompose/v2',
   evolve: 'evolve/v2',
   respond: 'respond/v1',
+  revise: 'revise/v1',
 } as const;
 
 /** Nonce for one prompt's blocks: a hash of everything fenced, re-drawn if any text contains it. */
@@ -181,6 +182,35 @@ Return the complete revised rubric. ${replyFormat}`;
   return [
     { role: 'system', content: system },
     { role: 'user', content: parts.join('\n\n') },
+  ];
+}
+
+/** A criterion the response missed, as the revision prompt shows it. */
+export interface MissedCriterion {
+  text: string;
+  /** Negative for a pitfall the response fell into. */
+  points: number;
+}
+
+/**
+ * Asks for a revision of a response that fixes what its grading found: the criteria it missed
+ * and the pitfalls it fell into. Request, response and criteria are all data (fenced).
+ */
+export function reviseMessages(input: { prompt: readonly Message[]; response: string; missed: readonly MissedCriterion[] }): ChatMessage[] {
+  const conversation = renderConversation(input.prompt);
+  const lines = input.missed.map((criterion) => (criterion.points < 0 ? `- avoid: ${criterion.text}` : `- meet: ${criterion.text}`));
+  const nonce = fenceNonce([conversation, input.response, lines.join('\n')]);
+  const system = `You revise a response to a user's request so that it does better against its grading criteria. The criteria it missed are listed, and the mistakes it made ("avoid"). Write the complete improved response: keep what is right, fix what the criteria point at, add nothing the request does not call for.
+
+${dataNotice('<request-ID>, <response-ID> and <criteria-ID>')}
+
+Reply with the revised response only: no preamble, no notes about what changed.`;
+  return [
+    { role: 'system', content: system },
+    {
+      role: 'user',
+      content: [`The request:\n${fence('request', nonce, conversation)}`, `The response:\n${fence('response', nonce, input.response)}`, `What its grading found:\n${fence('criteria', nonce, lines.join('\n'))}`, 'Return the revised response.'].join('\n\n'),
+    },
   ];
 }
 

@@ -125,6 +125,8 @@ const lineFields = {
   /** The input line this result came from. */
   line: z.number().int().optional(),
   error: kept<SerializedError>(serializedErrorSchema).optional(),
+  /** `rubricate improve`: every round's score and the round this line's response comes from. */
+  improvement: objectSchema.optional(),
 };
 
 /**

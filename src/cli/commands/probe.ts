@@ -8,7 +8,9 @@ import type { Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { formatProbeTable } from '../../meta/probes/format.js';
 import { probeNames } from '../../meta/probes/perturbations.js';
-import { parseProbeList, runProbes, sampleItems } from '../../meta/probes/runner.js';
+import { parseProbeList, runProbes, sampleItems, type GradedVariant } from '../../meta/probes/runner.js';
+import { probeDefinitions } from '../../meta/probes/perturbations.js';
+import type { ResultRecord } from '../../results/results.js';
 import { Grader } from '../../pipeline/grader.js';
 import { getItemImporter } from '../../rubric/formats/index.js';
 import type { Item } from '../../rubric/schema.js';
@@ -18,12 +20,13 @@ import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { storeFilesOf } from '../store-options.js';
-import { checkFiles, writeFileAtomic } from '../../util/files.js';
+import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { ProgressReporter } from '../progress.js';
 import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 
 interface ProbeFlags extends SessionFlags, InputFlags {
   out: string;
+  variantsOut?: string;
   probes: string;
   items?: number;
   variants: number;
@@ -51,6 +54,7 @@ export function registerProbeCommand(program: Command, context: CommandContext):
   addInputOptions(command, { formatHelp: 'input format (as for grade)', responseFromVerb: 'probe' });
   command
     .requiredOption('--out <file>', 'probe report JSON')
+    .option('--variants-out <file>', 'also write every graded variant beside its original (JSONL), the input of `rubricate export --kind augment`')
     .option('--probes <list>', 'comma-separated subset of the probes', probeNames.join(','))
     // Not --samples: that is the judges' self-consistency option, shared with grade.
     .option('--items <n>', 'probe this many items, drawn at random (seeded) from the input (default: all)', parsePositiveInteger('items'))
@@ -68,7 +72,7 @@ export function registerProbeCommand(program: Command, context: CommandContext):
 async function runProbeCommand(flags: ProbeFlags, spec: RunSpec, context: CommandContext): Promise<number> {
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }],
-    outputs: [{ flag: 'out', path: flags.out }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'variants-out', path: flags.variantsOut }],
     keep: storeFilesOf(flags),
   });
   const probes = parseProbeList(flags.probes);
@@ -100,6 +104,8 @@ async function runProbeCommand(flags: ProbeFlags, spec: RunSpec, context: Comman
   try {
     const grader = new Grader({ ...session.graderOptions(), omitText: true, onEvent: progress.onEvent, signal: context.signal });
     let expected = 0;
+    const variants = flags.variantsOut ? new JsonLinesWriter(flags.variantsOut) : undefined;
+    const written: Promise<void>[] = [];
     const report = await runProbes(grader, items, {
       probes,
       seed: flags.probeSeed,
@@ -109,8 +115,12 @@ async function runProbeCommand(flags: ProbeFlags, spec: RunSpec, context: Comman
         expected += responses;
         progress.setTotal(expected);
       },
+      ...(variants ? { onVariant: (variant: GradedVariant) => void written.push(variants.write(variantLine(variant))) } : {}),
     });
     progress.stop();
+    await Promise.all(written);
+    if (context.signal.aborted) await variants?.discard();
+    else await variants?.close();
     if (context.signal.aborted) {
       context.stderr('interrupted: verdicts obtained so far are in the reply cache; rerun the same command to resume');
       return exitCodes.interrupted;
@@ -130,4 +140,21 @@ async function runProbeCommand(flags: ProbeFlags, spec: RunSpec, context: Comman
   } finally {
     await session.close();
   }
+}
+
+/** A graded variant as `--variants-out` writes it: the perturbed response beside the original, with the verdicts of each. */
+function variantLine({ item, perturbation, original, perturbed }: GradedVariant): Record<string, unknown> {
+  const verdicts = (record: ResultRecord) => Object.fromEntries(record.criteria.filter((criterion) => criterion.source === 'judge' && typeof criterion.met === 'boolean').map((criterion) => [criterion.id, criterion.met]));
+  return {
+    item_id: item.id,
+    prompt: item.prompt,
+    probe: perturbation.probe,
+    kind: probeDefinitions[perturbation.probe].kind,
+    variant: perturbation.variant,
+    sample: perturbation.sample,
+    ...(perturbation.target ? { target_criterion: perturbation.target.criterionId } : {}),
+    expected: probeDefinitions[perturbation.probe].expected,
+    original: { response: item.response, score: original.score, verdicts: verdicts(original) },
+    perturbed: { response: perturbation.response, score: perturbed.score, verdicts: verdicts(perturbed) },
+  };
 }

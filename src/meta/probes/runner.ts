@@ -31,6 +31,16 @@ export interface ProbeRunOptions {
   bootstrap?: Omit<BootstrapOptions, 'seed'>;
   /** Called before each grading pass with the number of responses it will grade. */
   onPass?: (pass: 'originals' | 'variants', responses: number) => void;
+  /** Called with every variant whose grading succeeded, beside its original (what `probe --variants-out` writes). */
+  onVariant?: (variant: GradedVariant) => void;
+}
+
+/** A perturbed response graded beside its original: the pair an augmentation set is made of. */
+export interface GradedVariant {
+  item: Item;
+  perturbation: Perturbation;
+  original: ResultRecord;
+  perturbed: ResultRecord;
 }
 
 export interface ProbeReport {
@@ -171,6 +181,7 @@ export async function runProbes(grader: Grader, items: readonly Item[], options:
     const original = originals[item];
     const perturbed = variantResults[index];
     const ok = perturbed.status === 'ok';
+    if (ok) options.onVariant?.({ item: items[item], perturbation, original, perturbed });
     observationsByProbe.get(perturbation.probe)!.push({
       item,
       itemId: items[item].id,
