@@ -107,9 +107,10 @@ export function parseAnthropicMessage(raw: unknown, toolName: string | undefined
   if (stopReason === 'refusal') {
     throw new RubricateError('JUDGE_REFUSED', `judge refused (stop_reason refusal)${texts.length > 0 ? `: ${texts.join('').slice(0, 300)}` : ''}`, { endpoint });
   }
-  const tool = toolName === undefined ? undefined : message.content.find((block) => block?.type === 'tool_use' && block.name === toolName);
-  // The verdict is the tool input object; without one, whatever text came is read tolerantly (and refused if it holds no verdict).
-  const text = tool !== undefined ? JSON.stringify(tool.input ?? null) : texts.join('');
+  const tools = toolName === undefined ? [] : message.content.filter((block) => block?.type === 'tool_use' && block.name === toolName);
+  // The verdict is the tool input object (several calls of the tool, one line each: the reading refuses
+  // them when they differ); without one, whatever text came is read tolerantly (and refused if it holds no verdict).
+  const text = tools.length > 0 ? tools.map((tool) => JSON.stringify(tool.input ?? null)).join('\n') : texts.join('');
   const usage = message.usage ?? {};
   const read = count(usage.cache_read_input_tokens);
   const written = count(usage.cache_creation_input_tokens);
