@@ -14,6 +14,7 @@
 import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed, mean } from './bootstrap.js';
 import { numpyMean, numpyRound } from './reference-math.js';
 import type { AggregateOptions, Aggregator, Metrics, ScoredItem, Scoring, TagMetric } from './types.js';
+import { dictionary } from '../util/dictionary.js';
 
 /** Criterion tags naming ProfBench criterion types (`criterion_type:Reasoning`). */
 export const criterionTypeTagPrefix = 'criterion_type:';
@@ -104,8 +105,8 @@ export const profbenchScoring: Scoring = {
         }
         const domainRounded = new Map<string, number>();
         for (const [domain, scores] of domainTasks) domainRounded.set(domain, numpyRound(numpyMean(scores), 3));
-        const printed: Record<string, number> = {};
-        const byTag: Record<string, TagMetric> = {};
+        const printed = dictionary<number>();
+        const byTag = dictionary<TagMetric>();
         let overall: TagMetric | null = null;
         if (domainRounded.size > 0) {
           const overallRounded = numpyRound(numpyMean([...domainRounded.values()]), 3);
@@ -137,7 +138,7 @@ export const profbenchScoring: Scoring = {
           );
           overall = { score: overallRounded, n_samples: taskScores.size, bootstrap_std: spread.std, ci95: spread.ci95 };
         }
-        const types: Record<string, number> = {};
+        const types = dictionary<number>();
         for (const [type, values] of typeFulfilment) {
           const rounded = numpyRound(numpyMean(values), 3);
           types[type] = rounded;

@@ -6,6 +6,7 @@
  */
 import { bootstrap, clip, defaultBootstrapSamples, defaultBootstrapSeed, mean } from './bootstrap.js';
 import type { AggregateOptions, Aggregator, Metrics, ScoredCriterion, ScoredItem, TagMetric } from './types.js';
+import { dictionary } from '../util/dictionary.js';
 
 export interface TaggedScoringDefinition {
   name: string;
@@ -78,7 +79,7 @@ export function createTaggedAggregator(definition: TaggedScoringDefinition, opti
   }
 
   function finish(): Metrics {
-    const byTag: Record<string, TagMetric> = {};
+    const byTag = dictionary<TagMetric>();
     for (const [name, values] of valuesByName) byTag[name] = summarizeScores(values, definition.clipAggregate, options);
     return {
       scoring: definition.name,
