@@ -26,11 +26,12 @@ export function finalAnswerText(text: string): string {
 }
 
 /**
- * The top-level `{…}` spans of a text that parse, in order, and whether an object is left
- * open at the end (a second answer cut off, or near-JSON missing its final brace).
+ * The top-level `{…}` spans of a text that parse, in order (values and where each starts), and
+ * whether an object is left open at the end (a second answer cut off, or near-JSON missing its final brace).
  */
-function topLevelJsonObjects(text: string): { values: unknown[]; unclosed: boolean } {
+function topLevelJsonObjects(text: string): { values: unknown[]; starts: number[]; unclosed: boolean } {
   const values: unknown[] = [];
+  const starts: number[] = [];
   let depth = 0;
   let start = -1;
   let inString = false;
@@ -48,11 +49,24 @@ function topLevelJsonObjects(text: string): { values: unknown[]; unclosed: boole
       depth -= 1;
       if (depth === 0) {
         const parsed = safeParseJson(text.slice(start, index + 1));
-        if (parsed.ok) values.push(parsed.value);
+        if (parsed.ok) {
+          values.push(parsed.value);
+          starts.push(start);
+        }
       }
     } else if (character === '"' && depth > 0) inString = true;
   }
-  return { values, unclosed: depth > 0 };
+  return { values, starts, unclosed: depth > 0 };
+}
+
+/**
+ * Thinking that runs into the answer with nothing between them (a reasoning parser that never saw
+ * the end of the thinking puts both in its reasoning field): the answer is the last JSON object
+ * and what follows it; the objects before it are the thinking's drafts. Undefined without one.
+ */
+export function answerAfterThinking(text: string): string | undefined {
+  const { starts } = topLevelJsonObjects(text);
+  return starts.length > 0 ? text.slice(starts[starts.length - 1]) : undefined;
 }
 
 /**

@@ -18,6 +18,7 @@ import { withGrowingBudget } from '../output-budget.js';
 import { modelLimitsFor } from '../profiles.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest } from '../types.js';
 import { anthropicHttpError } from './errors.js';
+import { TokenCountReader } from '../usage-counts.js';
 
 export const defaultAnthropicBaseUrl = 'https://api.anthropic.com';
 export const anthropicVersion = '2023-06-01';
@@ -92,10 +93,6 @@ interface MessageShape {
   usage?: { input_tokens?: unknown; output_tokens?: unknown; cache_creation_input_tokens?: unknown; cache_read_input_tokens?: unknown };
 }
 
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
-}
-
 /** Reads a Messages API answer: the forced tool's input as the verdict text, usage with cache reads and writes. */
 export function parseAnthropicMessage(raw: unknown, toolName: string | undefined, endpoint: string): JudgeReply {
   const message = raw as MessageShape;
@@ -112,17 +109,18 @@ export function parseAnthropicMessage(raw: unknown, toolName: string | undefined
   // them when they differ); without one, whatever text came is read tolerantly (and refused if it holds no verdict).
   const text = tools.length > 0 ? tools.map((tool) => JSON.stringify(tool.input ?? null)).join('\n') : texts.join('');
   const usage = message.usage ?? {};
-  const read = count(usage.cache_read_input_tokens);
-  const written = count(usage.cache_creation_input_tokens);
+  const tokens = new TokenCountReader();
+  const read = tokens.count('cache_read_input_tokens', usage.cache_read_input_tokens);
+  const written = tokens.count('cache_creation_input_tokens', usage.cache_creation_input_tokens);
   const reply: JudgeReply = {
     text,
-    usage: {
+    usage: tokens.usage({
       // input_tokens counts only what came after the last cache breakpoint; the prompt is all three.
-      inputTokens: count(usage.input_tokens) + read + written,
-      outputTokens: count(usage.output_tokens),
+      inputTokens: tokens.count('input_tokens', usage.input_tokens) + read + written,
+      outputTokens: tokens.count('output_tokens', usage.output_tokens),
       cachedInputTokens: read,
       ...(written > 0 ? { cacheWriteInputTokens: written } : {}),
-    },
+    }),
   };
   // Cut off at max_tokens reads like OpenAI's `length`, so the same retry-and-report path applies.
   if (stopReason === 'max_tokens') reply.finishReason = 'length';
