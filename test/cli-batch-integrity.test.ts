@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
@@ -17,6 +17,7 @@ import { startFakeOpenAIBatch, type FakeBatchOptions } from '../src/testing/fake
 import { startFakeAnthropic, type FakeAnthropicRequest } from '../src/testing/fake-anthropic.js';
 import { startFakeAnthropicBatch, type FakeAnthropicBatchOptions } from '../src/testing/fake-anthropic-batch.js';
 import { expectedVerdict, readResults, smallInput, type ResultLine } from './batch-helpers.js';
+import { BatchLedger } from '../src/batch/ledger.js';
 import { runCliInProcess } from './helpers.js';
 
 type Closer = <T extends { close(): Promise<void> | void }>(resource: T) => T;
@@ -249,5 +250,61 @@ describe('a download redirected to another origin carries no credential', { time
     expect(result.code, result.stderr).toBe(0);
     expectScriptedVerdicts(readResults(join(tempDir, 'out.jsonl')));
     expectNoCredentials(other.requests);
+  });
+});
+
+describe('batches --cancel with odd ids', { timeout: 120_000 }, () => {
+  test('an ended batch, an unknown id, an id with odd characters, a missing cache: clear usage errors (exit 2), nothing sent, nothing changed', async ({ tempDir, closeAfter }) => {
+    const { api } = await openAIFakes(closeAfter);
+    const graded = await runCliInProcess(openAIArgs(tempDir, api.baseUrl, ['--quiet']));
+    expect(graded.code, graded.stderr).toBe(0);
+    let cancels = 0;
+    api.events.on('cancel', () => (cancels += 1));
+    const cache = join(tempDir, 'cache.sqlite');
+    const results = readFileSync(join(tempDir, 'out.jsonl'), 'utf8');
+    const apiFlags = ['--judge-base-url', api.baseUrl, '--judge-api-key', openAIKey];
+    const cancel = (id: string, cacheFile = cache) => runCliInProcess(['batches', '--cache', cacheFile, '--cancel', id, ...apiFlags]);
+
+    const ended = await cancel('batch_1');
+    expect(ended.code).toBe(2);
+    expect(ended.stderr).toMatch(/^error \[CONFIG_INVALID\]: field cancel: batch batch_1 has already ended \(completed\): there is nothing to cancel$/m);
+
+    const unknown = await cancel('batch_999');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(`error [CONFIG_INVALID]: field cancel: no submitted batch "batch_999" in ${cache}`);
+
+    for (const odd of ['../../etc/passwd', 'batch 1; rm -rf ~', 'batch_1\u001b[2J', '', 'x'.repeat(300)]) {
+      const refused = await cancel(odd);
+      expect(refused.code, odd).toBe(2);
+      expect(refused.stderr).toMatch(/error \[CONFIG_INVALID\]: field cancel: --cancel takes a batch id \(letters, digits, _ \. : -\), got "/);
+      // The id is shown escaped and short: no terminal control sequence, no 300-character line.
+      expect(refused.stderr).not.toContain('\u001b');
+      expect(refused.stderr.length).toBeLessThan(300);
+    }
+
+    // The ledger is behind (it says in progress) while the provider has finished: the provider's refusal is explained, and the ledger caught up.
+    const ledger = new BatchLedger(cache);
+    ledger.update(ledger.get('batch_1')!.localId, { status: 'in_progress' });
+    ledger.close();
+    const behind = await cancel('batch_1');
+    expect(behind.code, behind.stderr).toBe(2);
+    expect(behind.stderr).toContain('batch batch_1 has already ended (completed): there is nothing to cancel');
+    const listed = await runCliInProcess(['batches', '--cache', cache, '--json']);
+    expect((JSON.parse(listed.stdout) as { status: string }).status).toBe('completed');
+
+    // No cache at all (its folder missing): no internal error, and no file is made.
+    const missing = join(tempDir, 'no-such-folder', 'cache.sqlite');
+    const noCache = await cancel('batch_1', missing);
+    expect(noCache.code).toBe(2);
+    expect(noCache.stderr).toContain(`no submitted batch "batch_1": there is no cache at ${missing}`);
+    const listing = await runCliInProcess(['batches', '--cache', join(tempDir, 'absent.sqlite')]);
+    expect(listing.code, listing.stderr).toBe(0);
+    expect(listing.stdout).toBe('batch\tstatus\tmodel\trequests\tanswered\tfailed\tcost_usd');
+    expect(existsSync(join(tempDir, 'absent.sqlite'))).toBe(false);
+    expect(existsSync(join(tempDir, 'no-such-folder'))).toBe(false);
+
+    // Only the stale-ledger case reached the provider's cancel (which refused it); the results never changed.
+    expect(cancels).toBe(0);
+    expect(readFileSync(join(tempDir, 'out.jsonl'), 'utf8')).toBe(results);
   });
 });
