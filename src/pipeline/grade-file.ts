@@ -47,6 +47,16 @@ export interface GradeFileOutcome {
   judgeUnusable: boolean;
 }
 
+/**
+ * A failure that says the judge cannot be used (unreachable, refusing the key or the requests,
+ * failing every call): the judge codes of exit 4. Not `JUDGE_UNAVAILABLE`: with `--judge none`
+ * there is no judge to be unusable, only criteria that needed one.
+ */
+function isJudgeUnusable(code: string | undefined): boolean {
+  if (!code?.startsWith('JUDGE_') || code === 'JUDGE_UNAVAILABLE') return false;
+  return errorCodes[code as ErrorCode]?.exitCode === exitCodes.judgeUnavailable;
+}
+
 /** Judge verdicts and failures of the written lines: whether the judge ever worked. */
 class JudgeOutcomes {
   private verdicts = 0;
@@ -58,8 +68,7 @@ class JudgeOutcomes {
       if (criterion.source !== 'judge') continue;
       if (criterion.status === 'ok') this.verdicts += 1;
       else if (criterion.status === 'error') {
-        const code = criterion.error?.code as ErrorCode | undefined;
-        if (code && errorCodes[code]?.exitCode === exitCodes.judgeUnavailable) this.unusable += 1;
+        if (isJudgeUnusable(criterion.error?.code)) this.unusable += 1;
         else this.otherFailures += 1;
       }
     }
