@@ -4,7 +4,9 @@ import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions, buildJudges, graderOptionsFrom, openStore, type JudgeFlags } from '../judge-options.js';
 import { ProgressReporter } from '../progress.js';
-import { countInputRecords } from '../input-count.js';
+import { countInputRecords, shardSize } from '../input-count.js';
+import { shardStampFor, withShardStamp } from '../shard.js';
+import type { ImportRecord } from '../../rubric/records.js';
 import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
 import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
@@ -103,17 +105,16 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
       : undefined;
   const skipsForPrometheus = flags.judgeProtocol === 'prometheus' && importer.name === 'biggen';
   /** The records the run grades, as the run reads them (shard and BiGGen's Prometheus skips applied). */
-  const records = (options: typeof importOptions, skipped = { count: 0 }) => {
+  const records = (options: typeof importOptions, skipped = { count: 0 }, shard = flags.shard) => {
     const imported = importer.read(flags.input, options);
-    return shardOf(skipsForPrometheus ? withoutPrometheusSkips(imported, skipped) : imported, flags.shard);
+    return shardOf(skipsForPrometheus ? withoutPrometheusSkips(imported, skipped) : imported, shard);
   };
-  const expectedTotal = countInputRecords({
-    format: importer.name,
-    input: flags.input,
-    responses: flags.responses,
-    shard: flags.shard,
-    read: () => records({ ...importOptions, onWarning: undefined }),
-  });
+  const countOf = (shard: typeof flags.shard) =>
+    countInputRecords({ format: importer.name, input: flags.input, responses: flags.responses, shard, read: () => records({ ...importOptions, onWarning: undefined }, undefined, shard) });
+  // A shard's lines carry the whole input's record count: what `merge` checks the shards against.
+  const shard = flags.shard;
+  const inputTotal = shard ? countOf(undefined) : undefined;
+  const expectedTotal = inputTotal && shard ? inputTotal.then((total) => shardSize(total, shard)) : countOf(undefined);
   // A local judge's plan decides its speed, so the live bar names it beside the ETA.
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), forecast ? `grading (${forecast.progressLabel})` : undefined);
   expectedTotal.then(
@@ -158,23 +159,23 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
   const skipped = { count: 0 };
   let outcome: GradeFileOutcome;
   try {
+    const stamp = shard && inputTotal ? await shardStampFor(flags, importer.name, shard, await inputTotal) : undefined;
+    const queued = queueUrl
+      ? async function* (records: AsyncIterable<ImportRecord>) {
+          const spec = runSpecFrom(flags, { scoring: scoringName, checkMode: flags.checkMode, omitText: !flags.text });
+          // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
+          const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
+          for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
+            // Progress and usage of every worker arrive with their results.
+            progress.onEvent({ type: 'item', status: result.status });
+            yield result;
+          }
+        }
+      : undefined;
     outcome = await gradeFile({
       grader,
       records: records(importOptions, skipped),
-      ...(queueUrl
-        ? {
-            results: async function* (records) {
-              const spec = runSpecFrom(flags, { scoring: scoringName, checkMode: flags.checkMode, omitText: !flags.text });
-              // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
-              const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
-              for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
-                // Progress and usage of every worker arrive with their results.
-                progress.onEvent({ type: 'item', status: result.status });
-                yield result;
-              }
-            },
-          }
-        : {}),
+      results: (records) => withShardStamp(queued ? queued(records) : grader.gradeStream(records), stamp),
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => reportInputError(context, error),
