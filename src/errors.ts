@@ -18,6 +18,8 @@ export const errorCodes = {
   OUTPUT_UNWRITABLE: { retryable: false, httpStatus: 500, exitCode: 2 },
   /** An input file is not of the type its format reads (a JSON array or CSV where JSONL is expected, a binary file): one diagnosis, nothing read. */
   INPUT_WRONG_TYPE: { retryable: false, httpStatus: 400, exitCode: 2 },
+  /** `merge` was not given the complete shards of one run (a shard missing, cut short, repeated or of another input): nothing written. */
+  MERGE_REFUSED: { retryable: false, httpStatus: 400, exitCode: 2 },
   OVERLOADED: { retryable: true, httpStatus: 503, exitCode: 4 },
   DEADLINE_EXCEEDED: { retryable: false, httpStatus: 504, exitCode: 4 },
   JUDGE_TIMEOUT: { retryable: true, httpStatus: 504, exitCode: 4 },

@@ -46,6 +46,34 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     expect(result.stderr).toMatch(/Check: that the judge server is running/);
   });
 
+  test('a judge that cannot be reached at all, on an input too small for the breaker: still exit 4, not 3', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-unreachable-');
+    const closed = await startFakeJudge(() => ({ content: 'unused' }));
+    const url = closed.baseUrl;
+    await closed.close();
+    const input = itemsFile(directory, 2, 3);
+    const before = readFileSync(input, 'utf8');
+    const out = join(directory, 'out.jsonl');
+    const result = await runCliInProcess(['grade', '--input', input, '--out', out, '--judge', 'openai:m', '--judge-base-url', url, ...common]);
+    expect(result.code, result.stderr).toBe(4);
+    // Fewer calls than the breaker's threshold: it never opened, the run ended with every criterion in error.
+    expect(result.stderr).not.toContain('JUDGE_CIRCUIT_OPEN');
+    expect(result.stderr).toMatch(/JUDGE_CONNECTION ×6: cannot reach the judge at/);
+    expect(result.stderr).toMatch(/the judge is unusable: no call gave a verdict \(JUDGE_CONNECTION ×6\)/);
+    const lines = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { status: string; criteria: Array<{ met: boolean | null; error?: { code: string } }> });
+    expect(lines.map((line) => line.status)).toEqual(['error', 'error']);
+    expect(lines.flatMap((line) => line.criteria.map((criterion) => [criterion.met, criterion.error?.code]))).toEqual(Array.from({ length: 6 }, () => [null, 'JUDGE_CONNECTION']));
+    expect(readFileSync(input, 'utf8')).toBe(before);
+  });
+
+  test('a judge that answers one call is usable: the rest in error is exit 3', async ({ makeTempDir, startJudge }) => {
+    const directory = makeTempDir('rubricate-unreachable-');
+    const judge = await startJudge((request) => (request.criteria[0]?.id === 'c0' && request.userText.includes('Answer 0') ? { content: binaryVerdict(true) } : { destroy: true }));
+    const result = await runCliInProcess(['grade', '--input', itemsFile(directory, 2, 3), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, ...common]);
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).not.toContain('the judge is unusable');
+  });
+
   test('a 404 (wrong model): stops after a handful of calls, not 1,000, and prints the server message', async ({ makeTempDir, startJudge }) => {
     const directory = makeTempDir('rubricate-breaker-');
     const judge = await startJudge(() => ({ status: 404, body: { error: { message: 'The model `gpt-nope` does not exist', type: 'invalid_request_error', code: 'model_not_found' } } }));
@@ -99,7 +127,8 @@ describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
     const directory = makeTempDir('rubricate-breaker-');
     const judge = await startJudge(() => ({ status: 400, body: { error: { message: 'request refused' } } }));
     const result = await runCliInProcess(['grade', '--input', itemsFile(directory, 10, 3), '--out', join(directory, 'out.jsonl'), '--judge', 'openai:m', '--judge-base-url', judge.baseUrl, '--breaker-threshold', '0', ...common]);
-    expect(result.code).toBe(3);
+    // A judge that rejected every call is unusable (exit 4), breaker or not.
+    expect(result.code).toBe(4);
     expect(judge.requests).toHaveLength(30);
     expect(result.stderr).toMatch(/JUDGE_REQUEST_REJECTED ×30/);
   });

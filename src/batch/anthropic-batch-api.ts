@@ -16,6 +16,7 @@ import type { JudgeRequest } from '../judges/types.js';
 import { redactUrl, registerSecret } from '../util/redact.js';
 import type { BatchAnswer, BatchLimits, BatchResult, BatchService, RemoteBatch } from './batch-service.js';
 import type { BatchLedger, LedgerBatch } from './ledger.js';
+import { fetchWithoutCrossOriginCredentials } from './redirects.js';
 
 const anthropicBatchLimits: BatchLimits = { maxRequests: 100_000, maxBytes: 256 * 1024 * 1024 };
 
@@ -76,17 +77,22 @@ export class AnthropicBatchApi {
   private async send(method: string, url: string, body?: string): Promise<Response> {
     let response: Response;
     try {
-      response = await fetch(url, {
-        method,
-        headers: {
-          'anthropic-version': anthropicVersion,
-          ...(this.options.apiKey ? { 'x-api-key': this.options.apiKey } : {}),
-          ...this.options.headers,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      response = await fetchWithoutCrossOriginCredentials(
+        url,
+        {
+          method,
+          headers: {
+            'anthropic-version': anthropicVersion,
+            ...(this.options.apiKey ? { 'x-api-key': this.options.apiKey } : {}),
+            ...this.options.headers,
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          },
+          body,
         },
-        body,
-      });
+        this.endpoint,
+      );
     } catch (error) {
+      if (RubricateError.isInstance(error)) throw error;
       throw networkErrorToError(error, this.endpoint);
     }
     if (!response.ok) {
@@ -230,12 +236,20 @@ export function anthropicBatchService(api: AnthropicBatchApi, options: { limits?
   };
 }
 
+function calledToolName(message: unknown): string | undefined {
+  const content = (message as { content?: unknown })?.content;
+  if (!Array.isArray(content)) return undefined;
+  const call = content.find((block: { type?: unknown; name?: unknown } | null) => block?.type === 'tool_use' && typeof block.name === 'string') as { name: string } | undefined;
+  return call?.name;
+}
+
 /** A result as a reply (the forced tool's input read as a synchronous answer is) or a coded error. */
 function readAnthropicResult(line: AnthropicBatchResultLine, request: JudgeRequest | undefined, endpoint: string): BatchAnswer {
   const result = line.result ?? {};
   if (result.type === 'succeeded') {
     try {
-      const reply = parseAnthropicMessage(result.message, request?.output?.name, endpoint);
+      // Without its request (read for the counts and duplicate checks), the verdict tool is the one the message called.
+      const reply = parseAnthropicMessage(result.message, request?.output?.name ?? calledToolName(result.message), endpoint);
       reply.usage = { ...reply.usage, batch: true };
       return { reply };
     } catch (error) {

@@ -86,8 +86,18 @@ export interface BatchJudge extends Judge {
 /** Longest quiet time the gathering waits for, however slowly requests come. */
 const maxGatherMs = 30_000;
 
+/** Reads of a finished batch's results that may fail (a 404 output file, a 5xx) before its requests are failed. */
+const maxResultReads = 5;
+
 /** Statuses of a ledger batch that end it (every provider's words). */
 const endedStatuses: ReadonlySet<string> = new Set(['failed', 'completed', 'expired', 'cancelled', 'ended', 'abandoned']);
+
+/** Two readings of results for one request that give the same answer (reply text, or error code). */
+function sameAnswer(first: BatchAnswer, second: BatchAnswer): boolean {
+  if ('reply' in first && 'reply' in second) return first.reply.text === second.reply.text && first.reply.finishReason === second.reply.finishReason;
+  if ('error' in first && 'error' in second) return first.error.code === second.error.code;
+  return false;
+}
 
 export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
   const { inner, service, ledger } = options;
@@ -118,6 +128,8 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
   let closed = false;
   let submitted = 0;
   let submitting: Promise<void> = Promise.resolve();
+  /** Failed reads of each finished batch's results, by local id. */
+  const resultReadFailures = new Map<string, number>();
   /** Called when a batch ends, so a batch waiting for queue room can go. */
   let roomFreed: (() => void) | undefined;
 
@@ -286,7 +298,7 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
             emit({ type: 'status', batchId: batch.batchId, status: remote.status });
           }
           if (remote.finished) {
-            await collect(batch, remote);
+            if (!(await collectOrGiveUp(batch, remote))) continue;
             active.delete(localId);
             roomFreed?.();
           }
@@ -301,6 +313,63 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     if (active.size > 0) schedulePoll(pollIntervalMs);
   }
 
+  /**
+   * Reads a finished batch's results; true once they are delivered. A read that fails is tried at
+   * the next polls; after `maxResultReads` failed reads the batch's requests fail with the reason
+   * (retried in a new batch, or answered synchronously with the sync fallback), instead of the
+   * batch being polled for ever.
+   */
+  async function collectOrGiveUp(batch: LedgerBatch, remote: RemoteBatch): Promise<boolean> {
+    try {
+      await collect(batch, remote);
+      resultReadFailures.delete(batch.localId);
+      return true;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const failures = (resultReadFailures.get(batch.localId) ?? 0) + 1;
+      if (failures < maxResultReads) {
+        resultReadFailures.set(batch.localId, failures);
+        emit({ type: 'warning', message: `batch ${batch.batchId} ended ${remote.status}, but its results could not be read (try ${failures} of ${maxResultReads}): ${reason}` });
+        return false;
+      }
+      resultReadFailures.delete(batch.localId);
+      const unanswered = ledger.customIds(batch.localId).filter((customId) => attachedTo.get(customId) === batch.localId);
+      for (const customId of unanswered) {
+        settle(customId, {
+          error: new RubricateError('JUDGE_BATCH_UNANSWERED', `batch ${batch.batchId} ended ${remote.status}, but its results could not be read in ${maxResultReads} tries: ${reason}`, { endpoint, batchId: batch.batchId, serverCode: 'results_unreadable' }),
+        });
+      }
+      ledger.update(batch.localId, { status: remote.status, failed: unanswered.length });
+      emit({ type: 'finished', batchId: batch.batchId!, status: remote.status, answered: 0, failed: unanswered.length });
+      return true;
+    }
+  }
+
+  /**
+   * One result per custom id: the provider promises unique ids, so a file that repeats one with
+   * answers that differ cannot say which is the request's answer; that request fails (retried,
+   * then reported), never taking either. The same answer twice is one answer.
+   */
+  function uniqueResults(batch: LedgerBatch, results: readonly BatchResult[]): Array<{ result: BatchResult; answer: BatchAnswer }> {
+    const byId = new Map<string, { result: BatchResult; answer: BatchAnswer; conflict?: RubricateError }>();
+    for (const result of results) {
+      // Read once here for the counts; the caller's copy is read with its request (Anthropic's tool name).
+      const answer = service.read(result, undefined);
+      const first = byId.get(result.customId);
+      if (!first) {
+        byId.set(result.customId, { result, answer });
+        continue;
+      }
+      if (first.conflict || sameAnswer(first.answer, answer)) continue;
+      first.conflict = new RubricateError('JUDGE_BATCH_UNANSWERED', `batch ${batch.batchId} returned two different results for this request (custom id ${result.customId}): neither is used`, {
+        endpoint,
+        batchId: batch.batchId,
+        serverCode: 'duplicate_custom_id',
+      });
+    }
+    return [...byId.values()].map((entry) => (entry.conflict ? { result: entry.result, answer: { error: entry.conflict } } : entry));
+  }
+
   async function collect(batch: LedgerBatch, remote: RemoteBatch): Promise<void> {
     const { results, unreadable } = await service.results(remote);
     for (const bad of unreadable) emit({ type: 'warning', message: `batch ${batch.batchId}: result line ${bad.line} is not a result; its request counts as unanswered` });
@@ -310,10 +379,8 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
     let promptTokens = 0;
     let cachedPromptTokens = 0;
     let completionTokens = 0;
-    for (const result of results) {
+    for (const { result, answer } of uniqueResults(batch, results)) {
       if (!expected.delete(result.customId)) continue;
-      // Read once here for the counts; the caller's copy is read with its request (Anthropic's tool name).
-      const answer = service.read(result, undefined);
       if ('reply' in answer) {
         answeredCount += 1;
         promptTokens += answer.reply.usage.inputTokens;

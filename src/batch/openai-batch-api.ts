@@ -15,6 +15,7 @@ import { parseCompletion } from '../judges/openai/openai-judge.js';
 import { redactUrl, registerSecret } from '../util/redact.js';
 import type { BatchAnswer, BatchLimits, BatchResult, BatchService, RemoteBatch } from './batch-service.js';
 import type { BatchLedger, LedgerBatch } from './ledger.js';
+import { fetchWithoutCrossOriginCredentials } from './redirects.js';
 
 /** Provider limits of one batch (OpenAI: 50,000 requests, 200 MB input file). */
 const openAIBatchLimits = { maxRequests: 50_000, maxFileBytes: 200 * 1024 * 1024 } as const;
@@ -83,12 +84,17 @@ export class OpenAIBatchApi {
   private async send(method: string, path: string, init: { json?: unknown; form?: FormData; query?: Record<string, string> } = {}): Promise<Response> {
     let response: Response;
     try {
-      response = await fetch(this.url(path, init.query), {
-        method,
-        headers: this.headers(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
-        body: init.form ?? (init.json !== undefined ? JSON.stringify(init.json) : undefined),
-      });
+      response = await fetchWithoutCrossOriginCredentials(
+        this.url(path, init.query),
+        {
+          method,
+          headers: this.headers(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
+          body: init.form ?? (init.json !== undefined ? JSON.stringify(init.json) : undefined),
+        },
+        this.endpoint,
+      );
     } catch (error) {
+      if (RubricateError.isInstance(error)) throw error;
       throw networkErrorToError(error, this.endpoint);
     }
     if (!response.ok) {

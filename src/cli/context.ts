@@ -55,6 +55,10 @@ export function printMetricsSummary(
       }`,
     );
   }
+  const implausible = extra.usage?.implausible_usage;
+  if (implausible) {
+    lines.push(`warning: ${implausible.replies} judge ${implausible.replies === 1 ? 'reply' : 'replies'} reported token counts that cannot be true (${implausible.example}): they are left out of the tokens and the cost (usage.implausible_usage)`);
+  }
   if (extra.errors) lines.push(...formatErrorCounts(extra.errors));
   if (extra.out) lines.push(`results: ${extra.out}`);
   context.stderr(lines.join('\n'));

@@ -20,11 +20,16 @@ export interface CountableInput {
   read(): AsyncIterable<unknown>;
 }
 
+/** Records shard I/N takes of an input of `records` records: I, I+N, I+2N… */
+export function shardSize(records: number, shard: { index: number; count: number }): number {
+  return Math.max(0, Math.ceil((records - shard.index) / shard.count));
+}
+
 /** Records the run will grade; rejects when the input cannot be read (the run itself reports why). */
 export async function countInputRecords(input: CountableInput): Promise<number> {
   if (input.format === 'items' && !input.responses && !isCsvFileName(input.input)) {
     const lines = await countRecords(input.input);
-    return input.shard ? Math.max(0, Math.ceil((lines - input.shard.index) / input.shard.count)) : lines;
+    return input.shard ? shardSize(lines, input.shard) : lines;
   }
   let count = 0;
   for await (const _record of input.read()) count += 1;

@@ -22,6 +22,14 @@ export interface Usage {
   gate_calls_saved: number;
   /** The part of the tokens above answered through a provider Batch API (billed at the batch discount); absent when none. */
   batch?: BatchTokens;
+  /** Replies whose reported token counts could not be true: those counts are left out above (and out of the cost); absent when none. */
+  implausible_usage?: ImplausibleUsage;
+}
+
+export interface ImplausibleUsage {
+  replies: number;
+  /** The first one seen, e.g. `prompt_tokens 1e+300`. */
+  example: string;
 }
 
 export interface BatchTokens {
@@ -43,6 +51,7 @@ export function addReplyUsage(usage: Usage, reply: JudgeUsage): void {
   usage.completion_tokens += reply.outputTokens;
   usage.cached_prompt_tokens += reply.cachedInputTokens;
   if (reply.cacheWriteInputTokens) usage.cache_write_prompt_tokens = (usage.cache_write_prompt_tokens ?? 0) + reply.cacheWriteInputTokens;
+  if (reply.implausible?.length) addImplausible(usage, { replies: 1, example: reply.implausible.join(', ') });
   if (reply.batch) {
     usage.batch ??= { calls: 0, prompt_tokens: 0, cached_prompt_tokens: 0, completion_tokens: 0 };
     usage.batch.calls += 1;
@@ -50,6 +59,11 @@ export function addReplyUsage(usage: Usage, reply: JudgeUsage): void {
     usage.batch.cached_prompt_tokens += reply.cachedInputTokens;
     usage.batch.completion_tokens += reply.outputTokens;
   }
+}
+
+function addImplausible(usage: Usage, part: ImplausibleUsage): void {
+  if (usage.implausible_usage) usage.implausible_usage.replies += part.replies;
+  else usage.implausible_usage = { ...part };
 }
 
 export function addUsage(total: Usage, part: Usage): void {
@@ -61,6 +75,7 @@ export function addUsage(total: Usage, part: Usage): void {
   total.cache_hits += part.cache_hits;
   total.retries += part.retries;
   total.gate_calls_saved += part.gate_calls_saved ?? 0;
+  if (part.implausible_usage) addImplausible(total, part.implausible_usage);
   if (part.batch) {
     total.batch ??= { calls: 0, prompt_tokens: 0, cached_prompt_tokens: 0, completion_tokens: 0 };
     total.batch.calls += part.batch.calls;

@@ -21,3 +21,26 @@ describe('judge replies that repeat a key', () => {
     expect(extractJson('{"explanation": "criteria_met twice?", "criteria_met": true}')).toEqual({ ok: true, value: { explanation: 'criteria_met twice?', criteria_met: true } });
   });
 });
+
+describe('judge replies that hold several verdict objects', () => {
+  it('refuse two different objects wherever they stand, never reading the last one', () => {
+    for (const reply of [
+      '{"criteria_met": true} {"criteria_met": false}',
+      'First I thought {"explanation": "no", "criteria_met": false}. Final answer: {"explanation": "yes", "criteria_met": true}',
+      '```json\n{"criteria_met": true}\n```\n```json\n{"criteria_met": false}\n```',
+      '```json\n{"criteria_met": true}\n```\nCorrection: {"criteria_met": false}',
+      '{"verdicts": {"c1": {"criteria_met": true}}}\n{"verdicts": {"c1": {"criteria_met": false}}}',
+      '{"criteria_met": true} and then {"criteria_met": fal',
+    ]) {
+      const extracted = extractJson(reply);
+      expect(extracted.ok, reply).toBe(false);
+      expect(extracted.ok ? '' : extracted.reason).toMatch(/^ambiguous reply: /);
+    }
+  });
+
+  it('accept the same object written twice, and thinking before the answer', () => {
+    expect(extractJson('{"criteria_met": true}\n{"criteria_met": true}')).toEqual({ ok: true, value: { criteria_met: true } });
+    expect(extractJson('<think>{"criteria_met": false}</think>{"criteria_met": true}')).toEqual({ ok: true, value: { criteria_met: true } });
+    expect(extractJson('Reasoning with {braces} that are not JSON. {"criteria_met": false}')).toEqual({ ok: true, value: { criteria_met: false } });
+  });
+});

@@ -6,7 +6,7 @@
 import { jsonrepair } from 'jsonrepair';
 import { RubricateError } from '../errors.js';
 import type { JudgeReply } from '../judges/types.js';
-import { safeParseJson } from '../util/json.js';
+import { canonicalJson, safeParseJson } from '../util/json.js';
 
 const fencedBlock = /```(?:json|JSON)?\s*\n?([\s\S]*?)```/;
 
@@ -26,11 +26,12 @@ export function finalAnswerText(text: string): string {
 }
 
 /**
- * The last top-level `{…}` of a text that parses: when reasoning precedes the answer, the
- * answer is the last object (earlier ones may be drafts or quotes of the opposite verdict).
+ * The top-level `{…}` spans of a text that parse, in order (values and where each starts), and
+ * whether an object is left open at the end (a second answer cut off, or near-JSON missing its final brace).
  */
-function lastJsonObject(text: string): unknown | undefined {
-  const spans: Array<[number, number]> = [];
+function topLevelJsonObjects(text: string): { values: unknown[]; starts: number[]; unclosed: boolean } {
+  const values: unknown[] = [];
+  const starts: number[] = [];
   let depth = 0;
   let start = -1;
   let inString = false;
@@ -46,17 +47,40 @@ function lastJsonObject(text: string): unknown | undefined {
       depth += 1;
     } else if (character === '}' && depth > 0) {
       depth -= 1;
-      if (depth === 0) spans.push([start, index + 1]);
+      if (depth === 0) {
+        const parsed = safeParseJson(text.slice(start, index + 1));
+        if (parsed.ok) {
+          values.push(parsed.value);
+          starts.push(start);
+        }
+      }
     } else if (character === '"' && depth > 0) inString = true;
   }
-  for (let index = spans.length - 1; index >= 0; index -= 1) {
-    const parsed = safeParseJson(text.slice(spans[index][0], spans[index][1]));
-    if (parsed.ok) return parsed.value;
-  }
+  return { values, starts, unclosed: depth > 0 };
+}
+
+/**
+ * Thinking that runs into the answer with nothing between them (a reasoning parser that never saw
+ * the end of the thinking puts both in its reasoning field): the answer is the last JSON object
+ * and what follows it; the objects before it are the thinking's drafts. Undefined without one.
+ */
+export function answerAfterThinking(text: string): string | undefined {
+  const { starts } = topLevelJsonObjects(text);
+  return starts.length > 0 ? text.slice(starts[starts.length - 1]) : undefined;
+}
+
+/**
+ * Why an answer that writes several JSON objects cannot be read, if it does: two objects that
+ * differ (`{"criteria_met": true} {"criteria_met": false}`) contradict each other, and taking
+ * either would be a guess; the same object written twice is one answer.
+ */
+function contradictoryObjects(found: { values: unknown[]; unclosed: boolean }): string | undefined {
+  const distinct = new Set(found.values.map((value) => canonicalJson(value)));
+  if (distinct.size > 1) return `ambiguous reply: it holds ${distinct.size} different JSON objects, not one answer`;
+  if (distinct.size === 1 && found.unclosed) return 'ambiguous reply: another JSON object follows the answer, unfinished';
   return undefined;
 }
 
-/** Finds the JSON value a judge meant to give. */
 /**
  * The first key that appears twice in one object of a JSON text, if any. JSON.parse keeps the
  * last value, so `{"criteria_met": true, "criteria_met": false}` would silently read as false:
@@ -97,11 +121,15 @@ function unambiguous(text: string, value: unknown): ExtractResult {
   return { ok: true, value };
 }
 
+/** Finds the JSON value a judge meant to give. */
 export function extractJson(text: string): ExtractResult {
   let body = finalAnswerText(text).trim();
   if (body === '') return { ok: false, reason: 'empty reply' };
   const direct = safeParseJson(body);
   if (direct.ok) return unambiguous(body, direct.value);
+  // Several answers in one reply (in fences, prose or side by side) are refused, whichever mode asked.
+  const contradiction = contradictoryObjects(topLevelJsonObjects(body));
+  if (contradiction) return { ok: false, reason: contradiction };
   const fence = fencedBlock.exec(body);
   if (fence) {
     const fenced = safeParseJson(fence[1].trim());
@@ -114,8 +142,8 @@ export function extractJson(text: string): ExtractResult {
   if (end > start) {
     const sliced = safeParseJson(body.slice(start, end + 1));
     if (sliced.ok) return unambiguous(body.slice(start, end + 1), sliced.value);
-    const last = lastJsonObject(body);
-    if (last !== undefined) return { ok: true, value: last };
+    const [only] = topLevelJsonObjects(body).values;
+    if (only !== undefined) return unambiguous(body, only);
   }
   // Last resort for near-JSON (single quotes, trailing commas, a missing final brace).
   // Whatever comes out is still validated field by field by the caller.

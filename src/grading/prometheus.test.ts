@@ -249,3 +249,14 @@ describe.skipIf(!biggenData.available)('BiGGen-Bench with a Prometheus judge (re
     expect(rendered + skipped).toBe(Object.keys(document).length);
   });
 });
+
+describe('Prometheus replies with two different [RESULT] verdicts', () => {
+  it('are refused in both protocols; the same verdict twice is read', () => {
+    const absolute = parsePrometheusAbsolute('Feedback: adequate. [RESULT] 2\nOn reflection, better. [RESULT] 4');
+    expect(absolute.ok ? absolute.result : absolute.reason).toBe('ambiguous reply: it gives [RESULT] 2 and [RESULT] 4');
+    const relative = parsePrometheusRelative('A is better. [RESULT] A\nNo, B. [RESULT] B');
+    expect(relative.ok ? relative.result : relative.reason).toBe('ambiguous reply: it gives [RESULT] A and [RESULT] B');
+    const repeated = parsePrometheusAbsolute('[RESULT] 3 is my verdict, so: [RESULT] 3');
+    expect(repeated.ok ? repeated.result : repeated.reason).toBe(3);
+  });
+});

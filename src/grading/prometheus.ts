@@ -136,12 +136,29 @@ function decimalValue(digits: string): number {
 
 export type PrometheusParse<T> = { ok: true; result: T; feedback: string } | { ok: false; reason: string };
 
+/** Every `[RESULT] x` / `[RESULT: x]` marker of a reply, scores or labels (the reference reads only the last). */
+const resultMarkers = {
+  score: new RegExp(`\\[RESULT(?:\\]|:)${S}*\\(?${S}*(${pyDigit}+)`, 'giu'),
+  label: new RegExp(`\\[RESULT(?:\\]|:)${S}*(A|B)(?![\\p{L}\\p{Nd}])`, 'giu'),
+};
+
+/**
+ * A reply that writes two different `[RESULT]` verdicts contradicts itself: refused, as two
+ * different JSON verdicts are in every other mode, instead of reading the last as the answer.
+ */
+function contradictoryResults(output: string, kind: keyof typeof resultMarkers): string | undefined {
+  const results = new Set([...output.matchAll(resultMarkers[kind])].map((match) => (kind === 'score' ? String(decimalValue(match[1])) : match[1].toUpperCase())));
+  return results.size > 1 ? `ambiguous reply: it gives ${[...results].map((result) => `[RESULT] ${result}`).join(' and ')}` : undefined;
+}
+
 /** `[RESULT] n` (and the reference's other spellings) at the very end; n must be 1–5. */
 export function parsePrometheusAbsolute(output: string): PrometheusParse<number> {
   const match = absolutePattern.exec(output);
   if (!match) return { ok: false, reason: 'no "[RESULT] n" at the end of the reply' };
   const score = decimalValue(match[1]);
   if (score < 1 || score > 5) return { ok: false, reason: `score ${match[1]} is outside 1–5` };
+  const contradiction = contradictoryResults(output, 'score');
+  if (contradiction) return { ok: false, reason: contradiction };
   return { ok: true, result: score, feedback: output.slice(0, match.index).trim() };
 }
 
@@ -149,6 +166,8 @@ export function parsePrometheusAbsolute(output: string): PrometheusParse<number>
 export function parsePrometheusRelative(output: string): PrometheusParse<'A' | 'B'> {
   const match = relativePattern.exec(output);
   if (!match) return { ok: false, reason: 'no "[RESULT] A" or "[RESULT] B" at the end of the reply' };
+  const contradiction = contradictoryResults(output, 'label');
+  if (contradiction) return { ok: false, reason: contradiction };
   return { ok: true, result: match[1].toUpperCase() as 'A' | 'B', feedback: output.slice(0, match.index).trim() };
 }
 

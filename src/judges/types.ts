@@ -63,6 +63,8 @@ export interface JudgeUsage {
   cacheWriteInputTokens?: number;
   /** Answered through the provider's Batch API (billed at its batch discount). */
   batch?: boolean;
+  /** Token counts the provider reported that cannot be true (`prompt_tokens -5`): left out of the counts above, never billed. */
+  implausible?: string[];
 }
 
 export interface JudgeReply {

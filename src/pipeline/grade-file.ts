@@ -5,7 +5,7 @@
  */
 import { JsonLinesWriter } from '../util/files.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
-import type { RubricateError } from '../errors.js';
+import { errorCodes, exitCodes, type ErrorCode, type RubricateError } from '../errors.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Metrics } from '../scoring/types.js';
 import type { Grader } from './grader.js';
@@ -40,6 +40,43 @@ export interface GradeFileOutcome {
   interrupted: boolean;
   /** Result lines written. */
   written: number;
+  /**
+   * No criterion got a verdict from the judge, and every judge criterion failed for a reason
+   * that makes the judge unusable (unreachable, refusing the key or every request): exit 4, not 3.
+   */
+  judgeUnusable: boolean;
+}
+
+/**
+ * A failure that says the judge cannot be used (unreachable, refusing the key or the requests,
+ * failing every call): the judge codes of exit 4. Not `JUDGE_UNAVAILABLE`: with `--judge none`
+ * there is no judge to be unusable, only criteria that needed one.
+ */
+function isJudgeUnusable(code: string | undefined): boolean {
+  if (!code?.startsWith('JUDGE_') || code === 'JUDGE_UNAVAILABLE') return false;
+  return errorCodes[code as ErrorCode]?.exitCode === exitCodes.judgeUnavailable;
+}
+
+/** Judge verdicts and failures of the written lines: whether the judge ever worked. */
+class JudgeOutcomes {
+  private verdicts = 0;
+  private unusable = 0;
+  private otherFailures = 0;
+
+  add(result: ResultRecord): void {
+    for (const criterion of result.criteria) {
+      if (criterion.source !== 'judge') continue;
+      if (criterion.status === 'ok') this.verdicts += 1;
+      else if (criterion.status === 'error') {
+        if (isJudgeUnusable(criterion.error?.code)) this.unusable += 1;
+        else this.otherFailures += 1;
+      }
+    }
+  }
+
+  get judgeUnusable(): boolean {
+    return this.verdicts === 0 && this.unusable > 0 && this.otherFailures === 0;
+  }
 }
 
 export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOutcome> {
@@ -48,6 +85,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
   const aggregator = grader.scoring.createAggregator();
   const usage = emptyUsage();
   const errors = new ErrorTally();
+  const judged = new JudgeOutcomes();
   let invalid = 0;
   async function* records(): AsyncGenerator<ImportRecord> {
     for await (const record of options.records) {
@@ -74,6 +112,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
       written += 1;
       aggregator.add(toScoredItem(result));
       errors.addResult(result);
+      judged.add(result);
       if (result.usage) addUsage(usage, result.usage);
     }
   } catch (error) {
@@ -82,5 +121,5 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
   }
   await writer.close();
   const interrupted = Boolean(stop?.aborted) && (held || !admission.exhausted);
-  return { metrics: aggregator.finish(), usage, invalid, interrupted, written, errors: errors.top() };
+  return { metrics: aggregator.finish(), usage, invalid, interrupted, written, errors: errors.top(), judgeUnusable: judged.judgeUnusable };
 }

@@ -8,6 +8,7 @@ import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed, deriveSeed } 
 import { mean } from '../statistics/descriptive.js';
 import type { CollectedRun } from './collect.js';
 import type { ChangedItem, ComparisonSummary, CriterionFlip, PairedDifference } from './types.js';
+import { dictionary } from '../util/dictionary.js';
 
 export interface CompareOptions {
   bootstrapSamples?: number;
@@ -88,7 +89,7 @@ export function compareRuns(run: CollectedRun, baseline: CollectedRun, options: 
     }
   }
 
-  const byTag: Record<string, PairedDifference> = {};
+  const byTag = dictionary<PairedDifference>();
   for (const [tag, pairs] of tagPairs) byTag[tag] = pairedDifference(pairs.run, pairs.baseline, samples, deriveSeed(seed, `tag:${tag}`));
 
   changed.sort((left, right) => Math.abs(right.delta) - Math.abs(left.delta) || (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));

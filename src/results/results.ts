@@ -64,6 +64,18 @@ const juryVoteSchema = z.object({
   error: z.string().optional(),
 });
 
+/** `grade --shard I/N`: which part of which input a line belongs to, for `merge` to check the parts make one whole. */
+const shardSchema = z
+  .object({
+    index: z.number().int().nonnegative(),
+    count: z.number().int().positive(),
+    /** Records of the whole input (every shard's lines together). */
+    records: z.number().int().nonnegative(),
+    /** The input files' identity (their bytes and the format that read them). */
+    input_sha256: z.string(),
+  })
+  .refine((shard) => shard.index < shard.count, { message: 'index must be below count', path: ['index'] });
+
 const subcheckSchema = z.object({ text: z.string(), met: z.boolean(), explanation: z.string().optional() });
 const evidenceSchema = z.object({ chunks: z.number(), quotes: z.number() });
 type Subcheck = z.output<typeof subcheckSchema>;
@@ -125,6 +137,8 @@ const lineFields = {
   /** The input line this result came from. */
   line: z.number().int().optional(),
   error: kept<SerializedError>(serializedErrorSchema).optional(),
+  /** Only in the output of `grade --shard I/N` (and not in what `merge` writes). */
+  shard: kept<ShardStamp>(shardSchema).optional(),
   /** `rubricate improve`: every round's score and the round this line's response comes from. */
   improvement: objectSchema.optional(),
 };
@@ -170,6 +184,8 @@ export const resultRecordSchema = z.discriminatedUnion('status', [gradedLineSche
 
 /** One results line. */
 export type ResultRecord = z.output<typeof resultRecordSchema>;
+/** The shard a line of `grade --shard I/N` belongs to. */
+export type ShardStamp = z.output<typeof shardSchema>;
 /** One criterion of a results line: the criterion, its verdict (or error, or skip reason), its votes. */
 export type GradedCriterion = z.output<typeof gradedCriterionSchema>;
 /** The judge provenance a results line carries. */

@@ -9,6 +9,7 @@ import { mean } from '../statistics/descriptive.js';
 import { pythonFixed } from '../statistics/reference-math.js';
 import { createStatusTally } from '../statistics/status-tally.js';
 import type { AggregateOptions, Aggregator, Metrics, ScoredItem, Scoring, TagMetric } from './types.js';
+import { dictionary } from '../util/dictionary.js';
 
 export const biggenCapabilities = ['grounding', 'instruction_following', 'planning', 'reasoning', 'refinement', 'safety', 'theory_of_mind', 'tool_usage', 'multilingual'] as const;
 
@@ -47,9 +48,9 @@ export const biggenScoring: Scoring = {
         list.push(score);
       },
       finish(): Metrics {
-        const byTag: Record<string, TagMetric> = {};
-        const report: Record<string, number | null> = {};
-        const printed: Record<string, string> = {};
+        const byTag = dictionary<TagMetric>();
+        const report = dictionary<number | null>();
+        const printed = dictionary<string>();
         const means: number[] = [];
         const samples = options.bootstrapSamples ?? defaultBootstrapSamples;
         const seed = options.seed ?? defaultBootstrapSeed;

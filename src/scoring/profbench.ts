@@ -16,6 +16,7 @@ import { mean } from '../statistics/descriptive.js';
 import { numpyMean, numpyRound } from '../statistics/reference-math.js';
 import { createStatusTally } from '../statistics/status-tally.js';
 import type { AggregateOptions, Aggregator, Metrics, ScoredItem, Scoring, TagMetric } from './types.js';
+import { dictionary } from '../util/dictionary.js';
 
 /** Criterion tags naming ProfBench criterion types (`criterion_type:Reasoning`). */
 export const criterionTypeTagPrefix = 'criterion_type:';
@@ -103,8 +104,8 @@ export const profbenchScoring: Scoring = {
         }
         const domainRounded = new Map<string, number>();
         for (const [domain, scores] of domainTasks) domainRounded.set(domain, numpyRound(numpyMean(scores), 3));
-        const printed: Record<string, number> = {};
-        const byTag: Record<string, TagMetric> = {};
+        const printed = dictionary<number>();
+        const byTag = dictionary<TagMetric>();
         let overall: TagMetric | null = null;
         if (domainRounded.size > 0) {
           const overallRounded = numpyRound(numpyMean([...domainRounded.values()]), 3);
@@ -136,7 +137,7 @@ export const profbenchScoring: Scoring = {
           );
           overall = { score: overallRounded, n_samples: taskScores.size, bootstrap_std: spread.std, ci95: spread.ci95 };
         }
-        const types: Record<string, number> = {};
+        const types = dictionary<number>();
         for (const [type, values] of typeFulfilment) {
           const rounded = numpyRound(numpyMean(values), 3);
           types[type] = rounded;

@@ -1,11 +1,12 @@
 import type { Metrics, TagMetric } from './types.js';
+import { dictionary } from '../util/dictionary.js';
 
 /**
  * The flat metrics dict simple-evals writes for HealthBench: `overall_score`, then each
  * tag, each with `:n_samples` and `:bootstrap_std` companions. Drop-in for its consumers.
  */
 export function toSimpleEvalsMetrics(metrics: Metrics): Record<string, number> {
-  const flat: Record<string, number> = {};
+  const flat = dictionary<number>();
   const put = (name: string, metric: { score: number; n_samples: number; bootstrap_std: number }) => {
     flat[name] = metric.score;
     flat[`${name}:n_samples`] = metric.n_samples;

@@ -8,6 +8,7 @@ import { bootstrap, defaultBootstrapSamples, defaultBootstrapSeed } from '../sta
 import { clip, mean } from '../statistics/descriptive.js';
 import { createStatusTally } from '../statistics/status-tally.js';
 import type { AggregateOptions, Aggregator, Metrics, ScoredCriterion, ScoredItem, TagMetric } from './types.js';
+import { dictionary } from '../util/dictionary.js';
 
 export interface TaggedScoringDefinition {
   name: string;
@@ -68,7 +69,7 @@ export function createTaggedAggregator(definition: TaggedScoringDefinition, opti
   }
 
   function finish(): Metrics {
-    const byTag: Record<string, TagMetric> = {};
+    const byTag = dictionary<TagMetric>();
     for (const [name, values] of valuesByName) byTag[name] = summarizeScores(values, definition.clipAggregate, options);
     return {
       scoring: definition.name,

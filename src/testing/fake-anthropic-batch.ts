@@ -33,6 +33,15 @@ export interface FakeAnthropicBatchOptions {
   requestError?: (customId: string, params: Record<string, unknown>) => { type: string; message: string } | undefined;
   maxRequestsPerBatch?: number;
   maxBodyBytes?: number;
+  /**
+   * A second result line for the same custom id (what the API promises never to write): return
+   * the line itself for an identical copy, a changed copy for a conflicting answer.
+   */
+  duplicateResult?: (line: Record<string, unknown>, request: { custom_id: string; params: Record<string, unknown> }) => Record<string, unknown> | undefined;
+  /** Ended batches whose results answer 404 (expired after 29 days, or deleted). */
+  resultsGone?: (batchId: string) => boolean;
+  /** A redirect for a results download: the Location to answer 302 with, or undefined to serve them. */
+  redirectResults?: (batchId: string, url: URL) => string | undefined;
 }
 
 interface FakeMessageBatch {
@@ -67,6 +76,8 @@ export interface FakeAnthropicBatch {
   readonly receivedRequests: number;
   readonly createdBatches: number;
   batches(): FakeMessageBatch[];
+  /** An ended batch's results file (for a test's second server that a download is redirected to). */
+  resultsOf(batchId: string): string | undefined;
   close(): Promise<void>;
 }
 
@@ -107,6 +118,13 @@ export async function startFakeAnthropicBatch(options: FakeAnthropicBatchOptions
     sendJson(response, status, { type: 'error', error: { type, message }, request_id: `req_fakebatch${String(requestCounter + 1).padStart(6, '0')}` });
   }
 
+  /** One result line, and the scripted duplicate of it if any. */
+  function pushResult(work: BatchWork, request: BatchWork['requests'][number], line: Record<string, unknown>): void {
+    work.results.push(JSON.stringify(line));
+    const duplicate = options.duplicateResult?.(line, request);
+    if (duplicate) work.results.push(JSON.stringify(duplicate));
+  }
+
   async function answer(work: BatchWork, request: BatchWork['requests'][number]): Promise<void> {
     const scripted = options.requestError?.(request.custom_id, request.params);
     if (scripted) {
@@ -131,7 +149,7 @@ export async function startFakeAnthropicBatch(options: FakeAnthropicBatchOptions
     }
     if (reply.ok) {
       work.batch.request_counts.succeeded += 1;
-      work.results.push(JSON.stringify({ custom_id: request.custom_id, result: { type: 'succeeded', message: body } }));
+      pushResult(work, request, { custom_id: request.custom_id, result: { type: 'succeeded', message: body } });
     } else {
       work.batch.request_counts.errored += 1;
       // The error response as the Messages API gives it: {type: "error", error: {type, message}, request_id}.
@@ -266,6 +284,12 @@ export async function startFakeAnthropicBatch(options: FakeAnthropicBatchOptions
           }
           if (one[2] === '/results' && method === 'GET') {
             if (batch.processing_status !== 'ended') return sendError(outgoing, 404, `Message batch ${batch.id} has no available results: it has not finished processing.`, 'not_found_error');
+            if (options.resultsGone?.(batch.id)) return sendError(outgoing, 404, `Message batch ${batch.id} results not found.`, 'not_found_error');
+            const location = options.redirectResults?.(batch.id, url);
+            if (location !== undefined) {
+              outgoing.writeHead(302, { location, 'content-length': '0' }).end();
+              return;
+            }
             outgoing.writeHead(200, { 'content-type': 'application/x-jsonl' }).end(`${work.results.join('\n')}\n`);
             return;
           }
@@ -299,6 +323,10 @@ export async function startFakeAnthropicBatch(options: FakeAnthropicBatchOptions
       return batchCounter;
     },
     batches: () => [...works.values()].map((work) => work.batch),
+    resultsOf: (batchId) => {
+      const work = works.get(batchId);
+      return work && work.batch.processing_status === 'ended' ? `${work.results.join('\n')}\n` : undefined;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

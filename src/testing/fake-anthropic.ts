@@ -25,8 +25,12 @@ export interface FakeAnthropicRequest {
 }
 
 export type FakeAnthropicAction =
-  /** 200 with a tool_use block carrying this input (the forced tool's name). */
-  | { input: unknown; stopReason?: string; delayMs?: number }
+  /**
+   * 200 with a tool_use block carrying this input (the forced tool's name); `moreInputs` add
+   * further calls of the same tool (what `disable_parallel_tool_use` should prevent), and
+   * `usage` replaces the counted usage fields (a server reporting odd numbers).
+   */
+  | { input: unknown; moreInputs?: unknown[]; usage?: Record<string, unknown>; stopReason?: string; delayMs?: number }
   /** 200 with a text block. */
   | { text: string; stopReason?: string; delayMs?: number }
   /** 200 with stop_reason "refusal" and no verdict. */
@@ -215,7 +219,7 @@ export async function startFakeAnthropic(initialScript: FakeAnthropicScript = de
         content = [];
         stopReason = 'refusal';
       } else if ('input' in action) {
-        content = [{ type: 'tool_use', id: `toolu_fake${String(record.index).padStart(8, '0')}`, name: record.toolName ?? 'tool', input: action.input }];
+        content = [action.input, ...(action.moreInputs ?? [])].map((input, call) => ({ type: 'tool_use', id: `toolu_fake${String(record.index).padStart(8, '0')}${call > 0 ? `_${call}` : ''}`, name: record.toolName ?? 'tool', input }));
         stopReason = action.stopReason ?? 'tool_use';
       } else {
         content = [{ type: 'text', text: action.text }];
@@ -229,6 +233,7 @@ export async function startFakeAnthropic(initialScript: FakeAnthropicScript = de
         cache_creation: { ephemeral_5m_input_tokens: written, ephemeral_1h_input_tokens: 0 },
         output_tokens: outputTokens,
         service_tier: 'standard',
+        ...('input' in action ? action.usage : undefined),
       };
       totals.calls += 1;
       totals.inputTokens += total;

@@ -38,6 +38,15 @@ export interface FakeBatchOptions {
   countTokens?: (body: Record<string, unknown>) => number;
   /** Azure OpenAI's profile of the API. */
   azure?: { apiKey: string };
+  /**
+   * A second output line for the same custom id (what the API promises never to write): return
+   * the entry itself for an identical copy, a changed copy for a conflicting answer.
+   */
+  duplicateResult?: (entry: Record<string, unknown>, request: { custom_id: string; body: Record<string, unknown> }) => Record<string, unknown> | undefined;
+  /** Output and error files whose content answers 404 `No such File object` (expired or deleted). */
+  fileGone?: (file: { id: string; purpose: string; filename: string }) => boolean;
+  /** A redirect for a file's content download: the Location to answer 302 with, or undefined to serve it. */
+  redirectContent?: (fileId: string, url: URL) => string | undefined;
 }
 
 interface FakeFile {
@@ -95,6 +104,8 @@ export interface FakeOpenAIBatch {
   readonly peakEnqueuedTokens: number;
   /** Bytes of each uploaded input file, in upload order. */
   readonly uploadedBytes: number[];
+  /** A file's content (for a test's second server that a download is redirected to). */
+  fileContent(fileId: string): string | undefined;
   batches(): FakeBatch[];
   close(): Promise<void>;
 }
@@ -174,6 +185,8 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
     }
     const entry = { id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: { status_code: answer.status, request_id: `req_${line.custom_id}`, body }, error: null };
     (answer.ok ? work.output : work.errors).push(JSON.stringify(entry));
+    const duplicate = options.duplicateResult?.(entry, line);
+    if (duplicate) (answer.ok ? work.output : work.errors).push(JSON.stringify(duplicate));
   }
 
   async function process(work: BatchWork): Promise<void> {
@@ -298,7 +311,12 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
         const content = /^\/files\/([^/]+)\/content$/.exec(path);
         if (method === 'GET' && content) {
           const file = files.get(decodeURIComponent(content[1]));
-          if (!file) return sendError(outgoing, 404, `No such File object: ${content[1]}`, 'invalid_request_error', 'id');
+          if (!file || options.fileGone?.(file)) return sendError(outgoing, 404, `No such File object: ${content[1]}`, 'invalid_request_error', 'id');
+          const location = options.redirectContent?.(file.id, url);
+          if (location !== undefined) {
+            outgoing.writeHead(302, { location, 'content-length': '0' }).end();
+            return;
+          }
           outgoing.writeHead(200, { 'content-type': 'application/octet-stream' }).end(file.content);
           return;
         }
@@ -398,6 +416,7 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
       return peakEnqueued;
     },
     uploadedBytes,
+    fileContent: (fileId) => files.get(fileId)?.content,
     get receivedRequests() {
       return received;
     },

@@ -25,3 +25,11 @@ export function digestOf(text: string): string {
   }
   return digest;
 }
+
+/** sha256 of a file's bytes, read as a stream (the file may be larger than memory). */
+export async function sha256OfFile(path: string): Promise<string> {
+  const { createReadStream } = await import('node:fs');
+  const hash = crypto.createHash('sha256');
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) hash.update(chunk);
+  return hash.digest('hex');
+}

@@ -208,6 +208,31 @@ const scoreCases: CliCase[] = [
   { name: 'score: an empty results file', files: { 'results.jsonl': '' }, args: ['score', '--input', '@results.jsonl'], exit: 3, code: 'INPUT_INVALID', message: /no results lines/ },
   { name: 'score: a status outside ok/error/invalid', files: { 'results.jsonl': jsonl(resultLine({}, { status: 'done' }), resultLine({}, { id: 'r2' })) }, args: ['score', '--input', '@results.jsonl'], exit: 3, code: 'INPUT_INVALID', field: 'status' },
   { name: 'score: points that are not a number', files: { 'results.jsonl': jsonl(resultLine({ points: 'two' }), resultLine({}, { id: 'r2' })) }, args: ['score', '--input', '@results.jsonl'], exit: 3, code: 'INPUT_INVALID', field: 'criteria[0].points' },
+  ...(['healthbench', 'weighted_mean'] as const).map(
+    (scoring): CliCase => ({
+      name: `score --scoring ${scoring}: a "__proto__" criterion and item tag is kept in by_tag, not dropped`,
+      files: { 'results.jsonl': jsonl(resultLine({ tags: ['__proto__', 'axis:x'] }, { tags: ['__proto__'] }), resultLine({ met: false }, { id: 'r2', score: 0, tags: ['constructor'] })) },
+      args: ['score', '--input', '@results.jsonl', '--scoring', scoring, '--out', '@metrics.json'],
+      exit: 0,
+      check: (outcome) => {
+        const byTag = (JSON.parse(readFileSync(join(outcome.directory, 'metrics.json'), 'utf8')) as { by_tag: Record<string, { n_samples: number; score: number }> }).by_tag;
+        expect(Object.keys(byTag)).toEqual(['__proto__', 'axis:x', 'constructor']);
+        expect(Object.hasOwn(byTag, '__proto__') && byTag.__proto__).toMatchObject({ n_samples: 1, score: 1 });
+        expect(byTag.constructor).toMatchObject({ n_samples: 1, score: 0 });
+      },
+    }),
+  ),
+  {
+    name: 'score --metrics-format simple-evals keeps a "__proto__" tag and its companions',
+    files: { 'results.jsonl': jsonl(resultLine({ tags: ['__proto__'] })) },
+    args: ['score', '--input', '@results.jsonl', '--scoring', 'healthbench', '--metrics-format', 'simple-evals', '--out', '@metrics.json'],
+    exit: 0,
+    check: (outcome) => {
+      const flat = JSON.parse(readFileSync(join(outcome.directory, 'metrics.json'), 'utf8')) as Record<string, number>;
+      expect(Object.hasOwn(flat, '__proto__') && flat.__proto__).toBe(1);
+      expect(flat['__proto__:n_samples']).toBe(1);
+    },
+  },
 ];
 
 describe('bad input at the command line', () => {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { BatchLedger, type LedgerBatch } from '../../batch/ledger.js';
 import type { BatchService } from '../../batch/batch-service.js';
@@ -5,6 +6,7 @@ import { batchPriceFactor, costOf, defaultPrices, emptyUsage, loadPriceTable, pr
 import { RubricateError, exitCodes } from '../../errors.js';
 import { defaultCachePath } from '../../store/index.js';
 import { batchServiceFor } from '../../batch/services.js';
+import { checkInputs } from '../../util/files.js';
 import type { CommandContext } from '../context.js';
 
 interface BatchesFlags {
@@ -45,9 +47,56 @@ export function registerBatchesCommand(program: Command, context: CommandContext
     });
 }
 
+/** What a batch id can hold: the providers' (`batch_…`, `msgbatch_…`) and the ledger's own (`rbatch_<uuid>`). */
+const batchIdPattern = /^[A-Za-z0-9_.:-]{1,200}$/;
+
+/** An id as the user typed it, safe to print (quoted, control characters escaped, shortened). */
+function shownId(id: string): string {
+  const quoted = JSON.stringify(id);
+  return quoted.length > 80 ? `${quoted.slice(0, 77)}…"` : quoted;
+}
+
+function cancelRefused(message: string, id: string): RubricateError {
+  return new RubricateError('CONFIG_INVALID', message, { field: 'cancel', batch: id });
+}
+
+/**
+ * Cancels one batch the ledger holds. A batch that has already ended (in the ledger, or at the
+ * provider when the ledger is behind) is a usage error, not a judge failure: nothing is cancelled.
+ */
+async function cancelBatch(batch: LedgerBatch & { batchId: string }, service: BatchService, ledger: BatchLedger): Promise<string> {
+  try {
+    const remote = await service.cancel(batch.batchId);
+    ledger.update(batch.localId, { status: remote.status });
+    return remote.status;
+  } catch (error) {
+    const status = RubricateError.isInstance(error) ? error.details.status : undefined;
+    if (typeof status !== 'number' || status === 401 || status === 403 || status === 429 || status >= 500) throw error;
+    // The provider refused the cancel itself (400, 404, 409): say why, in its words and ours.
+    const remote = await service.retrieve(batch.batchId).catch(() => undefined);
+    if (remote?.finished) {
+      ledger.update(batch.localId, { status: remote.status });
+      throw cancelRefused(`batch ${batch.batchId} has already ended (${remote.status}): there is nothing to cancel`, batch.batchId);
+    }
+    throw cancelRefused(`the provider refused to cancel batch ${batch.batchId}: ${(error as Error).message}`, batch.batchId);
+  }
+}
+
 async function runBatches(flags: BatchesFlags, context: CommandContext): Promise<number> {
-  const ledger = new BatchLedger(flags.cache ?? defaultCachePath());
+  const cache = flags.cache ?? defaultCachePath();
+  for (const id of flags.cancel ?? []) {
+    if (!batchIdPattern.test(id)) throw cancelRefused(`--cancel takes a batch id (letters, digits, _ . : -), got ${shownId(id)}`, shownId(id));
+  }
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
+  // A cache that does not exist holds no batch: nothing to list, nothing to cancel, and no file is made for it.
+  if (!existsSync(cache)) {
+    const [first] = flags.cancel ?? [];
+    if (first !== undefined) throw cancelRefused(`no submitted batch ${shownId(first)}: there is no cache at ${cache}`, first);
+    printRows([], flags, context);
+    return exitCodes.success;
+  }
+  checkInputs([{ flag: 'cache', path: cache }]);
+  const ledger = new BatchLedger(cache);
   try {
     // Each batch is asked through its own provider's API (the ledger names it).
     const services = new Map<string, BatchService>();
@@ -60,12 +109,16 @@ async function runBatches(flags: BatchesFlags, context: CommandContext): Promise
       }
       return service;
     };
-    for (const id of flags.cancel ?? []) {
+    // Every id is checked against the ledger before the first cancel is sent.
+    const toCancel = (flags.cancel ?? []).map((id) => {
       const batch = ledger.get(id);
-      if (!batch?.batchId) throw new RubricateError('CONFIG_INVALID', `no submitted batch "${id}" in this cache`, { field: 'cancel' });
-      const remote = await serviceOf(batch.provider).cancel(batch.batchId);
-      ledger.update(batch.localId, { status: remote.status });
-      context.stderr(`batch ${batch.batchId}: ${remote.status}`);
+      if (!batch?.batchId) throw cancelRefused(`no submitted batch ${shownId(id)} in ${cache}`, id);
+      if (finalStatuses.has(batch.status)) throw cancelRefused(`batch ${batch.batchId} has already ended (${batch.status}): there is nothing to cancel`, batch.batchId);
+      return { ...batch, batchId: batch.batchId };
+    });
+    for (const batch of toCancel) {
+      const status = await cancelBatch(batch, serviceOf(batch.provider), ledger);
+      context.stderr(`batch ${batch.batchId}: ${status}`);
     }
     if (flags.refresh) {
       for (const batch of ledger.all()) {
@@ -74,17 +127,24 @@ async function runBatches(flags: BatchesFlags, context: CommandContext): Promise
         ledger.update(batch.localId, { status: remote.status });
       }
     }
-    const rows = ledger.all().map((batch) => describe(batch, prices));
-    if (flags.json) {
-      for (const row of rows) context.stdout(JSON.stringify(row));
-    } else {
-      context.stdout(['batch', 'status', 'model', 'requests', 'answered', 'failed', 'cost_usd'].join('\t'));
-      for (const row of rows) context.stdout([row.batch_id ?? row.local_id, row.status, row.model, row.requests, row.answered, row.failed, row.cost_usd ?? 'n/a'].join('\t'));
-    }
+    printRows(
+      ledger.all().map((batch) => describe(batch, prices)),
+      flags,
+      context,
+    );
     return exitCodes.success;
   } finally {
     ledger.close();
   }
+}
+
+function printRows(rows: Array<ReturnType<typeof describe>>, flags: BatchesFlags, context: CommandContext): void {
+  if (flags.json) {
+    for (const row of rows) context.stdout(JSON.stringify(row));
+    return;
+  }
+  context.stdout(['batch', 'status', 'model', 'requests', 'answered', 'failed', 'cost_usd'].join('\t'));
+  for (const row of rows) context.stdout([row.batch_id ?? row.local_id, row.status, row.model, row.requests, row.answered, row.failed, row.cost_usd ?? 'n/a'].join('\t'));
 }
 
 function describe(batch: LedgerBatch, prices: Parameters<typeof priceFor>[1]) {

@@ -4,7 +4,9 @@ import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { addJudgeOptions } from '../judge-options.js';
 import { ProgressReporter } from '../progress.js';
-import { countInputRecords } from '../input-count.js';
+import { countInputRecords, shardSize } from '../input-count.js';
+import { shardStampFor, withShardStamp } from '../shard.js';
+import type { ImportRecord } from '../../rubric/records.js';
 import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
 import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
@@ -79,14 +81,13 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
         })
       : undefined;
   /** The records the run grades, as the run reads them (the format's own skips and the shard applied). */
-  const records = (options: typeof importOptions) => shardOf(importer.read(flags.input, options), flags.shard);
-  const expectedTotal = countInputRecords({
-    format: importer.name,
-    input: flags.input,
-    responses: flags.responses,
-    shard: flags.shard,
-    read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined }),
-  });
+  const records = (options: typeof importOptions, shard = flags.shard) => shardOf(importer.read(flags.input, options), shard);
+  const countOf = (shard: typeof flags.shard) =>
+    countInputRecords({ format: importer.name, input: flags.input, responses: flags.responses, shard, read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined }, shard) });
+  // A shard's lines carry the whole input's record count: what `merge` checks the shards against.
+  const shard = flags.shard;
+  const inputTotal = shard ? countOf(undefined) : undefined;
+  const expectedTotal = inputTotal && shard ? inputTotal.then((total) => shardSize(total, shard)) : countOf(undefined);
   // A local judge's plan decides its speed, so the live bar names it beside the ETA.
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), forecast ? `grading (${forecast.progressLabel})` : undefined);
   expectedTotal.then(
@@ -114,23 +115,23 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
       return exitCodes.success;
     }
     const queueUrl = flags.queue;
+    const stamp = shard && inputTotal ? await shardStampFor(flags, importer.name, shard, await inputTotal) : undefined;
+    const queued = queueUrl
+      ? async function* (records: AsyncIterable<ImportRecord>) {
+          // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
+          const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
+          // The spec travels whole: workers validate it with the same schema and add their own key and store.
+          for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
+            // Progress and usage of every worker arrive with their results.
+            progress.onEvent({ type: 'item', status: result.status });
+            yield result;
+          }
+        }
+      : undefined;
     outcome = await gradeFile({
       grader,
       records: records(importOptions),
-      ...(queueUrl
-        ? {
-            results: async function* (records) {
-              // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
-              const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
-              // The spec travels whole: workers validate it with the same schema and add their own key and store.
-              for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
-                // Progress and usage of every worker arrive with their results.
-                progress.onEvent({ type: 'item', status: result.status });
-                yield result;
-              }
-            },
-          }
-        : {}),
+      results: (records) => withShardStamp(queued ? queued(records) : grader.gradeStream(records), stamp),
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => reportInputError(context, error),
@@ -170,6 +171,14 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
   if (grader.agreement) {
     const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
     context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);
+  }
+  if (outcome.judgeUnusable) {
+    context.stderr(`the judge is unusable: no call gave a verdict (${outcome.errors.map((entry) => `${entry.code} ×${entry.count}`).join(', ')}); check the judge settings and rerun the same command`);
+    return exitCodes.judgeUnavailable;
+  }
+  if (outcome.judgeUnusable) {
+    context.stderr(`the judge is unusable: no call gave a verdict (${outcome.errors.map((entry) => `${entry.code} ×${entry.count}`).join(', ')}); check the judge settings and rerun the same command`);
+    return exitCodes.judgeUnavailable;
   }
   if (flags.strict && invalidSeen > 0) return exitCodes.itemsFailed;
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;

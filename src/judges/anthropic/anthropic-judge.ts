@@ -19,6 +19,7 @@ import { modelLimitsFor } from '../profiles.js';
 import { requestProvenance } from '../request-settings.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest } from '../types.js';
 import { anthropicHttpError } from './errors.js';
+import { TokenCountReader } from '../usage-counts.js';
 
 export const defaultAnthropicBaseUrl = 'https://api.anthropic.com';
 export const anthropicVersion = '2023-06-01';
@@ -95,10 +96,6 @@ interface MessageShape {
   usage?: { input_tokens?: unknown; output_tokens?: unknown; cache_creation_input_tokens?: unknown; cache_read_input_tokens?: unknown };
 }
 
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
-}
-
 /** Reads a Messages API answer: the forced tool's input as the verdict text, usage with cache reads and writes. */
 export function parseAnthropicMessage(raw: unknown, toolName: string | undefined, endpoint: string): JudgeReply {
   const message = raw as MessageShape;
@@ -110,21 +107,23 @@ export function parseAnthropicMessage(raw: unknown, toolName: string | undefined
   if (stopReason === 'refusal') {
     throw new RubricateError('JUDGE_REFUSED', `judge refused (stop_reason refusal)${texts.length > 0 ? `: ${texts.join('').slice(0, 300)}` : ''}`, { endpoint });
   }
-  const tool = toolName === undefined ? undefined : message.content.find((block) => block?.type === 'tool_use' && block.name === toolName);
-  // The verdict is the tool input object; without one, whatever text came is read tolerantly (and refused if it holds no verdict).
-  const text = tool !== undefined ? JSON.stringify(tool.input ?? null) : texts.join('');
+  const tools = toolName === undefined ? [] : message.content.filter((block) => block?.type === 'tool_use' && block.name === toolName);
+  // The verdict is the tool input object (several calls of the tool, one line each: the reading refuses
+  // them when they differ); without one, whatever text came is read tolerantly (and refused if it holds no verdict).
+  const text = tools.length > 0 ? tools.map((tool) => JSON.stringify(tool.input ?? null)).join('\n') : texts.join('');
   const usage = message.usage ?? {};
-  const read = count(usage.cache_read_input_tokens);
-  const written = count(usage.cache_creation_input_tokens);
+  const tokens = new TokenCountReader();
+  const read = tokens.count('cache_read_input_tokens', usage.cache_read_input_tokens);
+  const written = tokens.count('cache_creation_input_tokens', usage.cache_creation_input_tokens);
   const reply: JudgeReply = {
     text,
-    usage: {
+    usage: tokens.usage({
       // input_tokens counts only what came after the last cache breakpoint; the prompt is all three.
-      inputTokens: count(usage.input_tokens) + read + written,
-      outputTokens: count(usage.output_tokens),
+      inputTokens: tokens.count('input_tokens', usage.input_tokens) + read + written,
+      outputTokens: tokens.count('output_tokens', usage.output_tokens),
       cachedInputTokens: read,
       ...(written > 0 ? { cacheWriteInputTokens: written } : {}),
-    },
+    }),
   };
   // Cut off at max_tokens reads like OpenAI's `length`, so the same retry-and-report path applies.
   if (stopReason === 'max_tokens') reply.finishReason = 'length';

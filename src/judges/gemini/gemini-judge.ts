@@ -22,6 +22,7 @@ import { requestProvenance } from '../request-settings.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest, TokenProbability } from '../types.js';
 import { geminiHttpError } from './errors.js';
 import { toGeminiSchema } from './response-schema.js';
+import { TokenCountReader } from '../usage-counts.js';
 
 export const defaultGeminiBaseUrl = 'https://generativelanguage.googleapis.com';
 /** Output room added for thinking when the model decides its own budget. */
@@ -91,10 +92,6 @@ interface GenerateShape {
   usageMetadata?: { promptTokenCount?: unknown; candidatesTokenCount?: unknown; thoughtsTokenCount?: unknown; cachedContentTokenCount?: unknown };
 }
 
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
-}
-
 export function parseGeminiResponse(raw: unknown, endpoint: string): JudgeReply {
   const response = raw as GenerateShape;
   if (!response || typeof response !== 'object') throw new RubricateError('JUDGE_SERVER_ERROR', 'Gemini answer is not an object', { endpoint });
@@ -115,14 +112,15 @@ export function parseGeminiResponse(raw: unknown, endpoint: string): JudgeReply 
     .map((part) => part.text as string)
     .join('');
   const usage = response.usageMetadata ?? {};
+  const tokens = new TokenCountReader();
   const reply: JudgeReply = {
     text,
-    usage: {
+    usage: tokens.usage({
       // promptTokenCount includes the implicitly cached tokens; thinking is billed as output.
-      inputTokens: count(usage.promptTokenCount),
-      outputTokens: count(usage.candidatesTokenCount) + count(usage.thoughtsTokenCount),
-      cachedInputTokens: count(usage.cachedContentTokenCount),
-    },
+      inputTokens: tokens.count('promptTokenCount', usage.promptTokenCount),
+      outputTokens: tokens.count('candidatesTokenCount', usage.candidatesTokenCount) + tokens.count('thoughtsTokenCount', usage.thoughtsTokenCount),
+      cachedInputTokens: tokens.count('cachedContentTokenCount', usage.cachedContentTokenCount),
+    }),
   };
   if (finish === 'MAX_TOKENS') reply.finishReason = 'length';
   else if (finish === 'STOP') reply.finishReason = 'stop';

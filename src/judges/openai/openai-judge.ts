@@ -16,6 +16,8 @@ import type { CompleteOptions, Judge, JudgeReply, JudgeRequest, JudgeProvenance,
 import { createHttpTransport } from './http-transport.js';
 import { createSdkTransport } from './sdk-transport.js';
 import type { ChatTransport, ChatTransportOptions } from './transport.js';
+import { TokenCountReader } from '../usage-counts.js';
+import { answerAfterThinking } from '../../grading/parse.js';
 
 import type { StructuredOutputMode } from '../../spec/run-spec.js';
 
@@ -384,15 +386,17 @@ export function parseCompletion(raw: unknown, endpoint: string): JudgeReply {
   }
   const content = readContent(message.content);
   const reasoning = readReasoning(message) || content.reasoning;
-  // A reasoning parser that never saw the end of the thinking leaves the answer in `reasoning`.
-  const text = content.text.trim() === '' && reasoning !== '' && choice.finish_reason !== 'length' ? reasoning : content.text;
+  // A reasoning parser that never saw the end of the thinking leaves the answer in `reasoning`,
+  // after the thinking (whose drafts are not the answer).
+  const text = content.text.trim() === '' && reasoning !== '' && choice.finish_reason !== 'length' ? (answerAfterThinking(reasoning) ?? reasoning) : content.text;
+  const tokens = new TokenCountReader();
   const reply: JudgeReply = {
     text,
-    usage: {
-      inputTokens: numberOrZero(completion.usage?.prompt_tokens),
-      outputTokens: numberOrZero(completion.usage?.completion_tokens),
-      cachedInputTokens: numberOrZero(completion.usage?.prompt_tokens_details?.cached_tokens),
-    },
+    usage: tokens.usage({
+      inputTokens: tokens.count('prompt_tokens', completion.usage?.prompt_tokens),
+      outputTokens: tokens.count('completion_tokens', completion.usage?.completion_tokens),
+      cachedInputTokens: tokens.count('cached_tokens', completion.usage?.prompt_tokens_details?.cached_tokens),
+    }),
   };
   if (reasoning !== '') reply.reasoning = reasoning;
   if (typeof choice.finish_reason === 'string') reply.finishReason = choice.finish_reason;
