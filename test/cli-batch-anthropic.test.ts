@@ -165,6 +165,6 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     // A cancel of an ended batch gets Anthropic's 400, reported with its message.
     const again = await runCliInProcess(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
     expect(again.code).not.toBe(0);
-    expect(again.stderr).toMatch(/has already ended and cannot be canceled/);
+    expect(again.stderr).toMatch(/has already ended \(ended\): there is nothing to cancel/);
   }, 240_000);
 });

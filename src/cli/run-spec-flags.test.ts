@@ -126,7 +126,7 @@ describe('the run spec and its flags', () => {
       if (fake === azureFake) expect(sent.path).toContain('api-version=2024-10-21');
       // A reply larger than --max-reply-bytes is an error for its criterion, never a verdict.
       const limited = await runCliCaptured(['grade', '--input', input, '--out', out, '--no-cache', '--quiet', '--max-attempts', '1', ...args, '--max-reply-bytes', '20']);
-      expect(limited.code).toBe(3);
+      expect(limited.code).toBe(4);
       expect(readFileSync(out, 'utf8')).toContain('JUDGE_REPLY_TOO_LARGE');
     }
   });
@@ -153,7 +153,7 @@ describe('the run spec and its flags', () => {
       const line = JSON.parse(readFileSync(out, 'utf8')) as { judge: { settings: Record<string, unknown> } };
       expect(line.judge.settings).toMatchObject({ headers: { 'x-run': '7' }, extra_body: JSON.parse(extraBody) });
       const limited = await runCliCaptured(['grade', '--input', input, '--out', out, '--no-cache', '--quiet', '--max-attempts', '1', ...args, '--max-reply-bytes', '20']);
-      expect(limited.code).toBe(3);
+      expect(limited.code).toBe(4);
       expect(readFileSync(out, 'utf8')).toContain('JUDGE_REPLY_TOO_LARGE');
     }
   });

@@ -6,7 +6,7 @@
 import { jsonrepair } from 'jsonrepair';
 import { RubricateError } from '../errors.js';
 import type { JudgeReply } from '../judges/types.js';
-import { canonicalJson, safeParseJson } from '../util/json.js';
+import { canonicalJson, safeParseJson, topLevelJsonObjects } from '../util/json.js';
 
 const fencedBlock = /```(?:json|JSON)?\s*\n?([\s\S]*?)```/;
 
@@ -23,50 +23,6 @@ export function finalAnswerText(text: string): string {
   if (close !== -1) return text.slice(close + '</think>'.length);
   const open = lower.indexOf('<think>');
   return open === -1 ? text : text.slice(0, open);
-}
-
-/**
- * The top-level `{…}` spans of a text that parse, in order (values and where each starts), and
- * whether an object is left open at the end (a second answer cut off, or near-JSON missing its final brace).
- */
-function topLevelJsonObjects(text: string): { values: unknown[]; starts: number[]; unclosed: boolean } {
-  const values: unknown[] = [];
-  const starts: number[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let index = 0; index < text.length; index += 1) {
-    const character = text[index];
-    if (depth > 0 && inString) {
-      if (character === '\\') index += 1;
-      else if (character === '"') inString = false;
-      continue;
-    }
-    if (character === '{') {
-      if (depth === 0) start = index;
-      depth += 1;
-    } else if (character === '}' && depth > 0) {
-      depth -= 1;
-      if (depth === 0) {
-        const parsed = safeParseJson(text.slice(start, index + 1));
-        if (parsed.ok) {
-          values.push(parsed.value);
-          starts.push(start);
-        }
-      }
-    } else if (character === '"' && depth > 0) inString = true;
-  }
-  return { values, starts, unclosed: depth > 0 };
-}
-
-/**
- * Thinking that runs into the answer with nothing between them (a reasoning parser that never saw
- * the end of the thinking puts both in its reasoning field): the answer is the last JSON object
- * and what follows it; the objects before it are the thinking's drafts. Undefined without one.
- */
-export function answerAfterThinking(text: string): string | undefined {
-  const { starts } = topLevelJsonObjects(text);
-  return starts.length > 0 ? text.slice(starts[starts.length - 1]) : undefined;
 }
 
 /**

@@ -17,7 +17,7 @@ import { createHttpTransport } from './http-transport.js';
 import { createSdkTransport } from './sdk-transport.js';
 import type { ChatTransport, ChatTransportOptions } from './transport.js';
 import { TokenCountReader } from '../usage-counts.js';
-import { answerAfterThinking } from '../../grading/parse.js';
+import { answerAfterThinking } from '../../util/json.js';
 
 import type { StructuredOutputMode } from '../../spec/run-spec.js';
 
