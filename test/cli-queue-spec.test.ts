@@ -14,55 +14,8 @@ import { modelSpecSchema, parseRunSpec, runSpecSchema, settingAt, settingPaths, 
 import type { FakeJudge } from '../src/testing/fake-judge.js';
 import { binaryVerdict } from '../src/testing/fake-judge.js';
 import { redisTest } from '../src/testing/redis-fixture.js';
+import { sampleSettings } from '../src/testing/run-spec-samples.js';
 import { runCliInProcess } from './helpers.js';
-
-/** A value for every setting of the schema (model settings inside `judges[0]`); the test fails on a setting without one. */
-const everySetting: Record<string, unknown> = {
-  'model': 'openai:m',
-  'endpoint.baseUrl': 'http://127.0.0.1:9/v1',
-  'endpoint.headers': { 'x-run': '7' },
-  'endpoint.extraBody': { x: 7 },
-  'endpoint.maxReplyBytes': 100_000,
-  'endpoint.cacheNamespace': 'shared',
-  'openai.transport': 'http',
-  'openai.structuredOutput': 'json_object',
-  'openai.reasoningEffort': 'low',
-  'openai.profile': 'generic',
-  'openai.azureApiVersion': '2024-10-21',
-  'gemini.thinkingBudget': 0,
-  'local.threads': 2,
-  'local.sequences': 2,
-  'local.contextSize': 2048,
-  'plan.mode': 'batched',
-  'plan.criteriaPerCall': 2,
-  'plan.verdict': 'binary',
-  'plan.topLogprobs': 5,
-  'plan.explanation': 'short',
-  'plan.protocol': 'native',
-  'plan.likertLevels': 5,
-  'plan.contextBudget': 6000,
-  'plan.sampling.temperature': 0.5,
-  'plan.sampling.maxTokens': 300,
-  'plan.sampling.seed': 7,
-  'calls.maxAttempts': 2,
-  'calls.timeoutMs': 30_000,
-  'calls.maxRetryAfterMs': 5000,
-  'calls.retryBaseDelayMs': 5,
-  'calls.retryMaxDelayMs': 50,
-  'calls.concurrency': 3,
-  'calls.breakerThreshold': 50,
-  'jury.aggregate': 'mean',
-  'jury.samples': 2,
-  'scoring.name': 'normalized',
-  'scoring.failedAsZero': true,
-  'scoring.checkMode': 'loose',
-  'fleet.globalConcurrency': 4,
-  'fleet.requestsPerMinute': 600,
-  'fleet.tokensPerMinute': 60_000,
-  'fleet.leaseMs': 5000,
-  'cacheTtlMs': 3_600_000,
-  'omitText': true,
-};
 
 function assign(target: Record<string, unknown>, path: string, value: unknown): void {
   const keys = path.split('.');
@@ -98,8 +51,8 @@ describe('the run spec over the queue', () => {
     const paths = [...settingPaths(modelSpecSchema), ...settingPaths(runSpecSchema).filter((path) => path !== 'judges')];
     const input: Record<string, unknown> = { judges: [{}] };
     for (const path of paths) {
-      expect(everySetting, `a value for ${path}`).toHaveProperty([path]);
-      assign(settingPaths(modelSpecSchema).includes(path) ? ((input.judges as Array<Record<string, unknown>>)[0]) : input, path, everySetting[path]);
+      expect(sampleSettings, `a value for ${path}`).toHaveProperty([path]);
+      assign(settingPaths(modelSpecSchema).includes(path) ? ((input.judges as Array<Record<string, unknown>>)[0]) : input, path, sampleSettings[path]);
     }
     const sent = parseRunSpec(input);
     const received: RunSpec[] = [];
@@ -125,7 +78,7 @@ describe('the run spec over the queue', () => {
     expect(received).toEqual([sent]);
     for (const path of paths) {
       const where = settingPaths(modelSpecSchema).includes(path) ? received[0].judges[0] : received[0];
-      expect(settingAt(where, path), path).toEqual(everySetting[path]);
+      expect(settingAt(where, path), path).toEqual(sampleSettings[path]);
     }
   });
 

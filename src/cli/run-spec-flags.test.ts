@@ -13,6 +13,7 @@ import { startFakeGemini } from '../testing/fake-gemini.js';
 import { serverPersonality } from '../testing/fake-openai-servers.js';
 import { binaryVerdict } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
+import { sampleFlagValue, sampleSettings } from '../testing/run-spec-samples.js';
 import { runCliCaptured } from './in-process.js';
 import { flagOfSetting, flagPaths, runSpecFromFlags } from './run-spec-flags.js';
 
@@ -20,22 +21,7 @@ import { flagOfSetting, flagPaths, runSpecFromFlags } from './run-spec-flags.js'
 const libraryOnly = ['calls.retryBaseDelayMs', 'calls.retryMaxDelayMs'];
 
 /** A valid value of each model flag, as typed on the command line. */
-const modelFlagValues: Record<string, string> = {
-  'endpoint.baseUrl': 'http://127.0.0.1:9/v1',
-  'endpoint.headers': 'x-run=7',
-  'endpoint.extraBody': '{"x":7}',
-  'endpoint.maxReplyBytes': '100000',
-  'endpoint.cacheNamespace': 'shared',
-  'openai.transport': 'http',
-  'openai.structuredOutput': 'json_object',
-  'openai.reasoningEffort': 'low',
-  'openai.profile': 'generic',
-  'openai.azureApiVersion': '2024-10-21',
-  'gemini.thinkingBudget': '0',
-  'local.threads': '2',
-  'local.sequences': '2',
-  'local.contextSize': '2048',
-};
+const modelFlagValues = Object.fromEntries(flagPaths.model.map((path) => [path, sampleFlagValue(path)]));
 
 const backends = ['openai:m', 'azure:d', 'anthropic:m', 'gemini:m', 'gguf:/nowhere/model.gguf', 'none'] as const;
 
@@ -53,7 +39,7 @@ describe('the run spec and its flags', () => {
     for (const path of settingPaths(modelSpecSchema).filter((path) => path !== 'model')) expect(covered(path, flagPaths.model), path).toBe(1);
     const leaves = new Set(settingPaths(runSpecSchema));
     for (const row of flagPaths.run) expect(leaves.has(row), row).toBe(true);
-    expect(Object.keys(modelFlagValues).sort()).toEqual([...flagPaths.model].sort());
+    for (const path of [...flagPaths.model, ...flagPaths.run]) expect(sampleSettings, `a sample value for ${path}`).toHaveProperty([path]);
   });
 
   test('a flag left out leaves its setting absent; given, it is in the spec the way the schema holds it', () => {

@@ -1,0 +1,58 @@
+/**
+ * A valid value for every setting of the run spec, by path (model settings as paths inside a
+ * model spec). The tests that enumerate the schema read it: a setting added to the schema
+ * without a value here fails them, so every new setting is tried over the queue and by flag.
+ */
+export const sampleSettings: Readonly<Record<string, unknown>> = {
+  model: 'openai:m',
+  'endpoint.baseUrl': 'http://127.0.0.1:9/v1',
+  'endpoint.headers': { 'x-run': '7' },
+  'endpoint.extraBody': { x: 7 },
+  'endpoint.maxReplyBytes': 100_000,
+  'endpoint.cacheNamespace': 'shared',
+  'openai.transport': 'http',
+  'openai.structuredOutput': 'json_object',
+  'openai.reasoningEffort': 'low',
+  'openai.profile': 'generic',
+  'openai.azureApiVersion': '2024-10-21',
+  'gemini.thinkingBudget': 0,
+  'local.threads': 2,
+  'local.sequences': 2,
+  'local.contextSize': 2048,
+  'plan.mode': 'batched',
+  'plan.criteriaPerCall': 2,
+  'plan.verdict': 'binary',
+  'plan.topLogprobs': 5,
+  'plan.explanation': 'short',
+  'plan.protocol': 'native',
+  'plan.likertLevels': 5,
+  'plan.contextBudget': 6000,
+  'plan.sampling.temperature': 0.5,
+  'plan.sampling.maxTokens': 300,
+  'plan.sampling.seed': 7,
+  'calls.maxAttempts': 2,
+  'calls.timeoutMs': 30_000,
+  'calls.maxRetryAfterMs': 5000,
+  'calls.retryBaseDelayMs': 5,
+  'calls.retryMaxDelayMs': 50,
+  'calls.concurrency': 3,
+  'calls.breakerThreshold': 50,
+  'jury.aggregate': 'mean',
+  'jury.samples': 2,
+  'scoring.name': 'normalized',
+  'scoring.failedAsZero': true,
+  'scoring.checkMode': 'loose',
+  'fleet.globalConcurrency': 4,
+  'fleet.requestsPerMinute': 600,
+  'fleet.tokensPerMinute': 60_000,
+  'fleet.leaseMs': 5000,
+  cacheTtlMs: 3_600_000,
+  omitText: true,
+};
+
+/** A sample value as it is typed on the command line (`x-run=7`, `{"x":7}`, `2048`). */
+export function sampleFlagValue(path: string): string {
+  const value = sampleSettings[path];
+  if (path === 'endpoint.headers') return Object.entries(value as Record<string, string>).map(([name, header]) => `${name}=${header}`).join(',');
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
