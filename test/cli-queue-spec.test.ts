@@ -91,6 +91,8 @@ describe('the run spec over the queue', () => {
       return { content: { verdicts } };
     });
     const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl];
+    const template = join(directory, 'template.txt');
+    writeFileSync(template, String(sampleSettings['plan.template']));
     // What an OpenAI-compatible judge reads, and every run setting; the other families' settings travel in the same model spec (above).
     const model = ['--judge-header', 'x-run=7', '--judge-extra-body', '{"x":7}', '--max-reply-bytes', '100000', '--cache-namespace', 'ns-queue', '--judge-transport', 'http', '--structured-output', 'json_object', '--reasoning-effort', 'low', '--judge-profile', 'generic'];
     const calls = ['--max-attempts', '2', '--timeout', '30', '--max-retry-after', '5', '--concurrency', '3', '--breaker-threshold', '50'];
@@ -98,8 +100,10 @@ describe('the run spec over the queue', () => {
     const cases: Record<string, string[]> = {
       batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean'],
       holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short'],
-      probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native'],
+      // P(met) 0.91 is inside the band: every judged criterion escalates to the cascade's second judge.
+      probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native', '--cascade-judge', JSON.stringify({ model: 'openai:fake-strong', endpoint: { baseUrl: fake.baseUrl } }), '--escalate-band', '0.5,0.95', '--escalate-on', 'band,error'],
       prometheus: ['--judge-protocol', 'prometheus'],
+      template: ['--judge-template', template, '--model-under-test', 'gpt-4o', '--self-preference', 'warn'],
     };
     // Every run-setting flag of the table is set by some case (a new flag without one fails here).
     const given = new Set([...model, ...calls, ...scoring, ...Object.values(cases).flat()].filter((argument) => argument.startsWith('--')));
@@ -113,6 +117,7 @@ describe('the run spec over the queue', () => {
         fake.setScript(() => ({ content: '{"criteria_met": true}', logprobs: { content: tokens } }));
       }
       if (name === 'prometheus') fake.setScript(() => ({ content: 'Feedback: fine. [RESULT] 4' }));
+      if (name === 'template') fake.setScript((request) => ({ content: { explanation: 'x', criteria_met: request.criteria[0].points > 0 } }));
       const flags = [...judge, ...model, ...calls, ...scoring, ...extra];
       const before = fake.requests.length;
       // Fleet limits are shared through a Redis store: the single run's is a database of its own.

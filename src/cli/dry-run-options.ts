@@ -44,7 +44,14 @@ function costOfJudges(judges: readonly DryRunJudge[], totals: DryRunTotals, mode
   return model && oneModel ? estimateCost(totals, priceFor(model, prices)) : { synchronous: null, batch: null, prompt_cached: null };
 }
 
-export function printDryRun(context: CommandContext, judges: DryRunJudge[], usage: Usage, model: string | undefined, prices: Readonly<Record<string, ModelPrice>>, options: { batch: boolean }): void {
+export function printDryRun(
+  context: CommandContext,
+  judges: DryRunJudge[],
+  usage: Usage,
+  model: string | undefined,
+  prices: Readonly<Record<string, ModelPrice>>,
+  options: { batch: boolean; cascade?: readonly DryRunJudge[] },
+): void {
   const combined = combinedTotals(judges.map((judge) => judge.totals));
   const cost = costOfJudges(judges, combined, model, prices);
   const estimate = {
@@ -58,9 +65,23 @@ export function printDryRun(context: CommandContext, judges: DryRunJudge[], usag
     tokenizer: tokenizerLabel(combined),
     cost_usd: cost,
     ...(options.batch ? { mode: 'batch' } : {}),
+    // A cascade's later judges: as if every judged criterion escalated to each (their calls depend on replies a dry run does not get).
+    ...(options.cascade && options.cascade.length > 0
+      ? {
+          cascade: options.cascade.map((stage) => ({
+            judge: stage.provenance.id,
+            upper_bound: true,
+            judge_calls: stage.totals.calls,
+            input_tokens: stage.totals.input_tokens,
+            expected_output_tokens: stage.totals.expected_output_tokens,
+            cost_usd: costOfJudges([stage], stage.totals, stage.provenance.model, prices),
+          })),
+        }
+      : {}),
   };
   context.stdout(JSON.stringify(estimate, null, 2));
   context.stderr(`dry run: ${combined.calls} judge call(s), ${usage.cache_hits} cache hit(s), ${combined.input_tokens} input tokens, ~${combined.expected_output_tokens} output tokens; ${costLine(cost)}`);
+  for (const stage of options.cascade ?? []) context.stderr(`cascade ${stage.provenance.id}: at most ${stage.totals.calls} call(s) (every judged criterion escalated); ${costLine(costOfJudges([stage], stage.totals, stage.provenance.model, prices))}`);
 }
 
 /** One model of a planned dry run: what its calls took in all, and the part counted exactly. */

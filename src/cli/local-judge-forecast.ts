@@ -11,7 +11,7 @@ export interface LocalPlan {
   /** Criteria per call; undefined or 1 is per-criterion. */
   criteriaPerCall?: number;
   explanation: ExplanationLength;
-  verdict: 'binary' | 'probability';
+  verdict: 'binary' | 'probability' | 'expected-score';
 }
 
 /** Above this projection the forecast suggests faster settings. */
@@ -24,7 +24,7 @@ export function describeLocalPlan(plan: LocalPlan): string {
       : plan.criteriaPerCall === Number.POSITIVE_INFINITY
         ? 'one call per item (all criteria)'
         : `${plan.criteriaPerCall} criteria per call`;
-  const verdict = plan.verdict === 'probability' ? ', P(met) verdicts' : '';
+  const verdict = plan.verdict === 'probability' ? ', P(met) verdicts' : plan.verdict === 'expected-score' ? ', expected-score verdicts' : '';
   return `local judge ${plan.judgeId}: ${calls}, ${plan.explanation} explanations${verdict}`;
 }
 
@@ -36,7 +36,7 @@ function compactLocalPlan(plan: LocalPlan): string {
       : plan.criteriaPerCall === Number.POSITIVE_INFINITY
         ? 'all criteria per call'
         : `${plan.criteriaPerCall} per call`;
-  return `local: ${calls}, ${plan.explanation}${plan.verdict === 'probability' ? ', P(met)' : ''}`;
+  return `local: ${calls}, ${plan.explanation}${plan.verdict === 'probability' ? ', P(met)' : plan.verdict === 'expected-score' ? ', expected score' : ''}`;
 }
 
 export function formatDuration(seconds: number): string {

@@ -12,19 +12,36 @@
  * reads the field applies its default. That is how a flag given to a backend that does not read
  * it can be refused by name.
  */
+import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { RubricateError } from '../errors.js';
 import { backendOf, unreadSettings } from '../judges/registry.js';
 import { profileNames } from '../judges/profiles.js';
 import { validateSampling } from '../grading/sampling.js';
-import { explanationLengths, parseRunSpec, reasoningEfforts, structuredOutputModes, type Credentials, type ModelSpec, type RunSpec, type SettingPath } from '../spec/run-spec.js';
+import { parseJudgeTemplate } from '../grading/custom-template.js';
+import {
+  escalationReasons,
+  explanationLengths,
+  judgeProtocols,
+  modelSpecSchema,
+  parseRunSpec,
+  parseWith,
+  reasoningEfforts,
+  structuredOutputModes,
+  verdictKinds,
+  type Credentials,
+  type EscalationReason,
+  type ModelSpec,
+  type RunSpec,
+  type SettingPath,
+} from '../spec/run-spec.js';
 import { safeParseJson } from '../util/json.js';
 
 /** Which model a model setting's flag is for: `--judge-…` or `--generator-…`. */
 export type ModelRole = 'judge' | 'generator';
 
 /** The run-spec groups a command can offer. */
-export type FlagGroup = 'plan' | 'batching' | 'sampling' | 'protocol' | 'calls' | 'jury' | 'scoring' | 'fleet' | 'text';
+export type FlagGroup = 'plan' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text';
 
 interface FlagRow {
   /** The run-spec path set (model rows: the path inside a model spec). */
@@ -136,6 +153,48 @@ function parseRateLimit(value: string): { requestsPerMinute?: number; tokensPerM
 
 const milliseconds = (seconds: number) => Math.round(seconds * 1000);
 
+/** `--judge-template FILE`: the file's text, its variables checked now (before any call). */
+function readJudgeTemplate(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new RubricateError('INPUT_UNREADABLE', `--judge-template: cannot read ${file}: ${(error as Error).message}`, { field: 'judge-template', file });
+  }
+  parseJudgeTemplate(text);
+  return text;
+}
+
+/** `--cascade-judge SPEC`, repeatable: a model spec string (`openai:gpt-4.1`), or a model spec as JSON (`{"model": …, "endpoint": {"baseUrl": …}}`). */
+function collectCascadeJudge(value: string, previous: unknown): ModelSpec[] {
+  const trimmed = value.trim();
+  let model: ModelSpec;
+  if (trimmed.startsWith('{')) {
+    const parsed = safeParseJson(trimmed);
+    if (!parsed.ok) throw new RubricateError('CONFIG_INVALID', `--cascade-judge is a judge spec or a JSON model spec, got invalid JSON (${parsed.error})`, { field: 'cascade-judge' });
+    model = parseWith(modelSpecSchema, parsed.value, '--cascade-judge');
+    if (model.model === undefined) throw new RubricateError('CONFIG_INVALID', '--cascade-judge: a JSON model spec needs "model"', { field: 'cascade-judge' });
+  } else model = { model: trimmed };
+  return [...((previous as ModelSpec[] | undefined) ?? []), model];
+}
+
+/** `--escalate-band LOW,HIGH`: P(met) bounds, inclusive, within [0, 1]. */
+function parseBand(value: string): [number, number] {
+  const parts = value.split(',').map((part) => Number(part.trim()));
+  if (parts.length !== 2 || parts.some((part, index) => value.split(',')[index].trim() === '' || !Number.isFinite(part) || part < 0 || part > 1) || parts[0] > parts[1]) {
+    throw new RubricateError('CONFIG_INVALID', `--escalate-band is LOW,HIGH with 0 ≤ LOW ≤ HIGH ≤ 1, got "${value}"`, { field: 'escalate-band' });
+  }
+  return [parts[0], parts[1]];
+}
+
+/** `--escalate-on band,error,…`: the reasons that send a criterion to the next judge. */
+function parseEscalationReasons(value: string): EscalationReason[] {
+  const reasons = value.split(',').map((part) => part.trim());
+  const unknown = reasons.find((reason) => !(escalationReasons as readonly string[]).includes(reason));
+  if (unknown !== undefined) throw new RubricateError('CONFIG_INVALID', `--escalate-on takes ${escalationReasons.join(', ')} (comma-separated), got "${unknown}"`, { field: 'escalate-on' });
+  return [...new Set(reasons)] as EscalationReason[];
+}
+
 /** How to reach a model; the generator's flag names derive from the judge's. */
 const modelRows: readonly FlagRow[] = [
   { path: 'endpoint.baseUrl', name: 'judge-base-url', argument: '<url>', description: 'OpenAI-compatible (or the provider\'s) base URL (default: OPENAI_BASE_URL, or the provider\'s variable)' },
@@ -160,8 +219,15 @@ const runRows: readonly FlagRow[] = [
   { group: 'batching', path: 'plan.criteriaPerCall', name: 'criteria-per-call', argument: '<k>', description: 'criteria per judge call (a number, or "all"); default 1', parse: parseCriteriaPerCall },
   { group: 'batching', path: 'plan.likertLevels', name: 'likert-levels', argument: '<n>', description: 'levels of the --mode holistic scale (default 10)', parse: parsePositiveInteger('likert-levels') },
   { group: 'batching', path: 'plan.contextBudget', name: 'context-budget', argument: '<tokens>', description: 'judge context budget: longer responses are read in chunks for evidence, never truncated', parse: parsePositiveInteger('context-budget') },
-  { group: 'plan', path: 'plan.verdict', name: 'verdict', argument: '<kind>', description: 'binary verdicts (default), or P(met) from token probabilities', choices: ['binary', 'probability'] },
-  { group: 'plan', path: 'plan.topLogprobs', name: 'top-logprobs', argument: '<n>', description: 'with --verdict probability: alternatives asked per token, 1 to 20 (default 20)', parse: parsePositiveInteger('top-logprobs') },
+  {
+    group: 'plan',
+    path: 'plan.verdict',
+    name: 'verdict',
+    argument: '<kind>',
+    description: "binary verdicts (default), P(met) from token probabilities, or expected-score: G-Eval's probability-weighted mean over an ordinal scale's options (P(met) for yes/no criteria)",
+    choices: verdictKinds,
+  },
+  { group: 'plan', path: 'plan.topLogprobs', name: 'top-logprobs', argument: '<n>', description: 'with --verdict probability or expected-score: alternatives asked per token, 1 to 20 (default 20)', parse: parsePositiveInteger('top-logprobs') },
   {
     group: 'plan',
     path: 'plan.explanation',
@@ -170,7 +236,15 @@ const runRows: readonly FlagRow[] = [
     description: "what the judge writes before each verdict: full (endpoints' default), short (local judges' default) or none (one generated token per verdict on a local judge)",
     choices: explanationLengths,
   },
-  { group: 'protocol', path: 'plan.protocol', name: 'judge-protocol', argument: '<protocol>', description: "prompt layout and reply format: native (rubricate's own, default) or prometheus (1–5 rubrics, [RESULT] replies)", choices: ['native', 'prometheus'] },
+  {
+    group: 'protocol',
+    path: 'plan.protocol',
+    name: 'judge-protocol',
+    argument: '<protocol>',
+    description: "prompt layout and reply format: native (rubricate's own, default), prometheus (1–5 rubrics, [RESULT] replies), r3 (R3's pointwise, binary and pairwise JSON), selene (Atla Selene's **Result:** replies) or lynx (Patronus Lynx: faithfulness to the reference, PASS/FAIL)",
+    choices: judgeProtocols,
+  },
+  { group: 'template', path: 'plan.template', name: 'judge-template', argument: '<file>', description: 'your own grading prompt for each criterion: {{response}} and {{criterion}} required, {{conversation}}, {{reference}}, {{verdict_format}} optional; a "--- system ---" line starts a system message, "--- user ---" the user message', parse: readJudgeTemplate },
   { group: 'sampling', path: 'plan.sampling.temperature', name: 'temperature', argument: '<t>', description: 'judge sampling temperature, 0 (default) to 2', parse: parseTemperature },
   { group: 'sampling', path: 'plan.sampling.maxTokens', name: 'max-tokens', argument: '<n>', description: 'max tokens per verdict (default 1024; compare: 512)', parse: parsePositiveInteger('max-tokens') },
   { group: 'sampling', path: 'plan.sampling.seed', name: 'seed', argument: '<n>', description: 'sampling seed passed to the judge (an integer)', parse: parseSeed },
@@ -188,6 +262,18 @@ const runRows: readonly FlagRow[] = [
   },
   { group: 'jury', path: 'jury.samples', name: 'samples', argument: '<n>', description: 'samples per judge for self-consistency (needs --temperature > 0)', parse: parsePositiveInteger('samples') },
   { group: 'jury', path: 'jury.aggregate', name: 'jury-aggregate', argument: '<how>', description: 'how jury votes combine per criterion: majority (default) or mean', choices: ['majority', 'mean'] },
+  {
+    group: 'cascade',
+    path: 'cascade.judges',
+    name: 'cascade-judge',
+    argument: '<spec>',
+    description: 'a judge a criterion escalates to after --judge (repeat for more, in order): a spec such as openai:gpt-4.1, or a JSON model spec {"model": …, "endpoint": {"baseUrl": …}}; its key comes from its provider\'s variable',
+    parse: collectCascadeJudge,
+  },
+  { group: 'cascade', path: 'cascade.band', name: 'escalate-band', argument: '<low,high>', description: "escalate a criterion whose P(met) is within [low, high] (needs --verdict probability)", parse: parseBand },
+  { group: 'cascade', path: 'cascade.escalateOn', name: 'escalate-on', argument: '<reasons>', description: `what escalates, comma-separated: ${escalationReasons.join(', ')} (default: each that applies)`, parse: parseEscalationReasons },
+  { group: 'guard', path: 'guard.modelUnderTest', name: 'model-under-test', argument: '<model>', description: "the model whose answers are graded (default: each item's metadata.model; a pair's model_a and model_b)" },
+  { group: 'guard', path: 'guard.selfPreference', name: 'self-preference', argument: '<policy>', description: 'when a judge is the model under test or of its family: warn (default: grade, record it and say so) or refuse (grade nothing it would judge)', choices: ['warn', 'refuse'] },
   { group: 'scoring', path: 'scoring.name', name: 'scoring', argument: '<name>', description: "scoring: healthbench, weighted_mean, normalized, compliance, ifeval, profbench, … (default: the format's own, else weighted_mean)" },
   { group: 'scoring', path: 'scoring.checkMode', name: 'check-mode', argument: '<mode>', description: 'IFEval strict (default) or loose evaluation of checks', choices: ['strict', 'loose'] },
   {

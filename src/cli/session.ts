@@ -51,6 +51,8 @@ export interface RunSession {
   readonly judge: Judge | undefined;
   /** The counting judges of a dry run. */
   readonly dryRun: PlanningDryRunJudge[] | undefined;
+  /** The cascade's later judges (counting judges in a dry run), in order. */
+  readonly cascadeJudges: Judge[];
   /** The judges' store: read-only in a dry run, where `storeHits` counts what it answers. */
   readonly store: ReplyStore | undefined;
   readonly storeHits: { count: number };
@@ -82,6 +84,11 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
     let judges = built;
     closers.push(() => Promise.all(judges.map((judge) => judge.close?.())));
     if (options.needsJudge && built.length === 0) throw new RubricateError('CONFIG_INVALID', options.needsJudge, { field: 'judge' });
+    // A cascade's later judges take their keys from their providers' variables: a --judge-api-key is never sent to another provider.
+    const cascadeSpecs = spec.cascade.judges ?? [];
+    let cascadeJudges = cascadeSpecs.length > 0 ? await buildJudges({ judges: cascadeSpecs, fleet: spec.fleet }, {}, flags, { fleetLimits: !options.queued }) : [];
+    closers.push(() => Promise.all(cascadeJudges.map((judge) => judge.close?.())));
+    if (flags.batch && cascadeJudges.length > 0) throw new RubricateError('CONFIG_INVALID', '--batch sends one judge\'s calls: a cascade decides which calls its later judges get as replies arrive; drop --batch or --cascade-judge', { field: 'batch' });
     const dry = Boolean(flags.dryRun);
     const batching =
       flags.batch && !dry && options.out !== undefined
@@ -101,6 +108,7 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
     const dryRunWrapper = options.planning ? createPlanningDryRunJudge : createDryRunJudge;
     const dryRun = dry ? judges.map((judge) => dryRunWrapper(judge)) : undefined;
     if (dryRun) judges = dryRun;
+    if (dry) cascadeJudges = cascadeJudges.map((judge) => dryRunWrapper(judge));
     // A dry run writes nothing, not even a --no-cache journal beside the output.
     const opened = await openStore(flags, spec, dry ? undefined : options.out, { failFast: options.failFast });
     closers.push(() => opened.close());
@@ -112,6 +120,7 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
       judges,
       judge: judges[0],
       dryRun,
+      cascadeJudges,
       store,
       storeHits,
       storeFor,
@@ -127,6 +136,17 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
         scoring: spec.scoring.failedAsZero ? withFailedAsZero(getScoring(spec.scoring.name ?? defaultScoringName)) : spec.scoring.name,
         store,
         checkRunner: checkRunnerFor(),
+        guard: spec.guard,
+        ...(cascadeJudges.length > 0 || spec.cascade.band || spec.cascade.escalateOn
+          ? {
+              cascade: {
+                judges: cascadeJudges,
+                ...(spec.cascade.band ? { band: spec.cascade.band } : {}),
+                // A dry run's calls all fail (JUDGE_DRY_RUN): every judged criterion escalates, so the later judges are counted as an upper bound.
+                ...(dry ? { escalateOn: ['error' as const] } : spec.cascade.escalateOn ? { escalateOn: spec.cascade.escalateOn } : {}),
+              },
+            }
+          : {}),
       }),
       wrap: (model, batched) => (batching ? batching.wrap(model, batched) : dry ? dryRunWrapper(model) : model),
       // Closed with the judges, before the ledger a batch-wrapped model writes to.

@@ -6,7 +6,7 @@
  * engine runs the tasks they plan. A verdict exists only when a reply was read or a check ran.
  */
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
-import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, TaskOutcome } from '../grading/types.js';
+import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, SelfPreferenceNote, TaskDecision, TaskOutcome } from '../grading/types.js';
 import type { CheckMode } from '../checks/types.js';
 import type { CallPolicy } from '../spec/run-spec.js';
 import { judgeImage } from '../images/images.js';
@@ -39,6 +39,8 @@ export interface GradedItem {
    * while the store holds those replies gives the same result and the same events.
    */
   fromStore?: boolean;
+  /** The self-preference guard found the judge related to the model under test (or was told the model under test). */
+  selfPreference?: SelfPreferenceNote;
 }
 
 export type GradedRecord =

@@ -183,6 +183,7 @@ export function criterionToInput(criterion: Criterion): CriterionInput {
     input.subcheckRule = criterion.subcheckRule;
     if (criterion.subcheckPenalty !== undefined) input.subcheckPenalty = criterion.subcheckPenalty;
   }
+  if (criterion.turn !== undefined) input.turn = criterion.turn;
   if (criterion.metadata) input.metadata = { ...criterion.metadata };
   return input;
 }

@@ -78,8 +78,8 @@ export function renderScoreRubric(criteria: string, descriptions: readonly strin
   return [`[${criteria}]`, ...descriptions.map((description, index) => `Score ${index + 1}: ${description}`)].join('\n');
 }
 
-/** The five level descriptions of a criterion on a 1–5 scale, or why it has none. */
-function fiveLevels(criterion: Criterion): string[] | string {
+/** The five level descriptions of a criterion on a 1–5 scale, or why it has none (every 1–5 protocol needs them). */
+export function fiveLevels(criterion: Criterion): string[] | string {
   const scale = criterion.scale;
   if (scale?.type !== 'ordinal' || scale.choices.length !== 5) return 'it needs an ordinal scale of exactly 5 levels (score 1 to 5)';
   const descriptions = scale.choices.map((choice) => choice.description);

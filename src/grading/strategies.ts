@@ -15,6 +15,7 @@ import { itemDigest, renderCriterion, renderItemContext } from './render.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, VerdictMode } from './types.js';
 import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaForLength } from './verdicts.js';
 import { explanationVersion, withExplanationRule } from './explanation.js';
+import { withExpectedScore } from './expected-score.js';
 import type { ExplanationLength } from '../spec/run-spec.js';
 import { isRecord } from '../util/is-record.js';
 
@@ -45,7 +46,7 @@ function baseRequest(options: StrategyOptions): Omit<JudgeRequest, 'messages'> {
     maxTokens: options.sampling.maxTokens,
   };
   if (options.sampling.seed !== undefined) request.seed = options.sampling.seed;
-  if (options.verdictMode === 'probability') request.logprobs = { top: options.topLogprobs ?? 20 };
+  if (options.verdictMode === 'probability' || options.verdictMode === 'expected-score') request.logprobs = { top: options.topLogprobs ?? 20 };
   return request;
 }
 
@@ -94,6 +95,7 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
             if (!parsed.ok) return failAll([criterion], unparseable(parsed.reason, reply.text));
             let verdict = readVerdict(criterion, parsed.value);
             if (!RubricateError.isInstance(verdict) && options.verdictMode === 'probability') verdict = withProbability(verdict, reply, criterion);
+            else if (!RubricateError.isInstance(verdict) && options.verdictMode === 'expected-score') verdict = withExpectedScore(verdict, reply, criterion);
             if (RubricateError.isInstance(verdict)) return failAll([criterion], verdict);
             return { verdicts: new Map([[criterion.id, verdict]]), errors: new Map() };
           },

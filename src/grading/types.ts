@@ -1,7 +1,7 @@
 import type { RubricateError, SerializedError } from '../errors.js';
 import type { JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { ModelLimits } from '../judges/profiles.js';
-import type { Criterion, Item } from '../rubric/schema.js';
+import type { Criterion, Item, TurnAggregate } from '../rubric/schema.js';
 
 /** What a judge or a check concluded about one criterion. */
 export interface CriterionVerdict {
@@ -13,6 +13,8 @@ export interface CriterionVerdict {
   label?: string;
   /** P(met) from token probabilities, when asked for. */
   probability?: number;
+  /** The judge answered that it could not assess the criterion (`--abstain`); `met` and `value` are then the policy's. */
+  cannotAssess?: boolean;
   explanation?: string;
   source: 'judge' | 'check';
   /** Verdicts of a hierarchical criterion's sub-checks, in order. */
@@ -21,6 +23,31 @@ export interface CriterionVerdict {
   evidence?: { chunks: number; quotes: number };
   /** Trajectory items: the step numbers the explanation cites. */
   steps?: number[];
+  /** `--verdict expected-score`: the probability-weighted mean of the scale's numeric labels (G-Eval), e.g. 3.7 on 1–5. */
+  expectedScore?: number;
+}
+
+/** A criterion's outcome on one assistant turn of a conversation. */
+export interface TurnResult {
+  /** 1-based among the conversation's assistant turns (the graded response is the last). */
+  turn: number;
+  status: 'ok' | 'error' | 'skipped';
+  verdict?: CriterionVerdict;
+  error?: SerializedError;
+}
+
+/** The self-preference guard's finding on an item: the model under test, the judge, how they are related, and the run's policy. */
+export interface SelfPreferenceNote {
+  modelUnderTest: string;
+  judge: string;
+  relation: 'same-model' | 'same-family' | 'unrelated';
+  policy: 'warn' | 'refuse';
+}
+
+/** Which judge of a cascade decided a criterion, and why the earlier ones handed it on. */
+export interface CascadeDecision {
+  decidedBy: string;
+  escalations: Array<{ judge: string; reason: string; probability?: number }>;
 }
 
 /** A criterion's outcome in an item: a verdict, an error with its reason, or skipped (and why). */
@@ -32,6 +59,10 @@ export interface CriterionResult {
   error?: SerializedError;
   /** Why a criterion was not graded (e.g. `gated`). */
   skipReason?: string;
+  /** Per-turn criteria: the verdict on each turn it applies to, and how they fold into this result. */
+  turns?: { aggregate: TurnAggregate; results: TurnResult[] };
+  /** Cascades: the judge that decided it and the escalations before. */
+  cascade?: CascadeDecision;
 }
 
 export interface TaskDecision {
@@ -66,7 +97,7 @@ export interface TaskOutcome {
   calls: number;
 }
 
-export type VerdictMode = 'binary' | 'probability';
+export type VerdictMode = 'binary' | 'probability' | 'expected-score';
 
 export interface SamplingOptions {
   temperature: number;

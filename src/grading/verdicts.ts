@@ -114,7 +114,7 @@ export function probabilityOfMet(reply: JudgeReply): number | RubricateError {
   if (!tokens || tokens.length === 0) {
     return new RubricateError('JUDGE_UNPARSEABLE', 'probability verdict asked for, but the judge returned no token probabilities');
   }
-  const position = verdictTokenPosition(tokens, reply);
+  const position = answerTokenPosition(tokens, reply, 'criteria_met');
   if (!position) return new RubricateError('JUDGE_UNPARSEABLE', "could not find the final answer's criteria_met value among the reply tokens");
   let trueMass = 0;
   let falseMass = 0;
@@ -138,7 +138,7 @@ export function probabilityOfMet(reply: JudgeReply): number | RubricateError {
  * it (`":true`, `: true`) or follows it (`true}`): drop the part the chosen token had before
  * the value, then any leading quote, colon or space.
  */
-function verdictWord(token: string, prefix: string): string {
+export function verdictWord(token: string, prefix: string): string {
   const rest = prefix !== '' && token.startsWith(prefix) ? token.slice(prefix.length) : token;
   return rest.replace(/^[\s":]+/, '').toLowerCase();
 }
@@ -154,14 +154,18 @@ function answerOffset(text: string, reply: JudgeReply): number {
   return offset;
 }
 
-function verdictTokenPosition(tokens: TokenProbability[], reply: JudgeReply): { index: number; prefix: string } | undefined {
+/**
+ * The token where the final answer's value of `field` starts (after an opening quote for a
+ * string value such as an ordinal `choice`), and the part of that token before it.
+ */
+export function answerTokenPosition(tokens: TokenProbability[], reply: JudgeReply, field: string): { index: number; prefix: string } | undefined {
   let text = '';
   const starts: number[] = [];
   for (const token of tokens) {
     starts.push(text.length);
     text += token.token;
   }
-  const key = /"criteria_met"\s*:\s*/g;
+  const key = new RegExp(`"${field}"\\s*:\\s*"?`, 'g');
   key.lastIndex = answerOffset(text, reply);
   // The last key of the answer: the answer's own (a key quoted inside its explanation is escaped and does not match).
   let match: RegExpExecArray | null = null;

@@ -9,6 +9,7 @@ import type { ReplyStore } from '../store/index.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import type { SerializedError } from '../errors.js';
 import { createPrometheusRelativeStrategy } from '../grading/prometheus.js';
+import { createProtocolPairwiseStrategy, isAdapterProtocol } from '../grading/protocols/index.js';
 import { createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairOrder } from '../grading/pairwise.js';
 import type { SamplingOptions } from '../grading/types.js';
 import type { Judge } from '../judges/types.js';
@@ -21,6 +22,7 @@ import { mean } from '../statistics/descriptive.js';
 import { rubricateVersion } from '../version.js';
 import { defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
 import { Grader } from './grader.js';
+import { modelsOf } from './self-preference.js';
 import { judgeInfoFor, type JudgeInfo } from '../results/results.js';
 import { gradingPlanSchema, parseWith, type RunSpec } from '../spec/run-spec.js';
 import type { z } from 'zod';
@@ -59,9 +61,11 @@ export interface CompareRecord {
   error?: SerializedError;
   line?: number;
   rubricate_version: string;
+  /** The self-preference guard: the model under test and the judge, when related or when the run named its model under test. */
+  self_preference?: { model_under_test: string; judge: string; relation: string; policy: string };
 }
 
-export interface CompareOptions extends Partial<Pick<RunSpec, 'calls' | 'omitText'>> {
+export interface CompareOptions extends Partial<Pick<RunSpec, 'calls' | 'omitText' | 'guard'>> {
   judge?: Judge;
   store?: ReplyStore;
   /** What a pairwise call reads of the grading plan: its sampling (512 output tokens by default) and protocol. */
@@ -140,7 +144,9 @@ export class Comparer {
     const strategy =
       plan.protocol === 'prometheus'
         ? createPrometheusRelativeStrategy({ sampling })
-        : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
+        : isAdapterProtocol(plan.protocol)
+          ? createProtocolPairwiseStrategy(plan.protocol, { sampling })
+          : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
     this.grader = new Grader({
       judge: options.judge,
       strategy,
@@ -151,13 +157,15 @@ export class Comparer {
       onEvent: options.onEvent,
       signal: options.signal,
       stopSignal: options.stopSignal,
+      ...(options.guard ? { guard: options.guard } : {}),
     });
     this.judgeInfo = judgeInfoFor(options.judge ? [options.judge] : [], { templateVersion: strategy.templateVersion, mode: options.swap === false ? 'pairwise' : 'pairwise-swap', sampling });
   }
 
   async comparePair(pair: PairwiseItem, line = 0): Promise<CompareRecord> {
     const item = pairToItem(pair, { swap: this.options.swap, overall: this.options.overall });
-    const graded = await this.grader.gradeCriteria(item);
+    // Each response's author is a model under test: a judge related to either is flagged.
+    const graded = await this.grader.gradeCriteria(item, modelsOf(pair.metadata, ['model_a', 'model_b', 'model']));
     const byBase = new Map<string, Partial<Record<PairOrder, CriterionResult>>>();
     for (const result of graded.criteria) {
       const at = result.criterion.id.lastIndexOf('@');
@@ -195,6 +203,10 @@ export class Comparer {
     record.usage = graded.usage;
     if (failed?.error) record.error = failed.error;
     record.line = line;
+    if (graded.selfPreference) {
+      const { modelUnderTest, judge, relation, policy } = graded.selfPreference;
+      record.self_preference = { model_under_test: modelUnderTest, judge, relation, policy };
+    }
     return record;
   }
 

@@ -4,19 +4,27 @@
  * verdicts → scoring → result records. Juries run one engine per member and merge.
  */
 import { GradingEngine, type EngineOptions, type GradedItem, type GradedRecord } from '../engine/engine.js';
+import { emptyUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import { holisticItem } from '../grading/holistic.js';
 import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
 import { createPrometheusAbsoluteStrategy } from '../grading/prometheus.js';
+import { createProtocolStrategy, isAdapterProtocol } from '../grading/protocols/index.js';
+import { parseJudgeTemplate, withJudgeTemplate } from '../grading/custom-template.js';
 import type { GradingStrategy, SamplingOptions } from '../grading/types.js';
 import { assertValidSampling } from '../grading/sampling.js';
 import type { Judge } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
+import { hasPerTurnCriteria } from '../rubric/turns.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
-import { callPolicySchema, gradingPlanSchema, jurySchema, parseWith, type ExplanationLength, type GradingPlan, type RunSpec } from '../spec/run-spec.js';
-import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
+import { callPolicySchema, gradingPlanSchema, guardSchema, jurySchema, parseWith, type ExplanationLength, type GradingPlan, type RunSpec } from '../spec/run-spec.js';
+import { sha256Hex } from '../util/hash.js';
+import { JuryAgreement, mergeJury, type JuryAggregate, type JuryMemberInfo } from './jury.js';
+import { CascadeTally, escalationRule, gradeInCascade, type CascadeOptions, type CascadeStage, type EscalationRule } from './cascade.js';
+import { modelsOf, refusalOf, SelfPreferenceGuard } from './self-preference.js';
+import { gradeByTurn } from './turns.js';
 import { judgeInfoFor, toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
 import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
 import { mapInOrder } from '../util/ordered-stream.js';
@@ -32,8 +40,10 @@ export type GradingMode = NonNullable<GradingPlan['mode']>;
  * const grader = new Grader({ judge, plan: { criteriaPerCall: 'all', explanation: 'short' }, calls: { concurrency: 32 }, scoring: 'weighted_mean' });
  * ```
  */
-export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal'> {
+export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText' | 'guard'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal'> {
   judge?: Judge;
+  /** Judges a criterion escalates to, after these, when the rule says so (see `pipeline/cascade.ts`). */
+  cascade?: CascadeOptions;
   /** Several judges form a jury (each criterion decided by their majority or mean). */
   judges?: Judge[];
   /** A scoring name or object (default `weighted_mean`, as `rubricate grade --format items`). */
@@ -65,26 +75,37 @@ export function modeOf(plan: GradingPlan): GradingMode {
 export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = withDefaultSampling(plan.sampling)): GradingStrategy {
   assertValidSampling(sampling);
   const mode = modeOf(plan);
+  const readsTokens = plan.verdict === 'probability' || plan.verdict === 'expected-score';
+  if (plan.template !== undefined && (mode !== 'per-criterion' || (plan.protocol !== undefined && plan.protocol !== 'native'))) {
+    throw new RubricateError('CONFIG_INVALID', `--judge-template replaces the per-criterion prompt of rubricate's own protocol: drop ${plan.protocol !== undefined && plan.protocol !== 'native' ? '--judge-protocol' : '--criteria-per-call and --mode'}`, { field: 'judge-template' });
+  }
   if (plan.protocol === 'prometheus') {
-    if (mode !== 'per-criterion' || plan.verdict === 'probability') {
-      throw new RubricateError('CONFIG_INVALID', `--judge-protocol prometheus grades one criterion per call with a [RESULT] score: ${mode === 'holistic' ? 'it has no holistic mode' : 'drop --criteria-per-call, --mode and --verdict probability'}`, { field: 'judge-protocol' });
+    if (mode !== 'per-criterion' || readsTokens) {
+      throw new RubricateError('CONFIG_INVALID', `--judge-protocol prometheus grades one criterion per call with a [RESULT] score: ${mode === 'holistic' ? 'it has no holistic mode' : `drop --criteria-per-call, --mode and --verdict ${plan.verdict ?? 'probability'}`}`, { field: 'judge-protocol' });
     }
     return createPrometheusAbsoluteStrategy({ sampling });
   }
+  if (isAdapterProtocol(plan.protocol)) {
+    if (mode !== 'per-criterion' || readsTokens) {
+      throw new RubricateError('CONFIG_INVALID', `--judge-protocol ${plan.protocol} grades one criterion per call in its own reply format: drop --criteria-per-call, --mode and --verdict`, { field: 'judge-protocol' });
+    }
+    return createProtocolStrategy(plan.protocol, { sampling });
+  }
   if (mode === 'batched') {
-    if (plan.verdict === 'probability') {
-      throw new RubricateError('CONFIG_INVALID', 'probability verdicts need one criterion per call (drop --criteria-per-call)', { field: 'verdict' });
+    if (readsTokens) {
+      throw new RubricateError('CONFIG_INVALID', `${plan.verdict} verdicts need one criterion per call (drop --criteria-per-call)`, { field: 'verdict' });
     }
     const criteriaPerCall = plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall;
     return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation });
   }
-  if (plan.topLogprobs !== undefined && plan.verdict !== 'probability') {
-    throw new RubricateError('CONFIG_INVALID', '--top-logprobs sets what --verdict probability asks for: add --verdict probability or leave it out', { field: 'top-logprobs' });
+  if (plan.topLogprobs !== undefined && !readsTokens) {
+    throw new RubricateError('CONFIG_INVALID', '--top-logprobs sets what --verdict probability (or expected-score) asks for: add --verdict or leave it out', { field: 'top-logprobs' });
   }
   if (plan.likertLevels !== undefined && mode !== 'holistic') {
     throw new RubricateError('CONFIG_INVALID', '--likert-levels sets the scale of --mode holistic: add --mode holistic or leave it out', { field: 'likert-levels' });
   }
-  return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs });
+  const perCriterion = createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs });
+  return plan.template !== undefined ? withJudgeTemplate(parseJudgeTemplate(plan.template), perCriterion) : perCriterion;
 }
 
 interface Member {
@@ -104,6 +125,12 @@ export class Grader {
   private readonly aggregate: JuryAggregate;
   private readonly holisticLevels: number;
   private readonly onEvent: GraderOptions['onEvent'];
+  /** Cascades: the later judges' engines and the rule that escalates to them. */
+  private readonly cascade: { stages: Array<{ judge: string; engine: GradingEngine }>; rule: EscalationRule } | undefined;
+  /** Escalations and deciding judges so far (cascades only). */
+  readonly cascadeTally: CascadeTally | undefined;
+  /** The self-preference guard (absent when no model under test can be known: no judge). */
+  readonly selfPreference: SelfPreferenceGuard | undefined;
 
   constructor(options: GraderOptions) {
     const calls = parseWith(callPolicySchema, options.calls ?? {}, 'calls');
@@ -121,18 +148,19 @@ export class Grader {
     this.holisticLevels = plan.likertLevels ?? 10;
     this.onEvent = options.onEvent;
     const samples = jury.samples ?? 1;
-    const withoutProbabilities = plan.verdict === 'probability' ? judges.find((judge) => judge.capabilities.tokenProbabilities === false) : undefined;
+    const cascadeJudges = options.cascade?.judges ?? [];
+    const readsTokens = plan.verdict === 'probability' || plan.verdict === 'expected-score';
+    const withoutProbabilities = readsTokens ? [...judges, ...cascadeJudges].find((judge) => judge.capabilities.tokenProbabilities === false) : undefined;
     if (withoutProbabilities) {
       // Refused before any call: every call would fail the same way.
-      throw new RubricateError('JUDGE_UNSUPPORTED', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict probability cannot be used with it (use --verdict binary)`, { field: 'verdict' });
+      throw new RubricateError('JUDGE_UNSUPPORTED', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict ${plan.verdict} cannot be used with it (use --verdict binary)`, { field: 'verdict' });
     }
     if (samples > 1 && sampling.temperature === 0) {
       throw new RubricateError('CONFIG_INVALID', 'several samples of a judge at temperature 0 would all be the same: set --temperature above 0', { field: 'samples' });
     }
     const memberSpecs: Array<{ judge?: Judge; sample?: number }> = judges.length === 0 ? [{}] : judges.flatMap((judge) => Array.from({ length: samples }, (_, sample) => ({ judge, sample: samples > 1 ? sample : undefined })));
-    this.members = memberSpecs.map(({ judge, sample }) => ({
-      info: { judge: judge?.provenance.id ?? 'none', ...(sample !== undefined ? { sample } : {}) },
-      engine: new GradingEngine({
+    const engineFor = (judge: Judge | undefined, sample?: number) =>
+      new GradingEngine({
         judge,
         // Each sample of a seeded jury member gets its own seed.
         strategy: sample !== undefined && sampling.seed !== undefined && !options.strategy ? createStrategy(plan, { ...sampling, seed: sampling.seed + sample }) : this.strategy,
@@ -147,8 +175,19 @@ export class Grader {
         sample,
         contextBudgetTokens: plan.contextBudget,
         evidenceSampling: { ...sampling, maxTokens: Math.min(sampling.maxTokens, 768) },
-      }),
-    }));
+      });
+    this.members = memberSpecs.map(({ judge, sample }) => ({ info: { judge: judge?.provenance.id ?? 'none', ...(sample !== undefined ? { sample } : {}) }, engine: engineFor(judge, sample) }));
+    if (cascadeJudges.length > 0) {
+      if (judges.length === 0) throw new RubricateError('CONFIG_INVALID', 'a cascade starts with the run\'s own judge: name it with --judge (not none)', { field: 'cascade-judge' });
+      const rule = escalationRule(options.cascade!, { probabilityVerdicts: readsTokens, jury: this.members.length > 1 });
+      this.cascade = { stages: cascadeJudges.map((judge) => ({ judge: judge.provenance.id, engine: engineFor(judge) })), rule };
+      this.cascadeTally = new CascadeTally();
+    } else if (options.cascade?.band || options.cascade?.escalateOn) {
+      throw new RubricateError('CONFIG_INVALID', `${options.cascade.band ? '--escalate-band' : '--escalate-on'} sets when a criterion goes to the next judge of a cascade: add --cascade-judge SPEC`, { field: options.cascade.band ? 'escalate-band' : 'escalate-on' });
+    }
+    const guard = parseWith(guardSchema, options.guard ?? {}, 'guard');
+    if (guard.selfPreference !== undefined && judges.length === 0) throw new RubricateError('CONFIG_INVALID', '--self-preference guards a judge: there is none (--judge none)', { field: 'self-preference' });
+    this.selfPreference = judges.length > 0 ? new SelfPreferenceGuard([...judges, ...cascadeJudges], guard) : undefined;
     this.agreement = this.members.length > 1 ? new JuryAgreement(this.members.map((member) => member.info)) : undefined;
     this.judgeInfo = judgeInfoFor(judges, {
       templateVersion: this.strategy.templateVersion,
@@ -156,6 +195,8 @@ export class Grader {
       sampling,
       verdict: plan.verdict ?? 'binary',
       ...(this.members.length > 1 ? { jury: { members: this.members.map((member) => member.info), aggregate: this.aggregate } } : {}),
+      ...(plan.template !== undefined && !options.strategy ? { templateSha256: sha256Hex(plan.template) } : {}),
+      ...(this.cascade ? { cascade: { judges: this.cascade.stages.map((stage) => stage.judge), ...(this.cascade.rule.band ? { band: [...this.cascade.rule.band] as [number, number] } : {}), escalate_on: [...this.cascade.rule.reasons] } } : {}),
     });
   }
 
@@ -165,22 +206,42 @@ export class Grader {
   }
 
   private prepare(item: Item): Item {
-    return this.mode === 'holistic' ? holisticItem(item, this.holisticLevels) : item;
+    if (this.mode !== 'holistic') return item;
+    if (hasPerTurnCriteria(item.rubric)) throw new RubricateError('CONFIG_INVALID', `item ${item.id} has per-turn criteria, which --mode holistic cannot grade (it asks one score for the whole rubric)`, { field: 'mode' });
+    return holisticItem(item, this.holisticLevels);
+  }
+
+  /** One item (or one turn of it) by the grader's own judges: the one judge, or the jury's members merged. */
+  private async gradeByMembers(item: Item): Promise<GradedItem> {
+    if (this.members.length === 1) return this.members[0].engine.gradeItem(item);
+    const gradings = await Promise.all(this.members.map((member) => member.engine.gradeItem(item)));
+    const merged = mergeJury(this.members.map((member) => member.info), gradings, this.aggregate);
+    this.agreement?.add(item.id, merged.criteria);
+    return merged;
+  }
+
+  /** One item (or one turn of it) by the judges, through the cascade when there is one. */
+  private gradeOnce(item: Item): Promise<GradedItem> {
+    if (!this.cascade) return this.gradeByMembers(item);
+    const first: CascadeStage = { judge: this.judgeInfo?.id ?? 'none', grade: (whole) => this.gradeByMembers(whole) };
+    const later = this.cascade.stages.map((stage): CascadeStage => ({ judge: stage.judge, grade: (part) => stage.engine.gradeItem(part) }));
+    return gradeInCascade(item, [first, ...later], this.cascade.rule, this.cascadeTally);
   }
 
   /**
-   * An item's criteria graded (by every jury member, merged), before scoring: what pairwise
-   * comparison reads. Emits the item's progress event.
+   * An item's criteria graded (by every jury member, merged; turn by turn for per-turn criteria;
+   * through the cascade), before scoring: what pairwise comparison reads. Emits the item's
+   * progress event. `models`: who wrote the answers, for the self-preference guard (default the
+   * item's `metadata.model`).
    */
-  async gradeCriteria(item: Item): Promise<GradedItem> {
+  async gradeCriteria(item: Item, models: ReadonlyArray<string | undefined> = modelsOf(item.metadata, ['model'])): Promise<GradedItem> {
+    const note = this.selfPreference?.check(models);
     let graded: GradedItem;
-    if (this.members.length === 1) graded = await this.members[0].engine.gradeItem(item);
-    else {
-      const gradings = await Promise.all(this.members.map((member) => member.engine.gradeItem(item)));
-      const merged = mergeJury(this.members.map((member) => member.info), gradings, this.aggregate);
-      this.agreement?.add(item.id, merged.criteria);
-      graded = merged;
-    }
+    if (note?.policy === 'refuse' && note.relation !== 'unrelated') {
+      const error = refusalOf(note).toJSON();
+      graded = { item, status: 'error', criteria: item.rubric.criteria.map((criterion) => ({ criterion, source: criterion.check ? 'check' : 'judge', status: 'error', error })), gated: false, usage: emptyUsage() };
+    } else graded = hasPerTurnCriteria(item.rubric) ? await gradeByTurn(item, (atTurn) => this.gradeOnce(atTurn)) : await this.gradeOnce(item);
+    if (note) graded = { ...graded, selfPreference: note };
     this.onEvent?.({ type: 'item', status: graded.status });
     return graded;
   }
@@ -191,14 +252,7 @@ export class Grader {
   }
 
   private toRecord(record: GradedRecord): ResultRecord {
-    const result = toResultRecord(record, { judge: this.judgeInfo, scoring: this.scoring, omitText: this.omitText });
-    if (record.kind === 'graded' && this.members.length > 1) {
-      record.graded.criteria.forEach((criterion, index) => {
-        const votes = (criterion as JuryCriterionResult).votes;
-        if (votes && votes.length > 0) result.criteria[index].votes = votes;
-      });
-    }
-    return result;
+    return toResultRecord(record, { judge: this.judgeInfo, scoring: this.scoring, omitText: this.omitText });
   }
 
   async gradeItem(item: Item): Promise<ResultRecord> {
@@ -216,7 +270,8 @@ export class Grader {
 
   /** The engine error that stopped grading (bad credentials, no judge), if any. */
   get fatal(): RubricateError | undefined {
-    return this.members.find((member) => member.engine.fatal)?.engine.fatal;
+    const engines = [...this.members.map((member) => member.engine), ...(this.cascade?.stages.map((stage) => stage.engine) ?? [])];
+    return engines.find((engine) => engine.fatal)?.fatal;
   }
 
   /**

@@ -18,7 +18,7 @@ import { parseLineJson, readLines } from '../util/jsonl.js';
 import { rubricateVersion } from '../version.js';
 import type { InvalidRecord } from '../rubric/records.js';
 import type { Judge } from '../judges/types.js';
-import type { SamplingOptions } from '../grading/types.js';
+import type { SamplingOptions, TurnResult } from '../grading/types.js';
 import { redactUrl } from '../util/redact.js';
 
 const finite = z.number().refine(Number.isFinite, { message: 'must be a finite number' });
@@ -53,6 +53,10 @@ const judgeInfoSchema = z.object({
   verdict: z.string().optional(),
   /** Juries: the members (judge, sample) and how their votes combine. */
   jury: z.object({ members: z.array(z.object({ judge: z.string(), sample: z.number().optional() })), aggregate: z.string() }).optional(),
+  /** `--judge-template`: the sha256 of the template's text (its first 12 characters are in `template_version`). */
+  template_sha256: z.string().optional(),
+  /** Cascades: the judges after the first, in order, and the rule that escalates to them. */
+  cascade: z.object({ judges: z.array(z.string()), band: z.tuple([z.number(), z.number()]).optional(), escalate_on: z.array(z.string()) }).optional(),
 });
 
 const juryVoteSchema = z.object({
@@ -77,6 +81,22 @@ const shardSchema = z
   .refine((shard) => shard.index < shard.count, { message: 'index must be below count', path: ['index'] });
 
 const subcheckSchema = z.object({ text: z.string(), met: z.boolean(), explanation: z.string().optional() });
+/** One turn's verdict of a per-turn criterion. */
+const turnVerdictSchema = z.object({
+  turn: z.number().int().positive(),
+  status: z.enum(['ok', 'error', 'skipped']),
+  met: z.boolean().nullable(),
+  value: unitInterval.optional(),
+  label: z.string().optional(),
+  probability: unitInterval.optional(),
+  expected_score: finite.optional(),
+  explanation: z.string().optional(),
+  error: kept<SerializedError>(serializedErrorSchema).optional(),
+});
+const turnsSchema = z.object({ aggregate: z.enum(['mean', 'min', 'all']), verdicts: z.array(turnVerdictSchema).min(1) });
+const cascadeDecisionSchema = z.object({ decided_by: z.string(), escalations: z.array(z.object({ judge: z.string(), reason: z.string(), probability: unitInterval.optional() })) });
+type TurnsLine = z.output<typeof turnsSchema>;
+type CascadeLine = z.output<typeof cascadeDecisionSchema>;
 const evidenceSchema = z.object({ chunks: z.number(), quotes: z.number() });
 type Subcheck = z.output<typeof subcheckSchema>;
 type EvidenceCount = z.output<typeof evidenceSchema>;
@@ -110,9 +130,18 @@ const gradedCriterionSchema = z
     skip_reason: z.string().optional(),
     /** Juries: every judge's (or sample's) verdict on this criterion. */
     votes: kept<JuryVote[]>(z.array(juryVoteSchema)).optional(),
+    /** `--verdict expected-score`: the probability-weighted mean of the scale's numeric labels (G-Eval). */
+    expected_score: finite.optional(),
+    /** Per-turn criteria: each turn's verdict, and how they fold into `met` and `value` (the rubric's `turn_aggregate`). */
+    turns: kept<TurnsLine>(turnsSchema).optional(),
+    /** Cascades: the judge that decided this criterion, and each escalation before it with its reason. */
+    cascade: kept<CascadeLine>(cascadeDecisionSchema).optional(),
   })
   .refine((criterion) => criterion.status !== 'ok' || criterion.met !== null, { message: 'a criterion with status "ok" needs a verdict: met must be true or false', path: ['met'] })
   .refine((criterion) => criterion.status !== 'ok' || criterion.value !== null, { message: 'a criterion with status "ok" cannot have value null', path: ['value'] });
+
+const selfPreferenceSchema = z.object({ model_under_test: z.string(), judge: z.string(), relation: z.enum(['same-model', 'same-family', 'unrelated']), policy: z.enum(['warn', 'refuse']) });
+type SelfPreferenceLine = z.output<typeof selfPreferenceSchema>;
 
 /** Fields of a results line besides id, status, score and criteria. */
 const lineFields = {
@@ -134,6 +163,8 @@ const lineFields = {
   judge: kept<JudgeInfo>(judgeInfoSchema).optional(),
   scoring: z.string().optional(),
   usage: kept<Usage>(objectSchema).optional(),
+  /** The self-preference guard: the model under test, the judge, and how they are related (same model or family). */
+  self_preference: kept<SelfPreferenceLine>(selfPreferenceSchema).optional(),
   /** The input line this result came from. */
   line: z.number().int().optional(),
   error: kept<SerializedError>(serializedErrorSchema).optional(),
@@ -200,7 +231,10 @@ export interface ResultContext {
   omitText?: boolean;
 }
 
-function toGradedCriterion(result: GradedItem['criteria'][number]): GradedCriterion {
+/** A criterion's result as the grader hands it over: a jury's carries every member's vote. */
+type CriterionOutcome = GradedItem['criteria'][number] & { votes?: JuryVote[] };
+
+function toGradedCriterion(result: CriterionOutcome): GradedCriterion {
   const { criterion, verdict } = result;
   const line: GradedCriterion = {
     id: criterion.id,
@@ -223,7 +257,26 @@ function toGradedCriterion(result: GradedItem['criteria'][number]): GradedCriter
   }
   if (result.error) line.error = result.error;
   if (result.skipReason) line.skip_reason = result.skipReason;
+  if (result.votes && result.votes.length > 0) line.votes = result.votes;
+  if (verdict?.expectedScore !== undefined) line.expected_score = verdict.expectedScore;
+  if (result.turns) line.turns = { aggregate: result.turns.aggregate, verdicts: result.turns.results.map(turnLine) };
+  if (result.cascade) line.cascade = { decided_by: result.cascade.decidedBy, escalations: result.cascade.escalations };
   return line;
+}
+
+function turnLine(turn: TurnResult): TurnsLine['verdicts'][number] {
+  const { verdict } = turn;
+  return {
+    turn: turn.turn,
+    status: turn.status,
+    met: verdict ? verdict.met : null,
+    ...(verdict && verdict.value !== (verdict.met ? 1 : 0) ? { value: verdict.value } : {}),
+    ...(verdict?.label !== undefined ? { label: verdict.label } : {}),
+    ...(verdict?.probability !== undefined ? { probability: verdict.probability } : {}),
+    ...(verdict?.expectedScore !== undefined ? { expected_score: verdict.expectedScore } : {}),
+    ...(verdict?.explanation !== undefined ? { explanation: verdict.explanation } : {}),
+    ...(turn.error ? { error: turn.error } : {}),
+  };
 }
 
 export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated' | 'tags' | 'criteria' | 'metadata' | 'response' | 'response_chars'>): ScoredItem {
@@ -261,7 +314,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
  */
 export function judgeInfoFor(
   judges: readonly Judge[],
-  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; jury?: JudgeInfo['jury'] },
+  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; jury?: JudgeInfo['jury']; templateSha256?: string; cascade?: JudgeInfo['cascade'] },
 ): JudgeInfo | undefined {
   const [primary] = judges;
   if (!primary) return undefined;
@@ -279,6 +332,8 @@ export function judgeInfoFor(
     ...(run.sampling.seed !== undefined ? { seed: run.sampling.seed } : {}),
     ...(run.verdict !== undefined ? { verdict: run.verdict } : {}),
     ...(run.jury ? { jury: run.jury } : {}),
+    ...(run.templateSha256 !== undefined ? { template_sha256: run.templateSha256 } : {}),
+    ...(run.cascade ? { cascade: run.cascade } : {}),
   };
 }
 
@@ -324,6 +379,10 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
   if (context.judge) result.judge = context.judge;
   result.scoring = context.scoring.name;
   result.usage = graded.usage;
+  if (graded.selfPreference) {
+    const { modelUnderTest, judge, relation, policy } = graded.selfPreference;
+    result.self_preference = { model_under_test: modelUnderTest, judge, relation, policy };
+  }
   result.line = record.line;
   if (graded.status === 'error') {
     const first = criteria.find((criterion) => criterion.status === 'error');

@@ -20,6 +20,7 @@ import { pointsForImportance } from './importance.js';
 import { normalizeTrajectory, trajectoryInputSchema, type TrajectoryMessageInput } from '../trajectory/trajectory.js';
 import { imagePlaceholder, isRemoteUrl, localImageBytes, toItemImage, type ImagePlace, type ItemImage } from '../images/images.js';
 import { renderTrajectory } from '../trajectory/render.js';
+import { hasPerTurnCriteria, turnProblem } from './turns.js';
 
 export interface SourceLocation {
   file?: string;
@@ -134,6 +135,8 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
       normalized.subcheckRule = criterion.subcheckRule ?? 'all';
       if (criterion.subcheckPenalty !== undefined) normalized.subcheckPenalty = criterion.subcheckPenalty;
     }
+    // `last` is the default: left out, so the rubric hashes as it did before turns existed.
+    if (criterion.turn !== undefined && criterion.turn !== 'last') normalized.turn = criterion.turn;
     if (criterion.metadata) normalized.metadata = criterion.metadata;
     return normalized;
   });
@@ -153,6 +156,15 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
   }
   const rubric: Rubric = { id: '', criteria };
   if (value.gate) rubric.gate = value.gate;
+  if (value.turn_aggregate) rubric.turnAggregate = value.turn_aggregate;
+  if (value.gate && hasPerTurnCriteria(rubric)) {
+    // The gate decides an item from its hard rules; with criteria on several turns there is no one item to gate.
+    throw new RubricateError('INPUT_INVALID', 'a hard-rule gate cannot be combined with per-turn criteria (turn "every" or a turn number)', {
+      file: location.file,
+      line: location.line,
+      field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), 'gate']),
+    });
+  }
   if (value.metadata) rubric.metadata = value.metadata;
   // Hashed once per rubric: the id is not part of the hash, and results reuse the memo for `rubric_hash`.
   rubric.id = value.id !== undefined ? String(value.id) : `r_${memoizedRubricHash(rubric).slice(0, 12)}`;
@@ -245,7 +257,7 @@ function plainItem(input: unknown, rubrics: ReadonlyMap<string, Rubric> | undefi
   if (!isIdentifier(id) || typeof prompt !== 'string' || typeof response !== 'string' || !isIdentifier(rubricId)) return undefined;
   if (record.rubric !== undefined || record.tags !== undefined || record.metadata !== undefined || (reference !== undefined && typeof reference !== 'string')) return undefined;
   const rubric = rubrics.get(String(rubricId));
-  if (!rubric) return undefined;
+  if (!rubric || hasPerTurnCriteria(rubric)) return undefined;
   const item: Item = { id: String(id), prompt: [{ role: 'user', content: prompt }], response, rubric };
   if (reference !== undefined) item.reference = reference;
   return item;
@@ -303,5 +315,7 @@ export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}
   if (images.images.length > 0) item.images = images.images;
   if (value.tags) item.tags = value.tags;
   if (value.metadata) item.metadata = value.metadata;
+  const problem = turnProblem(item);
+  if (problem) throw new RubricateError('INPUT_INVALID', problem.message, { file: options.file, line: options.line, field: problem.field });
   return item;
 }

@@ -46,6 +46,15 @@ export const checkSpecSchema = z.looseObject({ type: z.string().min(1) });
 /** How a hierarchical criterion's sub-checks combine into its score. */
 export const subcheckRuleSchema = z.enum(['all', 'fraction', 'penalty']);
 
+/**
+ * Which assistant turn of a conversation a criterion is about: the last (the graded response,
+ * the default), every one, or the Nth (1-based among the assistant turns).
+ */
+export const criterionTurnSchema = z.union([z.literal('last'), z.literal('every'), z.int().positive()]);
+
+/** How a criterion's verdicts on several turns fold into one: their mean, their minimum, or met only when all are. */
+export const turnAggregateSchema = z.enum(['mean', 'min', 'all']);
+
 export const criterionInputSchema = z.object({
   id: z.union([z.string().min(1), z.number()]).optional(),
   text: z.string().trim().min(1, 'criterion text must not be empty'),
@@ -62,6 +71,8 @@ export const criterionInputSchema = z.object({
   subcheckRule: subcheckRuleSchema.optional(),
   /** Penalty per failed sub-check for the `penalty` rule, floored at 0. */
   subcheckPenalty: finiteNumber.min(0).optional(),
+  /** Per-turn grading of a conversation: each turn judged with the conversation up to it as context. */
+  turn: criterionTurnSchema.optional(),
   metadata: freeObjectSchema.optional(),
 });
 
@@ -74,6 +85,8 @@ export const rubricInputSchema = z.object({
   importance_scheme: z.enum(['rar', 'profbench', 'prbench']).optional(),
   /** Per-rubric overrides of the scheme, e.g. {"Pitfall": -3}. */
   importance_points: freeObjectSchema.pipe(z.record(z.string(), finiteNumber)).optional(),
+  /** How the verdicts of a criterion graded on several turns fold into its verdict (default mean). */
+  turn_aggregate: turnAggregateSchema.optional(),
   metadata: freeObjectSchema.optional(),
 });
 
@@ -128,6 +141,8 @@ export type ScaleChoice = z.infer<typeof scaleChoiceSchema>;
 export type Scale = z.infer<typeof scaleSchema>;
 export type CheckSpec = z.infer<typeof checkSpecSchema>;
 export type SubcheckRule = z.infer<typeof subcheckRuleSchema>;
+export type CriterionTurn = z.infer<typeof criterionTurnSchema>;
+export type TurnAggregate = z.infer<typeof turnAggregateSchema>;
 export type CriterionInput = z.input<typeof criterionInputSchema>;
 export type RubricInput = z.input<typeof rubricInputSchema>;
 export type ItemInput = z.input<typeof itemInputSchema>;
@@ -143,6 +158,8 @@ export interface Criterion {
   subchecks?: string[];
   subcheckRule?: SubcheckRule;
   subcheckPenalty?: number;
+  /** Absent: the last turn (the response). */
+  turn?: CriterionTurn;
   metadata?: Record<string, unknown>;
 }
 
@@ -150,6 +167,8 @@ export interface Rubric {
   id: string;
   criteria: Criterion[];
   gate?: 'hard_rules';
+  /** Absent: `mean` (only read when a criterion is graded on several turns). */
+  turnAggregate?: TurnAggregate;
   metadata?: Record<string, unknown>;
 }
 

@@ -9,6 +9,7 @@ import { drb2Scoring } from './drb2.js';
 import { prbenchClippedScoring } from './prbench.js';
 import { profbenchScoring } from './profbench.js';
 import { ifevalScoring } from './ifeval.js';
+import { multichallengeScoring } from './multichallenge.js';
 import { clippedRatio, normalizedRatio } from './points.js';
 import { createTaggedAggregator, scoreItem, type TaggedScoringDefinition } from './tagged.js';
 import type { AggregateOptions, Metrics, ScoredItem, Scoring } from './types.js';
@@ -54,6 +55,12 @@ const scorings = createRegistry({ what: 'scoring', field: 'scoring' }, {
   rar_explicit: rarExplicitScoring,
   biggen: biggenScoring,
   drb2: drb2Scoring,
+  multichallenge: multichallengeScoring('mean'),
+  'multichallenge:min': multichallengeScoring('min'),
+  'multichallenge:max': multichallengeScoring('max'),
+  'multichallenge:all': multichallengeScoring('all'),
+  'multichallenge:any': multichallengeScoring('any'),
+  'multichallenge:weighted': multichallengeScoring('weighted'),
 });
 
 /** The built-in scorings' names. */

@@ -28,10 +28,12 @@ export function publicError(error: SerializedError): SerializedError {
 }
 
 function publicCriterion(criterion: GradedCriterion): GradedCriterion {
-  if (!criterion.error && !criterion.votes?.some((vote) => vote.error !== undefined)) return criterion;
+  if (!criterion.error && !criterion.votes?.some((vote) => vote.error !== undefined) && !criterion.turns?.verdicts.some((turn) => turn.error)) return criterion;
   const copy: GradedCriterion = { ...criterion };
   if (criterion.error) copy.error = publicError(criterion.error);
   if (criterion.votes) copy.votes = criterion.votes.map((vote) => (vote.error === undefined ? vote : { ...vote, error: publicMessage(vote.error) }));
+  // Per-turn criteria: each turn's error is a judge failure like any other.
+  if (criterion.turns) copy.turns = { ...criterion.turns, verdicts: criterion.turns.verdicts.map((turn) => (turn.error ? { ...turn, error: publicError(turn.error) } : turn)) };
   return copy;
 }
 

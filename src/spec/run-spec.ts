@@ -28,6 +28,18 @@ export type StructuredOutputMode = (typeof structuredOutputModes)[number];
 
 export const reasoningEfforts = ['none', 'minimal', 'low', 'medium', 'high'] as const;
 
+/** What a judge call's reply is read as: a binary verdict, P(met) from token probabilities, or an expected score over an ordinal scale's options. */
+export const verdictKinds = ['binary', 'probability', 'expected-score'] as const;
+export type VerdictKind = (typeof verdictKinds)[number];
+
+/** Prompt layouts and reply formats a judge may be trained on (`grading/prometheus.ts`, `grading/protocols/`). */
+export const judgeProtocols = ['native', 'prometheus', 'r3', 'selene', 'lynx'] as const;
+export type JudgeProtocol = (typeof judgeProtocols)[number];
+
+/** Why a cascade hands a criterion to its next judge (see `pipeline/cascade.ts`). */
+export const escalationReasons = ['band', 'disagreement', 'abstain', 'error'] as const;
+export type EscalationReason = (typeof escalationReasons)[number];
+
 /** Where a model is reached: read by every HTTP backend alike. */
 export const endpointSchema = z.strictObject({
   /** Base URL (default: the provider's, or its environment variable). */
@@ -91,14 +103,16 @@ export const gradingPlanSchema = z.strictObject({
   mode: z.enum(['per-criterion', 'batched', 'holistic']).optional(),
   /** Criteria per call in batched mode, or `all` (the whole rubric); default 1. */
   criteriaPerCall: z.union([positiveInteger, z.literal('all')]).optional(),
-  /** `binary` verdicts (default) or P(met) from token probabilities. */
-  verdict: z.enum(['binary', 'probability']).optional(),
+  /** `binary` verdicts (default), P(met) from token probabilities, or `expected-score`: G-Eval's probability-weighted mean over an ordinal scale's options (P(met) for binary criteria). */
+  verdict: z.enum(verdictKinds).optional(),
   /** Probability verdicts: alternatives asked per token (default 20, the most OpenAI returns). */
   topLogprobs: z.int().min(1).max(20).optional(),
   /** Default `full` for endpoints, `short` for local judges. */
   explanation: z.enum(explanationLengths).optional(),
-  /** `native` (rubricate's templates, default) or `prometheus` (1–5 rubrics, `[RESULT] n`). */
-  protocol: z.enum(['native', 'prometheus']).optional(),
+  /** `native` (rubricate's templates, default), `prometheus` (1–5 rubrics, `[RESULT] n`), `r3`, `selene` or `lynx` (their own layouts and reply formats). */
+  protocol: z.enum(judgeProtocols).optional(),
+  /** A grading prompt of the user's own (the text of `--judge-template FILE`; variables in `grading/custom-template.ts`). */
+  template: z.string().min(1).optional(),
   /** Levels of the holistic scale (holistic mode only; default 10). */
   likertLevels: positiveInteger.optional(),
   /** Judge context budget in tokens: longer responses are read in chunks for evidence. */
@@ -132,6 +146,26 @@ export const jurySchema = z.strictObject({
   samples: positiveInteger.optional(),
 });
 
+const probabilityBound = z.number().min(0).max(1);
+
+/** Cheap judges first: a criterion goes to the next judge only when the rule says so. */
+export const cascadeSchema = z.strictObject({
+  /** The judges after the run's own (`judges`), in the order criteria escalate to them. */
+  judges: z.array(modelSpecSchema).min(1).optional(),
+  /** An earlier judge's P(met) inside [low, high] (inclusive) escalates. */
+  band: z.tuple([probabilityBound, probabilityBound]).refine(([low, high]) => low <= high, { message: 'the band is [low, high] with low ≤ high' }).optional(),
+  /** Reasons that escalate (default: every reason that applies to the run). */
+  escalateOn: z.array(z.enum(escalationReasons)).min(1).optional(),
+});
+
+/** The self-preference guard: a judge grading its own model's (or family's) answers. */
+export const guardSchema = z.strictObject({
+  /** The model whose answers are graded, for every item (items may name theirs in `metadata.model`). */
+  modelUnderTest: z.string().min(1).optional(),
+  /** `warn` (default): grade and record it; `refuse`: grade nothing a judge of the same model or family would. */
+  selfPreference: z.enum(['warn', 'refuse']).optional(),
+});
+
 /** How graded items become scores. */
 export const scoringSpecSchema = z.strictObject({
   /** A registered scoring; default the input format's own, else `weighted_mean`. */
@@ -159,6 +193,8 @@ export const runSpecSchema = z.strictObject({
   jury: jurySchema.default({}),
   scoring: scoringSpecSchema.default({}),
   fleet: fleetSchema.default({}),
+  cascade: cascadeSchema.default({}),
+  guard: guardSchema.default({}),
   /** Stored replies older than this count as absent. */
   cacheTtlMs: z.number().positive().optional(),
   /** Leave prompt and response text out of the results. */
@@ -171,6 +207,8 @@ export type CallPolicy = z.infer<typeof callPolicySchema>;
 export type JurySettings = z.infer<typeof jurySchema>;
 export type ScoringSpec = z.infer<typeof scoringSpecSchema>;
 export type FleetLimits = z.infer<typeof fleetSchema>;
+export type CascadeSpec = z.infer<typeof cascadeSchema>;
+export type GuardSpec = z.infer<typeof guardSchema>;
 export type RunSpec = z.infer<typeof runSpecSchema>;
 /** A run spec as written: every group and field may be left out. */
 export type RunSpecInput = z.input<typeof runSpecSchema>;

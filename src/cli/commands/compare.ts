@@ -42,7 +42,7 @@ export function registerCompareCommand(program: Command, context: CommandContext
     .option('--no-overall', 'with rubrics, compare per criterion only')
     .option('--quiet', 'no progress bar');
   // Pairwise judging reads the sampling and the protocol of the plan; one judge, no jury.
-  addJudgeOptions(command, ['sampling', 'protocol', 'calls', 'fleet', 'text']);
+  addJudgeOptions(command, ['sampling', 'protocol', 'guard', 'calls', 'fleet', 'text']);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
@@ -71,6 +71,7 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     store,
     plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}) },
     calls,
+    guard: spec.guard,
     swap: flags.swap,
     allowTies: flags.ties,
     overall: flags.overall,
@@ -125,6 +126,8 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     await session.close();
   }
   printCompareSummary(context, summary, flags.out);
+  const guard = comparer.grader.selfPreference?.counts;
+  if (guard && guard.flagged > 0) context.stderr(`warning: self-preference: ${guard.flagged} pair(s) have a response from the judge's own model or family${guard.refused > 0 ? `; ${guard.refused} not compared (--self-preference refuse)` : ' (recorded as self_preference on their lines)'}`);
   const errorLines = formatErrorCounts(errors.top());
   if (errorLines.length > 0) context.stderr(errorLines.join('\n'));
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;

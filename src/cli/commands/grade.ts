@@ -18,6 +18,7 @@ import { printMetricsSummary, reportInputError, type CommandContext } from '../c
 import { addQueueOptions, shardOf, type QueueFlags } from '../queue-options.js';
 import { reportFailedAsZero } from './score.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
+import type { DryRunJudge } from '../../batch/dry-run.js';
 import { addBatchOptions } from '../batch-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
@@ -42,7 +43,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
     .option('--quiet', 'no progress bar');
-  addJudgeOptions(command, ['plan', 'batching', 'sampling', 'protocol', 'calls', 'jury', 'scoring', 'fleet', 'text']);
+  addJudgeOptions(command, ['plan', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
@@ -111,7 +112,7 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     if (session.dryRun) {
       const usage = await dryRunUsage(grader.gradeStream(records(importOptions)));
       progress.stop();
-      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch) });
+      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch), cascade: session.cascadeJudges as DryRunJudge[] });
       return exitCodes.success;
     }
     const queueUrl = flags.queue;
@@ -148,6 +149,8 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
       usage: { ...outcome.usage, cost_usd: cost },
       judge: grader.judgeInfo ?? null,
       ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
+      ...(grader.cascadeTally ? { cascade: grader.cascadeTally.summary() } : {}),
+      ...(grader.selfPreference && grader.selfPreference.counts.flagged > 0 ? { self_preference: grader.selfPreference.counts } : {}),
       ...(skipped.size > 0 ? { skipped: [...skipped].map(([reason, count]) => ({ count, reason })) } : {}),
     };
     if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
@@ -168,6 +171,7 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
   printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
   reportFailedAsZero(context, metrics);
   for (const [reason, count] of skipped) context.stderr(`skipped ${count} record(s): ${reason}`);
+  reportCascadeAndGuard(context, grader);
   if (grader.agreement) {
     const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
     context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);
@@ -182,4 +186,17 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
   }
   if (flags.strict && invalidSeen > 0) return exitCodes.itemsFailed;
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** The run's cascade decisions and self-preference findings, one line each on stderr. */
+function reportCascadeAndGuard(context: CommandContext, grader: Grader): void {
+  if (grader.cascadeTally) {
+    const { decided_by: decidedBy, escalated_from: escalatedFrom } = grader.cascadeTally.summary();
+    const escalations = Object.entries(escalatedFrom).map(([judge, reasons]) => `${judge} escalated ${Object.entries(reasons).map(([reason, count]) => `${count} (${reason})`).join(', ')}`);
+    context.stderr(`cascade: decided ${Object.entries(decidedBy).map(([judge, count]) => `${count} by ${judge}`).join(', ') || 'nothing'}${escalations.length > 0 ? `; ${escalations.join('; ')}` : '; nothing escalated'}`);
+  }
+  const guard = grader.selfPreference?.counts;
+  if (guard && guard.flagged > 0) {
+    context.stderr(`warning: self-preference: ${guard.flagged} item(s) were answered by the judge's own model or family${guard.refused > 0 ? `; ${guard.refused} not graded (--self-preference refuse)` : ' (recorded as self_preference on their lines; --self-preference refuse grades none of them)'}`);
+  }
 }

@@ -24,6 +24,7 @@ import { rubrichubImporter } from './rubrichub.js';
 import { simpleEvalsImporter } from './simple-evals.js';
 import { tauBenchImporter } from './tau-bench.js';
 import { otelGenaiImporter } from './otel-genai.js';
+import { multichallengeImporter } from './multichallenge.js';
 import { resultsImporter } from './results.js';
 import type { Importer, PairwiseImporter, ResultsImporter } from './types.js';
 
@@ -41,6 +42,7 @@ export const itemImporters = createRegistry({ what: 'input format', field: 'form
   profbench: profbenchImporter,
   'tau-bench': tauBenchImporter,
   'otel-genai': otelGenaiImporter,
+  multichallenge: multichallengeImporter,
 } satisfies Record<string, Importer>);
 
 export const resultsImporters = createRegistry({ what: 'results format', field: 'format' }, { results: resultsImporter, 'simple-evals': simpleEvalsImporter } satisfies Record<string, ResultsImporter>);

@@ -1,5 +1,6 @@
 import type { ImportRecord, PairwiseImportRecord } from '../records.js';
 import type { Rubric } from '../schema.js';
+import type { JudgeProtocol } from '../../spec/run-spec.js';
 
 export interface ImportOptions {
   /** Side file with responses to join onto the examples (HealthBench, IFEval). */
@@ -18,7 +19,7 @@ export interface ImportOptions {
   /** Non-fatal notices (unmatched responses, criteria falling back to the judge). */
   onWarning?: (message: string) => void;
   /** The judge's prompt protocol: a benchmark may leave out what its reference does not grade with it. */
-  judgeProtocol?: 'native' | 'prometheus';
+  judgeProtocol?: JudgeProtocol;
   /** Called once per record a benchmark's own rule leaves out, with that rule. */
   onSkipped?: (reason: string) => void;
 }
