@@ -34,6 +34,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   merge: async () => (await import('./commands/merge.js')).registerMergeCommand,
   batches: async () => (await import('./commands/batches.js')).registerBatchesCommand,
   'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
+  'calibrate-cascade': async () => (await import('./commands/calibrate-cascade.js')).registerCalibrateCascadeCommand,
 };
 
 export async function buildProgram(context: CommandContext, argv: readonly string[] = []): Promise<Command> {
