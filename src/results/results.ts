@@ -295,6 +295,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
         value: criterion.value,
         label: criterion.label,
         ...(typeof criterion.text === 'string' ? { text: criterion.text } : {}),
+        ...(criterion.expected_score !== undefined ? { expectedScore: criterion.expected_score } : {}),
       }),
     ),
   };

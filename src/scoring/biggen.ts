@@ -13,11 +13,13 @@ import { dictionary } from '../util/dictionary.js';
 
 export const biggenCapabilities = ['grounding', 'instruction_following', 'planning', 'reasoning', 'refinement', 'safety', 'theory_of_mind', 'tool_usage', 'multilingual'] as const;
 
-/** The instance's 1–5 score: the label of its one graded ordinal criterion. */
+/** The instance's 1–5 score: the label of its one graded ordinal criterion, or its expected score (`--verdict expected-score`). */
 function likertScore(item: ScoredItem): number | null {
   if (item.status !== 'ok') return null;
   const graded = item.criteria.filter((criterion) => criterion.status === 'ok');
   if (graded.length !== 1) return null;
+  const expected = graded[0].expectedScore;
+  if (expected !== undefined) return Number.isFinite(expected) ? expected : null;
   const label = graded[0].label;
   const score = label === undefined ? Number.NaN : Number(label);
   return Number.isInteger(score) ? score : null;

@@ -17,6 +17,8 @@ export interface ScoredCriterion {
   label?: string;
   /** The criterion's text, when the results carry it (scorings that key by text, DRB II). */
   text?: string;
+  /** `--verdict expected-score`: the expectation of the scale's numeric labels (3.7 on 1–5), for scorings of Likert scores. */
+  expectedScore?: number;
 }
 
 export interface ScoredItem {

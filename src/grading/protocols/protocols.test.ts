@@ -12,9 +12,10 @@ import { test } from '../../testing/vitest-fixtures.js';
 import { parseLynxReply } from './lynx.js';
 import { r3Absolute, r3Relative } from './r3.js';
 import { parseSeleneReply, seleneAbsolute, seleneRelative } from './selene.js';
+import type { CriterionShape } from './shared.js';
 
-const five = { kind: 'five', levels: ['1', '2', '3', '4', '5'] } as const;
-const binary = { kind: 'binary' } as const;
+const five: CriterionShape = { kind: 'five', levels: ['1', '2', '3', '4', '5'] };
+const binary: CriterionShape = { kind: 'binary' };
 
 /** Replies in the documented formats, and what each must read as. */
 const wellFormed = {
@@ -27,7 +28,7 @@ const wellFormed = {
   seleneNo: ['**Reasoning:** It does not.\n\n**Result:** No', false],
 } as const;
 
-const malformed: Record<string, [string, (typeof five) | (typeof binary)]> = {
+const malformed: Record<string, [string, CriterionShape]> = {
   'R3 score off the scale': ['{"explanation": "x", "score": 6}', five],
   'R3 score as a string': ['{"explanation": "x", "score": "4"}', five],
   'R3 fractional score': ['{"explanation": "x", "score": 3.5}', five],

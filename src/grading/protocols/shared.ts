@@ -18,7 +18,7 @@ import { choiceValue } from '../verdicts.js';
 export type ProtocolParse<T> = { ok: true; result: T; explanation: string } | { ok: false; reason: string };
 
 /** What a protocol's absolute grading needs of a criterion: a 1–5 scale with described levels, or a binary criterion. */
-export type CriterionShape = { kind: 'five'; levels: string[] } | { kind: 'binary' };
+export type CriterionShape = { kind: 'five'; levels: readonly string[] } | { kind: 'binary' };
 
 export interface ProtocolOptions {
   sampling: SamplingOptions;
