@@ -12,6 +12,7 @@ import type { PairwiseImportRecord } from '../rubric/records.js';
 import type { PairLabel, PairwiseItem } from '../rubric/schema.js';
 import type { BootstrapOptions } from '../statistics/bootstrap.js';
 import { computePairwiseMeta, type PairVerdict, type PairwiseMetaRecord, type PairwiseMetaReport } from '../scoring/pairwise-metrics.js';
+import { characterCount } from '../results/results.js';
 
 /** The judge's two verdicts on one pair. */
 export interface PairJudgment {
@@ -59,6 +60,11 @@ export interface PairwiseRunInfo {
 
 export interface PairwiseRunReport extends PairwiseMetaReport {
   run: PairwiseRunInfo;
+  /**
+   * Length-only judges on the same pairs, for reading the judge's figures against: always the
+   * longer response (in characters), always the shorter; equal lengths are a tie.
+   */
+  baselines: { longer: PairwiseMetaReport; shorter: PairwiseMetaReport };
   /** Every pair's verdicts, for auditing. */
   verdicts: Array<{ id: string; gold: PairLabel; original: PairVerdict; swapped: PairVerdict; source?: string }>;
 }
@@ -133,6 +139,17 @@ export async function runPairwiseMeta(
     metaRecords.push({ id: pair.id, gold, original, swapped, ...(pair.source !== undefined ? { source: pair.source } : {}) });
     verdicts.push({ id: pair.id, gold, original, swapped, ...(pair.source !== undefined ? { source: pair.source } : {}) });
   }
-  const report = computePairwiseMeta(metaRecords, { resamples: options.resamples, seed: options.seed, confidence: options.confidence });
-  return { ...report, run, verdicts };
+  const bootstrap = { resamples: options.resamples, seed: options.seed, confidence: options.confidence };
+  const report = computePairwiseMeta(metaRecords, bootstrap);
+  return { ...report, run, baselines: { longer: lengthBaseline(pairs, 'longer', bootstrap), shorter: lengthBaseline(pairs, 'shorter', bootstrap) }, verdicts };
+}
+
+/** A judge that picks by length alone, the same in both orders. */
+export function lengthBaseline(pairs: readonly PairwiseItem[], prefer: 'longer' | 'shorter', bootstrap: BootstrapOptions): PairwiseMetaReport {
+  const records = pairs.map((pair): PairwiseMetaRecord => {
+    const difference = characterCount(pair.responseA) - characterCount(pair.responseB);
+    const verdict: PairVerdict = difference === 0 ? 'tie' : (difference > 0) === (prefer === 'longer') ? 'A' : 'B';
+    return { id: pair.id, gold: pair.label!, original: verdict, swapped: verdict, ...(pair.source !== undefined ? { source: pair.source } : {}) };
+  });
+  return computePairwiseMeta(records, bootstrap);
 }

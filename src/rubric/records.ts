@@ -4,7 +4,7 @@
  * `InvalidRecord`, so a bad line is reported the same way everywhere and the run continues.
  */
 import type { RubricateError } from '../errors.js';
-import type { Item, PairwiseItem } from './schema.js';
+import type { BestOfNItem, Item, PairwiseItem } from './schema.js';
 
 /** A line that could not be read as a record: the error names file, line and field. */
 export interface InvalidRecord {
@@ -20,3 +20,6 @@ export type ImportRecord = { kind: 'item'; item: Item; line: number; /** Read wi
 
 /** One record read from a pairwise input. */
 export type PairwiseImportRecord = { kind: 'pair'; pair: PairwiseItem; line: number } | InvalidRecord;
+
+/** One record read from a best-of-N input. */
+export type BestOfNImportRecord = { kind: 'set'; set: BestOfNItem; line: number } | InvalidRecord;

@@ -209,3 +209,18 @@ export interface PairwiseItem {
   source?: string;
   metadata?: Record<string, unknown>;
 }
+
+/**
+ * A prompt with several candidate responses, the correct ones first (RewardBench 2's chosen then
+ * rejected; RM-Bench's three chosen then three rejected styles): what best-of-N benchmarks judge.
+ */
+export interface BestOfNItem {
+  id: string;
+  prompt: Message[];
+  responses: string[];
+  /** How many of `responses`, from the first, are correct. */
+  correct: number;
+  /** The benchmark's subset (RewardBench 2) or domain (RM-Bench). */
+  subset: string;
+  metadata?: Record<string, unknown>;
+}

@@ -6,9 +6,12 @@
  * - a results file against human labels (`--format results --labels FILE`): binary agreement
  *   per criterion, tag and response source;
  * - a labelled pairwise set with --judge (`--format llmbar|judgebench|pandalm|autoj|hhh`): the
- *   judge compares every pair in both orders, then the verdicts are scored against the labels.
+ *   judge compares every pair in both orders, then the verdicts are scored against the labels;
+ * - a best-of-N benchmark (`--format rewardbench2|rm-bench`): with --judge, the judge rates each
+ *   response (or ranks four at once) and the benchmark's own aggregation scores it; without,
+ *   the length-only baselines alone. Pairwise and best-of-N reports carry both baselines.
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { Comparer } from '../../pipeline/compare.js';
 import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
 import type { EngineEvent } from '../../engine/engine.js';
@@ -20,10 +23,14 @@ import { loadLabels } from '../../meta/labels.js';
 import { formatOutcomeReport, outcomeMeta } from '../../meta/outcome.js';
 import { loadTernaryLabels, researchRubricsMeta, researchRubricsTasks } from '../../meta/researchrubrics.js';
 import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
-import { getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
+import { bestOfNImporters, getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
+import { lengthBaselines, runBestOfNMeta, type BestOfNBenchmark, type BestOfNJudging } from '../../meta/best-of-n.js';
+import { Grader } from '../../pipeline/grader.js';
+import { createRankFourStrategy } from '../../grading/rank-four.js';
+import { withDefaultSampling } from '../../pipeline/defaults.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, parseNumber } from '../judge-options.js';
-import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
+import { modelFromFlags, runFlagOf, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { storeFilesOf } from '../store-options.js';
@@ -42,6 +49,7 @@ interface MetaFlags extends SessionFlags {
   resamples: number;
   bootstrapSeed: number;
   confidence: number;
+  judging: BestOfNJudging;
   quiet?: boolean;
 }
 
@@ -121,9 +129,10 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
     .option('--bootstrap-resamples <n>', 'bootstrap resamples for confidence intervals (0 = none)', parseResamples, 1000)
     .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
+    .addOption(new Option('--judging <how>', `${bestOfNImporters.names().join(' | ')}: rate each response 1–10 (ratings, default) or, on rewardbench2, rank four at once (rank-four)`).choices(['ratings', 'rank-four']).default('ratings'))
     .option('--quiet', 'no table on stderr');
-  // Pairs are judged as compare judges them: sampling, protocol and calls; one judge.
-  addJudgeOptions(command, ['sampling', 'protocol', 'calls']);
+  // Pairs are judged as compare judges them (sampling, protocol, calls; one judge); best-of-N ratings read the plan's verdict too.
+  addJudgeOptions(command, ['plan', 'sampling', 'protocol', 'template', 'calls']);
   command.action(async (flags: MetaFlags, self: Command) => {
     context.exitCode = await runMeta(flags, runSpecOf(self), context, dependencies);
   });
@@ -159,6 +168,10 @@ async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext,
     outputs: [{ flag: 'out', path: flags.out }],
     keep: storeFilesOf(flags),
   });
+  if (flags.judging !== 'ratings' && !bestOfNImporters.has(flags.format)) throw new RubricateError('CONFIG_INVALID', `--judging applies to ${bestOfNImporters.names().join(' and ')}, not to --format ${flags.format}`, { field: 'judging' });
+  // Without a judge nothing is graded: a grading setting would be dropped, so it is refused.
+  const planSetting = Object.keys(spec.plan)[0];
+  if (flags.judge === undefined && planSetting !== undefined) throw new RubricateError('CONFIG_INVALID', `the grading settings (${runFlagOf(`plan.${planSetting}`)}) apply when a judge runs: add --judge SPEC or leave them out`, { field: planSetting });
   const bootstrap = { resamples: flags.resamples, seed: flags.bootstrapSeed, confidence: flags.confidence };
   const say = (text: string) => {
     if (!flags.quiet) context.stderr(text.replace(/\n$/, ''));
@@ -220,8 +233,10 @@ async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext,
     return report.published.invalidRows > 0 ? exitCodes.itemsFailed : exitCodes.success;
   }
 
+  if (bestOfNImporters.has(flags.format)) return runBestOfN(flags, spec, context, say);
+
   if (!pairwiseImporters.has(flags.format)) {
-    throw new RubricateError('CONFIG_INVALID', `unknown meta format "${flags.format}" (known: results, ${pairwiseImporters.names().join(', ')})`, { field: 'format' });
+    throw new RubricateError('CONFIG_INVALID', `unknown meta format "${flags.format}" (known: results, outcome, researchrubrics, ${[...pairwiseImporters.names(), ...bestOfNImporters.names()].join(', ')})`, { field: 'format' });
   }
   if (flags.judge === undefined) {
     throw new RubricateError('CONFIG_INVALID', `--format ${flags.format} is a pairwise dataset: name the judge to run on it with --judge SPEC`, { field: 'judge' });
@@ -238,6 +253,9 @@ async function runPairwiseJudge(
   say: (text: string) => void,
 ): Promise<number> {
   const importer = getPairwiseImporter(flags.format);
+  // Pairs are compared as `compare` compares them: what it does not read is refused, not dropped.
+  const unread = (['verdict', 'topLogprobs', 'explanation', 'template'] as const).find((field) => spec.plan[field] !== undefined);
+  if (unread) throw new RubricateError('CONFIG_INVALID', `${unread === 'template' ? '--judge-template' : unread === 'topLogprobs' ? '--top-logprobs' : `--${unread}`} does not apply to a pairwise set (pairs are compared as compare compares them): leave it out`, { field: unread });
   const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, needsJudge: 'pairwise meta-evaluation needs a judge (not --judge none)' });
   const { judges, judge } = session;
   try {
@@ -262,6 +280,45 @@ async function runPairwiseJudge(
     );
     const problems: SerializedError[] = run.problems;
     return run.invalidRows > 0 || problems.length > 0 ? exitCodes.itemsFailed : exitCodes.success;
+  } finally {
+    await session.close();
+  }
+}
+
+/** A best-of-N benchmark: the judge rated (or ranking four) and scored, with the length baselines; without --judge, the baselines alone. */
+async function runBestOfN(flags: MetaFlags, spec: RunSpec, context: CommandContext, say: (text: string) => void): Promise<number> {
+  const benchmark = flags.format as BestOfNBenchmark;
+  const importer = bestOfNImporters.get(benchmark);
+  const records = importer.read(flags.input);
+  const describe = (scores: { overall: unknown }) => (typeof scores.overall === 'number' ? scores.overall.toFixed(4) : scores.overall && typeof scores.overall === 'object' ? (scores.overall as { total_avg_acc: number }).total_avg_acc.toFixed(4) : 'n/a');
+  if (flags.judge === undefined) {
+    const sets = [];
+    let invalid = 0;
+    for await (const record of records) {
+      if (record.kind === 'invalid') {
+        invalid += 1;
+        reportInputError(context, record.error);
+      } else sets.push(record.set);
+    }
+    const baselines = lengthBaselines(benchmark, sets);
+    await writeReport(flags, { benchmark, run: { file: flags.input, sets: sets.length, invalid_rows: invalid }, baselines });
+    say(`${benchmark}: longer-response baseline ${describe(baselines.longer)}, shorter-response baseline ${describe(baselines.shorter)} over ${sets.length} sets\nreport: ${flags.out}`);
+    return invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+  }
+  const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, needsJudge: `${benchmark} meta-evaluation needs a judge (not --judge none)` });
+  try {
+    const options = { ...session.graderOptions(), omitText: true, signal: context.signal };
+    const rater = new Grader(options);
+    const ranker = flags.judging === 'rank-four' ? new Grader({ ...options, strategy: createRankFourStrategy({ sampling: withDefaultSampling(spec.plan.sampling) }) }) : undefined;
+    const report = await runBestOfNMeta(records, { benchmark, judging: flags.judging, rater, ...(ranker ? { ranker } : {}), onInvalid: (error) => reportInputError(context, error) });
+    if (context.signal.aborted) {
+      context.stderr('interrupted: verdicts obtained so far are in the reply cache; rerun the same command to resume');
+      return exitCodes.interrupted;
+    }
+    await writeReport(flags, { ...report, run: { ...report.run, file: flags.input }, judge: rater.judgeInfo ?? null });
+    session.finish();
+    say(`${benchmark}: judge ${session.judge!.provenance.id} ${describe(report.scores)} (${flags.judging}); longer-response baseline ${describe(report.baselines.longer)}, shorter ${describe(report.baselines.shorter)}; ${report.run.judged} of ${report.run.sets} sets judged${report.run.errors > 0 ? `, ${report.run.errors} in error` : ''}\nreport: ${flags.out}`);
+    return report.run.invalid_rows + report.run.errors > 0 ? exitCodes.itemsFailed : exitCodes.success;
   } finally {
     await session.close();
   }

@@ -1,7 +1,7 @@
 /**
  * Every input format, one module each, registered by name (as Vitest registers reporters).
  * Item importers feed `grade`; results importers feed `score`; pairwise importers feed
- * `compare` and `meta`.
+ * `compare` and `meta`; best-of-N importers feed `meta`.
  */
 import { createRegistry, type RegistryName } from '../../util/registry.js';
 import { advancedifImporter } from './advancedif.js';
@@ -26,7 +26,9 @@ import { tauBenchImporter } from './tau-bench.js';
 import { otelGenaiImporter } from './otel-genai.js';
 import { multichallengeImporter } from './multichallenge.js';
 import { resultsImporter } from './results.js';
-import type { Importer, PairwiseImporter, ResultsImporter } from './types.js';
+import { rewardbench2Importer } from './rewardbench2.js';
+import { rmBenchImporter } from './rm-bench.js';
+import type { BestOfNImporter, Importer, PairwiseImporter, ResultsImporter } from './types.js';
 
 export const itemImporters = createRegistry({ what: 'input format', field: 'format' }, {
   items: itemsImporter,
@@ -55,6 +57,9 @@ export const pairwiseImporters = createRegistry({ what: 'pairwise format', field
   judgebench: judgebenchImporter,
   hhh: hhhImporter,
 } satisfies Record<string, PairwiseImporter>);
+
+/** Best-of-N benchmarks (several responses to a prompt, the correct ones first), for `meta`. */
+export const bestOfNImporters = createRegistry({ what: 'best-of-N format', field: 'format' }, { rewardbench2: rewardbench2Importer, 'rm-bench': rmBenchImporter } satisfies Record<string, BestOfNImporter>);
 
 /** The built-in input formats' names. */
 export type ItemFormatName = RegistryName<typeof itemImporters>;

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { RubricateError } from '../../errors.js';
-import { readJsonFile } from './shared.js';
+import { readJsonFile, readJsonObjects } from './shared.js';
 import type { PairwiseImportRecord } from '../records.js';
 
 /** Reads a JSON file whose top level must be an array. */
@@ -12,6 +12,19 @@ export async function readJsonArrayFile(file: string): Promise<unknown[]> {
   const value = await readJsonFile(file);
   if (!Array.isArray(value)) throw new RubricateError('INPUT_INVALID', 'expected a JSON array of records', { file });
   return value;
+}
+
+/**
+ * The rows of a benchmark published both ways: a `.json` file holding one array (a row's "line"
+ * is its place in it, from 1), else JSONL (or CSV) read line by line.
+ */
+export async function* readRows(file: string): AsyncGenerator<{ line: number; value: unknown } | { line: number; error: RubricateError }> {
+  if (!file.toLowerCase().endsWith('.json')) {
+    yield* readJsonObjects(file);
+    return;
+  }
+  const rows = await readJsonArrayFile(file);
+  for (const [index, value] of rows.entries()) yield { line: index + 1, value };
 }
 
 /** Folder names that start an LLMBar subset path inside its `Dataset/` tree. */

@@ -1,4 +1,4 @@
-import type { ImportRecord, PairwiseImportRecord } from '../records.js';
+import type { BestOfNImportRecord, ImportRecord, PairwiseImportRecord } from '../records.js';
 import type { Rubric } from '../schema.js';
 import type { JudgeProtocol } from '../../spec/run-spec.js';
 
@@ -47,6 +47,13 @@ export interface PairwiseImporter {
   name: string;
   description: string;
   read(source: string, options: ImportOptions): AsyncIterable<PairwiseImportRecord>;
+}
+
+/** Reads a best-of-N benchmark (a prompt, several responses, the correct ones first) into BestOfNItems. */
+export interface BestOfNImporter {
+  name: string;
+  description: string;
+  read(source: string): AsyncIterable<BestOfNImportRecord>;
 }
 
 /** Reads already-graded results (ours, or another tool's) so they can be re-scored without a judge. */
