@@ -1,5 +1,5 @@
 /**
- * The commands in the README's quick start and in docs/formats.md run as written, on the files
+ * The commands in the README's quick start, docs/formats.md and docs/judging.md run as written, on the files
  * in examples/, against a loopback judge that answers every request in the shape the request
  * asks for (its JSON schema). Each must exit 0, or the code its `# exit N` comment names, and
  * every output it names must exist. Docs that drift from the code fail here.
@@ -67,19 +67,35 @@ function conforming(schema: Record<string, unknown>): unknown {
   return 'The response does this.';
 }
 
+/** The reply a judge trained on a protocol gives, in that protocol's own format (docs/judging.md), when the prompt is one. */
+function protocolReply(text: string): string | undefined {
+  if (text.includes('### OUTPUT FORMAT')) return text.includes('"PairwiseResponse"') ? '{"explanation": "Better.", "score": "Response 1"}' : text.includes('"BinaryResponse"') ? '{"explanation": "Met.", "score": true}' : '{"explanation": "Complete.", "score": 5}';
+  if (text.includes('**Result:** <an integer between 1 and 5>')) return '**Reasoning:** Complete.\n\n**Result:** 5';
+  if (text.includes('**Result:** <Yes or No>')) return '**Reasoning:** Met.\n\n**Result:** Yes';
+  if (text.includes('**Result:** <A or B>')) return '**Reasoning:** Better.\n\n**Result:** A';
+  if (text.includes('QUESTION (THIS DOES NOT COUNT AS BACKGROUND INFORMATION)')) return '{"REASONING": ["Faithful to the document."], "SCORE": "PASS"}';
+  return undefined;
+}
+
+/** Token probabilities of a reply, one token per character, each certain: what `--verdict probability` and `expected-score` read. */
+function certainTokens(content: string) {
+  return { content: [...content].map((token) => ({ token, logprob: 0, top_logprobs: [{ token, logprob: 0 }] })) };
+}
+
 function answer(request: FakeJudgeRequest) {
   const format = request.body.response_format as { type?: string; json_schema?: { schema?: Record<string, unknown> } } | undefined;
   const schema = format?.json_schema?.schema;
-  return { content: schema ? (conforming(schema) as Record<string, unknown>) : binaryVerdict(true) };
+  const content = schema ? JSON.stringify(conforming(schema)) : (protocolReply(request.userText) ?? JSON.stringify(binaryVerdict(true)));
+  return { content, ...(request.body.logprobs ? { logprobs: certainTokens(content) } : {}) };
 }
 
-const documented = [...commandsIn('README.md', { firstBlock: true }), ...commandsIn('docs/formats.md')];
+const documented = [...commandsIn('README.md', { firstBlock: true }), ...commandsIn('docs/formats.md'), ...commandsIn('docs/judging.md')];
 
 describe('documented commands run as written', { timeout: 120_000 }, () => {
   test('the docs hold commands for every input format', () => {
     expect(documented.length).toBeGreaterThan(20);
     const formats = new Set(documented.map((command) => command.args[command.args.indexOf('--format') + 1]));
-    for (const name of ['items', 'healthbench', 'researchrubrics', 'prbench', 'profbench', 'advancedif', 'drb2', 'biggen', 'rar', 'rubrichub', 'ifeval', 'tau-bench', 'simple-evals', 'pairs', 'llmbar', 'pandalm', 'autoj', 'judgebench']) {
+    for (const name of ['items', 'healthbench', 'researchrubrics', 'prbench', 'profbench', 'advancedif', 'drb2', 'biggen', 'rar', 'rubrichub', 'ifeval', 'tau-bench', 'simple-evals', 'pairs', 'llmbar', 'pandalm', 'autoj', 'judgebench', 'multichallenge', 'rewardbench2', 'rm-bench']) {
       expect(formats, name).toContain(name);
     }
   });
