@@ -25,7 +25,7 @@ import { mapInOrder } from '../util/ordered-stream.js';
 export type GradingMode = 'per-criterion' | 'batched' | 'holistic';
 
 /** Engine settings the Grader hands through unchanged to every engine it makes. */
-type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal' | 'stopSignal' | 'breakerThreshold' | 'maxRetryAfterMs';
+type PassedToEngine = 'store' | 'checkRunner' | 'checkMode' | 'concurrency' | 'maxAttempts' | 'timeoutMs' | 'retryBaseDelayMs' | 'onEvent' | 'signal' | 'stopSignal' | 'breakerThreshold' | 'maxRetryAfterMs' | 'noJudgeError';
 
 export interface GraderOptions extends Pick<EngineOptions, PassedToEngine> {
   judge?: Judge;
@@ -150,6 +150,7 @@ export class Grader {
         retryBaseDelayMs: options.retryBaseDelayMs,
         breakerThreshold: options.breakerThreshold,
         maxRetryAfterMs: options.maxRetryAfterMs,
+        noJudgeError: options.noJudgeError,
         // Item events come from the grader (once per item, also for juries and invalid records).
         onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
         signal: options.signal,

@@ -167,7 +167,17 @@ async function runGrade(flags: GradeFlags, context: CommandContext): Promise<num
               const spec = runSpecFrom(flags, { scoring: scoringName, checkMode: flags.checkMode, omitText: !flags.text });
               // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
               const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
-              for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
+              const queued = gradeThroughQueue(records, {
+                url: queueUrl,
+                spec,
+                chunkSize: flags.chunkSize,
+                // First Ctrl-C: no new chunk, unclaimed ones taken back; chunks being graded get --drain-timeout to land.
+                signal: context.signal,
+                cancelSignal: drainSignal(context.signal, flags),
+                reconnectWindowMs: flags.queueTimeout * 1000,
+                onNotice: (message) => context.stderr(`queue: ${message}`),
+              });
+              for await (const result of queued) {
                 // Progress and usage of every worker arrive with their results.
                 progress.onEvent({ type: 'item', status: result.status });
                 yield result;
