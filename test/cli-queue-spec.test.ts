@@ -120,7 +120,7 @@ describe('the run spec over the queue', () => {
       const single = await runCliInProcess(['grade', '--input', items, '--out', join(directory, `${name}-single.jsonl`), '--no-cache', '--store', `${queue}0`, '--quiet', ...flags]);
       const middle = fake.requests.length;
       expect(middle - before, `${name}: ${single.stderr}`).toBeGreaterThan(0);
-      const worker = runCliInProcess(['worker', '--queue', queue, '--exit-when-idle', '--quiet']);
+      const worker = runCliInProcess(['worker', '--queue', queue, '--exit-when-idle', '--quiet', '--allow-endpoint', fake.baseUrl]);
       const queued = await runCliInProcess(['grade', '--input', items, '--out', join(directory, `${name}-queued.jsonl`), '--queue', queue, '--quiet', ...flags]);
       expect((await worker).code).toBe(0);
       expect(queued.code, `${name}: ${queued.stderr}`).toBe(single.code);

@@ -54,6 +54,8 @@ export type EngineEvent =
 export interface EngineOptions {
   /** Absent means `--judge none`: criteria without a check end in error. */
   judge?: Judge;
+  /** Without a judge: the error those criteria end in (default: JUDGE_UNAVAILABLE, `--judge none`). */
+  noJudgeError?: RubricateError;
   strategy: GradingStrategy;
   store?: ReplyStore;
   checkRunner?: CheckRunner;
@@ -189,7 +191,7 @@ export class GradingEngine {
     if (criteria.length === 0) return results;
     const judge = this.options.judge;
     if (!judge) {
-      const error = new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none)').toJSON();
+      const error = (this.options.noJudgeError ?? new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none)')).toJSON();
       for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'error', error });
       return results;
     }

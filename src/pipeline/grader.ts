@@ -32,7 +32,7 @@ export type GradingMode = NonNullable<GradingPlan['mode']>;
  * const grader = new Grader({ judge, plan: { criteriaPerCall: 'all', explanation: 'short' }, calls: { concurrency: 32 }, scoring: 'weighted_mean' });
  * ```
  */
-export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal'> {
+export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal' | 'noJudgeError'> {
   judge?: Judge;
   /** Several judges form a jury (each criterion decided by their majority or mean). */
   judges?: Judge[];
@@ -140,6 +140,7 @@ export class Grader {
         checkRunner: options.checkRunner ?? defaultCheckRunner,
         checkMode: options.checkMode,
         calls,
+        noJudgeError: options.noJudgeError,
         // Item events come from the grader (once per item, also for juries and invalid records).
         onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
         signal: options.signal,

@@ -121,7 +121,17 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
           // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
           const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
           // The spec travels whole: workers validate it with the same schema and add their own key and store.
-          for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
+          const chunks = gradeThroughQueue(records, {
+            url: queueUrl,
+            spec,
+            chunkSize: flags.chunkSize,
+            // First Ctrl-C: no new chunk, unclaimed ones taken back; chunks being graded get --drain-timeout to land.
+            signal: context.signal,
+            cancelSignal: drainSignal(context.signal, flags),
+            reconnectWindowMs: flags.queueTimeout * 1000,
+            onNotice: (message) => context.stderr(`queue: ${message}`),
+          });
+          for await (const result of chunks) {
             // Progress and usage of every worker arrive with their results.
             progress.onEvent({ type: 'item', status: result.status });
             yield result;
