@@ -78,14 +78,15 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
           verdict: spec.plan.verdict ?? 'binary',
         })
       : undefined;
-  /** The records the run grades, as the run reads them (the format's own skips and the shard applied). */
-  const records = (options: typeof importOptions) => shardOf(importer.read(flags.input, options), flags.shard);
+  /** The records the run grades, as the run reads them (the format's own skips and the shard applied: a format that shards itself reads no other shard's images). */
+  const records = (options: typeof importOptions) => (importer.shards ? importer.read(flags.input, { ...options, shard: flags.shard }) : shardOf(importer.read(flags.input, options), flags.shard));
   const expectedTotal = countInputRecords({
     format: importer.name,
     input: flags.input,
     responses: flags.responses,
     shard: flags.shard,
-    read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined }),
+    // Counting reads no image: an item naming one is still one record.
+    read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }),
   });
   // A local judge's plan decides its speed, so the live bar names it beside the ETA.
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), forecast ? `grading (${forecast.progressLabel})` : undefined);
@@ -110,7 +111,8 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     if (session.dryRun) {
       const usage = await dryRunUsage(grader.gradeStream(records(importOptions)));
       progress.stop();
-      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch) });
+      const images = importOptions.images;
+      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch), ...(images ? { images: { files_read: images.files, urls_not_fetched: images.urls } } : {}) });
       return exitCodes.success;
     }
     const queueUrl = flags.queue;
