@@ -44,9 +44,17 @@ function costOfJudges(judges: readonly DryRunJudge[], totals: DryRunTotals, mode
   return model && oneModel ? estimateCost(totals, priceFor(model, prices)) : { synchronous: null, batch: null, prompt_cached: null };
 }
 
-export function printDryRun(context: CommandContext, judges: DryRunJudge[], usage: Usage, model: string | undefined, prices: Readonly<Record<string, ModelPrice>>, options: { batch: boolean }): void {
+export function printDryRun(
+  context: CommandContext,
+  judges: DryRunJudge[],
+  usage: Usage,
+  model: string | undefined,
+  prices: Readonly<Record<string, ModelPrice>>,
+  options: { batch: boolean; /** The items' image files read and image URLs a run would fetch (a dry run fetches none). */ images?: { files_read: number; urls_not_fetched: number } },
+): void {
   const combined = combinedTotals(judges.map((judge) => judge.totals));
   const cost = costOfJudges(judges, combined, model, prices);
+  const images = options.images && options.images.files_read + options.images.urls_not_fetched > 0 ? options.images : undefined;
   const estimate = {
     dry_run: true,
     model: model ?? null,
@@ -58,9 +66,11 @@ export function printDryRun(context: CommandContext, judges: DryRunJudge[], usag
     tokenizer: tokenizerLabel(combined),
     cost_usd: cost,
     ...(options.batch ? { mode: 'batch' } : {}),
+    ...(images ? { images } : {}),
   };
   context.stdout(JSON.stringify(estimate, null, 2));
-  context.stderr(`dry run: ${combined.calls} judge call(s), ${usage.cache_hits} cache hit(s), ${combined.input_tokens} input tokens, ~${combined.expected_output_tokens} output tokens; ${costLine(cost)}`);
+  const imagesLine = images ? `; ${images.files_read} image file(s) read, ${images.urls_not_fetched} image URL(s) a run would fetch (not fetched)` : '';
+  context.stderr(`dry run: ${combined.calls} judge call(s), ${usage.cache_hits} cache hit(s), ${combined.input_tokens} input tokens, ~${combined.expected_output_tokens} output tokens; ${costLine(cost)}${imagesLine}`);
 }
 
 /** One model of a planned dry run: what its calls took in all, and the part counted exactly. */

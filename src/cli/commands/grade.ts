@@ -80,10 +80,17 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
           verdict: spec.plan.verdict ?? 'binary',
         })
       : undefined;
-  /** The records the run grades, as the run reads them (the format's own skips and the shard applied). */
-  const records = (options: typeof importOptions, shard = flags.shard) => shardOf(importer.read(flags.input, options), shard);
+  /** The records the run grades, as the run reads them (the format's own skips and the shard applied: a format that shards itself reads no other shard's images). */
+  const records = (options: typeof importOptions, shard = flags.shard) => (importer.shards ? importer.read(flags.input, { ...options, shard }) : shardOf(importer.read(flags.input, options), shard));
   const countOf = (shard: typeof flags.shard) =>
-    countInputRecords({ format: importer.name, input: flags.input, responses: flags.responses, shard, read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined }, shard) });
+    countInputRecords({
+      format: importer.name,
+      input: flags.input,
+      responses: flags.responses,
+      shard,
+      // Counting reads no image: an item naming one is still one record.
+      read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }, shard),
+    });
   // A shard's lines carry the whole input's record count: what `merge` checks the shards against.
   const shard = flags.shard;
   const inputTotal = shard ? countOf(undefined) : undefined;
@@ -111,7 +118,8 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     if (session.dryRun) {
       const usage = await dryRunUsage(grader.gradeStream(records(importOptions)));
       progress.stop();
-      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch) });
+      const images = importOptions.images;
+      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch), ...(images ? { images: { files_read: images.files, urls_not_fetched: images.urls } } : {}) });
       return exitCodes.success;
     }
     const queueUrl = flags.queue;
