@@ -16,7 +16,7 @@ import { getScoring } from '../../scoring/registry.js';
 import { resolveAdapters } from '../../server/app.js';
 import { defaultMaxBodyBytes } from '../../server/body.js';
 import { RewardService, defaultDeadlineMs, defaultMaxQueue } from '../../server/reward-service.js';
-import { defaultWaitingCapacity } from '../../server/admission.js';
+import { admissionWarning, defaultWaitingCapacity } from '../../server/admission.js';
 import { nullPolicy, parseErrorPolicy, type ErrorPolicy } from '../../server/rewards.js';
 import { scoreRoutes } from '../../server/score.js';
 import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
@@ -42,6 +42,7 @@ interface ServeFlags extends Omit<JudgeFlags, 'judgeBaseUrl'> {
   deadline: number;
   maxQueue: number;
   maxWaiting: number;
+  expectedStepSize?: number;
   logLevel: string;
   checkMode: 'strict' | 'loose';
   rubrics?: string;
@@ -96,6 +97,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--deadline <seconds>', 'per-request deadline (504, or flagged fallbacks for OpenRLHF)', parseNumber('deadline', 0.001), defaultDeadlineMs / 1000)
     .option('--max-queue <n>', 'items admitted at once (waiting for the judge + in flight); beyond it, 503 with Retry-After', parsePositiveInteger('max-queue'), defaultMaxQueue)
     .option('--max-waiting <n>', 'items of trainer requests (OpenRLHF, slime, Vertex, later parts of big batches) that may wait for room; beyond it, 503 with Retry-After', parseNonNegativeInteger('max-waiting'), defaultWaitingCapacity)
+    .option('--expected-step-size <n>', 'responses a trainer sends in one step (per-sample trainers send them all at once): warns at start-up when --max-queue + --max-waiting is smaller', parsePositiveInteger('expected-step-size'))
     .addOption(new Option('--log-level <level>', 'request log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
     .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) that requests may name by rubric_id')
@@ -153,6 +155,11 @@ async function runServe(flags: ServeFlags, context: CommandContext): Promise<num
   let rubrics: Map<string, Rubric> | undefined;
   if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
 
+  const sizing = admissionWarning(flags.maxQueue, flags.maxWaiting, flags.expectedStepSize);
+  if (sizing) {
+    logger.warn({ maxQueue: flags.maxQueue, maxWaiting: flags.maxWaiting, expectedStepSize: flags.expectedStepSize }, 'a trainer step does not fit in the admission queue and its waiting line');
+    context.stderr(`WARNING: ${sizing}`);
+  }
   const { judges, pool } = await buildServeJudges(flags, (event) => logger.warn({ pool: event }, 'judge pool'));
   // A server answers 503 at once while a Redis store is away, rather than holding requests.
   const opened = await openStore(flags, undefined, { failFast: true });
