@@ -86,7 +86,7 @@ function collectUrls(value: string, previous: string[] | undefined): string[] {
 export function registerServeCommand(program: Command, context: CommandContext): void {
   const command = program
     .command('serve')
-    .description('serve rubric rewards over HTTP for RL trainers (native API, OpenRLHF, slime, Vertex)')
+    .description('serve rubric rewards over HTTP for RL trainers (native API, OpenRLHF, slime, Vertex, NeMo Gym)')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, defaultPort)
     .option('--host <host>', 'interface to listen on (0.0.0.0 to serve other machines)', defaultHost)
     .option('--token <token>', 'bearer token required on every route but /healthz (default: RUBRICATE_TOKEN)')
@@ -101,7 +101,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .addOption(new Option('--log-level <level>', 'request log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
     .addOption(new Option('--check-mode <mode>', 'IFEval strict or loose evaluation of checks').choices(['strict', 'loose']).default('strict'))
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) that requests may name by rubric_id')
-    .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex)')
+    .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex,nemo-gym)')
     .option('--drain-timeout <seconds>', 'longest a graceful shutdown waits for in-flight work', parseNumber('drain-timeout', 0), defaultDrainTimeoutMs / 1000)
     .option('--pool-cooldown <seconds>', 'how long an unreachable judge endpoint of a pool is left out (doubles on repeats)', parseNumber('pool-cooldown', 0.001), 5)
     .option('--evolve-store <file|url>', 'serve evolving rubrics (/v1/rubrics/…), keeping their active sets and history in this SQLite file, or in Redis/Valkey (redis://… or rediss://…) shared by every replica')
