@@ -1,5 +1,5 @@
 /**
- * Trainer reward paths (bounded, about 2 minutes), against `rubricate serve` as users run it
+ * Trainer reward paths (bounded, about 4 minutes on a shared 2-core machine), against `rubricate serve` as users run it
  * and the judge simulator, without a cache so every response is graded:
  *   - verl (300 ms judge): 64 samples through each way verl calls the reward function
  *     (bench/trainers/verl_managers.py): the naive manager's sequential per-sample sync calls
