@@ -244,6 +244,8 @@ class ManagersTest(unittest.TestCase):
         rows = [row(response) for response in RESPONSES]
         scores = run_prime(fn, rows)
         self.assertEqual(scores, [fruit_score(response) for response in RESPONSES])
+        # Under verl's default name too: prime reads the dict as result[0], the score.
+        self.assertEqual(run_prime(verl_wrap(compute_score, self.reward_kwargs), rows), scores)
         self.assertTrue(all(type(score) is float for score in scores))
         # A sample the judge cannot grade, no fallback: prime would make the batch 0.0; the run stops instead.
         with self.assertRaises(RubricateAbort):

@@ -100,6 +100,14 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     expect(batch.extra_logs.reward_failed).toEqual([0, 0, 0, 0, 0]);
   });
 
+  test('an empty request (the second of --reward.remote_url a,b gets one per sample) is answered at once with empty arrays', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
+    const response = await server.post('/get_reward', { query: [], prompts: [], labels: [] });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ rewards: [], scores: [], extra_logs: { reward_failed: [], criteria_met_fraction: [] } });
+    expect(server.fake.requests).toHaveLength(0);
+  });
+
   test('a request past the full waiting line is held open until there is room, then graded: no refusal OpenRLHF would spend its 5 tries on', async ({ closeAfter }) => {
     // The slow sample's verdict waits for `release`: the queue stays full until the test says so.
     let release!: () => void;
