@@ -82,8 +82,26 @@ export function deriveCriterionId(text: string): string {
   return `c_${sha256Hex(text).slice(0, 10)}`;
 }
 
+/**
+ * A copy without the `null` values of objects, at every depth but inside `metadata` (kept as
+ * given). A rubric stored as a dict column (datasets, parquet, Arrow) has every key any row
+ * has, absent ones filled with null; no rubric field takes null, so null reads as absent.
+ */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value === null || typeof value !== 'object') return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(value)) {
+    if (entry !== null) copy[key] = key === 'metadata' ? entry : withoutNulls(entry);
+  }
+  return copy;
+}
+
+/** Top-level optional fields of an item that a columnar dataset fills with null. */
+const optionalItemFields = ['rubric', 'rubric_id', 'reference', 'tags', 'metadata'] as const;
+
 export function normalizeRubric(input: unknown, location: SourceLocation = {}): Rubric {
-  const parsed = rubricInputSchema.safeParse(input);
+  const parsed = rubricInputSchema.safeParse(withoutNulls(input));
   if (!parsed.success) throw zodErrorToInputError(parsed.error, location);
   const value = parsed.data;
   const seenIds = new Set<string>();
@@ -251,7 +269,17 @@ function plainItem(input: unknown, rubrics: ReadonlyMap<string, Rubric> | undefi
 }
 
 /** Validates one canonical item record (the `items` format). */
-export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}): Item {
+export function normalizeItem(record: unknown, options: NormalizeItemOptions = {}): Item {
+  let input = record;
+  if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
+    const fields = input as Record<string, unknown>;
+    if (optionalItemFields.some((field) => fields[field] === null) || (typeof fields.rubric === 'object' && fields.rubric !== null)) {
+      const copy: Record<string, unknown> = { ...fields };
+      for (const field of optionalItemFields) if (copy[field] === null) delete copy[field];
+      if (copy.rubric !== undefined) copy.rubric = withoutNulls(copy.rubric);
+      input = copy;
+    }
+  }
   const plain = plainItem(input, options.rubrics);
   if (plain) return plain;
   const rawResponse = input !== null && typeof input === 'object' ? (input as { response?: unknown }).response : undefined;
