@@ -92,7 +92,8 @@ function withoutNulls(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   const copy: Record<string, unknown> = {};
   for (const [key, entry] of Object.entries(value)) {
-    if (entry !== null) copy[key] = key === 'metadata' ? entry : withoutNulls(entry);
+    // Defined, not assigned: a "__proto__" key stays a key (and is refused by the schema by name).
+    if (entry !== null) Object.defineProperty(copy, key, { value: key === 'metadata' ? entry : withoutNulls(entry), enumerable: true, writable: true, configurable: true });
   }
   return copy;
 }
