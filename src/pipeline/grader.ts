@@ -78,6 +78,9 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
     const criteriaPerCall = plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall;
     return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation });
   }
+  if (plan.criteriaPerCall !== undefined && plan.criteriaPerCall !== 1 && mode !== 'batched') {
+    throw new RubricateError('CONFIG_INVALID', `--criteria-per-call sets what a batched call holds: it does not apply to --mode ${mode}`, { field: 'criteria-per-call' });
+  }
   if (plan.topLogprobs !== undefined && plan.verdict !== 'probability') {
     throw new RubricateError('CONFIG_INVALID', '--top-logprobs sets what --verdict probability asks for: add --verdict probability or leave it out', { field: 'top-logprobs' });
   }
