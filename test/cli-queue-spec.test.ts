@@ -44,6 +44,7 @@ const everySetting: Record<string, unknown> = {
   'plan.sampling.temperature': 0.5,
   'plan.sampling.maxTokens': 300,
   'plan.sampling.seed': 7,
+  'plan.abstain': 'half',
   'calls.maxAttempts': 2,
   'calls.timeoutMs': 30_000,
   'calls.maxRetryAfterMs': 5000,
@@ -144,7 +145,7 @@ describe('the run spec over the queue', () => {
     const scoring = ['--scoring', 'normalized', '--failed-as-zero', '--check-mode', 'loose', '--no-text', '--cache-ttl', '3600', '--global-concurrency', '4', '--rate-limit', '60000,60000000', '--lease', '5'];
     const cases: Record<string, string[]> = {
       batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean'],
-      holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short'],
+      holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short', '--abstain', 'half'],
       probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native'],
       prometheus: ['--judge-protocol', 'prometheus'],
     };

@@ -17,7 +17,7 @@ import { RubricateError } from '../errors.js';
 import { backendOf, unreadSettings } from '../judges/registry.js';
 import { profileNames } from '../judges/profiles.js';
 import { validateSampling } from '../grading/sampling.js';
-import { explanationLengths, parseRunSpec, reasoningEfforts, structuredOutputModes, type Credentials, type ModelSpec, type RunSpec, type SettingPath } from '../spec/run-spec.js';
+import { abstainPolicies, explanationLengths, parseRunSpec, reasoningEfforts, structuredOutputModes, type Credentials, type ModelSpec, type RunSpec, type SettingPath } from '../spec/run-spec.js';
 import { safeParseJson } from '../util/json.js';
 
 /** Which model a model setting's flag is for: `--judge-…` or `--generator-…`. */
@@ -169,6 +169,14 @@ const runRows: readonly FlagRow[] = [
     argument: '<length>',
     description: "what the judge writes before each verdict: full (endpoints' default), short (local judges' default) or none (one generated token per verdict on a local judge)",
     choices: explanationLengths,
+  },
+  {
+    group: 'plan',
+    path: 'plan.abstain',
+    name: 'abstain',
+    argument: '<policy>',
+    description: 'let the judge answer cannot_assess where the response does not let it decide, counted as: skip (left out of the score), not_met, half (half its points) or fail (the item scores 0); off by default',
+    choices: abstainPolicies,
   },
   { group: 'protocol', path: 'plan.protocol', name: 'judge-protocol', argument: '<protocol>', description: "prompt layout and reply format: native (rubricate's own, default) or prometheus (1–5 rubrics, [RESULT] replies)", choices: ['native', 'prometheus'] },
   { group: 'sampling', path: 'plan.sampling.temperature', name: 'temperature', argument: '<t>', description: 'judge sampling temperature, 0 (default) to 2', parse: parseTemperature },

@@ -15,8 +15,9 @@ import { itemDigest, renderCriterion, renderItemContext } from './render.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, VerdictMode } from './types.js';
 import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaForLength } from './verdicts.js';
 import { explanationVersion, withExplanationRule } from './explanation.js';
-import type { ExplanationLength } from '../spec/run-spec.js';
+import type { AbstainPolicy, ExplanationLength } from '../spec/run-spec.js';
 import { isRecord } from '../util/is-record.js';
+import { abstainVersion, withAbstainRule } from './abstain.js';
 
 export interface StrategyOptions {
   sampling: SamplingOptions;
@@ -25,6 +26,8 @@ export interface StrategyOptions {
   topLogprobs?: number;
   /** How much the judge writes before each verdict (default `full`). */
   explanation?: ExplanationLength;
+  /** The judge may answer cannot_assess (counted by this policy); absent: it must decide. */
+  abstain?: AbstainPolicy;
 }
 
 /**
@@ -54,7 +57,7 @@ function failAll(criteria: Criterion[], error: RubricateError): TaskDecision {
 }
 
 function withProbability(verdict: CriterionVerdict, reply: JudgeReply, criterion: Criterion): CriterionVerdict | RubricateError {
-  if (criterion.scale?.type === 'ordinal') return verdict;
+  if (criterion.scale?.type === 'ordinal' || verdict.cannotAssess) return verdict;
   const probability = probabilityOfMet(reply);
   if (RubricateError.isInstance(probability)) return probability;
   return { ...verdict, probability, value: probability };
@@ -64,10 +67,10 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
   const requestFields = baseRequest(options);
   const explanation = options.explanation ?? 'full';
   const templates = {
-    binary: withExplanationRule(perCriterionTemplate.binary, 'binary', explanation),
-    ordinal: withExplanationRule(perCriterionTemplate.ordinal, 'ordinal', explanation),
+    binary: withAbstainRule(withExplanationRule(perCriterionTemplate.binary, 'binary', explanation), options.abstain),
+    ordinal: withAbstainRule(withExplanationRule(perCriterionTemplate.ordinal, 'ordinal', explanation), options.abstain),
   };
-  const templateVersion = explanationVersion(perCriterionTemplate.version, explanation);
+  const templateVersion = abstainVersion(explanationVersion(perCriterionTemplate.version, explanation), options.abstain);
   return {
     name: 'per-criterion',
     templateVersion,
@@ -77,7 +80,7 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
       return criteria.map((criterion) => {
         const system = criterion.scale?.type === 'ordinal' ? templates.ordinal : templates.binary;
         const block = renderCriterion(criterion);
-        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaForLength(criterion, explanation) } }, () => [
+        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaForLength(criterion, explanation, options.abstain) } }, () => [
           { role: 'system', content: system },
           { role: 'user', content: `${renderItemContext(item)}\n\n${block}` },
         ], item);
@@ -92,7 +95,7 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
             if (truncated) return failAll([criterion], truncated);
             const parsed = extractJson(reply.text);
             if (!parsed.ok) return failAll([criterion], unparseable(parsed.reason, reply.text));
-            let verdict = readVerdict(criterion, parsed.value);
+            let verdict = readVerdict(criterion, parsed.value, options.abstain);
             if (!RubricateError.isInstance(verdict) && options.verdictMode === 'probability') verdict = withProbability(verdict, reply, criterion);
             if (RubricateError.isInstance(verdict)) return failAll([criterion], verdict);
             return { verdicts: new Map([[criterion.id, verdict]]), errors: new Map() };
@@ -114,8 +117,8 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
   }
   const requestFields = baseRequest(options);
   const explanation = options.explanation ?? 'full';
-  const instructions = withExplanationRule(batchedTemplate.instructions, 'batched', explanation);
-  const templateVersion = explanationVersion(batchedTemplate.version, explanation);
+  const instructions = withAbstainRule(withExplanationRule(batchedTemplate.instructions, 'batched', explanation), options.abstain);
+  const templateVersion = abstainVersion(explanationVersion(batchedTemplate.version, explanation), options.abstain);
   return {
     name: 'batched',
     templateVersion,
@@ -137,7 +140,7 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
             ...requestFields,
             // Room for every verdict of the group, from the reply schema (not --max-tokens times the group).
             maxTokens: batchedOutputBudget(group, options.sampling.maxTokens),
-            output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group, explanation) },
+            output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group, explanation, options.abstain) },
           },
           () => [
             { role: 'system', content: instructions },
@@ -165,7 +168,7 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
                 decision.errors.set(criterion.id, new RubricateError('JUDGE_UNPARSEABLE', `reply has no verdict for criterion ${criterion.id}`));
                 continue;
               }
-              const verdict = readVerdict(criterion, entry);
+              const verdict = readVerdict(criterion, entry, options.abstain);
               if (RubricateError.isInstance(verdict)) decision.errors.set(criterion.id, verdict);
               else decision.verdicts.set(criterion.id, verdict);
             }

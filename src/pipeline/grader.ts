@@ -15,6 +15,7 @@ import type { ImportRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
+import { countingCannotAssess } from '../scoring/cannot-assess.js';
 import { callPolicySchema, gradingPlanSchema, jurySchema, parseWith, type ExplanationLength, type GradingPlan, type RunSpec } from '../spec/run-spec.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
 import { judgeInfoFor, toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
@@ -66,6 +67,9 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
   assertValidSampling(sampling);
   const mode = modeOf(plan);
   if (plan.protocol === 'prometheus') {
+    if (plan.abstain !== undefined) {
+      throw new RubricateError('CONFIG_INVALID', '--abstain cannot be used with --judge-protocol prometheus: its judges are trained to always answer a 1–5 score in their own layout', { field: 'abstain' });
+    }
     if (mode !== 'per-criterion' || plan.verdict === 'probability') {
       throw new RubricateError('CONFIG_INVALID', `--judge-protocol prometheus grades one criterion per call with a [RESULT] score: ${mode === 'holistic' ? 'it has no holistic mode' : 'drop --criteria-per-call, --mode and --verdict probability'}`, { field: 'judge-protocol' });
     }
@@ -76,7 +80,7 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
       throw new RubricateError('CONFIG_INVALID', 'probability verdicts need one criterion per call (drop --criteria-per-call)', { field: 'verdict' });
     }
     const criteriaPerCall = plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall;
-    return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation });
+    return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation, abstain: plan.abstain });
   }
   if (plan.topLogprobs !== undefined && plan.verdict !== 'probability') {
     throw new RubricateError('CONFIG_INVALID', '--top-logprobs sets what --verdict probability asks for: add --verdict probability or leave it out', { field: 'top-logprobs' });
@@ -84,7 +88,7 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
   if (plan.likertLevels !== undefined && mode !== 'holistic') {
     throw new RubricateError('CONFIG_INVALID', '--likert-levels sets the scale of --mode holistic: add --mode holistic or leave it out', { field: 'likert-levels' });
   }
-  return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs });
+  return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs, abstain: plan.abstain });
 }
 
 interface Member {
@@ -115,7 +119,7 @@ export class Grader {
     this.mode = modeOf(plan);
     const sampling: SamplingOptions = withDefaultSampling(plan.sampling);
     this.strategy = options.strategy ?? createStrategy(plan, sampling);
-    this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName);
+    this.scoring = countingCannotAssess(typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName));
     this.omitText = options.omitText ?? false;
     this.aggregate = jury.aggregate ?? 'majority';
     this.holisticLevels = plan.likertLevels ?? 10;
@@ -125,6 +129,9 @@ export class Grader {
     if (withoutProbabilities) {
       // Refused before any call: every call would fail the same way.
       throw new RubricateError('JUDGE_UNSUPPORTED', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict probability cannot be used with it (use --verdict binary)`, { field: 'verdict' });
+    }
+    if (plan.abstain !== undefined && judges.length * samples > 1) {
+      throw new RubricateError('CONFIG_INVALID', '--abstain cannot be used with a jury (several judges or --samples): a juror\'s abstention has no agreed way into a majority or a mean', { field: 'abstain' });
     }
     if (samples > 1 && sampling.temperature === 0) {
       throw new RubricateError('CONFIG_INVALID', 'several samples of a judge at temperature 0 would all be the same: set --temperature above 0', { field: 'samples' });
@@ -145,6 +152,7 @@ export class Grader {
         signal: options.signal,
         stopSignal: options.stopSignal,
         sample,
+        abstain: plan.abstain,
         contextBudgetTokens: plan.contextBudget,
         evidenceSampling: { ...sampling, maxTokens: Math.min(sampling.maxTokens, 768) },
       }),
@@ -155,6 +163,7 @@ export class Grader {
       mode: this.mode,
       sampling,
       verdict: plan.verdict ?? 'binary',
+      ...(plan.abstain !== undefined ? { abstain: plan.abstain } : {}),
       ...(this.members.length > 1 ? { jury: { members: this.members.map((member) => member.info), aggregate: this.aggregate } } : {}),
     });
   }

@@ -51,6 +51,8 @@ const judgeInfoSchema = z.object({
   max_tokens: z.number().optional(),
   seed: z.number().optional(),
   verdict: z.string().optional(),
+  /** `--abstain`: how a criterion the judge could not assess counts (skip, not_met, half, fail). */
+  abstain: z.string().optional(),
   /** Juries: the members (judge, sample) and how their votes combine. */
   jury: z.object({ members: z.array(z.object({ judge: z.string(), sample: z.number().optional() })), aggregate: z.string() }).optional(),
 });
@@ -84,6 +86,11 @@ const gradedCriterionSchema = z
     source: z.enum(['judge', 'check']).default('judge'),
     status: z.enum(['ok', 'error', 'skipped']),
     met: z.boolean().nullable(),
+    /**
+     * The judge answered that it could not assess the criterion (`--abstain`): `met` and `value`
+     * are then what the run's policy counts (`skip` and `fail`: status `skipped`, met null).
+     */
+    cannot_assess: z.literal(true).optional(),
     value: unitInterval.nullable().optional(),
     label: z.string().optional(),
     probability: unitInterval.optional(),
@@ -192,9 +199,13 @@ function toGradedCriterion(result: GradedItem['criteria'][number]): GradedCriter
     kind: criterion.kind,
     source: result.source,
     status: result.status,
-    met: verdict ? verdict.met : null,
+    // A skipped criterion has no verdict to count, even when the judge's answer is kept (an abstention).
+    met: verdict && result.status !== 'skipped' ? verdict.met : null,
   };
-  if (verdict) {
+  if (verdict?.cannotAssess) line.cannot_assess = true;
+  if (verdict && result.status === 'skipped') {
+    if (verdict.explanation !== undefined) line.explanation = verdict.explanation;
+  } else if (verdict) {
     if (verdict.value !== (verdict.met ? 1 : 0) || criterion.scale) line.value = verdict.value;
     if (verdict.label !== undefined) line.label = verdict.label;
     if (verdict.probability !== undefined) line.probability = verdict.probability;
@@ -224,6 +235,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
         value: criterion.value,
         label: criterion.label,
         ...(typeof criterion.text === 'string' ? { text: criterion.text } : {}),
+        ...(criterion.cannot_assess ? { cannotAssess: true } : {}),
       }),
     ),
   };
@@ -243,7 +255,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
  */
 export function judgeInfoFor(
   judges: readonly Judge[],
-  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; jury?: JudgeInfo['jury'] },
+  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; abstain?: string; jury?: JudgeInfo['jury'] },
 ): JudgeInfo | undefined {
   const [primary] = judges;
   if (!primary) return undefined;
@@ -260,6 +272,7 @@ export function judgeInfoFor(
     max_tokens: run.sampling.maxTokens,
     ...(run.sampling.seed !== undefined ? { seed: run.sampling.seed } : {}),
     ...(run.verdict !== undefined ? { verdict: run.verdict } : {}),
+    ...(run.abstain !== undefined ? { abstain: run.abstain } : {}),
     ...(run.jury ? { jury: run.jury } : {}),
   };
 }

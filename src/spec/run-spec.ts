@@ -28,6 +28,10 @@ export type StructuredOutputMode = (typeof structuredOutputModes)[number];
 
 export const reasoningEfforts = ['none', 'minimal', 'low', 'medium', 'high'] as const;
 
+/** How a criterion the judge could not assess counts (see `grading/abstain.ts`): left out, not met, half its points, or the item fails. */
+export const abstainPolicies = ['skip', 'not_met', 'half', 'fail'] as const;
+export type AbstainPolicy = (typeof abstainPolicies)[number];
+
 /** Where a model is reached: read by every HTTP backend alike. */
 export const endpointSchema = z.strictObject({
   /** Base URL (default: the provider's, or its environment variable). */
@@ -104,6 +108,8 @@ export const gradingPlanSchema = z.strictObject({
   /** Judge context budget in tokens: longer responses are read in chunks for evidence. */
   contextBudget: positiveInteger.optional(),
   sampling: samplingSchema.optional(),
+  /** Let the judge answer cannot_assess, counted by this policy; absent: off (the judge must decide). */
+  abstain: z.enum(abstainPolicies).optional(),
 });
 
 /** How each call is made: attempts, time and parallelism. */
