@@ -108,6 +108,16 @@ describe('joinResultsWithLabels', () => {
     expect(join.unmatchedExamples).toEqual(['nowhere/c5']);
   });
 
+  it('leaves a verdict the judge could not assess out of the comparison, whatever its policy scored', async () => {
+    const abstained = path.join(directory, 'abstained.jsonl');
+    await writeFile(abstained, result('a1', [{ ...criterion('c1', false), cannot_assess: true }, criterion('c2', true)]));
+    const labels = path.join(directory, 'abstained-labels.jsonl');
+    await writeFile(labels, JSON.stringify({ id: 'a1', labels: { c1: false, c2: true } }));
+    const { records, join } = await joinResultsWithLabels(abstained, await loadLabels(labels));
+    expect(records.map((record) => record.id)).toEqual(['a1/c2']);
+    expect(join).toMatchObject({ joined: 1, judgeCannotAssess: 1, labelledWithoutVerdict: 0 });
+  });
+
   it('compares checks with the labels only when asked', async () => {
     const { records, join } = await joinResultsWithLabels(resultsFile, await loadLabels(labelsFile), { includeChecks: true });
     expect(records.map((record) => record.id)).toContain('item1/c3');

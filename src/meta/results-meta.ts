@@ -64,6 +64,8 @@ export interface JoinSummary {
   cannotAssessRatings: number;
   /** Labelled pairs every rater left as cannot_assess: counted here, not in any metric. */
   labelledOnlyCannotAssess: number;
+  /** Labelled criteria the judge answered cannot_assess on (`--abstain`): not compared, whatever the policy scored them. */
+  judgeCannotAssess: number;
 }
 
 export interface ResultsMetaReport extends BinaryMetaReport {
@@ -157,6 +159,7 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
     recordsWithoutSource: 0,
     cannotAssessRatings: labels.cannotAssessRatings,
     labelledOnlyCannotAssess: 0,
+    judgeCannotAssess: 0,
   };
   const problems: RubricateError[] = [...labels.invalid];
   const records: BinaryMetaRecord[] = [];
@@ -195,6 +198,10 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
       }
       if (!counted) {
         join.labelledChecks += 1;
+        continue;
+      }
+      if (criterion.cannot_assess) {
+        join.judgeCannotAssess += 1;
         continue;
       }
       if (verdict === undefined) {
