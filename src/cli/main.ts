@@ -18,6 +18,7 @@ type Register = (program: Command, context: CommandContext) => void;
  */
 const commandModules: Record<string, () => Promise<Register>> = {
   grade: async () => (await import('./commands/grade.js')).registerGradeCommand,
+  rejudge: async () => (await import('./commands/rejudge.js')).registerRejudgeCommand,
   score: async () => (await import('./commands/score.js')).registerScoreCommand,
   serve: async () => (await import('./commands/serve.js')).registerServeCommand,
   convert: async () => (await import('./commands/convert.js')).registerConvertCommand,

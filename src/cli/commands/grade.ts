@@ -21,8 +21,10 @@ import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import type { ImportOptions } from '../../rubric/formats/types.js';
+import { readResultsAsItems } from '../../rubric/formats/results.js';
+import { startRejudging, type Rejudging } from '../../pipeline/rejudge.js';
 
-interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
+export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
   metrics?: string;
   strict?: boolean;
@@ -50,7 +52,11 @@ export function registerGradeCommand(program: Command, context: CommandContext):
   });
 }
 
-async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext): Promise<number> {
+/**
+ * A grading run from flags: items in, results (and metrics, a report) out. `rejudge` grades the
+ * lines of a results file again and writes each unchanged one back as it was (`rubricate rejudge`).
+ */
+export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean } = {}): Promise<number> {
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
   checkFiles({
@@ -80,6 +86,8 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
       : undefined;
   /** The records the run grades, as the run reads them (the format's own skips and the shard applied). */
   const records = (options: typeof importOptions) => shardOf(importer.read(flags.input, options), flags.shard);
+  // Re-judging pairs each item with the line it came from, to write an unchanged one back as it was.
+  const rejudging: Rejudging | undefined = options.rejudge ? startRejudging(readResultsAsItems(flags.input, importOptions)) : undefined;
   const expectedTotal = countInputRecords({
     format: importer.name,
     input: flags.input,
@@ -116,7 +124,8 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     const queueUrl = flags.queue;
     outcome = await gradeFile({
       grader,
-      records: records(importOptions),
+      records: rejudging?.records ?? records(importOptions),
+      ...(rejudging ? { results: (admitted) => rejudging.keepUnchanged(grader.gradeStream(admitted)) } : {}),
       ...(queueUrl
         ? {
             results: async function* (records) {
@@ -139,12 +148,15 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     progress.stop();
     // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
     if (outcome.interrupted) return reportInterrupted(context, outcome.written, await expectedTotal.catch(() => undefined));
+    // What this run spent: a re-judged line written back as it was keeps the usage of its first run.
+    if (rejudging) outcome = { ...outcome, usage: rejudging.tally.spent };
     // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
     const oneModel = session.judges.every((member) => member.provenance.model === judge?.provenance.model);
     cost = !judge ? 0 : oneModel ? costOf(outcome.usage, priceFor(judge.provenance.model, prices)) : null;
     const summary = {
       ...outcome.metrics,
       usage: { ...outcome.usage, cost_usd: cost },
+      ...(rejudging ? { rejudged: { kept: rejudging.tally.kept, changed: rejudging.tally.changed } } : {}),
       judge: grader.judgeInfo ?? null,
       ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
       ...(skipped.size > 0 ? { skipped: [...skipped].map(([reason, count]) => ({ count, reason })) } : {}),
@@ -165,6 +177,7 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
   const { metrics, usage, invalid: invalidSeen } = outcome;
 
   printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
+  if (rejudging) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
   reportFailedAsZero(context, metrics);
   for (const [reason, count] of skipped) context.stderr(`skipped ${count} record(s): ${reason}`);
   if (grader.agreement) {
