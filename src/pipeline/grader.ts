@@ -44,6 +44,11 @@ export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 
    * comparison passes its own).
    */
   strategy?: GradingStrategy;
+  /**
+   * Which repeat of the run this grader makes (`grade --repeats`; default 0, the run itself):
+   * the same requests, each repeat's replies cached apart under its own sample indices.
+   */
+  repeat?: number;
 }
 
 /**
@@ -137,6 +142,8 @@ export class Grader {
       throw new RubricateError('CONFIG_INVALID', 'several samples of a judge at temperature 0 would all be the same: set --temperature above 0', { field: 'samples' });
     }
     const memberSpecs: Array<{ judge?: Judge; sample?: number }> = judges.length === 0 ? [{}] : judges.flatMap((judge) => Array.from({ length: samples }, (_, sample) => ({ judge, sample: samples > 1 ? sample : undefined })));
+    // Repeat r takes the sample indices after those of repeats 0 … r − 1 (repeat 0 keeps the run's own keys).
+    const repeatOffset = (options.repeat ?? 0) * samples;
     this.members = memberSpecs.map(({ judge, sample }) => ({
       info: { judge: judge?.provenance.id ?? 'none', ...(sample !== undefined ? { sample } : {}) },
       engine: new GradingEngine({
@@ -151,7 +158,7 @@ export class Grader {
         onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
         signal: options.signal,
         stopSignal: options.stopSignal,
-        sample,
+        sample: sample === undefined && repeatOffset === 0 ? undefined : (sample ?? 0) + repeatOffset,
         abstain: plan.abstain,
         contextBudgetTokens: plan.contextBudget,
         evidenceSampling: { ...sampling, maxTokens: Math.min(sampling.maxTokens, 768) },

@@ -105,6 +105,8 @@ const gradedCriterionSchema = z
     skip_reason: z.string().optional(),
     /** Juries: every judge's (or sample's) verdict on this criterion. */
     votes: kept<JuryVote[]>(z.array(juryVoteSchema)).optional(),
+    /** `grade --repeats N`: this criterion's verdict in each repeat, the run's own first (null: none in that repeat). */
+    repeats: z.array(z.boolean().nullable()).optional(),
   })
   .refine((criterion) => criterion.status !== 'ok' || criterion.met !== null, { message: 'a criterion with status "ok" needs a verdict: met must be true or false', path: ['met'] })
   .refine((criterion) => criterion.status !== 'ok' || criterion.value !== null, { message: 'a criterion with status "ok" cannot have value null', path: ['value'] });
@@ -132,6 +134,8 @@ const lineFields = {
   /** The input line this result came from. */
   line: z.number().int().optional(),
   error: kept<SerializedError>(serializedErrorSchema).optional(),
+  /** `grade --repeats N`: the item's score in each repeat, the run's own (`score`) first (null: not scored in that repeat). */
+  repeat_scores: z.array(finite.nullable()).optional(),
 };
 
 /**
