@@ -11,6 +11,7 @@ import { Grader } from '../src/pipeline/grader.js';
 import { gradeThroughQueue, runGradingWorker } from '../src/queue/grading-queue.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { modelSpecSchema, parseRunSpec, runSpecSchema, settingAt, settingPaths, type RunSpec } from '../src/spec/run-spec.js';
+import { sealAlignment } from '../src/spec/alignment.js';
 import type { FakeJudge } from '../src/testing/fake-judge.js';
 import { binaryVerdict } from '../src/testing/fake-judge.js';
 import { redisTest } from '../src/testing/redis-fixture.js';
@@ -45,6 +46,11 @@ const everySetting: Record<string, unknown> = {
   'plan.sampling.maxTokens': 300,
   'plan.sampling.seed': 7,
   'plan.abstain': 'half',
+  'plan.alignment': sealAlignment({
+    examples: { criteria: { a: [{ label: true, criterion: 'Answers the question', prompt: 'Question 9?', response: 'Answer 9.', source: 'train-item' }, { label: false, criterion: 'Answers the question', prompt: 'Question 8?', response: 'No idea.', source: 'other-train-item' }] }, tags: {} },
+    rewordings: { b: { text: 'Is polite to the user throughout', original: 'Is polite' } },
+    calibrator: null,
+  }),
   'calls.maxAttempts': 2,
   'calls.timeoutMs': 30_000,
   'calls.maxRetryAfterMs': 5000,
@@ -133,6 +139,8 @@ describe('the run spec over the queue', () => {
   redisTest('a queued run with every grading flag sends the judge exactly the requests of the same run without --queue, and writes the same results', async ({ redis, startJudge, makeTempDir }) => {
     const directory = makeTempDir('rubricate-queue-spec-');
     const input = writeItems(directory);
+    const alignmentFile = join(directory, 'alignment.json');
+    writeFileSync(alignmentFile, JSON.stringify(everySetting['plan.alignment']));
     const fake = await startJudge((request) => {
       const verdicts: Record<string, { explanation: string; criteria_met: boolean }> = {};
       for (const criterion of request.criteria) verdicts[criterion.id] = { explanation: 'x', criteria_met: criterion.points > 0 };
@@ -146,7 +154,7 @@ describe('the run spec over the queue', () => {
     const cases: Record<string, string[]> = {
       batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean'],
       holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short', '--abstain', 'half'],
-      probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native'],
+      probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native', '--alignment', alignmentFile],
       prometheus: ['--judge-protocol', 'prometheus'],
     };
     // Every run-setting flag of the table is set by some case (a new flag without one fails here).

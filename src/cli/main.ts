@@ -24,6 +24,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   convert: async () => (await import('./commands/convert.js')).registerConvertCommand,
   compare: async () => (await import('./commands/compare.js')).registerCompareCommand,
   meta: async () => (await import('./commands/meta.js')).registerMetaCommand,
+  align: async () => (await import('./commands/align.js')).registerAlignCommand,
   probe: async () => (await import('./commands/probe.js')).registerProbeCommand,
   generate: async () => (await import('./commands/generate.js')).registerGenerateCommand,
   report: async () => (await import('./commands/report.js')).registerReportCommand,

@@ -16,8 +16,10 @@ import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, Tas
 import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaForLength } from './verdicts.js';
 import { explanationVersion, withExplanationRule } from './explanation.js';
 import type { AbstainPolicy, ExplanationLength } from '../spec/run-spec.js';
+import type { Alignment, AlignmentExample } from '../spec/alignment.js';
 import { isRecord } from '../util/is-record.js';
 import { abstainVersion, withAbstainRule } from './abstain.js';
+import { alignedVersion, calibratedVerdict, examplesFor, renderExamples, shownCriterion, withExamplesRule } from './alignment.js';
 
 export interface StrategyOptions {
   sampling: SamplingOptions;
@@ -28,6 +30,17 @@ export interface StrategyOptions {
   explanation?: ExplanationLength;
   /** The judge may answer cannot_assess (counted by this policy); absent: it must decide. */
   abstain?: AbstainPolicy;
+  /** Examples, reworded criteria and a calibrator learnt from labels (`rubricate align`). */
+  alignment?: Alignment;
+}
+
+/** What follows the item's context for some criteria: their examples block (if any), then their blocks as the judge is shown them. */
+function criteriaTail(item: Item, criteria: readonly Criterion[], alignment: Alignment | undefined): string {
+  const blocks = criteria.map((criterion) => renderCriterion(shownCriterion(alignment, criterion))).join('\n\n');
+  const examples = new Set<AlignmentExample>();
+  for (const criterion of criteria) for (const example of examplesFor(alignment, criterion, [item])) examples.add(example);
+  const rendered = renderExamples([...examples]);
+  return rendered === '' ? blocks : `${rendered}\n\n${blocks}`;
 }
 
 /**
@@ -66,11 +79,12 @@ function withProbability(verdict: CriterionVerdict, reply: JudgeReply, criterion
 export function createPerCriterionStrategy(options: StrategyOptions): GradingStrategy {
   const requestFields = baseRequest(options);
   const explanation = options.explanation ?? 'full';
+  const { alignment } = options;
   const templates = {
-    binary: withAbstainRule(withExplanationRule(perCriterionTemplate.binary, 'binary', explanation), options.abstain),
-    ordinal: withAbstainRule(withExplanationRule(perCriterionTemplate.ordinal, 'ordinal', explanation), options.abstain),
+    binary: withExamplesRule(withAbstainRule(withExplanationRule(perCriterionTemplate.binary, 'binary', explanation), options.abstain), alignment),
+    ordinal: withExamplesRule(withAbstainRule(withExplanationRule(perCriterionTemplate.ordinal, 'ordinal', explanation), options.abstain), alignment),
   };
-  const templateVersion = abstainVersion(explanationVersion(perCriterionTemplate.version, explanation), options.abstain);
+  const templateVersion = alignedVersion(abstainVersion(explanationVersion(perCriterionTemplate.version, explanation), options.abstain), alignment);
   return {
     name: 'per-criterion',
     templateVersion,
@@ -79,7 +93,7 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
       const shared = itemDigest(item);
       return criteria.map((criterion) => {
         const system = criterion.scale?.type === 'ordinal' ? templates.ordinal : templates.binary;
-        const block = renderCriterion(criterion);
+        const block = criteriaTail(item, [criterion], alignment);
         const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaForLength(criterion, explanation, options.abstain) } }, () => [
           { role: 'system', content: system },
           { role: 'user', content: `${renderItemContext(item)}\n\n${block}` },
@@ -98,7 +112,7 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
             let verdict = readVerdict(criterion, parsed.value, options.abstain);
             if (!RubricateError.isInstance(verdict) && options.verdictMode === 'probability') verdict = withProbability(verdict, reply, criterion);
             if (RubricateError.isInstance(verdict)) return failAll([criterion], verdict);
-            return { verdicts: new Map([[criterion.id, verdict]]), errors: new Map() };
+            return { verdicts: new Map([[criterion.id, calibratedVerdict(alignment, verdict)]]), errors: new Map() };
           },
         };
       });
@@ -117,8 +131,9 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
   }
   const requestFields = baseRequest(options);
   const explanation = options.explanation ?? 'full';
-  const instructions = withAbstainRule(withExplanationRule(batchedTemplate.instructions, 'batched', explanation), options.abstain);
-  const templateVersion = abstainVersion(explanationVersion(batchedTemplate.version, explanation), options.abstain);
+  const { alignment } = options;
+  const instructions = withExamplesRule(withAbstainRule(withExplanationRule(batchedTemplate.instructions, 'batched', explanation), options.abstain), alignment);
+  const templateVersion = alignedVersion(abstainVersion(explanationVersion(batchedTemplate.version, explanation), options.abstain), alignment);
   return {
     name: 'batched',
     templateVersion,
@@ -131,10 +146,10 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
         tokensPerVerdict: options.sampling.maxTokens,
         limits,
         sharedPromptTokens: limits?.contextWindow !== undefined ? estimateTokens(renderItemContext(item)) + estimateTokens(instructions) : 0,
-        criterionPromptTokens: (criterion) => (limits?.contextWindow !== undefined ? estimateTokens(renderCriterion(criterion)) : 0),
+        criterionPromptTokens: (criterion) => (limits?.contextWindow !== undefined ? estimateTokens(criteriaTail(item, [criterion], alignment)) : 0),
       });
       for (const group of groups) {
-        const blocks = group.map(renderCriterion).join('\n\n');
+        const blocks = criteriaTail(item, group, alignment);
         const request = lazyRequest(
           {
             ...requestFields,

@@ -113,6 +113,7 @@ describe('readLabels', () => {
       ]),
     );
     expect(index).toMatchObject({ pairs: 2, ratings: 2, cannotAssessRatings: 2, pooled: 0 });
+    expect(index.notes.get('a')).toEqual(new Map([['c1', ['the answer is cut off']]]));
   });
 
   it('fails clearly on a missing file', async () => {

@@ -143,6 +143,8 @@ export interface LabelIndex {
   byItem: Map<string, Map<string, boolean[]>>;
   /** Raters who answered cannot_assess, by item id, then criterion id (only pairs with at least one). */
   cannotAssess: Map<string, Map<string, number>>;
+  /** Reviewers' notes, by item id, then criterion id (only pairs with a note). */
+  notes: Map<string, Map<string, string[]>>;
   /** Distinct (item, criterion) pairs with at least one met / not met label. */
   pairs: number;
   /** Individual met / not met rater labels. */
@@ -178,7 +180,7 @@ export async function loadLabels(file: string, options: { onInvalid?: (error: Ru
 }
 
 function emptyIndex(): LabelIndex {
-  return { byItem: new Map(), cannotAssess: new Map(), pairs: 0, ratings: 0, cannotAssessRatings: 0, invalid: [], pooled: 0 };
+  return { byItem: new Map(), cannotAssess: new Map(), notes: new Map(), pairs: 0, ratings: 0, cannotAssessRatings: 0, invalid: [], pooled: 0 };
 }
 
 function criteriaOf<T>(map: Map<string, Map<string, T>>, itemId: string): Map<string, T> {
@@ -204,6 +206,10 @@ function addLabel(index: LabelIndex, label: CriterionLabel, pooledKeys: Set<stri
     }
     index.ratings += label.labels.length;
   }
+  if (label.note !== undefined && label.note.trim() !== '') {
+    const criteria = criteriaOf(index.notes, label.id);
+    criteria.set(label.criterionId, [...(criteria.get(label.criterionId) ?? []), label.note]);
+  }
   if (label.cannotAssess) {
     const criteria = criteriaOf(index.cannotAssess, label.id);
     criteria.set(label.criterionId, (criteria.get(label.criterionId) ?? 0) + label.cannotAssess);
@@ -218,4 +224,23 @@ export function indexLabels(labels: Iterable<CriterionLabel>): LabelIndex {
   for (const label of labels) addLabel(index, label, pooledKeys);
   index.pooled = pooledKeys.size;
   return index;
+}
+
+/** The labels of some items only (an alignment's held-out items): every count is of what is kept. */
+export function restrictLabels(index: LabelIndex, itemIds: ReadonlySet<string>): LabelIndex {
+  const restricted = emptyIndex();
+  restricted.invalid = index.invalid;
+  for (const [itemId, criteria] of index.byItem) {
+    if (!itemIds.has(itemId)) continue;
+    restricted.byItem.set(itemId, criteria);
+    restricted.pairs += criteria.size;
+    for (const raters of criteria.values()) restricted.ratings += raters.length;
+  }
+  for (const [itemId, criteria] of index.cannotAssess) {
+    if (!itemIds.has(itemId)) continue;
+    restricted.cannotAssess.set(itemId, criteria);
+    for (const raters of criteria.values()) restricted.cannotAssessRatings += raters;
+  }
+  for (const [itemId, notes] of index.notes) if (itemIds.has(itemId)) restricted.notes.set(itemId, notes);
+  return restricted;
 }

@@ -4,6 +4,7 @@ import { normalizeRubric } from '../rubric/normalize.js';
 import type { PairwiseItem } from '../rubric/schema.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { Comparer, CompareSummaryBuilder } from './compare.js';
+import { sealAlignment } from '../spec/alignment.js';
 
 function comparer(judge: Judge, options: Partial<ConstructorParameters<typeof Comparer>[0]> = {}) {
   return new Comparer({ judge, ...options, calls: { retryBaseDelayMs: 1, ...options.calls } });
@@ -33,6 +34,24 @@ describe('Comparer', () => {
     ]);
     // The undesirable criterion is framed so the better response is the one that avoids it.
     expect(fake.requests.some((request) => request.userText.includes('Is rude (undesirable: the better response avoids this)'))).toBe(true);
+  });
+
+  test('an alignment rewords a rubric criterion and shows its examples, except those from either response, and names itself in provenance', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: { explanation: 'x', winner: '1' } }));
+    const example = (label: boolean, response: string) => ({ label, criterion: 'Gives a prime', prompt: 'Name a prime number.', response, source: `from ${response}` });
+    const alignment = sealAlignment({
+      examples: { criteria: { correct: [example(true, 'Eleven.'), example(false, 'Four.')] }, tags: {} },
+      rewordings: { rude: { text: 'Insults the user', original: 'Is rude' } },
+      calibrator: null,
+    });
+    const compare = comparer(judge, { plan: { alignment }, overall: false });
+    await compare.comparePair(pair);
+    const texts = fake.requests.map((request) => request.userText);
+    expect(texts.filter((text) => text.includes('Insults the user (undesirable: the better response avoids this)'))).toHaveLength(2);
+    expect(texts.filter((text) => text.includes('<examples-') && text.includes('Response: Eleven.'))).toHaveLength(2);
+    expect(compare.judgeInfo).toMatchObject({ alignment: alignment.hash, template_version: `pairwise/v2+aligned-${alignment.hash.slice(0, 12)}` });
+    const calibrated = sealAlignment({ ...alignment, calibrator: { kind: 'isotonic', points: [[0, 0]], threshold: 0.5 } });
+    expect(() => comparer(judge, { plan: { alignment: calibrated } })).toThrow(/pairwise verdicts do not have/);
   });
 
   test('counts order-inconsistent verdicts as such, and ties', async ({ scriptedJudge }) => {

@@ -7,7 +7,7 @@
 import type { CheckRunner, CriterionResult, EngineEvent } from '../engine/engine.js';
 import type { ReplyStore } from '../store/index.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
-import type { SerializedError } from '../errors.js';
+import { RubricateError, type SerializedError } from '../errors.js';
 import { createPrometheusRelativeStrategy } from '../grading/prometheus.js';
 import { createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairOrder } from '../grading/pairwise.js';
 import type { SamplingOptions } from '../grading/types.js';
@@ -78,7 +78,7 @@ export interface CompareOptions extends Partial<Pick<RunSpec, 'calls' | 'omitTex
 }
 
 /** The plan settings pairwise judging reads; `prometheus`: Prometheus' relative layout and `[RESULT] A|B` replies (no ties). */
-const comparePlanSchema = gradingPlanSchema.pick({ sampling: true, protocol: true });
+const comparePlanSchema = gradingPlanSchema.pick({ sampling: true, protocol: true, alignment: true });
 export type ComparePlan = z.infer<typeof comparePlanSchema>;
 
 function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
@@ -137,10 +137,13 @@ export class Comparer {
     // Any other plan setting (mode, verdict, explanation…) is refused by name: pairwise judging would ignore it.
     const plan = parseWith(comparePlanSchema, options.plan ?? {}, 'compare plan');
     const sampling: SamplingOptions = withDefaultSampling({ maxTokens: defaultPairwiseMaxTokens, ...plan.sampling });
+    const { alignment } = plan;
+    if (alignment && plan.protocol === 'prometheus') throw new RubricateError('CONFIG_INVALID', "--alignment cannot be used with --judge-protocol prometheus: its layout has no place for rubricate's delimited examples", { field: 'alignment' });
+    if (alignment?.calibrator) throw new RubricateError('CONFIG_INVALID', '--alignment holds a calibrator of P(met), which pairwise verdicts do not have: use an alignment fitted on binary verdicts', { field: 'alignment' });
     const strategy =
       plan.protocol === 'prometheus'
         ? createPrometheusRelativeStrategy({ sampling })
-        : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
+        : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall, alignment });
     this.grader = new Grader({
       judge: options.judge,
       strategy,
@@ -152,7 +155,7 @@ export class Comparer {
       signal: options.signal,
       stopSignal: options.stopSignal,
     });
-    this.judgeInfo = judgeInfoFor(options.judge ? [options.judge] : [], { templateVersion: strategy.templateVersion, mode: options.swap === false ? 'pairwise' : 'pairwise-swap', sampling });
+    this.judgeInfo = judgeInfoFor(options.judge ? [options.judge] : [], { templateVersion: strategy.templateVersion, mode: options.swap === false ? 'pairwise' : 'pairwise-swap', sampling, ...(alignment ? { alignment: alignment.hash } : {}) });
   }
 
   async comparePair(pair: PairwiseItem, line = 0): Promise<CompareRecord> {

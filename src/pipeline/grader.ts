@@ -71,6 +71,13 @@ export function modeOf(plan: GradingPlan): GradingMode {
 export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = withDefaultSampling(plan.sampling)): GradingStrategy {
   assertValidSampling(sampling);
   const mode = modeOf(plan);
+  const { alignment } = plan;
+  if (alignment && (mode === 'holistic' || plan.protocol === 'prometheus')) {
+    throw new RubricateError('CONFIG_INVALID', `--alignment applies examples and rewordings per criterion: ${mode === 'holistic' ? '--mode holistic asks one rating per item' : "--judge-protocol prometheus has its own layout, without rubricate's delimited blocks"}`, { field: 'alignment' });
+  }
+  if (alignment?.calibrator && plan.verdict !== 'probability') {
+    throw new RubricateError('CONFIG_INVALID', '--alignment holds a calibrator of P(met), fitted on probability verdicts: add --verdict probability, or align again on binary verdicts', { field: 'alignment' });
+  }
   if (plan.protocol === 'prometheus') {
     if (plan.abstain !== undefined) {
       throw new RubricateError('CONFIG_INVALID', '--abstain cannot be used with --judge-protocol prometheus: its judges are trained to always answer a 1–5 score in their own layout', { field: 'abstain' });
@@ -85,7 +92,7 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
       throw new RubricateError('CONFIG_INVALID', 'probability verdicts need one criterion per call (drop --criteria-per-call)', { field: 'verdict' });
     }
     const criteriaPerCall = plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall;
-    return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation, abstain: plan.abstain });
+    return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation, abstain: plan.abstain, alignment });
   }
   if (plan.topLogprobs !== undefined && plan.verdict !== 'probability') {
     throw new RubricateError('CONFIG_INVALID', '--top-logprobs sets what --verdict probability asks for: add --verdict probability or leave it out', { field: 'top-logprobs' });
@@ -93,7 +100,7 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
   if (plan.likertLevels !== undefined && mode !== 'holistic') {
     throw new RubricateError('CONFIG_INVALID', '--likert-levels sets the scale of --mode holistic: add --mode holistic or leave it out', { field: 'likert-levels' });
   }
-  return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs, abstain: plan.abstain });
+  return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs, abstain: plan.abstain, alignment });
 }
 
 interface Member {
@@ -171,6 +178,7 @@ export class Grader {
       sampling,
       verdict: plan.verdict ?? 'binary',
       ...(plan.abstain !== undefined ? { abstain: plan.abstain } : {}),
+      ...(plan.alignment ? { alignment: plan.alignment.hash } : {}),
       ...(this.members.length > 1 ? { jury: { members: this.members.map((member) => member.info), aggregate: this.aggregate } } : {}),
     });
   }

@@ -53,6 +53,8 @@ const judgeInfoSchema = z.object({
   verdict: z.string().optional(),
   /** `--abstain`: how a criterion the judge could not assess counts (skip, not_met, half, fail). */
   abstain: z.string().optional(),
+  /** `--alignment`: the hash of the alignment applied (examples, rewordings, calibrator). */
+  alignment: z.string().optional(),
   /** Juries: the members (judge, sample) and how their votes combine. */
   jury: z.object({ members: z.array(z.object({ judge: z.string(), sample: z.number().optional() })), aggregate: z.string() }).optional(),
 });
@@ -259,7 +261,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
  */
 export function judgeInfoFor(
   judges: readonly Judge[],
-  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; abstain?: string; jury?: JudgeInfo['jury'] },
+  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; abstain?: string; alignment?: string; jury?: JudgeInfo['jury'] },
 ): JudgeInfo | undefined {
   const [primary] = judges;
   if (!primary) return undefined;
@@ -277,6 +279,7 @@ export function judgeInfoFor(
     ...(run.sampling.seed !== undefined ? { seed: run.sampling.seed } : {}),
     ...(run.verdict !== undefined ? { verdict: run.verdict } : {}),
     ...(run.abstain !== undefined ? { abstain: run.abstain } : {}),
+    ...(run.alignment !== undefined ? { alignment: run.alignment } : {}),
     ...(run.jury ? { jury: run.jury } : {}),
   };
 }

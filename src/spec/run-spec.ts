@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { alignmentSchema } from './alignment.js';
 
 const positiveInteger = z.int().positive();
 
@@ -110,6 +111,12 @@ export const gradingPlanSchema = z.strictObject({
   sampling: samplingSchema.optional(),
   /** Let the judge answer cannot_assess, counted by this policy; absent: off (the judge must decide). */
   abstain: z.enum(abstainPolicies).optional(),
+  /**
+   * What `rubricate align` learnt from labels (examples, rewordings, a calibrator), applied to every
+   * call (`spec/alignment.ts`). One setting, given whole by one flag: lazy, so that `settingPaths`
+   * sees a leaf rather than the alignment's own fields.
+   */
+  alignment: z.lazy(() => alignmentSchema).optional(),
 });
 
 /** How each call is made: attempts, time and parallelism. */

@@ -42,7 +42,7 @@ export function registerCompareCommand(program: Command, context: CommandContext
     .option('--no-overall', 'with rubrics, compare per criterion only')
     .option('--quiet', 'no progress bar');
   // Pairwise judging reads the sampling and the protocol of the plan; one judge, no jury.
-  addJudgeOptions(command, ['sampling', 'protocol', 'calls', 'fleet', 'text']);
+  addJudgeOptions(command, ['sampling', 'protocol', 'alignment', 'calls', 'fleet', 'text']);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
@@ -69,7 +69,7 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   const comparer = new Comparer({
     judge,
     store,
-    plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}) },
+    plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}), ...(spec.plan.alignment ? { alignment: spec.plan.alignment } : {}) },
     calls,
     swap: flags.swap,
     allowTies: flags.ties,
