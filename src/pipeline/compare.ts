@@ -17,6 +17,8 @@ import type { PairwiseMetaRecord, PairwiseMetaReport } from '../scoring/pairwise
 import type { PairwiseImportRecord } from '../rubric/records.js';
 import type { Message, PairLabel, PairwiseItem } from '../rubric/schema.js';
 import { bootstrap } from '../statistics/bootstrap.js';
+import { benjaminiHochbergAdjust, holmAdjust } from '../statistics/multiple-testing.js';
+import { minimumPairedSampleSize, pairedDelta } from '../statistics/paired.js';
 import { mean } from '../statistics/descriptive.js';
 import { rubricateVersion } from '../version.js';
 import { defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
@@ -226,8 +228,43 @@ export interface CompareSummary {
   /** With gold labels: accuracy per order and averaged, positional agreement (LLMBar's definitions). */
   agreement?: PairwiseMetaReport;
   criteria: Record<string, { text: string; win: number; tie: number; loss: number; inconsistent: number; errors: number }>;
+  /**
+   * Is A preferred over B? Each decided comparison scores A − B as +1 (A better), −1 (B better) or
+   * 0 (tie, inconsistent): the mean difference, its interval and two-sided p-value by the normal
+   * approximation, and the comparisons a test at 80% power (α 0.05) needs to detect a preference
+   * that size; per criterion the same, with p-values adjusted across criteria by Holm and by
+   * Benjamini–Hochberg.
+   */
+  preference: { method: 'paired z-test (normal approximation)'; overall: Preference; criteria: Record<string, Preference & { p_holm: number | null; p_benjamini_hochberg: number | null }> };
   usage: Usage;
   judge?: JudgeInfo;
+}
+
+export interface Preference {
+  n: number;
+  delta: number | null;
+  ci95: [number, number] | null;
+  p_value: number | null;
+  /** Comparisons needed to detect a preference of this size at 80% power; null when there is none to detect. */
+  comparisons_for_power_80: number | null;
+}
+
+/** The paired preference of A over B from its decided comparisons' counts. */
+function preferenceOf(counts: { win: number; loss: number; tie: number; inconsistent: number }): Preference {
+  const differences = [...Array<number>(counts.win).fill(1), ...Array<number>(counts.loss).fill(-1), ...Array<number>(counts.tie + counts.inconsistent).fill(0)];
+  const paired = pairedDelta(differences, Array<number>(differences.length).fill(0));
+  const needed = paired.stdDifference !== null && paired.stdDifference > 0 && paired.delta !== 0 ? minimumPairedSampleSize({ effect: paired.delta, stdDifference: paired.stdDifference }) : null;
+  return { n: paired.n, delta: paired.n > 0 ? paired.delta : null, ci95: paired.interval, p_value: paired.pValue, comparisons_for_power_80: needed?.n ?? null };
+}
+
+/** Each criterion's preference, with p-values adjusted across the criteria that have one. */
+function criterionPreferences(criteria: CompareSummary['criteria']): CompareSummary['preference']['criteria'] {
+  const entries = Object.entries(criteria).map(([id, counts]) => [id, preferenceOf(counts)] as const);
+  const tested = entries.filter(([, preference]) => preference.p_value !== null);
+  const holm = holmAdjust(tested.map(([, preference]) => preference.p_value!));
+  const benjaminiHochberg = benjaminiHochbergAdjust(tested.map(([, preference]) => preference.p_value!));
+  const adjusted = new Map(tested.map(([id], index) => [id, { p_holm: holm[index], p_benjamini_hochberg: benjaminiHochberg[index] }]));
+  return Object.fromEntries(entries.map(([id, preference]) => [id, { ...preference, ...(adjusted.get(id) ?? { p_holm: null, p_benjamini_hochberg: null }) }]));
 }
 
 function share(values: number[], seed: number): Share {
@@ -286,6 +323,7 @@ export class CompareSummaryBuilder {
       n_invalid: this.status.invalid,
       overall: { ...this.counts, win_rate: share(this.winScores, 11), tie_rate: share(this.ties, 12), position_consistency: share(this.consistency, 13) },
       criteria: this.criteria,
+      preference: { method: 'paired z-test (normal approximation)', overall: preferenceOf(this.counts), criteria: criterionPreferences(this.criteria) },
       usage: this.usage,
     };
     if (this.metaRecords.length > 0) summary.agreement = computePairwiseMeta(this.metaRecords);
