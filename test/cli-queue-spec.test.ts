@@ -85,6 +85,8 @@ describe('the run spec over the queue', () => {
   redisTest('a queued run with every grading flag sends the judge exactly the requests of the same run without --queue, and writes the same results', async ({ redis, startJudge, makeTempDir }) => {
     const directory = makeTempDir('rubricate-queue-spec-');
     const input = writeItems(directory);
+    const alignmentFile = join(directory, 'alignment.json');
+    writeFileSync(alignmentFile, JSON.stringify(sampleSettings['plan.alignment']));
     const fake = await startJudge((request) => {
       const verdicts: Record<string, { explanation: string; criteria_met: boolean }> = {};
       for (const criterion of request.criteria) verdicts[criterion.id] = { explanation: 'x', criteria_met: criterion.points > 0 };
@@ -97,8 +99,8 @@ describe('the run spec over the queue', () => {
     const scoring = ['--scoring', 'normalized', '--failed-as-zero', '--check-mode', 'loose', '--no-text', '--cache-ttl', '3600', '--global-concurrency', '4', '--rate-limit', '60000,60000000', '--lease', '5'];
     const cases: Record<string, string[]> = {
       batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean'],
-      holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short'],
-      probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native'],
+      holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short', '--abstain', 'half'],
+      probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native', '--alignment', alignmentFile],
       prometheus: ['--judge-protocol', 'prometheus'],
     };
     // Every run-setting flag of the table is set by some case (a new flag without one fails here).

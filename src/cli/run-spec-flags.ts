@@ -17,14 +17,15 @@ import { RubricateError } from '../errors.js';
 import { backendOf, unreadSettings } from '../judges/registry.js';
 import { profileNames } from '../judges/profiles.js';
 import { validateSampling } from '../grading/sampling.js';
-import { explanationLengths, parseRunSpec, reasoningEfforts, structuredOutputModes, type Credentials, type ModelSpec, type RunSpec, type SettingPath } from '../spec/run-spec.js';
+import { abstainPolicies, explanationLengths, parseRunSpec, reasoningEfforts, structuredOutputModes, type Credentials, type ModelSpec, type RunSpec, type SettingPath } from '../spec/run-spec.js';
 import { safeParseJson } from '../util/json.js';
+import { readAlignmentFile } from '../spec/alignment.js';
 
 /** Which model a model setting's flag is for: `--judge-…` or `--generator-…`. */
 export type ModelRole = 'judge' | 'generator';
 
 /** The run-spec groups a command can offer. */
-export type FlagGroup = 'plan' | 'batching' | 'sampling' | 'protocol' | 'calls' | 'jury' | 'scoring' | 'fleet' | 'text';
+export type FlagGroup = 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'calls' | 'jury' | 'scoring' | 'fleet' | 'text';
 
 interface FlagRow {
   /** The run-spec path set (model rows: the path inside a model spec). */
@@ -169,6 +170,22 @@ const runRows: readonly FlagRow[] = [
     argument: '<length>',
     description: "what the judge writes before each verdict: full (endpoints' default), short (local judges' default) or none (one generated token per verdict on a local judge)",
     choices: explanationLengths,
+  },
+  {
+    group: 'plan',
+    path: 'plan.abstain',
+    name: 'abstain',
+    argument: '<policy>',
+    description: 'let the judge answer cannot_assess where the response does not let it decide, counted as: skip (left out of the score), not_met, half (half its points) or fail (the item scores 0); off by default',
+    choices: abstainPolicies,
+  },
+  {
+    group: 'alignment',
+    path: 'plan.alignment',
+    name: 'alignment',
+    argument: '<file>',
+    description: 'apply an alignment written by rubricate align (labelled examples, reworded criteria, a calibrator); its hash goes into the cache keys and the results',
+    parse: readAlignmentFile,
   },
   { group: 'protocol', path: 'plan.protocol', name: 'judge-protocol', argument: '<protocol>', description: "prompt layout and reply format: native (rubricate's own, default) or prometheus (1–5 rubrics, [RESULT] replies)", choices: ['native', 'prometheus'] },
   { group: 'sampling', path: 'plan.sampling.temperature', name: 'temperature', argument: '<t>', description: 'judge sampling temperature, 0 (default) to 2', parse: parseTemperature },

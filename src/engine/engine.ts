@@ -8,7 +8,7 @@
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, TaskOutcome } from '../grading/types.js';
 import type { CheckMode } from '../checks/types.js';
-import type { CallPolicy } from '../spec/run-spec.js';
+import type { AbstainPolicy, CallPolicy } from '../spec/run-spec.js';
 import { judgeImage } from '../images/images.js';
 import { gatherEvidence, needsEvidence } from '../grading/evidence.js';
 import { gradeItemCriteria, type CheckRunner } from '../grading/item-policy.js';
@@ -68,6 +68,8 @@ export interface EngineOptions {
   stopSignal?: AbortSignal;
   /** Sample index for repeated judgements of the same request (self-consistency juries): part of the cache key. */
   sample?: number;
+  /** `--abstain`: how a criterion the judge could not assess counts (applied as the item's criteria come back). */
+  abstain?: AbstainPolicy;
   /**
    * Judge context budget in tokens. A grading prompt estimated above it is not sent whole:
    * the response is read in chunks for evidence, then each criterion is judged on its evidence.
@@ -165,6 +167,7 @@ export class GradingEngine {
     const graded = await gradeItemCriteria(item, {
       checkRunner: this.options.checkRunner,
       checkMode: this.options.checkMode,
+      abstain: this.options.abstain,
       judge: (criteria) => this.judgeCriteria(item, criteria, tally),
       // What the judge would have been asked (planning builds no prompt text).
       plannedCalls: (criteria) => (judge ? this.options.strategy.plan(item, criteria).length : 0),

@@ -13,6 +13,8 @@ export interface CriterionVerdict {
   label?: string;
   /** P(met) from token probabilities, when asked for. */
   probability?: number;
+  /** The judge answered that it could not assess the criterion (`--abstain`); `met` and `value` are then the policy's. */
+  cannotAssess?: boolean;
   explanation?: string;
   source: 'judge' | 'check';
   /** Verdicts of a hierarchical criterion's sub-checks, in order. */

@@ -15,6 +15,7 @@ import type { ImportRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
+import { countingCannotAssess } from '../scoring/cannot-assess.js';
 import { callPolicySchema, gradingPlanSchema, jurySchema, parseWith, type ExplanationLength, type GradingPlan, type RunSpec } from '../spec/run-spec.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
 import { judgeInfoFor, toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
@@ -43,6 +44,11 @@ export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 
    * comparison passes its own).
    */
   strategy?: GradingStrategy;
+  /**
+   * Which repeat of the run this grader makes (`grade --repeats`; default 0, the run itself):
+   * the same requests, each repeat's replies cached apart under its own sample indices.
+   */
+  repeat?: number;
 }
 
 /**
@@ -65,7 +71,17 @@ export function modeOf(plan: GradingPlan): GradingMode {
 export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = withDefaultSampling(plan.sampling)): GradingStrategy {
   assertValidSampling(sampling);
   const mode = modeOf(plan);
+  const { alignment } = plan;
+  if (alignment && (mode === 'holistic' || plan.protocol === 'prometheus')) {
+    throw new RubricateError('CONFIG_INVALID', `--alignment applies examples and rewordings per criterion: ${mode === 'holistic' ? '--mode holistic asks one rating per item' : "--judge-protocol prometheus has its own layout, without rubricate's delimited blocks"}`, { field: 'alignment' });
+  }
+  if (alignment?.calibrator && plan.verdict !== 'probability') {
+    throw new RubricateError('CONFIG_INVALID', '--alignment holds a calibrator of P(met), fitted on probability verdicts: add --verdict probability, or align again on binary verdicts', { field: 'alignment' });
+  }
   if (plan.protocol === 'prometheus') {
+    if (plan.abstain !== undefined) {
+      throw new RubricateError('CONFIG_INVALID', '--abstain cannot be used with --judge-protocol prometheus: its judges are trained to always answer a 1–5 score in their own layout', { field: 'abstain' });
+    }
     if (mode !== 'per-criterion' || plan.verdict === 'probability') {
       throw new RubricateError('CONFIG_INVALID', `--judge-protocol prometheus grades one criterion per call with a [RESULT] score: ${mode === 'holistic' ? 'it has no holistic mode' : 'drop --criteria-per-call, --mode and --verdict probability'}`, { field: 'judge-protocol' });
     }
@@ -76,9 +92,9 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
       throw new RubricateError('CONFIG_INVALID', 'probability verdicts need one criterion per call (drop --criteria-per-call)', { field: 'verdict' });
     }
     const criteriaPerCall = plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall;
-    return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation });
+    return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation, abstain: plan.abstain, alignment });
   }
-  if (plan.criteriaPerCall !== undefined && plan.criteriaPerCall !== 1 && mode !== 'batched') {
+  if (plan.criteriaPerCall !== undefined && plan.criteriaPerCall !== 1) {
     throw new RubricateError('CONFIG_INVALID', `--criteria-per-call sets what a batched call holds: it does not apply to --mode ${mode}`, { field: 'criteria-per-call' });
   }
   if (plan.topLogprobs !== undefined && plan.verdict !== 'probability') {
@@ -87,7 +103,7 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
   if (plan.likertLevels !== undefined && mode !== 'holistic') {
     throw new RubricateError('CONFIG_INVALID', '--likert-levels sets the scale of --mode holistic: add --mode holistic or leave it out', { field: 'likert-levels' });
   }
-  return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs });
+  return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs, abstain: plan.abstain, alignment });
 }
 
 interface Member {
@@ -118,7 +134,7 @@ export class Grader {
     this.mode = modeOf(plan);
     const sampling: SamplingOptions = withDefaultSampling(plan.sampling);
     this.strategy = options.strategy ?? createStrategy(plan, sampling);
-    this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName);
+    this.scoring = countingCannotAssess(typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName));
     this.omitText = options.omitText ?? false;
     this.aggregate = jury.aggregate ?? 'majority';
     this.holisticLevels = plan.likertLevels ?? 10;
@@ -129,10 +145,15 @@ export class Grader {
       // Refused before any call: every call would fail the same way.
       throw new RubricateError('JUDGE_UNSUPPORTED', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict probability cannot be used with it (use --verdict binary)`, { field: 'verdict' });
     }
+    if (plan.abstain !== undefined && judges.length * samples > 1) {
+      throw new RubricateError('CONFIG_INVALID', '--abstain cannot be used with a jury (several judges or --samples): a juror\'s abstention has no agreed way into a majority or a mean', { field: 'abstain' });
+    }
     if (samples > 1 && sampling.temperature === 0) {
       throw new RubricateError('CONFIG_INVALID', 'several samples of a judge at temperature 0 would all be the same: set --temperature above 0', { field: 'samples' });
     }
     const memberSpecs: Array<{ judge?: Judge; sample?: number }> = judges.length === 0 ? [{}] : judges.flatMap((judge) => Array.from({ length: samples }, (_, sample) => ({ judge, sample: samples > 1 ? sample : undefined })));
+    // Repeat r takes the sample indices after those of repeats 0 … r − 1 (repeat 0 keeps the run's own keys).
+    const repeatOffset = (options.repeat ?? 0) * samples;
     this.members = memberSpecs.map(({ judge, sample }) => ({
       info: { judge: judge?.provenance.id ?? 'none', ...(sample !== undefined ? { sample } : {}) },
       engine: new GradingEngine({
@@ -148,7 +169,8 @@ export class Grader {
         onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
         signal: options.signal,
         stopSignal: options.stopSignal,
-        sample,
+        sample: sample === undefined && repeatOffset === 0 ? undefined : (sample ?? 0) + repeatOffset,
+        abstain: plan.abstain,
         contextBudgetTokens: plan.contextBudget,
         evidenceSampling: { ...sampling, maxTokens: Math.min(sampling.maxTokens, 768) },
       }),
@@ -159,6 +181,8 @@ export class Grader {
       mode: this.mode,
       sampling,
       verdict: plan.verdict ?? 'binary',
+      ...(plan.abstain !== undefined ? { abstain: plan.abstain } : {}),
+      ...(plan.alignment ? { alignment: plan.alignment.hash } : {}),
       ...(this.members.length > 1 ? { jury: { members: this.members.map((member) => member.info), aggregate: this.aggregate } } : {}),
     });
   }

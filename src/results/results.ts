@@ -51,6 +51,10 @@ const judgeInfoSchema = z.object({
   max_tokens: z.number().optional(),
   seed: z.number().optional(),
   verdict: z.string().optional(),
+  /** `--abstain`: how a criterion the judge could not assess counts (skip, not_met, half, fail). */
+  abstain: z.string().optional(),
+  /** `--alignment`: the hash of the alignment applied (examples, rewordings, calibrator). */
+  alignment: z.string().optional(),
   /** Juries: the members (judge, sample) and how their votes combine. */
   jury: z.object({ members: z.array(z.object({ judge: z.string(), sample: z.number().optional() })), aggregate: z.string() }).optional(),
 });
@@ -96,6 +100,11 @@ const gradedCriterionSchema = z
     source: z.enum(['judge', 'check']).default('judge'),
     status: z.enum(['ok', 'error', 'skipped']),
     met: z.boolean().nullable(),
+    /**
+     * The judge answered that it could not assess the criterion (`--abstain`): `met` and `value`
+     * are then what the run's policy counts (`skip` and `fail`: status `skipped`, met null).
+     */
+    cannot_assess: z.literal(true).optional(),
     value: unitInterval.nullable().optional(),
     label: z.string().optional(),
     probability: unitInterval.optional(),
@@ -110,6 +119,8 @@ const gradedCriterionSchema = z
     skip_reason: z.string().optional(),
     /** Juries: every judge's (or sample's) verdict on this criterion. */
     votes: kept<JuryVote[]>(z.array(juryVoteSchema)).optional(),
+    /** `grade --repeats N`: this criterion's verdict in each repeat, the run's own first (null: none in that repeat). */
+    repeats: z.array(z.boolean().nullable()).optional(),
   })
   .refine((criterion) => criterion.status !== 'ok' || criterion.met !== null, { message: 'a criterion with status "ok" needs a verdict: met must be true or false', path: ['met'] })
   .refine((criterion) => criterion.status !== 'ok' || criterion.value !== null, { message: 'a criterion with status "ok" cannot have value null', path: ['value'] });
@@ -137,6 +148,8 @@ const lineFields = {
   /** The input line this result came from. */
   line: z.number().int().optional(),
   error: kept<SerializedError>(serializedErrorSchema).optional(),
+  /** `grade --repeats N`: the item's score in each repeat, the run's own (`score`) first (null: not scored in that repeat). */
+  repeat_scores: z.array(finite.nullable()).optional(),
   /** Only in the output of `grade --shard I/N` (and not in what `merge` writes). */
   shard: kept<ShardStamp>(shardSchema).optional(),
   /** `rubricate improve`: every round's score and the round this line's response comes from. */
@@ -210,9 +223,13 @@ function toGradedCriterion(result: GradedItem['criteria'][number]): GradedCriter
     kind: criterion.kind,
     source: result.source,
     status: result.status,
-    met: verdict ? verdict.met : null,
+    // A skipped criterion has no verdict to count, even when the judge's answer is kept (an abstention).
+    met: verdict && result.status !== 'skipped' ? verdict.met : null,
   };
-  if (verdict) {
+  if (verdict?.cannotAssess) line.cannot_assess = true;
+  if (verdict && result.status === 'skipped') {
+    if (verdict.explanation !== undefined) line.explanation = verdict.explanation;
+  } else if (verdict) {
     if (verdict.value !== (verdict.met ? 1 : 0) || criterion.scale) line.value = verdict.value;
     if (verdict.label !== undefined) line.label = verdict.label;
     if (verdict.probability !== undefined) line.probability = verdict.probability;
@@ -242,6 +259,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
         value: criterion.value,
         label: criterion.label,
         ...(typeof criterion.text === 'string' ? { text: criterion.text } : {}),
+        ...(criterion.cannot_assess ? { cannotAssess: true } : {}),
       }),
     ),
   };
@@ -261,7 +279,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
  */
 export function judgeInfoFor(
   judges: readonly Judge[],
-  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; jury?: JudgeInfo['jury'] },
+  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; abstain?: string; alignment?: string; jury?: JudgeInfo['jury'] },
 ): JudgeInfo | undefined {
   const [primary] = judges;
   if (!primary) return undefined;
@@ -278,6 +296,8 @@ export function judgeInfoFor(
     max_tokens: run.sampling.maxTokens,
     ...(run.sampling.seed !== undefined ? { seed: run.sampling.seed } : {}),
     ...(run.verdict !== undefined ? { verdict: run.verdict } : {}),
+    ...(run.abstain !== undefined ? { abstain: run.abstain } : {}),
+    ...(run.alignment !== undefined ? { alignment: run.alignment } : {}),
     ...(run.jury ? { jury: run.jury } : {}),
   };
 }

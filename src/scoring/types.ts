@@ -17,6 +17,8 @@ export interface ScoredCriterion {
   label?: string;
   /** The criterion's text, when the results carry it (scorings that key by text, DRB II). */
   text?: string;
+  /** The judge could not assess it (`--abstain`); status, met and value are the policy's. */
+  cannotAssess?: boolean;
 }
 
 export interface ScoredItem {
@@ -50,6 +52,8 @@ export interface Metrics extends StatusCounts {
   extra?: Record<string, unknown>;
   /** Present when failed judge calls were counted as "not met" (`--failed-as-zero`): how many. */
   failed_as_zero?: { items: number; criteria: number };
+  /** Present when the judge abstained (`--abstain`): criteria it could not assess and the items holding them, apart from errors. */
+  cannot_assess?: { items: number; criteria: number };
 }
 
 export interface Scoring {

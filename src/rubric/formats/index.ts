@@ -24,7 +24,7 @@ import { rubrichubImporter } from './rubrichub.js';
 import { simpleEvalsImporter } from './simple-evals.js';
 import { tauBenchImporter } from './tau-bench.js';
 import { otelGenaiImporter } from './otel-genai.js';
-import { resultsImporter } from './results.js';
+import { resultsImporter, resultsItemImporter } from './results.js';
 import type { Importer, PairwiseImporter, ResultsImporter } from './types.js';
 
 export const itemImporters = createRegistry({ what: 'input format', field: 'format' }, {
@@ -41,6 +41,7 @@ export const itemImporters = createRegistry({ what: 'input format', field: 'form
   profbench: profbenchImporter,
   'tau-bench': tauBenchImporter,
   'otel-genai': otelGenaiImporter,
+  results: resultsItemImporter,
 } satisfies Record<string, Importer>);
 
 export const resultsImporters = createRegistry({ what: 'results format', field: 'format' }, { results: resultsImporter, 'simple-evals': simpleEvalsImporter } satisfies Record<string, ResultsImporter>);
