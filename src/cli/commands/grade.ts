@@ -40,7 +40,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
     .option('--quiet', 'no progress bar');
-  addJudgeOptions(command, ['plan', 'batching', 'sampling', 'protocol', 'calls', 'jury', 'scoring', 'fleet', 'text']);
+  addJudgeOptions(command, ['plan', 'batching', 'sampling', 'protocol', 'calls', 'jury', 'scoring', 'fleet', 'text', 'requests']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
