@@ -33,9 +33,9 @@ async function runView(folder: string, flags: ViewFlags, context: CommandContext
   try {
     isFolder = statSync(folder).isDirectory();
   } catch {
-    throw new RubricateError('INPUT_INVALID', 'folder not found', { file: folder });
+    throw new RubricateError('INPUT_UNREADABLE', 'cannot read the folder: no such file or folder', { file: folder, field: 'folder' });
   }
-  if (!isFolder) throw new RubricateError('INPUT_INVALID', 'not a folder: give the folder that holds the results files', { file: folder });
+  if (!isFolder) throw new RubricateError('INPUT_UNREADABLE', 'not a folder: give the folder that holds the results files', { file: folder, field: 'folder' });
   const { startViewer } = await import('../../report/viewer/server.js');
   const viewer = await startViewer({ folder, port: flags.port });
   context.stderr(`viewing ${folder} at ${viewer.url} (loopback only; Ctrl-C stops)`);

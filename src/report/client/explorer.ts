@@ -211,6 +211,8 @@ function createVirtualTable(options: VirtualTableOptions): VirtualTable {
     show: function (nextOrder: Int32Array, resetScroll?: boolean) {
       order = nextOrder;
       spacer.style.height = Math.max(order.length * ROW_HEIGHT, 1) + 'px';
+      // A short list takes the room it needs; a long one scrolls in the stylesheet's height.
+      viewport.style.height = order.length * ROW_HEIGHT < 480 ? Math.max(order.length * ROW_HEIGHT + 2, 150) + 'px' : '';
       if (resetScroll) viewport.scrollTop = 0;
       renderRows();
     },

@@ -179,9 +179,20 @@ export function createItemDrawer(context: ResultsContext, textStore: TextStore<R
         h('span', { className: 'num', text: passed + ' of ' + graded + ' graded criteria earned their points' }),
         h('span', { className: 'num muted', text: 'points ' + formatScore(achieved, Number.isInteger(achieved) ? 0 : 2) + ' of ' + formatScore(positive, Number.isInteger(positive) ? 0 : 2) })
       ]),
-      h('div', { className: 'criteria-filter', data: { testid: 'criteria-filter' } }, [tabs(options, shown.filter, function (value) { shown.filter = value; draw(); }), count]),
+      h('div', { className: 'criteria-filter', data: { testid: 'criteria-filter' } }, [tabs(options, shown.filter, function (value) { shown.filter = value; draw(); }), count, blindToggle()]),
       list
     ];
+  }
+
+  /** Blind review from inside the drawer (the page's toggle is behind it). */
+  function blindToggle(): HTMLElement {
+    const box = h('input', { attrs: { type: 'checkbox' }, data: { testid: 'drawer-blind' } });
+    box.checked = reviews.blind;
+    box.addEventListener('change', function () {
+      reviews.blind = box.checked;
+      if (openIndex >= 0) drawer.open(openIndex);
+    });
+    return h('label', { className: 'toggle', title: "hide the judge's verdict and explanation until you have answered", style: { 'margin-left': 'auto' } }, [box, 'blind']);
   }
 
   /** One criterion; previous is the same criterion in the baseline (its explanation shown when the verdict flipped). */

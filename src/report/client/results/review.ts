@@ -190,6 +190,7 @@ export function reviewToolbar(store: ReviewStore, run: RunData, onBlindChange: (
     store.entries().forEach(function (entry) { if (disagrees(entry.review, index.judgeMet(entry.itemId, entry.criterionId) ?? null)) disagreeing += 1; });
     counts.textContent = 'reviewed ' + formatInteger(store.size) + ' of ' + plural(total, 'verdict') + (disagreeing ? ' · you disagree with ' + formatInteger(disagreeing) : '');
     exportButton.disabled = store.size === 0;
+    blindBox.checked = store.blind;
   }
   store.onChange(update);
   update();

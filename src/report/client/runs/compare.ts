@@ -24,13 +24,13 @@ function rowStatus(runs: readonly RunData[], items: readonly number[][], row: nu
 }
 
 /** The verdict of the criterion with this text in a run's item: 'met', 'not-met', 'error', 'skipped', or null when the item has none. */
-function verdictOf(run: RunData, item: number, text: string): { key: string; className: string; failed: boolean } | null {
+function verdictOf(run: RunData, item: number, text: string): { key: string; label: string; className: string; failed: boolean } | null {
   if (item < 0) return null;
   for (let position = run.items.criteriaOffsets[item]; position < run.items.criteriaOffsets[item + 1]; position += 1) {
     if (run.strings[run.criteria.texts[position]] !== text) continue;
     const flags = run.criteria.flags[position];
     const outcome = criterionOutcome({ status: (['ok', 'error', 'skipped'] as const)[flags & 3], met: (flags & 3) === 0 ? rubricateCriterionMet(flags) : null, points: run.criteria.points[position] });
-    return { key: outcome.key, className: outcome.className, failed: outcome.className === 'fail' || outcome.className === 'problem' };
+    return { key: outcome.key, label: outcome.label, className: outcome.className, failed: outcome.className === 'fail' || outcome.className === 'problem' };
   }
   return null;
 }
@@ -114,7 +114,7 @@ export function renderRunsCompareView(root: HTMLElement, payload: RunsComparePay
         if (item < 0) return h('div', { className: 'right faint', text: 'absent', data: { testid: 'grid-cell' } });
         if (state.criterion) {
           const verdict = verdictOf(run, item, state.criterion);
-          return h('div', { className: 'right', data: { testid: 'grid-cell', verdict: verdict ? verdict.key : 'none' } }, [verdict ? h('span', { className: 'verdict-dot ' + verdict.className, title: verdict.key }) : h('span', { className: 'faint', text: 'no such criterion' })]);
+          return h('div', { className: 'right', data: { testid: 'grid-cell', verdict: verdict ? verdict.key : 'none' } }, [verdict ? h('span', { className: 'verdict ' + verdict.className, text: verdict.label }) : h('span', { className: 'faint', text: 'no such criterion' })]);
         }
         const itemStatus = run.items.status[item];
         return h('div', { className: 'right grid-cell num', data: { testid: 'grid-cell', status: ['ok', 'error', 'invalid'][itemStatus] } }, itemStatus === 0 ? [h('span', { text: formatScore(run.items.scores[item]) })] : [h('span', { className: 'pill ' + ['ok', 'error', 'invalid'][itemStatus], text: ['ok', 'error', 'invalid'][itemStatus] })]);
