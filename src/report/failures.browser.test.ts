@@ -5,10 +5,11 @@
  * The page must lead with the share of items the score covers, the errors by code and the advice
  * the CLI printed; show the judge call behind each verdict as the judge saw and answered it, with
  * its latency and no key; and render a Markdown response as Markdown without any of its markup
- * or links becoming live.
+ * or links becoming live. With RUBRICATE_UPDATE_SCREENSHOT=1 it writes two screenshots in docs/.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Page } from 'playwright-core';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect } from 'vitest';
 import { runCliCaptured } from '../cli/in-process.js';
@@ -31,6 +32,13 @@ afterAll(async () => {
 });
 
 const apiKey = 'sk-test-echoed0123456789abcdef';
+
+/** The page as it stands; with RUBRICATE_UPDATE_SCREENSHOT=1 also the tracked image in docs/. */
+async function screenshot(page: Page, directory: string, name: string): Promise<void> {
+  const file = join(directory, name);
+  await page.screenshot({ path: file });
+  if (process.env.RUBRICATE_UPDATE_SCREENSHOT === '1') copyFileSync(file, resolve(process.cwd(), 'docs', name));
+}
 const markdownResponse = [
   '## Plan',
   '',
@@ -88,6 +96,7 @@ describe.skipIf(!haveBrowser)('the report of a run with failures', () => {
     const shownCodes = await page.$$eval('[data-testid="errors-by-code"] tbody tr', (rows) => rows.map((row) => [row.dataset.code ?? '', row.children[1].textContent ?? '']));
     expect(shownCodes.sort()).toEqual(codes.sort());
     expect(await page.$$eval('[data-testid="advice"] li', (entries) => entries.map((entry) => entry.textContent))).toEqual(advice.map((line) => `To finish: ${line}`));
+    await screenshot(page, tempDir, 'report-failures.png');
 
     // A verdict's judge call: the messages the judge received, its raw reply, a latency.
     await page.fill('#items input[type="search"]', 'item-1');
@@ -100,6 +109,7 @@ describe.skipIf(!haveBrowser)('the report of a run with failures', () => {
     expect(await page.$$eval(`${restCall} [data-testid="call-message"]`, (elements) => elements.map((element) => element.textContent))).toEqual(sent.messages.map((message) => message.content));
     expect(JSON.parse((await page.textContent(`${restCall} [data-testid="call-reply"]`))!)).toEqual({ explanation: 'Judged rest.', criteria_met: true });
     expect(Number(await page.getAttribute(restCall, 'data-latency'))).toBeGreaterThanOrEqual(0);
+    await screenshot(page, tempDir, 'report-judge-call.png');
     await page.click('[data-testid="drawer-close"]');
 
     // An item in error: both attempts kept, each reply as the judge sent it, the key redacted.

@@ -301,6 +301,7 @@ select.select { padding: 7px 10px; border-radius: 10px; border: 1px solid var(--
 .judge-call > summary { cursor: pointer; padding: 5px 10px; color: var(--muted); }
 .call-body { padding: 0 10px 10px; }
 .call-part { font-size: 11px; text-transform: uppercase; letter-spacing: 0.05em; color: var(--faint); font-weight: 650; margin: 8px 0 3px; }
+.call-settings > summary { cursor: pointer; }
 .call-text { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; max-height: 320px; overflow: auto; background: var(--surface); border: 1px solid var(--border); border-radius: 6px; padding: 6px 8px; font-size: 12px; }
 .occurrence { background: var(--surface); border: 1px solid var(--border); border-radius: 10px; padding: 8px 12px; margin-bottom: 6px; display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; }
 .occurrence .explanation { flex-basis: 100%; margin-top: 0; }

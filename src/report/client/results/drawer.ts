@@ -286,16 +286,15 @@ function judgeCallBlock(call: DecodedJudgeCall, number: number, of: number): HTM
   summaryParts.push(call.attempts === 0 ? 'reply from the cache' : call.attempts + (call.attempts === 1 ? ' attempt' : ' attempts'));
   if (call.criteria.length > 1) summaryParts.push('decided ' + call.criteria.length + ' criteria');
   if (call.error) summaryParts.push('failed: ' + call.error.code);
-  const body: Array<Node | null> = [
-    h('div', { className: 'call-part', text: 'Request settings' }),
-    h('pre', { className: 'call-text mono', text: call.settings, data: { testid: 'call-settings' } })
-  ];
+  const body: Array<Node | null> = [];
   call.messages.forEach(function (message) {
     body.push(h('div', { className: 'call-part', text: 'Message · ' + message.role }), h('pre', { className: 'call-text mono', text: message.content, data: { testid: 'call-message' } }));
   });
   if (call.reasoning !== null) body.push(h('div', { className: 'call-part', text: 'Reasoning returned' }), h('pre', { className: 'call-text mono', text: call.reasoning }));
   if (call.reply !== null) body.push(h('div', { className: 'call-part', text: 'Raw reply' + (call.finishReason ? ' · finish ' + call.finishReason : '') }), h('pre', { className: 'call-text mono', text: call.reply, data: { testid: 'call-reply' } }));
   if (call.error) body.push(h('div', { className: 'callout error' }, [h('b', { text: call.error.code + ': ' }), call.error.message]));
+  // Sampling and the reply schema: the same for most calls of a run, so folded.
+  body.push(h('details', { className: 'call-settings' }, [h('summary', { className: 'call-part', text: 'Request settings (sampling, reply schema)' }), h('pre', { className: 'call-text mono', text: call.settings, data: { testid: 'call-settings' } })]));
   return h('details', { className: 'judge-call', data: { testid: 'judge-call', latency: call.latencyMs === null ? '' : call.latencyMs } }, [
     h('summary', { text: summaryParts.join(' · ') }),
     h('div', { className: 'call-body' }, body)
