@@ -81,6 +81,12 @@ export function renderResultsMarkdown(payload: ResultsReportPayload): string {
   const metrics = summary.metrics;
   const out: string[] = [];
   out.push(`# ${markdownCell(payload.title, 200)}`, '');
+  if (summary.coverage) {
+    out.push(`> **${summary.coverage}**`, '');
+    out.push(table(['error code', 'count', 'example'], summary.errors.map((entry) => [`\`${markdownCell(entry.code, 60)}\``, integer(entry.count), markdownCell(entry.example, 160)]), new Set([1])));
+    if (summary.errorCodesOmitted > 0) out.push('', `… ${integer(summary.errorCodesOmitted)} more codes in the HTML report.`);
+    out.push('', ...summary.advice.map((advice) => `- To finish: ${markdownCell(advice, 240)}`), '');
+  }
   out.push(headline(summary), '');
   const counts = [`${integer(metrics.n)} items`, `${integer(metrics.n_ok)} ok`, `${integer(metrics.n_error)} error`, `${integer(metrics.n_invalid)} invalid`];
   if (metrics.n_unscorable) counts.push(`${integer(metrics.n_unscorable)} unscorable`);
@@ -90,12 +96,6 @@ export function renderResultsMarkdown(payload: ResultsReportPayload): string {
   out.push(`- Usage: ${usageLine(summary)}`);
   if (summary.invalidLineCount > 0) out.push(`- **${integer(summary.invalidLineCount)} unreadable lines skipped** (first: ${markdownCell(summary.invalidLines[0]?.message ?? '', 160)})`);
   out.push('');
-  if (summary.coverage) {
-    out.push(`> **${summary.coverage}**`, '');
-    out.push(table(['error code', 'count', 'example'], summary.errors.map((entry) => [`\`${markdownCell(entry.code, 60)}\``, integer(entry.count), markdownCell(entry.example, 160)]), new Set([1])));
-    if (summary.errorCodesOmitted > 0) out.push('', `… ${integer(summary.errorCodesOmitted)} more codes in the HTML report.`);
-    out.push('', ...summary.advice.map((advice) => `- To finish: ${markdownCell(advice, 240)}`), '');
-  }
   const labels = payload.labels;
   if (labels) {
     out.push(`## Agreement with \`${markdownCell(labels.label, 120)}\``, '');

@@ -103,6 +103,18 @@ describe('Markdown summary', () => {
     for (const [tag, value] of Object.entries(payload.comparison!.byTag)) expect(markdown).toContain(`| ${markdownCell(tag, 80)} | ${value.baseline.toFixed(4)} | ${value.run.toFixed(4)} |`);
   });
 
+  it('leads with the coverage, the errors by code and how to finish when items failed', async () => {
+    const failed = [...syntheticResultRecords({ items: 20, criteriaPerItem: 3, seed: 4, errorRate: 0.3 })];
+    const document = await buildReport({ input: write('failed.jsonl', jsonl(failed)) });
+    const summary = (document.payload as ResultsReportPayload).runs[0].summary;
+    const markdown = renderResultsMarkdown(document.payload as ResultsReportPayload);
+    expect(summary.coverage).not.toBeNull();
+    expect(markdown.startsWith(`# Grading report · failed.jsonl\n\n> **${summary.coverage}**\n\n| error code | count | example |`)).toBe(true);
+    expect(markdown).toContain(`| \`JUDGE_UNPARSEABLE\` | ${summary.metrics.n_error} |`);
+    expect(markdown).toContain(`- To finish: ${summary.advice[0]}`);
+    expect(markdown.indexOf('To finish')).toBeLessThan(markdown.indexOf('**Score ('));
+  });
+
   it('summarises a meta-evaluation report', async () => {
     const out = join(directory, 'meta.md');
     await writeReportFromResults({ input: write('binary-md.json', JSON.stringify(binaryReport)), out });
@@ -239,6 +251,7 @@ describe('rubricate report', () => {
     const code = await new Promise<number | null>((done) => child.on('close', done));
     expect(stderr).toContain('report:');
     expect(code).toBe(0);
-    expect(readFileSync(out, 'utf8')).toMatch(/^# Grading report · run\.jsonl\n\n\*\*Score \(healthbench\): /);
+    // A run with an item in error leads with how much of it the score covers.
+    expect(readFileSync(out, 'utf8')).toMatch(/^# Grading report · run\.jsonl\n\n> \*\*The score covers \d+% of the items \(58 of 60\): 2 in error\.\*\*\n[\s\S]*\n\*\*Score \(healthbench\): /);
   });
 });
