@@ -246,7 +246,9 @@ export function createItemDrawer(context: ResultsContext, textStore: TextStore<R
       }))));
     }
     element.appendChild(reviewControl(reviews, item.id, criterion.id, judgeMet, function () {
-      // Answering changes this card only (blind mode reveals the verdict); the column keeps its scroll.
+      // The last answer of a blind review reveals the item's score: draw it all again.
+      if (reviews.blind && item.criteria.every(function (each) { return reviews.get(item.id, each.id); })) { drawer.open(openIndex); return; }
+      // Otherwise answering changes this card only (blind mode reveals its verdict); the column keeps its scroll.
       element.replaceWith(criterionCard(item, criterion, position, previous, flipped, textsLoaded, trajectory));
     }));
     return element;
