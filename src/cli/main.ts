@@ -36,6 +36,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   merge: async () => (await import('./commands/merge.js')).registerMergeCommand,
   batches: async () => (await import('./commands/batches.js')).registerBatchesCommand,
   'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
+  view: async () => (await import('./commands/view.js')).registerViewCommand,
 };
 
 export async function buildProgram(context: CommandContext, argv: readonly string[] = []): Promise<Command> {

@@ -25,7 +25,7 @@ import { readAlignmentFile } from '../spec/alignment.js';
 export type ModelRole = 'judge' | 'generator';
 
 /** The run-spec groups a command can offer. */
-export type FlagGroup = 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'calls' | 'jury' | 'scoring' | 'fleet' | 'text';
+export type FlagGroup = 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'calls' | 'jury' | 'scoring' | 'fleet' | 'text' | 'requests';
 
 interface FlagRow {
   /** The run-spec path set (model rows: the path inside a model spec). */
@@ -218,6 +218,7 @@ const runRows: readonly FlagRow[] = [
   { group: 'fleet', path: 'fleet.leaseMs', name: 'lease', argument: '<seconds>', description: "with fleet limits: how long a crashed process's calls keep their slots (default 10)", parse: parseSeconds('lease'), toSpec: milliseconds },
   { group: 'fleet', path: 'cacheTtlMs', name: 'cache-ttl', argument: '<seconds>', description: 'treat stored replies older than this as absent', parse: parseSeconds('cache-ttl'), toSpec: milliseconds },
   { group: 'text', path: 'omitText', name: 'no-text', description: 'leave prompt and response text out of the results', toSpec: (text: boolean) => !text },
+  { group: 'requests', path: 'keepRequests', name: 'keep-requests', description: "keep each judge call's exact request, raw reply and latency in the results (redacted; large), for the report to show behind each verdict" },
 ];
 
 /** The flag of a model row for a role: `--judge-header` / `--generator-header`, `--threads` / `--generator-threads`. */

@@ -33,7 +33,7 @@ export type GradingMode = NonNullable<GradingPlan['mode']>;
  * const grader = new Grader({ judge, plan: { criteriaPerCall: 'all', explanation: 'short' }, calls: { concurrency: 32 }, scoring: 'weighted_mean' });
  * ```
  */
-export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal' | 'noJudgeError'> {
+export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText' | 'keepRequests'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal' | 'noJudgeError'> {
   judge?: Judge;
   /** Several judges form a jury (each criterion decided by their majority or mean). */
   judges?: Judge[];
@@ -136,6 +136,10 @@ export class Grader {
     this.strategy = options.strategy ?? createStrategy(plan, sampling);
     this.scoring = countingCannotAssess(typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName));
     this.omitText = options.omitText ?? false;
+    if (options.keepRequests && this.omitText) {
+      // A request holds the prompt and the response: keeping it would write the texts --no-text leaves out.
+      throw new RubricateError('CONFIG_INVALID', '--keep-requests writes the requests sent to the judge, which hold the texts --no-text leaves out: give one of them', { field: 'keep-requests' });
+    }
     this.aggregate = jury.aggregate ?? 'majority';
     this.holisticLevels = plan.likertLevels ?? 10;
     this.onEvent = options.onEvent;
@@ -173,6 +177,7 @@ export class Grader {
         abstain: plan.abstain,
         contextBudgetTokens: plan.contextBudget,
         evidenceSampling: { ...sampling, maxTokens: Math.min(sampling.maxTokens, 768) },
+        keepRequests: options.keepRequests,
       }),
     }));
     this.agreement = this.members.length > 1 ? new JuryAgreement(this.members.map((member) => member.info)) : undefined;
@@ -208,6 +213,10 @@ export class Grader {
       const merged = mergeJury(this.members.map((member) => member.info), gradings, this.aggregate);
       this.agreement?.add(item.id, merged.criteria);
       graded = merged;
+      // Each member's calls, in member order, each naming its member.
+      if (gradings.some((grading) => grading.calls)) {
+        graded = { ...merged, calls: gradings.flatMap((grading, index) => (grading.calls ?? []).map((call) => ({ ...call, member: this.members[index].info }))) };
+      }
     }
     this.onEvent?.({ type: 'item', status: graded.status });
     return graded;

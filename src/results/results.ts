@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { GradedItem, GradedRecord } from '../engine/engine.js';
+import type { GradedItem, GradedRecord, JudgeCallTrace } from '../engine/engine.js';
 import type { Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
@@ -19,7 +19,7 @@ import { rubricateVersion } from '../version.js';
 import type { InvalidRecord } from '../rubric/records.js';
 import type { Judge } from '../judges/types.js';
 import type { SamplingOptions } from '../grading/types.js';
-import { redactUrl } from '../util/redact.js';
+import { redactDeep, redactText, redactUrl } from '../util/redact.js';
 
 const finite = z.number().refine(Number.isFinite, { message: 'must be a finite number' });
 const unitInterval = finite.refine((value) => value >= 0 && value <= 1, { message: 'must be between 0 and 1' });
@@ -79,10 +79,37 @@ const shardSchema = z
     input_sha256: z.string(),
   })
   .refine((shard) => shard.index < shard.count, { message: 'index must be below count', path: ['index'] });
+/** One judge call as `--keep-requests` keeps it: the request as sent (messages, sampling, reply schema), the raw reply and its latency. */
+const judgeCallSchema = z.object({
+  /** Ids of the criteria the call decides. */
+  criteria: z.array(z.string()),
+  /** In a jury: the member that called. */
+  judge: z.string().optional(),
+  sample: z.number().optional(),
+  messages: z.array(z.object({ role: z.string(), content: z.string() })),
+  temperature: z.number().optional(),
+  max_tokens: z.number().optional(),
+  seed: z.number().optional(),
+  /** Alternatives asked per token (probability verdicts). */
+  top_logprobs: z.number().optional(),
+  /** The structured-output schema asked for. */
+  output_schema: z.object({ name: z.string(), schema: objectSchema }).optional(),
+  /** The reply's text exactly as the judge returned it. */
+  reply: z.string().optional(),
+  reasoning: z.string().optional(),
+  finish_reason: z.string().optional(),
+  /** Milliseconds the answering call took (a reply from the cache keeps the time of the call that made it). */
+  latency_ms: z.number().optional(),
+  /** Calls made to the judge for it: 0 when the reply came from the cache or an identical call. */
+  attempts: z.number(),
+  error: serializedErrorSchema.optional(),
+});
 
 const subcheckSchema = z.object({ text: z.string(), met: z.boolean(), explanation: z.string().optional() });
 const evidenceSchema = z.object({ chunks: z.number(), quotes: z.number() });
 type Subcheck = z.output<typeof subcheckSchema>;
+/** A judge call a results line keeps (`--keep-requests`). */
+export type JudgeCallLine = z.output<typeof judgeCallSchema>;
 type EvidenceCount = z.output<typeof evidenceSchema>;
 
 /**
@@ -145,6 +172,8 @@ const lineFields = {
   judge: kept<JudgeInfo>(judgeInfoSchema).optional(),
   scoring: z.string().optional(),
   usage: kept<Usage>(objectSchema).optional(),
+  /** With `--keep-requests`: every judge call of the item, as sent and as answered (redacted). */
+  judge_calls: kept<JudgeCallLine[]>(z.array(judgeCallSchema)).optional(),
   /** The input line this result came from. */
   line: z.number().int().optional(),
   error: kept<SerializedError>(serializedErrorSchema).optional(),
@@ -344,6 +373,7 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
   if (context.judge) result.judge = context.judge;
   result.scoring = context.scoring.name;
   result.usage = graded.usage;
+  if (graded.calls) result.judge_calls = graded.calls.map(toJudgeCallLine);
   result.line = record.line;
   if (graded.status === 'error') {
     const first = criteria.find((criterion) => criterion.status === 'error');
@@ -354,6 +384,31 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
     };
   }
   return result;
+}
+
+/** A kept call as its results line writes it (keys in the schema's order), texts redacted like every other output. */
+function toJudgeCallLine(call: JudgeCallTrace): JudgeCallLine {
+  const { request, reply } = call;
+  const line: JudgeCallLine = { criteria: call.criteria } as JudgeCallLine;
+  if (call.member) {
+    line.judge = call.member.judge;
+    if (call.member.sample !== undefined) line.sample = call.member.sample;
+  }
+  line.messages = request.messages.map((message) => ({ role: message.role, content: redactText(message.content) }));
+  if (request.temperature !== undefined) line.temperature = request.temperature;
+  if (request.maxTokens !== undefined) line.max_tokens = request.maxTokens;
+  if (request.seed !== undefined) line.seed = request.seed;
+  if (request.logprobs) line.top_logprobs = request.logprobs.top;
+  if (request.output) line.output_schema = { name: request.output.name, schema: request.output.schema };
+  if (reply) {
+    line.reply = redactText(reply.text);
+    if (reply.reasoning !== undefined) line.reasoning = redactText(reply.reasoning);
+    if (reply.finishReason !== undefined) line.finish_reason = reply.finishReason;
+    if (reply.latencyMs !== undefined) line.latency_ms = reply.latencyMs;
+  }
+  line.attempts = call.attempts;
+  if (call.error) line.error = redactDeep(call.error.toJSON());
+  return line;
 }
 
 export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | InvalidRecord;

@@ -176,6 +176,8 @@ export const runSpecSchema = z.strictObject({
   cacheTtlMs: z.number().positive().optional(),
   /** Leave prompt and response text out of the results. */
   omitText: z.boolean().default(false),
+  /** Keep each judge call's exact request, raw reply and latency in the results (large; redacted like every output). */
+  keepRequests: z.boolean().default(false),
 });
 
 export type ModelSpec = z.infer<typeof modelSpecSchema>;

@@ -56,6 +56,7 @@ export const sampleSettings: Readonly<Record<string, unknown>> = {
   'fleet.leaseMs': 5000,
   cacheTtlMs: 3_600_000,
   omitText: true,
+  keepRequests: true,
 };
 
 /** A sample value as it is typed on the command line (`x-run=7`, `{"x":7}`, `2048`). */

@@ -51,7 +51,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--repeats <n>', 'grade every item n times (each repeat cached apart) and report how stable the verdicts and scores are; results keep the first repeat, with every repeat\'s verdicts and scores', parsePositiveInteger('repeats'))
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--quiet', 'no progress bar');
-  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'calls', 'jury', 'scoring', 'fleet', 'text']);
+  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'calls', 'jury', 'scoring', 'fleet', 'text', 'requests']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
