@@ -1,10 +1,14 @@
 /**
- * Trainer reward paths (bounded, about 30 s): a judge of 300 ms latency (the simulator),
- * `rubricate serve` as users run it, and 64 samples through each way verl calls the reward
- * function (bench/trainers/verl_managers.py): the naive manager's sequential per-sample sync
- * calls (with keep-alive, and with a new connection per call), the reward loop's
- * `compute_score_async` for all samples at once, and the batch manager's single call.
- * Every path uses fresh responses and the server runs without a cache, so each is graded.
+ * Trainer reward paths (bounded, about 4 minutes on a shared 2-core machine), against `rubricate serve` as users run it
+ * and the judge simulator, without a cache so every response is graded:
+ *   - verl (300 ms judge): 64 samples through each way verl calls the reward function
+ *     (bench/trainers/verl_managers.py): the naive manager's sequential per-sample sync calls
+ *     (with keep-alive, and with a new connection per call), the reward loop's
+ *     `compute_score_async` for all samples at once, and the batch manager's single call;
+ *   - OpenRLHF (1 s judge): one step of 1,024 prompts × 16 samples, every sample its own
+ *     request sent at once with OpenRLHF's 5 × 1 s retries (bench/trainers/openrlhf_step.py),
+ *     against the default --max-queue 4096 + --max-waiting 4096: half the step is held open
+ *     past the line. Every reward is checked against the simulator's verdict.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,10 +17,11 @@ import { childEnvironment, projectRoot, startSimulatorProcess } from './support/
 
 const judgeLatencyMs = 300;
 const samples = 64;
+const openRlhfStep = { prompts: 1024, samples: 16, judgeLatencyMs: 1000, concurrency: 512 };
 
-function startServe(judgeUrl: string): Promise<{ url: string; stop: () => Promise<void> }> {
+function startServe(judgeUrl: string, extra: string[] = ['--concurrency', '256']): Promise<{ url: string; stop: () => Promise<void> }> {
   const environment = childEnvironment(existsSync(join(projectRoot, 'dist', 'cli', 'main.js')) ? { RUBRICATE_USE_BUILD: '1' } : {});
-  const child = spawn(process.execPath, ['bin/rubricate.js', 'serve', '--port', '0', '--judge', 'openai:simulated-judge', '--judge-base-url', judgeUrl, '--no-cache', '--concurrency', '256', '--log-level', 'warn'], {
+  const child = spawn(process.execPath, ['bin/rubricate.js', 'serve', '--port', '0', '--judge', 'openai:simulated-judge', '--judge-base-url', judgeUrl, '--no-cache', '--log-level', 'warn', ...extra], {
     cwd: projectRoot,
     env: environment,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -43,9 +48,9 @@ function startServe(judgeUrl: string): Promise<{ url: string; stop: () => Promis
   });
 }
 
-function runPython(url: string): Promise<Record<string, number>> {
+function runPython(script: string, args: string[], timeoutMs = 180_000): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', [join(projectRoot, 'bench', 'trainers', 'verl_managers.py'), url, String(samples)], {
+    const child = spawn('python3', [join(projectRoot, 'bench', 'trainers', script), ...args], {
       cwd: projectRoot,
       env: { ...process.env, PYTHONPATH: join(projectRoot, 'clients', 'python') },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -54,25 +59,25 @@ function runPython(url: string): Promise<Record<string, number>> {
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.once('exit', (code) => {
       clearTimeout(timer);
       try {
         if (code !== 0) throw new Error(`exit ${code}`);
         resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, number>);
       } catch (error) {
-        reject(new Error(`verl_managers.py failed (${String(error)}): ${stderr}`));
+        reject(new Error(`${script} failed (${String(error)}): ${stderr}`));
       }
     });
   });
 }
 
-export async function runTrainerBenchmark(): Promise<Record<string, unknown>> {
+async function verlPaths(): Promise<Record<string, unknown>> {
   const simulator = await startSimulatorProcess({ fixedMs: judgeLatencyMs });
   try {
     const serve = await startServe(simulator.url);
     try {
-      const figures = await runPython(serve.url);
+      const figures = await runPython('verl_managers.py', [serve.url, String(samples)]);
       const round = (value: number) => Math.round(value * 100) / 100;
       return {
         scenario: `verl reward paths, ${samples} samples, ${judgeLatencyMs} ms judge, 3 criteria each`,
@@ -90,4 +95,35 @@ export async function runTrainerBenchmark(): Promise<Record<string, unknown>> {
   } finally {
     await simulator.stop();
   }
+}
+
+async function openRlhfLargeStep(): Promise<Record<string, unknown>> {
+  const { prompts, samples: perPrompt, judgeLatencyMs: latency, concurrency } = openRlhfStep;
+  const simulator = await startSimulatorProcess({ fixedMs: latency });
+  try {
+    const serve = await startServe(simulator.url, ['--concurrency', String(concurrency), '--expected-step-size', String(prompts * perPrompt)]);
+    try {
+      const figures = await runPython('openrlhf_step.py', [serve.url, String(prompts), String(perPrompt)], 600_000);
+      const steps = prompts * perPrompt;
+      return {
+        scenario: `OpenRLHF step of ${prompts} × ${perPrompt} per-sample requests at once, ${latency} ms judge, 1 criterion, --concurrency ${concurrency}, default --max-queue 4096 + --max-waiting 4096`,
+        wall_s: Math.round(figures.wall_s * 10) / 10,
+        ideal_s: Math.round((steps * latency) / concurrency / 1000),
+        exact_rewards: `${figures.exact} of ${steps}`,
+        none_rewards: figures.none,
+        tries: figures.tries,
+        refused: figures.refused,
+        connection_errors: figures.errors,
+        float_rewards: figures.float_rewards,
+      };
+    } finally {
+      await serve.stop();
+    }
+  } finally {
+    await simulator.stop();
+  }
+}
+
+export async function runTrainerBenchmark(): Promise<Record<string, unknown>> {
+  return { verl: await verlPaths(), openrlhf_1024x16: await openRlhfLargeStep() };
 }

@@ -44,6 +44,8 @@ export const errorCodes = {
   JUDGE_OUTPUT_LIMIT: { retryable: false, httpStatus: 502, exitCode: 3 },
   /** A request inside a provider batch got no answer (the batch expired, was cancelled or failed): sent again in a new batch. */
   JUDGE_BATCH_UNANSWERED: { retryable: true, httpStatus: 502, exitCode: 4 },
+  /** A queued run names a judge endpoint the worker's operator did not allow (`worker --allow-endpoint`): refused before any call, the key never sent. */
+  JUDGE_ENDPOINT_NOT_ALLOWED: { retryable: false, httpStatus: 403, exitCode: 2 },
   /** `--dry-run`: the call was counted and priced, not sent. */
   JUDGE_DRY_RUN: { retryable: false, httpStatus: 500, exitCode: 1 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
@@ -155,7 +157,7 @@ export const exitCodeMeanings: Record<(typeof exitCodes)[keyof typeof exitCodes]
   1: 'internal error (a bug: please report it)',
   2: 'usage or configuration error: nothing was graded (bad flag, unknown format, unreadable input or input of the wrong type, an output that would overwrite an input or cannot be written)',
   3: 'completed, but some items are in error or some input records were invalid',
-  4: 'the judge is unusable (bad credentials, unreachable, rejecting every call, replies without verdicts)',
+  4: 'the judge or the store is unusable (the judge: bad credentials, unreachable, rejecting every call, replies without verdicts; the store or queue: Redis unreachable)',
   130: 'interrupted by Ctrl-C (SIGINT); rerun the same command to resume (nothing already answered is paid for again)',
   143: 'stopped by SIGTERM; rerun the same command to resume',
 };

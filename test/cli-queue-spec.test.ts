@@ -85,6 +85,8 @@ describe('the run spec over the queue', () => {
   redisTest('a queued run with every grading flag sends the judge exactly the requests of the same run without --queue, and writes the same results', async ({ redis, startJudge, makeTempDir }) => {
     const directory = makeTempDir('rubricate-queue-spec-');
     const input = writeItems(directory);
+    const alignmentFile = join(directory, 'alignment.json');
+    writeFileSync(alignmentFile, JSON.stringify(sampleSettings['plan.alignment']));
     const fake = await startJudge((request) => {
       const verdicts: Record<string, { explanation: string; criteria_met: boolean }> = {};
       for (const criterion of request.criteria) verdicts[criterion.id] = { explanation: 'x', criteria_met: criterion.points > 0 };
@@ -96,12 +98,13 @@ describe('the run spec over the queue', () => {
     // What an OpenAI-compatible judge reads, and every run setting; the other families' settings travel in the same model spec (above).
     const model = ['--judge-header', 'x-run=7', '--judge-extra-body', '{"x":7}', '--max-reply-bytes', '100000', '--cache-namespace', 'ns-queue', '--judge-transport', 'http', '--structured-output', 'json_object', '--reasoning-effort', 'low', '--judge-profile', 'generic'];
     const calls = ['--max-attempts', '2', '--timeout', '30', '--max-retry-after', '5', '--concurrency', '3', '--breaker-threshold', '50'];
-    const scoring = ['--scoring', 'normalized', '--failed-as-zero', '--check-mode', 'loose', '--no-text', '--cache-ttl', '3600', '--global-concurrency', '4', '--rate-limit', '60000,60000000', '--lease', '5'];
+    const scoring = ['--scoring', 'normalized', '--failed-as-zero', '--check-mode', 'loose', '--cache-ttl', '3600', '--global-concurrency', '4', '--rate-limit', '60000,60000000', '--lease', '5'];
     const cases: Record<string, string[]> = {
-      batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean'],
-      holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short'],
+      // --keep-requests writes the prompts --no-text leaves out: the two are in different cases.
+      batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean', '--keep-requests'],
+      holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short', '--abstain', 'half', '--no-text'],
       // P(met) 0.91 is inside the band: every judged criterion escalates to the cascade's second judge.
-      probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native', '--cascade-judge', JSON.stringify({ model: 'openai:fake-strong', endpoint: { baseUrl: fake.baseUrl } }), '--escalate-band', '0.5,0.95', '--escalate-on', 'band,error'],
+      probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native', '--alignment', alignmentFile, '--cascade-judge', JSON.stringify({ model: 'openai:fake-strong', endpoint: { baseUrl: fake.baseUrl } }), '--escalate-band', '0.5,0.95', '--escalate-on', 'band,error'],
       prometheus: ['--judge-protocol', 'prometheus'],
       template: ['--judge-template', template, '--model-under-test', 'gpt-4o', '--self-preference', 'warn'],
     };
@@ -125,15 +128,18 @@ describe('the run spec over the queue', () => {
       const single = await runCliInProcess(['grade', '--input', items, '--out', join(directory, `${name}-single.jsonl`), '--no-cache', '--store', `${queue}0`, '--quiet', ...flags]);
       const middle = fake.requests.length;
       expect(middle - before, `${name}: ${single.stderr}`).toBeGreaterThan(0);
-      const worker = runCliInProcess(['worker', '--queue', queue, '--exit-when-idle', '--quiet']);
+      const worker = runCliInProcess(['worker', '--queue', queue, '--exit-when-idle', '--quiet', '--allow-endpoint', fake.baseUrl]);
       const queued = await runCliInProcess(['grade', '--input', items, '--out', join(directory, `${name}-queued.jsonl`), '--queue', queue, '--quiet', ...flags]);
       expect((await worker).code).toBe(0);
       expect(queued.code, `${name}: ${queued.stderr}`).toBe(single.code);
       expect(sentBodies(fake, middle, fake.requests.length), name).toEqual(sentBodies(fake, before, middle));
+      // A kept call's latency is the one measurement of the clock in a results line: the rest is byte for byte.
+      const withoutLatency = (text: string) => text.replace(/"latency_ms":\d+/g, '"latency_ms":0');
       const results = readFileSync(join(directory, `${name}-single.jsonl`), 'utf8');
       // Graded, not failed alike: every item has a verdict in both runs.
       expect(results.trim().split('\n').map((line) => (JSON.parse(line) as { status: string }).status), name).toEqual(Array(5).fill('ok'));
-      expect(readFileSync(join(directory, `${name}-queued.jsonl`), 'utf8'), name).toBe(results);
+      if (name === 'batched') expect(results.match(/"latency_ms":\d+/g), 'every kept call has its latency').toHaveLength(results.match(/"attempts":/g)!.length);
+      expect(withoutLatency(readFileSync(join(directory, `${name}-queued.jsonl`), 'utf8')), name).toBe(withoutLatency(results));
     }
   }, 120_000);
 });

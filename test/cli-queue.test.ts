@@ -5,8 +5,10 @@
  * are triggered by observed events (a worker's log line, the judge's request count), never by sleeps.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { afterEach, describe, expect, vi } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
@@ -48,8 +50,10 @@ function without(file: string, field: string): string[] {
   });
 }
 
-function startWorker(queue: string, extra: string[] = []) {
-  const worker = startCli(['worker', '--queue', queue, '--concurrency', '8', '--lease', '2', ...extra]);
+/** A worker process allowed to call the test's judge (`fake`) with its key, unless `env` configures its endpoint instead. */
+function startWorker(queue: string, extra: string[] = [], env?: NodeJS.ProcessEnv) {
+  const allow = env ? [] : ['--allow-endpoint', fake!.baseUrl];
+  const worker = startCli(['worker', '--queue', queue, '--concurrency', '8', '--lease', '2', ...allow, ...extra], { env });
   children.push(worker);
   return worker;
 }
@@ -135,6 +139,198 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
     expect(prompts.length - 300).toBeLessThanOrEqual(8);
     expect((await worker.done).code).toBe(0);
   }, 90_000);
+});
+
+/**
+ * A judge that answers the items of the first chunk (`Answer 0.` to `Answer 4.`) at once and
+ * holds every other call until released: a run is mid-way, by construction, when the test acts.
+ */
+function firstChunkJudge() {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const script = async (request: FakeJudgeRequest) => {
+    if (!/^Answer [0-4]\.$/.test(request.response ?? '')) await released;
+    return { content: binaryVerdict(verdictFor(request)) };
+  };
+  return { script, release };
+}
+
+function readLines(file: string): Array<{ id: string; status: string; line: number; criteria: Array<{ error?: { code: string; message: string } }> }> {
+  return readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as never);
+}
+
+/** A TCP port where nothing listens, and a server that accepts connections and never says a word. */
+async function unreachable(): Promise<{ closedPort: number; silent: Server; silentPort: number }> {
+  const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+  const closed = createServer();
+  const closedPort = await listen(closed);
+  await new Promise((resolve) => closed.close(resolve));
+  const silent = createServer(() => {});
+  return { closedPort, silent, silentPort: await listen(silent) };
+}
+
+describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls', () => {
+  test('a Redis nobody answers at start-up: grade --queue, worker and cache export stop with STORE_UNAVAILABLE (exit 4), the URL redacted', async ({ makeTempDir }) => {
+    const directory = makeTempDir('rubricate-queue-');
+    const input = writeItems(directory, 4);
+    const { closedPort, silent, silentPort } = await unreachable();
+    try {
+      const url = (port: number) => `redis://:hunter2pass@127.0.0.1:${port}`;
+      const runs = await Promise.all(
+        [closedPort, silentPort].flatMap((port) => [
+          runCliInProcess(['grade', '--input', input, '--out', join(directory, `out-${port}.jsonl`), '--queue', url(port), '--queue-timeout', '1', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', 'http://127.0.0.1:9/v1'], producers.signal),
+          runCliInProcess(['worker', '--queue', url(port), '--queue-timeout', '1'], producers.signal),
+          // The bound of every Redis --store: 5 s.
+          runCliInProcess(['cache', 'export', '--cache', join(directory, 'cache.sqlite'), '--store', url(port)], producers.signal),
+        ]),
+      );
+      for (const [index, run] of runs.entries()) {
+        const port = index < 3 ? closedPort : silentPort;
+        expect(run.code, run.stderr).toBe(4);
+        expect(run.stderr).toMatch(new RegExp(`error \\[STORE_UNAVAILABLE\\]: field (queue|store): the (queue|store) at redis://127\\.0\\.0\\.1:${port} is unavailable: could not connect within`));
+        expect(run.stderr).not.toContain('hunter2pass');
+      }
+      expect(existsSync(join(directory, `out-${closedPort}.jsonl`))).toBe(false);
+      // The bound is a queue's: given without one, it is refused by name.
+      const misplaced = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'plain.jsonl'), '--queue-timeout', '1', '--judge', 'none']);
+      expect(misplaced.code).toBe(2);
+      expect(misplaced.stderr).toContain('error [CONFIG_INVALID]: field queue-timeout: --queue-timeout applies to a run with --queue');
+    } finally {
+      silent.close();
+    }
+  }, 30_000);
+
+  redisTest('Redis gone mid-run: the producer and the worker say so and stop with STORE_UNAVAILABLE (exit 4) after --queue-timeout', async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-queue-');
+    const judge = firstChunkJudge();
+    fake = await startFakeJudge(judge.script);
+    const input = writeItems(directory, 40);
+    const out = join(directory, 'queued.jsonl');
+    writeFileSync(out, 'an earlier output\n');
+    const worker = startWorker(redis.url, ['--queue-timeout', '1']);
+    const firstChunk = whenLogged(worker, 'graded chunk 0 ');
+    const producer = runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--chunk-size', '5', '--queue-timeout', '1', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producers.signal);
+    await firstChunk;
+    await redis.stop();
+    judge.release();
+    const produced = await producer;
+    expect(produced.code, produced.stderr).toBe(4);
+    expect(produced.stderr).toContain(`queue: lost the queue at redis://127.0.0.1:${redis.port}`);
+    expect(produced.stderr).toMatch(/error \[STORE_UNAVAILABLE\]: field queue: the queue at redis:\/\/127\.0\.0\.1:\d+ is unavailable: no answer for \d/);
+    // The failed run replaced nothing.
+    expect(readFileSync(out, 'utf8')).toBe('an earlier output\n');
+    const stopped = await worker.done;
+    expect(stopped.code, stopped.stderr).toBe(4);
+    expect(stopped.stderr).toContain(`worker: lost the queue at redis://127.0.0.1:${redis.port}`);
+    expect(stopped.stderr).toMatch(/error \[STORE_UNAVAILABLE\]: field queue: the queue at redis:\/\/127\.0\.0\.1:\d+ is unavailable: no answer for \d/);
+  }, 60_000);
+
+  redisTest('the first Ctrl-C of a queued run takes its unclaimed chunks back, writes the finished ones in order and exits 130', async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-queue-');
+    const judge = firstChunkJudge();
+    fake = await startFakeJudge(judge.script);
+    const input = writeItems(directory, 40);
+    const out = join(directory, 'queued.jsonl');
+    const metrics = join(directory, 'metrics.json');
+    const worker = startWorker(redis.url);
+    const firstChunk = whenLogged(worker, 'graded chunk 0 ');
+    const producer = startCli(['grade', '--input', input, '--out', out, '--metrics', metrics, '--queue', redis.url, '--chunk-size', '5', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl]);
+    children.push(producer);
+    const stopping = whenLogged(producer, 'SIGINT received: stopping');
+    await firstChunk;
+    producer.child.kill('SIGINT');
+    await stopping;
+    // The chunks a worker holds may still land within --drain-timeout.
+    judge.release();
+    const result = await producer.done;
+    expect(result.code, result.stderr).toBe(130);
+    const match = /interrupted after (\d+) of 41 items; rerun the same command to resume/.exec(result.stderr);
+    expect(match, result.stderr).not.toBeNull();
+    const rows = readLines(out);
+    expect(rows).toHaveLength(Number(match![1]));
+    expect(rows.length).toBeGreaterThanOrEqual(5);
+    expect(rows.length).toBeLessThan(41);
+    expect(rows.length % 5).toBe(0);
+    expect(rows.map((row) => row.line)).toEqual(rows.map((_, index) => index + 1));
+    expect(rows.every((row) => row.status === 'ok' || row.id === 'broken')).toBe(true);
+    expect(existsSync(metrics)).toBe(false);
+    // Nothing of the run is left waiting for a worker.
+    const queue = new Queue('grade', { connection: { host: '127.0.0.1', port: redis.port }, prefix: 'rubricate' });
+    try {
+      expect(await queue.getJobCounts('waiting', 'delayed', 'prioritized')).toEqual({ waiting: 0, delayed: 0, prioritized: 0 });
+    } finally {
+      await queue.close();
+    }
+  }, 60_000);
+
+  redisTest('a worker stopped mid-chunk hands its chunks back whole: another worker grades them, no item comes out as an error', async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-queue-');
+    const judge = firstChunkJudge();
+    fake = await startFakeJudge(judge.script);
+    const input = writeItems(directory, 10);
+    const first = startWorker(redis.url, ['--drain-timeout', '0']);
+    const firstChunk = whenLogged(first, 'graded chunk 0 ');
+    const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--chunk-size', '5', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producers.signal);
+    await firstChunk;
+    // It holds the next chunk, its calls waiting on the judge: stopped now, those calls are cancelled.
+    first.child.kill('SIGTERM');
+    expect((await first.done).code).toBe(0);
+    judge.release();
+    startWorker(redis.url, ['--exit-when-idle']);
+    const produced = await producer;
+    expect(produced.code, produced.stderr).toBe(3); // the one invalid line
+    const rows = readLines(join(directory, 'queued.jsonl'));
+    expect(rows.map((row) => row.status).filter((status) => status !== 'invalid')).toEqual(Array.from({ length: 10 }, () => 'ok'));
+  }, 60_000);
+
+  redisTest("a worker calls only the endpoints its operator allowed: a run naming another gets a clear error per item, and that endpoint receives nothing", async ({ redis, makeTempDir }) => {
+    const directory = makeTempDir('rubricate-queue-');
+    const key = 'worker-own-secret-7f3a9c21';
+    fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
+    const foreign = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
+    try {
+      const input = writeItems(directory, 6);
+      // Its endpoint is its own OPENAI_BASE_URL: the default allow-list.
+      const worker = startWorker(redis.url, [], { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: key });
+      const grade = (baseUrl: string, out: string) =>
+        runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--quiet', '--no-cache', '--judge', 'openai:fake-judge', '--judge-base-url', baseUrl], producers.signal);
+
+      const foreignUrl = foreign.baseUrl.replace('http://', 'http://producer:hunter2pass@');
+      const refused = await grade(foreignUrl, join(directory, 'refused.jsonl'));
+      expect(refused.code, refused.stderr).toBe(3);
+      expect(foreign.requests).toHaveLength(0);
+      const rows = readLines(join(directory, 'refused.jsonl'));
+      expect(rows.map((row) => row.status)).toEqual(['error', 'error', 'error', 'invalid', 'error', 'error', 'error']);
+      for (const row of rows.filter((entry) => entry.status === 'error')) {
+        expect(row.criteria.length).toBeGreaterThan(0);
+        for (const criterion of row.criteria) {
+          expect(criterion.error?.code).toBe('JUDGE_ENDPOINT_NOT_ALLOWED');
+          expect(criterion.error?.message).toContain(`at http://[REDACTED]@127.0.0.1:${new URL(foreign.baseUrl).port}/v1`);
+          expect(criterion.error?.message).toContain('--allow-endpoint');
+        }
+      }
+      expect(refused.stderr).toContain('JUDGE_ENDPOINT_NOT_ALLOWED');
+      const written = readFileSync(join(directory, 'refused.jsonl'), 'utf8') + refused.stderr;
+      expect(written).not.toContain('hunter2pass');
+      expect(written).not.toContain(key);
+
+      // The same run on the worker's own endpoint is graded, with the worker's key.
+      const graded = await grade(fake.baseUrl, join(directory, 'graded.jsonl'));
+      expect(graded.code, graded.stderr).toBe(3);
+      expect(readLines(join(directory, 'graded.jsonl')).filter((row) => row.status === 'ok')).toHaveLength(6);
+      expect(fake.requests).toHaveLength(6);
+      expect(fake.requests.every((request) => request.headers.authorization === `Bearer ${key}`)).toBe(true);
+      expect(foreign.requests).toHaveLength(0);
+
+      worker.child.kill('SIGTERM');
+      const stopped = await worker.done;
+      expect(stopped.stderr).toContain('worker: the worker refused this run');
+      expect(stopped.stderr).not.toContain(key);
+      expect(stopped.stderr).not.toContain('hunter2pass');
+    } finally {
+      await foreign.close();
+    }
+  }, 60_000);
 });
 
 describe('array jobs (grade --shard I/N, rubricate merge)', () => {

@@ -2,7 +2,9 @@
  * The commands in the README's quick start, docs/formats.md and docs/judging.md run as written, on the files
  * in examples/, against a loopback judge that answers every request in the shape the request
  * asks for (its JSON schema). Each must exit 0, or the code its `# exit N` comment names, and
- * every output it names must exist. Docs that drift from the code fail here.
+ * every output it names must exist. The walkthrough of docs/meta-evaluation.md runs in order in
+ * one folder, each command reading what the earlier ones wrote. Docs that drift from the code
+ * fail here.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,11 +43,14 @@ function commandsIn(file: string, options: { firstBlock?: boolean } = {}): DocCo
 
 const outputFlags = new Set(['--out', '--metrics', '--report', '--summary']);
 
-/** The command's arguments with examples/… read from the checkout and outputs written in `directory`. */
-function placed(args: readonly string[], directory: string): string[] {
+/**
+ * The command's arguments with examples/… read from the checkout and outputs written in
+ * `directory`; in a walkthrough, the files earlier commands wrote are read from there too.
+ */
+function placed(args: readonly string[], directory: string, written: ReadonlySet<string> = new Set()): string[] {
   return args.map((argument, index) => {
     if (argument.startsWith('examples/')) return join(projectRoot, argument);
-    if (outputFlags.has(args[index - 1] ?? '')) return join(directory, argument);
+    if (outputFlags.has(args[index - 1] ?? '') || written.has(argument)) return join(directory, argument);
     return argument;
   });
 }
@@ -90,6 +95,22 @@ function answer(request: FakeJudgeRequest) {
 }
 
 const documented = [...commandsIn('README.md', { firstBlock: true }), ...commandsIn('docs/formats.md'), ...commandsIn('docs/judging.md')];
+const walkthrough = commandsIn('docs/meta-evaluation.md');
+
+/** Runs one documented command in this process, the judge and the cache from the environment as for a user. */
+async function runDocumented(args: string[], judgeUrl: string, cacheDirectory: string) {
+  const saved = { OPENAI_BASE_URL: process.env.OPENAI_BASE_URL, OPENAI_API_KEY: process.env.OPENAI_API_KEY, RUBRICATE_CACHE_DIR: process.env.RUBRICATE_CACHE_DIR, RUBRICATE_JUDGE: process.env.RUBRICATE_JUDGE };
+  Object.assign(process.env, { OPENAI_BASE_URL: judgeUrl, OPENAI_API_KEY: 'test-key', RUBRICATE_CACHE_DIR: cacheDirectory });
+  delete process.env.RUBRICATE_JUDGE;
+  try {
+    return await runCliInProcess(args);
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
 
 describe('documented commands run as written', { timeout: 120_000 }, () => {
   test('the docs hold commands for every input format', () => {
@@ -103,21 +124,29 @@ describe('documented commands run as written', { timeout: 120_000 }, () => {
   test.for(documented.map((command) => [command.source, command] as const))('%s', async ([, command], { tempDir, startJudge }) => {
     const judge = await startJudge(answer);
     // In this process (no start-up per command): the judge and the cache come from the environment, as for a user.
-    const saved = { OPENAI_BASE_URL: process.env.OPENAI_BASE_URL, OPENAI_API_KEY: process.env.OPENAI_API_KEY, RUBRICATE_CACHE_DIR: process.env.RUBRICATE_CACHE_DIR, RUBRICATE_JUDGE: process.env.RUBRICATE_JUDGE };
-    Object.assign(process.env, { OPENAI_BASE_URL: judge.baseUrl, OPENAI_API_KEY: 'test-key', RUBRICATE_CACHE_DIR: join(tempDir, 'cache') });
-    delete process.env.RUBRICATE_JUDGE;
-    let result: Awaited<ReturnType<typeof runCliInProcess>>;
-    try {
-      result = await runCliInProcess(placed(command.args, tempDir));
-    } finally {
-      for (const [name, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
-    }
+    const result = await runDocumented(placed(command.args, tempDir), judge.baseUrl, join(tempDir, 'cache'));
     expect(result.code, result.stderr).toBe(command.exit);
     if (command.exit === 0) {
       for (const [index, flag] of command.args.entries()) if (outputFlags.has(flag)) expect(existsSync(join(tempDir, command.args[index + 1])), `${flag} ${command.args[index + 1]}`).toBe(true);
     }
+  });
+
+  test('the meta-evaluation loop runs in order: grade, report, align, re-grade, meta before and after, rejudge, repeats', async ({ tempDir, startJudge }) => {
+    expect(walkthrough.map((command) => command.args[0])).toEqual(['grade', 'report', 'align', 'grade', 'meta', 'meta', 'rejudge', 'grade']);
+    const judge = await startJudge(answer);
+    const written = new Set<string>();
+    for (const command of walkthrough) {
+      const result = await runDocumented(placed(command.args, tempDir, written), judge.baseUrl, join(tempDir, 'cache'));
+      expect(result.code, `${command.source}\n${result.stderr}`).toBe(command.exit);
+      for (const [index, flag] of command.args.entries()) {
+        if (!outputFlags.has(flag)) continue;
+        expect(existsSync(join(tempDir, command.args[index + 1])), `${command.source}: ${flag} ${command.args[index + 1]}`).toBe(true);
+        written.add(command.args[index + 1]);
+      }
+    }
+    const after = JSON.parse(readFileSync(join(tempDir, 'after.json'), 'utf8')) as { overall: { records: number } };
+    const alignment = JSON.parse(readFileSync(join(tempDir, 'alignment.json'), 'utf8')) as { fit: { split: { test: string[] } } };
+    // Only the held-out items are scored: 4 criteria each.
+    expect(after.overall.records).toBe(alignment.fit.split.test.length * 4);
   });
 });

@@ -2,7 +2,7 @@
 import type { Usage } from '../engine/usage.js';
 import { formatLocation, type RubricateError } from '../errors.js';
 import type { Metrics } from '../scoring/types.js';
-import { formatErrorCounts, type ErrorCodeCount } from '../pipeline/error-summary.js';
+import { formatErrorCounts, retryAdvice, type ErrorCodeCount } from '../pipeline/error-summary.js';
 
 export interface CommandContext {
   stdout(text: string): void;
@@ -59,7 +59,10 @@ export function printMetricsSummary(
   if (implausible) {
     lines.push(`warning: ${implausible.replies} judge ${implausible.replies === 1 ? 'reply' : 'replies'} reported token counts that cannot be true (${implausible.example}): they are left out of the tokens and the cost (usage.implausible_usage)`);
   }
-  if (extra.errors) lines.push(...formatErrorCounts(extra.errors));
+  if (extra.errors) {
+    lines.push(...formatErrorCounts(extra.errors));
+    lines.push(...retryAdvice({ errors: metrics.n_error, invalid: metrics.n_invalid }).map((advice) => `to finish: ${advice}`));
+  }
   if (extra.out) lines.push(`results: ${extra.out}`);
   context.stderr(lines.join('\n'));
 }

@@ -50,10 +50,11 @@ export function printDryRun(
   usage: Usage,
   model: string | undefined,
   prices: Readonly<Record<string, ModelPrice>>,
-  options: { batch: boolean; cascade?: readonly DryRunJudge[] },
+  options: { batch: boolean; cascade?: readonly DryRunJudge[]; /** The items' image files read and image URLs a run would fetch (a dry run fetches none). */ images?: { files_read: number; urls_not_fetched: number } },
 ): void {
   const combined = combinedTotals(judges.map((judge) => judge.totals));
   const cost = costOfJudges(judges, combined, model, prices);
+  const images = options.images && options.images.files_read + options.images.urls_not_fetched > 0 ? options.images : undefined;
   const estimate = {
     dry_run: true,
     model: model ?? null,
@@ -65,6 +66,7 @@ export function printDryRun(
     tokenizer: tokenizerLabel(combined),
     cost_usd: cost,
     ...(options.batch ? { mode: 'batch' } : {}),
+    ...(images ? { images } : {}),
     // A cascade's later judges: as if every judged criterion escalated to each (their calls depend on replies a dry run does not get).
     ...(options.cascade && options.cascade.length > 0
       ? {
@@ -80,7 +82,8 @@ export function printDryRun(
       : {}),
   };
   context.stdout(JSON.stringify(estimate, null, 2));
-  context.stderr(`dry run: ${combined.calls} judge call(s), ${usage.cache_hits} cache hit(s), ${combined.input_tokens} input tokens, ~${combined.expected_output_tokens} output tokens; ${costLine(cost)}`);
+  const imagesLine = images ? `; ${images.files_read} image file(s) read, ${images.urls_not_fetched} image URL(s) a run would fetch (not fetched)` : '';
+  context.stderr(`dry run: ${combined.calls} judge call(s), ${usage.cache_hits} cache hit(s), ${combined.input_tokens} input tokens, ~${combined.expected_output_tokens} output tokens; ${costLine(cost)}${imagesLine}`);
   for (const stage of options.cascade ?? []) context.stderr(`cascade ${stage.provenance.id}: at most ${stage.totals.calls} call(s) (every judged criterion escalated); ${costLine(costOfJudges([stage], stage.totals, stage.provenance.model, prices))}`);
 }
 

@@ -1,6 +1,7 @@
 /** Input flags shared by the commands that read items (grade, probe, convert). */
 import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
+import { ImageReader } from '../images/reader.js';
 import type { ImportOptionName, ImportOptions } from '../rubric/formats/types.js';
 import type { CommandContext } from './context.js';
 import { loadRubrics } from './rubrics-file.js';
@@ -12,6 +13,10 @@ export interface InputFlags {
   responseFrom?: string;
   rubrics?: string;
   examples?: string;
+  imageRoot?: string[];
+  allowPrivateImageUrls?: boolean;
+  /** The command's `--dry-run`, where it has one: image URLs are then counted, not fetched. */
+  dryRun?: boolean;
 }
 
 export function addInputOptions(command: Command, { formatHelp, responseFromVerb }: { formatHelp: string; responseFromVerb: string }): Command {
@@ -21,7 +26,9 @@ export function addInputOptions(command: Command, { formatHelp, responseFromVerb
     .option('--responses <file>', 'responses JSONL joined onto the examples (formats that carry no responses)')
     .option('--response-from <source>', `healthbench: ${responseFromVerb} the physicians' ideal completions ("ideal")`)
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) for items that give rubric_id')
-    .option('--examples <file>', 'examples file to take item tags from');
+    .option('--examples <file>', 'examples file to take item tags from')
+    .option('--image-root <dir>', 'a folder image paths in items may name besides the input file\'s own (repeatable)', (dir: string, dirs: string[] = []) => [...dirs, dir])
+    .option('--allow-private-image-urls', 'let image URLs in items reach loopback, private, link-local and other non-public addresses (a local image server)');
 }
 
 /** Import options from the flags; warnings go to stderr (and to `warnings` when given). */
@@ -34,12 +41,20 @@ export async function importOptionsFrom(flags: InputFlags, context: CommandConte
       warnings?.push(message);
       context.stderr(`warning: ${message}`);
     },
+    images: await ImageReader.open({ roots: flags.imageRoot, allowPrivateAddresses: flags.allowPrivateImageUrls, reading: flags.dryRun ? 'dry-run' : 'read', signal: context.signal }),
   };
   if (flags.rubrics) options.rubrics = await loadRubrics(flags.rubrics);
   return options;
 }
 
-const flagNames: Record<ImportOptionName, string> = { responses: 'responses', responseFrom: 'response-from', rubrics: 'rubrics', examples: 'examples' };
+const flagNames: Record<ImportOptionName, string> = {
+  responses: 'responses',
+  responseFrom: 'response-from',
+  rubrics: 'rubrics',
+  examples: 'examples',
+  imageRoot: 'image-root',
+  allowPrivateImageUrls: 'allow-private-image-urls',
+};
 
 /** A side-input flag the format does not use is an error (it would otherwise be silently ignored). */
 export function refuseInapplicableFlags(flags: Partial<Record<ImportOptionName, unknown>>, format: { name: string; accepts?: readonly ImportOptionName[] }): void {

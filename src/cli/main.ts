@@ -18,11 +18,13 @@ type Register = (program: Command, context: CommandContext) => void;
  */
 const commandModules: Record<string, () => Promise<Register>> = {
   grade: async () => (await import('./commands/grade.js')).registerGradeCommand,
+  rejudge: async () => (await import('./commands/rejudge.js')).registerRejudgeCommand,
   score: async () => (await import('./commands/score.js')).registerScoreCommand,
   serve: async () => (await import('./commands/serve.js')).registerServeCommand,
   convert: async () => (await import('./commands/convert.js')).registerConvertCommand,
   compare: async () => (await import('./commands/compare.js')).registerCompareCommand,
   meta: async () => (await import('./commands/meta.js')).registerMetaCommand,
+  align: async () => (await import('./commands/align.js')).registerAlignCommand,
   probe: async () => (await import('./commands/probe.js')).registerProbeCommand,
   generate: async () => (await import('./commands/generate.js')).registerGenerateCommand,
   report: async () => (await import('./commands/report.js')).registerReportCommand,
@@ -34,6 +36,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   merge: async () => (await import('./commands/merge.js')).registerMergeCommand,
   batches: async () => (await import('./commands/batches.js')).registerBatchesCommand,
   'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
+  view: async () => (await import('./commands/view.js')).registerViewCommand,
   'calibrate-cascade': async () => (await import('./commands/calibrate-cascade.js')).registerCalibrateCascadeCommand,
 };
 

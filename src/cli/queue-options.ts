@@ -3,11 +3,25 @@ import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
 import type { ImportRecord } from '../rubric/records.js';
 import { isRedisUrl } from '../store/index.js';
+import { parseNumber } from './run-spec-flags.js';
+import { defaultQueueReconnectWindowMs } from '../queue/queue-watch.js';
 
 export interface QueueFlags {
   queue?: string;
   chunkSize?: number;
   shard?: { index: number; count: number };
+  /** Seconds a lost queue may take to come back. */
+  queueTimeout: number;
+}
+
+/** `--queue-timeout`, on `grade` and `worker`: the bound on waiting for a queue that went away. */
+export function addQueueTimeoutOption(command: Command): Command {
+  return command.option(
+    '--queue-timeout <seconds>',
+    'how long to wait for the queue\'s Redis when it cannot be reached (5 s at most at start-up) before stopping with STORE_UNAVAILABLE (exit 4)',
+    parseNumber('queue-timeout', 0.001),
+    defaultQueueReconnectWindowMs / 1000,
+  );
 }
 
 function parseShard(value: string): { index: number; count: number } {
@@ -24,7 +38,7 @@ function parseQueueUrl(value: string): string {
 }
 
 export function addQueueOptions(command: Command): Command {
-  return command
+  command
     .option('--queue <url>', 'grade on `rubricate worker` processes through this Redis/Valkey queue (redis://… or rediss://…), writing results here in input order')
     .option('--chunk-size <n>', 'with --queue: items per queued job', (value: string) => {
       const number = Number(value);
@@ -35,7 +49,9 @@ export function addQueueOptions(command: Command): Command {
     .hook('preAction', (_command, action) => {
       const options = action.opts() as { queue?: string };
       if (options.queue !== undefined) parseQueueUrl(options.queue);
+      else if (action.getOptionValueSource('queueTimeout') === 'cli') throw new RubricateError('CONFIG_INVALID', '--queue-timeout applies to a run with --queue', { field: 'queue-timeout' });
     });
+  return addQueueTimeoutOption(command);
 }
 
 /** Every N-th record of the input, starting at I (invalid records count, so shards partition the lines). */

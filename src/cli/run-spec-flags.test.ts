@@ -154,6 +154,9 @@ describe('the run spec and its flags', () => {
     const likert = await runCliCaptured([...base, '--likert-levels', '5']);
     expect(likert.code).toBe(2);
     expect(likert.stderr).toContain('--likert-levels');
+    const perCall = await runCliCaptured([...base, '--mode', 'per-criterion', '--criteria-per-call', '3']);
+    expect(perCall.code).toBe(2);
+    expect(perCall.stderr).toContain('--criteria-per-call');
     expect(fake.requests).toHaveLength(0);
   });
 

@@ -20,6 +20,7 @@ import { profileNames } from '../judges/profiles.js';
 import { validateSampling } from '../grading/sampling.js';
 import { parseJudgeTemplate } from '../grading/custom-template.js';
 import {
+  abstainPolicies,
   escalationReasons,
   explanationLengths,
   judgeProtocols,
@@ -36,12 +37,13 @@ import {
   type SettingPath,
 } from '../spec/run-spec.js';
 import { safeParseJson } from '../util/json.js';
+import { readAlignmentFile } from '../spec/alignment.js';
 
 /** Which model a model setting's flag is for: `--judge-…` or `--generator-…`. */
 export type ModelRole = 'judge' | 'generator';
 
 /** The run-spec groups a command can offer. */
-export type FlagGroup = 'plan' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text';
+export type FlagGroup = 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests';
 
 interface FlagRow {
   /** The run-spec path set (model rows: the path inside a model spec). */
@@ -237,6 +239,22 @@ const runRows: readonly FlagRow[] = [
     choices: explanationLengths,
   },
   {
+    group: 'plan',
+    path: 'plan.abstain',
+    name: 'abstain',
+    argument: '<policy>',
+    description: 'let the judge answer cannot_assess where the response does not let it decide, counted as: skip (left out of the score), not_met, half (half its points) or fail (the item scores 0); off by default',
+    choices: abstainPolicies,
+  },
+  {
+    group: 'alignment',
+    path: 'plan.alignment',
+    name: 'alignment',
+    argument: '<file>',
+    description: 'apply an alignment written by rubricate align (labelled examples, reworded criteria, a calibrator); its hash goes into the cache keys and the results',
+    parse: readAlignmentFile,
+  },
+  {
     group: 'protocol',
     path: 'plan.protocol',
     name: 'judge-protocol',
@@ -287,6 +305,7 @@ const runRows: readonly FlagRow[] = [
   { group: 'fleet', path: 'fleet.leaseMs', name: 'lease', argument: '<seconds>', description: "with fleet limits: how long a crashed process's calls keep their slots (default 10)", parse: parseSeconds('lease'), toSpec: milliseconds },
   { group: 'fleet', path: 'cacheTtlMs', name: 'cache-ttl', argument: '<seconds>', description: 'treat stored replies older than this as absent', parse: parseSeconds('cache-ttl'), toSpec: milliseconds },
   { group: 'text', path: 'omitText', name: 'no-text', description: 'leave prompt and response text out of the results', toSpec: (text: boolean) => !text },
+  { group: 'requests', path: 'keepRequests', name: 'keep-requests', description: "keep each judge call's exact request, raw reply and latency in the results (redacted; large), for the report to show behind each verdict" },
 ];
 
 /** The flag of a model row for a role: `--judge-header` / `--generator-header`, `--threads` / `--generator-threads`. */

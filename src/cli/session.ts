@@ -132,6 +132,7 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
         calls: batching ? { ...spec.calls, ...batchEngineOptions } : spec.calls,
         jury: spec.jury,
         omitText: spec.omitText,
+        keepRequests: spec.keepRequests,
         checkMode: spec.scoring.checkMode,
         scoring: spec.scoring.failedAsZero ? withFailedAsZero(getScoring(spec.scoring.name ?? defaultScoringName)) : spec.scoring.name,
         store,

@@ -8,7 +8,7 @@
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, SelfPreferenceNote, TaskDecision, TaskOutcome } from '../grading/types.js';
 import type { CheckMode } from '../checks/types.js';
-import type { CallPolicy } from '../spec/run-spec.js';
+import type { AbstainPolicy, CallPolicy } from '../spec/run-spec.js';
 import { judgeImage } from '../images/images.js';
 import { gatherEvidence, needsEvidence } from '../grading/evidence.js';
 import { gradeItemCriteria, type CheckRunner } from '../grading/item-policy.js';
@@ -41,6 +41,23 @@ export interface GradedItem {
   fromStore?: boolean;
   /** The self-preference guard found the judge related to the model under test (or was told the model under test). */
   selfPreference?: SelfPreferenceNote;
+  /** With `keepRequests`: every judge call the item's criteria took, in the order they ended. */
+  calls?: JudgeCallTrace[];
+}
+
+/** One judge call of an item as the run made it (kept with `keepRequests`): what was asked and what came back. */
+export interface JudgeCallTrace {
+  /** Ids of the criteria the call decides. */
+  criteria: string[];
+  request: JudgeRequest;
+  /** The reply read (from the judge, the store, or an identical call in flight); absent when the call failed. */
+  reply?: JudgeReply;
+  /** Why no reply came (the call's last error). */
+  error?: RubricateError;
+  /** Calls made to the judge for it (0: answered by the store or an identical call). */
+  attempts: number;
+  /** In a jury: the member that made the call. */
+  member?: { judge: string; sample?: number };
 }
 
 export type GradedRecord =
@@ -56,6 +73,8 @@ export type EngineEvent =
 export interface EngineOptions {
   /** Absent means `--judge none`: criteria without a check end in error. */
   judge?: Judge;
+  /** Without a judge: the error those criteria end in (default: JUDGE_UNAVAILABLE, `--judge none`). */
+  noJudgeError?: RubricateError;
   strategy: GradingStrategy;
   store?: ReplyStore;
   checkRunner?: CheckRunner;
@@ -68,6 +87,8 @@ export interface EngineOptions {
   stopSignal?: AbortSignal;
   /** Sample index for repeated judgements of the same request (self-consistency juries): part of the cache key. */
   sample?: number;
+  /** `--abstain`: how a criterion the judge could not assess counts (applied as the item's criteria come back). */
+  abstain?: AbstainPolicy;
   /**
    * Judge context budget in tokens. A grading prompt estimated above it is not sent whole:
    * the response is read in chunks for evidence, then each criterion is judged on its evidence.
@@ -75,6 +96,8 @@ export interface EngineOptions {
   contextBudgetTokens?: number;
   /** Sampling used for evidence extraction calls (long responses). */
   evidenceSampling?: SamplingOptions;
+  /** Keep each call's request and reply on the graded item (`GradedItem.calls`). */
+  keepRequests?: boolean;
 }
 
 /** A judge call as the engine made it: the call loop's result, or a reply another task or process already had. */
@@ -91,12 +114,16 @@ interface RunOutcome extends TaskOutcome {
   /** Answered by this task's own store lookup. */
   stored?: true;
   usage?: JudgeReply['usage'];
+  /** The reply the decision was read from. */
+  reply?: JudgeReply;
 }
 
 /** An item's usage, and how many of its tasks were answered by their own store lookup. */
 interface ItemTally {
   usage: Usage;
   storeAnswers: number;
+  /** The calls kept, with `keepRequests`. */
+  calls?: JudgeCallTrace[];
 }
 
 /**
@@ -160,11 +187,12 @@ export class GradingEngine {
 
   async gradeItem(item: Item): Promise<GradedItem> {
     const usage = emptyUsage();
-    const tally: ItemTally = { usage, storeAnswers: 0 };
+    const tally: ItemTally = { usage, storeAnswers: 0, ...(this.options.keepRequests ? { calls: [] } : {}) };
     const judge = this.options.judge;
     const graded = await gradeItemCriteria(item, {
       checkRunner: this.options.checkRunner,
       checkMode: this.options.checkMode,
+      abstain: this.options.abstain,
       judge: (criteria) => this.judgeCriteria(item, criteria, tally),
       // What the judge would have been asked (planning builds no prompt text).
       plannedCalls: (criteria) => (judge ? this.options.strategy.plan(item, criteria).length : 0),
@@ -178,7 +206,7 @@ export class GradingEngine {
       usage.calls === 0 &&
       usage.retries === 0 &&
       graded.criteria.every((result) => result.source === 'judge');
-    return { item, status: graded.status, criteria: graded.criteria, gated: graded.gated, usage, ...(fromStore ? { fromStore } : {}) };
+    return { item, status: graded.status, criteria: graded.criteria, gated: graded.gated, usage, ...(fromStore ? { fromStore } : {}), ...(tally.calls ? { calls: tally.calls } : {}) };
   }
 
   /**
@@ -191,7 +219,7 @@ export class GradingEngine {
     if (criteria.length === 0) return results;
     const judge = this.options.judge;
     if (!judge) {
-      const error = new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none)').toJSON();
+      const error = (this.options.noJudgeError ?? new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none)')).toJSON();
       for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'error', error });
       return results;
     }
@@ -204,7 +232,7 @@ export class GradingEngine {
         budgetTokens,
         sampling: this.options.evidenceSampling ?? { temperature: 0, maxTokens: 512 },
         maxAttempts: this.calls.maxAttempts,
-        runTask: async (task, attemptBudget) => this.account(tally, await this.runTask(task, attemptBudget)),
+        runTask: async (task, attemptBudget) => this.account(tally, await this.runTask(task, attemptBudget), task),
         askAgain: (error, attempts) => this.shouldRetry(error, attempts),
       });
       for (const [id, error] of gathered.errors) {
@@ -228,7 +256,7 @@ export class GradingEngine {
       const halves: Criterion[][] = [];
       for (let index = 0; index < tasks.length; index += 1) {
         const task = tasks[index];
-        const outcome = this.account(tally, outcomes[index]);
+        const outcome = this.account(tally, outcomes[index], task);
         if (task.criteria.length > 1 && !this.fatalError && didNotFit(outcome)) {
           const middle = Math.ceil(task.criteria.length / 2);
           halves.push(task.criteria.slice(0, middle), task.criteria.slice(middle));
@@ -264,8 +292,14 @@ export class GradingEngine {
     return parseProblem && attempts < this.calls.maxAttempts && !this.fatalError;
   }
 
-  private account(tally: ItemTally, outcome: RunOutcome): RunOutcome {
+  private account(tally: ItemTally, outcome: RunOutcome, task: JudgeTask): RunOutcome {
     const usage = tally.usage;
+    tally.calls?.push({
+      criteria: task.criteria.map((criterion) => criterion.id),
+      request: task.request,
+      ...(outcome.reply ? { reply: outcome.reply } : outcome.error ? { error: outcome.error } : {}),
+      attempts: outcome.calls,
+    });
     if (outcome.stored) tally.storeAnswers += 1;
     usage.calls += outcome.calls;
     usage.retries += outcome.retries;
@@ -290,7 +324,7 @@ export class GradingEngine {
       const decision = task.decide(stored);
       if (decision.verdicts.size > 0) {
         this.emit({ type: 'call', cached: true });
-        return { decision, calls: 0, retries: 0, cached: true, stored: true };
+        return { decision, calls: 0, retries: 0, cached: true, stored: true, reply: stored };
       }
     }
     let shared = this.inFlight.get(key);
@@ -308,7 +342,7 @@ export class GradingEngine {
     if (!leader) {
       // Same request made once for several tasks: the followers read the same reply.
       if (!result.reply) return { error: result.error, calls: 0, retries: 0, cached: true };
-      return { decision: task.decide(result.reply), calls: 0, retries: 0, cached: true };
+      return { decision: task.decide(result.reply), calls: 0, retries: 0, cached: true, reply: result.reply };
     }
     try {
       if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, cached: false };
@@ -316,17 +350,17 @@ export class GradingEngine {
       if (decision.verdicts.size > 0) this.breaker.recordSuccess();
       else if (!result.cached) this.tripOn(decision.errors.values().next().value);
       // Another process made this call and stored its reply: a cache hit.
-      if (result.cached) return { decision, calls: 0, retries: 0, cached: true };
+      if (result.cached) return { decision, calls: 0, retries: 0, cached: true, reply: result.reply };
       // Persist the moment a reply yields verdicts, before they are used: this is what makes a killed run resumable.
       if (decision.verdicts.size > 0 && this.options.store) {
         try {
           const written = this.options.store.put(key, result.reply);
           if (isPromise(written)) await written;
         } catch (error) {
-          return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+          return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage, reply: result.reply };
         }
       }
-      return { decision, calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage };
+      return { decision, calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage, reply: result.reply };
     } finally {
       // Released after the reply is stored, so processes waiting on the claim find it.
       if (result.claimed && sharesInFlight(this.options.store)) this.options.store.release(key).catch(() => undefined);
@@ -367,7 +401,12 @@ export class GradingEngine {
   private async call(task: JudgeTask, attemptBudget: number): Promise<CallResult> {
     const judge = this.options.judge!;
     const { fatal, ...result } = await callJudge(
-      (signal) => judge.complete(withItemImages(task, judge), { signal }),
+      async (signal) => {
+        // Each attempt is timed; the reply keeps the time of the attempt that answered (and the store keeps it with the reply).
+        const started = performance.now();
+        const reply = await judge.complete(withItemImages(task, judge), { signal });
+        return { ...reply, latencyMs: Math.round(performance.now() - started) };
+      },
       {
         maxAttempts: attemptBudget,
         timeoutMs: this.calls.timeoutMs,

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import type { Judge } from '../judges/types.js';
 import { Grader } from '../pipeline/grader.js';
-import type { FakeJudge } from '../testing/fake-judge.js';
+import type { FakeJudge, FakeJudgeScript } from '../testing/fake-judge.js';
+import { redisTest } from '../testing/redis-fixture.js';
 import { test as base } from '../testing/vitest-fixtures.js';
 import { createRubricEvolver, type ObservedRollout, type RubricEvolver } from './evolver.js';
 import { answer, fencedBlocks, generatorAndJudge, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
@@ -126,3 +127,42 @@ describe('createRubricEvolver', () => {
   });
 });
 
+/**
+ * Two replicas (two evolvers, each with its own connection to one store) step the same prompt
+ * at once: both read step 0 before either writes (the generator answers only once both have
+ * asked), so each must take its step number from the state it writes over, not the one it read.
+ */
+async function twoConcurrentSteps(
+  fixtures: { startJudge: (script: FakeJudgeScript) => Promise<FakeJudge>; connectJudge: (fake: FakeJudge, options?: { model?: string }) => Judge; closeAfter: <T extends { close(): Promise<void> }>(resource: T) => T },
+  store: string,
+): Promise<void> {
+  let asked = 0;
+  let bothAsked!: () => void;
+  const barrier = new Promise<void>((resolve) => (bothAsked = resolve));
+  const fake = await fixtures.startJudge(
+    generatorAndJudge(async (request) => {
+      asked += 1;
+      if (asked === 2) bothAsked();
+      await barrier;
+      // Each replica proposes a criterion of its own, named after its rollouts.
+      return { content: answer([mentions(fencedBlocks(request, 'policy')[0])]) };
+    }),
+  );
+  const [first, second] = ['replica-1', 'replica-2'].map((model) => fixtures.closeAfter(createRubricEvolver({ generator: fixtures.connectJudge(fake, { model }), store })));
+  const steps = await Promise.all([first.propose('q', 'Explain X.', ['apples', 'one']), second.propose('q', 'Explain X.', ['pears', 'two'])]);
+  expect(steps.map((step) => step.step).sort()).toEqual([1, 2]);
+  expect((await first.activeRubric('q'))!.id).toBe('q@2');
+  expect((await second.criteria('q')).map((entry) => entry.criterion.text).sort()).toEqual(['The response mentions "apples".', 'The response mentions "pears".']);
+  // Each criterion is recorded under the step that added it.
+  expect((await first.history('q')).map((event) => event.step).sort()).toEqual([1, 2]);
+}
+
+describe('evolving rubrics on two replicas', () => {
+  base('two concurrent steps on one SQLite file are both counted', async ({ startJudge, connectJudge, closeAfter, tempDir }) => {
+    await twoConcurrentSteps({ startJudge, connectJudge, closeAfter }, join(tempDir, 'evolver.sqlite'));
+  });
+
+  redisTest('two concurrent steps on one Redis are both counted', async ({ startJudge, connectJudge, closeAfter, redis }) => {
+    await twoConcurrentSteps({ startJudge, connectJudge, closeAfter }, redis.url);
+  }, 30_000);
+});

@@ -152,13 +152,15 @@ export function createRubricEvolver(options: RubricEvolverOptions): RubricEvolve
       const shown = rollouts.slice(0, maxRollouts).map((rollout) => cut(rollout, characterLimit));
       const reference = referenceRollouts?.slice(0, maxRollouts).map((rollout) => cut(rollout, characterLimit));
       const existing = (known?.criteria ?? []).filter((entry) => entry.active).map((entry) => entry.criterion);
-      const step = stepOptions.step ?? (known?.step ?? 0) + 1;
+      const expectedStep = stepOptions.step ?? (known?.step ?? 0) + 1;
       const proposal = await generator.propose(
         { prompt: messages, rollouts: shown, referenceRollouts: reference && reference.length > 0 ? reference : undefined, existing, maxNew },
-        { sample: step },
+        { sample: expectedStep },
       );
-      // Merged into the state as it is when written: another propose for this prompt (on any replica) may have written meanwhile.
-      const { added, duplicatesSkipped } = await update(promptId, (current) => {
+      // Merged into the state as it is when written: another propose for this prompt (on any replica) may have written meanwhile,
+      // so the step counts on from that state too (two steps taken at once are two steps).
+      const { added, duplicatesSkipped, step } = await update(promptId, (current) => {
+        const step = stepOptions.step ?? (current?.step ?? 0) + 1;
         const criteria = copyCriteria(current);
         const texts = criteria.map((entry) => entry.criterion.text);
         const newlyAdded: Criterion[] = [];
@@ -178,7 +180,7 @@ export function createRubricEvolver(options: RubricEvolverOptions): RubricEvolve
           texts.push(criterion.text);
           newlyAdded.push(criterion);
         }
-        return { state: { prompt: JSON.stringify(messages), step, criteria }, events, result: { added: newlyAdded, duplicatesSkipped: duplicates } };
+        return { state: { prompt: JSON.stringify(messages), step, criteria }, events, result: { added: newlyAdded, duplicatesSkipped: duplicates, step } };
       });
       return { promptId, step, added, duplicatesSkipped, warnings: proposal.warnings };
     },

@@ -33,6 +33,8 @@ function optionOf(word: string, labels: readonly string[]): number | undefined {
 
 /** The verdict with its value replaced by the expectation over the scale (ordinal) or by P(met) (binary). */
 export function withExpectedScore(verdict: CriterionVerdict, reply: JudgeReply, criterion: Criterion): CriterionVerdict | RubricateError {
+  // An abstention has no score to weigh: its value is the abstain policy's.
+  if (verdict.cannotAssess) return verdict;
   const scale = criterion.scale;
   if (scale?.type !== 'ordinal') {
     const probability = probabilityOfMet(reply);

@@ -10,12 +10,16 @@ import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
 import { citedSteps, trajectorySteps } from '../trajectory/trajectory.js';
 import { foldUnits, subcheckUnits } from './subchecks.js';
 import type { CriterionResult, CriterionVerdict } from './types.js';
+import type { AbstainPolicy } from '../spec/run-spec.js';
+import { applyAbstainPolicy, failsHardRule, failsItem } from './abstain.js';
 
 export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome;
 
 export interface ItemPolicyOptions {
   checkRunner?: CheckRunner;
   checkMode: CheckMode;
+  /** How a criterion the judge could not assess counts (`--abstain`; absent: the judge was not offered it). */
+  abstain?: AbstainPolicy;
   /** Judges criteria that have no check and no sub-checks: one result per criterion id. */
   judge(criteria: Criterion[]): Promise<Map<string, CriterionResult>>;
   /** Judge calls these criteria would take (what the gate spares; nothing is sent). */
@@ -26,7 +30,7 @@ export interface ItemGrading {
   status: 'ok' | 'error';
   /** In rubric order. */
   criteria: CriterionResult[];
-  /** A failed hard rule zeroed the item and its judged criteria were not sent. */
+  /** A failed hard rule zeroed the item and its judged criteria were not sent, or (`--abstain fail`) an abstention failed it. */
   gated: boolean;
   /** Judge calls the gate spared. */
   callsSaved: number;
@@ -41,17 +45,14 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
   const judge = async (criteria: Criterion[]) => {
     if (criteria.length === 0) return;
     const unitResults = await options.judge(subcheckUnits(criteria));
-    for (const [id, result] of foldUnits(criteria, unitResults)) results.set(id, result);
+    for (const [id, result] of foldUnits(criteria, unitResults)) results.set(id, applyAbstainPolicy(result, options.abstain));
   };
   let gated = false;
   let callsSaved = 0;
   if (rubric.gate === 'hard_rules') {
     // Gatekeeper: hard rules first; one failure zeroes the item and spares the judge the rest.
     await judge(judged.filter((criterion) => criterion.kind === 'hard_rule'));
-    gated = rubric.criteria.some((criterion) => {
-      const result = results.get(criterion.id);
-      return criterion.kind === 'hard_rule' && result?.status === 'ok' && result.verdict?.met === false;
-    });
+    gated = rubric.criteria.some((criterion) => criterion.kind === 'hard_rule' && failsHardRule(results.get(criterion.id)));
     const principles = judged.filter((criterion) => criterion.kind !== 'hard_rule');
     if (gated) {
       for (const criterion of principles) results.set(criterion.id, { criterion, source: 'judge', status: 'skipped', skipReason: 'gated' });
@@ -64,6 +65,7 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
   }
 
   const criteria = rubric.criteria.map((criterion) => withCitedSteps(item, results.get(criterion.id)!));
+  gated ||= failsItem(criteria, options.abstain);
   // A gated item's score is 0 by rule, even if an ungraded criterion errored.
   const status = criteria.some((result) => result.status === 'error') && !gated ? 'error' : 'ok';
   return { status, criteria, gated, callsSaved };

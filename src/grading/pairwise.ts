@@ -15,6 +15,8 @@ import { extractJson, truncatedReply, unparseable } from './parse.js';
 import { fenceText, renderConversation } from './render.js';
 import type { GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
 import { isRecord } from '../util/is-record.js';
+import type { Alignment } from '../spec/alignment.js';
+import { alignedVersion, examplesFor, renderExamples, withExamplesRule } from './alignment.js';
 
 export type PairOrder = 'ab' | 'ba';
 
@@ -50,6 +52,8 @@ export interface PairwiseOptions {
   allowTies?: boolean;
   /** Compare overall as well as per rubric criterion (default true). */
   overall?: boolean;
+  /** Rewordings and examples learnt from labels (`rubricate align`), by the rubric criterion's id. */
+  alignment?: Alignment;
 }
 
 /** Turns a pair into the item the engine grades: one synthetic criterion per (criterion, order). */
@@ -78,7 +82,9 @@ function pairNonce(item: Item, first: string, second: string): string {
 
 export function createPairwiseStrategy(options: PairwiseOptions): GradingStrategy {
   const allowTies = options.allowTies !== false;
-  const system = pairwiseTemplate.instructions(allowTies);
+  const { alignment } = options;
+  const system = withExamplesRule(pairwiseTemplate.instructions(allowTies), alignment);
+  const templateVersion = alignedVersion(`${pairwiseTemplate.version}${allowTies ? '' : '-no-ties'}`, alignment);
   const schema = {
     type: 'object',
     properties: { explanation: { type: 'string' }, winner: { type: 'string', enum: allowTies ? ['1', '2', 'tie'] : ['1', '2'] } },
@@ -87,19 +93,24 @@ export function createPairwiseStrategy(options: PairwiseOptions): GradingStrateg
   };
   return {
     name: 'pairwise',
-    templateVersion: `${pairwiseTemplate.version}${allowTies ? '' : '-no-ties'}`,
+    templateVersion,
     plan(item: Item, criteria: Criterion[]): JudgeTask[] {
       const pair = (item.metadata?.pair ?? {}) as { responseA?: string; responseB?: string };
       if (typeof pair.responseA !== 'string' || typeof pair.responseB !== 'string') {
         throw new RubricateError('INTERNAL', 'pairwise strategy given an item without its pair');
       }
       return criteria.map((criterion) => {
-        const { order } = parseComparisonId(criterion.id);
+        const { order, criterionId } = parseComparisonId(criterion.id);
         const [first, second] = order === 'ab' ? [pair.responseA!, pair.responseB!] : [pair.responseB!, pair.responseA!];
         const nonce = pairNonce(item, first, second);
         const parts = [`<conversation-${nonce}>\n${renderConversation(item)}\n</conversation-${nonce}>`];
         if (item.reference) parts.push(`<reference-${nonce}>\n${item.reference}\n</reference-${nonce}>`);
-        parts.push(`<response-1-${nonce}>\n${first}\n</response-1-${nonce}>`, `<response-2-${nonce}>\n${second}\n</response-2-${nonce}>`, fenceText('criterion', criterion.text));
+        parts.push(`<response-1-${nonce}>\n${first}\n</response-1-${nonce}>`, `<response-2-${nonce}>\n${second}\n</response-2-${nonce}>`);
+        // The rubric criterion's examples (labelled on single responses) and its reworded text, by its own id.
+        const rewording = alignment?.rewordings[criterionId];
+        const examples = renderExamples(examplesFor(alignment, { id: criterionId, tags: [] }, [first, second].map((response) => ({ prompt: item.prompt, response, reference: item.reference }))));
+        if (examples !== '') parts.push(examples);
+        parts.push(fenceText('criterion', rewording ? criterion.text.replace(rewording.original, rewording.text) : criterion.text));
         const request: JudgeRequest = {
           messages: [
             { role: 'system', content: system },
@@ -114,7 +125,7 @@ export function createPairwiseStrategy(options: PairwiseOptions): GradingStrateg
           item,
           criteria: [criterion],
           request,
-          templateVersion: `${pairwiseTemplate.version}${allowTies ? '' : '-no-ties'}`,
+          templateVersion,
           decide(reply: JudgeReply): TaskDecision {
             const fail = (error: RubricateError): TaskDecision => ({ verdicts: new Map(), errors: new Map([[criterion.id, error]]) });
             const truncated = truncatedReply(reply);

@@ -16,8 +16,11 @@ import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, Tas
 import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaForLength } from './verdicts.js';
 import { explanationVersion, withExplanationRule } from './explanation.js';
 import { withExpectedScore } from './expected-score.js';
-import type { ExplanationLength } from '../spec/run-spec.js';
+import type { AbstainPolicy, ExplanationLength } from '../spec/run-spec.js';
+import type { Alignment, AlignmentExample } from '../spec/alignment.js';
 import { isRecord } from '../util/is-record.js';
+import { abstainVersion, withAbstainRule } from './abstain.js';
+import { alignedVersion, calibratedVerdict, examplesFor, renderExamples, shownCriterion, withExamplesRule } from './alignment.js';
 
 export interface StrategyOptions {
   sampling: SamplingOptions;
@@ -26,6 +29,19 @@ export interface StrategyOptions {
   topLogprobs?: number;
   /** How much the judge writes before each verdict (default `full`). */
   explanation?: ExplanationLength;
+  /** The judge may answer cannot_assess (counted by this policy); absent: it must decide. */
+  abstain?: AbstainPolicy;
+  /** Examples, reworded criteria and a calibrator learnt from labels (`rubricate align`). */
+  alignment?: Alignment;
+}
+
+/** What follows the item's context for some criteria: their examples block (if any), then their blocks as the judge is shown them. */
+function criteriaTail(item: Item, criteria: readonly Criterion[], alignment: Alignment | undefined): string {
+  const blocks = criteria.map((criterion) => renderCriterion(shownCriterion(alignment, criterion))).join('\n\n');
+  const examples = new Set<AlignmentExample>();
+  for (const criterion of criteria) for (const example of examplesFor(alignment, criterion, [item])) examples.add(example);
+  const rendered = renderExamples([...examples]);
+  return rendered === '' ? blocks : `${rendered}\n\n${blocks}`;
 }
 
 /**
@@ -55,7 +71,7 @@ function failAll(criteria: Criterion[], error: RubricateError): TaskDecision {
 }
 
 function withProbability(verdict: CriterionVerdict, reply: JudgeReply, criterion: Criterion): CriterionVerdict | RubricateError {
-  if (criterion.scale?.type === 'ordinal') return verdict;
+  if (criterion.scale?.type === 'ordinal' || verdict.cannotAssess) return verdict;
   const probability = probabilityOfMet(reply);
   if (RubricateError.isInstance(probability)) return probability;
   return { ...verdict, probability, value: probability };
@@ -64,11 +80,12 @@ function withProbability(verdict: CriterionVerdict, reply: JudgeReply, criterion
 export function createPerCriterionStrategy(options: StrategyOptions): GradingStrategy {
   const requestFields = baseRequest(options);
   const explanation = options.explanation ?? 'full';
+  const { alignment } = options;
   const templates = {
-    binary: withExplanationRule(perCriterionTemplate.binary, 'binary', explanation),
-    ordinal: withExplanationRule(perCriterionTemplate.ordinal, 'ordinal', explanation),
+    binary: withExamplesRule(withAbstainRule(withExplanationRule(perCriterionTemplate.binary, 'binary', explanation), options.abstain), alignment),
+    ordinal: withExamplesRule(withAbstainRule(withExplanationRule(perCriterionTemplate.ordinal, 'ordinal', explanation), options.abstain), alignment),
   };
-  const templateVersion = explanationVersion(perCriterionTemplate.version, explanation);
+  const templateVersion = alignedVersion(abstainVersion(explanationVersion(perCriterionTemplate.version, explanation), options.abstain), alignment);
   return {
     name: 'per-criterion',
     templateVersion,
@@ -77,8 +94,8 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
       const shared = itemDigest(item);
       return criteria.map((criterion) => {
         const system = criterion.scale?.type === 'ordinal' ? templates.ordinal : templates.binary;
-        const block = renderCriterion(criterion);
-        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaForLength(criterion, explanation) } }, () => [
+        const block = criteriaTail(item, [criterion], alignment);
+        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaForLength(criterion, explanation, options.abstain) } }, () => [
           { role: 'system', content: system },
           { role: 'user', content: `${renderItemContext(item)}\n\n${block}` },
         ], item);
@@ -93,11 +110,11 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
             if (truncated) return failAll([criterion], truncated);
             const parsed = extractJson(reply.text);
             if (!parsed.ok) return failAll([criterion], unparseable(parsed.reason, reply.text));
-            let verdict = readVerdict(criterion, parsed.value);
+            let verdict = readVerdict(criterion, parsed.value, options.abstain);
             if (!RubricateError.isInstance(verdict) && options.verdictMode === 'probability') verdict = withProbability(verdict, reply, criterion);
             else if (!RubricateError.isInstance(verdict) && options.verdictMode === 'expected-score') verdict = withExpectedScore(verdict, reply, criterion);
             if (RubricateError.isInstance(verdict)) return failAll([criterion], verdict);
-            return { verdicts: new Map([[criterion.id, verdict]]), errors: new Map() };
+            return { verdicts: new Map([[criterion.id, calibratedVerdict(alignment, verdict)]]), errors: new Map() };
           },
         };
       });
@@ -116,8 +133,9 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
   }
   const requestFields = baseRequest(options);
   const explanation = options.explanation ?? 'full';
-  const instructions = withExplanationRule(batchedTemplate.instructions, 'batched', explanation);
-  const templateVersion = explanationVersion(batchedTemplate.version, explanation);
+  const { alignment } = options;
+  const instructions = withExamplesRule(withAbstainRule(withExplanationRule(batchedTemplate.instructions, 'batched', explanation), options.abstain), alignment);
+  const templateVersion = alignedVersion(abstainVersion(explanationVersion(batchedTemplate.version, explanation), options.abstain), alignment);
   return {
     name: 'batched',
     templateVersion,
@@ -130,16 +148,16 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
         tokensPerVerdict: options.sampling.maxTokens,
         limits,
         sharedPromptTokens: limits?.contextWindow !== undefined ? estimateTokens(renderItemContext(item)) + estimateTokens(instructions) : 0,
-        criterionPromptTokens: (criterion) => (limits?.contextWindow !== undefined ? estimateTokens(renderCriterion(criterion)) : 0),
+        criterionPromptTokens: (criterion) => (limits?.contextWindow !== undefined ? estimateTokens(criteriaTail(item, [criterion], alignment)) : 0),
       });
       for (const group of groups) {
-        const blocks = group.map(renderCriterion).join('\n\n');
+        const blocks = criteriaTail(item, group, alignment);
         const request = lazyRequest(
           {
             ...requestFields,
             // Room for every verdict of the group, from the reply schema (not --max-tokens times the group).
             maxTokens: batchedOutputBudget(group, options.sampling.maxTokens),
-            output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group, explanation) },
+            output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group, explanation, options.abstain) },
           },
           () => [
             { role: 'system', content: instructions },
@@ -167,7 +185,7 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
                 decision.errors.set(criterion.id, new RubricateError('JUDGE_UNPARSEABLE', `reply has no verdict for criterion ${criterion.id}`));
                 continue;
               }
-              const verdict = readVerdict(criterion, entry);
+              const verdict = readVerdict(criterion, entry, options.abstain);
               if (RubricateError.isInstance(verdict)) decision.errors.set(criterion.id, verdict);
               else decision.verdicts.set(criterion.id, verdict);
             }

@@ -36,6 +36,11 @@ function foldSubchecks(criterion: Criterion, parts: CriterionResult[]): Criterio
     const error = failedPart.error ?? new RubricateError('INTERNAL', 'sub-check not graded').toJSON();
     return { criterion, source: 'judge', status: 'error', error: { ...error, message: `sub-check "${failedPart.criterion.text}": ${error.message}` } };
   }
+  const unassessed = parts.find((part) => part.verdict!.cannotAssess);
+  if (unassessed) {
+    // One part the judge could not assess leaves the whole criterion unassessed.
+    return { criterion, source: 'judge', status: 'ok', verdict: { met: false, value: 0, cannotAssess: true, source: 'judge', explanation: `sub-check "${unassessed.criterion.text}" could not be assessed` } };
+  }
   const passed = parts.filter((part) => part.verdict!.met).length;
   const total = parts.length;
   const rule = criterion.subcheckRule ?? 'all';

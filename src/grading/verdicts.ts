@@ -8,8 +8,9 @@ import type { Criterion, ScaleChoice } from '../rubric/schema.js';
 import { finalAnswerText, readBoolean } from './parse.js';
 import type { CriterionVerdict } from './types.js';
 import { withoutExplanation } from './explanation.js';
-import type { ExplanationLength } from '../spec/run-spec.js';
+import type { AbstainPolicy, ExplanationLength } from '../spec/run-spec.js';
 import { isRecord } from '../util/is-record.js';
+import { abstention, readCannotAssess, withAbstainField } from './abstain.js';
 
 const binaryVerdictSchema = {
   type: 'object',
@@ -38,21 +39,26 @@ export function verdictSchemaFor(criterion: Criterion): Record<string, unknown> 
 
 const noExplanationMemo = new WeakMap<object, Record<string, unknown>>();
 
-/** The criterion's reply schema, without its explanation field when `length` is `none`. */
-export function verdictSchemaForLength(criterion: Criterion, length: ExplanationLength): Record<string, unknown> {
-  const schema = verdictSchemaFor(criterion);
-  if (length !== 'none') return schema;
-  let bare = noExplanationMemo.get(schema);
-  if (!bare) {
-    bare = withoutExplanation(schema);
-    noExplanationMemo.set(schema, bare);
+/**
+ * The criterion's reply schema, without its explanation field when `length` is `none`, with the
+ * `cannot_assess` field when the run lets the judge abstain.
+ */
+export function verdictSchemaForLength(criterion: Criterion, length: ExplanationLength, abstain?: AbstainPolicy): Record<string, unknown> {
+  let schema = verdictSchemaFor(criterion);
+  if (length === 'none') {
+    let bare = noExplanationMemo.get(schema);
+    if (!bare) {
+      bare = withoutExplanation(schema);
+      noExplanationMemo.set(schema, bare);
+    }
+    schema = bare;
   }
-  return bare;
+  return abstain === undefined ? schema : withAbstainField(schema);
 }
 
-export function batchedSchemaFor(criteria: Criterion[], length: ExplanationLength = 'full'): Record<string, unknown> {
+export function batchedSchemaFor(criteria: Criterion[], length: ExplanationLength = 'full', abstain?: AbstainPolicy): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
-  for (const criterion of criteria) properties[criterion.id] = verdictSchemaForLength(criterion, length);
+  for (const criterion of criteria) properties[criterion.id] = verdictSchemaForLength(criterion, length, abstain);
   return {
     type: 'object',
     properties: {
@@ -69,10 +75,18 @@ export function choiceValue(choices: ScaleChoice[], index: number): number {
   return explicit !== undefined ? explicit : index / (choices.length - 1);
 }
 
-/** Reads one criterion's verdict from its entry in a parsed reply. */
-export function readVerdict(criterion: Criterion, entry: unknown): CriterionVerdict | RubricateError {
+/**
+ * Reads one criterion's verdict from its entry in a parsed reply. When the run lets the judge
+ * abstain (`abstain`), `"cannot_assess": true` is an abstention whatever the verdict field says.
+ */
+export function readVerdict(criterion: Criterion, entry: unknown, abstain?: AbstainPolicy): CriterionVerdict | RubricateError {
   if (!isRecord(entry)) return new RubricateError('JUDGE_UNPARSEABLE', `verdict for criterion ${criterion.id} is not an object`);
   const explanation = typeof entry.explanation === 'string' ? entry.explanation : undefined;
+  if (abstain !== undefined) {
+    const cannotAssess = readCannotAssess(entry, criterion.id);
+    if (RubricateError.isInstance(cannotAssess)) return cannotAssess;
+    if (cannotAssess) return abstention(explanation);
+  }
   const scale = criterion.scale;
   if (scale?.type === 'ordinal') {
     const raw = entry.choice ?? entry.label ?? entry.score;

@@ -99,7 +99,7 @@ describe('image items', () => {
     };
     expect(error({ id: 1, prompt: 'p', response: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,aGVsbG8=' } }], rubric: rubric('red') }).details).toMatchObject({ field: 'response[0].image_url.url', line: 2 });
     expect(error({ id: 1, prompt: 'p', response: [{ type: 'input_audio', text: 'x' }], rubric: rubric('red') }).details?.field).toBe('response[0].type');
-    expect(error({ id: 1, prompt: 'p', response: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }], rubric: rubric('red') }).message).toMatch(/http\(s\) image URLs/);
+    expect(error({ id: 1, prompt: 'p', response: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }], rubric: rubric('red') }).message).toMatch(/only data URLs are accepted/);
 
     const item = normalizeItem({ id: 'img', prompt: 'p', response: [{ type: 'image_url', image_url: { url: dataUrl(images.red) } }], rubric: rubric('red') });
     expect(item.images).toHaveLength(1);

@@ -5,9 +5,11 @@
  * and identified by the sha256 of its bytes, which is what the judge prompt (and so every
  * cache key) names. Judges that accept images receive the bytes; the others refuse the
  * item with a clear error. Nothing is dropped silently.
+ *
+ * Normalising an item decodes data URLs only. Files and URLs are untrusted input, read
+ * before (asynchronously, under the rules of `ImageReader` in `reader.ts`) by the CLI's
+ * importer; everywhere else (the HTTP server, the library) they are refused.
  */
-import { readFileSync } from 'node:fs';
-import { isAbsolute, resolve, dirname } from 'node:path';
 import { RubricateError } from '../errors.js';
 import { createHash } from 'node:crypto';
 import { redactText } from '../util/redact.js';
@@ -55,7 +57,7 @@ export interface ImageLocation {
   field: string;
 }
 
-function imageError(message: string, location: ImageLocation): RubricateError {
+export function imageError(message: string, location: ImageLocation): RubricateError {
   return new RubricateError('INPUT_INVALID', message, { file: location.file, line: location.line, field: location.field });
 }
 
@@ -63,114 +65,32 @@ export function isRemoteUrl(url: string): boolean {
   return /^https?:\/\//i.test(url);
 }
 
-/** Bytes of a data URL or a local file (sync); remote URLs are fetched by `fetchImageBytes`. */
-export function localImageBytes(url: string, location: ImageLocation): Buffer {
-  if (url.startsWith('data:')) {
-    const match = /^data:([^;,]*)(;base64)?,(.*)$/s.exec(url);
-    if (!match) throw imageError('image data URL is malformed (expected data:<type>;base64,<data>)', location);
-    return match[2] ? Buffer.from(match[3], 'base64') : Buffer.from(decodeURIComponent(match[3]), 'latin1');
-  }
-  const path = url.startsWith('file://') ? new URL(url).pathname : url;
-  const resolved = isAbsolute(path) ? path : resolve(location.file ? dirname(location.file) : process.cwd(), path);
-  try {
-    return readFileSync(resolved);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw imageError(`image file "${url}" ${code === 'ENOENT' ? 'not found' : `cannot be read (${code ?? (error as Error).message})`} (paths are relative to the input file)`, location);
-  }
-}
-
-export interface FetchImageOptions {
-  /** Largest body accepted (bytes); default `maxImageBytes`. */
-  maxBytes?: number;
-  /** Whole fetch, redirects included (ms); default 30 s. */
-  timeoutMs?: number;
-  /** Redirects followed (each to http or https only); default 3. */
-  maxRedirects?: number;
-  fetcher?: typeof fetch;
+export function isDataUrl(url: string): boolean {
+  return url.startsWith('data:');
 }
 
 /**
- * Fetches a remote image: redirects followed by hand (at most `maxRedirects`, http(s) only),
- * an overall timeout, an image content type required, and the body read with a byte limit
- * (a large or endless body is cut off, not buffered). Errors name the item's field and never
- * show the URL's credentials.
+ * The one answer for an image part that is not a data URL where nothing else is read (the
+ * HTTP server): the same whatever the url names, so it tells nothing about the files there.
  */
-export async function fetchImageBytes(url: string, location: ImageLocation, options: FetchImageOptions = {}): Promise<Buffer> {
-  const limit = options.maxBytes ?? maxImageBytes;
-  const maxRedirects = options.maxRedirects ?? 3;
-  const fetcher = options.fetcher ?? fetch;
-  const signal = AbortSignal.timeout(options.timeoutMs ?? 30_000);
-  const shown = (text: string) => redactText(text);
-  // fetch refuses URLs with credentials: they go in a Basic authorization header, to the URL's own origin only.
-  const parsed = new URL(url);
-  const authorization = parsed.username || parsed.password ? `Basic ${Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')}` : undefined;
-  const origin = parsed.origin;
-  parsed.username = '';
-  parsed.password = '';
-  let current = parsed.href;
-  for (let redirects = 0; ; redirects += 1) {
-    let response: Response;
-    try {
-      const headers: Record<string, string> = { accept: 'image/*' };
-      if (authorization && new URL(current).origin === origin) headers.authorization = authorization;
-      response = await fetcher(current, { redirect: 'manual', signal, headers });
-    } catch (error) {
-      const reason = signal.aborted ? `no answer within ${options.timeoutMs ?? 30_000} ms` : (error as Error).message;
-      throw imageError(`image URL ${shown(current)} could not be fetched: ${shown(reason)}`, location);
-    }
-    if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
-      await response.body?.cancel();
-      if (redirects >= maxRedirects) throw imageError(`image URL ${shown(url)} redirects more than ${maxRedirects} times`, location);
-      const next = new URL(response.headers.get('location')!, current);
-      if (next.protocol !== 'http:' && next.protocol !== 'https:') throw imageError(`image URL ${shown(url)} redirects to a ${next.protocol} URL (only http and https are followed)`, location);
-      current = next.href;
-      continue;
-    }
-    if (!response.ok) {
-      await response.body?.cancel();
-      throw imageError(`image URL ${shown(current)} answered HTTP ${response.status}`, location);
-    }
-    const type = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
-    if (!type.startsWith('image/')) {
-      await response.body?.cancel();
-      throw imageError(`image URL ${shown(current)} answered ${type === '' ? 'without a content type' : `with content type ${type}`}, not an image`, location);
-    }
-    const declared = Number(response.headers.get('content-length') ?? '0');
-    if (declared > limit) {
-      await response.body?.cancel();
-      throw imageError(`image at ${shown(current)} is ${declared} bytes, over the ${limit}-byte limit`, location);
-    }
-    const chunks: Buffer[] = [];
-    let total = 0;
-    try {
-      const reader = response.body?.getReader();
-      for (let next = await reader?.read(); reader && next && !next.done; next = await reader.read()) {
-        const chunk = next.value;
-        total += chunk.byteLength;
-        if (total > limit) {
-          await reader.cancel().catch(() => {});
-          throw imageError(`image at ${shown(current)} is over the ${limit}-byte limit`, location);
-        }
-        chunks.push(Buffer.from(chunk));
-      }
-    } catch (error) {
-      if (RubricateError.isInstance(error)) throw error;
-      throw imageError(`image at ${shown(current)} could not be read: ${signal.aborted ? `no answer within ${options.timeoutMs ?? 30_000} ms` : shown((error as Error).message)}`, location);
-    }
-    return Buffer.concat(chunks);
-  }
+export const onlyDataUrls = 'only data URLs are accepted for images here (data:image/png;base64,…): image files and http(s) URLs are not read';
+
+/** Bytes of a data URL. */
+export function dataUrlBytes(url: string, location: ImageLocation): Buffer {
+  const match = /^data:([^;,]*)(;base64)?,(.*)$/s.exec(url);
+  if (!match) throw imageError('image data URL is malformed (expected data:<type>;base64,<data>)', location);
+  return match[2] ? Buffer.from(match[3], 'base64') : Buffer.from(decodeURIComponent(match[3]), 'latin1');
 }
 
-/** Remote image urls of a raw item record, with the field each sits at (prompt, response and reference parts). */
-export function remoteImageUrls(record: unknown): Array<{ url: string; field: string }> {
+/** The image urls of a raw item record, with the field each sits at (prompt, response and reference parts). */
+export function imageUrls(record: unknown): Array<{ url: string; field: string }> {
   const found: Array<{ url: string; field: string }> = [];
   if (record === null || typeof record !== 'object') return found;
   const parts = (value: unknown, field: string) => {
     if (!Array.isArray(value)) return;
     value.forEach((part, index) => {
       const url = (part as { image_url?: { url?: unknown } } | null)?.image_url?.url;
-      if (typeof url === 'string' && isRemoteUrl(url)) found.push({ url, field: `${field}[${index}].image_url.url` });
+      if (typeof url === 'string') found.push({ url, field: `${field}[${index}].image_url.url` });
     });
   };
   const { prompt, response, reference } = record as { prompt?: unknown; response?: unknown; reference?: unknown };
@@ -178,15 +98,6 @@ export function remoteImageUrls(record: unknown): Array<{ url: string; field: st
   parts(response, 'response');
   parts(reference, 'reference');
   return found;
-}
-
-/** Fetches every remote image of a raw item record, once per url. */
-export async function fetchRemoteImages(record: unknown, location: { file?: string; line?: number }, options: FetchImageOptions = {}): Promise<Map<string, Buffer>> {
-  const fetched = new Map<string, Buffer>();
-  for (const { url, field } of remoteImageUrls(record)) {
-    if (!fetched.has(url)) fetched.set(url, await fetchImageBytes(url, { ...location, field }, options));
-  }
-  return fetched;
 }
 
 /** Validates bytes (size, type) into an ItemImage. */

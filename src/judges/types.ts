@@ -77,6 +77,8 @@ export interface JudgeReply {
   reasoning?: string;
   /** Cut off (`finishReason: length`) although the budget was already the model's own output limit. */
   atOutputLimit?: boolean;
+  /** Milliseconds the answering call took, measured by the engine (kept with the stored reply, so a cache hit reports it too). */
+  latencyMs?: number;
 }
 
 /** What goes into every result so a verdict can be traced to the judge that made it. */

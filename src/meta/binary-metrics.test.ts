@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { krippendorffAlpha } from '../statistics/krippendorff.js';
 import { RubricateError } from '../errors.js';
 import { seededRandom } from '../util/random.js';
 import { computeBinaryMeta, type BinaryMetaRecord } from './binary-metrics.js';
@@ -199,6 +200,10 @@ describe('computeBinaryMeta: groups, agreement, reproducibility', () => {
     // Human labels: same table as the hand-computed Fleiss case → 22/40.
     expect(report.agreement.humanFleissKappa).toBeCloseTo(22 / 40, 14);
     expect(report.agreement.recordsWithSeveralLabels).toBe(3);
+    // Pairs: TP 5, FP 1, FN 0, TN 4 → MCC = (5·4 − 1·0) ÷ √(6·5·5·4).
+    expect(report.agreement.matthews).toBeCloseTo(20 / Math.sqrt(600), 14);
+    expect(report.agreement.krippendorffAlpha.humans).toBe(krippendorffAlpha([[true, true, true], [true, true, false], [false, false, false], [false]], 'nominal'));
+    expect(report.agreement.krippendorffAlpha.humansAndJudge).toBe(krippendorffAlpha([[true, true, true, true], [true, true, false, true], [false, false, false, false], [false, false]], 'nominal'));
     expect(report.agreement.juryFleissKappa).toBeCloseTo(22 / 40, 14);
     expect(report.agreement.recordsWithJury).toBe(3);
   });

@@ -10,6 +10,8 @@
 import { RubricateError } from '../errors.js';
 import { bootstrapIntervals, deriveSeed, resolveBootstrapOptions, type BootstrapOptions, type ConfidenceInterval } from '../statistics/bootstrap.js';
 import { binaryCohenKappa, fleissKappa } from '../statistics/agreement.js';
+import { matthewsCorrelation } from '../statistics/correlation.js';
+import { krippendorffAlpha } from '../statistics/krippendorff.js';
 import { mean, ratio } from '../statistics/descriptive.js';
 import { numpyRound } from '../statistics/reference-math.js';
 
@@ -118,6 +120,10 @@ export interface BinaryMetaReport {
     /** Fleiss' κ among jurors, over records with two or more jury votes. */
     juryFleissKappa: number | null;
     recordsWithJury: number;
+    /** Matthews' correlation of the judge's verdicts with the labels, over (prediction, label) pairs (binary: the phi coefficient). */
+    matthews: number | null;
+    /** Krippendorff's α (nominal): among the human labels, and with the judge as one more rater (missing ratings allowed). */
+    krippendorffAlpha: { humans: number | null; humansAndJudge: number | null };
   };
   groups: Record<string, Record<string, BinaryMetrics>>;
   bootstrap: { resamples: number; seed: number; confidence: number; unit: 'record' };
@@ -479,6 +485,8 @@ export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options:
 
   const severalLabels = records.map(labelsOf).filter((labels) => labels.length >= 2);
   const juries = records.map((record) => record.juryVotes ?? []).filter((votes) => votes.length >= 2);
+  const pairedLabels = records.flatMap((record) => labelsOf(record));
+  const pairedPredictions = records.flatMap((record) => labelsOf(record).map(() => record.prediction));
 
   return {
     kind: 'binary',
@@ -489,6 +497,11 @@ export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options:
       recordsWithSeveralLabels: severalLabels.length,
       juryFleissKappa: fleissKappa(juries),
       recordsWithJury: juries.length,
+      matthews: matthewsCorrelation(pairedLabels, pairedPredictions),
+      krippendorffAlpha: {
+        humans: krippendorffAlpha(records.map(labelsOf), 'nominal'),
+        humansAndJudge: krippendorffAlpha(records.map((record) => [...labelsOf(record), record.prediction]), 'nominal'),
+      },
     },
     groups,
     bootstrap: { resamples: bootstrap.resamples, seed: bootstrap.seed, confidence: bootstrap.confidence, unit: 'record' },

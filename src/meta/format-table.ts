@@ -52,6 +52,8 @@ function binaryOverallTable(report: BinaryMetaReport): string {
     rows.push(['bias index (ProfBench)', formatNumber(report.biasIndex.biasIndex), formatInterval(report.biasIndex.intervals.biasIndex)]);
     rows.push(['MF1 - BI', formatNumber(report.biasIndex.mf1MinusBiasIndex), formatInterval(report.biasIndex.intervals.mf1MinusBiasIndex)]);
   }
+  rows.push(["Matthews' correlation", formatNumber(report.agreement.matthews), '']);
+  rows.push(["Krippendorff's alpha (labels + judge)", formatNumber(report.agreement.krippendorffAlpha.humansAndJudge), '']);
   if (report.agreement.recordsWithSeveralLabels > 0) rows.push(["Fleiss' kappa (human labels)", formatNumber(report.agreement.humanFleissKappa), '']);
   if (report.agreement.recordsWithJury > 0) rows.push(["Fleiss' kappa (jury)", formatNumber(report.agreement.juryFleissKappa), '']);
   return renderTable(['metric', 'value', confidence], rows);

@@ -77,6 +77,45 @@ describe('readLabels', () => {
     expect(good).toEqual([{ id: 'ok', criterionId: 'c9', labels: [false], line: 12 }]);
   });
 
+  it('reads cannot_assess as a rater apart from met / not met, and keeps reviewer, time and note', async () => {
+    const labels = await file('review.jsonl', [
+      JSON.stringify({ id: 'a', criterion_id: 'c1', label: 'cannot_assess', reviewer: 'ana', time: '2025-03-01T12:00:00Z', note: 'the answer is cut off' }),
+      JSON.stringify({ id: 'a', labels: { c2: [true, 'cannot_assess'], c3: false }, reviewer: 'bo', time: '2025-03-02' }),
+      JSON.stringify({ id: 'a', criterion_id: 'c1', label: true, reviewer: '' }),
+      JSON.stringify({ id: 'a', criterion_id: 'c1', label: true, time: 'yesterday' }),
+      JSON.stringify({ id: 'a', criterion_id: 'c1', label: true, note: 3 }),
+      JSON.stringify({ id: 'a', criterion_id: 'c1', label: 'unsure' }),
+      JSON.stringify({ id: 'a', criterion_id: 'c1', label: [true, 'unsure'] }),
+    ]);
+    const records = [];
+    for await (const record of readLabels(labels)) records.push(record.kind === 'label' ? record.label : [record.line, record.error.details.field]);
+    expect(records).toEqual([
+      { id: 'a', criterionId: 'c1', labels: [], cannotAssess: 1, reviewer: 'ana', time: '2025-03-01T12:00:00Z', note: 'the answer is cut off', line: 1 },
+      { id: 'a', criterionId: 'c2', labels: [true], cannotAssess: 1, reviewer: 'bo', time: '2025-03-02', line: 2 },
+      { id: 'a', criterionId: 'c3', labels: [false], reviewer: 'bo', time: '2025-03-02', line: 2 },
+      [3, 'reviewer'],
+      [4, 'time'],
+      [5, 'note'],
+      [6, 'label'],
+      [7, 'label[1]'],
+    ]);
+    const index = await loadLabels(labels);
+    expect(index.byItem.get('a')).toEqual(
+      new Map([
+        ['c2', [true]],
+        ['c3', [false]],
+      ]),
+    );
+    expect(index.cannotAssess.get('a')).toEqual(
+      new Map([
+        ['c1', 1],
+        ['c2', 1],
+      ]),
+    );
+    expect(index).toMatchObject({ pairs: 2, ratings: 2, cannotAssessRatings: 2, pooled: 0 });
+    expect(index.notes.get('a')).toEqual(new Map([['c1', ['the answer is cut off']]]));
+  });
+
   it('fails clearly on a missing file', async () => {
     await expect(loadLabels(path.join(directory, 'missing.jsonl'))).rejects.toMatchObject({ code: 'INPUT_UNREADABLE', message: 'file not found' });
   });

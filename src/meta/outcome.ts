@@ -4,6 +4,7 @@
  * the best score threshold, agreement of "every deterministic check passed" with the
  * outcome, and per criterion group how its failure goes with the outcome's failure.
  */
+import { kendallTauB, spearmanCorrelation } from '../statistics/correlation.js';
 import type { SerializedError } from '../errors.js';
 import { readResults, type ResultRecord } from '../results/results.js';
 
@@ -29,6 +30,8 @@ export interface OutcomeReport {
   items: { total: number; withOutcome: number; positive: number; negative: number; scored: number; errors: number; invalidLines: number };
   /** Area under the ROC curve of item scores against the outcome (ties count half); null without both classes. */
   auroc: number | null;
+  /** Rank correlation of the item score with the outcome (1 success, 0 failure): Spearman's ρ and Kendall's τ-b, ties averaged. */
+  rankCorrelation: { spearman: number | null; kendallTauB: number | null };
   /** Best accuracy of "score ≥ threshold ⇒ success" over every threshold, and that threshold (null: predicting failure for all is best). */
   bestThreshold: { threshold: number | null; accuracy: number } | null;
   /** "Every deterministic check passed" against the outcome, on items whose checks all ran. */
@@ -155,6 +158,7 @@ export async function outcomeMeta(file: string, options: { outcomeField?: string
     items,
     auroc: auroc(scores, scoredPositives),
     bestThreshold: bestThresholdAccuracy(scores, scoredPositives),
+    rankCorrelation: { spearman: spearmanCorrelation(scores, scoredPositives.map(Number)), kendallTauB: kendallTauB(scores, scoredPositives.map(Number)) },
     checks: checkItems === 0 ? null : { items: checkItems, agreement: checkAgree / checkItems, checksPassedOutcomeFailed: passedButFailed, checksFailedOutcomeSucceeded: failedButPassed },
     criteria,
     problems,
@@ -167,7 +171,7 @@ const fixed = (value: number | null) => (value === null ? '—' : value.toFixed(
 export function formatOutcomeReport(report: OutcomeReport): string {
   const lines = [
     `outcome ${report.outcomeField}: ${report.items.withOutcome} items (${report.items.positive} success, ${report.items.negative} failure); ${report.items.scored} scored, ${report.items.errors} in error`,
-    `AUROC of the score: ${fixed(report.auroc)}; best-threshold accuracy: ${report.bestThreshold ? `${percent(report.bestThreshold.accuracy)} ${report.bestThreshold.threshold === null ? 'predicting failure for all' : `at score ≥ ${report.bestThreshold.threshold}`}` : '—'}`,
+    `AUROC of the score: ${fixed(report.auroc)}; Spearman ρ ${fixed(report.rankCorrelation.spearman)}, Kendall τ-b ${fixed(report.rankCorrelation.kendallTauB)}; best-threshold accuracy: ${report.bestThreshold ? `${percent(report.bestThreshold.accuracy)} ${report.bestThreshold.threshold === null ? 'predicting failure for all' : `at score ≥ ${report.bestThreshold.threshold}`}` : '—'}`,
   ];
   if (report.checks) {
     lines.push(

@@ -90,6 +90,34 @@ describe('joinResultsWithLabels', () => {
     ]);
   });
 
+  it('leaves cannot_assess raters out of the metrics and counts them, with reviewer fields ignored', async () => {
+    const reviewed = path.join(directory, 'reviewed.jsonl');
+    await writeFile(
+      reviewed,
+      [
+        { id: 'item1', criterion_id: 'c1', label: 'cannot_assess', reviewer: 'ana', time: '2025-03-01T12:00:00Z', note: 'unclear' },
+        { id: 'item1', criterion_id: 'c2', label: [false, 'cannot_assess'], reviewer: 'ana' },
+        { id: 'nowhere', criterion_id: 'c5', label: 'cannot_assess' },
+      ]
+        .map((line) => JSON.stringify(line))
+        .join('\n'),
+    );
+    const { records, join } = await joinResultsWithLabels(resultsFile, await loadLabels(reviewed));
+    expect(records.map((record) => [record.id, record.prediction, record.label])).toEqual([['item1/c2', false, [false]]]);
+    expect(join).toMatchObject({ joined: 1, labelPairs: 1, labelRatings: 1, cannotAssessRatings: 3, labelledOnlyCannotAssess: 1, labelsForMissingItems: 1 });
+    expect(join.unmatchedExamples).toEqual(['nowhere/c5']);
+  });
+
+  it('leaves a verdict the judge could not assess out of the comparison, whatever its policy scored', async () => {
+    const abstained = path.join(directory, 'abstained.jsonl');
+    await writeFile(abstained, result('a1', [{ ...criterion('c1', false), cannot_assess: true }, criterion('c2', true)]));
+    const labels = path.join(directory, 'abstained-labels.jsonl');
+    await writeFile(labels, JSON.stringify({ id: 'a1', labels: { c1: false, c2: true } }));
+    const { records, join } = await joinResultsWithLabels(abstained, await loadLabels(labels));
+    expect(records.map((record) => record.id)).toEqual(['a1/c2']);
+    expect(join).toMatchObject({ joined: 1, judgeCannotAssess: 1, labelledWithoutVerdict: 0 });
+  });
+
   it('compares checks with the labels only when asked', async () => {
     const { records, join } = await joinResultsWithLabels(resultsFile, await loadLabels(labelsFile), { includeChecks: true });
     expect(records.map((record) => record.id)).toContain('item1/c3');

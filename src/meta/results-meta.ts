@@ -7,7 +7,7 @@ import { RubricateError, type SerializedError } from '../errors.js';
 import { readResults, type GradedCriterion, type ResultRecord } from '../results/results.js';
 import type { BootstrapOptions } from '../statistics/bootstrap.js';
 import { computeBinaryMeta, type BinaryMetaRecord, type BinaryMetaReport } from './binary-metrics.js';
-import { loadLabels, type LabelIndex } from './labels.js';
+import { cannotAssessLabel, loadLabels, type LabelIndex } from './labels.js';
 import { isRecord } from '../util/is-record.js';
 
 /** Group names with a meaning of their own; anything else in `groupBy` is a tag prefix. */
@@ -60,6 +60,12 @@ export interface JoinSummary {
   verdictsWithoutLabel: number;
   /** Joined records whose results line has no usable value at `sourceField`. */
   recordsWithoutSource: number;
+  /** Rater labels that said cannot_assess (never compared with a verdict). */
+  cannotAssessRatings: number;
+  /** Labelled pairs every rater left as cannot_assess: counted here, not in any metric. */
+  labelledOnlyCannotAssess: number;
+  /** Labelled criteria the judge answered cannot_assess on (`--abstain`): not compared, whatever the policy scored them. */
+  judgeCannotAssess: number;
 }
 
 export interface ResultsMetaReport extends BinaryMetaReport {
@@ -118,6 +124,11 @@ function groupsFor(record: ResultRecord, criterion: GradedCriterion, groupKeys: 
   return groups;
 }
 
+/** Every criterion of an item that some label names, met / not met or cannot_assess. */
+function labelledCriteria(labels: LabelIndex, itemId: string): Set<string> {
+  return new Set([...(labels.byItem.get(itemId)?.keys() ?? []), ...(labels.cannotAssess.get(itemId)?.keys() ?? [])]);
+}
+
 export interface JoinResult {
   records: BinaryMetaRecord[];
   join: JoinSummary;
@@ -146,6 +157,9 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
     unmatchedExamples: [],
     verdictsWithoutLabel: 0,
     recordsWithoutSource: 0,
+    cannotAssessRatings: labels.cannotAssessRatings,
+    labelledOnlyCannotAssess: 0,
+    judgeCannotAssess: 0,
   };
   const problems: RubricateError[] = [...labels.invalid];
   const records: BinaryMetaRecord[] = [];
@@ -169,6 +183,7 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
     }
     seenItems.add(record.id);
     const itemLabels = labels.byItem.get(record.id);
+    const itemCannotAssess = labels.cannotAssess.get(record.id);
     const source = options.sourceField ? valueAtPath(record, options.sourceField) : undefined;
     const criterionIds = new Set<string>();
     for (const criterion of record.criteria) {
@@ -177,11 +192,16 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
       const verdict = criterion.status === 'ok' && typeof criterion.met === 'boolean' ? criterion.met : undefined;
       const label = itemLabels?.get(criterion.id);
       if (label === undefined) {
-        if (counted && verdict !== undefined) join.verdictsWithoutLabel += 1;
+        if (itemCannotAssess?.has(criterion.id) === true) join.labelledOnlyCannotAssess += 1;
+        else if (counted && verdict !== undefined) join.verdictsWithoutLabel += 1;
         continue;
       }
       if (!counted) {
         join.labelledChecks += 1;
+        continue;
+      }
+      if (criterion.cannot_assess) {
+        join.judgeCannotAssess += 1;
         continue;
       }
       if (verdict === undefined) {
@@ -192,18 +212,17 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
       records.push({ id: `${record.id}/${criterion.id}`, prediction: verdict, label, groups: groupsFor(record, criterion, groupKeys, source) });
       join.joined += 1;
     }
-    if (itemLabels) {
-      for (const criterionId of itemLabels.keys()) {
-        if (criterionIds.has(criterionId)) continue;
-        join.labelsForMissingCriteria += 1;
-        noteUnmatched(`${record.id}/${criterionId}`);
-      }
+    for (const criterionId of labelledCriteria(labels, record.id)) {
+      if (criterionIds.has(criterionId)) continue;
+      join.labelsForMissingCriteria += 1;
+      noteUnmatched(`${record.id}/${criterionId}`);
     }
   }
-  for (const [itemId, criteria] of labels.byItem) {
+  for (const itemId of new Set([...labels.byItem.keys(), ...labels.cannotAssess.keys()])) {
     if (seenItems.has(itemId)) continue;
+    const criteria = labelledCriteria(labels, itemId);
     join.labelsForMissingItems += criteria.size;
-    for (const criterionId of criteria.keys()) noteUnmatched(`${itemId}/${criterionId}`);
+    for (const criterionId of criteria) noteUnmatched(`${itemId}/${criterionId}`);
   }
   return { records, join, problems };
 }
@@ -222,7 +241,9 @@ export async function metaFromResults(resultsFile: string, labelsFile: string | 
       join.resultLines === 0
         ? 'the results file has no lines'
         : labels.pairs === 0
-          ? 'the labels file has no usable labels'
+          ? labels.cannotAssessRatings > 0
+            ? `every label in the labels file is ${cannotAssessLabel}`
+            : 'the labels file has no usable labels'
           : `no labelled criterion has a verdict (${join.labelsForMissingItems} labels name items not in the results, ${join.labelsForMissingCriteria} name unknown criteria, ${join.labelledWithoutVerdict} criteria have no verdict${join.labelledChecks > 0 ? `, ${join.labelledChecks} are checks` : ''})`;
     throw new RubricateError('INPUT_INVALID', `nothing to compare: ${reason}`, { file: resultsFile });
   }

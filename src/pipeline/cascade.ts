@@ -107,6 +107,7 @@ export async function gradeInCascade(item: Item, stages: readonly CascadeStage[]
   const usage = emptyUsage();
   addUsage(usage, first.usage);
   let fromStore = first.fromStore === true;
+  const calls = [...(first.calls ?? [])];
   let pending = first.criteria;
   for (let stage = 1; stage < stages.length; stage += 1) {
     const escalated = pending.flatMap((result) => {
@@ -118,6 +119,7 @@ export async function gradeInCascade(item: Item, stages: readonly CascadeStage[]
     const graded = await stages[stage].grade({ ...item, rubric: { ...item.rubric, criteria: escalated.map(({ result }) => result.criterion) } });
     addUsage(usage, graded.usage);
     fromStore &&= graded.fromStore === true;
+    if (graded.calls) calls.push(...graded.calls);
     for (const result of graded.criteria) {
       results.set(result.criterion.id, result);
       decisions.get(result.criterion.id)!.decidedBy = stages[stage].judge;
@@ -131,5 +133,5 @@ export async function gradeInCascade(item: Item, stages: readonly CascadeStage[]
     tally?.add(decision);
     return { ...result, cascade: decision };
   });
-  return { item, status: criteria.some((result) => result.status === 'error') ? 'error' : 'ok', criteria, gated: false, usage, ...(fromStore ? { fromStore } : {}) };
+  return { item, status: criteria.some((result) => result.status === 'error') ? 'error' : 'ok', criteria, gated: false, usage, ...(fromStore ? { fromStore } : {}), ...(first.calls ? { calls } : {}) };
 }

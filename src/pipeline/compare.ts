@@ -7,7 +7,7 @@
 import type { CheckRunner, CriterionResult, EngineEvent } from '../engine/engine.js';
 import type { ReplyStore } from '../store/index.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
-import type { SerializedError } from '../errors.js';
+import { RubricateError, type SerializedError } from '../errors.js';
 import { createPrometheusRelativeStrategy } from '../grading/prometheus.js';
 import { createProtocolPairwiseStrategy, isAdapterProtocol } from '../grading/protocols/index.js';
 import { createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairOrder } from '../grading/pairwise.js';
@@ -18,6 +18,8 @@ import type { PairwiseMetaRecord, PairwiseMetaReport } from '../scoring/pairwise
 import type { PairwiseImportRecord } from '../rubric/records.js';
 import type { Message, PairLabel, PairwiseItem } from '../rubric/schema.js';
 import { bootstrap } from '../statistics/bootstrap.js';
+import { benjaminiHochbergAdjust, holmAdjust } from '../statistics/multiple-testing.js';
+import { minimumPairedSampleSize, pairedDelta } from '../statistics/paired.js';
 import { mean } from '../statistics/descriptive.js';
 import { rubricateVersion } from '../version.js';
 import { defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
@@ -82,7 +84,7 @@ export interface CompareOptions extends Partial<Pick<RunSpec, 'calls' | 'omitTex
 }
 
 /** The plan settings pairwise judging reads; `prometheus`: Prometheus' relative layout and `[RESULT] A|B` replies (no ties). */
-const comparePlanSchema = gradingPlanSchema.pick({ sampling: true, protocol: true });
+const comparePlanSchema = gradingPlanSchema.pick({ sampling: true, protocol: true, alignment: true });
 export type ComparePlan = z.infer<typeof comparePlanSchema>;
 
 function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
@@ -141,12 +143,15 @@ export class Comparer {
     // Any other plan setting (mode, verdict, explanation…) is refused by name: pairwise judging would ignore it.
     const plan = parseWith(comparePlanSchema, options.plan ?? {}, 'compare plan');
     const sampling: SamplingOptions = withDefaultSampling({ maxTokens: defaultPairwiseMaxTokens, ...plan.sampling });
+    const { alignment } = plan;
+    if (alignment && plan.protocol === 'prometheus') throw new RubricateError('CONFIG_INVALID', "--alignment cannot be used with --judge-protocol prometheus: its layout has no place for rubricate's delimited examples", { field: 'alignment' });
+    if (alignment?.calibrator) throw new RubricateError('CONFIG_INVALID', '--alignment holds a calibrator of P(met), which pairwise verdicts do not have: use an alignment fitted on binary verdicts', { field: 'alignment' });
     const strategy =
       plan.protocol === 'prometheus'
         ? createPrometheusRelativeStrategy({ sampling })
         : isAdapterProtocol(plan.protocol)
           ? createProtocolPairwiseStrategy(plan.protocol, { sampling })
-          : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall });
+          : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall, alignment });
     this.grader = new Grader({
       judge: options.judge,
       strategy,
@@ -159,7 +164,7 @@ export class Comparer {
       stopSignal: options.stopSignal,
       ...(options.guard ? { guard: options.guard } : {}),
     });
-    this.judgeInfo = judgeInfoFor(options.judge ? [options.judge] : [], { templateVersion: strategy.templateVersion, mode: options.swap === false ? 'pairwise' : 'pairwise-swap', sampling });
+    this.judgeInfo = judgeInfoFor(options.judge ? [options.judge] : [], { templateVersion: strategy.templateVersion, mode: options.swap === false ? 'pairwise' : 'pairwise-swap', sampling, ...(alignment ? { alignment: alignment.hash } : {}) });
   }
 
   async comparePair(pair: PairwiseItem, line = 0): Promise<CompareRecord> {
@@ -235,8 +240,43 @@ export interface CompareSummary {
   /** With gold labels: accuracy per order and averaged, positional agreement (LLMBar's definitions). */
   agreement?: PairwiseMetaReport;
   criteria: Record<string, { text: string; win: number; tie: number; loss: number; inconsistent: number; errors: number }>;
+  /**
+   * Is A preferred over B? Each decided comparison scores A − B as +1 (A better), −1 (B better) or
+   * 0 (tie, inconsistent): the mean difference, its interval and two-sided p-value by the normal
+   * approximation, and the comparisons a test at 80% power (α 0.05) needs to detect a preference
+   * that size; per criterion the same, with p-values adjusted across criteria by Holm and by
+   * Benjamini–Hochberg.
+   */
+  preference: { method: 'paired z-test (normal approximation)'; overall: Preference; criteria: Record<string, Preference & { p_holm: number | null; p_benjamini_hochberg: number | null }> };
   usage: Usage;
   judge?: JudgeInfo;
+}
+
+export interface Preference {
+  n: number;
+  delta: number | null;
+  ci95: [number, number] | null;
+  p_value: number | null;
+  /** Comparisons needed to detect a preference of this size at 80% power; null when there is none to detect. */
+  comparisons_for_power_80: number | null;
+}
+
+/** The paired preference of A over B from its decided comparisons' counts. */
+function preferenceOf(counts: { win: number; loss: number; tie: number; inconsistent: number }): Preference {
+  const differences = [...Array<number>(counts.win).fill(1), ...Array<number>(counts.loss).fill(-1), ...Array<number>(counts.tie + counts.inconsistent).fill(0)];
+  const paired = pairedDelta(differences, Array<number>(differences.length).fill(0));
+  const needed = paired.stdDifference !== null && paired.stdDifference > 0 && paired.delta !== 0 ? minimumPairedSampleSize({ effect: paired.delta, stdDifference: paired.stdDifference }) : null;
+  return { n: paired.n, delta: paired.n > 0 ? paired.delta : null, ci95: paired.interval, p_value: paired.pValue, comparisons_for_power_80: needed?.n ?? null };
+}
+
+/** Each criterion's preference, with p-values adjusted across the criteria that have one. */
+function criterionPreferences(criteria: CompareSummary['criteria']): CompareSummary['preference']['criteria'] {
+  const entries = Object.entries(criteria).map(([id, counts]) => [id, preferenceOf(counts)] as const);
+  const tested = entries.filter(([, preference]) => preference.p_value !== null);
+  const holm = holmAdjust(tested.map(([, preference]) => preference.p_value!));
+  const benjaminiHochberg = benjaminiHochbergAdjust(tested.map(([, preference]) => preference.p_value!));
+  const adjusted = new Map(tested.map(([id], index) => [id, { p_holm: holm[index], p_benjamini_hochberg: benjaminiHochberg[index] }]));
+  return Object.fromEntries(entries.map(([id, preference]) => [id, { ...preference, ...(adjusted.get(id) ?? { p_holm: null, p_benjamini_hochberg: null }) }]));
 }
 
 function share(values: number[], seed: number): Share {
@@ -295,6 +335,7 @@ export class CompareSummaryBuilder {
       n_invalid: this.status.invalid,
       overall: { ...this.counts, win_rate: share(this.winScores, 11), tie_rate: share(this.ties, 12), position_consistency: share(this.consistency, 13) },
       criteria: this.criteria,
+      preference: { method: 'paired z-test (normal approximation)', overall: preferenceOf(this.counts), criteria: criterionPreferences(this.criteria) },
       usage: this.usage,
     };
     if (this.metaRecords.length > 0) summary.agreement = computePairwiseMeta(this.metaRecords);

@@ -6,6 +6,7 @@
 import type { SerializedError } from '../errors.js';
 import { redactText } from '../util/redact.js';
 import type { ResultRecord } from '../results/results.js';
+import type { Metrics } from '../scoring/types.js';
 
 export interface ErrorCodeCount {
   code: string;
@@ -61,4 +62,33 @@ export function formatErrorCounts(counts: readonly ErrorCodeCount[], more = 0): 
   for (const entry of counts) lines.push(`  ${entry.code} ×${entry.count}: ${entry.example.split('\n')[0]}`);
   if (more > 0) lines.push(`  … ${more} more codes in the results file`);
   return lines;
+}
+
+/**
+ * What to do about a run's failed items, in one sentence each, for the CLI's summary and the
+ * report's banner alike: items in error are graded again by rerunning the same command (every
+ * verdict already received comes from the reply cache); invalid records need their input fixed.
+ */
+export function retryAdvice(counts: { errors: number; invalid: number }): string[] {
+  const advice: string[] = [];
+  if (counts.errors > 0) {
+    advice.push(`rerun the same command to grade the ${counts.errors === 1 ? 'item' : `${counts.errors} items`} in error again: verdicts already received come from the reply cache and are not paid for twice`);
+  }
+  if (counts.invalid > 0) {
+    advice.push(`fix the ${counts.invalid === 1 ? 'invalid input record' : `${counts.invalid} invalid input records`} (each reported with its file, line and field) and rerun`);
+  }
+  return advice;
+}
+
+/**
+ * What share of the items a run's score stands for, when some failed: "the score covers 65% of
+ * the items (20 of 31): 10 in error, 1 invalid". Null when none failed (the score covers every
+ * gradable item).
+ */
+export function scoreCoverage(metrics: Pick<Metrics, 'n' | 'n_ok' | 'n_error' | 'n_invalid' | 'n_unscorable'>): string | null {
+  const failed = metrics.n_error + metrics.n_invalid;
+  if (failed === 0) return null;
+  const scored = metrics.n_ok - metrics.n_unscorable;
+  const parts = [metrics.n_error > 0 ? `${metrics.n_error} in error` : '', metrics.n_invalid > 0 ? `${metrics.n_invalid} invalid` : ''].filter(Boolean);
+  return `The score covers ${Math.floor((scored / Math.max(1, metrics.n)) * 100)}% of the items (${scored} of ${metrics.n}): ${parts.join(', ')}.`;
 }

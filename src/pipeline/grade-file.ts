@@ -102,8 +102,11 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
   // After a stop, the first item in error may just have been cancelled: it and everything after it stay unwritten.
   let held = false;
   let written = 0;
+  // Results that came back: a stopped source of results (a queue whose unstarted chunks were taken back) ends short of the records admitted.
+  let returned = 0;
   try {
     for await (const result of (options.results ?? ((input) => grader.gradeStream(input)))(admitUntilStopped(records(), stop, admission))) {
+      returned += 1;
       if (held || (stop?.aborted && result.status === 'error')) {
         held = true;
         continue;
@@ -120,6 +123,6 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
     throw error;
   }
   await writer.close();
-  const interrupted = Boolean(stop?.aborted) && (held || !admission.exhausted);
+  const interrupted = Boolean(stop?.aborted) && (held || !admission.exhausted || returned < admission.admitted);
   return { metrics: aggregator.finish(), usage, invalid, interrupted, written, errors: errors.top(), judgeUnusable: judged.judgeUnusable };
 }

@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { RubricateError } from '../errors.js';
-import type { Judge } from '../judges/types.js';
+import type { Judge, JudgeReply } from '../judges/types.js';
+import type { ReplyStore } from '../store/types.js';
 import type { ImportRecord } from '../rubric/records.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import type { Item } from '../rubric/schema.js';
@@ -54,5 +55,46 @@ describe('Grader.gradeStream', () => {
       }
     }).rejects.toMatchObject({ code: 'JUDGE_AUTH' });
     expect(fake.requests.length).toBeLessThan(10);
+  });
+});
+
+describe('Grader with keepRequests', () => {
+  /** A store kept in a map, as JSON (what every store writes). */
+  function mapStore(): ReplyStore & { entries: Map<string, string> } {
+    const entries = new Map<string, string>();
+    return { entries, get: (key) => (entries.has(key) ? (JSON.parse(entries.get(key)!) as JudgeReply) : undefined), put: (key, reply) => void entries.set(key, JSON.stringify(reply)), close: () => undefined };
+  }
+
+  test('keeps every call as the judge received and answered it, with its latency; a cache hit keeps the first call\'s latency and counts no attempt', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge((request) => ({ content: { explanation: `about ${request.criteria[0].id}`, criteria_met: request.criteria[0].id === 'c0' } }));
+    const store = mapStore();
+    const item = makeItem('kept', 2);
+    const first = await grader(judge, { keepRequests: true, store }).gradeItem(item);
+    expect(first.judge_calls).toHaveLength(2);
+    for (const call of first.judge_calls!) {
+      const sent = fake.requests.find((request) => request.criteria[0]?.id === call.criteria[0])!;
+      expect(call.messages).toEqual(sent.messages);
+      expect(JSON.parse(call.reply!)).toEqual({ explanation: `about ${call.criteria[0]}`, criteria_met: call.criteria[0] === 'c0' });
+      expect(call).toMatchObject({ temperature: 0, max_tokens: 1024, attempts: 1, output_schema: { name: 'criterion_verdict' } });
+      expect(call.latency_ms).toBeGreaterThanOrEqual(0);
+    }
+    const again = await grader(judge, { keepRequests: true, store }).gradeItem(item);
+    expect(fake.requests).toHaveLength(2);
+    expect(again.judge_calls).toEqual(first.judge_calls!.map((call) => ({ ...call, attempts: 0 })));
+    // Off by default: nothing kept, and the results line is as before.
+    expect((await grader(judge, { store }).gradeItem(item)).judge_calls).toBeUndefined();
+  });
+
+  test('a batched call is kept once for the criteria it decided, and each jury member\'s calls are named', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge((request) => ({ content: request.criteria.length > 1 ? { verdicts: Object.fromEntries(request.criteria.map((criterion) => [criterion.id, { explanation: 'x', criteria_met: true }])) } : binaryVerdict(true) }));
+    const batched = await grader(judge, { keepRequests: true, plan: { criteriaPerCall: 'all' } }).gradeItem(makeItem('batched', 3));
+    expect(batched.judge_calls!.map((call) => call.criteria)).toEqual([['c0', 'c1', 'c2']]);
+    const jury = await grader(judge, { keepRequests: true, judges: [judge, judge], jury: { samples: 2 }, plan: { sampling: { temperature: 0.7 } } }).gradeItem(makeItem('jury', 1));
+    expect(jury.judge_calls!.map((call) => [call.judge, call.sample])).toEqual([[judge.provenance.id, 0], [judge.provenance.id, 1], [judge.provenance.id, 0], [judge.provenance.id, 1]]);
+  });
+
+  test('is refused with omitText: a request holds the texts left out', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge(() => ({ content: binaryVerdict(true) }));
+    expect(() => grader(judge, { keepRequests: true, omitText: true })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', details: expect.objectContaining({ field: 'keep-requests' }) }));
   });
 });

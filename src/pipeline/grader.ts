@@ -19,6 +19,7 @@ import type { Item } from '../rubric/schema.js';
 import { hasPerTurnCriteria } from '../rubric/turns.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
+import { countingCannotAssess } from '../scoring/cannot-assess.js';
 import { callPolicySchema, gradingPlanSchema, guardSchema, jurySchema, parseWith, type ExplanationLength, type GradingPlan, type RunSpec } from '../spec/run-spec.js';
 import { sha256Hex } from '../util/hash.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryMemberInfo } from './jury.js';
@@ -40,7 +41,7 @@ export type GradingMode = NonNullable<GradingPlan['mode']>;
  * const grader = new Grader({ judge, plan: { criteriaPerCall: 'all', explanation: 'short' }, calls: { concurrency: 32 }, scoring: 'weighted_mean' });
  * ```
  */
-export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText' | 'guard'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal'> {
+export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText' | 'keepRequests' | 'guard'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal' | 'noJudgeError'> {
   judge?: Judge;
   /** Judges a criterion escalates to, after these, when the rule says so (see `pipeline/cascade.ts`). */
   cascade?: CascadeOptions;
@@ -53,6 +54,11 @@ export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 
    * comparison passes its own).
    */
   strategy?: GradingStrategy;
+  /**
+   * Which repeat of the run this grader makes (`grade --repeats`; default 0, the run itself):
+   * the same requests, each repeat's replies cached apart under its own sample indices.
+   */
+  repeat?: number;
 }
 
 /**
@@ -76,10 +82,27 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
   assertValidSampling(sampling);
   const mode = modeOf(plan);
   const readsTokens = plan.verdict === 'probability' || plan.verdict === 'expected-score';
+  const { alignment } = plan;
   if (plan.template !== undefined && (mode !== 'per-criterion' || (plan.protocol !== undefined && plan.protocol !== 'native'))) {
     throw new RubricateError('CONFIG_INVALID', `--judge-template replaces the per-criterion prompt of rubricate's own protocol: drop ${plan.protocol !== undefined && plan.protocol !== 'native' ? '--judge-protocol' : '--criteria-per-call and --mode'}`, { field: 'judge-template' });
   }
+  if (plan.template !== undefined && (alignment || plan.abstain !== undefined)) {
+    // Both rewrite rubricate's own prompt (examples and rewordings, the cannot_assess rule), which a template replaces.
+    throw new RubricateError('CONFIG_INVALID', `--judge-template replaces the prompt ${alignment ? '--alignment' : '--abstain'} adds its rules to: give one of them`, { field: 'judge-template' });
+  }
+  if (alignment && (mode === 'holistic' || plan.protocol === 'prometheus' || isAdapterProtocol(plan.protocol))) {
+    throw new RubricateError('CONFIG_INVALID', `--alignment applies examples and rewordings per criterion: ${mode === 'holistic' ? '--mode holistic asks one rating per item' : `--judge-protocol ${plan.protocol} has its own layout, without rubricate's delimited blocks`}`, { field: 'alignment' });
+  }
+  if (alignment?.calibrator && plan.verdict !== 'probability') {
+    throw new RubricateError('CONFIG_INVALID', '--alignment holds a calibrator of P(met), fitted on probability verdicts: add --verdict probability, or align again on binary verdicts', { field: 'alignment' });
+  }
+  if (plan.abstain !== undefined && isAdapterProtocol(plan.protocol)) {
+    throw new RubricateError('CONFIG_INVALID', `--abstain cannot be used with --judge-protocol ${plan.protocol}: its judges answer in their own format, which has no cannot_assess`, { field: 'abstain' });
+  }
   if (plan.protocol === 'prometheus') {
+    if (plan.abstain !== undefined) {
+      throw new RubricateError('CONFIG_INVALID', '--abstain cannot be used with --judge-protocol prometheus: its judges are trained to always answer a 1–5 score in their own layout', { field: 'abstain' });
+    }
     if (mode !== 'per-criterion' || readsTokens) {
       throw new RubricateError('CONFIG_INVALID', `--judge-protocol prometheus grades one criterion per call with a [RESULT] score: ${mode === 'holistic' ? 'it has no holistic mode' : `drop --criteria-per-call, --mode and --verdict ${plan.verdict ?? 'probability'}`}`, { field: 'judge-protocol' });
     }
@@ -96,7 +119,10 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
       throw new RubricateError('CONFIG_INVALID', `${plan.verdict} verdicts need one criterion per call (drop --criteria-per-call)`, { field: 'verdict' });
     }
     const criteriaPerCall = plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall;
-    return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation });
+    return createBatchedStrategy({ sampling, criteriaPerCall, explanation: plan.explanation, abstain: plan.abstain, alignment });
+  }
+  if (plan.criteriaPerCall !== undefined && plan.criteriaPerCall !== 1) {
+    throw new RubricateError('CONFIG_INVALID', `--criteria-per-call sets what a batched call holds: it does not apply to --mode ${mode}`, { field: 'criteria-per-call' });
   }
   if (plan.topLogprobs !== undefined && !readsTokens) {
     throw new RubricateError('CONFIG_INVALID', '--top-logprobs sets what --verdict probability (or expected-score) asks for: add --verdict or leave it out', { field: 'top-logprobs' });
@@ -104,7 +130,7 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
   if (plan.likertLevels !== undefined && mode !== 'holistic') {
     throw new RubricateError('CONFIG_INVALID', '--likert-levels sets the scale of --mode holistic: add --mode holistic or leave it out', { field: 'likert-levels' });
   }
-  const perCriterion = createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs });
+  const perCriterion = createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs, abstain: plan.abstain, alignment });
   return plan.template !== undefined ? withJudgeTemplate(parseJudgeTemplate(plan.template), perCriterion) : perCriterion;
 }
 
@@ -142,8 +168,12 @@ export class Grader {
     this.mode = modeOf(plan);
     const sampling: SamplingOptions = withDefaultSampling(plan.sampling);
     this.strategy = options.strategy ?? createStrategy(plan, sampling);
-    this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName);
+    this.scoring = countingCannotAssess(typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName));
     this.omitText = options.omitText ?? false;
+    if (options.keepRequests && this.omitText) {
+      // A request holds the prompt and the response: keeping it would write the texts --no-text leaves out.
+      throw new RubricateError('CONFIG_INVALID', '--keep-requests writes the requests sent to the judge, which hold the texts --no-text leaves out: give one of them', { field: 'keep-requests' });
+    }
     this.aggregate = jury.aggregate ?? 'majority';
     this.holisticLevels = plan.likertLevels ?? 10;
     this.onEvent = options.onEvent;
@@ -155,10 +185,15 @@ export class Grader {
       // Refused before any call: every call would fail the same way.
       throw new RubricateError('JUDGE_UNSUPPORTED', `${withoutProbabilities.provenance.id} returns no token probabilities, so --verdict ${plan.verdict} cannot be used with it (use --verdict binary)`, { field: 'verdict' });
     }
+    if (plan.abstain !== undefined && judges.length * samples > 1) {
+      throw new RubricateError('CONFIG_INVALID', '--abstain cannot be used with a jury (several judges or --samples): a juror\'s abstention has no agreed way into a majority or a mean', { field: 'abstain' });
+    }
     if (samples > 1 && sampling.temperature === 0) {
       throw new RubricateError('CONFIG_INVALID', 'several samples of a judge at temperature 0 would all be the same: set --temperature above 0', { field: 'samples' });
     }
     const memberSpecs: Array<{ judge?: Judge; sample?: number }> = judges.length === 0 ? [{}] : judges.flatMap((judge) => Array.from({ length: samples }, (_, sample) => ({ judge, sample: samples > 1 ? sample : undefined })));
+    // Repeat r takes the sample indices after those of repeats 0 … r − 1 (repeat 0 keeps the run's own keys).
+    const repeatOffset = (options.repeat ?? 0) * samples;
     const engineFor = (judge: Judge | undefined, sample?: number) =>
       new GradingEngine({
         judge,
@@ -168,17 +203,22 @@ export class Grader {
         checkRunner: options.checkRunner ?? defaultCheckRunner,
         checkMode: options.checkMode,
         calls,
+        noJudgeError: options.noJudgeError,
         // Item events come from the grader (once per item, also for juries and invalid records).
         onEvent: options.onEvent ? (event) => event.type !== 'item' && options.onEvent!(event) : undefined,
         signal: options.signal,
         stopSignal: options.stopSignal,
-        sample,
+        sample: sample === undefined && repeatOffset === 0 ? undefined : (sample ?? 0) + repeatOffset,
+        abstain: plan.abstain,
         contextBudgetTokens: plan.contextBudget,
         evidenceSampling: { ...sampling, maxTokens: Math.min(sampling.maxTokens, 768) },
+        keepRequests: options.keepRequests,
       });
     this.members = memberSpecs.map(({ judge, sample }) => ({ info: { judge: judge?.provenance.id ?? 'none', ...(sample !== undefined ? { sample } : {}) }, engine: engineFor(judge, sample) }));
     if (cascadeJudges.length > 0) {
       if (judges.length === 0) throw new RubricateError('CONFIG_INVALID', 'a cascade starts with the run\'s own judge: name it with --judge (not none)', { field: 'cascade-judge' });
+      // `--abstain fail` zeroes the item on the first judge's abstention, which a cascade hands on to the next judge.
+      if (plan.abstain === 'fail') throw new RubricateError('CONFIG_INVALID', '--abstain fail scores an item 0 when the judge abstains, but a cascade hands the abstention to its next judge: use another --abstain policy', { field: 'abstain' });
       const rule = escalationRule(options.cascade!, { probabilityVerdicts: readsTokens, jury: this.members.length > 1 });
       this.cascade = { stages: cascadeJudges.map((judge) => ({ judge: judge.provenance.id, engine: engineFor(judge) })), rule };
       this.cascadeTally = new CascadeTally();
@@ -194,6 +234,8 @@ export class Grader {
       mode: this.mode,
       sampling,
       verdict: plan.verdict ?? 'binary',
+      ...(plan.abstain !== undefined ? { abstain: plan.abstain } : {}),
+      ...(plan.alignment ? { alignment: plan.alignment.hash } : {}),
       ...(this.members.length > 1 ? { jury: { members: this.members.map((member) => member.info), aggregate: this.aggregate } } : {}),
       ...(plan.template !== undefined && !options.strategy ? { templateSha256: sha256Hex(plan.template) } : {}),
       ...(this.cascade ? { cascade: { judges: this.cascade.stages.map((stage) => stage.judge), ...(this.cascade.rule.band ? { band: [...this.cascade.rule.band] as [number, number] } : {}), escalate_on: [...this.cascade.rule.reasons] } } : {}),
@@ -217,6 +259,8 @@ export class Grader {
     const gradings = await Promise.all(this.members.map((member) => member.engine.gradeItem(item)));
     const merged = mergeJury(this.members.map((member) => member.info), gradings, this.aggregate);
     this.agreement?.add(item.id, merged.criteria);
+    // Each member's calls, in member order, each naming its member.
+    if (gradings.some((grading) => grading.calls)) return { ...merged, calls: gradings.flatMap((grading, index) => (grading.calls ?? []).map((call) => ({ ...call, member: this.members[index].info }))) };
     return merged;
   }
 

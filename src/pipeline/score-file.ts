@@ -6,6 +6,7 @@
 import type { RubricateError } from '../errors.js';
 import { getResultsImporter } from '../rubric/formats/index.js';
 import { withFailedAsZero } from '../scoring/failed-as-zero.js';
+import { countingCannotAssess } from '../scoring/cannot-assess.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Aggregator, Metrics, Scoring } from '../scoring/types.js';
 import { defaultScoringName } from './defaults.js';
@@ -38,7 +39,7 @@ export interface ScoreFileOutcome {
 export async function scoreFile(input: string, options: ScoreFileOptions = {}): Promise<ScoreFileOutcome> {
   const importer = getResultsImporter(options.format ?? 'results');
   const chosen = (value: string | Scoring): Scoring => {
-    const scoring = typeof value === 'string' ? getScoring(value) : value;
+    const scoring = countingCannotAssess(typeof value === 'string' ? getScoring(value) : value);
     return options.failedAsZero ? withFailedAsZero(scoring) : scoring;
   };
   let scoring: Scoring | undefined = options.scoring !== undefined ? chosen(options.scoring) : undefined;

@@ -39,13 +39,17 @@ export async function gradeByTurn(item: Item, grade: (atTurn: Item) => Promise<G
   const usage = emptyUsage();
   for (const graded of gradings) addUsage(usage, graded.usage);
   const fromStore = gradings.every((graded) => graded.fromStore === true);
+  const calls = gradings.flatMap((graded) => graded.calls ?? []);
+  // `--abstain fail`: an abstention on any turn fails the item, as it would the item of that turn.
+  const gated = gradings.some((graded) => graded.gated);
   return {
     item,
-    status: criteria.some((result) => result.status === 'error') ? 'error' : 'ok',
+    status: criteria.some((result) => result.status === 'error') && !gated ? 'error' : 'ok',
     criteria,
-    gated: false,
+    gated,
     usage,
     ...(fromStore ? { fromStore } : {}),
+    ...(gradings.some((graded) => graded.calls) ? { calls } : {}),
   };
 }
 

@@ -9,17 +9,18 @@
  * replies it had stored are read from the shared store, so no paid call is repeated.
  */
 import { randomUUID } from 'node:crypto';
-import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import { Queue, QueueEvents, WaitingError, Worker, type Job } from 'bullmq';
 import { RubricateError, type ErrorCode } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
 import type { ResultRecord } from '../results/results.js';
 import type { ImportRecord, InvalidRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
-import { describeRedisUrl, redisOptionsFromUrl } from '../store/redis-connection.js';
+import { redisOptionsFromUrl } from '../store/redis-connection.js';
 import { canonicalJson } from '../util/json.js';
 import { sha256Hex } from '../util/hash.js';
 import { mapInOrder } from '../util/ordered-stream.js';
 import { parseRunSpec, type RunSpec } from '../spec/run-spec.js';
+import { QueueWatch } from './queue-watch.js';
 
 export const gradingQueueName = 'grade';
 const queuePrefix = 'rubricate';
@@ -55,9 +56,42 @@ function connectionFor(url: string) {
 }
 
 function silence(emitter: { on(event: 'error', listener: (error: Error) => void): unknown }): void {
-  // Connection trouble shows up as waiting (and resuming) or as failed jobs; an unheard 'error' would end the process.
+  // Connection trouble is the QueueWatch's to report; an unheard 'error' would end the process.
   emitter.on('error', () => {});
 }
+
+/** Longest wait for BullMQ to close its connections (or take chunks back) on the way out. */
+const closeBoundMs = 2_000;
+
+function within<T>(promise: Promise<T>, milliseconds: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), milliseconds);
+    timer.unref();
+  });
+  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Closes BullMQ's queues, events and workers: politely while the queue answers, by dropping
+ * their connections when it does not (a close would wait for the reconnection), never for long.
+ */
+async function closeAll(closables: ReadonlyArray<{ close(force?: boolean): Promise<void>; disconnect(): Promise<void> }>, reachable: boolean): Promise<void> {
+  // A forced close also stops a worker's timers (lock renewal, stalled checks), which would keep the process alive.
+  const closed = await within(Promise.allSettled(closables.map((closable) => closable.close(!reachable))), closeBoundMs);
+  if (closed === undefined || !reachable) await within(Promise.allSettled(closables.map((closable) => closable.disconnect())), closeBoundMs);
+}
+
+/** Resolves when `signal` aborts (never without one). */
+function whenAborted(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) resolve();
+    else signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/** Chunk states in which no worker holds the chunk: it can be taken back off the queue. */
+const unclaimedStates = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
 
 export interface ProduceOptions {
   url: string;
@@ -68,11 +102,23 @@ export interface ProduceOptions {
   window?: number;
   /** Attempts per chunk when a worker fails it (its items' own errors are results, not failures). */
   attempts?: number;
+  /**
+   * The stop (first Ctrl-C): no more chunks are queued, this run's chunks that no worker has
+   * taken are taken back off the queue, and results end before the first of them.
+   */
   signal?: AbortSignal;
+  /** After the stop (`--drain-timeout`): chunks still being graded are no longer waited for. */
+  cancelSignal?: AbortSignal;
+  /** How long a lost queue may take to come back before the run fails with STORE_UNAVAILABLE (default 30 s). */
+  reconnectWindowMs?: number;
+  /** The queue was lost, or is back (messages without credentials). */
+  onNotice?: (message: string) => void;
 }
 
 /** The producer: yields result records in input order as workers complete the chunks. */
 export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, options: ProduceOptions): AsyncGenerator<ResultRecord> {
+  const watch = new QueueWatch(options.url, { reconnectWindowMs: options.reconnectWindowMs, onLost: options.onNotice, onBack: options.onNotice });
+  await watch.start();
   const connection = connectionFor(options.url);
   const queue = new Queue<ChunkJob, ChunkResult>(gradingQueueName, { connection, prefix: queuePrefix });
   const events = new QueueEvents(gradingQueueName, { connection, prefix: queuePrefix });
@@ -81,24 +127,26 @@ export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, o
   const runId = randomUUID();
   const chunkSize = Math.max(1, options.chunkSize ?? 20);
   const window = Math.max(1, options.window ?? 64);
+  // Each chunk waited for listens on the queue's 'closing': a window of them at once, not a leak.
+  queue.setMaxListeners(window + 10);
+  const stopped = whenAborted(options.signal);
+  const cancelled = whenAborted(options.cancelSignal);
   // Jobs in submission order; those past `written` are queued or running, not yet written.
   const submitted: string[] = [];
   let written = 0;
   try {
-    try {
-      await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
-    } catch (error) {
-      throw new RubricateError('STORE_UNAVAILABLE', `cannot reach the queue at ${describeRedisUrl(options.url)}: ${(error as Error).message}`, { field: 'queue' }, { cause: error });
-    }
+    await watch.guard(Promise.all([queue.waitUntilReady(), events.waitUntilReady()]));
     // Each chunk is added to the queue before the next record is read (in order, so job ids follow the input).
     async function* jobs(): AsyncGenerator<Job<ChunkJob, ChunkResult>> {
       let chunk: WireRecord[] = [];
       const submit = async (recordsOfChunk: WireRecord[]) => {
         const index = submitted.length;
-        const job = await queue.add(
-          'chunk',
-          { runId, chunk: index, spec: options.spec, records: recordsOfChunk },
-          { jobId: `${runId}-${index}`, attempts: Math.max(1, options.attempts ?? 3), backoff: { type: 'fixed', delay: 1_000 }, removeOnComplete: { age: 3_600 }, removeOnFail: { age: 24 * 3_600 } },
+        const job = await watch.guard(
+          queue.add(
+            'chunk',
+            { runId, chunk: index, spec: options.spec, records: recordsOfChunk },
+            { jobId: `${runId}-${index}`, attempts: Math.max(1, options.attempts ?? 3), backoff: { type: 'fixed', delay: 1_000 }, removeOnComplete: { age: 3_600 }, removeOnFail: { age: 24 * 3_600 } },
+          ),
         );
         submitted.push(job.id!);
         return job;
@@ -113,20 +161,31 @@ export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, o
       }
       if (chunk.length > 0 && !options.signal?.aborted) yield await submit(chunk);
     }
-    const finished = (job: Job<ChunkJob, ChunkResult>) =>
-      (job.waitUntilFinished(events) as Promise<ChunkResult>).catch((reason: unknown) => {
+    // What a chunk comes to: its results, or `undefined` when it was taken back or given up on after a stop.
+    const finished = async (job: Job<ChunkJob, ChunkResult>): Promise<ChunkResult | undefined> => {
+      const done = (job.waitUntilFinished(events) as Promise<ChunkResult>).catch((reason: unknown) => {
         throw new RubricateError('INTERNAL', `chunk ${job.data.chunk} of the run failed on the workers: ${reason instanceof Error ? reason.message : String(reason)}`, { runId });
       });
+      const early = await watch.guard(Promise.race([done, stopped.then(() => 'stopped' as const)]));
+      if (early !== 'stopped') return early;
+      const takenBack = async () => unclaimedStates.has(await job.getState()) && (await queue.remove(job.id!)) === 1;
+      if (await watch.guard(Promise.race([takenBack(), cancelled.then(() => true)]))) return undefined;
+      // A worker has it: it may still land within the drain timeout.
+      return watch.guard(Promise.race([done, cancelled.then(() => undefined)]));
+    };
     for await (const result of mapInOrder(jobs(), finished, { window })) {
+      // Results stay in input order: they end before the first chunk that was not graded.
+      if (!result) return;
       written += 1;
       yield* result.results;
     }
   } finally {
-    if (submitted.length > written) {
+    if (submitted.length > written && watch.reachable) {
       // Stopped early: take this run's waiting chunks off the queue so workers do not grade them for nobody.
-      await Promise.allSettled(submitted.slice(written).map((id) => queue.remove(id)));
+      await within(Promise.allSettled(submitted.slice(written).map((id) => queue.remove(id))), closeBoundMs);
     }
-    await Promise.allSettled([events.close(), queue.close()]);
+    await closeAll([events, queue], watch.reachable);
+    await watch.close();
   }
 }
 
@@ -141,12 +200,24 @@ export interface WorkerOptions {
   /** Stop once no chunk is waiting or being graded anywhere (after at least one chunk, or idleStartMs without any). */
   exitWhenIdle?: boolean;
   idleStartMs?: number;
+  /** The stop: no new chunk is taken; chunks in hand are finished. */
   signal?: AbortSignal;
+  /**
+   * Aborted once the graders' calls have been cancelled (after `--drain-timeout`): a chunk
+   * finished after it goes back to the queue whole, for another worker, instead of as errors.
+   */
+  cancelSignal?: AbortSignal;
+  /** How long a lost queue may take to come back before the worker fails with STORE_UNAVAILABLE (default 30 s). */
+  reconnectWindowMs?: number;
+  /** The queue was lost, or is back (messages without credentials). */
+  onNotice?: (message: string) => void;
   onChunk?: (event: { runId: string; chunk: number; items: number }) => void;
 }
 
 /** A worker: grades chunks until told to stop (or, with exitWhenIdle, until the queue is empty everywhere). */
 export async function runGradingWorker(options: WorkerOptions): Promise<{ chunks: number; items: number }> {
+  const watch = new QueueWatch(options.url, { reconnectWindowMs: options.reconnectWindowMs, onLost: options.onNotice, onBack: options.onNotice });
+  await watch.start();
   const connection = connectionFor(options.url);
   const graders = new Map<string, Promise<{ grader: Grader; close(): Promise<void> }>>();
   const leaseMs = options.leaseMs ?? 30_000;
@@ -164,7 +235,7 @@ export async function runGradingWorker(options: WorkerOptions): Promise<{ chunks
   };
   const worker = new Worker<ChunkJob, ChunkResult>(
     gradingQueueName,
-    async (job: Job<ChunkJob, ChunkResult>) => {
+    async (job: Job<ChunkJob, ChunkResult>, token?: string) => {
       // The spec is validated with the schema the producer wrote it with: a field added there reaches every worker.
       const { grader } = await graderFor(parseRunSpec(job.data.spec, `run spec of chunk ${job.data.chunk}`));
       const results: ResultRecord[] = [];
@@ -172,6 +243,11 @@ export async function runGradingWorker(options: WorkerOptions): Promise<{ chunks
         for (const record of job.data.records) yield fromWire(record);
       }
       for await (const result of grader.gradeStream(input())) results.push(result);
+      if (options.cancelSignal?.aborted) {
+        // Its calls were cancelled: the chunk goes back for another worker (replies stored so far are reused), not out as errors.
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
       chunks += 1;
       items += results.length;
       options.onChunk?.({ runId: job.data.runId, chunk: job.data.chunk, items: results.length });
@@ -190,21 +266,39 @@ export async function runGradingWorker(options: WorkerOptions): Promise<{ chunks
   silence(worker);
   const queue = new Queue(gradingQueueName, { connection, prefix: queuePrefix });
   silence(queue);
+  const closeGraders = async () => {
+    const closing = Promise.allSettled([...graders.values()].map(async (built) => (await built.catch(() => undefined))?.close()));
+    await within(closing, closeBoundMs);
+  };
+  /** Leaves without waiting on a queue that is gone: connections dropped, the error thrown. */
+  const abandon = async (error: unknown): Promise<never> => {
+    await closeAll([worker, queue], false);
+    await closeGraders();
+    await watch.close();
+    throw error;
+  };
   try {
-    await Promise.all([worker.waitUntilReady(), queue.waitUntilReady()]);
+    await watch.guard(Promise.all([worker.waitUntilReady(), queue.waitUntilReady()]));
   } catch (error) {
-    await Promise.allSettled([worker.close(true), queue.close()]);
-    throw new RubricateError('STORE_UNAVAILABLE', `cannot reach the queue at ${describeRedisUrl(options.url)}: ${(error as Error).message}`, { field: 'queue' }, { cause: error });
+    return abandon(error);
   }
+  let failure: unknown;
   const stopped = new Promise<void>((resolve) => {
     const stop = () => resolve();
     options.signal?.addEventListener('abort', stop, { once: true });
+    watch.failed.catch((error: unknown) => {
+      failure = error;
+      resolve();
+    });
     if (options.exitWhenIdle) {
       // Idle means nothing waiting, delayed or being graded by anyone: a dead worker's chunk
       // is still "active" until its lease runs out, and must be taken over before we leave.
       // A worker may start before its producer: with nothing done yet it waits up to idleStartMs for work.
       const startedAt = Date.now();
+      let asking = false;
       const poll = setInterval(async () => {
+        if (asking) return;
+        asking = true;
         try {
           const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
           const empty = Object.values(counts).every((count) => count === 0);
@@ -213,17 +307,29 @@ export async function runGradingWorker(options: WorkerOptions): Promise<{ chunks
             resolve();
           }
         } catch {
-          // Redis away for a moment: ask again next time.
+          // Redis away for a moment: ask again next time (the watch gives up on it if it stays away).
+        } finally {
+          asking = false;
         }
       }, 250);
-      options.signal?.addEventListener('abort', () => clearInterval(poll), { once: true });
+      const stopPolling = () => clearInterval(poll);
+      options.signal?.addEventListener('abort', stopPolling, { once: true });
+      watch.failed.catch(stopPolling);
     }
   });
   const running = worker.run();
+  running.catch(() => undefined);
   await stopped;
-  await worker.close();
+  if (failure !== undefined) return abandon(failure);
+  try {
+    // Chunks in hand are finished (or handed back) before the worker leaves.
+    await watch.guard(worker.close());
+  } catch (error) {
+    return abandon(error);
+  }
   await running.catch(() => undefined);
-  await queue.close();
-  for (const built of graders.values()) await (await built.catch(() => undefined))?.close();
+  await closeAll([queue], watch.reachable);
+  await closeGraders();
+  await watch.close();
   return { chunks, items };
 }

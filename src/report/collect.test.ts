@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toScoredItem, type GradedCriterion, type ResultRecord } from '../results/results.js';
 import { aggregate, getScoring } from '../scoring/registry.js';
+import { ErrorTally, retryAdvice } from '../pipeline/error-summary.js';
 import { collectRun, criterionFailed, histogram, histogramEdges, itemTagScores, packCriterionFlags } from './collect.js';
 import { syntheticResultRecords } from './synthetic.js';
 import { test } from '../testing/vitest-fixtures.js';
@@ -164,6 +165,52 @@ describe('collectRun', () => {
     expect(run.texts[0].strings[message]).toBe('1 of 2 criteria could not be graded');
     expect(run.data.summary.criteria.skipped).toBe(1);
     expect(run.data.summary.bySource.check).toMatchObject({ criteria: 1, evaluated: 1, failed: 1 });
+  });
+});
+
+describe('collectRun: failures, digest and kept judge calls', () => {
+  it('counts the errors by code as the CLI does, says what share of the items the score covers and how to finish', async () => {
+    const records = [...syntheticResultRecords({ items: 31, criteriaPerItem: 4, seed: 5, errorRate: 0.3 })];
+    const file = writeResults('failed.jsonl', [...records, 'not json', '{"id": "x", "status": "done"}']);
+    const run = await collectRun(file);
+    const tally = new ErrorTally();
+    for (const each of records) tally.addResult(each);
+    tally.add({ code: 'INPUT_INVALID', message: '' });
+    tally.add({ code: 'INPUT_INVALID', message: '' });
+    expect(run.data.summary.errors.map(({ code, count }) => ({ code, count }))).toEqual(tally.top(20).map(({ code, count }) => ({ code, count })));
+    const metrics = run.data.summary.metrics;
+    expect(metrics.n_error).toBe(records.filter((each) => each.status === 'error').length);
+    expect(metrics.n_error).toBeGreaterThan(3);
+    const scored = metrics.n_ok - metrics.n_unscorable;
+    expect(run.data.summary.coverage).toBe(`The score covers ${Math.floor((scored / 33) * 100)}% of the items (${scored} of 33): ${metrics.n_error} in error, 2 invalid.`);
+    expect(run.data.summary.advice).toEqual(retryAdvice({ errors: metrics.n_error, invalid: 2 }));
+    expect(run.data.summary.advice[0]).toMatch(/^rerun the same command to grade the \d+ items in error again/);
+
+    const clean = await collectRun(writeResults('clean.jsonl', records.filter((each) => each.status === 'ok')));
+    expect(clean.data.summary.coverage).toBeNull();
+    expect(clean.data.summary.advice).toEqual([]);
+  });
+
+  it('gives the same digest to the same verdicts whatever else changed, and another to a changed verdict', async () => {
+    const records = [...syntheticResultRecords({ items: 10, criteriaPerItem: 3, seed: 8, errorRate: 0 })];
+    const first = await collectRun(writeResults('digest-a.jsonl', records));
+    const reworded = await collectRun(writeResults('digest-b.jsonl', records.map((each) => ({ ...each, response: `${each.response} (again)`, criteria: each.criteria.map((entry) => ({ ...entry, explanation: 'other words' })) }))));
+    expect(reworded.data.digest).toBe(first.data.digest);
+    const flipped = records.map((each, index) => (index === 4 ? { ...each, criteria: each.criteria.map((entry, position) => (position === 1 ? { ...entry, met: !entry.met } : entry)) } : each));
+    expect((await collectRun(writeResults('digest-c.jsonl', flipped))).data.digest).not.toBe(first.data.digest);
+    expect(first.data.digest).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('keeps each judge call of a results line in its item\'s texts, the shared system prompt once', async () => {
+    const call = (id: string, reply: string) => ({ criteria: [id], messages: [{ role: 'system', content: 'You grade.' }, { role: 'user', content: `Grade ${id}` }], temperature: 0, max_tokens: 512, reply, latency_ms: 12, attempts: 1 });
+    const line = record('calls', [criterion('a', 2, true), criterion('b', 1, false)], { judge_calls: [call('a', '{"criteria_met": true}'), call('b', 'unreadable')] });
+    const run = await collectRun(writeResults('calls.jsonl', [line]));
+    const chunk = run.texts[0];
+    const [itemIndex, calls] = chunk.calls![0];
+    expect(itemIndex).toBe(0);
+    expect(calls.map((entry) => [entry.criteria.map((index) => chunk.strings[index]), chunk.strings[entry.reply], entry.latencyMs, entry.attempts])).toEqual([[['a'], '{"criteria_met": true}', 12, 1], [['b'], 'unreadable', 12, 1]]);
+    expect(calls[0].messages[1]).toBe(calls[1].messages[1]);
+    expect(JSON.parse(chunk.strings[calls[0].settings])).toEqual({ temperature: 0, max_tokens: 512 });
   });
 });
 

@@ -2,9 +2,11 @@
  * Reads a results file once, streaming, into the compact columns a report embeds plus the
  * summaries its charts show. Memory holds the columns and text tables, never the records.
  */
+import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { costOf, defaultPrices, emptyUsage, addUsage, priceFor } from '../engine/usage.js';
-import { readResults, toScoredItem, type JudgeInfo, type GradedCriterion, type ResultRecord } from '../results/results.js';
+import { readResults, toScoredItem, type JudgeInfo, type GradedCriterion, type JudgeCallLine, type ResultRecord } from '../results/results.js';
+import { ErrorTally, retryAdvice, scoreCoverage } from '../pipeline/error-summary.js';
 import { getScoring } from '../scoring/registry.js';
 import { round } from '../statistics/descriptive.js';
 import type { Aggregator, ScoredItem, Scoring } from '../scoring/types.js';
@@ -23,6 +25,7 @@ import {
   type RunTexts,
   type SourcePassRate,
   type ReportImage,
+  type ReportJudgeCall,
   trajectoryStepKinds,
 } from './types.js';
 import { redactDeep, redactText } from '../util/redact.js';
@@ -58,6 +61,8 @@ export interface CollectedRun {
 }
 
 const invalidLinesKept = 100;
+/** Error codes listed (the rest are counted). */
+const errorCodesKept = 20;
 export const defaultTextChunkSize = 1000;
 const metadataCharacterLimit = 4000;
 
@@ -124,7 +129,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
   const textChunkSize = Math.max(1, Math.floor(options.textChunkSize ?? defaultTextChunkSize));
   const textChunks: RunTexts[] = [];
   let texts = new StringTable();
-  let runTexts: RunTexts = { firstItem: 0, firstCriterion: 0, strings: texts.values, prompts: [], responses: [], references: [], metadata: [], explanations: [], trajectories: [], images: [] };
+  let runTexts: RunTexts = emptyChunk(0, 0, texts);
   const indexById = new Map<string, number>();
   const tagScores: Array<Map<string, number> | null> | undefined = options.keepTagScores ? [] : undefined;
   const imageEmbedder = new ReportImageEmbedder(options.maxImageBytes, options.maxTotalImageBytes);
@@ -143,6 +148,9 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
   const invalidLines: InvalidLine[] = [];
   let invalidLineCount = 0;
   let duplicateIds = 0;
+  const errorTally = new ErrorTally();
+  // What reviews made in a page are kept under: the same verdicts give the same key, whatever report shows them.
+  const digest = createHash('sha256');
 
   for await (const entry of readResults(file)) {
     if (entry.kind === 'invalid') {
@@ -150,6 +158,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
       const message = entry.error.toJSON().message;
       if (invalidLines.length < invalidLinesKept) invalidLines.push({ line: entry.line, message });
       options.onWarning?.(message);
+      errorTally.add(entry.error.toJSON());
       if (aggregator) aggregator.add({ id: '', status: 'invalid', criteria: [] });
       else pendingInvalid += 1;
       continue;
@@ -166,7 +175,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     if (itemIndex % textChunkSize === 0) {
       // Text indices are local to a chunk, so a page can decode one chunk on its own.
       texts = new StringTable();
-      runTexts = { firstItem: itemIndex, firstCriterion: criteria.ids.length, strings: texts.values, prompts: [], responses: [], references: [], metadata: [], explanations: [], trajectories: [], images: [] };
+      runTexts = emptyChunk(itemIndex, criteria.ids.length, texts);
       textChunks.push(runTexts);
     }
     if (indexById.has(record.id)) duplicateIds += 1;
@@ -181,6 +190,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     items.rubricIds.push(strings.addOptional(record.rubric_id));
     if (record.error) items.errors.push(itemIndex, strings.add(String(record.error.code)), texts.add(redactText(String(record.error.message))));
     tagScores?.push(record.status === 'ok' ? itemTagScores(scoring!, scored) : null);
+    errorTally.addResult(record);
 
     addCriteria(record, itemIndex);
     items.criteriaOffsets.push(criteria.ids.length);
@@ -195,6 +205,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     }
     if (typeof record.reference === 'string') runTexts.references.push(itemIndex, texts.add(record.reference));
     if (record.metadata && Object.keys(record.metadata).length > 0) runTexts.metadata.push(itemIndex, texts.add(metadataText(record.metadata)));
+    if (Array.isArray(record.judge_calls) && record.judge_calls.length > 0) (runTexts.calls ??= []).push([itemIndex, record.judge_calls.map((call) => reportJudgeCall(call, texts))]);
 
     if (record.usage) addUsage(usage, record.usage);
     // Results written before redaction existed may still hold a credential: a report never shows it.
@@ -205,8 +216,10 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
   }
 
   function addCriteria(record: ResultRecord, itemIndex: number): void {
+    digest.update(`${record.id}\u0000${record.status}\u0000`);
     for (const criterion of record.criteria) {
       const criterionIndex = criteria.ids.length;
+      digest.update(`${criterion.id}\u0000${packCriterionFlags(criterion)}\u0000`);
       const textIndex = strings.add(typeof criterion.text === 'string' ? criterion.text : criterion.id);
       criteria.ids.push(strings.add(criterion.id));
       criteria.texts.push(textIndex);
@@ -275,14 +288,42 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     invalidLines,
     invalidLineCount,
     duplicateIds,
+    errors: errorTally.top(errorCodesKept),
+    errorCodesOmitted: Math.max(0, errorTally.size - errorCodesKept),
+    advice: retryAdvice({ errors: metrics.n_error, invalid: metrics.n_invalid }),
+    coverage: scoreCoverage(metrics),
   };
   summary.histogram = histogram(items.scores, histogramEdges([items.scores]));
   return {
-    data: { summary, strings: strings.values, tagSets: tagSets.sets, items, criteria, textChunkSize },
+    data: { summary, strings: strings.values, tagSets: tagSets.sets, items, criteria, textChunkSize, digest: digest.digest('hex') },
     texts: textChunks,
     scoring,
     indexById,
     ...(tagScores ? { tagScores } : {}),
+  };
+}
+
+function emptyChunk(firstItem: number, firstCriterion: number, texts: StringTable): RunTexts {
+  return { firstItem, firstCriterion, strings: texts.values, prompts: [], responses: [], references: [], metadata: [], explanations: [], trajectories: [], images: [] };
+}
+
+/** A kept judge call, its texts in the chunk's table (a system prompt repeated by every call is stored once). */
+function reportJudgeCall(call: JudgeCallLine, texts: StringTable): ReportJudgeCall {
+  const messages: number[] = [];
+  for (const message of call.messages) messages.push(texts.add(String(message.role)), texts.add(redactText(String(message.content))));
+  const settings: Record<string, unknown> = {};
+  for (const key of ['temperature', 'max_tokens', 'seed', 'top_logprobs', 'output_schema'] as const) if (call[key] !== undefined) settings[key] = call[key];
+  return {
+    criteria: call.criteria.map((id) => texts.add(String(id))),
+    messages,
+    settings: texts.add(JSON.stringify(settings, null, 2)),
+    reply: typeof call.reply === 'string' ? texts.add(redactText(call.reply)) : -1,
+    reasoning: typeof call.reasoning === 'string' ? texts.add(redactText(call.reasoning)) : -1,
+    finishReason: texts.addOptional(call.finish_reason),
+    latencyMs: typeof call.latency_ms === 'number' ? call.latency_ms : null,
+    attempts: call.attempts,
+    error: call.error ? [texts.add(String(call.error.code)), texts.add(redactText(String(call.error.message)))] : null,
+    judge: texts.addOptional(call.judge),
   };
 }
 

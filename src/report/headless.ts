@@ -64,21 +64,26 @@ export async function launchHeadlessChromium(options: HeadlessContextOptions = {
 }
 
 /**
- * Opens a file:// page with every other request refused, collecting page errors, console errors
- * and attempted requests: a self-contained report must show none of them. Functions handed to
+ * Opens a file:// page (or a page of the origin `allowOrigin`) with every other request refused,
+ * collecting page errors, console errors and attempted requests: a self-contained report must
+ * show none of them. Functions handed to
  * the page (`$$eval`, `evaluate`) run in Chromium but are compiled as Node code, without the
  * DOM lib: the elements they get are untyped, and they reach the page's globals through one
  * (`element.ownerDocument`).
  */
-export async function openOfflinePage(browser: HeadlessBrowser, url: string): Promise<{ page: Page; errors: string[] }> {
+export async function openOfflinePage(browser: HeadlessBrowser, url: string, options: { allowOrigin?: string } = {}): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => {
     if (message.type() === 'error') errors.push(message.text());
   });
+  // A page of `rubricate view` comes from its loopback server: that origin (only) is allowed too.
+  const allowed = options.allowOrigin;
   await page.route(/^(?!file:)/, (route) => {
-    errors.push(`network request: ${route.request().url()}`);
+    const requested = route.request().url();
+    if (allowed !== undefined && new URL(requested).origin === allowed) return route.continue();
+    errors.push(`network request: ${requested}`);
     return route.abort();
   });
   await page.goto(url);

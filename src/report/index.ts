@@ -11,9 +11,10 @@ import { compareRuns, type CompareOptions } from './compare.js';
 import type { PayloadCompression } from './encoding.js';
 import { renderReportHtml } from './html/page.js';
 import { detectReportInput } from './input.js';
-import { renderCompareMarkdown, renderMetaMarkdown, renderResultsMarkdown } from './markdown.js';
+import { renderCompareMarkdown, renderMetaMarkdown, renderProbeMarkdown, renderResultsMarkdown } from './markdown.js';
+import { overlayLabels } from './labels.js';
 import { collectPairwise } from './pairwise.js';
-import { reportPayloadVersion, type CompareReportPayload, type MetaReportPayload, type ReportFormat, type ReportPayload, type ResultsReportPayload, type TextChunk } from './types.js';
+import { reportPayloadVersion, type CompareReportPayload, type LabelsOverlay, type MetaReportPayload, type ProbeReportPayload, type ReportFormat, type ReportPayload, type ResultsReportPayload, type TextChunk } from './types.js';
 
 export type * from './types.js';
 export type { PayloadCompression } from './encoding.js';
@@ -26,6 +27,8 @@ export interface WriteReportOptions {
   out: string;
   /** Baseline results to compare with (matched by id; Δ = input − compare). */
   compare?: string;
+  /** Human labels (a `meta --labels` file) laid over the input's verdicts: agreement per criterion and tag, and the disagreements. */
+  labels?: string;
   /** Default: `md` when `out` ends in .md, else `html`. */
   format?: ReportFormat;
   title?: string;
@@ -66,10 +69,24 @@ function defaultTitle(input: string, compare?: string): string {
 export async function buildReport(options: Omit<WriteReportOptions, 'out' | 'format'>): Promise<ReportDocument> {
   const detected = await detectReportInput(options.input);
   const generatedAt = options.generatedAt ?? new Date().toISOString();
+  if (detected.kind !== 'results') {
+    const what = detected.kind === 'meta' ? 'meta-evaluation reports' : detected.kind === 'probes' ? 'probe reports' : 'compare files';
+    if (options.compare) throw new RubricateError('CONFIG_INVALID', `--compare works with results files, not ${what}`, { file: options.input, field: 'compare' });
+    if (options.labels) throw new RubricateError('CONFIG_INVALID', `--labels works with results files, not ${what}`, { file: options.input, field: 'labels' });
+  }
+  if (detected.kind === 'probes') {
+    const payload: ProbeReportPayload = {
+      view: 'probes',
+      version: reportPayloadVersion,
+      title: options.title ?? `Judge robustness probes · ${basename(options.input)}`,
+      generatedAt,
+      rubricateVersion,
+      label: basename(options.input),
+      report: detected.report,
+    };
+    return { payload, texts: [] };
+  }
   if (detected.kind === 'meta') {
-    if (options.compare) {
-      throw new RubricateError('CONFIG_INVALID', '--compare works with results files, not meta-evaluation reports', { file: options.input, field: 'compare' });
-    }
     const payload: MetaReportPayload = {
       view: detected.report.kind === 'binary' ? 'meta-binary' : 'meta-pairwise',
       version: reportPayloadVersion,
@@ -82,9 +99,6 @@ export async function buildReport(options: Omit<WriteReportOptions, 'out' | 'for
     return { payload, texts: [] };
   }
   if (detected.kind === 'compare') {
-    if (options.compare) {
-      throw new RubricateError('CONFIG_INVALID', '--compare works with results files, not compare files', { file: options.input, field: 'compare' });
-    }
     const collected = await collectPairwise(options.input, { onWarning: options.onWarning });
     const payload: CompareReportPayload = {
       view: 'compare',
@@ -112,10 +126,11 @@ export async function buildReport(options: Omit<WriteReportOptions, 'out' | 'for
     // Both runs are scored the same way, or their difference would mean nothing.
     baseline = await collectRun(options.compare, { ...collectOptions, scoring: run.scoring.name });
   }
-  return { payload: resultsPayload(run, baseline, options, generatedAt), texts: baseline ? [run.texts, baseline.texts] : [run.texts] };
+  const labels = options.labels ? await overlayLabels(run, options.input, options.labels, options.onWarning) : null;
+  return { payload: resultsPayload(run, baseline, options, generatedAt, labels), texts: baseline ? [run.texts, baseline.texts] : [run.texts] };
 }
 
-function resultsPayload(run: CollectedRun, baseline: CollectedRun | undefined, options: Omit<WriteReportOptions, 'out' | 'format'>, generatedAt: string): ResultsReportPayload {
+function resultsPayload(run: CollectedRun, baseline: CollectedRun | undefined, options: Omit<WriteReportOptions, 'out' | 'format'>, generatedAt: string, labels: LabelsOverlay | null): ResultsReportPayload {
   const runs = baseline ? [run, baseline] : [run];
   if (baseline) {
     // One set of bins for both runs, so the histograms overlay.
@@ -131,13 +146,26 @@ function resultsPayload(run: CollectedRun, baseline: CollectedRun | undefined, o
     rubricateVersion,
     runs: runs.map((each) => each.data),
     comparison: baseline ? compareRuns(run, baseline, compareOptions) : null,
+    ...(labels ? { labels } : {}),
   };
 }
 
 export function renderReport(document: ReportDocument, format: ReportFormat, options: { compression?: PayloadCompression } = {}): string {
   if (format === 'md') {
     const payload = document.payload;
-    return payload.view === 'results' ? renderResultsMarkdown(payload) : payload.view === 'compare' ? renderCompareMarkdown(payload) : renderMetaMarkdown(payload);
+    switch (payload.view) {
+      case 'results':
+        return renderResultsMarkdown(payload);
+      case 'compare':
+        return renderCompareMarkdown(payload);
+      case 'probes':
+        return renderProbeMarkdown(payload);
+      case 'meta-binary':
+      case 'meta-pairwise':
+        return renderMetaMarkdown(payload);
+      default:
+        throw new RubricateError('CONFIG_INVALID', `a ${payload.view} page has no Markdown form`, { field: 'format' });
+    }
   }
   return renderReportHtml(document.payload, document.texts, { compression: options.compression });
 }
@@ -161,6 +189,10 @@ export async function writeReportFromResults(options: WriteReportOptions): Promi
   await writeFileAtomic(options.out, text);
   const payload = document.payload;
   const invalidLines =
-    payload.view === 'results' ? payload.runs.reduce((total, run) => total + run.summary.invalidLineCount, 0) : payload.view === 'compare' ? payload.summary.invalidLineCount : 0;
+    payload.view === 'results'
+      ? payload.runs.reduce((total, run) => total + run.summary.invalidLineCount, 0) + (payload.labels?.invalidLineCount ?? 0)
+      : payload.view === 'compare'
+        ? payload.summary.invalidLineCount
+        : 0;
   return { bytes: Buffer.byteLength(text, 'utf8'), format, view: document.payload.view, invalidLines };
 }

@@ -7,12 +7,13 @@ import { open, readFile, stat } from 'node:fs/promises';
 import { RubricateError } from '../errors.js';
 import type { BinaryMetaReport } from '../meta/binary-metrics.js';
 import type { PairwiseMetaReport } from '../scoring/pairwise-metrics.js';
+import type { ProbeReport } from '../meta/probes/runner.js';
 import { safeParseJson } from '../util/json.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { looksLikeCompareRecord } from './pairwise.js';
 import { isRecord } from '../util/is-record.js';
 
-export type DetectedInput = { kind: 'results' } | { kind: 'compare' } | { kind: 'meta'; report: BinaryMetaReport | PairwiseMetaReport };
+export type DetectedInput = { kind: 'results' } | { kind: 'compare' } | { kind: 'meta'; report: BinaryMetaReport | PairwiseMetaReport } | { kind: 'probes'; report: ProbeReport };
 
 const peekBytes = 64 * 1024;
 /** A meta report is a summary; anything larger read as one document is a mistake. */
@@ -47,7 +48,26 @@ export function validateMetaReport(value: Record<string, unknown>, file: string)
 }
 
 function isMetaKind(value: unknown): value is Record<string, unknown> {
-  return isRecord(value) && (value.kind === 'binary' || value.kind === 'pairwise');
+  return isRecord(value) && (value.kind === 'binary' || value.kind === 'pairwise' || value.kind === 'probes');
+}
+
+/** Checks the fields the probe view reads; names the first one missing. */
+export function validateProbeReport(value: Record<string, unknown>, file: string): ProbeReport {
+  const fail = (field: string, message: string) => new RubricateError('INPUT_INVALID', `not a probe report: ${message}`, { file, field });
+  if (!Array.isArray(value.probes)) throw fail('probes', 'missing the list of probes');
+  if (!isRecord(value.items)) throw fail('items', 'missing the item counts');
+  if (!isRecord(value.bootstrap)) throw fail('bootstrap', 'missing the bootstrap settings');
+  value.probes.forEach((probe, index) => {
+    if (!isRecord(probe) || typeof probe.probe !== 'string') throw fail(`probes[${index}].probe`, 'a probe without its name');
+    if (!isRecord(probe.drift) || !isRecord(probe.flips)) throw fail(`probes[${index}].drift`, 'a probe without its drift and flips');
+    if (!Array.isArray(probe.byCriterion) || !Array.isArray(probe.perItem)) throw fail(`probes[${index}].perItem`, 'a probe without its per-criterion and per-item figures');
+  });
+  return value as unknown as ProbeReport;
+}
+
+/** A meta-evaluation or probe report, by its kind. */
+function documentInput(value: Record<string, unknown>, file: string): DetectedInput {
+  return value.kind === 'probes' ? { kind: 'probes', report: validateProbeReport(value, file) } : { kind: 'meta', report: validateMetaReport(value, file) };
 }
 
 /** JSON lines: results or compare records, told apart by the first readable record. */
@@ -88,7 +108,7 @@ export async function detectReportInput(file: string): Promise<DetectedInput> {
   const firstLine = safeParseJson(newline < 0 ? trimmed : trimmed.slice(0, newline));
   if (firstLine.ok) {
     // A whole document on its first line: a one-line meta report, else a results or compare line.
-    if (isMetaKind(firstLine.value)) return { kind: 'meta', report: validateMetaReport(firstLine.value, file) };
+    if (isMetaKind(firstLine.value)) return documentInput(firstLine.value, file);
     return linesKind(firstLine.value);
   }
   // The first line is not a JSON value on its own: a pretty-printed document, a line longer
@@ -97,11 +117,11 @@ export async function detectReportInput(file: string): Promise<DetectedInput> {
   if (size > maximumMetaBytes) return scanLines(file);
   const whole = safeParseJson(await readFile(file, 'utf8'));
   if (!whole.ok) return scanLines(file);
-  if (isMetaKind(whole.value)) return { kind: 'meta', report: validateMetaReport(whole.value, file) };
+  if (isMetaKind(whole.value)) return documentInput(whole.value, file);
   if (newline < 0) return linesKind(whole.value);
   throw new RubricateError(
     'INPUT_INVALID',
-    'neither a results file nor a compare file (JSON lines) nor a meta-evaluation report (a JSON document with kind "binary" or "pairwise")',
+    'neither a results file nor a compare file (JSON lines) nor a meta-evaluation or probe report (a JSON document with kind "binary", "pairwise" or "probes")',
     { file },
   );
 }

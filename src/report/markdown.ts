@@ -5,7 +5,8 @@
  * tables. Same figures as the HTML report.
  */
 import { formatMetaTable } from '../meta/format-table.js';
-import type { CompareReportPayload, MetaReportPayload, ResultsReportPayload, RunSummary, ShareWithInterval } from './types.js';
+import { formatProbeTable } from '../meta/probes/format.js';
+import type { CompareReportPayload, MetaReportPayload, ProbeReportPayload, ResultsReportPayload, RunSummary, ShareWithInterval } from './types.js';
 
 const tagRowLimit = 100;
 
@@ -69,12 +70,23 @@ function headline(summary: RunSummary): string {
   return `**Score (${summary.scoring}): ${fixed(overall.score)}** (95% CI ${interval(overall.ci95)}, bootstrap std ${fixed(overall.bootstrap_std)}, n = ${integer(overall.n_samples)})`;
 }
 
+/** A probe report: the table `rubricate probe` prints, as a code block. */
+export function renderProbeMarkdown(payload: ProbeReportPayload): string {
+  return [`# ${markdownCell(payload.title, 200)}`, '', '```text', formatProbeTable(payload.report).trimEnd().replace(/```/g, "'''"), '```', ''].join('\n');
+}
+
 export function renderResultsMarkdown(payload: ResultsReportPayload): string {
   const [run, baseline] = payload.runs;
   const summary = run.summary;
   const metrics = summary.metrics;
   const out: string[] = [];
   out.push(`# ${markdownCell(payload.title, 200)}`, '');
+  if (summary.coverage) {
+    out.push(`> **${summary.coverage}**`, '');
+    out.push(table(['error code', 'count', 'example'], summary.errors.map((entry) => [`\`${markdownCell(entry.code, 60)}\``, integer(entry.count), markdownCell(entry.example, 160)]), new Set([1])));
+    if (summary.errorCodesOmitted > 0) out.push('', `… ${integer(summary.errorCodesOmitted)} more codes in the HTML report.`);
+    out.push('', ...summary.advice.map((advice) => `- To finish: ${markdownCell(advice, 240)}`), '');
+  }
   out.push(headline(summary), '');
   const counts = [`${integer(metrics.n)} items`, `${integer(metrics.n_ok)} ok`, `${integer(metrics.n_error)} error`, `${integer(metrics.n_invalid)} invalid`];
   if (metrics.n_unscorable) counts.push(`${integer(metrics.n_unscorable)} unscorable`);
@@ -84,6 +96,15 @@ export function renderResultsMarkdown(payload: ResultsReportPayload): string {
   out.push(`- Usage: ${usageLine(summary)}`);
   if (summary.invalidLineCount > 0) out.push(`- **${integer(summary.invalidLineCount)} unreadable lines skipped** (first: ${markdownCell(summary.invalidLines[0]?.message ?? '', 160)})`);
   out.push('');
+  const labels = payload.labels;
+  if (labels) {
+    out.push(`## Agreement with \`${markdownCell(labels.label, 120)}\``, '');
+    const agreement = labels.agreement;
+    if (agreement) {
+      const overall = agreement.overall;
+      out.push(`${integer(overall.pairs)} judge–label pairs over ${integer(overall.records)} labelled verdicts: accuracy ${fixed(overall.accuracy)}, balanced F1 ${fixed(overall.balancedF1)}, Cohen's κ ${fixed(overall.cohenKappa)} (as \`rubricate meta --format results --labels\` computes them).`, '');
+    } else out.push(markdownCell(labels.problem ?? 'no labelled verdict', 240), '');
+  }
 
   const tags = sortedTags(metrics.by_tag);
   if (tags.length > 0) {

@@ -60,7 +60,7 @@ const citingJudge: FakeJudgeScript = (request) => {
 };
 
 async function openItem(page: Page, id: string): Promise<void> {
-  await page.fill('input[type="search"]', id);
+  await page.fill('#items input[type="search"]', id);
   await page.waitForSelector('html[data-filtered="1"]');
   await page.click(`.vrow[data-item-id="${id}"]`);
   await page.waitForSelector(`[data-testid="drawer"][data-item-id="${id}"] .message`);

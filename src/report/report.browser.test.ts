@@ -94,7 +94,7 @@ async function shownCriteria(page: Page): Promise<ShownCriterion[]> {
 }
 
 async function openItem(page: Page, id: string): Promise<void> {
-  await page.fill('input[type="search"]', id);
+  await page.fill('#items input[type="search"]', id);
   await page.waitForSelector('html[data-filtered="1"]');
   await page.click(`.vrow[data-item-id="${id}"]`);
   await page.waitForSelector(`[data-testid="drawer"][data-item-id="${id}"] [data-testid="criteria"]`);
@@ -157,7 +157,7 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
 
       // Another item, chosen through the table rather than the search box.
       await page.click('[data-testid="drawer-close"]');
-      await page.fill('input[type="search"]', '');
+      await page.fill('#items input[type="search"]', '');
       await page.waitForSelector(`html[data-filtered="${records.length}"]`);
       await page.click('.vrow[data-item-id="item-00007"]');
       await page.waitForSelector('[data-testid="drawer"][data-item-id="item-00007"] [data-testid="criteria"]');
@@ -173,31 +173,31 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
     const { page } = await openReport({ input: writeResults('table.jsonl', records) }, 'table.html');
     await page.click('button[data-sort="score"]');
     const best = records.reduce((top, record) => ((record.score ?? -Infinity) > (top.score ?? -Infinity) ? record : top));
-    expect(await page.getAttribute('.vrow >> nth=0', 'data-item-id')).toBe(best.id);
+    expect(await page.getAttribute('#items .vrow >> nth=0', 'data-item-id')).toBe(best.id);
     expect(await page.getAttribute('button[data-sort="score"]', 'data-sorted')).toBe('desc');
     // Second click: lowest first, items without a score still last; third click: file order again.
     await page.click('button[data-sort="score"]');
     const worst = records.reduce((low, record) => (record.score !== null && (low.score === null || record.score < low.score) ? record : low));
-    expect(await page.getAttribute('.vrow >> nth=0', 'data-item-id')).toBe(worst.id);
+    expect(await page.getAttribute('#items .vrow >> nth=0', 'data-item-id')).toBe(worst.id);
     expect(await page.getAttribute('button[data-sort="score"]', 'data-sorted')).toBe('asc');
     await page.click('button[data-sort="score"]');
-    expect(await page.getAttribute('.vrow >> nth=0', 'data-item-id')).toBe(records[0].id);
+    expect(await page.getAttribute('#items .vrow >> nth=0', 'data-item-id')).toBe(records[0].id);
     expect(await page.getAttribute('button[data-sort="score"]', 'data-sorted')).toBeNull();
 
-    await page.click('.tabs button[data-value="error"]');
+    await page.click('#items .tabs button[data-value="error"]');
     const errorCount = records.filter((record) => record.status === 'error').length;
     expect(errorCount).toBeGreaterThan(3);
     await page.waitForSelector(`html[data-filtered="${errorCount}"]`);
-    const ids = await page.$$eval('.vrow', (rows) => rows.map((row) => row.dataset.itemId));
+    const ids = await page.$$eval('#items .vrow', (rows) => rows.map((row) => row.dataset.itemId));
     expect(new Set(ids)).toEqual(new Set(records.filter((record) => record.status === 'error').map((record) => record.id)));
 
     // Text search reaches responses once the texts are decoded.
-    await page.click('.tabs button[data-value="all"]');
+    await page.click('#items .tabs button[data-value="all"]');
     await page.waitForSelector('html[data-texts-ready]');
     const needle = records[123].response!.split(' ').slice(2, 5).join(' ').toLowerCase();
     const searchable = (record: ResultRecord) => [record.id, ...(record.tags ?? []), record.rubric_id ?? '', record.response ?? '', ...(record.prompt ?? []).map((message) => message.content)].join('\n').toLowerCase();
     const expected = records.filter((record) => searchable(record).includes(needle)).length;
-    await page.fill('input[type="search"]', needle);
+    await page.fill('#items input[type="search"]', needle);
     await page.waitForSelector(`html[data-filtered="${expected}"]`);
     expect(await page.locator(`.vrow[data-item-id="${records[123].id}"]`).count()).toBe(1);
     await page.close();

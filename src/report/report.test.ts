@@ -10,7 +10,16 @@ import type { ResultRecord } from '../results/results.js';
 import { buildReport, detectReportInput, renderResultsMarkdown, writeReportFromResults } from './index.js';
 import { markdownCell } from './markdown.js';
 import { syntheticResultRecords } from './synthetic.js';
-import type { ResultsReportPayload } from './types.js';
+import type { ProbeReportPayload, ResultsReportPayload } from './types.js';
+import { analyseProbe, type VariantObservation } from '../meta/probes/analysis.js';
+import { formatProbeTable } from '../meta/probes/format.js';
+import { probeDefinitions } from '../meta/probes/perturbations.js';
+import type { ProbeReport } from '../meta/probes/runner.js';
+import { emptyUsage } from '../engine/usage.js';
+import { loadLabels } from '../meta/labels.js';
+import { metaFromResults } from '../meta/results-meta.js';
+import { collectRun } from './collect.js';
+import { overlayLabels } from './labels.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { captureOutput } from '../cli/in-process.js';
 
@@ -94,12 +103,95 @@ describe('Markdown summary', () => {
     for (const [tag, value] of Object.entries(payload.comparison!.byTag)) expect(markdown).toContain(`| ${markdownCell(tag, 80)} | ${value.baseline.toFixed(4)} | ${value.run.toFixed(4)} |`);
   });
 
+  it('leads with the coverage, the errors by code and how to finish when items failed', async () => {
+    const failed = [...syntheticResultRecords({ items: 20, criteriaPerItem: 3, seed: 4, errorRate: 0.3 })];
+    const document = await buildReport({ input: write('failed.jsonl', jsonl(failed)) });
+    const summary = (document.payload as ResultsReportPayload).runs[0].summary;
+    const markdown = renderResultsMarkdown(document.payload as ResultsReportPayload);
+    expect(summary.coverage).not.toBeNull();
+    expect(markdown.startsWith(`# Grading report · failed.jsonl\n\n> **${summary.coverage}**\n\n| error code | count | example |`)).toBe(true);
+    expect(markdown).toContain(`| \`JUDGE_UNPARSEABLE\` | ${summary.metrics.n_error} |`);
+    expect(markdown).toContain(`- To finish: ${summary.advice[0]}`);
+    expect(markdown.indexOf('To finish')).toBeLessThan(markdown.indexOf('**Score ('));
+  });
+
   it('summarises a meta-evaluation report', async () => {
     const out = join(directory, 'meta.md');
     await writeReportFromResults({ input: write('binary-md.json', JSON.stringify(binaryReport)), out });
     const markdown = readFileSync(out, 'utf8');
     expect(markdown).toContain(`**Balanced F1 (HealthBench): ${binaryReport.overall.balancedF1!.toFixed(4)}**`);
     expect(markdown).toContain('```');
+  });
+});
+
+/** A probe report as `rubricate probe` writes it, from observations of our own. */
+function probeReport(): ProbeReport {
+  const observations: VariantObservation[] = Array.from({ length: 8 }, (_, index) => ({
+    item: index,
+    itemId: `p${index}`,
+    variant: 'padding',
+    ok: true,
+    originalScore: 0.5,
+    perturbedScore: 0.5 + 0.1 * (index % 3),
+    criteria: [{ id: 'a', text: 'Advises rest', original: index % 2 === 0, perturbed: true }],
+  }));
+  return {
+    kind: 'probes',
+    textVersion: 'probes/v1',
+    judge: null,
+    scoring: 'weighted_mean',
+    seed: 0,
+    variantsPerItem: 1,
+    bootstrap: { resamples: 50, seed: 0, confidence: 0.95, unit: 'item' },
+    items: { probed: 8, originalOk: 8, originalFailed: 0, meanOriginalScore: 0.5 },
+    usage: emptyUsage(),
+    probes: [analyseProbe(probeDefinitions.padding, observations, { resamples: 50 })],
+  };
+}
+
+describe('probe reports', () => {
+  it('are read by content, checked field by field, and shown as the table rubricate probe prints', async () => {
+    const report = probeReport();
+    const file = write('probe.json', `${JSON.stringify(report, null, 2)}\n`);
+    const detected = await detectReportInput(file);
+    expect(detected.kind).toBe('probes');
+    const document = await buildReport({ input: file });
+    expect((document.payload as ProbeReportPayload).report).toEqual(report);
+    const markdown = join(directory, 'probe.md');
+    await writeReportFromResults({ input: file, out: markdown });
+    expect(readFileSync(markdown, 'utf8')).toContain(formatProbeTable(report).trimEnd());
+    const { perItem: _perItem, ...withoutItems } = report.probes[0];
+    await expect(detectReportInput(write('probe-broken.json', JSON.stringify({ ...report, probes: [withoutItems] })))).rejects.toMatchObject({ code: 'INPUT_INVALID', details: { field: 'probes[0].perItem' } });
+    await expect(buildReport({ input: file, labels: file })).rejects.toMatchObject({ code: 'CONFIG_INVALID', details: { field: 'labels' } });
+  });
+});
+
+describe('labels laid over a results report', () => {
+  it('puts each labelled verdict\'s raters beside it and computes the agreement exactly as meta does', async () => {
+    const judged = runRecords.slice(1, 6).map((record) => ({ record, criterion: record.criteria.find((criterion) => criterion.source === 'judge' && criterion.status === 'ok')! }));
+    const lines = judged.map(({ record, criterion }, index) => JSON.stringify({ id: record.id, criterion_id: criterion.id, label: index === 0 ? [!criterion.met, !criterion.met, criterion.met] : criterion.met, reviewer: 'ana', time: '2025-03-01T12:00:00Z' }));
+    lines.push(JSON.stringify({ id: 'nobody', criterion_id: 'c0', label: true }), 'not json');
+    const labels = write('labels.jsonl', `${lines.join('\n')}\n`);
+    const run = await collectRun(resultsFile);
+    const warnings: string[] = [];
+    const overlay = await overlayLabels(run, resultsFile, labels, (message) => warnings.push(message));
+    const positionOf = (id: string, criterionId: string) => {
+      const item = run.indexById.get(id)!;
+      for (let position = run.data.items.criteriaOffsets[item]; position < run.data.items.criteriaOffsets[item + 1]; position += 1) if (run.data.strings[run.data.criteria.ids[position]] === criterionId) return position;
+      return -1;
+    };
+    expect(overlay.positions).toEqual(judged.flatMap(({ record, criterion }, index) => [positionOf(record.id, criterion.id), index === 0 ? (criterion.met ? 1 : 2) : criterion.met ? 1 : 0, index === 0 ? (criterion.met ? 2 : 1) : criterion.met ? 0 : 1]));
+    const { inputs: _inputs, join, problems: _problems, ...metrics } = await metaFromResults(resultsFile, await loadLabels(labels), { groupBy: ['criterion', 'tag'] });
+    expect(overlay.agreement).toEqual(metrics);
+    expect(overlay.join).toEqual(join);
+    expect(overlay.join!.labelsForMissingItems).toBe(1);
+    expect(overlay.invalidLineCount).toBe(1);
+    expect(warnings).toHaveLength(1);
+    expect(overlay.agreement!.overall.pairs).toBe(7);
+
+    const none = await overlayLabels(run, resultsFile, write('labels-none.jsonl', `${JSON.stringify({ id: 'nobody', criterion_id: 'c0', label: true })}\n`));
+    expect(none.agreement).toBeNull();
+    expect(none.problem).toMatch(/^nothing to compare: /);
   });
 });
 
@@ -159,6 +251,7 @@ describe('rubricate report', () => {
     const code = await new Promise<number | null>((done) => child.on('close', done));
     expect(stderr).toContain('report:');
     expect(code).toBe(0);
-    expect(readFileSync(out, 'utf8')).toMatch(/^# Grading report · run\.jsonl\n\n\*\*Score \(healthbench\): /);
+    // A run with an item in error leads with how much of it the score covers.
+    expect(readFileSync(out, 'utf8')).toMatch(/^# Grading report · run\.jsonl\n\n> \*\*The score covers \d+% of the items \(58 of 60\): 2 in error\.\*\*\n[\s\S]*\n\*\*Score \(healthbench\): /);
   });
 });

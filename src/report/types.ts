@@ -13,6 +13,9 @@ import type { Metrics } from '../scoring/types.js';
 import type { BinaryMetaReport } from '../meta/binary-metrics.js';
 import type { PairwiseMetaReport } from '../scoring/pairwise-metrics.js';
 import type { CompareSummary } from '../pipeline/compare.js';
+import type { ErrorCodeCount } from '../pipeline/error-summary.js';
+import type { JoinSummary } from '../meta/results-meta.js';
+import type { ProbeReport } from '../meta/probes/runner.js';
 
 export const reportPayloadVersion = 1;
 
@@ -97,6 +100,27 @@ export interface RunTexts {
   trajectories: Array<[number, number[]]>;
   /** Items with images: pairs [run item index, images in their order]. */
   images: Array<[number, ReportImage[]]>;
+  /** Items graded with `--keep-requests`: pairs [run item index, its judge calls]. */
+  calls?: Array<[number, ReportJudgeCall[]]>;
+}
+
+/** A judge call kept by `--keep-requests`; texts are indices into its chunk's strings (-1: absent). */
+export interface ReportJudgeCall {
+  /** Ids of the criteria the call decides. */
+  criteria: number[];
+  /** Flattened [role, content, role, content, …]. */
+  messages: number[];
+  /** The request's other fields (sampling, top logprobs, the reply schema) as JSON. */
+  settings: number;
+  reply: number;
+  reasoning: number;
+  finishReason: number;
+  latencyMs: number | null;
+  attempts: number;
+  /** [code, message], or null. */
+  error: [number, number] | null;
+  /** In a jury: the member that called. */
+  judge: number;
 }
 
 /** Step kinds of `RunTexts.trajectories`, by code. */
@@ -171,6 +195,14 @@ export interface RunSummary {
   invalidLines: InvalidLine[];
   invalidLineCount: number;
   duplicateIds: number;
+  /** Error codes of the failed criteria and items, most frequent first, with an example each (as `grade` prints them). */
+  errors: ErrorCodeCount[];
+  /** Codes left out of `errors`. */
+  errorCodesOmitted: number;
+  /** What to do about the failed items (`retryAdvice`); empty when none failed. */
+  advice: string[];
+  /** "The score covers 65% of the items (20 of 31): 10 in error, 1 invalid." (`scoreCoverage`); null when none failed. */
+  coverage: string | null;
 }
 
 export interface RunData {
@@ -181,6 +213,8 @@ export interface RunData {
   criteria: CriterionColumns;
   /** Items per text chunk: item i's texts are in chunk ⌊i / textChunkSize⌋. */
   textChunkSize: number;
+  /** sha256 of the items' ids, criterion ids and verdicts: reviews made in a page are kept under it. */
+  digest: string;
 }
 
 /** Paired difference run − baseline over items scored in both runs. */
@@ -243,6 +277,24 @@ export interface ResultsReportPayload {
   /** The run, then the baseline when comparing. */
   runs: RunData[];
   comparison: ComparisonSummary | null;
+  /** Human labels laid over the run (`--labels`). */
+  labels?: LabelsOverlay | null;
+}
+
+/** Human labels of a labels file, laid over the first run's verdicts (`rubricate report --labels`). */
+export interface LabelsOverlay {
+  /** File name of the labels file. */
+  label: string;
+  /** Flattened triples [criterion position in the run's columns, raters who said met, raters who said not met]. */
+  positions: number[];
+  /** Agreement of the judge's verdicts with the labels, as `rubricate meta --format results --labels` computes it (grouped by criterion and tag); null when nothing joined. */
+  agreement: BinaryMetaReport | null;
+  /** Why there is no agreement (nothing joined), when there is none. */
+  problem: string | null;
+  join: JoinSummary | null;
+  /** Unreadable lines of the labels file (at most 100) and how many there were. */
+  invalidLines: InvalidLine[];
+  invalidLineCount: number;
 }
 
 export interface MetaReportPayload {
@@ -409,7 +461,65 @@ export interface CompareReportPayload {
   textChunkSize: number;
 }
 
-export type ReportPayload = ResultsReportPayload | MetaReportPayload | CompareReportPayload;
+/** A `rubricate probe` report. */
+export interface ProbeReportPayload {
+  view: 'probes';
+  version: number;
+  title: string;
+  generatedAt: string;
+  rubricateVersion: string;
+  label: string;
+  report: ProbeReport;
+}
+
+/** A file of the folder `rubricate view` serves. */
+export interface RunIndexEntry {
+  /** Path relative to the folder (the run's name in the viewer's links). */
+  file: string;
+  kind: 'results' | 'compare' | 'meta' | 'probes';
+  bytes: number;
+  /** Last modification, ISO 8601. */
+  modified: string;
+  /** Results runs: headline metrics (without the per-tag table), provenance and cost. */
+  summary: RunHeadline | null;
+}
+
+export type RunHeadline = Omit<RunSummary, 'metrics' | 'mostFailed' | 'histogram' | 'invalidLines' | 'bySource'> & { metrics: Omit<Metrics, 'by_tag'> };
+
+/** The viewer's index of a folder of runs. */
+export interface RunsIndexPayload {
+  view: 'runs';
+  version: number;
+  title: string;
+  generatedAt: string;
+  rubricateVersion: string;
+  /** The folder, as given to `rubricate view`. */
+  folder: string;
+  runs: RunIndexEntry[];
+  /** Files that looked like runs but could not be read, and why. */
+  skipped: Array<{ file: string; reason: string }>;
+}
+
+/** Two or more runs of the viewer side by side on the same items. */
+export interface RunsComparePayload {
+  view: 'runs-compare';
+  version: number;
+  title: string;
+  generatedAt: string;
+  rubricateVersion: string;
+  /** Each run's file (relative to the viewer's folder), the reference first. */
+  files: string[];
+  /** Their columns (no texts: an item opens in its run's own report). */
+  runs: RunData[];
+  /** Run i + 1 against the reference (run 0), as a two-run report compares them. */
+  comparisons: ComparisonSummary[];
+  /** Overall paired difference of every ordered pair: matrix[i][j] = run i − run j over items scored in both (null on the diagonal or with no such item). */
+  matrix: Array<Array<PairedDifference | null>>;
+  /** The item × run grid: every id of any run (the reference's order, then the others' new ones), and per run the item index of each id, or -1. */
+  grid: { ids: string[]; items: number[][] };
+}
+
+export type ReportPayload = ResultsReportPayload | MetaReportPayload | CompareReportPayload | ProbeReportPayload | RunsIndexPayload | RunsComparePayload;
 
 /** Text chunks embedded after the page code: a results run's, or a compare file's. */
 export type TextChunk = RunTexts | PairTexts;

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { GradedItem, GradedRecord } from '../engine/engine.js';
+import type { GradedItem, GradedRecord, JudgeCallTrace } from '../engine/engine.js';
 import type { Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
@@ -19,7 +19,7 @@ import { rubricateVersion } from '../version.js';
 import type { InvalidRecord } from '../rubric/records.js';
 import type { Judge } from '../judges/types.js';
 import type { SamplingOptions, TurnResult } from '../grading/types.js';
-import { redactUrl } from '../util/redact.js';
+import { redactDeep, redactText, redactUrl } from '../util/redact.js';
 
 const finite = z.number().refine(Number.isFinite, { message: 'must be a finite number' });
 const unitInterval = finite.refine((value) => value >= 0 && value <= 1, { message: 'must be between 0 and 1' });
@@ -51,6 +51,10 @@ const judgeInfoSchema = z.object({
   max_tokens: z.number().optional(),
   seed: z.number().optional(),
   verdict: z.string().optional(),
+  /** `--abstain`: how a criterion the judge could not assess counts (skip, not_met, half, fail). */
+  abstain: z.string().optional(),
+  /** `--alignment`: the hash of the alignment applied (examples, rewordings, calibrator). */
+  alignment: z.string().optional(),
   /** Juries: the members (judge, sample) and how their votes combine. */
   jury: z.object({ members: z.array(z.object({ judge: z.string(), sample: z.number().optional() })), aggregate: z.string() }).optional(),
   /** `--judge-template`: the sha256 of the template's text (its first 12 characters are in `template_version`). */
@@ -79,6 +83,31 @@ const shardSchema = z
     input_sha256: z.string(),
   })
   .refine((shard) => shard.index < shard.count, { message: 'index must be below count', path: ['index'] });
+/** One judge call as `--keep-requests` keeps it: the request as sent (messages, sampling, reply schema), the raw reply and its latency. */
+const judgeCallSchema = z.object({
+  /** Ids of the criteria the call decides. */
+  criteria: z.array(z.string()),
+  /** In a jury: the member that called. */
+  judge: z.string().optional(),
+  sample: z.number().optional(),
+  messages: z.array(z.object({ role: z.string(), content: z.string() })),
+  temperature: z.number().optional(),
+  max_tokens: z.number().optional(),
+  seed: z.number().optional(),
+  /** Alternatives asked per token (probability verdicts). */
+  top_logprobs: z.number().optional(),
+  /** The structured-output schema asked for. */
+  output_schema: z.object({ name: z.string(), schema: objectSchema }).optional(),
+  /** The reply's text exactly as the judge returned it. */
+  reply: z.string().optional(),
+  reasoning: z.string().optional(),
+  finish_reason: z.string().optional(),
+  /** Milliseconds the answering call took (a reply from the cache keeps the time of the call that made it). */
+  latency_ms: z.number().optional(),
+  /** Calls made to the judge for it: 0 when the reply came from the cache or an identical call. */
+  attempts: z.number(),
+  error: serializedErrorSchema.optional(),
+});
 
 const subcheckSchema = z.object({ text: z.string(), met: z.boolean(), explanation: z.string().optional() });
 /** One turn's verdict of a per-turn criterion. */
@@ -99,6 +128,8 @@ type TurnsLine = z.output<typeof turnsSchema>;
 type CascadeLine = z.output<typeof cascadeDecisionSchema>;
 const evidenceSchema = z.object({ chunks: z.number(), quotes: z.number() });
 type Subcheck = z.output<typeof subcheckSchema>;
+/** A judge call a results line keeps (`--keep-requests`). */
+export type JudgeCallLine = z.output<typeof judgeCallSchema>;
 type EvidenceCount = z.output<typeof evidenceSchema>;
 
 /**
@@ -116,6 +147,11 @@ const gradedCriterionSchema = z
     source: z.enum(['judge', 'check']).default('judge'),
     status: z.enum(['ok', 'error', 'skipped']),
     met: z.boolean().nullable(),
+    /**
+     * The judge answered that it could not assess the criterion (`--abstain`): `met` and `value`
+     * are then what the run's policy counts (`skip` and `fail`: status `skipped`, met null).
+     */
+    cannot_assess: z.literal(true).optional(),
     value: unitInterval.nullable().optional(),
     label: z.string().optional(),
     probability: unitInterval.optional(),
@@ -136,6 +172,8 @@ const gradedCriterionSchema = z
     turns: kept<TurnsLine>(turnsSchema).optional(),
     /** Cascades: the judge that decided this criterion, and each escalation before it with its reason. */
     cascade: kept<CascadeLine>(cascadeDecisionSchema).optional(),
+    /** `grade --repeats N`: this criterion's verdict in each repeat, the run's own first (null: none in that repeat). */
+    repeats: z.array(z.boolean().nullable()).optional(),
   })
   .refine((criterion) => criterion.status !== 'ok' || criterion.met !== null, { message: 'a criterion with status "ok" needs a verdict: met must be true or false', path: ['met'] })
   .refine((criterion) => criterion.status !== 'ok' || criterion.value !== null, { message: 'a criterion with status "ok" cannot have value null', path: ['value'] });
@@ -165,9 +203,13 @@ const lineFields = {
   usage: kept<Usage>(objectSchema).optional(),
   /** The self-preference guard: the model under test, the judge, and how they are related (same model or family). */
   self_preference: kept<SelfPreferenceLine>(selfPreferenceSchema).optional(),
+  /** With `--keep-requests`: every judge call of the item, as sent and as answered (redacted). */
+  judge_calls: kept<JudgeCallLine[]>(z.array(judgeCallSchema)).optional(),
   /** The input line this result came from. */
   line: z.number().int().optional(),
   error: kept<SerializedError>(serializedErrorSchema).optional(),
+  /** `grade --repeats N`: the item's score in each repeat, the run's own (`score`) first (null: not scored in that repeat). */
+  repeat_scores: z.array(finite.nullable()).optional(),
   /** Only in the output of `grade --shard I/N` (and not in what `merge` writes). */
   shard: kept<ShardStamp>(shardSchema).optional(),
   /** `rubricate improve`: every round's score and the round this line's response comes from. */
@@ -244,9 +286,13 @@ function toGradedCriterion(result: CriterionOutcome): GradedCriterion {
     kind: criterion.kind,
     source: result.source,
     status: result.status,
-    met: verdict ? verdict.met : null,
+    // A skipped criterion has no verdict to count, even when the judge's answer is kept (an abstention).
+    met: verdict && result.status !== 'skipped' ? verdict.met : null,
   };
-  if (verdict) {
+  if (verdict?.cannotAssess) line.cannot_assess = true;
+  if (verdict && result.status === 'skipped') {
+    if (verdict.explanation !== undefined) line.explanation = verdict.explanation;
+  } else if (verdict) {
     if (verdict.value !== (verdict.met ? 1 : 0) || criterion.scale) line.value = verdict.value;
     if (verdict.label !== undefined) line.label = verdict.label;
     if (verdict.probability !== undefined) line.probability = verdict.probability;
@@ -296,6 +342,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
         label: criterion.label,
         ...(typeof criterion.text === 'string' ? { text: criterion.text } : {}),
         ...(criterion.expected_score !== undefined ? { expectedScore: criterion.expected_score } : {}),
+        ...(criterion.cannot_assess ? { cannotAssess: true } : {}),
       }),
     ),
   };
@@ -315,7 +362,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
  */
 export function judgeInfoFor(
   judges: readonly Judge[],
-  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; jury?: JudgeInfo['jury']; templateSha256?: string; cascade?: JudgeInfo['cascade'] },
+  run: { templateVersion: string; mode: string; sampling: SamplingOptions; verdict?: string; abstain?: string; alignment?: string; jury?: JudgeInfo['jury']; templateSha256?: string; cascade?: JudgeInfo['cascade'] },
 ): JudgeInfo | undefined {
   const [primary] = judges;
   if (!primary) return undefined;
@@ -332,6 +379,8 @@ export function judgeInfoFor(
     max_tokens: run.sampling.maxTokens,
     ...(run.sampling.seed !== undefined ? { seed: run.sampling.seed } : {}),
     ...(run.verdict !== undefined ? { verdict: run.verdict } : {}),
+    ...(run.abstain !== undefined ? { abstain: run.abstain } : {}),
+    ...(run.alignment !== undefined ? { alignment: run.alignment } : {}),
     ...(run.jury ? { jury: run.jury } : {}),
     ...(run.templateSha256 !== undefined ? { template_sha256: run.templateSha256 } : {}),
     ...(run.cascade ? { cascade: run.cascade } : {}),
@@ -384,6 +433,7 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
     const { modelUnderTest, judge, relation, policy } = graded.selfPreference;
     result.self_preference = { model_under_test: modelUnderTest, judge, relation, policy };
   }
+  if (graded.calls) result.judge_calls = graded.calls.map(toJudgeCallLine);
   result.line = record.line;
   if (graded.status === 'error') {
     const first = criteria.find((criterion) => criterion.status === 'error');
@@ -394,6 +444,31 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
     };
   }
   return result;
+}
+
+/** A kept call as its results line writes it (keys in the schema's order), texts redacted like every other output. */
+function toJudgeCallLine(call: JudgeCallTrace): JudgeCallLine {
+  const { request, reply } = call;
+  const line: JudgeCallLine = { criteria: call.criteria } as JudgeCallLine;
+  if (call.member) {
+    line.judge = call.member.judge;
+    if (call.member.sample !== undefined) line.sample = call.member.sample;
+  }
+  line.messages = request.messages.map((message) => ({ role: message.role, content: redactText(message.content) }));
+  if (request.temperature !== undefined) line.temperature = request.temperature;
+  if (request.maxTokens !== undefined) line.max_tokens = request.maxTokens;
+  if (request.seed !== undefined) line.seed = request.seed;
+  if (request.logprobs) line.top_logprobs = request.logprobs.top;
+  if (request.output) line.output_schema = { name: request.output.name, schema: request.output.schema };
+  if (reply) {
+    line.reply = redactText(reply.text);
+    if (reply.reasoning !== undefined) line.reasoning = redactText(reply.reasoning);
+    if (reply.finishReason !== undefined) line.finish_reason = reply.finishReason;
+    if (reply.latencyMs !== undefined) line.latency_ms = reply.latencyMs;
+  }
+  line.attempts = call.attempts;
+  if (call.error) line.error = redactDeep(call.error.toJSON());
+  return line;
 }
 
 export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | InvalidRecord;

@@ -30,6 +30,32 @@ describe('normalizeRubric', () => {
     expect(error.details).toMatchObject({ file: 'f.jsonl', line: 4, field: 'rubric.criteria[1].id' });
   });
 
+  it('reads null as absent, as a columnar dataset fills the keys other rows have (metadata kept as given)', () => {
+    // Arrow's struct column: every criterion has the union of keys, the absent ones null.
+    const filled = {
+      id: null,
+      gate: null,
+      criteria: [
+        { id: null, text: 'Mentions dosage', points: 5, importance: null, tags: null, kind: null, scale: null, check: null, subchecks: null, metadata: { source: null } },
+        { id: 'rude', text: 'Is rude', points: null, importance: 'Pitfall', tags: ['axis:tone'], kind: 'principle', scale: { type: 'ordinal', choices: [{ label: 'no', value: null }, { label: 'yes', value: null }], metThreshold: null }, check: null, subchecks: null, metadata: null },
+      ],
+    };
+    const rubric = normalizeRubric(filled);
+    const plain = normalizeRubric({
+      criteria: [
+        { text: 'Mentions dosage', points: 5, metadata: { source: null } },
+        { id: 'rude', text: 'Is rude', importance: 'Pitfall', tags: ['axis:tone'], kind: 'principle', scale: { type: 'ordinal', choices: [{ label: 'no' }, { label: 'yes' }] } },
+      ],
+    });
+    expect(rubric).toEqual(plain);
+    expect(rubric.criteria[0].metadata).toEqual({ source: null });
+    // A required field that is null is still missing, and named.
+    expect(errorOf(() => normalizeRubric({ criteria: [{ text: null, points: 1 }] })).details.field).toBe('criteria[0].text');
+    const item = normalizeItem({ id: 'i', prompt: 'q', response: 'r', rubric: filled, rubric_id: null, reference: null, tags: null, metadata: null });
+    expect(item.rubric).toEqual(plain);
+    expect(item).not.toHaveProperty('reference');
+  });
+
   it('names the field of a NaN weight, an empty rubric and an empty text', () => {
     const nan = errorOf(() => normalizeRubric({ criteria: [{ text: 'a', points: Number.NaN }] }, { file: 'in.jsonl', line: 7 }));
     expect(nan.details.field).toBe('criteria[0].points');

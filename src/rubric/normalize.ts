@@ -18,7 +18,7 @@ import {
 import { memoizedRubricHash } from './hashing.js';
 import { pointsForImportance } from './importance.js';
 import { normalizeTrajectory, trajectoryInputSchema, type TrajectoryMessageInput } from '../trajectory/trajectory.js';
-import { imagePlaceholder, isRemoteUrl, localImageBytes, toItemImage, type ImagePlace, type ItemImage } from '../images/images.js';
+import { dataUrlBytes, imagePlaceholder, isDataUrl, onlyDataUrls, toItemImage, type ImagePlace, type ItemImage } from '../images/images.js';
 import { renderTrajectory } from '../trajectory/render.js';
 import { hasPerTurnCriteria, turnProblem } from './turns.js';
 
@@ -83,8 +83,27 @@ export function deriveCriterionId(text: string): string {
   return `c_${sha256Hex(text).slice(0, 10)}`;
 }
 
+/**
+ * A copy without the `null` values of objects, at every depth but inside `metadata` (kept as
+ * given). A rubric stored as a dict column (datasets, parquet, Arrow) has every key any row
+ * has, absent ones filled with null; no rubric field takes null, so null reads as absent.
+ */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value === null || typeof value !== 'object') return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(value)) {
+    // Defined, not assigned: a "__proto__" key stays a key (and is refused by the schema by name).
+    if (entry !== null) Object.defineProperty(copy, key, { value: key === 'metadata' ? entry : withoutNulls(entry), enumerable: true, writable: true, configurable: true });
+  }
+  return copy;
+}
+
+/** Top-level optional fields of an item that a columnar dataset fills with null. */
+const optionalItemFields = ['rubric', 'rubric_id', 'reference', 'tags', 'metadata'] as const;
+
 export function normalizeRubric(input: unknown, location: SourceLocation = {}): Rubric {
-  const parsed = rubricInputSchema.safeParse(input);
+  const parsed = rubricInputSchema.safeParse(withoutNulls(input));
   if (!parsed.success) throw zodErrorToInputError(parsed.error, location);
   const value = parsed.data;
   const seenIds = new Set<string>();
@@ -199,15 +218,16 @@ function messageText(content: unknown, location: SourceLocation, messageIndex: n
 type ContentPart = z.infer<typeof contentPartSchema>;
 
 /**
- * Flattens content (a string or parts) to text, loading each image part to bytes and
- * putting its placeholder where it stood. Unknown part types are an error, never dropped.
+ * Flattens content (a string or parts) to text, each image part's bytes (a data URL decoded,
+ * or a file's or URL's read before) putting its placeholder where it stood. Unknown part
+ * types are an error, never dropped.
  */
 class ImageCollector {
   readonly images: ItemImage[] = [];
   constructor(
     private readonly location: SourceLocation,
-    /** Bytes of http(s) image urls, fetched before (normalizing is synchronous). */
-    private readonly remote?: ReadonlyMap<string, Buffer>,
+    /** Bytes of image files and URLs, read before (`ImageReader`); any other url that is not a data URL is refused. */
+    private readonly loaded?: ReadonlyMap<string, Buffer>,
   ) {}
 
   text(content: string | readonly ContentPart[], place: ImagePlace, field: string): string {
@@ -219,11 +239,9 @@ class ImageCollector {
         const url = part.image_url?.url;
         const location = { file: this.location.file, line: this.location.line, field: `${partField}.image_url.url` };
         if (!url) throw new RubricateError('INPUT_INVALID', 'an image_url part needs image_url.url', location);
-        const fetched = isRemoteUrl(url) ? this.remote?.get(url) : undefined;
-        if (isRemoteUrl(url) && !fetched) {
-          throw new RubricateError('INPUT_INVALID', 'http(s) image URLs are fetched when an input file is read (rubricate grade); here, give a data URL', location);
-        }
-        const image = toItemImage(fetched ?? localImageBytes(url, location), url, place, this.images.length + 1, location);
+        const bytes = isDataUrl(url) ? dataUrlBytes(url, location) : this.loaded?.get(url);
+        if (!bytes) throw new RubricateError('INPUT_INVALID', onlyDataUrls, location);
+        const image = toItemImage(bytes, url, place, this.images.length + 1, location);
         this.images.push(image);
         pieces.push(imagePlaceholder(image));
       } else if (part.type === undefined || part.type === 'text' || part.type === 'input_text') {
@@ -238,8 +256,8 @@ class ImageCollector {
 
 export interface NormalizeItemOptions extends SourceLocation {
   rubrics?: ReadonlyMap<string, Rubric>;
-  /** Bytes of the record's http(s) image urls (`fetchRemoteImages`); without them such urls are refused. */
-  remoteImages?: ReadonlyMap<string, Buffer>;
+  /** Bytes of the record's image files and URLs (`ImageReader.read`); without them only data URLs are accepted. */
+  loadedImages?: ReadonlyMap<string, Buffer>;
 }
 
 const isIdentifier = (value: unknown) => (typeof value === 'string' && value !== '') || (typeof value === 'number' && Number.isFinite(value));
@@ -264,7 +282,17 @@ function plainItem(input: unknown, rubrics: ReadonlyMap<string, Rubric> | undefi
 }
 
 /** Validates one canonical item record (the `items` format). */
-export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}): Item {
+export function normalizeItem(record: unknown, options: NormalizeItemOptions = {}): Item {
+  let input = record;
+  if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
+    const fields = input as Record<string, unknown>;
+    if (optionalItemFields.some((field) => fields[field] === null) || (typeof fields.rubric === 'object' && fields.rubric !== null)) {
+      const copy: Record<string, unknown> = { ...fields };
+      for (const field of optionalItemFields) if (copy[field] === null) delete copy[field];
+      if (copy.rubric !== undefined) copy.rubric = withoutNulls(copy.rubric);
+      input = copy;
+    }
+  }
   const plain = plainItem(input, options.rubrics);
   if (plain) return plain;
   const rawResponse = input !== null && typeof input === 'object' ? (input as { response?: unknown }).response : undefined;
@@ -300,7 +328,7 @@ export function normalizeItem(input: unknown, options: NormalizeItemOptions = {}
     }
     rubric = found;
   }
-  const images = new ImageCollector(options, options.remoteImages);
+  const images = new ImageCollector(options, options.loadedImages);
   const prompt: Message[] =
     typeof value.prompt === 'string' ? [{ role: 'user', content: value.prompt }] : value.prompt.map((message, index) => ({ role: message.role, content: images.text(message.content, 'prompt', `prompt[${index}].content`) }));
   const trajectory = typeof value.response === 'string' || responseParts ? undefined : normalizeTrajectory(value.response as TrajectoryMessageInput[], { file: options.file, line: options.line });

@@ -19,6 +19,8 @@ export interface ScoredCriterion {
   text?: string;
   /** `--verdict expected-score`: the expectation of the scale's numeric labels (3.7 on 1–5), for scorings of Likert scores. */
   expectedScore?: number;
+  /** The judge could not assess it (`--abstain`); status, met and value are the policy's. */
+  cannotAssess?: boolean;
 }
 
 export interface ScoredItem {
@@ -52,6 +54,8 @@ export interface Metrics extends StatusCounts {
   extra?: Record<string, unknown>;
   /** Present when failed judge calls were counted as "not met" (`--failed-as-zero`): how many. */
   failed_as_zero?: { items: number; criteria: number };
+  /** Present when the judge abstained (`--abstain`): criteria it could not assess and the items holding them, apart from errors. */
+  cannot_assess?: { items: number; criteria: number };
 }
 
 export interface Scoring {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RubricateError } from '../errors.js';
-import { AdmissionQueue } from './admission.js';
+import { AdmissionQueue, admissionWarning } from './admission.js';
 import { Counter, Histogram, MetricsRegistry } from './metrics.js';
 
 describe('AdmissionQueue', () => {
@@ -55,16 +55,44 @@ describe('AdmissionQueue', () => {
     await expect(new AdmissionQueue(4).admit(5)).rejects.toThrowError(/admit it in parts/);
   });
 
-  it('waits by default for a full trainer step (4,096 items), and says when the line is full', async () => {
+  it('waits by default for a full trainer step (4,096 items); past the line, refuses unless the request may be held', async () => {
     expect(new AdmissionQueue(64).waitingCapacity).toBe(4096);
     const queue = new AdmissionQueue(1, { waitingCapacity: 1 });
     await queue.admit(1);
-    expect(queue.lineFull).toBe(false);
     const waiting = queue.admit(1, { wait: true });
-    expect(queue.lineFull).toBe(true);
+    expect(queue.waiting).toBe(1);
+    await expect(queue.admit(1, { wait: true })).rejects.toMatchObject({ code: 'OVERLOADED' });
+    // A trainer request is held behind the full line, in order, and moves up as it frees.
+    const order: string[] = [];
+    const held = [queue.admit(1, { wait: true, hold: true }).then(() => order.push('first held')), queue.admit(1, { wait: true, hold: true }).then(() => order.push('second held'))];
+    expect(queue.heldCount).toBe(2);
     queue.release(1);
     await waiting;
-    expect(queue.lineFull).toBe(false);
+    expect([queue.waiting, queue.heldCount]).toEqual([1, 1]);
+    queue.release(1);
+    queue.release(1);
+    await Promise.all(held);
+    expect(order).toEqual(['first held', 'second held']);
+    expect([queue.used, queue.waiting, queue.heldCount]).toEqual([1, 0, 0]);
+  });
+
+  it('a held request gives up at its deadline with OVERLOADED, and the line behind it moves on', async () => {
+    const queue = new AdmissionQueue(1, { waitingCapacity: 0 });
+    await queue.admit(1);
+    const first = queue.admit(1, { wait: true, hold: true, deadlineAt: Date.now() + 20 });
+    const second = queue.admit(1, { wait: true, hold: true });
+    await expect(first).rejects.toMatchObject({ code: 'OVERLOADED' });
+    queue.release(1);
+    await second;
+    expect([queue.used, queue.heldCount]).toEqual([1, 0]);
+  });
+
+  it('warns when a trainer step is larger than queue + line, naming the shortfall and the fix', () => {
+    expect(admissionWarning(4096, 4096, 8192)).toBeUndefined();
+    expect(admissionWarning(4096, 4096, undefined)).toBeUndefined();
+    const warning = admissionWarning(4096, 4096, 1024 * 16);
+    expect(warning).toContain('8192 requests of each step will be held open');
+    expect(warning).toContain('--max-waiting to 12288');
   });
 
   it('estimates Retry-After from recent throughput', async () => {

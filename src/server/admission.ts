@@ -6,6 +6,11 @@
  * up. A full line, or a deadline passing in line, is a refusal for load (OVERLOADED with
  * Retry-After): never a reward, never a grading failure.
  *
+ * A trainer request (OpenRLHF, slime, Vertex, NeMo Gym: `hold`) that finds the line full is
+ * held open instead of refused: it waits, behind the line, for a place in it, bounded by its
+ * deadline. Its client retries only a few times a second apart (OpenRLHF: 5 × 1 s), so a step
+ * larger than queue + line would otherwise run out of tries while the judge works through it.
+ *
  * An item leaves the queue when its grading ends, not when its request is answered: work
  * abandoned at a deadline still occupies the judge, so it still counts.
  */
@@ -23,6 +28,8 @@ export interface AdmitOptions {
   wait?: boolean;
   /** Epoch milliseconds after which a waiting request gives up (OVERLOADED, with Retry-After). */
   deadlineAt?: number;
+  /** With `wait`: when the line is full too, be held for a place in it (until the deadline) instead of refused. */
+  hold?: boolean;
 }
 
 /** Completions are counted in one-second buckets over this many seconds to estimate throughput. */
@@ -38,6 +45,9 @@ export class AdmissionQueue {
   private admitted = 0;
   private waitingItems = 0;
   private readonly line: Waiter[] = [];
+  /** Requests held for a place in the line (`hold`), oldest first. */
+  private readonly held: Waiter[] = [];
+  private heldItems = 0;
   private readonly completions = new Array<number>(rateWindowSeconds).fill(0);
   private completionSecond = 0;
   private idleWaiters: Array<() => void> = [];
@@ -60,6 +70,11 @@ export class AdmissionQueue {
     return this.waitingItems;
   }
 
+  /** Items of requests held for a place in the line. */
+  get heldCount(): number {
+    return this.heldItems;
+  }
+
   /**
    * Admits `count` (≤ capacity) items or throws OVERLOADED with `retryAfterMs`: at once when
    * there is no room and the request may not wait (or the line is full), else when the
@@ -73,36 +88,55 @@ export class AdmissionQueue {
       this.admitted += count;
       return Promise.resolve();
     }
-    if (!options.wait || this.waitingItems + count > this.waitingCapacity) return Promise.reject(this.refusal(count));
+    if (!options.wait) return Promise.reject(this.refusal(count));
+    const lineHasRoom = this.held.length === 0 && this.waitingItems + count <= this.waitingCapacity;
+    if (!lineHasRoom && !options.hold) return Promise.reject(this.refusal(count));
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { count, resolve, reject };
       if (options.deadlineAt !== undefined) {
         const remaining = Math.max(0, options.deadlineAt - this.now());
-        waiter.timer = setTimeout(() => {
-          const index = this.line.indexOf(waiter);
-          if (index === -1) return;
-          this.line.splice(index, 1);
-          this.waitingItems -= waiter.count;
-          const seconds = this.retryAfterSeconds(waiter.count);
-          reject(
-            new RubricateError('OVERLOADED', `the deadline passed while waiting for room in the admission queue (${this.admitted} of ${this.capacity} items admitted); retry after ${seconds} s`, {
-              retryAfterMs: seconds * 1000,
-            }),
-          );
-          // Removing a large waiter at the head may let smaller ones behind it in.
-          this.drain();
-        }, remaining);
+        waiter.timer = setTimeout(() => this.giveUp(waiter), remaining);
       }
-      this.line.push(waiter);
-      this.waitingItems += count;
+      if (lineHasRoom) this.enterLine(waiter);
+      else {
+        this.held.push(waiter);
+        this.heldItems += count;
+      }
     });
+  }
+
+  /** The deadline of a waiting or held request passed: OVERLOADED with Retry-After, never a reward. */
+  private giveUp(waiter: Waiter): void {
+    const inLine = this.line.indexOf(waiter);
+    const held = inLine === -1 ? this.held.indexOf(waiter) : -1;
+    if (inLine === -1 && held === -1) return;
+    if (inLine !== -1) {
+      this.line.splice(inLine, 1);
+      this.waitingItems -= waiter.count;
+    } else {
+      this.held.splice(held, 1);
+      this.heldItems -= waiter.count;
+    }
+    const seconds = this.retryAfterSeconds(waiter.count);
+    waiter.reject(
+      new RubricateError('OVERLOADED', `the deadline passed while waiting for room in the admission queue (${this.admitted} of ${this.capacity} items admitted); retry after ${seconds} s`, {
+        retryAfterMs: seconds * 1000,
+      }),
+    );
+    // Removing a large waiter at the head may let smaller ones behind it in.
+    this.drain();
+  }
+
+  private enterLine(waiter: Waiter): void {
+    this.line.push(waiter);
+    this.waitingItems += waiter.count;
   }
 
   release(count: number): void {
     this.admitted = Math.max(0, this.admitted - count);
     this.recordCompletions(count);
     this.drain();
-    if (this.admitted === 0 && this.line.length === 0) {
+    if (this.admitted === 0 && this.line.length === 0 && this.held.length === 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const resolve of waiters) resolve();
@@ -111,7 +145,7 @@ export class AdmissionQueue {
 
   /** Resolves once nothing is admitted or waiting. */
   idle(): Promise<void> {
-    if (this.admitted === 0 && this.line.length === 0) return Promise.resolve();
+    if (this.admitted === 0 && this.line.length === 0 && this.held.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -124,7 +158,7 @@ export class AdmissionQueue {
 
   /** Seconds until `count` more items are likely to fit, from recent throughput; 1 to 60. */
   retryAfterSeconds(count: number): number {
-    const excess = this.admitted + this.waitingItems + count - this.capacity;
+    const excess = this.admitted + this.waitingItems + this.heldItems + count - this.capacity;
     const rate = this.throughput();
     if (rate <= 0) return 2;
     return Math.min(60, Math.max(1, Math.ceil(excess / rate)));
@@ -133,11 +167,6 @@ export class AdmissionQueue {
   /** True when not even one more item fits (nothing is waiting for room either). */
   get full(): boolean {
     return this.admitted >= this.capacity;
-  }
-
-  /** True when the queue is full and the waiting line cannot take one more item either. */
-  get lineFull(): boolean {
-    return this.full && this.waitingItems >= this.waitingCapacity;
   }
 
   /** The OVERLOADED error for `count` items that do not fit, with its Retry-After estimate. */
@@ -156,6 +185,16 @@ export class AdmissionQueue {
       this.admitted += waiter.count;
       waiter.resolve();
     }
+    // Held requests move up into the line as it frees (an empty line takes one of any size).
+    while (this.held.length > 0 && (this.waitingItems === 0 || this.waitingItems + this.held[0].count <= this.waitingCapacity)) {
+      const waiter = this.held.shift()!;
+      this.heldItems -= waiter.count;
+      if (this.line.length === 0 && this.admitted + waiter.count <= this.capacity) {
+        if (waiter.timer) clearTimeout(waiter.timer);
+        this.admitted += waiter.count;
+        waiter.resolve();
+      } else this.enterLine(waiter);
+    }
   }
 
   private rollCompletions(): void {
@@ -170,4 +209,19 @@ export class AdmissionQueue {
     this.rollCompletions();
     this.completions[this.completionSecond % rateWindowSeconds] += count;
   }
+}
+
+/**
+ * The start-up warning for `serve --expected-step-size N` when a trainer step does not fit in
+ * queue + line: per-sample trainers (OpenRLHF ≥ 0.9.1, slime, verl's reward loop) send every
+ * sample of a step at once, one item each. The rest are held open behind the line, and are
+ * answered only if the judge gets through the step within their deadline.
+ */
+export function admissionWarning(maxQueue: number, maxWaiting: number, stepSize: number | undefined): string | undefined {
+  if (stepSize === undefined || maxQueue + maxWaiting >= stepSize) return undefined;
+  return (
+    `--expected-step-size ${stepSize} is more than --max-queue ${maxQueue} + --max-waiting ${maxWaiting}: ` +
+    `${stepSize - maxQueue - maxWaiting} requests of each step will be held open behind the waiting line, and any still there at their deadline get 503 ` +
+    `(OpenRLHF retries only 5 times, 1 s apart). Raise --max-waiting to ${stepSize - maxQueue} or more, or make sure the judge grades a step within --deadline.`
+  );
 }

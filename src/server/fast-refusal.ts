@@ -6,8 +6,9 @@
  * answering, and keeps its memory, instead of falling behind on requests it will refuse anyway.
  *
  * Native routes are refused here as soon as the queue is full (their clients back off on 503).
- * Trainer adapter routes (OpenRLHF, slime, Vertex) wait for room in the Hono path, and are
- * refused here only once the waiting line (`--max-waiting`) is full too. Requests without
+ * Trainer adapter routes (OpenRLHF, slime, Vertex, NeMo Gym) wait for room in the Hono path (in
+ * the line, or held behind it until their deadline) and are refused here only while the server
+ * drains. Requests without
  * valid credentials also take the Hono path (and get their 401): the queue's state is not
  * disclosed to them.
  */
@@ -38,7 +39,7 @@ export function createFastRefusal({ service, state, token, logger }: FastRefusal
     const url = incoming.url ?? '/';
     const queryStart = url.indexOf('?');
     const path = queryStart === -1 ? url : url.slice(0, queryStart);
-    const refused = refusableRoutes.has(path) || (waitingRoutes.has(path) && (state.draining || service.admission.lineFull));
+    const refused = refusableRoutes.has(path) || (waitingRoutes.has(path) && state.draining);
     if (!refused) return false;
     const queryToken = queryStart === -1 ? undefined : (new URLSearchParams(url.slice(queryStart + 1)).get('token') ?? undefined);
     if (!authorized(incoming.headers.authorization, queryToken)) return false;

@@ -27,7 +27,7 @@ export function registerHealthRoute(app: ServerApp, { service }: RouteContext, s
       ...(store ? { store: store.status } : {}),
       judge: service.grader.judgeInfo ? { id: service.grader.judgeInfo.id, model: service.grader.judgeInfo.model } : null,
       scoring: service.grader.scoring.name,
-      queue: { depth: service.admission.used, waiting: service.admission.waiting, capacity: service.admission.capacity },
+      queue: { depth: service.admission.used, waiting: service.admission.waiting, held: service.admission.heldCount, capacity: service.admission.capacity },
       ...(endpoints ? { judge_endpoints: endpoints.map((entry) => ({ endpoint: redactText(entry.endpoint), healthy: entry.healthy, outstanding: entry.outstanding })) } : {}),
       ...(fatal ? { error: { code: fatal.code, message: fatal.message } } : {}),
     };

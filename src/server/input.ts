@@ -92,6 +92,7 @@ export function parseScoreItem(input: unknown, context: ItemInputContext = {}): 
     const hasId = input.id !== undefined && input.id !== null && input.id !== '';
     const record: Record<string, unknown> = { ...input, id: hasId ? input.id : 'pending' };
     let rubrics = context.rubrics;
+    if (record.rubric === null) delete record.rubric;
     if (record.rubric !== undefined && context.rubricCache) {
       // The rubric comes from the cache; the rest of the item is validated as usual.
       const rubric = context.rubricCache.normalize(record.rubric);

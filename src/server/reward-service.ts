@@ -47,7 +47,10 @@ export interface RewardServiceOptions {
 export interface ScoreOptions {
   /** Overrides the service deadline (adapters cap it under their client's timeout). */
   deadlineMs?: number;
-  /** Wait for room in the admission queue (until the deadline) instead of being refused. */
+  /**
+   * Wait for room in the admission queue (until the deadline) instead of being refused, and be
+   * held behind a full waiting line rather than refused (trainer adapters).
+   */
   waitForRoom?: boolean;
   /**
    * Overrides the service failure policy for this call: a number is the fallback, `null`
@@ -182,7 +185,7 @@ export class RewardService {
     for (let start = 0; start < items.length; start += capacity) {
       const part = items.slice(start, start + capacity);
       try {
-        await this.admission.admit(part.length, { wait: options.waitForRoom === true || start > 0, deadlineAt });
+        await this.admission.admit(part.length, { wait: options.waitForRoom === true || start > 0, deadlineAt, hold: options.waitForRoom === true });
       } catch (error) {
         if (RubricateError.isInstance(error) && error.code === 'OVERLOADED') this.metrics.rejected.inc({ reason: 'queue_full' });
         throw error;

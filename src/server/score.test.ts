@@ -5,6 +5,7 @@ import type { ReplyStore } from '../store/types.js';
 import { parseScoreItem } from './input.js';
 import { criterionMet, fruitRubric, fruitScore, startTestServer, type TestServer } from './test-support.js';
 import { test } from '../testing/vitest-fixtures.js';
+import { sealAlignment } from '../spec/alignment.js';
 
 const prompt = 'Name some fruit.';
 
@@ -35,6 +36,19 @@ describe('POST /v1/score', () => {
     expect(second.id).toBe(first.id);
     expect(other.id).not.toBe(first.id);
     expect([first.reward, second.reward, other.reward]).toEqual([1, 1, 0.25]);
+  });
+
+  test('an alignment in the grading plan reaches every call: the judge is shown the reworded criterion', async ({ closeAfter }) => {
+    const alignment = sealAlignment({ examples: { criteria: {}, tags: {} }, rewordings: { pears: { text: 'mentions bananas', original: 'mentions pears' } }, calibrator: null });
+    const server = closeAfter(await startTestServer({ service: { grading: { plan: { alignment } } } }));
+    const body = await (await server.post('/v1/score', { id: 'b', prompt, response: 'apples and bananas', rubric: fruitRubric })).json();
+    // Judged as reworded: "bananas" is met where "pears" would not be; the rubric's own text stays.
+    expect(body.criteria.map((criterion: { id: string; met: boolean }) => [criterion.id, criterion.met])).toEqual([
+      ['apples', true],
+      ['pears', true],
+      ['rotten', false],
+    ]);
+    expect(server.fake.requests.map((request) => request.criteria[0].text)).toContain('mentions bananas');
   });
 
   test('rejects an invalid item with 400 naming the field', async ({ closeAfter }) => {

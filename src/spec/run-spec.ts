@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { alignmentSchema } from './alignment.js';
 
 const positiveInteger = z.int().positive();
 
@@ -39,6 +40,9 @@ export type JudgeProtocol = (typeof judgeProtocols)[number];
 /** Why a cascade hands a criterion to its next judge (see `pipeline/cascade.ts`). */
 export const escalationReasons = ['band', 'disagreement', 'abstain', 'error'] as const;
 export type EscalationReason = (typeof escalationReasons)[number];
+/** How a criterion the judge could not assess counts (see `grading/abstain.ts`): left out, not met, half its points, or the item fails. */
+export const abstainPolicies = ['skip', 'not_met', 'half', 'fail'] as const;
+export type AbstainPolicy = (typeof abstainPolicies)[number];
 
 /** Where a model is reached: read by every HTTP backend alike. */
 export const endpointSchema = z.strictObject({
@@ -118,6 +122,14 @@ export const gradingPlanSchema = z.strictObject({
   /** Judge context budget in tokens: longer responses are read in chunks for evidence. */
   contextBudget: positiveInteger.optional(),
   sampling: samplingSchema.optional(),
+  /** Let the judge answer cannot_assess, counted by this policy; absent: off (the judge must decide). */
+  abstain: z.enum(abstainPolicies).optional(),
+  /**
+   * What `rubricate align` learnt from labels (examples, rewordings, a calibrator), applied to every
+   * call (`spec/alignment.ts`). One setting, given whole by one flag: lazy, so that `settingPaths`
+   * sees a leaf rather than the alignment's own fields.
+   */
+  alignment: z.lazy(() => alignmentSchema).optional(),
 });
 
 /** How each call is made: attempts, time and parallelism. */
@@ -199,6 +211,8 @@ export const runSpecSchema = z.strictObject({
   cacheTtlMs: z.number().positive().optional(),
   /** Leave prompt and response text out of the results. */
   omitText: z.boolean().default(false),
+  /** Keep each judge call's exact request, raw reply and latency in the results (large; redacted like every output). */
+  keepRequests: z.boolean().default(false),
 });
 
 export type ModelSpec = z.infer<typeof modelSpecSchema>;

@@ -33,6 +33,8 @@ export interface RedisConnectionOptions {
   connectionName?: string;
   /** Commands fail at once while disconnected instead of waiting for the reconnection. */
   failWhileDisconnected?: boolean;
+  /** What the Redis is to the user, in messages and the error's field (default: the store). */
+  role?: 'store' | 'queue';
 }
 
 export function redisOptionsFromUrl(url: string, options: RedisConnectionOptions = {}): RedisOptions {
@@ -75,9 +77,11 @@ export class RedisConnection {
   readonly client: Redis;
   readonly description: string;
   private lastError: string | undefined;
+  private readonly role: 'store' | 'queue';
 
   constructor(url: string, options: RedisConnectionOptions = {}) {
     this.description = describeRedisUrl(url);
+    this.role = options.role ?? 'store';
     this.client = new (loadRedis())(redisOptionsFromUrl(url, options));
     this.client.on('error', (error: Error) => {
       this.lastError = error.message;
@@ -121,11 +125,17 @@ export class RedisConnection {
   }
 
   unavailable(reason: string, cause?: unknown): RubricateError {
-    return new RubricateError('STORE_UNAVAILABLE', `the store at ${this.description} is unavailable: ${reason}${this.lastError && !reason.includes(this.lastError) ? ` (${this.lastError})` : ''}`, { field: 'store' }, { cause });
+    return new RubricateError('STORE_UNAVAILABLE', `the ${this.role} at ${this.description} is unavailable: ${reason}${this.lastError && !reason.includes(this.lastError) ? ` (${this.lastError})` : ''}`, { field: this.role }, { cause });
   }
 
   async close(): Promise<void> {
     if (this.client.status === 'end') return;
+    // QUIT waits in the offline queue for a connection that may never come (a server that
+    // accepts and never answers): without one, the connection is simply dropped.
+    if (this.client.status !== 'ready') {
+      this.client.disconnect();
+      return;
+    }
     try {
       await this.client.quit();
     } catch {

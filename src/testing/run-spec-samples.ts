@@ -3,6 +3,8 @@
  * model spec). The tests that enumerate the schema read it: a setting added to the schema
  * without a value here fails them, so every new setting is tried over the queue and by flag.
  */
+import { sealAlignment } from '../spec/alignment.js';
+
 export const sampleSettings: Readonly<Record<string, unknown>> = {
   model: 'openai:m',
   'endpoint.baseUrl': 'http://127.0.0.1:9/v1',
@@ -31,6 +33,12 @@ export const sampleSettings: Readonly<Record<string, unknown>> = {
   'plan.sampling.temperature': 0.5,
   'plan.sampling.maxTokens': 300,
   'plan.sampling.seed': 7,
+  'plan.abstain': 'half',
+  'plan.alignment': sealAlignment({
+    examples: { criteria: { a: [{ label: true, criterion: 'Answers the question', prompt: 'Question 9?', response: 'Answer 9.', source: 'train-item' }, { label: false, criterion: 'Answers the question', prompt: 'Question 8?', response: 'No idea.', source: 'other-train-item' }] }, tags: {} },
+    rewordings: { b: { text: 'Is polite to the user throughout', original: 'Is polite' } },
+    calibrator: null,
+  }),
   'calls.maxAttempts': 2,
   'calls.timeoutMs': 30_000,
   'calls.maxRetryAfterMs': 5000,
@@ -54,6 +62,7 @@ export const sampleSettings: Readonly<Record<string, unknown>> = {
   'guard.selfPreference': 'warn',
   cacheTtlMs: 3_600_000,
   omitText: true,
+  keepRequests: true,
 };
 
 /** A sample value as it is typed on the command line (`x-run=7`, `{"x":7}`, `2048`). */

@@ -3,11 +3,13 @@
 * ``RubricateClient`` / ``AsyncRubricateClient``: ``score``, ``score_batch``, ``score_group``.
 * ``rubricate_client.verl``: verl custom reward functions (naive, dapo, batch, prime, reward loop).
 * ``rubricate_client.trl``: TRL GRPOTrainer reward functions (async and sync).
+* ``rubricate_client.verifiers``: a verifiers (legacy ``Rubric``) reward function; ``rubricate_judge``
+  (a top-level module) is the verifiers v1 judge plugin.
 
 See docs/rl-integration.md for each trainer.
 """
 
-from .client import AsyncRubricateClient, RubricateClient, RubricateConfigError, RubricateError, build_item
+from .client import AsyncRubricateClient, RubricateAbort, RubricateClient, RubricateConfigError, RubricateError, build_item, rubric_value
 
-__all__ = ["AsyncRubricateClient", "RubricateClient", "RubricateConfigError", "RubricateError", "build_item"]
+__all__ = ["AsyncRubricateClient", "RubricateAbort", "RubricateClient", "RubricateConfigError", "RubricateError", "build_item", "rubric_value"]
 __version__ = "0.1.0"

@@ -14,10 +14,12 @@ from rubricate_client.client import (
     DEFAULT_MAX_RETRY_TIME,
     DEFAULT_TIMEOUT,
     AsyncRubricateClient,
+    RubricateAbort,
     RubricateClient,
     RubricateError,
     build_item,
     plain,
+    rubric_value,
 )
 
 logger = logging.getLogger("rubricate_client.verl")
@@ -25,22 +27,43 @@ logger = logging.getLogger("rubricate_client.verl")
 #: Keys of every dict the functions return, the same each time (verl collects them per sample).
 SCORE_KEYS = ("score", "reward_failed", "criteria_met_fraction")
 
+#: Longest one call may take, retries included: inside the 300 s after which verl's ``prime`` and
+#: ``rate_limited`` managers stop waiting for a reward function and score the sample 0.0.
+DEFAULT_TIME_BUDGET = 270.0
+
 _clients: Dict[Tuple[Any, ...], Any] = {}
 _lock = threading.Lock()
 
 
-class RubricateAbort(BaseException):
-    """Raised by ``compute_score_prime`` instead of an ``Exception``.
+class VerlScore(dict):
+    """The dict verl's managers read (``score`` and the extra keys), which also answers
+    ``result[0]`` with the score: verl's ``prime`` manager reads a non-number result as
+    ``float(result[0])``, so ``compute_score`` works there under verl's default name too."""
 
-    verl's prime manager turns every ``Exception`` from a reward function (and any answer it
-    cannot read) into a reward of 0.0 for the whole batch, with only a printed line. A
-    ``BaseException`` is not caught there, so a wrong token, an unreachable server or a failed
-    grading without a configured fallback stops the run instead of training on zeros."""
+    def __getitem__(self, key: Any) -> Any:
+        if key == 0 and not dict.__contains__(self, 0):
+            return dict.__getitem__(self, "score")
+        return dict.__getitem__(self, key)
 
 
-class GradingFailed(RubricateError):
-    """The server answered, but could not grade this sample (judge down, unreadable replies,
-    deadline) and no ``fallback`` was configured."""
+def _abort(error: BaseException) -> RubricateAbort:
+    """Every failure leaves a verl reward function as ``RubricateAbort``, a ``BaseException``:
+    verl's ``prime`` and ``rate_limited`` managers turn any ``Exception`` into a reward of 0.0."""
+    if isinstance(error, RubricateAbort):
+        return error
+    if isinstance(error, RubricateError):
+        abort = RubricateAbort(error.code, f"rubricate reward failed, stopping the step instead of training on an invented reward: {error.message}", error.status)
+    else:
+        abort = RubricateAbort("INPUT_INVALID", f"rubricate reward failed, stopping the step instead of training on an invented reward: {error}")
+    abort.__cause__ = error
+    return abort
+
+
+def _budgeted(timeout: float, max_retry_time: float, time_budget: float) -> Tuple[float, float]:
+    """(timeout, max_retry_time) whose worst case, the last attempt starting at the end of the
+    retry window, stays inside ``time_budget``."""
+    timeout = min(timeout, time_budget)
+    return timeout, max(0.0, min(max_retry_time, time_budget - timeout))
 
 
 def _client(kind: type, base_url: Optional[str], token: Optional[str], timeout: float, max_retry_time: float, connect_retry_time: float) -> Any:
@@ -58,7 +81,7 @@ def _as_rubric(value: Any) -> Any:
     """A rubric given as a dict, or as a JSON string holding one; None otherwise."""
     value = plain(value)
     if isinstance(value, dict) and "criteria" in value:
-        return value
+        return rubric_value(value)
     if isinstance(value, str):
         try:
             parsed = json.loads(value)
@@ -92,21 +115,17 @@ def _score_dict(result: Dict[str, Any], fallback: Optional[float]) -> Dict[str, 
     if result.get("fallback") and result.get("reward") is not None:
         # The server runs with --on-error fallback=X: the user asked for it there.
         logger.warning("rubricate: sample %s not graded (%s): server fallback %s", result.get("id"), (result.get("error") or {}).get("code"), result["reward"])
-        return {"score": float(result["reward"]), "reward_failed": 1.0, "criteria_met_fraction": 0.0}
+        return VerlScore(score=float(result["reward"]), reward_failed=1.0, criteria_met_fraction=0.0)
     if result.get("reward") is None:
         error = result.get("error") or {}
         code = str(error.get("code", "NOT_GRADED"))
         if fallback is None:
-            raise GradingFailed(code, f"sample {result.get('id')} was not graded: {error.get('message', 'no reason given')} (set reward_kwargs.fallback=X to train through grading failures with a flagged reward X)")
+            raise RubricateAbort(code, f"sample {result.get('id')} was not graded: {error.get('message', 'no reason given')} (set reward_kwargs.fallback=X to train through grading failures with a flagged reward X)")
         logger.warning("rubricate: sample %s not graded (%s): fallback %s", result.get("id"), code, fallback)
-        return {"score": float(fallback), "reward_failed": 1.0, "criteria_met_fraction": 0.0}
+        return VerlScore(score=float(fallback), reward_failed=1.0, criteria_met_fraction=0.0)
     graded = [criterion for criterion in result.get("criteria", []) if criterion.get("status") == "ok"]
     met = sum(1 for criterion in graded if criterion.get("met"))
-    return {
-        "score": float(result["reward"]),
-        "reward_failed": 0.0,
-        "criteria_met_fraction": float(met) / len(graded) if graded else 0.0,
-    }
+    return VerlScore(score=float(result["reward"]), reward_failed=0.0, criteria_met_fraction=float(met) / len(graded) if graded else 0.0)
 
 
 def _deadline_result(error: RubricateError) -> Optional[Dict[str, Any]]:
@@ -128,18 +147,24 @@ def compute_score(
     fallback: Optional[float] = None,
     max_retry_time: float = DEFAULT_MAX_RETRY_TIME,
     connect_retry_time: float = DEFAULT_CONNECT_RETRY_TIME,
+    time_budget: float = DEFAULT_TIME_BUDGET,
     **_unused: Any,
 ) -> Dict[str, float]:
-    """One sample, synchronously (verl's naive and dapo managers, or the reward loop)."""
-    item = _item(solution_str, ground_truth, extra_info)
-    client: RubricateClient = _client(RubricateClient, base_url, token, timeout, max_retry_time, connect_retry_time)
+    """One sample, synchronously: verl's ``naive``, ``dapo`` and ``prime`` managers (the result
+    also reads as ``result[0]``, as prime reads it), or the reward loop."""
     try:
-        result = client.score_item(item)
-    except RubricateError as error:
-        result = _deadline_result(error)
-        if result is None:
-            raise
-    return _score_dict(result, fallback)
+        item = _item(solution_str, ground_truth, extra_info)
+        timeout, max_retry_time = _budgeted(timeout, max_retry_time, time_budget)
+        client: RubricateClient = _client(RubricateClient, base_url, token, timeout, max_retry_time, connect_retry_time)
+        try:
+            result = client.score_item(item)
+        except RubricateError as error:
+            result = _deadline_result(error)
+            if result is None:
+                raise
+        return _score_dict(result, fallback)
+    except (RubricateError, ValueError) as error:
+        raise _abort(error) from error
 
 
 async def compute_score_async(
@@ -154,24 +179,30 @@ async def compute_score_async(
     fallback: Optional[float] = None,
     max_retry_time: float = DEFAULT_MAX_RETRY_TIME,
     connect_retry_time: float = DEFAULT_CONNECT_RETRY_TIME,
+    time_budget: float = DEFAULT_TIME_BUDGET,
     max_concurrency: int = 256,
     **_unused: Any,
 ) -> Dict[str, float]:
-    """One sample, as a coroutine (verl's reward loop awaits it; all samples run at once)."""
-    item = _item(solution_str, ground_truth, extra_info)
-    key = (os.getpid(), "async", base_url, token, timeout, max_retry_time, connect_retry_time, max_concurrency)
-    with _lock:
-        client = _clients.get(key)
-        if client is None:
-            client = AsyncRubricateClient(base_url, token, timeout, max_concurrency=max_concurrency, max_retry_time=max_retry_time, connect_retry_time=connect_retry_time)
-            _clients[key] = client
+    """One sample, as a coroutine (verl's reward loop, ``rate_limited`` included, awaits it;
+    all samples run at once, up to ``max_concurrency`` requests in flight per process)."""
     try:
-        result = await client.score_item(item)
-    except RubricateError as error:
-        result = _deadline_result(error)
-        if result is None:
-            raise
-    return _score_dict(result, fallback)
+        item = _item(solution_str, ground_truth, extra_info)
+        timeout, max_retry_time = _budgeted(timeout, max_retry_time, time_budget)
+        key = (os.getpid(), "async", base_url, token, timeout, max_retry_time, connect_retry_time, max_concurrency)
+        with _lock:
+            client = _clients.get(key)
+            if client is None:
+                client = AsyncRubricateClient(base_url, token, timeout, max_concurrency=max_concurrency, max_retry_time=max_retry_time, connect_retry_time=connect_retry_time)
+                _clients[key] = client
+        try:
+            result = await client.score_item(item)
+        except RubricateError as error:
+            result = _deadline_result(error)
+            if result is None:
+                raise
+        return _score_dict(result, fallback)
+    except (RubricateError, ValueError) as error:
+        raise _abort(error) from error
 
 
 def compute_score_batch(
@@ -190,33 +221,23 @@ def compute_score_batch(
 ) -> List[Dict[str, float]]:
     """The whole batch in one call (verl's ``batch`` manager): one dict per sample, in order.
 
-    An invalid rubric fails the call (400 naming ``items[i]``) unless ``fallback`` is set;
-    then that sample gets the flagged fallback, like a grading failure."""
-    count = len(solution_strs)
-    infos = list(extra_infos) if extra_infos is not None else [None] * count
-    truths = list(ground_truths) if ground_truths is not None else [None] * count
-    if len(infos) != count or len(truths) != count:
-        raise ValueError(f"compute_score_batch got {count} solutions, {len(truths)} ground truths and {len(infos)} extra_infos")
-    items = [_item(solution, truth, info) for solution, truth, info in zip(solution_strs, truths, infos)]
-    client: RubricateClient = _client(RubricateClient, base_url, token, timeout, max_retry_time, connect_retry_time)
-    results = client.score_batch(items, on_invalid="reject" if fallback is None else "fail_item")
-    return [_score_dict(result, fallback) for result in results]
-
-
-def compute_score_prime(
-    data_source: Any,
-    solution_str: str,
-    ground_truth: Any,
-    extra_info: Optional[Dict[str, Any]] = None,
-    **options: Any,
-) -> float:
-    """One sample as a plain float (verl's ``prime`` manager, which reads only numbers).
-
-    prime runs this in worker processes and turns any ``Exception`` into a silent 0.0, so
-    every failure here is raised as ``RubricateAbort`` (a ``BaseException``), which stops the
-    run; a grading failure with ``fallback`` set returns the fallback (logged; prime has no
-    place for the flag)."""
+    An invalid rubric fails the call (naming ``items[i]``) unless ``fallback`` is set; then that
+    sample gets the flagged fallback, like a grading failure."""
     try:
-        return compute_score(data_source, solution_str, ground_truth, extra_info, **options)["score"]
+        count = len(solution_strs)
+        infos = list(extra_infos) if extra_infos is not None else [None] * count
+        truths = list(ground_truths) if ground_truths is not None else [None] * count
+        if len(infos) != count or len(truths) != count:
+            raise ValueError(f"compute_score_batch got {count} solutions, {len(truths)} ground truths and {len(infos)} extra_infos")
+        items = [_item(solution, truth, info) for solution, truth, info in zip(solution_strs, truths, infos)]
+        client: RubricateClient = _client(RubricateClient, base_url, token, timeout, max_retry_time, connect_retry_time)
+        results = client.score_batch(items, on_invalid="reject" if fallback is None else "fail_item")
+        return [_score_dict(result, fallback) for result in results]
     except (RubricateError, ValueError) as error:
-        raise RubricateAbort(f"rubricate reward failed, stopping instead of a silent 0.0 in verl's prime manager: {error}") from error
+        raise _abort(error) from error
+
+
+def compute_score_prime(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Optional[Dict[str, Any]] = None, **options: Any) -> float:
+    """One sample as a plain float, for reward managers that read numbers only (``prime``
+    reads ``compute_score``'s result as well); failures raise ``RubricateAbort`` the same way."""
+    return compute_score(data_source, solution_str, ground_truth, extra_info, **options)["score"]

@@ -68,6 +68,27 @@ class RubricateConfigError(RubricateError):
     """The set-up is wrong (token, URL, request shape, server not running): fix it and restart."""
 
 
+class RubricateAbort(BaseException):
+    """A rubricate failure raised where the trainer would turn an ``Exception`` into a reward.
+
+    verl's ``prime`` and ``rate_limited`` managers and verifiers' legacy ``Rubric`` catch every
+    ``Exception`` from a reward function and score the sample 0.0. A ``BaseException`` passes
+    through them (and through thread and process pools and asyncio), so the step stops with
+    this message instead of training on an invented zero. ``code`` and ``status`` are those of
+    the failure (``UNAUTHORIZED``, ``JUDGE_CONNECTION``, ``DEADLINE_EXCEEDED``, ...); the
+    original exception, if any, is ``__cause__``."""
+
+    def __init__(self, code: str, message: str, status: Optional[int] = None):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.status = status
+
+    def __reduce__(self) -> Any:
+        # Crosses process pools (verl's prime manager) with its fields.
+        return (type(self), (self.code, self.message, self.status))
+
+
 def default_base_url() -> str:
     return os.environ.get("RUBRICATE_URL", DEFAULT_BASE_URL)
 
@@ -92,6 +113,23 @@ def plain(value: Any) -> Any:
     return value
 
 
+def rubric_value(rubric: Rubric) -> Rubric:
+    """A rubric ready to send: a JSON string as it is; a dict as plain JSON without the ``None``
+    of keys a dataset column filled in (Arrow gives every row of a dict column every key, absent
+    ones null), at any depth but inside ``metadata``."""
+    if isinstance(rubric, str):
+        return rubric
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: entry if key == "metadata" else strip(entry) for key, entry in value.items() if entry is not None}
+        if isinstance(value, list):
+            return [strip(entry) for entry in value]
+        return value
+
+    return strip(plain(rubric))
+
+
 def build_item(
     prompt: Prompt,
     response: str,
@@ -107,7 +145,7 @@ def build_item(
         raise ValueError("an item needs a rubric or a rubric_id")
     item: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "response": response}
     if rubric is not None:
-        item["rubric"] = rubric if isinstance(rubric, str) else plain(rubric)
+        item["rubric"] = rubric_value(rubric)
     if rubric_id is not None:
         item["rubric_id"] = rubric_id
     if reference is not None:
@@ -324,7 +362,7 @@ class RubricateClient:
         (None for failed members)."""
         body: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "responses": list(responses)}
         if rubric is not None:
-            body["rubric"] = rubric if isinstance(rubric, str) else plain(rubric)
+            body["rubric"] = rubric_value(rubric)
         if rubric_id is not None:
             body["rubric_id"] = rubric_id
         if reference is not None:

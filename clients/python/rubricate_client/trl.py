@@ -18,7 +18,13 @@ Versions (what TRL does with the function and with ``None``):
 ``failed`` is ``"auto"`` (``None`` on TRL ≥ 1.6 or when TRL is not importable, ``"raise"``
 below 1.6), ``"none"``, ``"raise"``, or a number. An invalid rubric in one row fails only
 that row (logged). Configuration errors (token, URL, a request the server rejects, a server
-that is not running) raise on the first call.
+that is not running) raise on the first call. Each call logs, through the ``log_extra`` and
+``log_metric`` hooks TRL passes, a completions-table column ``<name>_error`` (the reason a row
+was not graded, empty for graded rows) and the metric ``<name>/failed_fraction``.
+
+The functions are ``functools.partial`` objects over module-level functions and plain
+settings, so they pickle: TRL's AsyncGRPOTrainer sends them to a spawned process (where the
+package must be importable, as everywhere the trainer runs).
 
     from rubricate_client.trl import make_reward_function
     trainer = GRPOTrainer(..., reward_funcs=[make_reward_function("http://127.0.0.1:8000")])
@@ -26,11 +32,14 @@ that is not running) raise on the first call.
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import re
+import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from rubricate_client.client import DEFAULT_TIMEOUT, AsyncRubricateClient, RubricateClient, plain
+from rubricate_client.client import DEFAULT_TIMEOUT, AsyncRubricateClient, RubricateClient, plain, rubric_value
 
 logger = logging.getLogger("rubricate_client.trl")
 
@@ -106,11 +115,23 @@ def _resolve_failed(failed: Failed) -> Failed:
     return "none"
 
 
-class _RewardCore:
-    def __init__(self, rubric_column: str, failed: Failed, name: str):
+class RewardSettings:
+    """What a reward function needs, and nothing else: plain values, so the function pickles
+    (TRL's AsyncGRPOTrainer runs reward functions in a spawned process; the client, its
+    connections and thread pool are built again there, once per process)."""
+
+    def __init__(self, base_url: Optional[str], token: Optional[str], timeout: float, rubric_column: str, failed: Failed, name: str, max_concurrency: int, client_options: Dict[str, Any]):
+        self.base_url = base_url
+        self.token = token
+        self.timeout = timeout
         self.rubric_column = rubric_column
         self.failed = _resolve_failed(failed)
         self.name = name
+        self.max_concurrency = max_concurrency
+        self.client_options = dict(client_options)
+
+    def key(self, kind: str) -> Tuple[Any, ...]:
+        return (os.getpid(), kind, self.base_url, self.token, self.timeout, self.max_concurrency, tuple(sorted(self.client_options.items())))
 
     def items(self, prompts: Sequence[Any], completions: Sequence[Any], rubric: Any, kwargs: Dict[str, Any]) -> List[Dict[str, Any]]:
         rubrics = rubric if rubric is not None and self.rubric_column == "rubric" else kwargs.get(self.rubric_column)
@@ -119,28 +140,73 @@ class _RewardCore:
         rubrics = list(rubrics)
         if not (len(prompts) == len(completions) == len(rubrics)):
             raise ValueError(f"{len(prompts)} prompts, {len(completions)} completions and {len(rubrics)} rubrics: they must match")
-        return [
-            {"prompt": prompt_value(prompt), "response": completion_text(completion), "rubric": row_rubric if isinstance(row_rubric, str) else plain(row_rubric)}
-            for prompt, completion, row_rubric in zip(prompts, completions, rubrics)
-        ]
+        return [{"prompt": prompt_value(prompt), "response": completion_text(completion), "rubric": rubric_value(row_rubric)} for prompt, completion, row_rubric in zip(prompts, completions, rubrics)]
 
-    def rewards(self, results: List[Dict[str, Any]]) -> List[Optional[float]]:
+    def rewards(self, results: List[Dict[str, Any]], kwargs: Dict[str, Any]) -> List[Optional[float]]:
         rewards: List[Optional[float]] = []
+        errors: List[str] = []
         failures = []
         for index, result in enumerate(results):
             if result.get("reward") is not None and not result.get("fallback"):
                 rewards.append(float(result["reward"]))
+                errors.append("")
                 continue
             error = result.get("error") or {}
-            failures.append((index, error.get("code", "NOT_GRADED"), error.get("message", "")))
+            code, message = error.get("code", "NOT_GRADED"), error.get("message", "")
+            failures.append((index, code, message))
+            errors.append(f"{code}: {message}")
             # None for "none" (TRL masks it) and "raise" (raised below, after logging every row).
             rewards.append(None if isinstance(self.failed, str) else float(self.failed))
         for index, code, message in failures:
             logger.warning("%s: row %d not graded (%s): %s", self.name, index, code, message)
+        # TRL's completions table and metrics: the same column and metric every call, on every
+        # rank (TRL gathers them across processes in sorted order), so failures show per row.
+        log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
+        if callable(log_extra):
+            log_extra(f"{self.name}_error", errors)
+        if callable(log_metric):
+            log_metric(f"{self.name}/failed_fraction", len(failures) / len(results) if results else 0.0)
         if failures and self.failed == "raise":
             index, code, message = failures[0]
             raise RuntimeError(f"{self.name}: {len(failures)} of {len(results)} rows not graded, first row {index} ({code}: {message}); with this TRL a None reward would train as 0")
         return rewards
+
+
+_clients: Dict[Tuple[Any, ...], Any] = {}
+_lock = threading.Lock()
+
+
+def _client(settings: RewardSettings, kind: str) -> Any:
+    key = settings.key(kind)
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            if kind == "async":
+                client = AsyncRubricateClient(settings.base_url, settings.token, settings.timeout, max_concurrency=settings.max_concurrency, **settings.client_options)
+            else:
+                client = RubricateClient(settings.base_url, settings.token, settings.timeout, **settings.client_options)
+            _clients[key] = client
+        return client
+
+
+async def rubric_reward(settings: RewardSettings, prompts: Sequence[Any], completions: Sequence[Any], rubric: Optional[Sequence[Any]] = None, **kwargs: Any) -> List[Optional[float]]:
+    """The async reward function (``make_reward_function`` binds ``settings``)."""
+    items = settings.items(prompts, completions, rubric, kwargs)
+    return settings.rewards(await _client(settings, "async").score_batch(items, on_invalid="fail_item"), kwargs)
+
+
+def rubric_reward_sync(settings: RewardSettings, prompts: Sequence[Any], completions: Sequence[Any], rubric: Optional[Sequence[Any]] = None, **kwargs: Any) -> List[Optional[float]]:
+    """The synchronous reward function (``make_sync_reward_function`` binds ``settings``)."""
+    items = settings.items(prompts, completions, rubric, kwargs)
+    return settings.rewards(_client(settings, "sync").score_batch(items, on_invalid="fail_item"), kwargs)
+
+
+def _named(function: Callable[..., Any], settings: RewardSettings) -> Callable[..., Any]:
+    bound = functools.partial(function, settings)
+    # TRL before 1.x reads __name__; later releases name a partial after its function.
+    bound.__name__ = settings.name  # type: ignore[attr-defined]
+    bound.__qualname__ = settings.name  # type: ignore[attr-defined]
+    return bound
 
 
 def make_reward_function(
@@ -154,22 +220,14 @@ def make_reward_function(
     failed: Failed = "auto",
     **client_options: Any,
 ) -> Callable[..., Any]:
-    """``async def reward(prompts, completions, rubric, **kwargs) -> list[float | None]`` for
-    TRL ≥ 0.27 (``None`` masked from TRL 1.6). ``rubric_column`` names the dataset column
-    holding each row's rubric; ``name`` becomes ``__name__``, which TRL uses in its logs."""
+    """``async (prompts, completions, rubric, **kwargs) -> list[float | None]`` for TRL ≥ 0.27
+    (``None`` masked from TRL 1.6), a picklable ``functools.partial``. ``rubric_column`` names the
+    dataset column holding each row's rubric; ``name`` names the logs, the completions-table
+    column ``<name>_error`` and the metric ``<name>/failed_fraction``."""
     version = installed_trl_version()
     if version is not None and version < ASYNC_SINCE:
         raise RuntimeError(f"TRL {version[0]}.{version[1]} does not await async reward functions (TRL >= 0.27 does): use make_sync_reward_function")
-    core = _RewardCore(rubric_column, failed, name)
-    client = AsyncRubricateClient(base_url, token, timeout, max_concurrency=max_concurrency, **client_options)
-
-    async def reward(prompts: Sequence[Any], completions: Sequence[Any], rubric: Optional[Sequence[Any]] = None, **kwargs: Any) -> List[Optional[float]]:
-        items = core.items(prompts, completions, rubric, kwargs)
-        return core.rewards(await client.score_batch(items, on_invalid="fail_item"))
-
-    reward.__name__ = name
-    reward.__qualname__ = name
-    return reward
+    return _named(rubric_reward, RewardSettings(base_url, token, timeout, rubric_column, failed, name, max_concurrency, client_options))
 
 
 def make_sync_reward_function(
@@ -182,15 +240,6 @@ def make_sync_reward_function(
     failed: Failed = "auto",
     **client_options: Any,
 ) -> Callable[..., Any]:
-    """``def reward(prompts, completions, rubric, **kwargs) -> list[float | None]``: the same
-    as ``make_reward_function``, synchronous, for every TRL release (required before 0.27)."""
-    core = _RewardCore(rubric_column, failed, name)
-    client = RubricateClient(base_url, token, timeout, **client_options)
-
-    def reward(prompts: Sequence[Any], completions: Sequence[Any], rubric: Optional[Sequence[Any]] = None, **kwargs: Any) -> List[Optional[float]]:
-        items = core.items(prompts, completions, rubric, kwargs)
-        return core.rewards(client.score_batch(items, on_invalid="fail_item"))
-
-    reward.__name__ = name
-    reward.__qualname__ = name
-    return reward
+    """``(prompts, completions, rubric, **kwargs) -> list[float | None]``: the same as
+    ``make_reward_function``, synchronous, for every TRL release (required before 0.27)."""
+    return _named(rubric_reward_sync, RewardSettings(base_url, token, timeout, rubric_column, failed, name, 0, client_options))

@@ -11,7 +11,7 @@ import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, List
 
-from rubricate_client import AsyncRubricateClient, RubricateClient, RubricateConfigError, RubricateError
+from rubricate_client import AsyncRubricateClient, RubricateAbort, RubricateClient, RubricateConfigError, RubricateError
 from rubricate_client.trl import make_reward_function
 from rubricate_client.verl import compute_score, compute_score_async
 
@@ -123,14 +123,15 @@ class VerlTest(unittest.TestCase):
         self.assertEqual(score, {"score": -1.0, "reward_failed": 1.0, "criteria_met_fraction": 0.0})
 
     def test_unreachable_server_raises_at_once(self) -> None:
-        with self.assertRaises(RubricateConfigError) as caught:
+        with self.assertRaises(RubricateAbort) as caught:
             compute_score("rubric/fruit", "apples", None, {"prompt": PROMPT, "rubric": FRUIT_RUBRIC}, base_url="http://127.0.0.1:9", timeout=2)
         self.assertEqual(caught.exception.code, "CONNECTION")
         self.assertIn("is `rubricate serve` running", caught.exception.message)
 
     def test_missing_prompt_is_a_configuration_error(self) -> None:
-        with self.assertRaises(ValueError):
+        with self.assertRaises(RubricateAbort) as caught:
             compute_score("rubric/fruit", "apples", None, {"rubric": FRUIT_RUBRIC}, **self.keywords)
+        self.assertIn("extra_info['prompt'] is missing", caught.exception.message)
 
     def test_async_variant(self) -> None:
         score = asyncio.run(compute_score_async("rubric/fruit", "rotten pears", None, {"prompt": PROMPT, "rubric": FRUIT_RUBRIC}, **self.keywords))

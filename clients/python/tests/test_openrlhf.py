@@ -195,25 +195,59 @@ class OpenRLHFLegacyTest(unittest.TestCase):
             serve.stop()
 
 
+def queue_state(url: str) -> Dict[str, int]:
+    with urllib.request.urlopen(f"{url}/healthz", timeout=30) as answer:
+        return json.loads(answer.read())["queue"]
+
+
 class WaitingLineTest(unittest.TestCase):
-    def test_past_the_waiting_line_503_with_retry_after_and_openrlhf_retries_to_real_rewards(self) -> None:
+    def test_past_the_waiting_line_a_sample_is_held_open_then_graded_never_refused(self) -> None:
         serve = ServeProcess(judge.base_url, extra=["--max-queue", "1", "--max-waiting", "0"])
         try:
             caller = OpenRLHFCaller(f"{serve.url}/get_reward")
             with ThreadPoolExecutor(max_workers=2) as pool:
-                # A held sample takes the only slot until the other one has been refused; the waiting line holds nothing.
+                # A held judge call takes the only slot; the waiting line holds nothing: the second sample is held open.
                 holding = pool.submit(caller.sample, query("Apples judge-held."), CHATML_PROMPT, FRUIT_RUBRIC)
-                wait_until(lambda: json.loads(urllib.request.urlopen(f"{serve.url}/healthz", timeout=30).read())["queue"]["depth"] == 1)
-                refused_first = pool.submit(caller.sample, query("Pears."), CHATML_PROMPT, FRUIT_RUBRIC)
-                wait_until(lambda: len(caller.refusals) >= 1)
+                wait_until(lambda: queue_state(serve.url)["depth"] == 1)
+                held = pool.submit(caller.sample, query("Pears."), CHATML_PROMPT, FRUIT_RUBRIC)
+                wait_until(lambda: queue_state(serve.url)["held"] == 1)
                 judge.release_held()
-                answers = [holding.result(), refused_first.result()]
+                answers = [holding.result(), held.result()]
             self.assertEqual([answer["rewards"][0] if answer else None for answer in answers], [0.75, 0.25])
-            # Refused for load while the slot was held: 503 with Retry-After, then retried by OpenRLHF to a real reward.
-            self.assertGreaterEqual(len(caller.refusals), 1)
-            self.assertTrue(all(status == 503 and retry_after is not None and int(retry_after) >= 1 for status, retry_after in caller.refusals))
+            # Nothing was refused, so none of OpenRLHF's 5 tries was spent.
+            self.assertEqual((caller.refusals, caller.attempts), ([], 2))
         finally:
             serve.stop()
+
+
+class StepLargerThanQueueTest(unittest.TestCase):
+    """A 1,024 × 16 OpenRLHF step against a 1 s judge, scaled down: the same ratio of step to
+    --max-queue + --max-waiting (16,384 to 4,096 + 4,096, here 256 to 64 + 64), every sample sent
+    at once as OpenRLHF ≥ 0.9.1 does, and a judge slow enough that the step outlasts OpenRLHF's
+    5 × 1 s retries many times over (one-criterion rubrics, 1 s judge at concurrency 512: ~32 s;
+    here 50 ms at concurrency 8: 256 × 0.05 / 8 = 1.6 s, against retries scaled to nothing). Every reward must be
+    exact on the first try: past the line, samples are held open, not refused. The full-size
+    figure is `npm run bench -- trainers`."""
+
+    def test_every_reward_exact_with_no_refusal(self) -> None:
+        slow = FakeJudge(delay=0.05)
+        serve = ServeProcess(slow.base_url, extra=["--max-queue", "64", "--max-waiting", "64", "--concurrency", "8", "--expected-step-size", "256"])
+        try:
+            # The start-up warning names the shortfall (a step of 256 against 64 + 64).
+            wait_until(lambda: any("--expected-step-size 256" in line for line in serve.stderr_lines), what="no start-up warning")
+            caller = OpenRLHFCaller(f"{serve.url}/get_reward", sleep=lambda seconds: None)
+            responses = [f"{RESPONSES[index % len(RESPONSES)]} (prompt {index // 16}, sample {index % 16})" for index in range(256)]
+            with ThreadPoolExecutor(max_workers=256) as pool:
+                answers = list(pool.map(lambda response: caller.sample(query(response), CHATML_PROMPT, json.dumps(BINARY_RUBRIC)), responses))
+            self.assertTrue(all(answer is not None for answer in answers), "a sample ran out of OpenRLHF's 5 tries")
+            expected = [1.0 if "apples" in response.lower() else 0.0 for response in responses]
+            self.assertEqual([answer["rewards"][0] for answer in answers], expected)  # type: ignore[index]
+            self.assertGreater(sum(expected), 0)
+            self.assertEqual((caller.refusals, caller.attempts), ([], 256))
+            self.assertEqual(metric_value(serve.url, "rubricate_fallback_rewards_total"), 0)
+        finally:
+            serve.stop()
+            slow.close()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import sys
 import threading
 import types
 import unittest
+import urllib.request
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rubricate_client import RubricateConfigError
@@ -72,6 +73,8 @@ class TrlCaller:
 
     def __init__(self, version: Tuple[int, int]):
         self.version = version
+        self.extra: Dict[str, List[Any]] = {}
+        self.metrics: Dict[str, List[float]] = {}
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -83,7 +86,8 @@ class TrlCaller:
 
     def rewards(self, reward_func: Callable[..., Any], prompts: Sequence[Any], completions: Sequence[Any], columns: Dict[str, List[Any]]) -> List[float]:
         kwargs: Dict[str, Any] = dict(columns)
-        kwargs.update(completion_ids=[[1, 2, 3]] * len(completions), trainer_state=object(), log_extra=lambda *a, **k: None, log_metric=lambda *a, **k: None)
+        # log_extra(column, values) extends a completions-table column; log_metric(name, value) appends a value.
+        kwargs.update(completion_ids=[[1, 2, 3]] * len(completions), trainer_state=object(), log_extra=lambda column, values: self.extra.setdefault(column, []).extend(values), log_metric=lambda name, value: self.metrics.setdefault(name, []).append(value))
         if self.version >= (0, 27) and inspect.iscoroutinefunction(reward_func):
             future = asyncio.run_coroutine_threadsafe(reward_func(prompts=prompts, completions=completions, **kwargs), self.loop)
             output = future.result(timeout=120)
@@ -126,6 +130,11 @@ class TrlCurrentTest(unittest.TestCase):
                 self.assertEqual(rewards[index], fruit_score(text))
         advantages = self.trl.advantages(rewards, group=4)
         self.assertEqual(advantages[2], 0.0)
+        # The failure shows in TRL's completions table, next to its completion, and as a metric.
+        errors = self.trl.extra["rubric_reward_error"]
+        self.assertTrue(errors[2].startswith("JUDGE_SERVER_ERROR: "), errors[2])
+        self.assertEqual([error for index, error in enumerate(errors) if index != 2], [""] * 7)
+        self.assertEqual(self.trl.metrics["rubric_reward/failed_fraction"], [1 / 8])
         # The failed row is out of its group's mean: the group is the three real rewards.
         real = [fruit_score(text) for text in responses[:4] if text != "judge-breaks"]
         mean = sum(real) / 3
@@ -151,6 +160,24 @@ class TrlCurrentTest(unittest.TestCase):
         self.assertTrue(math.isnan(rewards[1]))
         self.assertEqual(rewards[2], 0.25)
         self.assertTrue(math.isnan(rewards[3]))
+
+    def test_a_rubric_dict_column_as_arrow_fills_it_grades_every_row(self) -> None:
+        # datasets/parquet store a list of dicts as one struct column: every row gets the union of
+        # the keys, absent ones None (here, row 0 has a tag and an importance, row 1 has neither).
+        rows = [
+            {"criteria": [dict(FRUIT_RUBRIC["criteria"][0], tags=["fruit"], importance=None), *FRUIT_RUBRIC["criteria"][1:]]},
+            {"criteria": FRUIT_RUBRIC["criteria"]},
+        ]
+        keys = {key for rubric in rows for criterion in rubric["criteria"] for key in criterion}
+        arrow = [{"criteria": [{key: criterion.get(key) for key in sorted(keys)} for criterion in rubric["criteria"]]} for rubric in rows]
+        self.assertIsNone(arrow[1]["criteria"][0]["tags"])
+        reward = make_reward_function(serve.url, TOKEN)
+        self.assertEqual(self.trl.rewards(reward, [PROMPT] * 2, ["Apples.", "Pears."], {"rubric": arrow}), [0.75, 0.25])
+        # The server reads the nulls as absent too, for clients that send them as they are.
+        body = json.dumps({"items": [{"prompt": "q", "response": "Apples.", "rubric": arrow[1]}]}).encode()
+        request = urllib.request.Request(f"{serve.url}/v1/score/batch", data=body, headers={"content-type": "application/json", "authorization": f"Bearer {TOKEN}"}, method="POST")
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            self.assertEqual(json.loads(answer.read())["results"][0]["reward"], 0.75)
 
     def test_configuration_errors_raise_on_the_first_call(self) -> None:
         for options, code in [({"token": "wrong"}, "UNAUTHORIZED"), ({"base_url": serve.url + "/v1"}, "NOT_FOUND"), ({"base_url": "http://127.0.0.1:9"}, "CONNECTION")]:

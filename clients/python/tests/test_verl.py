@@ -39,7 +39,7 @@ from typing import Any, Dict, List
 
 from rubricate_client import RubricateConfigError
 from rubricate_client.client import RubricateClient
-from rubricate_client.verl import GradingFailed, RubricateAbort, compute_score, compute_score_async, compute_score_batch, compute_score_prime
+from rubricate_client.verl import RubricateAbort, compute_score, compute_score_async, compute_score_batch, compute_score_prime
 
 from .support import FRUIT_RUBRIC, PROJECT_ROOT, FakeJudge, ServeProcess, fruit_score, node_available
 
@@ -174,7 +174,12 @@ class ManagersTest(unittest.TestCase):
         # Per-call cost: the same keep-alive connection served every call of this thread.
         from rubricate_client import _verl
 
-        clients = [client for key, client in _verl._clients.items() if isinstance(client, RubricateClient) and client.base_url == serve.url and client.token == TOKEN]
+        budgeted = _verl._budgeted(_verl.DEFAULT_TIMEOUT, _verl.DEFAULT_MAX_RETRY_TIME, _verl.DEFAULT_TIME_BUDGET)
+        clients = [
+            client
+            for client in _verl._clients.values()
+            if isinstance(client, RubricateClient) and client.base_url == serve.url and client.token == TOKEN and (client.timeout, client.max_retry_time) == budgeted
+        ]
         self.assertEqual(len(clients), 1)
         connection = clients[0]._local.connection
         self.assertIsNotNone(connection)
@@ -213,9 +218,10 @@ class ManagersTest(unittest.TestCase):
         bad = dict(row("apples"), extra_info={"prompt": PROMPT, "rubric": {"criteria": [{"text": "x", "points": "many"}]}})
         good = row("pears")
         arguments = dict(data_sources=["rubric", "rubric"], solution_strs=[good["solution_str"], "apples"], ground_truths=[good["ground_truth"], None], extra_infos=[good["extra_info"], bad["extra_info"]])
-        with self.assertRaises(RubricateConfigError) as caught:
+        with self.assertRaises(RubricateAbort) as caught:
             compute_score_batch(**arguments, **self.reward_kwargs)
         self.assertIn("items[1].rubric.criteria[0].points", caught.exception.message)
+        self.assertEqual(caught.exception.status, 400)
         scores = compute_score_batch(**arguments, fallback=0.0, **self.reward_kwargs)
         self.assertEqual(scores, [{"score": 0.25, "reward_failed": 0.0, "criteria_met_fraction": 1 / 3}, {"score": 0.0, "reward_failed": 1.0, "criteria_met_fraction": 0.0}])
 
@@ -238,6 +244,8 @@ class ManagersTest(unittest.TestCase):
         rows = [row(response) for response in RESPONSES]
         scores = run_prime(fn, rows)
         self.assertEqual(scores, [fruit_score(response) for response in RESPONSES])
+        # Under verl's default name too: prime reads the dict as result[0], the score.
+        self.assertEqual(run_prime(verl_wrap(compute_score, self.reward_kwargs), rows), scores)
         self.assertTrue(all(type(score) is float for score in scores))
         # A sample the judge cannot grade, no fallback: prime would make the batch 0.0; the run stops instead.
         with self.assertRaises(RubricateAbort):
@@ -281,7 +289,7 @@ def run_prime(fn: Any, rows: List[Dict[str, Any]]) -> List[float]:
 
 
 class FailLoudTest(unittest.TestCase):
-    """Configuration errors raise on the first call; grading failures raise unless a fallback is set."""
+    """Every failure raises RubricateAbort (a BaseException: prime and rate_limited catch Exception), unless a fallback is set."""
 
     def call(self, response: str = "apples", **options: Any) -> Dict[str, float]:
         arguments = {"base_url": serve.url, "token": TOKEN, **options}
@@ -296,17 +304,20 @@ class FailLoudTest(unittest.TestCase):
         ]
         for options, code, hint in cases:
             with self.subTest(options=options):
-                with self.assertRaises(RubricateConfigError) as caught:
+                with self.assertRaises(RubricateAbort) as caught:
                     self.call(**options)
+                self.assertNotIsInstance(caught.exception, Exception)
                 self.assertEqual(caught.exception.code, code)
                 self.assertIn(hint, caught.exception.message)
-        with self.assertRaises(RubricateConfigError) as caught:
+                self.assertIsInstance(caught.exception.__cause__, RubricateConfigError)
+        with self.assertRaises(RubricateAbort) as caught:
             compute_score("rubric", "apples", None, {"prompt": PROMPT, "rubric": {"criteria": []}}, base_url=serve.url, token=TOKEN)
         self.assertEqual(caught.exception.status, 400)
 
     def test_grading_failure_raises_without_fallback_and_is_flagged_with_one(self) -> None:
-        with self.assertRaises(GradingFailed) as caught:
+        with self.assertRaises(RubricateAbort) as caught:
             self.call("apples judge-breaks")
+        self.assertEqual(caught.exception.code, "JUDGE_SERVER_ERROR")
         self.assertIn("reward_kwargs.fallback", caught.exception.message)
         self.assertEqual(self.call("apples judge-breaks", fallback=-1.0), {"score": -1.0, "reward_failed": 1.0, "criteria_met_fraction": 0.0})
 

@@ -42,7 +42,7 @@ export function registerCompareCommand(program: Command, context: CommandContext
     .option('--no-overall', 'with rubrics, compare per criterion only')
     .option('--quiet', 'no progress bar');
   // Pairwise judging reads the sampling and the protocol of the plan; one judge, no jury.
-  addJudgeOptions(command, ['sampling', 'protocol', 'guard', 'calls', 'fleet', 'text']);
+  addJudgeOptions(command, ['sampling', 'protocol', 'alignment', 'guard', 'calls', 'fleet', 'text']);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
@@ -69,7 +69,7 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   const comparer = new Comparer({
     judge,
     store,
-    plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}) },
+    plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}), ...(spec.plan.alignment ? { alignment: spec.plan.alignment } : {}) },
     calls,
     guard: spec.guard,
     swap: flags.swap,
@@ -151,6 +151,12 @@ function printCompareSummary(context: CommandContext, summary: CompareSummary, o
     `A vs B: ${overall.win} win, ${overall.tie} tie, ${overall.loss} loss, ${overall.inconsistent} order-inconsistent`,
     `win rate of A: ${percent(overall.win_rate.value)}${overall.win_rate.ci95 ? ` (95% CI ${percent(overall.win_rate.ci95[0])}–${percent(overall.win_rate.ci95[1])})` : ''}; position consistency ${percent(overall.position_consistency.value)}`,
   ];
+  const preference = summary.preference.overall;
+  if (preference.delta !== null) {
+    lines.push(
+      `preference for A (A − B per comparison, paired z-test, normal approximation): ${preference.delta.toFixed(3)}${preference.ci95 ? ` (95% CI ${preference.ci95[0].toFixed(3)} to ${preference.ci95[1].toFixed(3)})` : ''}, p ${preference.p_value === null ? 'n/a' : preference.p_value.toPrecision(3)}${preference.comparisons_for_power_80 !== null ? `; ${preference.comparisons_for_power_80} comparisons detect a preference this size at 80% power` : ''}`,
+    );
+  }
   const agreement = summary.agreement?.overall;
   if (agreement) {
     lines.push(

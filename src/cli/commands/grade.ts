@@ -2,7 +2,7 @@ import { fanOut, LocalJudgeForecast } from '../local-judge-forecast.js';
 import type { Command } from 'commander';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
-import { addJudgeOptions } from '../judge-options.js';
+import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { ProgressReporter } from '../progress.js';
 import { countInputRecords, shardSize } from '../input-count.js';
 import { shardStampFor, withShardStamp } from '../shard.js';
@@ -13,7 +13,7 @@ import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
 import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
-import { exitCodes } from '../../errors.js';
+import { RubricateError, exitCodes } from '../../errors.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 import { addQueueOptions, shardOf, type QueueFlags } from '../queue-options.js';
 import { reportFailedAsZero } from './score.js';
@@ -24,13 +24,20 @@ import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import type { ImportOptions } from '../../rubric/formats/types.js';
+import { readResultsAsItems } from '../../rubric/formats/results.js';
+import { startRejudging, type Rejudging } from '../../pipeline/rejudge.js';
+import { gradeRepeatedly } from '../../pipeline/repeats.js';
+import { createStabilityTally, type StabilitySummary } from '../../scoring/stability.js';
+import type { ResultRecord } from '../../results/results.js';
 
-interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
+export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
   metrics?: string;
   strict?: boolean;
   prices?: string;
   report?: string;
+  repeats?: number;
+  stabilityThreshold?: number;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -42,8 +49,10 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--strict', 'stop at the first invalid input record')
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
+    .option('--repeats <n>', 'grade every item n times (each repeat cached apart) and report how stable the verdicts and scores are; results keep the first repeat, with every repeat\'s verdicts and scores', parsePositiveInteger('repeats'))
+    .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--quiet', 'no progress bar');
-  addJudgeOptions(command, ['plan', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text']);
+  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
@@ -53,9 +62,16 @@ export function registerGradeCommand(program: Command, context: CommandContext):
   });
 }
 
-async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext): Promise<number> {
+/**
+ * A grading run from flags: items in, results (and metrics, a report) out. `rejudge` grades the
+ * lines of a results file again and writes each unchanged one back as it was (`rubricate rejudge`).
+ */
+export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean } = {}): Promise<number> {
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
+  const repeats = flags.repeats ?? 1;
+  if (flags.stabilityThreshold !== undefined && repeats < 2) throw new RubricateError('CONFIG_INVALID', '--stability-threshold reads the scores of several repeats: add --repeats N (N ≥ 2)', { field: 'stability-threshold' });
+  if (repeats > 1 && flags.queue !== undefined) throw new RubricateError('CONFIG_INVALID', '--repeats grades in this process: leave out --queue, or run the repeats as separate queued runs', { field: 'repeats' });
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }, { flag: 'prices', path: flags.prices }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'metrics', path: flags.metrics }, { flag: 'report', path: flags.report }],
@@ -81,14 +97,23 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
           verdict: spec.plan.verdict ?? 'binary',
         })
       : undefined;
-  /** The records the run grades, as the run reads them (the format's own skips and the shard applied). */
-  const records = (options: typeof importOptions, shard = flags.shard) => shardOf(importer.read(flags.input, options), shard);
+  /** The records the run grades, as the run reads them (the format's own skips and the shard applied: a format that shards itself reads no other shard's images). */
+  const records = (options: typeof importOptions, shard = flags.shard) => (importer.shards ? importer.read(flags.input, { ...options, shard }) : shardOf(importer.read(flags.input, options), shard));
   const countOf = (shard: typeof flags.shard) =>
-    countInputRecords({ format: importer.name, input: flags.input, responses: flags.responses, shard, read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined }, shard) });
+    countInputRecords({
+      format: importer.name,
+      input: flags.input,
+      responses: flags.responses,
+      shard,
+      // Counting reads no image: an item naming one is still one record.
+      read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }, shard),
+    });
   // A shard's lines carry the whole input's record count: what `merge` checks the shards against.
   const shard = flags.shard;
   const inputTotal = shard ? countOf(undefined) : undefined;
   const expectedTotal = inputTotal && shard ? inputTotal.then((total) => shardSize(total, shard)) : countOf(undefined);
+  // Re-judging pairs each item with the line it came from, to write an unchanged one back as it was.
+  const rejudging: Rejudging | undefined = options.rejudge ? startRejudging(readResultsAsItems(flags.input, importOptions)) : undefined;
   // A local judge's plan decides its speed, so the live bar names it beside the ETA.
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), forecast ? `grading (${forecast.progressLabel})` : undefined);
   expectedTotal.then(
@@ -105,14 +130,19 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     stopSignal: context.signal,
     signal: drainSignal(context.signal, flags),
   });
+  // Repeats 1 … N − 1: quiet graders of their own (their calls show in the run's usage, not its progress).
+  const repeatGraders = Array.from({ length: repeats - 1 }, (_, index) => new Grader({ ...session.graderOptions(), repeat: index + 1, stopSignal: context.signal, signal: drainSignal(context.signal, flags) }));
+  const stability = repeats > 1 ? createStabilityTally(repeats, flags.stabilityThreshold) : undefined;
+  const graded = (admitted: AsyncIterable<ImportRecord>) => (repeats > 1 ? tallied(gradeRepeatedly([grader, ...repeatGraders], admitted), stability!) : grader.gradeStream(admitted));
   let outcome: GradeFileOutcome;
   let cost: number | null;
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
     if (session.dryRun) {
-      const usage = await dryRunUsage(grader.gradeStream(records(importOptions)));
+      const usage = await dryRunUsage(graded(records(importOptions)));
       progress.stop();
-      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch), cascade: session.cascadeJudges as DryRunJudge[] });
+      const images = importOptions.images;
+      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch), cascade: session.cascadeJudges as DryRunJudge[], ...(images ? { images: { files_read: images.files, urls_not_fetched: images.urls } } : {}) });
       return exitCodes.success;
     }
     const queueUrl = flags.queue;
@@ -122,7 +152,17 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
           // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
           const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
           // The spec travels whole: workers validate it with the same schema and add their own key and store.
-          for await (const result of gradeThroughQueue(records, { url: queueUrl, spec, chunkSize: flags.chunkSize, signal: context.signal })) {
+          const chunks = gradeThroughQueue(records, {
+            url: queueUrl,
+            spec,
+            chunkSize: flags.chunkSize,
+            // First Ctrl-C: no new chunk, unclaimed ones taken back; chunks being graded get --drain-timeout to land.
+            signal: context.signal,
+            cancelSignal: drainSignal(context.signal, flags),
+            reconnectWindowMs: flags.queueTimeout * 1000,
+            onNotice: (message) => context.stderr(`queue: ${message}`),
+          });
+          for await (const result of chunks) {
             // Progress and usage of every worker arrive with their results.
             progress.onEvent({ type: 'item', status: result.status });
             yield result;
@@ -131,8 +171,8 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
       : undefined;
     outcome = await gradeFile({
       grader,
-      records: records(importOptions),
-      results: (records) => withShardStamp(queued ? queued(records) : grader.gradeStream(records), stamp),
+      records: rejudging?.records ?? records(importOptions),
+      results: (admitted) => withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp),
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => reportInputError(context, error),
@@ -141,12 +181,16 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     progress.stop();
     // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
     if (outcome.interrupted) return reportInterrupted(context, outcome.written, await expectedTotal.catch(() => undefined));
+    // What this run spent: a re-judged line written back as it was keeps the usage of its first run.
+    if (rejudging) outcome = { ...outcome, usage: rejudging.tally.spent };
     // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
     const oneModel = session.judges.every((member) => member.provenance.model === judge?.provenance.model);
     cost = !judge ? 0 : oneModel ? costOf(outcome.usage, priceFor(judge.provenance.model, prices)) : null;
     const summary = {
       ...outcome.metrics,
       usage: { ...outcome.usage, cost_usd: cost },
+      ...(rejudging ? { rejudged: { kept: rejudging.tally.kept, changed: rejudging.tally.changed } } : {}),
+      ...(stability ? { stability: stability.summary() } : {}),
       judge: grader.judgeInfo ?? null,
       ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
       ...(grader.cascadeTally ? { cascade: grader.cascadeTally.summary() } : {}),
@@ -169,6 +213,8 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
   const { metrics, usage, invalid: invalidSeen } = outcome;
 
   printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
+  if (rejudging) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
+  if (stability) context.stderr(describeStability(stability.summary()));
   reportFailedAsZero(context, metrics);
   for (const [reason, count] of skipped) context.stderr(`skipped ${count} record(s): ${reason}`);
   reportCascadeAndGuard(context, grader);
@@ -199,4 +245,22 @@ function reportCascadeAndGuard(context: CommandContext, grader: Grader): void {
   if (guard && guard.flagged > 0) {
     context.stderr(`warning: self-preference: ${guard.flagged} item(s) were answered by the judge's own model or family${guard.refused > 0 ? `; ${guard.refused} not graded (--self-preference refuse)` : ' (recorded as self_preference on their lines; --self-preference refuse grades none of them)'}`);
   }
+}
+
+/** The results as they pass, each graded item added to the stability tally. */
+async function* tallied(results: AsyncIterable<ResultRecord>, tally: ReturnType<typeof createStabilityTally>): AsyncGenerator<ResultRecord> {
+  for await (const result of results) {
+    if (result.status !== 'invalid') tally.add(result);
+    yield result;
+  }
+}
+
+function describeStability(summary: StabilitySummary): string {
+  const figure = (value: number | null) => (value === null ? 'n/a' : value.toFixed(4));
+  const { verdicts, items, threshold, corpus_mean: corpus } = summary;
+  return [
+    `stability over ${summary.repeats} repeats: verdict flip rate ${figure(verdicts.flip_rate)} over ${verdicts.pairs} verdicts (${figure(verdicts.unstable)} not the same in every repeat)`,
+    `  item score range: mean ${figure(items.score_range.mean)}, max ${figure(items.score_range.max)} over ${items.scored} items; corpus mean by repeat ${corpus.by_repeat.map((value) => value.toFixed(4)).join(', ') || 'n/a'} (range ${figure(corpus.range)})`,
+    ...(threshold ? [`  ${threshold.crossing} item(s) on both sides of ${threshold.value} across repeats${threshold.examples.length > 0 ? `: ${threshold.examples.slice(0, 10).join(', ')}${threshold.crossing > 10 ? ', …' : ''}` : ''}`] : []),
+  ].join('\n');
 }

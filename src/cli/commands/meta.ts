@@ -19,7 +19,8 @@ import type { ReplyStore } from '../../store/index.js';
 import type { Judge } from '../../judges/types.js';
 import { formatMetaTable, scorePublishedJudge, type BinaryMetaReport, type PublishedFormat } from '../../meta/index.js';
 import { metaFromResults } from '../../meta/results-meta.js';
-import { loadLabels } from '../../meta/labels.js';
+import { loadLabels, restrictLabels } from '../../meta/labels.js';
+import { readHeldOutItems } from '../../spec/alignment.js';
 import { formatOutcomeReport, outcomeMeta } from '../../meta/outcome.js';
 import { loadTernaryLabels, researchRubricsMeta, researchRubricsTasks } from '../../meta/researchrubrics.js';
 import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
@@ -45,8 +46,9 @@ interface MetaFlags extends SessionFlags {
   groupBy?: string;
   sourceField?: string;
   includeChecks?: boolean;
+  heldOut?: string;
   outcomeField?: string;
-  resamples: number;
+  bootstrapResamples: number;
   bootstrapSeed: number;
   confidence: number;
   judging: BestOfNJudging;
@@ -102,13 +104,13 @@ export const defaultMetaDependencies: MetaCommandDependencies = {
 
 const publishedFormats: readonly PublishedFormat[] = ['llmbar', 'judgebench'];
 
-function parseConfidence(value: string): number {
+export function parseConfidence(value: string): number {
   const number = Number(value);
   if (!(number > 0 && number < 1)) throw new RubricateError('CONFIG_INVALID', `--confidence must be between 0 and 1, got "${value}"`, { field: 'confidence' });
   return number;
 }
 
-function parseResamples(value: string): number {
+export function parseResamples(value: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 0) throw new RubricateError('CONFIG_INVALID', `--bootstrap-resamples must be a non-negative integer, got "${value}"`, { field: 'bootstrap-resamples' });
   return number;
@@ -125,6 +127,7 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
     .option('--group-by <list>', 'results: comma-separated breakdowns: criterion, tag, or tag prefixes such as axis,theme')
     .option('--source-field <path>', 'results: dot path naming each response\u2019s source (e.g. metadata.model), for the bias index')
     .option('--include-checks', 'results: also compare deterministic checks with the labels')
+    .option('--held-out <alignment>', 'results: only the items this alignment file held out for testing, so an aligned judge is scored on items it never learnt from')
     .option('--outcome-field <path>', 'outcome: dot path of each result\u2019s outcome (1 success, 0 failure)', 'metadata.outcome_reward')
     .option('--bootstrap-resamples <n>', 'bootstrap resamples for confidence intervals (0 = none)', parseResamples, 1000)
     .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
@@ -164,7 +167,7 @@ async function writeReport(flags: MetaFlags, report: unknown): Promise<void> {
 
 async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
   checkFiles({
-    inputs: [{ flag: 'input', path: flags.input, folder: true }, { flag: 'labels', path: flags.labels }],
+    inputs: [{ flag: 'input', path: flags.input, folder: true }, { flag: 'labels', path: flags.labels }, { flag: 'held-out', path: flags.heldOut }],
     outputs: [{ flag: 'out', path: flags.out }],
     keep: storeFilesOf(flags),
   });
@@ -172,13 +175,14 @@ async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext,
   // Without a judge nothing is graded: a grading setting would be dropped, so it is refused.
   const planSetting = Object.keys(spec.plan)[0];
   if (flags.judge === undefined && planSetting !== undefined) throw new RubricateError('CONFIG_INVALID', `the grading settings (${runFlagOf(`plan.${planSetting}`)}) apply when a judge runs: add --judge SPEC or leave them out`, { field: planSetting });
-  const bootstrap = { resamples: flags.resamples, seed: flags.bootstrapSeed, confidence: flags.confidence };
+  const bootstrap = { resamples: flags.bootstrapResamples, seed: flags.bootstrapSeed, confidence: flags.confidence };
   const say = (text: string) => {
     if (!flags.quiet) context.stderr(text.replace(/\n$/, ''));
   };
   if (flags.format === 'results') {
     if (!flags.labels) throw new RubricateError('CONFIG_INVALID', '--format results needs --labels FILE', { field: 'labels' });
-    const labels = await loadLabels(flags.labels, { onInvalid: (error) => reportInputError(context, error) });
+    const loaded = await loadLabels(flags.labels, { onInvalid: (error) => reportInputError(context, error) });
+    const labels = flags.heldOut ? restrictLabels(loaded, new Set(readHeldOutItems(flags.heldOut))) : loaded;
     const report = await metaFromResults(flags.input, labels, {
       ...bootstrap,
       groupBy: flags.groupBy?.split(',') ?? [],

@@ -8,6 +8,7 @@ import { checkFiles } from '../../util/files.js';
 interface ReportFlags {
   input: string;
   compare?: string;
+  labels?: string;
   format?: ReportFormat;
   out: string;
   title?: string;
@@ -20,6 +21,7 @@ export function registerReportCommand(program: Command, context: CommandContext)
     .description('write a self-contained HTML report (or a Markdown summary) of a results file, a compare file or a meta-evaluation report')
     .requiredOption('--input <file>', 'results JSONL, compare JSONL, or a meta-evaluation report JSON (detected by content)')
     .option('--compare <file>', 'baseline results to compare with: items matched by id, Δ = input − compare')
+    .option('--labels <file>', 'human labels (the labels JSONL of meta --labels, or a report\'s review export) laid over the input: agreement per criterion and tag, and the disagreements')
     .addOption(new Option('--format <format>', 'html or md (default: md when --out ends in .md, else html)').choices(['html', 'md']))
     .requiredOption('--out <file>', 'report file; "-" prints a Markdown summary to stdout')
     .option('--title <title>', 'report title')
@@ -30,9 +32,9 @@ export function registerReportCommand(program: Command, context: CommandContext)
 }
 
 async function runReport(flags: ReportFlags, context: CommandContext): Promise<number> {
-  checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'compare', path: flags.compare }], outputs: [{ flag: 'out', path: flags.out === '-' ? undefined : flags.out }] });
+  checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'compare', path: flags.compare }, { flag: 'labels', path: flags.labels }], outputs: [{ flag: 'out', path: flags.out === '-' ? undefined : flags.out }] });
   const onWarning = (message: string) => context.stderr(`invalid input: ${message}`);
-  const common = { input: flags.input, compare: flags.compare, title: flags.title, scoring: flags.scoring, onWarning };
+  const common = { input: flags.input, compare: flags.compare, labels: flags.labels, title: flags.title, scoring: flags.scoring, onWarning };
   if (flags.out === '-') {
     // Printing to a CI log: HTML would be unreadable there, so stdout gets Markdown.
     if (flags.format === 'html') throw new RubricateError('CONFIG_INVALID', 'an HTML report needs a file: --out FILE (stdout takes --format md)', { field: 'out' });

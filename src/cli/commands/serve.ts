@@ -15,7 +15,7 @@ import { getScoring } from '../../scoring/registry.js';
 import { resolveAdapters } from '../../server/app.js';
 import { defaultMaxBodyBytes } from '../../server/body.js';
 import { RewardService, defaultDeadlineMs, defaultMaxQueue } from '../../server/reward-service.js';
-import { defaultWaitingCapacity } from '../../server/admission.js';
+import { admissionWarning, defaultWaitingCapacity } from '../../server/admission.js';
 import { nullPolicy, parseErrorPolicy, type ErrorPolicy } from '../../server/rewards.js';
 import { scoreRoutes } from '../../server/score.js';
 import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
@@ -43,6 +43,7 @@ interface ServeFlags extends SessionFlags {
   deadline: number;
   maxQueue: number;
   maxWaiting: number;
+  expectedStepSize?: number;
   logLevel: string;
   rubrics?: string;
   adapters?: string;
@@ -83,7 +84,7 @@ function collectUrls(value: string, previous: string[] | undefined): string[] {
 export function registerServeCommand(program: Command, context: CommandContext): void {
   const command = program
     .command('serve')
-    .description('serve rubric rewards over HTTP for RL trainers (native API, OpenRLHF, slime, Vertex)')
+    .description('serve rubric rewards over HTTP for RL trainers (native API, OpenRLHF, slime, Vertex, NeMo Gym)')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, defaultPort)
     .option('--host <host>', 'interface to listen on (0.0.0.0 to serve other machines)', defaultHost)
     .option('--token <token>', 'bearer token required on every route but /healthz (default: RUBRICATE_TOKEN)')
@@ -93,9 +94,10 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--deadline <seconds>', 'per-request deadline (504, or flagged fallbacks for OpenRLHF)', parseNumber('deadline', 0.001), defaultDeadlineMs / 1000)
     .option('--max-queue <n>', 'items admitted at once (waiting for the judge + in flight); beyond it, 503 with Retry-After', parsePositiveInteger('max-queue'), defaultMaxQueue)
     .option('--max-waiting <n>', 'items of trainer requests (OpenRLHF, slime, Vertex, later parts of big batches) that may wait for room; beyond it, 503 with Retry-After', parseNonNegativeInteger('max-waiting'), defaultWaitingCapacity)
+    .option('--expected-step-size <n>', 'responses a trainer sends in one step (per-sample trainers send them all at once): warns at start-up when --max-queue + --max-waiting is smaller', parsePositiveInteger('expected-step-size'))
     .addOption(new Option('--log-level <level>', 'request log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) that requests may name by rubric_id')
-    .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex)')
+    .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex,nemo-gym)')
     .option('--drain-timeout <seconds>', 'longest a graceful shutdown waits for in-flight work', parseNumber('drain-timeout', 0), defaultDrainTimeoutMs / 1000)
     .option('--pool-cooldown <seconds>', 'how long an unreachable judge endpoint of a pool is left out (doubles on repeats)', parseNumber('pool-cooldown', 0.001), 5)
     .option('--evolve-store <file|url>', 'serve evolving rubrics (/v1/rubrics/…), keeping their active sets and history in this SQLite file, or in Redis/Valkey (redis://… or rediss://…) shared by every replica')
@@ -150,6 +152,11 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
   let rubrics: Map<string, Rubric> | undefined;
   if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
 
+  const sizing = admissionWarning(flags.maxQueue, flags.maxWaiting, flags.expectedStepSize);
+  if (sizing) {
+    logger.warn({ maxQueue: flags.maxQueue, maxWaiting: flags.maxWaiting, expectedStepSize: flags.expectedStepSize }, 'a trainer step does not fit in the admission queue and its waiting line');
+    context.stderr(`WARNING: ${sizing}`);
+  }
   const credentials = modelFromFlags(flags, 'judge').credentials;
   let pool: JudgePool | undefined;
   const onPoolEvent = (event: unknown) => logger.warn({ pool: event }, 'judge pool');

@@ -2,7 +2,7 @@
  * Page code that turns the embedded columns back into records. It has no DOM access, so the
  * tests import this very module in Node to check the encoding round-trips.
  */
-import type { CriterionExtras, ReportImage, RunData, RunTexts } from '../types.js';
+import type { CriterionExtras, ReportImage, ReportJudgeCall, RunData, RunTexts } from '../types.js';
 
 export type ItemStatusName = 'ok' | 'error' | 'invalid';
 export type CriterionStatusName = 'ok' | 'error' | 'skipped';
@@ -36,6 +36,21 @@ export interface DecodedStep {
   body: string;
 }
 
+/** A judge call kept by `--keep-requests`, as its results line has it. */
+export interface DecodedJudgeCall {
+  criteria: string[];
+  messages: Array<{ role: string; content: string }>;
+  /** The request's other fields (sampling, the reply schema) as JSON. */
+  settings: string;
+  reply: string | null;
+  reasoning: string | null;
+  finishReason: string | null;
+  latencyMs: number | null;
+  attempts: number;
+  error: { code: string; message: string } | null;
+  judge: string | null;
+}
+
 /** One item as in the results file; the text fields are present once its chunk is decoded. */
 export interface DecodedItem {
   id: string;
@@ -54,6 +69,8 @@ export interface DecodedItem {
   /** The response's steps, when it is a trajectory. */
   trajectory?: DecodedStep[];
   images?: ReportImage[];
+  /** The judge calls behind the verdicts, when the run kept them (`--keep-requests`). */
+  calls?: DecodedJudgeCall[];
 }
 
 /** Step kind names, by the codes `RunTexts.trajectories` uses (types.ts `trajectoryStepKinds`). */
@@ -141,6 +158,24 @@ function rubricateDecodeCriterion(run: RunData, chunk: RunTexts | null, position
   return criterion;
 }
 
+function rubricateDecodeCall(chunk: RunTexts, call: ReportJudgeCall): DecodedJudgeCall {
+  const text = function (index: number): string | null { return index >= 0 ? chunk.strings[index] : null; };
+  const messages: Array<{ role: string; content: string }> = [];
+  for (let offset = 0; offset + 1 < call.messages.length; offset += 2) messages.push({ role: chunk.strings[call.messages[offset]], content: chunk.strings[call.messages[offset + 1]] });
+  return {
+    criteria: call.criteria.map(function (index) { return chunk.strings[index]; }),
+    messages: messages,
+    settings: chunk.strings[call.settings],
+    reply: text(call.reply),
+    reasoning: text(call.reasoning),
+    finishReason: text(call.finishReason),
+    latencyMs: call.latencyMs,
+    attempts: call.attempts,
+    error: call.error ? { code: chunk.strings[call.error[0]], message: chunk.strings[call.error[1]] } : null,
+    judge: text(call.judge)
+  };
+}
+
 /** Index of the text chunk holding item index. */
 export function rubricateChunkIndex(run: { textChunkSize: number }, index: number): number {
   return Math.floor(index / run.textChunkSize);
@@ -190,6 +225,8 @@ export function rubricateDecodeItem(run: RunData, chunk: RunTexts | null, index:
     }
     const images = (chunk.images || []).find(function (entry) { return entry[0] === index; });
     if (images) item.images = images[1];
+    const calls = (chunk.calls || []).find(function (entry) { return entry[0] === index; });
+    if (calls) item.calls = calls[1].map(function (call) { return rubricateDecodeCall(chunk, call); });
   }
   return item;
 }

@@ -43,6 +43,7 @@ export interface DrawerOptions {
 
 export interface Drawer {
   open(index: number): void;
+  close(): void;
 }
 
 /** Creates the drawer and opens the row the URL hash names, now and whenever the hash changes. */
@@ -56,7 +57,7 @@ export function createDrawer(options: DrawerOptions): Drawer {
   });
   window.addEventListener('hashchange', openFromHash);
   openFromHash();
-  return { open: open };
+  return { open: open, close: close };
 
   function isTyping(event: KeyboardEvent): boolean { const tag = (event.target as Element | null)?.tagName; return tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA'; }
 

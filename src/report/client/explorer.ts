@@ -6,6 +6,7 @@
  */
 import { ITEM_STATUS_NAMES, type ItemStatusName } from './decode.js';
 import { formatInteger, h, icon, isNumber, sectionHead, tabs } from './common.js';
+import { exportButtons } from './export.js';
 
 export interface ExplorerColumn {
   key: string;
@@ -46,6 +47,14 @@ export interface ExplorerOptions {
   filters?(): Array<(index: number) => boolean>;
   /** Whether every text has been decoded (until then the count line says so while searching). */
   textsComplete(): boolean;
+  /**
+   * Where the page says how many rows are listed, for tests and tools: the document attribute
+   * (default `data-filtered`) and the count line's test id (default `result-count`). A page with
+   * several explorers gives the others names of their own.
+   */
+  counter?: { attribute: string; testid: string };
+  /** CSV and JSON export of the rows shown: the file name, the columns, and each row's values. */
+  export?: { name: string; columns(): string[]; row(index: number): Record<string, unknown> };
 }
 
 export interface Explorer {
@@ -60,6 +69,8 @@ export interface Explorer {
   select(index: number): void;
   /** Adds decoded texts to the search, from row `first` on. */
   addSearchTexts(first: number, texts: readonly string[]): void;
+  /** Draws the rows in view again (their cells changed: texts arrived, a review was made). */
+  redraw(): void;
   onOpen: ((index: number) => void) | null;
 }
 
@@ -71,12 +82,18 @@ export function createExplorer(options: ExplorerOptions): Explorer {
   const textHaystack = new Array<string | undefined>(count);
 
   const searchInput = h('input', { attrs: { type: 'search', placeholder: options.search.placeholder, 'aria-label': 'Search ' + options.nounPlural } });
-  const countLabel = h('div', { className: 'result-count num', data: { testid: 'result-count' } });
+  const counter = options.counter || { attribute: 'data-filtered', testid: 'result-count' };
+  const countLabel = h('div', { className: 'result-count num', data: { testid: counter.testid } });
   const toolbar = h('div', { className: 'explorer-toolbar' }, [
     h('div', { className: 'search' }, [icon('search'), searchInput]),
     options.status ? tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { status = value; refresh(true); }) : null,
     ...(options.controls || []),
-    countLabel
+    countLabel,
+    options.export ? exportButtons({
+      name: options.export.name,
+      columns: options.export.columns,
+      rows: function () { return Array.from(table.order(), function (index) { return options.export!.row(index); }); }
+    }) : null
   ]);
   const table = createVirtualTable({
     columns: options.columns,
@@ -86,7 +103,7 @@ export function createExplorer(options: ExplorerOptions): Explorer {
     onSort: sortBy,
     onOpen: function (index) { if (explorer.onOpen) explorer.onOpen(index); }
   });
-  const section = h('section', { className: 'section', attrs: { id: options.section.id } }, [sectionHead(options.section.title, options.section.hint), toolbar, table.element]);
+  const section = h('section', { className: 'section', attrs: { id: options.section.id }, data: { testid: 'explorer-' + options.section.id } }, [sectionHead(options.section.title, options.section.hint), toolbar, table.element]);
 
   let searchTimer: ReturnType<typeof setTimeout> | undefined;
   searchInput.addEventListener('input', function () {
@@ -105,6 +122,7 @@ export function createExplorer(options: ExplorerOptions): Explorer {
       for (let offset = 0; offset < texts.length; offset += 1) textHaystack[first + offset] = texts[offset].toLowerCase();
       if (query) refresh(false);
     },
+    redraw: function () { table.show(table.order(), false); },
     onOpen: null
   };
   return explorer;
@@ -132,7 +150,7 @@ export function createExplorer(options: ExplorerOptions): Explorer {
     }
     const order = sortOrder(kept.slice(0, length));
     countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' ' + options.nounPlural + (query && !options.textsComplete() ? ' (texts still loading)' : '');
-    document.documentElement.setAttribute('data-filtered', String(order.length));
+    document.documentElement.setAttribute(counter.attribute, String(order.length));
     table.show(order, resetScroll);
   }
 
@@ -193,6 +211,8 @@ function createVirtualTable(options: VirtualTableOptions): VirtualTable {
     show: function (nextOrder: Int32Array, resetScroll?: boolean) {
       order = nextOrder;
       spacer.style.height = Math.max(order.length * ROW_HEIGHT, 1) + 'px';
+      // A short list takes the room it needs; a long one scrolls in the stylesheet's height.
+      viewport.style.height = order.length * ROW_HEIGHT < 480 ? Math.max(order.length * ROW_HEIGHT + 2, 150) + 'px' : '';
       if (resetScroll) viewport.scrollTop = 0;
       renderRows();
     },

@@ -86,28 +86,8 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
   grid.appendChild(card('Per class', [classTable(overall), agreementRows()]));
 
   if (report.biasIndex) page.appendChild(biasSection(report.biasIndex));
-  page.appendChild(groupSection());
+  page.appendChild(binaryGroupSection(report, 'accuracy, F1 and κ per group value, with 95% bootstrap intervals'));
   page.appendChild(pageFooter(payload, ['bootstrap: ' + report.bootstrap.resamples + ' resamples over records, seed ' + report.bootstrap.seed]));
-
-  function confusionCard(confusion: ConfusionCounts): HTMLElement {
-    const total = confusion.truePositive + confusion.falsePositive + confusion.falseNegative + confusion.trueNegative;
-    function cell(count: number, correct: boolean, label: string): HTMLElement {
-      const share = total ? count / total : 0;
-      const alpha = 0.12 + 0.75 * share;
-      return h('div', { className: 'cell', title: label, data: { testid: 'confusion-' + label.replace(/ /g, '-') }, style: { background: correct ? 'rgba(16, 185, 129, ' + alpha + ')' : 'rgba(239, 68, 68, ' + alpha + ')', color: share > 0.45 ? '#fff' : COLORS.text } }, [
-        h('div', { className: 'count num', text: formatInteger(count) }),
-        h('div', { className: 'share num', text: formatPercent(share) + ' · ' + label })
-      ]);
-    }
-    return card('Confusion matrix', [
-      h('div', { className: 'matrix', data: { testid: 'confusion' } }, [
-        h('div'), h('div', { className: 'axis', text: 'label: met' }), h('div', { className: 'axis', text: 'label: not met' }),
-        h('div', { className: 'axis', text: 'judge: met' }), cell(confusion.truePositive, true, 'true positive'), cell(confusion.falsePositive, false, 'false positive'),
-        h('div', { className: 'axis', text: 'judge: not met' }), cell(confusion.falseNegative, false, 'false negative'), cell(confusion.trueNegative, true, 'true negative')
-      ]),
-      h('div', { className: 'chart-note', text: 'Counts are over (judge verdict, human label) pairs; a record with several labels counts once per label.' })
-    ]);
-  }
 
   function classTable(metrics: BinaryMetrics): HTMLElement {
     function row(name: string, values: BinaryMetrics['positive']): HTMLElement {
@@ -149,40 +129,66 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
     return section;
   }
 
-  function groupSection() {
-    const section = h('section', { className: 'section', attrs: { id: 'groups' } }, [sectionHead('By group', 'accuracy, F1 and κ per group value, with 95% bootstrap intervals')]);
-    const keys = Object.keys(report.groups);
-    if (keys.length === 0) { section.appendChild(card(null, [h('div', { className: 'callout info', text: 'The records carry no groups.' })])); return section; }
-    const metricOptions: Array<GroupMetric<BinaryMetrics> & { key: string }> = [
-      { key: 'accuracy', label: 'Accuracy', value: function (m) { return m.accuracy; }, interval: function (m) { return m.intervals.accuracy; } },
-      { key: 'balancedF1', label: 'Balanced F1', value: function (m) { return m.balancedF1; }, interval: function (m) { return m.intervals.balancedF1; } },
-      { key: 'macroF1', label: 'Macro F1', value: function (m) { return m.macroF1; }, interval: function (m) { return m.intervals.macroF1; } },
-      { key: 'cohenKappa', label: "Cohen's κ", value: function (m) { return m.cohenKappa; }, interval: function (m) { return m.intervals.cohenKappa; }, min: -0.2 }
-    ];
-    const current = { key: keys[0], metric: metricOptions[0] };
-    const holder = h('div');
-    const tableHolder = h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } });
-    const head = h('div', { className: 'card-head' }, [
-      tabs(keys.map(function (key) { return { value: key, label: key + ' (' + Object.keys(report.groups[key]).length + ')' }; }), current.key, function (key) { current.key = key; draw(); }),
-      tabs(metricOptions.map(function (option) { return { value: option.key, label: option.label }; }), current.metric.key, function (value) { current.metric = metricOptions.filter(function (option) { return option.key === value; })[0]; draw(); })
-    ]);
-    section.appendChild(h('section', { className: 'card', data: { testid: 'group-chart' } }, [head, holder, tableHolder]));
-    draw();
-    return section;
+}
 
-    function draw() {
-      const groups = report.groups[current.key];
-      const entries: Array<GroupEntry<BinaryMetrics>> = Object.keys(groups).map(function (name) { return { name: name, metrics: groups[name], countLabel: plural(groups[name].pairs, 'pair') }; })
-        .sort(function (left, right) { return right.metrics.pairs - left.metrics.pairs || (left.name < right.name ? -1 : 1); });
-      groupMetricChart(holder, entries, current.metric);
-      tableHolder.textContent = '';
-      const body = h('tbody');
-      entries.slice(0, 200).forEach(function (entry) {
-        const m = entry.metrics;
-        body.appendChild(h('tr', null, [h('td', { text: entry.name }), h('td', { className: 'num', text: formatInteger(m.pairs) }), h('td', { className: 'num', text: formatScore(m.accuracy) }), h('td', { className: 'num', text: formatScore(m.balancedF1) }), h('td', { className: 'num', text: formatScore(m.macroF1) }), h('td', { className: 'num', text: formatScore(m.cohenKappa) })]));
-      });
-      tableHolder.appendChild(h('table', { className: 'data' }, [h('thead', null, [h('tr', null, [current.key, 'pairs', 'accuracy', 'balanced F1', 'macro F1', 'κ'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]), body]));
-    }
+/** The 2×2 table of judge verdicts against human labels. */
+export function confusionCard(confusion: ConfusionCounts): HTMLElement {
+  const total = confusion.truePositive + confusion.falsePositive + confusion.falseNegative + confusion.trueNegative;
+  function cell(count: number, correct: boolean, label: string): HTMLElement {
+    const share = total ? count / total : 0;
+    const alpha = 0.12 + 0.75 * share;
+    return h('div', { className: 'cell', title: label, data: { testid: 'confusion-' + label.replace(/ /g, '-') }, style: { background: correct ? 'rgba(16, 185, 129, ' + alpha + ')' : 'rgba(239, 68, 68, ' + alpha + ')', color: share > 0.45 ? '#fff' : COLORS.text } }, [
+      h('div', { className: 'count num', text: formatInteger(count) }),
+      h('div', { className: 'share num', text: formatPercent(share) + ' · ' + label })
+    ]);
+  }
+  return card('Confusion matrix', [
+    h('div', { className: 'matrix', data: { testid: 'confusion' } }, [
+      h('div'), h('div', { className: 'axis', text: 'label: met' }), h('div', { className: 'axis', text: 'label: not met' }),
+      h('div', { className: 'axis', text: 'judge: met' }), cell(confusion.truePositive, true, 'true positive'), cell(confusion.falsePositive, false, 'false positive'),
+      h('div', { className: 'axis', text: 'judge: not met' }), cell(confusion.falseNegative, false, 'false negative'), cell(confusion.trueNegative, true, 'true negative')
+    ]),
+    h('div', { className: 'chart-note', text: 'Counts are over (judge verdict, human label) pairs; a record with several labels counts once per label.' })
+  ]);
+}
+
+/**
+ * Accuracy, F1 and κ per group value of a binary report, as a chart and a table; `nameOf` says
+ * what a group value stands for (a criterion id's text).
+ */
+export function binaryGroupSection(report: Pick<BinaryMetaReport, 'groups'>, hint: string, nameOf?: (key: string, value: string) => string): HTMLElement {
+  const section = h('section', { className: 'section', attrs: { id: 'groups' } }, [sectionHead('By group', hint)]);
+  const keys = Object.keys(report.groups);
+  if (keys.length === 0) { section.appendChild(card(null, [h('div', { className: 'callout info', text: 'The records carry no groups.' })])); return section; }
+  const metricOptions: Array<GroupMetric<BinaryMetrics> & { key: string }> = [
+    { key: 'accuracy', label: 'Accuracy', value: function (m) { return m.accuracy; }, interval: function (m) { return m.intervals.accuracy; } },
+    { key: 'balancedF1', label: 'Balanced F1', value: function (m) { return m.balancedF1; }, interval: function (m) { return m.intervals.balancedF1; } },
+    { key: 'macroF1', label: 'Macro F1', value: function (m) { return m.macroF1; }, interval: function (m) { return m.intervals.macroF1; } },
+    { key: 'cohenKappa', label: "Cohen's κ", value: function (m) { return m.cohenKappa; }, interval: function (m) { return m.intervals.cohenKappa; }, min: -0.2 }
+  ];
+  const current = { key: keys[0], metric: metricOptions[0] };
+  const holder = h('div');
+  const tableHolder = h('div', { className: 'table-scroll', style: { 'margin-top': '14px' } });
+  const head = h('div', { className: 'card-head' }, [
+    tabs(keys.map(function (key) { return { value: key, label: key + ' (' + Object.keys(report.groups[key]).length + ')' }; }), current.key, function (key) { current.key = key; draw(); }),
+    tabs(metricOptions.map(function (option) { return { value: option.key, label: option.label }; }), current.metric.key, function (value) { current.metric = metricOptions.filter(function (option) { return option.key === value; })[0]; draw(); })
+  ]);
+  section.appendChild(h('section', { className: 'card', data: { testid: 'group-chart' } }, [head, holder, tableHolder]));
+  draw();
+  return section;
+
+  function draw() {
+    const groups = report.groups[current.key];
+    const entries: Array<GroupEntry<BinaryMetrics>> = Object.keys(groups).map(function (name) { return { name: nameOf ? nameOf(current.key, name) : name, metrics: groups[name], countLabel: plural(groups[name].pairs, 'pair') }; })
+      .sort(function (left, right) { return right.metrics.pairs - left.metrics.pairs || (left.name < right.name ? -1 : 1); });
+    groupMetricChart(holder, entries, current.metric);
+    tableHolder.textContent = '';
+    const body = h('tbody');
+    entries.slice(0, 200).forEach(function (entry) {
+      const m = entry.metrics;
+      body.appendChild(h('tr', null, [h('td', { text: entry.name }), h('td', { className: 'num', text: formatInteger(m.pairs) }), h('td', { className: 'num', text: formatScore(m.accuracy) }), h('td', { className: 'num', text: formatScore(m.balancedF1) }), h('td', { className: 'num', text: formatScore(m.macroF1) }), h('td', { className: 'num', text: formatScore(m.cohenKappa) })]));
+    });
+    tableHolder.appendChild(h('table', { className: 'data' }, [h('thead', null, [h('tr', null, [current.key, 'pairs', 'accuracy', 'balanced F1', 'macro F1', 'κ'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]), body]));
   }
 }
 

@@ -269,6 +269,72 @@ select.select { padding: 7px 10px; border-radius: 10px; border: 1px solid var(--
 .metric-card .metric-value { font-size: 30px; font-weight: 700; letter-spacing: -0.02em; }
 .metric-card .metric-ci { color: var(--muted); font-size: 12.5px; }
 
+.button { border: 1px solid var(--border-strong); background: var(--surface); border-radius: 9px; padding: 5px 12px; cursor: pointer; font-size: 13px; font-weight: 560; }
+.button:hover { border-color: var(--accent); color: var(--accent-strong); }
+.button:disabled { opacity: 0.45; cursor: default; }
+.export-buttons { display: inline-flex; gap: 8px; align-items: center; }
+
+.failure-banner { background: var(--warn-soft); border: 1px solid #f5c98a; border-left: 4px solid var(--warn); border-radius: var(--radius); padding: 14px 18px; margin-bottom: 18px; color: #7c2d12; }
+.failure-run + .failure-run { margin-top: 14px; padding-top: 14px; border-top: 1px solid #f5d9ae; }
+.failure-headline { font-size: 17px; font-weight: 680; letter-spacing: -0.01em; }
+.failure-note { margin: 4px 0 8px; font-size: 13px; }
+.errors-table { background: rgba(255, 255, 255, 0.7); border-radius: 8px; }
+.errors-table td.clamp { max-width: 720px; }
+.failure-advice { margin: 10px 0 0; padding-left: 18px; font-size: 13px; }
+.run-caption { font-size: 12px; color: var(--faint); margin: 10px 0 6px; overflow-wrap: anywhere; }
+.run-caption:first-of-type { margin-top: 0; }
+
+.review-bar { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; background: var(--surface); border: 1px solid var(--border); border-radius: 12px; padding: 8px 14px; margin-bottom: 12px; font-size: 13px; }
+.review-title { font-weight: 650; }
+.review-name, .review-note { padding: 4px 9px; border-radius: 8px; border: 1px solid var(--border-strong); background: var(--surface); min-width: 0; }
+.review-name { width: 140px; }
+.review { grid-column: 1 / 4; display: flex; flex-wrap: wrap; gap: 6px 10px; align-items: center; border-top: 1px dashed var(--border); margin-top: 6px; padding-top: 8px; font-size: 12.5px; }
+.review-label { color: var(--faint); font-weight: 600; }
+.review-note { flex: 1 1 200px; font-size: 12.5px; }
+.chip.review-agree { background: var(--good-soft); color: var(--good); }
+.chip.review-disagree { background: var(--bad-soft); color: var(--bad); }
+.criterion.blind { border-left: 3px dashed var(--border-strong); }
+.criteria-filter { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 12px; margin-bottom: 10px; }
+.labels-line { grid-column: 2 / 4; font-size: 12.5px; color: var(--muted); }
+.labels-line.disagree { color: var(--bad); }
+.judge-call { grid-column: 2 / 4; font-size: 12.5px; border: 1px solid var(--border); border-radius: 8px; background: var(--surface-muted); margin-top: 4px; }
+.judge-call > summary { cursor: pointer; padding: 5px 10px; color: var(--muted); }
+.call-body { padding: 0 10px 10px; }
+.call-part { font-size: 11px; text-transform: uppercase; letter-spacing: 0.05em; color: var(--faint); font-weight: 650; margin: 8px 0 3px; }
+.call-settings > summary { cursor: pointer; }
+.call-text { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; max-height: 320px; overflow: auto; background: var(--surface); border: 1px solid var(--border); border-radius: 6px; padding: 6px 8px; font-size: 12px; }
+.occurrence { background: var(--surface); border: 1px solid var(--border); border-radius: 10px; padding: 8px 12px; margin-bottom: 6px; display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; }
+.occurrence .explanation { flex-basis: 100%; margin-top: 0; }
+.snippet { color: var(--muted); }
+.response-title { display: flex; align-items: center; justify-content: space-between; gap: 8px; }
+
+.markdown { font-size: 13.5px; line-height: 1.6; overflow-wrap: anywhere; }
+.markdown p, .markdown ul, .markdown ol, .markdown blockquote, .markdown pre, .markdown .md-table { margin: 0 0 10px; }
+.markdown ul, .markdown ol { padding-left: 22px; }
+.markdown .md-heading { margin: 14px 0 6px; font-size: 14.5px; }
+.markdown blockquote { border-left: 3px solid var(--border-strong); padding-left: 10px; color: var(--muted); }
+.markdown .md-code { background: var(--surface-muted); border: 1px solid var(--border); border-radius: 8px; padding: 8px 10px; overflow: auto; font-family: var(--mono); font-size: 12.5px; white-space: pre; }
+.markdown .md-inline-code { background: var(--neutral-soft); border-radius: 4px; padding: 0 4px; font-family: var(--mono); font-size: 0.92em; }
+.markdown .md-link { color: var(--accent-strong); text-decoration: underline dotted; }
+.markdown .md-url { color: var(--faint); font-size: 0.88em; }
+.markdown .md-image { color: var(--faint); font-style: italic; }
+.markdown hr { border: 0; border-top: 1px solid var(--border); margin: 12px 0; }
+.markdown > :first-child { margin-top: 0; }
+.md-table { overflow-x: auto; }
+
+.probe-flag { color: var(--bad); font-weight: 700; }
+.grid-cell { display: inline-flex; align-items: center; justify-content: flex-end; gap: 4px; }
+.run-link { color: var(--accent-strong); text-decoration: none; font-weight: 600; }
+.run-link:hover { text-decoration: underline; }
+.verdict-dot { display: inline-block; width: 14px; height: 14px; border-radius: 4px; vertical-align: middle; }
+.verdict-dot.pass { background: var(--good); }
+.verdict-dot.fail { background: var(--bad); }
+.verdict-dot.problem { background: var(--warn); }
+.verdict-dot.skipped { background: var(--border-strong); }
+.verdict-dot.absent { background: transparent; border: 1px dashed var(--border-strong); }
+table.verdict-grid td, table.verdict-grid th { text-align: center; }
+table.verdict-grid td:first-child, table.verdict-grid th:first-child { text-align: left; }
+
 @media (max-width: 1100px) {
   .hero { grid-template-columns: repeat(2, minmax(0, 1fr)); }
   .grid-3 { grid-template-columns: repeat(2, minmax(0, 1fr)); }

@@ -25,7 +25,7 @@ import { simpleEvalsImporter } from './simple-evals.js';
 import { tauBenchImporter } from './tau-bench.js';
 import { otelGenaiImporter } from './otel-genai.js';
 import { multichallengeImporter } from './multichallenge.js';
-import { resultsImporter } from './results.js';
+import { resultsImporter, resultsItemImporter } from './results.js';
 import { rewardbench2Importer } from './rewardbench2.js';
 import { rmBenchImporter } from './rm-bench.js';
 import type { BestOfNImporter, Importer, PairwiseImporter, ResultsImporter } from './types.js';
@@ -45,6 +45,7 @@ export const itemImporters = createRegistry({ what: 'input format', field: 'form
   'tau-bench': tauBenchImporter,
   'otel-genai': otelGenaiImporter,
   multichallenge: multichallengeImporter,
+  results: resultsItemImporter,
 } satisfies Record<string, Importer>);
 
 export const resultsImporters = createRegistry({ what: 'results format', field: 'format' }, { results: resultsImporter, 'simple-evals': simpleEvalsImporter } satisfies Record<string, ResultsImporter>);

@@ -5,8 +5,8 @@
  */
 import { RubricateError } from '../../errors.js';
 import { normalizeItem } from '../normalize.js';
-import { fetchRemoteImages, remoteImageUrls } from '../../images/images.js';
-import { joinResponses, readJsonObjects, type ExampleEntry } from './shared.js';
+import { ImageReader } from '../../images/reader.js';
+import { joinResponses, readJsonObjects, shardMembership, type ExampleEntry } from './shared.js';
 import type { ImportRecord } from '../records.js';
 import type { Importer } from './types.js';
 
@@ -21,23 +21,30 @@ async function* lines(file: string): AsyncGenerator<ExampleEntry<Line>> {
 
 export const itemsImporter: Importer = {
   name: 'items',
-  accepts: ['rubrics', 'responses'],
+  accepts: ['rubrics', 'responses', 'imageRoot', 'allowPrivateImageUrls'],
+  shards: true,
   defaultScoring: 'weighted_mean',
   description: 'rubricate items JSONL (or CSV): {id, prompt, response, rubric | rubric_id, reference?, tags?, metadata?}; rubric-only items take --responses FILE ({id, response})',
   async *read(file, options): AsyncGenerator<ImportRecord> {
-    const normalize = (record: Line, line: number) => normalizeItem(record, { file, line, rubrics: options.rubrics });
+    const images = options.images ?? (await ImageReader.open());
+    // Image files and URLs are read here, at the edge, for the records yielded only, so the item carries their bytes like any other image.
+    const normalize = async (record: Line, line: number, response = record.response) =>
+      normalizeItem(response === record.response ? record : { ...record, response }, { file, line, rubrics: options.rubrics, loadedImages: await images.read(record, { file, line }) });
     if (options.responses) {
       yield* joinResponses({
         examples: lines(file),
         responsesFile: options.responses,
         keyFields: ['id'],
-        makeItem: (record, response, id, line) => normalize({ ...record, id, response }, line),
+        makeItem: (record, response, id, line) => normalize({ ...record, id }, line, response),
         sourceFile: file,
         onWarning: options.onWarning,
+        shard: options.shard,
       });
       return;
     }
+    const inShard = shardMembership(options.shard);
     for await (const entry of lines(file)) {
+      if (!inShard()) continue;
       if ('error' in entry) {
         yield { kind: 'invalid', line: entry.line, error: entry.error };
         continue;
@@ -49,9 +56,7 @@ export const itemsImporter: Importer = {
         if (withoutResponse && !options.withoutResponses) {
           throw new RubricateError('INPUT_INVALID', 'record has no response: give --responses FILE (JSONL {id, response}) to grade rubric-only items', { file, line, field: 'response' });
         }
-        // http(s) images are fetched here, at the edge, so the item carries their bytes like any other image.
-        const remoteImages = remoteImageUrls(record).length > 0 ? await fetchRemoteImages(record, { file, line }) : undefined;
-        const item = normalizeItem(withoutResponse ? { ...record, response: '' } : record, { file, line, rubrics: options.rubrics, remoteImages });
+        const item = await normalize(record, line, withoutResponse ? '' : record.response);
         yield withoutResponse ? { kind: 'item', line, item, withoutResponse: true } : { kind: 'item', line, item };
       } catch (error) {
         yield { kind: 'invalid', line, ...(id === undefined ? {} : { id }), error: RubricateError.isInstance(error) ? error : new RubricateError('INPUT_INVALID', String(error), { file, line }) };

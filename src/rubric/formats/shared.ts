@@ -180,25 +180,38 @@ export function buildItem(parts: {
  */
 export type ExampleEntry<Example> = { line: number; example: Example; key: string } | { line: number; error: RubricateError; key?: string };
 
+/** Whether each record in turn, counted from 0, is one of shard I/N's (`ordinal % N === I`); every record when there is no shard. */
+export function shardMembership(shard: { index: number; count: number } | undefined): () => boolean {
+  let ordinal = 0;
+  return () => {
+    const member = !shard || ordinal % shard.count === shard.index;
+    ordinal += 1;
+    return member;
+  };
+}
+
 export async function* joinResponses<Example>(options: {
   examples: AsyncIterable<ExampleEntry<Example>>;
   responsesFile: string;
   keyFields: readonly string[];
-  makeItem: (example: Example, response: string, itemId: string, line: number) => Item;
+  makeItem: (example: Example, response: string, itemId: string, line: number) => Item | Promise<Item>;
   sourceFile: string;
   onWarning?: (message: string) => void;
+  /** Yield only this shard's records, making no item of the others. */
+  shard?: { index: number; count: number };
 }): AsyncGenerator<ImportRecord> {
   const { byKey, errors } = await loadResponses(options.responsesFile, options.keyFields);
-  for (const error of errors) yield invalid(error, error.details.line ?? 0);
+  const inShard = shardMembership(options.shard);
+  for (const error of errors) if (inShard()) yield invalid(error, error.details.line ?? 0);
   const used = new Set<string>();
   for await (const entry of options.examples) {
     if ('error' in entry) {
-      yield invalid(entry.error, entry.line, entry.key);
+      if (inShard()) yield invalid(entry.error, entry.line, entry.key);
       continue;
     }
     const responses = byKey.get(entry.key);
     if (!responses) {
-      yield invalid(
+      if (inShard()) yield invalid(
         new RubricateError('INPUT_INVALID', `no response for "${entry.key}" in ${options.responsesFile}`, { file: options.sourceFile, line: entry.line, field: 'response' }),
         entry.line,
         entry.key,
@@ -207,9 +220,10 @@ export async function* joinResponses<Example>(options: {
     }
     used.add(entry.key);
     for (let index = 0; index < responses.length; index += 1) {
+      if (!inShard()) continue;
       const itemId = responseItemId(entry.key, responses[index], index, responses.length);
       try {
-        yield { kind: 'item', item: options.makeItem(entry.example, responses[index].response, itemId, entry.line), line: entry.line };
+        yield { kind: 'item', item: await options.makeItem(entry.example, responses[index].response, itemId, entry.line), line: entry.line };
       } catch (error) {
         yield invalid(error, entry.line, itemId);
       }

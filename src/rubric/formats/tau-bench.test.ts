@@ -4,6 +4,7 @@ import { describe, expect } from 'vitest';
 import { runCli } from '../../cli/main.js';
 import { exitCodes } from '../../errors.js';
 import { outcomeMeta } from '../../meta/outcome.js';
+import { kendallTauB, spearmanCorrelation } from '../../statistics/correlation.js';
 import { binaryVerdict, type FakeJudgeScript } from '../../testing/fake-judge.js';
 import { sharedData } from '../../testing/shared-data.js';
 import { test } from '../../testing/vitest-fixtures.js';
@@ -119,6 +120,10 @@ describe('--format tau-bench', () => {
     expect(noOther.steps).toEqual([4, 6]);
     const report = await outcomeMeta(out);
     expect(report.checks).toMatchObject({ items: 2, agreement: 1 });
+    // The rank correlation of score and outcome, as the statistics compute it from the lines.
+    const graded = (await readLinesOf(out)).filter((line) => line.status === 'ok' && typeof line.score === 'number');
+    const outcomes = graded.map((line) => Number(line.metadata.outcome_reward > 0.5));
+    expect(report.rankCorrelation).toEqual({ spearman: spearmanCorrelation(graded.map((line) => line.score), outcomes), kendallTauB: kendallTauB(graded.map((line) => line.score), outcomes) });
   });
 });
 
@@ -151,6 +156,7 @@ describe('τ-bench airline trajectories (real data)', () => {
     expect(report.items.scored).toBe(200);
     expect(report.auroc).toBeGreaterThan(0.5);
     expect(report.bestThreshold!.accuracy).toBeGreaterThanOrEqual(0.9);
+    expect(report.rankCorrelation.kendallTauB).toBeGreaterThan(0);
     expect(report.criteria.map((row) => row.group)).toContain('tau:confirmation');
     console.info(`τ-bench: checks agreement ${none.checks!.agreement} (${none.checks!.checksPassedOutcomeFailed.join(', ')} passed but failed; ${none.checks!.checksFailedOutcomeSucceeded.join(', ')} failed but succeeded); hybrid AUROC ${report.auroc}, best threshold ${JSON.stringify(report.bestThreshold)}; ${JSON.stringify(report.criteria)}`);
     const metaOut = path.join(tempDir, 'meta.json');

@@ -1,3 +1,4 @@
+import type { ImageReader } from '../../images/reader.js';
 import type { BestOfNImportRecord, ImportRecord, PairwiseImportRecord } from '../records.js';
 import type { Rubric } from '../schema.js';
 import type { JudgeProtocol } from '../../spec/run-spec.js';
@@ -22,10 +23,14 @@ export interface ImportOptions {
   judgeProtocol?: JudgeProtocol;
   /** Called once per record a benchmark's own rule leaves out, with that rule. */
   onSkipped?: (reason: string) => void;
+  /** Reads the image files and URLs items name, under its rules; default: files in the input's folder, URLs of public addresses. */
+  images?: ImageReader;
+  /** Only records I, I+N, I+2N… of what `read` yields, for an importer that declares `shards` (the others are shard-filtered by the caller). */
+  shard?: { index: number; count: number };
 }
 
 /** The side inputs an importer can use; a flag for one it does not use is refused, not ignored. */
-export type ImportOptionName = 'responses' | 'responseFrom' | 'rubrics' | 'examples';
+export type ImportOptionName = 'responses' | 'responseFrom' | 'rubrics' | 'examples' | 'imageRoot' | 'allowPrivateImageUrls';
 
 
 /**
@@ -39,6 +44,8 @@ export interface Importer {
   defaultScoring?: string;
   /** Side inputs this format uses (absent: not declared, nothing is refused). */
   accepts?: readonly ImportOptionName[];
+  /** Applies `options.shard` itself, doing no work (no image read or fetched) for the other shards' records. */
+  shards?: true;
   read(source: string, options: ImportOptions): AsyncIterable<ImportRecord>;
 }
 

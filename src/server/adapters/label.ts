@@ -32,7 +32,8 @@ function parseLabelValue(label: unknown, rubrics: ReadonlyMap<string, Rubric> | 
   if (!isRecord(label)) throw new RubricateError('INPUT_INVALID', 'the label must hold a rubric: a JSON object with `criteria`, or {"rubric": …}', { field });
   if (Array.isArray(label.criteria)) return { rubric: normalizeRubric(label, { fieldPrefix: field }) };
   let rubric: Rubric;
-  if (label.rubric !== undefined) {
+  // A label stored as a dict column has every key, absent ones null (Arrow): null reads as absent.
+  if (label.rubric !== undefined && label.rubric !== null) {
     let value: unknown = label.rubric;
     if (typeof value === 'string') {
       const parsed = safeParseJson(value);
@@ -40,7 +41,7 @@ function parseLabelValue(label: unknown, rubrics: ReadonlyMap<string, Rubric> | 
       value = parsed.value;
     }
     rubric = normalizeRubric(value, { fieldPrefix: `${field}.rubric` });
-  } else if (label.rubric_id !== undefined) {
+  } else if (label.rubric_id !== undefined && label.rubric_id !== null) {
     const found = rubrics?.get(String(label.rubric_id));
     if (!found) throw new RubricateError('INPUT_INVALID', `unknown rubric_id "${String(label.rubric_id)}"`, { field: `${field}.rubric_id` });
     rubric = found;
@@ -48,11 +49,11 @@ function parseLabelValue(label: unknown, rubrics: ReadonlyMap<string, Rubric> | 
     throw new RubricateError('INPUT_INVALID', 'the label has no rubric (`criteria`, `rubric` or `rubric_id`)', { field });
   }
   const content: LabelContent = { rubric };
-  if (label.reference !== undefined) {
+  if (label.reference !== undefined && label.reference !== null) {
     if (typeof label.reference !== 'string') throw new RubricateError('INPUT_INVALID', 'expected a string', { field: `${field}.reference` });
     content.reference = label.reference;
   }
-  if (label.prompt !== undefined) {
+  if (label.prompt !== undefined && label.prompt !== null) {
     const prompt = promptSchema.safeParse(label.prompt);
     if (!prompt.success) throw new RubricateError('INPUT_INVALID', 'expected a string or a list of {role, content} messages', { field: `${field}.prompt` });
     content.prompt = normalizeMessages(prompt.data);

@@ -100,7 +100,15 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     expect(batch.extra_logs.reward_failed).toEqual([0, 0, 0, 0, 0]);
   });
 
-  test('a request refused for load gets 503 with Retry-After, never a reward, even with a fallback configured', async ({ closeAfter }) => {
+  test('an empty request (the second of --reward.remote_url a,b gets one per sample) is answered at once with empty arrays', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
+    const response = await server.post('/get_reward', { query: [], prompts: [], labels: [] });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ rewards: [], scores: [], extra_logs: { reward_failed: [], criteria_met_fraction: [] } });
+    expect(server.fake.requests).toHaveLength(0);
+  });
+
+  test('a request past the full waiting line is held open until there is room, then graded: no refusal OpenRLHF would spend its 5 tries on', async ({ closeAfter }) => {
     // The slow sample's verdict waits for `release`: the queue stays full until the test says so.
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -116,17 +124,17 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     await vi.waitFor(() => expect(server.service.admission.full).toBe(true));
     const waiting = one('Pears.');
     await vi.waitFor(() => expect(server.service.admission.waiting).toBe(1));
-    // The queue and its waiting line are full: refused for load.
-    const refused = await one('Apples.');
-    expect(refused.status).toBe(503);
-    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    const refusedBody = await refused.json();
-    expect(refusedBody.error.code).toBe('OVERLOADED');
-    expect(refusedBody).not.toHaveProperty('rewards');
+    // The queue and its waiting line are full: the next one is held open behind them.
+    const held = one('Apples.');
+    await vi.waitFor(() => expect(server.service.admission.heldCount).toBe(1));
     release();
     expect((await (await holding).json()).rewards).toEqual([0.75]);
     expect((await (await waiting).json()).rewards).toEqual([0.25]);
+    const heldAnswer = await held;
+    expect(heldAnswer.status).toBe(200);
+    expect((await heldAnswer.json()).rewards).toEqual([0.75]);
     expect(server.service.metrics.fallbacks.value()).toBe(0);
+    expect(server.service.metrics.rejected.value({ reason: 'queue_full' })).toBe(0);
   });
 
   test('a deadline passing while waiting for room is a 503 refusal too, not a fallback', async ({ closeAfter }) => {

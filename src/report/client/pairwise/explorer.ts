@@ -109,7 +109,19 @@ export function createPairExplorer(payload: CompareReportPayload, textsComplete:
       if (state.wrongOnly) filters.push(function (index) { return pairs.labels[index] >= 0 && pairs.correct[index] === 0; });
       return filters;
     },
-    textsComplete: textsComplete
+    textsComplete: textsComplete,
+    export: {
+      name: summary.label.replace(/\.[^.]+$/, '') + '-pairs',
+      columns: function () { return ['id', 'line', 'status', 'verdict', 'original_order', 'swapped_order', 'consistent', 'label', 'correct', 'source']; },
+      row: function (index) {
+        const flag = function (value: number) { return value < 0 ? null : value === 1; };
+        return {
+          id: pairs.ids[index], line: pairs.lines[index], status: ['ok', 'error', 'invalid'][pairs.status[index]],
+          verdict: rubricatePairVerdict(pairs.winners[index]) ?? null, original_order: rubricatePairVerdict(pairs.originalOrder[index]) ?? null, swapped_order: rubricatePairVerdict(pairs.swappedOrder[index]) ?? 'not judged',
+          consistent: flag(pairs.consistent[index]), label: pairs.labels[index] >= 0 ? rubricatePairVerdict(pairs.labels[index]) : null, correct: flag(pairs.correct[index]), source: sourceOf(index) || null
+        };
+      }
+    }
   });
 
   return Object.assign(explorer, {

@@ -149,12 +149,12 @@ function sourceCard(context: ResultsContext): HTMLElement {
 /** The criteria that cost the most points; a click on a bar lists the items it cost. */
 function mostFailedCard(context: ResultsContext, filterByCriterion: (text: string) => void): HTMLElement {
   const summary = context.summary;
-  const container = h('section', { className: 'card span-2', data: { testid: 'most-failed' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Criteria that cost the most' }), h('span', { className: 'hint faint', text: 'click a bar to list the items' })])]);
+  const container = h('section', { className: 'card span-2', data: { testid: 'most-failed' } }, [h('div', { className: 'card-head' }, [h('h3', { text: 'Criteria that cost the most' }), h('span', { className: 'hint faint', text: 'click a bar to list the items · every criterion is in the Criteria table below' })])]);
   const rows = summary.mostFailed.slice(0, 14);
   if (rows.length === 0) { container.appendChild(h('div', { className: 'callout info', text: 'No criterion cost any points.' })); return container; }
   container.appendChild(chartBox(Math.max(160, 50 + rows.length * 28), {
     type: 'bar',
-    data: { labels: rows.map(function (row) { return truncate(row.text, 70); }), datasets: [{
+    data: { labels: distinctLabels(rows.map(function (row) { return row.text; }), 70), datasets: [{
       label: 'times it cost points',
       data: rows.map(function (row) { return row.failed; }),
       backgroundColor: rows.map(function (row) { return row.points < 0 ? 'rgba(239, 68, 68, 0.85)' : 'rgba(239, 68, 68, 0.55)'; }),
@@ -178,4 +178,20 @@ function mostFailedCard(context: ResultsContext, filterByCriterion: (text: strin
     }
   }, 'criteria that cost the most points').element);
   return container;
+}
+
+/**
+ * Bar labels of at most `length` characters that stay distinct: texts that share a long opening
+ * (HealthBench's "Advises the user to…") keep their ends, with the cut in the middle.
+ */
+export function distinctLabels(texts: readonly string[], length: number): string[] {
+  const labels = texts.map(function (text) { return truncate(text, length); });
+  const seen: Record<string, number> = {};
+  labels.forEach(function (label) { seen[label] = (seen[label] || 0) + 1; });
+  return labels.map(function (label, index) {
+    const text = texts[index];
+    if (seen[label] === 1 || text.length <= length) return label;
+    const head = Math.ceil((length - 1) / 2), tail = length - 1 - head;
+    return text.slice(0, head) + '…' + text.slice(text.length - tail);
+  });
 }

@@ -1,15 +1,19 @@
 /**
- * The results view's item drawer: the conversation, the response (or the trajectory, its
- * cited steps linked), reference and metadata, and every criterion's verdict, points and
- * explanation, with the baseline's verdict beside it when comparing.
+ * The results view's item drawer: the conversation, the response (rendered as Markdown or raw,
+ * or the trajectory, its cited steps linked), reference and metadata, and every criterion with
+ * its verdict, points, explanation, the judge call behind it when the run kept it, human labels
+ * when the report has them, and the reviewer's own answer; the baseline's verdict beside each
+ * when comparing. The criteria can be filtered (not met, flipped, errors, unreviewed, disagreed).
  */
-import { rubricateDecodeItem, type DecodedCriterion, type DecodedItem } from '../decode.js';
-import { formatPoints, formatScore, formatSigned, h, isNumber } from '../common.js';
+import { rubricateDecodeItem, type DecodedCriterion, type DecodedItem, type DecodedJudgeCall } from '../decode.js';
+import { formatInteger, formatPoints, formatScore, formatSigned, h, isNumber, tabs } from '../common.js';
 import { conversation, createDrawer, textsLoading, type Drawer, type DrawerExplorer } from '../drawer.js';
+import { looksLikeMarkdown, renderMarkdown } from '../markdown.js';
 import { textWithImages, trajectoryView, type TrajectoryView } from '../media.js';
-import type { RunTexts } from '../../types.js';
+import type { ReportImage, RunTexts } from '../../types.js';
 import type { TextStore } from '../text-store.js';
-import type { ResultsContext } from './common.js';
+import type { LabelLookup, ResultsContext } from './common.js';
+import { disagrees, reviewControl, type ReviewStore } from './review.js';
 
 interface Outcome {
   className: 'problem' | 'skipped' | 'fail' | 'pass';
@@ -17,7 +21,7 @@ interface Outcome {
   key: string;
 }
 
-function criterionOutcome(criterion: DecodedCriterion): Outcome {
+export function criterionOutcome(criterion: Pick<DecodedCriterion, 'status' | 'met' | 'points'>): Outcome {
   if (criterion.status === 'error') return { className: 'problem', label: 'Error', key: 'error' };
   if (criterion.status === 'skipped') return { className: 'skipped', label: 'Skipped', key: 'skipped' };
   if (criterion.met === null) return { className: 'skipped', label: 'No verdict', key: 'none' };
@@ -25,11 +29,23 @@ function criterionOutcome(criterion: DecodedCriterion): Outcome {
   return { className: failed ? 'fail' : 'pass', label: criterion.met ? 'Met' : 'Not met', key: criterion.met ? 'met' : 'not-met' };
 }
 
+/** The criteria a drawer lists: every one, or those a filter keeps. */
+type CriteriaFilter = 'all' | 'cost' | 'flipped' | 'errors' | 'unreviewed' | 'disagree' | 'labels';
+
+/** Kept from item to item while stepping through the drawer. */
+const shown = { filter: 'all' as CriteriaFilter, response: 'auto' as 'auto' | 'rendered' | 'raw' };
+
+export interface ItemDrawer extends Drawer {
+  /** Draws the open item again (blind mode changed). */
+  refresh(): void;
+}
+
 /** The drawer over the run's items; texts of the item (and of its baseline match) load when it opens. */
-export function createItemDrawer(context: ResultsContext, textStore: TextStore<RunTexts>, explorer: DrawerExplorer): Drawer {
+export function createItemDrawer(context: ResultsContext, textStore: TextStore<RunTexts>, explorer: DrawerExplorer, reviews: ReviewStore, labels: LabelLookup | null): ItemDrawer {
   const run = context.run, baseline = context.baseline, comparison = context.comparison;
   const baselineLabel = baseline ? baseline.summary.label : 'the baseline';
-  return createDrawer({
+  let openIndex = -1;
+  const drawer = createDrawer({
     explorer: explorer,
     noun: 'item',
     testid: 'drawer',
@@ -44,18 +60,25 @@ export function createItemDrawer(context: ResultsContext, textStore: TextStore<R
       if (pending.length) Promise.all(pending).then(done);
     }
   });
+  return {
+    open: function (index) { drawer.open(index); },
+    close: drawer.close,
+    refresh: function () { if (openIndex >= 0) drawer.open(openIndex); }
+  };
 
   function render(index: number) {
+    openIndex = index;
     const chunk = textStore.chunkFor(0, index);
     const item = rubricateDecodeItem(run, chunk, index);
     const otherIndex = comparison ? comparison.matchIndex[index] : -1;
     const other = otherIndex >= 0 && baseline ? rubricateDecodeItem(baseline, textStore.chunkFor(1, otherIndex), otherIndex) : null;
+    const hidden = reviews.blind && item.criteria.some(function (criterion) { return !reviews.get(item.id, criterion.id); });
 
     const scoreBlock = h('div', { className: 'drawer-score' }, [
       h('div', { className: 'faint', text: 'score' }),
-      h('div', { className: 'value num', text: formatScore(item.score), data: { testid: 'drawer-score' } })
+      h('div', { className: 'value num', text: hidden ? 'hidden' : formatScore(item.score), title: hidden ? 'blind review: shown once every criterion is reviewed' : null, data: { testid: 'drawer-score' } })
     ]);
-    if (other) {
+    if (other && !hidden) {
       const delta = isNumber(item.score) && isNumber(other.score) ? item.score - other.score : null;
       scoreBlock.appendChild(h('div', { className: 'num muted', text: 'baseline ' + formatScore(other.score) }));
       if (delta !== null) scoreBlock.appendChild(h('div', { className: 'num ' + (delta > 0 ? 'up' : delta < 0 ? 'down' : 'faint'), text: formatSigned(delta), style: { 'font-weight': '650' } }));
@@ -67,14 +90,16 @@ export function createItemDrawer(context: ResultsContext, textStore: TextStore<R
     if (!chunk) left.appendChild(textsLoading('200px'));
     else {
       conversation(item.prompt ?? [], 'The prompt was not stored in the results (graded with --no-text).', item.images).forEach(function (block) { left.appendChild(block); });
-      left.appendChild(h('div', { className: 'block-title', text: item.trajectory ? 'Trajectory graded' : 'Response graded' }));
-      if (item.response === null || item.response === undefined) left.appendChild(h('div', { className: 'callout info', text: 'The response was not stored in the results (graded with --no-text).' }));
-      else if (item.trajectory) {
+      if (item.response === null || item.response === undefined) {
+        left.appendChild(h('div', { className: 'block-title', text: 'Response graded' }));
+        left.appendChild(h('div', { className: 'callout info', text: 'The response was not stored in the results (graded with --no-text).' }));
+      } else if (item.trajectory) {
+        left.appendChild(h('div', { className: 'block-title', text: 'Trajectory graded' }));
         const cited: Record<number, string[]> = {};
         item.criteria.forEach(function (criterion) { (criterion.steps || []).forEach(function (step) { (cited[step] = cited[step] || []).push(criterion.id); }); });
         trajectory = trajectoryView(item.trajectory, item.images, cited);
         left.appendChild(trajectory.element);
-      } else left.appendChild(h('div', { className: 'response-box' }, [textWithImages(item.response, item.images, { testid: 'response' })]));
+      } else responseBlock(item.response, item.images).forEach(function (block) { left.appendChild(block); });
       if (item.reference !== null && item.reference !== undefined) {
         left.appendChild(h('div', { className: 'block-title', text: 'Reference' }));
         left.appendChild(h('div', { className: 'message' }, [textWithImages(item.reference, item.images)]));
@@ -84,7 +109,7 @@ export function createItemDrawer(context: ResultsContext, textStore: TextStore<R
         left.appendChild(h('pre', { className: 'message mono text-body', text: item.metadata }));
       }
     }
-    const right = h('div', { className: 'drawer-column' }, criteriaBlocks(item, other, baselineLabel, Boolean(chunk), trajectory));
+    const right = h('div', { className: 'drawer-column' }, criteriaBlocks(item, index, other, Boolean(chunk), trajectory, hidden));
 
     return {
       attributes: { 'data-item-id': item.id },
@@ -99,64 +124,181 @@ export function createItemDrawer(context: ResultsContext, textStore: TextStore<R
       body: h('div', { className: 'drawer-body' }, [left, right])
     };
   }
-}
 
-/** The criteria with their verdicts, points and explanations; when comparing, the baseline's verdict beside each. */
-function criteriaBlocks(item: DecodedItem, other: DecodedItem | null, baselineLabel: string, textsLoaded: boolean, trajectory: TrajectoryView | null): HTMLElement[] {
-  const otherById: Record<string, DecodedCriterion> = {};
-  if (other) other.criteria.forEach(function (criterion) { if (!(criterion.id in otherById)) otherById[criterion.id] = criterion; });
-  let achieved = 0, positive = 0, passed = 0, graded = 0;
-  item.criteria.forEach(function (criterion) {
-    if (criterion.points > 0) positive += criterion.points;
-    if (criterion.status !== 'ok' || criterion.met === null) return;
-    graded += 1;
-    const fraction = isNumber(criterion.value) ? criterion.value : criterion.met ? 1 : 0;
-    achieved += criterion.points * fraction;
-    if (criterionOutcome(criterion).className === 'pass') passed += 1;
-  });
-  const blocks = [h('div', { className: 'block-title', text: 'Criteria' }), h('div', { className: 'criteria-summary' }, [
-    h('span', { className: 'num', text: passed + ' of ' + graded + ' graded criteria earned their points' }),
-    h('span', { className: 'num muted', text: 'points ' + formatScore(achieved, Number.isInteger(achieved) ? 0 : 2) + ' of ' + formatScore(positive, Number.isInteger(positive) ? 0 : 2) })
-  ])];
-  const list = h('div', { data: { testid: 'criteria' } });
-  item.criteria.forEach(function (criterion) { list.appendChild(criterionCard(criterion, otherById[criterion.id], baselineLabel, textsLoaded, trajectory)); });
-  if (item.criteria.length === 0) list.appendChild(h('div', { className: 'callout info', text: 'No criteria (the item could not be read).' }));
-  blocks.push(list);
-  return blocks;
-}
+  /** The criteria with their verdicts, points and explanations, behind the filter tabs. */
+  function criteriaBlocks(item: DecodedItem, index: number, other: DecodedItem | null, textsLoaded: boolean, trajectory: TrajectoryView | null, hidden: boolean): HTMLElement[] {
+    const otherById: Record<string, DecodedCriterion> = {};
+    if (other) other.criteria.forEach(function (criterion) { if (!(criterion.id in otherById)) otherById[criterion.id] = criterion; });
+    const firstPosition = run.items.criteriaOffsets[index];
+    let achieved = 0, positive = 0, passed = 0, graded = 0;
+    item.criteria.forEach(function (criterion) {
+      if (criterion.points > 0) positive += criterion.points;
+      if (criterion.status !== 'ok' || criterion.met === null) return;
+      graded += 1;
+      const fraction = isNumber(criterion.value) ? criterion.value : criterion.met ? 1 : 0;
+      achieved += criterion.points * fraction;
+      if (criterionOutcome(criterion).className === 'pass') passed += 1;
+    });
+    const flippedOf = function (criterion: DecodedCriterion): boolean {
+      const previous = otherById[criterion.id];
+      return Boolean(previous) && previous.status === 'ok' && criterion.status === 'ok' && previous.met !== null && criterion.met !== null && previous.met !== criterion.met;
+    };
+    const keeps: Record<CriteriaFilter, (criterion: DecodedCriterion, position: number) => boolean> = {
+      all: function () { return true; },
+      cost: function (criterion) { return criterionOutcome(criterion).className === 'fail'; },
+      flipped: flippedOf,
+      errors: function (criterion) { return criterion.status === 'error'; },
+      unreviewed: function (criterion) { return !reviews.get(item.id, criterion.id); },
+      disagree: function (criterion) { return disagrees(reviews.get(item.id, criterion.id), criterion.status === 'ok' ? criterion.met : null); },
+      labels: function (criterion, position) { return labels !== null && labels.disagrees(position); }
+    };
+    const options: Array<{ value: CriteriaFilter; label: string }> = [{ value: 'all', label: 'All' }, { value: 'cost', label: 'Not met' }];
+    if (other) options.push({ value: 'flipped', label: 'Flipped' });
+    options.push({ value: 'errors', label: 'Errors' }, { value: 'unreviewed', label: 'Unreviewed' }, { value: 'disagree', label: 'I disagree' });
+    if (labels) options.push({ value: 'labels', label: 'Labels disagree' });
+    if (!options.some(function (option) { return option.value === shown.filter; })) shown.filter = 'all';
 
-/** One criterion; previous is the same criterion in the baseline (its explanation shown when the verdict flipped). */
-function criterionCard(criterion: DecodedCriterion, previous: DecodedCriterion | undefined, baselineLabel: string, textsLoaded: boolean, trajectory: TrajectoryView | null): HTMLElement {
-  const outcome = criterionOutcome(criterion);
-  const previousOutcome = previous ? criterionOutcome(previous) : null;
-  const flipped = previous && previous.status === 'ok' && criterion.status === 'ok' && previous.met !== null && criterion.met !== null && previous.met !== criterion.met;
-  const verdicts = h('div', { className: 'verdicts' }, [h('span', { className: 'verdict ' + outcome.className, text: outcome.label, data: { testid: 'verdict' } })]);
-  if (previousOutcome) verdicts.appendChild(h('span', { className: 'verdict ghost', text: 'was ' + previousOutcome.label.toLowerCase(), title: 'verdict in ' + baselineLabel }));
-  const metaParts = [h('span', { className: 'chip', text: criterion.source === 'check' ? 'check' : 'judge' })];
-  if (criterion.kind === 'hard_rule') metaParts.push(h('span', { className: 'chip', text: 'hard rule' }));
-  criterion.tags.forEach(function (tag) { metaParts.push(h('span', { className: 'chip', text: tag, title: tag })); });
-  metaParts.push(h('span', { className: 'mono', text: criterion.id }));
-  if (criterion.label !== undefined) metaParts.push(h('span', { text: 'label: ' + criterion.label }));
-  if (isNumber(criterion.value)) metaParts.push(h('span', { className: 'num', text: 'value ' + formatScore(criterion.value, 2) }));
-  if (isNumber(criterion.probability)) metaParts.push(h('span', { className: 'num', text: 'p(met) ' + formatScore(criterion.probability, 3) }));
-  const element = h('div', {
-    className: 'criterion ' + outcome.className + (flipped ? ' flipped' : ''),
-    data: { criterionId: criterion.id, verdict: outcome.key, points: criterion.points }
-  }, [
-    verdicts,
-    h('div', { className: 'criterion-text', text: criterion.text }),
-    h('div', { className: 'points num ' + (criterion.points < 0 ? 'negative' : 'positive'), text: formatPoints(criterion.points), data: { testid: 'points' } }),
-    h('div', { className: 'criterion-meta' }, metaParts)
-  ]);
-  if (criterion.explanation) element.appendChild(h('div', { className: 'explanation', data: { testid: 'explanation' } }, [h('b', { text: criterion.source === 'check' ? 'Check: ' : 'Judge: ' }), criterion.explanation]));
-  else if (!textsLoaded && criterion.source === 'judge' && criterion.status === 'ok') element.appendChild(h('div', { className: 'explanation faint', text: 'loading explanation…' }));
-  if (criterion.error) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: criterion.error.code + ': ' }), criterion.error.message]));
-  if (criterion.skip_reason) element.appendChild(h('div', { className: 'explanation', text: 'Skipped: ' + criterion.skip_reason }));
-  if (criterion.steps && criterion.steps.length > 0) {
-    element.appendChild(h('div', { className: 'cited-steps', data: { testid: 'cited-steps' } }, [h('span', { text: 'cites' })].concat(criterion.steps.map(function (step) {
-      return h('button', { text: 'step ' + step, attrs: { type: 'button', disabled: trajectory ? null : 'disabled', title: trajectory ? 'show step ' + step : 'the trajectory is not loaded' }, data: { testid: 'cited-step', step: step }, on: { click: function () { if (trajectory) trajectory.reveal(step); } } });
-    }))));
+    const list = h('div', { data: { testid: 'criteria' } });
+    const count = h('span', { className: 'num faint', data: { testid: 'criteria-shown' } });
+    function draw(): void {
+      list.textContent = '';
+      let listed = 0;
+      item.criteria.forEach(function (criterion, offset) {
+        if (!keeps[shown.filter](criterion, firstPosition + offset)) return;
+        listed += 1;
+        list.appendChild(criterionCard(item, criterion, firstPosition + offset, otherById[criterion.id], flippedOf(criterion), textsLoaded, trajectory));
+      });
+      count.textContent = listed === item.criteria.length ? '' : listed + ' of ' + item.criteria.length + ' shown';
+      if (item.criteria.length === 0) list.appendChild(h('div', { className: 'callout info', text: 'No criteria (the item could not be read).' }));
+      else if (listed === 0) list.appendChild(h('div', { className: 'callout info', text: 'No criterion of this item matches the filter.' }));
+    }
+    draw();
+    return [
+      h('div', { className: 'block-title', text: 'Criteria' }),
+      h('div', { className: 'criteria-summary' }, hidden ? [h('span', { className: 'num muted', text: 'blind review: verdicts show as you answer' })] : [
+        h('span', { className: 'num', text: passed + ' of ' + graded + ' graded criteria earned their points' }),
+        h('span', { className: 'num muted', text: 'points ' + formatScore(achieved, Number.isInteger(achieved) ? 0 : 2) + ' of ' + formatScore(positive, Number.isInteger(positive) ? 0 : 2) })
+      ]),
+      h('div', { className: 'criteria-filter', data: { testid: 'criteria-filter' } }, [tabs(options, shown.filter, function (value) { shown.filter = value; draw(); }), count, blindToggle()]),
+      list
+    ];
   }
-  if (flipped && previous.explanation) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: 'Baseline ' + (previous.source === 'check' ? 'check' : 'judge') + ': ' }), previous.explanation]));
+
+  /** Blind review from inside the drawer (the page's toggle is behind it). */
+  function blindToggle(): HTMLElement {
+    const box = h('input', { attrs: { type: 'checkbox' }, data: { testid: 'drawer-blind' } });
+    box.checked = reviews.blind;
+    box.addEventListener('change', function () {
+      reviews.blind = box.checked;
+      if (openIndex >= 0) drawer.open(openIndex);
+    });
+    return h('label', { className: 'toggle', title: "hide the judge's verdict and explanation until you have answered", style: { 'margin-left': 'auto' } }, [box, 'blind']);
+  }
+
+  /** One criterion; previous is the same criterion in the baseline (its explanation shown when the verdict flipped). */
+  function criterionCard(item: DecodedItem, criterion: DecodedCriterion, position: number, previous: DecodedCriterion | undefined, flipped: boolean, textsLoaded: boolean, trajectory: TrajectoryView | null): HTMLElement {
+    const review = reviews.get(item.id, criterion.id);
+    const judgeMet = criterion.status === 'ok' ? criterion.met : null;
+    const concealed = reviews.blind && !review;
+    const outcome = criterionOutcome(criterion);
+    const previousOutcome = previous ? criterionOutcome(previous) : null;
+    const verdicts = h('div', { className: 'verdicts' }, [concealed
+      ? h('span', { className: 'verdict ghost', text: 'hidden', title: 'blind review: answer to see the judge', data: { testid: 'verdict' } })
+      : h('span', { className: 'verdict ' + outcome.className, text: outcome.label, data: { testid: 'verdict' } })]);
+    if (previousOutcome && !concealed) verdicts.appendChild(h('span', { className: 'verdict ghost', text: 'was ' + previousOutcome.label.toLowerCase(), title: 'verdict in ' + baselineLabel }));
+    const metaParts = [h('span', { className: 'chip', text: criterion.source === 'check' ? 'check' : 'judge' })];
+    if (criterion.kind === 'hard_rule') metaParts.push(h('span', { className: 'chip', text: 'hard rule' }));
+    criterion.tags.forEach(function (tag) { metaParts.push(h('span', { className: 'chip', text: tag, title: tag })); });
+    metaParts.push(h('span', { className: 'mono', text: criterion.id }));
+    if (!concealed) {
+      if (criterion.label !== undefined) metaParts.push(h('span', { text: 'label: ' + criterion.label }));
+      if (isNumber(criterion.value)) metaParts.push(h('span', { className: 'num', text: 'value ' + formatScore(criterion.value, 2) }));
+      if (isNumber(criterion.probability)) metaParts.push(h('span', { className: 'num', text: 'p(met) ' + formatScore(criterion.probability, 3) }));
+    }
+    const element = h('div', {
+      className: 'criterion ' + (concealed ? 'skipped blind' : outcome.className) + (flipped && !concealed ? ' flipped' : ''),
+      data: { criterionId: criterion.id, verdict: concealed ? 'hidden' : outcome.key, points: criterion.points }
+    }, [
+      verdicts,
+      h('div', { className: 'criterion-text', text: criterion.text }),
+      h('div', { className: 'points num ' + (criterion.points < 0 ? 'negative' : 'positive'), text: formatPoints(criterion.points), data: { testid: 'points' } }),
+      h('div', { className: 'criterion-meta' }, metaParts)
+    ]);
+    if (!concealed) {
+      if (criterion.explanation) element.appendChild(h('div', { className: 'explanation', data: { testid: 'explanation' } }, [h('b', { text: criterion.source === 'check' ? 'Check: ' : 'Judge: ' }), criterion.explanation]));
+      else if (!textsLoaded && criterion.source === 'judge' && criterion.status === 'ok') element.appendChild(h('div', { className: 'explanation faint', text: 'loading explanation…' }));
+      if (criterion.error) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: criterion.error.code + ': ' }), criterion.error.message]));
+      if (criterion.skip_reason) element.appendChild(h('div', { className: 'explanation', text: 'Skipped: ' + criterion.skip_reason }));
+      if (flipped && previous && previous.explanation) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: 'Baseline ' + (previous.source === 'check' ? 'check' : 'judge') + ': ' }), previous.explanation]));
+      const labelled = labels ? labels.at(position) : null;
+      if (labelled) {
+        element.appendChild(h('div', { className: 'labels-line' + (labels!.disagrees(position) ? ' disagree' : ''), data: { testid: 'labels' } }, [
+          h('b', { text: 'Labels: ' }),
+          'met ×' + labelled[0] + ', not met ×' + labelled[1] + (labels!.disagrees(position) ? ' · the majority disagrees with the judge' : '')
+        ]));
+      }
+      const calls = (item.calls || []).filter(function (call) { return call.criteria.indexOf(criterion.id) >= 0; });
+      calls.forEach(function (call, number) { element.appendChild(judgeCallBlock(call, number, calls.length)); });
+    }
+    if (criterion.steps && criterion.steps.length > 0) {
+      element.appendChild(h('div', { className: 'cited-steps', data: { testid: 'cited-steps' } }, [h('span', { text: 'cites' })].concat(criterion.steps.map(function (step) {
+        return h('button', { text: 'step ' + step, attrs: { type: 'button', disabled: trajectory ? null : 'disabled', title: trajectory ? 'show step ' + step : 'the trajectory is not loaded' }, data: { testid: 'cited-step', step: step }, on: { click: function () { if (trajectory) trajectory.reveal(step); } } });
+      }))));
+    }
+    element.appendChild(reviewControl(reviews, item.id, criterion.id, judgeMet, function () {
+      // The last answer of a blind review reveals the item's score: draw it all again.
+      if (reviews.blind && item.criteria.every(function (each) { return reviews.get(item.id, each.id); })) { drawer.open(openIndex); return; }
+      // Otherwise answering changes this card only (blind mode reveals its verdict); the column keeps its scroll.
+      element.replaceWith(criterionCard(item, criterion, position, previous, flipped, textsLoaded, trajectory));
+    }));
+    return element;
+  }
+}
+
+/** The response, as rendered Markdown or as raw text (a choice kept from item to item). */
+function responseBlock(response: string, images: readonly ReportImage[] | undefined): HTMLElement[] {
+  const markdown = looksLikeMarkdown(response);
+  const holder = h('div', { className: 'response-box' });
+  const title = h('div', { className: 'block-title response-title' }, ['Response graded']);
+  function draw(): void {
+    holder.textContent = '';
+    // Image placeholders are shown as images in the raw text, which is the default when there are any.
+    const rendered = markdown && (shown.response === 'rendered' || (shown.response === 'auto' && !(images && images.length)));
+    holder.appendChild(rendered ? renderMarkdownWithTestId(response) : textWithImages(response, images, { testid: 'response' }));
+  }
+  if (markdown) {
+    const initial = shown.response === 'raw' || (shown.response === 'auto' && images && images.length) ? 'raw' : 'rendered';
+    title.appendChild(tabs([{ value: 'rendered', label: 'Rendered' }, { value: 'raw', label: 'Raw' }], initial, function (value) { shown.response = value as 'rendered' | 'raw'; draw(); }));
+  }
+  draw();
+  return [title, holder];
+}
+
+function renderMarkdownWithTestId(text: string): HTMLElement {
+  const element = renderMarkdown(text);
+  element.dataset.testid = 'response-rendered';
   return element;
+}
+
+/** A kept judge call: what was sent, what came back, how long it took. */
+function judgeCallBlock(call: DecodedJudgeCall, number: number, of: number): HTMLElement {
+  const summaryParts = ['Judge call' + (of > 1 ? ' ' + (number + 1) + ' of ' + of : '')];
+  if (call.judge) summaryParts.push(call.judge);
+  if (call.latencyMs !== null) summaryParts.push(formatInteger(call.latencyMs) + ' ms');
+  summaryParts.push(call.attempts === 0 ? 'reply from the cache' : call.attempts + (call.attempts === 1 ? ' attempt' : ' attempts'));
+  if (call.criteria.length > 1) summaryParts.push('decided ' + call.criteria.length + ' criteria');
+  if (call.error) summaryParts.push('failed: ' + call.error.code);
+  const body: Array<Node | null> = [];
+  call.messages.forEach(function (message) {
+    body.push(h('div', { className: 'call-part', text: 'Message · ' + message.role }), h('pre', { className: 'call-text mono', text: message.content, data: { testid: 'call-message' } }));
+  });
+  if (call.reasoning !== null) body.push(h('div', { className: 'call-part', text: 'Reasoning returned' }), h('pre', { className: 'call-text mono', text: call.reasoning }));
+  if (call.reply !== null) body.push(h('div', { className: 'call-part', text: 'Raw reply' + (call.finishReason ? ' · finish ' + call.finishReason : '') }), h('pre', { className: 'call-text mono', text: call.reply, data: { testid: 'call-reply' } }));
+  if (call.error) body.push(h('div', { className: 'callout error' }, [h('b', { text: call.error.code + ': ' }), call.error.message]));
+  // Sampling and the reply schema: the same for most calls of a run, so folded.
+  body.push(h('details', { className: 'call-settings' }, [h('summary', { className: 'call-part', text: 'Request settings (sampling, reply schema)' }), h('pre', { className: 'call-text mono', text: call.settings, data: { testid: 'call-settings' } })]));
+  return h('details', { className: 'judge-call', data: { testid: 'judge-call', latency: call.latencyMs === null ? '' : call.latencyMs } }, [
+    h('summary', { text: summaryParts.join(' · ') }),
+    h('div', { className: 'call-body' }, body)
+  ]);
 }

@@ -1,19 +1,24 @@
 /**
  * The results view's item explorer: the shared explorer over the run's items, with score,
- * baseline and Δ (when comparing), criteria passed, status and tags columns, and filters by
- * tag, by a criterion that cost points or flipped, and by changed score.
+ * baseline and Δ (when comparing), criteria passed, status, the prompt and response (once their
+ * texts are decoded) and tags columns, and filters by tag, by a criterion that cost points or
+ * flipped, by changed score, and by review (unreviewed, disagreed, judge errors, labels that
+ * disagree); the rows shown export as CSV or JSON.
  */
 import { rubricateCriterionMet, rubricateTags } from '../decode.js';
 import { COLORS, formatScore, formatSigned, h, isNumber, truncate } from '../common.js';
 import { createExplorer, idColumn, statusColumn, type Explorer, type ExplorerColumn } from '../explorer.js';
 import type { RunData, RunTexts } from '../../types.js';
-import type { ResultsContext } from './common.js';
+import type { LabelLookup, ResultsContext } from './common.js';
+import { disagrees, type ReviewStore } from './review.js';
 
 export interface ItemExplorer extends Explorer {
   /** Lists the items where the criterion with this text cost points (or, flipped, changed verdict from the baseline). */
   filterByCriterion(text: string, flipped?: boolean): void;
   /** Adds a decoded text chunk of the run to the search. */
   addChunk(chunk: RunTexts | null): void;
+  /** Sets the review filter (the labels section lists the disagreements with it). */
+  filterByReview(filter: 'labels' | 'disagree' | 'unreviewed' | 'judge-error'): void;
 }
 
 /** Per item: criteria that earned, cost points, errored, in all (the criteria passed column). */
@@ -50,12 +55,37 @@ function searchTexts(chunk: RunTexts): string[] {
   return texts;
 }
 
-export function createItemExplorer(context: ResultsContext, textsComplete: () => boolean): ItemExplorer {
+/** The last user message of an item (the question a response answers), or its last message. */
+function lastPrompt(chunk: RunTexts, local: number): string | null {
+  const prompt = chunk.prompts[local] || [];
+  for (let turn = prompt.length - 2; turn >= 0; turn -= 2) if (chunk.strings[prompt[turn]] === 'user') return chunk.strings[prompt[turn + 1]];
+  return prompt.length >= 2 ? chunk.strings[prompt[prompt.length - 1]] : null;
+}
+
+/** A table cell's one line of a long text. */
+function snippet(text: string): string {
+  return truncate(text.replace(/\s+/g, ' ').trim(), 160);
+}
+
+type ReviewFilter = '' | 'unreviewed' | 'disagree' | 'judge-error' | 'labels';
+
+export function createItemExplorer(context: ResultsContext, textsComplete: () => boolean, reviews: ReviewStore, labels: LabelLookup | null): ItemExplorer {
   const run = context.run, baseline = context.baseline, comparison = context.comparison;
   const items = run.items;
   const counts = criterionCounts(run);
   const matchIndex = comparison ? comparison.matchIndex : null;
-  const state = { tag: '', criterionRef: -1, criterionLabel: '', criterionFlipped: false, changedOnly: false };
+  const state = { tag: '', criterionRef: -1, criterionLabel: '', criterionFlipped: false, changedOnly: false, review: '' as ReviewFilter };
+  // Filled as text chunks are decoded: the prompt and response of each item, in full (cells show a line of each).
+  const prompts = new Array<string | null | undefined>(items.ids.length);
+  const responses = new Array<string | null | undefined>(items.ids.length);
+  function textCell(texts: Array<string | null | undefined>, what: string) {
+    return function (index: number): Node {
+      const text = texts[index];
+      if (text === undefined) return h('div', { className: 'faint', text: '…', title: 'texts still loading' });
+      if (text === null) return h('div', { className: 'faint', text: '—', title: 'no ' + what + ' in the results' });
+      return h('div', { className: 'snippet hide-narrow', text: snippet(text), title: truncate(text, 600) });
+    };
+  }
 
   const columns: ExplorerColumn[] = [idColumn('Item', items.ids), {
     key: 'score', label: 'Score', width: '120px', right: true,
@@ -92,7 +122,13 @@ export function createItemExplorer(context: ResultsContext, textsComplete: () =>
       ]);
     }
   }, statusColumn(items.status), {
-    key: 'tags', label: 'Tags', width: 'minmax(100px, 2fr)', narrowHidden: true,
+    key: 'prompt', label: 'Prompt', width: 'minmax(120px, 3fr)', narrowHidden: true,
+    cell: textCell(prompts, 'prompt')
+  }, {
+    key: 'response', label: 'Response', width: 'minmax(120px, 3fr)', narrowHidden: true,
+    cell: textCell(responses, 'response')
+  }, {
+    key: 'tags', label: 'Tags', width: 'minmax(90px, 1.4fr)', narrowHidden: true,
     cell: function (index) {
       const tagCell = h('div', { className: 'hide-narrow' });
       const tags = rubricateTags(run, items.tagSets[index]);
@@ -103,7 +139,8 @@ export function createItemExplorer(context: ResultsContext, textsComplete: () =>
   });
 
   const chipHolder = h('div');
-  const controls: Node[] = [tagSelect(), chipHolder];
+  const reviewFilterSelect = reviewSelect();
+  const controls: Node[] = [tagSelect(), reviewFilterSelect, chipHolder];
   if (comparison) {
     const changedBox = h('input', { attrs: { type: 'checkbox' } });
     changedBox.addEventListener('change', function () { state.changedOnly = changedBox.checked; explorer.refresh(true); });
@@ -135,10 +172,31 @@ export function createItemExplorer(context: ResultsContext, textsComplete: () =>
       if (matchesTag) filters.push(matchesTag);
       if (matchesCriterion) filters.push(matchesCriterion);
       if (state.changedOnly) filters.push(function (index) { const delta = deltaOf(index); return delta !== null && delta !== 0; });
+      if (state.review) filters.push(reviewMatcher(state.review));
       return filters;
     },
-    textsComplete: textsComplete
+    textsComplete: textsComplete,
+    export: {
+      name: run.summary.label.replace(/\.[^.]+$/, '') + '-items',
+      columns: function () {
+        const columns = ['id', 'line', 'status', 'score'];
+        if (comparison) columns.push('baseline_score', 'delta');
+        columns.push('criteria_passed', 'criteria_failed', 'criteria_errors', 'criteria', 'tags', 'reviewed', 'disagreed', 'prompt', 'response');
+        return columns;
+      },
+      row: function (index) {
+        const row: Record<string, unknown> = { id: items.ids[index], line: items.lines[index], status: ['ok', 'error', 'invalid'][items.status[index]], score: items.scores[index] };
+        if (comparison) { row.baseline_score = baselineScore(index); row.delta = deltaOf(index); }
+        const review = reviewCounts(index);
+        row.criteria_passed = counts.passed[index]; row.criteria_failed = counts.failed[index]; row.criteria_errors = counts.errors[index]; row.criteria = counts.total[index];
+        row.tags = rubricateTags(run, items.tagSets[index]).join(' ');
+        row.reviewed = review.reviewed; row.disagreed = review.disagreed;
+        row.prompt = prompts[index] ?? null; row.response = responses[index] ?? null;
+        return row;
+      }
+    }
   });
+  reviews.onChange(function () { if (state.review) explorer.refresh(false); });
 
   return Object.assign(explorer, {
     filterByCriterion: function (text: string, flipped?: boolean) {
@@ -149,9 +207,57 @@ export function createItemExplorer(context: ResultsContext, textsComplete: () =>
       explorer.refresh(true);
       explorer.element.scrollIntoView({ behavior: 'smooth', block: 'start' });
     },
+    filterByReview: function (filter: ReviewFilter) {
+      state.review = filter;
+      reviewFilterSelect.value = filter;
+      explorer.refresh(true);
+      explorer.element.scrollIntoView({ behavior: 'smooth', block: 'start' });
+    },
     // A chunk that could not be read (null) adds nothing, but the count line may change.
-    addChunk: function (chunk: RunTexts | null) { explorer.addSearchTexts(chunk ? chunk.firstItem : 0, chunk ? searchTexts(chunk) : []); }
+    addChunk: function (chunk: RunTexts | null) {
+      if (chunk) {
+        for (let local = 0; local < chunk.responses.length; local += 1) {
+          prompts[chunk.firstItem + local] = lastPrompt(chunk, local);
+          responses[chunk.firstItem + local] = chunk.responses[local] >= 0 ? chunk.strings[chunk.responses[local]] : null;
+        }
+      }
+      explorer.addSearchTexts(chunk ? chunk.firstItem : 0, chunk ? searchTexts(chunk) : []);
+      explorer.redraw();
+    }
   });
+
+  /** Of an item's criteria: how many are reviewed, and how many reviews disagree with the judge. */
+  function reviewCounts(index: number): { reviewed: number; disagreed: number } {
+    let reviewed = 0, disagreed = 0;
+    const id = items.ids[index];
+    for (let position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
+      const review = reviews.get(id, run.strings[run.criteria.ids[position]]);
+      if (!review) continue;
+      reviewed += 1;
+      const flags = run.criteria.flags[position];
+      if (disagrees(review, (flags & 3) === 0 ? rubricateCriterionMet(flags) : null)) disagreed += 1;
+    }
+    return { reviewed: reviewed, disagreed: disagreed };
+  }
+
+  function reviewMatcher(filter: ReviewFilter): (index: number) => boolean {
+    if (filter === 'unreviewed') return function (index) { return reviewCounts(index).reviewed < items.criteriaOffsets[index + 1] - items.criteriaOffsets[index]; };
+    if (filter === 'disagree') return function (index) { return reviewCounts(index).disagreed > 0; };
+    if (filter === 'judge-error') return function (index) { return counts.errors[index] > 0; };
+    return function (index) {
+      if (!labels) return false;
+      for (let position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) if (labels.disagrees(position)) return true;
+      return false;
+    };
+  }
+
+  function reviewSelect(): HTMLSelectElement {
+    const options: Array<[ReviewFilter, string]> = [['', 'All verdicts'], ['unreviewed', 'Unreviewed'], ['disagree', 'I disagree'], ['judge-error', 'Judge in error']];
+    if (labels) options.push(['labels', 'Labels disagree']);
+    const select = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by review' }, data: { testid: 'review-filter' } }, options.map(function (option) { return h('option', { text: option[1], attrs: { value: option[0] } }); }));
+    select.addEventListener('change', function () { state.review = select.value as ReviewFilter; explorer.refresh(true); });
+    return select;
+  }
 
   function tagSelect(): HTMLSelectElement {
     const itemTags = new Set<number>(), criterionTags = new Set<number>();

@@ -1,10 +1,39 @@
 /**
- * The results view's overview: the headline score with its interval (and the baseline's, and
- * the paired difference, when comparing), the item counts, the judge, and cost and tokens;
- * and the callout listing the inputs' problems.
+ * The results view's overview: the banner when items failed (how much of the run the score
+ * covers, the errors by code, how to finish the run), the headline score with its interval (and
+ * the baseline's, and the paired difference, when comparing), the item counts, the judge, and
+ * cost and tokens of each run; and the callout listing the inputs' problems.
  */
 import { COLORS, card, ciTrack, formatCompact, formatCost, formatInteger, formatInterval, formatScore, formatSigned, formatSignedInterval, h, invalidLinesNote, isNumber, plural, problemsCallout, statList, truncate, type StatRow } from '../common.js';
+import type { RunData } from '../../types.js';
 import type { ResultsContext } from './common.js';
+
+/**
+ * Leads the page when items errored or were invalid: the score covers only part of the run, so
+ * this is said before the score is read. One per run that has failures.
+ */
+export function failureBanner(context: ResultsContext): HTMLElement | null {
+  const runs = context.payload.runs.filter(function (each) { return each.summary.coverage !== null; });
+  if (runs.length === 0) return null;
+  return h('section', { className: 'failure-banner', data: { testid: 'failure-banner' } }, runs.map(function (each) { return runFailures(each, context.payload.runs.length > 1); }));
+}
+
+function runFailures(run: RunData, named: boolean): HTMLElement {
+  const summary = run.summary;
+  const table = h('table', { className: 'data errors-table', data: { testid: 'errors-by-code' } }, [
+    h('thead', null, [h('tr', null, [h('th', { text: 'error code' }), h('th', { className: 'num', text: 'count' }), h('th', { text: 'example' })])]),
+    h('tbody', null, summary.errors.map(function (entry) {
+      return h('tr', { data: { code: entry.code } }, [h('td', { className: 'mono', text: entry.code }), h('td', { className: 'num', text: formatInteger(entry.count) }), h('td', { className: 'clamp', text: entry.example, title: entry.example })]);
+    }))
+  ]);
+  return h('div', { className: 'failure-run' }, [
+    h('div', { className: 'failure-headline', data: { testid: 'coverage' } }, [named ? h('span', { className: 'mono', text: summary.label + ': ' }) : null, summary.coverage || '']),
+    h('div', { className: 'failure-note', text: 'Items in error or invalid have no score and are left out of every figure below; the errors by code (criteria in error, or the item\'s own error):' }),
+    table,
+    summary.errorCodesOmitted > 0 ? h('div', { className: 'faint', text: '… ' + plural(summary.errorCodesOmitted, 'more code') }) : null,
+    h('ul', { className: 'failure-advice', data: { testid: 'advice' } }, summary.advice.map(function (advice) { return h('li', { text: 'To finish: ' + advice }); }))
+  ]);
+}
 
 export function overviewSection(context: ResultsContext): HTMLElement {
   const section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' } });
@@ -74,7 +103,16 @@ function itemsCard(context: ResultsContext): HTMLElement {
 }
 
 function judgeCard(context: ResultsContext): HTMLElement {
-  const judges = context.summary.judges;
+  const rows = judgeRowsOf(context.summary.judges);
+  if (!context.baseline) return card('Judge', [statList(rows)]);
+  // Comparing: each run's judge, so a change of judge between the runs is visible.
+  return card('Judges', [
+    h('div', { className: 'run-caption mono', text: context.summary.label }), statList(rows),
+    h('div', { className: 'run-caption mono', text: context.baseline.summary.label }), statList(judgeRowsOf(context.baseline.summary.judges))
+  ]);
+}
+
+function judgeRowsOf(judges: RunData['summary']['judges']): StatRow[] {
   let judgeRows: StatRow[];
   if (judges.length === 0) judgeRows = [['Judge', 'none (checks only)', '']];
   else if (judges.length > 1) judgeRows = [['Judges', judges.length + ' configurations', ''], ['Models', judges.map(function (judge) { return judge.model; }).join(', '), '']];
@@ -89,14 +127,21 @@ function judgeCard(context: ResultsContext): HTMLElement {
       ['Sampling', 'T = ' + (isNumber(judge.temperature) ? judge.temperature : '—') + (isNumber(judge.max_tokens) ? ' · max ' + judge.max_tokens + ' tokens' : ''), 'num']
     ];
   }
-  return card('Judge', [statList(judgeRows)]);
+  return judgeRows;
 }
 
 function costCard(context: ResultsContext): HTMLElement {
-  const summary = context.summary;
-  const usage = summary.usage;
+  if (!context.baseline) return card('Cost & tokens', costParts(context.summary));
   return card('Cost & tokens', [
-    h('div', { className: 'big-number num', text: formatCost(summary.costUsd), title: summary.costUsd === null ? 'the judge model is not in the price table' : 'at list prices' }),
+    h('div', { className: 'run-caption mono', text: context.summary.label }), ...costParts(context.summary),
+    h('div', { className: 'run-caption mono', text: context.baseline.summary.label }), ...costParts(context.baseline.summary)
+  ]);
+}
+
+function costParts(summary: RunData['summary']): HTMLElement[] {
+  const usage = summary.usage;
+  return [
+    h('div', { className: 'big-number num', text: formatCost(summary.costUsd), title: summary.costUsd === null ? 'the judge model is not in the price table' : 'at list prices', data: { testid: 'cost' } }),
     h('div', { style: { height: '10px' } }),
     statList([
       ['Judge calls', formatInteger(usage.calls)],
@@ -105,7 +150,7 @@ function costCard(context: ResultsContext): HTMLElement {
       ['Input tokens', formatCompact(usage.prompt_tokens) + (usage.cached_prompt_tokens ? ' (' + formatCompact(usage.cached_prompt_tokens) + ' cached)' : '')],
       ['Output tokens', formatCompact(usage.completion_tokens)]
     ])
-  ]);
+  ];
 }
 
 /** Lines that could not be read, repeated ids, items only in one run; null when there are none. */

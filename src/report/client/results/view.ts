@@ -1,24 +1,33 @@
 /**
- * The results view: overview, charts, the comparison with a baseline run, and the item
- * explorer with its drawer, each drawn by its own module. Every string from the results is
- * inserted as text.
+ * The results view: the banner when items failed, overview, the agreement with human labels
+ * (when the report has them), charts, the table of every criterion, the comparison with a
+ * baseline run, and the item explorer with its review bar and drawer, each drawn by its own
+ * module. Every string from the results is inserted as text.
  */
 import { h } from '../common.js';
 import { pageFooter, pageFrame } from '../frame.js';
 import { loadTextsInBackground, type TextStore } from '../text-store.js';
 import type { ResultsReportPayload, RunTexts } from '../../types.js';
 import { chartsSection } from './charts.js';
-import { resultsContext } from './common.js';
+import { labelLookup, resultsContext } from './common.js';
 import { comparisonSection } from './comparison.js';
+import { createCriteriaTable, createCriterionDrawer, criterionGroups } from './criteria.js';
 import { createItemDrawer } from './drawer.js';
 import { createItemExplorer } from './explorer.js';
-import { overviewSection, resultsProblems } from './overview.js';
+import { labelsSection } from './labels.js';
+import { failureBanner, overviewSection, resultsProblems } from './overview.js';
+import { createReviewStore, reviewToolbar } from './review.js';
 
 export function renderResultsView(root: HTMLElement, payload: ResultsReportPayload, textStore: TextStore<RunTexts>): void {
   const context = resultsContext(payload);
   const summary = context.summary, baseline = context.baseline, comparison = context.comparison;
+  const overlay = payload.labels || null;
+  const labels = overlay ? labelLookup(context.run, overlay) : null;
+  const reviews = createReviewStore(context.run.digest);
 
-  const sections = [{ id: 'overview', label: 'Overview' }, { id: 'charts', label: 'Charts' }];
+  const sections = [{ id: 'overview', label: 'Overview' }];
+  if (overlay) sections.push({ id: 'labels', label: 'Labels' });
+  sections.push({ id: 'charts', label: 'Charts' }, { id: 'criteria', label: 'Criteria' });
   if (comparison) sections.push({ id: 'comparison', label: 'Comparison' });
   sections.push({ id: 'items', label: 'Items' });
   const subtitle = [h('span', { className: 'mono', text: summary.label })];
@@ -26,21 +35,32 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   subtitle.push(h('span', { className: 'pill accent', text: summary.scoring }));
   const page = pageFrame(root, payload, { sections: sections, subtitle: subtitle });
 
-  // The charts and the comparison act on the explorer and the drawer, made below: by the time they are clicked both exist.
+  // The charts, the criteria table and the comparison act on the explorer and the drawers, made below: by the time they are clicked all exist.
+  const banner = failureBanner(context);
+  if (banner) page.appendChild(banner);
   page.appendChild(overviewSection(context));
   const problems = resultsProblems(context);
   if (problems) page.appendChild(problems);
+  if (overlay) page.appendChild(labelsSection(overlay, context.run, function () { explorer.filterByReview('labels'); }));
   page.appendChild(chartsSection(context, function (text) { explorer.filterByCriterion(text); }));
+  const groups = criterionGroups(context.run);
+  const criteriaTable = createCriteriaTable(context.run, groups);
+  page.appendChild(criteriaTable.element);
   if (comparison) page.appendChild(comparisonSection(comparison, function (index) { drawer.open(index); }, function (text) { explorer.filterByCriterion(text, true); }));
-  const explorer = createItemExplorer(context, function () { return textStore.complete(); });
+  const explorer = createItemExplorer(context, function () { return textStore.complete(); }, reviews, labels);
+  explorer.element.insertBefore(reviewToolbar(reviews, context.run, function () { drawer.refresh(); explorer.redraw(); }), explorer.element.children[1] || null);
   page.appendChild(explorer.element);
   page.appendChild(pageFooter(payload, [
     'scoring ' + summary.scoring,
     'intervals: seeded percentile bootstrap over items, as rubricate score computes them' + (comparison ? '; paired: ' + comparison.bootstrap.samples + ' resamples, seed ' + comparison.bootstrap.seed : ''),
-    'data: ' + summary.label + (baseline ? ' vs ' + baseline.summary.label : '')
+    'data: ' + summary.label + (baseline ? ' vs ' + baseline.summary.label : '') + (overlay ? ' · labels ' + overlay.label : '')
   ]));
+  criteriaTable.mount();
   explorer.mount();
-  const drawer = createItemDrawer(context, textStore, explorer);
+  const drawer = createItemDrawer(context, textStore, explorer, reviews, labels);
   explorer.onOpen = drawer.open;
+  const criterionDrawer = createCriterionDrawer(context.run, groups, criteriaTable, textStore, reviews, function (index) { drawer.open(index); });
+  criteriaTable.onOpen = criterionDrawer.open;
+  reviews.onChange(function () { explorer.redraw(); });
   loadTextsInBackground(textStore, function (runIndex, chunk) { if (runIndex === 0) explorer.addChunk(chunk); });
 }

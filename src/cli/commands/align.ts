@@ -1,0 +1,174 @@
+/**
+ * `rubricate align`: a judge aligned to human labels. From a results file (with its texts) and
+ * a labels file, it splits the labelled items into train and test, chooses examples and
+ * rewordings and fits a calibrator on train only, and writes the alignment that `grade`,
+ * `compare`, `serve` and `rejudge` apply with `--alignment FILE`, with the test split's
+ * agreement before and after, the calls it took and their cost.
+ */
+import type { Command } from 'commander';
+import { costOf, defaultPrices, emptyUsage, loadPriceTable, priceFor } from '../../engine/usage.js';
+import { RubricateError, exitCodes } from '../../errors.js';
+import { rewordCriterion } from '../../generation/reword.js';
+import { createJudge, defaultJudgeSpec } from '../../judges/registry.js';
+import { alignJudge, type AlignReport, type SplitAgreement } from '../../meta/align.js';
+import { loadLabels } from '../../meta/labels.js';
+import { Grader } from '../../pipeline/grader.js';
+import type { RunSpec } from '../../spec/run-spec.js';
+import { checkFiles, writeFileAtomic } from '../../util/files.js';
+import { reportInputError, type CommandContext } from '../context.js';
+import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
+import { loadRubrics } from '../rubrics-file.js';
+import { addModelOptions, modelFromFlags, refuseUnreadModelFlags, runSpecOf } from '../run-spec-flags.js';
+import { openRunSession, type SessionFlags } from '../session.js';
+import { storeFilesOf } from '../store-options.js';
+import { parseConfidence, parseResamples } from './meta.js';
+
+interface AlignFlags extends SessionFlags {
+  input: string;
+  labels: string;
+  out: string;
+  rubrics?: string;
+  splitSeed: number;
+  testFraction: number;
+  examplesPerVerdict: number;
+  reword: boolean;
+  rewordBelow: number;
+  maxRewordings: number;
+  generatorMaxTokens: number;
+  generatorAttempts: number;
+  bootstrapResamples: number;
+  bootstrapSeed: number;
+  confidence: number;
+  prices?: string;
+}
+
+function parseShare(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!(number > 0 && number < 1)) throw new RubricateError('CONFIG_INVALID', `--${name} must be between 0 and 1, got "${value}"`, { field: name });
+    return number;
+  };
+}
+
+export function registerAlignCommand(program: Command, context: CommandContext): void {
+  const command = program
+    .command('align')
+    .description('align a judge to human labels: examples, rewordings and a calibrator chosen on a train split, agreement measured on the held-out test split; writes an alignment file for --alignment')
+    .requiredOption('--input <file>', 'results JSONL of the judge on the labelled items (with their texts)')
+    .requiredOption('--labels <file>', 'human labels JSONL (the format meta --labels reads, as the report exports it)')
+    .requiredOption('--out <file>', 'alignment JSON to write')
+    .option('--rubrics <file>', "rubrics (JSONL or JSON list, each with an id) for results lines that cannot hold theirs, by rubric_id")
+    .option('--split-seed <n>', 'seed of the train/test split and of the example order', parseNumber('split-seed'), 0)
+    .option('--test-fraction <share>', 'share of the labelled items held out for testing', parseShare('test-fraction'), 0.3)
+    .option('--examples-per-verdict <n>', 'examples of each verdict (met, not met) per criterion or tag, at most 5', parsePositiveInteger('examples-per-verdict'), 2)
+    .option('--no-reword', 'do not ask the generator to reword criteria')
+    .option('--reword-below <share>', 'reword criteria whose train agreement is below this', parseShare('reword-below'), 0.8)
+    .option('--max-rewordings <n>', 'criteria reworded at most, the worst first', parsePositiveInteger('max-rewordings'), 5)
+    .option('--generator-max-tokens <n>', 'max tokens per rewording', parsePositiveInteger('generator-max-tokens'), 1024)
+    .option('--generator-attempts <n>', 'calls per rewording before it fails (bad answers and transport errors alike)', parsePositiveInteger('generator-attempts'), 4)
+    .option('--bootstrap-resamples <n>', 'bootstrap resamples for the agreement intervals (0 = none)', parseResamples, 1000)
+    .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
+    .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
+    .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
+    .option('--quiet', 'no progress lines');
+  // The judge as it grades (plan, sampling, calls): the alignment is what this command writes.
+  addJudgeOptions(command, ['plan', 'batching', 'sampling', 'calls', 'fleet']);
+  addModelOptions(command, 'generator');
+  command.action(async (flags: AlignFlags, self: Command) => {
+    context.exitCode = await runAlign(flags, runSpecOf(self), context);
+  });
+}
+
+async function runAlign(flags: AlignFlags, spec: RunSpec, context: CommandContext): Promise<number> {
+  checkFiles({
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'labels', path: flags.labels }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'prices', path: flags.prices }],
+    outputs: [{ flag: 'out', path: flags.out }],
+    keep: storeFilesOf(flags),
+  });
+  const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
+  const say = (line: string) => {
+    if (!flags.quiet) context.stderr(line);
+  };
+  const labels = await loadLabels(flags.labels, { onInvalid: (error) => reportInputError(context, error) });
+  const rubrics = flags.rubrics ? await loadRubrics(flags.rubrics) : undefined;
+  const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, needsJudge: 'align needs a judge to grade with (not --judge none)' });
+  try {
+    let generator;
+    if (flags.reword) {
+      const model = modelFromFlags(flags, 'generator');
+      refuseUnreadModelFlags(model.models, model.credentials, 'generator');
+      const [modelSpec] = model.models;
+      generator = await createJudge({ ...modelSpec, model: modelSpec.model ?? defaultJudgeSpec() }, model.credentials);
+      if (!generator) throw new RubricateError('CONFIG_INVALID', 'rewording needs a generator model (not "none"): give --generator SPEC, or --no-reword', { field: 'generator' });
+      session.adopt(generator);
+    }
+    const generatorUsage = emptyUsage();
+    const graderOptions = session.graderOptions();
+    const verdict = spec.plan.verdict ?? 'binary';
+    if (verdict === 'expected-score') throw new RubricateError('CONFIG_INVALID', 'align fits examples and a calibrator on binary or probability verdicts: use --verdict binary or probability', { field: 'verdict' });
+    const outcome = await alignJudge(flags.input, labels, {
+      graderFor: (alignment) => new Grader({ ...graderOptions, plan: { ...spec.plan, ...(alignment ? { alignment } : {}) }, signal: context.signal }),
+      ...(generator
+        ? {
+            reword: (request) => rewordCriterion(request, { generator: generator!, store: session.store, usage: generatorUsage, maxAttempts: flags.generatorAttempts, maxTokens: flags.generatorMaxTokens, signal: context.signal }),
+            generatorUsage,
+          }
+        : {}),
+      verdict,
+      rubrics,
+      seed: flags.splitSeed,
+      testFraction: flags.testFraction,
+      examplesPerVerdict: flags.examplesPerVerdict,
+      rewordBelow: flags.rewordBelow,
+      maxRewordings: flags.maxRewordings,
+      bootstrap: { resamples: flags.bootstrapResamples, seed: flags.bootstrapSeed, confidence: flags.confidence },
+      onProgress: say,
+      onInvalid: (error) => reportInputError(context, error),
+    });
+    const judgeModel = session.judge?.provenance.model;
+    const cost = {
+      judge: judgeModel ? costOf(outcome.report.usage.judge, priceFor(judgeModel, prices)) : null,
+      generator: generator ? costOf(generatorUsage, priceFor(generator.provenance.model, prices)) : 0,
+    };
+    const file = {
+      ...outcome.alignment,
+      fit: {
+        judge: session.judge?.provenance.id ?? null,
+        verdict: spec.plan.verdict ?? 'binary',
+        inputs: { results: flags.input, labels: flags.labels },
+        split: outcome.split,
+        report: outcome.report,
+        cost_usd: cost,
+        note: 'Agreement measured on the held-out test split of these labels, with this judge. rubricate does not measure what alignment gains on real models: its own tests use a scripted judge.',
+      },
+    };
+    await writeFileAtomic(flags.out, `${JSON.stringify(file, null, 2)}\n`);
+    session.finish();
+    context.stderr(describeAlignment(outcome.report, cost, flags.out));
+    return outcome.report.unusableLines > 0 || labels.invalid.length > 0 ? exitCodes.itemsFailed : exitCodes.success;
+  } finally {
+    await session.close();
+  }
+}
+
+function figure(value: number | null): string {
+  return value === null ? 'n/a' : value.toFixed(3);
+}
+
+function agreementLine(name: string, agreement: SplitAgreement): string {
+  const interval = (entry: { lower: number; upper: number } | null) => (entry ? ` [${entry.lower.toFixed(3)}, ${entry.upper.toFixed(3)}]` : '');
+  return `  ${name}: κ ${figure(agreement.cohenKappa)}${interval(agreement.intervals.cohenKappa)}, balanced F1 ${figure(agreement.balancedF1)}${interval(agreement.intervals.balancedF1)}, accuracy ${figure(agreement.accuracy)}${interval(agreement.intervals.accuracy)} (${agreement.pairs} verdicts)`;
+}
+
+function describeAlignment(report: AlignReport, cost: { judge: number | null; generator: number | null }, out: string): string {
+  const money = (value: number | null) => (value === null ? 'n/a' : `$${value.toFixed(4)}`);
+  const kept = report.rewordings.filter((entry) => entry.kept).length;
+  return [
+    `test split (${report.split.items.test} items never used to align):`,
+    agreementLine('before', report.test.before),
+    agreementLine('after ', report.test.after),
+    `examples: ${report.examples.examples} (${report.examples.criteria} criteria, ${report.examples.tags} tags); rewordings: ${kept} kept of ${report.rewordings.length} tried; calibrator: ${report.calibrator ? `threshold ${report.calibrator.threshold.toFixed(3)}` : 'none'}`,
+    `calls: judge ${report.usage.judge.calls} (${report.usage.judge.cache_hits} cached), generator ${report.usage.generator.calls} (${report.usage.generator.cache_hits} cached); cost: judge ${money(cost.judge)}, generator ${money(cost.generator)}`,
+    `alignment: ${out} (apply it with --alignment ${out})`,
+  ].join('\n');
+}

@@ -1,0 +1,48 @@
+/**
+ * `rubricate view DIR`: a local viewer over a folder of runs, on 127.0.0.1 only. Prints its
+ * address, serves until Ctrl-C (or SIGTERM), then exits 0. See docs/report.md.
+ */
+import { statSync } from 'node:fs';
+import type { Command } from 'commander';
+import { RubricateError, exitCodes } from '../../errors.js';
+import type { CommandContext } from '../context.js';
+
+interface ViewFlags {
+  port?: number;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RubricateError('CONFIG_INVALID', `--port must be an integer from 0 to 65535, got "${value}"`, { field: 'port' });
+  return port;
+}
+
+export function registerViewCommand(program: Command, context: CommandContext): void {
+  program
+    .command('view')
+    .description('browse a folder of runs in the browser (on 127.0.0.1): an index with headline metrics, provenance and cost, any runs side by side, an item × run grid, and each run as its report')
+    .argument('<folder>', 'folder holding results files (searched a few levels deep), compare files, meta-evaluation and probe reports')
+    .option('--port <n>', 'port on 127.0.0.1 (default 8011; 0 picks a free one)', parsePort)
+    .action(async (folder: string, flags: ViewFlags) => {
+      context.exitCode = await runView(folder, flags, context);
+    });
+}
+
+async function runView(folder: string, flags: ViewFlags, context: CommandContext): Promise<number> {
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(folder).isDirectory();
+  } catch {
+    throw new RubricateError('INPUT_UNREADABLE', 'cannot read the folder: no such file or folder', { file: folder, field: 'folder' });
+  }
+  if (!isFolder) throw new RubricateError('INPUT_UNREADABLE', 'not a folder: give the folder that holds the results files', { file: folder, field: 'folder' });
+  const { startViewer } = await import('../../report/viewer/server.js');
+  const viewer = await startViewer({ folder, port: flags.port });
+  context.stderr(`viewing ${folder} at ${viewer.url} (loopback only; Ctrl-C stops)`);
+  await new Promise<void>((resolve) => {
+    if (context.signal.aborted) resolve();
+    else context.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await viewer.close();
+  return exitCodes.success;
+}

@@ -1,0 +1,149 @@
+/**
+ * `rubricate view`: a local server over a folder of runs, on loopback only. It serves pages
+ * made the way a report is made (one self-contained HTML file each, the same page script and
+ * views, no request beyond the page): the index of runs, the comparison of any runs chosen, and
+ * any one file as its own report. Comparisons are computed here, on demand, with the report's
+ * own code (`compareRuns`, the paired bootstrap), so the viewer never disagrees with a report.
+ *
+ * Only GET is answered, only for a Host naming the loopback interface (a page elsewhere cannot
+ * read these pages through a rebound DNS name), and only files found by walking the folder are
+ * ever read.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { basename, resolve } from 'node:path';
+import { getRequestListener } from '@hono/node-server';
+import { Hono } from 'hono';
+import { RubricateError } from '../../errors.js';
+import { hostnameOf, isLoopbackHost } from '../../server/browser-guard.js';
+import { redactText } from '../../util/redact.js';
+import { rubricateVersion } from '../../version.js';
+import { escapeHtml } from '../encoding.js';
+import { renderReportHtml } from '../html/page.js';
+import { buildReport, renderReport } from '../index.js';
+import { reportPayloadVersion, type RunsComparePayload, type RunsIndexPayload } from '../types.js';
+import { compareManyRuns } from './compare-runs.js';
+import { openRunFolder, type RunFolder } from './folder.js';
+
+export const defaultViewerPort = 8011;
+const loopbackHost = '127.0.0.1';
+/** Runs one comparison page takes at most (each embeds its columns). */
+const maximumRunsCompared = 12;
+
+export interface ViewerOptions {
+  folder: string;
+  /** 0 picks a free port; default 8011 (a fixed port keeps the browser's saved reviews, which are per address). */
+  port?: number;
+  /** Bootstrap settings of the comparisons. */
+  bootstrapSamples?: number;
+  seed?: number;
+}
+
+export interface RunningViewer {
+  url: string;
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** A fresh set per response: the node adapter adds the body's length to the object it is given. */
+const pageHeaders = (): Record<string, string> => ({
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+});
+
+function messagePage(status: number, title: string, message: string): Response {
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"><title>${escapeHtml(title)}</title></head><body style="font: 15px/1.5 system-ui, sans-serif; max-width: 720px; margin: 12vh auto; padding: 0 20px"><h1 style="font-size: 20px">${escapeHtml(title)}</h1><p>${escapeHtml(redactText(message))}</p><p><a href="/">All runs</a></p></body></html>`;
+  return new Response(body, { status, headers: pageHeaders() });
+}
+
+export function createViewerApp(folder: RunFolder, options: Pick<ViewerOptions, 'bootstrapSamples' | 'seed'> = {}): Hono {
+  const app = new Hono();
+  app.use('*', async (context, next) => {
+    const host = context.req.header('host') ?? new URL(context.req.url).host;
+    if (!isLoopbackHost(hostnameOf(host))) return messagePage(403, 'Not this address', `The viewer answers on the loopback address only, not "${host}".`);
+    if (context.req.method !== 'GET' && context.req.method !== 'HEAD') return messagePage(405, 'Read only', 'The viewer only shows runs.');
+    await next();
+  });
+  app.onError((error) => {
+    const known = RubricateError.isInstance(error);
+    return messagePage(known && error.code === 'INPUT_INVALID' ? 404 : 500, known ? 'Cannot show this' : 'Something went wrong', error.message);
+  });
+
+  app.get('/', async () => {
+    const { runs, skipped } = await folder.index();
+    const payload: RunsIndexPayload = {
+      view: 'runs',
+      version: reportPayloadVersion,
+      title: `Runs · ${basename(resolve(folder.folder))}`,
+      generatedAt: new Date().toISOString(),
+      rubricateVersion,
+      folder: folder.folder,
+      runs,
+      skipped,
+    };
+    return new Response(renderReportHtml(payload, []), { headers: pageHeaders() });
+  });
+
+  app.get('/compare', async (context) => {
+    const files = context.req.queries('run') ?? [];
+    if (files.length < 2) return messagePage(400, 'Choose two runs or more', 'A comparison needs at least two runs: tick them in the list of runs.');
+    if (files.length > maximumRunsCompared) return messagePage(400, 'Too many runs', `A comparison takes at most ${maximumRunsCompared} runs.`);
+    if (new Set(files).size !== files.length) return messagePage(400, 'A run given twice', 'Each run can be compared once.');
+    const reference = await folder.run(files[0]);
+    // Every run scored as the reference is, or their differences would mean nothing.
+    const runs = [reference, ...(await Promise.all(files.slice(1).map((file) => folder.run(file, reference.scoring.name))))];
+    const payload: RunsComparePayload = {
+      view: 'runs-compare',
+      version: reportPayloadVersion,
+      title: `${files.length} runs compared`,
+      generatedAt: new Date().toISOString(),
+      rubricateVersion,
+      files,
+      ...compareManyRuns(runs, { bootstrapSamples: options.bootstrapSamples, seed: options.seed }),
+    };
+    return new Response(renderReportHtml(payload, []), { headers: pageHeaders() });
+  });
+
+  app.get('/run', async (context) => {
+    const file = context.req.query('file');
+    const compare = context.req.query('compare');
+    const path = file === undefined ? undefined : await folder.pathOf(file);
+    if (!path) return messagePage(404, 'No such run', `"${file ?? ''}" is not a file of this folder.`);
+    const comparePath = compare === undefined ? undefined : await folder.pathOf(compare);
+    if (compare !== undefined && !comparePath) return messagePage(404, 'No such run', `"${compare}" is not a file of this folder.`);
+    const document = await buildReport({ input: path, ...(comparePath ? { compare: comparePath } : {}), title: comparePath ? `${file} vs ${compare}` : file });
+    return new Response(renderReport(document, 'html'), { headers: pageHeaders() });
+  });
+
+  app.notFound(() => messagePage(404, 'Not found', 'The viewer has the list of runs at /, comparisons at /compare and single runs at /run.'));
+  return app;
+}
+
+/** Starts the viewer on 127.0.0.1. */
+export async function startViewer(options: ViewerOptions): Promise<RunningViewer> {
+  const folder = openRunFolder(options.folder);
+  const app = createViewerApp(folder, options);
+  const server = createServer(getRequestListener(app.fetch));
+  const port = options.port ?? defaultViewerPort;
+  await new Promise<void>((done, fail) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      fail(new RubricateError('CONFIG_INVALID', `cannot listen on ${loopbackHost}:${port}: ${error.code ?? error.message}${error.code === 'EADDRINUSE' ? ' (another viewer? give --port)' : ''}`, { field: 'port' }, { cause: error }));
+    });
+    server.listen(port, loopbackHost, () => done());
+  });
+  const address = server.address() as AddressInfo;
+  return {
+    url: `http://${loopbackHost}:${address.port}/`,
+    port: address.port,
+    server,
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      }),
+  };
+}
