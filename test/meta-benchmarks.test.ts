@@ -93,5 +93,9 @@ describe('meta on best-of-N benchmarks', () => {
     // pair-1: A is longer and right; pair-2: "15" and "13" are as long, a tie against B.
     expect(report.baselines.longer.overall.accuracy.original).toBe(0.5);
     expect(report.baselines.shorter.overall.accuracy.original).toBe(0);
+    // Pairs are compared as compare compares them: a rating setting is refused, not dropped.
+    const rated = await runCliInProcess(['meta', '--format', 'pairs', '--input', join(projectRoot, 'examples/pairs/pairs.jsonl'), '--out', join(tempDir, 'no.json'), '--judge', 'openai:fake', '--judge-base-url', fake.baseUrl, '--verdict', 'expected-score', '--no-cache', '--quiet']);
+    expect(rated.code).toBe(2);
+    expect(rated.stderr).toMatch(/--verdict does not apply to a pairwise set/);
   });
 });

@@ -31,7 +31,6 @@ export const reasoningEfforts = ['none', 'minimal', 'low', 'medium', 'high'] as 
 
 /** What a judge call's reply is read as: a binary verdict, P(met) from token probabilities, or an expected score over an ordinal scale's options. */
 export const verdictKinds = ['binary', 'probability', 'expected-score'] as const;
-export type VerdictKind = (typeof verdictKinds)[number];
 
 /** Prompt layouts and reply formats a judge may be trained on (`grading/prometheus.ts`, `grading/protocols/`). */
 export const judgeProtocols = ['native', 'prometheus', 'r3', 'selene', 'lynx'] as const;
@@ -221,7 +220,6 @@ export type CallPolicy = z.infer<typeof callPolicySchema>;
 export type JurySettings = z.infer<typeof jurySchema>;
 export type ScoringSpec = z.infer<typeof scoringSpecSchema>;
 export type FleetLimits = z.infer<typeof fleetSchema>;
-export type CascadeSpec = z.infer<typeof cascadeSchema>;
 export type GuardSpec = z.infer<typeof guardSchema>;
 export type RunSpec = z.infer<typeof runSpecSchema>;
 /** A run spec as written: every group and field may be left out. */

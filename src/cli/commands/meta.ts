@@ -258,8 +258,8 @@ async function runPairwiseJudge(
 ): Promise<number> {
   const importer = getPairwiseImporter(flags.format);
   // Pairs are compared as `compare` compares them: what it does not read is refused, not dropped.
-  const unread = (['verdict', 'topLogprobs', 'explanation', 'template'] as const).find((field) => spec.plan[field] !== undefined);
-  if (unread) throw new RubricateError('CONFIG_INVALID', `${unread === 'template' ? '--judge-template' : unread === 'topLogprobs' ? '--top-logprobs' : `--${unread}`} does not apply to a pairwise set (pairs are compared as compare compares them): leave it out`, { field: unread });
+  const unread = Object.keys(spec.plan).find((field) => field !== 'sampling' && field !== 'protocol');
+  if (unread) throw new RubricateError('CONFIG_INVALID', `${runFlagOf(`plan.${unread}`)} does not apply to a pairwise set (pairs are compared as compare compares them): leave it out`, { field: unread });
   const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, needsJudge: 'pairwise meta-evaluation needs a judge (not --judge none)' });
   const { judges, judge } = session;
   try {
