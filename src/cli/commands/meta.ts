@@ -313,13 +313,16 @@ async function runBestOfN(flags: MetaFlags, spec: RunSpec, context: CommandConte
   try {
     const options = { ...session.graderOptions(), omitText: true, signal: context.signal };
     const rater = new Grader(options);
+    if (flags.judging === 'rank-four' && (spec.plan.template !== undefined || (spec.plan.protocol ?? 'native') !== 'native')) {
+      throw new RubricateError('CONFIG_INVALID', `--judging rank-four asks its own question of four responses: ${spec.plan.template !== undefined ? '--judge-template' : '--judge-protocol'} applies to rated responses only (--judging ratings)`, { field: 'judging' });
+    }
     const ranker = flags.judging === 'rank-four' ? new Grader({ ...options, strategy: createRankFourStrategy({ sampling: withDefaultSampling(spec.plan.sampling) }) }) : undefined;
     const report = await runBestOfNMeta(records, { benchmark, judging: flags.judging, rater, ...(ranker ? { ranker } : {}), onInvalid: (error) => reportInputError(context, error) });
     if (context.signal.aborted) {
       context.stderr('interrupted: verdicts obtained so far are in the reply cache; rerun the same command to resume');
       return exitCodes.interrupted;
     }
-    await writeReport(flags, { ...report, run: { ...report.run, file: flags.input }, judge: rater.judgeInfo ?? null });
+    await writeReport(flags, { ...report, run: { ...report.run, file: flags.input }, judge: rater.judgeInfo ?? null, ...(ranker ? { ranking_judge: ranker.judgeInfo ?? null } : {}) });
     session.finish();
     say(`${benchmark}: judge ${session.judge!.provenance.id} ${describe(report.scores)} (${flags.judging}); longer-response baseline ${describe(report.baselines.longer)}, shorter ${describe(report.baselines.shorter)}; ${report.run.judged} of ${report.run.sets} sets judged${report.run.errors > 0 ? `, ${report.run.errors} in error` : ''}\nreport: ${flags.out}`);
     return report.run.invalid_rows + report.run.errors > 0 ? exitCodes.itemsFailed : exitCodes.success;
