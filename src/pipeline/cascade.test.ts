@@ -5,8 +5,6 @@
  */
 import { describe, expect } from 'vitest';
 import { normalizeItem } from '../rubric/normalize.js';
-import { createPerCriterionStrategy } from '../grading/strategies.js';
-import type { GradingStrategy } from '../grading/types.js';
 import { binaryVerdict, type FakeJudgeRequest } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { Grader } from './grader.js';
@@ -82,20 +80,14 @@ describe('cascades', () => {
     expect(result.judge?.cascade?.escalate_on).toEqual(['disagreement', 'abstain', 'error']);
   });
 
-  test('an abstention escalates', async ({ startJudge, connectJudge }) => {
-    const small = await startJudge((request) => ({ content: request.criteria[0].id === 'd' ? 'CANNOT ASSESS' : binaryVerdict(true) }));
-    const strong = await startJudge(() => ({ content: binaryVerdict(false) }));
-    // A strategy whose judge may say it cannot assess (the abstain modes mark such verdicts the same way).
-    const native = createPerCriterionStrategy({ sampling: { temperature: 0, maxTokens: 256 } });
-    const abstaining: GradingStrategy = {
-      ...native,
-      plan: (planned, criteria) =>
-        native.plan(planned, criteria).map((task) => ({ ...task, decide: (reply) => (reply.text === 'CANNOT ASSESS' ? { verdicts: new Map([[task.criteria[0].id, { met: false, value: 0, source: 'judge' as const, cannotAssess: true }]]), errors: new Map() } : task.decide(reply)) })),
-    };
-    const grader = new Grader({ judge: connectJudge(small, { model: 'small' }), strategy: abstaining, cascade: { judges: [connectJudge(strong, { model: 'strong' })] }, calls: { retryBaseDelayMs: 1 } });
+  test('an abstention (--abstain) escalates', async ({ startJudge, connectJudge }) => {
+    const small = await startJudge((request) => ({ content: { explanation: 'x', cannot_assess: request.criteria[0].id === 'd', criteria_met: true } }));
+    const strong = await startJudge(() => ({ content: { explanation: 'x', cannot_assess: false, criteria_met: false } }));
+    const grader = new Grader({ judge: connectJudge(small, { model: 'small' }), plan: { abstain: 'skip' }, cascade: { judges: [connectJudge(strong, { model: 'strong' })] }, calls: { retryBaseDelayMs: 1 } });
     const result = await grader.gradeItem(item);
     expect(strong.requests.map((request) => request.criteria[0].id)).toEqual(['d']);
-    expect(result.criteria.find((criterion) => criterion.id === 'd')?.cascade?.escalations).toEqual([{ judge: 'openai:small', reason: 'abstain' }]);
+    expect(result.criteria.find((criterion) => criterion.id === 'd')).toMatchObject({ status: 'ok', met: false, cascade: { decided_by: 'openai:strong', escalations: [{ judge: 'openai:small', reason: 'abstain' }] } });
+    expect(result.criteria.find((criterion) => criterion.id === 'a')).toMatchObject({ met: true, cascade: { decided_by: 'openai:small' } });
   });
 
   test('settings a run cannot honour are refused before any call', async ({ startJudge, connectJudge }) => {
