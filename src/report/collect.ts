@@ -374,6 +374,28 @@ function criterionExtras(criterion: GradedCriterion): CriterionExtras | null {
     extras.steps = criterion.steps.filter((step) => Number.isInteger(step));
     any = true;
   }
+  if (criterion.expected_score !== undefined) {
+    extras.expected_score = criterion.expected_score;
+    any = true;
+  }
+  if (criterion.turns) {
+    extras.turns = {
+      aggregate: criterion.turns.aggregate,
+      verdicts: criterion.turns.verdicts.map((verdict) => ({
+        turn: verdict.turn,
+        status: verdict.status,
+        met: verdict.met,
+        ...(verdict.value !== undefined ? { value: verdict.value } : {}),
+        ...(verdict.explanation !== undefined ? { explanation: redactText(verdict.explanation) } : {}),
+        ...(verdict.error ? { error: { code: String(verdict.error.code), message: redactText(String(verdict.error.message)) } } : {}),
+      })),
+    };
+    any = true;
+  }
+  if (criterion.cascade) {
+    extras.cascade = criterion.cascade;
+    any = true;
+  }
   return any ? extras : null;
 }
 

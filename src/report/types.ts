@@ -52,6 +52,12 @@ export interface CriterionExtras {
   skip_reason?: string;
   /** Trajectory items: the step numbers the verdict cites. */
   steps?: number[];
+  /** `--verdict expected-score`: the probability-weighted score. */
+  expected_score?: number;
+  /** Per-turn criteria: each turn's verdict, and how they fold into the criterion's. */
+  turns?: { aggregate: string; verdicts: Array<{ turn: number; status: string; met: boolean | null; value?: number; explanation?: string; error?: { code: string; message: string } }> };
+  /** Cascades: the judge that decided, and the escalations on the way. */
+  cascade?: { decided_by: string; escalations: Array<{ judge: string; reason: string; probability?: number }> };
 }
 
 /** Columns of every criterion of every item of one run, flattened in item order. */

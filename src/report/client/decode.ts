@@ -25,6 +25,9 @@ export interface DecodedCriterion {
   explanation?: string;
   /** Trajectory items: step numbers the verdict cites. */
   steps?: number[];
+  expected_score?: number;
+  turns?: CriterionExtras['turns'];
+  cascade?: CriterionExtras['cascade'];
 }
 
 /** One step of a trajectory item, as its rendering numbers it. */
@@ -152,6 +155,9 @@ function rubricateDecodeCriterion(run: RunData, chunk: RunTexts | null, position
     if (extras.error) criterion.error = { code: extras.error.code, message: extras.error.message };
     if (extras.skip_reason !== undefined) criterion.skip_reason = extras.skip_reason;
     if (extras.steps) criterion.steps = extras.steps;
+    if (extras.expected_score !== undefined) criterion.expected_score = extras.expected_score;
+    if (extras.turns) criterion.turns = extras.turns;
+    if (extras.cascade) criterion.cascade = extras.cascade;
   }
   const explanation = chunk ? chunk.explanations[position - chunk.firstCriterion] : -1;
   if (chunk && explanation >= 0) criterion.explanation = chunk.strings[explanation];

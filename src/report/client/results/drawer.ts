@@ -214,6 +214,8 @@ export function createItemDrawer(context: ResultsContext, textStore: TextStore<R
       if (criterion.label !== undefined) metaParts.push(h('span', { text: 'label: ' + criterion.label }));
       if (isNumber(criterion.value)) metaParts.push(h('span', { className: 'num', text: 'value ' + formatScore(criterion.value, 2) }));
       if (isNumber(criterion.probability)) metaParts.push(h('span', { className: 'num', text: 'p(met) ' + formatScore(criterion.probability, 3) }));
+      if (isNumber(criterion.expected_score)) metaParts.push(h('span', { className: 'num', text: 'expected score ' + formatScore(criterion.expected_score, 3) }));
+      if (criterion.cascade) metaParts.push(h('span', { className: 'chip', text: 'decided by ' + criterion.cascade.decided_by, title: criterion.cascade.escalations.map(function (step) { return step.judge + ': ' + step.reason + (isNumber(step.probability) ? ' (p ' + formatScore(step.probability, 2) + ')' : ''); }).join('; ') || 'no escalation', data: { testid: 'cascade' } }));
     }
     const element = h('div', {
       className: 'criterion ' + (concealed ? 'skipped blind' : outcome.className) + (flipped && !concealed ? ' flipped' : ''),
@@ -230,6 +232,7 @@ export function createItemDrawer(context: ResultsContext, textStore: TextStore<R
       if (criterion.error) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: criterion.error.code + ': ' }), criterion.error.message]));
       if (criterion.skip_reason) element.appendChild(h('div', { className: 'explanation', text: 'Skipped: ' + criterion.skip_reason }));
       if (flipped && previous && previous.explanation) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: 'Baseline ' + (previous.source === 'check' ? 'check' : 'judge') + ': ' }), previous.explanation]));
+      if (criterion.turns) element.appendChild(turnsBlock(criterion.turns));
       const labelled = labels ? labels.at(position) : null;
       if (labelled) {
         element.appendChild(h('div', { className: 'labels-line' + (labels!.disagrees(position) ? ' disagree' : ''), data: { testid: 'labels' } }, [
@@ -253,6 +256,19 @@ export function createItemDrawer(context: ResultsContext, textStore: TextStore<R
     }));
     return element;
   }
+}
+
+/** A per-turn criterion's verdicts, one row per turn, and how they fold into the criterion's. */
+function turnsBlock(turns: NonNullable<DecodedCriterion['turns']>): HTMLElement {
+  const rows = turns.verdicts.map(function (verdict) {
+    const outcome = verdict.status !== 'ok' ? 'error' : verdict.met === true ? 'met' : verdict.met === false ? 'not met' : 'no verdict';
+    return h('li', { data: { testid: 'turn', turn: verdict.turn, verdict: outcome } }, [
+      h('b', { text: 'turn ' + verdict.turn + ': ' + outcome }),
+      verdict.explanation ? ' ' + verdict.explanation : '',
+      verdict.error ? ' ' + verdict.error.code + ': ' + verdict.error.message : ''
+    ]);
+  });
+  return h('div', { className: 'explanation turns', data: { testid: 'turns' } }, [h('span', { text: 'per turn (' + turns.aggregate + ' of the turns):' }), h('ul', {}, rows)]);
 }
 
 /** The response, as rendered Markdown or as raw text (a choice kept from item to item). */
