@@ -119,6 +119,11 @@ function parseCriteriaPerCall(value: string): number | 'all' {
   return parsePositiveInteger('criteria-per-call')(value);
 }
 
+function parseOrders(value: string): 1 | 2 {
+  if (value !== '1' && value !== '2') throw new RubricateError('CONFIG_INVALID', `--orders must be 1 or 2, got "${value}"`, { field: 'orders' });
+  return Number(value) as 1 | 2;
+}
+
 function parseThinkingBudget(value: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < -1) throw new RubricateError('CONFIG_INVALID', `--thinking-budget must be -1, 0 or a positive integer, got "${value}"`, { field: 'thinking-budget' });
@@ -156,9 +161,20 @@ const modelRows: readonly FlagRow[] = [
 
 /** Everything else a run sets, by group. */
 const runRows: readonly FlagRow[] = [
-  { group: 'batching', path: 'plan.mode', name: 'mode', argument: '<mode>', description: 'per-criterion calls (default), batched calls, or one holistic Likert call per item', choices: ['per-criterion', 'batched', 'holistic'] },
+  {
+    group: 'batching',
+    path: 'plan.mode',
+    name: 'mode',
+    argument: '<mode>',
+    description: 'per-criterion calls (default), batched calls, one holistic Likert call per item, listwise (the responses of a group in one call) or tournament (a group\'s responses compared in pairs)',
+    choices: ['per-criterion', 'batched', 'holistic', 'listwise', 'tournament'],
+  },
+  { group: 'batching', path: 'plan.groupBy', name: 'group-by', argument: '<field>', description: 'listwise/tournament: the field naming each item\'s group, e.g. metadata.prompt_id (default: items in a row with the same prompt, rubric and reference)' },
+  { group: 'batching', path: 'plan.listwise', name: 'listwise', argument: '<verdicts>', description: 'listwise: a verdict per response and criterion (criteria, default) or one Likert score per response (holistic)', choices: ['criteria', 'holistic'] },
+  { group: 'batching', path: 'plan.tournament', name: 'tournament', argument: '<pairs>', description: 'tournament: all pairs (default) or circular (each response against the next)', choices: ['circular', 'all'] },
+  { group: 'batching', path: 'plan.orders', name: 'orders', argument: '<n>', description: 'listwise/tournament: presentation orders, 1 or 2 (the reverse too, reporting position consistency); default listwise 1, tournament 2', parse: parseOrders },
   { group: 'batching', path: 'plan.criteriaPerCall', name: 'criteria-per-call', argument: '<k>', description: 'criteria per judge call (a number, or "all"); default 1', parse: parseCriteriaPerCall },
-  { group: 'batching', path: 'plan.likertLevels', name: 'likert-levels', argument: '<n>', description: 'levels of the --mode holistic scale (default 10)', parse: parsePositiveInteger('likert-levels') },
+  { group: 'batching', path: 'plan.likertLevels', name: 'likert-levels', argument: '<n>', description: 'levels of the --mode holistic (or --listwise holistic) scale (default 10)', parse: parsePositiveInteger('likert-levels') },
   { group: 'batching', path: 'plan.contextBudget', name: 'context-budget', argument: '<tokens>', description: 'judge context budget: longer responses are read in chunks for evidence, never truncated', parse: parsePositiveInteger('context-budget') },
   { group: 'plan', path: 'plan.verdict', name: 'verdict', argument: '<kind>', description: 'binary verdicts (default), or P(met) from token probabilities', choices: ['binary', 'probability'] },
   { group: 'plan', path: 'plan.topLogprobs', name: 'top-logprobs', argument: '<n>', description: 'with --verdict probability: alternatives asked per token, 1 to 20 (default 20)', parse: parsePositiveInteger('top-logprobs') },

@@ -6,7 +6,7 @@
  * engine runs the tasks they plan. A verdict exists only when a reply was read or a check ran.
  */
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
-import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, TaskOutcome } from '../grading/types.js';
+import type { CriterionResult, GradingStrategy, GroupPlacement, JudgeTask, SamplingOptions, TaskDecision, TaskOutcome } from '../grading/types.js';
 import type { CheckMode } from '../checks/types.js';
 import type { CallPolicy } from '../spec/run-spec.js';
 import { judgeImage } from '../images/images.js';
@@ -39,6 +39,8 @@ export interface GradedItem {
    * while the store holds those replies gives the same result and the same events.
    */
   fromStore?: boolean;
+  /** Judged with the other responses of its group (listwise, tournament). */
+  group?: GroupPlacement;
 }
 
 export type GradedRecord =

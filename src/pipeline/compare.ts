@@ -81,7 +81,8 @@ export interface CompareOptions extends Partial<Pick<RunSpec, 'calls' | 'omitTex
 const comparePlanSchema = gradingPlanSchema.pick({ sampling: true, protocol: true });
 export type ComparePlan = z.infer<typeof comparePlanSchema>;
 
-function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
+/** One comparison from its graded presentation orders (each a synthetic criterion `id@order`). */
+export function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
   const orders: Partial<Record<PairOrder, PairLabel | null>> = {};
   const explanations: Partial<Record<PairOrder, string>> = {};
   let error: SerializedError | undefined;

@@ -8,6 +8,9 @@ import { RubricateError } from '../errors.js';
 import { holisticItem } from '../grading/holistic.js';
 import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
 import { createPrometheusAbsoluteStrategy } from '../grading/prometheus.js';
+import { createListwiseStrategy } from '../grading/listwise.js';
+import { createPairwiseStrategy } from '../grading/pairwise.js';
+import { consecutiveGroups, GroupGrading, groupSettingsOf } from './group-grading.js';
 import type { GradingStrategy, SamplingOptions } from '../grading/types.js';
 import { assertValidSampling } from '../grading/sampling.js';
 import type { Judge } from '../judges/types.js';
@@ -18,7 +21,7 @@ import type { Scoring } from '../scoring/types.js';
 import { callPolicySchema, gradingPlanSchema, jurySchema, parseWith, type ExplanationLength, type GradingPlan, type RunSpec } from '../spec/run-spec.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryCriterionResult, type JuryMemberInfo } from './jury.js';
 import { judgeInfoFor, toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
-import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
+import { defaultCheckRunner, defaultPairwiseMaxTokens, defaultScoringName, withDefaultSampling } from './defaults.js';
 import { mapInOrder } from '../util/ordered-stream.js';
 
 export type GradingMode = NonNullable<GradingPlan['mode']>;
@@ -65,6 +68,8 @@ export function modeOf(plan: GradingPlan): GradingMode {
 export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = withDefaultSampling(plan.sampling)): GradingStrategy {
   assertValidSampling(sampling);
   const mode = modeOf(plan);
+  refuseUnreadGroupSettings(plan, mode);
+  if (mode === 'listwise' || mode === 'tournament') return createGroupStrategy(plan, mode, sampling);
   if (plan.protocol === 'prometheus') {
     if (mode !== 'per-criterion' || plan.verdict === 'probability') {
       throw new RubricateError('CONFIG_INVALID', `--judge-protocol prometheus grades one criterion per call with a [RESULT] score: ${mode === 'holistic' ? 'it has no holistic mode' : 'drop --criteria-per-call, --mode and --verdict probability'}`, { field: 'judge-protocol' });
@@ -87,6 +92,41 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
   return createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs });
 }
 
+/** The group settings a per-item mode does not read, refused by name. */
+function refuseUnreadGroupSettings(plan: GradingPlan, mode: GradingMode): void {
+  const groupMode = mode === 'listwise' || mode === 'tournament';
+  const unread: Array<[keyof GradingPlan, string, boolean]> = [
+    ['groupBy', '--group-by', groupMode],
+    ['orders', '--orders', groupMode],
+    ['listwise', '--listwise', mode === 'listwise'],
+    ['tournament', '--tournament', mode === 'tournament'],
+  ];
+  for (const [setting, flag, read] of unread) {
+    if (plan[setting] !== undefined && !read) {
+      throw new RubricateError('CONFIG_INVALID', `${flag} applies to ${setting === 'listwise' ? '--mode listwise' : setting === 'tournament' ? '--mode tournament' : '--mode listwise or --mode tournament'}: add that mode or leave it out`, { field: flag.slice(2) });
+    }
+  }
+}
+
+/** Listwise and tournament judging: the settings of the per-item modes that they do not read are refused by name. */
+function createGroupStrategy(plan: GradingPlan, mode: 'listwise' | 'tournament', sampling: SamplingOptions): GradingStrategy {
+  const refuse = (flag: string, why: string) => {
+    throw new RubricateError('CONFIG_INVALID', `${flag} does not apply to --mode ${mode}: ${why}`, { field: flag.slice(2) });
+  };
+  if (plan.protocol === 'prometheus') refuse('--judge-protocol', 'Prometheus grades one response per call');
+  if (plan.verdict === 'probability') refuse('--verdict', 'probability verdicts need one criterion per call');
+  if (plan.contextBudget !== undefined) refuse('--context-budget', 'responses too long for the judge are read for evidence one item at a time; grade them per item');
+  if (mode === 'listwise') {
+    if (plan.likertLevels !== undefined && plan.listwise !== 'holistic') refuse('--likert-levels', 'it sets the scale of --listwise holistic');
+    const criteriaPerCall = plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall;
+    return createListwiseStrategy({ sampling, criteriaPerCall, explanation: plan.explanation });
+  }
+  if (plan.criteriaPerCall !== undefined) refuse('--criteria-per-call', 'a tournament compares two responses per call on the whole rubric');
+  if (plan.likertLevels !== undefined) refuse('--likert-levels', 'a tournament compares, it does not rate');
+  if (plan.explanation !== undefined) refuse('--explanation', "the comparison's reply has its own one-to-three-sentence explanation");
+  return createPairwiseStrategy({ sampling, swap: plan.orders !== 1, allowTies: true, overall: false });
+}
+
 interface Member {
   info: JuryMemberInfo;
   engine: GradingEngine;
@@ -104,6 +144,8 @@ export class Grader {
   private readonly aggregate: JuryAggregate;
   private readonly holisticLevels: number;
   private readonly onEvent: GraderOptions['onEvent'];
+  /** Listwise and tournament judging: groups of items graded together. */
+  private readonly groups: GroupGrading | undefined;
 
   constructor(options: GraderOptions) {
     const calls = parseWith(callPolicySchema, options.calls ?? {}, 'calls');
@@ -111,9 +153,10 @@ export class Grader {
     const judges = options.judges && options.judges.length > 0 ? options.judges : options.judge ? [options.judge] : [];
     // Embedded local judges default to the plan measured fastest that keeps a reason per verdict.
     const given = parseWith(gradingPlanSchema, options.plan ?? {}, 'plan');
-    const plan: GradingPlan = { ...given, explanation: given.explanation ?? (isLocalJudge(judges[0]) ? localJudgeDefaults.explanation : 'full') };
+    // A tournament's comparisons write their own explanation: no length to default.
+    const plan: GradingPlan = given.mode === 'tournament' ? given : { ...given, explanation: given.explanation ?? (isLocalJudge(judges[0]) ? localJudgeDefaults.explanation : 'full') };
     this.mode = modeOf(plan);
-    const sampling: SamplingOptions = withDefaultSampling(plan.sampling);
+    const sampling: SamplingOptions = withDefaultSampling(this.mode === 'tournament' ? { maxTokens: defaultPairwiseMaxTokens, ...plan.sampling } : plan.sampling);
     this.strategy = options.strategy ?? createStrategy(plan, sampling);
     this.scoring = typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName);
     this.omitText = options.omitText ?? false;
@@ -151,6 +194,8 @@ export class Grader {
       }),
     }));
     this.agreement = this.members.length > 1 ? new JuryAgreement(this.members.map((member) => member.info)) : undefined;
+    const groupSettings = options.strategy ? undefined : groupSettingsOf(plan);
+    this.groups = groupSettings ? new GroupGrading(groupSettings, { judge: (item) => this.judgeCriteria(item), checks: (item) => this.members[0].engine.gradeItem(item) }) : undefined;
     this.judgeInfo = judgeInfoFor(judges, {
       templateVersion: this.strategy.templateVersion,
       mode: this.mode,
@@ -174,16 +219,34 @@ export class Grader {
    * comparison reads. Emits the item's progress event.
    */
   async gradeCriteria(item: Item): Promise<GradedItem> {
-    let graded: GradedItem;
-    if (this.members.length === 1) graded = await this.members[0].engine.gradeItem(item);
-    else {
-      const gradings = await Promise.all(this.members.map((member) => member.engine.gradeItem(item)));
-      const merged = mergeJury(this.members.map((member) => member.info), gradings, this.aggregate);
-      this.agreement?.add(item.id, merged.criteria);
-      graded = merged;
-    }
+    const graded = await this.judgeCriteria(item);
     this.onEvent?.({ type: 'item', status: graded.status });
     return graded;
+  }
+
+  /** `gradeCriteria` without the item's progress event (a group's items have one each). */
+  private async judgeCriteria(item: Item): Promise<GradedItem> {
+    if (this.members.length === 1) return this.members[0].engine.gradeItem(item);
+    const gradings = await Promise.all(this.members.map((member) => member.engine.gradeItem(item)));
+    const merged = mergeJury(this.members.map((member) => member.info), gradings, this.aggregate);
+    this.agreement?.add(item.id, merged.criteria);
+    return merged;
+  }
+
+  /** Listwise and tournament modes: a group's items graded together, one graded item each, in order (with their progress events). */
+  private async gradeGroupItems(items: readonly Item[]): Promise<GradedItem[]> {
+    const graded = await this.groups!.gradeGroup(items);
+    for (const entry of graded) this.onEvent?.({ type: 'item', status: entry.status });
+    return graded;
+  }
+
+  /**
+   * The responses to one prompt graded together, one result per item in order: in one
+   * listwise call (or a tournament) in those modes, each on its own otherwise.
+   */
+  async gradeGroup(items: readonly Item[]): Promise<ResultRecord[]> {
+    if (!this.groups) return Promise.all(items.map((item) => this.gradeItem(item)));
+    return (await this.gradeGroupItems(items)).map((graded) => this.toRecord({ kind: 'graded', graded, line: 0 }));
   }
 
   /** Counts an input record that could not be read (it is written as `invalid`, in its place). */
@@ -211,6 +274,8 @@ export class Grader {
    * `GradedItem.fromStore`; never for a jury, whose agreement counts every grading).
    */
   async gradeItemWithOrigin(item: Item): Promise<{ record: ResultRecord; fromStore: boolean }> {
+    // A group mode grades a lone item as a group of one.
+    if (this.groups) return { record: this.toRecord({ kind: 'graded', graded: (await this.gradeGroupItems([item]))[0], line: 0 }), fromStore: false };
     const graded = await this.gradeCriteria(this.prepare(item));
     return { record: this.toRecord({ kind: 'graded', graded, line: 0 }), fromStore: graded.fromStore === true };
   }
@@ -233,6 +298,20 @@ export class Grader {
 
   /** Results in input order (see `inInputOrder`); unreadable records stay in their place as `invalid`. */
   async *gradeStream(records: AsyncIterable<ImportRecord>): AsyncGenerator<ResultRecord> {
+    if (this.groups) {
+      // Groups are consecutive records of one group key: graded together, written one line per record in place.
+      const groups = this.inInputOrder(consecutiveGroups(records, this.groups.settings.groupBy), async (group): Promise<GradedRecord[]> => {
+        const items = group.flatMap((record) => (record.kind === 'item' ? [record] : []));
+        if (items.length === 0) {
+          for (const _record of group) this.noteInvalid();
+          return group as GradedRecord[];
+        }
+        const graded = await this.gradeGroupItems(items.map((record) => record.item));
+        return graded.map((entry, index) => ({ kind: 'graded', graded: entry, line: items[index].line }));
+      });
+      for await (const group of groups) for (const record of group) yield this.toRecord(record);
+      return;
+    }
     const graded = this.inInputOrder(records, async (record): Promise<GradedRecord> => {
       if (record.kind === 'invalid') {
         this.noteInvalid();
