@@ -205,6 +205,11 @@ export class Grader {
     });
   }
 
+  /** Whether groups of items are graded together (listwise and tournament modes). */
+  get gradesGroups(): boolean {
+    return this.groups !== undefined;
+  }
+
   /** The first member's engine (concurrency and queue depth for metrics). */
   get engine(): GradingEngine {
     return this.members[0].engine;
@@ -234,19 +239,19 @@ export class Grader {
   }
 
   /** Listwise and tournament modes: a group's items graded together, one graded item each, in order (with their progress events). */
-  private async gradeGroupItems(items: readonly Item[]): Promise<GradedItem[]> {
-    const graded = await this.groups!.gradeGroup(items);
+  private async gradeGroupItems(items: readonly Item[], id?: string): Promise<GradedItem[]> {
+    const graded = await this.groups!.gradeGroup(items, id);
     for (const entry of graded) this.onEvent?.({ type: 'item', status: entry.status });
     return graded;
   }
 
   /**
    * The responses to one prompt graded together, one result per item in order: in one
-   * listwise call (or a tournament) in those modes, each on its own otherwise.
+   * listwise call (or a tournament) in those modes, each on its own otherwise. `id` names the group.
    */
-  async gradeGroup(items: readonly Item[]): Promise<ResultRecord[]> {
+  async gradeGroup(items: readonly Item[], id?: string): Promise<ResultRecord[]> {
     if (!this.groups) return Promise.all(items.map((item) => this.gradeItem(item)));
-    return (await this.gradeGroupItems(items)).map((graded) => this.toRecord({ kind: 'graded', graded, line: 0 }));
+    return (await this.gradeGroupItems(items, id)).map((graded) => this.toRecord({ kind: 'graded', graded, line: 0 }));
   }
 
   /** Counts an input record that could not be read (it is written as `invalid`, in its place). */

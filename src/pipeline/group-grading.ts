@@ -160,11 +160,11 @@ export class GroupGrading {
     private readonly parts: GroupGradingParts,
   ) {}
 
-  /** One graded item per member, in order; members that cannot be graded with the group are errors of their own. */
-  async gradeGroup(items: readonly Item[]): Promise<GradedItem[]> {
+  /** One graded item per member, in order (`id` names the group, else its field or content); members that cannot be graded with the group are errors of their own. */
+  async gradeGroup(items: readonly Item[], id?: string): Promise<GradedItem[]> {
     if (items.length === 0) return [];
     const first = items[0];
-    const groupId = groupIdOf(items, this.settings.groupBy);
+    const groupId = id ?? groupIdOf(items, this.settings.groupBy);
     const graded = new Array<GradedItem | undefined>(items.length);
     const members: number[] = [];
     const rubricIssue = rubricProblem(first, this.settings);

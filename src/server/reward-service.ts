@@ -54,6 +54,10 @@ export interface ScoreOptions {
    * leaves failed rewards null (adapters that apply their own fallback in their own units).
    */
   fallback?: number | null;
+  /** The trainer's step, when the request says it (the reward-hacking monitor's trend). */
+  step?: number;
+  /** `scoreGroup`: the group's id (its members' results carry it). */
+  groupId?: string;
 }
 
 export interface ScoredItems {
@@ -172,9 +176,7 @@ export class RewardService {
    * are cached for the client's retry.
    */
   async scoreItems(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
-    const store = this.storeHealth?.();
-    // Without its shared store a replica would pay again for cached verdicts and break the fleet's limits: refuse clearly.
-    if (store && store.status !== 'ok') throw new RubricateError('STORE_UNAVAILABLE', `the shared store is unavailable${store.reason ? `: ${store.reason}` : ''}; retry shortly`, { retryAfterMs: 1_000 });
+    this.refuseWithoutStore();
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
     const deadlineAt = this.now() + deadlineMs;
     const work: SharedGrading[] = [];
@@ -206,6 +208,59 @@ export class RewardService {
     const results = reused.every((record): record is ResultRecord => record !== undefined)
       ? reused.map((record, index) => reusedResult(record, items[index].id))
       : await this.settle(items, work, deadlineAt, deadlineMs);
+    return this.answered(items, results, options);
+  }
+
+  /**
+   * The responses to one prompt graded together (listwise or tournament judging: one call, or
+   * one tournament, for the group), one reward result each, in order; in the per-item modes
+   * the same as `scoreItems`. The group is admitted whole and answered at the deadline at the
+   * latest (its members then `DEADLINE_EXCEEDED`, the grading going on for a retry).
+   */
+  async scoreGroup(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
+    if (!this.grader.gradesGroups) return this.scoreItems(items, options);
+    this.refuseWithoutStore();
+    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    const deadlineAt = this.now() + deadlineMs;
+    try {
+      await this.admission.admit(items.length, { wait: options.waitForRoom === true, deadlineAt });
+    } catch (error) {
+      if (RubricateError.isInstance(error) && error.code === 'OVERLOADED') this.metrics.rejected.inc({ reason: 'queue_full' });
+      throw error;
+    }
+    const graded = this.grader.gradeGroup(items, options.groupId);
+    const release = () => this.admission.release(items.length);
+    graded.then(release, release);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => {
+      timer = setTimeout(() => resolve('deadline'), Math.max(0, deadlineAt - this.now()));
+    });
+    let results: RewardResult[];
+    try {
+      const outcome = await Promise.race([graded, deadline]);
+      if (outcome === 'deadline') {
+        this.metrics.deadlines.inc({}, items.length);
+        const error = new RubricateError('DEADLINE_EXCEEDED', `the group was not graded within the ${Math.round(deadlineMs / 100) / 10} s deadline; grading goes on and a retry will reuse its verdicts`);
+        results = items.map((item) => failedResult(item.id, error));
+      } else {
+        results = outcome.map((record, index) => toRewardResult(record, items[index].id));
+      }
+    } catch (error) {
+      results = items.map((item) => failedResult(item.id, toRubricateError(error)));
+    } finally {
+      clearTimeout(timer);
+    }
+    return this.answered(items, results, options);
+  }
+
+  /** Without its shared store a replica would pay again for cached verdicts and break the fleet's limits: refused clearly. */
+  private refuseWithoutStore(): void {
+    const store = this.storeHealth?.();
+    if (store && store.status !== 'ok') throw new RubricateError('STORE_UNAVAILABLE', `the shared store is unavailable${store.reason ? `: ${store.reason}` : ''}; retry shortly`, { retryAfterMs: 1_000 });
+  }
+
+  /** The failure policy applied to the answers, and their outcomes counted. */
+  private answered(_items: readonly Item[], results: RewardResult[], options: ScoreOptions): ScoredItems {
     const fallbacks = applyFallback(results, options.fallback === undefined ? fallbackValue(this.errorPolicy) : (options.fallback ?? undefined));
     for (const result of results) {
       if (result.fallback) this.metrics.rewards.inc({ outcome: 'fallback' });

@@ -2,8 +2,8 @@
  * The native reward API:
  *   POST /v1/score        one item            → RewardResult
  *   POST /v1/score/batch  {items: [...]}       → {results, fallbacks}
- *   POST /v1/score/group  {prompt, rubric, responses, advantages?, eps?}
- *                                              → {id, rewards, advantages?, results, fallbacks}
+ *   POST /v1/score/group  {prompt, rubric, responses, advantages?, eps?, shaping?, outcomes?, lengths?, step?}
+ *                                              → {id, rewards, raw_rewards?, advantages?, zero_variance, shaping?, axes?, results, fallbacks}
  * Rewards are raw item scores; a failed item has `reward: null` and its reason, unless the
  * server runs with a fallback, which is then flagged per item and counted. Rewards and
  * advantages are JSON floats (`1.0`), and errors carry no internal address (public-errors.ts).
@@ -14,7 +14,8 @@
  * this, so one bad rubric fails only its own row).
  */
 import { RubricateError, toRubricateError } from '../errors.js';
-import { advantageEstimators, defaultAdvantageEpsilon, groupAdvantages, type AdvantageEstimator } from './advantages.js';
+import { advantageEstimators, defaultAdvantageEpsilon, type AdvantageEstimator } from './advantages.js';
+import { groupAnswer, parseGroupRequest } from './group-rewards.js';
 import { readJsonBody } from './body.js';
 import type { RouteContext, ServerApp } from './context.js';
 import { floatJson } from './float-json.js';
@@ -97,20 +98,13 @@ export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: R
     const epsilon = body.eps === undefined ? defaultAdvantageEpsilon : body.eps;
     if (typeof epsilon !== 'number' || !Number.isFinite(epsilon) || epsilon < 0) throw new RubricateError('INPUT_INVALID', 'eps must be a finite number ≥ 0', { field: 'eps' });
     const group = parseGroupInput(body, { rubrics: service.rubrics, rubricCache: service.rubricCache });
+    const request = parseGroupRequest(body, group.responses.length);
     const items = groupItems(group);
     context.set('items', items.length);
-    const { results, fallbacks } = await service.scoreItems(items);
+    // Listwise and tournament modes grade the group in one piece; the per-item modes item by item.
+    const { results, fallbacks } = await service.scoreGroup(items, { groupId: group.id, ...(request.step !== undefined ? { step: request.step } : {}) });
     context.set('fallbacks', fallbacks);
-    const rewards = results.map((result) => result.reward);
-    const answer: Record<string, unknown> = { id: group.id, rewards };
-    if (estimator) {
-      // Fallback rewards are not real rewards: they stay out of the group statistics, and
-      // their members get a neutral advantage of 0 (flagged through `results[i].fallback`).
-      const real = results.map((result) => (result.fallback ? null : result.reward));
-      const advantages = groupAdvantages(real, estimator, epsilon);
-      answer.advantages = advantages.map((advantage, index) => (advantage === null && results[index].fallback ? 0 : advantage));
-      answer.estimator = estimator;
-    }
+    const answer = groupAnswer({ id: group.id, responses: group.responses, results, request, ...(estimator ? { estimator } : {}), epsilon, scoring: service.grader.scoring });
     answer.results = results.map(publicResult);
     answer.fallbacks = fallbacks;
     return floatJson(context, answer);
