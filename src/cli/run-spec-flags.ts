@@ -20,8 +20,15 @@ import { validateSampling } from '../grading/sampling.js';
 import { explanationLengths, parseRunSpec, reasoningEfforts, structuredOutputModes, type Credentials, type ModelSpec, type RunSpec, type SettingPath } from '../spec/run-spec.js';
 import { safeParseJson } from '../util/json.js';
 
-/** Which model a model setting's flag is for: `--judge-…` or `--generator-…`. */
-export type ModelRole = 'judge' | 'generator';
+/** Which model a model setting's flag is for: `--judge-…`, `--generator-…` or `--audit-…` (serve's audit judge). */
+export type ModelRole = 'judge' | 'generator' | 'audit';
+
+/** Each role's model flag, key flag and the prefix of its model-setting flags. */
+const roleFlags: Record<ModelRole, { model: string; apiKey: string; prefix: string }> = {
+  judge: { model: 'judge', apiKey: 'judge-api-key', prefix: '' },
+  generator: { model: 'generator', apiKey: 'generator-api-key', prefix: 'generator-' },
+  audit: { model: 'audit-judge', apiKey: 'audit-api-key', prefix: 'audit-' },
+};
 
 /** The run-spec groups a command can offer. */
 export type FlagGroup = 'plan' | 'batching' | 'sampling' | 'protocol' | 'calls' | 'jury' | 'scoring' | 'fleet' | 'text';
@@ -219,9 +226,9 @@ const runRows: readonly FlagRow[] = [
   { group: 'text', path: 'omitText', name: 'no-text', description: 'leave prompt and response text out of the results', toSpec: (text: boolean) => !text },
 ];
 
-/** The flag of a model row for a role: `--judge-header` / `--generator-header`, `--threads` / `--generator-threads`. */
+/** The flag of a model row for a role: `--judge-header` / `--generator-header` / `--audit-header`, `--threads` / `--generator-threads`. */
 function modelFlagName(row: FlagRow, role: ModelRole): string {
-  return role === 'judge' ? row.name : `generator-${row.name.replace(/^judge-/, '')}`;
+  return role === 'judge' ? row.name : `${roleFlags[role].prefix}${row.name.replace(/^judge-/, '')}`;
 }
 
 function optionOf(row: FlagRow, name = row.name, description = row.description): Option {
@@ -245,12 +252,16 @@ export function addModelOptions(command: Command, role: ModelRole): Command {
     command
       .option('--judge <spec>', 'openai:MODEL | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
       .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)');
-  } else {
+  } else if (role === 'generator') {
     command
       .option('--generator <spec>', 'model that writes rubrics: openai:MODEL | gguf:PATH | gguf:default | … (default: the same rule as --judge)')
       .option('--generator-api-key <key>', 'API key of the generator (default: the provider\'s variable, as for --judge)');
+  } else {
+    command
+      .option('--audit-judge <spec>', 'the reward-hacking monitor\'s judge: openai:MODEL | anthropic:MODEL | … (a sampled share of answered items graded again by it, in the background)')
+      .option('--audit-api-key <key>', 'API key of the audit judge (default: the provider\'s variable, as for --judge)');
   }
-  for (const row of modelRows) command.addOption(optionOf(row, modelFlagName(row, role), role === 'judge' ? row.description : `generator: ${row.description}`));
+  for (const row of modelRows) command.addOption(optionOf(row, modelFlagName(row, role), role === 'judge' ? row.description : `${role === 'audit' ? 'audit judge' : role}: ${row.description}`));
   return command;
 }
 
@@ -292,9 +303,10 @@ function modelSpecOf(flags: ParsedFlags, role: ModelRole, model: string | undefi
 /** A model's spec and key as the flags of a role give them. */
 export function modelFromFlags(flags: object, role: ModelRole): { models: ModelSpec[]; credentials: Credentials } {
   const parsed = flags as ParsedFlags;
-  const specs = role === 'judge' ? ((parsed.judge as string[] | undefined) ?? []) : parsed.generator === undefined ? [] : [parsed.generator as string];
+  const given = parsed[attributeOf(roleFlags[role].model)] as string[] | string | undefined;
+  const specs = given === undefined ? [] : Array.isArray(given) ? given : [given];
   const models = (specs.length > 0 ? specs : [undefined]).map((model) => modelSpecOf(parsed, role, model));
-  const apiKey = parsed[role === 'judge' ? 'judgeApiKey' : 'generatorApiKey'] as string | undefined;
+  const apiKey = parsed[attributeOf(roleFlags[role].apiKey)] as string | undefined;
   return { models, credentials: apiKey === undefined ? {} : { apiKey } };
 }
 
@@ -315,7 +327,7 @@ export function runSpecFromFlags(flags: object, isDefault: (attribute: string) =
 
 /** The flag of a model-spec setting for a role, as the user typed it. */
 export function flagOfSetting(path: SettingPath, role: ModelRole): string {
-  if (path === 'apiKey') return `--${role}-api-key`;
+  if (path === 'apiKey') return `--${roleFlags[role].apiKey}`;
   const row = modelRows.find((candidate) => candidate.path === path);
   return row ? `--${modelFlagName(row, role)}` : path;
 }
@@ -330,7 +342,7 @@ export function refuseUnreadModelFlags(models: readonly ModelSpec[], credentials
     if (unread.length === 0) continue;
     const { prefix } = backendOf(model);
     const flags = unread.map((path) => flagOfSetting(path, role));
-    throw new RubricateError('CONFIG_INVALID', `${flags.join(', ')} ${flags.length === 1 ? 'does' : 'do'} not apply to ${prefix === 'none' ? `--${role} none` : `${prefix}: ${role}s`}: leave ${flags.length === 1 ? 'it' : 'them'} out`, {
+    throw new RubricateError('CONFIG_INVALID', `${flags.join(', ')} ${flags.length === 1 ? 'does' : 'do'} not apply to ${prefix === 'none' ? `--${roleFlags[role].model} none` : `${prefix}: ${role === 'audit' ? 'audit judge' : role}s`}: leave ${flags.length === 1 ? 'it' : 'them'} out`, {
       field: flags[0].replace(/^--/, ''),
     });
   }

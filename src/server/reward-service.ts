@@ -15,6 +15,7 @@ import { itemContentKey, RubricCache } from './input.js';
 import { ServerMetrics } from './metrics.js';
 import { applyFallback, failedResult, fallbackValue, nullPolicy, toRewardResult, type ErrorPolicy, type RewardResult } from './rewards.js';
 import type { JudgeEndpointStatus } from '../judges/pool.js';
+import type { RewardAudit } from './audit.js';
 
 export interface RewardServiceOptions {
   /** Grading options, as for `rubricate grade`; `scoring` defaults to `weighted_mean` here. */
@@ -32,6 +33,8 @@ export interface RewardServiceOptions {
   onEvent?: (event: EngineEvent) => void;
   /** Live state of pooled judge endpoints, for /healthz and /metrics. */
   judgeEndpoints?: () => JudgeEndpointStatus[];
+  /** The reward-hacking monitor: a sampled share of answered items graded again by an audit judge, in the background. */
+  audit?: RewardAudit;
   /** Health of a shared store (Redis): while it is away, requests are refused with 503 (STORE_UNAVAILABLE). */
   storeHealth?: () => { status: 'ok' | 'unavailable'; reason?: string };
   /**
@@ -114,6 +117,7 @@ export class RewardService {
   private readonly rememberCapacity: number;
   private readonly onGraderEvent: (event: EngineEvent) => void;
   private readonly now: () => number;
+  readonly audit: RewardAudit | undefined;
 
   constructor(options: RewardServiceOptions) {
     this.now = options.now ?? Date.now;
@@ -131,6 +135,8 @@ export class RewardService {
       inFlightRequests: () => this.inFlightRequests,
       ...(options.judgeEndpoints ? { judgeEndpoints: options.judgeEndpoints } : {}),
     });
+    this.audit = options.audit;
+    this.audit?.registerMetrics(this.metrics.registry);
     this.rememberCapacity = options.rememberedResults ?? defaultRememberedResults;
     const extraListener = options.onEvent;
     this.onGraderEvent = (event) => {
@@ -259,14 +265,16 @@ export class RewardService {
     if (store && store.status !== 'ok') throw new RubricateError('STORE_UNAVAILABLE', `the shared store is unavailable${store.reason ? `: ${store.reason}` : ''}; retry shortly`, { retryAfterMs: 1_000 });
   }
 
-  /** The failure policy applied to the answers, and their outcomes counted. */
-  private answered(_items: readonly Item[], results: RewardResult[], options: ScoreOptions): ScoredItems {
+  /** The failure policy applied to the answers, their outcomes counted, and the audit told. */
+  private answered(items: readonly Item[], results: RewardResult[], options: ScoreOptions): ScoredItems {
     const fallbacks = applyFallback(results, options.fallback === undefined ? fallbackValue(this.errorPolicy) : (options.fallback ?? undefined));
     for (const result of results) {
       if (result.fallback) this.metrics.rewards.inc({ outcome: 'fallback' });
       else this.metrics.rewards.inc({ outcome: result.status });
     }
     if (fallbacks > 0) this.metrics.fallbacks.inc({}, fallbacks);
+    // The answers are final here: the audit reads them and goes on in the background.
+    this.audit?.observe(items, results, options.step);
     return { results, fallbacks };
   }
 

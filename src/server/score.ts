@@ -4,7 +4,8 @@
  *   POST /v1/score/batch  {items: [...]}       → {results, fallbacks}
  *   POST /v1/score/group  {prompt, rubric, responses, advantages?, eps?, shaping?, outcomes?, lengths?, step?}
  *                                              → {id, rewards, raw_rewards?, advantages?, zero_variance, shaping?, axes?, results, fallbacks}
- * Rewards are raw item scores; a failed item has `reward: null` and its reason, unless the
+ * Every body may carry the trainer's `step` (an integer), which the reward-hacking monitor
+ * (`audit.ts`) uses for its trend. Rewards are raw item scores; a failed item has `reward: null` and its reason, unless the
  * server runs with a fallback, which is then flagged per item and counted. Rewards and
  * advantages are JSON floats (`1.0`), and errors carry no internal address (public-errors.ts).
  *
@@ -24,16 +25,27 @@ import { publicResult } from './public-errors.js';
 import { applyFallback, failedResult, fallbackValue, type RewardResult } from './rewards.js';
 import type { Item } from '../rubric/schema.js';
 import { isRecord } from '../util/is-record.js';
+import { z } from 'zod';
 
 export const scoreRoutes = ['/v1/score', '/v1/score/batch', '/v1/score/group'] as const;
+
+const stepSchema = z.number().int().nonnegative().optional();
+
+/** The training step a request gives (for the reward-hacking monitor); a wrong one is a 400. */
+function stepOf(body: unknown): number | undefined {
+  const parsed = stepSchema.safeParse(isRecord(body) ? body.step : undefined);
+  if (!parsed.success) throw new RubricateError('INPUT_INVALID', `step: ${parsed.error.issues[0]?.message ?? 'invalid'} (the training step, an integer ≥ 0)`, { field: 'step' });
+  return parsed.data;
+}
 
 export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: RouteContext): void {
   app.post('/v1/score', async (context) => {
     service.assertRoom();
     const body = await readJsonBody(context, maxBodyBytes);
     const item = parseScoreItem(body, { rubrics: service.rubrics, rubricCache: service.rubricCache });
+    const step = stepOf(body);
     context.set('items', 1);
-    const { results, fallbacks } = await service.scoreItems([item]);
+    const { results, fallbacks } = await service.scoreItems([item], step !== undefined ? { step } : {});
     const result = results[0];
     context.set('fallbacks', fallbacks);
     // One item past its deadline is the request past its deadline: 504, unless a fallback was asked for.
@@ -66,8 +78,9 @@ export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: R
     });
     context.set('items', body.items.length);
     let fallbacks = 0;
+    const step = stepOf(body);
     if (items.length > 0) {
-      const scored = await service.scoreItems(items);
+      const scored = await service.scoreItems(items, step !== undefined ? { step } : {});
       scored.results.forEach((result, position) => {
         results[positions[position]] = result;
       });
