@@ -34,6 +34,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   merge: async () => (await import('./commands/merge.js')).registerMergeCommand,
   batches: async () => (await import('./commands/batches.js')).registerBatchesCommand,
   'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
+  'rubric-reward': async () => (await import('./commands/rubric-reward.js')).registerRubricRewardCommand,
 };
 
 export async function buildProgram(context: CommandContext, argv: readonly string[] = []): Promise<Command> {

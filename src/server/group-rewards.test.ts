@@ -73,7 +73,7 @@ describe('POST /v1/score/group with group judging and shaping', () => {
     const server = closeAfter(await startTestServer(listwise));
     const base = { prompt, rubric: fruitRubric, responses: ['a', 'b'] };
     const cases: Array<[Record<string, unknown>, RegExp]> = [
-      [{ lengths: [1] }, /lengths has 1 entries for 2 responses/],
+      [{ lengths: [1] }, /field lengths: 1 entries for 2 responses/],
       [{ shaping: { length_penalty: { weigth: 1 } } }, /shaping\.length_penalty/],
       [{ shaping: { outcome_mix: { lambda: 0.5 } } }, /give `outcomes`/],
       [{ outcomes: [1, 2] }, /outcomes\.1/],

@@ -31,12 +31,12 @@ export function parseGroupRequest(body: Record<string, unknown>, responses: numb
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue.path.map(String).join('.');
-    throw new RubricateError('INPUT_INVALID', `${field}: ${issue.code === 'unrecognized_keys' ? `not a setting (${issue.keys.join(', ')})` : issue.message}`, { field });
+    throw new RubricateError('INPUT_INVALID', issue.code === 'unrecognized_keys' ? `not a setting (${issue.keys.join(', ')})` : issue.message, { field });
   }
   const request = parsed.data;
   for (const name of ['outcomes', 'lengths'] as const) {
     const values = request[name];
-    if (values && values.length !== responses) throw new RubricateError('INPUT_INVALID', `${name} has ${values.length} entries for ${responses} responses: give one per response`, { field: name });
+    if (values && values.length !== responses) throw new RubricateError('INPUT_INVALID', `${values.length} entries for ${responses} responses: give one per response`, { field: name });
   }
   if (request.shaping?.outcome_mix && !request.outcomes) throw new RubricateError('INPUT_INVALID', 'shaping.outcome_mix mixes each response\'s outcome with its rubric reward: give `outcomes`, one per response', { field: 'outcomes' });
   return request;

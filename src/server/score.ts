@@ -34,7 +34,7 @@ const stepSchema = z.number().int().nonnegative().optional();
 /** The training step a request gives (for the reward-hacking monitor); a wrong one is a 400. */
 function stepOf(body: unknown): number | undefined {
   const parsed = stepSchema.safeParse(isRecord(body) ? body.step : undefined);
-  if (!parsed.success) throw new RubricateError('INPUT_INVALID', `step: ${parsed.error.issues[0]?.message ?? 'invalid'} (the training step, an integer ≥ 0)`, { field: 'step' });
+  if (!parsed.success) throw new RubricateError('INPUT_INVALID', `${parsed.error.issues[0]?.message ?? 'invalid'} (the training step, an integer ≥ 0)`, { field: 'step' });
   return parsed.data;
 }
 

@@ -18,6 +18,7 @@ import { RewardService, defaultDeadlineMs, defaultMaxQueue } from '../../server/
 import { defaultWaitingCapacity } from '../../server/admission.js';
 import { nullPolicy, parseErrorPolicy, type ErrorPolicy } from '../../server/rewards.js';
 import { scoreRoutes } from '../../server/score.js';
+import { rlRoutes } from '../../server/rl-routes.js';
 import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
 import type { CommandContext } from '../context.js';
 import { RedisReplyStore } from '../../store/index.js';
@@ -277,7 +278,7 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
     throw error;
   }
 
-  const routes = [...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(evolver ? evolvingRubricRoutes : []), '/healthz', '/metrics'];
+  const routes = [...scoreRoutes, ...rlRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(evolver ? evolvingRubricRoutes : []), '/healthz', '/metrics'];
   context.stdout(JSON.stringify({ event: 'listening', url: running.url, host: running.host, port: running.port, pid: process.pid, routes }));
   logger.info({ url: running.url, judge: judges[0]?.provenance.id ?? 'none', endpoints: replicaPool?.size ?? (judges.length > 0 ? 1 : 0) }, 'listening');
 
