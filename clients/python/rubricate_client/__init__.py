@@ -3,6 +3,7 @@
 * ``RubricateClient`` / ``AsyncRubricateClient``: ``score``, ``score_batch``, ``score_group``.
 * ``rubricate_client.verl``: verl custom reward functions (naive, dapo, batch, prime, reward loop).
 * ``rubricate_client.trl``: TRL GRPOTrainer reward functions (async and sync).
+* ``rubricate_client.groups``: group rewards with shaping (TRL, verl batch, slime, OpenRLHF), RuscaRL scaffolding, rubric rewards.
 
 See docs/rl-integration.md for each trainer.
 """
