@@ -53,6 +53,11 @@ describe('listwise judging', () => {
     // The group's one call is counted once, on its first line.
     expect(results.map((result) => result.usage?.calls)).toEqual([1, 0, 0, 0, 0, 0, 0, 0]);
     expect(results[3].group).toEqual({ id: expect.stringMatching(/^g_[0-9a-f]{16}$/), members: 8, index: 3 });
+    // The same group per criterion: one call per response and criterion.
+    fake.setScript((request) => ({ content: { explanation: 'x', criteria_met: met(request.response ?? '', request.criteria[0]) } }));
+    const perCriterion = await grader(judge, {}).gradeGroup(groupItems());
+    expect(fake.requests).toHaveLength(1 + 80);
+    expect(perCriterion.map((result) => result.score)).toEqual(results.map((result) => result.score));
   });
 
   test('with a second order: two calls, the orders reversed, position consistency per response', async ({ scriptedJudge }) => {

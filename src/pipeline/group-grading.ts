@@ -12,7 +12,7 @@ import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import { holisticCriterion } from '../grading/holistic.js';
 import { foldListwise, listwiseItem, presentationOrders, type ListwiseGroup } from '../grading/listwise.js';
-import { pairToItem, type PairOrder } from '../grading/pairwise.js';
+import { combineOrders, pairToItem, type PairOrder } from '../grading/pairwise.js';
 import { comparisonPair, foldTournament, tournamentCriterionId, tournamentPairs, type TournamentComparison } from '../grading/tournament.js';
 import type { CriterionResult } from '../grading/types.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
@@ -20,7 +20,6 @@ import type { ImportRecord } from '../rubric/records.js';
 import type { Criterion, Item } from '../rubric/schema.js';
 import { settingAt, type GradingPlan } from '../spec/run-spec.js';
 import { sha256Hex } from '../util/hash.js';
-import { combineOrders } from './compare.js';
 
 export type GroupMode = 'listwise' | 'tournament';
 
