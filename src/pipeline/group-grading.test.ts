@@ -193,6 +193,16 @@ describe('tournament judging', () => {
     expect(results.map((result) => result.group?.position_consistency)).toEqual([1, 1, 1, 1]);
   });
 
+  test('a group of identical responses ties without a judge call; a lone response cannot be compared', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(preferMore);
+    const tied = await grader(judge, { mode: 'tournament' }).gradeGroup(groupItems(['apples', 'apples', 'apples']));
+    expect(tied.map((result) => result.score)).toEqual([0.5, 0.5, 0.5]);
+    const alone = await grader(judge, { mode: 'tournament' }).gradeGroup(groupItems(['apples']));
+    expect(alone[0]).toMatchObject({ status: 'error', score: null });
+    expect(alone[0].error?.message).toMatch(/a single response/);
+    expect(fake.requests).toHaveLength(0);
+  });
+
   test('circular pairs make one comparison per response; a failed comparison fails both of its responses', async ({ scriptedJudge }) => {
     const { fake, judge } = await scriptedJudge((request) => (request.responses.some((response) => response.text === 'figs') ? { content: 'no verdict' } : preferMore(request)));
     const results = await grader(judge, { mode: 'tournament', tournament: 'circular', orders: 1 }).gradeGroup(groupItems(['apples', 'apples pears', 'figs', 'plums pears dates']));

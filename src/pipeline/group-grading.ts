@@ -177,8 +177,23 @@ export class GroupGrading {
       const playerOf = new Map<string, number>();
       for (const index of members) if (!playerOf.has(items[index].response)) playerOf.set(items[index].response, responses.push(items[index].response) - 1);
       if (this.settings.mode === 'tournament' && responses.length < 2) {
-        const error = new RubricateError('INPUT_INVALID', `a tournament compares different responses to one prompt; group ${groupId} has ${responses.length === 1 && members.length > 1 ? `${members.length} identical responses` : 'a single response'}`, { field: 'response' });
-        for (const index of members) graded[index] = failedItem(items[index], error);
+        if (members.length === 1) {
+          const error = new RubricateError('INPUT_INVALID', `a tournament compares the responses to one prompt; group ${groupId} has a single response`, { field: 'response' });
+          graded[members[0]] = failedItem(items[members[0]], error);
+        } else {
+          // Every response the same: a tie by definition, with no judge call (and no spread to learn from).
+          const criterion: Criterion = { id: 'identical', text: 'every response of the group is the same: a tie', points: 1, tags: [], kind: 'principle' };
+          members.forEach((index) => {
+            graded[index] = {
+              item: items[index],
+              status: 'ok',
+              criteria: [{ criterion, source: 'check', status: 'ok', verdict: { met: false, value: 0.5, label: 'tie', source: 'check', explanation: criterion.text } }],
+              gated: false,
+              usage: emptyUsage(),
+              group: { id: groupId, members: items.length, index, ...(this.settings.orders === 2 ? { positionConsistency: null } : {}), bradleyTerry: null },
+            };
+          });
+        }
         return graded.map((entry) => entry!);
       }
       const usage = emptyUsage();
