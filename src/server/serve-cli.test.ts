@@ -74,5 +74,8 @@ describe('rubricate serve', () => {
     const unread = await runCliCaptured(['serve', '--judge', 'none', '--no-cache', '--audit-judge', 'anthropic:m', '--audit-threads', '2']);
     expect(unread.code).toBe(2);
     expect(unread.stderr).toContain('--audit-threads does not apply to anthropic: audit judges');
+    const same = await runCliCaptured(['serve', '--judge', 'openai:m', '--judge-base-url', 'http://127.0.0.1:9/v1', '--no-cache', '--audit-judge', 'openai:m', '--audit-base-url', 'http://127.0.0.1:9/v1']);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain('--audit-judge is the policy judge itself');
   });
 });

@@ -32,6 +32,7 @@ import { openRunSession, type RunSession, type SessionFlags } from '../session.j
 import { RewardAudit } from '../../server/audit.js';
 import { Grader } from '../../pipeline/grader.js';
 import { checkFiles, JsonLinesWriter } from '../../util/files.js';
+import { canonicalJson } from '../../util/json.js';
 import type { Credentials, RunSpec } from '../../spec/run-spec.js';
 import { evolvingRubricRoutes } from '../../server/evolving-rubrics.js';
 import { redactDeep } from '../../util/redact.js';
@@ -99,6 +100,8 @@ async function openAudit(flags: ServeFlags, spec: RunSpec, session: RunSession, 
   }
   const model = modelFromFlags(flags, 'audit');
   refuseUnreadModelFlags(model.models, model.credentials, 'audit');
+  // The same model at the same endpoint would answer from the policy judge's own cached replies: agreement by construction.
+  if (canonicalJson(model.models[0]) === canonicalJson(spec.judges[0] ?? {})) throw new RubricateError('CONFIG_INVALID', '--audit-judge is the policy judge itself: audit with another model or endpoint', { field: 'audit-judge' });
   const judge = await createJudge(model.models[0], model.credentials);
   if (!judge) throw new RubricateError('CONFIG_INVALID', '--audit-judge none has nothing to audit with: name a model', { field: 'audit-judge' });
   session.adopt(judge);
