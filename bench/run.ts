@@ -12,7 +12,7 @@ import { formatMarkdownTable, formatTable } from './support/table.js';
 
 type Row = Record<string, unknown>;
 
-const defaultOrder = ['overhead', 'cpu', 'healthbench', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import'];
+const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import'];
 
 function round(value: unknown, digits = 3): string | number {
   if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
@@ -116,6 +116,24 @@ async function main(): Promise<void> {
   const scale = results.scale;
   if (Array.isArray(scale)) {
     lines.push(formatTable(scale.map((row: Row) => ({ scenario: String(row.scenario), items: round(row.items), 'wall s': round(row.wall_s, 2), 'µs/item': round(row.us_per_item, 1), 'peak RSS MB': round(row.peak_rss_mb, 0), 'judge calls': round(row.calls), 'cache hits': round(row.cache_hits) }))), '');
+  }
+  const groups = results.groups;
+  if (Array.isArray(groups)) {
+    lines.push(
+      formatTable(
+        groups.map((row: Row) => ({
+          mode: String(row.scenario),
+          'calls/group': round(row.calls_per_group, 2),
+          'input tok/group': round(row.input_tokens_per_group, 0),
+          'cached input': typeof row.cached_input_share === 'number' ? `${(row.cached_input_share * 100).toFixed(1)}%` : '–',
+          'output tok/group': round(row.output_tokens_per_group, 0),
+          'group wall s (mean)': round(row.group_wall_s_mean, 2),
+          'step wall s': round(row.step_wall_s, 2),
+          'ok/error': `${String(row.items_ok)}/${String(row.items_error)}`,
+        })),
+      ),
+      '',
+    );
   }
   const otel = results['otel-import'];
   if (Array.isArray(otel)) {

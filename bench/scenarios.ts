@@ -12,6 +12,7 @@ import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { healthbenchItems, loadLibrary, simulatedJudge, prepareCachedItems, runGradingScenario, syntheticItems, type GradingScenario } from './grading.js';
 import { anthropicCachingScenario, anthropicTransportScenario } from './anthropic.js';
+import { groupModes, healthbenchStep, runGroupModes } from './groups.js';
 import { runHealthBenchLayout } from './reference-layout/index.js';
 import { runPromptfoo } from './promptfoo/index.js';
 import { parseBashTimes, peakRssBytes, startSimulatorProcess } from './support/index.js';
@@ -122,6 +123,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     } finally {
       await simulator.stop();
     }
+  },
+
+  /** One RL step, 64 prompts × 8 responses, graded by group in each judging mode (docs/benchmarks.md). */
+  async groups() {
+    const rows = await runGroupModes(healthbenchStep(haveHealthBench ? healthbenchFile : undefined), realisticJudge, groupModes);
+    return rows.map((row) => ({ ...row, note: haveHealthBench ? 'HealthBench prompts and rubrics' : 'synthetic items of HealthBench shape (HealthBench data not found)' }));
   },
 
   async healthbench() {

@@ -40,6 +40,16 @@ function writeItems(directory: string, likert = false): string {
   return file;
 }
 
+/** Five responses to two prompts (three, then two), each naming its prompt in `metadata.prompt_id`: what group judging grades. */
+function writeGroupedItems(directory: string): string {
+  const file = join(directory, 'grouped.jsonl');
+  const lines = ['p1', 'p1', 'p1', 'p2', 'p2'].map((prompt, index) =>
+    JSON.stringify({ id: `item-${index}`, prompt: `Question ${prompt}?`, response: `Answer ${index}, with detail.`, metadata: { prompt_id: prompt }, rubric: { criteria: [{ id: 'a', text: `Answers question ${prompt}`, points: 2 }, { id: 'b', text: 'Is polite', points: 1 }] } }),
+  );
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
 /** What a judge was sent between two request counts, in an order that does not depend on scheduling. */
 function sentBodies(fake: FakeJudge, from: number, to: number): string[] {
   return fake.requests.slice(from, to).map((request) => JSON.stringify({ path: request.path, run: request.headers['x-run'], body: request.body })).sort();
@@ -107,6 +117,9 @@ describe('the run spec over the queue', () => {
       probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native', '--alignment', alignmentFile, '--cascade-judge', JSON.stringify({ model: 'openai:fake-strong', endpoint: { baseUrl: fake.baseUrl } }), '--escalate-band', '0.5,0.95', '--escalate-on', 'band,error'],
       prometheus: ['--judge-protocol', 'prometheus'],
       template: ['--judge-template', template, '--model-under-test', 'gpt-4o', '--self-preference', 'warn'],
+      // Chunks of two would cut the three-response group: the producer keeps groups whole.
+      listwise: ['--mode', 'listwise', '--listwise', 'holistic', '--likert-levels', '5', '--orders', '2', '--group-by', 'metadata.prompt_id', '--chunk-size', '2'],
+      tournament: ['--mode', 'tournament', '--tournament', 'circular', '--group-by', 'metadata.prompt_id', '--chunk-size', '2'],
     };
     // Every run-setting flag of the table is set by some case (a new flag without one fails here).
     const given = new Set([...model, ...calls, ...scoring, ...Object.values(cases).flat()].filter((argument) => argument.startsWith('--')));
@@ -121,10 +134,12 @@ describe('the run spec over the queue', () => {
       }
       if (name === 'prometheus') fake.setScript(() => ({ content: 'Feedback: fine. [RESULT] 4' }));
       if (name === 'template') fake.setScript((request) => ({ content: { explanation: 'x', criteria_met: request.criteria[0].points > 0 } }));
+      if (name === 'listwise') fake.setScript((request) => ({ content: { responses: request.responses.map((response) => ({ label: response.label, verdicts: { holistic: { explanation: 'x', choice: String(1 + (response.text.length % 5)) } } })) } }));
+      if (name === 'tournament') fake.setScript((request) => ({ content: { explanation: 'x', winner: request.responses[0].text < request.responses[1].text ? '1' : '2' } }));
       const flags = [...judge, ...model, ...calls, ...scoring, ...extra];
       const before = fake.requests.length;
       // Fleet limits are shared through a Redis store: the single run's is a database of its own.
-      const items = name === 'prometheus' ? writeItems(directory, true) : input;
+      const items = name === 'prometheus' ? writeItems(directory, true) : name === 'listwise' || name === 'tournament' ? writeGroupedItems(directory) : input;
       const single = await runCliInProcess(['grade', '--input', items, '--out', join(directory, `${name}-single.jsonl`), '--no-cache', '--store', `${queue}0`, '--quiet', ...flags]);
       const middle = fake.requests.length;
       expect(middle - before, `${name}: ${single.stderr}`).toBeGreaterThan(0);

@@ -3,7 +3,10 @@
  * criteria) in its chat request, and the reply format it expects back.
  *
  * - `rubricate`: nonce-delimited response and `<criterion>` blocks in the last user message;
- *   one verdict object, or a `verdicts` map when several criteria are batched.
+ *   one verdict object, or a `verdicts` map when several criteria are batched; several
+ *   labelled responses (`<response-A-NONCE>` …) graded listwise, answered
+ *   `{"responses": [{label, verdicts}]}`; two (`<response-1-NONCE>`, `<response-2-NONCE>`)
+ *   compared pairwise, answered `{explanation, winner}`.
  * - `promptfoo`: promptfoo's llm-rubric grading prompt (`<Output>` / `<Rubric>`); reply
  *   `{reason, pass, score}`.
  * - `healthbench-layout`: the simple-evals HealthBench grader layout with our length-matched
@@ -31,13 +34,15 @@ export interface ExtractedCriterion {
   choices?: string[];
 }
 
-export type ReplyShape = 'single' | 'batched' | 'promptfoo' | 'healthbench';
+export type ReplyShape = 'single' | 'batched' | 'listwise' | 'pairwise' | 'promptfoo' | 'healthbench';
 
 export interface InterpretedRequest {
   dialect: Dialect;
   response: string;
   criteria: ExtractedCriterion[];
   replyShape: ReplyShape;
+  /** Listwise and pairwise requests: the labelled responses, in the order shown. */
+  responses?: Array<{ label: string; text: string }>;
 }
 
 export type Interpretation = { ok: true; request: InterpretedRequest } | { ok: false; error: string };
@@ -79,6 +84,7 @@ export function interpretRequest(body: unknown, messages: readonly TextMessage[]
   if (layoutMessage) return interpretHealthBenchLayout(layoutMessage.content);
   const lastUser = [...messages].reverse().find((message) => message.role === 'user');
   if (lastUser && responseOpenPattern.test(lastUser.content)) return interpretRubricate(body, lastUser.content);
+  if (lastUser && labelledResponsePattern.test(lastUser.content)) return interpretLabelled(body, lastUser.content);
   return {
     ok: false,
     error:
@@ -190,6 +196,57 @@ function responseFormatName(body: unknown): string | undefined {
   return typeof name === 'string' ? name : undefined;
 }
 
+/** A labelled response block of a listwise (`A`, `B`, …) or pairwise (`1`, `2`) prompt. */
+const labelledResponsePattern = /^<response-([A-Z]+|[12])-([0-9a-f]{16})>$/m;
+
+function interpretLabelled(body: unknown, content: string): Interpretation {
+  const nonce = labelledResponsePattern.exec(content)?.[2] as string;
+  const responses: Array<{ label: string; text: string }> = [];
+  const spans: Array<{ start: number; end: number }> = [];
+  const blockPattern = new RegExp(`^<response-([A-Z]+|[12])-${nonce}>$`, 'gm');
+  for (let match = blockPattern.exec(content); match; match = blockPattern.exec(content)) {
+    const section = delimitedSection(content, `response-${match[1]}`, nonce);
+    if (!section) return { ok: false, error: `rubricate request: <response-${match[1]}-${nonce}> has no closing line` };
+    responses.push({ label: match[1], text: section.inner });
+    spans.push(section);
+    blockPattern.lastIndex = section.end;
+  }
+  const conversation = delimitedSection(content, 'conversation', nonce);
+  if (conversation) spans.push(conversation);
+  let outside = content;
+  for (const span of spans.sort((left, right) => right.start - left.start)) outside = outside.slice(0, span.start) + ' '.repeat(span.end - span.start) + outside.slice(span.end);
+  const criteria: ExtractedCriterion[] = [];
+  const criterionPattern = /^<criterion-([0-9a-f]{16})([^>\n]*)>\n/gm;
+  for (let match = criterionPattern.exec(outside); match; match = criterionPattern.exec(outside)) {
+    const textStart = match.index + match[0].length;
+    const closeAt = outside.indexOf(`\n</criterion-${match[1]}>`, textStart - 1);
+    if (closeAt === -1) return { ok: false, error: 'rubricate request: <criterion> block without a closing line' };
+    criteria.push({ id: attribute(match[2], 'id'), points: attribute(match[2], 'points'), text: closeAt < textStart ? '' : content.slice(textStart, closeAt) });
+    criterionPattern.lastIndex = closeAt;
+  }
+  if (criteria.length === 0) return { ok: false, error: 'rubricate request: labelled responses but no criterion block' };
+  const pairwise = responses.length === 2 && responses[0].label === '1' && responses[1].label === '2';
+  if (!pairwise) attachListwiseChoices(body, criteria);
+  return { ok: true, request: { dialect: 'rubricate', response: responses[0]?.text ?? '', criteria, replyShape: pairwise ? 'pairwise' : 'listwise', responses } };
+}
+
+/** Ordinal criteria of a listwise request: the labels its schema allows for `choice`. */
+function attachListwiseChoices(body: unknown, criteria: ExtractedCriterion[]): void {
+  const schema = (body as { response_format?: { json_schema?: { schema?: { properties?: { responses?: { items?: SchemaNode } } } } } } | null)?.response_format?.json_schema?.schema;
+  const entries = schema?.properties?.responses?.items?.properties?.verdicts?.properties;
+  for (const criterion of criteria) {
+    const choices = criterion.id !== undefined ? entries?.[criterion.id]?.properties?.choice?.enum?.filter((value): value is string => typeof value === 'string') : undefined;
+    if (choices && choices.length > 0) criterion.choices = choices;
+  }
+}
+
+/** The simulated judge's preference between two responses on a criterion: a hash order, the same whichever is shown first. */
+function preferred(criterion: string, first: string, second: string): '1' | '2' | 'tie' {
+  const rank = (response: string) => createHash('sha256').update(`prefer\u0000${criterion.trim()}\u0000${response.trim()}`).digest().readUInt32BE(0);
+  const [a, b] = [rank(first), rank(second)];
+  return a === b ? 'tie' : a > b ? '1' : '2';
+}
+
 // ---------------------------------------------------------------- promptfoo
 
 function stripOneNewline(text: string): string {
@@ -246,6 +303,11 @@ function interpretHealthBenchLayout(content: string): Interpretation {
 
 // ---------------------------------------------------------------- replies
 
+/** Verdicts a request asks for: one per criterion, per response for listwise requests (a comparison is one). */
+export function verdictCount(request: InterpretedRequest): number {
+  return request.replyShape === 'listwise' ? request.criteria.length * (request.responses?.length ?? 0) : request.criteria.length;
+}
+
 /** The reply text the simulated judge gives, in the request's dialect. */
 export function buildReply(request: InterpretedRequest, explanationWords: number): string {
   const opinions = request.criteria.map((criterion) => simulatedExplanation(criterion.text, request.response, explanationWords));
@@ -258,6 +320,20 @@ export function buildReply(request: InterpretedRequest, explanationWords: number
         verdicts[criterion.id ?? String(index)] = verdictFor(criterion, opinions[index], request.response);
       });
       return JSON.stringify({ verdicts });
+    }
+    case 'listwise':
+      return JSON.stringify({
+        responses: (request.responses ?? []).map((response) => {
+          const verdicts: Record<string, Record<string, unknown>> = {};
+          request.criteria.forEach((criterion, index) => {
+            verdicts[criterion.id ?? String(index)] = verdictFor(criterion, simulatedExplanation(criterion.text, response.text, explanationWords), response.text);
+          });
+          return { label: response.label, verdicts };
+        }),
+      });
+    case 'pairwise': {
+      const [first, second] = request.responses ?? [];
+      return JSON.stringify({ explanation: opinions[0].explanation, winner: preferred(request.criteria[0].text, first.text, second.text) });
     }
     case 'promptfoo':
       return JSON.stringify({ reason: opinions[0].explanation, pass: opinions[0].met, score: opinions[0].met ? 1 : 0 });

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { RubricateError } from '../../src/errors.js';
 import { safeParseJson } from '../../src/util/json.js';
-import { buildReply, interpretRequest, readMessages, type Dialect, type InterpretedRequest } from './dialects.js';
+import { buildReply, interpretRequest, readMessages, verdictCount, type Dialect, type InterpretedRequest } from './dialects.js';
 import { PrefixCache } from './prefix-cache.js';
 import { countTextTokens, encodeChatPrompt, encodeText } from './tokens.js';
 import type { DialectTotals, Percentiles, RequestRecord, ResolvedSimulatorOptions, SimulatorOptions, SimulatorStats } from './types.js';
@@ -149,7 +149,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       inputTokens: job.promptTokens.length,
       cachedInputTokens,
       outputTokens: status === 200 ? job.outputTokens : 0,
-      criteria: job.request.criteria.length,
+      criteria: verdictCount(job.request),
       queueMs,
       serviceMs,
     };
@@ -256,7 +256,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         inputTokens: 0,
         cachedInputTokens: 0,
         outputTokens: 0,
-        criteria: interpretation.request.criteria.length,
+        criteria: verdictCount(interpretation.request),
         arrivedAtMs: now,
         startedAtMs: now,
         queueMs: 0,

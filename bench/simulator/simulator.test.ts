@@ -381,3 +381,32 @@ describe('stats over HTTP', () => {
     await expect(startSimulator({ overflow: 'drop' as 'queue' })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
   });
 });
+
+describe('group judging through the simulator', () => {
+  it('answers listwise requests per labelled response, and pairwise ones the same whichever response comes first', async () => {
+    const { Grader } = await import('../../src/pipeline/grader.js');
+    const { createJudge } = await import('../../src/judges/registry.js');
+    const { normalizeItem } = await import('../../src/rubric/normalize.js');
+    await withSimulator({ fixedMs: 0 }, async (simulator) => {
+      const judge = (await createJudge({ model: 'openai:simulated-judge', endpoint: { baseUrl: simulator.url } }))!;
+      try {
+        const criteria = ['Advises fluids', 'Mentions a doctor', 'Gives a dose'];
+        const responses = ['Drink fluids.', 'See a doctor.', 'Rest and fluids, then a doctor.', 'Take 500 mg.'];
+        const items = responses.map((text, index) => normalizeItem({ id: `g/${index}`, prompt: 'I have a fever.', response: text, rubric: { criteria: criteria.map((criterion) => ({ text: criterion, points: 1 })) } }));
+        const listwise = await new Grader({ judge, plan: { mode: 'listwise' } }).gradeGroup(items);
+        for (const [index, result] of listwise.entries()) expect(result.criteria.map((criterion) => criterion.met), responses[index]).toEqual(criteria.map((criterion) => simulatedVerdict(criterion, responses[index])));
+        const stats = await simulator.stats();
+        expect(stats.completed).toBe(1);
+        expect(stats.criteria).toBe(12);
+        await simulator.reset();
+        const tournament = await new Grader({ judge, plan: { mode: 'tournament' } }).gradeGroup(items);
+        expect(tournament.every((result) => result.status === 'ok' && result.group?.position_consistency === 1)).toBe(true);
+        expect((await simulator.stats()).completed).toBe(12);
+        // A strict order of four: win rates 0, 1/3, 2/3, 1 in some order.
+        expect(tournament.map((result) => result.score).sort()).toEqual([0, 1 / 3, 2 / 3, 1]);
+      } finally {
+        await judge.close?.();
+      }
+    });
+  });
+});

@@ -38,6 +38,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
   view: async () => (await import('./commands/view.js')).registerViewCommand,
   'calibrate-cascade': async () => (await import('./commands/calibrate-cascade.js')).registerCalibrateCascadeCommand,
+  'rubric-reward': async () => (await import('./commands/rubric-reward.js')).registerRubricRewardCommand,
 };
 
 export async function buildProgram(context: CommandContext, argv: readonly string[] = []): Promise<Command> {

@@ -39,8 +39,15 @@ import {
 import { safeParseJson } from '../util/json.js';
 import { readAlignmentFile } from '../spec/alignment.js';
 
-/** Which model a model setting's flag is for: `--judge-…` or `--generator-…`. */
-export type ModelRole = 'judge' | 'generator';
+/** Which model a model setting's flag is for: `--judge-…`, `--generator-…` or `--audit-…` (serve's audit judge). */
+export type ModelRole = 'judge' | 'generator' | 'audit';
+
+/** Each role's model flag, key flag and the prefix of its model-setting flags. */
+const roleFlags: Record<ModelRole, { model: string; apiKey: string; prefix: string }> = {
+  judge: { model: 'judge', apiKey: 'judge-api-key', prefix: '' },
+  generator: { model: 'generator', apiKey: 'generator-api-key', prefix: 'generator-' },
+  audit: { model: 'audit-judge', apiKey: 'audit-api-key', prefix: 'audit-' },
+};
 
 /** The run-spec groups a command can offer. */
 export type FlagGroup = 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests';
@@ -138,6 +145,11 @@ function parseCriteriaPerCall(value: string): number | 'all' {
   return parsePositiveInteger('criteria-per-call')(value);
 }
 
+function parseOrders(value: string): 1 | 2 {
+  if (value !== '1' && value !== '2') throw new RubricateError('CONFIG_INVALID', `--orders must be 1 or 2, got "${value}"`, { field: 'orders' });
+  return Number(value) as 1 | 2;
+}
+
 function parseThinkingBudget(value: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < -1) throw new RubricateError('CONFIG_INVALID', `--thinking-budget must be -1, 0 or a positive integer, got "${value}"`, { field: 'thinking-budget' });
@@ -217,9 +229,20 @@ const modelRows: readonly FlagRow[] = [
 
 /** Everything else a run sets, by group. */
 const runRows: readonly FlagRow[] = [
-  { group: 'batching', path: 'plan.mode', name: 'mode', argument: '<mode>', description: 'per-criterion calls (default), batched calls, or one holistic Likert call per item', choices: ['per-criterion', 'batched', 'holistic'] },
+  {
+    group: 'batching',
+    path: 'plan.mode',
+    name: 'mode',
+    argument: '<mode>',
+    description: 'per-criterion calls (default), batched calls, one holistic Likert call per item, listwise (the responses of a group in one call) or tournament (a group\'s responses compared in pairs)',
+    choices: ['per-criterion', 'batched', 'holistic', 'listwise', 'tournament'],
+  },
+  { group: 'batching', path: 'plan.groupBy', name: 'group-by', argument: '<field>', description: 'listwise/tournament: the field naming each item\'s group, e.g. metadata.prompt_id (default: items in a row with the same prompt, rubric and reference)' },
+  { group: 'batching', path: 'plan.listwise', name: 'listwise', argument: '<verdicts>', description: 'listwise: a verdict per response and criterion (criteria, default) or one Likert score per response (holistic)', choices: ['criteria', 'holistic'] },
+  { group: 'batching', path: 'plan.tournament', name: 'tournament', argument: '<pairs>', description: 'tournament: all pairs (default) or circular (each response against the next)', choices: ['circular', 'all'] },
+  { group: 'batching', path: 'plan.orders', name: 'orders', argument: '<n>', description: 'listwise/tournament: presentation orders, 1 or 2 (the reverse too, reporting position consistency); default listwise 1, tournament 2', parse: parseOrders },
   { group: 'batching', path: 'plan.criteriaPerCall', name: 'criteria-per-call', argument: '<k>', description: 'criteria per judge call (a number, or "all"); default 1', parse: parseCriteriaPerCall },
-  { group: 'batching', path: 'plan.likertLevels', name: 'likert-levels', argument: '<n>', description: 'levels of the --mode holistic scale (default 10)', parse: parsePositiveInteger('likert-levels') },
+  { group: 'batching', path: 'plan.likertLevels', name: 'likert-levels', argument: '<n>', description: 'levels of the --mode holistic (or --listwise holistic) scale (default 10)', parse: parsePositiveInteger('likert-levels') },
   { group: 'batching', path: 'plan.contextBudget', name: 'context-budget', argument: '<tokens>', description: 'judge context budget: longer responses are read in chunks for evidence, never truncated', parse: parsePositiveInteger('context-budget') },
   {
     group: 'plan',
@@ -308,9 +331,9 @@ const runRows: readonly FlagRow[] = [
   { group: 'requests', path: 'keepRequests', name: 'keep-requests', description: "keep each judge call's exact request, raw reply and latency in the results (redacted; large), for the report to show behind each verdict" },
 ];
 
-/** The flag of a model row for a role: `--judge-header` / `--generator-header`, `--threads` / `--generator-threads`. */
+/** The flag of a model row for a role: `--judge-header` / `--generator-header` / `--audit-header`, `--threads` / `--generator-threads`. */
 function modelFlagName(row: FlagRow, role: ModelRole): string {
-  return role === 'judge' ? row.name : `generator-${row.name.replace(/^judge-/, '')}`;
+  return role === 'judge' ? row.name : `${roleFlags[role].prefix}${row.name.replace(/^judge-/, '')}`;
 }
 
 function optionOf(row: FlagRow, name = row.name, description = row.description): Option {
@@ -334,12 +357,16 @@ export function addModelOptions(command: Command, role: ModelRole): Command {
     command
       .option('--judge <spec>', 'openai:MODEL | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
       .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)');
-  } else {
+  } else if (role === 'generator') {
     command
       .option('--generator <spec>', 'model that writes rubrics: openai:MODEL | gguf:PATH | gguf:default | … (default: the same rule as --judge)')
       .option('--generator-api-key <key>', 'API key of the generator (default: the provider\'s variable, as for --judge)');
+  } else {
+    command
+      .option('--audit-judge <spec>', 'the reward-hacking monitor\'s judge: openai:MODEL | anthropic:MODEL | … (a sampled share of answered items graded again by it, in the background)')
+      .option('--audit-api-key <key>', 'API key of the audit judge (default: the provider\'s variable, as for --judge)');
   }
-  for (const row of modelRows) command.addOption(optionOf(row, modelFlagName(row, role), role === 'judge' ? row.description : `generator: ${row.description}`));
+  for (const row of modelRows) command.addOption(optionOf(row, modelFlagName(row, role), role === 'judge' ? row.description : `${role === 'audit' ? 'audit judge' : role}: ${row.description}`));
   return command;
 }
 
@@ -381,9 +408,10 @@ function modelSpecOf(flags: ParsedFlags, role: ModelRole, model: string | undefi
 /** A model's spec and key as the flags of a role give them. */
 export function modelFromFlags(flags: object, role: ModelRole): { models: ModelSpec[]; credentials: Credentials } {
   const parsed = flags as ParsedFlags;
-  const specs = role === 'judge' ? ((parsed.judge as string[] | undefined) ?? []) : parsed.generator === undefined ? [] : [parsed.generator as string];
+  const given = parsed[attributeOf(roleFlags[role].model)] as string[] | string | undefined;
+  const specs = given === undefined ? [] : Array.isArray(given) ? given : [given];
   const models = (specs.length > 0 ? specs : [undefined]).map((model) => modelSpecOf(parsed, role, model));
-  const apiKey = parsed[role === 'judge' ? 'judgeApiKey' : 'generatorApiKey'] as string | undefined;
+  const apiKey = parsed[attributeOf(roleFlags[role].apiKey)] as string | undefined;
   return { models, credentials: apiKey === undefined ? {} : { apiKey } };
 }
 
@@ -404,7 +432,7 @@ export function runSpecFromFlags(flags: object, isDefault: (attribute: string) =
 
 /** The flag of a model-spec setting for a role, as the user typed it. */
 export function flagOfSetting(path: SettingPath, role: ModelRole): string {
-  if (path === 'apiKey') return `--${role}-api-key`;
+  if (path === 'apiKey') return `--${roleFlags[role].apiKey}`;
   const row = modelRows.find((candidate) => candidate.path === path);
   return row ? `--${modelFlagName(row, role)}` : path;
 }
@@ -419,7 +447,7 @@ export function refuseUnreadModelFlags(models: readonly ModelSpec[], credentials
     if (unread.length === 0) continue;
     const { prefix } = backendOf(model);
     const flags = unread.map((path) => flagOfSetting(path, role));
-    throw new RubricateError('CONFIG_INVALID', `${flags.join(', ')} ${flags.length === 1 ? 'does' : 'do'} not apply to ${prefix === 'none' ? `--${role} none` : `${prefix}: ${role}s`}: leave ${flags.length === 1 ? 'it' : 'them'} out`, {
+    throw new RubricateError('CONFIG_INVALID', `${flags.join(', ')} ${flags.length === 1 ? 'does' : 'do'} not apply to ${prefix === 'none' ? `--${roleFlags[role].model} none` : `${prefix}: ${role === 'audit' ? 'audit judge' : role}s`}: leave ${flags.length === 1 ? 'it' : 'them'} out`, {
       field: flags[0].replace(/^--/, ''),
     });
   }

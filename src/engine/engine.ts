@@ -6,7 +6,7 @@
  * engine runs the tasks they plan. A verdict exists only when a reply was read or a check ran.
  */
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
-import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, SelfPreferenceNote, TaskDecision, TaskOutcome } from '../grading/types.js';
+import type { CriterionResult, GradingStrategy, GroupPlacement, JudgeTask, SamplingOptions, SelfPreferenceNote, TaskDecision, TaskOutcome } from '../grading/types.js';
 import type { CheckMode } from '../checks/types.js';
 import type { AbstainPolicy, CallPolicy } from '../spec/run-spec.js';
 import { judgeImage } from '../images/images.js';
@@ -43,6 +43,8 @@ export interface GradedItem {
   selfPreference?: SelfPreferenceNote;
   /** With `keepRequests`: every judge call the item's criteria took, in the order they ended. */
   calls?: JudgeCallTrace[];
+  /** Judged with the other responses of its group (listwise, tournament). */
+  group?: GroupPlacement;
 }
 
 /** One judge call of an item as the run made it (kept with `keepRequests`): what was asked and what came back. */

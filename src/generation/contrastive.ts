@@ -187,7 +187,8 @@ export interface ContrastiveOptions {
   heldOutWithoutKeep?: boolean;
 }
 
-function compare(chosen: number | null, rejected: number | null): 'higher' | 'lower' | 'tie' | 'error' {
+/** How a rubric scored a preference pair: the chosen response higher, lower, level (within rounding), or not graded. */
+export function preferenceOutcome(chosen: number | null, rejected: number | null): 'higher' | 'lower' | 'tie' | 'error' {
   if (chosen === null || rejected === null) return 'error';
   if (Math.abs(chosen - rejected) <= 1e-9) return 'tie';
   return chosen > rejected ? 'higher' : 'lower';
@@ -252,7 +253,7 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
       rejected_score: scores.rejected === null ? null : round(scores.rejected),
     };
     if (checksRejected > 0) record.checks_rejected = checksRejected;
-    const comparison = compare(scores.chosen, scores.rejected);
+    const comparison = preferenceOutcome(scores.chosen, scores.rejected);
     if (comparison === 'error') {
       record.outcome = 'grading_error';
       if (scores.errors[0]?.error) record.error = scores.errors[0].error;
@@ -275,7 +276,7 @@ export async function contrastGroup(group: PairGroup, options: ContrastiveOption
     outcome.held_out = await Promise.all(
       group.heldOut.map(async (heldOut): Promise<HeldOutRecord> => {
         const scores = await gradePair(rubric, heldOut.chosen, heldOut.rejected, heldOut.id);
-        const comparison = compare(scores.chosen, scores.rejected);
+        const comparison = preferenceOutcome(scores.chosen, scores.rejected);
         return {
           pair_id: heldOut.id,
           outcome: comparison === 'error' ? 'grading_error' : comparison === 'tie' ? 'tie' : comparison === 'higher' ? 'correct' : 'wrong',

@@ -25,6 +25,10 @@ const replyRules = {
     short: `${replyRuleMarker}, with one entry per criterion id, keyed by that id: {"verdicts": {"<criterion id>": {"explanation": "<one short sentence, at most 20 words>", "criteria_met": <true or false>}, ...}}. For a criterion that lists choices, give {"explanation": "...", "choice": "<label of one listed choice>"} instead of criteria_met. Write each explanation before its verdict.`,
     none: `${replyRuleMarker}, with one entry per criterion id, keyed by that id: {"verdicts": {"<criterion id>": {"criteria_met": <true or false>}, ...}}. For a criterion that lists choices, give {"choice": "<label of one listed choice>"} instead of criteria_met.`,
   },
+  listwise: {
+    short: `${replyRuleMarker}: {"responses": [{"label": "<response label>", "verdicts": {"<criterion id>": {"explanation": "<one short sentence, at most 20 words>", "criteria_met": <true or false>}, ...}}, ...]}, with exactly one entry per response label and, in each, one verdict per criterion id. For a criterion that lists choices, give {"explanation": "...", "choice": "<label of one listed choice>"} instead of criteria_met. Write each explanation before its verdict.`,
+    none: `${replyRuleMarker}: {"responses": [{"label": "<response label>", "verdicts": {"<criterion id>": {"criteria_met": <true or false>}, ...}}, ...]}, with exactly one entry per response label and, in each, one verdict per criterion id. For a criterion that lists choices, give {"choice": "<label of one listed choice>"} instead of criteria_met.`,
+  },
 } as const;
 
 /** The template with its reply-format sentence (its last paragraph) rewritten for `length`. */

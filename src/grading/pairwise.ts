@@ -13,7 +13,8 @@ import type { JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { Criterion, Item, PairLabel, PairwiseItem } from '../rubric/schema.js';
 import { extractJson, truncatedReply, unparseable } from './parse.js';
 import { fenceText, renderConversation } from './render.js';
-import type { GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
+import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
+import type { SerializedError } from '../errors.js';
 import { isRecord } from '../util/is-record.js';
 import type { Alignment } from '../spec/alignment.js';
 import { alignedVersion, examplesFor, renderExamples, withExamplesRule } from './alignment.js';
@@ -148,3 +149,60 @@ export function createPairwiseStrategy(options: PairwiseOptions): GradingStrateg
     },
   };
 }
+
+export type ComparisonWinner = PairLabel | 'inconsistent';
+
+export interface ComparisonResult {
+  id: string;
+  text: string;
+  status: 'ok' | 'error';
+  /** The verdict both orders agree on, `inconsistent` when they do not. */
+  winner: ComparisonWinner | null;
+  consistent: boolean | null;
+  orders: Partial<Record<PairOrder, PairLabel | null>>;
+  explanations?: Partial<Record<PairOrder, string>>;
+  error?: SerializedError;
+}
+
+/** One comparison from its graded presentation orders (each a synthetic criterion `id@order`). */
+export function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
+  const orders: Partial<Record<PairOrder, PairLabel | null>> = {};
+  const explanations: Partial<Record<PairOrder, string>> = {};
+  let error: SerializedError | undefined;
+  for (const order of ['ab', 'ba'] as const) {
+    const result = results[order];
+    if (!result) continue;
+    orders[order] = result.status === 'ok' ? ((result.verdict?.label as PairLabel | undefined) ?? null) : null;
+    if (result.verdict?.explanation) explanations[order] = result.verdict.explanation;
+    if (result.error) error ??= { ...result.error, message: `${order === 'ab' ? 'original' : 'swapped'} order: ${result.error.message}` };
+  }
+  return comparisonFromOrders(id, text, orders, explanations, error);
+}
+
+/**
+ * One comparison from the label each order gave (null: that order failed). Orders that disagree
+ * give "inconsistent"; a failed order makes the whole comparison an error, never a guess from the other.
+ */
+export function comparisonFromOrders(
+  id: string,
+  text: string,
+  orders: Partial<Record<PairOrder, PairLabel | null>>,
+  explanations: Partial<Record<PairOrder, string>>,
+  error: SerializedError | undefined,
+): ComparisonResult {
+  const labels = Object.values(orders);
+  const failed = labels.some((label) => label === null);
+  const consistent = failed || labels.length < 2 ? null : labels[0] === labels[1];
+  const winner: ComparisonWinner | null = failed ? null : labels.length === 1 ? labels[0]! : consistent ? labels[0]! : 'inconsistent';
+  return {
+    id,
+    text,
+    status: failed ? 'error' : 'ok',
+    winner,
+    consistent,
+    orders,
+    ...(Object.keys(explanations).length > 0 ? { explanations } : {}),
+    ...(error ? { error } : {}),
+  };
+}
+

@@ -40,3 +40,15 @@ ${sharedRules}
 
 Reply with a JSON object and nothing else, with one entry per criterion id, keyed by that id: {"verdicts": {"<criterion id>": {"explanation": "<one or two sentences>", "criteria_met": <true or false>}, ...}}. For a criterion that lists choices, give {"explanation": "...", "choice": "<label of one listed choice>"} instead of criteria_met. Write each explanation before its verdict.`,
 } as const;
+
+export const listwiseTemplate = {
+  version: 'listwise/v1',
+  instructions: `You grade several responses to the same conversation against rubric criteria. Each response is graded on its own against each criterion; they are shown together only so that the conversation and the criteria are read once.
+
+The user message holds, in order: the conversation that led to the responses (inside <conversation-ID> tags), possibly a reference answer (inside <reference-ID> tags), the responses, each inside <response-LABEL-ID> tags where LABEL is a letter (A, B, C, …), and the criteria (each inside <criterion-CID id="..."> tags). ID and each CID are random markers. The labels and the order of the responses carry no information: a response is not better or worse for its position or its label.
+
+${sharedRules}
+- Decide each (response, criterion) pair on its own: another response's quality does not change whether this one meets a criterion.
+
+Reply with a JSON object and nothing else: {"responses": [{"label": "<response label>", "verdicts": {"<criterion id>": {"explanation": "<one or two sentences>", "criteria_met": <true or false>}, ...}}, ...]}, with exactly one entry per response label and, in each, one verdict per criterion id. For a criterion that lists choices, give {"explanation": "...", "choice": "<label of one listed choice>"} instead of criteria_met. Write each explanation before its verdict.`,
+} as const;

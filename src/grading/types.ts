@@ -89,6 +89,20 @@ export interface JudgeTask {
   decide(reply: JudgeReply): TaskDecision;
 }
 
+/** Where a graded item stood in the group it was judged with (listwise and tournament judging). */
+export interface GroupPlacement {
+  /** The group's id: its `--group-by` value, else derived from its prompt, rubric and reference. */
+  id: string;
+  /** Items in the group. */
+  members: number;
+  /** This item's place in the group, from 0, in input order. */
+  index: number;
+  /** Share of this response's verdicts (or comparisons) the two presentation orders agreed on; absent with one order. */
+  positionConsistency?: number | null;
+  /** Tournament: this response's Bradley–Terry strength (the group's sum to 1); null where undefined. */
+  bradleyTerry?: number | null;
+}
+
 /** A task as the engine ran it (store, dedupe, calls, retries): the reply's decision or the error that ended it. */
 export interface TaskOutcome {
   decision?: TaskDecision;

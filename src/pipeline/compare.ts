@@ -10,7 +10,9 @@ import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
 import { createPrometheusRelativeStrategy } from '../grading/prometheus.js';
 import { createProtocolPairwiseStrategy, isAdapterProtocol } from '../grading/protocols/index.js';
-import { createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type PairOrder } from '../grading/pairwise.js';
+import { combineOrders, createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type ComparisonResult, type ComparisonWinner, type PairOrder } from '../grading/pairwise.js';
+
+export { comparisonFromOrders, type ComparisonResult, type ComparisonWinner } from '../grading/pairwise.js';
 import type { SamplingOptions } from '../grading/types.js';
 import type { Judge } from '../judges/types.js';
 import { computePairwiseMeta } from '../scoring/pairwise-metrics.js';
@@ -28,20 +30,6 @@ import { modelsOf } from './self-preference.js';
 import { judgeInfoFor, type JudgeInfo } from '../results/results.js';
 import { gradingPlanSchema, parseWith, type RunSpec } from '../spec/run-spec.js';
 import type { z } from 'zod';
-
-export type ComparisonWinner = PairLabel | 'inconsistent';
-
-export interface ComparisonResult {
-  id: string;
-  text: string;
-  status: 'ok' | 'error';
-  /** The verdict both orders agree on, `inconsistent` when they do not. */
-  winner: ComparisonWinner | null;
-  consistent: boolean | null;
-  orders: Partial<Record<PairOrder, PairLabel | null>>;
-  explanations?: Partial<Record<PairOrder, string>>;
-  error?: SerializedError;
-}
 
 export interface CompareRecord {
   id: string;
@@ -86,47 +74,6 @@ export interface CompareOptions extends Partial<Pick<RunSpec, 'calls' | 'omitTex
 /** The plan settings pairwise judging reads; `prometheus`: Prometheus' relative layout and `[RESULT] A|B` replies (no ties). */
 const comparePlanSchema = gradingPlanSchema.pick({ sampling: true, protocol: true, alignment: true });
 export type ComparePlan = z.infer<typeof comparePlanSchema>;
-
-function combineOrders(results: Partial<Record<PairOrder, CriterionResult>>, id: string, text: string): ComparisonResult {
-  const orders: Partial<Record<PairOrder, PairLabel | null>> = {};
-  const explanations: Partial<Record<PairOrder, string>> = {};
-  let error: SerializedError | undefined;
-  for (const order of ['ab', 'ba'] as const) {
-    const result = results[order];
-    if (!result) continue;
-    orders[order] = result.status === 'ok' ? ((result.verdict?.label as PairLabel | undefined) ?? null) : null;
-    if (result.verdict?.explanation) explanations[order] = result.verdict.explanation;
-    if (result.error) error ??= { ...result.error, message: `${order === 'ab' ? 'original' : 'swapped'} order: ${result.error.message}` };
-  }
-  return comparisonFromOrders(id, text, orders, explanations, error);
-}
-
-/**
- * One comparison from the label each order gave (null: that order failed). Orders that disagree
- * give "inconsistent"; a failed order makes the whole comparison an error, never a guess from the other.
- */
-export function comparisonFromOrders(
-  id: string,
-  text: string,
-  orders: Partial<Record<PairOrder, PairLabel | null>>,
-  explanations: Partial<Record<PairOrder, string>>,
-  error: SerializedError | undefined,
-): ComparisonResult {
-  const labels = Object.values(orders);
-  const failed = labels.some((label) => label === null);
-  const consistent = failed || labels.length < 2 ? null : labels[0] === labels[1];
-  const winner: ComparisonWinner | null = failed ? null : labels.length === 1 ? labels[0]! : consistent ? labels[0]! : 'inconsistent';
-  return {
-    id,
-    text,
-    status: failed ? 'error' : 'ok',
-    winner,
-    consistent,
-    orders,
-    ...(Object.keys(explanations).length > 0 ? { explanations } : {}),
-    ...(error ? { error } : {}),
-  };
-}
 
 /**
  * Pairwise comparison on the grading pipeline: each pair becomes an item whose criteria are

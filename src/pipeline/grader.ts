@@ -11,7 +11,10 @@ import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/st
 import { createPrometheusAbsoluteStrategy } from '../grading/prometheus.js';
 import { createProtocolStrategy, isAdapterProtocol } from '../grading/protocols/index.js';
 import { parseJudgeTemplate, withJudgeTemplate } from '../grading/custom-template.js';
-import type { GradingStrategy, SamplingOptions } from '../grading/types.js';
+import { createListwiseStrategy } from '../grading/listwise.js';
+import { createPairwiseStrategy } from '../grading/pairwise.js';
+import { consecutiveGroups, GroupGrading, groupSettingsOf } from './group-grading.js';
+import type { GradingStrategy, SamplingOptions, SelfPreferenceNote } from '../grading/types.js';
 import { assertValidSampling } from '../grading/sampling.js';
 import type { Judge } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/records.js';
@@ -27,7 +30,7 @@ import { CascadeTally, escalationRule, gradeInCascade, type CascadeOptions, type
 import { modelsOf, refusalOf, SelfPreferenceGuard } from './self-preference.js';
 import { gradeByTurn } from './turns.js';
 import { judgeInfoFor, toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
-import { defaultCheckRunner, defaultScoringName, withDefaultSampling } from './defaults.js';
+import { defaultCheckRunner, defaultPairwiseMaxTokens, defaultScoringName, withDefaultSampling } from './defaults.js';
 import { mapInOrder } from '../util/ordered-stream.js';
 
 export type GradingMode = NonNullable<GradingPlan['mode']>;
@@ -99,6 +102,8 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
   if (plan.abstain !== undefined && isAdapterProtocol(plan.protocol)) {
     throw new RubricateError('CONFIG_INVALID', `--abstain cannot be used with --judge-protocol ${plan.protocol}: its judges answer in their own format, which has no cannot_assess`, { field: 'abstain' });
   }
+  refuseUnreadGroupSettings(plan, mode);
+  if (mode === 'listwise' || mode === 'tournament') return createGroupStrategy(plan, mode, sampling);
   if (plan.protocol === 'prometheus') {
     if (plan.abstain !== undefined) {
       throw new RubricateError('CONFIG_INVALID', '--abstain cannot be used with --judge-protocol prometheus: its judges are trained to always answer a 1–5 score in their own layout', { field: 'abstain' });
@@ -134,6 +139,50 @@ export function createStrategy(plan: GradingPlan, sampling: SamplingOptions = wi
   return plan.template !== undefined ? withJudgeTemplate(parseJudgeTemplate(plan.template), perCriterion) : perCriterion;
 }
 
+/** The group settings a per-item mode does not read, refused by name. */
+function refuseUnreadGroupSettings(plan: GradingPlan, mode: GradingMode): void {
+  const groupMode = mode === 'listwise' || mode === 'tournament';
+  const unread: Array<[keyof GradingPlan, string, boolean]> = [
+    ['groupBy', '--group-by', groupMode],
+    ['orders', '--orders', groupMode],
+    ['listwise', '--listwise', mode === 'listwise'],
+    ['tournament', '--tournament', mode === 'tournament'],
+  ];
+  for (const [setting, flag, read] of unread) {
+    if (plan[setting] !== undefined && !read) {
+      throw new RubricateError('CONFIG_INVALID', `${flag} applies to ${setting === 'listwise' ? '--mode listwise' : setting === 'tournament' ? '--mode tournament' : '--mode listwise or --mode tournament'}: add that mode or leave it out`, { field: flag.slice(2) });
+    }
+  }
+}
+
+/** Listwise and tournament judging: the settings of the per-item modes that they do not read are refused by name. */
+function createGroupStrategy(plan: GradingPlan, mode: 'listwise' | 'tournament', sampling: SamplingOptions): GradingStrategy {
+  const refuse = (flag: string, why: string) => {
+    throw new RubricateError('CONFIG_INVALID', `${flag} does not apply to --mode ${mode}: ${why}`, { field: flag.slice(2) });
+  };
+  if (plan.protocol === 'prometheus' || isAdapterProtocol(plan.protocol)) refuse('--judge-protocol', `${plan.protocol} grades one response per call in its own format`);
+  if (plan.verdict === 'probability' || plan.verdict === 'expected-score') refuse('--verdict', `${plan.verdict} verdicts need one criterion per call`);
+  if (plan.topLogprobs !== undefined) refuse('--top-logprobs', 'it sets what --verdict probability asks for, which group modes do not read');
+  if (plan.abstain !== undefined) refuse('--abstain', "the group's reply has no cannot_assess per response");
+  if (plan.alignment) refuse('--alignment', 'its examples and rewordings are written for one response per call');
+  if (plan.contextBudget !== undefined) refuse('--context-budget', 'responses too long for the judge are read for evidence one item at a time; grade them per item');
+  if (mode === 'listwise') {
+    if (plan.likertLevels !== undefined && plan.listwise !== 'holistic') refuse('--likert-levels', 'it sets the scale of --listwise holistic');
+    const criteriaPerCall = plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall;
+    return createListwiseStrategy({ sampling, criteriaPerCall, explanation: plan.explanation });
+  }
+  if (plan.criteriaPerCall !== undefined) refuse('--criteria-per-call', 'a tournament compares two responses per call on the whole rubric');
+  if (plan.likertLevels !== undefined) refuse('--likert-levels', 'a tournament compares, it does not rate');
+  if (plan.explanation !== undefined) refuse('--explanation', "the comparison's reply has its own one-to-three-sentence explanation");
+  return createPairwiseStrategy({ sampling, swap: plan.orders !== 1, allowTies: true, overall: false });
+}
+
+/** An item the self-preference guard refused: every criterion an error naming why, no call made. */
+function refusedItem(item: Item, note: SelfPreferenceNote): GradedItem {
+  const error = refusalOf(note).toJSON();
+  return { item, status: 'error', criteria: item.rubric.criteria.map((criterion) => ({ criterion, source: criterion.check ? 'check' : 'judge', status: 'error', error })), gated: false, usage: emptyUsage() };
+}
+
 interface Member {
   info: JuryMemberInfo;
   engine: GradingEngine;
@@ -157,6 +206,8 @@ export class Grader {
   readonly cascadeTally: CascadeTally | undefined;
   /** The self-preference guard (absent when no model under test can be known: no judge). */
   readonly selfPreference: SelfPreferenceGuard | undefined;
+  /** Listwise and tournament judging: groups of items graded together. */
+  private readonly groups: GroupGrading | undefined;
 
   constructor(options: GraderOptions) {
     const calls = parseWith(callPolicySchema, options.calls ?? {}, 'calls');
@@ -164,9 +215,10 @@ export class Grader {
     const judges = options.judges && options.judges.length > 0 ? options.judges : options.judge ? [options.judge] : [];
     // Embedded local judges default to the plan measured fastest that keeps a reason per verdict.
     const given = parseWith(gradingPlanSchema, options.plan ?? {}, 'plan');
-    const plan: GradingPlan = { ...given, explanation: given.explanation ?? (isLocalJudge(judges[0]) ? localJudgeDefaults.explanation : 'full') };
+    // A tournament's comparisons write their own explanation: no length to default.
+    const plan: GradingPlan = given.mode === 'tournament' ? given : { ...given, explanation: given.explanation ?? (isLocalJudge(judges[0]) ? localJudgeDefaults.explanation : 'full') };
     this.mode = modeOf(plan);
-    const sampling: SamplingOptions = withDefaultSampling(plan.sampling);
+    const sampling: SamplingOptions = withDefaultSampling(this.mode === 'tournament' ? { maxTokens: defaultPairwiseMaxTokens, ...plan.sampling } : plan.sampling);
     this.strategy = options.strategy ?? createStrategy(plan, sampling);
     this.scoring = countingCannotAssess(typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName));
     this.omitText = options.omitText ?? false;
@@ -229,6 +281,10 @@ export class Grader {
     if (guard.selfPreference !== undefined && judges.length === 0) throw new RubricateError('CONFIG_INVALID', '--self-preference guards a judge: there is none (--judge none)', { field: 'self-preference' });
     this.selfPreference = judges.length > 0 ? new SelfPreferenceGuard([...judges, ...cascadeJudges], guard) : undefined;
     this.agreement = this.members.length > 1 ? new JuryAgreement(this.members.map((member) => member.info)) : undefined;
+    const groupSettings = options.strategy ? undefined : groupSettingsOf(plan);
+    if (groupSettings && this.cascade) throw new RubricateError('CONFIG_INVALID', `--cascade-judge escalates single criteria of one response, which --mode ${this.mode} grades together with the group's other responses: grade per item for a cascade`, { field: 'cascade-judge' });
+    // A group's synthetic item goes to the members directly: the guard has looked at each response's author already.
+    this.groups = groupSettings ? new GroupGrading(groupSettings, { judge: (item) => this.gradeByMembers(item), checks: (item) => this.members[0].engine.gradeItem(item) }) : undefined;
     this.judgeInfo = judgeInfoFor(judges, {
       templateVersion: this.strategy.templateVersion,
       mode: this.mode,
@@ -240,6 +296,11 @@ export class Grader {
       ...(plan.template !== undefined && !options.strategy ? { templateSha256: sha256Hex(plan.template) } : {}),
       ...(this.cascade ? { cascade: { judges: this.cascade.stages.map((stage) => stage.judge), ...(this.cascade.rule.band ? { band: [...this.cascade.rule.band] as [number, number] } : {}), escalate_on: [...this.cascade.rule.reasons] } } : {}),
     });
+  }
+
+  /** Whether groups of items are graded together (listwise and tournament modes). */
+  get gradesGroups(): boolean {
+    return this.groups !== undefined;
   }
 
   /** The first member's engine (concurrency and queue depth for metrics). */
@@ -279,15 +340,47 @@ export class Grader {
    * item's `metadata.model`).
    */
   async gradeCriteria(item: Item, models: ReadonlyArray<string | undefined> = modelsOf(item.metadata, ['model'])): Promise<GradedItem> {
-    const note = this.selfPreference?.check(models);
-    let graded: GradedItem;
-    if (note?.policy === 'refuse' && note.relation !== 'unrelated') {
-      const error = refusalOf(note).toJSON();
-      graded = { item, status: 'error', criteria: item.rubric.criteria.map((criterion) => ({ criterion, source: criterion.check ? 'check' : 'judge', status: 'error', error })), gated: false, usage: emptyUsage() };
-    } else graded = hasPerTurnCriteria(item.rubric) ? await gradeByTurn(item, (atTurn) => this.gradeOnce(atTurn)) : await this.gradeOnce(item);
-    if (note) graded = { ...graded, selfPreference: note };
+    const graded = await this.judgeCriteria(item, models);
     this.onEvent?.({ type: 'item', status: graded.status });
     return graded;
+  }
+
+  /** `gradeCriteria` without the item's progress event, behind the self-preference guard. */
+  private async judgeCriteria(item: Item, models: ReadonlyArray<string | undefined>): Promise<GradedItem> {
+    const note = this.selfPreference?.check(models);
+    if (note?.policy === 'refuse' && note.relation !== 'unrelated') return { ...refusedItem(item, note), selfPreference: note };
+    const graded = hasPerTurnCriteria(item.rubric) ? await gradeByTurn(item, (atTurn) => this.gradeOnce(atTurn)) : await this.gradeOnce(item);
+    return note ? { ...graded, selfPreference: note } : graded;
+  }
+
+  /**
+   * Listwise and tournament modes: a group's items graded together, one graded item each, in
+   * order (with their progress events). The self-preference guard looks at each item's author:
+   * a refused item leaves the group (the judge never sees its response), the rest are noted.
+   */
+  private async gradeGroupItems(items: readonly Item[], id?: string): Promise<GradedItem[]> {
+    const notes = items.map((item) => this.selfPreference?.check(modelsOf(item.metadata, ['model'])));
+    const refused = (index: number) => notes[index]?.policy === 'refuse' && notes[index]!.relation !== 'unrelated';
+    const kept = items.filter((_item, index) => !refused(index));
+    const groupGraded = kept.length > 0 ? await this.groups!.gradeGroup(kept, id) : [];
+    let next = 0;
+    const graded = items.map((item, index): GradedItem => {
+      const note = notes[index];
+      if (refused(index)) return { ...refusedItem(item, note!), selfPreference: note! };
+      const entry = groupGraded[next++];
+      return note ? { ...entry, selfPreference: note } : entry;
+    });
+    for (const entry of graded) this.onEvent?.({ type: 'item', status: entry.status });
+    return graded;
+  }
+
+  /**
+   * The responses to one prompt graded together, one result per item in order: in one
+   * listwise call (or a tournament) in those modes, each on its own otherwise. `id` names the group.
+   */
+  async gradeGroup(items: readonly Item[], id?: string): Promise<ResultRecord[]> {
+    if (!this.groups) return Promise.all(items.map((item) => this.gradeItem(item)));
+    return (await this.gradeGroupItems(items, id)).map((graded) => this.toRecord({ kind: 'graded', graded, line: 0 }));
   }
 
   /** Counts an input record that could not be read (it is written as `invalid`, in its place). */
@@ -308,6 +401,8 @@ export class Grader {
    * `GradedItem.fromStore`; never for a jury, whose agreement counts every grading).
    */
   async gradeItemWithOrigin(item: Item): Promise<{ record: ResultRecord; fromStore: boolean }> {
+    // A group mode grades a lone item as a group of one.
+    if (this.groups) return { record: this.toRecord({ kind: 'graded', graded: (await this.gradeGroupItems([item]))[0], line: 0 }), fromStore: false };
     const graded = await this.gradeCriteria(this.prepare(item));
     return { record: this.toRecord({ kind: 'graded', graded, line: 0 }), fromStore: graded.fromStore === true };
   }
@@ -331,6 +426,20 @@ export class Grader {
 
   /** Results in input order (see `inInputOrder`); unreadable records stay in their place as `invalid`. */
   async *gradeStream(records: AsyncIterable<ImportRecord>): AsyncGenerator<ResultRecord> {
+    if (this.groups) {
+      // Groups are consecutive records of one group key: graded together, written one line per record in place.
+      const groups = this.inInputOrder(consecutiveGroups(records, this.groups.settings.groupBy), async (group): Promise<GradedRecord[]> => {
+        const items = group.flatMap((record) => (record.kind === 'item' ? [record] : []));
+        if (items.length === 0) {
+          for (const _record of group) this.noteInvalid();
+          return group as GradedRecord[];
+        }
+        const graded = await this.gradeGroupItems(items.map((record) => record.item));
+        return graded.map((entry, index) => ({ kind: 'graded', graded: entry, line: items[index].line }));
+      });
+      for await (const group of groups) for (const record of group) yield this.toRecord(record);
+      return;
+    }
     const graded = this.inInputOrder(records, async (record): Promise<GradedRecord> => {
       if (record.kind === 'invalid') {
         this.noteInvalid();

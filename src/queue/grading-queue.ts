@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents, WaitingError, Worker, type Job } from 'bullmq';
 import { RubricateError, type ErrorCode } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
+import { groupSettingsOf, recordGroupKey } from '../pipeline/group-grading.js';
 import type { ResultRecord } from '../results/results.js';
 import type { ImportRecord, InvalidRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
@@ -151,13 +152,18 @@ export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, o
         submitted.push(job.id!);
         return job;
       };
+      // Listwise and tournament groups stay whole: a full chunk is cut only where the next record starts another group.
+      const groups = groupSettingsOf(options.spec.plan);
+      let lastKey: string | undefined;
       for await (const record of records) {
         if (options.signal?.aborted) return;
-        chunk.push(toWire(record));
-        if (chunk.length >= chunkSize) {
+        const key = groups ? recordGroupKey(record, groups.groupBy) : undefined;
+        if (chunk.length >= chunkSize && (key === undefined || key !== lastKey)) {
           yield await submit(chunk);
           chunk = [];
         }
+        chunk.push(toWire(record));
+        lastKey = key;
       }
       if (chunk.length > 0 && !options.signal?.aborted) yield await submit(chunk);
     }

@@ -6,6 +6,9 @@ import { JsonLinesWriter } from '../util/files.js';
 import { rubricateVersion } from '../version.js';
 import { fixtureLines } from './fixtures/graded-records.js';
 import { readResults, toResultRecord, type ResultReadRecord } from './results.js';
+import { normalizeItem } from '../rubric/normalize.js';
+import { emptyUsage } from '../engine/usage.js';
+import { weightedMeanScoring } from '../scoring/registry.js';
 
 const fixture = join(import.meta.dirname, 'fixtures/results.jsonl');
 
@@ -78,5 +81,23 @@ describe('the results line', () => {
     expect(records[0].kind).toBe('result');
     const errors = records.slice(1).map((record) => (record.kind === 'invalid' ? `${record.line} ${String(record.error.details.field)}` : 'accepted'));
     expect(errors).toEqual(['2 criteria[0].met', '3 criteria[0].value', '4 status', '5 judge.model', '6 criteria[0].votes[0].met', '7 undefined']);
+  });
+
+  test('a line of group judging carries its group after the tags, and reads back byte for byte', async ({ tempDir }) => {
+    const item = normalizeItem({ id: 'q/1', prompt: 'p', response: 'r', tags: ['t'], rubric: { criteria: [{ id: 'c', text: 'T', points: 1 }] } });
+    const criterion = item.rubric.criteria[0];
+    const record = toResultRecord(
+      {
+        kind: 'graded',
+        line: 2,
+        graded: { item, status: 'ok', gated: false, usage: emptyUsage(), criteria: [{ criterion, source: 'judge', status: 'ok', verdict: { met: true, value: 1, source: 'judge' } }], group: { id: 'g1', members: 4, index: 1, positionConsistency: 0.75, bradleyTerry: null } },
+      },
+      { scoring: weightedMeanScoring },
+    );
+    expect(Object.keys(record).slice(0, 7)).toEqual(['id', 'status', 'score', 'criteria', 'rubricate_version', 'tags', 'group']);
+    expect(record.group).toEqual({ id: 'g1', members: 4, index: 1, position_consistency: 0.75, bradley_terry: null });
+    const file = linesFile(tempDir, 'group.jsonl', [record]);
+    const [read] = await readAll(file);
+    expect(read.kind === 'result' && JSON.stringify(read.record)).toBe(JSON.stringify(record));
   });
 });

@@ -109,6 +109,15 @@ const judgeCallSchema = z.object({
   error: serializedErrorSchema.optional(),
 });
 
+/** Listwise and tournament judging: the group a line's response was judged with. */
+const groupSchema = z.object({
+  id: z.string(),
+  members: z.number().int().positive(),
+  index: z.number().int().nonnegative(),
+  position_consistency: unitInterval.nullable().optional(),
+  bradley_terry: unitInterval.nullable().optional(),
+});
+
 const subcheckSchema = z.object({ text: z.string(), met: z.boolean(), explanation: z.string().optional() });
 /** One turn's verdict of a per-turn criterion. */
 const turnVerdictSchema = z.object({
@@ -186,6 +195,8 @@ const lineFields = {
   rubricate_version: z.string().optional(),
   gated: z.boolean().optional(),
   tags: z.array(z.string()).optional(),
+  /** Listwise and tournament judging: the group judged together (the group's usage is on its first line). */
+  group: kept<GroupStamp>(groupSchema).optional(),
   /** Length of the response in characters (code points), kept even when text is omitted. */
   response_chars: z.number().int().nonnegative().optional(),
   prompt: kept<Message[]>(z.array(objectSchema)).optional(),
@@ -257,6 +268,8 @@ export const resultRecordSchema = z.discriminatedUnion('status', [gradedLineSche
 
 /** One results line. */
 export type ResultRecord = z.output<typeof resultRecordSchema>;
+/** The group a line of listwise or tournament judging belongs to. */
+export type GroupStamp = z.output<typeof groupSchema>;
 /** The shard a line of `grade --shard I/N` belongs to. */
 export type ShardStamp = z.output<typeof shardSchema>;
 /** One criterion of a results line: the criterion, its verdict (or error, or skip reason), its votes. */
@@ -411,6 +424,7 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
   };
   if (graded.gated) result.gated = true;
   if (item.tags) result.tags = item.tags;
+  if (graded.group) result.group = groupStamp(graded.group);
   result.score = context.scoring.itemScore(toScoredItem(result));
   result.response_chars = characterCount(item.response);
   if (!context.omitText) {
@@ -469,6 +483,17 @@ function toJudgeCallLine(call: JudgeCallTrace): JudgeCallLine {
   line.attempts = call.attempts;
   if (call.error) line.error = redactDeep(call.error.toJSON());
   return line;
+}
+
+/** A group's part of a results line: which group, its members, this response's place, the group's statistics. */
+function groupStamp(group: NonNullable<GradedItem['group']>): GroupStamp {
+  return {
+    id: group.id,
+    members: group.members,
+    index: group.index,
+    ...(group.positionConsistency !== undefined ? { position_consistency: group.positionConsistency } : {}),
+    ...(group.bradleyTerry !== undefined ? { bradley_terry: group.bradleyTerry } : {}),
+  };
 }
 
 export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | InvalidRecord;

@@ -16,6 +16,7 @@ import { errorResponse } from './http-error.js';
 import { observeRequests } from './observe.js';
 import type { RewardService } from './reward-service.js';
 import { registerScoreRoutes, scoreRoutes } from './score.js';
+import { registerRlRoutes, rlRoutes } from './rl-routes.js';
 import { evolvingRubricRoutes, registerEvolvingRubricRoutes } from './evolving-rubrics.js';
 import type { RubricEvolver } from '../generation/evolver.js';
 import { ServerState } from './state.js';
@@ -54,7 +55,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   const state = options.state ?? new ServerState();
   const adapters = resolveAdapters(options.adapters);
   const context: RouteContext = { service, maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes, ...(logger ? { logger } : {}) };
-  const routes = new Set<string>(['/healthz', '/metrics', ...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(options.evolver ? evolvingRubricRoutes : [])]);
+  const routes = new Set<string>(['/healthz', '/metrics', ...scoreRoutes, ...rlRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(options.evolver ? evolvingRubricRoutes : [])]);
 
   registerSecret(options.token);
   const app = new Hono<ServerEnv>();
@@ -66,6 +67,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   app.use('*', bearerAuth(options.token));
   registerMetricsRoute(app, context);
   registerScoreRoutes(app, context);
+  registerRlRoutes(app, context);
   for (const adapter of adapters) adapter.register(app, context);
   if (options.evolver) registerEvolvingRubricRoutes(app, context, options.evolver);
 

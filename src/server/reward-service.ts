@@ -15,6 +15,7 @@ import { itemContentKey, RubricCache } from './input.js';
 import { ServerMetrics } from './metrics.js';
 import { applyFallback, failedResult, fallbackValue, nullPolicy, toRewardResult, type ErrorPolicy, type RewardResult } from './rewards.js';
 import type { JudgeEndpointStatus } from '../judges/pool.js';
+import type { RewardAudit } from './audit.js';
 
 export interface RewardServiceOptions {
   /** Grading options, as for `rubricate grade`; `scoring` defaults to `weighted_mean` here. */
@@ -32,6 +33,8 @@ export interface RewardServiceOptions {
   onEvent?: (event: EngineEvent) => void;
   /** Live state of pooled judge endpoints, for /healthz and /metrics. */
   judgeEndpoints?: () => JudgeEndpointStatus[];
+  /** The reward-hacking monitor: a sampled share of answered items graded again by an audit judge, in the background. */
+  audit?: RewardAudit;
   /** Health of a shared store (Redis): while it is away, requests are refused with 503 (STORE_UNAVAILABLE). */
   storeHealth?: () => { status: 'ok' | 'unavailable'; reason?: string };
   /**
@@ -57,6 +60,10 @@ export interface ScoreOptions {
    * leaves failed rewards null (adapters that apply their own fallback in their own units).
    */
   fallback?: number | null;
+  /** The trainer's step, when the request says it (the reward-hacking monitor's trend). */
+  step?: number;
+  /** `scoreGroup`: the group's id (its members' results carry it). */
+  groupId?: string;
 }
 
 export interface ScoredItems {
@@ -113,6 +120,7 @@ export class RewardService {
   private readonly rememberCapacity: number;
   private readonly onGraderEvent: (event: EngineEvent) => void;
   private readonly now: () => number;
+  readonly audit: RewardAudit | undefined;
 
   constructor(options: RewardServiceOptions) {
     this.now = options.now ?? Date.now;
@@ -130,6 +138,8 @@ export class RewardService {
       inFlightRequests: () => this.inFlightRequests,
       ...(options.judgeEndpoints ? { judgeEndpoints: options.judgeEndpoints } : {}),
     });
+    this.audit = options.audit;
+    this.audit?.registerMetrics(this.metrics.registry);
     this.rememberCapacity = options.rememberedResults ?? defaultRememberedResults;
     const extraListener = options.onEvent;
     this.onGraderEvent = (event) => {
@@ -175,9 +185,7 @@ export class RewardService {
    * are cached for the client's retry.
    */
   async scoreItems(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
-    const store = this.storeHealth?.();
-    // Without its shared store a replica would pay again for cached verdicts and break the fleet's limits: refuse clearly.
-    if (store && store.status !== 'ok') throw new RubricateError('STORE_UNAVAILABLE', `the shared store is unavailable${store.reason ? `: ${store.reason}` : ''}; retry shortly`, { retryAfterMs: 1_000 });
+    this.refuseWithoutStore();
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
     const deadlineAt = this.now() + deadlineMs;
     const work: SharedGrading[] = [];
@@ -209,12 +217,67 @@ export class RewardService {
     const results = reused.every((record): record is ResultRecord => record !== undefined)
       ? reused.map((record, index) => reusedResult(record, items[index].id))
       : await this.settle(items, work, deadlineAt, deadlineMs);
+    return this.answered(items, results, options);
+  }
+
+  /**
+   * The responses to one prompt graded together (listwise or tournament judging: one call, or
+   * one tournament, for the group), one reward result each, in order; in the per-item modes
+   * the same as `scoreItems`. The group is admitted whole and answered at the deadline at the
+   * latest (its members then `DEADLINE_EXCEEDED`, the grading going on for a retry).
+   */
+  async scoreGroup(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
+    if (!this.grader.gradesGroups) return this.scoreItems(items, options);
+    this.refuseWithoutStore();
+    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    const deadlineAt = this.now() + deadlineMs;
+    try {
+      await this.admission.admit(items.length, { wait: options.waitForRoom === true, deadlineAt });
+    } catch (error) {
+      if (RubricateError.isInstance(error) && error.code === 'OVERLOADED') this.metrics.rejected.inc({ reason: 'queue_full' });
+      throw error;
+    }
+    const graded = this.grader.gradeGroup(items, options.groupId);
+    const release = () => this.admission.release(items.length);
+    graded.then(release, release);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => {
+      timer = setTimeout(() => resolve('deadline'), Math.max(0, deadlineAt - this.now()));
+    });
+    let results: RewardResult[];
+    try {
+      const outcome = await Promise.race([graded, deadline]);
+      if (outcome === 'deadline') {
+        this.metrics.deadlines.inc({}, items.length);
+        const error = new RubricateError('DEADLINE_EXCEEDED', `the group was not graded within the ${Math.round(deadlineMs / 100) / 10} s deadline; grading goes on and a retry will reuse its verdicts`);
+        results = items.map((item) => failedResult(item.id, error));
+      } else {
+        results = outcome.map((record, index) => toRewardResult(record, items[index].id));
+      }
+    } catch (error) {
+      results = items.map((item) => failedResult(item.id, toRubricateError(error)));
+    } finally {
+      clearTimeout(timer);
+    }
+    return this.answered(items, results, options);
+  }
+
+  /** Without its shared store a replica would pay again for cached verdicts and break the fleet's limits: refused clearly. */
+  private refuseWithoutStore(): void {
+    const store = this.storeHealth?.();
+    if (store && store.status !== 'ok') throw new RubricateError('STORE_UNAVAILABLE', `the shared store is unavailable${store.reason ? `: ${store.reason}` : ''}; retry shortly`, { retryAfterMs: 1_000 });
+  }
+
+  /** The failure policy applied to the answers, their outcomes counted, and the audit told. */
+  private answered(items: readonly Item[], results: RewardResult[], options: ScoreOptions): ScoredItems {
     const fallbacks = applyFallback(results, options.fallback === undefined ? fallbackValue(this.errorPolicy) : (options.fallback ?? undefined));
     for (const result of results) {
       if (result.fallback) this.metrics.rewards.inc({ outcome: 'fallback' });
       else this.metrics.rewards.inc({ outcome: result.status });
     }
     if (fallbacks > 0) this.metrics.fallbacks.inc({}, fallbacks);
+    // The answers are final here: the audit reads them and goes on in the background.
+    this.audit?.observe(items, results, options.step);
     return { results, fallbacks };
   }
 

@@ -6,7 +6,7 @@
  */
 import { emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
-import type { GradedCriterion, ResultRecord } from '../results/results.js';
+import type { GradedCriterion, GroupStamp, ResultRecord } from '../results/results.js';
 
 export interface RewardResult {
   id: string;
@@ -19,6 +19,8 @@ export interface RewardResult {
   criteria: GradedCriterion[];
   usage: Usage;
   error?: SerializedError;
+  /** Listwise and tournament judging: the group this response was judged with. */
+  group?: GroupStamp;
 }
 
 /** What to answer for a failed item: `null` (the default), or a flagged number. */
@@ -47,6 +49,7 @@ export function toRewardResult(record: ResultRecord, id = record.id): RewardResu
   if (record.status === 'ok' && record.score !== null) {
     const result: RewardResult = { id, reward: record.score, status: 'ok', criteria: record.criteria, usage };
     if (record.gated) result.gated = true;
+    if (record.group) result.group = record.group;
     return result;
   }
   const error: SerializedError =
@@ -55,7 +58,7 @@ export function toRewardResult(record: ResultRecord, id = record.id): RewardResu
       ? // Graded, but the scoring has nothing to divide by (e.g. no positive points): no reward exists.
         { code: 'INPUT_INVALID', message: `the ${record.scoring ?? 'configured'} scoring gives this rubric no score (it has no positive points to score against)` }
       : { code: 'INTERNAL', message: 'item failed without a reason' });
-  return { id, reward: null, status: 'error', criteria: record.criteria, usage, error };
+  return { id, reward: null, status: 'error', criteria: record.criteria, usage, error, ...(record.group ? { group: record.group } : {}) };
 }
 
 /** A failure that never reached grading (bad label, deadline, overload), as a reward result. */

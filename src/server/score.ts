@@ -2,9 +2,10 @@
  * The native reward API:
  *   POST /v1/score        one item            → RewardResult
  *   POST /v1/score/batch  {items: [...]}       → {results, fallbacks}
- *   POST /v1/score/group  {prompt, rubric, responses, advantages?, eps?}
- *                                              → {id, rewards, advantages?, results, fallbacks}
- * Rewards are raw item scores; a failed item has `reward: null` and its reason, unless the
+ *   POST /v1/score/group  {prompt, rubric, responses, advantages?, eps?, shaping?, outcomes?, lengths?, step?}
+ *                                              → {id, rewards, raw_rewards?, advantages?, zero_variance, shaping?, axes?, results, fallbacks}
+ * Every body may carry the trainer's `step` (an integer), which the reward-hacking monitor
+ * (`audit.ts`) uses for its trend. Rewards are raw item scores; a failed item has `reward: null` and its reason, unless the
  * server runs with a fallback, which is then flagged per item and counted. Rewards and
  * advantages are JSON floats (`1.0`), and errors carry no internal address (public-errors.ts).
  *
@@ -14,7 +15,8 @@
  * this, so one bad rubric fails only its own row).
  */
 import { RubricateError, toRubricateError } from '../errors.js';
-import { advantageEstimators, defaultAdvantageEpsilon, groupAdvantages, type AdvantageEstimator } from './advantages.js';
+import { advantageEstimators, defaultAdvantageEpsilon, type AdvantageEstimator } from './advantages.js';
+import { groupAnswer, parseGroupRequest } from './group-rewards.js';
 import { readJsonBody } from './body.js';
 import type { RouteContext, ServerApp } from './context.js';
 import { floatJson } from './float-json.js';
@@ -23,16 +25,27 @@ import { publicResult } from './public-errors.js';
 import { applyFallback, failedResult, fallbackValue, type RewardResult } from './rewards.js';
 import type { Item } from '../rubric/schema.js';
 import { isRecord } from '../util/is-record.js';
+import { z } from 'zod';
 
 export const scoreRoutes = ['/v1/score', '/v1/score/batch', '/v1/score/group'] as const;
+
+const stepSchema = z.number().int().nonnegative().optional();
+
+/** The training step a request gives (for the reward-hacking monitor); a wrong one is a 400. */
+function stepOf(body: unknown): number | undefined {
+  const parsed = stepSchema.safeParse(isRecord(body) ? body.step : undefined);
+  if (!parsed.success) throw new RubricateError('INPUT_INVALID', `${parsed.error.issues[0]?.message ?? 'invalid'} (the training step, an integer ≥ 0)`, { field: 'step' });
+  return parsed.data;
+}
 
 export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: RouteContext): void {
   app.post('/v1/score', async (context) => {
     service.assertRoom();
     const body = await readJsonBody(context, maxBodyBytes);
     const item = parseScoreItem(body, { rubrics: service.rubrics, rubricCache: service.rubricCache });
+    const step = stepOf(body);
     context.set('items', 1);
-    const { results, fallbacks } = await service.scoreItems([item]);
+    const { results, fallbacks } = await service.scoreItems([item], step !== undefined ? { step } : {});
     const result = results[0];
     context.set('fallbacks', fallbacks);
     // One item past its deadline is the request past its deadline: 504, unless a fallback was asked for.
@@ -65,8 +78,9 @@ export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: R
     });
     context.set('items', body.items.length);
     let fallbacks = 0;
+    const step = stepOf(body);
     if (items.length > 0) {
-      const scored = await service.scoreItems(items);
+      const scored = await service.scoreItems(items, step !== undefined ? { step } : {});
       scored.results.forEach((result, position) => {
         results[positions[position]] = result;
       });
@@ -97,20 +111,13 @@ export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: R
     const epsilon = body.eps === undefined ? defaultAdvantageEpsilon : body.eps;
     if (typeof epsilon !== 'number' || !Number.isFinite(epsilon) || epsilon < 0) throw new RubricateError('INPUT_INVALID', 'eps must be a finite number ≥ 0', { field: 'eps' });
     const group = parseGroupInput(body, { rubrics: service.rubrics, rubricCache: service.rubricCache });
+    const request = parseGroupRequest(body, group.responses.length);
     const items = groupItems(group);
     context.set('items', items.length);
-    const { results, fallbacks } = await service.scoreItems(items);
+    // Listwise and tournament modes grade the group in one piece; the per-item modes item by item.
+    const { results, fallbacks } = await service.scoreGroup(items, { groupId: group.id, ...(request.step !== undefined ? { step: request.step } : {}) });
     context.set('fallbacks', fallbacks);
-    const rewards = results.map((result) => result.reward);
-    const answer: Record<string, unknown> = { id: group.id, rewards };
-    if (estimator) {
-      // Fallback rewards are not real rewards: they stay out of the group statistics, and
-      // their members get a neutral advantage of 0 (flagged through `results[i].fallback`).
-      const real = results.map((result) => (result.fallback ? null : result.reward));
-      const advantages = groupAdvantages(real, estimator, epsilon);
-      answer.advantages = advantages.map((advantage, index) => (advantage === null && results[index].fallback ? 0 : advantage));
-      answer.estimator = estimator;
-    }
+    const answer = groupAnswer({ id: group.id, responses: group.responses, results, request, ...(estimator ? { estimator } : {}), epsilon, scoring: service.grader.scoring });
     answer.results = results.map(publicResult);
     answer.fallbacks = fallbacks;
     return floatJson(context, answer);

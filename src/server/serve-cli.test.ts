@@ -2,9 +2,13 @@
  * `rubricate serve` as a process: address line on stdout, grading through a pool of judge
  * endpoints, and a SIGTERM that drains the request in flight before exiting 0.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, vi } from 'vitest';
+import { runCliCaptured } from '../cli/in-process.js';
+import { binaryVerdict } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
-import { fruitRubric, ruleScript } from './test-support.js';
+import { criterionMet, fruitRubric, ruleScript } from './test-support.js';
 
 describe('rubricate serve', () => {
   test('prints its address, grades through a pool of judge endpoints (one down), and exits 0 after draining on SIGTERM', async ({ startJudge, startServe }) => {
@@ -45,5 +49,33 @@ describe('rubricate serve', () => {
     expect(await answer.json()).toMatchObject({ reward: 0.25 });
     expect(await serve.exited).toBe(0);
     expect(serve.lines.at(-1)).toEqual({ event: 'stopped', drained: true });
+  });
+
+  test('with --audit-judge, audits in the background, reports on /metrics and writes its log whole at shutdown', async ({ startJudge, startServe, tempDir }) => {
+    const policy = await startJudge(ruleScript);
+    const audit = await startJudge((request) => ({ content: binaryVerdict(!criterionMet(request.criteria[0].text, request.response ?? '')) }));
+    const log = join(tempDir, 'audit.jsonl');
+    const serve = await startServe(['--no-cache', '--judge', 'openai:policy', '--judge-base-url', policy.baseUrl, '--audit-judge', 'openai:audit', '--audit-base-url', audit.baseUrl, '--audit-share', '1', '--audit-log', log]);
+    const answer = await fetch(`${serve.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'q', response: 'apples', rubric: fruitRubric, step: 7 }) });
+    expect(await answer.json()).toMatchObject({ reward: 0.75 });
+    await vi.waitFor(() => expect(audit.requests).toHaveLength(3), { timeout: 20_000 });
+    await vi.waitFor(async () => expect(await (await fetch(`${serve.url}/metrics`)).text()).toContain('rubricate_audit_step_agreement_ratio 0'), { timeout: 20_000 });
+    serve.process.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+    const [line] = readFileSync(log, 'utf8').trim().split('\n').map((entry) => JSON.parse(entry) as Record<string, unknown>);
+    // The audit judge says the opposite: pears (1) and rotten (−2) met, apples not: −1 ÷ 4.
+    expect(line).toMatchObject({ event: 'audit', step: 7, policy_reward: 0.75, audit_reward: -0.25, criteria: 3, agreed: 0 });
+  });
+
+  test('refuses audit settings without an audit judge, and model flags the audit judge does not read, by name', async () => {
+    const without = await runCliCaptured(['serve', '--judge', 'none', '--audit-share', '0.5']);
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain('--audit-share sets the reward-hacking monitor: add --audit-judge');
+    const unread = await runCliCaptured(['serve', '--judge', 'none', '--no-cache', '--audit-judge', 'anthropic:m', '--audit-threads', '2']);
+    expect(unread.code).toBe(2);
+    expect(unread.stderr).toContain('--audit-threads does not apply to anthropic: audit judges');
+    const same = await runCliCaptured(['serve', '--judge', 'openai:m', '--judge-base-url', 'http://127.0.0.1:9/v1', '--no-cache', '--audit-judge', 'openai:m', '--audit-base-url', 'http://127.0.0.1:9/v1']);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain('--audit-judge is the policy judge itself');
   });
 });

@@ -102,8 +102,19 @@ export const samplingSchema = z.strictObject({
 
 /** What each judge call asks and how its reply is read. */
 export const gradingPlanSchema = z.strictObject({
-  /** `per-criterion` (default), `batched` or `holistic` (one Likert call per item). */
-  mode: z.enum(['per-criterion', 'batched', 'holistic']).optional(),
+  /**
+   * `per-criterion` (default), `batched`, `holistic` (one Likert call per item), `listwise` (the
+   * responses of a group in one call) or `tournament` (the responses of a group compared in pairs).
+   */
+  mode: z.enum(['per-criterion', 'batched', 'holistic', 'listwise', 'tournament']).optional(),
+  /** Listwise and tournament: the item field naming each item's group (a dotted path: `metadata.prompt_id`); default: items in a row with the same prompt, rubric and reference. */
+  groupBy: z.string().min(1).optional(),
+  /** Listwise: a verdict per response and criterion (`criteria`, default), or one Likert score per response on the whole rubric (`holistic`). */
+  listwise: z.enum(['criteria', 'holistic']).optional(),
+  /** Tournament: `all` pairs (default) or `circular` (each response against the next). */
+  tournament: z.enum(['circular', 'all']).optional(),
+  /** Listwise and tournament: presentation orders, 1 or 2 (the reverse too, reporting position consistency); default listwise 1, tournament 2. */
+  orders: z.union([z.literal(1), z.literal(2)]).optional(),
   /** Criteria per call in batched mode, or `all` (the whole rubric); default 1. */
   criteriaPerCall: z.union([positiveInteger, z.literal('all')]).optional(),
   /** `binary` verdicts (default), P(met) from token probabilities, or `expected-score`: G-Eval's probability-weighted mean over an ordinal scale's options (P(met) for binary criteria). */
@@ -116,7 +127,7 @@ export const gradingPlanSchema = z.strictObject({
   protocol: z.enum(judgeProtocols).optional(),
   /** A grading prompt of the user's own (the text of `--judge-template FILE`; variables in `grading/custom-template.ts`). */
   template: z.string().min(1).optional(),
-  /** Levels of the holistic scale (holistic mode only; default 10). */
+  /** Levels of the holistic scale (holistic mode and listwise holistic only; default 10). */
   likertLevels: positiveInteger.optional(),
   /** Judge context budget in tokens: longer responses are read in chunks for evidence. */
   contextBudget: positiveInteger.optional(),

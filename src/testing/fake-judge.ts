@@ -18,6 +18,8 @@ export interface FakeJudgeRequest {
   response?: string;
   /** Criterion blocks of a rubricate grading prompt, in order. */
   criteria: Array<{ id: string; points: number; text: string }>;
+  /** Labelled responses of a listwise (`A`, `B`, …) or pairwise (`1`, `2`) prompt, in the order shown. */
+  responses: Array<{ label: string; text: string }>;
 }
 
 export type FakeJudgeAction =
@@ -49,14 +51,22 @@ function unescapeAttribute(value: string): string {
   return value.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
 
-/** Extracts the graded response and the criteria from a rubricate grading prompt. */
-export function parseGradingPrompt(userText: string): { response?: string; criteria: FakeJudgeRequest['criteria'] } {
+const labelledResponsePattern = /<response-([A-Z]+|\d)-([0-9a-f]{16})>\n([\s\S]*?)\n<\/response-\1-\2>/g;
+
+/** Extracts the graded response (or the labelled responses) and the criteria from a rubricate grading prompt. */
+export function parseGradingPrompt(userText: string): { response?: string; criteria: FakeJudgeRequest['criteria']; responses: FakeJudgeRequest['responses'] } {
   const response = responsePattern.exec(userText)?.[2];
   const criteria: FakeJudgeRequest['criteria'] = [];
   for (const match of userText.matchAll(criterionPattern)) {
     criteria.push({ id: unescapeAttribute(match[2]), points: Number(unescapeAttribute(match[3])), text: match[4] });
   }
-  return { response, criteria };
+  const responses = [...userText.matchAll(labelledResponsePattern)].map((match) => ({ label: match[1], text: match[3] }));
+  return { response, criteria, responses };
+}
+
+/** A listwise reply: every labelled response's verdict on every criterion, as `decide` says. */
+export function listwiseVerdicts(request: Pick<FakeJudgeRequest, 'responses' | 'criteria'>, decide: (response: FakeJudgeRequest['responses'][number], criterion: FakeJudgeRequest['criteria'][number]) => boolean) {
+  return { responses: request.responses.map((response) => ({ label: response.label, ...batchedVerdicts(request.criteria, (criterion) => decide(response, criterion)) })) };
 }
 
 export async function startFakeJudge(initialScript: FakeJudgeScript): Promise<FakeJudge> {
@@ -88,6 +98,7 @@ export async function startFakeJudge(initialScript: FakeJudgeScript): Promise<Fa
         userText,
         response: parsed.response,
         criteria: parsed.criteria,
+        responses: parsed.responses,
       };
       requests.push(request);
       let action: FakeJudgeAction;

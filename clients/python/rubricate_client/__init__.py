@@ -5,6 +5,7 @@
 * ``rubricate_client.trl``: TRL GRPOTrainer reward functions (async and sync).
 * ``rubricate_client.verifiers``: a verifiers (legacy ``Rubric``) reward function; ``rubricate_judge``
   (a top-level module) is the verifiers v1 judge plugin.
+* ``rubricate_client.groups``: group rewards with shaping (TRL, verl batch, slime, OpenRLHF), RuscaRL scaffolding, rubric rewards.
 
 See docs/rl-integration.md for each trainer.
 """

@@ -25,6 +25,7 @@ import shlex
 import unittest
 from typing import Any, Dict, List, Tuple
 
+import rubricate_client.groups as groups_module
 import rubricate_client.verl as verl_module
 
 from .support import PROJECT_ROOT
@@ -90,9 +91,10 @@ class DocumentedCommandsTest(unittest.TestCase):
                 self.assertIn(key.split(".")[0], facts["top_level"], f"{key}: no such section (Hydra: not in struct)")
                 self.assertIn(key, facts["schema_keys"], f"{key}: not in verl's config at this commit")
         name = overrides.get("custom_reward_function.name", "compute_score")
-        self.assertTrue(callable(getattr(verl_module, name, None)), f"rubricate_client.verl has no {name}")
         path = overrides.get("custom_reward_function.path", "")
-        self.assertTrue(path == "pkg://rubricate_client.verl" or os.path.exists(os.path.join(PROJECT_ROOT, path)), path)
+        module = groups_module if path == "pkg://rubricate_client.groups" else verl_module
+        self.assertTrue(callable(getattr(module, name, None)), f"{module.__name__} has no {name}")
+        self.assertTrue(path in ("pkg://rubricate_client.verl", "pkg://rubricate_client.groups") or os.path.exists(os.path.join(PROJECT_ROOT, path)), path)
         legacy = overrides.get("reward_model.use_reward_loop") == "False" or "reward_model.use_reward_loop" not in facts["schema_keys"]
         allowed = next(names for mode, names in facts["reward_managers"].items() if mode.startswith("legacy") == legacy)
         self.assertIn(overrides.get("reward_model.reward_manager", "naive"), allowed)

@@ -6,7 +6,7 @@
  * drains in-flight work and exits 0.
  */
 import { Option, type Command } from 'commander';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { createJudgePool, type JudgePool } from '../../judges/pool.js';
 import type { Judge } from '../../judges/types.js';
@@ -18,6 +18,7 @@ import { RewardService, defaultDeadlineMs, defaultMaxQueue } from '../../server/
 import { admissionWarning, defaultWaitingCapacity } from '../../server/admission.js';
 import { nullPolicy, parseErrorPolicy, type ErrorPolicy } from '../../server/rewards.js';
 import { scoreRoutes } from '../../server/score.js';
+import { rlRoutes } from '../../server/rl-routes.js';
 import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
 import type { CommandContext } from '../context.js';
 import { RedisReplyStore } from '../../store/index.js';
@@ -27,7 +28,11 @@ import { createRubricEvolver, type RubricEvolver } from '../../generation/evolve
 import { openEvolverStateStore } from '../../store/open-evolver-state.js';
 import { createJudge } from '../../judges/registry.js';
 import { addModelOptions, modelFromFlags, refuseUnreadModelFlags, runSpecFromFlags } from '../run-spec-flags.js';
-import { openRunSession, type SessionFlags } from '../session.js';
+import { openRunSession, type RunSession, type SessionFlags } from '../session.js';
+import { RewardAudit } from '../../server/audit.js';
+import { Grader } from '../../pipeline/grader.js';
+import { checkFiles, JsonLinesWriter } from '../../util/files.js';
+import { canonicalJson } from '../../util/json.js';
 import type { Credentials, RunSpec } from '../../spec/run-spec.js';
 import { evolvingRubricRoutes } from '../../server/evolving-rubrics.js';
 import { redactDeep } from '../../util/redact.js';
@@ -53,6 +58,11 @@ interface ServeFlags extends SessionFlags {
   evolveStore?: string;
   evolveTopK: number;
   generator?: string;
+  auditJudge?: string;
+  auditShare?: number;
+  auditLog?: string;
+  auditMinAgreement?: number;
+  auditMaxGap?: number;
 }
 
 function parsePort(value: string): number {
@@ -70,6 +80,38 @@ function parseNonNegativeInteger(field: string): (value: string) => number {
     const parsed = Number(value);
     if (!Number.isInteger(parsed) || parsed < 0) throw new RubricateError('CONFIG_INVALID', `--${field} must be an integer ≥ 0, got "${value}"`, { field });
     return parsed;
+  };
+}
+
+const defaultAuditShare = 0.05;
+const defaultAuditMinAgreement = 0.8;
+
+function parseShare(value: string): number {
+  const share = Number(value);
+  if (!Number.isFinite(share) || share < 0 || share > 1 || value.trim() === '') throw new RubricateError('CONFIG_INVALID', `expected a number from 0 to 1, got "${value}"`, { field: 'audit-share' });
+  return share;
+}
+
+/** The reward-hacking monitor's audit judge and figures, when `--audit-judge` is given (its settings refused without it). */
+async function openAudit(flags: ServeFlags, spec: RunSpec, session: RunSession, logger: Logger): Promise<{ audit: RewardAudit; log: JsonLinesWriter | undefined } | undefined> {
+  if (flags.auditJudge === undefined) {
+    const stray = (['auditShare', 'auditLog', 'auditMinAgreement', 'auditMaxGap'] as const).find((flag) => flags[flag] !== undefined);
+    if (stray) throw new RubricateError('CONFIG_INVALID', `--${stray.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)} sets the reward-hacking monitor: add --audit-judge or leave it out`, { field: 'audit-judge' });
+    return undefined;
+  }
+  const model = modelFromFlags(flags, 'audit');
+  refuseUnreadModelFlags(model.models, model.credentials, 'audit');
+  // The same model at the same endpoint would answer from the policy judge's own cached replies: agreement by construction.
+  if (canonicalJson(model.models[0]) === canonicalJson(spec.judges[0] ?? {})) throw new RubricateError('CONFIG_INVALID', '--audit-judge is the policy judge itself: audit with another model or endpoint', { field: 'audit-judge' });
+  const judge = await createJudge(model.models[0], model.credentials);
+  if (!judge) throw new RubricateError('CONFIG_INVALID', '--audit-judge none has nothing to audit with: name a model', { field: 'audit-judge' });
+  session.adopt(judge);
+  const log = flags.auditLog ? new JsonLinesWriter(flags.auditLog) : undefined;
+  // The same plan, store and scoring as the policy judge: only the judge differs (its cache keys are its own).
+  const grader = new Grader({ ...session.graderOptions(), judges: [judge], judge, scoring: spec.scoring.name, omitText: true });
+  return {
+    audit: new RewardAudit({ grader, share: flags.auditShare ?? defaultAuditShare, minAgreement: flags.auditMinAgreement ?? defaultAuditMinAgreement, ...(flags.auditMaxGap !== undefined ? { maxRewardGap: flags.auditMaxGap } : {}), ...(log ? { log } : {}), logger }),
+    log,
   };
 }
 
@@ -101,10 +143,15 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--drain-timeout <seconds>', 'longest a graceful shutdown waits for in-flight work', parseNumber('drain-timeout', 0), defaultDrainTimeoutMs / 1000)
     .option('--pool-cooldown <seconds>', 'how long an unreachable judge endpoint of a pool is left out (doubles on repeats)', parseNumber('pool-cooldown', 0.001), 5)
     .option('--evolve-store <file|url>', 'serve evolving rubrics (/v1/rubrics/…), keeping their active sets and history in this SQLite file, or in Redis/Valkey (redis://… or rediss://…) shared by every replica')
-    .option('--evolve-top-k <n>', 'evolving criteria kept active per prompt, the most discriminating first', parsePositiveInteger('evolve-top-k'), 5);
+    .option('--evolve-top-k <n>', 'evolving criteria kept active per prompt, the most discriminating first', parsePositiveInteger('evolve-top-k'), 5)
+    .option('--audit-share <fraction>', `with --audit-judge: share of answered items graded again by it (default ${defaultAuditShare})`, parseShare)
+    .option('--audit-log <file>', 'with --audit-judge: one JSON line per audited item and per warning (written whole at shutdown)')
+    .option('--audit-min-agreement <ratio>', `with --audit-judge: a step whose criterion agreement falls below this logs a warning (default ${defaultAuditMinAgreement})`, parseShare)
+    .option('--audit-max-gap <reward>', 'with --audit-judge: a step whose mean |policy − audit| reward exceeds this logs a warning', parseNumber('audit-max-gap', 0));
   // The item score is the reward (default weighted_mean); the generator proposes evolving criteria.
   addJudgeOptions(command);
   addModelOptions(command, 'generator');
+  addModelOptions(command, 'audit');
   // `serve` accepts several judge endpoints (replicas of one model): repeat the flag or separate with commas.
   const baseUrlOption = command.options.find((option) => option.long === '--judge-base-url');
   if (baseUrlOption) {
@@ -149,6 +196,7 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
     },
     destination,
   );
+  checkFiles({ inputs: [{ flag: 'rubrics', path: flags.rubrics }], outputs: [{ flag: 'audit-log', path: flags.auditLog }] });
   let rubrics: Map<string, Rubric> | undefined;
   if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
 
@@ -167,10 +215,22 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
     ...(replicas.length > 0 ? { judges: async () => [(pool = await buildReplicaPool(spec, credentials, replicas, flags.poolCooldown, onPoolEvent))] } : {}),
   });
   let evolver: RubricEvolver | undefined;
+  let monitor: Awaited<ReturnType<typeof openAudit>>;
   const closeAll = async () => {
+    if (monitor) {
+      // Audits under way get the drain timeout to finish; the log is then written whole.
+      await Promise.race([monitor.audit.idle(), new Promise((resolve) => setTimeout(resolve, flags.drainTimeout * 1000).unref())]);
+      await monitor.log?.close();
+    }
     await evolver?.close();
     await session.close();
   };
+  try {
+    monitor = await openAudit(flags, spec, session, logger);
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
   if (flags.evolveStore) {
     const generator = modelFromFlags(flags, 'generator');
     refuseUnreadModelFlags(generator.models, generator.credentials, 'generator');
@@ -204,6 +264,7 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
       deadlineMs: Math.round(flags.deadline * 1000),
       onError: flags.onError,
       rubrics,
+      ...(monitor ? { audit: monitor.audit } : {}),
       // Remembered results would outlive replies that expire.
       ...(spec.cacheTtlMs !== undefined ? { rememberedResults: 0 } : {}),
       ...(replicaPool ? { judgeEndpoints: () => replicaPool.status() } : {}),
@@ -227,7 +288,7 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
     throw error;
   }
 
-  const routes = [...scoreRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(evolver ? evolvingRubricRoutes : []), '/healthz', '/metrics'];
+  const routes = [...scoreRoutes, ...rlRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(evolver ? evolvingRubricRoutes : []), '/healthz', '/metrics'];
   context.stdout(JSON.stringify({ event: 'listening', url: running.url, host: running.host, port: running.port, pid: process.pid, routes }));
   logger.info({ url: running.url, judge: judges[0]?.provenance.id ?? 'none', endpoints: replicaPool?.size ?? (judges.length > 0 ? 1 : 0) }, 'listening');
 
