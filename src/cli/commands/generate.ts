@@ -41,8 +41,8 @@ export function registerGenerateCommand(program: Command, context: CommandContex
   const command = program
     .command('generate')
     .description('write rubrics for prompts (--format prompts), or contrastive rubrics from preference pairs kept only when they order the pair correctly (--format pairs or a pairwise benchmark)')
-    .option('--input <file>', 'prompts JSONL {id, prompt (string or messages), reference?}; or preference pairs: JSONL {id?, prompt, chosen, rejected}, or a benchmark file/folder')
-    .option('--format <name>', 'prompts (default), pairs (JSONL {id?, prompt, chosen, rejected}), or a pairwise benchmark: llmbar, pandalm, autoj, judgebench, hhh', 'prompts')
+    .option('--input <file>', 'prompts JSONL {id, prompt (string or messages), reference?}; or preference pairs: --format pairs JSONL {id?, prompt, response_a, response_b, label}, or a benchmark file/folder')
+    .option('--format <name>', 'prompts (default), pairs (the JSONL compare reads: {id?, prompt, response_a, response_b, label}; the gold winner is the chosen response), or a pairwise benchmark: llmbar, pandalm, autoj, judgebench, hhh', 'prompts')
     .option('--reference-field <name>', 'field of --input lines holding a reference answer', 'reference')
     .option('--attempts <k>', 'contrastive: generations tried per pair before giving up', parsePositiveInteger('attempts'), 3)
     .addOption(new Option('--split <mode>', 'contrastive: per-prompt (other pairs of a prompt test its rubric) or none').choices(['per-prompt', 'none']).default('per-prompt'))
@@ -163,9 +163,7 @@ async function runPrompts(flags: GenerateFlags, spec: RunSpec, input: string, co
 }
 
 async function runContrastive(flags: GenerateFlags, spec: RunSpec, pairsSource: string, context: CommandContext): Promise<number> {
-  // The rubricate pairs JSONL is "jsonl" to the pair reader and in the summary it writes.
-  const pairFormat = flags.format === 'pairs' ? 'jsonl' : flags.format;
-  const { pairs, summary } = await readPreferencePairs(pairsSource, pairFormat);
+  const { pairs, summary } = await readPreferencePairs(pairsSource, flags.format, (message) => context.stderr(`warning: ${message}`));
   for (const error of summary.invalid.slice(0, 20)) reportInputError(context, error);
   if (summary.invalid.length > 20) context.stderr(`… ${summary.invalid.length - 20} more invalid records`);
   let groups = groupPairs(pairs, flags.split);
@@ -232,7 +230,7 @@ async function runContrastive(flags: GenerateFlags, spec: RunSpec, pairsSource: 
   const heldOutPairs = groups.reduce((total, group) => total + group.heldOut.length, 0);
   const report = summarizeContrastive(outcomes, {
     source: pairsSource,
-    format: pairFormat,
+    format: flags.format,
     readSummary: summary,
     groups: groups.length,
     heldOutPairs,
