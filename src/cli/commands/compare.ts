@@ -6,7 +6,9 @@ import { ProgressReporter } from '../progress.js';
 import { countInputRecords } from '../input-count.js';
 import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
 import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import type { CommandContext } from '../context.js';
+import { InputReport } from '../input-report.js';
+import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
 import { addBatchOptions } from '../batch-options.js';
@@ -27,6 +29,7 @@ interface CompareFlags extends SessionFlags, DrainFlags {
   ties: boolean;
   overall: boolean;
   prices?: string;
+  force?: boolean;
 }
 
 export function registerCompareCommand(program: Command, context: CommandContext): void {
@@ -37,6 +40,7 @@ export function registerCompareCommand(program: Command, context: CommandContext
     .requiredOption('--input <file>', 'pairs file or a labelled pairwise data set')
     .option('--out <file>', 'one JSON line per pair', 'compare.jsonl')
     .option('--summary <file>', 'write the summary JSON here (default: <out>.summary.json)')
+    .option('--force', 'replace the default --out even when it holds the pairs of another run')
     .option('--no-swap', 'judge only the original order (no position-swap check)')
     .option('--no-ties', 'the judge must pick a winner')
     .option('--no-overall', 'with rubrics, compare per criterion only')
@@ -48,11 +52,11 @@ export function registerCompareCommand(program: Command, context: CommandContext
   addDrainTimeoutOption(command);
   command.option('--prices <file>', 'price table for --dry-run (JSON/YAML, USD per 1M tokens)');
   command.action(async (flags: CompareFlags, self: Command) => {
-    context.exitCode = await runCompare(flags, runSpecOf(self), context);
+    context.exitCode = await runCompare(flags, runSpecOf(self), context, self.getOptionValueSource('out') === 'default');
   });
 }
 
-async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandContext): Promise<number> {
+async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandContext, outIsDefault: boolean): Promise<number> {
   const importer = getPairwiseImporter(flags.format);
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: true }],
@@ -81,13 +85,15 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   });
   let summary: CompareSummary;
   const errors = new ErrorTally();
+  const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'pairs' });
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
     if (session.dryRun) {
-      const usage = await dryRunUsage(comparer.compareStream(reportInvalid(importer.read(flags.input, {}), context)));
+      const usage = await dryRunUsage(comparer.compareStream(reportInvalid(importer.read(flags.input, {}), inputReport)));
       printDryRun(context, session.dryRun, usage, judge?.provenance.model, flags.prices ? loadPriceTable(flags.prices) : defaultPrices, { batch: Boolean(flags.batch) });
       return exitCodes.success;
     }
+    await refuseReplacingAnotherRun({ out: flags.out, isDefault: outIsDefault, force: flags.force, thisRun: async () => ({ firstId: await firstRecordId(importer.read(flags.input, {})), judge: judge?.provenance.id }) });
     const writer = new JsonLinesWriter(flags.out);
     const builder = new CompareSummaryBuilder();
     const admission: AdmissionState = { exhausted: false, admitted: 0 };
@@ -95,7 +101,7 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     let held = false;
     let written = 0;
     try {
-      for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(importer.read(flags.input, {}), context), context.signal, admission))) {
+      for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(importer.read(flags.input, {}), inputReport), context.signal, admission))) {
         if (held || (context.signal.aborted && record.status === 'error')) {
           held = true;
           continue;
@@ -124,15 +130,16 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     progress.stop();
     await session.close();
   }
+  inputReport.finish();
   printCompareSummary(context, summary, flags.out);
   const errorLines = formatErrorCounts(errors.top());
   if (errorLines.length > 0) context.stderr(errorLines.join('\n'));
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 
-async function* reportInvalid<T extends { kind: string }>(records: AsyncIterable<T>, context: CommandContext): AsyncGenerator<T> {
-  for await (const record of records) {
-    if (record.kind === 'invalid') reportInputError(context, (record as unknown as { error: RubricateError }).error);
+async function* reportInvalid<T extends { kind: string }>(records: AsyncIterable<T>, report: InputReport): AsyncGenerator<T> {
+  for await (const record of report.watch(records)) {
+    if (record.kind === 'invalid') report.invalid((record as unknown as { error: RubricateError }).error);
     yield record;
   }
 }

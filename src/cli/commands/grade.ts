@@ -12,7 +12,9 @@ import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
 import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { exitCodes } from '../../errors.js';
-import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
+import { printMetricsSummary, type CommandContext } from '../context.js';
+import { InputReport } from '../input-report.js';
+import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
 import { addQueueOptions, shardOf, type QueueFlags } from '../queue-options.js';
 import { reportFailedAsZero } from './score.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
@@ -28,6 +30,7 @@ interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   strict?: boolean;
   prices?: string;
   report?: string;
+  force?: boolean;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -39,6 +42,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--strict', 'stop at the first invalid input record')
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
+    .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--quiet', 'no progress bar');
   addJudgeOptions(command, ['plan', 'batching', 'sampling', 'protocol', 'calls', 'jury', 'scoring', 'fleet', 'text']);
   addQueueOptions(command);
@@ -46,11 +50,11 @@ export function registerGradeCommand(program: Command, context: CommandContext):
   addDryRunOption(command);
   addDrainTimeoutOption(command);
   command.action(async (flags: GradeFlags, self: Command) => {
-    context.exitCode = await runGrade(flags, runSpecOf(self), context);
+    context.exitCode = await runGrade(flags, runSpecOf(self), context, self.getOptionValueSource('out') === 'default');
   });
 }
 
-async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext): Promise<number> {
+async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, outIsDefault: boolean): Promise<number> {
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
   checkFiles({
@@ -80,6 +84,7 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
       : undefined;
   /** The records the run grades, as the run reads them (the format's own skips and the shard applied). */
   const records = (options: typeof importOptions) => shardOf(importer.read(flags.input, options), flags.shard);
+  const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'items' });
   const expectedTotal = countInputRecords({
     format: importer.name,
     input: flags.input,
@@ -107,6 +112,14 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
   let cost: number | null;
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
+    if (!session.dryRun) {
+      await refuseReplacingAnotherRun({
+        out: flags.out,
+        isDefault: outIsDefault,
+        force: flags.force,
+        thisRun: async () => ({ firstId: await firstRecordId(records({ ...importOptions, onWarning: undefined, onSkipped: undefined })), judge: session.judges.length === 1 ? judge?.provenance.id : undefined }),
+      });
+    }
     if (session.dryRun) {
       const usage = await dryRunUsage(grader.gradeStream(records(importOptions)));
       progress.stop();
@@ -116,7 +129,7 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     const queueUrl = flags.queue;
     outcome = await gradeFile({
       grader,
-      records: records(importOptions),
+      records: inputReport.watch(records(importOptions)),
       ...(queueUrl
         ? {
             results: async function* (records) {
@@ -133,7 +146,7 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
         : {}),
       out: flags.out,
       strict: flags.strict,
-      onInvalid: (error) => reportInputError(context, error),
+      onInvalid: (error) => inputReport.invalid(error),
       stopSignal: context.signal,
     });
     progress.stop();
@@ -163,6 +176,7 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     await session.close();
   }
   const { metrics, usage, invalid: invalidSeen } = outcome;
+  inputReport.finish();
 
   printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
   reportFailedAsZero(context, metrics);
