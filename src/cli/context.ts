@@ -11,6 +11,9 @@ export interface CommandContext {
   exitCode: number;
 }
 
+/** `--quiet`, with one meaning on every command that takes it. */
+export const quietHelp = 'only errors and warnings on stderr: no progress bar, summaries, tables or per-item notes';
+
 /** One line per bad input record: where (file:line field) and what. */
 export function reportInputError(context: CommandContext, error: RubricateError): void {
   const location = formatLocation(error.details);

@@ -6,13 +6,15 @@ import { ProgressReporter } from '../progress.js';
 import { countInputRecords } from '../input-count.js';
 import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
 import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission.js';
-import type { CommandContext } from '../context.js';
+import { quietHelp, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { InputReport } from '../input-report.js';
 import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
 import { addBatchOptions } from '../batch-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
+import { addLimitOption, firstRecords } from '../input-options.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { defaultPrices, loadPriceTable } from '../../engine/usage.js';
@@ -30,6 +32,7 @@ interface CompareFlags extends SessionFlags, DrainFlags {
   overall: boolean;
   prices?: string;
   force?: boolean;
+  limit?: number;
 }
 
 export function registerCompareCommand(program: Command, context: CommandContext): void {
@@ -37,20 +40,25 @@ export function registerCompareCommand(program: Command, context: CommandContext
     .command('compare')
     .description('judge response A against response B (overall and per rubric criterion), in both orders by default')
     .option('--format <name>', 'pairs (rubricate JSONL), llmbar, pandalm, autoj, judgebench, hhh', 'pairs')
-    .requiredOption('--input <file>', 'pairs file or a labelled pairwise data set')
+    .requiredOption('--input <file>', 'pairs file or a labelled pairwise data set');
+  addLimitOption(command)
     .option('--out <file>', 'one JSON line per pair', 'compare.jsonl')
     .option('--summary <file>', 'write the summary JSON here (default: <out>.summary.json)')
     .option('--force', 'replace the default --out even when it holds the pairs of another run')
     .option('--no-swap', 'judge only the original order (no position-swap check)')
     .option('--no-ties', 'the judge must pick a winner')
     .option('--no-overall', 'with rubrics, compare per criterion only')
-    .option('--quiet', 'no progress bar');
+    .option('--quiet', quietHelp);
   // Pairwise judging reads the sampling and the protocol of the plan; one judge, no jury.
   addJudgeOptions(command, ['sampling', 'protocol', 'calls', 'fleet', 'text']);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
   command.option('--prices <file>', 'price table for --dry-run (JSON/YAML, USD per 1M tokens)');
+  organizeHelp(command, [
+    'rubricate compare --format pairs --input examples/pairs/pairs.jsonl --judge openai:gpt-4.1-mini --out pairs-compare.jsonl',
+    'rubricate compare --format llmbar --input examples/llmbar/dataset.json --judge scripted --limit 1 --out smoke-compare.jsonl',
+  ]);
   command.action(async (flags: CompareFlags, self: Command) => {
     context.exitCode = await runCompare(flags, runSpecOf(self), context, self.getOptionValueSource('out') === 'default');
   });
@@ -67,7 +75,9 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out });
   const judge = session.judge;
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
-  const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: () => importer.read(flags.input, {}) });
+  /** The pairs the run compares, as it reads them (--limit applied). */
+  const pairs = () => firstRecords(importer.read(flags.input, {}), flags.limit);
+  const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: pairs });
   expectedTotal.then((total) => progress.setTotal(total), () => undefined);
   const { calls, store } = session.graderOptions();
   const comparer = new Comparer({
@@ -89,11 +99,11 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
     if (session.dryRun) {
-      const usage = await dryRunUsage(comparer.compareStream(reportInvalid(importer.read(flags.input, {}), inputReport)));
+      const usage = await dryRunUsage(comparer.compareStream(reportInvalid(pairs(), inputReport)));
       printDryRun(context, session.dryRun, usage, judge?.provenance.model, flags.prices ? loadPriceTable(flags.prices) : defaultPrices, { batch: Boolean(flags.batch) });
       return exitCodes.success;
     }
-    await refuseReplacingAnotherRun({ out: flags.out, isDefault: outIsDefault, force: flags.force, thisRun: async () => ({ firstId: await firstRecordId(importer.read(flags.input, {})), judge: judge?.provenance.id }) });
+    await refuseReplacingAnotherRun({ out: flags.out, isDefault: outIsDefault, force: flags.force, thisRun: async () => ({ firstId: await firstRecordId(pairs()), judge: judge?.provenance.id }) });
     const writer = new JsonLinesWriter(flags.out);
     const builder = new CompareSummaryBuilder();
     const admission: AdmissionState = { exhausted: false, admitted: 0 };
@@ -101,7 +111,7 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     let held = false;
     let written = 0;
     try {
-      for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(importer.read(flags.input, {}), inputReport), context.signal, admission))) {
+      for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(pairs(), inputReport), context.signal, admission))) {
         if (held || (context.signal.aborted && record.status === 'error')) {
           held = true;
           continue;
@@ -131,7 +141,7 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     await session.close();
   }
   inputReport.finish();
-  printCompareSummary(context, summary, flags.out);
+  if (!flags.quiet) printCompareSummary(context, summary, flags.out);
   const errorLines = formatErrorCounts(errors.top());
   if (errorLines.length > 0) context.stderr(errorLines.join('\n'));
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;

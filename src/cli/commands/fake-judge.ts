@@ -11,6 +11,7 @@ import { parseScriptedVerdicts, scriptedReplyText, scriptedVerdicts } from '../.
 import type { ChatMessage, OutputSchema } from '../../judges/types.js';
 import { startFakeJudge, type FakeJudgeRequest } from '../../testing/fake-judge.js';
 import { startFakeOpenAIBatch } from '../../testing/fake-openai-batch.js';
+import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
 
 interface FakeJudgeFlags {
@@ -37,19 +38,18 @@ function asJudgeRequest(request: FakeJudgeRequest): { messages: ChatMessage[]; o
 }
 
 export function registerFakeJudgeCommand(program: Command, context: CommandContext): void {
-  program
-    .command('fake-judge')
-    .description('serve the scripted judge (no model: made-up replies, labelled as such) as an OpenAI-compatible endpoint on loopback, to try commands offline or test wiring')
-    .option('--port <n>', 'port (0: a free one, printed)', port, 0)
-    .option('--host <address>', 'address to listen on', '127.0.0.1')
-    .addOption(new Option('--verdicts <kind>', 'every criterion met, none, or each decided by a hash of its request').choices([...scriptedVerdicts]).default('mixed'))
-    .addHelpText(
-      'after',
-      `
-Examples:
-  rubricate fake-judge --port 8765 &
-  OPENAI_BASE_URL=http://127.0.0.1:8765/v1 OPENAI_API_KEY=scripted rubricate grade --input examples/items.jsonl --judge openai:gpt-4.1-mini --out scripted-results.jsonl`,
-    )
+  organizeHelp(
+    program
+      .command('fake-judge')
+      .description('serve the scripted judge (no model: made-up replies, labelled as such) as an OpenAI-compatible endpoint on loopback, to try commands offline or test wiring')
+      .option('--port <n>', 'port (0: a free one, printed)', port, 0)
+      .option('--host <address>', 'address to listen on', '127.0.0.1')
+      .addOption(new Option('--verdicts <kind>', 'every criterion met, none, or each decided by a hash of its request').choices([...scriptedVerdicts]).default('mixed')),
+    [
+      'rubricate fake-judge --port 8765 &',
+      'OPENAI_BASE_URL=http://127.0.0.1:8765/v1 OPENAI_API_KEY=scripted rubricate grade --input examples/items.jsonl --judge openai:gpt-4.1-mini --out scripted-results.jsonl',
+    ],
+  )
     .action(async (flags: FakeJudgeFlags) => {
       context.exitCode = await runFakeJudge(flags, context);
     });

@@ -17,7 +17,8 @@ import { readPromptRecords, type PromptRecord } from '../../generation/inputs.js
 import { mapInOrder } from '../../util/ordered-stream.js';
 import type { InvalidRecord } from '../../rubric/records.js';
 import { rubricateVersion } from '../../version.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import { quietHelp, reportInputError, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { addJudgeOptions, parsePositiveInteger } from '../judge-options.js';
 import { runSpecOf } from '../run-spec-flags.js';
 import type { RunSpec } from '../../spec/run-spec.js';
@@ -49,12 +50,16 @@ export function registerGenerateCommand(program: Command, context: CommandContex
     .option('--limit <n>', 'contrastive: use only the first n prompts (pair groups)', parsePositiveInteger('limit'))
     .requiredOption('--out <file>', 'items JSONL: {id, prompt, rubric, reference?, metadata}')
     .option('--summary <file>', 'write the run summary (JSON) here: counts, usage and cost; contrastive: also the keep-rate and ordering figures')
-    .option('--quiet', 'no per-item warnings');
+    .option('--quiet', quietHelp);
   addGeneratorOptions(command);
   // Contrastive generation grades chosen and rejected with the judge (--scoring compares them, default weighted_mean).
   addJudgeOptions(command);
   addModelCallOptions(command);
   addDeprecatedFlags(command, context);
+  organizeHelp(command, [
+    'rubricate generate --input prompts.jsonl --generator openai:gpt-4.1 --out items.jsonl',
+    'rubricate generate --format pairs --input examples/pairs/pairs.jsonl --generator openai:gpt-4.1 --judge openai:gpt-4.1-mini --out kept.jsonl',
+  ]);
   command.action(async (flags: GenerateFlags, self: Command) => {
     context.exitCode = await runGenerate(flags, runSpecOf(self), context);
   });
@@ -116,7 +121,7 @@ async function runPrompts(flags: GenerateFlags, spec: RunSpec, input: string, co
       counts.checksProposed += generated.checks.proposed;
       counts.checksKept += generated.checks.kept;
       counts.checksRejected += generated.checks.rejected;
-      if (!flags.quiet) for (const warning of generated.warnings) context.stderr(`warning: id ${record.id}: ${warning}`);
+      for (const warning of generated.warnings) context.stderr(`warning: id ${record.id}: ${warning}`);
       const line: Record<string, unknown> = { id: record.id, prompt: record.promptInput, rubric: generated.rubric };
       if (record.reference !== undefined) line.reference = record.reference;
       if (record.metadata) line.metadata = record.metadata;
@@ -151,6 +156,7 @@ async function runPrompts(flags: GenerateFlags, spec: RunSpec, input: string, co
     };
     await writeFileAtomic(flags.summary, `${JSON.stringify(summary, null, 2)}\n`);
   }
+  if (flags.quiet) return counts.failed + counts.invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
   context.stderr(
     [
       `${counts.ok + counts.failed + counts.invalid} prompts: ${counts.ok} rubrics written, ${counts.failed} failed, ${counts.invalid} invalid`,
@@ -242,6 +248,6 @@ async function runContrastive(flags: GenerateFlags, spec: RunSpec, pairsSource: 
   const cost = { generator: models.costOf('generator', report.usage.generator), judge: models.costOf('judge', report.usage.judge) };
   const document = { ...report, usage: { generator: { ...report.usage.generator, cost_usd: cost.generator }, judge: { ...report.usage.judge, cost_usd: cost.judge } } };
   if (flags.summary) await writeFileAtomic(flags.summary, `${JSON.stringify(document, null, 2)}\n`);
-  context.stderr(`${formatContrastiveSummary(report)}\n${costLine(cost)}\nrubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`);
+  if (!flags.quiet) context.stderr(`${formatContrastiveSummary(report)}\n${costLine(cost)}\nrubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`);
   return exitCodes.success;
 }

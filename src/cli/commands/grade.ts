@@ -9,11 +9,13 @@ import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags 
 import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
-import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
+import { addInputOptions, addLimitOption, firstRecords, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { exitCodes } from '../../errors.js';
-import { printMetricsSummary, type CommandContext } from '../context.js';
+import { printMetricsSummary, quietHelp, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { InputReport } from '../input-report.js';
+import { formatErrorCounts } from '../../pipeline/error-summary.js';
 import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
 import { addQueueOptions, shardOf, type QueueFlags } from '../queue-options.js';
 import { reportFailedAsZero } from './score.js';
@@ -26,6 +28,7 @@ import type { ImportOptions } from '../../rubric/formats/types.js';
 
 interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
+  limit?: number;
   metrics?: string;
   strict?: boolean;
   prices?: string;
@@ -36,6 +39,7 @@ interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
 export function registerGradeCommand(program: Command, context: CommandContext): void {
   const command = program.command('grade').description('grade responses against their rubrics and write one result line per item');
   addInputOptions(command, { formatHelp: `input format (${itemImporters.names().join(', ')})`, responseFromVerb: 'grade' });
+  addLimitOption(command);
   command
     .option('--out <file>', 'results JSONL', 'results.jsonl')
     .option('--metrics <file>', 'write aggregate metrics JSON here')
@@ -43,12 +47,16 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
     .option('--force', 'replace the default --out even when it holds the results of another run')
-    .option('--quiet', 'no progress bar');
+    .option('--quiet', quietHelp);
   addJudgeOptions(command, ['plan', 'batching', 'sampling', 'protocol', 'calls', 'jury', 'scoring', 'fleet', 'text']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
+  organizeHelp(command, [
+    'rubricate grade --format healthbench --input examples/healthbench/examples.jsonl --responses examples/healthbench/responses.jsonl --judge openai:gpt-4.1-mini --out hb-results.jsonl --report hb-report.html',
+    'rubricate grade --input examples/items.jsonl --judge scripted --limit 2 --out smoke-results.jsonl   # a smoke run, offline',
+  ]);
   command.action(async (flags: GradeFlags, self: Command) => {
     context.exitCode = await runGrade(flags, runSpecOf(self), context, self.getOptionValueSource('out') === 'default');
   });
@@ -82,8 +90,8 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
           verdict: spec.plan.verdict ?? 'binary',
         })
       : undefined;
-  /** The records the run grades, as the run reads them (the format's own skips and the shard applied). */
-  const records = (options: typeof importOptions) => shardOf(importer.read(flags.input, options), flags.shard);
+  /** The records the run grades, as the run reads them (the format's own skips, the shard and --limit applied). */
+  const records = (options: typeof importOptions) => firstRecords(shardOf(importer.read(flags.input, options), flags.shard), flags.limit);
   const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'items' });
   const expectedTotal = countInputRecords({
     format: importer.name,
@@ -91,7 +99,7 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
     responses: flags.responses,
     shard: flags.shard,
     read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined }),
-  });
+  }).then((total) => (flags.limit === undefined ? total : Math.min(total, flags.limit)));
   // A local judge's plan decides its speed, so the live bar names it beside the ETA.
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), forecast ? `grading (${forecast.progressLabel})` : undefined);
   expectedTotal.then(
@@ -178,10 +186,14 @@ async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandCont
   const { metrics, usage, invalid: invalidSeen } = outcome;
   inputReport.finish();
 
-  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
+  // --quiet: what went wrong still prints, the summary does not.
+  if (flags.quiet) {
+    const errorLines = formatErrorCounts(outcome.errors);
+    if (errorLines.length > 0) context.stderr(errorLines.join('\n'));
+  } else printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
   reportFailedAsZero(context, metrics);
-  for (const [reason, count] of skipped) context.stderr(`skipped ${count} record(s): ${reason}`);
-  if (grader.agreement) {
+  for (const [reason, count] of skipped) context.stderr(`warning: skipped ${count} record(s): ${reason}`);
+  if (grader.agreement && !flags.quiet) {
     const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
     context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);
   }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { JsonLinesWriter } from '../../util/files.js';
 import { readResults, type ResultReadRecord, type ResultRecord } from '../../results/results.js';
+import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
 
 interface MergeFlags {
@@ -19,11 +20,17 @@ interface Head {
  * order (each shard is already ordered by input line; this is a k-way merge, streaming).
  */
 export function registerMergeCommand(program: Command, context: CommandContext): void {
-  program
-    .command('merge')
-    .description('join results files from `grade --shard I/N` into one file in input order')
-    .argument('<files...>', 'the shards\' results files')
-    .requiredOption('--out <file>', 'merged results JSONL')
+  organizeHelp(
+    program
+      .command('merge')
+      .description('join results files from `grade --shard I/N` into one file in input order')
+      .argument('<files...>', 'the shards\' results files')
+      .requiredOption('--out <file>', 'merged results JSONL'),
+    [
+      'rubricate merge shard-0.jsonl shard-1.jsonl --out results.jsonl',
+      'rubricate merge /results/shard-*.jsonl --out results.jsonl',
+    ],
+  )
     .action(async (files: string[], flags: MergeFlags) => {
       context.exitCode = await runMerge(files, flags, context);
     });

@@ -21,7 +21,8 @@ import { formatOutcomeReport, outcomeMeta } from '../../meta/outcome.js';
 import { loadTernaryLabels, researchRubricsMeta, researchRubricsTasks } from '../../meta/researchrubrics.js';
 import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
 import { getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import { quietHelp, reportInputError, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { addJudgeOptions, parseNumber } from '../judge-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
@@ -121,9 +122,13 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
     .option('--bootstrap-resamples <n>', 'bootstrap resamples for confidence intervals (0 = none)', parseResamples, 1000)
     .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
-    .option('--quiet', 'no table on stderr');
+    .option('--quiet', quietHelp);
   // Pairs are judged as compare judges them: sampling, protocol and calls; one judge.
   addJudgeOptions(command, ['sampling', 'protocol', 'calls']);
+  organizeHelp(command, [
+    'rubricate meta --format llmbar --input examples/llmbar/dataset.json --judge openai:gpt-4.1-mini --out meta.json',
+    'rubricate meta --format results --input hb-results.jsonl --labels labels.jsonl --out meta.json',
+  ]);
   command.action(async (flags: MetaFlags, self: Command) => {
     context.exitCode = await runMeta(flags, runSpecOf(self), context, dependencies);
   });

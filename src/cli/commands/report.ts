@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { buildReport, renderReport, writeReportFromResults } from '../../report/index.js';
 import type { ReportFormat } from '../../report/types.js';
+import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
 import { checkFiles } from '../../util/files.js';
 
@@ -15,15 +16,21 @@ interface ReportFlags {
 }
 
 export function registerReportCommand(program: Command, context: CommandContext): void {
-  program
-    .command('report')
-    .description('write a self-contained HTML report (or a Markdown summary) of a results file, a compare file or a meta-evaluation report')
-    .requiredOption('--input <file>', 'results JSONL, compare JSONL, or a meta-evaluation report JSON (detected by content)')
-    .option('--compare <file>', 'baseline results to compare with: items matched by id, Δ = input − compare')
-    .addOption(new Option('--format <format>', 'html or md (default: md when --out ends in .md, else html)').choices(['html', 'md']))
-    .requiredOption('--out <file>', 'report file; "-" prints a Markdown summary to stdout')
-    .option('--title <title>', 'report title')
-    .option('--scoring <name>', 'scoring to apply (default: the one recorded in the results, else healthbench)')
+  organizeHelp(
+    program
+      .command('report')
+      .description('write a self-contained HTML report (or a Markdown summary) of a results file, a compare file or a meta-evaluation report')
+      .requiredOption('--input <file>', 'results JSONL, compare JSONL, or a meta-evaluation report JSON (detected by content)')
+      .option('--compare <file>', 'baseline results to compare with: items matched by id, Δ = input − compare')
+      .addOption(new Option('--format <format>', 'html or md (default: md when --out ends in .md, else html)').choices(['html', 'md']))
+      .requiredOption('--out <file>', 'report file; "-" prints a Markdown summary to stdout')
+      .option('--title <title>', 'report title')
+      .option('--scoring <name>', 'scoring to apply (default: the one recorded in the results, else healthbench)'),
+    [
+      'rubricate report --input hb-results.jsonl --out hb-report.html',
+      'rubricate report --input hb-results.jsonl --compare baseline.jsonl --out diff.html',
+    ],
+  )
     .action(async (flags: ReportFlags) => {
       context.exitCode = await runReport(flags, context);
     });

@@ -19,6 +19,7 @@ import { defaultWaitingCapacity } from '../../server/admission.js';
 import { nullPolicy, parseErrorPolicy, type ErrorPolicy } from '../../server/rewards.js';
 import { scoreRoutes } from '../../server/score.js';
 import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
+import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
 import { RedisReplyStore } from '../../store/index.js';
 import { addJudgeOptions, buildJudges, parseNumber, parsePositiveInteger } from '../judge-options.js';
@@ -109,6 +110,10 @@ export function registerServeCommand(program: Command, context: CommandContext):
     baseUrlOption.description = 'OpenAI-compatible base URL; repeat (or comma-separate) for a pool of replicas (default: OPENAI_BASE_URL)';
     baseUrlOption.argParser(collectUrls);
   }
+  organizeHelp(command, [
+    'rubricate serve --port 8000 --judge openai:gpt-4.1-mini --token "$RUBRICATE_TOKEN"',
+    'rubricate serve --port 8000 --judge scripted   # rewards from the scripted judge, to test a trainer\'s wiring',
+  ]);
   command.action(async (flags: ServeFlags, self: Command) => {
     // Several --judge-base-url are replicas of one judge: the spec holds one endpoint, the pool the rest.
     const { judgeBaseUrl: replicas = [], ...rest } = flags;

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { exitCodes } from '../../errors.js';
 import { Grader } from '../../pipeline/grader.js';
 import { runGradingWorker } from '../../queue/grading-queue.js';
-import type { CommandContext } from '../context.js';
+import { quietHelp, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { parsePositiveInteger } from '../run-spec-flags.js';
 import { openRunSession } from '../session.js';
 
@@ -23,16 +24,22 @@ interface WorkerFlags {
  * shares one cache and a retried chunk repeats no paid call).
  */
 export function registerWorkerCommand(program: Command, context: CommandContext): void {
-  program
-    .command('worker')
-    .description('grade chunks queued by `rubricate grade --queue` (run any number, on any machines)')
-    .requiredOption('--queue <url>', 'the Redis/Valkey queue: redis://… or rediss://…')
-    .option('--concurrency <n>', 'judge calls in flight in this worker', parsePositiveInteger('concurrency'), 16)
-    .option('--exit-when-idle', 'exit once no chunk is waiting or being graded anywhere')
-    .option('--store <url>', 'reply store (default: the queue\'s Redis)')
-    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY)')
-    .option('--lease <seconds>', 'a chunk held by a worker that stopped answering goes to another after this', (value: string) => Number(value), 30)
-    .option('--quiet', 'no per-chunk log lines')
+  organizeHelp(
+    program
+      .command('worker')
+      .description('grade chunks queued by `rubricate grade --queue` (run any number, on any machines)')
+      .requiredOption('--queue <url>', 'the Redis/Valkey queue: redis://… or rediss://…')
+      .option('--concurrency <n>', 'judge calls in flight in this worker', parsePositiveInteger('concurrency'), 16)
+      .option('--exit-when-idle', 'exit once no chunk is waiting or being graded anywhere')
+      .option('--store <url>', 'reply store (default: the queue\'s Redis)')
+      .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY)')
+      .option('--lease <seconds>', 'a chunk held by a worker that stopped answering goes to another after this', (value: string) => Number(value), 30)
+      .option('--quiet', quietHelp),
+    [
+      'rubricate worker --queue redis://127.0.0.1:6379 --exit-when-idle',
+      'OPENAI_API_KEY=… rubricate worker --queue redis://cache:6379 --concurrency 64',
+    ],
+  )
     .action(async (flags: WorkerFlags) => {
       context.exitCode = await runWorker(flags, context);
     });
@@ -53,6 +60,6 @@ async function runWorker(flags: WorkerFlags, context: CommandContext): Promise<n
       return { grader, close: () => session.close() };
     },
   });
-  context.stderr(`worker: ${outcome.chunks} chunks, ${outcome.items} items graded`);
+  if (!flags.quiet) context.stderr(`worker: ${outcome.chunks} chunks, ${outcome.items} items graded`);
   return exitCodes.success;
 }
