@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { BatchLedger, type LedgerBatch } from '../../batch/ledger.js';
 import type { BatchService } from '../../batch/batch-service.js';
@@ -53,7 +54,14 @@ export function registerBatchesCommand(program: Command, context: CommandContext
 }
 
 async function runBatches(flags: BatchesFlags, context: CommandContext): Promise<number> {
-  const ledger = new BatchLedger(flags.cache ?? defaultCachePath());
+  const cache = flags.cache ?? defaultCachePath();
+  // No cache yet: no batch was ever sent from it (and none is created here just to say so).
+  if (!existsSync(cache)) {
+    if (flags.cancel?.length) throw new RubricateError('CONFIG_INVALID', `no submitted batch "${flags.cancel[0]}": there is no cache at ${cache}`, { field: 'cancel' });
+    if (!flags.json) context.stderr(`no batches: there is no cache at ${cache} yet`);
+    return exitCodes.success;
+  }
+  const ledger = new BatchLedger(cache);
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   try {
     // Each batch is asked through its own provider's API (the ledger names it).

@@ -4,7 +4,11 @@ import { buildReport, renderReport, writeReportFromResults } from '../../report/
 import type { ReportFormat } from '../../report/types.js';
 import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
+import { readFileSync } from 'node:fs';
 import { checkFiles } from '../../util/files.js';
+import { describeNonJsonl, wrongFileType } from '../../util/file-kind.js';
+import { isRecord } from '../../util/is-record.js';
+import { safeParseJson } from '../../util/json.js';
 
 interface ReportFlags {
   input: string;
@@ -38,6 +42,7 @@ export function registerReportCommand(program: Command, context: CommandContext)
 
 async function runReport(flags: ReportFlags, context: CommandContext): Promise<number> {
   checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'compare', path: flags.compare }], outputs: [{ flag: 'out', path: flags.out === '-' ? undefined : flags.out }] });
+  for (const file of [flags.input, flags.compare]) if (file) refuseWrongType(file);
   const onWarning = (message: string) => context.stderr(`invalid input: ${message}`);
   const common = { input: flags.input, compare: flags.compare, title: flags.title, scoring: flags.scoring, onWarning };
   if (flags.out === '-') {
@@ -51,6 +56,18 @@ async function runReport(flags: ReportFlags, context: CommandContext): Promise<n
   const skipped = written.invalidLines > 0 ? ` (${written.invalidLines} unreadable lines skipped)` : '';
   context.stderr(`report: ${flags.out} (${written.format}, ${formatBytes(written.bytes)})${skipped}`);
   return exitCodes.success;
+}
+
+/**
+ * An input that is none of what a report reads (JSON lines, or one meta-evaluation JSON document)
+ * is INPUT_WRONG_TYPE (exit 2), as for every other command: a report of nothing is not written.
+ */
+function refuseWrongType(file: string): void {
+  const looksLike = describeNonJsonl(file);
+  if (!looksLike) return;
+  const whole = safeParseJson(readFileSync(file, 'utf8').trim());
+  if (whole.ok && isRecord(whole.value)) return;
+  throw wrongFileType(file, looksLike, 'a results or compare file (JSON lines) or a meta-evaluation report (one JSON object)');
 }
 
 function formatBytes(bytes: number): string {
