@@ -15,6 +15,8 @@ import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { commandLineProblem } from '../src/cli/in-process.js';
+import { startTestServer } from '../src/server/test-support.js';
+import { binaryVerdict } from '../src/testing/fake-judge.js';
 import { runCli } from '../src/cli/main.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';
@@ -44,8 +46,10 @@ function whyCheckOnly(args: readonly string[], environment: string): string | un
   if (args.some((argument) => /^https?:\/\//.test(argument) && !/^https?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(argument))) return 'it names a host';
   if (args.some((argument, index) => ['--judge', '--generator'].includes(args[index - 1] ?? '') && /^(azure|anthropic|gemini|gguf):/.test(argument))) return "it calls a provider's own API or a local model";
   if (args.includes('--batch') && !args.includes('--dry-run')) return 'Batch API polling takes minutes';
+  if (args[0] === 'batches' && (args.includes('--refresh') || args.includes('--cancel'))) return "it asks the provider's Batch API";
   if (environment.includes('…') || args.some((argument) => argument.includes('…'))) return 'it has a placeholder to fill in';
   if (args.some((argument) => argument.startsWith('../shared/data/'))) return 'it reads the benchmark data (npm run data:fetch)';
+  if (args.some((argument) => argument.includes('$'))) return 'it takes shell variables';
   return undefined;
 }
 
@@ -140,7 +144,7 @@ describe('documented commands run as written', { timeout: 120_000 }, () => {
         }
         const result = await runCliInProcess(command.args);
         expect(result.code, `${command.source}\n${result.stderr}`).toBe(command.exit);
-        if (command.exit !== 0) continue;
+        if (command.exit !== 0 || command.args.includes('--dry-run')) continue;
         for (const [index, flag] of command.args.entries()) {
           const output = command.args[index + 1];
           if (outputFlags.has(flag) && output !== '-') expect(existsSync(output), `${command.source}: ${flag} ${output}`).toBe(true);
@@ -151,5 +155,26 @@ describe('documented commands run as written', { timeout: 120_000 }, () => {
       for (const name of Object.keys(process.env)) if (!(name in saved.env)) delete process.env[name];
       Object.assign(process.env, saved.env);
     }
+  });
+});
+
+describe('documented request bodies are answered as documented', () => {
+  test('the Vertex reward request and answer of docs/rl-integration.md', async ({ closeAfter }) => {
+    const text = readFileSync(join(projectRoot, 'docs/rl-integration.md'), 'utf8');
+    const section = text.slice(text.indexOf('What Vertex posts to `/vertex/reward`'));
+    const [request, answer] = [...section.matchAll(/```json\n([\s\S]*?)```/g)].slice(0, 2).map((match) => JSON.parse(match[1]) as Record<string, unknown>);
+    const server = closeAfter(await startTestServer({ script: () => ({ content: binaryVerdict(true) }) }));
+    const response = await server.post('/vertex/reward', request);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(Object.keys(answer).sort());
+    expect(body.reward).toBe(answer.reward);
+    const aux = JSON.parse(String(body.user_requested_aux_info)) as { criteria: Array<{ met: boolean; points: number }> };
+    const documented = JSON.parse(String(answer.user_requested_aux_info)) as typeof aux & Record<string, unknown>;
+    expect(Object.keys(aux).sort()).toEqual(Object.keys(documented).sort());
+    expect(aux.criteria.map(({ met, points }) => ({ met, points }))).toEqual(documented.criteria.map(({ met, points }) => ({ met, points })));
+    // The system instruction and the reference reached the judge.
+    expect(server.fake.requests[0].userText).toContain('system: Answer briefly.');
+    expect(server.fake.requests[0].response).toBe('Apples and pears.');
   });
 });
