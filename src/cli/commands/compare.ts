@@ -33,6 +33,7 @@ interface CompareFlags extends SessionFlags, DrainFlags {
   prices?: string;
   force?: boolean;
   limit?: number;
+  report?: string;
 }
 
 export function registerCompareCommand(program: Command, context: CommandContext): void {
@@ -44,6 +45,7 @@ export function registerCompareCommand(program: Command, context: CommandContext
   addLimitOption(command)
     .option('--out <file>', 'one JSON line per pair', 'compare.jsonl')
     .option('--summary <file>', 'write the summary JSON here (default: <out>.summary.json)')
+    .option('--report <file>', 'also write an HTML report at the end')
     .option('--force', 'replace the default --out even when it holds the pairs of another run')
     .option('--no-swap', 'judge only the original order (no position-swap check)')
     .option('--no-ties', 'the judge must pick a winner')
@@ -68,7 +70,7 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   const importer = getPairwiseImporter(flags.format);
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: true }],
-    outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary ?? `${flags.out}.summary.json` }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary ?? `${flags.out}.summary.json` }, { flag: 'report', path: flags.report }],
     keep: storeFilesOf(flags),
   });
   if (spec.judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
@@ -131,6 +133,10 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     if (context.signal.aborted && (held || !admission.exhausted)) return reportInterrupted(context, written, await expectedTotal.catch(() => undefined), 'pairs');
     summary = builder.finish();
     await writeFileAtomic(flags.summary ?? `${flags.out}.summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
+    if (flags.report) {
+      const { writeReportFromResults } = await import('../../report/index.js');
+      await writeReportFromResults({ input: flags.out, out: flags.report });
+    }
     // Every pair was read: the batches it used are delivered (an interrupted run leaves them for the rerun to attach to).
     session.finish();
   } catch (error) {

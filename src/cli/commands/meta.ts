@@ -35,6 +35,7 @@ interface MetaFlags extends SessionFlags {
   format: string;
   input: string;
   out: string;
+  report?: string;
   labels?: string;
   groupBy?: string;
   sourceField?: string;
@@ -114,6 +115,7 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
     .requiredOption('--format <name>', `results | outcome (results whose items carry an outcome, e.g. τ-bench rewards) | researchrubrics (results with ternary labels) | llmbar | judgebench (published outputs, or datasets with --judge) | ${pairwiseImporters.names().filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
     .requiredOption('--input <file>', 'published judge output, results JSONL, or pairwise dataset')
     .requiredOption('--out <file>', 'report JSON')
+    .option('--report <file>', 'also write the HTML report of it (as `rubricate report` does)')
     .option('--labels <file>', 'results: human labels JSONL ({id, criterion_id, label} or {id, labels: {criterion_id: label}}; a label may be a list, one per rater)')
     .option('--group-by <list>', 'results: comma-separated breakdowns: criterion, tag, or tag prefixes such as axis,theme')
     .option('--source-field <path>', 'results: dot path naming each response\u2019s source (e.g. metadata.model), for the bias index')
@@ -156,12 +158,16 @@ function tableView(report: BinaryMetaReport): { view: BinaryMetaReport; notes: s
 
 async function writeReport(flags: MetaFlags, report: unknown): Promise<void> {
   await writeFileAtomic(flags.out, `${JSON.stringify(report, null, 2)}\n`);
+  if (flags.report) {
+    const { writeReportFromResults } = await import('../../report/index.js');
+    await writeReportFromResults({ input: flags.out, out: flags.report });
+  }
 }
 
 async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: true }, { flag: 'labels', path: flags.labels }],
-    outputs: [{ flag: 'out', path: flags.out }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }],
     keep: storeFilesOf(flags),
   });
   const bootstrap = { resamples: flags.resamples, seed: flags.bootstrapSeed, confidence: flags.confidence };

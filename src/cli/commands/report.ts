@@ -14,7 +14,7 @@ interface ReportFlags {
   input: string;
   compare?: string;
   format?: ReportFormat;
-  out: string;
+  out?: string;
   title?: string;
   scoring?: string;
 }
@@ -27,7 +27,7 @@ export function registerReportCommand(program: Command, context: CommandContext)
       .requiredOption('--input <file>', 'results JSONL, compare JSONL, or a meta-evaluation report JSON (detected by content)')
       .option('--compare <file>', 'baseline results to compare with: items matched by id, Δ = input − compare')
       .addOption(new Option('--format <format>', 'html or md (default: md when --out ends in .md, else html)').choices(['html', 'md']))
-      .requiredOption('--out <file>', 'report file; "-" prints a Markdown summary to stdout')
+      .option('--out <file>', 'report file (default: the input\'s name ending in .html, or .md with --format md); "-" prints a Markdown summary to stdout')
       .option('--title <title>', 'report title')
       .option('--scoring <name>', 'scoring to apply (default: the one recorded in the results, else healthbench)'),
     [
@@ -40,7 +40,8 @@ export function registerReportCommand(program: Command, context: CommandContext)
     });
 }
 
-async function runReport(flags: ReportFlags, context: CommandContext): Promise<number> {
+async function runReport(given: ReportFlags, context: CommandContext): Promise<number> {
+  const flags = { ...given, out: given.out ?? defaultReportFile(given.input, given.format) };
   checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'compare', path: flags.compare }], outputs: [{ flag: 'out', path: flags.out === '-' ? undefined : flags.out }] });
   for (const file of [flags.input, flags.compare]) if (file) refuseWrongType(file);
   const onWarning = (message: string) => context.stderr(`invalid input: ${message}`);
@@ -56,6 +57,11 @@ async function runReport(flags: ReportFlags, context: CommandContext): Promise<n
   const skipped = written.invalidLines > 0 ? ` (${written.invalidLines} unreadable lines skipped)` : '';
   context.stderr(`report: ${flags.out} (${written.format}, ${formatBytes(written.bytes)})${skipped}`);
   return exitCodes.success;
+}
+
+/** results.jsonl → results.html (results.md with --format md), beside the input. */
+function defaultReportFile(input: string, format: ReportFormat | undefined): string {
+  return `${input.replace(/\.(jsonl|json|ndjson)$/i, '')}.${format === 'md' ? 'md' : 'html'}`;
 }
 
 /**
