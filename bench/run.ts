@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   {
     // rubricate is measured as an installed package runs it: built, no tsx.
     process.stderr.write('— building dist …\n');
-    execFileSync(process.execPath, [resolve(process.cwd(), 'node_modules/tsup/dist/cli-default.js'), '--silent'], { stdio: 'inherit' });
+    execFileSync(process.execPath, ['--import', 'tsx', resolve(process.cwd(), 'scripts/build.ts')], { stdio: 'inherit' });
   }
   const results: Record<string, unknown> = {};
   for (const name of names) {

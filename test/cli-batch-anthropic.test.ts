@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
+import { test } from '../src/testing/vitest-fixtures.js';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicRequest } from '../src/testing/fake-anthropic.js';
 import { startFakeAnthropicBatch, type FakeAnthropicBatch, type FakeAnthropicBatchOptions } from '../src/testing/fake-anthropic-batch.js';
 import { sharedData } from '../src/testing/shared-data.js';
@@ -52,8 +52,7 @@ const usageOf = (out: string): MetricsUsage => (JSON.parse(readFileSync(`${out}.
 describe('rubricate grade --batch with an anthropic: judge (Message Batches, loopback fake)', () => {
   const healthbench = sharedData('healthbench/oss_eval_first100.jsonl');
 
-  it.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, survives kill -9 while polling with zero resubmitted requests, and shares the cache both ways', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-batch-'));
+  test.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, survives kill -9 while polling with zero resubmitted requests, and shares the cache both ways', async ({ tempDir: directory }) => {
     const { input, criteria } = healthbenchBatchInput(healthbench.path, directory);
     const fake = await startFakes({ retrievesInProgress: 3 });
 
@@ -108,8 +107,7 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     expect(usageOf(join(directory, 'batch-after-sync.jsonl')).cache_hits).toBe(criteria);
   }, 400_000);
 
-  it('errored requests are reported with their reason, expired ones go in a new batch, and --batch-fallback sync answers errored ones synchronously', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-batch-small-'));
+  test('errored requests are reported with their reason, expired ones go in a new batch, and --batch-fallback sync answers errored ones synchronously', async ({ tempDir: directory }) => {
     const input = ['--input', smallInput(directory), '--scoring', 'weighted_mean'];
     const fake = await startFakes({
       expireAfter: (batchIndex) => (batchIndex === 0 ? 2 : undefined),
@@ -146,8 +144,7 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     expect(rows[0].cost_usd).toBeGreaterThan(0);
   }, 240_000);
 
-  it('batches --cancel cancels an Anthropic batch in flight (canceling), and --refresh shows it ended', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-anthropic-batch-cancel-'));
+  test('batches --cancel cancels an Anthropic batch in flight (canceling), and --refresh shows it ended', async ({ tempDir: directory }) => {
     const fake = await startFakes({ retrievesInProgress: 1_000_000 });
     const cache = join(directory, 'cache.sqlite');
     const run = startCli(gradeArgs(['--input', smallInput(directory), '--scoring', 'weighted_mean'], fake.baseUrl, cache, join(directory, 'out.jsonl'), ['--batch', '--batch-poll', '0.05']));

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
+import { test } from '../src/testing/vitest-fixtures.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { startFakeOpenAIBatch, type FakeBatchOptions, type FakeOpenAIBatch } from '../src/testing/fake-openai-batch.js';
 import { sharedData } from '../src/testing/shared-data.js';
@@ -41,8 +41,7 @@ function metricsOf(out: string): { usage: { calls: number; cost_usd: number; cac
 describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
   const healthbench = sharedData('healthbench/oss_eval_first100.jsonl');
 
-  it.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, and survives kill -9 while polling with zero resubmitted requests', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-'));
+  test.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, and survives kill -9 while polling with zero resubmitted requests', async ({ tempDir: directory }) => {
     const { input, criteria } = healthbenchBatchInput(healthbench.path, directory);
     const fake = await startFakes({ retrievesPerStage: 2 });
 
@@ -89,8 +88,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(judge!.requests.length).toBe(before);
   }, 400_000);
 
-  it('retries the requests of an expired batch in a new batch, and reports per-request errors (or answers them synchronously with --batch-fallback sync)', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-small-'));
+  test('retries the requests of an expired batch in a new batch, and reports per-request errors (or answers them synchronously with --batch-fallback sync)', async ({ tempDir: directory }) => {
     const input = ['--input', smallInput(directory), '--scoring', 'weighted_mean'];
     const fake = await startFakes({
       expireAfter: (batchIndex) => (batchIndex === 0 ? 2 : undefined),
@@ -129,8 +127,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(rows[0].cost_usd).toBeCloseTo((2 * (400 * 2 + 30 * 8)) / 1e6 / 2, 9);
   }, 240_000);
 
-  it('batches --cancel cancels a batch in flight; --refresh shows it cancelled', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-cancel-'));
+  test('batches --cancel cancels a batch in flight; --refresh shows it cancelled', async ({ tempDir: directory }) => {
     const fake = await startFakes({ retrievesPerStage: 1_000_000 });
     const cache = join(directory, 'cache.sqlite');
     const run = startCli(gradeArgs(['--input', smallInput(directory), '--scoring', 'weighted_mean'], fake.baseUrl, cache, join(directory, 'out.jsonl'), ['--batch', '--batch-poll', '0.05']));
@@ -148,8 +145,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(row?.status).toBe('cancelled');
   }, 60_000);
 
-  it('an unreadable reply inside a batch is retried and never scored', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-bad-'));
+  test('an unreadable reply inside a batch is retried and never scored', async ({ tempDir: directory }) => {
     const fake = await startFakes();
     let broken = 0;
     judge!.setScript((request) => {
@@ -169,8 +165,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(fake.createdBatches).toBe(2);
   }, 60_000);
 
-  it('compare --batch: the same outcomes as a synchronous compare, every call answered by batch, then cache hits', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-batch-compare-'));
+  test('compare --batch: the same outcomes as a synchronous compare, every call answered by batch, then cache hits', async ({ tempDir: directory }) => {
     const fake = await startFakes();
     // Pairwise verdicts: a pure function of the user text (which holds both responses in the asked order).
     judge!.setScript((request) => ({ content: { explanation: 'Compared.', winner: createHash('sha256').update(request.userText).digest()[0] % 2 === 0 ? '1' : '2' }, usage: { prompt_tokens: 300, completion_tokens: 20 } }));

@@ -20,7 +20,7 @@ describe('the reply cache and the endpoint', { timeout: 180_000 }, () => {
     const first = await startJudge();
     const second = await startJudge();
     const grade = (endpoint: string, cache: string, ...extra: string[]) =>
-      runCliInProcess(['grade', '--input', input, '--judge', 'openai:same-model', '--judge-base-url', endpoint, '--cache', join(tempDir, cache), '--out', join(tempDir, `${cache}.out.jsonl`), '--quiet', ...extra]);
+      runCliInProcess(['grade', '--input', input, '--judge', 'openai:same-model', '--judge-base-url', endpoint, '--cache', join(tempDir, cache), '--out', join(tempDir, `${cache}.out.jsonl`), ...extra]);
 
     expect((await grade(first.baseUrl, 'a.sqlite')).code).toBe(0);
     expect(first.requests).toHaveLength(3);

@@ -37,7 +37,7 @@ describe('grade with a cascade', () => {
     const out = join(tempDir, 'results.jsonl');
     const metrics = join(tempDir, 'metrics.json');
     const cascadeJudge = JSON.stringify({ model: 'openai:strong', endpoint: { baseUrl: strong.baseUrl } });
-    const result = await runCliInProcess(['grade', '--input', writeItems(tempDir), '--out', out, '--metrics', metrics, '--judge', 'openai:small', '--judge-base-url', small.baseUrl, '--verdict', 'probability', '--cascade-judge', cascadeJudge, '--escalate-band', '0.3,0.7', '--no-cache', '--quiet']);
+    const result = await runCliInProcess(['grade', '--input', writeItems(tempDir), '--out', out, '--metrics', metrics, '--judge', 'openai:small', '--judge-base-url', small.baseUrl, '--verdict', 'probability', '--cascade-judge', cascadeJudge, '--escalate-band', '0.3,0.7', '--no-cache']);
     expect(result.code, result.stderr).toBe(0);
     expect(strong.requests.map((request) => request.criteria[0].id)).toEqual(['unsure']);
     const line = JSON.parse(readFileSync(out, 'utf8')) as { criteria: Array<{ id: string; met: boolean; cascade: { decided_by: string } }>; judge: { cascade: unknown } };
@@ -63,7 +63,7 @@ describe('grade with a cascade', () => {
 
   test('a band without probability verdicts, or without a second judge, is refused before any call', async ({ startJudge, tempDir }) => {
     const small = await startJudge(() => replyWithProbability(0.5));
-    const base = ['grade', '--input', writeItems(tempDir), '--out', join(tempDir, 'results.jsonl'), '--judge', 'openai:small', '--judge-base-url', small.baseUrl, '--no-cache', '--quiet'];
+    const base = ['grade', '--input', writeItems(tempDir), '--out', join(tempDir, 'results.jsonl'), '--judge', 'openai:small', '--judge-base-url', small.baseUrl, '--no-cache'];
     const binary = await runCliInProcess([...base, '--cascade-judge', JSON.stringify({ model: 'openai:strong', endpoint: { baseUrl: small.baseUrl } }), '--escalate-band', '0.3,0.7']);
     expect(binary.code).toBe(2);
     expect(binary.stderr).toMatch(/--escalate-band .*--verdict probability/);

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
+import { test } from '../src/testing/vitest-fixtures.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../src/testing/fake-anthropic.js';
 import { startFakeAnthropicBatch, type FakeAnthropicBatch } from '../src/testing/fake-anthropic-batch.js';
 import { startFakeJudge, type FakeJudge } from '../src/testing/fake-judge.js';
@@ -53,8 +53,7 @@ async function syncThenBatch(directory: string, argsFor: (cache: string, out: st
 }
 
 describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
-  it('prompts: the same rubrics as a synchronous run at half the cost; survives kill -9 while polling with zero resubmitted requests; batch answers are cache hits for a synchronous run', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-batch-'));
+  test('prompts: the same rubrics as a synchronous run at half the cost; survives kill -9 while polling with zero resubmitted requests; batch answers are cache hits for a synchronous run', async ({ tempDir: directory }) => {
     const input = join(directory, 'prompts.jsonl');
     writePrompts(input, prompts);
     backend = await startFakeJudge(generationScript());
@@ -104,8 +103,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     expect(readFileSync(againOut, 'utf8')).toBe(readFileSync(syncOut, 'utf8'));
   }, 240_000);
 
-  it('contrastive: the generator and a different judge model both by batch give the same kept rubrics and summary as a synchronous run', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-batch-pairs-'));
+  test('contrastive: the generator and a different judge model both by batch give the same kept rubrics and summary as a synchronous run', async ({ tempDir: directory }) => {
     const pairs = join(directory, 'pairs.jsonl');
     // Six prompts, two of them with a second (held-out) pair; some pairs are ordered by the scripted rubrics, some not.
     const lines = Array.from({ length: 6 }, (_, index) => ({
@@ -140,8 +138,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     }
   }, 240_000);
 
-  it('refine --batch: sampled responses, gradings and refinements all by batch give the same refined rubrics and summary as a synchronous run', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-refine-batch-'));
+  test('refine --batch: sampled responses, gradings and refinements all by batch give the same refined rubrics and summary as a synchronous run', async ({ tempDir: directory }) => {
     const input = join(directory, 'items.jsonl');
     writeFileSync(
       input,
@@ -164,8 +161,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     expect(batchSummary.usage.judge!.batch?.calls).toBe(batchSummary.usage.judge!.calls);
   }, 240_000);
 
-  it('an expired batch\'s requests go in a new batch; an unreadable answer is asked again, then reported, never written', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-batch-failures-'));
+  test('an expired batch\'s requests go in a new batch; an unreadable answer is asked again, then reported, never written', async ({ tempDir: directory }) => {
     const input = join(directory, 'prompts.jsonl');
     writePrompts(input, 3);
     const script = generationScript();
@@ -195,8 +191,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     expect(readFileSync(badOut, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(['q0', 'q2']);
   }, 240_000);
 
-  it('refuses --batch with a generator or judge that has no Batch API, naming the flag', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-batch-refuse-'));
+  test('refuses --batch with a generator or judge that has no Batch API, naming the flag', async ({ tempDir: directory }) => {
     const input = join(directory, 'prompts.jsonl');
     writePrompts(input, 2);
     const refused = await runCliInProcess(['generate', '--input', input, '--generator', 'gemini:gemini-2.5-flash', '--generator-api-key', 'k', '--out', join(directory, 'out.jsonl'), '--cache', join(directory, 'c.sqlite'), '--batch']);
@@ -206,8 +201,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
 });
 
 describe('rubricate generate --batch with an anthropic: generator (Message Batches, loopback fake)', () => {
-  it('the same rubrics as a synchronous run at half the cost, and cache hits both ways', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-anthropic-batch-'));
+  test('the same rubrics as a synchronous run at half the cost, and cache hits both ways', async ({ tempDir: directory }) => {
     const input = join(directory, 'prompts.jsonl');
     writePrompts(input, 12);
     messages = await startFakeAnthropic((request) => (request.toolName === 'rubric_criteria' ? { input: { criteria: scriptedCriteria(request.userText, 9, ['fluids', 'rest', 'doctor']) } } : { status: 400, message: 'unexpected request' }), {

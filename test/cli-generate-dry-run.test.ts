@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
+import { test } from '../src/testing/vitest-fixtures.js';
 import { startFakeJudge, type FakeJudge } from '../src/testing/fake-judge.js';
 import { generationScript, writePrompts } from './generation-script.js';
 import { runCliInProcess } from './helpers.js';
@@ -72,8 +72,7 @@ async function dryRun(args: string[], out: string, cache: string): Promise<Plann
 const percent = (predicted: number, actual: number) => `${(((predicted - actual) / actual) * 100).toFixed(2)}%`;
 
 describe('generate --dry-run (prompts) against a scripted generator reporting o200k counts', () => {
-  it('predicts the calls a real run makes and its cost within ±10%; sends and writes nothing; then predicts 0 calls', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-generate-dry-'));
+  test('predicts the calls a real run makes and its cost within ±10%; sends and writes nothing; then predicts 0 calls', async ({ tempDir: directory }) => {
     const input = join(directory, 'prompts.jsonl');
     const prompts = 40;
     writePrompts(input, prompts);
@@ -110,8 +109,7 @@ describe('generate --dry-run (prompts) against a scripted generator reporting o2
 });
 
 describe('refine --dry-run with a responses file and given rubrics', () => {
-  it('counts the round-0 grading exactly, plans the later rounds on synthetic answers, and writes nothing; the total matches a run that meets its assumptions', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-refine-dry-'));
+  test('counts the round-0 grading exactly, plans the later rounds on synthetic answers, and writes nothing; the total matches a run that meets its assumptions', async ({ tempDir: directory }) => {
     const words = ['fluids', 'rest', 'doctor'];
     const items = Array.from({ length: 5 }, (_, index) => ({
       id: `p${index}`,
@@ -163,8 +161,7 @@ describe('refine --dry-run with a responses file and given rubrics', () => {
 });
 
 describe('generate --dry-run (contrastive)', () => {
-  it('counts the first attempts exactly, gives an upper bound of the calls a real run makes, then predicts 0 calls', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'rubricate-contrastive-dry-'));
+  test('counts the first attempts exactly, gives an upper bound of the calls a real run makes, then predicts 0 calls', async ({ tempDir: directory }) => {
     const pairs = join(directory, 'pairs.jsonl');
     const lines = Array.from({ length: 6 }, (_, index) => ({
       id: `pair-${index}`,

@@ -82,7 +82,7 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
       const victim = workers[1];
       const victimBusy = whenLogged(victim, 'graded chunk');
 
-      const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--quiet', ...judge], producers.signal);
+      const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, ...judge], producers.signal);
       await victimBusy;
       victim.child.kill('SIGKILL');
       expect((await victim.done).signal).toBe('SIGKILL');
@@ -101,7 +101,7 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
 
       // A single process reading the same store: 0 calls, the same verdicts in the same order.
       const callsBefore = fake.requests.length;
-      const single = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'single.jsonl'), '--store', redis.url, '--quiet', ...judge]);
+      const single = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'single.jsonl'), '--store', redis.url, ...judge]);
       expect(single.code, single.stderr).toBe(3);
       expect(fake.requests.length).toBe(callsBefore);
       expect(without(join(directory, 'queued.jsonl'), 'usage')).toEqual(without(join(directory, 'single.jsonl'), 'usage'));
@@ -111,7 +111,7 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
       for (const worker of [workers[0], workers[2]]) worker.child.kill('SIGTERM');
       await Promise.all([workers[0].done, workers[2].done]);
       const late = startWorker(redis.url, ['--exit-when-idle']);
-      const again = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'again.jsonl'), '--queue', redis.url, '--quiet', ...judge], producers.signal);
+      const again = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'again.jsonl'), '--queue', redis.url, ...judge], producers.signal);
       expect(again.code, again.stderr).toBe(3);
       expect(fake.requests.length).toBe(callsBefore);
       expect(readFileSync(join(directory, 'again.jsonl'), 'utf8')).toBe(readFileSync(join(directory, 'single.jsonl'), 'utf8'));
@@ -125,7 +125,7 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
     fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)), delayMs: 5 }));
     const input = writeItems(directory, 300);
     const worker = startWorker(redis.url, ['--exit-when-idle']);
-    const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producers.signal);
+    const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producers.signal);
     await vi.waitFor(() => expect(fake!.requests.length).toBeGreaterThanOrEqual(100), { timeout: 60_000, interval: 10 });
     await redis.stop();
     await redis.start();

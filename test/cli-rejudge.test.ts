@@ -32,7 +32,7 @@ describe('rubricate rejudge', () => {
   test('unchanged: no call and the same bytes; one criterion reworded: exactly its items; another judge: every item', async ({ startJudge, tempDir }) => {
     const fake = await startJudge((request) => ({ content: binaryVerdict(request.criteria[0].points > 0 && !request.criteria[0].text.includes('doctor')) }));
     const { items, rubricsFile } = writeInputs(tempDir);
-    const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--cache', join(tempDir, 'cache.sqlite'), '--quiet'];
+    const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--cache', join(tempDir, 'cache.sqlite')];
     const results = join(tempDir, 'results.jsonl');
     const graded = await runCliInProcess(['grade', '--input', items, '--rubrics', rubricsFile, '--out', results, '--scoring', 'healthbench', ...judge]);
     expect(graded.code, graded.stderr).toBe(3);
@@ -82,7 +82,7 @@ describe('rubricate rejudge', () => {
 
   test('a results file written without its texts is refused with the reason, and nothing is called', async ({ fakeJudge, tempDir }) => {
     const { items, rubricsFile } = writeInputs(tempDir);
-    const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--cache', join(tempDir, 'cache.sqlite'), '--quiet'];
+    const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--cache', join(tempDir, 'cache.sqlite')];
     const results = join(tempDir, 'bare.jsonl');
     await runCliInProcess(['grade', '--input', items, '--rubrics', rubricsFile, '--out', results, '--no-text', ...judge]);
     const calls = fakeJudge.requests.length;
@@ -96,7 +96,7 @@ describe('rubricate rejudge', () => {
     const items = join(tempDir, 'scaled.jsonl');
     writeFileSync(items, `${JSON.stringify({ id: 's1', prompt: 'p', response: 'r', rubric: { id: 'scaled', criteria: [{ id: 'c', text: 'Rates clarity', scale: { type: 'ordinal', choices: [{ label: 'low' }, { label: 'high' }] } }] } })}\n`);
     fakeJudge.setScript(() => ({ content: { explanation: 'Clear.', choice: 'high' } }));
-    const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--cache', join(tempDir, 'cache.sqlite'), '--quiet'];
+    const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--cache', join(tempDir, 'cache.sqlite')];
     const results = join(tempDir, 'results.jsonl');
     expect((await runCliInProcess(['grade', '--input', items, '--out', results, ...judge])).code).toBe(0);
     const out = join(tempDir, 'rejudged.jsonl');

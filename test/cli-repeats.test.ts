@@ -62,7 +62,7 @@ describe('grade --repeats', () => {
     const items = writeItems(tempDir, 40);
     const out = join(tempDir, 'results.jsonl');
     const metrics = join(tempDir, 'metrics.json');
-    const run = await runCliInProcess(['grade', '--input', items, '--out', out, '--metrics', metrics, '--repeats', '2', '--stability-threshold', '0.5', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--cache', join(tempDir, 'cache.sqlite'), '--quiet']);
+    const run = await runCliInProcess(['grade', '--input', items, '--out', out, '--metrics', metrics, '--repeats', '2', '--stability-threshold', '0.5', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--cache', join(tempDir, 'cache.sqlite')]);
     expect(run.code, run.stderr).toBe(0);
     expect(fake.requests).toHaveLength(400);
     const stability = (JSON.parse(readFileSync(metrics, 'utf8')) as { stability: Stability }).stability;
@@ -91,7 +91,7 @@ describe('grade --repeats', () => {
   test('a deterministic judge reports no flips and no spread; each repeat is cached on its own', async ({ startJudge, tempDir }) => {
     const fake = await startJudge((request) => ({ content: binaryVerdict(truth(request)) }));
     const items = writeItems(tempDir, 6);
-    const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--cache', join(tempDir, 'cache.sqlite'), '--quiet'];
+    const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--cache', join(tempDir, 'cache.sqlite')];
     const metrics = join(tempDir, 'metrics.json');
     const first = await runCliInProcess(['grade', '--input', items, '--out', join(tempDir, 'repeated.jsonl'), '--metrics', metrics, '--repeats', '3', ...judge]);
     expect(first.code, first.stderr).toBe(0);

@@ -1,22 +1,35 @@
 /**
- * The commands in the README's quick start, docs/formats.md and docs/judging.md run as written, on the files
- * in examples/, against a loopback judge that answers every request in the shape the request
- * asks for (its JSON schema). Each must exit 0, or the code its `# exit N` comment names, and
- * every output it names must exist. The walkthrough of docs/meta-evaluation.md runs in order in
- * one folder, each command reading what the earlier ones wrote. Docs that drift from the code
- * fail here.
+ * Every `rubricate` command in the README and in docs/ runs as written, on the files in examples/,
+ * against the scripted judge that `rubricate fake-judge` serves (started here in this process,
+ * as a user starts it: OPENAI_BASE_URL points at it). The commands of a page run in order, in a
+ * folder of their own where `examples/` is the checkout's, so a command may read what an earlier
+ * one wrote, and the default outputs of two commands collide as they would for a user. Each must
+ * exit 0, or the code its `# exit N` comment names, and every output it names must exist.
+ *
+ * A command that needs what no test can give it as written (a server it would start and keep, a
+ * Redis or a GPU host it names, a provider's own API and key, minutes of Batch API polling) is
+ * checked instead: every flag known to its command and every value accepted. Docs that drift
+ * from the code fail here either way.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect } from 'vitest';
-import { binaryVerdict, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { commandLineProblem } from '../src/cli/in-process.js';
+import { startTestServer } from '../src/server/test-support.js';
+import { binaryVerdict } from '../src/testing/fake-judge.js';
+import { runCli } from '../src/cli/main.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';
 
 interface DocCommand {
+  /** `file: line`, for the test's name. */
   source: string;
   args: string[];
   exit: number;
+  /** Written the way a user types it after `npm ci`: the checkout's rubricate through npx. */
+  npx: boolean;
+  /** Why it is only checked (undefined: it runs). */
+  checkOnly?: string;
 }
 
 /** Shell-like words of one command line (plain and single- or double-quoted words; no expansions). */
@@ -26,127 +39,142 @@ function words(line: string): string[] {
   return found;
 }
 
-/** `rubricate …` lines of the fenced bash blocks of a Markdown file (`npx rubricate …` too); only the first block with `firstBlock`. */
-function commandsIn(file: string, options: { firstBlock?: boolean } = {}): DocCommand[] {
-  const blocks = [...readFileSync(join(projectRoot, file), 'utf8').matchAll(/```bash\n([\s\S]*?)```/g)].map((block) => block[1]);
-  const commands: DocCommand[] = [];
-  for (const block of options.firstBlock ? blocks.slice(0, 1) : blocks) {
-    for (const raw of block.split('\n')) {
-      const line = raw.replace(/^npm ci && /, '').trim();
-      const match = /^(?:npx )?rubricate (.*?)(?:\s+#\s*exit (\d+))?(?:\s+#.*)?$/.exec(line);
-      if (!match) continue;
-      commands.push({ source: `${file}: ${line}`, args: words(match[1]), exit: match[2] ? Number(match[2]) : 0 });
+/** Why a command cannot run here as written, or undefined. */
+function whyCheckOnly(args: readonly string[], environment: string): string | undefined {
+  if (['serve', 'worker', 'fake-judge', 'bench-local', 'view'].includes(args[0])) return `${args[0]} keeps running or needs a model file`;
+  if (args.some((argument) => /^rediss?:\/\//.test(argument))) return 'it names a Redis';
+  if (args.some((argument) => /^https?:\/\//.test(argument) && !/^https?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(argument))) return 'it names a host';
+  if (args.some((argument, index) => ['--judge', '--generator'].includes(args[index - 1] ?? '') && /^(azure|anthropic|gemini|gguf):/.test(argument))) return "it calls a provider's own API or a local model";
+  if (args.includes('--batch') && !args.includes('--dry-run')) return 'Batch API polling takes minutes';
+  if (args[0] === 'batches' && (args.includes('--refresh') || args.includes('--cancel'))) return "it asks the provider's Batch API";
+  if (environment.includes('…') || args.some((argument) => argument.includes('…'))) return 'it has a placeholder to fill in';
+  if (args.some((argument) => argument.startsWith('../shared/data/'))) return 'it reads the benchmark data (npm run data:fetch)';
+  if (args.some((argument) => argument.includes('$'))) return 'it takes shell variables';
+  return undefined;
+}
+
+/** The shell lines of a Markdown file's code blocks (bash, sh and unlabelled), continuations joined. */
+function codeLines(text: string): string[] {
+  const lines: string[] = [];
+  let fence: string | undefined;
+  let pending = '';
+  for (const raw of text.split('\n')) {
+    const opening = /^```(\S*)\s*$/.exec(raw);
+    if (opening) {
+      fence = fence === undefined ? opening[1] : undefined;
+      continue;
     }
+    if (fence === undefined || !['', 'bash', 'sh', 'shell'].includes(fence)) continue;
+    const line = raw.replace(/^\$ /, '');
+    if (line.endsWith('\\')) {
+      pending += `${line.slice(0, -1).trim()} `;
+      continue;
+    }
+    lines.push(`${pending}${line}`.trim());
+    pending = '';
+  }
+  return lines;
+}
+
+/** `rubricate …` commands of a Markdown file, in order (after `npm ci &&` and environment assignments). */
+function commandsIn(file: string): DocCommand[] {
+  const commands: DocCommand[] = [];
+  for (const line of codeLines(readFileSync(join(projectRoot, file), 'utf8'))) {
+    const match = /^(?:npm ci(?: --omit=optional)? && )?((?:[A-Z_]+=\S+ )*)(npx )?rubricate (.*?)(?:\s+#\s*exit (\d+))?(?:\s+#.*)?$/.exec(line);
+    if (!match) continue;
+    const args = words(match[3].replace(/\s*&$/, ''));
+    commands.push({ source: `${file}: ${line}`, args, exit: match[4] ? Number(match[4]) : 0, npx: match[2] !== undefined, checkOnly: whyCheckOnly(args, match[1]) });
   }
   return commands;
 }
 
+const pages = ['README.md', ...readdirSync(join(projectRoot, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const documented = new Map(pages.map((page) => [page, commandsIn(page)] as const));
 const outputFlags = new Set(['--out', '--metrics', '--report', '--summary']);
 
-/**
- * The command's arguments with examples/… read from the checkout and outputs written in
- * `directory`; in a walkthrough, the files earlier commands wrote are read from there too.
- */
-function placed(args: readonly string[], directory: string, written: ReadonlySet<string> = new Set()): string[] {
-  return args.map((argument, index) => {
-    if (argument.startsWith('examples/')) return join(projectRoot, argument);
-    if (outputFlags.has(args[index - 1] ?? '') || written.has(argument)) return join(directory, argument);
-    return argument;
+let judgeUrl: string;
+let stopJudge: (() => Promise<number>) | undefined;
+
+beforeAll(async () => {
+  // `rubricate fake-judge`, as the README starts it, in this process.
+  const controller = new AbortController();
+  let listening: (url: string) => void = () => undefined;
+  const started = new Promise<string>((resolve) => (listening = resolve));
+  const exited = runCli(['fake-judge', '--port', '0', '--verdicts', 'met'], {
+    stdout: (text) => {
+      const line = JSON.parse(text) as { event: string; url: string };
+      if (line.event === 'listening') listening(line.url);
+    },
+    stderr: () => undefined,
+    signal: controller.signal,
   });
-}
+  judgeUrl = await started;
+  stopJudge = () => (controller.abort(), exited);
+});
 
-/** A value that satisfies a JSON schema, choosing the last enum member (a scale's top label). */
-function conforming(schema: Record<string, unknown>): unknown {
-  if (Array.isArray(schema.enum)) return schema.enum.at(-1);
-  if (schema.const !== undefined) return schema.const;
-  const choices = (schema.anyOf ?? schema.oneOf) as Array<Record<string, unknown>> | undefined;
-  if (choices) return conforming(choices[0]);
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  if (type === 'object') {
-    const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
-    return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, conforming(property)]));
-  }
-  if (type === 'array') return Array.from({ length: Number(schema.minItems ?? 0) }, () => conforming((schema.items ?? {}) as Record<string, unknown>));
-  if (type === 'boolean') return true;
-  if (type === 'integer' || type === 'number') return schema.maximum ?? schema.minimum ?? 1;
-  return 'The response does this.';
-}
-
-/** The reply a judge trained on a protocol gives, in that protocol's own format (docs/judging.md), when the prompt is one. */
-function protocolReply(text: string): string | undefined {
-  if (text.includes('### OUTPUT FORMAT')) return text.includes('"PairwiseResponse"') ? '{"explanation": "Better.", "score": "Response 1"}' : text.includes('"BinaryResponse"') ? '{"explanation": "Met.", "score": true}' : '{"explanation": "Complete.", "score": 5}';
-  if (text.includes('**Result:** <an integer between 1 and 5>')) return '**Reasoning:** Complete.\n\n**Result:** 5';
-  if (text.includes('**Result:** <Yes or No>')) return '**Reasoning:** Met.\n\n**Result:** Yes';
-  if (text.includes('**Result:** <A or B>')) return '**Reasoning:** Better.\n\n**Result:** A';
-  if (text.includes('QUESTION (THIS DOES NOT COUNT AS BACKGROUND INFORMATION)')) return '{"REASONING": ["Faithful to the document."], "SCORE": "PASS"}';
-  return undefined;
-}
-
-/** Token probabilities of a reply, one token per character, each certain: what `--verdict probability` and `expected-score` read. */
-function certainTokens(content: string) {
-  return { content: [...content].map((token) => ({ token, logprob: 0, top_logprobs: [{ token, logprob: 0 }] })) };
-}
-
-function answer(request: FakeJudgeRequest) {
-  const format = request.body.response_format as { type?: string; json_schema?: { schema?: Record<string, unknown> } } | undefined;
-  const schema = format?.json_schema?.schema;
-  const content = schema ? JSON.stringify(conforming(schema)) : (protocolReply(request.userText) ?? JSON.stringify(binaryVerdict(true)));
-  return { content, ...(request.body.logprobs ? { logprobs: certainTokens(content) } : {}) };
-}
-
-const documented = [...commandsIn('README.md', { firstBlock: true }), ...commandsIn('docs/formats.md'), ...commandsIn('docs/judging.md')];
-const walkthrough = commandsIn('docs/meta-evaluation.md');
-
-/** Runs one documented command in this process, the judge and the cache from the environment as for a user. */
-async function runDocumented(args: string[], judgeUrl: string, cacheDirectory: string) {
-  const saved = { OPENAI_BASE_URL: process.env.OPENAI_BASE_URL, OPENAI_API_KEY: process.env.OPENAI_API_KEY, RUBRICATE_CACHE_DIR: process.env.RUBRICATE_CACHE_DIR, RUBRICATE_JUDGE: process.env.RUBRICATE_JUDGE };
-  Object.assign(process.env, { OPENAI_BASE_URL: judgeUrl, OPENAI_API_KEY: 'test-key', RUBRICATE_CACHE_DIR: cacheDirectory });
-  delete process.env.RUBRICATE_JUDGE;
-  try {
-    return await runCliInProcess(args);
-  } finally {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  }
-}
+afterAll(async () => {
+  expect(await stopJudge?.()).toBe(0);
+});
 
 describe('documented commands run as written', { timeout: 120_000 }, () => {
-  test('the docs hold commands for every input format', () => {
-    expect(documented.length).toBeGreaterThan(20);
-    const formats = new Set(documented.map((command) => command.args[command.args.indexOf('--format') + 1]));
+  test('the docs hold a command for every input format and most commands', () => {
+    const all = [...documented.values()].flat();
+    expect(all.length).toBeGreaterThan(60);
+    const formats = new Set(all.map((command) => command.args[command.args.indexOf('--format') + 1]));
     for (const name of ['items', 'healthbench', 'researchrubrics', 'prbench', 'profbench', 'advancedif', 'drb2', 'biggen', 'rar', 'rubrichub', 'ifeval', 'tau-bench', 'simple-evals', 'pairs', 'llmbar', 'pandalm', 'autoj', 'judgebench', 'multichallenge', 'rewardbench2', 'rm-bench']) {
       expect(formats, name).toContain(name);
     }
+    const commands = new Set(all.map((command) => command.args[0]));
+    for (const name of ['grade', 'compare', 'score', 'convert', 'report', 'meta', 'probe', 'generate', 'refine', 'serve', 'worker', 'merge', 'batches', 'fake-judge']) expect(commands, name).toContain(name);
   });
 
-  test.for(documented.map((command) => [command.source, command] as const))('%s', async ([, command], { tempDir, startJudge }) => {
-    const judge = await startJudge(answer);
-    // In this process (no start-up per command): the judge and the cache come from the environment, as for a user.
-    const result = await runDocumented(placed(command.args, tempDir), judge.baseUrl, join(tempDir, 'cache'));
-    expect(result.code, result.stderr).toBe(command.exit);
-    if (command.exit === 0) {
-      for (const [index, flag] of command.args.entries()) if (outputFlags.has(flag)) expect(existsSync(join(tempDir, command.args[index + 1])), `${flag} ${command.args[index + 1]}`).toBe(true);
-    }
-  });
-
-  test('the meta-evaluation loop runs in order: grade, report, align, re-grade, meta before and after, rejudge, repeats', async ({ tempDir, startJudge }) => {
-    expect(walkthrough.map((command) => command.args[0])).toEqual(['grade', 'report', 'align', 'grade', 'meta', 'meta', 'rejudge', 'grade']);
-    const judge = await startJudge(answer);
-    const written = new Set<string>();
-    for (const command of walkthrough) {
-      const result = await runDocumented(placed(command.args, tempDir, written), judge.baseUrl, join(tempDir, 'cache'));
-      expect(result.code, `${command.source}\n${result.stderr}`).toBe(command.exit);
-      for (const [index, flag] of command.args.entries()) {
-        if (!outputFlags.has(flag)) continue;
-        expect(existsSync(join(tempDir, command.args[index + 1])), `${command.source}: ${flag} ${command.args[index + 1]}`).toBe(true);
-        written.add(command.args[index + 1]);
+  test.for(pages.filter((page) => documented.get(page)!.length > 0))('%s', async (page, { tempDir }) => {
+    // A folder of the page's own, where examples/ is the checkout's, as in the checkout itself.
+    symlinkSync(join(projectRoot, 'examples'), join(tempDir, 'examples'));
+    const saved = { cwd: process.cwd(), env: { ...process.env } };
+    process.chdir(tempDir);
+    Object.assign(process.env, { OPENAI_BASE_URL: judgeUrl, OPENAI_API_KEY: 'scripted', RUBRICATE_CACHE_DIR: join(tempDir, 'cache') });
+    delete process.env.RUBRICATE_JUDGE;
+    try {
+      for (const command of documented.get(page)!) {
+        expect(command.npx, `${command.source}: write it as a user types it after npm ci, npx rubricate …`).toBe(true);
+        if (command.checkOnly) {
+          expect(await commandLineProblem(command.args), command.source).toBeUndefined();
+          continue;
+        }
+        const result = await runCliInProcess(command.args);
+        expect(result.code, `${command.source}\n${result.stderr}`).toBe(command.exit);
+        if (command.exit !== 0 || command.args.includes('--dry-run')) continue;
+        for (const [index, flag] of command.args.entries()) {
+          const output = command.args[index + 1];
+          if (outputFlags.has(flag) && output !== '-') expect(existsSync(output), `${command.source}: ${flag} ${output}`).toBe(true);
+        }
       }
+    } finally {
+      process.chdir(saved.cwd);
+      for (const name of Object.keys(process.env)) if (!(name in saved.env)) delete process.env[name];
+      Object.assign(process.env, saved.env);
     }
-    const after = JSON.parse(readFileSync(join(tempDir, 'after.json'), 'utf8')) as { overall: { records: number } };
-    const alignment = JSON.parse(readFileSync(join(tempDir, 'alignment.json'), 'utf8')) as { fit: { split: { test: string[] } } };
-    // Only the held-out items are scored: 4 criteria each.
-    expect(after.overall.records).toBe(alignment.fit.split.test.length * 4);
+  });
+});
+
+describe('documented request bodies are answered as documented', () => {
+  test('the Vertex reward request and answer of docs/rl-integration.md', async ({ closeAfter }) => {
+    const text = readFileSync(join(projectRoot, 'docs/rl-integration.md'), 'utf8');
+    const section = text.slice(text.indexOf('What Vertex posts to `/vertex/reward`'));
+    const [request, answer] = [...section.matchAll(/```json\n([\s\S]*?)```/g)].slice(0, 2).map((match) => JSON.parse(match[1]) as Record<string, unknown>);
+    const server = closeAfter(await startTestServer({ script: () => ({ content: binaryVerdict(true) }) }));
+    const response = await server.post('/vertex/reward', request);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(Object.keys(answer).sort());
+    expect(body.reward).toBe(answer.reward);
+    const aux = JSON.parse(String(body.user_requested_aux_info)) as { criteria: Array<{ met: boolean; points: number }> };
+    const documented = JSON.parse(String(answer.user_requested_aux_info)) as typeof aux & Record<string, unknown>;
+    expect(Object.keys(aux).sort()).toEqual(Object.keys(documented).sort());
+    expect(aux.criteria.map(({ met, points }) => ({ met, points }))).toEqual(documented.criteria.map(({ met, points }) => ({ met, points })));
+    // The system instruction and the reference reached the judge.
+    expect(server.fake.requests[0].userText).toContain('system: Answer briefly.');
+    expect(server.fake.requests[0].response).toBe('Apples and pears.');
   });
 });

@@ -43,7 +43,7 @@ describe('exit codes, through the CLI', { timeout: 180_000 }, () => {
   test('3: completed, with an invalid record', async ({ tempDir, fakeJudge }) => {
     const input = join(tempDir, 'items.jsonl');
     writeFileSync(input, `${JSON.stringify({ id: 'no-rubric', prompt: 'p', response: 'r' })}\n${JSON.stringify({ id: 'ok', prompt: 'p', response: 'r', rubric: { criteria: [{ text: 't' }] } })}\n`);
-    const result = await runCli(['grade', '--input', input, '--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--no-cache', '--quiet', '--out', join(tempDir, 'out.jsonl')]);
+    const result = await runCli(['grade', '--input', input, '--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--no-cache', '--out', join(tempDir, 'out.jsonl')]);
     expect(result.code).toBe(exitCodes.itemsFailed);
     expect(result.stderr).toMatch(/^2 items: 1 ok, 0 error, 1 invalid$/m);
     tested.add(result.code!);

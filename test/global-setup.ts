@@ -1,7 +1,7 @@
 /**
  * Run-wide setup: a file where tests note what they skipped for missing data (see
- * `src/testing/data.ts`), and one summary line at the end naming each such test, so a
- * checkout without the data sets never looks fully tested when it is not.
+ * `src/testing/data.ts`), and one short line at the end counting them and saying how to get the
+ * data, so a checkout without the data sets never looks fully tested when it is not.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,10 +17,12 @@ export default function setup(): () => void {
     const lines = existsSync(log) ? [...new Set(readFileSync(log, 'utf8').split('\n').filter(Boolean))] : [];
     rmSync(directory, { recursive: true, force: true });
     if (lines.length === 0) return;
-    const skipped = lines.map((line) => {
-      const [neededBy, path] = line.split('\t');
-      return `${neededBy} (needs ${path})`;
-    });
-    console.warn(`\nskipped for missing data in ${dataDirectory()} (set RUBRICATE_DATA_DIR): ${skipped.length} — ${skipped.join('; ')}`);
+    const needed = [...new Set(lines.map((line) => line.split('\t')[1]))];
+    // One short line; RUBRICATE_LIST_SKIPS=1 names every skipped test and the file it needs.
+    if (process.env.RUBRICATE_LIST_SKIPS === '1') for (const line of lines) console.warn(`  skipped: ${line.replace('\t', ' (needs ')})`);
+    console.warn(
+      `\n${lines.length} groups of tests skipped: the benchmark data they read (${needed.length} files, e.g. ${needed[0]}) is not in ${dataDirectory()}; ` +
+        '`npm run data:fetch` downloads it (README, "Benchmark data"); RUBRICATE_LIST_SKIPS=1 lists them',
+    );
   };
 }

@@ -4,7 +4,7 @@
  * equal its `// →` line.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,6 +15,7 @@ import { projectRoot } from './helpers.js';
 
 const run = promisify(execFile);
 const directory = mkdtempSync(join(tmpdir(), 'rubricate-readme-'));
+symlinkSync(join(projectRoot, 'examples'), join(directory, 'examples'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 const entries: Record<string, string> = {
@@ -44,8 +45,9 @@ describe('README library examples', () => {
       });
       const file = join(directory, `example-${index}.mts`);
       writeFileSync(file, source);
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', file], {
-        cwd: projectRoot,
+      // Run where the checkout's examples/ are at hand, writing what it writes into the test's folder.
+      const { stdout } = await run(process.execPath, ['--import', import.meta.resolve('tsx'), file], {
+        cwd: directory,
         env: { ...process.env, OPENAI_BASE_URL: judge.baseUrl, OPENAI_API_KEY: 'test-key', RUBRICATE_JUDGE: '' },
       });
       const expected = [...block.matchAll(/^\/\/ → (.*)$/gm)].map((match) => match[1]);

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,8 +32,15 @@ function requestFor(index: number, words = 20): JudgeRequest {
   return { messages: [{ role: 'user', content: `Question ${index}: is the answer right? ${filler}` }], output: verdictSchema, maxTokens: 200, temperature: 0 };
 }
 
+/** A folder removed after the test (once what was opened in it is closed). */
+function ledgerDirectory(): string {
+  const directory = mkdtempSync(join(tmpdir(), 'rubricate-ledger-'));
+  closers.push(() => rmSync(directory, { recursive: true, force: true }));
+  return directory;
+}
+
 function newLedger(): BatchLedger {
-  const ledger = new BatchLedger(join(mkdtempSync(join(tmpdir(), 'rubricate-ledger-')), 'cache.sqlite'));
+  const ledger = new BatchLedger(join(ledgerDirectory(), 'cache.sqlite'));
   closers.push(() => ledger.close());
   return ledger;
 }
@@ -235,7 +242,7 @@ describe('batch judge: roles in the ledger', () => {
   });
 
   it('reads the batches of a ledger written before roles existed as the judge\'s', () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'rubricate-ledger-old-')), 'cache.sqlite');
+    const path = join(ledgerDirectory(), 'cache.sqlite');
     const old = new Database(path);
     old.exec(`CREATE TABLE rubricate_batches (
         local_id TEXT PRIMARY KEY, provider TEXT NOT NULL, endpoint TEXT NOT NULL, model TEXT NOT NULL,

@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { RubricateError } from '../errors.js';
 import type { CompleteOptions, Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
 import { sha256Hex } from '../util/hash.js';
+import { allowListenerPerCall } from '../engine/judge-call.js';
 import type { BatchAnswer, BatchResult, BatchService, RemoteBatch } from './batch-service.js';
 import { requestInputTokens, tokenizerFor } from './dry-run.js';
 import type { BatchLedger, LedgerBatch } from './ledger.js';
@@ -445,6 +446,8 @@ export function createBatchJudge(options: BatchJudgeOptions): BatchJudge {
         return;
       }
       waiters.set(customId, waiter);
+      // Calls that share a signal (a run's) each listen on it while they wait: many at once, not a leak.
+      allowListenerPerCall(signal);
       signal.addEventListener('abort', onAbort, { once: true });
       if (attachedTo.has(customId)) return;
       enqueue(customId, body, waiter);

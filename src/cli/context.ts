@@ -11,6 +11,9 @@ export interface CommandContext {
   exitCode: number;
 }
 
+/** `--quiet`, with one meaning on every command that takes it. */
+export const quietHelp = 'only errors and warnings on stderr: no progress bar, summaries, tables or per-item notes';
+
 /** One line per bad input record: where (file:line field) and what. */
 export function reportInputError(context: CommandContext, error: RubricateError): void {
   const location = formatLocation(error.details);
@@ -55,6 +58,14 @@ export function printMetricsSummary(
       }`,
     );
   }
+  lines.push(...runProblemLines(metrics, extra));
+  if (extra.out) lines.push(`results: ${extra.out}`);
+  context.stderr(lines.join('\n'));
+}
+
+/** What went wrong in a run (implausible token counts, errors by code, the advice to finish it): what `--quiet` still prints. */
+function runProblemLines(metrics: Pick<Metrics, 'n_error' | 'n_invalid'>, extra: { usage?: Usage; errors?: readonly ErrorCodeCount[] }): string[] {
+  const lines: string[] = [];
   const implausible = extra.usage?.implausible_usage;
   if (implausible) {
     lines.push(`warning: ${implausible.replies} judge ${implausible.replies === 1 ? 'reply' : 'replies'} reported token counts that cannot be true (${implausible.example}): they are left out of the tokens and the cost (usage.implausible_usage)`);
@@ -63,6 +74,11 @@ export function printMetricsSummary(
     lines.push(...formatErrorCounts(extra.errors));
     lines.push(...retryAdvice({ errors: metrics.n_error, invalid: metrics.n_invalid }).map((advice) => `to finish: ${advice}`));
   }
-  if (extra.out) lines.push(`results: ${extra.out}`);
-  context.stderr(lines.join('\n'));
+  return lines;
+}
+
+/** The problems of a run alone, for `--quiet` (see `runProblemLines`). */
+export function printRunProblems(context: CommandContext, metrics: Pick<Metrics, 'n_error' | 'n_invalid'>, extra: { usage?: Usage; errors?: readonly ErrorCodeCount[] }): void {
+  const lines = runProblemLines(metrics, extra);
+  if (lines.length > 0) context.stderr(lines.join('\n'));
 }

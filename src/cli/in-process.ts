@@ -3,7 +3,8 @@
  * process itself is not under test (no start-up per run, and llama.cpp or Chromium load once).
  */
 import type { CommandContext } from './context.js';
-import { runCli } from './main.js';
+import { CommanderError, type Command } from 'commander';
+import { buildProgram, runCli } from './main.js';
 
 export interface CapturedOutput {
   stdout: string[];
@@ -21,4 +22,26 @@ export async function runCliCaptured(args: string[], signal?: AbortSignal): Prom
   const { output, context } = captureOutput(signal);
   const code = await runCli(args, context);
   return { code, stdout: output.stdout.join('\n'), stderr: output.stderr.join('\n') };
+}
+
+/**
+ * Whether `rubricate ARGS…` is a valid command line, without running it: every flag known to its
+ * command, every value its parser and choices accept (commands whose documented examples need a
+ * server, a cluster or a key are checked this way). The reason when it is not.
+ */
+export async function commandLineProblem(args: string[]): Promise<string | undefined> {
+  const { output, context } = captureOutput();
+  const program = await buildProgram({ ...context, exitCode: 0 }, args);
+  const silence = (command: Command) => {
+    if (command.commands.length > 0) command.commands.forEach(silence);
+    else command.action(() => undefined);
+  };
+  program.commands.forEach(silence);
+  try {
+    await program.parseAsync(args, { from: 'user' });
+    return undefined;
+  } catch (error) {
+    if (error instanceof CommanderError && error.exitCode === 0) return undefined;
+    return [...output.stderr, error instanceof Error ? error.message : String(error)].join('\n');
+  }
 }

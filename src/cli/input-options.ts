@@ -5,6 +5,7 @@ import { ImageReader } from '../images/reader.js';
 import type { ImportOptionName, ImportOptions } from '../rubric/formats/types.js';
 import type { CommandContext } from './context.js';
 import { loadRubrics } from './rubrics-file.js';
+import { parsePositiveInteger } from './run-spec-flags.js';
 
 export interface InputFlags {
   format: string;
@@ -63,5 +64,26 @@ export function refuseInapplicableFlags(flags: Partial<Record<ImportOptionName, 
     if (flags[option] === undefined || format.accepts.includes(option)) continue;
     const usable = format.accepts.map((name) => `--${flagNames[name]}`);
     throw new RubricateError('CONFIG_INVALID', `--${flagNames[option]} does not apply to --format ${format.name}${usable.length > 0 ? ` (it takes ${usable.join(', ')})` : ''}`, { field: flagNames[option] });
+  }
+}
+
+/**
+ * `--limit N` (grade, compare): a smoke run reads and grades only the input's first N records. It
+ * is an input setting, like `--shard`, not part of the run spec: the records it leaves out are
+ * never read, and the ones it keeps are graded exactly as in a full run.
+ */
+export function addLimitOption(command: Command): Command {
+  return command.option('--limit <n>', 'smoke run: only the first N records of the input are read and graded', parsePositiveInteger('limit'));
+}
+
+/** The first `limit` records (all of them when no limit is set); the source is closed once they are read. */
+export async function* firstRecords<T>(records: AsyncIterable<T>, limit: number | undefined): AsyncGenerator<T> {
+  if (limit === undefined) return yield* records;
+  if (limit <= 0) return;
+  let taken = 0;
+  for await (const record of records) {
+    yield record;
+    taken += 1;
+    if (taken >= limit) return;
   }
 }

@@ -35,6 +35,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   worker: async () => (await import('./commands/worker.js')).registerWorkerCommand,
   merge: async () => (await import('./commands/merge.js')).registerMergeCommand,
   batches: async () => (await import('./commands/batches.js')).registerBatchesCommand,
+  'fake-judge': async () => (await import('./commands/fake-judge.js')).registerFakeJudgeCommand,
   'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
   view: async () => (await import('./commands/view.js')).registerViewCommand,
   'calibrate-cascade': async () => (await import('./commands/calibrate-cascade.js')).registerCalibrateCascadeCommand,

@@ -355,7 +355,7 @@ function attributeOf(name: string): string {
 export function addModelOptions(command: Command, role: ModelRole): Command {
   if (role === 'judge') {
     command
-      .option('--judge <spec>', 'openai:MODEL | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+      .option('--judge <spec>', 'openai:MODEL | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | scripted:met|unmet|mixed (no model, offline) | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
       .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)');
   } else if (role === 'generator') {
     command
@@ -370,10 +370,21 @@ export function addModelOptions(command: Command, role: ModelRole): Command {
   return command;
 }
 
+/** The run-setting groups each command has the flags of: only those are read back into its spec. */
+const runGroupsOfCommand = new WeakMap<Command, Set<FlagGroup>>();
+
 /** The run-setting flags of the groups a command reads. */
 export function addRunOptions(command: Command, groups: readonly FlagGroup[]): Command {
+  const added = runGroupsOfCommand.get(command) ?? new Set<FlagGroup>();
+  runGroupsOfCommand.set(command, added);
+  for (const group of groups) added.add(group);
   for (const row of runRows) if (row.group && groups.includes(row.group)) command.addOption(optionOf(row));
   return command;
+}
+
+/** The run-setting groups whose flags a command has (see `addRunOptions`). */
+export function runGroupsOf(command: Command): readonly FlagGroup[] {
+  return [...(runGroupsOfCommand.get(command) ?? [])];
 }
 
 type ParsedFlags = Record<string, unknown>;
@@ -419,11 +430,12 @@ export function modelFromFlags(flags: object, role: ModelRole): { models: ModelS
  * The run spec of a command's parsed flags: the judges' model specs and every run-setting row
  * given. `isDefault` tells a switch left at commander's own default (`--no-text` unset).
  */
-export function runSpecFromFlags(flags: object, isDefault: (attribute: string) => boolean = () => false): RunSpec {
+export function runSpecFromFlags(flags: object, isDefault: (attribute: string) => boolean = () => false, groups?: readonly FlagGroup[]): RunSpec {
   const parsed = flags as ParsedFlags;
   const { models } = modelFromFlags(parsed, 'judge');
   const spec: Record<string, unknown> = { judges: models.some((model) => Object.keys(model).length > 0) ? models : [] };
-  for (const row of runRows) {
+  // Only the rows of the groups given: a command's own option of the same name (meta's --group-by) is not a run setting.
+  for (const row of groups ? runRows.filter((candidate) => candidate.group !== undefined && groups.includes(candidate.group)) : runRows) {
     const { given, value } = givenValue(row, parsed, row.name, isDefault);
     if (given) assign(spec, row.path, value);
   }
@@ -464,5 +476,5 @@ export const flagPaths = { model: modelRows.flatMap((row) => row.sets ?? [row.pa
 
 /** The run spec of a command's flags as commander parsed them (a switch left at its default is not given). */
 export function runSpecOf(command: Command): RunSpec {
-  return runSpecFromFlags(command.opts(), (attribute) => command.getOptionValueSource(attribute) === 'default');
+  return runSpecFromFlags(command.opts(), (attribute) => command.getOptionValueSource(attribute) === 'default', runGroupsOf(command));
 }

@@ -112,6 +112,8 @@ function anthropicPrice(input: number, output: number): ModelPrice {
  * pass `--prices FILE` to use your own; a model not listed gets no cost, not zero.
  */
 export const defaultPrices: Readonly<Record<string, ModelPrice>> = {
+  // The scripted judge (`scripted:…`, `rubricate fake-judge`) asks no model.
+  scripted: { input: 0, cached_input: 0, output: 0 },
   'gpt-4.1': { input: 2, cached_input: 0.5, output: 8 },
   'gpt-4.1-mini': { input: 0.4, cached_input: 0.1, output: 1.6 },
   'gpt-4.1-nano': { input: 0.1, cached_input: 0.025, output: 0.4 },

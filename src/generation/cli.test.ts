@@ -192,7 +192,7 @@ describe('real CLI process', () => {
   test('`node bin/rubricate.js generate` writes items that grade reads', async ({ startFake, tempDir: directory }) => {
     const { baseUrl } = await startFake();
     const out = join(directory, 'items.jsonl');
-    const generated = await spawnCli(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--out', out, '--quiet', ...commonFlags(directory, baseUrl)]);
+    const generated = await spawnCli(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--out', out, ...commonFlags(directory, baseUrl)]);
     expect(generated.stderr).toContain('3 prompts: 3 rubrics written, 0 failed, 0 invalid');
     expect(generated.code).toBe(0);
     const items = readJsonLines(out).map((item) => ({ ...item, response: 'because of scattering, for example; first and second, clear' }));

@@ -136,7 +136,7 @@ describe('contrastGroup (rejection sampling through the real grading pipeline)',
     for (const entry of groups) outcomes.push(await contrastGroup(entry, { generator, grader, attempts: 1 }));
     const report = summarizeContrastive(outcomes, {
       source: 'pairs.jsonl',
-      format: 'jsonl',
+      format: 'pairs',
       readSummary: { records: 5, pairs: 5, ties: 0, unlabelled: 0, invalid: [] },
       groups: 2,
       heldOutPairs: 3,
@@ -168,7 +168,7 @@ describe('contrastGroup (rejection sampling through the real grading pipeline)',
 function reportContext(generator: RubricGenerator, grader: Grader) {
   return {
     source: 'x',
-    format: 'jsonl',
+    format: 'pairs',
     readSummary: { records: 4, pairs: 4, ties: 0, unlabelled: 0, invalid: [] },
     groups: 1,
     heldOutPairs: 3,

@@ -6,14 +6,11 @@
  * (rejection sampling). Kept rubrics are then tried on the other pairs of the same prompt,
  * which they were not generated from (held-out ordering accuracy).
  */
-import { z } from 'zod';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
 import { getPairwiseImporter } from '../rubric/formats/index.js';
-import { normalizeMessages, zodErrorToInputError } from '../rubric/normalize.js';
-import { messageInputSchema, type Message, type Rubric } from '../rubric/schema.js';
-import { parseLineJson, readLines } from '../util/jsonl.js';
+import type { Message, Rubric } from '../rubric/schema.js';
 import { canonicalJson } from '../util/json.js';
 import { rubricateVersion } from '../version.js';
 import { isFatal } from './decompose-filter.js';
@@ -45,70 +42,42 @@ export interface PairReadSummary {
   invalid: RubricateError[];
 }
 
-const pairLineSchema = z.object({
-  id: z.union([z.string().min(1), z.number()]).optional(),
-  prompt: z.union([z.string().min(1), z.array(messageInputSchema).min(1)]),
-  chosen: z.string(),
-  rejected: z.string(),
-  reference: z.string().optional(),
-  source: z.string().optional(),
-});
-
 /**
- * Reads preference pairs: our JSONL (`{id?, prompt, chosen, rejected, reference?, source?}`)
- * or a pairwise benchmark through its importer (gold winner → chosen; ties and unlabelled
+ * Reads preference pairs through a pairwise importer: our pairs JSONL (`--format pairs`) or a
+ * pairwise benchmark (gold winner → chosen; ties and unlabelled
  * pairs are skipped and counted). The whole set is held, since pairs are grouped by prompt.
  */
-export async function readPreferencePairs(source: string, format = 'jsonl'): Promise<{ pairs: PreferencePair[]; summary: PairReadSummary }> {
+export async function readPreferencePairs(source: string, format = 'pairs', onWarning?: (message: string) => void): Promise<{ pairs: PreferencePair[]; summary: PairReadSummary }> {
   const summary: PairReadSummary = { records: 0, pairs: 0, ties: 0, unlabelled: 0, invalid: [] };
   const pairs: PreferencePair[] = [];
-  if (format === 'jsonl') {
-    for await (const { line, text, error: lineError } of readLines(source)) {
-      summary.records += 1;
-      const parsed = parseLineJson(text, lineError);
-      if (!parsed.ok) {
-        summary.invalid.push(new RubricateError('INPUT_INVALID', parsed.error, { file: source, line }));
-        continue;
-      }
-      const checked = pairLineSchema.safeParse(parsed.value);
-      if (!checked.success) {
-        summary.invalid.push(zodErrorToInputError(checked.error, { file: source, line }));
-        continue;
-      }
-      const value = checked.data;
-      const pair: PreferencePair = { id: value.id !== undefined ? String(value.id) : `pair-${line}`, prompt: normalizeMessages(value.prompt), chosen: value.chosen, rejected: value.rejected, line };
-      if (value.reference !== undefined) pair.reference = value.reference;
-      if (value.source !== undefined) pair.source = value.source;
-      pairs.push(pair);
+  const importer = getPairwiseImporter(format);
+  for await (const record of importer.read(source, { onWarning })) {
+    summary.records += 1;
+    if (record.kind === 'invalid') {
+      summary.invalid.push(record.error);
+      continue;
     }
-  } else {
-    const importer = getPairwiseImporter(format);
-    for await (const record of importer.read(source, {})) {
-      summary.records += 1;
-      if (record.kind === 'invalid') {
-        summary.invalid.push(record.error);
-        continue;
-      }
-      const { pair } = record;
-      if (pair.label === 'tie') {
-        summary.ties += 1;
-        continue;
-      }
-      if (pair.label === undefined) {
-        summary.unlabelled += 1;
-        continue;
-      }
-      const chosenIsA = pair.label === 'A';
-      const converted: PreferencePair = {
-        id: pair.id,
-        prompt: pair.prompt,
-        chosen: chosenIsA ? pair.responseA : pair.responseB,
-        rejected: chosenIsA ? pair.responseB : pair.responseA,
-        line: record.line,
-      };
-      if (pair.source !== undefined) converted.source = pair.source;
-      pairs.push(converted);
+    const { pair } = record;
+    if (pair.label === 'tie') {
+      summary.ties += 1;
+      continue;
     }
+    if (pair.label === undefined) {
+      summary.unlabelled += 1;
+      continue;
+    }
+    const chosenIsA = pair.label === 'A';
+    const converted: PreferencePair = {
+      id: pair.id,
+      prompt: pair.prompt,
+      chosen: chosenIsA ? pair.responseA : pair.responseB,
+      rejected: chosenIsA ? pair.responseB : pair.responseA,
+      line: record.line,
+    };
+    const reference = pair.metadata?.reference;
+    if (typeof reference === 'string') converted.reference = reference;
+    if (pair.source !== undefined) converted.source = pair.source;
+    pairs.push(converted);
   }
   summary.pairs = pairs.length;
   return { pairs, summary };

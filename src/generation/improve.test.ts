@@ -73,7 +73,7 @@ describe('rubricate improve', () => {
     const out = join(tempDir, 'improved.jsonl');
     const result = await runCliCaptured([
       'improve', '--input', writeItems(tempDir), '--out', out, '--rounds', '2', '--generator', 'openai:writer', '--generator-base-url', generator.baseUrl,
-      '--generator-attempts', '2', '--judge', 'openai:judge', '--judge-base-url', judge.baseUrl, '--no-cache', '--quiet',
+      '--generator-attempts', '2', '--judge', 'openai:judge', '--judge-base-url', judge.baseUrl, '--no-cache',
     ]);
     expect(result.code, result.stderr).toBe(0);
     const { improvement, response, score } = readLine(out);

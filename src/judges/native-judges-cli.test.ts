@@ -42,7 +42,7 @@ function anthropicArgs(baseUrl: string, directory: string, input: string, extra:
   return [
     'grade', '--input', input, '--out', join(directory, 'results.jsonl'), '--metrics', join(directory, 'metrics.json'),
     '--judge', 'anthropic:claude-sonnet-4-5', '--judge-base-url', baseUrl, '--judge-api-key', 'test-anthropic-key',
-    '--cache', join(directory, 'cache.sqlite'), '--quiet', ...extra,
+    '--cache', join(directory, 'cache.sqlite'), ...extra,
   ];
 }
 
@@ -142,7 +142,7 @@ describe('grade with a gemini: judge', () => {
     return [
       'grade', '--input', input, '--out', join(directory, 'results.jsonl'), '--metrics', join(directory, 'metrics.json'),
       '--judge', 'gemini:gemini-2.5-flash', '--judge-base-url', baseUrl, '--judge-api-key', 'test-gemini-key',
-      '--cache', join(directory, 'cache.sqlite'), '--quiet', '--concurrency', '1', ...extra,
+      '--cache', join(directory, 'cache.sqlite'), '--concurrency', '1', ...extra,
     ];
   }
 

@@ -6,6 +6,7 @@
  *   anthropic:MODEL         Anthropic's Messages API (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL)
  *   gemini:MODEL            Gemini's generateContent API (GEMINI_API_KEY or GOOGLE_API_KEY)
  *   gguf:PATH | gguf:hf:…   a local GGUF model through node-llama-cpp (loaded lazily)
+ *   scripted:met|unmet|mixed  no model: replies made up to fit each request, labelled as such (trying commands offline)
  *   none                    no judge: only criteria with deterministic checks can be graded
  */
 import { RubricateError } from '../errors.js';
@@ -13,6 +14,7 @@ import { azureEndpoint } from './openai/azure.js';
 import { createAnthropicJudge, defaultAnthropicBaseUrl } from './anthropic/anthropic-judge.js';
 import { createGeminiJudge, defaultGeminiBaseUrl } from './gemini/gemini-judge.js';
 import { createOpenAICompatibleJudge } from './openai/openai-judge.js';
+import { createScriptedJudge, parseScriptedVerdicts } from './scripted.js';
 import type { Judge } from './types.js';
 import { createRegistry, type RegistryName } from '../util/registry.js';
 import { modelSettingsSet, modelSpecSchema, parseWith, type Credentials, type ModelSpec, type SettingPath } from '../spec/run-spec.js';
@@ -162,6 +164,7 @@ const backends = createRegistry(
     anthropic: anthropicBackend,
     gemini: geminiBackend,
     gguf: ggufBackend,
+    scripted: { reads: [], create: async ({ target }) => createScriptedJudge(parseScriptedVerdicts(target)) } as JudgeBackend,
     none: { reads: [], create: async () => undefined } as JudgeBackend,
   },
 );

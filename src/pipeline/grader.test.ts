@@ -31,6 +31,15 @@ describe('Grader.gradeStream', () => {
     expect(ids).toEqual(items.map((item) => item.id));
   });
 
+  test('a plain item given as a record is refused with what to pass instead', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge(() => ({ content: binaryVerdict(true) }));
+    async function* plain() {
+      yield { id: 'q1', prompt: 'question', response: 'answer', rubric: { criteria: [{ text: 'criterion', points: 1 }] } } as unknown as ImportRecord;
+    }
+    const results = grader(judge).gradeStream(plain());
+    await expect(results.next()).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('gradeStream takes import records ({kind: "item", item, line}') });
+  });
+
   test('passes invalid input records through in their place, counted once as invalid', async ({ scriptedJudge }) => {
     const { judge } = await scriptedJudge(() => ({ content: binaryVerdict(true) }));
     async function* mixed(): AsyncGenerator<ImportRecord> {

@@ -441,6 +441,9 @@ export class Grader {
       return;
     }
     const graded = this.inInputOrder(records, async (record): Promise<GradedRecord> => {
+      if (record.kind !== 'item' && record.kind !== 'invalid') {
+        throw new RubricateError('CONFIG_INVALID', 'gradeStream takes import records ({kind: "item", item, line}, as getItemImporter(format).read(file) yields them); grade() takes plain items');
+      }
       if (record.kind === 'invalid') {
         this.noteInvalid();
         return record;

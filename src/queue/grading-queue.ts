@@ -128,8 +128,10 @@ export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, o
   const runId = randomUUID();
   const chunkSize = Math.max(1, options.chunkSize ?? 20);
   const window = Math.max(1, options.window ?? 64);
-  // Each chunk waited for listens on the queue's 'closing': a window of them at once, not a leak.
+  // Each chunk awaited (`waitUntilFinished`) listens on the queue and its events until it ends: up to
+  // `window` listeners at once, not a leak, so Node's warning threshold is raised to that.
   queue.setMaxListeners(window + 10);
+  events.setMaxListeners(window + 10);
   const stopped = whenAborted(options.signal);
   const cancelled = whenAborted(options.cancelSignal);
   // Jobs in submission order; those past `written` are queued or running, not yet written.

@@ -39,6 +39,8 @@ export type FakeJudgeScript = (request: FakeJudgeRequest) => FakeJudgeAction | P
 export interface FakeJudge {
   baseUrl: string;
   requests: FakeJudgeRequest[];
+  /** Requests answered so far (kept or not). */
+  readonly served: number;
   setScript(script: FakeJudgeScript): void;
   close(): Promise<void>;
 }
@@ -69,9 +71,21 @@ export function listwiseVerdicts(request: Pick<FakeJudgeRequest, 'responses' | '
   return { responses: request.responses.map((response) => ({ label: response.label, ...batchedVerdicts(request.criteria, (criterion) => decide(response, criterion)) })) };
 }
 
-export async function startFakeJudge(initialScript: FakeJudgeScript): Promise<FakeJudge> {
+/** Where a fake server listens: a free loopback port unless told otherwise. */
+export interface ListenOptions {
+  port?: number;
+  host?: string;
+}
+
+export interface FakeJudgeOptions extends ListenOptions {
+  /** Keep every request in `requests` (default); a long-lived server (`rubricate fake-judge`) counts them only. */
+  keepRequests?: boolean;
+}
+
+export async function startFakeJudge(initialScript: FakeJudgeScript, options: FakeJudgeOptions = {}): Promise<FakeJudge> {
   let script = initialScript;
   const requests: FakeJudgeRequest[] = [];
+  let served = 0;
   const hanging = new Set<http.ServerResponse>();
   const server = http.createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
@@ -90,7 +104,7 @@ export async function startFakeJudge(initialScript: FakeJudgeScript): Promise<Fa
       const userText = Array.isArray(lastUser) ? lastUser.filter((part) => part?.type === 'text').map((part) => String(part.text)).join('\n') : String(lastUser);
       const parsed = parseGradingPrompt(userText);
       const request: FakeJudgeRequest = {
-        index: requests.length,
+        index: served++,
         path: incoming.url ?? '',
         headers: incoming.headers,
         body,
@@ -100,7 +114,7 @@ export async function startFakeJudge(initialScript: FakeJudgeScript): Promise<Fa
         criteria: parsed.criteria,
         responses: parsed.responses,
       };
-      requests.push(request);
+      if (options.keepRequests !== false) requests.push(request);
       let action: FakeJudgeAction;
       try {
         action = await script(request);
@@ -155,11 +169,18 @@ export async function startFakeJudge(initialScript: FakeJudgeScript): Promise<Fa
     });
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, resolve);
+  });
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`,
     requests,
+    get served() {
+      return served;
+    },
     setScript(next) {
       script = next;
     },

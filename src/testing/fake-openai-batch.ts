@@ -47,6 +47,8 @@ export interface FakeBatchOptions {
   fileGone?: (file: { id: string; purpose: string; filename: string }) => boolean;
   /** A redirect for a file's content download: the Location to answer 302 with, or undefined to serve it. */
   redirectContent?: (fileId: string, url: URL) => string | undefined;
+  /** Where it listens (default: a free loopback port). */
+  listen?: import('./fake-judge.js').ListenOptions;
 }
 
 interface FakeFile {
@@ -406,11 +408,16 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = options.listen?.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.listen?.port ?? 0, host, resolve);
+  });
   const { port } = server.address() as AddressInfo;
+  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
     // Azure: the resource URL (the client adds /openai); OpenAI: the API's /v1 base.
-    baseUrl: azure ? `http://127.0.0.1:${port}` : `http://127.0.0.1:${port}/v1`,
+    baseUrl: azure ? origin : `${origin}/v1`,
     events,
     get peakEnqueuedTokens() {
       return peakEnqueued;

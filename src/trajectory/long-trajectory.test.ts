@@ -70,7 +70,7 @@ describe('a 300K-character trajectory', () => {
     const out = path.join(tempDir, 'long.results.jsonl');
     const stderr: string[] = [];
     const code = await runCli(
-      ['grade', '--input', input, '--out', out, '--judge', 'openai:judge', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--context-budget', String(contextTokens), '--cache', path.join(tempDir, 'cache.sqlite'), '--quiet'],
+      ['grade', '--input', input, '--out', out, '--judge', 'openai:judge', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'test', '--context-budget', String(contextTokens), '--cache', path.join(tempDir, 'cache.sqlite')],
       { stdout: () => {}, stderr: (text) => stderr.push(text), signal: new AbortController().signal },
     );
     expect(stderr.join('\n')).toMatch(/1 ok, 0 error/);

@@ -2,8 +2,9 @@
 // `npm test`: the type check, ESLint, knip, vitest and the Python client tests. vitest is the
 // long step and spends much of its time waiting on child processes and loopback servers, so the
 // other steps run beside it instead of before and after it: on two cores that is minutes saved.
-// vitest prints as it runs; each other step's output is printed whole once vitest has finished,
-// then one line per step. The command fails when any step fails.
+// vitest prints a dot per test as it runs (and, for a failing test, its output); another step's
+// output is printed only when it fails, once vitest has finished; then one line per step. The
+// command fails when any step fails. Arguments go to vitest (`npm test -- --reporter=default`).
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -23,8 +24,12 @@ const env = { ...process.env, PATH: `${fileURLToPath(new URL('node_modules/.bin'
 const besideVitest = (command) => (process.platform === 'win32' ? command : `nice -n 10 sh -c '${command.replaceAll("'", "'\\''")}'`);
 
 /** Steps in one lane run one after another; lanes run side by side. */
+/** vitest's short form: dots, failures in full, the totals; the console output of passing tests is left out. */
+const vitestArguments = process.argv.slice(2);
+const vitest = ['vitest run', ...(vitestArguments.some((argument) => argument.startsWith('--reporter')) ? [] : ['--reporter=dot', '--silent=passed-only']), ...vitestArguments].join(' ');
+
 const lanes = [
-  [{ name: 'vitest', command: 'vitest run', live: true }],
+  [{ name: 'vitest', command: vitest, live: true }],
   ['typecheck', 'lint', 'knip'].map((name) => ({ name, command: besideVitest(scripts[name]) })),
   [{ name: 'test:python', command: besideVitest(scripts['test:python']) }],
 ];
@@ -65,7 +70,7 @@ const lanesDone = lanes.map(runLane);
 const outcomes = (await Promise.all(lanesDone)).flat();
 
 const status = (outcome) => (outcome.code === 0 ? 'ok' : outcome.signal ? `stopped by ${outcome.signal}` : `FAILED (exit ${outcome.code})`);
-for (const outcome of outcomes.filter((entry) => !entry.step.live)) {
+for (const outcome of outcomes.filter((entry) => !entry.step.live && entry.code !== 0)) {
   process.stdout.write(`\n── ${outcome.step.name}: ${outcome.step.command} — ${status(outcome)}, ${outcome.seconds.toFixed(1)} s\n${outcome.output}`);
 }
 process.stdout.write('\n');

@@ -15,13 +15,14 @@ import { loadLabels } from '../../meta/labels.js';
 import { Grader } from '../../pipeline/grader.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import { quietHelp, reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { loadRubrics } from '../rubrics-file.js';
 import { addModelOptions, modelFromFlags, refuseUnreadModelFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import { storeFilesOf } from '../store-options.js';
 import { parseConfidence, parseResamples } from './meta.js';
+import { organizeHelp } from '../help.js';
 
 interface AlignFlags extends SessionFlags {
   input: string;
@@ -70,10 +71,14 @@ export function registerAlignCommand(program: Command, context: CommandContext):
     .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
-    .option('--quiet', 'no progress lines');
+    .option('--quiet', quietHelp);
   // The judge as it grades (plan, sampling, calls): the alignment is what this command writes.
   addJudgeOptions(command, ['plan', 'batching', 'sampling', 'calls', 'fleet']);
   addModelOptions(command, 'generator');
+  organizeHelp(command, [
+    'rubricate align --input items-results.jsonl --labels examples/labels/items-labels.jsonl --judge openai:gpt-4.1-mini --generator openai:gpt-4.1 --out alignment.json',
+    'rubricate align --input items-results.jsonl --labels examples/labels/items-labels.jsonl --judge openai:gpt-4.1-mini --no-reword --test-fraction 0.5 --out alignment.json',
+  ]);
   command.action(async (flags: AlignFlags, self: Command) => {
     context.exitCode = await runAlign(flags, runSpecOf(self), context);
   });

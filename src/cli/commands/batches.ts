@@ -7,6 +7,7 @@ import { RubricateError, exitCodes } from '../../errors.js';
 import { defaultCachePath } from '../../store/index.js';
 import { batchServiceFor } from '../../batch/services.js';
 import { checkInputs } from '../../util/files.js';
+import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
 
 interface BatchesFlags {
@@ -31,17 +32,23 @@ const finalStatuses: ReadonlySet<string> = new Set(['failed', 'completed', 'expi
  * by the next run of the command that submitted it; the rest are sent again).
  */
 export function registerBatchesCommand(program: Command, context: CommandContext): void {
-  program
-    .command('batches')
-    .description('list the provider batches submitted with --batch (status, counts, cost) and cancel them')
-    .option('--cache <file>', 'the SQLite cache holding the batch ledger (default: the user cache directory)')
-    .option('--refresh', 'ask the provider for the current status of unfinished batches')
-    .option('--cancel <id>', 'cancel this batch (a batch id or the local id); repeatable', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
-    .option('--prices <file>', 'price table (USD per 1M tokens); batch cost is half of it')
-    .option('--judge-base-url <url>', "the Batch API base URL (default: the provider's variable, OPENAI_BASE_URL, AZURE_OPENAI_ENDPOINT or ANTHROPIC_BASE_URL, else its public API)")
-    .option('--judge-api-key <key>', "API key (default: the provider's variable, OPENAI_API_KEY, AZURE_OPENAI_API_KEY or ANTHROPIC_API_KEY)")
-    .option('--azure-api-version <version>', 'Azure OpenAI api-version for azure batches')
-    .option('--json', 'one JSON object per batch')
+  organizeHelp(
+    program
+      .command('batches')
+      .description('list the provider batches submitted with --batch (status, counts, cost) and cancel them')
+      .option('--cache <file>', 'the SQLite cache holding the batch ledger (default: the user cache directory)')
+      .option('--refresh', 'ask the provider for the current status of unfinished batches')
+      .option('--cancel <id>', 'cancel this batch (a batch id or the local id); repeatable', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+      .option('--prices <file>', 'price table (USD per 1M tokens); batch cost is half of it')
+      .option('--judge-base-url <url>', "the Batch API base URL (default: the provider's variable, OPENAI_BASE_URL, AZURE_OPENAI_ENDPOINT or ANTHROPIC_BASE_URL, else its public API)")
+      .option('--judge-api-key <key>', "API key (default: the provider's variable, OPENAI_API_KEY, AZURE_OPENAI_API_KEY or ANTHROPIC_API_KEY)")
+      .option('--azure-api-version <version>', 'Azure OpenAI api-version for azure batches')
+      .option('--json', 'one JSON object per batch'),
+    [
+      'rubricate batches',
+      'rubricate batches --refresh --json',
+    ],
+  )
     .action(async (flags: BatchesFlags) => {
       context.exitCode = await runBatches(flags, context);
     });

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { RubricateError } from '../../errors.js';
+import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
 
 interface BenchLocalFlags {
@@ -29,18 +30,24 @@ function positiveInteger(value: string, field: string): number {
 }
 
 export function registerBenchLocalCommand(program: Command, context: CommandContext): void {
-  program
-    .command('bench-local')
-    .description('measure the embedded local judge on this machine: raw llama.cpp speed, criteria/s per grading plan, projected HealthBench time')
-    .option('--model <path|default>', 'a GGUF file, or "default" for the embedded default model (already downloaded, or RUBRICATE_MODEL)')
-    .option('--shape <name>', 'instead of a model: generate one with these shapes and random weights (qwen3-4b, qwen3-1.7b, qwen3-0.6b) into the model cache')
-    .option('--quantization <type>', 'with --shape: q4_0 or q8_0', 'q4_0')
-    .option('--criteria <n>', 'criteria graded per plan (whole items)', '12')
-    .option('--threads <n>', 'llama.cpp threads (default: as the local judge chooses)')
-    .option('--context-size <n>', 'tokens per sequence', '8192')
-    .option('--plans <name...>', 'only these plans (default: all)')
-    .option('--quick', 'about a minute: measure raw speed only and project each plan from its token counts')
-    .option('--json', 'print the measurements as JSON')
+  organizeHelp(
+    program
+      .command('bench-local')
+      .description('measure the embedded local judge on this machine: raw llama.cpp speed, criteria/s per grading plan, projected HealthBench time')
+      .option('--model <path|default>', 'a GGUF file, or "default" for the embedded default model (already downloaded, or RUBRICATE_MODEL)')
+      .option('--shape <name>', 'instead of a model: generate one with these shapes and random weights (qwen3-4b, qwen3-1.7b, qwen3-0.6b) into the model cache')
+      .option('--quantization <type>', 'with --shape: q4_0 or q8_0', 'q4_0')
+      .option('--criteria <n>', 'criteria graded per plan (whole items)', '12')
+      .option('--threads <n>', 'llama.cpp threads (default: as the local judge chooses)')
+      .option('--context-size <n>', 'tokens per sequence', '8192')
+      .option('--plans <name...>', 'only these plans (default: all)')
+      .option('--quick', 'about a minute: measure raw speed only and project each plan from its token counts')
+      .option('--json', 'print the measurements as JSON'),
+    [
+      'rubricate bench-local --model default --quick',
+      'rubricate bench-local --shape qwen3-0.6b --criteria 12',
+    ],
+  )
     .action(async (flags: BenchLocalFlags) => {
       const { normalizeItem } = await import('../../rubric/normalize.js');
       const { assertPlansKnown, formatLocalBenchmark, projectLocalBenchmark, runLocalBenchmark, syntheticHealthBenchItem } = await import('../../pipeline/local-judge-benchmark.js');

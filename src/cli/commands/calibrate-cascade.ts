@@ -12,6 +12,7 @@ import { loadLabels } from '../../meta/labels.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { parseNumber } from '../judge-options.js';
+import { organizeHelp } from '../help.js';
 
 interface CalibrateFlags {
   cheap: string;
@@ -38,7 +39,7 @@ function parseFraction(name: string, open = false) {
 const estimatedBands: Band[] = [0.1, 0.2, 0.3, 0.4].map((half) => [0.5 - half, 0.5 + half] as const);
 
 export function registerCalibrateCascadeCommand(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command('calibrate-cascade')
     .description('choose the P(met) band a cascade escalates on, from a cheap judge\'s and a strong judge\'s results on labelled items; report accuracy and cost against the strong judge alone on held-out labels')
     .requiredOption('--cheap <file>', 'results of the first (cheap) judge, graded with --verdict probability')
@@ -50,10 +51,14 @@ export function registerCalibrateCascadeCommand(program: Command, context: Comma
     .option('--prices <file>', 'price table (JSON/YAML, USD per 1M tokens) for the cost figures')
     .option('--strong-model <model>', 'with --dry-run: the strong judge\'s model, whose price the estimates use')
     .option('--out <file>', 'report JSON (default: stdout)')
-    .option('--dry-run', 'before the strong run: the escalation rate and estimated cost of a few bands from the cheap results alone; writes nothing')
-    .action(async (flags: CalibrateFlags) => {
-      context.exitCode = await runCalibrate(flags, context);
-    });
+    .option('--dry-run', 'before the strong run: the escalation rate and estimated cost of a few bands from the cheap results alone; writes nothing');
+  organizeHelp(command, [
+    'rubricate calibrate-cascade --cheap examples/cascade/cheap.jsonl --strong examples/cascade/strong.jsonl --labels examples/cascade/labels.jsonl --target-agreement 0.9 --out band.json',
+    'rubricate calibrate-cascade --cheap examples/cascade/cheap.jsonl --dry-run --strong-model gpt-4.1',
+  ]);
+  command.action(async (flags: CalibrateFlags) => {
+    context.exitCode = await runCalibrate(flags, context);
+  });
 }
 
 async function runCalibrate(flags: CalibrateFlags, context: CommandContext): Promise<number> {

@@ -6,11 +6,15 @@ import { ProgressReporter } from '../progress.js';
 import { countInputRecords } from '../input-count.js';
 import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
 import { admitUntilStopped, type AdmissionState } from '../../pipeline/admission.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import { quietHelp, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
+import { InputReport } from '../input-report.js';
+import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
 import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
 import { addBatchOptions } from '../batch-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
+import { addLimitOption, firstRecords } from '../input-options.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { defaultPrices, loadPriceTable } from '../../engine/usage.js';
@@ -27,6 +31,9 @@ interface CompareFlags extends SessionFlags, DrainFlags {
   ties: boolean;
   overall: boolean;
   prices?: string;
+  force?: boolean;
+  limit?: number;
+  report?: string;
 }
 
 export function registerCompareCommand(program: Command, context: CommandContext): void {
@@ -34,36 +41,45 @@ export function registerCompareCommand(program: Command, context: CommandContext
     .command('compare')
     .description('judge response A against response B (overall and per rubric criterion), in both orders by default')
     .option('--format <name>', 'pairs (rubricate JSONL), llmbar, pandalm, autoj, judgebench, hhh', 'pairs')
-    .requiredOption('--input <file>', 'pairs file or a labelled pairwise data set')
+    .requiredOption('--input <file>', 'pairs file or a labelled pairwise data set');
+  addLimitOption(command)
     .option('--out <file>', 'one JSON line per pair', 'compare.jsonl')
     .option('--summary <file>', 'write the summary JSON here (default: <out>.summary.json)')
+    .option('--report <file>', 'also write an HTML report at the end')
+    .option('--force', 'replace the default --out even when it holds the pairs of another run')
     .option('--no-swap', 'judge only the original order (no position-swap check)')
     .option('--no-ties', 'the judge must pick a winner')
     .option('--no-overall', 'with rubrics, compare per criterion only')
-    .option('--quiet', 'no progress bar');
+    .option('--quiet', quietHelp);
   // Pairwise judging reads the sampling and the protocol of the plan; one judge, no jury.
   addJudgeOptions(command, ['sampling', 'protocol', 'alignment', 'guard', 'calls', 'fleet', 'text']);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
   command.option('--prices <file>', 'price table for --dry-run (JSON/YAML, USD per 1M tokens)');
+  organizeHelp(command, [
+    'rubricate compare --format pairs --input examples/pairs/pairs.jsonl --judge openai:gpt-4.1-mini --out pairs-compare.jsonl',
+    'rubricate compare --format llmbar --input examples/llmbar/dataset.json --judge scripted --limit 1 --out smoke-compare.jsonl',
+  ]);
   command.action(async (flags: CompareFlags, self: Command) => {
-    context.exitCode = await runCompare(flags, runSpecOf(self), context);
+    context.exitCode = await runCompare(flags, runSpecOf(self), context, self.getOptionValueSource('out') === 'default');
   });
 }
 
-async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandContext): Promise<number> {
+async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandContext, outIsDefault: boolean): Promise<number> {
   const importer = getPairwiseImporter(flags.format);
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: true }],
-    outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary ?? `${flags.out}.summary.json` }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary ?? `${flags.out}.summary.json` }, { flag: 'report', path: flags.report }],
     keep: storeFilesOf(flags),
   });
   if (spec.judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
   const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out });
   const judge = session.judge;
   const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
-  const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: () => importer.read(flags.input, {}) });
+  /** The pairs the run compares, as it reads them (--limit applied). */
+  const pairs = () => firstRecords(importer.read(flags.input, {}), flags.limit);
+  const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: pairs });
   expectedTotal.then((total) => progress.setTotal(total), () => undefined);
   const { calls, store } = session.graderOptions();
   const comparer = new Comparer({
@@ -82,13 +98,15 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   });
   let summary: CompareSummary;
   const errors = new ErrorTally();
+  const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'pairs' });
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
     if (session.dryRun) {
-      const usage = await dryRunUsage(comparer.compareStream(reportInvalid(importer.read(flags.input, {}), context)));
+      const usage = await dryRunUsage(comparer.compareStream(reportInvalid(pairs(), inputReport)));
       printDryRun(context, session.dryRun, usage, judge?.provenance.model, flags.prices ? loadPriceTable(flags.prices) : defaultPrices, { batch: Boolean(flags.batch) });
       return exitCodes.success;
     }
+    await refuseReplacingAnotherRun({ out: flags.out, isDefault: outIsDefault, force: flags.force, thisRun: async () => ({ firstId: await firstRecordId(pairs()), judge: judge?.provenance.id }) });
     const writer = new JsonLinesWriter(flags.out);
     const builder = new CompareSummaryBuilder();
     const admission: AdmissionState = { exhausted: false, admitted: 0 };
@@ -96,7 +114,7 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     let held = false;
     let written = 0;
     try {
-      for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(importer.read(flags.input, {}), context), context.signal, admission))) {
+      for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(pairs(), inputReport), context.signal, admission))) {
         if (held || (context.signal.aborted && record.status === 'error')) {
           held = true;
           continue;
@@ -116,6 +134,10 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     if (context.signal.aborted && (held || !admission.exhausted)) return reportInterrupted(context, written, await expectedTotal.catch(() => undefined), 'pairs');
     summary = builder.finish();
     await writeFileAtomic(flags.summary ?? `${flags.out}.summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
+    if (flags.report) {
+      const { writeReportFromResults } = await import('../../report/index.js');
+      await writeReportFromResults({ input: flags.out, out: flags.report });
+    }
     // Every pair was read: the batches it used are delivered (an interrupted run leaves them for the rerun to attach to).
     session.finish();
   } catch (error) {
@@ -125,7 +147,8 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     progress.stop();
     await session.close();
   }
-  printCompareSummary(context, summary, flags.out);
+  inputReport.finish();
+  if (!flags.quiet) printCompareSummary(context, summary, flags.out);
   const guard = comparer.grader.selfPreference?.counts;
   if (guard && guard.flagged > 0) context.stderr(`warning: self-preference: ${guard.flagged} pair(s) have a response from the judge's own model or family${guard.refused > 0 ? `; ${guard.refused} not compared (--self-preference refuse)` : ' (recorded as self_preference on their lines)'}`);
   const errorLines = formatErrorCounts(errors.top());
@@ -133,9 +156,9 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 
-async function* reportInvalid<T extends { kind: string }>(records: AsyncIterable<T>, context: CommandContext): AsyncGenerator<T> {
-  for await (const record of records) {
-    if (record.kind === 'invalid') reportInputError(context, (record as unknown as { error: RubricateError }).error);
+async function* reportInvalid<T extends { kind: string }>(records: AsyncIterable<T>, report: InputReport): AsyncGenerator<T> {
+  for await (const record of report.watch(records)) {
+    if (record.kind === 'invalid') report.invalid((record as unknown as { error: RubricateError }).error);
     yield record;
   }
 }

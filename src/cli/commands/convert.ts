@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { checkFiles, JsonLinesWriter } from '../../util/files.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import { quietHelp, reportInputError, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { getItemImporter, getResultsImporter, itemImporters, resultsImporters } from '../../rubric/formats/index.js';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
@@ -13,10 +14,11 @@ interface ConvertFlags extends InputFlags {
 export function registerConvertCommand(program: Command, context: CommandContext): void {
   const command = program.command('convert').description('convert a benchmark file to canonical items JSONL (or graded results, for results formats)');
   addInputOptions(command, { formatHelp: `input format (${[...itemImporters.names(), ...resultsImporters.names()].join(', ')})`, responseFromVerb: 'use' });
-  command
-    .requiredOption('--out <file>', 'output JSONL')
-    .option('--quiet', 'no summary on stderr (errors still print)')
-    .action(async (flags: ConvertFlags) => {
+  command.requiredOption('--out <file>', 'output JSONL').option('--quiet', quietHelp);
+  organizeHelp(command, [
+    'rubricate convert --format healthbench --input examples/healthbench/examples.jsonl --out hb-items.jsonl',
+    'rubricate convert --format researchrubrics --input examples/researchrubrics/tasks.csv --out rr-items.jsonl',
+  ]).action(async (flags: ConvertFlags) => {
     context.exitCode = await runConvert(flags, context);
   });
 }

@@ -15,6 +15,7 @@ import { explanationLengths, type ExplanationLength } from '../../spec/run-spec.
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { parseNumber, parsePositiveInteger } from '../run-spec-flags.js';
+import { organizeHelp } from '../help.js';
 
 const kinds = ['preference', 'sft', 'distill', 'augment'] as const;
 type ExportKind = (typeof kinds)[number];
@@ -39,7 +40,7 @@ interface ExportFlags {
 const formatsOf: Record<ExportKind, readonly string[]> = { preference: preferenceFormats, sft: sftFormats, distill: distillFormats, augment: augmentFormats };
 
 export function registerExportCommand(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command('export')
     .description('turn results into training data: preference pairs (DPO/ORPO/KTO), rejection-sampled SFT, verifier-distillation sets, probe augmentation pairs')
     .addOption(new Option('--kind <kind>', 'what to build').choices([...kinds]).makeOptionMandatory())
@@ -54,10 +55,14 @@ export function registerExportCommand(program: Command, context: CommandContext)
     .option('--labels <file>', 'distill: human labels JSONL (as meta --labels reads), recorded beside each verdict')
     .addOption(new Option('--target <source>', 'distill: the verdict taught, the judge\u2019s or the human label').choices(['judge', 'label']).default('judge'))
     .addOption(new Option('--explanation <length>', 'distill: the grading template\u2019s explanation length the examples teach').choices([...explanationLengths]).default('full'))
-    .option('--summary <file>', 'write counts (rows, left out by reason) as JSON here')
-    .action(async (flags: ExportFlags) => {
-      context.exitCode = await runExport(flags, context);
-    });
+    .option('--summary <file>', 'write counts (rows, left out by reason) as JSON here');
+  organizeHelp(command, [
+    'rubricate export --kind preference --input examples/training/results.jsonl --format trl --min-margin 0.2 --out preference.jsonl',
+    'rubricate export --kind sft --input examples/training/results.jsonl --format messages --min-score 0.8 --top-k 1 --out sft.jsonl',
+  ]);
+  command.action(async (flags: ExportFlags) => {
+    context.exitCode = await runExport(flags, context);
+  });
 }
 
 async function runExport(flags: ExportFlags, context: CommandContext): Promise<number> {

@@ -17,7 +17,8 @@ import { readPromptRecords, type PromptRecord } from '../../generation/inputs.js
 import { mapInOrder } from '../../util/ordered-stream.js';
 import type { InvalidRecord } from '../../rubric/records.js';
 import { rubricateVersion } from '../../version.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import { quietHelp, reportInputError, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { addJudgeOptions, parsePositiveInteger } from '../judge-options.js';
 import { runSpecOf } from '../run-spec-flags.js';
 import type { RunSpec } from '../../spec/run-spec.js';
@@ -41,20 +42,24 @@ export function registerGenerateCommand(program: Command, context: CommandContex
   const command = program
     .command('generate')
     .description('write rubrics for prompts (--format prompts), or contrastive rubrics from preference pairs kept only when they order the pair correctly (--format pairs or a pairwise benchmark)')
-    .option('--input <file>', 'prompts JSONL {id, prompt (string or messages), reference?}; or preference pairs: JSONL {id?, prompt, chosen, rejected}, or a benchmark file/folder')
-    .option('--format <name>', 'prompts (default), pairs (JSONL {id?, prompt, chosen, rejected}), or a pairwise benchmark: llmbar, pandalm, autoj, judgebench, hhh', 'prompts')
+    .option('--input <file>', 'prompts JSONL {id, prompt (string or messages), reference?}; or preference pairs: --format pairs JSONL {id?, prompt, response_a, response_b, label}, or a benchmark file/folder')
+    .option('--format <name>', 'prompts (default), pairs (the JSONL compare reads: {id?, prompt, response_a, response_b, label}; the gold winner is the chosen response), or a pairwise benchmark: llmbar, pandalm, autoj, judgebench, hhh', 'prompts')
     .option('--reference-field <name>', 'field of --input lines holding a reference answer', 'reference')
     .option('--attempts <k>', 'contrastive: generations tried per pair before giving up', parsePositiveInteger('attempts'), 3)
     .addOption(new Option('--split <mode>', 'contrastive: per-prompt (other pairs of a prompt test its rubric) or none').choices(['per-prompt', 'none']).default('per-prompt'))
     .option('--limit <n>', 'contrastive: use only the first n prompts (pair groups)', parsePositiveInteger('limit'))
     .requiredOption('--out <file>', 'items JSONL: {id, prompt, rubric, reference?, metadata}')
     .option('--summary <file>', 'write the run summary (JSON) here: counts, usage and cost; contrastive: also the keep-rate and ordering figures')
-    .option('--quiet', 'no per-item warnings');
+    .option('--quiet', quietHelp);
   addGeneratorOptions(command);
   // Contrastive generation grades chosen and rejected with the judge (--scoring compares them, default weighted_mean).
   addJudgeOptions(command);
   addModelCallOptions(command);
   addDeprecatedFlags(command, context);
+  organizeHelp(command, [
+    'rubricate generate --input prompts.jsonl --generator openai:gpt-4.1 --out items.jsonl',
+    'rubricate generate --format pairs --input examples/pairs/pairs.jsonl --generator openai:gpt-4.1 --judge openai:gpt-4.1-mini --out kept.jsonl',
+  ]);
   command.action(async (flags: GenerateFlags, self: Command) => {
     context.exitCode = await runGenerate(flags, runSpecOf(self), context);
   });
@@ -116,7 +121,7 @@ async function runPrompts(flags: GenerateFlags, spec: RunSpec, input: string, co
       counts.checksProposed += generated.checks.proposed;
       counts.checksKept += generated.checks.kept;
       counts.checksRejected += generated.checks.rejected;
-      if (!flags.quiet) for (const warning of generated.warnings) context.stderr(`warning: id ${record.id}: ${warning}`);
+      for (const warning of generated.warnings) context.stderr(`warning: id ${record.id}: ${warning}`);
       const line: Record<string, unknown> = { id: record.id, prompt: record.promptInput, rubric: generated.rubric };
       if (record.reference !== undefined) line.reference = record.reference;
       if (record.metadata) line.metadata = record.metadata;
@@ -151,6 +156,7 @@ async function runPrompts(flags: GenerateFlags, spec: RunSpec, input: string, co
     };
     await writeFileAtomic(flags.summary, `${JSON.stringify(summary, null, 2)}\n`);
   }
+  if (flags.quiet) return counts.failed + counts.invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
   context.stderr(
     [
       `${counts.ok + counts.failed + counts.invalid} prompts: ${counts.ok} rubrics written, ${counts.failed} failed, ${counts.invalid} invalid`,
@@ -163,9 +169,7 @@ async function runPrompts(flags: GenerateFlags, spec: RunSpec, input: string, co
 }
 
 async function runContrastive(flags: GenerateFlags, spec: RunSpec, pairsSource: string, context: CommandContext): Promise<number> {
-  // The rubricate pairs JSONL is "jsonl" to the pair reader and in the summary it writes.
-  const pairFormat = flags.format === 'pairs' ? 'jsonl' : flags.format;
-  const { pairs, summary } = await readPreferencePairs(pairsSource, pairFormat);
+  const { pairs, summary } = await readPreferencePairs(pairsSource, flags.format, (message) => context.stderr(`warning: ${message}`));
   for (const error of summary.invalid.slice(0, 20)) reportInputError(context, error);
   if (summary.invalid.length > 20) context.stderr(`… ${summary.invalid.length - 20} more invalid records`);
   let groups = groupPairs(pairs, flags.split);
@@ -232,7 +236,7 @@ async function runContrastive(flags: GenerateFlags, spec: RunSpec, pairsSource: 
   const heldOutPairs = groups.reduce((total, group) => total + group.heldOut.length, 0);
   const report = summarizeContrastive(outcomes, {
     source: pairsSource,
-    format: pairFormat,
+    format: flags.format,
     readSummary: summary,
     groups: groups.length,
     heldOutPairs,
@@ -244,6 +248,6 @@ async function runContrastive(flags: GenerateFlags, spec: RunSpec, pairsSource: 
   const cost = { generator: models.costOf('generator', report.usage.generator), judge: models.costOf('judge', report.usage.judge) };
   const document = { ...report, usage: { generator: { ...report.usage.generator, cost_usd: cost.generator }, judge: { ...report.usage.judge, cost_usd: cost.judge } } };
   if (flags.summary) await writeFileAtomic(flags.summary, `${JSON.stringify(document, null, 2)}\n`);
-  context.stderr(`${formatContrastiveSummary(report)}\n${costLine(cost)}\nrubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`);
+  if (!flags.quiet) context.stderr(`${formatContrastiveSummary(report)}\n${costLine(cost)}\nrubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`);
   return exitCodes.success;
 }

@@ -11,10 +11,13 @@ import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags 
 import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
-import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
+import { addInputOptions, addLimitOption, firstRecords, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { RubricateError, exitCodes } from '../../errors.js';
-import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
+import { printMetricsSummary, printRunProblems, quietHelp, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
+import { InputReport } from '../input-report.js';
+import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
 import { addQueueOptions, shardOf, type QueueFlags } from '../queue-options.js';
 import { reportFailedAsZero } from './score.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
@@ -32,17 +35,20 @@ import type { ResultRecord } from '../../results/results.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
+  limit?: number;
   metrics?: string;
   strict?: boolean;
   prices?: string;
   report?: string;
   repeats?: number;
   stabilityThreshold?: number;
+  force?: boolean;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
   const command = program.command('grade').description('grade responses against their rubrics and write one result line per item');
   addInputOptions(command, { formatHelp: `input format (${itemImporters.names().join(', ')})`, responseFromVerb: 'grade' });
+  addLimitOption(command);
   command
     .option('--out <file>', 'results JSONL', 'results.jsonl')
     .option('--metrics <file>', 'write aggregate metrics JSON here')
@@ -51,26 +57,34 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--report <file>', 'also write an HTML report at the end')
     .option('--repeats <n>', 'grade every item n times (each repeat cached apart) and report how stable the verdicts and scores are; results keep the first repeat, with every repeat\'s verdicts and scores', parsePositiveInteger('repeats'))
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
-    .option('--quiet', 'no progress bar');
+    .option('--force', 'replace the default --out even when it holds the results of another run')
+    .option('--quiet', quietHelp);
   addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
+  organizeHelp(command, [
+    'rubricate grade --format healthbench --input examples/healthbench/examples.jsonl --responses examples/healthbench/responses.jsonl --judge openai:gpt-4.1-mini --out hb-results.jsonl --report hb-report.html',
+    'rubricate grade --input examples/items.jsonl --judge scripted --limit 2 --out smoke-results.jsonl   # a smoke run, offline',
+  ]);
   command.action(async (flags: GradeFlags, self: Command) => {
-    context.exitCode = await runGrade(flags, runSpecOf(self), context);
+    context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default' });
   });
 }
 
 /**
  * A grading run from flags: items in, results (and metrics, a report) out. `rejudge` grades the
- * lines of a results file again and writes each unchanged one back as it was (`rubricate rejudge`).
+ * lines of a results file again and writes each unchanged one back as it was (`rubricate rejudge`);
+ * `outIsDefault`: `--out` was not given, so it may not replace another run's results.
  */
-export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean } = {}): Promise<number> {
+export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean; outIsDefault?: boolean } = {}): Promise<number> {
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
   const repeats = flags.repeats ?? 1;
   if (flags.stabilityThreshold !== undefined && repeats < 2) throw new RubricateError('CONFIG_INVALID', '--stability-threshold reads the scores of several repeats: add --repeats N (N ≥ 2)', { field: 'stability-threshold' });
+  // A shard cut short by --limit would be refused by merge as an interrupted one.
+  if (flags.limit !== undefined && flags.shard) throw new RubricateError('CONFIG_INVALID', '--limit grades the first N records, --shard one part of all of them (merge needs every shard whole): give one of them', { field: 'limit' });
   if (repeats > 1 && flags.queue !== undefined) throw new RubricateError('CONFIG_INVALID', '--repeats grades in this process: leave out --queue, or run the repeats as separate queued runs', { field: 'repeats' });
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }, { flag: 'prices', path: flags.prices }],
@@ -97,8 +111,9 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
           verdict: spec.plan.verdict ?? 'binary',
         })
       : undefined;
-  /** The records the run grades, as the run reads them (the format's own skips and the shard applied: a format that shards itself reads no other shard's images). */
-  const records = (options: typeof importOptions, shard = flags.shard) => (importer.shards ? importer.read(flags.input, { ...options, shard }) : shardOf(importer.read(flags.input, options), shard));
+  /** The records the run grades, as the run reads them (the format's own skips, the shard and --limit applied: a format that shards itself reads no other shard's images). */
+  const records = (options: typeof importOptions, shard = flags.shard) => firstRecords(importer.shards ? importer.read(flags.input, { ...options, shard }) : shardOf(importer.read(flags.input, options), shard), flags.limit);
+  const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'items' });
   const countOf = (shard: typeof flags.shard) =>
     countInputRecords({
       format: importer.name,
@@ -107,7 +122,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       shard,
       // Counting reads no image: an item naming one is still one record.
       read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }, shard),
-    });
+    }).then((total) => (flags.limit === undefined ? total : Math.min(total, flags.limit)));
   // A shard's lines carry the whole input's record count: what `merge` checks the shards against.
   const shard = flags.shard;
   const inputTotal = shard ? countOf(undefined) : undefined;
@@ -138,6 +153,14 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   let cost: number | null;
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
+    if (!session.dryRun) {
+      await refuseReplacingAnotherRun({
+        out: flags.out,
+        isDefault: options.outIsDefault === true,
+        force: flags.force,
+        thisRun: async () => ({ firstId: await firstRecordId(records({ ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') })), judge: session.judges.length === 1 ? judge?.provenance.id : undefined }),
+      });
+    }
     if (session.dryRun) {
       const usage = await dryRunUsage(graded(records(importOptions)));
       progress.stop();
@@ -171,11 +194,11 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       : undefined;
     outcome = await gradeFile({
       grader,
-      records: rejudging?.records ?? records(importOptions),
+      records: inputReport.watch(rejudging?.records ?? records(importOptions)),
       results: (admitted) => withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp),
       out: flags.out,
       strict: flags.strict,
-      onInvalid: (error) => reportInputError(context, error),
+      onInvalid: (error) => inputReport.invalid(error),
       stopSignal: context.signal,
     });
     progress.stop();
@@ -211,20 +234,22 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     await session.close();
   }
   const { metrics, usage, invalid: invalidSeen } = outcome;
+  inputReport.finish();
 
-  printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
-  if (rejudging) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
-  if (stability) context.stderr(describeStability(stability.summary()));
+  inputReport.finish();
+  // --quiet: what went wrong still prints (errors, warnings), the summaries do not.
+  if (flags.quiet) printRunProblems(context, metrics, { usage, errors: outcome.errors });
+  else {
+    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
+    if (rejudging) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
+    if (stability) context.stderr(describeStability(stability.summary()));
+  }
   reportFailedAsZero(context, metrics);
-  for (const [reason, count] of skipped) context.stderr(`skipped ${count} record(s): ${reason}`);
-  reportCascadeAndGuard(context, grader);
-  if (grader.agreement) {
+  for (const [reason, count] of skipped) context.stderr(`warning: skipped ${count} record(s): ${reason}`);
+  reportCascadeAndGuard(context, grader, Boolean(flags.quiet));
+  if (grader.agreement && !flags.quiet) {
     const jury = grader.agreement.summary() as { fleiss_kappa: number | null; criteria_rated: number; disagreements: number };
     context.stderr(`jury: Fleiss' κ ${jury.fleiss_kappa === null ? 'n/a' : jury.fleiss_kappa.toFixed(3)} over ${jury.criteria_rated} criteria, ${jury.disagreements} with disagreeing votes`);
-  }
-  if (outcome.judgeUnusable) {
-    context.stderr(`the judge is unusable: no call gave a verdict (${outcome.errors.map((entry) => `${entry.code} ×${entry.count}`).join(', ')}); check the judge settings and rerun the same command`);
-    return exitCodes.judgeUnavailable;
   }
   if (outcome.judgeUnusable) {
     context.stderr(`the judge is unusable: no call gave a verdict (${outcome.errors.map((entry) => `${entry.code} ×${entry.count}`).join(', ')}); check the judge settings and rerun the same command`);
@@ -234,9 +259,9 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 
-/** The run's cascade decisions and self-preference findings, one line each on stderr. */
-function reportCascadeAndGuard(context: CommandContext, grader: Grader): void {
-  if (grader.cascadeTally) {
+/** The run's cascade decisions (not with --quiet) and self-preference warnings, one line each on stderr. */
+function reportCascadeAndGuard(context: CommandContext, grader: Grader, quiet: boolean): void {
+  if (grader.cascadeTally && !quiet) {
     const { decided_by: decidedBy, escalated_from: escalatedFrom } = grader.cascadeTally.summary();
     const escalations = Object.entries(escalatedFrom).map(([judge, reasons]) => `${judge} escalated ${Object.entries(reasons).map(([reason, count]) => `${count} (${reason})`).join(', ')}`);
     context.stderr(`cascade: decided ${Object.entries(decidedBy).map(([judge, count]) => `${count} by ${judge}`).join(', ') || 'nothing'}${escalations.length > 0 ? `; ${escalations.join('; ')}` : '; nothing escalated'}`);

@@ -13,13 +13,14 @@ import type { RunSpec } from '../../spec/run-spec.js';
 import { mean } from '../../statistics/descriptive.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { mapInOrder } from '../../util/ordered-stream.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import { quietHelp, reportInputError, type CommandContext } from '../context.js';
 import { addGeneratorOptions } from '../generator-options.js';
 import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { addModelCallOptions, costLine, drain, prepareModelCalls, type ModelCallFlags } from '../model-calls.js';
 import { runSpecOf } from '../run-spec-flags.js';
 import { storeFilesOf } from '../store-options.js';
+import { organizeHelp } from '../help.js';
 
 interface ImproveFlags extends ModelCallFlags, InputFlags {
   out: string;
@@ -40,10 +41,14 @@ export function registerImproveCommand(program: Command, context: CommandContext
     .option('--rounds <n>', 'revision rounds after the start', (value: string) => (value === '0' ? 0 : parsePositiveInteger('rounds')(value)), 2)
     .option('--response-temperature <t>', 'sampling temperature of sampled and revised responses', parseNumber('response-temperature', 0), 1)
     .option('--response-max-tokens <n>', 'max tokens per sampled or revised response', parsePositiveInteger('response-max-tokens'), 1024)
-    .option('--quiet', 'no per-item lines');
+    .option('--quiet', quietHelp);
   addGeneratorOptions(command);
   addJudgeOptions(command);
   addModelCallOptions(command);
+  organizeHelp(command, [
+    'rubricate improve --input examples/items.jsonl --generator openai:gpt-4.1-mini --judge openai:gpt-4.1 --best-of 4 --rounds 2 --out improved.jsonl',
+    'rubricate improve --input examples/items.jsonl --generator openai:gpt-4.1-mini --judge openai:gpt-4.1 --rounds 1 --metrics improve-metrics.json --out improved.jsonl',
+  ]);
   command.action(async (flags: ImproveFlags, self: Command) => {
     context.exitCode = await runImprove(flags, runSpecOf(self), context);
   });
@@ -111,7 +116,7 @@ async function runImprove(flags: ImproveFlags, spec: RunSpec, context: CommandCo
     if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify({ ...summary, usage: { generator: models.generator.usage } }, null, 2)}\n`);
     models.finish();
     const format = (value: number | null) => (value === null ? 'n/a' : value.toFixed(4));
-    context.stderr(
+    if (!flags.quiet) context.stderr(
       [
         `${improvements.length} items: mean start ${format(summary.mean_start_score)}, mean best ${format(summary.mean_best_score)}, mean gain ${format(summary.mean_gain)}; ${summary.improved} improved, ${summary.round_errors} round(s) in error`,
         `mean score by round: ${summary.by_round.map((entry) => `${entry.round}: ${format(entry.mean_score)} (n=${entry.graded})`).join(', ')}`,

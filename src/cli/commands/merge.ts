@@ -3,6 +3,7 @@ import { RubricateError, exitCodes } from '../../errors.js';
 import { checkFiles, JsonLinesWriter } from '../../util/files.js';
 import { canonicalJson } from '../../util/json.js';
 import { readResults, type ResultReadRecord, type ResultRecord, type ShardStamp } from '../../results/results.js';
+import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
 
 interface MergeFlags {
@@ -38,11 +39,17 @@ const shownLines = 10;
  * written to a temporary file and replaces `--out` only once the whole merge succeeded.
  */
 export function registerMergeCommand(program: Command, context: CommandContext): void {
-  program
-    .command('merge')
-    .description('join the results files of `grade --shard I/N` into one file in input order (all N shards of one input, or nothing is written)')
-    .argument('<files...>', "the shards' results files")
-    .requiredOption('--out <file>', 'merged results JSONL')
+  organizeHelp(
+    program
+      .command('merge')
+      .description('join the results files of `grade --shard I/N` into one file in input order (all N shards of one input, or nothing is written)')
+      .argument('<files...>', 'the shards\' results files')
+      .requiredOption('--out <file>', 'merged results JSONL'),
+    [
+      'rubricate merge shard-0.jsonl shard-1.jsonl --out results.jsonl',
+      'rubricate merge /results/shard-*.jsonl --out results.jsonl',
+    ],
+  )
     .action(async (files: string[], flags: MergeFlags) => {
       context.exitCode = await runMerge(files, flags, context);
     });

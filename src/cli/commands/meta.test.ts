@@ -75,7 +75,7 @@ describe('rubricate meta --format results', () => {
       ['meta', '--format', 'results', '--input', resultsFile, '--labels', labelsFile, '--out', out, '--group-by', 'axis,criterion', '--source-field', 'metadata.model', '--bootstrap-resamples', '100'],
       context,
     );
-    expect(code).toBe(exitCodes.itemsFailed);
+    expect(code, output.stderr.join("\n")).toBe(exitCodes.itemsFailed);
     const report = await readJson(out);
     expect(report.kind).toBe('binary');
     // r1: c1 TP, c2 TN; r2: c1 FN, c2 TP and FP (two raters).
@@ -196,7 +196,7 @@ describe('the rubricate binary', () => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    expect(code).toBe(exitCodes.itemsFailed);
+    expect(code, stderr).toBe(exitCodes.itemsFailed);
     expect(stderr).toMatch(/Binary judge agreement: 4 records, 5 \(prediction, label\) pairs/);
     expect((await readJson(out)).overall.records).toBe(4);
   });

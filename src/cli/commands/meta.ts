@@ -29,7 +29,8 @@ import { lengthBaselines, runBestOfNMeta, type BestOfNBenchmark, type BestOfNJud
 import { Grader } from '../../pipeline/grader.js';
 import { createRankFourStrategy } from '../../grading/rank-four.js';
 import { withDefaultSampling } from '../../pipeline/defaults.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import { quietHelp, reportInputError, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { addJudgeOptions, parseNumber } from '../judge-options.js';
 import { modelFromFlags, runFlagOf, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
@@ -42,6 +43,7 @@ interface MetaFlags extends SessionFlags {
   format: string;
   input: string;
   out: string;
+  report?: string;
   labels?: string;
   groupBy?: string;
   sourceField?: string;
@@ -123,6 +125,7 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
     .requiredOption('--format <name>', `results | outcome (results whose items carry an outcome, e.g. τ-bench rewards) | researchrubrics (results with ternary labels) | llmbar | judgebench (published outputs, or datasets with --judge) | ${pairwiseImporters.names().filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
     .requiredOption('--input <file>', 'published judge output, results JSONL, or pairwise dataset')
     .requiredOption('--out <file>', 'report JSON')
+    .option('--report <file>', 'also write the HTML report of it (as `rubricate report` does)')
     .option('--labels <file>', 'results: human labels JSONL ({id, criterion_id, label} or {id, labels: {criterion_id: label}}; a label may be a list, one per rater)')
     .option('--group-by <list>', 'results: comma-separated breakdowns: criterion, tag, or tag prefixes such as axis,theme')
     .option('--source-field <path>', 'results: dot path naming each response\u2019s source (e.g. metadata.model), for the bias index')
@@ -133,9 +136,13 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
     .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
     .addOption(new Option('--judging <how>', `${bestOfNImporters.names().join(' | ')}: rate each response 1–10 (ratings, default) or, on rewardbench2, rank four at once (rank-four)`).choices(['ratings', 'rank-four']).default('ratings'))
-    .option('--quiet', 'no table on stderr');
+    .option('--quiet', quietHelp);
   // Pairs are judged as compare judges them (sampling, protocol, calls; one judge); best-of-N ratings read the plan's verdict too.
   addJudgeOptions(command, ['plan', 'sampling', 'protocol', 'template', 'calls']);
+  organizeHelp(command, [
+    'rubricate meta --format llmbar --input examples/llmbar/dataset.json --judge openai:gpt-4.1-mini --out meta.json',
+    'rubricate meta --format results --input hb-results.jsonl --labels labels.jsonl --out meta.json',
+  ]);
   command.action(async (flags: MetaFlags, self: Command) => {
     context.exitCode = await runMeta(flags, runSpecOf(self), context, dependencies);
   });
@@ -163,12 +170,16 @@ function tableView(report: BinaryMetaReport): { view: BinaryMetaReport; notes: s
 
 async function writeReport(flags: MetaFlags, report: unknown): Promise<void> {
   await writeFileAtomic(flags.out, `${JSON.stringify(report, null, 2)}\n`);
+  if (flags.report) {
+    const { writeReportFromResults } = await import('../../report/index.js');
+    await writeReportFromResults({ input: flags.out, out: flags.report });
+  }
 }
 
 async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: true }, { flag: 'labels', path: flags.labels }, { flag: 'held-out', path: flags.heldOut }],
-    outputs: [{ flag: 'out', path: flags.out }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }],
     keep: storeFilesOf(flags),
   });
   if (flags.judging !== 'ratings' && !bestOfNImporters.has(flags.format)) throw new RubricateError('CONFIG_INVALID', `--judging applies to ${bestOfNImporters.names().join(' and ')}, not to --format ${flags.format}`, { field: 'judging' });

@@ -14,7 +14,8 @@ import type { ResultRecord } from '../../results/results.js';
 import { Grader } from '../../pipeline/grader.js';
 import { getItemImporter } from '../../rubric/formats/index.js';
 import type { Item } from '../../rubric/schema.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import { quietHelp, reportInputError, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
@@ -62,8 +63,12 @@ export function registerProbeCommand(program: Command, context: CommandContext):
     .option('--probe-seed <n>', 'seed of the item sample, the perturbations and the bootstrap', parseNumber('probe-seed'), 0)
     .option('--bootstrap-resamples <n>', 'paired bootstrap resamples (0 = no intervals)', parseResamples, 1000)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
-    .option('--quiet', 'no progress bar and no table on stderr');
+    .option('--quiet', quietHelp);
   addJudgeOptions(command);
+  organizeHelp(command, [
+    'rubricate probe --format healthbench --input examples/healthbench/examples.jsonl --responses examples/healthbench/responses.jsonl --judge openai:gpt-4.1-mini --out probe.json',
+    'rubricate probe --input examples/items.jsonl --judge scripted --probes padding,injection --out probe.json',
+  ]);
   command.action(async (flags: ProbeFlags, self: Command) => {
     context.exitCode = await runProbeCommand(flags, runSpecOf(self), context);
   });

@@ -9,7 +9,8 @@ import { promptVersions } from '../../generation/prompts.js';
 import { formatRefineSummary, refineRubric, type RefineOutcome } from '../../generation/refine.js';
 import { mean, round } from '../../statistics/descriptive.js';
 import { rubricateVersion } from '../../version.js';
-import { reportInputError, type CommandContext } from '../context.js';
+import { quietHelp, reportInputError, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { runSpecOf } from '../run-spec-flags.js';
 import type { RunSpec } from '../../spec/run-spec.js';
@@ -61,11 +62,15 @@ export function registerRefineCommand(program: Command, context: CommandContext)
     .option('--text-similarity <jaccard>', 'with --filter: drop one of two criteria whose wording overlaps at least this much', parseNumber('text-similarity', 0), defaultFilterOptions.textSimilarityThreshold)
     .requiredOption('--out <file>', 'refined items JSONL: {id, prompt, rubric, reference?, metadata}')
     .option('--summary <file>', 'write the per-round separation summary (JSON) here')
-    .option('--quiet', 'no per-prompt summaries');
+    .option('--quiet', quietHelp);
   addGeneratorOptions(command);
   addJudgeOptions(command);
   addModelCallOptions(command);
   addDeprecatedFlags(command, context);
+  organizeHelp(command, [
+    'rubricate refine --input examples/items.jsonl --responses-per-prompt 4 --generator openai:gpt-4.1 --judge openai:gpt-4.1-mini --out refined.jsonl',
+    'rubricate refine --input examples/items.jsonl --responses-per-prompt 4 --generator scripted --judge scripted --iterations 2 --filter --out refined.jsonl',
+  ]);
   command.action(async (flags: RefineFlags, self: Command) => {
     context.exitCode = await runRefine(flags, runSpecOf(self), context);
   });
@@ -243,6 +248,7 @@ async function runRefine(flags: RefineFlags, spec: RunSpec, context: CommandCont
     };
     await writeFileAtomic(flags.summary, `${JSON.stringify(document, null, 2)}\n`);
   }
+  if (flags.quiet) return counts.failed + counts.invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
   const format = (value: number | null) => (value === null ? 'n/a' : value.toFixed(4));
   context.stderr(
     [

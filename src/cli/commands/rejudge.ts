@@ -11,12 +11,13 @@ import { withoutTextsReason } from '../../rubric/formats/results.js';
 import { readResults } from '../../results/results.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { addBatchOptions } from '../batch-options.js';
-import type { CommandContext } from '../context.js';
+import { quietHelp, type CommandContext } from '../context.js';
 import { addDryRunOption } from '../dry-run-options.js';
 import { addDrainTimeoutOption } from '../interrupt.js';
 import { addJudgeOptions, gradingFlagGroups } from '../judge-options.js';
 import { runSpecOf } from '../run-spec-flags.js';
 import { runGrade, type GradeFlags } from './grade.js';
+import { organizeHelp } from '../help.js';
 
 export function registerRejudgeCommand(program: Command, context: CommandContext): void {
   const command = program
@@ -29,11 +30,15 @@ export function registerRejudgeCommand(program: Command, context: CommandContext
     .option('--strict', 'stop at the first line that cannot be graded again')
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
-    .option('--quiet', 'no progress bar');
+    .option('--quiet', quietHelp);
   addJudgeOptions(command, [...gradingFlagGroups, 'text']);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
+  organizeHelp(command, [
+    'rubricate rejudge --input items-results.jsonl --judge openai:gpt-4.1 --out rejudged.jsonl',
+    'rubricate rejudge --input items-results.jsonl --rubrics reworded-rubrics.jsonl --out rejudged.jsonl',
+  ]);
   command.action(async (flags: GradeFlags, self: Command) => {
     const parsed = runSpecOf(self);
     const recorded = await firstGradedLine(flags.input);

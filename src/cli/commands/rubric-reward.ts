@@ -23,6 +23,7 @@ import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import { storeFilesOf } from '../store-options.js';
 import type { RunSpec } from '../../spec/run-spec.js';
+import { organizeHelp } from '../help.js';
 
 interface RubricRewardFlags extends SessionFlags {
   input: string;
@@ -36,6 +37,10 @@ export function registerRubricRewardCommand(program: Command, context: CommandCo
     .requiredOption('--input <file>', 'JSONL: {id?, prompt, rubric, reference?, pairs: [{chosen, rejected}] | responses: [{response, score}], reward?}')
     .option('--out <file>', 'one JSON line per input line', 'rubric-rewards.jsonl');
   addJudgeOptions(command, ['plan', 'batching', 'sampling', 'calls', 'jury', 'scoring', 'fleet']);
+  organizeHelp(command, [
+    'rubricate rubric-reward --input candidate-rubrics.jsonl --judge openai:gpt-4.1-mini --out rubric-rewards.jsonl',
+    'rubricate rubric-reward --input candidate-rubrics.jsonl --judge openai:gpt-4.1-mini --mode listwise --out rubric-rewards.jsonl',
+  ]);
   command.action(async (flags: RubricRewardFlags, self: Command) => {
     context.exitCode = await runRubricReward(flags, runSpecOf(self), context);
   });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { scoreFile } from '../../pipeline/score-file.js';
 import { getResultsImporter } from '../../rubric/formats/index.js';
 import type { Metrics } from '../../scoring/types.js';
@@ -20,16 +21,22 @@ interface ScoreFlags {
 }
 
 export function registerScoreCommand(program: Command, context: CommandContext): void {
-  program
-    .command('score')
-    .description('recompute scores and metrics from graded results, without calling a judge')
-    .option('--format <name>', 'results format: results (rubricate) or simple-evals', 'results')
-    .requiredOption('--input <file>', 'results file')
-    .option('--out <file>', 'metrics JSON (default: print to stdout)')
-    .option('--scoring <name>', 'scoring to apply (default: the one recorded in the results, else healthbench)')
-    .option('--examples <file>', 'simple-evals: HealthBench examples file, to add example-tag metrics')
-    .option('--metrics-format <format>', 'rubricate (default) or simple-evals (flat "tag", "tag:n_samples" keys)', 'rubricate')
-    .option('--failed-as-zero', 'count failed judge calls as "not met" (as ResearchRubrics, RuscaRL and AdvancedIF do); reported in the metrics')
+  organizeHelp(
+    program
+      .command('score')
+      .description('recompute scores and metrics from graded results, without calling a judge')
+      .option('--format <name>', 'results format: results (rubricate) or simple-evals', 'results')
+      .requiredOption('--input <file>', 'results file')
+      .option('--out <file>', 'metrics JSON (default: print to stdout)')
+      .option('--scoring <name>', 'scoring to apply (default: the one recorded in the results, else healthbench)')
+      .option('--examples <file>', 'simple-evals: HealthBench examples file, to add example-tag metrics')
+      .option('--metrics-format <format>', 'rubricate (default) or simple-evals (flat "tag", "tag:n_samples" keys)', 'rubricate')
+      .option('--failed-as-zero', 'count failed judge calls as "not met" (as ResearchRubrics, RuscaRL and AdvancedIF do); reported in the metrics'),
+    [
+      'rubricate score --input hb-results.jsonl --scoring weighted_mean',
+      'rubricate score --format simple-evals --input examples/simple-evals/healthbench_allresults.json --metrics-format simple-evals',
+    ],
+  )
     .action(async (flags: ScoreFlags) => {
       context.exitCode = await runScore(flags, context);
     });

@@ -20,6 +20,7 @@ import { nullPolicy, parseErrorPolicy, type ErrorPolicy } from '../../server/rew
 import { scoreRoutes } from '../../server/score.js';
 import { rlRoutes } from '../../server/rl-routes.js';
 import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
+import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
 import { RedisReplyStore } from '../../store/index.js';
 import { addJudgeOptions, buildJudges, parseNumber, parsePositiveInteger } from '../judge-options.js';
@@ -27,7 +28,7 @@ import { loadRubrics } from '../rubrics-file.js';
 import { createRubricEvolver, type RubricEvolver } from '../../generation/evolver.js';
 import { openEvolverStateStore } from '../../store/open-evolver-state.js';
 import { createJudge } from '../../judges/registry.js';
-import { addModelOptions, modelFromFlags, refuseUnreadModelFlags, runSpecFromFlags } from '../run-spec-flags.js';
+import { addModelOptions, modelFromFlags, refuseUnreadModelFlags, runGroupsOf, runSpecFromFlags } from '../run-spec-flags.js';
 import { openRunSession, type RunSession, type SessionFlags } from '../session.js';
 import { RewardAudit } from '../../server/audit.js';
 import { Grader } from '../../pipeline/grader.js';
@@ -158,10 +159,14 @@ export function registerServeCommand(program: Command, context: CommandContext):
     baseUrlOption.description = 'OpenAI-compatible base URL; repeat (or comma-separate) for a pool of replicas (default: OPENAI_BASE_URL)';
     baseUrlOption.argParser(collectUrls);
   }
+  organizeHelp(command, [
+    'rubricate serve --port 8000 --judge openai:gpt-4.1-mini --token "$RUBRICATE_TOKEN"',
+    'rubricate serve --port 8000 --judge scripted   # rewards from the scripted judge, to test a trainer\'s wiring',
+  ]);
   command.action(async (flags: ServeFlags, self: Command) => {
     // Several --judge-base-url are replicas of one judge: the spec holds one endpoint, the pool the rest.
     const { judgeBaseUrl: replicas = [], ...rest } = flags;
-    const spec = runSpecFromFlags({ ...rest, ...(replicas.length === 1 ? { judgeBaseUrl: replicas[0] } : {}) }, (attribute) => self.getOptionValueSource(attribute) === 'default');
+    const spec = runSpecFromFlags({ ...rest, ...(replicas.length === 1 ? { judgeBaseUrl: replicas[0] } : {}) }, (attribute) => self.getOptionValueSource(attribute) === 'default', runGroupsOf(self));
     context.exitCode = await runServe(flags, { ...spec, scoring: { ...spec.scoring, name: spec.scoring.name ?? 'weighted_mean' } }, replicas.length > 1 ? replicas : [], context);
   });
 }

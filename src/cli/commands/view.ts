@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
 import type { CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 
 interface ViewFlags {
   port?: number;
@@ -18,14 +19,15 @@ function parsePort(value: string): number {
 }
 
 export function registerViewCommand(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command('view')
     .description('browse a folder of runs in the browser (on 127.0.0.1): an index with headline metrics, provenance and cost, any runs side by side, an item × run grid, and each run as its report')
     .argument('<folder>', 'folder holding results files (searched a few levels deep), compare files, meta-evaluation and probe reports')
-    .option('--port <n>', 'port on 127.0.0.1 (default 8011; 0 picks a free one)', parsePort)
-    .action(async (folder: string, flags: ViewFlags) => {
-      context.exitCode = await runView(folder, flags, context);
-    });
+    .option('--port <n>', 'port on 127.0.0.1 (default 8011; 0 picks a free one)', parsePort);
+  organizeHelp(command, ['rubricate view runs/', 'rubricate view . --port 0   # a free port, printed']);
+  command.action(async (folder: string, flags: ViewFlags) => {
+    context.exitCode = await runView(folder, flags, context);
+  });
 }
 
 async function runView(folder: string, flags: ViewFlags, context: CommandContext): Promise<number> {

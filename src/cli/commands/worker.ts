@@ -3,7 +3,8 @@ import { exitCodes } from '../../errors.js';
 import { Grader } from '../../pipeline/grader.js';
 import { endpointRefusal, ownEndpoints } from '../../queue/endpoint-allow-list.js';
 import { runGradingWorker } from '../../queue/grading-queue.js';
-import type { CommandContext } from '../context.js';
+import { quietHelp, type CommandContext } from '../context.js';
+import { organizeHelp } from '../help.js';
 import { addDrainTimeoutOption, drainSignal, type DrainFlags } from '../interrupt.js';
 import { addQueueTimeoutOption } from '../queue-options.js';
 import { parsePositiveInteger } from '../run-spec-flags.js';
@@ -30,21 +31,27 @@ interface WorkerFlags extends DrainFlags {
  * endpoints it sends that key to.
  */
 export function registerWorkerCommand(program: Command, context: CommandContext): void {
-  const command = program
-    .command('worker')
-    .description('grade chunks queued by `rubricate grade --queue` (run any number, on any machines)')
-    .requiredOption('--queue <url>', 'the Redis/Valkey queue: redis://… or rediss://…')
-    .option('--concurrency <n>', 'judge calls in flight in this worker', parsePositiveInteger('concurrency'), 16)
-    .option('--exit-when-idle', 'exit once no chunk is waiting or being graded anywhere')
-    .option('--store <url>', 'reply store (default: the queue\'s Redis)')
-    .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)')
-    .option(
-      '--allow-endpoint <url>',
-      'a judge endpoint (base URL; paths below it included) this worker may call with its key; repeatable. Default: the endpoint it is configured for (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, AZURE_OPENAI_ENDPOINT, else the provider\'s official URL). Chunks naming another are refused',
-      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
-    )
-    .option('--lease <seconds>', 'a chunk held by a worker that stopped answering goes to another after this', (value: string) => Number(value), 30)
-    .option('--quiet', 'no per-chunk log lines');
+  const command = organizeHelp(
+    program
+      .command('worker')
+      .description('grade chunks queued by `rubricate grade --queue` (run any number, on any machines)')
+      .requiredOption('--queue <url>', 'the Redis/Valkey queue: redis://… or rediss://…')
+      .option('--concurrency <n>', 'judge calls in flight in this worker', parsePositiveInteger('concurrency'), 16)
+      .option('--exit-when-idle', 'exit once no chunk is waiting or being graded anywhere')
+      .option('--store <url>', 'reply store (default: the queue\'s Redis)')
+      .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)')
+      .option(
+        '--allow-endpoint <url>',
+        'a judge endpoint (base URL; paths below it included) this worker may call with its key; repeatable. Default: the endpoint it is configured for (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, AZURE_OPENAI_ENDPOINT, else the provider\'s official URL). Chunks naming another are refused',
+        (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+      )
+      .option('--lease <seconds>', 'a chunk held by a worker that stopped answering goes to another after this', (value: string) => Number(value), 30)
+      .option('--quiet', quietHelp),
+    [
+      'rubricate worker --queue redis://127.0.0.1:6379 --exit-when-idle',
+      'OPENAI_API_KEY=… rubricate worker --queue redis://cache:6379 --allow-endpoint https://api.openai.com/v1 --concurrency 64',
+    ],
+  );
   addQueueTimeoutOption(command);
   addDrainTimeoutOption(command);
   command.action(async (flags: WorkerFlags) => {
@@ -81,6 +88,6 @@ async function runWorker(flags: WorkerFlags, context: CommandContext): Promise<n
       return { grader, close: () => session.close() };
     },
   });
-  context.stderr(`worker: ${outcome.chunks} chunks, ${outcome.items} items graded`);
+  if (!flags.quiet) context.stderr(`worker: ${outcome.chunks} chunks, ${outcome.items} items graded`);
   return exitCodes.success;
 }

@@ -1,8 +1,8 @@
 /**
  * The report page's script: the typed modules in `src/report/client/`, bundled by esbuild into
- * one classic script for the self-contained HTML. `npm run build` bundles it once and inlines
- * the text (tsup `define`); a source checkout (tests, `npm run rubricate`) bundles on first use
- * with the esbuild that tsup and vite bring.
+ * one classic script for the self-contained HTML. `npm run build` (scripts/build.ts) bundles it
+ * once and inlines the text (esbuild `define`); a source checkout (tests, `npm run rubricate`)
+ * bundles on first use with the project's esbuild.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ interface EsbuildSync {
 
 const clientEntry = fileURLToPath(new URL('../client/main.ts', import.meta.url));
 
-/** Bundles the page script from `entry`; shared by the build (tsup.config.ts) and source runs. */
+/** Bundles the page script from `entry`; shared by the build (scripts/build.ts) and source runs. */
 export function bundleReportClient(esbuild: EsbuildSync, entry: string = clientEntry): string {
   const result = esbuild.buildSync({
     entryPoints: [entry],

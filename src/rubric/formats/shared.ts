@@ -37,7 +37,8 @@ export async function loadResponses(
     const { line, value: record } = read;
     const keyField = keyFields.find((field) => record[field] !== undefined && record[field] !== null);
     if (!keyField) {
-      errors.push(new RubricateError('INPUT_INVALID', `missing key field (one of ${keyFields.join(', ')})`, { file, line, field: keyFields[0] }));
+      const keys = Object.keys(record).slice(0, 6).join(', ');
+      errors.push(new RubricateError('INPUT_INVALID', `missing key field (one of ${keyFields.join(', ')}); the line has ${keys || 'no keys'}`, { file, line, field: keyFields[0] }));
       continue;
     }
     const response = responseText(record.response ?? record.completion ?? record.output);
@@ -173,6 +174,14 @@ export function buildItem(parts: {
   return item;
 }
 
+const sampleCount = 3;
+
+/** `"a", "b", "c" and 7 more`. */
+function quotedList(samples: readonly string[], total: number): string {
+  const shown = samples.map((sample) => JSON.stringify(sample.length > 40 ? `${sample.slice(0, 40)}…` : sample)).join(', ');
+  return total > samples.length ? `${shown} and ${total - samples.length} more` : shown;
+}
+
 /**
  * Joins examples with their responses: yields one item per response of each example, an
  * error when an example has none, and the responses file's own bad lines. Responses whose
@@ -203,16 +212,22 @@ export async function* joinResponses<Example>(options: {
   const { byKey, errors } = await loadResponses(options.responsesFile, options.keyFields);
   const inShard = shardMembership(options.shard);
   for (const error of errors) if (inShard()) yield invalid(error, error.details.line ?? 0);
+  const responseKeys = byKey.size > 0 ? ` (its keys are ${quotedList([...byKey.keys()].slice(0, sampleCount), byKey.size)})` : ' (it has no usable line)';
   const used = new Set<string>();
+  // A few example keys, to show beside unmatched response keys.
+  const exampleKeySample = new Set<string>();
+  let exampleCount = 0;
   for await (const entry of options.examples) {
     if ('error' in entry) {
       if (inShard()) yield invalid(entry.error, entry.line, entry.key);
       continue;
     }
+    exampleCount += 1;
+    if (exampleKeySample.size < sampleCount) exampleKeySample.add(entry.key);
     const responses = byKey.get(entry.key);
     if (!responses) {
       if (inShard()) yield invalid(
-        new RubricateError('INPUT_INVALID', `no response for "${entry.key}" in ${options.responsesFile}`, { file: options.sourceFile, line: entry.line, field: 'response' }),
+        new RubricateError('INPUT_INVALID', `no response for "${entry.key}" in ${options.responsesFile}${responseKeys}`, { file: options.sourceFile, line: entry.line, field: 'response' }),
         entry.line,
         entry.key,
       );
@@ -230,9 +245,19 @@ export async function* joinResponses<Example>(options: {
     }
   }
   let unmatched = 0;
-  for (const [key, responses] of byKey) if (!used.has(key)) unmatched += responses.length;
+  const unmatchedKeys: string[] = [];
+  for (const [key, responses] of byKey) {
+    if (used.has(key)) continue;
+    unmatched += responses.length;
+    if (unmatchedKeys.length < sampleCount) unmatchedKeys.push(key);
+  }
   if (unmatched > 0) {
-    options.onWarning?.(`${unmatched} response line(s) in ${options.responsesFile} match no example in ${options.sourceFile}`);
+    const exampleKeys = [...exampleKeySample].slice(0, sampleCount);
+    options.onWarning?.(
+      `${unmatched} response line(s) in ${options.responsesFile} match no example in ${options.sourceFile}: ` +
+        `their keys (${options.keyFields.join(' or ')}) are ${quotedList(unmatchedKeys, byKey.size - used.size)}` +
+        (exampleKeys.length > 0 ? `; the examples' are ${quotedList(exampleKeys, exampleCount)}` : ''),
+    );
   }
 }
 
