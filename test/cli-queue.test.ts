@@ -184,9 +184,10 @@ async function unreachable(): Promise<{ closedPort: number; silent: Server; sile
 }
 
 describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls', { concurrent: true }, () => {
-  queueTest('a Redis nobody answers at start-up: grade --queue, worker and cache export stop with STORE_UNAVAILABLE (exit 4), the URL redacted', async ({ makeTempDir, producerSignal }) => {
+  queueTest('a Redis nobody answers at start-up: grade --queue, grade --store, worker and cache export stop with STORE_UNAVAILABLE (exit 4), the URL redacted, no judge called', async ({ makeTempDir, closeAfter, producerSignal }) => {
     const directory = makeTempDir('rubricate-queue-');
     const input = writeItems(directory, 4);
+    const fake = closeAfter(await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) })));
     const { closedPort, silent, silentPort } = await unreachable();
     try {
       const url = (port: number) => `redis://:hunter2pass@127.0.0.1:${port}`;
@@ -196,14 +197,18 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
           runCliInProcess(['worker', '--queue', url(port), '--queue-timeout', '1'], producerSignal),
           // The bound of every Redis --store: 5 s.
           runCliInProcess(['cache', 'export', '--cache', join(directory, 'cache.sqlite'), '--store', url(port)], producerSignal),
+          // A grading run's store, with a user name too: it stops before any judge call.
+          runCliInProcess(['grade', '--input', input, '--out', join(directory, `stored-${port}.jsonl`), '--store', `redis://user:s3cret@127.0.0.1:${port}`, '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal),
         ]),
       );
       for (const [index, run] of runs.entries()) {
-        const port = index < 3 ? closedPort : silentPort;
+        const port = index < 4 ? closedPort : silentPort;
         expect(run.code, run.stderr).toBe(4);
         expect(run.stderr).toMatch(new RegExp(`error \\[STORE_UNAVAILABLE\\]: field (queue|store): the (queue|store) at redis://127\\.0\\.0\\.1:${port} is unavailable: could not connect within`));
         expect(run.stderr).not.toContain('hunter2pass');
+        expect(run.stderr).not.toContain('s3cret');
       }
+      expect(fake.requests).toHaveLength(0);
       expect(existsSync(join(directory, `out-${closedPort}.jsonl`))).toBe(false);
       // The bound is a queue's: given without one, it is refused by name.
       const misplaced = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'plain.jsonl'), '--queue-timeout', '1', '--judge', 'none']);
