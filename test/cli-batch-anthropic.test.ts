@@ -1,22 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect } from 'vitest';
-import { test } from '../src/testing/vitest-fixtures.js';
-import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicRequest } from '../src/testing/fake-anthropic.js';
-import { startFakeAnthropicBatch, type FakeAnthropicBatch, type FakeAnthropicBatchOptions } from '../src/testing/fake-anthropic-batch.js';
+import { describe, expect } from 'vitest';
+import { startFakeAnthropic, type FakeAnthropicRequest } from '../src/testing/fake-anthropic.js';
+import { startFakeAnthropicBatch, type FakeAnthropicBatchOptions } from '../src/testing/fake-anthropic-batch.js';
 import { sharedData } from '../src/testing/shared-data.js';
+import { test, type RubricateFixtures } from '../src/testing/vitest-fixtures.js';
 import { expectedVerdict, healthbenchBatchInput, killWhilePolling, ledgerRows, readResults, smallInput, withoutUsage } from './batch-helpers.js';
 import { runCliInProcess, startCli } from './helpers.js';
-
-let messages: FakeAnthropic | undefined;
-let batchApi: FakeAnthropicBatch | undefined;
-
-afterEach(async () => {
-  await batchApi?.close();
-  await messages?.close();
-  batchApi = undefined;
-  messages = undefined;
-});
 
 /** Scripted verdicts through the forced tool: a pure function of criterion and response. */
 function script(request: FakeAnthropicRequest) {
@@ -24,11 +14,12 @@ function script(request: FakeAnthropicRequest) {
   return { input: { explanation: 'Checked against the response.', criteria_met: expectedVerdict(criterion, request.response ?? '') } };
 }
 
-async function startFakes(options: Omit<FakeAnthropicBatchOptions, 'backendBaseUrl'> = {}): Promise<FakeAnthropicBatch> {
+/** The Messages API and the Message Batches API in front of it, both closed after the test. */
+async function startFakes(closeAfter: RubricateFixtures['closeAfter'], options: Omit<FakeAnthropicBatchOptions, 'backendBaseUrl'> = {}) {
   // Prompt caching off: Anthropic applies it to batches only as best effort, so cached reads (and the cost) of the two runs need not match.
-  messages = await startFakeAnthropic(script, { minimumCacheTokens: Number.MAX_SAFE_INTEGER });
-  batchApi = await startFakeAnthropicBatch({ backendBaseUrl: messages.baseUrl, ...options });
-  return batchApi;
+  const messages = closeAfter(await startFakeAnthropic(script, { minimumCacheTokens: Number.MAX_SAFE_INTEGER }));
+  const fake = closeAfter(await startFakeAnthropicBatch({ backendBaseUrl: messages.baseUrl, ...options }));
+  return { messages, fake };
 }
 
 const model = 'claude-sonnet-4-5';
@@ -49,18 +40,20 @@ interface MetricsUsage {
 
 const usageOf = (out: string): MetricsUsage => (JSON.parse(readFileSync(`${out}.metrics.json`, 'utf8')) as { usage: MetricsUsage }).usage;
 
-describe('rubricate grade --batch with an anthropic: judge (Message Batches, loopback fake)', () => {
+// Each test has fakes and folders of its own, and the small ones mostly wait (a batch goes after a
+// second of quiet): they run side by side with the HealthBench one.
+describe('rubricate grade --batch with an anthropic: judge (Message Batches, loopback fake)', { concurrent: true }, () => {
   const healthbench = sharedData('healthbench/oss_eval_first100.jsonl');
 
-  test.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, survives kill -9 while polling with zero resubmitted requests, and shares the cache both ways', async ({ tempDir: directory }) => {
+  test.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, survives kill -9 while polling with zero resubmitted requests, and shares the cache both ways', async ({ tempDir: directory, closeAfter }) => {
     const { input, criteria } = healthbenchBatchInput(healthbench.path, directory);
-    const fake = await startFakes({ retrievesInProgress: 3 });
+    const { messages, fake } = await startFakes(closeAfter, { retrievesInProgress: 3 });
 
     // Synchronous reference run through the same base URL (same provenance, same cache keys).
     const syncOut = join(directory, 'sync.jsonl');
     const sync = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), syncOut));
     expect(sync.code, sync.stderr).toBe(0);
-    expect(messages!.requests).toHaveLength(criteria);
+    expect(messages.requests).toHaveLength(criteria);
 
     // Batch run, killed -9 once the batch is created, then the same command again.
     const batchCache = join(directory, 'batch-cache.sqlite');
@@ -95,10 +88,10 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     expect(total.cost / syncUsage.cost_usd).toBeCloseTo(0.5, 6);
 
     // Batch verdicts are cache hits for a synchronous run on the same cache...
-    const before = messages!.requests.length;
+    const before = messages.requests.length;
     const again = await runCliInProcess(gradeArgs(input, fake.baseUrl, batchCache, join(directory, 'again.jsonl')));
     expect(again.code, again.stderr).toBe(0);
-    expect(messages!.requests.length).toBe(before);
+    expect(messages.requests.length).toBe(before);
     expect(usageOf(join(directory, 'again.jsonl')).cache_hits).toBe(criteria);
     // ...and synchronous verdicts are cache hits for a batch run: nothing is submitted.
     const batchAfterSync = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), join(directory, 'batch-after-sync.jsonl'), ['--batch', '--batch-poll', '0.05']));
@@ -107,9 +100,9 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     expect(usageOf(join(directory, 'batch-after-sync.jsonl')).cache_hits).toBe(criteria);
   }, 400_000);
 
-  test('errored requests are reported with their reason, expired ones go in a new batch, and --batch-fallback sync answers errored ones synchronously', async ({ tempDir: directory }) => {
+  test('errored requests are reported with their reason, expired ones go in a new batch, and --batch-fallback sync answers errored ones synchronously', async ({ tempDir: directory, closeAfter }) => {
     const input = ['--input', smallInput(directory), '--scoring', 'weighted_mean'];
-    const fake = await startFakes({
+    const { messages, fake } = await startFakes(closeAfter, {
       expireAfter: (batchIndex) => (batchIndex === 0 ? 2 : undefined),
       requestError: (_customId, params) => (JSON.stringify(params).includes('Criterion B2') ? { type: 'invalid_request_error', message: 'messages.0.content.0.text: prompt flagged' } : undefined),
     });
@@ -128,11 +121,11 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     expect(results.slice(0, 2).every((line) => line.status === 'ok')).toBe(true);
 
     const fallbackOut = join(directory, 'fallback.jsonl');
-    const before = messages!.requests.length;
+    const before = messages.requests.length;
     const fallback = await runCliInProcess(gradeArgs(input, fake.baseUrl, cache, fallbackOut, ['--batch', '--batch-poll', '0.02', '--batch-fallback', 'sync']));
     expect(fallback.code, fallback.stderr).toBe(0);
     // The refused request went in a batch again (errored again), then synchronously: one Messages call.
-    expect(messages!.requests.length - before).toBe(1);
+    expect(messages.requests.length - before).toBe(1);
     expect(readResults(fallbackOut).every((line) => line.status === 'ok')).toBe(true);
 
     const rows = await ledgerRows(cache);
@@ -144,8 +137,8 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     expect(rows[0].cost_usd).toBeGreaterThan(0);
   }, 240_000);
 
-  test('batches --cancel cancels an Anthropic batch in flight (canceling), and --refresh shows it ended', async ({ tempDir: directory }) => {
-    const fake = await startFakes({ retrievesInProgress: 1_000_000 });
+  test('batches --cancel cancels an Anthropic batch in flight (canceling), and --refresh shows it ended', async ({ tempDir: directory, closeAfter }) => {
+    const { fake } = await startFakes(closeAfter, { retrievesInProgress: 1_000_000 });
     const cache = join(directory, 'cache.sqlite');
     const run = startCli(gradeArgs(['--input', smallInput(directory), '--scoring', 'weighted_mean'], fake.baseUrl, cache, join(directory, 'out.jsonl'), ['--batch', '--batch-poll', '0.05']));
     const batchId = await new Promise<string>((resolve) => fake.events.once('create', (id: string) => resolve(id)));

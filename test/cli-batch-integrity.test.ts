@@ -54,6 +54,12 @@ function anthropicArgs(directory: string, baseUrl: string, extra: string[] = [])
   return ['grade', '--input', smallInput(directory), '--scoring', 'weighted_mean', '--judge', 'anthropic:claude-sonnet-4-5', '--judge-base-url', baseUrl, '--judge-api-key', anthropicKey, '--cache', join(directory, 'cache.sqlite'), '--out', join(directory, 'out.jsonl'), '--batch', '--batch-poll', '0.02', ...extra];
 }
 
+/**
+ * Each test has fakes and folders of its own and spends most of its time waiting (a batch is
+ * submitted after a second of quiet, a retry after its backoff), so the tests run side by side.
+ */
+const sideBySide = { timeout: 120_000, concurrent: true };
+
 /** Every criterion of the results, by its text. */
 function criteriaOf(results: ResultLine[]): Map<string, ResultLine['criteria'][number] & { response: string }> {
   const map = new Map<string, ResultLine['criteria'][number] & { response: string }>();
@@ -119,7 +125,7 @@ function expectNoCredentials(requests: RecordedRequest[]): void {
   }
 }
 
-describe('a result file that repeats a custom id', { timeout: 120_000 }, () => {
+describe('a result file that repeats a custom id', sideBySide, () => {
   test('OpenAI: a different answer fails that request (retried, then JUDGE_BATCH_UNANSWERED), an identical copy is one answer', async ({ tempDir, closeAfter }) => {
     const { api } = await openAIFakes(closeAfter, {
       duplicateResult: (entry, request) => {
@@ -165,9 +171,8 @@ describe('a result file that repeats a custom id', { timeout: 120_000 }, () => {
   });
 });
 
-describe('a finished batch whose results are gone (404)', { timeout: 120_000 }, () => {
-  test('OpenAI: its requests fail after 5 reads and are retried in a new batch; when every output file is gone the run ends (exit 4), and --batch-fallback sync answers them', async ({ tempDir, makeTempDir, closeAfter }) => {
-    // Only the first batch's output file is gone: its requests are retried in a second batch, which is read.
+describe('a finished batch whose results are gone (404)', sideBySide, () => {
+  test('OpenAI: only the first output file gone: its requests fail after 5 reads and are retried in a new batch, which is read', async ({ tempDir, closeAfter }) => {
     const firstGone = await openAIFakes(closeAfter, { fileGone: (file) => file.filename.startsWith('batch_1_') });
     const recovered = await runCliInProcess(openAIArgs(tempDir, firstGone.api.baseUrl));
     expect(recovered.code, recovered.stderr).toBe(0);
@@ -175,26 +180,26 @@ describe('a finished batch whose results are gone (404)', { timeout: 120_000 }, 
     expectScriptedVerdicts(readResults(join(tempDir, 'out.jsonl')));
     expect(firstGone.api.createdBatches).toBe(2);
     expect(firstGone.api.receivedRequests).toBe(2 * criteriaCount);
+  });
 
-    // Every output file gone: each attempt's batch fails its requests with the reason, then the run reports them.
-    const allGoneDirectory = makeTempDir();
+  test('OpenAI: every output file gone: each attempt\'s batch fails its requests with the reason, then the run ends (exit 4)', async ({ tempDir, closeAfter }) => {
     const allGone = await openAIFakes(closeAfter, { fileGone: () => true });
-    const failed = await runCliInProcess(openAIArgs(allGoneDirectory, allGone.api.baseUrl, ['--max-attempts', '2']));
+    const failed = await runCliInProcess(openAIArgs(tempDir, allGone.api.baseUrl, ['--max-attempts', '2']));
     expect(failed.code, failed.stderr).toBe(4);
-    const criteria = criteriaOf(readResults(join(allGoneDirectory, 'out.jsonl')));
+    const criteria = criteriaOf(readResults(join(tempDir, 'out.jsonl')));
     for (const criterion of criteria.values()) {
       expect(criterion.met ?? null).toBeNull();
       expect(criterion.error?.code).toBe('JUDGE_BATCH_UNANSWERED');
       expect(criterion.error?.message).toMatch(/ended completed, but its results could not be read in 5 tries: .*404.*No such File object/);
     }
     expect(allGone.api.createdBatches).toBe(2);
+  });
 
-    // The synchronous fallback answers what the batches could not deliver.
-    const fallbackDirectory = makeTempDir();
+  test('OpenAI: every output file gone, --batch-fallback sync answers what the batches could not deliver', async ({ tempDir, closeAfter }) => {
     const withFallback = await openAIFakes(closeAfter, { fileGone: () => true });
-    const fallback = await runCliInProcess(openAIArgs(fallbackDirectory, withFallback.api.baseUrl, ['--batch-fallback', 'sync']));
+    const fallback = await runCliInProcess(openAIArgs(tempDir, withFallback.api.baseUrl, ['--batch-fallback', 'sync']));
     expect(fallback.code, fallback.stderr).toBe(0);
-    expectScriptedVerdicts(readResults(join(fallbackDirectory, 'out.jsonl')));
+    expectScriptedVerdicts(readResults(join(tempDir, 'out.jsonl')));
     expect(withFallback.backend.requests).toHaveLength(2 * criteriaCount);
   });
 
@@ -210,8 +215,8 @@ describe('a finished batch whose results are gone (404)', { timeout: 120_000 }, 
   });
 });
 
-describe('a download redirected to another origin carries no credential', { timeout: 120_000 }, () => {
-  test('OpenAI: the file content is fetched from the other origin without Authorization or --judge-header; a same-origin redirect keeps them', async ({ tempDir, makeTempDir, closeAfter }) => {
+describe('a download redirected to another origin carries no credential', sideBySide, () => {
+  test('OpenAI: the file content is fetched from the other origin without Authorization or --judge-header', async ({ tempDir, closeAfter }) => {
     let fileContent: (id: string) => string | undefined = () => undefined;
     const other = await startOtherOrigin(closeAfter, (path) => fileContent(path.replace(/^\/content\//, '')));
     const { api } = await openAIFakes(closeAfter, { redirectContent: (fileId) => `${other.url}/content/${fileId}` });
@@ -220,13 +225,13 @@ describe('a download redirected to another origin carries no credential', { time
     expect(result.code, result.stderr).toBe(0);
     expectScriptedVerdicts(readResults(join(tempDir, 'out.jsonl')));
     expectNoCredentials(other.requests);
+  });
 
-    // The fake answers the redirected path only with the key: a run that completes kept it.
-    const sameOriginDirectory = makeTempDir();
+  test('OpenAI: a same-origin redirect keeps the key (the fake answers the redirected path only with it: a run that completes kept it)', async ({ tempDir, closeAfter }) => {
     const same = await openAIFakes(closeAfter, { redirectContent: (fileId, url) => (url.searchParams.has('hop') ? undefined : `/v1/files/${fileId}/content?hop=1`) });
-    const sameOrigin = await runCliInProcess(openAIArgs(sameOriginDirectory, same.api.baseUrl));
+    const sameOrigin = await runCliInProcess(openAIArgs(tempDir, same.api.baseUrl));
     expect(sameOrigin.code, sameOrigin.stderr).toBe(0);
-    expectScriptedVerdicts(readResults(join(sameOriginDirectory, 'out.jsonl')));
+    expectScriptedVerdicts(readResults(join(tempDir, 'out.jsonl')));
   });
 
   test('Azure OpenAI: the api-key header never reaches the other origin', async ({ tempDir, closeAfter }) => {
@@ -253,7 +258,7 @@ describe('a download redirected to another origin carries no credential', { time
   });
 });
 
-describe('batches --cancel with odd ids', { timeout: 120_000 }, () => {
+describe('batches --cancel with odd ids', sideBySide, () => {
   test('an ended batch, an unknown id, an id with odd characters, a missing cache: clear usage errors (exit 2), nothing sent, nothing changed', async ({ tempDir, closeAfter }) => {
     const { api } = await openAIFakes(closeAfter);
     const graded = await runCliInProcess(openAIArgs(tempDir, api.baseUrl, ['--quiet']));

@@ -1,33 +1,24 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect } from 'vitest';
-import { test } from '../src/testing/vitest-fixtures.js';
-import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
-import { startFakeOpenAIBatch, type FakeBatchOptions, type FakeOpenAIBatch } from '../src/testing/fake-openai-batch.js';
+import { describe, expect } from 'vitest';
+import { binaryVerdict, startFakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
+import { startFakeOpenAIBatch, type FakeBatchOptions } from '../src/testing/fake-openai-batch.js';
 import { sharedData } from '../src/testing/shared-data.js';
+import { test, type RubricateFixtures } from '../src/testing/vitest-fixtures.js';
 import { expectedVerdict, healthbenchBatchInput, killWhilePolling, ledgerRows, readResults, smallInput, withoutUsage } from './batch-helpers.js';
 import { runCliInProcess, startCli } from './helpers.js';
-
-let judge: FakeJudge | undefined;
-let batchApi: FakeOpenAIBatch | undefined;
-
-afterEach(async () => {
-  await batchApi?.close();
-  await judge?.close();
-  batchApi = undefined;
-  judge = undefined;
-});
 
 /** Scripted verdicts: a pure function of criterion and response, with fixed token counts. */
 function script(request: FakeJudgeRequest) {
   return { content: binaryVerdict(expectedVerdict(request.criteria[0]?.text ?? '', request.response ?? '')), usage: { prompt_tokens: 400, completion_tokens: 30 } };
 }
 
-async function startFakes(options: Omit<FakeBatchOptions, 'backendBaseUrl'> = {}): Promise<FakeOpenAIBatch> {
-  judge = await startFakeJudge(script);
-  batchApi = await startFakeOpenAIBatch({ backendBaseUrl: judge.baseUrl, ...options });
-  return batchApi;
+/** The synchronous judge and the Batch API in front of it, both closed after the test. */
+async function startFakes(closeAfter: RubricateFixtures['closeAfter'], options: Omit<FakeBatchOptions, 'backendBaseUrl'> = {}) {
+  const judge = closeAfter(await startFakeJudge(script));
+  const fake = closeAfter(await startFakeOpenAIBatch({ backendBaseUrl: judge.baseUrl, ...options }));
+  return { judge, fake };
 }
 
 function gradeArgs(input: string[], baseUrl: string, cache: string, out: string, extra: string[] = []): string[] {
@@ -38,18 +29,20 @@ function metricsOf(out: string): { usage: { calls: number; cost_usd: number; cac
   return JSON.parse(readFileSync(`${out}.metrics.json`, 'utf8'));
 }
 
-describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
+// Each test has fakes and folders of its own, and the small ones mostly wait (a batch goes after a
+// second of quiet): they run side by side with the HealthBench one.
+describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', { concurrent: true }, () => {
   const healthbench = sharedData('healthbench/oss_eval_first100.jsonl');
 
-  test.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, and survives kill -9 while polling with zero resubmitted requests', async ({ tempDir: directory }) => {
+  test.skipIf(!healthbench.available)('HealthBench 100: same results as a synchronous run at half the cost, and survives kill -9 while polling with zero resubmitted requests', async ({ tempDir: directory, closeAfter }) => {
     const { input, criteria } = healthbenchBatchInput(healthbench.path, directory);
-    const fake = await startFakes({ retrievesPerStage: 2 });
+    const { judge, fake } = await startFakes(closeAfter, { retrievesPerStage: 2 });
 
     // Synchronous reference run (through the same server, so provenance is the same).
     const syncOut = join(directory, 'sync.jsonl');
     const sync = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'sync-cache.sqlite'), syncOut));
     expect(sync.code, sync.stderr).toBe(0);
-    expect(judge!.requests).toHaveLength(criteria);
+    expect(judge.requests).toHaveLength(criteria);
 
     // Batch run, killed -9 once the fake has received its batch create, then rerun with the same command.
     const batchOut = join(directory, 'batch.jsonl');
@@ -82,15 +75,15 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     console.log(`batch/sync cost: ${batchCost.toFixed(6)} / ${syncCost} = ${batchCost / syncCost}; requests ${criteria} in ${ledger.length} batch(es); resubmitted ${fake.receivedRequests - criteria}`);
 
     // The verdicts obtained by batch are cache hits for a synchronous run on the same cache.
-    const before = judge!.requests.length;
+    const before = judge.requests.length;
     const again = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), join(directory, 'again.jsonl')));
     expect(again.code, again.stderr).toBe(0);
-    expect(judge!.requests.length).toBe(before);
+    expect(judge.requests.length).toBe(before);
   }, 400_000);
 
-  test('retries the requests of an expired batch in a new batch, and reports per-request errors (or answers them synchronously with --batch-fallback sync)', async ({ tempDir: directory }) => {
+  test('retries the requests of an expired batch in a new batch, and reports per-request errors (or answers them synchronously with --batch-fallback sync)', async ({ tempDir: directory, closeAfter }) => {
     const input = ['--input', smallInput(directory), '--scoring', 'weighted_mean'];
-    const fake = await startFakes({
+    const { judge, fake } = await startFakes(closeAfter, {
       expireAfter: (batchIndex) => (batchIndex === 0 ? 2 : undefined),
       lineError: (_customId, body) => (JSON.stringify(body).includes('Criterion B2') ? { status: 400, body: { error: { message: 'Invalid prompt: flagged', type: 'invalid_request_error', param: null, code: 'invalid_prompt' } } } : undefined),
     });
@@ -108,11 +101,11 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(results.slice(0, 2).every((line) => line.status === 'ok')).toBe(true);
 
     const fallbackOut = join(directory, 'fallback.jsonl');
-    const requestsBefore = judge!.requests.length;
+    const requestsBefore = judge.requests.length;
     const fallback = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'cache.sqlite'), fallbackOut, ['--batch', '--batch-poll', '0.02', '--batch-fallback', 'sync']));
     expect(fallback.code, fallback.stderr).toBe(0);
     // Only the refused request was asked again (the rest are cache hits), this time synchronously.
-    expect(judge!.requests.length - requestsBefore).toBe(1);
+    expect(judge.requests.length - requestsBefore).toBe(1);
     expect(readResults(fallbackOut).every((line) => line.status === 'ok')).toBe(true);
 
     // `rubricate batches` lists the batches of the cache with status, counts and cost at batch prices.
@@ -127,8 +120,8 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(rows[0].cost_usd).toBeCloseTo((2 * (400 * 2 + 30 * 8)) / 1e6 / 2, 9);
   }, 240_000);
 
-  test('batches --cancel cancels a batch in flight; --refresh shows it cancelled', async ({ tempDir: directory }) => {
-    const fake = await startFakes({ retrievesPerStage: 1_000_000 });
+  test('batches --cancel cancels a batch in flight; --refresh shows it cancelled', async ({ tempDir: directory, closeAfter }) => {
+    const { fake } = await startFakes(closeAfter, { retrievesPerStage: 1_000_000 });
     const cache = join(directory, 'cache.sqlite');
     const run = startCli(gradeArgs(['--input', smallInput(directory), '--scoring', 'weighted_mean'], fake.baseUrl, cache, join(directory, 'out.jsonl'), ['--batch', '--batch-poll', '0.05']));
     const batchId = await new Promise<string>((resolve) => fake.events.once('create', (id: string) => resolve(id)));
@@ -145,10 +138,10 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(row?.status).toBe('cancelled');
   }, 60_000);
 
-  test('an unreadable reply inside a batch is retried and never scored', async ({ tempDir: directory }) => {
-    const fake = await startFakes();
+  test('an unreadable reply inside a batch is retried and never scored', async ({ tempDir: directory, closeAfter }) => {
+    const { judge, fake } = await startFakes(closeAfter);
     let broken = 0;
-    judge!.setScript((request) => {
+    judge.setScript((request) => {
       if (request.criteria[0]?.text === 'Criterion A1' && broken < 10) {
         broken += 1;
         return { content: 'I think it is fine.' };
@@ -165,17 +158,17 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     expect(fake.createdBatches).toBe(2);
   }, 60_000);
 
-  test('compare --batch: the same outcomes as a synchronous compare, every call answered by batch, then cache hits', async ({ tempDir: directory }) => {
-    const fake = await startFakes();
+  test('compare --batch: the same outcomes as a synchronous compare, every call answered by batch, then cache hits', async ({ tempDir: directory, closeAfter }) => {
+    const { judge, fake } = await startFakes(closeAfter);
     // Pairwise verdicts: a pure function of the user text (which holds both responses in the asked order).
-    judge!.setScript((request) => ({ content: { explanation: 'Compared.', winner: createHash('sha256').update(request.userText).digest()[0] % 2 === 0 ? '1' : '2' }, usage: { prompt_tokens: 300, completion_tokens: 20 } }));
+    judge.setScript((request) => ({ content: { explanation: 'Compared.', winner: createHash('sha256').update(request.userText).digest()[0] % 2 === 0 ? '1' : '2' }, usage: { prompt_tokens: 300, completion_tokens: 20 } }));
     const pairs = join(directory, 'pairs.jsonl');
     writeFileSync(pairs, Array.from({ length: 4 }, (_, index) => JSON.stringify({ id: `pair-${index}`, prompt: `Question ${index}`, response_a: `Short answer ${index}`, response_b: `Longer answer ${index}, with a reason.` })).join('\n'));
     const compareArgs = (cache: string, out: string, extra: string[] = []) => ['compare', '--input', pairs, '--judge', 'openai:gpt-4.1', '--judge-base-url', fake.baseUrl, '--judge-api-key', 'sk-test-batch', '--cache', cache, '--out', out, '--quiet', ...extra];
     const syncOut = join(directory, 'sync.jsonl');
     const sync = await runCliInProcess(compareArgs(join(directory, 'sync.sqlite'), syncOut));
     expect(sync.code, sync.stderr).toBe(0);
-    const syncCalls = judge!.requests.length;
+    const syncCalls = judge.requests.length;
     expect(syncCalls).toBe(8);
     const batchOut = join(directory, 'batch.jsonl');
     const batchCache = join(directory, 'batch.sqlite');
@@ -193,6 +186,6 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', () => {
     // A synchronous compare on the batch's cache sends nothing.
     const again = await runCliInProcess(compareArgs(batchCache, join(directory, 'again.jsonl')));
     expect(again.code, again.stderr).toBe(0);
-    expect(judge!.requests.length).toBe(syncCalls + 8);
+    expect(judge.requests.length).toBe(syncCalls + 8);
   }, 240_000);
 });

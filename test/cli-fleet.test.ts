@@ -207,18 +207,14 @@ describe('the shared store through the CLI', () => {
     expect(readFileSync(join(directory, 'from-import.jsonl'), 'utf8')).toBe(readFileSync(join(directory, 'from-redis.jsonl'), 'utf8'));
   }, 60_000);
 
-  redisTest('an unreachable store or fleet limits without one stop the command at start-up with a clear error', async ({ redis, makeTempDir }) => {
+  // An unreachable --store (its 5 s bound waited out beside other tests) is cli-queue.test.ts's "a Redis nobody answers".
+  redisTest('fleet limits without a store stop the command at start-up with a clear error', async ({ makeTempDir }) => {
     const directory = makeTempDir('rubricate-store-cli-');
     fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
     const input = writeItems(directory, 'items', 3);
     const noStore = await runCliInProcess(gradeArgs(input, join(directory, 'out.jsonl'), fake.baseUrl, ['--no-cache', '--global-concurrency', '2']));
     expect(noStore.code).toBe(2);
     expect(noStore.stderr).toContain('--store redis://');
-    await redis.stop();
-    const down = await runCliInProcess(gradeArgs(input, join(directory, 'out.jsonl'), fake.baseUrl, ['--store', `redis://user:s3cret@127.0.0.1:${redis.port}`]));
-    expect(down.code).toBe(4);
-    expect(down.stderr).toContain('STORE_UNAVAILABLE');
-    expect(down.stderr).not.toContain('s3cret');
     expect(fake.requests).toHaveLength(0);
   }, 60_000);
 });

@@ -1,27 +1,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect } from 'vitest';
-import { test } from '../src/testing/vitest-fixtures.js';
-import { startFakeAnthropic, type FakeAnthropic } from '../src/testing/fake-anthropic.js';
-import { startFakeAnthropicBatch, type FakeAnthropicBatch } from '../src/testing/fake-anthropic-batch.js';
+import { describe, expect } from 'vitest';
+import { startFakeAnthropic } from '../src/testing/fake-anthropic.js';
+import { startFakeAnthropicBatch } from '../src/testing/fake-anthropic-batch.js';
 import { startFakeJudge, type FakeJudge } from '../src/testing/fake-judge.js';
 import { startFakeOpenAIBatch, type FakeOpenAIBatch } from '../src/testing/fake-openai-batch.js';
+import { test } from '../src/testing/vitest-fixtures.js';
 import { killWhilePolling, ledgerRows, withoutUsage } from './batch-helpers.js';
 import { generationScript, scriptedCriteria, writePrompts } from './generation-script.js';
 import { runCliInProcess } from './helpers.js';
-
-let backend: FakeJudge | undefined;
-let batchApi: FakeOpenAIBatch | undefined;
-let messages: FakeAnthropic | undefined;
-let anthropicBatch: FakeAnthropicBatch | undefined;
-
-afterEach(async () => {
-  await batchApi?.close();
-  await backend?.close();
-  await anthropicBatch?.close();
-  await messages?.close();
-  batchApi = backend = anthropicBatch = messages = undefined;
-});
 
 interface GenerationUsage {
   calls: number;
@@ -34,17 +21,17 @@ const summaryOf = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as { 
 const prompts = 40;
 
 /** A synchronous run, then the same command with --batch on a cache of its own; both must succeed. */
-async function syncThenBatch(directory: string, argsFor: (cache: string, out: string, extra?: string[]) => string[]) {
+async function syncThenBatch(directory: string, { backend, batchApi }: { backend: FakeJudge; batchApi: FakeOpenAIBatch }, argsFor: (cache: string, out: string, extra?: string[]) => string[]) {
   const syncOut = join(directory, 'sync.jsonl');
   const sync = await runCliInProcess(argsFor(join(directory, 'sync.sqlite'), syncOut));
   expect(sync.code, sync.stderr).toBe(0);
-  const syncRequests = backend!.requests.length;
+  const syncRequests = backend.requests.length;
   const batchOut = join(directory, 'batch.jsonl');
   const batchCache = join(directory, 'batch.sqlite');
   const batched = await runCliInProcess(argsFor(batchCache, batchOut, ['--batch', '--batch-poll', '0.02']));
   expect(batched.code, batched.stderr).toBe(0);
   // Every call went by batch, and the batches asked for exactly what the synchronous run did.
-  expect(batchApi!.receivedRequests).toBe(syncRequests);
+  expect(batchApi.receivedRequests).toBe(syncRequests);
   expect(readFileSync(batchOut, 'utf8')).toBe(readFileSync(syncOut, 'utf8'));
   const syncSummary = summaryOf(`${syncOut}.summary.json`);
   const batchSummary = summaryOf(`${batchOut}.summary.json`);
@@ -52,14 +39,16 @@ async function syncThenBatch(directory: string, argsFor: (cache: string, out: st
   return { syncSummary, batchSummary, batchCache };
 }
 
-describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
-  test('prompts: the same rubrics as a synchronous run at half the cost; survives kill -9 while polling with zero resubmitted requests; batch answers are cache hits for a synchronous run', async ({ tempDir: directory }) => {
+// Each test has fakes and folders of its own and spends much of its time waiting (a batch goes
+// after a second of quiet): the tests run side by side.
+describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', { concurrent: true }, () => {
+  test('prompts: the same rubrics as a synchronous run at half the cost; survives kill -9 while polling with zero resubmitted requests; batch answers are cache hits for a synchronous run', async ({ tempDir: directory, closeAfter }) => {
     const input = join(directory, 'prompts.jsonl');
     writePrompts(input, prompts);
-    backend = await startFakeJudge(generationScript());
-    batchApi = await startFakeOpenAIBatch({ backendBaseUrl: backend.baseUrl, retrievesPerStage: 2 });
+    const backend = closeAfter(await startFakeJudge(generationScript()));
+    const batchApi = closeAfter(await startFakeOpenAIBatch({ backendBaseUrl: backend.baseUrl, retrievesPerStage: 2 }));
     const generateArgs = (cache: string, out: string, extra: string[] = []) => [
-      'generate', '--input', input, '--generator', 'openai:gpt-4.1', '--generator-base-url', batchApi!.baseUrl, '--generator-api-key', 'sk-test-batch',
+      'generate', '--input', input, '--generator', 'openai:gpt-4.1', '--generator-base-url', batchApi.baseUrl, '--generator-api-key', 'sk-test-batch',
       '--cache', cache, '--out', out, '--summary', `${out}.summary.json`, ...extra,
     ];
 
@@ -103,7 +92,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     expect(readFileSync(againOut, 'utf8')).toBe(readFileSync(syncOut, 'utf8'));
   }, 240_000);
 
-  test('contrastive: the generator and a different judge model both by batch give the same kept rubrics and summary as a synchronous run', async ({ tempDir: directory }) => {
+  test('contrastive: the generator and a different judge model both by batch give the same kept rubrics and summary as a synchronous run', async ({ tempDir: directory, closeAfter }) => {
     const pairs = join(directory, 'pairs.jsonl');
     // Six prompts, two of them with a second (held-out) pair; some pairs are ordered by the scripted rubrics, some not.
     const lines = Array.from({ length: 6 }, (_, index) => ({
@@ -115,15 +104,15 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     lines.push({ id: 'held-0', prompt: lines[0].prompt, chosen: 'Fluids and rest, with a doctor if it gets worse.', rejected: 'Nothing helps.' });
     lines.push({ id: 'held-1', prompt: lines[1].prompt, chosen: 'Nothing at all.', rejected: 'Drink fluids and rest.' });
     writeFileSync(pairs, lines.map((line) => JSON.stringify(line)).join('\n'));
-    backend = await startFakeJudge(generationScript());
-    batchApi = await startFakeOpenAIBatch({ backendBaseUrl: backend.baseUrl });
+    const backend = closeAfter(await startFakeJudge(generationScript()));
+    const batchApi = closeAfter(await startFakeOpenAIBatch({ backendBaseUrl: backend.baseUrl }));
     const generateArgs = (cache: string, out: string, extra: string[] = []) => [
       'generate', '--input', pairs, '--format', 'pairs', '--attempts', '2', '--min-criteria', '2', '--max-criteria', '4',
-      '--generator', 'openai:gpt-4.1', '--generator-base-url', batchApi!.baseUrl, '--generator-api-key', 'sk-test-batch',
-      '--judge', 'openai:gpt-4.1-mini', '--judge-base-url', batchApi!.baseUrl, '--judge-api-key', 'sk-test-batch',
+      '--generator', 'openai:gpt-4.1', '--generator-base-url', batchApi.baseUrl, '--generator-api-key', 'sk-test-batch',
+      '--judge', 'openai:gpt-4.1-mini', '--judge-base-url', batchApi.baseUrl, '--judge-api-key', 'sk-test-batch',
       '--cache', cache, '--out', out, '--summary', `${out}.summary.json`, '--quiet', ...extra,
     ];
-    const { syncSummary, batchSummary, batchCache } = await syncThenBatch(directory, generateArgs);
+    const { syncSummary, batchSummary, batchCache } = await syncThenBatch(directory, { backend, batchApi }, generateArgs);
     // Generator rounds and judge rounds, each model in batches of its own.
     const ledger = await ledgerRows(batchCache);
     expect(new Set(ledger.map((row) => row.role))).toEqual(new Set(['generator', 'judge']));
@@ -138,21 +127,21 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     }
   }, 240_000);
 
-  test('refine --batch: sampled responses, gradings and refinements all by batch give the same refined rubrics and summary as a synchronous run', async ({ tempDir: directory }) => {
+  test('refine --batch: sampled responses, gradings and refinements all by batch give the same refined rubrics and summary as a synchronous run', async ({ tempDir: directory, closeAfter }) => {
     const input = join(directory, 'items.jsonl');
     writeFileSync(
       input,
       Array.from({ length: 3 }, (_, index) => JSON.stringify({ id: `p${index}`, prompt: `Question ${index}: what should I do about a cold?`, rubric: { criteria: [{ text: 'The response mentions "fluids".', points: 2 }, { text: 'The response mentions "sampled".', points: 1 }] } })).join('\n'),
     );
-    backend = await startFakeJudge(generationScript({ criteria: 3 }));
-    batchApi = await startFakeOpenAIBatch({ backendBaseUrl: backend.baseUrl });
+    const backend = closeAfter(await startFakeJudge(generationScript({ criteria: 3 })));
+    const batchApi = closeAfter(await startFakeOpenAIBatch({ backendBaseUrl: backend.baseUrl }));
     const refineArgs = (cache: string, out: string, extra: string[] = []) => [
       'refine', '--input', input, '--responses-per-prompt', '3', '--iterations', '1', '--min-criteria', '2', '--max-criteria', '4',
-      '--generator', 'openai:gpt-4.1', '--generator-base-url', batchApi!.baseUrl, '--generator-api-key', 'sk-test-batch',
-      '--judge', 'openai:gpt-4.1', '--judge-base-url', batchApi!.baseUrl, '--judge-api-key', 'sk-test-batch',
+      '--generator', 'openai:gpt-4.1', '--generator-base-url', batchApi.baseUrl, '--generator-api-key', 'sk-test-batch',
+      '--judge', 'openai:gpt-4.1', '--judge-base-url', batchApi.baseUrl, '--judge-api-key', 'sk-test-batch',
       '--cache', cache, '--out', out, '--summary', `${out}.summary.json`, '--quiet', ...extra,
     ];
-    const { batchSummary, syncSummary, batchCache } = await syncThenBatch(directory, refineArgs);
+    const { batchSummary, syncSummary, batchCache } = await syncThenBatch(directory, { backend, batchApi }, refineArgs);
     const ledger = await ledgerRows(batchCache);
     const cost = (summary: typeof batchSummary) => summary.usage.generator.cost_usd! + summary.usage.judge!.cost_usd!;
     console.log(`refine --batch/sync cost: $${cost(batchSummary).toFixed(6)} / $${cost(syncSummary).toFixed(6)}; requests ${batchApi.receivedRequests} in ${ledger.length} batch(es)`);
@@ -161,15 +150,15 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
     expect(batchSummary.usage.judge!.batch?.calls).toBe(batchSummary.usage.judge!.calls);
   }, 240_000);
 
-  test('an expired batch\'s requests go in a new batch; an unreadable answer is asked again, then reported, never written', async ({ tempDir: directory }) => {
+  test('an expired batch\'s requests go in a new batch; an unreadable answer is asked again, then reported, never written', async ({ tempDir: directory, closeAfter }) => {
     const input = join(directory, 'prompts.jsonl');
     writePrompts(input, 3);
     const script = generationScript();
-    backend = await startFakeJudge(script);
+    const backend = closeAfter(await startFakeJudge(script));
     // The first batch answers one request and expires.
-    batchApi = await startFakeOpenAIBatch({ backendBaseUrl: backend.baseUrl, expireAfter: (batchIndex) => (batchIndex === 0 ? 1 : undefined) });
+    const batchApi = closeAfter(await startFakeOpenAIBatch({ backendBaseUrl: backend.baseUrl, expireAfter: (batchIndex) => (batchIndex === 0 ? 1 : undefined) }));
     const generateArgs = (cache: string, out: string) => [
-      'generate', '--input', input, '--generator', 'openai:gpt-4.1', '--generator-base-url', batchApi!.baseUrl, '--generator-api-key', 'sk-test-batch',
+      'generate', '--input', input, '--generator', 'openai:gpt-4.1', '--generator-base-url', batchApi.baseUrl, '--generator-api-key', 'sk-test-batch',
       '--generator-attempts', '2', '--cache', cache, '--out', out, '--batch', '--batch-poll', '0.02',
     ];
     const out = join(directory, 'rubrics.jsonl');
@@ -200,16 +189,16 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', () => {
   }, 60_000);
 });
 
-describe('rubricate generate --batch with an anthropic: generator (Message Batches, loopback fake)', () => {
-  test('the same rubrics as a synchronous run at half the cost, and cache hits both ways', async ({ tempDir: directory }) => {
+describe('rubricate generate --batch with an anthropic: generator (Message Batches, loopback fake)', { concurrent: true }, () => {
+  test('the same rubrics as a synchronous run at half the cost, and cache hits both ways', async ({ tempDir: directory, closeAfter }) => {
     const input = join(directory, 'prompts.jsonl');
     writePrompts(input, 12);
-    messages = await startFakeAnthropic((request) => (request.toolName === 'rubric_criteria' ? { input: { criteria: scriptedCriteria(request.userText, 9, ['fluids', 'rest', 'doctor']) } } : { status: 400, message: 'unexpected request' }), {
+    const messages = closeAfter(await startFakeAnthropic((request) => (request.toolName === 'rubric_criteria' ? { input: { criteria: scriptedCriteria(request.userText, 9, ['fluids', 'rest', 'doctor']) } } : { status: 400, message: 'unexpected request' }), {
       minimumCacheTokens: Number.MAX_SAFE_INTEGER,
-    });
-    anthropicBatch = await startFakeAnthropicBatch({ backendBaseUrl: messages.baseUrl });
+    }));
+    const anthropicBatch = closeAfter(await startFakeAnthropicBatch({ backendBaseUrl: messages.baseUrl }));
     const generateArgs = (cache: string, out: string, extra: string[] = []) => [
-      'generate', '--input', input, '--generator', 'anthropic:claude-sonnet-4-5', '--generator-base-url', anthropicBatch!.baseUrl, '--generator-api-key', 'test-anthropic-key',
+      'generate', '--input', input, '--generator', 'anthropic:claude-sonnet-4-5', '--generator-base-url', anthropicBatch.baseUrl, '--generator-api-key', 'test-anthropic-key',
       '--cache', cache, '--out', out, '--summary', `${out}.summary.json`, '--quiet', ...extra,
     ];
     const syncCache = join(directory, 'sync.sqlite');

@@ -9,22 +9,44 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { afterEach, describe, expect, vi } from 'vitest';
-import { test } from '../src/testing/vitest-fixtures.js';
+import { describe, expect, vi } from 'vitest';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { redisTest } from '../src/testing/redis-fixture.js';
 import { runCliInProcess, startCli, type CliResult } from './helpers.js';
 
-let fake: FakeJudge | undefined;
-const children: Array<ReturnType<typeof startCli>> = [];
-/** Stops an in-process producer that a failed test left running, as Ctrl-C would. */
-let producers = new AbortController();
-afterEach(async () => {
-  producers.abort();
-  producers = new AbortController();
-  for (const child of children.splice(0)) if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGKILL');
-  await fake?.close();
-  fake = undefined;
+type CliProcess = ReturnType<typeof startCli>;
+
+/**
+ * What a test of this file starts, stopped after it: CLI processes (killed, before the judges the
+ * test opened earlier close), and in-process producers a failed test left running (their signal
+ * aborts, as Ctrl-C would). Each test has its own Redis, judges and folders: the tests run side by side.
+ */
+const queueTest = redisTest.extend<{
+  startProcess: (args: string[], env?: NodeJS.ProcessEnv) => CliProcess;
+  /** A worker process allowed to call `fake` with its key, unless `env` configures its endpoint instead. */
+  startWorker: (fake: FakeJudge, queue: string, extra?: string[], env?: NodeJS.ProcessEnv) => CliProcess;
+  producerSignal: AbortSignal;
+}>({
+  startProcess: async ({ closeAfter }, use) => {
+    await use((args, env) => {
+      const started = startCli(args, { env });
+      closeAfter({
+        close: async () => {
+          if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
+          await started.done;
+        },
+      });
+      return started;
+    });
+  },
+  startWorker: async ({ startProcess }, use) => {
+    await use((fake, queue, extra = [], env) => startProcess(['worker', '--queue', queue, '--concurrency', '8', '--lease', '2', ...(env ? [] : ['--allow-endpoint', fake.baseUrl]), ...extra], env));
+  },
+  producerSignal: async ({ closeAfter }, use) => {
+    const stop = new AbortController();
+    closeAfter({ close: () => stop.abort() });
+    await use(stop.signal);
+  },
 });
 
 function verdictFor(request: FakeJudgeRequest): boolean {
@@ -50,16 +72,8 @@ function without(file: string, field: string): string[] {
   });
 }
 
-/** A worker process allowed to call the test's judge (`fake`) with its key, unless `env` configures its endpoint instead. */
-function startWorker(queue: string, extra: string[] = [], env?: NodeJS.ProcessEnv) {
-  const allow = env ? [] : ['--allow-endpoint', fake!.baseUrl];
-  const worker = startCli(['worker', '--queue', queue, '--concurrency', '8', '--lease', '2', ...allow, ...extra], { env });
-  children.push(worker);
-  return worker;
-}
-
 /** Resolves when the process's stderr shows the text. */
-function whenLogged(process: ReturnType<typeof startCli>, text: string): Promise<void> {
+function whenLogged(process: CliProcess, text: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = '';
     process.child.stderr!.on('data', (chunk: Buffer) => {
@@ -70,19 +84,19 @@ function whenLogged(process: ReturnType<typeof startCli>, text: string): Promise
   });
 }
 
-describe('distributed grading (grade --queue, rubricate worker)', () => {
-  redisTest(
+describe('distributed grading (grade --queue, rubricate worker)', { concurrent: true }, () => {
+  queueTest(
     '3 workers and a producer on 1,000 items, one worker killed with -9: every item once, in order, no stored reply paid twice; a resubmission costs 0 calls and matches a single-process run byte for byte',
-    async ({ redis, makeTempDir }) => {
+    async ({ redis, makeTempDir, closeAfter, startWorker, producerSignal }) => {
       const directory = makeTempDir('rubricate-queue-');
-      fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)), delayMs: 2, usage: { prompt_tokens: 50, completion_tokens: 5 } }));
+      const fake = closeAfter(await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)), delayMs: 2, usage: { prompt_tokens: 50, completion_tokens: 5 } })));
       const input = writeItems(directory, 1000);
       const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl];
-      const workers = [startWorker(redis.url), startWorker(redis.url), startWorker(redis.url)];
+      const workers = [startWorker(fake, redis.url), startWorker(fake, redis.url), startWorker(fake, redis.url)];
       const victim = workers[1];
       const victimBusy = whenLogged(victim, 'graded chunk');
 
-      const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, ...judge], producers.signal);
+      const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, ...judge], producerSignal);
       await victimBusy;
       victim.child.kill('SIGKILL');
       expect((await victim.done).signal).toBe('SIGKILL');
@@ -110,8 +124,8 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
       // so it gets the chunks whatever the timing): 0 calls, byte-identical.
       for (const worker of [workers[0], workers[2]]) worker.child.kill('SIGTERM');
       await Promise.all([workers[0].done, workers[2].done]);
-      const late = startWorker(redis.url, ['--exit-when-idle']);
-      const again = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'again.jsonl'), '--queue', redis.url, ...judge], producers.signal);
+      const late = startWorker(fake, redis.url, ['--exit-when-idle']);
+      const again = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'again.jsonl'), '--queue', redis.url, ...judge], producerSignal);
       expect(again.code, again.stderr).toBe(3);
       expect(fake.requests.length).toBe(callsBefore);
       expect(readFileSync(join(directory, 'again.jsonl'), 'utf8')).toBe(readFileSync(join(directory, 'single.jsonl'), 'utf8'));
@@ -120,13 +134,13 @@ describe('distributed grading (grade --queue, rubricate worker)', () => {
     240_000,
   );
 
-  redisTest('a Redis restart mid-run pauses the run, which then completes with every item and no reply paid twice', async ({ redis, makeTempDir }) => {
+  queueTest('a Redis restart mid-run pauses the run, which then completes with every item and no reply paid twice', async ({ redis, makeTempDir, closeAfter, startWorker, producerSignal }) => {
     const directory = makeTempDir('rubricate-queue-');
-    fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)), delayMs: 5 }));
+    const fake = closeAfter(await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)), delayMs: 5 })));
     const input = writeItems(directory, 300);
-    const worker = startWorker(redis.url, ['--exit-when-idle']);
-    const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producers.signal);
-    await vi.waitFor(() => expect(fake!.requests.length).toBeGreaterThanOrEqual(100), { timeout: 60_000, interval: 10 });
+    const worker = startWorker(fake, redis.url, ['--exit-when-idle']);
+    const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal);
+    await vi.waitFor(() => expect(fake.requests.length).toBeGreaterThanOrEqual(100), { timeout: 60_000, interval: 10 });
     await redis.stop();
     await redis.start();
     const produced = await producer;
@@ -169,27 +183,32 @@ async function unreachable(): Promise<{ closedPort: number; silent: Server; sile
   return { closedPort, silent, silentPort: await listen(silent) };
 }
 
-describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls', () => {
-  test('a Redis nobody answers at start-up: grade --queue, worker and cache export stop with STORE_UNAVAILABLE (exit 4), the URL redacted', async ({ makeTempDir }) => {
+describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls', { concurrent: true }, () => {
+  queueTest('a Redis nobody answers at start-up: grade --queue, grade --store, worker and cache export stop with STORE_UNAVAILABLE (exit 4), the URL redacted, no judge called', async ({ makeTempDir, closeAfter, producerSignal }) => {
     const directory = makeTempDir('rubricate-queue-');
     const input = writeItems(directory, 4);
+    const fake = closeAfter(await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) })));
     const { closedPort, silent, silentPort } = await unreachable();
     try {
       const url = (port: number) => `redis://:hunter2pass@127.0.0.1:${port}`;
       const runs = await Promise.all(
         [closedPort, silentPort].flatMap((port) => [
-          runCliInProcess(['grade', '--input', input, '--out', join(directory, `out-${port}.jsonl`), '--queue', url(port), '--queue-timeout', '1', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', 'http://127.0.0.1:9/v1'], producers.signal),
-          runCliInProcess(['worker', '--queue', url(port), '--queue-timeout', '1'], producers.signal),
+          runCliInProcess(['grade', '--input', input, '--out', join(directory, `out-${port}.jsonl`), '--queue', url(port), '--queue-timeout', '1', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', 'http://127.0.0.1:9/v1'], producerSignal),
+          runCliInProcess(['worker', '--queue', url(port), '--queue-timeout', '1'], producerSignal),
           // The bound of every Redis --store: 5 s.
-          runCliInProcess(['cache', 'export', '--cache', join(directory, 'cache.sqlite'), '--store', url(port)], producers.signal),
+          runCliInProcess(['cache', 'export', '--cache', join(directory, 'cache.sqlite'), '--store', url(port)], producerSignal),
+          // A grading run's store, with a user name too: it stops before any judge call.
+          runCliInProcess(['grade', '--input', input, '--out', join(directory, `stored-${port}.jsonl`), '--store', `redis://user:s3cret@127.0.0.1:${port}`, '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal),
         ]),
       );
       for (const [index, run] of runs.entries()) {
-        const port = index < 3 ? closedPort : silentPort;
+        const port = index < 4 ? closedPort : silentPort;
         expect(run.code, run.stderr).toBe(4);
         expect(run.stderr).toMatch(new RegExp(`error \\[STORE_UNAVAILABLE\\]: field (queue|store): the (queue|store) at redis://127\\.0\\.0\\.1:${port} is unavailable: could not connect within`));
         expect(run.stderr).not.toContain('hunter2pass');
+        expect(run.stderr).not.toContain('s3cret');
       }
+      expect(fake.requests).toHaveLength(0);
       expect(existsSync(join(directory, `out-${closedPort}.jsonl`))).toBe(false);
       // The bound is a queue's: given without one, it is refused by name.
       const misplaced = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'plain.jsonl'), '--queue-timeout', '1', '--judge', 'none']);
@@ -200,16 +219,16 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     }
   }, 30_000);
 
-  redisTest('Redis gone mid-run: the producer and the worker say so and stop with STORE_UNAVAILABLE (exit 4) after --queue-timeout', async ({ redis, makeTempDir }) => {
+  queueTest('Redis gone mid-run: the producer and the worker say so and stop with STORE_UNAVAILABLE (exit 4) after --queue-timeout', async ({ redis, makeTempDir, closeAfter, startWorker, producerSignal }) => {
     const directory = makeTempDir('rubricate-queue-');
     const judge = firstChunkJudge();
-    fake = await startFakeJudge(judge.script);
+    const fake = closeAfter(await startFakeJudge(judge.script));
     const input = writeItems(directory, 40);
     const out = join(directory, 'queued.jsonl');
     writeFileSync(out, 'an earlier output\n');
-    const worker = startWorker(redis.url, ['--queue-timeout', '1']);
+    const worker = startWorker(fake, redis.url, ['--queue-timeout', '1']);
     const firstChunk = whenLogged(worker, 'graded chunk 0 ');
-    const producer = runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--chunk-size', '5', '--queue-timeout', '1', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producers.signal);
+    const producer = runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--chunk-size', '5', '--queue-timeout', '1', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal);
     await firstChunk;
     await redis.stop();
     judge.release();
@@ -225,17 +244,16 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     expect(stopped.stderr).toMatch(/error \[STORE_UNAVAILABLE\]: field queue: the queue at redis:\/\/127\.0\.0\.1:\d+ is unavailable: no answer for \d/);
   }, 60_000);
 
-  redisTest('the first Ctrl-C of a queued run takes its unclaimed chunks back, writes the finished ones in order and exits 130', async ({ redis, makeTempDir }) => {
+  queueTest('the first Ctrl-C of a queued run takes its unclaimed chunks back, writes the finished ones in order and exits 130', async ({ redis, makeTempDir, closeAfter, startWorker, startProcess }) => {
     const directory = makeTempDir('rubricate-queue-');
     const judge = firstChunkJudge();
-    fake = await startFakeJudge(judge.script);
+    const fake = closeAfter(await startFakeJudge(judge.script));
     const input = writeItems(directory, 40);
     const out = join(directory, 'queued.jsonl');
     const metrics = join(directory, 'metrics.json');
-    const worker = startWorker(redis.url);
+    const worker = startWorker(fake, redis.url);
     const firstChunk = whenLogged(worker, 'graded chunk 0 ');
-    const producer = startCli(['grade', '--input', input, '--out', out, '--metrics', metrics, '--queue', redis.url, '--chunk-size', '5', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl]);
-    children.push(producer);
+    const producer = startProcess(['grade', '--input', input, '--out', out, '--metrics', metrics, '--queue', redis.url, '--chunk-size', '5', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl]);
     const stopping = whenLogged(producer, 'SIGINT received: stopping');
     await firstChunk;
     producer.child.kill('SIGINT');
@@ -263,37 +281,37 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     }
   }, 60_000);
 
-  redisTest('a worker stopped mid-chunk hands its chunks back whole: another worker grades them, no item comes out as an error', async ({ redis, makeTempDir }) => {
+  queueTest('a worker stopped mid-chunk hands its chunks back whole: another worker grades them, no item comes out as an error', async ({ redis, makeTempDir, closeAfter, startWorker, producerSignal }) => {
     const directory = makeTempDir('rubricate-queue-');
     const judge = firstChunkJudge();
-    fake = await startFakeJudge(judge.script);
+    const fake = closeAfter(await startFakeJudge(judge.script));
     const input = writeItems(directory, 10);
-    const first = startWorker(redis.url, ['--drain-timeout', '0']);
+    const first = startWorker(fake, redis.url, ['--drain-timeout', '0']);
     const firstChunk = whenLogged(first, 'graded chunk 0 ');
-    const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--chunk-size', '5', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producers.signal);
+    const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--chunk-size', '5', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal);
     await firstChunk;
     // It holds the next chunk, its calls waiting on the judge: stopped now, those calls are cancelled.
     first.child.kill('SIGTERM');
     expect((await first.done).code).toBe(0);
     judge.release();
-    startWorker(redis.url, ['--exit-when-idle']);
+    startWorker(fake, redis.url, ['--exit-when-idle']);
     const produced = await producer;
     expect(produced.code, produced.stderr).toBe(3); // the one invalid line
     const rows = readLines(join(directory, 'queued.jsonl'));
     expect(rows.map((row) => row.status).filter((status) => status !== 'invalid')).toEqual(Array.from({ length: 10 }, () => 'ok'));
   }, 60_000);
 
-  redisTest("a worker calls only the endpoints its operator allowed: a run naming another gets a clear error per item, and that endpoint receives nothing", async ({ redis, makeTempDir }) => {
+  queueTest("a worker calls only the endpoints its operator allowed: a run naming another gets a clear error per item, and that endpoint receives nothing", async ({ redis, makeTempDir, closeAfter, startWorker, producerSignal }) => {
     const directory = makeTempDir('rubricate-queue-');
     const key = 'worker-own-secret-7f3a9c21';
-    fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
+    const fake = closeAfter(await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) })));
     const foreign = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
     try {
       const input = writeItems(directory, 6);
       // Its endpoint is its own OPENAI_BASE_URL: the default allow-list.
-      const worker = startWorker(redis.url, [], { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: key });
+      const worker = startWorker(fake, redis.url, [], { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: key });
       const grade = (baseUrl: string, out: string) =>
-        runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--quiet', '--no-cache', '--judge', 'openai:fake-judge', '--judge-base-url', baseUrl], producers.signal);
+        runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--quiet', '--no-cache', '--judge', 'openai:fake-judge', '--judge-base-url', baseUrl], producerSignal);
 
       const foreignUrl = foreign.baseUrl.replace('http://', 'http://producer:hunter2pass@');
       const refused = await grade(foreignUrl, join(directory, 'refused.jsonl'));
@@ -333,10 +351,10 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
   }, 60_000);
 });
 
-describe('array jobs (grade --shard I/N, rubricate merge)', () => {
-  test('three shards merged are byte for byte the single run; a shard given twice is refused', async ({ makeTempDir }) => {
+describe('array jobs (grade --shard I/N, rubricate merge)', { concurrent: true }, () => {
+  queueTest('three shards merged are byte for byte the single run; a shard given twice is refused', async ({ makeTempDir, closeAfter }) => {
     const directory = makeTempDir('rubricate-shard-');
-    fake = await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) }));
+    const fake = closeAfter(await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) })));
     const input = writeItems(directory, 40);
     const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl, '--no-cache', '--quiet'];
     expect((await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'whole.jsonl'), ...judge])).code).toBe(3);

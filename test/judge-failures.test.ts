@@ -32,7 +32,8 @@ function itemsFile(directory: string, count = 100, criteria = 10): string {
 
 const common = ['--no-cache', '--quiet', '--concurrency', '4', '--max-attempts', '3'];
 
-describe('a judge that cannot work stops the run', { timeout: 120_000 }, () => {
+// Each test has its judge and folder, and the retried calls wait out their backoff: side by side.
+describe('a judge that cannot work stops the run', { timeout: 120_000, concurrent: true }, () => {
   test('an unreachable judge: exit 4 after a bounded number of calls, naming the endpoint and what to check', async ({ makeTempDir }) => {
     const directory = makeTempDir('rubricate-breaker-');
     const closed = await startFakeJudge(() => ({ content: 'unused' }));

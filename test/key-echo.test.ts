@@ -41,13 +41,16 @@ async function outputsOf(args: string[], directory: string): Promise<{ code: num
   return { code: result.code, text: [result.stdout, result.stderr, ...files].join('\n') };
 }
 
-describe('a key echoed back by the server reaches no output', () => {
+// Each test has servers, folders and keys of its own, and much of its time is spent waiting (a
+// batch's quiet second, a retry's backoff): the tests run side by side.
+describe('a key echoed back by the server reaches no output', { concurrent: true }, () => {
   test.for([
     ['openai: (lean HTTP)', 'openai:m', []],
     ['openai: (SDK transport)', 'openai:m', ['--judge-transport', 'sdk']],
     ['azure:', 'azure:judge-4o', ['--azure-api-version', '2024-10-21']],
   ] as const)('%s, in 401 and 400 bodies', async ([, spec, extra], { startJudge, tempDir }) => {
-    const key = `echokey-${spec.split(':')[0]}-5f1c9a2b7731`;
+    // A key of each case's own: keys stay registered for redaction after a run, so a shared one could hide a leak.
+    const key = `echokey-${[spec.split(':')[0], ...extra.slice(1)].join('-')}-5f1c9a2b7731`;
     for (const status of [401, 400]) {
       const fake = await startJudge((request) => ({ status, body: { error: { message: echoed(request.headers), type: 'invalid_request_error' } } }));
       const baseUrl = spec.startsWith('azure') ? fake.baseUrl.replace(/\/v1$/, '') : fake.baseUrl;

@@ -38,7 +38,9 @@ describe('formatTable', () => {
   });
 });
 
-describe('measurement', () => {
+// The child processes below mostly start up and idle (what they measure is CPU time, not wall
+// time): these tests run side by side.
+describe('measurement', { concurrent: true }, () => {
   it('measureSelf reports a peak RSS at least the current RSS, and CPU that grows with work', async () => {
     const before = measureSelf();
     expect(before.peakRssBytes).toBeGreaterThan(10 * 1024 * 1024);
@@ -93,7 +95,7 @@ describe('measurement', () => {
   });
 });
 
-describe('startSimulatorProcess', () => {
+describe('startSimulatorProcess', { concurrent: true }, () => {
   it('runs the simulator in another process, reads its stats over HTTP, and stops it', async () => {
     const simulator = await startSimulatorProcess({ fixedMs: 5, maxConcurrent: 4 });
     try {

@@ -21,7 +21,11 @@ export interface TinyGgufOptions {
   path: string;
   /** Which verdict letter greedy decoding is pushed toward; `none` leaves `t` and `f` level. */
   bias?: 'true' | 'false' | 'none';
-  /** Hidden size; must be a multiple of the head count (4). 32 to 64 is plenty. */
+  /**
+   * Hidden size; must be a multiple of the head count (4). The default, 64, gives heads of 16:
+   * llama.cpp's CPU flash attention is about ten times slower on heads of 8 (a hidden size of 32),
+   * which made a test prompt's prefill most of a local-judge test's CPU.
+   */
   embeddingLength?: number;
   layers?: number;
   /** Trained context length written into the file; contexts are created up to this size. */
@@ -203,7 +207,7 @@ function buildMetadata(options: Required<Omit<TinyGgufOptions, 'path'>>, tokens:
 export function buildTinyGguf(options: Omit<TinyGgufOptions, 'path'> = {}): Buffer {
   const resolved: Required<Omit<TinyGgufOptions, 'path'>> = {
     bias: options.bias ?? 'none',
-    embeddingLength: options.embeddingLength ?? 32,
+    embeddingLength: options.embeddingLength ?? 64,
     layers: options.layers ?? 1,
     contextLength: options.contextLength ?? 4096,
     seed: options.seed ?? 1,

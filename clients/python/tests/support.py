@@ -97,6 +97,9 @@ class FakeJudge:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes on a kept-alive connection: with Nagle's algorithm
+            # the body waits for the client's delayed ACK, 40 ms on Linux, on every answer.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass

@@ -31,16 +31,20 @@ CHATML_PROMPT = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nName
 RESPONSES = ["Apples and pears.", "Pears.", "Rotten apples.", "Nothing.", "Apples.", "Rotten pears."]
 
 judge: FakeJudge
+#: The server of the tests that send more at once than it admits (``--max-queue 64``), shared by them.
+queue_64: ServeProcess
 
 
 def setUpModule() -> None:
-    global judge
+    global judge, queue_64
     if not node_available():
         raise unittest.SkipTest("node or bin/rubricate.js not found: the OpenRLHF tests need the real server")
     judge = FakeJudge(delay=0.02)
+    queue_64 = ServeProcess(judge.base_url, extra=["--max-queue", "64"])
 
 
 def tearDownModule() -> None:
+    queue_64.stop()
     judge.close()
 
 
@@ -83,18 +87,8 @@ def query(response: str) -> str:
 
 
 class OpenRLHFHeadTest(unittest.TestCase):
-    serve: ServeProcess
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.serve = ServeProcess(judge.base_url, extra=["--max-queue", "64"])
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.serve.stop()
-
     def caller(self, sleep: Callable[[float], None] = time.sleep) -> OpenRLHFCaller:
-        return OpenRLHFCaller(f"{self.serve.url}/get_reward", sleep)
+        return OpenRLHFCaller(f"{queue_64.url}/get_reward", sleep)
 
     def test_per_sample_rewards_are_floats_the_trainer_can_average(self) -> None:
         caller = self.caller()
@@ -134,9 +128,9 @@ class OpenRLHFHeadTest(unittest.TestCase):
         # Nothing was refused: the 448 beyond --max-queue waited in line (default --max-waiting 4096).
         self.assertEqual(caller.refusals, [])
         self.assertEqual(caller.attempts, 512)
-        self.assertGreaterEqual(metric_value(self.serve.url, 'rubricate_rewards_total{outcome="ok"}'), 512)
-        self.assertEqual(metric_value(self.serve.url, "rubricate_fallback_rewards_total"), 0)
-        self.assertEqual(metric_value(self.serve.url, 'rubricate_admission_rejected_total{reason="queue_full"}'), 0)
+        self.assertGreaterEqual(metric_value(queue_64.url, 'rubricate_rewards_total{outcome="ok"}'), 512)
+        self.assertEqual(metric_value(queue_64.url, "rubricate_fallback_rewards_total"), 0)
+        self.assertEqual(metric_value(queue_64.url, 'rubricate_admission_rejected_total{reason="queue_full"}'), 0)
 
     def test_missing_label_key_is_a_400_naming_the_field_then_none(self) -> None:
         sleeps: List[float] = []
@@ -146,7 +140,7 @@ class OpenRLHFHeadTest(unittest.TestCase):
         self.assertEqual(caller.attempts, 5)
         self.assertEqual(sleeps, [1.0] * 5)
         self.assertEqual({status for status, _ in caller.refusals}, {400})
-        request = urllib.request.Request(f"{self.serve.url}/get_reward", data=json.dumps({"query": [query("x")], "prompts": [CHATML_PROMPT], "labels": [""]}).encode(), headers={"Content-Type": "application/json"}, method="POST")
+        request = urllib.request.Request(f"{queue_64.url}/get_reward", data=json.dumps({"query": [query("x")], "prompts": [CHATML_PROMPT], "labels": [""]}).encode(), headers={"Content-Type": "application/json"}, method="POST")
         with self.assertRaises(urllib.error.HTTPError) as caught:
             urllib.request.urlopen(request, timeout=30)
         self.assertIn("labels[0]", json.loads(caught.exception.read())["error"]["message"])
@@ -159,18 +153,14 @@ class OpenRLHFLegacyTest(unittest.TestCase):
     """v0.9.0: the whole rollout batch in one request."""
 
     def test_batch_larger_than_max_queue_is_admitted_in_parts(self) -> None:
-        serve = ServeProcess(judge.base_url, extra=["--max-queue", "64"])
-        try:
-            responses = [RESPONSES[index % len(RESPONSES)] + f" (batch {index})" for index in range(512)]
-            answer = OpenRLHFCaller(f"{serve.url}/get_reward").post({"query": [query(response) for response in responses], "prompts": [CHATML_PROMPT] * 512, "labels": [json.dumps(FRUIT_RUBRIC)] * 512})
-            assert answer is not None
-            self.assertEqual(answer["rewards"], [fruit_score(response) for response in responses])
-            # torch.as_tensor on rewards, scores and every extra_logs key: all float.
-            for values in [answer["rewards"], answer["scores"], *answer["extra_logs"].values()]:
-                self.assertEqual(tensor_dtype(values), "float32")
-            self.assertEqual(sum(answer["extra_logs"]["reward_failed"]), 0.0)
-        finally:
-            serve.stop()
+        responses = [RESPONSES[index % len(RESPONSES)] + f" (batch {index})" for index in range(512)]
+        answer = OpenRLHFCaller(f"{queue_64.url}/get_reward").post({"query": [query(response) for response in responses], "prompts": [CHATML_PROMPT] * 512, "labels": [json.dumps(FRUIT_RUBRIC)] * 512})
+        assert answer is not None
+        self.assertEqual(answer["rewards"], [fruit_score(response) for response in responses])
+        # torch.as_tensor on rewards, scores and every extra_logs key: all float.
+        for values in [answer["rewards"], answer["scores"], *answer["extra_logs"].values()]:
+            self.assertEqual(tensor_dtype(values), "float32")
+        self.assertEqual(sum(answer["extra_logs"]["reward_failed"]), 0.0)
 
     def test_judge_failures_fail_the_request_or_give_flagged_fallbacks_when_asked(self) -> None:
         body = {"query": [query("Apples."), query("judge-breaks")], "prompts": [CHATML_PROMPT] * 2, "labels": [FRUIT_RUBRIC] * 2}
