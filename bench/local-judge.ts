@@ -5,9 +5,10 @@
  * as `rubricate bench-local`: raw prefill/decode speed and each grading plan on the first
  * HealthBench examples (or a synthetic HealthBench-like item without the data set).
  *
- * By default the plans are projected from the raw speed and each plan's token counts (about a
- * minute per model, as `bench-local --quick`); RUBRICATE_BENCH_LOCAL=measure grades them
- * (tens of minutes for the 0.6B shape and hours for the 4B shape on 2 cores at 12 criteria).
+ * By default the plans are projected from exact token counts and one probe call per explanation
+ * length (a few minutes per model, as `bench-local --quick`); RUBRICATE_BENCH_LOCAL=measure
+ * grades them (about 4 minutes for the 0.6B shape and 15 for the 4B shape on 2 idle cores at
+ * 12 criteria).
  *
  * Environment: RUBRICATE_BENCH_SHAPES (comma list, default "qwen3-0.6b,qwen3-4b"),
  * RUBRICATE_BENCH_CRITERIA (criteria per plan, default 12), RUBRICATE_BENCH_THREADS,
@@ -46,7 +47,7 @@ export async function runLocalJudgeBenchmark(): Promise<Array<{ scenario: string
     const report =
       process.env.RUBRICATE_BENCH_LOCAL === 'measure'
         ? await runLocalBenchmark({ modelPath: file.path, items, threads, contextSize: 8192, criteriaPerPlan: criteria, pinExplanations: true, onProgress })
-        : await projectLocalBenchmark({ modelPath: file.path, items, threads, criteriaPerPlan: criteria, onProgress });
+        : await projectLocalBenchmark({ modelPath: file.path, items, threads, contextSize: 8192, criteriaPerPlan: criteria, pinExplanations: true, onProgress });
     rows.push({ scenario: `local-judge ${shape}`, model: label, items: source, report, table: formatLocalBenchmark(report, label) });
   }
   return rows;

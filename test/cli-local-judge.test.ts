@@ -17,6 +17,29 @@ function itemsFile(directory: string): string {
   return file;
 }
 
+/** Two items of six criteria: twelve settled criteria, past the first progress line (every 10). */
+function twelveCriteriaFile(directory: string): string {
+  const file = join(directory, 'twelve.jsonl');
+  const item = (id: string, response: string) => ({ id, prompt: 'Name a fruit.', response, rubric: { criteria: Array.from({ length: 6 }, (_, index) => ({ id: `c${index}`, text: `Criterion ${index} holds`, points: 1 })) } });
+  writeFileSync(file, [JSON.stringify(item('a', 'An apple.')), JSON.stringify(item('b', 'A pear.'))].join('\n'));
+  return file;
+}
+
+/**
+ * Runs with this process's stderr reported as no terminal, whatever runs the tests: the
+ * in-process CLI decides its progress display from `process.stderr.isTTY`.
+ */
+async function withStderrNotATerminal<T>(run: () => Promise<T>): Promise<T> {
+  const own = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
+  Object.defineProperty(process.stderr, 'isTTY', { value: false, configurable: true, writable: true });
+  try {
+    return await run();
+  } finally {
+    if (own) Object.defineProperty(process.stderr, 'isTTY', own);
+    else delete (process.stderr as { isTTY?: boolean }).isTTY;
+  }
+}
+
 // The grading runs go through the CLI's entry point in this process: llama.cpp loads once per
 // worker instead of once per command. The run that depends on its environment is a real process.
 describe('rubricate grade with the embedded local judge (real node-llama-cpp, tiny generated model)', () => {
@@ -69,6 +92,24 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     }
   }, 120_000);
 
+  test('off a terminal, a local judge prints a progress line every 10 criteria and one at the end; a judge that is not local prints none', async ({ tempDir: directory }) => {
+    const model = await writeTinyGguf({ path: join(directory, 'tiny-true.gguf'), bias: 'true' });
+    const input = twelveCriteriaFile(directory);
+    // One generated token per verdict keeps the twelve calls cheap; no --quiet, which turns progress off.
+    const local = await withStderrNotATerminal(() => runCliInProcess(['grade', '--input', input, '--judge', `gguf:${model}`, '--threads', '1', '--explanation', 'none', '--no-cache', '--out', join(directory, 'local.jsonl')]));
+    expect(local.code, local.stderr).toBe(0);
+    const progress = local.stderr.split('\n').filter((line) => line.startsWith('grading (local: per criterion, none): '));
+    // Whether the item count has a total yet depends on when counting the input finished: either form is right.
+    expect(progress, local.stderr).toEqual([
+      expect.stringMatching(/^grading \(local: per criterion, none\): 10 criteria, [01](\/2)? items, \d+\.\d\d criteria\/s, (about [^,]+ left, )?0 errors$/),
+      expect.stringMatching(/^grading \(local: per criterion, none\): 12 criteria, 2(\/2)? items in [^,]+, \d+\.\d\d criteria\/s, 0 errors$/),
+    ]);
+
+    const scripted = await withStderrNotATerminal(() => runCliInProcess(['grade', '--input', input, '--judge', 'scripted:met', '--no-cache', '--out', join(directory, 'scripted.jsonl')]));
+    expect(scripted.code, scripted.stderr).toBe(0);
+    expect(scripted.stderr).not.toMatch(/criteria\/s/);
+  }, 120_000);
+
   test('with no judge configured and no network, fails at once and says how to point to a model or an endpoint', async ({ tempDir: directory }) => {
     const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'results.jsonl'), '--quiet'], {
       env: { RUBRICATE_CACHE_DIR: join(directory, 'cache'), XDG_CACHE_HOME: join(directory, 'xdg') },
@@ -88,7 +129,20 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     type Report = {
       projected: boolean;
       raw: { prefillTokensPerSecond: number; decodeTokensPerSecond: number };
-      plans: Array<{ plan: string; criteria: number; calls: number; errors: number; prefillTokensPerCriterion: number; reusedTokensPerCriterion: number; ratioToNaive: number }>;
+      plans: Array<{
+        plan: string;
+        secondsPerCriterion: number;
+        criteria: number;
+        calls: number;
+        errors: number;
+        prefillTokensPerCriterion: number;
+        reusedTokensPerCriterion: number;
+        forcedTokensPerCriterion: number;
+        ratioToNaive: number;
+        arithmeticSecondsPerCriterion: number;
+        ratioToArithmetic: number;
+        profile?: { sharedPrefixTokens: number; perCriterionPromptTokens: number; decodeSteps: number };
+      }>;
     };
     const measuredRun = await runCliInProcess(common);
     expect(measuredRun.code, measuredRun.stderr).toBe(0);
@@ -106,6 +160,17 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     expect(reuse.reusedTokensPerCriterion).toBeGreaterThan(0);
     expect(reuse.prefillTokensPerCriterion).toBeLessThan(naive.prefillTokensPerCriterion / 2);
     expect(naive.ratioToNaive).toBe(1);
+    // The profile splits the evaluated prompt into each item's shared context and the criteria's own tails.
+    expect(reuse.profile?.sharedPrefixTokens).toBeGreaterThan(reuse.profile?.perCriterionPromptTokens ?? Number.POSITIVE_INFINITY);
+    expect((reuse.profile?.sharedPrefixTokens ?? 0) + (reuse.profile?.perCriterionPromptTokens ?? 0)).toBe(reuse.prefillTokensPerCriterion * 3);
+    // Per criterion the judge writes the JSON around the values itself.
+    expect(reuse.forcedTokensPerCriterion).toBeGreaterThan(0);
+    for (const plan of measured.plans) {
+      expect(plan.arithmeticSecondsPerCriterion).toBeGreaterThan(0);
+      expect(plan.ratioToArithmetic).toBeCloseTo(plan.secondsPerCriterion / plan.arithmeticSecondsPerCriterion, 6);
+    }
+    // Without reuse every call evaluates its shared context again.
+    expect(naive.prefillTokensPerCriterion).toBeGreaterThan(reuse.prefillTokensPerCriterion);
 
     const quickRun = await runCliInProcess([...common, '--quick']);
     expect(quickRun.code, quickRun.stderr).toBe(0);

@@ -13,6 +13,9 @@ describe('local judge forecast', () => {
     const { lines } = forecastWith();
     expect(lines).toEqual([expect.stringMatching(/^local judge gguf:model\.gguf: one call per criterion reusing the item's KV prefix, short explanations; measure this machine with: rubricate bench-local/)]);
     expect(describeLocalPlan({ judgeId: 'gguf:m', criteriaPerCall: Number.POSITIVE_INFINITY, explanation: 'full', verdict: 'probability' })).toBe('local judge gguf:m: one call per item (all criteria), full explanations, P(met) verdicts');
+    expect(describeLocalPlan({ judgeId: 'gguf:m', explanation: 'none', verdict: 'binary', threads: 2 })).toBe(
+      "local judge gguf:m: one call per criterion reusing the item's KV prefix, none explanations, 2 llama.cpp threads (--threads N to change)",
+    );
   });
 
   it('names the plan in a few words for the progress bar', () => {

@@ -12,6 +12,8 @@ export interface LocalPlan {
   criteriaPerCall?: number;
   explanation: ExplanationLength;
   verdict: 'binary' | 'probability' | 'expected-score';
+  /** llama.cpp threads the judge chose (the math cores the load average left free, unless given). */
+  threads?: number;
 }
 
 /** Above this projection the forecast suggests faster settings. */
@@ -25,7 +27,8 @@ export function describeLocalPlan(plan: LocalPlan): string {
         ? 'one call per item (all criteria)'
         : `${plan.criteriaPerCall} criteria per call`;
   const verdict = plan.verdict === 'probability' ? ', P(met) verdicts' : plan.verdict === 'expected-score' ? ', expected-score verdicts' : '';
-  return `local judge ${plan.judgeId}: ${calls}, ${plan.explanation} explanations${verdict}`;
+  const threads = plan.threads === undefined ? '' : `, ${plan.threads} llama.cpp thread${plan.threads === 1 ? '' : 's'} (--threads N to change)`;
+  return `local judge ${plan.judgeId}: ${calls}, ${plan.explanation} explanations${verdict}${threads}`;
 }
 
 /** The plan in a few words, for the progress bar: "per criterion, short". */

@@ -222,7 +222,7 @@ const modelRows: readonly FlagRow[] = [
   { path: 'openai.profile', name: 'judge-profile', argument: '<name>', description: 'openai:/azure: capability profile of the endpoint (default: chosen from the URL and model)', choices: profileNames },
   { path: 'openai.azureApiVersion', name: 'azure-api-version', argument: '<version>', description: 'azure: api-version for classic deployment URLs (default 2024-10-21)' },
   { path: 'gemini.thinkingBudget', name: 'thinking-budget', argument: '<tokens>', description: 'gemini: thinking tokens per call (0 off, -1 model decides; default off where the model allows)', parse: parseThinkingBudget },
-  { path: 'local.threads', name: 'threads', argument: '<n>', description: 'gguf: CPU threads (default: physical cores)', parse: parsePositiveInteger('threads') },
+  { path: 'local.threads', name: 'threads', argument: '<n>', description: 'gguf: CPU threads (default: the math cores the 1-minute load average leaves free)', parse: parsePositiveInteger('threads') },
   { path: 'local.sequences', name: 'sequences', argument: '<n>', description: 'gguf: parallel sequences', parse: parsePositiveInteger('sequences') },
   { path: 'local.contextSize', name: 'context-size', argument: '<n>', description: 'gguf: context length', parse: parsePositiveInteger('context-size') },
 ];

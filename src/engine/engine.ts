@@ -69,6 +69,12 @@ export type GradedRecord =
 export type EngineEvent =
   | { type: 'item'; status: 'ok' | 'error' | 'invalid' }
   | { type: 'call'; cached: boolean }
+  /**
+   * Criteria whose judge outcome is final (a verdict, or an error after the last attempt), from
+   * one call or its cached reply: 1 per criterion in a per-criterion plan, the batch's size in a
+   * batched one. A criterion asked again or a batch split in halves counts only once it settles.
+   */
+  | { type: 'criteria'; count: number }
   | { type: 'retry'; code: string; delayMs: number }
   | { type: 'judge-error'; code: string; message?: string };
 
@@ -223,6 +229,7 @@ export class GradingEngine {
     if (!judge) {
       const error = (this.options.noJudgeError ?? new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none)')).toJSON();
       for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'error', error });
+      this.emitSettled(criteria.length);
       return results;
     }
     const strategy = this.options.strategy;
@@ -241,6 +248,7 @@ export class GradingEngine {
         const criterion = criteria.find((candidate) => candidate.id === id)!;
         results.set(id, { criterion, source: 'judge', status: 'error', error: error.toJSON() });
       }
+      this.emitSettled(gathered.errors.size);
       evidence = gathered.summary;
       const derived = gathered.items;
       plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.capabilities.limits));
@@ -266,6 +274,7 @@ export class GradingEngine {
           continue;
         }
         for (const criterion of task.criteria) attemptsUsed.set(criterion.id, (attemptsUsed.get(criterion.id) ?? 0) + Math.max(1, outcome.calls));
+        const settledBefore = results.size;
         for (const criterion of task.criteria) {
           const verdict = outcome.decision?.verdicts.get(criterion.id);
           if (verdict) {
@@ -282,6 +291,7 @@ export class GradingEngine {
             results.set(criterion.id, { criterion, source: 'judge', status: 'error', error: withAttempts(error, attemptsUsed.get(criterion.id) ?? 0) });
           }
         }
+        this.emitSettled(results.size - settledBefore);
       }
       pending = retry.length > 0 ? [retry, ...halves] : halves;
     }
@@ -444,6 +454,11 @@ export class GradingEngine {
 
   private emit(event: EngineEvent): void {
     this.options.onEvent?.(event);
+  }
+
+  /** Progress in criteria: only when some settled (a call whose criteria are all asked again counts none). */
+  private emitSettled(count: number): void {
+    if (count > 0) this.emit({ type: 'criteria', count });
   }
 }
 

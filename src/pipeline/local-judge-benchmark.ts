@@ -11,10 +11,10 @@
  */
 import os from 'node:os';
 import { RubricateError } from '../errors.js';
-import { pinnedExplanationCharacters, withExplanationLength } from '../grading/explanation.js';
+import { withExplanationLength } from '../grading/explanation.js';
 import type { ExplanationLength, GradingPlan } from '../spec/run-spec.js';
 import type { ChatMessage, Judge } from '../judges/types.js';
-import { createLlamaCppJudge, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
+import { createLlamaCppJudge, defaultLocalThreadsNow, type InferenceProfile, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
 import { measureRawThroughput, type RawThroughput } from '../judges/llamacpp/measurement.js';
 import type { Item, ItemInput } from '../rubric/schema.js';
 import { createStrategy, Grader } from './grader.js';
@@ -66,11 +66,46 @@ export interface PlanMeasurement {
   prefillTokensPerCriterion: number;
   /** Prompt tokens served from the KV cache of an earlier call, per criterion. */
   reusedTokensPerCriterion: number;
+  /** Reply JSON the judge wrote itself (keys, punctuation), evaluated in the next batch, per criterion. */
+  forcedTokensPerCriterion: number;
+  /** Tokens the model chose (explanation text, one per verdict), per criterion. */
   generatedTokensPerCriterion: number;
+  /**
+   * The arithmetic best on this machine: each item's shared context evaluated once, each call's
+   * own prompt tail, and the chosen tokens, at this run's raw prefill and decode speeds.
+   */
+  arithmeticSecondsPerCriterion: number;
+  /** Measured (or projected) time per criterion ÷ the arithmetic best. */
+  ratioToArithmetic: number;
+  /** Where the time went, summed over the plan's calls (measured runs only). */
+  profile?: StageProfile;
   secondsPerHealthBenchExample: number;
   projectedHoursFor100Examples: number;
   /** This plan's time per criterion ÷ the naive plan's. */
   ratioToNaive?: number;
+}
+
+/** Seconds per stage over a plan's calls (docs/benchmarks.md's profile table). */
+export interface StageProfile {
+  /** Loading the model and creating its context. */
+  loadSeconds: number;
+  /** Chat template, tokenizing, prefix comparison, KV erasure. */
+  prepareSeconds: number;
+  /** First evaluation of each item (its shared context and first criterion). */
+  sharedPrefixSeconds: number;
+  sharedPrefixTokens: number;
+  /** First evaluation of the item's other calls: each criterion's own prompt tail. */
+  perCriterionPromptSeconds: number;
+  perCriterionPromptTokens: number;
+  /** Decode steps of free text: evaluation, sampling and grammar together. */
+  decodeSeconds: number;
+  decodeSteps: number;
+  /** Steps that read a verdict's logits after free text. */
+  verdictSeconds: number;
+  /** Our per-token work in the judge (detokenizing, completeness checks, probability maps). */
+  ownSeconds: number;
+  /** Outside the judge: templating, parsing, scoring, the engine's bookkeeping. */
+  engineSeconds: number;
 }
 
 export interface LocalBenchmarkOptions {
@@ -79,16 +114,20 @@ export interface LocalBenchmarkOptions {
   threads?: number;
   contextSize?: number;
   plans?: LocalGradingPlan[];
-  /** Random-weight model: pin explanation lengths so plans are comparable. */
+  /** Random-weight model: pin explanation lengths so plans are comparable (probes included). */
   pinExplanations?: boolean;
   /** Criteria graded per plan at most (items are taken in order, whole). */
   criteriaPerPlan?: number;
   onProgress?: (message: string) => void;
+  /** A progress line every this many criteria within a plan; default 4. */
+  progressEvery?: number;
 }
 
 export interface LocalBenchmarkReport {
   cores: number;
   threads: number;
+  /** The 1-minute load average when the run started and when it ended. */
+  loadAverage: { start: number; end: number };
   raw: RawThroughput;
   plans: PlanMeasurement[];
   peakRssMb: number;
@@ -110,31 +149,44 @@ function takeCriteria(items: Item[], limit: number): Item[] {
 }
 
 export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise<LocalBenchmarkReport> {
-  const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
+  const loadAtStart = os.loadavg()[0];
+  const threads = options.threads ?? (await defaultLocalThreadsNow());
   const progress = options.onProgress ?? (() => undefined);
   progress(`raw llama.cpp throughput (${threads} thread(s)) …`);
   const raw = await measureRawThroughput(options.modelPath, { threads });
   progress(`raw: prefill ${raw.prefillTokensPerSecond.toFixed(1)} tokens/s, decode ${raw.decodeTokensPerSecond.toFixed(2)} tokens/s`);
   const plans: PlanMeasurement[] = [];
   const items = takeCriteria(options.items, options.criteriaPerPlan ?? 12);
+  const every = options.progressEvery ?? 4;
   for (const plan of options.plans ?? localGradingPlans) {
     progress(`plan: ${plan.name} …`);
-    const local = await createLlamaCppJudge({ model: options.modelPath, threads, sequences: 1, contextSize: options.contextSize ?? 4096, reusePrefix: plan.reusePrefix });
+    const profile = emptyProfile();
+    const calls: InferenceProfile[] = [];
+    const loadStarted = process.hrtime.bigint();
+    const local = await createLlamaCppJudge({
+      model: options.modelPath,
+      threads,
+      sequences: 1,
+      contextSize: options.contextSize ?? 4096,
+      reusePrefix: plan.reusePrefix,
+      onInference: (call) => void calls.push(call),
+    });
+    profile.loadSeconds = secondsSince(loadStarted);
     const judge = withExplanationLength(local, plan.explanation, options.pinExplanations ?? false);
-    let calls = 0;
-    let promptTokens = 0;
-    let reusedTokens = 0;
-    let generatedTokens = 0;
+    const expectedCalls = (await countPlanTokens(local, plan, items)).calls;
+    let judgeSeconds = 0;
     const counting: Judge = {
       provenance: judge.provenance,
       capabilities: { ...judge.capabilities, maxConcurrency: 1 },
       async complete(request, callOptions) {
-        const reply = await judge.complete(request, callOptions);
-        calls += 1;
-        promptTokens += reply.usage.inputTokens;
-        reusedTokens += reply.usage.cachedInputTokens;
-        generatedTokens += reply.usage.outputTokens;
-        return reply;
+        const started = process.hrtime.bigint();
+        try {
+          return await judge.complete(request, callOptions);
+        } finally {
+          judgeSeconds += secondsSince(started);
+          // A line every few calls (each call of a batched plan): minutes pass between plans on a 4B model.
+          if (plan.criteriaPerCall !== 1 || calls.length % every === 0) progress(`  ${calls.length} call(s) of ${expectedCalls}, ${(judgeSeconds / calls.length).toFixed(2)} s/call so far`);
+        }
       },
     };
     try {
@@ -146,29 +198,89 @@ export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise
       const started = process.hrtime.bigint();
       let criteria = 0;
       let errors = 0;
+      const itemFirstCalls: number[] = [];
       for (const item of items) {
+        itemFirstCalls.push(calls.length);
         const record = await grader.gradeItem(item);
         for (const criterion of record.criteria ?? []) {
           criteria += 1;
           if (criterion.status !== 'ok') errors += 1;
         }
       }
-      const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const measured = planFigures(plan, { criteria, calls, errors, wallSeconds }, { promptTokens, reusedTokens, generatedTokens });
+      const wallSeconds = secondsSince(started);
+      addCallProfiles(profile, calls, new Set(itemFirstCalls));
+      profile.engineSeconds = Math.max(0, wallSeconds - judgeSeconds);
+      const tokens = sumCalls(calls);
+      const ideal = await countPlanTokens(local, { ...plan, reusePrefix: true }, items);
+      const arithmetic = (ideal.prefillTokens / raw.prefillTokensPerSecond + tokens.generatedTokens / raw.decodeTokensPerSecond) / Math.max(1, criteria);
+      const measured = planFigures(plan, { criteria, calls: calls.length, errors, wallSeconds }, tokens, arithmetic);
+      measured.profile = profile;
       plans.push(measured);
-      const secondsPerCriterion = measured.secondsPerCriterion;
-      progress(`  ${criteria} criteria in ${wallSeconds.toFixed(1)} s (${secondsPerCriterion.toFixed(2)} s/criterion, ${errors} errors)`);
+      progress(
+        `  ${criteria} criteria in ${wallSeconds.toFixed(1)} s (${measured.secondsPerCriterion.toFixed(2)} s/criterion, ${measured.ratioToArithmetic.toFixed(2)}× the arithmetic ${arithmetic.toFixed(2)} s, ${errors} errors)`,
+      );
     } finally {
       await local.close();
     }
   }
-  return finishReport(threads, raw, plans, false);
+  return finishReport(threads, raw, plans, false, loadAtStart);
+}
+
+function secondsSince(started: bigint): number {
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+function emptyProfile(): StageProfile {
+  return {
+    loadSeconds: 0,
+    prepareSeconds: 0,
+    sharedPrefixSeconds: 0,
+    sharedPrefixTokens: 0,
+    perCriterionPromptSeconds: 0,
+    perCriterionPromptTokens: 0,
+    decodeSeconds: 0,
+    decodeSteps: 0,
+    verdictSeconds: 0,
+    ownSeconds: 0,
+    engineSeconds: 0,
+  };
+}
+
+/** Folds the judge's per-call profiles in; an item's first call is where its shared context is evaluated. */
+function addCallProfiles(profile: StageProfile, calls: readonly InferenceProfile[], itemFirstCalls: ReadonlySet<number>): void {
+  for (const [index, call] of calls.entries()) {
+    profile.prepareSeconds += call.prepareSeconds;
+    if (itemFirstCalls.has(index)) {
+      profile.sharedPrefixSeconds += call.promptSeconds;
+      profile.sharedPrefixTokens += call.promptTokens;
+    } else {
+      profile.perCriterionPromptSeconds += call.promptSeconds;
+      profile.perCriterionPromptTokens += call.promptTokens;
+    }
+    profile.decodeSeconds += call.decodeSeconds;
+    profile.verdictSeconds += call.verdictSeconds;
+    profile.ownSeconds += call.ownSeconds;
+  }
+  // Every chosen token but each call's first (sampled in the first step) and its verdict steps is a decode step.
+  profile.decodeSteps = calls.reduce((sum, call) => sum + Math.max(0, call.generatedTokens - 1 - (call.verdictSeconds > 0 ? 1 : 0)), 0);
+}
+
+function sumCalls(calls: readonly InferenceProfile[]): { promptTokens: number; reusedTokens: number; forcedTokens: number; generatedTokens: number } {
+  const total = { promptTokens: 0, reusedTokens: 0, forcedTokens: 0, generatedTokens: 0 };
+  for (const call of calls) {
+    total.promptTokens += call.promptTokens + call.reusedTokens;
+    total.reusedTokens += call.reusedTokens;
+    total.forcedTokens += call.forcedTokens;
+    total.generatedTokens += call.generatedTokens;
+  }
+  return total;
 }
 
 function planFigures(
   plan: LocalGradingPlan,
   run: { criteria: number; calls: number; errors: number; wallSeconds: number },
-  tokens: { promptTokens: number; reusedTokens: number; generatedTokens: number },
+  tokens: { promptTokens: number; reusedTokens: number; forcedTokens: number; generatedTokens: number },
+  arithmeticSecondsPerCriterion: number,
 ): PlanMeasurement {
   const criteria = Math.max(1, run.criteria);
   const secondsPerCriterion = run.wallSeconds / criteria;
@@ -183,46 +295,153 @@ function planFigures(
     secondsPerCriterion,
     prefillTokensPerCriterion: (tokens.promptTokens - tokens.reusedTokens) / criteria,
     reusedTokensPerCriterion: tokens.reusedTokens / criteria,
+    forcedTokensPerCriterion: tokens.forcedTokens / criteria,
     generatedTokensPerCriterion: tokens.generatedTokens / criteria,
+    arithmeticSecondsPerCriterion,
+    ratioToArithmetic: secondsPerCriterion / arithmeticSecondsPerCriterion,
     secondsPerHealthBenchExample: secondsPerExample,
     projectedHoursFor100Examples: (secondsPerExample * healthBenchExamples) / 3600,
   };
 }
 
 /** Ratios to the naive plan (only when it was run: it is always first) and the process's peak RSS. */
-function finishReport(threads: number, raw: RawThroughput, plans: PlanMeasurement[], projected: boolean): LocalBenchmarkReport {
+function finishReport(threads: number, raw: RawThroughput, plans: PlanMeasurement[], projected: boolean, loadAtStart: number): LocalBenchmarkReport {
   const naive = plans[0]?.plan === localGradingPlans[0]?.name ? plans[0] : undefined;
   if (naive) for (const plan of plans) plan.ratioToNaive = plan.secondsPerCriterion / naive.secondsPerCriterion;
-  return { cores: os.availableParallelism(), threads, raw, plans, peakRssMb: process.resourceUsage().maxRSS / 1024, projected };
+  return {
+    cores: os.availableParallelism(),
+    threads,
+    loadAverage: { start: loadAtStart, end: os.loadavg()[0] },
+    raw,
+    plans,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    projected,
+  };
 }
 
 /**
- * The quick mode of `rubricate bench-local` (about a minute even for a 4B model on 2 cores):
- * measure only the raw speed, count each plan's tokens with the model's tokenizer without
- * generating (prompt tokens evaluated, prompt tokens a kept prefix serves, reply tokens at
- * the pinned explanation lengths), and project time = prefill ÷ prefill speed + reply ÷
- * decode speed. Grammar sampling and scheduling are not in the projection, so measured runs
- * come out somewhat slower; docs/benchmarks.md compares the two.
+ * The quick mode of `rubricate bench-local` (about 1 minute for a 0.6B model, 5 for a 4B one, on 2 cores):
+ * the raw speed, then one probe per kind of reply (an item's first criteria graded, so the
+ * calls after the first are what every later one costs: its prompt tail, its explanation
+ * and its verdict). Each plan is projected from its exact prompt-token counts
+ * (the model's tokenizer over the very prompts the plan sends) and the probes' per-call
+ * figures: the time a call takes beyond its prompt tokens at the raw prefill speed (small
+ * batches, preparation, our own work), seconds per decode step and per verdict step, and the
+ * tokens the model chooses per criterion. docs/benchmarks.md compares it with measured runs.
  */
-export async function projectLocalBenchmark(options: Omit<LocalBenchmarkOptions, 'pinExplanations'>): Promise<LocalBenchmarkReport> {
-  const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
+export async function projectLocalBenchmark(options: LocalBenchmarkOptions): Promise<LocalBenchmarkReport> {
+  const loadAtStart = os.loadavg()[0];
+  const threads = options.threads ?? (await defaultLocalThreadsNow());
   const progress = options.onProgress ?? (() => undefined);
   progress(`raw llama.cpp throughput (${threads} thread(s)) …`);
   const raw = await measureRawThroughput(options.modelPath, { threads, prefillTokens: 256, decodeTokens: 16 });
-  progress(`raw: prefill ${raw.prefillTokensPerSecond.toFixed(1)} tokens/s, decode ${raw.decodeTokensPerSecond.toFixed(2)} tokens/s; counting each plan's tokens …`);
+  progress(`raw: prefill ${raw.prefillTokensPerSecond.toFixed(1)} tokens/s, decode ${raw.decodeTokensPerSecond.toFixed(2)} tokens/s; probing each explanation length …`);
   const items = takeCriteria(options.items, options.criteriaPerPlan ?? 12);
-  const judge = await createLlamaCppJudge({ model: options.modelPath, threads, sequences: 1, contextSize: 256 });
+  const plansToProject = options.plans ?? localGradingPlans;
+  const calls: InferenceProfile[] = [];
+  const judge = await createLlamaCppJudge({ model: options.modelPath, threads, sequences: 1, contextSize: options.contextSize ?? 4096, onInference: (call) => void calls.push(call) });
   const plans: PlanMeasurement[] = [];
   try {
-    for (const plan of options.plans ?? localGradingPlans) {
+    // One probe per explanation length and kind of reply the plans use: per criterion (value by value) or batched (one grammar).
+    const probes = new Map<string, CallProbe>();
+    const probeKey = (plan: LocalGradingPlan) =>
+      `${plan.criteriaPerCall === 1 ? 'per-criterion' : 'batched'}, ${plan.explanation === 'none' ? 'no' : plan.explanation} explanation${plan.verdict === 'probability' ? ', probability verdict' : ''}`;
+    for (const plan of plansToProject) {
+      const key = probeKey(plan);
+      if (probes.has(key)) continue;
+      const probe = await probeCall(judge, plan, options.pinExplanations ?? false, items[0], calls, raw);
+      probes.set(key, probe);
+      progress(`  probe (${key}): ${describeProbe(probe)}`);
+    }
+    for (const plan of plansToProject) {
+      const probe = probes.get(probeKey(plan)) as CallProbe;
       const counts = await countPlanTokens(judge, plan, items);
-      const secondsPerCriterion = (counts.prefillTokens / raw.prefillTokensPerSecond + counts.generatedTokens / raw.decodeTokensPerSecond) / counts.criteria;
-      plans.push(planFigures(plan, { criteria: counts.criteria, calls: counts.calls, errors: 0, wallSeconds: secondsPerCriterion * counts.criteria }, counts));
+      const ideal = await countPlanTokens(judge, { ...plan, reusePrefix: true }, items);
+      let seconds = 0;
+      let generatedTokens = 0;
+      for (const call of counts.perCall) {
+        const generated = probe.generatedTokensPerCriterion * call.criteria;
+        generatedTokens += generated;
+        seconds += probe.overheadSeconds + call.evaluatedTokens / raw.prefillTokensPerSecond + Math.max(0, generated - probe.tokensOutsideDecodeSteps) * probe.decodeStepSeconds + probe.verdictStepSeconds;
+      }
+      const arithmetic = (ideal.prefillTokens / raw.prefillTokensPerSecond + generatedTokens / raw.decodeTokensPerSecond) / Math.max(1, counts.criteria);
+      plans.push(
+        planFigures(
+          plan,
+          { criteria: counts.criteria, calls: counts.calls, errors: 0, wallSeconds: seconds },
+          { promptTokens: counts.promptTokens, reusedTokens: counts.reusedTokens, forcedTokens: 0, generatedTokens },
+          arithmetic,
+        ),
+      );
     }
   } finally {
     await judge.close();
   }
-  return finishReport(threads, raw, plans, true);
+  return finishReport(threads, raw, plans, true, loadAtStart);
+}
+
+/** What one call after an item's first costs, measured. */
+interface CallProbe {
+  /** Per call beyond its prompt tokens ÷ the raw prefill speed: small-batch evaluation, preparation, our own work. */
+  overheadSeconds: number;
+  decodeStepSeconds: number;
+  /** Tokens of a reply chosen outside decode steps: the first (sampled in the prompt's step) and the verdict's. */
+  tokensOutsideDecodeSteps: number;
+  verdictStepSeconds: number;
+  /** Tokens this model chose per criterion (random weights write short tokens and, under a whole-reply grammar, whitespace). */
+  generatedTokensPerCriterion: number;
+}
+
+function describeProbe(probe: CallProbe): string {
+  return `overhead ${probe.overheadSeconds.toFixed(2)} s/call, decode step ${(probe.decodeStepSeconds * 1000).toFixed(0)} ms, verdict step ${(probe.verdictStepSeconds * 1000).toFixed(0)} ms, ${probe.generatedTokensPerCriterion.toFixed(1)} generated tokens per criterion`;
+}
+
+/**
+ * Grades an item's first four criteria as `plan` would (per criterion, or batched two to a
+ * call) and reads the calls after the first: the first evaluates the item's shared context,
+ * the later ones are what each later call costs.
+ */
+async function probeCall(judge: LlamaCppJudge, plan: LocalGradingPlan, pinned: boolean, item: Item, calls: InferenceProfile[], raw: RawThroughput): Promise<CallProbe> {
+  const length = plan.explanation;
+  const criteriaPerCall = plan.criteriaPerCall === 1 ? 1 : 2;
+  // Four criteria: per criterion three calls after the first, batched one after the first.
+  const probeItem: Item = { ...item, rubric: { ...item.rubric, criteria: item.rubric.criteria.slice(0, 4) } };
+  const explained = withExplanationLength(judge, length, pinned);
+  const callSeconds: number[] = [];
+  const timed: Judge = {
+    provenance: explained.provenance,
+    capabilities: explained.capabilities,
+    async complete(request, callOptions) {
+      const started = process.hrtime.bigint();
+      try {
+        return await explained.complete(request, callOptions);
+      } finally {
+        callSeconds.push(secondsSince(started));
+      }
+    },
+  };
+  const grader = new Grader({
+    judge: timed,
+    calls: { concurrency: 1, maxAttempts: 1, timeoutMs: 3_600_000 },
+    plan: { ...gradingPlanOf({ ...plan, criteriaPerCall }), sampling: { temperature: 0, maxTokens: criteriaPerCall === 1 ? 512 : 4096 } },
+  });
+  const before = calls.length;
+  const record = await grader.gradeItem(probeItem);
+  if ((record.criteria ?? []).some((criterion) => criterion.status !== 'ok')) {
+    throw new RubricateError('JUDGE_SERVER_ERROR', `the ${length}-explanation probe did not grade: ${JSON.stringify(record.criteria?.map((criterion) => criterion.error))}`);
+  }
+  const later = calls.slice(before + 1);
+  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
+  const outside = (later[0].promptSeconds > 0 ? 1 : 0) + (later[0].verdictSeconds > 0 ? 1 : 0);
+  const decodeSteps = later.reduce((sum, call) => sum + Math.max(0, call.generatedTokens - outside), 0);
+  const decodeSeconds = later.reduce((sum, call) => sum + call.decodeSeconds, 0);
+  return {
+    overheadSeconds: Math.max(0, mean(later.map((call, index) => callSeconds[index + 1] - call.promptTokens / raw.prefillTokensPerSecond - call.decodeSeconds - call.verdictSeconds))),
+    decodeStepSeconds: decodeSteps > 0 ? decodeSeconds / decodeSteps : 1 / raw.decodeTokensPerSecond,
+    tokensOutsideDecodeSteps: outside,
+    verdictStepSeconds: mean(later.map((call) => call.verdictSeconds)),
+    generatedTokensPerCriterion: mean(later.map((call) => call.generatedTokens)) / criteriaPerCall,
+  };
 }
 
 interface PlanTokenCounts {
@@ -231,21 +450,14 @@ interface PlanTokenCounts {
   promptTokens: number;
   prefillTokens: number;
   reusedTokens: number;
-  generatedTokens: number;
+  /** Each call's evaluated prompt tokens and criteria. */
+  perCall: Array<{ evaluatedTokens: number; criteria: number }>;
 }
 
-/** A reply at the pinned explanation length, in English-like text, as the reply tokens of one verdict. */
-function representativeExplanation(length: ExplanationLength): string {
-  if (length === 'none') return '';
-  const sentence = 'The response advises same-day care and names the warning signs but does not mention the interaction it should. ';
-  return sentence.repeat(4).slice(0, pinnedExplanationCharacters[length]);
-}
-
-/** Tokens one plan evaluates, reuses and generates on these items, as one sequence would see them. */
-async function countPlanTokens(judge: Pick<LlamaCppJudge, 'promptTokenIds' | 'countTextTokens'>, plan: LocalGradingPlan, items: Item[]): Promise<PlanTokenCounts> {
+/** Prompt tokens one plan evaluates and reuses on these items, as one sequence would see them, and each call's criteria. */
+async function countPlanTokens(judge: Pick<LlamaCppJudge, 'promptTokenIds'>, plan: LocalGradingPlan, items: Item[]): Promise<PlanTokenCounts> {
   const strategy = createStrategy(gradingPlanOf(plan));
-  const explanation = representativeExplanation(plan.explanation);
-  const counts: PlanTokenCounts = { criteria: 0, calls: 0, promptTokens: 0, prefillTokens: 0, reusedTokens: 0, generatedTokens: 0 };
+  const counts: PlanTokenCounts = { criteria: 0, calls: 0, promptTokens: 0, prefillTokens: 0, reusedTokens: 0, perCall: [] };
   let previous: readonly number[] = [];
   for (const item of items) {
     for (const task of strategy.plan(item, item.rubric.criteria)) {
@@ -259,13 +471,7 @@ async function countPlanTokens(judge: Pick<LlamaCppJudge, 'promptTokenIds' | 'co
       counts.promptTokens += tokens.length;
       counts.reusedTokens += reused;
       counts.prefillTokens += tokens.length - reused;
-      if (plan.criteriaPerCall === 1) {
-        // No explanation: the verdict-only path reads one token's logits (binary and probability alike).
-        counts.generatedTokens += plan.explanation === 'none' ? 1 : judge.countTextTokens(JSON.stringify({ explanation, criteria_met: true }));
-      } else {
-        const verdicts = Object.fromEntries(task.criteria.map((criterion) => [criterion.id, plan.explanation === 'none' ? { criteria_met: true } : { explanation, criteria_met: true }]));
-        counts.generatedTokens += judge.countTextTokens(JSON.stringify({ verdicts }));
-      }
+      counts.perCall.push({ evaluatedTokens: tokens.length - reused, criteria: task.criteria.length });
     }
   }
   return counts;
@@ -320,18 +526,37 @@ export function formatLocalBenchmark(report: LocalBenchmarkReport, modelLabel: s
   const lines: string[] = [];
   const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
   lines.push(`model: ${modelLabel}`);
-  lines.push(`cores: ${report.cores}, llama.cpp threads: ${report.threads}, peak RSS: ${fixed(report.peakRssMb, 0)} MB`);
+  lines.push(
+    `cores: ${report.cores}, llama.cpp threads: ${report.threads}, load average ${fixed(report.loadAverage.start, 2)} at start and ${fixed(report.loadAverage.end, 2)} at end, peak RSS: ${fixed(report.peakRssMb, 0)} MB`,
+  );
   lines.push(
     `raw: prefill ${fixed(report.raw.prefillTokensPerSecond, 1)} tokens/s (${report.raw.prefillTokens} tokens), decode ${fixed(report.raw.decodeTokensPerSecond, 2)} tokens/s (${report.raw.decodeTokens} tokens)`,
   );
-  if (report.projected) lines.push('plan times projected from the raw speed and each plan\'s token counts (no verdicts generated); measured runs add grammar and scheduling time');
+  lines.push('arithmetic: each item\'s shared context once, each call\'s own prompt tail, and the tokens the model chose, at the raw speeds above');
+  if (report.projected) lines.push('plan times projected from each plan\'s exact prompt-token counts and the probes\' per-call figures (not graded)');
   lines.push('');
-  lines.push('| plan | criteria | calls | criteria/s | s/criterion | × naive | prefill tok/criterion | reused tok/criterion | generated tok/criterion | s per HealthBench example | 100 examples (h) |');
-  lines.push('|---|---|---|---|---|---|---|---|---|---|---|');
+  lines.push(
+    '| plan | criteria | calls | criteria/s | s/criterion | arithmetic s/criterion | × arithmetic | × naive | prefill tok/criterion | reused tok/criterion | forced tok/criterion | generated tok/criterion | s per HealthBench example | 100 examples (h) |',
+  );
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const plan of report.plans) {
     lines.push(
-      `| ${plan.plan} | ${plan.criteria}${plan.errors ? ` (${plan.errors} errors)` : ''} | ${plan.calls} | ${fixed(plan.criteriaPerSecond, 3)} | ${fixed(plan.secondsPerCriterion, 2)} | ${fixed(plan.ratioToNaive ?? Number.NaN, 2)} | ${fixed(plan.prefillTokensPerCriterion, 0)} | ${fixed(plan.reusedTokensPerCriterion, 0)} | ${fixed(plan.generatedTokensPerCriterion, 1)} | ${fixed(plan.secondsPerHealthBenchExample, 0)} | ${fixed(plan.projectedHoursFor100Examples, 2)} |`,
+      `| ${plan.plan} | ${plan.criteria}${plan.errors ? ` (${plan.errors} errors)` : ''} | ${plan.calls} | ${fixed(plan.criteriaPerSecond, 3)} | ${fixed(plan.secondsPerCriterion, 2)} | ${fixed(plan.arithmeticSecondsPerCriterion, 2)} | ${fixed(plan.ratioToArithmetic, 2)} | ${fixed(plan.ratioToNaive ?? Number.NaN, 2)} | ${fixed(plan.prefillTokensPerCriterion, 0)} | ${fixed(plan.reusedTokensPerCriterion, 0)} | ${fixed(plan.forcedTokensPerCriterion, 1)} | ${fixed(plan.generatedTokensPerCriterion, 1)} | ${fixed(plan.secondsPerHealthBenchExample, 0)} | ${fixed(plan.projectedHoursFor100Examples, 2)} |`,
     );
+  }
+  const profiled = report.plans.filter((plan) => plan.profile);
+  if (profiled.length > 0) {
+    lines.push('');
+    lines.push('Where the time went (seconds over each plan\'s criteria; tokens in brackets):');
+    lines.push('');
+    lines.push('| plan | load | prepare | shared prefix | per-criterion prompt | decode steps | verdict steps | own per-token work | engine (templates, parsing, scoring) | total graded |');
+    lines.push('|---|---|---|---|---|---|---|---|---|---|');
+    for (const plan of profiled) {
+      const stage = plan.profile as StageProfile;
+      lines.push(
+        `| ${plan.plan} | ${fixed(stage.loadSeconds, 1)} | ${fixed(stage.prepareSeconds, 2)} | ${fixed(stage.sharedPrefixSeconds, 1)} (${stage.sharedPrefixTokens}) | ${fixed(stage.perCriterionPromptSeconds, 1)} (${stage.perCriterionPromptTokens}) | ${fixed(stage.decodeSeconds, 1)} (${stage.decodeSteps}) | ${fixed(stage.verdictSeconds, 2)} | ${fixed(stage.ownSeconds, 2)} | ${fixed(stage.engineSeconds, 2)} | ${fixed(plan.wallSeconds, 1)} |`,
+      );
+    }
   }
   return lines.join('\n');
 }

@@ -38,10 +38,10 @@ export function registerBenchLocalCommand(program: Command, context: CommandCont
       .option('--shape <name>', 'instead of a model: generate one with these shapes and random weights (qwen3-4b, qwen3-1.7b, qwen3-0.6b) into the model cache')
       .option('--quantization <type>', 'with --shape: q4_0 or q8_0', 'q4_0')
       .option('--criteria <n>', 'criteria graded per plan (whole items)', '12')
-      .option('--threads <n>', 'llama.cpp threads (default: as the local judge chooses)')
+      .option('--threads <n>', 'llama.cpp threads (default: as the local judge chooses: the math cores the load average leaves free)')
       .option('--context-size <n>', 'tokens per sequence', '8192')
       .option('--plans <name...>', 'only these plans (default: all)')
-      .option('--quick', 'about a minute: measure raw speed only and project each plan from its token counts')
+      .option('--quick', 'a few minutes: raw speed and one probe call per explanation length, then each plan projected from its exact token counts')
       .option('--json', 'print the measurements as JSON'),
     [
       'rubricate bench-local --model default --quick',
@@ -65,7 +65,8 @@ export function registerBenchLocalCommand(program: Command, context: CommandCont
         context.stderr(`writing (or reusing) a ${flags.shape}-shaped model with random weights …`);
         const file = await ensureShapedGguf(path.join(defaultModelCacheDirectory(), 'bench'), flags.shape as never, flags.quantization);
         modelPath = file.path;
-        label = `${flags.shape} shapes, ${flags.quantization}, random weights (${(file.parameters / 1e9).toFixed(2)}B parameters, ${(file.bytes / 2 ** 30).toFixed(2)} GiB); explanations pinned to fixed lengths`;
+        label = `${flags.shape} shapes, ${flags.quantization}, random weights (${(file.parameters / 1e9).toFixed(2)}B parameters, ${(file.bytes / 2 ** 30).toFixed(2)} GiB) at ${file.path}; explanations pinned to fixed lengths`;
+        context.stderr(`model file: ${file.path}`);
       } else if (flags.model === 'default') {
         modelPath = await resolveDefaultLocalModel({ cacheDirectory: defaultModelCacheDirectory(), download: false });
         label = modelPath;
@@ -77,7 +78,7 @@ export function registerBenchLocalCommand(program: Command, context: CommandCont
       const plans = flags.plans ? assertPlansKnown(flags.plans) : undefined;
       const onProgress = (message: string) => context.stderr(message);
       const report = flags.quick
-        ? await projectLocalBenchmark({ modelPath, items, threads, criteriaPerPlan: criteria, plans, onProgress })
+        ? await projectLocalBenchmark({ modelPath, items, threads, contextSize, criteriaPerPlan: criteria, pinExplanations: randomWeights, plans, onProgress })
         : await runLocalBenchmark({ modelPath, items, threads, contextSize, criteriaPerPlan: criteria, pinExplanations: randomWeights, plans, onProgress });
       context.stdout(flags.json ? JSON.stringify({ model: label, ...report }, null, 2) : formatLocalBenchmark(report, label));
     });

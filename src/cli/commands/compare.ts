@@ -76,7 +76,7 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   if (spec.judges.length > 1) throw new RubricateError('CONFIG_INVALID', 'compare takes one judge', { field: 'judge' });
   const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out });
   const judge = session.judge;
-  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'comparing');
+  const progress = new ProgressReporter(ProgressReporter.displayFor(process.stderr, Boolean(flags.quiet)), 'comparing');
   /** The pairs the run compares, as it reads them (--limit applied). */
   const pairs = () => firstRecords(importer.read(flags.input, {}), flags.limit);
   const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: pairs });

@@ -109,6 +109,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
           criteriaPerCall: spec.plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : spec.plan.criteriaPerCall,
           explanation: spec.plan.explanation ?? localJudgeDefaults.explanation,
           verdict: spec.plan.verdict ?? 'binary',
+          threads: 'threads' in judge && typeof judge.threads === 'number' ? judge.threads : undefined,
         })
       : undefined;
   /** The records the run grades, as the run reads them (the format's own skips, the shard and --limit applied: a format that shards itself reads no other shard's images). */
@@ -129,8 +130,11 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const expectedTotal = inputTotal && shard ? inputTotal.then((total) => shardSize(total, shard)) : countOf(undefined);
   // Re-judging pairs each item with the line it came from, to write an unchanged one back as it was.
   const rejudging: Rejudging | undefined = options.rejudge ? startRejudging(readResultsAsItems(flags.input, importOptions)) : undefined;
-  // A local judge's plan decides its speed, so the live bar names it beside the ETA.
-  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), forecast ? `grading (${forecast.progressLabel})` : undefined);
+  // A local judge's plan decides its speed, so the live bar names it beside the ETA; off a
+  // terminal a local judge's long run still shows progress, as a line every few criteria.
+  const progress = new ProgressReporter(ProgressReporter.displayFor(process.stderr, Boolean(flags.quiet), forecast !== undefined), forecast ? `grading (${forecast.progressLabel})` : undefined, {
+    print: (line) => context.stderr(line),
+  });
   expectedTotal.then(
     (total) => {
       progress.setTotal(total);

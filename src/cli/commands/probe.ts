@@ -105,7 +105,7 @@ async function runProbeCommand(flags: ProbeFlags, spec: RunSpec, context: Comman
     flags,
     { context, out: flags.out, needsJudge: 'probes test a judge: --judge none has nothing to probe' },
   );
-  const progress = new ProgressReporter(ProgressReporter.enabledFor(process.stderr, Boolean(flags.quiet)), 'probing');
+  const progress = new ProgressReporter(ProgressReporter.displayFor(process.stderr, Boolean(flags.quiet)), 'probing');
   try {
     const grader = new Grader({ ...session.graderOptions(), omitText: true, onEvent: progress.onEvent, signal: context.signal });
     let expected = 0;

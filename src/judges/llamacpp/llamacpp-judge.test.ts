@@ -6,7 +6,7 @@ import { RubricateError } from '../../errors.js';
 import { writeTinyGguf } from '../../testing/tiny-gguf.js';
 import { safeParseJson } from '../../util/json.js';
 import type { ChatMessage, JudgeReply, JudgeRequest, TokenProbability } from '../types.js';
-import { createLlamaCppJudge, type LlamaCppJudge } from './llamacpp-judge.js';
+import { createLlamaCppJudge, defaultLocalThreads, type LlamaCppJudge } from './llamacpp-judge.js';
 import { test } from '../../testing/vitest-fixtures.js';
 
 const verdictSchema = z.object({ explanation: z.string(), criteria_met: z.boolean() });
@@ -28,6 +28,15 @@ function parseVerdict(reply: JudgeReply) {
   const parsed = safeParseJson(reply.text);
   expect(parsed.ok, reply.text).toBe(true);
   return verdictSchema.parse(parsed.ok ? parsed.value : undefined);
+}
+
+/** The JSON the judge writes itself around a verdict's two values (byte tokens on the tiny model). */
+const forcedVerdictText = '{"explanation": ' + ', "criteria_met": ' + '}';
+
+/** Tokens the model chose in a verdict reply: the explanation's JSON string, byte by byte, and one for the boolean. */
+function chosenTokenCount(reply: JudgeReply): number {
+  const explanation = JSON.stringify(parseVerdict(reply).explanation);
+  return Buffer.byteLength(explanation) + 1;
 }
 
 /** Tokens of a rendered prompt for the byte-level tiny model: one per byte, one per special token. */
@@ -72,7 +81,12 @@ describe('llama.cpp judge on the tiny generated model', () => {
   });
 
   it('describes itself: provenance, concurrency, threads, context', () => {
-    expect(trueJudge.provenance).toEqual({ id: `gguf:${path.join(directory, 'true', 'tiny.gguf')}`, model: 'tiny.gguf', baseUrl: path.join(directory, 'true', 'tiny.gguf') });
+    expect(trueJudge.provenance).toEqual({
+      id: `gguf:${path.join(directory, 'true', 'tiny.gguf')}`,
+      model: 'tiny.gguf',
+      baseUrl: path.join(directory, 'true', 'tiny.gguf'),
+      variant: 'decoding:field-by-field',
+    });
     expect(falseJudge.provenance.id).toBe('gguf:tiny-false');
     expect(trueJudge.capabilities.maxConcurrency).toBe(2);
     expect(falseJudge.capabilities.maxConcurrency).toBe(1);
@@ -98,7 +112,8 @@ describe('llama.cpp judge on the tiny generated model', () => {
     for (const reply of replies) {
       expect(typeof parseVerdict(reply).criteria_met).toBe('boolean');
       expect(reply.finishReason).toBe('stop');
-      expect(reply.usage.outputTokens).toBe(reply.text.length);
+      // The JSON around the values is written by the judge, not generated.
+      expect(reply.usage.outputTokens).toBe(chosenTokenCount(reply));
     }
   });
 
@@ -118,8 +133,9 @@ describe('llama.cpp judge on the tiny generated model', () => {
     expect(back.text).toBe(first.text);
     const concisePrompt = falseJudge.renderPrompt(gradingMessages('is concise'));
     const warmPrompt = falseJudge.renderPrompt(gradingMessages('is warm'));
-    expect(first.usage.inputTokens).toBe(byteTokenCount(concisePrompt));
-    expect(first.usage.outputTokens).toBe(first.text.length);
+    // Forced reply text is evaluated like prompt text.
+    expect(first.usage.inputTokens).toBe(byteTokenCount(concisePrompt) + forcedVerdictText.length);
+    expect(first.usage.outputTokens).toBe(chosenTokenCount(first));
     // The whole prompt but its last token is reused when the request repeats.
     expect(again.usage.cachedInputTokens).toBe(byteTokenCount(concisePrompt) - 1);
     // Only the part before the criterion text is shared with a different criterion.
@@ -150,15 +166,50 @@ describe('llama.cpp judge on the tiny generated model', () => {
   });
 
   it('reports the same distribution whatever the sampling temperature', async () => {
-    const greedy = await trueJudge.complete(verdictRequest('is kind', { logprobs: { top: 3 } }), { signal: signal() });
-    const cool = await trueJudge.complete(verdictRequest('is kind', { logprobs: { top: 3 }, temperature: 0.5, seed: 3 }), { signal: signal() });
-    const hot = await trueJudge.complete(verdictRequest('is kind', { logprobs: { top: 3 }, temperature: 2, seed: 9 }), { signal: signal() });
-    // Same sampled path, so the verdict position sees the same context in all three.
-    expect(cool.text).toBe(greedy.text);
-    expect(hot.text).toBe(greedy.text);
+    // A number field takes the whole-reply grammar: sampled tokens report untempered probabilities.
+    const wholeReply = {
+      name: 'verdict',
+      schema: { type: 'object', properties: { explanation: { type: 'string' }, criteria_met: { type: 'boolean' }, confidence: { type: 'number' } }, required: ['explanation', 'criteria_met', 'confidence'] },
+    };
+    const greedy = await trueJudge.complete(verdictRequest('is kind', { output: wholeReply, logprobs: { top: 3 } }), { signal: signal() });
+    const cool = await trueJudge.complete(verdictRequest('is kind', { output: wholeReply, logprobs: { top: 3 }, temperature: 0.5, seed: 3 }), { signal: signal() });
+    const hot = await trueJudge.complete(verdictRequest('is kind', { output: wholeReply, logprobs: { top: 3 }, temperature: 2, seed: 9 }), { signal: signal() });
+    // Same sampled path up to the verdict, so its position sees the same context in all three.
+    const untilVerdict = (text: string) => text.slice(0, text.indexOf('criteria_met'));
+    expect(untilVerdict(cool.text)).toBe(untilVerdict(greedy.text));
+    expect(untilVerdict(hot.text)).toBe(untilVerdict(greedy.text));
     const reference = probabilityOfTrue(greedy.tokenProbabilities ?? []);
     expect(probabilityOfTrue(cool.tokenProbabilities ?? [])).toBeCloseTo(reference, 4);
     expect(probabilityOfTrue(hot.tokenProbabilities ?? [])).toBeCloseTo(reference, 4);
+    // Value by value, a boolean's probability is read from the untempered logits whatever the temperature.
+    const verdictOnly = { name: 'verdict', schema: { type: 'object', properties: { criteria_met: { type: 'boolean' } }, required: ['criteria_met'] } };
+    const atZero = await trueJudge.complete(verdictRequest('is kind', { output: verdictOnly, logprobs: { top: 3 } }), { signal: signal() });
+    const atTwo = await trueJudge.complete(verdictRequest('is kind', { output: verdictOnly, logprobs: { top: 3 }, temperature: 2, seed: 9 }), { signal: signal() });
+    expect(probabilityOfTrue(atTwo.tokenProbabilities ?? [])).toBeCloseTo(probabilityOfTrue(atZero.tokenProbabilities ?? []), 6);
+  });
+
+  it('picks the same verdict whether or not it reads the whole distribution', async () => {
+    const verdictOnly = { name: 'verdict', schema: { type: 'object', properties: { criteria_met: { type: 'boolean' } }, required: ['criteria_met'] } };
+    const criteria = ['is kind', 'mentions water', 'is short', 'cites a source'];
+    for (const judge of [trueJudge, falseJudge]) {
+      for (const criterion of criteria) {
+        const read = await judge.complete(verdictRequest(criterion, { output: verdictOnly, logprobs: { top: 2 } }), { signal: signal() });
+        const sampled = await judge.complete(verdictRequest(criterion, { output: verdictOnly }), { signal: signal() });
+        expect(sampled.text).toBe(read.text);
+        expect(sampled.tokenProbabilities).toBeUndefined();
+      }
+    }
+  });
+
+  it('samples a boolean from its tempered distribution at a temperature, and greedily at 0', async () => {
+    const verdictOnly = { name: 'verdict', schema: { type: 'object', properties: { criteria_met: { type: 'boolean' } }, required: ['criteria_met'] } };
+    const greedy = await Promise.all([1, 2, 3, 4].map((seed) => falseJudge.complete(verdictRequest('is kind', { output: verdictOnly, seed }), { signal: signal() })));
+    expect(new Set(greedy.map((reply) => reply.text))).toEqual(new Set(['{"criteria_met": false}']));
+    // At a high temperature the rigged model's minority answer turns up among enough seeded draws.
+    const seeds = Array.from({ length: 40 }, (_, index) => index + 1);
+    const hot = [];
+    for (const seed of seeds) hot.push((await falseJudge.complete(verdictRequest('is kind', { output: verdictOnly, temperature: 2, seed }), { signal: signal() })).text);
+    expect(new Set(hot)).toEqual(new Set(['{"criteria_met": false}', '{"criteria_met": true}']));
   });
 
   it('honours the seed at a temperature', async () => {
@@ -239,7 +290,7 @@ describe('llama.cpp judge on the tiny generated model', () => {
       await judge.complete(verdictRequest('is concise'), { signal: signal() });
       const again = await judge.complete(verdictRequest('is concise'), { signal: signal() });
       expect(again.usage.cachedInputTokens).toBe(0);
-      expect(again.usage.inputTokens).toBe(byteTokenCount(judge.renderPrompt(gradingMessages('is concise'))));
+      expect(again.usage.inputTokens).toBe(byteTokenCount(judge.renderPrompt(gradingMessages('is concise'))) + forcedVerdictText.length);
     } finally {
       await judge.close();
     }
@@ -264,5 +315,15 @@ describe('llama.cpp judge set-up errors', () => {
     await judge.close();
     await judge.close();
     await expect(judge.complete(verdictRequest('x'), { signal: signal() })).rejects.toSatisfy((error) => RubricateError.isInstance(error) && error.code === 'JUDGE_UNAVAILABLE');
+  });
+});
+
+describe('the default thread count', () => {
+  it('uses the math cores the load average leaves free, and at least one', () => {
+    expect(defaultLocalThreads(2, 0.1)).toBe(2);
+    expect(defaultLocalThreads(2, 1.2)).toBe(1);
+    expect(defaultLocalThreads(2, 7)).toBe(1);
+    expect(defaultLocalThreads(8, 2.5)).toBe(6);
+    expect(defaultLocalThreads(4, Number.NaN)).toBe(4);
   });
 });

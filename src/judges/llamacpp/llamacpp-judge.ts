@@ -6,13 +6,17 @@
  * longest prefix of tokens it shares with the sequence's previous prompt (that part of the
  * KV cache is exactly what a fresh evaluation would compute), erases the rest and generates.
  * Nothing else carries over between calls: no chat history, no sampler or grammar state.
- * Structured output is enforced with a grammar built from the request's JSON schema, so
- * every finished reply parses. Prompts that do not fit are refused up front (never shifted).
+ * Structured output is enforced with grammars built from the request's JSON schema, so every
+ * finished reply parses: per-criterion verdict shapes value by value (the JSON around the
+ * values forced, each value under its own grammar), anything else under one grammar for the
+ * whole reply. Prompts that do not fit are refused up front (never shifted).
  */
+import os from 'node:os';
 import path from 'node:path';
 import { RubricateError } from '../../errors.js';
+import { isRecord } from '../../util/is-record.js';
 import { canonicalJson, safeParseJson } from '../../util/json.js';
-import { seededRandom } from '../../util/random.js';
+import { seededRandom, type RandomSource } from '../../util/random.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest, TokenProbability } from '../types.js';
 import { chatWrapperFor } from './chat-wrapper.js';
 import { toGrammarJsonSchema } from './grammar-schema.js';
@@ -32,7 +36,7 @@ type Token = import('node-llama-cpp').Token;
 export interface LlamaCppJudgeOptions {
   /** A GGUF file path, or a model URI such as `hf:USER/REPO:QUANT` (resolved into `cacheDirectory`). */
   model: string;
-  /** CPU threads for evaluation; default the physical core count minus one (at least 1). */
+  /** CPU threads for evaluation; default {@link defaultLocalThreads} (the math cores other work leaves free). */
   threads?: number;
   /** Parallel sequences in the context (the judge's `capabilities.maxConcurrency`); default 1. */
   sequences?: number;
@@ -48,6 +52,33 @@ export interface LlamaCppJudgeOptions {
   /** Provenance id; default `gguf:` + `model`. */
   id?: string;
   onDownloadProgress?: DownloadProgress;
+  /** Called after each completed call with where its time went (`bench-local`'s per-stage profile). */
+  onInference?: (profile: InferenceProfile) => void;
+}
+
+/**
+ * Where one call's time went. Seconds are wall time inside the judge; `promptSeconds` is the
+ * first evaluation step (the prompt tokens not served from the KV cache, any forced reply text
+ * before the first free value, and the first token's sampling), so it is what prefill costs.
+ */
+export interface InferenceProfile {
+  /** Prompt tokens served from the sequence's KV cache. */
+  reusedTokens: number;
+  /** Prompt tokens evaluated. */
+  promptTokens: number;
+  /** Reply text the judge wrote itself (JSON keys and punctuation), evaluated like prompt text. */
+  forcedTokens: number;
+  /** Tokens the model chose (free values, one per boolean). */
+  generatedTokens: number;
+  /** Chat template rendering, tokenizing, prefix comparison and KV erasure. */
+  prepareSeconds: number;
+  promptSeconds: number;
+  /** Decode steps after the first: evaluation, sampling and grammar, as llama.cpp runs them. */
+  decodeSeconds: number;
+  /** Steps that read a boolean's logits (their forced text evaluated in the same batch). */
+  verdictSeconds: number;
+  /** Our own per-token work: detokenizing, completeness checks, probability maps. */
+  ownSeconds: number;
 }
 
 export interface LlamaCppJudge extends Judge {
@@ -61,8 +92,6 @@ export interface LlamaCppJudge extends Judge {
   renderPrompt(messages: ChatMessage[]): string;
   /** Token ids of the prompt as the model evaluates it (for projections without generating). */
   promptTokenIds(messages: ChatMessage[]): readonly number[];
-  /** Token count of plain text in this model's vocabulary. */
-  countTextTokens(text: string): number;
   close(): Promise<void>;
 }
 
@@ -93,10 +122,7 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     onProgress: options.onDownloadProgress,
   });
   const llama = await getSharedLlama();
-  // llama.cpp's own default is at least 4 threads; on small machines that oversubscribes badly.
-  // One core is left for Node's event loop and the HTTP/IO work around inference: on a
-  // 2-core machine 2 threads measured 100× slower than 1 (threads spin-waiting on each other).
-  const threads = options.threads ?? Math.max(1, llama.cpuMathCores - 1);
+  const threads = options.threads ?? defaultLocalThreads(llama.cpuMathCores, os.loadavg()[0]);
 
   let model: LlamaModel;
   try {
@@ -134,8 +160,10 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
   }
   const pool = new ResourcePool(slots);
   const grammars = new Map<string, LlamaGrammar>();
-  /** Token ids a `true`/`false` value can start with (computed on the first verdict-only call). */
+  /** Token ids a `true`/`false` value can start with (computed on the first verdict). */
   let verdictTokenIds: Set<Token> | undefined;
+  /** Those tokens' logits raised above every other token's, for verdicts read without probabilities. */
+  let verdictBias: import('node-llama-cpp').TokenBias | undefined;
   const inFlight = new Set<Promise<unknown>>();
   // Seeds for calls that bring none: distinct per call, and the same sequence on every run.
   const unseededCalls = seededRandom(0x5eed);
@@ -145,6 +173,9 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     id: options.id ?? `gguf:${options.model}`,
     model: path.basename(modelPath),
     baseUrl: modelPath,
+    // Replies decoded value by value differ in their JSON spacing (and can differ in a sampled
+    // token) from the whole-reply grammar's: cached replies of the two never mix.
+    variant: 'decoding:field-by-field',
   };
 
   function contextText(messages: ChatMessage[]) {
@@ -175,14 +206,18 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
 
   async function generate(slot: SequenceSlot, request: JudgeRequest, signal: AbortSignal): Promise<JudgeReply> {
     const { sequence } = slot;
+    const clock = stageClock();
     const state = contextText(request.messages);
     const promptTokens = state.contextText.tokenize(model.tokenizer);
     const capacity = sequence.contextSize;
     if (request.maxTokens !== undefined && (!Number.isInteger(request.maxTokens) || request.maxTokens < 1)) {
       throw new RubricateError('JUDGE_REQUEST_REJECTED', 'maxTokens must be a positive integer', { field: 'maxTokens' });
     }
-    const maxTokens = request.maxTokens ?? capacity - promptTokens.length;
-    if (promptTokens.length + maxTokens > capacity || maxTokens < 1) {
+    const fields = request.output ? fieldByFieldShape(request.output.schema) : undefined;
+    const forcedPieces = fields ? forcedReplyPieces(fields) : [];
+    const forcedCount = forcedPieces.reduce((sum, piece) => sum + model.tokenize(piece).length, 0);
+    const maxTokens = request.maxTokens ?? capacity - promptTokens.length - forcedCount;
+    if (promptTokens.length + forcedCount + maxTokens > capacity || maxTokens < 1) {
       throw new RubricateError(
         'JUDGE_CONTEXT_OVERFLOW',
         `prompt of ${promptTokens.length} tokens plus ${request.maxTokens ?? 'at least 1'} reply token(s) does not fit the context of ${capacity} tokens per sequence` +
@@ -198,16 +233,52 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     while (reused < reusable && previous[reused] === promptTokens[reused]) reused += 1;
     if (sequence.nextTokenIndex > reused) await sequence.eraseContextTokenRanges([{ start: reused, end: sequence.nextTokenIndex }]);
     throwIfAborted(signal);
+    const profile: InferenceProfile = {
+      reusedTokens: reused,
+      promptTokens: promptTokens.length - reused,
+      forcedTokens: 0,
+      generatedTokens: 0,
+      prepareSeconds: clock.lap(),
+      promptSeconds: 0,
+      decodeSeconds: 0,
+      verdictSeconds: 0,
+      ownSeconds: 0,
+    };
+    const reply = fields
+      ? await generateFieldByField(sequence, promptTokens.slice(reused), fields, maxTokens, request, profile, signal)
+      : await generateFree(sequence, promptTokens.slice(reused), state.stopGenerationTriggers, maxTokens, request, profile, signal);
+    options.onInference?.(profile);
+    return { ...reply, usage: { inputTokens: promptTokens.length + profile.forcedTokens, outputTokens: profile.generatedTokens, cachedInputTokens: reused } };
+  }
 
-    if (request.output && isVerdictOnlySchema(request.output.schema)) {
-      return generateVerdictOnly(sequence, promptTokens, reused, request, signal);
-    }
+  /** Sampling settings shared by every step: plain temperature sampling, as the chat-completions APIs do (no top-k/top-p cut). */
+  function samplingOf(request: JudgeRequest) {
+    return {
+      temperature: Math.max(0, request.temperature ?? 0),
+      topK: 0,
+      topP: 1,
+      minP: 0,
+      // node-llama-cpp's fallback seed is the current second, which would repeat within a second.
+      seed: request.seed ?? Math.floor(unseededCalls() * 2 ** 32),
+    };
+  }
+
+  /** A reply with no schema, or a schema the field-by-field decoder does not take: one grammar over the whole reply. */
+  async function generateFree(
+    sequence: LlamaContextSequence,
+    pending: Token[],
+    stopTriggers: readonly import('node-llama-cpp').LlamaText[],
+    maxTokens: number,
+    request: JudgeRequest,
+    profile: InferenceProfile,
+    signal: AbortSignal,
+  ): Promise<Omit<JudgeReply, 'usage'>> {
     const grammar = request.output ? await grammarFor(request.output.schema) : undefined;
     const grammarEvaluationState = grammar ? new nodeLlamaCpp.LlamaGrammarEvaluationState({ model, grammar }) : undefined;
-    const temperature = Math.max(0, request.temperature ?? 0);
+    const sampling = samplingOf(request);
     const wantProbabilities = request.logprobs !== undefined;
     const topAlternatives = Math.max(0, Math.floor(request.logprobs?.top ?? 0));
-    const stopTexts = stopTriggerTexts(nodeLlamaCpp, state.stopGenerationTriggers, grammar !== undefined);
+    const stopTexts = stopTriggerTexts(nodeLlamaCpp, stopTriggers, grammar !== undefined);
     const longestStop = stopTexts.reduce((longest, text) => Math.max(longest, text.length), 0);
 
     const generated: Token[] = [];
@@ -215,24 +286,16 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     let runningText = '';
     let finishReason: 'stop' | 'length' = 'length';
     let stopText: string | undefined;
-
+    const clock = stageClock();
     const iterator = sequence.evaluateWithMetadata(
-      promptTokens.slice(reused),
+      pending,
       // Typed as always-on so `output.probabilities` is visible; it is undefined when not asked for.
       { probabilities: wantProbabilities } as { readonly probabilities: true },
-      {
-        temperature,
-        // Plain temperature sampling, as the chat-completions APIs do (no top-k/top-p cut).
-        topK: 0,
-        topP: 1,
-        minP: 0,
-        // node-llama-cpp's fallback seed is the current second, which would repeat within a second.
-        seed: request.seed ?? Math.floor(unseededCalls() * 2 ** 32),
-        grammarEvaluationState,
-        yieldEogToken: true,
-      },
+      { ...sampling, grammarEvaluationState, yieldEogToken: true },
     );
     for await (const output of iterator) {
+      if (generated.length === 0) profile.promptSeconds += clock.lap();
+      else profile.decodeSeconds += clock.lap();
       throwIfAborted(signal);
       const token = output.token;
       if (model.isEogToken(token)) {
@@ -242,27 +305,27 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
       generated.push(token);
       const pieceText = model.detokenize([token], true);
       if (wantProbabilities && output.probabilities) {
-        tokenProbabilities.push(toTokenProbability(model, token, pieceText, output.probabilities, topAlternatives, temperature));
+        tokenProbabilities.push(toTokenProbability(model, token, pieceText, output.probabilities, topAlternatives, sampling.temperature));
       }
       runningText += pieceText;
+      let closed = false;
       if (grammar && /[}\]]/.test(pieceText)) {
         // A closed top-level object or array cannot grow: stop without the grammar's trailing newlines.
         const candidate = model.detokenize(generated).trimEnd();
-        if (/[}\]]$/.test(candidate) && safeParseJson(candidate).ok) {
-          finishReason = 'stop';
-          break;
-        }
+        closed = /[}\]]$/.test(candidate) && safeParseJson(candidate).ok;
       }
-      if (longestStop > 0) {
+      if (!closed && longestStop > 0) {
         const tail = runningText.slice(-(longestStop + pieceText.length));
         stopText = stopTexts.find((text) => tail.includes(text));
-        if (stopText !== undefined) {
-          finishReason = 'stop';
-          break;
-        }
+      }
+      profile.ownSeconds += clock.lap();
+      if (closed || stopText !== undefined) {
+        finishReason = 'stop';
+        break;
       }
       if (generated.length >= maxTokens) break;
     }
+    profile.generatedTokens += generated.length;
 
     let text = model.detokenize(generated);
     if (stopText !== undefined) {
@@ -270,38 +333,166 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
       if (cut >= 0) text = text.slice(0, cut);
     }
     if (grammar) text = text.trimEnd();
-    return {
-      text,
-      usage: { inputTokens: promptTokens.length, outputTokens: generated.length, cachedInputTokens: reused },
-      finishReason,
-      ...(wantProbabilities ? { tokenProbabilities } : {}),
-    };
+    return { text, finishReason, ...(wantProbabilities ? { tokenProbabilities } : {}) };
   }
 
   /**
-   * A reply schema that is only `{"criteria_met": boolean}` leaves the model one free choice, so
-   * the forced text up to the value joins the prompt (evaluated in the same batch, which costs
-   * a fraction of a decode step per token) and a single decode step picks `true` or `false`:
-   * one generated token per criterion instead of one per character of JSON.
+   * Per-criterion verdict shapes (`{"explanation": string, "criteria_met": boolean}`, a `choice`
+   * string, or the verdict alone) decoded one value at a time. The JSON around the values has
+   * no alternative, so the judge writes it and evaluates it with the next batch (a fraction of
+   * a decode step per token); a boolean is one step that reads the logits of the tokens that
+   * can spell `true` or `false`; a string is sampled under the grammar of that value alone and
+   * ends where its closing quote makes it whole. So a reply costs its free tokens plus one per
+   * boolean, not one step per character of JSON.
    */
-  async function generateVerdictOnly(sequence: LlamaContextSequence, promptTokens: Token[], reused: number, request: JudgeRequest, signal: AbortSignal): Promise<JudgeReply> {
-    const forcedTokens = model.tokenize(verdictOnlyPrefix);
-    const capacity = sequence.contextSize;
-    if (promptTokens.length + forcedTokens.length + 1 > capacity) {
-      throw new RubricateError('JUDGE_CONTEXT_OVERFLOW', `prompt of ${promptTokens.length} tokens does not fit the context of ${capacity} tokens per sequence`, {
-        promptTokens: promptTokens.length,
-        contextSize: capacity,
-      });
-    }
-    const iterator = sequence.evaluateWithMetadata([...promptTokens.slice(reused), ...forcedTokens], { probabilities: true }, { temperature: 0, topK: 0, topP: 1, minP: 0 });
-    let choice: { token: Token; text: string; probability: number } | undefined;
-    const alternatives: TokenProbability['top'] = [];
+  async function generateFieldByField(
+    sequence: LlamaContextSequence,
+    promptTokens: Token[],
+    fields: readonly ReplyField[],
+    maxTokens: number,
+    request: JudgeRequest,
+    profile: InferenceProfile,
+    signal: AbortSignal,
+  ): Promise<Omit<JudgeReply, 'usage'>> {
+    const sampling = samplingOf(request);
+    const wantProbabilities = request.logprobs !== undefined;
     const topAlternatives = Math.max(0, Math.floor(request.logprobs?.top ?? 0));
-    let allowedMass = 0;
+    const pieces = forcedReplyPieces(fields);
+    const tokenProbabilities: TokenProbability[] = [];
+    const choose = seededRandom(sampling.seed);
+    let pending: Token[] = [...promptTokens];
+    let text = '';
+    let firstStep = true;
+    let budget = maxTokens;
+    const force = (piece: string) => {
+      const tokens = model.tokenize(piece);
+      pending.push(...tokens);
+      profile.forcedTokens += tokens.length;
+      text += piece;
+      // Forced text has one alternative, itself, with probability 1.
+      if (wantProbabilities) tokenProbabilities.push({ token: piece, logprob: 0, top: [{ token: piece, logprob: 0 }] });
+    };
+
+    for (const [index, field] of fields.entries()) {
+      force(pieces[index]);
+      if (field.kind === 'boolean') {
+        const clock = stageClock();
+        const verdict = await chooseBoolean(sequence, pending, sampling, wantProbabilities, topAlternatives, choose, signal);
+        if (firstStep) profile.promptSeconds += clock.lap();
+        else profile.verdictSeconds += clock.lap();
+        firstStep = false;
+        profile.generatedTokens += 1;
+        budget -= 1;
+        text += verdict.word;
+        if (wantProbabilities) tokenProbabilities.push({ token: verdict.word, logprob: verdict.logprob, top: verdict.top });
+        // What follows the chosen token is forced, as the grammar would force it; the next batch evaluates the whole word.
+        pending = model.tokenize(verdict.word);
+        profile.ownSeconds += clock.lap();
+        continue;
+      }
+      const value = await generateValue(sequence, pending, field.schema, budget, sampling, firstStep, topAlternatives, wantProbabilities, profile, signal);
+      firstStep = false;
+      budget -= value.tokens.length;
+      text += value.text;
+      tokenProbabilities.push(...value.tokenProbabilities);
+      if (!value.complete) {
+        // Out of tokens (or the model ended) inside a value: the partial text is what the parser sees, and it refuses it.
+        return { text, finishReason: value.ended ? 'stop' : 'length', ...(wantProbabilities ? { tokenProbabilities } : {}) };
+      }
+      // The last sampled token has not been evaluated yet: it leads the next batch.
+      pending = [value.tokens[value.tokens.length - 1]];
+    }
+    force(pieces[fields.length]);
+    return { text, finishReason: 'stop', ...(wantProbabilities ? { tokenProbabilities } : {}) };
+  }
+
+  /** One value under the grammar of its own schema, sampled until it is whole JSON. */
+  async function generateValue(
+    sequence: LlamaContextSequence,
+    pending: Token[],
+    schema: Record<string, unknown>,
+    budget: number,
+    sampling: ReturnType<typeof samplingOf>,
+    firstStep: boolean,
+    topAlternatives: number,
+    wantProbabilities: boolean,
+    profile: InferenceProfile,
+    signal: AbortSignal,
+  ): Promise<{ tokens: Token[]; text: string; complete: boolean; ended: boolean; tokenProbabilities: TokenProbability[] }> {
+    const grammar = await grammarFor(schema);
+    const grammarEvaluationState = new nodeLlamaCpp.LlamaGrammarEvaluationState({ model, grammar });
+    const tokens: Token[] = [];
+    const tokenProbabilities: TokenProbability[] = [];
+    let text = '';
+    const clock = stageClock();
+    const iterator = sequence.evaluateWithMetadata(pending, { probabilities: wantProbabilities } as { readonly probabilities: true }, {
+      ...sampling,
+      grammarEvaluationState,
+      yieldEogToken: true,
+    });
+    for await (const output of iterator) {
+      if (tokens.length === 0 && firstStep) profile.promptSeconds += clock.lap();
+      else profile.decodeSeconds += clock.lap();
+      throwIfAborted(signal);
+      if (model.isEogToken(output.token)) {
+        profile.generatedTokens += tokens.length;
+        return { tokens, text, complete: false, ended: true, tokenProbabilities };
+      }
+      tokens.push(output.token);
+      const pieceText = model.detokenize([output.token], true);
+      if (wantProbabilities && output.probabilities) {
+        tokenProbabilities.push(toTokenProbability(model, output.token, pieceText, output.probabilities, topAlternatives, sampling.temperature));
+      }
+      // A string is whole once a closing quote makes the text parse; until then only a quote can end it.
+      let complete = false;
+      if (pieceText.includes('"')) {
+        text = model.detokenize(tokens);
+        const parsed = safeParseJson(text.trim());
+        complete = parsed.ok && typeof parsed.value === 'string';
+      }
+      profile.ownSeconds += clock.lap();
+      if (complete || tokens.length >= budget) {
+        profile.generatedTokens += tokens.length;
+        return { tokens, text: model.detokenize(tokens), complete, ended: false, tokenProbabilities };
+      }
+    }
+    profile.generatedTokens += tokens.length;
+    return { tokens, text: model.detokenize(tokens), complete: false, ended: true, tokenProbabilities };
+  }
+
+  /**
+   * Evaluates `pending` and picks `true` or `false` among the tokens that can start either word
+   * (worked out once per model, from the first verdict's distribution: one pass over the
+   * vocabulary): the most probable at temperature 0, else drawn from the tempered distribution
+   * restricted to them. With probabilities asked for, the whole distribution is read and the
+   * reported one is renormalised over those tokens, as a grammar-constrained one is; without,
+   * the sampler does the choosing, with those tokens' logits raised far above every other
+   * token's (the same choice, without copying a 150,000-entry distribution into JavaScript).
+   */
+  async function chooseBoolean(
+    sequence: LlamaContextSequence,
+    pending: Token[],
+    sampling: ReturnType<typeof samplingOf>,
+    withProbabilities: boolean,
+    topAlternatives: number,
+    random: RandomSource,
+    signal: AbortSignal,
+  ): Promise<{ word: 'true' | 'false'; logprob: number; top: TokenProbability['top'] }> {
+    const wordOf = (text: string) => (text.trimStart().startsWith('t') ? 'true' : 'false');
+    if (!withProbabilities && verdictTokenIds !== undefined) {
+      verdictBias ??= [...verdictTokenIds].reduce((bias, token) => bias.set(token, { logit: verdictLogitBoost }), new nodeLlamaCpp.TokenBias(model.tokenizer));
+      const iterator = sequence.evaluateWithMetadata(pending, {}, { ...sampling, tokenBias: verdictBias });
+      for await (const output of iterator) {
+        throwIfAborted(signal);
+        if (!verdictTokenIds.has(output.token)) break;
+        return { word: wordOf(model.detokenize([output.token], true)), logprob: 0, top: [] };
+      }
+      throw new RubricateError('JUDGE_SERVER_ERROR', 'local llama.cpp inference chose no token that spells true or false at the verdict');
+    }
+    const iterator = sequence.evaluateWithMetadata(pending, { probabilities: true }, { temperature: 0, topK: 0, topP: 1, minP: 0 });
+    const allowed: Array<{ text: string; probability: number }> = [];
     for await (const output of iterator) {
       throwIfAborted(signal);
-      // Greedy over the tokens a grammar would allow here: non-empty prefixes of `true` or `false`.
-      // Which ids those are is worked out once per model (one pass over the vocabulary).
       if (verdictTokenIds === undefined) {
         verdictTokenIds = new Set();
         for (const token of output.probabilities.keys()) {
@@ -310,32 +501,27 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
         }
       }
       for (const [token, probability] of output.probabilities) {
-        if (!verdictTokenIds.has(token)) continue;
-        const text = model.detokenize([token], true);
-        allowedMass += probability;
-        if (alternatives.length < topAlternatives) alternatives.push({ token: text, logprob: Math.log(Math.max(probability, Number.MIN_VALUE)) });
-        if (choice === undefined || probability > choice.probability) choice = { token, text, probability };
+        if (verdictTokenIds.has(token) && probability > 0) allowed.push({ text: model.detokenize([token], true), probability });
       }
       break;
     }
-    if (choice === undefined) throw new RubricateError('JUDGE_SERVER_ERROR', 'local llama.cpp inference gave no probability to true or false at the verdict');
-    // Renormalised over the allowed tokens seen, as a grammar-constrained distribution is.
-    const normalised = alternatives.map((alternative) => ({ token: alternative.token, logprob: alternative.logprob - Math.log(allowedMass) }));
+    if (allowed.length === 0) throw new RubricateError('JUDGE_SERVER_ERROR', 'local llama.cpp inference gave no probability to true or false at the verdict');
+    allowed.sort((left, right) => right.probability - left.probability);
+    const mass = allowed.reduce((sum, entry) => sum + entry.probability, 0);
+    let chosen = allowed[0];
+    if (sampling.temperature > 0) {
+      const weights = allowed.map((entry) => entry.probability ** (1 / sampling.temperature));
+      let draw = random() * weights.reduce((sum, weight) => sum + weight, 0);
+      for (const [index, weight] of weights.entries()) {
+        draw -= weight;
+        chosen = allowed[index];
+        if (draw <= 0) break;
+      }
+    }
     return {
-      text: `${verdictOnlyPrefix}${choice.text.trimStart().startsWith('t') ? 'true' : 'false'}}`,
-      usage: { inputTokens: promptTokens.length + forcedTokens.length, outputTokens: 1, cachedInputTokens: reused },
-      finishReason: 'stop',
-      ...(request.logprobs
-        ? {
-            tokenProbabilities: [
-              // The forced prefix had no alternative: probability 1.
-              { token: verdictOnlyPrefix, logprob: 0, top: [] },
-              // The chosen token may be a prefix (`t`); what follows it is forced, as the grammar would force it.
-              { token: choice.text.trimStart().startsWith('t') ? 'true' : 'false', logprob: Math.log(choice.probability) - Math.log(allowedMass), top: normalised },
-              { token: '}', logprob: 0, top: [] },
-            ],
-          }
-        : {}),
+      word: wordOf(chosen.text),
+      logprob: Math.log(chosen.probability) - Math.log(mass),
+      top: allowed.slice(0, topAlternatives).map((entry) => ({ token: entry.text, logprob: Math.log(entry.probability) - Math.log(mass) })),
     };
   }
 
@@ -383,21 +569,70 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     chatWrapperName: chatWrapper.wrapperName,
     renderPrompt: (messages) => model.detokenize(contextText(messages).contextText.tokenize(model.tokenizer), true),
     promptTokenIds: (messages) => contextText(messages).contextText.tokenize(model.tokenizer),
-    countTextTokens: (text) => model.tokenize(text).length,
     complete,
     close,
   };
 }
 
-const verdictOnlyPrefix = '{"criteria_met": ';
+/** Far above any logit a model gives (tens at most), and small enough for float32 to keep the differences between the boosted tokens. */
+const verdictLogitBoost = 1000;
 
-/** `{type: object, properties: {criteria_met: {type: boolean}}}` and nothing else. */
-function isVerdictOnlySchema(schema: Record<string, unknown>): boolean {
+type ReplyField = { name: string; kind: 'boolean' } | { name: string; kind: 'string'; schema: Record<string, unknown> };
+
+/**
+ * The fields of a reply schema that can be decoded one value at a time: an object whose
+ * properties are all booleans or strings (a string enum included), in schema order (the order
+ * the whole-reply grammar writes them). Anything else (numbers, nested values, open objects)
+ * takes the whole-reply grammar.
+ */
+function fieldByFieldShape(schema: Record<string, unknown>): ReplyField[] | undefined {
   const properties = schema.properties;
-  if (schema.type !== 'object' || properties === null || typeof properties !== 'object') return false;
-  const names = Object.keys(properties);
-  const verdict = (properties as Record<string, unknown>).criteria_met as Record<string, unknown> | undefined;
-  return names.length === 1 && names[0] === 'criteria_met' && verdict?.type === 'boolean';
+  if (schema.type !== 'object' || !isRecord(properties)) return undefined;
+  if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) return undefined;
+  const fields: ReplyField[] = [];
+  for (const [name, property] of Object.entries(properties)) {
+    if (!isRecord(property)) return undefined;
+    const isStringEnum = Array.isArray(property.enum) && property.enum.length > 0 && property.enum.every((value) => typeof value === 'string');
+    if (property.type === 'boolean' && property.enum === undefined && property.const === undefined) fields.push({ name, kind: 'boolean' });
+    else if ((property.type === 'string' && property.const === undefined) || isStringEnum) fields.push({ name, kind: 'string', schema: property });
+    else return undefined;
+  }
+  return fields.length > 0 ? fields : undefined;
+}
+
+/** The JSON the judge writes around the values: before each field's value, and the closing brace. */
+function forcedReplyPieces(fields: readonly ReplyField[]): string[] {
+  return [...fields.map((field, index) => `${index === 0 ? '{' : ', '}${JSON.stringify(field.name)}: `), '}'];
+}
+
+/** Laps of a monotonic clock, in seconds. */
+function stageClock(): { lap(): number } {
+  let last = process.hrtime.bigint();
+  return {
+    lap() {
+      const now = process.hrtime.bigint();
+      const seconds = Number(now - last) / 1e9;
+      last = now;
+      return seconds;
+    },
+  };
+}
+
+/**
+ * llama.cpp threads when none are given: the math cores that other work leaves free by the
+ * 1-minute load average at start-up. On an idle 2-core machine 2 threads run prefill and
+ * decode about twice as fast as 1; with one core busy elsewhere, 2 threads decode 3× slower
+ * than 1, because llama.cpp's threads wait on each other at every step (docs/benchmarks.md).
+ */
+export function defaultLocalThreads(mathCores: number, loadAverage: number): number {
+  const busy = Number.isFinite(loadAverage) ? Math.floor(Math.max(0, loadAverage)) : 0;
+  return Math.max(1, Math.min(mathCores, mathCores - busy));
+}
+
+/** {@link defaultLocalThreads} for this machine now. */
+export async function defaultLocalThreadsNow(): Promise<number> {
+  const llama = await getSharedLlama();
+  return defaultLocalThreads(llama.cpuMathCores, os.loadavg()[0]);
 }
 
 /**
