@@ -17,6 +17,16 @@ function words(line: string): string[] {
   return found.slice(found.findIndex((word) => word === 'rubricate') + 1);
 }
 
+describe('--version', () => {
+  it('prints the version without loading any command, and the full help still lists them all', async () => {
+    expect((await buildProgram(context, ['--version'])).commands).toHaveLength(0);
+    const { stdout, code } = await runCliCaptured(['--version']);
+    expect(code).toBe(0);
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect((await buildProgram(context, ['--version', '--help'])).commands.length).toBeGreaterThan(20);
+  });
+});
+
 describe('--help', () => {
   it('places every option of every command in a section', async () => {
     const program = await buildProgram(context);

@@ -58,11 +58,21 @@ export async function buildProgram(context: CommandContext, argv: readonly strin
       setInputLimits({ encoding: options.encoding, maxRecordBytes: options.maxRecordBytes, maxDepth: options.maxRecordDepth });
     })
     .configureOutput({ writeOut: (text) => context.stdout(text.replace(/\n$/, '')), writeErr: (text) => context.stderr(text.replace(/\n$/, '')) });
-  const requested = argv.find((argument) => !argument.startsWith('-'));
-  const names = requested !== undefined && requested in commandModules ? [requested] : Object.keys(commandModules);
+  const names = commandsToLoad(argv);
   for (const name of names) (await commandModules[name]())(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
+}
+
+/**
+ * The command modules a command line needs: the one it names, none for a bare `--version` (no
+ * command's code is loaded just to print a number), all of them for the full help.
+ */
+function commandsToLoad(argv: readonly string[]): string[] {
+  const requested = argv.find((argument) => !argument.startsWith('-'));
+  if (requested !== undefined && requested in commandModules) return [requested];
+  const versionOnly = requested === undefined && argv.some((argument) => argument === '--version' || argument === '-V') && !argv.some((argument) => argument === '--help' || argument === '-h');
+  return versionOnly ? [] : Object.keys(commandModules);
 }
 
 function positiveInteger(name: string) {
