@@ -43,7 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from rubricate_client._verl import _abort
 from rubricate_client.client import DEFAULT_TIMEOUT, AsyncRubricateClient, Prompt, RubricateClient, RubricateConfigError, RubricateError, Rubric, plain, rubric_value
 from rubricate_client.text import END_OF_TURN_TOKENS, end_tokens, prompt_messages, special_tokens, split_query, strip_end_of_turn
-from rubricate_client.trl import Failed, RewardSettings, completion_text, prompt_value
+from rubricate_client.trl import ASYNC_SINCE, Failed, RewardSettings, completion_text, installed_trl_version, prompt_value
 
 logger = logging.getLogger("rubricate_client.groups")
 
@@ -304,6 +304,9 @@ def make_group_reward_function(
     call): TRL does not hand the function the rest. A row the server could not grade follows
     ``failed`` as in ``trl.make_reward_function``: ``None`` from TRL 1.6 (masked), raised before
     (TRL would sum ``None`` as 0), or the number given (logged, and in the ``<name>_error`` column)."""
+    version = installed_trl_version()
+    if version is not None and version < ASYNC_SINCE:
+        raise RuntimeError(f"TRL {version[0]}.{version[1]} does not await async reward functions (TRL >= 0.27 does): group rewards need TRL >= 0.27")
     size = _declared_group_size(group_size, args, "num_generations")
     if size is None:
         raise RubricateConfigError("CONFIG_INVALID", "make_group_reward_function needs the group size: pass group_size=<num_generations> or args=<your GRPOConfig>, so a process that holds part of a group is refused instead of graded")

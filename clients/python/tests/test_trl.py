@@ -327,6 +327,11 @@ class TrlGroupTest(unittest.TestCase):
             else:
                 self.assertAlmostEqual(value, expected[row], places=9, msg=str(index))
 
+    def test_trl_before_0_27_cannot_await_the_group_function_so_it_is_refused(self) -> None:
+        with FakeTrlVersion("0.26.2"), self.assertRaises(RuntimeError) as caught:
+            make_group_reward_function(serve.url, TOKEN, group_size=8)
+        self.assertIn("TRL >= 0.27", str(caught.exception))
+
     def test_the_tokenizers_special_tokens_are_stripped(self) -> None:
         tokenizer = types.SimpleNamespace(eos_token="<|my_eos|>", pad_token="<|my_pad|>", all_special_tokens=["<|my_eos|>", "<|my_pad|>", "<|my_bos|>"])
         reward = make_group_reward_function(serve.url, TOKEN, group_size=2, tokenizer=tokenizer, shaping={"length_penalty": {}})
