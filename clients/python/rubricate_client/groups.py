@@ -323,9 +323,8 @@ def make_group_reward_function(
         step = getattr(trainer_state, "global_step", None)
         texts = [completion_text(completion) for completion in completions]
         rows = await client._run(score_rows, client.client, [prompt_value(prompt) for prompt in prompts], texts, list(rubrics), group_size=size, shaping=shaping, lengths=lengths, step=step, tokens=tokens, fix=TRL_GROUP_FIX, max_parallel=max_concurrency)
-        for row in rows:
-            if row["zero_variance"] and row["reward"] is not None:
-                logger.debug("%s: group %d has equal rewards: no learning signal", name, row["group"])
+        for group in sorted({row["group"] for row in rows if row["zero_variance"]}):
+            logger.info("%s: group %d has equal rewards: no learning signal", name, group)
         return settings.rewards([{"reward": row["reward"], "error": row["error"]} for row in rows], kwargs)
 
     reward.__name__ = name
