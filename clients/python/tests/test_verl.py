@@ -119,8 +119,10 @@ def collect(results: List[Any]) -> Dict[str, List[Any]]:
 
 def balance_batch_order(workloads: List[int], dp: int) -> List[int]:
     """The order of rows after verl's ``trainer.balance_batch`` (see the module comment), written
-    from its described behaviour: ``dp`` parts of equal size filled heaviest row first into the
-    lightest part with room, each part then lightest rows at both ends, the parts one after the other."""
+    from its described behaviour: ``dp`` parts of equal size and near-equal workload (a greedy fill,
+    heaviest row first into the lightest part with room, where verl partitions by Karmarkar–Karp),
+    each part sorted by workload with its lightest rows at both ends (as verl orders a part), the
+    parts one after the other."""
     size = len(workloads) // dp
     parts: List[List[int]] = [[] for _ in range(dp)]
     totals = [0] * dp
