@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { grade } from '../pipeline/grade.js';
+import { Grader } from '../pipeline/grader.js';
+import { normalizeItem } from '../rubric/normalize.js';
 import { createJudge } from './registry.js';
 import { scriptedLabel, scriptedReplyText, scriptedValue } from './scripted.js';
 
@@ -53,6 +55,17 @@ describe('the scripted judge', () => {
       optional: true,
     });
     expect(scriptedValue(schema, 'unmet', 'seed')).toMatchObject({ winner: 'A', score: 1, optional: false });
+  });
+
+  it('answers a listwise group of any size with one entry per response shown (8 and 30: labels past Z)', async () => {
+    const judge = await createJudge({ model: 'scripted:met' });
+    const grader = new Grader({ judge, plan: { mode: 'listwise' }, calls: { retryBaseDelayMs: 1, maxAttempts: 1 } });
+    for (const size of [8, 30]) {
+      const items = Array.from({ length: size }, (_, index) => normalizeItem({ id: `g${size}/${index}`, prompt: 'Name some fruit.', response: `Answer ${index}.`, rubric: item.rubric }));
+      const results = await grader.gradeGroup(items);
+      expect(results.map((result) => [result.status, result.error?.message])).toEqual(Array(size).fill(['ok', undefined]));
+      expect(results.every((result) => result.score === 1)).toBe(true);
+    }
   });
 
   it("answers Prometheus' text protocol with its result line", () => {

@@ -29,9 +29,17 @@ function leansMet(verdicts: ScriptedVerdicts, seed: string, path: string): boole
   return createHash('sha256').update(seed).update('\0').update(path).digest()[0] % 2 === 0;
 }
 
+/** The members of a required `label` enum of an array's object items (a listwise reply's entries), if it has one. */
+function entryLabels(items: Record<string, unknown>): unknown[] | undefined {
+  const label = (items.properties as Record<string, Record<string, unknown>> | undefined)?.label;
+  const required = Array.isArray(items.required) && items.required.includes('label');
+  return required && Array.isArray(label?.enum) && label.enum.length > 0 ? label.enum : undefined;
+}
+
 /**
  * A value that satisfies a JSON schema: met takes the last enum member and the maximum, unmet
- * the first and the minimum; arrays get their fewest items (at least one).
+ * the first and the minimum; arrays get their fewest items (at least one), except an array of
+ * labelled entries (a listwise reply: items with a required `label` enum), which gets one entry per label.
  */
 export function scriptedValue(schema: Record<string, unknown>, verdicts: ScriptedVerdicts, seed: string, path = ''): unknown {
   const met = () => leansMet(verdicts, seed, path);
@@ -45,8 +53,12 @@ export function scriptedValue(schema: Record<string, unknown>, verdicts: Scripte
     return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, scriptedValue(property, verdicts, seed, `${path}.${name}`)]));
   }
   if (type === 'array') {
+    const items = (schema.items ?? {}) as Record<string, unknown>;
+    const labels = entryLabels(items);
+    // A listwise reply lists one entry per response shown (its `label` enum), whatever the group's size.
+    if (labels) return labels.slice(0, Number(schema.maxItems ?? labels.length)).map((label, index) => ({ ...(scriptedValue(items, verdicts, seed, `${path}[${index}]`) as Record<string, unknown>), label }));
     const count = Math.max(1, Number(schema.minItems ?? 1));
-    return Array.from({ length: count }, (_, index) => scriptedValue((schema.items ?? {}) as Record<string, unknown>, verdicts, seed, `${path}[${index}]`));
+    return Array.from({ length: count }, (_, index) => scriptedValue(items, verdicts, seed, `${path}[${index}]`));
   }
   if (type === 'boolean') return met();
   if (type === 'integer' || type === 'number') {

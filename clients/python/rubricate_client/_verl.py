@@ -16,6 +16,7 @@ from rubricate_client.client import (
     AsyncRubricateClient,
     RubricateAbort,
     RubricateClient,
+    RubricateConfigError,
     RubricateError,
     build_item,
     plain,
@@ -27,8 +28,11 @@ logger = logging.getLogger("rubricate_client.verl")
 #: Keys of every dict the functions return, the same each time (verl collects them per sample).
 SCORE_KEYS = ("score", "reward_failed", "criteria_met_fraction")
 
-#: Longest one call may take, retries included: inside the 300 s after which verl's ``prime`` and
-#: ``rate_limited`` managers stop waiting for a reward function and score the sample 0.0.
+#: verl's default ``reward_model.timeout``: after it, the ``rate_limited`` manager (and ``prime``,
+#: with its own 300 s) stops waiting for a reward function and scores the sample 0.0.
+VERL_REWARD_TIMEOUT = 300.0
+
+#: Longest one call may take, retries included: 90 % of verl's timeout, inside it.
 DEFAULT_TIME_BUDGET = 270.0
 
 _clients: Dict[Tuple[Any, ...], Any] = {}
@@ -64,6 +68,25 @@ def _budgeted(timeout: float, max_retry_time: float, time_budget: float) -> Tupl
     retry window, stays inside ``time_budget``."""
     timeout = min(timeout, time_budget)
     return timeout, max(0.0, min(max_retry_time, time_budget - timeout))
+
+
+def _time_budget(time_budget: Optional[float], reward_model_timeout: Optional[float]) -> float:
+    """The budget of one call, strictly inside verl's ``reward_model.timeout``: verl does not pass
+    its timeout to reward functions, so ``reward_kwargs.reward_model_timeout`` carries it
+    (``${reward_model.timeout}``); verl's default 300 s otherwise. Without ``time_budget``, 90 %
+    of the timeout; a ``time_budget`` at or above it is refused (verl would cancel the call and
+    train 0.0)."""
+    limit = VERL_REWARD_TIMEOUT if reward_model_timeout is None else float(reward_model_timeout)
+    if not limit > 0:
+        raise RubricateConfigError("CONFIG_INVALID", f"reward_model_timeout must be a positive number of seconds, got {reward_model_timeout!r}")
+    if time_budget is None:
+        return min(DEFAULT_TIME_BUDGET, 0.9 * limit)
+    if float(time_budget) >= limit:
+        raise RubricateConfigError(
+            "CONFIG_INVALID",
+            f"time_budget {float(time_budget):g} s is not below verl's reward_model.timeout {limit:g} s: verl would cancel a slow call and train 0.0. Set reward_kwargs.time_budget below it, or leave it out (90 % of the timeout)",
+        )
+    return float(time_budget)
 
 
 def _client(kind: type, base_url: Optional[str], token: Optional[str], timeout: float, max_retry_time: float, connect_retry_time: float) -> Any:
@@ -147,14 +170,15 @@ def compute_score(
     fallback: Optional[float] = None,
     max_retry_time: float = DEFAULT_MAX_RETRY_TIME,
     connect_retry_time: float = DEFAULT_CONNECT_RETRY_TIME,
-    time_budget: float = DEFAULT_TIME_BUDGET,
+    time_budget: Optional[float] = None,
+    reward_model_timeout: Optional[float] = None,
     **_unused: Any,
 ) -> Dict[str, float]:
     """One sample, synchronously: verl's ``naive``, ``dapo`` and ``prime`` managers (the result
     also reads as ``result[0]``, as prime reads it), or the reward loop."""
     try:
         item = _item(solution_str, ground_truth, extra_info)
-        timeout, max_retry_time = _budgeted(timeout, max_retry_time, time_budget)
+        timeout, max_retry_time = _budgeted(timeout, max_retry_time, _time_budget(time_budget, reward_model_timeout))
         client: RubricateClient = _client(RubricateClient, base_url, token, timeout, max_retry_time, connect_retry_time)
         try:
             result = client.score_item(item)
@@ -179,15 +203,18 @@ async def compute_score_async(
     fallback: Optional[float] = None,
     max_retry_time: float = DEFAULT_MAX_RETRY_TIME,
     connect_retry_time: float = DEFAULT_CONNECT_RETRY_TIME,
-    time_budget: float = DEFAULT_TIME_BUDGET,
+    time_budget: Optional[float] = None,
+    reward_model_timeout: Optional[float] = None,
     max_concurrency: int = 256,
     **_unused: Any,
 ) -> Dict[str, float]:
     """One sample, as a coroutine (verl's reward loop, ``rate_limited`` included, awaits it;
-    all samples run at once, up to ``max_concurrency`` requests in flight per process)."""
+    all samples run at once, up to ``max_concurrency`` requests in flight per process). Under
+    ``rate_limited``, pass verl's timeout: ``reward_kwargs.reward_model_timeout=${reward_model.timeout}``
+    (see ``_time_budget``)."""
     try:
         item = _item(solution_str, ground_truth, extra_info)
-        timeout, max_retry_time = _budgeted(timeout, max_retry_time, time_budget)
+        timeout, max_retry_time = _budgeted(timeout, max_retry_time, _time_budget(time_budget, reward_model_timeout))
         key = (os.getpid(), "async", base_url, token, timeout, max_retry_time, connect_retry_time, max_concurrency)
         with _lock:
             client = _clients.get(key)

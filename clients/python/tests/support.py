@@ -2,7 +2,9 @@
 real ``rubricate serve`` process pointed at it.
 
 The judge reads rubricate's grading prompt and decides by a rule the tests can compute by
-hand: a criterion is met when the response contains the criterion's last word. A response
+hand: a criterion is met when the response contains the criterion's last word. Listwise
+prompts (responses labelled A, B, …) get every response's verdicts by the same rule, pairwise
+ones (1, 2) the response with the higher ``fruit_score``. A response
 containing ``judge-breaks`` makes it answer HTTP 500; one containing ``judge-held`` is held
 until the test calls ``release_held()`` (a call in flight for as long as the test needs it).
 ``delay`` makes every answer take that long (a slow judge); calls are answered concurrently.
@@ -27,6 +29,9 @@ from typing import Any, Dict, List, Optional
 PROJECT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 RESPONSE_PATTERN = re.compile(r"<response-([0-9a-f]{16})>\n([\s\S]*?)\n</response-\1>")
+# Listwise (A, B, …) and pairwise (1, 2) prompts label each response shown.
+LABELLED_RESPONSE_PATTERN = re.compile(r"<response-([A-Z]+|\d)-([0-9a-f]{16})>\n([\s\S]*?)\n</response-\1-\2>")
+CRITERION_ID_PATTERN = re.compile(r'<criterion-([0-9a-f]+) id="([^"]*)" points="[^"]*">\n([\s\S]*?)\n</criterion-\1>')
 # Criteria are fenced like responses: <criterion-NONCE id=".." points="..">text</criterion-NONCE>.
 CRITERION_PATTERN = re.compile(r'<criterion-([0-9a-f]+) id="[^"]*" points="[^"]*">\n([\s\S]*?)\n</criterion-\1>')
 
@@ -37,6 +42,62 @@ FRUIT_RUBRIC = {
         {"id": "rotten", "text": "mentions rotten", "points": -2},
     ]
 }
+
+
+def shaped_by_length(responses: List[str], lengths: Optional[List[int]] = None, weight: float = 1.0, threshold: float = 0.5) -> List[float]:
+    """FRUIT_RUBRIC rewards of ONE group after Kimi k1.5's group length penalty, by hand from
+    the documented formula: λᵢ = 0.5 − (lenᵢ − min) ÷ (max − min) over the group (0 when all
+    lengths are equal); r + w·λᵢ when r ≥ threshold, else r + w·min(0, λᵢ). Lengths default to
+    characters, as the server counts them without ``lengths``."""
+    raw = [fruit_score(response) for response in responses]
+    sizes = lengths if lengths is not None else [len(response) for response in responses]
+    shortest, longest = min(sizes), max(sizes)
+    shaped = []
+    for reward, size in zip(raw, sizes):
+        term = 0.0 if longest == shortest else 0.5 - (size - shortest) / (longest - shortest)
+        shaped.append(reward + weight * (term if reward >= threshold else min(0.0, term)))
+    return shaped
+
+
+def win_rates(responses: List[str]) -> List[float]:
+    """Tournament rewards of ONE group of distinct responses, by hand: each response's share of
+    its comparisons won over every other response (a tie counts half), the judge preferring the
+    higher FRUIT_RUBRIC score."""
+    scores = [fruit_score(response) for response in responses]
+    return [sum(1.0 if mine > other else 0.5 if mine == other else 0.0 for j, other in enumerate(scores) if j != i) / (len(scores) - 1) for i, mine in enumerate(scores)]
+
+
+FRAGMENTS = ["apples", "pears", "rotten", "apples and pears", "rotten apples", "plums", "pears, rotten", "apples, pears and rotten"]
+
+
+def fruit_step(prompts: int, group: int) -> List[Any]:
+    """(prompt, response) rows of one RL step laid out as trainers generate them (each prompt's
+    ``group`` rollouts together), every response distinct, lengths and rewards varying within
+    every group, so a reward shaped or ranked over the wrong members comes out different."""
+    rows = []
+    for prompt in range(prompts):
+        for member in range(group):
+            padding = "very " * ((prompt * 3 + member * 5) % 7)
+            rows.append((f"Name some fruit (#{prompt}).", f"{FRAGMENTS[(prompt + member) % len(FRAGMENTS)]}, {padding}indeed (answer {prompt}.{member})"))
+    return rows
+
+
+def expected_by_group(rows: List[Any], group: int, rule: Any = None) -> Dict[Any, float]:
+    """The reward each (prompt, response) must get, computed by hand over its true group (the
+    ``group`` consecutive rows of the generation layout) with ``rule`` (a function of the
+    group's responses; default ``shaped_by_length``)."""
+    rule = rule or shaped_by_length
+    expected: Dict[Any, float] = {}
+    for start in range(0, len(rows), group):
+        members = rows[start : start + group]
+        for (prompt, response), value in zip(members, rule([response for _, response in members])):
+            expected[(prompt, response)] = value
+    return expected
+
+
+def wrong_rewards(rows: List[Any], rewards: List[Any], expected: Dict[Any, float]) -> List[int]:
+    """Rows whose reward is not the expected one (None included), to 1e-9."""
+    return [index for index, (row, reward) in enumerate(zip(rows, rewards)) if reward is None or abs(float(reward) - expected[row]) > 1e-9]
 
 
 def criterion_met(criterion_text: str, response: str) -> bool:
@@ -110,6 +171,10 @@ class FakeJudge:
                 judge.requests.append(body)
                 messages = body.get("messages", [])
                 user_text = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+                labelled = LABELLED_RESPONSE_PATTERN.findall(user_text)
+                if labelled:
+                    self._send(200, judge._completion(body, judge._group_reply(labelled, user_text)))
+                    return
                 match = RESPONSE_PATTERN.search(user_text)
                 response = match.group(2) if match else ""
                 criteria = [text for _nonce, text in CRITERION_PATTERN.findall(user_text)]
@@ -149,6 +214,22 @@ class FakeJudge:
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, args=(POLL_INTERVAL,), daemon=True)
         self.thread.start()
+
+    @staticmethod
+    def _group_reply(labelled: List[Any], user_text: str) -> Dict[str, Any]:
+        """A pairwise reply (responses 1 and 2: the higher FRUIT_RUBRIC score wins) or a listwise
+        one (every labelled response's verdict on every criterion, by the same rule as one at a time)."""
+        if labelled[0][0].isdigit():
+            first, second = (fruit_score(text) for _label, _nonce, text in labelled[:2])
+            return {"explanation": "scripted verdict", "winner": "tie" if first == second else "1" if first > second else "2"}
+        criteria = [(criterion_id, text) for _nonce, criterion_id, text in CRITERION_ID_PATTERN.findall(user_text)]
+        entries = [{"label": label, "verdicts": {criterion_id: {"explanation": "scripted verdict", "criteria_met": criterion_met(text, response)} for criterion_id, text in criteria}} for label, _nonce, response in labelled]
+        return {"responses": entries}
+
+    @staticmethod
+    def _completion(body: Dict[str, Any], reply: Dict[str, Any]) -> Dict[str, Any]:
+        message = {"role": "assistant", "content": json.dumps(reply)}
+        return {"id": "fake", "object": "chat.completion", "model": body.get("model", "fake"), "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
 
     @property
     def base_url(self) -> str:

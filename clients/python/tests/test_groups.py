@@ -7,23 +7,28 @@ function file), the shaping the server applies checked against values computed b
 from __future__ import annotations
 
 import asyncio
+import os
+import random
+import re
 import types
 import unittest
 from typing import List
 
-from rubricate_client import RubricateClient, RubricateError
+from rubricate_client import RubricateAbort, RubricateClient, RubricateConfigError
 from rubricate_client.groups import (
     compute_score_group_batch,
-    consecutive_groups,
+    gather_groups,
     make_group_reward_function,
     openrlhf_group_rewards,
     rubric_reward,
     scaffold_prompts,
     score_group,
+    score_rows,
     slime_group_rm,
 )
+from rubricate_client.text import ASSISTANT_MARKERS, END_OF_TURN_TOKENS, prompt_messages, split_query, strip_end_of_turn
 
-from .support import FRUIT_RUBRIC, FakeJudge, ServeProcess, fruit_score, node_available
+from .support import FRUIT_RUBRIC, PROJECT_ROOT, FakeJudge, ServeProcess, expected_by_group, fruit_score, fruit_step, node_available, wrong_rewards
 
 PROMPT = "Name some fruit."
 
@@ -67,44 +72,97 @@ class GroupShaping(unittest.TestCase):
         self.assertEqual(answer["rewards"], [0.0, 0.0])
         self.assertIs(answer["zero_variance"], True)
 
-    def test_consecutive_groups(self) -> None:
-        self.assertEqual(consecutive_groups(["a", "a", "b", "a"]), [(0, 2), (2, 3), (3, 4)])
-        self.assertEqual(consecutive_groups([]), [])
+    def test_groups_are_gathered_by_key_and_incomplete_ones_refused(self) -> None:
+        self.assertEqual(gather_groups(["a", "b", "a", "b"]), [[0, 2], [1, 3]])
+        self.assertEqual(gather_groups(["a", "b", "a", "b"], 2), [[0, 2], [1, 3]])
+        # A prompt drawn twice in one step: two groups, in the order the trainer laid them out.
+        self.assertEqual(gather_groups(["a", "a", "b", "b", "a", "a"], 2), [[0, 1], [4, 5], [2, 3]])
+        self.assertEqual(gather_groups([]), [])
+        for keys, options in [(["a", "a", "b"], {}), (["a", "a", "a"], {}), (["a"] * 4, {"split_repeats": False})]:
+            with self.subTest(keys=keys, options=options), self.assertRaises(RubricateConfigError) as caught:
+                gather_groups(keys, 2, fix="Do this.", **options)
+            self.assertEqual(caught.exception.code, "GROUP_INCOMPLETE")
+            self.assertTrue(caught.exception.message.endswith("Do this."), caught.exception.message)
 
 
 class TrainerFunctions(unittest.TestCase):
     def test_trl_groups_the_rows_of_each_prompt_with_token_lengths_and_the_step(self) -> None:
-        reward = make_group_reward_function(serve.url, shaping={"length_penalty": {}})
+        reward = make_group_reward_function(serve.url, shaping={"length_penalty": {}}, group_size=2, failed="none")
         prompts = [[{"role": "user", "content": "Name some fruit."}]] * 2 + [[{"role": "user", "content": "Name a fruit."}]] * 2
-        completions = [[{"role": "assistant", "content": text}] for text in ["apples", "apples and pears", "judge-breaks", "pears"]]
+        completions = [[{"role": "assistant", "content": text}] for text in ["apples", "judge-breaks", "apples and pears", "pears"]]
         state = types.SimpleNamespace(global_step=12)
-        rewards = asyncio.run(reward(prompts, completions, rubric=[FRUIT_RUBRIC] * 4, completion_ids=[[1] * 3, [1] * 9, [1] * 5, [1] * 5], trainer_state=state))
-        # Group 1: λ = 0.5 and −0.5, both pass (0.75 and 1.0 ≥ 0.5). Group 2: one row failed (None), the other alone: λ 0.
-        self.assertAlmostEqual(rewards[0], 0.75 + 0.5, places=12)
-        self.assertAlmostEqual(rewards[1], 1.0 - 0.5, places=12)
-        self.assertIsNone(rewards[2])
+        rewards = asyncio.run(reward(prompts, completions, rubric=[FRUIT_RUBRIC] * 4, completion_ids=[[1] * 3, [1] * 5, [1] * 9, [1] * 5], trainer_state=state))
+        # Group 1: one row failed (None), the other alone: λ 0. Group 2: λ = −0.5 and 0.5, the first passes (1.0 ≥ 0.5), the second does not (min(0, 0.5)).
+        self.assertEqual(rewards[0], 0.75)
+        self.assertIsNone(rewards[1])
+        self.assertAlmostEqual(rewards[2], 1.0 - 0.5, places=12)
         self.assertAlmostEqual(rewards[3], 0.25, places=12)
         self.assertEqual(reward.__name__, "rubric_group_reward")
+        with self.assertRaises(RubricateConfigError):
+            make_group_reward_function(serve.url)  # no group size: refused at start-up
 
     def test_verl_batch_manager_gets_one_dict_per_sample_with_the_same_keys(self) -> None:
         infos = [{"prompt": PROMPT, "rubric": FRUIT_RUBRIC}] * 3
         scores = compute_score_group_batch(["rubric"] * 3, ["apples", "pears", "pears"], [None] * 3, infos, base_url=serve.url)
         self.assertEqual([score["score"] for score in scores], [0.75, 0.25, 0.25])
         self.assertEqual({tuple(sorted(score)) for score in scores}, {("reward_failed", "score", "zero_variance")})
-        with self.assertRaises(RubricateError):
+        with self.assertRaises(RubricateAbort):
             compute_score_group_batch(["rubric"], ["judge-breaks"], [None], [{"prompt": PROMPT, "rubric": FRUIT_RUBRIC}], base_url=serve.url)
         flagged = compute_score_group_batch(["rubric"], ["judge-breaks"], [None], [{"prompt": PROMPT, "rubric": FRUIT_RUBRIC}], base_url=serve.url, fallback=0.0)
         self.assertEqual(flagged, [{"score": 0.0, "reward_failed": 1.0, "zero_variance": 1.0}])
 
     def test_slime_group_rm_and_openrlhf_reward_file(self) -> None:
         samples = [types.SimpleNamespace(prompt=PROMPT, response=text, label={"rubric": FRUIT_RUBRIC}) for text in ["apples", "rotten"]]
-        args = types.SimpleNamespace(rm_url=serve.url)
+        args = types.SimpleNamespace(rm_url=serve.url, n_samples_per_prompt=2)
         self.assertEqual(asyncio.run(slime_group_rm(args, samples)), [0.75, -0.5])
         templated = "<|im_start|>user\nName some fruit.<|im_end|>\n<|im_start|>assistant\n"
-        result = openrlhf_group_rewards([templated + "apples", templated + "pears"], [templated] * 2, [{"rubric": FRUIT_RUBRIC}] * 2, base_url=serve.url)
+        result = openrlhf_group_rewards([templated + "apples", templated + "pears"], [templated] * 2, [{"rubric": FRUIT_RUBRIC}] * 2, base_url=serve.url, group_size=2)
         self.assertEqual(result["rewards"], [0.75, 0.25])
         self.assertEqual(result["scores"], [0.75, 0.25])
         self.assertEqual(result["extra_logs"]["zero_variance"], [0.0, 0.0])
+        with self.assertRaises(RubricateConfigError):
+            openrlhf_group_rewards([templated + "apples"], [templated], [{"rubric": FRUIT_RUBRIC}], base_url=serve.url)
+
+
+class GenericCall(unittest.TestCase):
+    def test_rows_in_any_order_are_graded_by_group_and_answered_in_the_callers_order(self) -> None:
+        rows = fruit_step(4, 4)
+        expected = expected_by_group(rows, 4)
+        shuffled = rows[:]
+        random.Random(7).shuffle(shuffled)
+        answers = score_rows(RubricateClient(serve.url), [prompt for prompt, _ in shuffled], [response + "<|im_end|>" for _, response in shuffled], [FRUIT_RUBRIC] * 16, group_size=4, shaping={"length_penalty": {}})
+        self.assertEqual(wrong_rewards(shuffled, [answer["reward"] for answer in answers], expected), [])
+        self.assertEqual(len({answer["group"] for answer in answers}), 4)
+        # The trainer's own group ids win over prompt and rubric: two ids over one prompt are two groups.
+        ids = ["g1", "g1", "g2", "g2"]
+        same_prompt = score_rows(RubricateClient(serve.url), [PROMPT] * 4, ["apples", "apples, longer", "pears", "pears, much longer"], [FRUIT_RUBRIC] * 4, group_ids=ids, group_size=2, shaping={"length_penalty": {}})
+        self.assertEqual([answer["reward"] for answer in same_prompt], [0.75 + 0.5, 0.75 - 0.5, 0.25, 0.25 - 0.5])
+        with self.assertRaises(RubricateConfigError):
+            score_rows(RubricateClient(serve.url), [PROMPT] * 3, ["a", "b", "c"], [FRUIT_RUBRIC] * 3, group_size=2)
+
+
+class OneNormalisation(unittest.TestCase):
+    def test_the_token_and_marker_lists_are_the_servers(self) -> None:
+        with open(os.path.join(PROJECT_ROOT, "src", "server", "adapters", "conversation.ts"), encoding="utf-8") as source:
+            typescript = source.read()
+
+        def array(name: str) -> List[str]:
+            body = re.search(r"const " + name + r" = \[([\s\S]*?)\];", typescript)
+            assert body is not None, name
+            return [entry.replace("\\n", "\n") for entry in re.findall(r"'((?:[^'\\]|\\.)*)'", body.group(1))]
+
+        self.assertEqual(array("endOfTurnTokens"), list(END_OF_TURN_TOKENS))
+        self.assertEqual(array("assistantMarkers"), list(ASSISTANT_MARKERS))
+
+    def test_the_rules_match_the_servers_examples(self) -> None:
+        chatml = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nName some fruit.<|im_end|>\n<|im_start|>assistant\n"
+        self.assertEqual(split_query(chatml + "Apples.<|im_end|>", chatml), (chatml, "Apples."))
+        self.assertEqual(split_query("noise " + chatml + " Pears.<|im_end|><|endoftext|>", chatml)[1], "Pears.")
+        self.assertEqual(strip_end_of_turn("  Answer <|im_end|>\n<|endoftext|>  "), "  Answer")
+        self.assertEqual(strip_end_of_turn("Answer</s><pad><pad>"), "Answer")
+        self.assertEqual(strip_end_of_turn("Answer<|my_eos|>", ["<|my_eos|>"]), "Answer")
+        self.assertEqual(prompt_messages(chatml), [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Name some fruit."}])
+        self.assertEqual(prompt_messages("User: hi\nAssistant:"), [{"role": "user", "content": "User: hi\nAssistant:"}])
 
 
 class Scaffolding(unittest.TestCase):

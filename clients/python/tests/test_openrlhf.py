@@ -6,6 +6,11 @@ v0.9.0):
   5 tries 1 s apart; after the fifth failure the reward is ``None``, which later crashes the
   step (``torch.cat`` of a None, or the reward-model branch);
 * v0.9.0: one POST for the whole rollout batch, the same 5 tries and 180 s;
+* up to v0.9, a reward function file (``--remote_rm_url file.py``) is called by
+  ``RemoteRewardModel.get_rewards`` once per ``micro_rollout_batch_size`` chunk of the rollout
+  batch (default 8), the samples of each prompt (``n_samples_per_prompt``) together, after
+  ``--use_dynamic_batch``'s reorder when it is on; queries are decoded with
+  ``skip_special_tokens=False``, so they end in the template's end-of-turn token (or padding);
 * the answer's ``rewards`` become tensors (``torch.tensor([reward])`` at HEAD,
   ``torch.as_tensor(info["rewards"])`` in v0.9.0, also for ``scores`` and each ``extra_logs``
   key), then ``rewards.mean()`` / ``.std()`` for group_norm: an all-integer list is an int64
@@ -25,7 +30,11 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .support import BINARY_RUBRIC, FRUIT_RUBRIC, FakeJudge, ServeProcess, fruit_score, metric_value, node_available, tensor_dtype, tensor_mean, wait_until
+from rubricate_client import RubricateConfigError
+from rubricate_client.groups import openrlhf_group_rewards
+from rubricate_client.text import split_query
+
+from .support import RESPONSE_PATTERN, BINARY_RUBRIC, FRUIT_RUBRIC, FakeJudge, ServeProcess, expected_by_group, fruit_score, fruit_step, metric_value, node_available, tensor_dtype, tensor_mean, wait_until, wrong_rewards
 
 CHATML_PROMPT = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nName some fruit.<|im_end|>\n<|im_start|>assistant\n"
 RESPONSES = ["Apples and pears.", "Pears.", "Rotten apples.", "Nothing.", "Apples.", "Rotten pears."]
@@ -238,6 +247,75 @@ class StepLargerThanQueueTest(unittest.TestCase):
         finally:
             serve.stop()
             slow.close()
+
+
+def chatml(prompt: str) -> str:
+    return f"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
+
+
+#: What a decoder with skip_special_tokens=False leaves after a response: end of turn, end of turn and padding, nothing (truncated).
+ENDINGS = ["<|im_end|>", "<|im_end|><|endoftext|><|endoftext|>", ""]
+
+
+def reward_file(queries: List[str], prompts: List[str], labels: List[str]) -> Dict[str, Any]:
+    """The user's reward function file, as docs/rl-integration.md writes it (torch left out)."""
+    return openrlhf_group_rewards(queries, prompts, labels, base_url=queue_64.url, group_size=8, shaping={"length_penalty": {}})
+
+
+def openrlhf_09_step(rows: List[Any], micro: int, reorder: bool = False) -> Tuple[List[Any], List[float]]:
+    """RemoteRewardModel.get_rewards with a reward file: the rollout batch (optionally reordered,
+    as --use_dynamic_batch does) cut into micro_rollout_batch_size chunks, one call each, then
+    ``torch.cat(torch.as_tensor(info["rewards"]))`` over the chunks."""
+    order = list(range(len(rows)))
+    if reorder:
+        order.sort(key=lambda index: (len(rows[index][1]), index))
+    seen = [rows[index] for index in order]
+    queries = [chatml(prompt) + response + ENDINGS[index % len(ENDINGS)] for index, (prompt, response) in zip(order, seen)]
+    prompts = [chatml(prompt) for prompt, _ in seen]
+    labels = [json.dumps({"rubric": FRUIT_RUBRIC})] * len(seen)
+    rewards: List[float] = []
+    for start in range(0, len(seen), micro):
+        info = reward_file(queries[start : start + micro], prompts[start : start + micro], labels[start : start + micro])
+        assert tensor_dtype(info["rewards"]) == "float32"
+        rewards.extend(info["rewards"])
+    return seen, rewards
+
+
+class OpenRLHFGroupRewardFileTest(unittest.TestCase):
+    """openrlhf_group_rewards as OpenRLHF 0.9 calls a reward file: per micro-batch, with end-of-turn tokens."""
+
+    def test_micro_batches_of_whole_groups_are_exact_and_partial_ones_stop_the_step(self) -> None:
+        rows = fruit_step(8, 8)
+        expected = expected_by_group(rows, 8)
+        seen, rewards = openrlhf_09_step(rows, 8)
+        self.assertEqual(wrong_rewards(seen, rewards, expected), [])
+        for micro in (4, 12):
+            with self.subTest(micro=micro), self.assertRaises(RubricateConfigError) as caught:
+                openrlhf_09_step(rows, micro)
+            self.assertEqual(caught.exception.code, "GROUP_INCOMPLETE")
+            self.assertIn("--micro_rollout_batch_size", caught.exception.message)
+        # The whole batch in one call, reordered: gathered by prompt, exact.
+        seen, rewards = openrlhf_09_step(rows, 64, reorder=True)
+        self.assertEqual(wrong_rewards(seen, rewards, expected), [])
+
+    def test_the_group_size_is_required_and_one_sample_per_call_is_refused(self) -> None:
+        query, prompt = chatml("Name some fruit.") + "apples<|im_end|>", chatml("Name some fruit.")
+        label = json.dumps(FRUIT_RUBRIC)
+        with self.assertRaises(RubricateConfigError) as caught:
+            openrlhf_group_rewards([query], [prompt], [label], base_url=queue_64.url)
+        self.assertIn("group_size", caught.exception.message)
+        with self.assertRaises(RubricateConfigError):
+            reward_file([query], [prompt], [label])  # OpenRLHF ≥ 0.9.1: one sample per call
+
+    def test_the_response_is_split_as_get_reward_splits_it(self) -> None:
+        queries = [chatml("Name some fruit.") + " Apples, then pears. <|im_end|><|endoftext|>", "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nRotten pears.<|eot_id|>"]
+        prompts = [chatml("Name some fruit."), "a prompt the query does not start with"]
+        for query, prompt in zip(queries, prompts):
+            with self.subTest(query=query):
+                before = len(judge.requests)
+                OpenRLHFCaller(f"{queue_64.url}/get_reward").post({"query": [query], "prompts": [prompt], "labels": [json.dumps(BINARY_RUBRIC)]})
+                seen = {match.group(2) for body in judge.requests[before:] for match in [RESPONSE_PATTERN.search(body["messages"][-1]["content"])] if match}
+                self.assertEqual(seen, {split_query(query, prompt)[1]})
 
 
 if __name__ == "__main__":

@@ -3,13 +3,20 @@ one POST per sample with ``{prompt, response, label}`` through one shared sessio
 connections, 120 s total timeout), ``raise_for_status``, up to 10 tries with a back-off of
 ``min(2 ** attempt, 30)`` s plus jitter, re-raising the last error (which fails the rollout);
 the stored reward is the whole JSON answer and ``--reward-key reward`` picks the number; the
-GRPO normalisation builds ``torch.tensor(..., dtype=torch.float)``.
+GRPO normalisation builds ``torch.tensor(..., dtype=torch.float)``. With ``--group-rm`` and a
+custom reward (``generate_and_rm_group`` → ``batched_async_rm``), the function gets ``(args,
+samples)`` with one prompt's ``n_samples_per_prompt`` samples, the groups of a step gathered
+concurrently; an exception fails the rollout (nothing retries the group), and a custom
+generate function may leave the end-of-turn token in ``sample.response``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
+import os
+import types
 import random
 import threading
 import unittest
@@ -17,7 +24,10 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List
 
-from .support import FRUIT_RUBRIC, FakeJudge, ServeProcess, fruit_score, node_available, tensor_dtype
+from rubricate_client import RubricateConfigError, RubricateError
+from rubricate_client.groups import slime_group_rm
+
+from .support import FRUIT_RUBRIC, FakeJudge, ServeProcess, expected_by_group, fruit_score, fruit_step, node_available, tensor_dtype, wrong_rewards
 
 TEMPLATED_PROMPT = "<|im_start|>user\nName some fruit.<|im_end|>\n<|im_start|>assistant\n"
 
@@ -116,6 +126,46 @@ class SlimeTest(unittest.TestCase):
         with self.assertRaises(RuntimeError):
             caller.remote_rm(TEMPLATED_PROMPT, "Apples.", FRUIT_RUBRIC)
         self.assertEqual(caller.statuses, [401, 401])
+
+
+def slime_group_step(rows: List[Any], group: int, endings: List[str]) -> List[List[float]]:
+    """slime's group reward step: one call per prompt's samples, all groups gathered at once,
+    shaping from RUBRICATE_SHAPING as the docs set it."""
+    args = types.SimpleNamespace(rm_url=f"{serve.url}?token=slime-token", n_samples_per_prompt=group)
+    groups = [[types.SimpleNamespace(prompt=TEMPLATED_PROMPT.replace("Name some fruit.", prompt), response=response + endings[index % len(endings)], label=json.dumps({"rubric": FRUIT_RUBRIC})) for index, (prompt, response) in enumerate(rows[start : start + group], start)] for start in range(0, len(rows), group)]
+
+    async def step() -> List[List[float]]:
+        return list(await asyncio.gather(*(slime_group_rm(args, samples) for samples in groups)))
+
+    saved = os.environ.get("RUBRICATE_SHAPING")
+    os.environ["RUBRICATE_SHAPING"] = json.dumps({"length_penalty": {}})
+    try:
+        return asyncio.run(step())
+    finally:
+        if saved is None:
+            os.environ.pop("RUBRICATE_SHAPING")
+        else:
+            os.environ["RUBRICATE_SHAPING"] = saved
+
+
+class SlimeGroupTest(unittest.TestCase):
+    def test_groups_with_end_of_turn_tokens_are_exact(self) -> None:
+        rows = fruit_step(8, 8)
+        rewards = slime_group_step(rows, 8, ["<|im_end|>", "<|endoftext|>", "</s>", ""])
+        flat = [value for group in rewards for value in group]
+        self.assertEqual(wrong_rewards(rows, flat, expected_by_group(rows, 8)), [])
+        self.assertEqual(tensor_dtype(flat), "float32")
+
+    def test_an_incomplete_group_or_a_failed_sample_fails_the_rollout_saying_nothing_retries_it(self) -> None:
+        rows = fruit_step(1, 8)
+        with self.assertRaises(RubricateConfigError) as caught:
+            slime_group_step(rows[:7], 8, [""])
+        self.assertEqual(caught.exception.code, "GROUP_INCOMPLETE")
+        broken = rows[:7] + [(rows[7][0], "judge-breaks")]
+        with self.assertRaises(RubricateError) as caught:
+            slime_group_step(broken, 8, [""])
+        self.assertEqual(caught.exception.code, "NOT_GRADED")
+        self.assertIn("slime does not retry a group", caught.exception.message)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,10 @@ and v0.26.2):
 * ``None`` becomes NaN in a float32 tensor; from v1.6 rows whose rewards are all NaN are left
   out of the group statistics (advantage 0); before v1.6 ``nansum`` turns them into 0, which
   enters the group mean and std like a real zero;
-* advantages: (r − group mean) ÷ (group std + 1e-4), std with n − 1.
+* advantages: (r − group mean) ÷ (group std + 1e-4), std with n − 1;
+* with several processes, each calls the reward function on its own contiguous slice of the
+  global batch (``per_device_train_batch_size × steps_per_generation`` rows); TRL only requires
+  the global batch to divide by ``num_generations``, so a slice may hold part of a group.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ import urllib.request
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rubricate_client import RubricateConfigError
+from rubricate_client.groups import make_group_reward_function
 from rubricate_client.trl import completion_text, make_reward_function, make_sync_reward_function
 
-from .support import FRUIT_RUBRIC, FakeJudge, ServeProcess, fruit_score, node_available
+from .support import FRUIT_RUBRIC, FakeJudge, ServeProcess, fruit_score, fruit_step, node_available, shaped_by_length, wrong_rewards
 
 TOKEN = "trl-token"
 PROMPT = [{"role": "user", "content": "Name some fruit."}]
@@ -224,6 +228,118 @@ class TrlOlderTest(unittest.TestCase):
                     coroutine.close()
         finally:
             trl.close()
+
+
+def token_ids(text: str) -> List[int]:
+    """completion_ids of a completion: one id per word (the lengths the length penalty reads)."""
+    return [1] * len(text.split())
+
+
+def trl_step(trl: TrlCaller, reward_func: Callable[..., Any], rows: List[Any], processes: int) -> List[List[float]]:
+    """One GRPO step over ``processes`` processes: the global batch (each prompt's rollouts
+    together) cut into equal contiguous slices, each process calling the function on its own."""
+    per_process = len(rows) // processes
+    rewards: List[List[float]] = []
+    for start in range(0, len(rows), per_process):
+        part = rows[start : start + per_process]
+        prompts = [[{"role": "user", "content": prompt}] for prompt, _ in part]
+        completions = [[{"role": "assistant", "content": response}] for _, response in part]
+        kwargs: Dict[str, Any] = {"rubric": [FRUIT_RUBRIC] * len(part), "completion_ids": [token_ids(response) for _, response in part], "trainer_state": types.SimpleNamespace(global_step=3)}
+        kwargs.update(log_extra=lambda column, values: trl.extra.setdefault(column, []).extend(values), log_metric=lambda name, value: trl.metrics.setdefault(name, []).append(value))
+        future = asyncio.run_coroutine_threadsafe(reward_func(prompts=prompts, completions=completions, **kwargs), trl.loop)
+        rewards.append([math.nan if reward is None else float(reward) for reward in future.result(timeout=120)])
+    return rewards
+
+
+def token_shaped(rows: List[Any], group: int) -> Dict[Any, float]:
+    """Expected group rewards by hand, token lengths as completion_ids give them."""
+    expected: Dict[Any, float] = {}
+    for start in range(0, len(rows), group):
+        members = rows[start : start + group]
+        responses = [response for _, response in members]
+        for row, value in zip(members, shaped_by_length(responses, [len(token_ids(response)) for response in responses])):
+            expected[row] = value
+    return expected
+
+
+class TrlGroupTest(unittest.TestCase):
+    """make_group_reward_function as GRPOTrainer calls it, over 1 and 4 processes and with a flaky judge."""
+
+    def setUp(self) -> None:
+        self.trl = TrlCaller((1, 9))
+
+    def tearDown(self) -> None:
+        self.trl.close()
+
+    def test_one_and_four_processes_with_whole_groups_are_exact(self) -> None:
+        rows = fruit_step(8, 8)
+        expected = token_shaped(rows, 8)
+        reward = make_group_reward_function(serve.url, TOKEN, group_size=8, shaping={"length_penalty": {}})
+        for processes in (1, 4):
+            with self.subTest(processes=processes):
+                rewards = [value for part in trl_step(self.trl, reward, rows, processes) for value in part]
+                self.assertEqual(wrong_rewards(rows, rewards, expected), [])
+
+    def test_a_group_split_between_processes_stops_the_step_at_start_up_or_on_the_call(self) -> None:
+        rows = fruit_step(6, 8)  # 48 rows, 12 per process: groups cut in two
+        args = types.SimpleNamespace(num_generations=8, per_device_train_batch_size=12, steps_per_generation=1, world_size=4)
+        with self.assertRaises(RubricateConfigError) as caught:
+            make_group_reward_function(serve.url, TOKEN, args=args)
+        self.assertEqual(caught.exception.code, "GROUP_INCOMPLETE")
+        self.assertIn("multiple of num_generations", caught.exception.message)
+        # Without the config, each process finds it holds part of a group and raises: no reward at all.
+        reward = make_group_reward_function(serve.url, TOKEN, group_size=8, shaping={"length_penalty": {}})
+        with self.assertRaises(RubricateConfigError) as caught:
+            trl_step(self.trl, reward, rows, 4)
+        self.assertIn("fewer rows than the group size 8", caught.exception.message)
+        # The same global batch in one process is whole.
+        good = make_group_reward_function(serve.url, TOKEN, args=types.SimpleNamespace(num_generations=8, per_device_train_batch_size=16, steps_per_generation=3, world_size=4), shaping={"length_penalty": {}})
+        self.assertEqual(wrong_rewards(rows, trl_step(self.trl, good, rows, 1)[0], token_shaped(rows, 8)), [])
+
+    def test_flaky_judge_on_trl_1_5_stops_the_step_and_on_1_6_masks_only_the_failed_rows(self) -> None:
+        rows = [(prompt, "judge-breaks" if index % 3 == 0 else response) for index, (prompt, response) in enumerate(fruit_step(4, 8))]
+        with FakeTrlVersion("1.5.1"):
+            reward = make_group_reward_function(serve.url, TOKEN, group_size=8, shaping={"length_penalty": {}})
+            fallback = make_group_reward_function(serve.url, TOKEN, group_size=8, failed=-1.0, name="flagged")
+        old = TrlCaller((1, 5))
+        try:
+            with self.assertRaises(RuntimeError) as caught:
+                trl_step(old, reward, rows, 1)
+            self.assertIn("would train as 0", str(caught.exception))
+            # The opt-in number is flagged in TRL's completions table, row by row.
+            flagged = trl_step(old, fallback, rows, 1)[0]
+            failing = [index for index, (_, response) in enumerate(rows) if response == "judge-breaks"]
+            self.assertEqual([flagged[index] for index in failing], [-1.0] * len(failing))
+            self.assertEqual([index for index, error in enumerate(old.extra["flagged_error"]) if error], failing)
+        finally:
+            old.close()
+        # TRL ≥ 1.6: None (NaN) on the failed rows; the others shaped over the real members only.
+        with FakeTrlVersion("1.9.0"):
+            masked = make_group_reward_function(serve.url, TOKEN, group_size=8, shaping={"length_penalty": {}})
+        rewards = trl_step(self.trl, masked, rows, 1)[0]
+        expected: Dict[Any, float] = {}
+        for start in range(0, len(rows), 8):
+            real = [row for row in rows[start : start + 8] if row[1] != "judge-breaks"]
+            expected.update(token_shaped(real, len(real)))
+        for index, (row, value) in enumerate(zip(rows, rewards)):
+            if row[1] == "judge-breaks":
+                self.assertTrue(math.isnan(value), index)
+            else:
+                self.assertAlmostEqual(value, expected[row], places=9, msg=str(index))
+
+    def test_trl_before_0_27_cannot_await_the_group_function_so_it_is_refused(self) -> None:
+        with FakeTrlVersion("0.26.2"), self.assertRaises(RuntimeError) as caught:
+            make_group_reward_function(serve.url, TOKEN, group_size=8)
+        self.assertIn("TRL >= 0.27", str(caught.exception))
+
+    def test_the_tokenizers_special_tokens_are_stripped(self) -> None:
+        tokenizer = types.SimpleNamespace(eos_token="<|my_eos|>", pad_token="<|my_pad|>", all_special_tokens=["<|my_eos|>", "<|my_pad|>", "<|my_bos|>"])
+        reward = make_group_reward_function(serve.url, TOKEN, group_size=2, tokenizer=tokenizer, shaping={"length_penalty": {}})
+        rows = [("Name some fruit.", "apples"), ("Name some fruit.", "apples and pears too")]
+        suffixed = [(prompt, response + "<|my_eos|><|my_pad|><|my_pad|>") for prompt, response in rows]
+        rewards = trl_step(self.trl, reward, suffixed, 1)[0]
+        # Token lengths come from completion_ids (here the suffixed words), the text is clean.
+        self.assertEqual(rewards, shaped_by_length(["apples", "apples and pears too"], [len(token_ids(response)) for _, response in suffixed]))
 
 
 if __name__ == "__main__":

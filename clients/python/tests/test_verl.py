@@ -16,7 +16,14 @@
   ``ProcessPoolExecutor`` under asyncio, turns any ``Exception`` or ``None`` into 0.0, reads
   numbers with ``float(result)`` and anything else with ``float(result[0])``, and its caller
   turns any ``Exception`` into 0.0 for the whole batch;
-* reward loop: ``await fn(...)`` per sample, all samples gathered at once.
+* reward loop: ``await fn(...)`` per sample, all samples gathered at once;
+* ``RayPPOTrainer.fit`` with ``trainer.balance_batch: True`` (the default) reorders the step's
+  rows before the reward: split into one part per data-parallel rank, of equal size and
+  near-equal total workload (sequence length), each part with its lightest rows at both ends.
+  Rows of one prompt end up scattered; ``non_tensor_batch["uid"]`` still names the group but
+  the batch manager passes only ``extra_info``;
+* ``rate_limited`` awaits the function under ``asyncio.wait_for(reward_model.timeout)`` (300 s
+  by default) and records 0.0 on a timeout or any ``Exception``; it does not pass the timeout.
 
 Rewards go into ``torch.float32`` tensors in verl, so ints do no harm there; the tests check
 floats anyway (the dict keys are logged with ``np.array`` per key).
@@ -31,17 +38,19 @@ import importlib.util
 import inspect
 import json
 import os
+import socket
 import subprocess
 import sys
 import unittest
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from rubricate_client import RubricateConfigError
 from rubricate_client.client import RubricateClient
+from rubricate_client.groups import compute_score_group_batch
 from rubricate_client.verl import RubricateAbort, compute_score, compute_score_async, compute_score_batch, compute_score_prime
 
-from .support import FRUIT_RUBRIC, PROJECT_ROOT, FakeJudge, ServeProcess, fruit_score, node_available
+from .support import FRUIT_RUBRIC, PROJECT_ROOT, FakeJudge, ServeProcess, expected_by_group, fruit_score, fruit_step, node_available, shaped_by_length, win_rates, wrong_rewards
 
 TOKEN = "verl-test-token"
 PROMPT = "Name some fruit."
@@ -50,18 +59,24 @@ RESPONSES = ["apples and pears", "pears", "rotten apples", "nothing at all", "ap
 
 judge: FakeJudge
 serve: ServeProcess
+#: The same judge behind ``--mode listwise`` and ``--mode tournament`` servers.
+listwise: ServeProcess
+tournament: ServeProcess
 
 
 def setUpModule() -> None:
-    global judge, serve
+    global judge, serve, listwise, tournament
     if not node_available():
         raise unittest.SkipTest("node or bin/rubricate.js not found: the verl tests need the real server")
     judge = FakeJudge()
     serve = ServeProcess(judge.base_url, token=TOKEN)
+    listwise = ServeProcess(judge.base_url, token=TOKEN, extra=["--mode", "listwise"])
+    tournament = ServeProcess(judge.base_url, token=TOKEN, extra=["--mode", "tournament"])
 
 
 def tearDownModule() -> None:
-    serve.stop()
+    for server in (serve, listwise, tournament):
+        server.stop()
     judge.close()
 
 
@@ -100,6 +115,124 @@ def collect(results: List[Any]) -> Dict[str, List[Any]]:
         else:
             scores.append(result)
     return {"scores": scores, **extra}
+
+
+def balance_batch_order(workloads: List[int], dp: int) -> List[int]:
+    """The order of rows after verl's ``trainer.balance_batch`` (see the module comment), written
+    from its described behaviour: ``dp`` parts of equal size and near-equal workload (a greedy fill,
+    heaviest row first into the lightest part with room, where verl partitions by Karmarkar–Karp),
+    each part sorted by workload with its lightest rows at both ends (as verl orders a part), the
+    parts one after the other."""
+    size = len(workloads) // dp
+    parts: List[List[int]] = [[] for _ in range(dp)]
+    totals = [0] * dp
+    for index in sorted(range(len(workloads)), key=lambda index: (-workloads[index], index)):
+        part = min((number for number in range(dp) if len(parts[number]) < size), key=lambda number: (totals[number], number))
+        parts[part].append(index)
+        totals[part] += workloads[index]
+    order: List[int] = []
+    for members in parts:
+        members.sort(key=lambda index: (workloads[index], index))
+        order.extend(members[::2] + members[1::2][::-1])
+    return order
+
+
+def verl_step(rows: List[Any], dp: int, url: str, uid: bool = False, group: int = 8, **reward_kwargs: Any) -> Tuple[List[Any], List[float]]:
+    """One verl step through the batch manager: rows generated group by group, reordered by
+    balance_batch, decoded, then one call of the function with the manager's keywords. Returns
+    the rows in the order the manager saw them and the score of each."""
+    order = balance_batch_order([len(prompt) + len(response) for prompt, response in rows], dp)
+    seen = [rows[index] for index in order]
+    rubric_json = json.dumps(FRUIT_RUBRIC)
+    infos = [{"prompt": prompt, "rubric": rubric_json, **({"uid": f"uid-{index // group}"} if uid else {})} for index, (prompt, _) in zip(order, seen)]
+    fn = verl_wrap(compute_score_group_batch, {"base_url": url, "token": TOKEN, **reward_kwargs})
+    results = fn(data_sources=["rubric"] * len(seen), solution_strs=[response for _, response in seen], ground_truths=[rubric_json] * len(seen), extra_infos=infos)
+    return seen, collect(results)["scores"]
+
+
+class GroupsUnderBalanceBatchTest(unittest.TestCase):
+    """verl's batch manager with group rewards after balance_batch's reorder: every reward exact."""
+
+    def test_the_reorder_scatters_groups_at_dp_1_and_4(self) -> None:
+        rows = fruit_step(8, 8)
+        for dp in (1, 4):
+            order = balance_batch_order([len(prompt) + len(response) for prompt, response in rows], dp)
+            self.assertEqual(sorted(order), list(range(64)))
+            adjacent_runs = 1 + sum(1 for first, second in zip(order, order[1:]) if rows[first][0] != rows[second][0])
+            self.assertGreater(adjacent_runs, 8, f"dp={dp}: the reorder left the groups together, the test would prove nothing")
+
+    def test_length_shaped_group_rewards_exact_at_dp_1_and_4(self) -> None:
+        rows = fruit_step(8, 8)
+        expected = expected_by_group(rows, 8)
+        for dp in (1, 4):
+            for uid in (False, True):
+                with self.subTest(dp=dp, uid=uid):
+                    seen, scores = verl_step(rows, dp, serve.url, uid=uid, group_size=8, shaping={"length_penalty": {}})
+                    self.assertEqual(wrong_rewards(seen, scores, expected), [])
+
+    def test_a_prompt_drawn_twice_needs_the_uid_and_a_wrong_group_size_stops_the_step(self) -> None:
+        rows = fruit_step(2, 4)
+        twice = rows + [(rows[0][0], response + " again") for _, response in rows[:4]]
+        with self.assertRaises(RubricateAbort) as caught:
+            verl_step(twice, 2, serve.url, group_size=4, shaping={"length_penalty": {}})
+        self.assertEqual(caught.exception.code, "GROUP_INCOMPLETE")
+        self.assertIn("extra_info['uid']", caught.exception.message)
+        # With the group id every row is exact, the two groups of the same prompt apart.
+        expected = {**expected_by_group(rows, 4), **expected_by_group(twice[8:], 4)}
+        seen, scores = verl_step(twice, 2, serve.url, uid=True, group=4, group_size=4, shaping={"length_penalty": {}})
+        self.assertEqual(wrong_rewards(seen, scores, expected), [])
+        with self.assertRaises(RubricateAbort) as caught:
+            verl_step(rows, 2, serve.url, group_size=5)
+        self.assertIn("fewer rows than the group size 5", caught.exception.message)
+
+    def test_listwise_and_tournament_groups_exact_under_the_reorder(self) -> None:
+        rows = fruit_step(4, 8)
+        seen, scores = verl_step(rows, 4, listwise.url, group_size=8, shaping={"length_penalty": {}})
+        self.assertEqual(wrong_rewards(seen, scores, expected_by_group(rows, 8, shaped_by_length)), [])
+        rows = fruit_step(4, 4)
+        seen, scores = verl_step(rows, 4, tournament.url, group_size=4)
+        self.assertEqual(wrong_rewards(seen, scores, expected_by_group(rows, 4, win_rates)), [])
+
+    def test_end_of_turn_tokens_are_stripped_as_the_server_strips_them(self) -> None:
+        infos = [{"prompt": PROMPT, "rubric": FRUIT_RUBRIC}] * 2
+        fn = verl_wrap(compute_score_group_batch, {"base_url": serve.url, "token": TOKEN, "group_size": 2, "shaping": {"length_penalty": {}}})
+        scores = collect(fn(data_sources=["rubric"] * 2, solution_strs=["apples</s>", "apples and more<|eot_id|><|finetune_right_pad_id|>"], ground_truths=[None] * 2, extra_infos=infos))["scores"]
+        self.assertEqual(scores, shaped_by_length(["apples", "apples and more"]))
+
+
+class RateLimitedTimeoutTest(unittest.TestCase):
+    """verl's rate_limited gives up after reward_model.timeout and trains 0.0: the client's budget stays inside it."""
+
+    def test_a_time_budget_at_or_above_verls_timeout_is_refused(self) -> None:
+        for kwargs in ({"time_budget": 60.0, "reward_model_timeout": 60.0}, {"time_budget": 300.0}):
+            with self.subTest(kwargs=kwargs), self.assertRaises(RubricateAbort) as caught:
+                asyncio.run(verl_wrap(compute_score_async, {"base_url": serve.url, "token": TOKEN, **kwargs})(**row("apples")))
+            self.assertEqual(caught.exception.code, "CONFIG_INVALID")
+            self.assertIn("reward_model.timeout", caught.exception.message)
+
+    def test_without_a_budget_the_call_ends_inside_verls_timeout(self) -> None:
+        # A server that takes the request and never answers; verl's timeout 3 s: the client stops
+        # at 90 % of it with RubricateAbort (a BaseException, past verl's except Exception), so
+        # verl never records its 0.0.
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        fn = verl_wrap(compute_score_async, {"base_url": f"http://127.0.0.1:{silent.getsockname()[1]}", "token": TOKEN, "reward_model_timeout": 3.0})
+
+        async def run_single() -> Any:
+            try:
+                return await asyncio.wait_for(fn(**row("apples")), timeout=3.0)
+            except asyncio.TimeoutError:
+                return "verl timeout: 0.0"
+            except Exception:
+                return "verl error: 0.0"
+
+        try:
+            with self.assertRaises(RubricateAbort) as caught:
+                asyncio.run(run_single())
+            self.assertEqual(caught.exception.code, "TIMEOUT")
+        finally:
+            silent.close()
 
 
 class LoadingTest(unittest.TestCase):

@@ -29,6 +29,12 @@ describe('splitQuery', () => {
     expect(stripEndOfTurn('  Answer <|im_end|>\n<|endoftext|>  ')).toBe('  Answer');
     expect(stripEndOfTurn('keeps </s> inside')).toBe('keeps </s> inside');
   });
+
+  it('strips padding after the end of turn (a batch decoded with special tokens)', () => {
+    expect(stripEndOfTurn('Answer</s><pad><pad>')).toBe('Answer');
+    expect(stripEndOfTurn('Answer<|eot_id|><|finetune_right_pad_id|><|finetune_right_pad_id|>')).toBe('Answer');
+    expect(stripEndOfTurn('Answer<|im_end|><|pad|>')).toBe('Answer');
+  });
 });
 
 describe('promptMessages', () => {

@@ -7,7 +7,7 @@
  *   2. else it is the text after the last assistant-turn marker of a known template
  *      (ChatML, Llama 3, Gemma, Phi/Zephyr, DeepSeek, Mistral `[/INST]`, plain `Assistant:`);
  *   3. else the whole query.
- * End-of-turn tokens left at the end (`<|im_end|>`, `<|eot_id|>`, `</s>`, …) are removed.
+ * End-of-turn and padding tokens left at the end (`<|im_end|>`, `<|eot_id|>`, `</s>`, `<pad>`, …) are removed.
  *
  * Prompt messages from a templated prompt: ChatML, Llama 3 and Gemma turns are parsed into
  * messages; any other text is one user message.
@@ -26,7 +26,12 @@ const assistantMarkers = [
   '\nAssistant:',
 ];
 
-const endOfTurnTokens = ['<|im_end|>', '<|eot_id|>', '<|end_of_text|>', '<|endoftext|>', '<end_of_turn>', '<eos>', '<|end|>', '</s>', '<｜end▁of▁sentence｜>'];
+/**
+ * End-of-turn and padding tokens a decoder leaves at the end of a response when it keeps special
+ * tokens. The Python client strips the same list (`clients/python/rubricate_client/text.py`,
+ * `END_OF_TURN_TOKENS`; a test compares them): change both together.
+ */
+const endOfTurnTokens = ['<|im_end|>', '<|eot_id|>', '<|end_of_text|>', '<|endoftext|>', '<end_of_turn>', '<eos>', '<|end|>', '</s>', '<｜end▁of▁sentence｜>', '<pad>', '<|pad|>', '<|finetune_right_pad_id|>'];
 
 export function stripEndOfTurn(text: string): string {
   let result = text.trimEnd();
