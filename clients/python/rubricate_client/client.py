@@ -201,7 +201,7 @@ def redact_url(url: str) -> str:
 def replica_urls(base_url: Union[None, str, Sequence[str]]) -> List[str]:
     """The replicas' base URLs: a list, or one string of comma-separated URLs (``RUBRICATE_URL``
     when ``base_url`` is None)."""
-    given = default_base_url() if base_url is None else base_url
+    given = base_url or default_base_url()
     parts = [given] if isinstance(given, str) else [str(entry) for entry in given]
     urls = [url.strip().rstrip("/") for part in parts for url in part.split(",") if url.strip()]
     if not urls:
@@ -321,6 +321,8 @@ class RubricateClient:
             _log.warning("rubricate replica %s quarantined for %.1f s (%s); %d of %d replicas healthy", replica.url, pause, reason, healthy, len(self.replicas))
 
     def _healthy_again(self, replica: _Replica) -> None:
+        if replica.failures == 0 and replica.down_until == 0.0:
+            return
         with self._lock:
             replica.failures = 0
             replica.down_until = 0.0
@@ -455,7 +457,7 @@ class RubricateClient:
             code = "TIMEOUT"
         if sent and call.path not in _RETRY_SAFE_PATHS:
             raise RubricateError(code, f"{replica.url}{call.path}: {reason}; not resent (the request may have taken effect)", status)
-        if not self.reached and len(call.outages) == len(self.replicas) and not sent:
+        if not self.reached and len(call.outages) == len(self.replicas):
             raise RubricateConfigError(
                 "CONNECTION",
                 f"cannot reach the rubricate server at {_listing(call.outages)}: is `rubricate serve` running there, and is base_url (or RUBRICATE_URL) right?",
