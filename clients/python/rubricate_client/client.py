@@ -457,7 +457,7 @@ class RubricateClient:
             code = "TIMEOUT"
         if sent and call.path not in _RETRY_SAFE_PATHS:
             raise RubricateError(code, f"{replica.url}{call.path}: {reason}; not resent (the request may have taken effect)", status)
-        if not self.reached and len(call.outages) == len(self.replicas):
+        if not self.reached and not timed_out and len(call.outages) == len(self.replicas):
             raise RubricateConfigError(
                 "CONNECTION",
                 f"cannot reach the rubricate server at {_listing(call.outages)}: is `rubricate serve` running there, and is base_url (or RUBRICATE_URL) right?",
