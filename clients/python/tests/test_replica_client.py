@@ -27,13 +27,16 @@ def reward_of(item: Dict[str, Any]) -> float:
 
 class Replica:
     """A loopback stand-in for one replica. ``mode``: "ok"; "drop" (the first ``drops`` requests
-    are read and the connection closed without an answer); "draining" (503 + Connection: close)."""
+    are read and the connection closed without an answer); "draining" (503 + Connection: close);
+    "hold" (each answer waits for ``release``; ``arrived`` is set once a request is in)."""
 
     def __init__(self, mode: str = "ok", drops: int = 0):
         self.mode = mode
         self.drops = drops
         self.requests: List[Tuple[str, Optional[str], Any]] = []
         self.lock = threading.Lock()
+        self.arrived = threading.Event()
+        self.release = threading.Event()
         replica = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -49,6 +52,9 @@ class Replica:
                     replica.requests.append((self.path, self.headers.get("authorization"), body))
                     drop = replica.mode == "drop" and replica.drops > 0
                     replica.drops -= 1 if drop else 0
+                replica.arrived.set()
+                if replica.mode == "hold":
+                    replica.release.wait(30)
                 if drop:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -82,6 +88,7 @@ class Replica:
         return [item["id"] for path, _, body in self.requests if path.endswith("/batch") for item in body["items"]]
 
     def close(self) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -200,6 +207,20 @@ class ReplicaClientTest(unittest.TestCase):
                 numbers = [int(item["id"][1:]) for item in body["items"]]
                 self.assertEqual(numbers, list(range(numbers[0], numbers[0] + 16)))
                 self.assertEqual(numbers[0] % 16, 0)
+
+    def test_each_request_goes_to_the_replica_with_the_fewest_in_flight(self) -> None:
+        slow, fast = self.start(Replica("hold")), self.start(Replica())
+        client = RubricateClient([slow.url, fast.url], timeout=30)
+        client._turn = -1  # the first pick, with nothing in flight anywhere, is the first replica
+        held = threading.Thread(target=client.score, args=("p", "held", {"criteria": [{"text": "t"}]}))
+        held.start()
+        self.assertTrue(slow.arrived.wait(30), "the first request reached the first replica")
+        # One request in flight on the slow replica, none on the other: each call goes to the other.
+        answers = [client.score("p", "r" * length, {"criteria": [{"text": "t"}]}) for length in range(1, 5)]
+        slow.release.set()
+        held.join(30)
+        self.assertEqual([answer["reward"] for answer in answers], [length / 100 for length in range(1, 5)])
+        self.assertEqual((len(slow.requests), len(fast.requests)), (1, 4))
 
     def test_a_group_goes_whole_to_one_replica(self) -> None:
         replicas = [self.start(Replica()) for _ in range(2)]
