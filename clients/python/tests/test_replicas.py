@@ -7,11 +7,14 @@ flight, whose replies it never stored, are made again elsewhere; nothing else is
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import unittest
-from typing import Any, Dict, List
+from typing import List
 
 from rubricate_client import RubricateClient
+from rubricate_client.trl import make_reward_function
+from rubricate_client.verl import compute_score
 
 from .fleet import Fleet, nginx_binary, step_items
 from .support import node_available
@@ -69,6 +72,22 @@ class ReplicaStepTest(unittest.TestCase):
             self.run_step("client", client, 1)
         quarantined: List[str] = [line for line in logs.output if f"replica {victim.url} quarantined" in line]
         self.assertTrue(quarantined, logs.output)
+
+    def test_trainer_adapters_take_the_replicas_as_one_comma_separated_url(self) -> None:
+        # Run last (by name): two of the three replicas are dead by now, and the adapters pass over them.
+        urls = ",".join(fleet.urls)
+        items, expected = step_items("adapters", 16)
+        quiet = logging.getLogger("rubricate_client")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)
+        try:
+            verl = [compute_score("rubric", item["response"], None, {"prompt": item["prompt"], "rubric": item["rubric"]}, base_url=urls)["score"] for item in items]
+            reward = make_reward_function(urls)
+            trl = asyncio.run(reward(prompts=[item["prompt"] for item in items], completions=[item["response"] for item in items], rubric=[item["rubric"] for item in items]))
+        finally:
+            quiet.setLevel(level)
+        self.assertEqual(verl, expected)
+        self.assertEqual(trl, expected)
 
 
 if __name__ == "__main__":
