@@ -213,13 +213,18 @@ class _Replica:
     """One ``rubricate serve`` replica: its address and token, its connections, its load and health."""
 
     def __init__(self, url: str, token: Optional[str]):
-        parsed = urllib.parse.urlsplit(url)
-        self.url = redact_url(url)
+        try:
+            self.url = redact_url(url)
+            parsed = urllib.parse.urlsplit(url)
+            port = parsed.port
+        except ValueError:
+            parsed, port = urllib.parse.urlsplit(""), None
+            self.url = "[unparsable URL]"
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise RubricateConfigError("CONFIG_INVALID", f"base_url must be http(s)://host[:port][/prefix], got {self.url!r}")
         self.scheme = parsed.scheme
         self.host = parsed.hostname
-        self.port = parsed.port
+        self.port = port
         self.prefix = parsed.path.rstrip("/")
         query_token = urllib.parse.parse_qs(parsed.query).get("token", [None])[0]
         self.token = token if token is not None else (default_token() or query_token)

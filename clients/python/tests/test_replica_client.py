@@ -175,6 +175,10 @@ class ReplicaClientTest(unittest.TestCase):
         self.assertIn("one per URL", caught.exception.message)
         with self.assertRaises(RubricateConfigError):
             RubricateClient(" , ")
+        for wrong in ("http://a:port?token=hidden", "a:1", "ftp://a:1"):
+            with self.assertRaises(RubricateConfigError) as caught:
+                RubricateClient(f"http://ok:1,{wrong}")
+            self.assertNotIn("hidden", caught.exception.message)
 
     def test_tokens_per_url_go_to_their_own_replica_and_are_redacted(self) -> None:
         first, second = self.start(Replica()), self.start(Replica())
