@@ -12,7 +12,7 @@ import { formatMarkdownTable, formatTable } from './support/table.js';
 
 type Row = Record<string, unknown>;
 
-const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import'];
+const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'replicas', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import'];
 
 function round(value: unknown, digits = 3): string | number {
   if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
@@ -139,7 +139,7 @@ async function main(): Promise<void> {
   if (Array.isArray(otel)) {
     lines.push(formatTable(otel.map((row: Row) => ({ scenario: String(row.scenario), 'file MB': round(row.file_mb, 0), items: round(row.items), messages: round(row.messages), 'wall s': round(row.wall_s, 2), 'peak RSS MB': round(row.peak_rss_mb, 0) }))), '');
   }
-  for (const name of ['checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'anthropic-transport']) {
+  for (const name of ['checks', 'llamacpp', 'server', 'serve-vs-hono', 'replicas', 'trainers', 'report', 'anthropic-caching', 'anthropic-transport']) {
     if (results[name] === undefined) continue;
     lines.push(`${name}: ${JSON.stringify(results[name], null, 1).replace(/\n\s*/g, ' ')}`, '');
   }

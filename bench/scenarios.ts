@@ -285,6 +285,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return runFleetBenchmark();
   },
 
+  /** serve replicas on one Redis: rewards/s on one replica vs three behind nginx and in the Python client's list; a replica killed mid-step. */
+  async replicas() {
+    const { runReplicaBenchmark } = await import('./replicas.js');
+    return runReplicaBenchmark();
+  },
+
   /** verl reward paths with a 300 ms judge: naive manager (sync, per sample) vs reward loop (async) vs batch manager. */
   async trainers() {
     const { runTrainerBenchmark } = await import('./trainers.js');
