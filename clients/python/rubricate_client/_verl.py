@@ -89,8 +89,14 @@ def _time_budget(time_budget: Optional[float], reward_model_timeout: Optional[fl
     return float(time_budget)
 
 
+def _url_key(base_url: Any) -> Any:
+    """Several replicas may come as a list (from a config file): a tuple keeps the client cache's key hashable."""
+    return tuple(base_url) if isinstance(base_url, list) else base_url
+
+
 def _client(kind: type, base_url: Optional[str], token: Optional[str], timeout: float, max_retry_time: float, connect_retry_time: float) -> Any:
     # Per process: a forked worker (verl's prime manager) builds its own client and thread pool.
+    base_url = _url_key(base_url)
     key = (os.getpid(), kind, base_url, token, timeout, max_retry_time, connect_retry_time)
     with _lock:
         client = _clients.get(key)
@@ -215,6 +221,7 @@ async def compute_score_async(
     try:
         item = _item(solution_str, ground_truth, extra_info)
         timeout, max_retry_time = _budgeted(timeout, max_retry_time, _time_budget(time_budget, reward_model_timeout))
+        base_url = _url_key(base_url)
         key = (os.getpid(), "async", base_url, token, timeout, max_retry_time, connect_retry_time, max_concurrency)
         with _lock:
             client = _clients.get(key)

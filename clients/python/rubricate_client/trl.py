@@ -121,7 +121,8 @@ class RewardSettings:
     connections and thread pool are built again there, once per process)."""
 
     def __init__(self, base_url: Optional[str], token: Optional[str], timeout: float, rubric_column: str, failed: Failed, name: str, max_concurrency: int, client_options: Dict[str, Any]):
-        self.base_url = base_url
+        # Several replicas may come as a list: a tuple keeps the client cache's key hashable.
+        self.base_url = tuple(base_url) if isinstance(base_url, list) else base_url
         self.token = token
         self.timeout = timeout
         self.rubric_column = rubric_column

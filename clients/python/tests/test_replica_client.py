@@ -196,6 +196,20 @@ class ReplicaClientTest(unittest.TestCase):
         self.assertIn("Bearer two", {auth for _, auth, _ in second.requests})
         self.assertEqual(redact_url("http://user:pw@h:1/x?token=t0k&model=m"), "http://[REDACTED]@h:1/x?token=[REDACTED]&model=m")
 
+    def test_the_trainer_adapters_take_a_list_of_replicas(self) -> None:
+        from rubricate_client import trl
+        from rubricate_client._verl import _client
+
+        first, second = self.start(Replica()), self.start(Replica())
+        urls = [first.url, second.url]
+        client = _client(RubricateClient, urls, None, 10.0, 30.0, 5.0)
+        self.assertIs(_client(RubricateClient, list(urls), None, 10.0, 30.0, 5.0), client)
+        self.assertEqual([replica.url for replica in client.replicas], urls)
+        reward = trl.make_reward_function(base_url=urls, timeout=10)
+        settings = reward.args[0]
+        self.assertEqual(settings.base_url, tuple(urls))
+        hash(settings.key("sync"))
+
     def test_chunks_spread_whole_over_replicas_and_come_back_in_order(self) -> None:
         replicas = [self.start(Replica()) for _ in range(3)]
         client = RubricateClient([replica.url for replica in replicas], timeout=10, batch_size=16, max_parallel_batches=6)
