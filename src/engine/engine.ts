@@ -227,7 +227,7 @@ export class GradingEngine {
     if (criteria.length === 0) return results;
     const judge = this.options.judge;
     if (!judge) {
-      const error = (this.options.noJudgeError ?? new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none)')).toJSON();
+      const error = (this.options.noJudgeError ?? new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none): give --judge SPEC, or try the pipeline offline on made-up verdicts with --judge scripted (or `rubricate fake-judge` as the endpoint)')).toJSON();
       for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'error', error });
       this.emitSettled(criteria.length);
       return results;
