@@ -27,11 +27,14 @@ function formatNumber(value: number): string {
 export function printMetricsSummary(
   context: CommandContext,
   metrics: Metrics,
-  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[] } = {},
+  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[]; sideFileLines?: ReadonlyMap<string, number> } = {},
 ): void {
   const lines: string[] = [];
-  const counts = `${metrics.n} items: ${metrics.n_ok} ok, ${metrics.n_error} error, ${metrics.n_invalid} invalid${metrics.n_unscorable ? `, ${metrics.n_unscorable} unscorable` : ''}`;
-  lines.push(counts);
+  // A bad line of a side file (--responses) is a results line, not an item of the input.
+  const sideLines = [...(extra.sideFileLines ?? new Map<string, number>())];
+  const side = sideLines.reduce((total, [, count]) => total + count, 0);
+  const counts = `${metrics.n - side} items: ${metrics.n_ok} ok, ${metrics.n_error} error, ${metrics.n_invalid - side} invalid${metrics.n_unscorable ? `, ${metrics.n_unscorable} unscorable` : ''}`;
+  lines.push(counts + sideLines.map(([file, count]) => `; ${count} invalid line${count === 1 ? '' : 's'} in ${file}`).join(''));
   if (metrics.overall) {
     const { score, bootstrap_std: std, ci95 } = metrics.overall;
     lines.push(`score (${metrics.scoring}): ${formatNumber(score)} ± ${std.toFixed(4)} (95% CI ${ci95[0].toFixed(4)}–${ci95[1].toFixed(4)}, n=${metrics.overall.n_samples})`);

@@ -239,12 +239,10 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   }
   const { metrics, usage, invalid: invalidSeen } = outcome;
   inputReport.finish();
-
-  inputReport.finish();
   // --quiet: what went wrong still prints (errors, warnings), the summaries do not.
   if (flags.quiet) printRunProblems(context, metrics, { usage, errors: outcome.errors });
   else {
-    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
+    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors, sideFileLines: inputReport.sideFileLines });
     if (rejudging) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
     if (stability) context.stderr(describeStability(stability.summary()));
   }
@@ -259,6 +257,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     context.stderr(`the judge is unusable: no call gave a verdict (${outcome.errors.map((entry) => `${entry.code} ×${entry.count}`).join(', ')}); check the judge settings and rerun the same command`);
     return exitCodes.judgeUnavailable;
   }
+  if (inputReport.nothingRead) return exitCodes.usage;
   if (flags.strict && invalidSeen > 0) return exitCodes.itemsFailed;
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
