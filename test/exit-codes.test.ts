@@ -49,7 +49,7 @@ describe('exit codes, through the CLI', { timeout: 180_000 }, () => {
     // Two examples, one bad line of the responses file: not "3 items".
     expect(result.stderr).toMatch(new RegExp(`^2 items: 0 ok, 0 error, 2 invalid; 1 invalid line in ${responses.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
     expect(result.stderr).toMatch(/could be read as --format healthbench: 2 invalid \(and 1 invalid line in .*\)/);
-    expect(result.stderr).toContain('nothing was graded');
+    expect(result.stderr).toContain(`nothing was graded: ${responses} gave no example a response`);
     const lines = result.stderr.split('\n').filter((line) => line.trim() !== '');
     expect(lines.filter((line, index) => lines.indexOf(line) !== index)).toEqual([]);
   });

@@ -25,10 +25,12 @@ export class InputReport {
   private readonly shapes = new Map<string, { count: number; example: RubricateError }>();
   /** Bad lines of a side file (`--responses`) by file: each is a results line, but not an item of the input. */
   private readonly sideLines = new Map<string, number>();
+  /** Whether every bad record of the input lacked its response (with `--responses`: the file matched it not). */
+  private allLackResponse = true;
 
   constructor(
     private readonly context: CommandContext,
-    private readonly input: { file: string; format: string; kind: FormatKind },
+    private readonly input: { file: string; format: string; kind: FormatKind; responses?: string },
   ) {}
 
   /**
@@ -61,6 +63,7 @@ export class InputReport {
     this.bad += 1;
     const file = error.details.file;
     if (typeof file === 'string' && file !== this.input.file) this.sideLines.set(file, (this.sideLines.get(file) ?? 0) + 1);
+    else if (error.details.field !== 'response') this.allLackResponse = false;
     const shape = shapeOf(error);
     const entry = this.shapes.get(shape);
     if (entry) entry.count += 1;
@@ -84,13 +87,16 @@ export class InputReport {
     const lines = [`no record of ${this.input.file} could be read as --format ${this.input.format}: ${own} invalid${side.length > 0 ? ` (and ${side.join(', ')})` : ''}, ${share}:`];
     lines.push(`  ${common.example.message} [${common.example.code}]`);
     if (this.held > 0) lines.push(`  (${this.held} not shown above; each is a line of the output with status "invalid")`);
-    lines.push('nothing was graded: fix the input (or the --format) and rerun');
+    if (this.responsesMatchedNothing) lines.push(`nothing was graded: ${this.input.responses} gave no example a response (check that its lines carry the examples' key field), then rerun`);
     this.context.stderr(lines.join('\n'));
   }
 
-  /** No record of the input could be read, though some were bad: nothing was graded (exit 2, not 3). */
-  get nothingRead(): boolean {
-    return this.good === 0 && this.bad > 0;
+  /**
+   * `--responses` matched no record of the input: a usage error, as a wrong `--format` is
+   * (exit 2, nothing was graded), not bad records among good ones (exit 3).
+   */
+  get responsesMatchedNothing(): boolean {
+    return this.input.responses !== undefined && this.good === 0 && this.bad > 0 && this.allLackResponse;
   }
 
   /** The invalid lines of side files (`--responses`), by file: counted apart from the input's items. */

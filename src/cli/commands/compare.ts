@@ -153,7 +153,6 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   if (guard && guard.flagged > 0) context.stderr(`warning: self-preference: ${guard.flagged} pair(s) have a response from the judge's own model or family${guard.refused > 0 ? `; ${guard.refused} not compared (--self-preference refuse)` : ' (recorded as self_preference on their lines)'}`);
   const errorLines = formatErrorCounts(errors.top());
   if (errorLines.length > 0) context.stderr(errorLines.join('\n'));
-  if (inputReport.nothingRead) return exitCodes.usage;
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 

@@ -114,7 +114,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       : undefined;
   /** The records the run grades, as the run reads them (the format's own skips, the shard and --limit applied: a format that shards itself reads no other shard's images). */
   const records = (options: typeof importOptions, shard = flags.shard) => firstRecords(importer.shards ? importer.read(flags.input, { ...options, shard }) : shardOf(importer.read(flags.input, options), shard), flags.limit);
-  const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'items' });
+  const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'items', responses: flags.responses });
   const countOf = (shard: typeof flags.shard) =>
     countInputRecords({
       format: importer.name,
@@ -257,7 +257,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     context.stderr(`the judge is unusable: no call gave a verdict (${outcome.errors.map((entry) => `${entry.code} ×${entry.count}`).join(', ')}); check the judge settings and rerun the same command`);
     return exitCodes.judgeUnavailable;
   }
-  if (inputReport.nothingRead) return exitCodes.usage;
+  if (inputReport.responsesMatchedNothing) return exitCodes.usage;
   if (flags.strict && invalidSeen > 0) return exitCodes.itemsFailed;
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
