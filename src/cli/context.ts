@@ -56,7 +56,7 @@ export function printMetricsSummary(
   if (extra.usage) {
     const usage = extra.usage;
     lines.push(
-      `judge: ${usage.calls} calls, ${usage.cache_hits} cache hits, ${usage.retries} retries${usage.gate_calls_saved ? `, ${usage.gate_calls_saved} calls saved by the hard-rule gate` : ''}, ${usage.prompt_tokens} input tokens (${usage.cached_prompt_tokens} cached${usage.cache_write_prompt_tokens ? `, ${usage.cache_write_prompt_tokens} written to the prompt cache` : ''}), ${usage.completion_tokens} output tokens${
+      `judge: ${usage.calls} calls, ${usage.cache_hits} cache hits, ${usage.retries} retries${describeRetryReasons(usage)}${usage.gate_calls_saved ? `, ${usage.gate_calls_saved} calls saved by the hard-rule gate` : ''}, ${usage.prompt_tokens} input tokens (${usage.cached_prompt_tokens} cached${usage.cache_write_prompt_tokens ? `, ${usage.cache_write_prompt_tokens} written to the prompt cache` : ''}), ${usage.completion_tokens} output tokens${
         extra.cost === null ? ', cost unknown (model not in the price table)' : extra.cost !== undefined ? `, $${extra.cost.toFixed(4)}` : ''
       }`,
     );
@@ -64,6 +64,12 @@ export function printMetricsSummary(
   lines.push(...runProblemLines(metrics, extra));
   if (extra.out) lines.push(`results: ${extra.out}`);
   context.stderr(lines.join('\n'));
+}
+
+/** Why the judge was asked again, by error code: ` (JUDGE_UNPARSEABLE ×3, JUDGE_TIMEOUT ×1)`, or nothing. */
+function describeRetryReasons(usage: Usage): string {
+  const reasons = Object.entries(usage.retry_reasons ?? {}).filter(([, count]) => count);
+  return reasons.length > 0 ? ` (${reasons.sort(([, first], [, second]) => second! - first!).map(([code, count]) => `${code} ×${count}`).join(', ')})` : '';
 }
 
 /** What went wrong in a run (implausible token counts, errors by code, the advice to finish it): what `--quiet` still prints. */

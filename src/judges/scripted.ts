@@ -46,7 +46,8 @@ export function scriptedValue(schema: Record<string, unknown>, verdicts: Scripte
   }
   if (type === 'array') {
     const count = Math.max(1, Number(schema.minItems ?? 1));
-    return Array.from({ length: count }, (_, index) => scriptedValue((schema.items ?? {}) as Record<string, unknown>, verdicts, seed, `${path}[${index}]`));
+    const items = (schema.items ?? {}) as Record<string, unknown>;
+    return Array.from({ length: count }, (_, index) => withDistinctKey(scriptedValue(items, verdicts, seed, `${path}[${index}]`), items, index, count));
   }
   if (type === 'boolean') return met();
   if (type === 'integer' || type === 'number') {
@@ -56,6 +57,18 @@ export function scriptedValue(schema: Record<string, unknown>, verdicts: Scripte
   }
   // Strings differ by where they stand, so a made-up list (a generated rubric) has no duplicates.
   return path === '' || path.endsWith('explanation') ? scriptedLabel : `${scriptedLabel} (${path.slice(1)})`;
+}
+
+/**
+ * Entries of a list keyed by one of their members (a listwise reply: one entry per response
+ * label) each take another value of that member's enum, in order, when there is one per entry:
+ * a made-up reply names every response once, as a real one must.
+ */
+function withDistinctKey(value: unknown, items: Record<string, unknown>, index: number, count: number): unknown {
+  const properties = (items.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const key = Object.entries(properties).find(([, property]) => Array.isArray(property.enum) && property.enum.length === count)?.[0];
+  if (key === undefined || count < 2 || typeof value !== 'object' || value === null) return value;
+  return { ...(value as Record<string, unknown>), [key]: (properties[key].enum as unknown[])[index] };
 }
 
 /** R3's prompt shows its reply's JSON schema after this line. */
