@@ -31,14 +31,21 @@ function leansMet(verdicts: ScriptedVerdicts, seed: string, path: string): boole
 
 /**
  * A value that satisfies a JSON schema: met takes the last enum member and the maximum, unmet
- * the first and the minimum; arrays get their fewest items (at least one).
+ * the first and the minimum; arrays get their fewest items (at least one); an object that may be
+ * null is null.
  */
 export function scriptedValue(schema: Record<string, unknown>, verdicts: ScriptedVerdicts, seed: string, path = ''): unknown {
   const met = () => leansMet(verdicts, seed, path);
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return met() ? schema.enum.at(-1) : schema.enum[0];
   if (schema.const !== undefined) return schema.const;
   const choices = (schema.anyOf ?? schema.oneOf) as Array<Record<string, unknown>> | undefined;
-  if (choices) return scriptedValue(choices.find((choice) => choice.type !== 'null') ?? choices[0], verdicts, seed, path);
+  if (choices) {
+    const chosen = choices.find((choice) => choice.type !== 'null') ?? choices[0];
+    // An optional part (a generated criterion's check: null or an object) is left out: a made-up
+    // one would name parameters no check accepts, and be dropped with a warning.
+    if (choices.some((choice) => choice.type === 'null') && (chosen.type === 'object' || chosen.properties)) return null;
+    return scriptedValue(chosen, verdicts, seed, path);
+  }
   const type = Array.isArray(schema.type) ? (schema.type as unknown[]).find((entry) => entry !== 'null') : schema.type;
   if (type === 'object' || schema.properties) {
     const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
@@ -118,7 +125,8 @@ export function scriptedTokenProbabilities(text: string): TokenProbability[] {
 
 export function createScriptedJudge(verdicts: ScriptedVerdicts): Judge {
   return {
-    provenance: { id: `scripted:${verdicts}`, model: 'scripted' },
+    // The variant names the version of the made-up replies: a cache never serves an older version's.
+    provenance: { id: `scripted:${verdicts}`, model: 'scripted', variant: 'replies-2' },
     capabilities: { images: true, tokenProbabilities: true },
     async complete(request) {
       const text = scriptedReplyText(request, verdicts);
