@@ -27,7 +27,7 @@ function formatNumber(value: number): string {
 export function printMetricsSummary(
   context: CommandContext,
   metrics: Metrics,
-  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[]; sideFileLines?: ReadonlyMap<string, number> } = {},
+  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[]; sideFileLines?: ReadonlyMap<string, number>; mode?: string } = {},
 ): void {
   const lines: string[] = [];
   // A bad line of a side file (--responses) is a results line, not an item of the input.
@@ -35,11 +35,13 @@ export function printMetricsSummary(
   const side = sideLines.reduce((total, [, count]) => total + count, 0);
   const counts = `${metrics.n - side} items: ${metrics.n_ok} ok, ${metrics.n_error} error, ${metrics.n_invalid - side} invalid${metrics.n_unscorable ? `, ${metrics.n_unscorable} unscorable` : ''}`;
   lines.push(counts + sideLines.map(([file, count]) => `; ${count} invalid line${count === 1 ? '' : 's'} in ${file}`).join(''));
+  // Holistic mode: each item's score is one rating of its whole rubric, whatever the scoring is called.
+  const scoreName = extra.mode === 'holistic' ? `score (one holistic rating per item: the judge rated each rubric as a whole, scaled to 0–1; scoring ${metrics.scoring})` : `score (${metrics.scoring})`;
   if (metrics.overall) {
     const { score, bootstrap_std: std, ci95 } = metrics.overall;
-    lines.push(`score (${metrics.scoring}): ${formatNumber(score)} ± ${std.toFixed(4)} (95% CI ${ci95[0].toFixed(4)}–${ci95[1].toFixed(4)}, n=${metrics.overall.n_samples})`);
+    lines.push(`${scoreName}: ${formatNumber(score)} ± ${std.toFixed(4)} (95% CI ${ci95[0].toFixed(4)}–${ci95[1].toFixed(4)}, n=${metrics.overall.n_samples})`);
   } else {
-    lines.push(`score (${metrics.scoring}): none (no gradable items)`);
+    lines.push(`${scoreName}: none (no gradable items)`);
   }
   const tags = Object.entries(metrics.by_tag);
   if (tags.length > 0) {

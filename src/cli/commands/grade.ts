@@ -242,7 +242,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   // --quiet: what went wrong still prints (errors, warnings), the summaries do not.
   if (flags.quiet) printRunProblems(context, metrics, { usage, errors: outcome.errors });
   else {
-    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors, sideFileLines: inputReport.sideFileLines });
+    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors, sideFileLines: inputReport.sideFileLines, mode: spec.plan.mode });
     if (rejudging) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
     if (stability) context.stderr(describeStability(stability.summary()));
   }
