@@ -50,7 +50,7 @@ describe('no judge given and none configured', () => {
   });
 });
 
-describe('rejudge and align reuse the judge recorded in their results', () => {
+describe('rejudge and align reuse the judge recorded in their results; meta names it', () => {
   test('each says which judge it reuses, in one line, and grades with it', async ({ tempDir }) => {
     const results = join(tempDir, 'results.jsonl');
     const graded = await runCliInProcess(['grade', '--input', join(examples, 'meta/items.jsonl'), '--judge', 'scripted:unmet', '--quiet', '--out', results]);
@@ -67,6 +67,11 @@ describe('rejudge and align reuse the judge recorded in their results', () => {
     expect(align.code, align.stderr).toBe(0);
     expect(align.stderr).toContain(`judge: scripted:unmet, as recorded in ${results}`);
     expect((JSON.parse(readFileSync(join(tempDir, 'alignment.json'), 'utf8')) as { fit: { judge: string } }).fit.judge).toBe('scripted:unmet');
+
+    // meta calls no judge on a results file: it says whose verdicts it measures.
+    const meta = await runCliInProcess(['meta', '--format', 'results', '--input', results, '--labels', join(examples, 'meta/labels.jsonl'), '--out', join(tempDir, 'meta.json')]);
+    expect(meta.code, meta.stderr).toBe(0);
+    expect(meta.stderr).toContain(`judge: scripted:unmet, as recorded in ${results} (its verdicts are measured; no judge is called)`);
 
     // A judge given wins, and nothing is said about the recorded one.
     const other = await runCliInProcess(['rejudge', '--input', results, '--judge', 'scripted:met', '--quiet', '--out', join(tempDir, 'other.jsonl')]);
