@@ -137,6 +137,13 @@ describe('documented commands run as written', { timeout: 120_000 }, () => {
     for (const name of ['grade', 'compare', 'score', 'convert', 'report', 'meta', 'probe', 'generate', 'refine', 'serve', 'worker', 'merge', 'batches', 'fake-judge']) expect(commands, name).toContain(name);
   });
 
+  test('a page whose commands name a provider\'s judge says which variables they need', () => {
+    for (const [page, commands] of documented) {
+      if (!commands.some((command) => !command.checkOnly && needsEndpoint(command.args) && !['align', 'rejudge'].includes(command.args[0]))) continue;
+      expect(readFileSync(join(projectRoot, page), 'utf8'), `${page}: say that its openai: commands need OPENAI_API_KEY or OPENAI_BASE_URL`).toMatch(/OPENAI_API_KEY|OPENAI_BASE_URL/);
+    }
+  });
+
   test.for(pages.filter((page) => documented.get(page)!.length > 0))('%s', async (page, { tempDir }) => {
     // A folder of the page's own, where examples/ is the checkout's, as in the checkout itself.
     symlinkSync(join(projectRoot, 'examples'), join(tempDir, 'examples'));

@@ -155,6 +155,7 @@ describe('the terminal bar', () => {
     const progress = new ProgressReporter('bar', 'grading', { stream });
     try {
       // What the terminal shows: the text without its cursor and colour escapes.
+      // eslint-disable-next-line no-control-regex -- the escapes are what is removed
       const shown = written.join('').replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
       expect(shown).toMatch(/grading \u2591{10,} 0\/\? \|/);
       expect(shown).not.toContain('\u2588');
