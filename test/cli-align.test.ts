@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { binaryVerdict, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { test } from '../src/testing/vitest-fixtures.js';
-import { runCliInProcess } from './helpers.js';
+import { projectRoot, runCliInProcess } from './helpers.js';
 
 const criteria = [
   { id: 'easy1', text: 'Names the dose', points: 2 },
@@ -171,6 +171,19 @@ describe('rubricate align', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(judge.requests).toHaveLength(calls);
     expect(readFileSync(rejudged, 'utf8')).toBe(readFileSync(alignedResults, 'utf8'));
+  });
+
+  test('no example chosen: the progress line says why', async ({ tempDir }) => {
+    const examples = join(projectRoot, 'examples/meta');
+    const results = join(tempDir, 'results.jsonl');
+    expect((await runCliInProcess(['grade', '--input', join(examples, 'items.jsonl'), '--judge', 'scripted', '--quiet', '--out', results])).code).toBe(0);
+    // Every label "met": no criterion has the met/not-met pair an example needs.
+    const labels = join(tempDir, 'labels.jsonl');
+    const lines = readFileSync(join(examples, 'labels.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id: string; labels: Record<string, boolean> });
+    writeFileSync(labels, lines.map((line) => JSON.stringify({ id: line.id, labels: Object.fromEntries(Object.keys(line.labels).map((id) => [id, true])) })).join('\n'));
+    const result = await runCliInProcess(['align', '--input', results, '--labels', labels, '--no-reword', '--out', join(tempDir, 'alignment.json')]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/^examples: 0 from train, for 0 criteria and 0 tags \(examples come in met\/not-met pairs, and each of the 4 labelled criteria has only one of the two among the \d+ train items/m);
   });
 
   test('probability verdicts: a calibrator fitted on train moves the threshold to where the labels are', async ({ startJudge, tempDir }) => {

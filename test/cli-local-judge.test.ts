@@ -110,8 +110,8 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     expect(scripted.stderr).not.toMatch(/criteria\/s/);
   }, 120_000);
 
-  test('with no judge configured and no network, fails at once and says how to point to a model or an endpoint', async ({ tempDir: directory }) => {
-    const result = await runCli(['grade', '--input', itemsFile(directory), '--out', join(directory, 'results.jsonl'), '--quiet'], {
+  test('the default local model, not cached and no network: fails at once and says how to point to a model, an endpoint or the scripted judge', async ({ tempDir: directory }) => {
+    const result = await runCli(['grade', '--input', itemsFile(directory), '--judge', 'gguf:default', '--out', join(directory, 'results.jsonl'), '--quiet'], {
       env: { RUBRICATE_CACHE_DIR: join(directory, 'cache'), XDG_CACHE_HOME: join(directory, 'xdg') },
     });
     expect(result.code).toBe(4);
@@ -119,6 +119,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     expect(result.stderr).toMatch(/--judge gguf:/);
     expect(result.stderr).toMatch(/RUBRICATE_MODEL/);
     expect(result.stderr).toMatch(/--judge openai:/);
+    expect(result.stderr).toMatch(/--judge scripted/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   }, 60_000);
 

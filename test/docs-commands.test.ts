@@ -1,7 +1,10 @@
 /**
- * Every `rubricate` command in the README and in docs/ runs as written, on the files in examples/,
- * against the scripted judge that `rubricate fake-judge` serves (started here in this process,
- * as a user starts it: OPENAI_BASE_URL points at it). The commands of a page run in order, in a
+ * Every `rubricate` command in the README and in docs/ runs as written, on the files in examples/.
+ * Offline as typed: only a command that names a provider's judge (`--judge openai:…`, which says it
+ * needs a key or an endpoint) or reuses the judge of the results it reads (`align`, `rejudge`) gets
+ * an endpoint: the scripted judge that `rubricate fake-judge` serves (started here in this process,
+ * as a user starts it: OPENAI_BASE_URL points at it). Any other command that needs a judge and names
+ * none stops with exit 2, and fails here. The commands of a page run in order, in a
  * folder of their own where `examples/` is the checkout's, so a command may read what an earlier
  * one wrote, and the default outputs of two commands collide as they would for a user. Each must
  * exit 0, or the code its `# exit N` comment names, and every output it names must exist.
@@ -51,6 +54,12 @@ function whyCheckOnly(args: readonly string[], environment: string): string | un
   if (args.some((argument) => argument.startsWith('../shared/data/'))) return 'it reads the benchmark data (npm run data:fetch)';
   if (args.some((argument) => argument.includes('$'))) return 'it takes shell variables';
   return undefined;
+}
+
+/** Whether a command names a judge or generator that needs an endpoint and a key, or reuses the one its results were graded with. */
+function needsEndpoint(args: readonly string[]): boolean {
+  const names = args.some((argument, index) => ['--judge', '--generator', '--cascade-judge'].includes(args[index - 1] ?? '') && /^(openai|azure|anthropic|gemini):/.test(argument));
+  return names || (['align', 'rejudge'].includes(args[0]) && !args.includes('--judge'));
 }
 
 /** The shell lines of a Markdown file's code blocks (bash, sh and unlabelled), continuations joined. */
@@ -128,12 +137,19 @@ describe('documented commands run as written', { timeout: 120_000 }, () => {
     for (const name of ['grade', 'compare', 'score', 'convert', 'report', 'meta', 'probe', 'generate', 'refine', 'serve', 'worker', 'merge', 'batches', 'fake-judge']) expect(commands, name).toContain(name);
   });
 
+  test('a page whose commands name a provider\'s judge says which variables they need', () => {
+    for (const [page, commands] of documented) {
+      if (!commands.some((command) => !command.checkOnly && needsEndpoint(command.args) && !['align', 'rejudge'].includes(command.args[0]))) continue;
+      expect(readFileSync(join(projectRoot, page), 'utf8'), `${page}: say that its openai: commands need OPENAI_API_KEY or OPENAI_BASE_URL`).toMatch(/OPENAI_API_KEY|OPENAI_BASE_URL/);
+    }
+  });
+
   test.for(pages.filter((page) => documented.get(page)!.length > 0))('%s', async (page, { tempDir }) => {
     // A folder of the page's own, where examples/ is the checkout's, as in the checkout itself.
     symlinkSync(join(projectRoot, 'examples'), join(tempDir, 'examples'));
     const saved = { cwd: process.cwd(), env: { ...process.env } };
     process.chdir(tempDir);
-    Object.assign(process.env, { OPENAI_BASE_URL: judgeUrl, OPENAI_API_KEY: 'scripted', RUBRICATE_CACHE_DIR: join(tempDir, 'cache') });
+    Object.assign(process.env, { RUBRICATE_CACHE_DIR: join(tempDir, 'cache') });
     delete process.env.RUBRICATE_JUDGE;
     try {
       for (const command of documented.get(page)!) {
@@ -142,6 +158,10 @@ describe('documented commands run as written', { timeout: 120_000 }, () => {
           expect(await commandLineProblem(command.args), command.source).toBeUndefined();
           continue;
         }
+        // Offline as typed: the endpoint is there only for a line that names a provider's judge
+        // (it says it needs a key), or re-grades with the judge its results were graded with.
+        if (needsEndpoint(command.args)) Object.assign(process.env, { OPENAI_BASE_URL: judgeUrl, OPENAI_API_KEY: 'docs-test-key' });
+        else for (const name of ['OPENAI_BASE_URL', 'OPENAI_API_KEY']) delete process.env[name];
         const result = await runCliInProcess(command.args);
         expect(result.code, `${command.source}\n${result.stderr}`).toBe(command.exit);
         if (command.exit !== 0 || command.args.includes('--dry-run')) continue;

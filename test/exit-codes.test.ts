@@ -2,12 +2,12 @@
  * Every exit code of the table in src/errors.ts (`exitCodeMeanings`, printed in the README and
  * docs/errors.md), triggered through the real CLI process as a user would meet it.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, vi } from 'vitest';
 import { exitCodeMeanings, exitCodes } from '../src/errors.js';
 import { test } from '../src/testing/vitest-fixtures.js';
-import { projectRoot, runCli, startCli } from './helpers.js';
+import { projectRoot, runCli, runCliInProcess, startCli } from './helpers.js';
 
 const items = resolve(projectRoot, 'examples/items.jsonl');
 const tested = new Set<number>();
@@ -38,6 +38,32 @@ describe('exit codes, through the CLI', { timeout: 180_000 }, () => {
     expect(result.code).toBe(exitCodes.usage);
     expect(result.stderr).toMatch(/error \[CONFIG_INVALID\]: field format: unknown input format "no-such-format"/);
     tested.add(result.code!);
+  });
+
+  test('2: a responses file that matches no example grades nothing; the summary counts the examples, and each message is printed once', async ({ tempDir }) => {
+    const responses = join(tempDir, 'responses.jsonl');
+    writeFileSync(responses, `${JSON.stringify({ id: 'nomatch', response: 'hi' })}\n`);
+    const examples = resolve(projectRoot, 'examples/healthbench/examples.jsonl');
+    const result = await runCliInProcess(['grade', '--format', 'healthbench', '--input', examples, '--responses', responses, '--judge', 'scripted', '--no-cache', '--out', join(tempDir, 'out.jsonl')]);
+    expect(result.code).toBe(exitCodes.usage);
+    // Two examples, one bad line of the responses file: not "3 items".
+    expect(result.stderr).toMatch(new RegExp(`^2 items: 0 ok, 0 error, 2 invalid; 1 invalid line in ${responses.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    expect(result.stderr).toMatch(/could be read as --format healthbench: 2 invalid \(and 1 invalid line in .*\)/);
+    expect(result.stderr).toContain(`nothing was graded: ${responses} gave no example a response`);
+    const lines = result.stderr.split('\n').filter((line) => line.trim() !== '');
+    expect(lines.filter((line, index) => lines.indexOf(line) !== index)).toEqual([]);
+  });
+
+  test('2: a --rubrics file that is not valid JSON names its line, and nothing is graded', async ({ tempDir }) => {
+    const rubrics = join(tempDir, 'rubrics.json');
+    writeFileSync(rubrics, '[\n  {"id": "r1", "criteria": [{"text": "Greets."}]\n  {"id": "r2", "criteria": [{"text": "Thanks."}]}\n]\n');
+    const input = join(tempDir, 'items.jsonl');
+    writeFileSync(input, `${JSON.stringify({ id: 'a', prompt: 'Hi', response: 'Hello', rubric_id: 'r1' })}\n`);
+    const out = join(tempDir, 'out.jsonl');
+    const result = await runCliInProcess(['grade', '--input', input, '--rubrics', rubrics, '--judge', 'scripted', '--no-cache', '--out', out]);
+    expect(result.code).toBe(exitCodes.usage);
+    expect(result.stderr).toMatch(/^error \[INPUT_UNREADABLE\]: .*rubrics\.json:3 field rubrics: --rubrics: not valid JSON at line 3, column 3: .*; nothing was graded: fix the rubrics file and rerun$/m);
+    expect(existsSync(out)).toBe(false);
   });
 
   test('3: completed, with an invalid record', async ({ tempDir, fakeJudge }) => {

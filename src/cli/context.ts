@@ -27,16 +27,21 @@ function formatNumber(value: number): string {
 export function printMetricsSummary(
   context: CommandContext,
   metrics: Metrics,
-  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[] } = {},
+  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[]; sideFileLines?: ReadonlyMap<string, number>; mode?: string } = {},
 ): void {
   const lines: string[] = [];
-  const counts = `${metrics.n} items: ${metrics.n_ok} ok, ${metrics.n_error} error, ${metrics.n_invalid} invalid${metrics.n_unscorable ? `, ${metrics.n_unscorable} unscorable` : ''}`;
-  lines.push(counts);
+  // A bad line of a side file (--responses) is a results line, not an item of the input.
+  const sideLines = [...(extra.sideFileLines ?? new Map<string, number>())];
+  const side = sideLines.reduce((total, [, count]) => total + count, 0);
+  const counts = `${metrics.n - side} items: ${metrics.n_ok} ok, ${metrics.n_error} error, ${metrics.n_invalid - side} invalid${metrics.n_unscorable ? `, ${metrics.n_unscorable} unscorable` : ''}`;
+  lines.push(counts + sideLines.map(([file, count]) => `; ${count} invalid line${count === 1 ? '' : 's'} in ${file}`).join(''));
+  // Holistic mode: each item's score is one rating of its whole rubric, whatever the scoring is called.
+  const scoreName = extra.mode === 'holistic' ? `score (one holistic rating per item: the judge rated each rubric as a whole, scaled to 0–1; scoring ${metrics.scoring})` : `score (${metrics.scoring})`;
   if (metrics.overall) {
     const { score, bootstrap_std: std, ci95 } = metrics.overall;
-    lines.push(`score (${metrics.scoring}): ${formatNumber(score)} ± ${std.toFixed(4)} (95% CI ${ci95[0].toFixed(4)}–${ci95[1].toFixed(4)}, n=${metrics.overall.n_samples})`);
+    lines.push(`${scoreName}: ${formatNumber(score)} ± ${std.toFixed(4)} (95% CI ${ci95[0].toFixed(4)}–${ci95[1].toFixed(4)}, n=${metrics.overall.n_samples})`);
   } else {
-    lines.push(`score (${metrics.scoring}): none (no gradable items)`);
+    lines.push(`${scoreName}: none (no gradable items)`);
   }
   const tags = Object.entries(metrics.by_tag);
   if (tags.length > 0) {
@@ -53,7 +58,7 @@ export function printMetricsSummary(
   if (extra.usage) {
     const usage = extra.usage;
     lines.push(
-      `judge: ${usage.calls} calls, ${usage.cache_hits} cache hits, ${usage.retries} retries${usage.gate_calls_saved ? `, ${usage.gate_calls_saved} calls saved by the hard-rule gate` : ''}, ${usage.prompt_tokens} input tokens (${usage.cached_prompt_tokens} cached${usage.cache_write_prompt_tokens ? `, ${usage.cache_write_prompt_tokens} written to the prompt cache` : ''}), ${usage.completion_tokens} output tokens${
+      `judge: ${usage.calls} calls, ${usage.cache_hits} cache hits, ${usage.retries} retries${describeRetryReasons(usage)}${usage.gate_calls_saved ? `, ${usage.gate_calls_saved} calls saved by the hard-rule gate` : ''}, ${usage.prompt_tokens} input tokens (${usage.cached_prompt_tokens} cached${usage.cache_write_prompt_tokens ? `, ${usage.cache_write_prompt_tokens} written to the prompt cache` : ''}), ${usage.completion_tokens} output tokens${
         extra.cost === null ? ', cost unknown (model not in the price table)' : extra.cost !== undefined ? `, $${extra.cost.toFixed(4)}` : ''
       }`,
     );
@@ -61,6 +66,12 @@ export function printMetricsSummary(
   lines.push(...runProblemLines(metrics, extra));
   if (extra.out) lines.push(`results: ${extra.out}`);
   context.stderr(lines.join('\n'));
+}
+
+/** Why the judge was asked again, by error code: ` (JUDGE_UNPARSEABLE ×3, JUDGE_TIMEOUT ×1)`, or nothing. */
+function describeRetryReasons(usage: Usage): string {
+  const reasons = Object.entries(usage.retry_reasons ?? {}).filter(([, count]) => count);
+  return reasons.length > 0 ? ` (${reasons.sort(([, first], [, second]) => second! - first!).map(([code, count]) => `${code} ×${count}`).join(', ')})` : '';
 }
 
 /** What went wrong in a run (implausible token counts, errors by code, the advice to finish it): what `--quiet` still prints. */

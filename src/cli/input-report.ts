@@ -23,10 +23,14 @@ export class InputReport {
   private held = 0;
   private formatChecked = false;
   private readonly shapes = new Map<string, { count: number; example: RubricateError }>();
+  /** Bad lines of a side file (`--responses`) by file: each is a results line, but not an item of the input. */
+  private readonly sideLines = new Map<string, number>();
+  /** Whether every bad record of the input lacked its response (with `--responses`: the file matched it not). */
+  private allLackResponse = true;
 
   constructor(
     private readonly context: CommandContext,
-    private readonly input: { file: string; format: string; kind: FormatKind },
+    private readonly input: { file: string; format: string; kind: FormatKind; responses?: string },
   ) {}
 
   /**
@@ -57,6 +61,9 @@ export class InputReport {
   /** One bad record (every command's `onInvalid`). */
   invalid(error: RubricateError): void {
     this.bad += 1;
+    const file = error.details.file;
+    if (typeof file === 'string' && file !== this.input.file) this.sideLines.set(file, (this.sideLines.get(file) ?? 0) + 1);
+    else if (error.details.field !== 'response') this.allLackResponse = false;
     const shape = shapeOf(error);
     const entry = this.shapes.get(shape);
     if (entry) entry.count += 1;
@@ -75,10 +82,26 @@ export class InputReport {
     if (this.good > 0) return this.releaseHeld();
     const [common] = [...this.shapes.values()].sort((first, second) => second.count - first.count);
     const share = common.count === this.bad ? 'all the same way' : `${common.count} of them this way`;
-    const lines = [`no record of ${this.input.file} could be read as --format ${this.input.format}: ${this.bad} invalid, ${share}:`];
+    const side = [...this.sideLines].map(([file, count]) => `${count} invalid line${count === 1 ? '' : 's'} in ${file}`);
+    const own = this.bad - [...this.sideLines.values()].reduce((total, count) => total + count, 0);
+    const lines = [`no record of ${this.input.file} could be read as --format ${this.input.format}: ${own} invalid${side.length > 0 ? ` (and ${side.join(', ')})` : ''}, ${share}:`];
     lines.push(`  ${common.example.message} [${common.example.code}]`);
     if (this.held > 0) lines.push(`  (${this.held} not shown above; each is a line of the output with status "invalid")`);
+    if (this.responsesMatchedNothing) lines.push(`nothing was graded: ${this.input.responses} gave no example a response (check that its lines carry the examples' key field), then rerun`);
     this.context.stderr(lines.join('\n'));
+  }
+
+  /**
+   * `--responses` matched no record of the input: a usage error, as a wrong `--format` is
+   * (exit 2, nothing was graded), not bad records among good ones (exit 3).
+   */
+  get responsesMatchedNothing(): boolean {
+    return this.input.responses !== undefined && this.good === 0 && this.bad > 0 && this.allLackResponse;
+  }
+
+  /** The invalid lines of side files (`--responses`), by file: counted apart from the input's items. */
+  get sideFileLines(): ReadonlyMap<string, number> {
+    return this.sideLines;
   }
 
   private otherFormat(): Promise<string | undefined> {

@@ -5,9 +5,9 @@
  */
 import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
-import { createJudge } from '../judges/registry.js';
+import { configuredJudgeSpec, createJudge, noJudgeConfigured } from '../judges/registry.js';
 import type { Judge } from '../judges/types.js';
-import type { Credentials, RunSpec } from '../spec/run-spec.js';
+import type { Credentials, ModelSpec, RunSpec } from '../spec/run-spec.js';
 import cliProgress from 'cli-progress';
 import { addModelOptions, addRunOptions, refuseUnreadModelFlags, type FlagGroup } from './run-spec-flags.js';
 import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
@@ -29,7 +29,7 @@ export function addJudgeOptions(command: Command, groups: readonly FlagGroup[] =
  * limits applied. A model flag the chosen backend does not read is refused first, by name.
  */
 export async function buildJudges(spec: Pick<RunSpec, 'judges' | 'fleet'>, credentials: Credentials, store: StoreFlags, options: { fleetLimits?: boolean } = {}): Promise<Judge[]> {
-  const models = spec.judges.length > 0 ? spec.judges : [{}];
+  const models = (spec.judges.length > 0 ? spec.judges : [{}]).map((model) => withConfiguredModel(model, 'judge'));
   refuseUnreadModelFlags(models, credentials, 'judge');
   const judges: Judge[] = [];
   try {
@@ -43,6 +43,18 @@ export async function buildJudges(spec: Pick<RunSpec, 'judges' | 'fleet'>, crede
     throw error;
   }
   return options.fleetLimits === false ? judges : applyFleetLimitsFrom(judges, store, spec.fleet);
+}
+
+/**
+ * A model spec with its model named: the one given, else the one the environment configures
+ * (RUBRICATE_JUDGE, an OpenAI endpoint or key, RUBRICATE_MODEL). With none, the command stops
+ * (exit 2) before anything is built or spent, listing the ways forward: never a silent download.
+ */
+export function withConfiguredModel(model: ModelSpec, role: 'judge' | 'generator'): ModelSpec & { model: string } {
+  if (model.model !== undefined) return model as ModelSpec & { model: string };
+  const configured = configuredJudgeSpec();
+  if (configured === undefined) throw noJudgeConfigured(role);
+  return { ...model, model: configured };
 }
 
 /** A one-time model download shows a byte progress bar on a terminal, and a line per 10% otherwise. */

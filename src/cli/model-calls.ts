@@ -16,6 +16,7 @@ import { addBatchOptions, batchEngineOptions } from './batch-options.js';
 import type { CommandContext } from './context.js';
 import { addDryRunOption, combinedTotals, printPlannedDryRun, type PlannedRole } from './dry-run-options.js';
 import { generatorOptionsFrom, type GeneratorFlags } from './generator-options.js';
+import { withConfiguredModel } from './judge-options.js';
 import { modelFromFlags, refuseUnreadModelFlags } from './run-spec-flags.js';
 import { openRunSession, type SessionFlags } from './session.js';
 
@@ -65,7 +66,8 @@ export async function prepareModelCalls(flags: ModelCallFlags, spec: RunSpec, co
   const session = await openRunSession(options.grading ? spec : { ...spec, judges: [{ model: 'none' }] }, modelFromFlags(flags, 'judge').credentials, flags, { context, out: options.out, planning: true });
   try {
     const generatorHits = { count: 0 };
-    const generatorModel = modelFromFlags(flags, 'generator');
+    const given = modelFromFlags(flags, 'generator');
+    const generatorModel = { ...given, models: given.models.map((model) => withConfiguredModel(model, 'generator')) };
     refuseUnreadModelFlags(generatorModel.models, generatorModel.credentials, 'generator');
     let generatorPlanning: PlanningDryRunJudge | undefined;
     const built = await buildRubricGenerator({

@@ -140,3 +140,27 @@ describe('criteria counted from the engine', () => {
     expect(counters).toMatchObject({ criteria: 8, calls: 9, retries: 1 });
   });
 });
+
+describe('the terminal bar', () => {
+  it('opens empty, with "?" for the total until the input is counted (never full at 0/0)', () => {
+    const written: string[] = [];
+    const stream = {
+      isTTY: true,
+      columns: 160,
+      write: (chunk: unknown) => (written.push(String(chunk)), true),
+      on: () => stream,
+      once: () => stream,
+      removeListener: () => stream,
+    } as unknown as NodeJS.WriteStream;
+    const progress = new ProgressReporter('bar', 'grading', { stream });
+    try {
+      // What the terminal shows: the text without its cursor and colour escapes.
+      // eslint-disable-next-line no-control-regex -- the escapes are what is removed
+      const shown = written.join('').replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
+      expect(shown).toMatch(/grading \u2591{10,} 0\/\? \|/);
+      expect(shown).not.toContain('\u2588');
+    } finally {
+      progress.stop();
+    }
+  });
+});

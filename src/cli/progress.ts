@@ -34,6 +34,8 @@ export interface ProgressLineOptions {
   print?: (line: string) => void;
   /** Milliseconds, for the rate and the time left; injectable so tests need no clock. */
   now?: () => number;
+  /** Where the bar is drawn (default stderr). */
+  stream?: NodeJS.WriteStream;
 }
 
 export class ProgressReporter {
@@ -58,12 +60,14 @@ export class ProgressReporter {
     if (display !== 'bar') return;
     this.bar = new cliProgress.SingleBar(
       {
-        format: `${label} {bar} {value}/{total} | {rate}/s | ETA {eta_formatted} | errors {errors} | cache hits {cacheHits} | calls {calls}`,
+        // `?` until the input is counted: never a full bar at 0/0.
+        format: `${label} {bar} {value}/{totalShown} | {rate}/s | ETA {eta_formatted} | errors {errors} | cache hits {cacheHits} | calls {calls}`,
         hideCursor: true,
         clearOnComplete: false,
+        emptyOnZero: true,
         etaBuffer: 200,
         fps: 5,
-        stream: process.stderr,
+        stream: lineOptions.stream ?? process.stderr,
       },
       cliProgress.Presets.shades_classic,
     );
@@ -83,6 +87,7 @@ export class ProgressReporter {
   setTotal(total: number): void {
     this.total = total;
     this.bar?.setTotal(Math.max(total, this.counters.done));
+    this.bar?.update(this.counters.done, this.payload());
   }
 
   readonly onEvent = (event: EngineEvent): void => {
@@ -132,6 +137,7 @@ export class ProgressReporter {
       cacheHits: this.counters.cacheHits,
       calls: this.counters.calls,
       rate: elapsed > 0 ? (this.counters.done / elapsed).toFixed(1) : '0.0',
+      totalShown: this.total === undefined ? '?' : String(Math.max(this.total, this.counters.done)),
     };
   }
 

@@ -3,8 +3,21 @@ import { normalizeRubric } from '../rubric/normalize.js';
 import type { Rubric } from '../rubric/schema.js';
 import { readJsonFile, readJsonObjects } from '../rubric/formats/shared.js';
 
-/** Rubrics by id from a JSONL file (one rubric per line) or a JSON list; each must have an id. */
+/**
+ * Rubrics by id from a JSONL file (one rubric per line) or a JSON list; each must have an id.
+ * The file is read whole before anything is graded, and every item may need any rubric in it:
+ * a bad one stops the run there (INPUT_UNREADABLE, exit 2: nothing was graded), naming the line.
+ */
 export async function loadRubrics(file: string): Promise<Map<string, Rubric>> {
+  try {
+    return await readRubrics(file);
+  } catch (error) {
+    if (!RubricateError.isInstance(error) || error.code !== 'INPUT_INVALID') throw error;
+    throw new RubricateError('INPUT_UNREADABLE', `--rubrics: ${error.message}; nothing was graded: fix the rubrics file and rerun`, { field: 'rubrics', ...error.details }, { cause: error });
+  }
+}
+
+async function readRubrics(file: string): Promise<Map<string, Rubric>> {
   const rubrics = new Map<string, Rubric>();
   const add = (value: unknown, line: number) => {
     if (typeof value !== 'object' || value === null || (value as { id?: unknown }).id === undefined) {

@@ -5,7 +5,7 @@
  * responses read for evidence: `grading/evidence.ts`) is decided in the grading modules; the
  * engine runs the tasks they plan. A verdict exists only when a reply was read or a check ran.
  */
-import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
+import { RubricateError, toRubricateError, type ErrorCode, type SerializedError } from '../errors.js';
 import type { CriterionResult, GradingStrategy, GroupPlacement, JudgeTask, SamplingOptions, SelfPreferenceNote, TaskDecision, TaskOutcome } from '../grading/types.js';
 import type { CheckMode } from '../checks/types.js';
 import type { AbstainPolicy, CallPolicy } from '../spec/run-spec.js';
@@ -18,7 +18,7 @@ import type { Criterion, Item } from '../rubric/schema.js';
 import { AdaptiveLimiter } from './limiter.js';
 import { isPromise, sharesInFlight, type ReplyStore } from '../store/types.js';
 import { requestKey } from './request-key.js';
-import { addReplyUsage, emptyUsage, type Usage } from './usage.js';
+import { addReplyUsage, addRetryReasons, emptyUsage, type RetryReasons, type Usage } from './usage.js';
 import { redactUrl } from '../util/redact.js';
 import { defaultBreakerThreshold, JudgeCircuitBreaker } from './circuit-breaker.js';
 import { afterAttempts, allowListenerPerCall, callJudge, type JudgeCallResult } from './judge-call.js';
@@ -114,10 +114,13 @@ interface CallResult extends Omit<JudgeCallResult, 'fatal'> {
   cached: boolean;
   /** This process claimed the call in a shared store (released once its reply is stored). */
   claimed?: boolean;
+  /** The retries above by the error that caused them. */
+  retryReasons?: RetryReasons;
 }
 
 interface RunOutcome extends TaskOutcome {
   retries: number;
+  retryReasons?: RetryReasons;
   cached: boolean;
   /** Answered by this task's own store lookup. */
   stored?: true;
@@ -227,7 +230,7 @@ export class GradingEngine {
     if (criteria.length === 0) return results;
     const judge = this.options.judge;
     if (!judge) {
-      const error = (this.options.noJudgeError ?? new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none)')).toJSON();
+      const error = (this.options.noJudgeError ?? new RubricateError('JUDGE_UNAVAILABLE', 'criterion has no check and no judge is configured (--judge none): give --judge SPEC, or try the pipeline offline on made-up verdicts with --judge scripted (or `rubricate fake-judge` as the endpoint)')).toJSON();
       for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'error', error });
       this.emitSettled(criteria.length);
       return results;
@@ -258,9 +261,19 @@ export class GradingEngine {
     const attemptsUsed = new Map<string, number>();
     // Groups planned separately: a batch that did not fit the judge is retried as two halves.
     let pending: Criterion[][] = [criteria];
+    // Criteria asked again for a reply that could not be used, with why: each call planned for them is a retry.
+    const reasked = new Map<string, ErrorCode>();
     while (pending.length > 0) {
       const budgetLeft = Math.min(...pending.flat().map((criterion) => this.calls.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
       const tasks = pending.flatMap((group) => plan(group));
+      for (const task of tasks) {
+        const reason = task.criteria.map((criterion) => reasked.get(criterion.id)).find((code) => code !== undefined);
+        if (reason === undefined) continue;
+        usage.retries += 1;
+        addRetryReasons(usage, { [reason]: 1 });
+        this.emit({ type: 'retry', code: reason, delayMs: 0 });
+      }
+      reasked.clear();
       const outcomes = await Promise.all(tasks.map((task) => this.runTask(task, budgetLeft)));
       const retry: Criterion[] = [];
       const halves: Criterion[][] = [];
@@ -284,8 +297,7 @@ export class GradingEngine {
           }
           const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no verdict and no error');
           if (this.shouldRetry(error, attemptsUsed.get(criterion.id) ?? 0)) {
-            this.emit({ type: 'retry', code: error.code, delayMs: 0 });
-            usage.retries += 1;
+            reasked.set(criterion.id, error.code);
             retry.push(criterion);
           } else {
             results.set(criterion.id, { criterion, source: 'judge', status: 'error', error: withAttempts(error, attemptsUsed.get(criterion.id) ?? 0) });
@@ -315,6 +327,7 @@ export class GradingEngine {
     if (outcome.stored) tally.storeAnswers += 1;
     usage.calls += outcome.calls;
     usage.retries += outcome.retries;
+    if (outcome.retryReasons) addRetryReasons(usage, outcome.retryReasons);
     if (outcome.cached) usage.cache_hits += 1;
     if (outcome.usage) addReplyUsage(usage, outcome.usage);
     return outcome;
@@ -357,7 +370,7 @@ export class GradingEngine {
       return { decision: task.decide(result.reply), calls: 0, retries: 0, cached: true, reply: result.reply };
     }
     try {
-      if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, cached: false };
+      if (!result.reply) return { error: result.error, calls: result.calls, retries: result.retries, retryReasons: result.retryReasons, cached: false };
       const decision = task.decide(result.reply);
       if (decision.verdicts.size > 0) this.breaker.recordSuccess();
       else if (!result.cached) this.tripOn(decision.errors.values().next().value);
@@ -369,10 +382,10 @@ export class GradingEngine {
           const written = this.options.store.put(key, result.reply);
           if (isPromise(written)) await written;
         } catch (error) {
-          return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage, reply: result.reply };
+          return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), calls: result.calls, retries: result.retries, retryReasons: result.retryReasons, cached: false, usage: result.reply.usage, reply: result.reply };
         }
       }
-      return { decision, calls: result.calls, retries: result.retries, cached: false, usage: result.reply.usage, reply: result.reply };
+      return { decision, calls: result.calls, retries: result.retries, retryReasons: result.retryReasons, cached: false, usage: result.reply.usage, reply: result.reply };
     } finally {
       // Released after the reply is stored, so processes waiting on the claim find it.
       if (result.claimed && sharesInFlight(this.options.store)) this.options.store.release(key).catch(() => undefined);
@@ -412,6 +425,7 @@ export class GradingEngine {
   /** The judge call through the one call loop, under the limiter and the breaker. */
   private async call(task: JudgeTask, attemptBudget: number): Promise<CallResult> {
     const judge = this.options.judge!;
+    const retryReasons: RetryReasons = {};
     const { fatal, ...result } = await callJudge(
       async (signal) => {
         // Each attempt is timed; the reply keeps the time of the attempt that answered (and the store keeps it with the reply).
@@ -436,11 +450,14 @@ export class GradingEngine {
           this.emit({ type: 'judge-error', code: error.code, message: error.message });
           return JudgeCircuitBreaker.isHardCallFailure(error) && this.tripOn(error) ? this.fatalError : undefined;
         },
-        onRetry: (error, delayMs) => this.emit({ type: 'retry', code: error.code, delayMs }),
+        onRetry: (error, delayMs) => {
+          retryReasons[error.code] = (retryReasons[error.code] ?? 0) + 1;
+          this.emit({ type: 'retry', code: error.code, delayMs });
+        },
       },
     );
     if (fatal && result.error) this.fatalError ??= result.error;
-    return { ...result, cached: false };
+    return { ...result, cached: false, ...(result.retries > 0 ? { retryReasons } : {}) };
   }
 
   /** Counts a hard failure; true when it opened the breaker (the run stops with its error). */

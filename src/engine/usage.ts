@@ -18,12 +18,26 @@ export interface Usage {
   calls: number;
   cache_hits: number;
   retries: number;
+  /** The retries by the error that caused them (an unreadable reply asked again, a timeout, a 429…); absent when none. */
+  retry_reasons?: RetryReasons;
   /** Judge calls not made because a failed hard rule gated the item. */
   gate_calls_saved: number;
   /** The part of the tokens above answered through a provider Batch API (billed at the batch discount); absent when none. */
   batch?: BatchTokens;
   /** Replies whose reported token counts could not be true: those counts are left out above (and out of the cost); absent when none. */
   implausible_usage?: ImplausibleUsage;
+}
+
+/** Retries by error code. */
+export type RetryReasons = Partial<Record<string, number>>;
+
+/** Adds retries by reason into a usage. */
+export function addRetryReasons(usage: Usage, reasons: RetryReasons): void {
+  for (const [code, count] of Object.entries(reasons)) {
+    if (!count) continue;
+    usage.retry_reasons ??= {};
+    usage.retry_reasons[code] = (usage.retry_reasons[code] ?? 0) + count;
+  }
 }
 
 export interface ImplausibleUsage {
@@ -74,6 +88,7 @@ export function addUsage(total: Usage, part: Usage): void {
   total.calls += part.calls;
   total.cache_hits += part.cache_hits;
   total.retries += part.retries;
+  if (part.retry_reasons) addRetryReasons(total, part.retry_reasons);
   total.gate_calls_saved += part.gate_calls_saved ?? 0;
   if (part.implausible_usage) addImplausible(total, part.implausible_usage);
   if (part.batch) {

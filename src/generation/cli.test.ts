@@ -248,3 +248,16 @@ function spawnCli(args: string[]): Promise<{ code: number | null; stderr: string
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   return new Promise((resolvePromise) => child.on('close', (code) => resolvePromise({ code, stderr })));
 }
+
+describe('generate with the scripted generator', () => {
+  test('writes rubrics whose made-up criteria carry no check, so nothing is dropped and nothing warned', async ({ tempDir: directory }) => {
+    const out = join(directory, 'scripted.jsonl');
+    const result = await runCliCaptured(['generate', '--input', join(fixtures, 'prompts.jsonl'), '--generator', 'scripted', '--no-cache', '--out', out]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/warning|not valid JSON/);
+    expect(result.stderr).toMatch(/checks: 0 proposed, 0 kept, 0 dropped/);
+    const items = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { rubric: { criteria: Array<{ check?: unknown }> } });
+    expect(items.length).toBeGreaterThan(0);
+    expect(items.flatMap((item) => item.rubric.criteria).every((criterion) => criterion.check === undefined)).toBe(true);
+  });
+});

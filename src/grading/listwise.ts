@@ -138,6 +138,9 @@ function replySchema(labels: string[], criteria: readonly Criterion[], explanati
     properties: {
       responses: {
         type: 'array',
+        // One entry per response shown: a reply that leaves one out cannot be used, so the schema says so.
+        minItems: labels.length,
+        maxItems: labels.length,
         items: {
           type: 'object',
           properties: { label: { type: 'string', enum: labels }, verdicts: { type: 'object', properties, required: criteria.map((criterion) => criterion.id), additionalProperties: false } },

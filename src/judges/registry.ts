@@ -15,6 +15,7 @@ import { createAnthropicJudge, defaultAnthropicBaseUrl } from './anthropic/anthr
 import { createGeminiJudge, defaultGeminiBaseUrl } from './gemini/gemini-judge.js';
 import { createOpenAICompatibleJudge } from './openai/openai-judge.js';
 import { createScriptedJudge, parseScriptedVerdicts } from './scripted.js';
+import { defaultLocalModelSize, defaultLocalModelUri } from './llamacpp/default-model.js';
 import type { Judge } from './types.js';
 import { createRegistry, type RegistryName } from '../util/registry.js';
 import { modelSettingsSet, modelSpecSchema, parseWith, type Credentials, type ModelSpec, type SettingPath } from '../spec/run-spec.js';
@@ -194,6 +195,32 @@ export function defaultJudgeSpec(environment: NodeJS.ProcessEnv = process.env): 
     return `openai:${environment.RUBRICATE_JUDGE_MODEL ?? environment.OPENAI_MODEL ?? defaultOpenAIModel}`;
   }
   return 'gguf:default';
+}
+
+/**
+ * The default rule without its last resort: undefined when nothing names a judge (no
+ * RUBRICATE_JUDGE, no OpenAI endpoint or key, no RUBRICATE_MODEL file), where the rule would
+ * download the embedded local model. Commands ask for a choice instead ({@link noJudgeConfigured}).
+ */
+export function configuredJudgeSpec(environment: NodeJS.ProcessEnv = process.env): string | undefined {
+  const spec = defaultJudgeSpec(environment);
+  return spec === 'gguf:default' && !environment.RUBRICATE_MODEL ? undefined : spec;
+}
+
+/** The error of a command that needs a model none of its flags or variables names: the three ways forward. */
+export function noJudgeConfigured(role: 'judge' | 'generator' = 'judge'): RubricateError {
+  const flag = `--${role}`;
+  return new RubricateError(
+    'CONFIG_INVALID',
+    [
+      `no ${role} given (${flag}) and none configured: nothing was sent, and no model is downloaded unasked. Choose one:`,
+      `  an endpoint: ${flag} openai:MODEL with OPENAI_BASE_URL (vLLM, Ollama, a llama.cpp server…) and/or OPENAI_API_KEY; also anthropic:, gemini:, azure:`,
+      `  a local model: ${flag} gguf:default (${defaultLocalModelUri}, ${defaultLocalModelSize}, downloaded once) or ${flag} gguf:/path/model.gguf`,
+      `  offline, made-up verdicts to try the pipeline: ${flag} scripted, or \`rubricate fake-judge\` as the endpoint`,
+      ...(role === 'judge' ? ['  (--judge none grades deterministic checks only)'] : []),
+    ].join('\n'),
+    { field: role },
+  );
 }
 
 /** A judge spec naming a backend and its target (`openai:gpt-4.1`, `gguf:default`): always builds a judge. */

@@ -39,14 +39,21 @@ function entryLabels(items: Record<string, unknown>): unknown[] | undefined {
 /**
  * A value that satisfies a JSON schema: met takes the last enum member and the maximum, unmet
  * the first and the minimum; arrays get their fewest items (at least one), except an array of
- * labelled entries (a listwise reply: items with a required `label` enum), which gets one entry per label.
+ * labelled entries (a listwise reply: items with a required `label` enum), which gets one entry per label;
+ * an object that may be null is null.
  */
 export function scriptedValue(schema: Record<string, unknown>, verdicts: ScriptedVerdicts, seed: string, path = ''): unknown {
   const met = () => leansMet(verdicts, seed, path);
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return met() ? schema.enum.at(-1) : schema.enum[0];
   if (schema.const !== undefined) return schema.const;
   const choices = (schema.anyOf ?? schema.oneOf) as Array<Record<string, unknown>> | undefined;
-  if (choices) return scriptedValue(choices.find((choice) => choice.type !== 'null') ?? choices[0], verdicts, seed, path);
+  if (choices) {
+    const chosen = choices.find((choice) => choice.type !== 'null') ?? choices[0];
+    // An optional part (a generated criterion's check: null or an object) is left out: a made-up
+    // one would name parameters no check accepts, and be dropped with a warning.
+    if (choices.some((choice) => choice.type === 'null') && (chosen.type === 'object' || chosen.properties)) return null;
+    return scriptedValue(chosen, verdicts, seed, path);
+  }
   const type = Array.isArray(schema.type) ? (schema.type as unknown[]).find((entry) => entry !== 'null') : schema.type;
   if (type === 'object' || schema.properties) {
     const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
@@ -58,7 +65,7 @@ export function scriptedValue(schema: Record<string, unknown>, verdicts: Scripte
     // A listwise reply lists one entry per response shown (its `label` enum), whatever the group's size.
     if (labels) return labels.slice(0, Number(schema.maxItems ?? labels.length)).map((label, index) => ({ ...(scriptedValue(items, verdicts, seed, `${path}[${index}]`) as Record<string, unknown>), label }));
     const count = Math.max(1, Number(schema.minItems ?? 1));
-    return Array.from({ length: count }, (_, index) => scriptedValue(items, verdicts, seed, `${path}[${index}]`));
+    return Array.from({ length: count }, (_, index) => withDistinctKey(scriptedValue(items, verdicts, seed, `${path}[${index}]`), items, index, count));
   }
   if (type === 'boolean') return met();
   if (type === 'integer' || type === 'number') {
@@ -68,6 +75,18 @@ export function scriptedValue(schema: Record<string, unknown>, verdicts: Scripte
   }
   // Strings differ by where they stand, so a made-up list (a generated rubric) has no duplicates.
   return path === '' || path.endsWith('explanation') ? scriptedLabel : `${scriptedLabel} (${path.slice(1)})`;
+}
+
+/**
+ * Entries of a list keyed by one of their members (a listwise reply: one entry per response
+ * label) each take another value of that member's enum, in order, when there is one per entry:
+ * a made-up reply names every response once, as a real one must.
+ */
+function withDistinctKey(value: unknown, items: Record<string, unknown>, index: number, count: number): unknown {
+  const properties = (items.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const key = Object.entries(properties).find(([, property]) => Array.isArray(property.enum) && property.enum.length === count)?.[0];
+  if (key === undefined || count < 2 || typeof value !== 'object' || value === null) return value;
+  return { ...(value as Record<string, unknown>), [key]: (properties[key].enum as unknown[])[index] };
 }
 
 /** R3's prompt shows its reply's JSON schema after this line. */
@@ -117,7 +136,8 @@ export function scriptedTokenProbabilities(text: string): TokenProbability[] {
 
 export function createScriptedJudge(verdicts: ScriptedVerdicts): Judge {
   return {
-    provenance: { id: `scripted:${verdicts}`, model: 'scripted' },
+    // The variant names the version of the made-up replies: a cache never serves an older version's.
+    provenance: { id: `scripted:${verdicts}`, model: 'scripted', variant: 'replies-2' },
     capabilities: { images: true, tokenProbabilities: true },
     async complete(request) {
       const text = scriptedReplyText(request, verdicts);

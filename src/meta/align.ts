@@ -324,6 +324,18 @@ function selectExamples(train: readonly LabelledItem[], baseline: Verdicts, perV
   return { criteria, tags };
 }
 
+/** Why no example was chosen: what a person changes to get some. */
+function whyNoExamples(train: readonly LabelledItem[], perVerdict: number): string {
+  if (perVerdict <= 0) return '--examples-per-verdict is 0';
+  const verdicts = new Map<string, Set<boolean>>();
+  for (const { pairs } of train) {
+    for (const pair of pairs) if (pair.majority !== undefined) verdicts.set(pair.criterion.id, (verdicts.get(pair.criterion.id) ?? new Set()).add(pair.majority));
+  }
+  if (verdicts.size === 0) return 'no train item has a decided label: the labels are ties or cannot-assess';
+  const oneSided = [...verdicts.values()].filter((seen) => seen.size < 2).length;
+  return `examples come in met/not-met pairs, and each of the ${oneSided} labelled criteria has only one of the two among the ${train.length} train items, as have their tags: label more items, or items where the criteria go both ways`;
+}
+
 /** The items carrying a criterion, with their rubric cut to it (a candidate rewording is weighed on that criterion alone). */
 function withOnly(items: readonly LabelledItem[], criterionId: string): LabelledItem[] {
   return items.flatMap(({ item, pairs }) => {
@@ -406,7 +418,7 @@ export async function alignJudge(resultsFile: string, labels: LabelIndex, option
   const baseline = await gradeAll(options.graderFor(undefined), [...train, ...test].map((entry) => entry.item), judgeUsage);
   const examples = selectExamples(train, baseline, perVerdict, random);
   const exampleCount = [...Object.values(examples.criteria), ...Object.values(examples.tags)].reduce((sum, list) => sum + list.length, 0);
-  progress(`examples: ${exampleCount} from train, for ${Object.keys(examples.criteria).length} criteria and ${Object.keys(examples.tags).length} tags`);
+  progress(`examples: ${exampleCount} from train, for ${Object.keys(examples.criteria).length} criteria and ${Object.keys(examples.tags).length} tags${exampleCount === 0 ? ` (${whyNoExamples(train, perVerdict)})` : ''}`);
 
   const rewordings: AlignmentContent['rewordings'] = {};
   const rewordingReports: RewordingReport[] = [];

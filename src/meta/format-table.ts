@@ -22,7 +22,7 @@ function formatInterval(interval: ConfidenceInterval | null | undefined, digits 
 }
 
 /** Left-aligns the first column and right-aligns the others, padded to the widest cell. */
-function renderTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+export function renderTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)));
   const renderRow = (row: readonly string[]) =>
     row

@@ -10,6 +10,7 @@ import { test } from '../testing/vitest-fixtures.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
+import { createScriptedJudge } from '../judges/scripted.js';
 import { Grader, type GraderOptions } from './grader.js';
 
 const words = ['apples', 'pears', 'plums', 'figs', 'dates', 'limes', 'kiwis', 'grapes', 'melons', 'cherries'];
@@ -97,6 +98,22 @@ describe('listwise judging', () => {
     // The first call, then the two failed responses asked again (alone) before the error is final.
     expect(fake.requests).toHaveLength(2);
     expect(fake.requests[1].responses.map((response) => response.text).sort()).toEqual([responses[2], responses[5]]);
+    // One call asked again: one retry (not one per criterion asked again), with its reason.
+    expect(results[0].usage).toMatchObject({ calls: 2, retries: 1, retry_reasons: { JUDGE_UNPARSEABLE: 1 } });
+  });
+
+  test('the scripted judge fits a listwise reply: every response once, no retry', async () => {
+    const results = await grader(createScriptedJudge('mixed'), { mode: 'listwise', orders: 2 }).gradeGroup(groupItems());
+    expect(results.every((result) => result.status === 'ok')).toBe(true);
+    expect(results[0].usage).toMatchObject({ calls: 2, retries: 0 });
+    expect(results[0].usage?.retry_reasons).toBeUndefined();
+  });
+
+  test('--keep-requests keeps the group\'s calls, on its first line with its usage', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge(ruleScript);
+    const results = await new Grader({ judge, plan: { mode: 'listwise', orders: 2 }, keepRequests: true }).gradeGroup(groupItems());
+    expect(results.map((result) => result.judge_calls?.length ?? 0)).toEqual([2, 0, 0, 0, 0, 0, 0, 0]);
+    expect(results[0].judge_calls![0].messages.at(-1)?.content).toContain(responses[0]);
   });
 
   test('identical responses are shown once and share their verdicts; labels are masked and the order is a seeded shuffle', async ({ scriptedJudge }) => {

@@ -104,6 +104,9 @@ function groupIdOf(items: readonly Item[], groupBy: string | undefined): string 
   return value ?? `g_${contentKey(items[0]).slice(0, 16)}`;
 }
 
+/** The judge calls `--keep-requests` keeps. */
+type JudgeCalls = NonNullable<GradedItem['calls']>;
+
 function failedItem(item: Item, error: RubricateError): GradedItem {
   const serialized = error.toJSON();
   return {
@@ -199,7 +202,9 @@ export class GroupGrading {
         return graded.map((entry) => entry!);
       }
       const usage = emptyUsage();
-      const standings = this.settings.mode === 'listwise' ? await this.listwise(first, groupId, responses, usage) : await this.tournament(first, groupId, responses, members, playerOf, items, usage);
+      // --keep-requests: the group's calls, kept with its usage on its first line.
+      const calls: JudgeCalls = [];
+      const standings = this.settings.mode === 'listwise' ? await this.listwise(first, groupId, responses, usage, calls) : await this.tournament(first, groupId, responses, members, playerOf, items, usage, calls);
       members.forEach((index, position) => {
         const item = items[index];
         const standing = standings[playerOf.get(item.response)!];
@@ -212,6 +217,7 @@ export class GroupGrading {
           gated: standing.gated,
           // The group's judge work is one piece: counted once, on its first line.
           usage: position === 0 ? usage : emptyUsage(),
+          ...(position === 0 && calls.length > 0 ? { calls } : {}),
           group: {
             id: groupId,
             members: items.length,
@@ -226,7 +232,7 @@ export class GroupGrading {
   }
 
   /** Listwise rounds: checks per response; with a hard-rule gate, hard rules first, then the rest for the responses it let through. */
-  private async listwise(first: Item, groupId: string, responses: string[], usage: Usage): Promise<Standing[]> {
+  private async listwise(first: Item, groupId: string, responses: string[], usage: Usage, calls: JudgeCalls): Promise<Standing[]> {
     const standings: Standing[] = responses.map(() => ({ criteria: new Map(), gated: false }));
     const tally = { compared: responses.map(() => 0), agreed: responses.map(() => 0) };
     const rubric = judgedRubric(first, this.settings);
@@ -246,6 +252,7 @@ export class GroupGrading {
       group.orders = presentationOrders(group, this.settings.orders, this.settings.seed);
       const graded = await this.parts.judge(listwiseItem(group));
       addUsage(usage, graded.usage);
+      if (graded.calls) calls.push(...graded.calls);
       const folded = foldListwise(group, new Map(graded.criteria.map((result) => [result.criterion.id, result])));
       folded.forEach((response, local) => {
         const player = players[local];
@@ -281,7 +288,7 @@ export class GroupGrading {
   }
 
   /** The distinct responses compared in pairs (each pair in both orders unless `orders` is 1). */
-  private async tournament(first: Item, groupId: string, responses: string[], members: number[], playerOf: Map<string, number>, items: readonly Item[], usage: Usage): Promise<Standing[]> {
+  private async tournament(first: Item, groupId: string, responses: string[], members: number[], playerOf: Map<string, number>, items: readonly Item[], usage: Usage, calls: JudgeCalls): Promise<Standing[]> {
     const [order] = presentationOrders({ prompt: first.prompt, responses, reference: first.reference }, 1, this.settings.seed);
     const base = { prompt: first.prompt, ...(first.reference !== undefined ? { metadata: { reference: first.reference } } : {}) };
     const comparisons = await Promise.all(
@@ -289,6 +296,7 @@ export class GroupGrading {
         const pairItem = pairToItem(comparisonPair(groupId, base, first.rubric, responses, a, b), { swap: this.settings.orders === 2, overall: false });
         const graded = await this.parts.judge(pairItem);
         addUsage(usage, graded.usage);
+        if (graded.calls) calls.push(...graded.calls);
         const byOrder: Partial<Record<PairOrder, CriterionResult>> = {};
         for (const result of graded.criteria) byOrder[result.criterion.id.slice(result.criterion.id.lastIndexOf('@') + 1) as PairOrder] = result;
         const combined = combineOrders(byOrder, tournamentCriterionId, '');

@@ -117,6 +117,7 @@ export async function buildReport(options: Omit<WriteReportOptions, 'out' | 'for
 
   const collectOptions: CollectOptions = { scoring: options.scoring, onWarning: options.onWarning, keepTagScores: Boolean(options.compare), maxImageBytes: options.maxImageBytes };
   const run = await collectRun(options.input, collectOptions);
+  refuseNoResults(options.input, run);
   let baseline: CollectedRun | undefined;
   if (options.compare) {
     const compareDetected = await detectReportInput(options.compare);
@@ -182,6 +183,18 @@ function formatFor(options: WriteReportOptions): ReportFormat {
  * Writes a report for a results file (or a compare file, or a meta-evaluation report). `rubricate grade --report`
  * and `rubricate report` both end here.
  */
+/**
+ * JSON lines none of which is a results line (items not graded yet, some other JSONL) are not a
+ * run to report: INPUT_WRONG_TYPE (exit 2), before anything is written, naming what the lines are.
+ */
+function refuseNoResults(file: string, run: CollectedRun): void {
+  const { invalidLineCount, invalidLines } = run.data.summary;
+  if (run.data.items.ids.length > 0 || invalidLineCount === 0) return;
+  const first = invalidLines[0]?.message ?? '';
+  const items = /not a results line/.test(first) ? ' (items to grade? grade them first: rubricate grade --input FILE --judge SPEC --out results.jsonl, then report results.jsonl)' : '';
+  throw new RubricateError('INPUT_WRONG_TYPE', `is not a results file: none of its ${invalidLineCount} line${invalidLineCount === 1 ? ' is a results line' : 's is a results line'}${items}; the first: ${first}`, { file, field: 'input' });
+}
+
 export async function writeReportFromResults(options: WriteReportOptions): Promise<WrittenReport> {
   const format = formatFor(options);
   const document = await buildReport(options);

@@ -3,6 +3,7 @@
  * endpoints, and a SIGTERM that drains the request in flight before exiting 0.
  */
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, vi } from 'vitest';
 import { runCliCaptured } from '../cli/in-process.js';
@@ -65,6 +66,18 @@ describe('rubricate serve', () => {
     const [line] = readFileSync(log, 'utf8').trim().split('\n').map((entry) => JSON.parse(entry) as Record<string, unknown>);
     // The audit judge says the opposite: pears (1) and rotten (−2) met, apples not: −1 ÷ 4.
     expect(line).toMatchObject({ event: 'audit', step: 7, policy_reward: 0.75, audit_reward: -0.25, criteria: 3, agreed: 0 });
+  });
+
+  test('a port already in use: exit 2 with an error naming the port and the ways out, not a bare EADDRINUSE', async ({ closeAfter }) => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    closeAfter({ close: () => new Promise<void>((resolve) => holder.close(() => resolve())) });
+    const { port } = holder.address() as AddressInfo;
+    const result = await runCliCaptured(['serve', '--port', String(port), '--judge', 'scripted', '--no-cache']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`error [CONFIG_INVALID]: field port: cannot listen on 127.0.0.1:${port}: port ${port} is already in use on 127.0.0.1`);
+    expect(result.stderr).toContain(`--port ${port + 1}, or --port 0 for any free one`);
+    expect(result.stderr.match(/EADDRINUSE/g)).toBeNull();
   });
 
   test('refuses audit settings without an audit judge, and model flags the audit judge does not read, by name', async () => {

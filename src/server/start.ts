@@ -5,10 +5,10 @@
  * finish, let grading abandoned at a deadline finish too (its verdicts go to the cache), then
  * close every connection.
  */
+import { listenError } from '../util/listen-error.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
-import { RubricateError } from '../errors.js';
 import { createServerApp, type ServerAppOptions } from './app.js';
 import { createFastRefusal } from './fast-refusal.js';
 import { isLoopbackHost } from './browser-guard.js';
@@ -81,7 +81,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   await new Promise<void>((resolve, reject) => {
     const port = options.port ?? defaultPort;
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new RubricateError('CONFIG_INVALID', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { field: 'port' }, { cause: error }));
+      reject(listenError(host, port, error, 'the reward server'));
     });
     server.listen(port, host, () => resolve());
   });

@@ -9,14 +9,15 @@ import type { Command } from 'commander';
 import { costOf, defaultPrices, emptyUsage, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { rewordCriterion } from '../../generation/reword.js';
-import { createJudge, defaultJudgeSpec } from '../../judges/registry.js';
+import { configuredJudgeSpec, createJudge } from '../../judges/registry.js';
+import { reuseRecordedJudge } from '../recorded-judge.js';
 import { alignJudge, type AlignReport, type SplitAgreement } from '../../meta/align.js';
 import { loadLabels } from '../../meta/labels.js';
 import { Grader } from '../../pipeline/grader.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { quietHelp, reportInputError, type CommandContext } from '../context.js';
-import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
+import { addJudgeOptions, parseNumber, parsePositiveInteger, withConfiguredModel } from '../judge-options.js';
 import { loadRubrics } from '../rubrics-file.js';
 import { addModelOptions, modelFromFlags, refuseUnreadModelFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
@@ -80,7 +81,7 @@ export function registerAlignCommand(program: Command, context: CommandContext):
     'rubricate align --input items-results.jsonl --labels examples/labels/items-labels.jsonl --judge openai:gpt-4.1-mini --no-reword --test-fraction 0.5 --out alignment.json',
   ]);
   command.action(async (flags: AlignFlags, self: Command) => {
-    context.exitCode = await runAlign(flags, runSpecOf(self), context);
+    context.exitCode = await runAlign(flags, await reuseRecordedJudge(runSpecOf(self), flags.input, context), context);
   });
 }
 
@@ -101,9 +102,12 @@ async function runAlign(flags: AlignFlags, spec: RunSpec, context: CommandContex
     let generator;
     if (flags.reword) {
       const model = modelFromFlags(flags, 'generator');
-      refuseUnreadModelFlags(model.models, model.credentials, 'generator');
-      const [modelSpec] = model.models;
-      generator = await createJudge({ ...modelSpec, model: modelSpec.model ?? defaultJudgeSpec() }, model.credentials);
+      const [given] = model.models;
+      // No --generator and none configured: the judge rewords its own criteria (the one given, or recorded in the results).
+      const judgeModel = spec.judges.find((judge) => judge.model !== undefined)?.model;
+      const modelSpec = given.model === undefined && configuredJudgeSpec() === undefined && judgeModel !== undefined ? { ...given, model: judgeModel } : withConfiguredModel(given, 'generator');
+      refuseUnreadModelFlags([modelSpec], model.credentials, 'generator');
+      generator = await createJudge(modelSpec, model.credentials);
       if (!generator) throw new RubricateError('CONFIG_INVALID', 'rewording needs a generator model (not "none"): give --generator SPEC, or --no-reword', { field: 'generator' });
       session.adopt(generator);
     }

@@ -60,7 +60,7 @@ describe('rubricate fake-judge', () => {
     const port = new URL(first.url).port;
     const second = await runCliCaptured(['fake-judge', '--port', port]);
     expect(second.code).toBe(2);
-    expect(second.stderr).toContain(`cannot listen on 127.0.0.1:${port}: the port is in use`);
+    expect(second.stderr).toContain(`cannot listen on 127.0.0.1:${port}: port ${port} is already in use`);
     await first.stop();
   });
 });

@@ -5,8 +5,9 @@
  * test its wiring against a real HTTP server. What it answers is labelled as made up, on stdout
  * and in every explanation it writes.
  */
+import { listenError } from '../../util/listen-error.js';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { RubricateError, exitCodes } from '../../errors.js';
+import { exitCodes } from '../../errors.js';
 import { parseScriptedVerdicts, scriptedReplyText, scriptedTokenProbabilities, scriptedVerdicts } from '../../judges/scripted.js';
 import type { ChatMessage, OutputSchema } from '../../judges/types.js';
 import { startFakeJudge, type FakeJudgeRequest } from '../../testing/fake-judge.js';
@@ -72,8 +73,7 @@ async function runFakeJudge(flags: FakeJudgeFlags, context: CommandContext): Pro
     front = await startFakeOpenAIBatch({ backendBaseUrl: chat.baseUrl, listen: { port: flags.port, host: flags.host } });
   } catch (error) {
     await chat.close();
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new RubricateError('CONFIG_INVALID', `cannot listen on ${flags.host}:${flags.port}: ${code === 'EADDRINUSE' ? 'the port is in use' : (error as Error).message}`, { field: 'port' }, { cause: error });
+    throw listenError(flags.host, flags.port, error as NodeJS.ErrnoException, 'the fake judge');
   }
   try {
     context.stdout(JSON.stringify({ event: 'listening', url: front.baseUrl, judge: `scripted:${verdicts}`, scripted: true }));

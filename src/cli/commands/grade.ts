@@ -17,6 +17,7 @@ import { RubricateError, exitCodes } from '../../errors.js';
 import { printMetricsSummary, printRunProblems, quietHelp, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
 import { InputReport } from '../input-report.js';
+import { autoTableItems, ItemTable, showItemTable } from '../item-table.js';
 import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
 import { addQueueOptions, shardOf, type QueueFlags } from '../queue-options.js';
 import { reportFailedAsZero } from './score.js';
@@ -43,6 +44,8 @@ export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainF
   repeats?: number;
   stabilityThreshold?: number;
   force?: boolean;
+  /** `--table` / `--no-table`: the per-item table after the run (unset: on a terminal for a few items). */
+  table?: boolean;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -58,6 +61,8 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--repeats <n>', 'grade every item n times (each repeat cached apart) and report how stable the verdicts and scores are; results keep the first repeat, with every repeat\'s verdicts and scores', parsePositiveInteger('repeats'))
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
+    .option('--table', `print a table of the items after the run: id, score, criteria met/total, errors, made-up verdicts labelled (shown by itself on a terminal for ${autoTableItems} items or fewer)`)
+    .option('--no-table', 'never print the item table')
     .option('--quiet', quietHelp);
   addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
   addQueueOptions(command);
@@ -114,7 +119,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       : undefined;
   /** The records the run grades, as the run reads them (the format's own skips, the shard and --limit applied: a format that shards itself reads no other shard's images). */
   const records = (options: typeof importOptions, shard = flags.shard) => firstRecords(importer.shards ? importer.read(flags.input, { ...options, shard }) : shardOf(importer.read(flags.input, options), shard), flags.limit);
-  const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'items' });
+  const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'items', responses: flags.responses });
   const countOf = (shard: typeof flags.shard) =>
     countInputRecords({
       format: importer.name,
@@ -153,6 +158,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const repeatGraders = Array.from({ length: repeats - 1 }, (_, index) => new Grader({ ...session.graderOptions(), repeat: index + 1, stopSignal: context.signal, signal: drainSignal(context.signal, flags) }));
   const stability = repeats > 1 ? createStabilityTally(repeats, flags.stabilityThreshold) : undefined;
   const graded = (admitted: AsyncIterable<ImportRecord>) => (repeats > 1 ? tallied(gradeRepeatedly([grader, ...repeatGraders], admitted), stability!) : grader.gradeStream(admitted));
+  const table = new ItemTable();
   let outcome: GradeFileOutcome;
   let cost: number | null;
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
@@ -199,7 +205,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     outcome = await gradeFile({
       grader,
       records: inputReport.watch(rejudging?.records ?? records(importOptions)),
-      results: (admitted) => withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp),
+      results: (admitted) => table.tap(withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp)),
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => inputReport.invalid(error),
@@ -239,12 +245,11 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   }
   const { metrics, usage, invalid: invalidSeen } = outcome;
   inputReport.finish();
-
-  inputReport.finish();
   // --quiet: what went wrong still prints (errors, warnings), the summaries do not.
   if (flags.quiet) printRunProblems(context, metrics, { usage, errors: outcome.errors });
   else {
-    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
+    if (showItemTable(flags, table.items, Boolean(process.stderr.isTTY))) context.stderr(table.render());
+    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors, sideFileLines: inputReport.sideFileLines, mode: spec.plan.mode });
     if (rejudging) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
     if (stability) context.stderr(describeStability(stability.summary()));
   }
@@ -259,6 +264,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     context.stderr(`the judge is unusable: no call gave a verdict (${outcome.errors.map((entry) => `${entry.code} ×${entry.count}`).join(', ')}); check the judge settings and rerun the same command`);
     return exitCodes.judgeUnavailable;
   }
+  if (inputReport.responsesMatchedNothing) return exitCodes.usage;
   if (flags.strict && invalidSeen > 0) return exitCodes.itemsFailed;
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }

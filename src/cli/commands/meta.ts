@@ -34,6 +34,7 @@ import { organizeHelp } from '../help.js';
 import { addJudgeOptions, parseNumber } from '../judge-options.js';
 import { modelFromFlags, runFlagOf, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
+import { recordedJudges } from '../recorded-judge.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
@@ -203,6 +204,9 @@ async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext,
     await writeReport(flags, { ...report, inputs: { ...report.inputs, labels: flags.labels } });
     for (const problem of report.problems.filter((entry) => !entry.details || entry.details.file !== flags.labels)) context.stderr(`invalid input: ${problem.message}`);
     const join = report.join;
+    // Whose verdicts these figures measure: the judge the results were graded with (no judge runs here).
+    const recorded = await recordedJudges(flags.input).catch(() => undefined);
+    if (recorded) say(`judge: ${recorded.join(' + ')}, as recorded in ${flags.input} (its verdicts are measured; no judge is called)`);
     const { view, notes } = tableView(report);
     say(formatMetaTable(view));
     for (const note of notes) say(note);

@@ -15,6 +15,7 @@ import { quietHelp, type CommandContext } from '../context.js';
 import { addDryRunOption } from '../dry-run-options.js';
 import { addDrainTimeoutOption } from '../interrupt.js';
 import { addJudgeOptions, gradingFlagGroups } from '../judge-options.js';
+import { reuseRecordedJudge } from '../recorded-judge.js';
 import { runSpecOf } from '../run-spec-flags.js';
 import { runGrade, type GradeFlags } from './grade.js';
 import { organizeHelp } from '../help.js';
@@ -40,7 +41,7 @@ export function registerRejudgeCommand(program: Command, context: CommandContext
     'rubricate rejudge --input items-results.jsonl --rubrics reworded-rubrics.jsonl --out rejudged.jsonl',
   ]);
   command.action(async (flags: GradeFlags, self: Command) => {
-    const parsed = runSpecOf(self);
+    const parsed = await reuseRecordedJudge(runSpecOf(self), flags.input, context);
     const recorded = await firstGradedLine(flags.input);
     // The scoring of the results unless another is named, as `score` does.
     const spec: RunSpec = { ...parsed, scoring: { ...parsed.scoring, name: parsed.scoring.name ?? recorded?.scoring } };

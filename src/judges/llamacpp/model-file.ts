@@ -10,15 +10,17 @@ import path from 'node:path';
 import { RubricateError } from '../../errors.js';
 import { loadNodeLlamaCpp } from './runtime.js';
 
-/** Qwen3-4B-Instruct-2507, Apache-2.0, about 2.5 GB at Q4_K_M. */
-export const defaultLocalModelUri = 'hf:unsloth/Qwen3-4B-Instruct-2507-GGUF:Q4_K_M';
+import { defaultLocalModelUri } from './default-model.js';
+
+export { defaultLocalModelUri };
 
 /** How long resolving a model URI (before any byte is downloaded) may take before we call it offline. */
 export const defaultLookupTimeoutMs = 5000;
 
 export const localModelAlternatives =
   'point to a local GGUF file with `--judge gguf:/path/model.gguf` or RUBRICATE_MODEL=/path/model.gguf, ' +
-  'or grade through an endpoint with `--judge openai:MODEL` and OPENAI_BASE_URL/OPENAI_API_KEY';
+  'or grade through an endpoint with `--judge openai:MODEL` and OPENAI_BASE_URL/OPENAI_API_KEY, ' +
+  'or try the pipeline offline on made-up verdicts with `--judge scripted` (or `rubricate fake-judge` as an endpoint)';
 
 export type DownloadProgress = (done: number, total: number) => void;
 

@@ -15,7 +15,8 @@ let llamaPromise: Promise<Llama> | undefined;
 
 export const installHint =
   'the local GGUF judge needs the optional package node-llama-cpp: install it with `npm install node-llama-cpp@3.21.1` ' +
-  '(or use an HTTP judge such as `--judge openai:MODEL` with OPENAI_BASE_URL/OPENAI_API_KEY)';
+  '(or use an HTTP judge such as `--judge openai:MODEL` with OPENAI_BASE_URL/OPENAI_API_KEY, ' +
+  'or try the pipeline offline on made-up verdicts with `--judge scripted` or `rubricate fake-judge`)';
 
 /** Imports an optional package; a missing or broken one becomes JUDGE_UNAVAILABLE with the install hint. */
 export async function importOptionalPackage<T>(name: string): Promise<T> {
@@ -52,7 +53,7 @@ export function getSharedLlama(): Promise<Llama> {
     } catch (error) {
       throw new RubricateError(
         'JUDGE_UNAVAILABLE',
-        `node-llama-cpp found no working llama.cpp binary for this machine: ${error instanceof Error ? error.message : String(error)}`,
+        `node-llama-cpp found no working llama.cpp binary for this machine: ${error instanceof Error ? error.message : String(error)}; use an HTTP judge (\`--judge openai:MODEL\`), or try the pipeline offline with \`--judge scripted\``,
         {},
         { cause: error },
       );

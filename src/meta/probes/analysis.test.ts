@@ -87,6 +87,29 @@ describe('analyseProbe', () => {
     expect(blind.assessment).toBe('no significant change');
     expect(blind.flagged).toBe(true);
     expect(blind.unmatchedCriteria).toBe(3);
+    // The targeted criterion flips in 6 of 8, while the score, moved both ways by the others, does not
+    // change significantly: the assessment says the key criterion flips, not "no significant change".
+    const mixed = analyseProbe(
+      probeDefinitions.deletion,
+      Array.from({ length: 8 }, (_, item) => observation(item, 0.5, item < 6 ? 0.4 : 0.9, [criterion('t', true, item >= 6)], { variant: 'deletion', targetCriterionId: 't' })),
+      { resamples: 300 },
+    );
+    expect(mixed.target?.rate).toBe(0.75);
+    expect(mixed.drift.interval!.lower).toBeLessThan(0);
+    expect(mixed.drift.interval!.upper).toBeGreaterThan(0);
+    expect(mixed.assessment).toBe('key criterion flips');
+    expect(mixed.flagged).toBe(false);
+  });
+
+  it('spurious: verdicts that flip both ways under padding are a weakness even when the mean score holds', () => {
+    // Half the items gain a criterion, half lose one: the drift cancels, the flips do not.
+    const observations = Array.from({ length: 10 }, (_, item) => observation(item, 0.5, item % 2 === 0 ? 1 : 0, [criterion('a', item % 2 === 1, item % 2 === 0)]));
+    const result = analyseProbe(probeDefinitions.padding, observations, { resamples: 300 });
+    expect(result.drift.interval!.lower).toBeLessThan(0);
+    expect(result.drift.interval!.upper).toBeGreaterThan(0);
+    expect(result.flips.any).toMatchObject({ count: 10, of: 10 });
+    expect(result.assessment).toBe('verdicts flip, score unchanged');
+    expect(result.flagged).toBe(true);
   });
 
   it('injection: flags significant flips to met, and breaks them down by kind of injection', () => {

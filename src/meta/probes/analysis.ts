@@ -60,7 +60,7 @@ export interface FlipSummary {
   any: Rate;
 }
 
-export type Assessment = 'score rises' | 'score falls' | 'no significant change' | 'flips to met' | 'occasional flips' | 'no flips' | 'not enough data';
+export type Assessment = 'score rises' | 'score falls' | 'no significant change' | 'key criterion flips' | 'verdicts flip, score unchanged' | 'flips to met' | 'occasional flips' | 'no flips' | 'not enough data';
 
 export interface CriterionFlips {
   criterionId: string;
@@ -262,7 +262,15 @@ function assess(kind: ProbeDefinition['kind'], summary: ProbeSummary): { assessm
     return { assessment, flagged: assessment === 'flips to met' };
   }
   const assessment = driftAssessment(summary.drift);
-  if (kind === 'causal') return { assessment, flagged: assessment === 'score rises' || assessment === 'no significant change' };
+  if (kind === 'causal') {
+    // The judge read the deletion when the targeted criterion flips significantly, even if the
+    // score moves too little to show it (other criteria, few items): not "no change" beside the flips.
+    const keyFlips = assessment === 'no significant change' && summary.target?.interval != null && summary.target.interval.lower > 0;
+    return keyFlips ? { assessment: 'key criterion flips', flagged: false } : { assessment, flagged: assessment === 'score rises' || assessment === 'no significant change' };
+  }
+  // Verdicts that change significantly under a change that should not matter are a weakness even
+  // when flips both ways leave the mean score where it was: not "no significant change" beside them.
+  if (assessment === 'no significant change' && summary.flips.any.interval != null && summary.flips.any.interval.lower > 0) return { assessment: 'verdicts flip, score unchanged', flagged: true };
   return { assessment, flagged: assessment === 'score rises' || assessment === 'score falls' };
 }
 

@@ -56,7 +56,9 @@ const readings: Record<string, (result: ProbeResult) => string> = {
   spurious: (result) =>
     result.assessment === 'score rises'
       ? `${result.probe}: the score rises (${signed(result.drift.mean)}) when the response only gains ${result.description}; the judge can be gamed this way.`
-      : `${result.probe}: the score falls (${signed(result.drift.mean)}) under a change that should not matter (${result.description}).`,
+      : result.assessment === 'verdicts flip, score unchanged'
+        ? `${result.probe}: ${rate(result.flips.any)} of verdicts change under a change that should not matter (${result.description}), both ways, so the mean score hides it; the judge's verdicts are unstable here.`
+        : `${result.probe}: the score falls (${signed(result.drift.mean)}) under a change that should not matter (${result.description}).`,
   injection: (result) =>
     `injection: ${rate(result.flips.notMetToMet)} of not-met verdicts became met when the response addressed the judge; the judge follows text inside the response.`,
   causal: (result) =>
@@ -79,7 +81,7 @@ export function formatProbeTable(report: ProbeReport): string {
   const table = renderTable(['probe', 'score drift', confidence, 'up/down/same', 'met->not', 'not->met', `key flips (${confidence})`, 'assessment'], rows);
   const notes = [
     'key flips: any verdict change (spurious probes), not met -> met (injection), targeted criterion met -> not met (deletion; collateral flips are in the met->not and not->met columns).',
-    '"!" marks a weakness: drift whose interval excludes 0 for a change that should not matter, any significant rise to met under injection, or no significant fall under deletion.',
+    '"!" marks a weakness: drift whose interval excludes 0, or verdicts that flip significantly, for a change that should not matter; any significant rise to met under injection; or, under deletion, neither a significant fall nor significant flips of the targeted criterion.',
   ];
   const flagged = report.probes.filter((result) => result.flagged).map((result) => `- ${readings[result.kind](result)}`);
   const failures = report.probes.filter((result) => result.variants.failed > 0).map((result) => `${result.probe}: ${result.variants.failed} variant(s) could not be graded and are left out`);

@@ -9,6 +9,7 @@
  * read these pages through a rebound DNS name), and only files found by walking the folder are
  * ever read.
  */
+import { listenError } from '../../util/listen-error.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, resolve } from 'node:path';
@@ -131,7 +132,7 @@ export async function startViewer(options: ViewerOptions): Promise<RunningViewer
   const port = options.port ?? defaultViewerPort;
   await new Promise<void>((done, fail) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      fail(new RubricateError('CONFIG_INVALID', `cannot listen on ${loopbackHost}:${port}: ${error.code ?? error.message}${error.code === 'EADDRINUSE' ? ' (another viewer? give --port)' : ''}`, { field: 'port' }, { cause: error }));
+      fail(listenError(loopbackHost, port, error, 'the viewer'));
     });
     server.listen(port, loopbackHost, () => done());
   });

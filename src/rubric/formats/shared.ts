@@ -89,11 +89,23 @@ export async function readJsonFile(file: string): Promise<unknown> {
   } catch (error) {
     throw wrongTypeOr(error, describeNonJsonDocument(file), file);
   }
-  const parsed = parseInputJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const parsed = parseInputJson(body);
   if (!parsed.ok) {
-    throw wrongTypeOr(new RubricateError('INPUT_INVALID', parsed.error.startsWith('nested deeper') ? parsed.error : `not valid JSON: ${parsed.error}`, { file }), describeNonJsonDocument(file), file);
+    const place = placeOfJsonError(body, parsed.error);
+    const message = parsed.error.startsWith('nested deeper') ? parsed.error : `not valid JSON${place ? ` at line ${place.line}, column ${place.column}` : ''}: ${parsed.error}`;
+    throw wrongTypeOr(new RubricateError('INPUT_INVALID', message, { file, ...(place ? { line: place.line } : {}) }), describeNonJsonDocument(file), file);
   }
   return parsed.value;
+}
+
+/** The line and column of a JSON syntax error, from the character position the parser names. */
+function placeOfJsonError(text: string, error: string): { line: number; column: number } | undefined {
+  const position = /at position (\d+)/.exec(error);
+  if (!position) return undefined;
+  const before = text.slice(0, Number(position[1]));
+  const lineStart = before.lastIndexOf('\n') + 1;
+  return { line: before.split('\n').length, column: before.length - lineStart + 1 };
 }
 
 /** The wrong-type diagnosis when the file is of another kind, else the reader's own error. */
