@@ -225,7 +225,7 @@ describe('rubricate align', () => {
     for (const id of split.train) expect(testTexts.has(textOf(id)), `${id} in train, its text in test`).toBe(false);
     expect(split.test).toHaveLength(testTexts.size * 2);
     // No example shows a test item's text.
-    const examples = Object.values(alignment.examples.criteria).flat() as Array<{ response: string; prompt: string }>;
+    const examples = Object.values(alignment.examples.criteria).flat();
     expect(examples.length).toBeGreaterThan(0);
     for (const example of examples) {
       const shown = Number(/\[\[item (\d+)\]\]/.exec(example.response)?.[1]);
