@@ -47,7 +47,7 @@ describe('trajectory items', () => {
     // The marker derives from the content: the same trajectory renders to the same bytes.
     expect(normalizeItem({ id: 2, prompt: 'Other', response, rubric }).response).toBe(item.response);
     expect(item.trajectory?.[1].toolCalls).toEqual([{ id: 't1', name: 'lookup', arguments: { id: 7 } }]);
-    expect(toolCalls(item.trajectory!)).toEqual([{ id: 't1', name: 'lookup', arguments: { id: 7 }, step: 4, result: '{"found":true}' }]);
+    expect(toolCalls(item.trajectory!)).toEqual([{ id: 't1', name: 'lookup', arguments: { id: 7 }, step: 4, result: '{"found":true}', resultStep: 5 }]);
     // Different arguments → different rendered text, so cache keys and results differ.
     const other = normalizeItem({ id: 1, prompt: 'Help me', response: [response[0], { ...response[1], tool_calls: [{ id: 't1', type: 'function', function: { name: 'lookup', arguments: '{"id": 8}' } }] }, response[2], response[3]], rubric });
     expect(other.response).not.toBe(item.response);
