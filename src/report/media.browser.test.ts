@@ -208,7 +208,7 @@ describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headl
       const card = `[data-testid="drawer"] .criterion[data-criterion-id="${id}"]`;
       expect(await page.textContent(`${card} [data-testid="verdict"]`), id).toBe(verdict);
       expect(await page.textContent(`${card} [data-testid="explanation"]`), id).toBe(`Check: ${detail}`);
-      expect(await page.$$eval(`${card} [data-testid="cited-step"]`, (buttons) => buttons.map((button) => Number((button as HTMLElement).dataset.step))), id).toEqual(steps);
+      expect(await page.$$eval(`${card} [data-testid="cited-step"]`, (buttons) => buttons.map((button) => Number(button.getAttribute("data-step")))), id).toEqual(steps);
     }
     await page.click('.criterion[data-criterion-id="state"] [data-testid="cited-step"][data-step="8"]');
     expect(await page.$eval('[data-testid="step"][data-step="8"]', (element) => element.open && element.classList.contains('step-revealed') && element.dataset.kind === 'tool_result')).toBe(true);
