@@ -218,6 +218,27 @@ function textUnits(items: readonly LabelledItem[]): { units: LabelledItem[][]; d
 }
 
 /**
+ * Train and test by text: the units of `textUnits`, stratified by rubric and by whether most of
+ * the unit's labels say met, split as `splitByItem` splits items; the items in file order.
+ */
+function splitByText(items: readonly LabelledItem[], testFraction: number, random: RandomSource): { train: LabelledItem[]; test: LabelledItem[]; strata: number; duplicates: { items: number; texts: number } } {
+  const { units, duplicates } = textUnits(items);
+  const stratified = units.map((members) => {
+    const decided = members.flatMap((entry) => entry.pairs).filter((pair) => pair.majority !== undefined);
+    const metShare = decided.length > 0 ? decided.filter((pair) => pair.majority).length / decided.length : 0;
+    return { id: members[0].item.id, stratum: `${members[0].item.rubric.id}\u0000${metShare >= 0.5 ? 'met' : 'unmet'}`, members };
+  });
+  const split = splitByItem(stratified, testFraction, random);
+  const testIds = new Set(split.test.flatMap((unit) => unit.members.map((entry) => entry.item.id)));
+  return {
+    train: items.filter((entry) => !testIds.has(entry.item.id)),
+    test: items.filter((entry) => testIds.has(entry.item.id)),
+    strata: new Set(stratified.map((entry) => entry.stratum)).size,
+    duplicates,
+  };
+}
+
+/**
  * Train and test by item: within each stratum (rubric, and whether most of the item's labels
  * say met), a seeded shuffle, then the first ⌈share⌉ to test so that the strata together hold
  * the asked share (rounded as it accumulates). At least one item stays in train.
@@ -421,18 +442,9 @@ export async function alignJudge(resultsFile: string, labels: LabelIndex, option
 
   const { items, unusable, missing } = await labelledItems(resultsFile, labels, options);
   if (items.length < 2) throw new RubricateError('INPUT_INVALID', `aligning needs at least two labelled items with their texts; the results file has ${items.length} (${missing} labelled items missing, ${unusable} unusable lines)`, { file: resultsFile });
-  const { units, duplicates } = textUnits(items);
-  const stratified = units.map((members) => {
-    const decided = members.flatMap((entry) => entry.pairs).filter((pair) => pair.majority !== undefined);
-    const metShare = decided.length > 0 ? decided.filter((pair) => pair.majority).length / decided.length : 0;
-    return { id: members[0].item.id, stratum: `${members[0].item.rubric.id}\u0000${metShare >= 0.5 ? 'met' : 'unmet'}`, members };
-  });
-  const split = splitByItem(stratified, settings.testFraction, random);
-  const testIds = new Set(split.test.flatMap((unit) => unit.members.map((entry) => entry.item.id)));
-  const train = items.filter((entry) => !testIds.has(entry.item.id));
-  const test = items.filter((entry) => testIds.has(entry.item.id));
+  const { train, test, strata, duplicates } = splitByText(items, settings.testFraction, random);
   const duplicateNote = duplicates.items > 0 ? `; ${duplicates.items} items share their text with another (${duplicates.texts} texts), each text kept on one side` : '';
-  progress(`split: ${train.length} train and ${test.length} test items (${new Set(stratified.map((entry) => entry.stratum)).size} strata, seed ${settings.seed}${duplicateNote})`);
+  progress(`split: ${train.length} train and ${test.length} test items (${strata} strata, seed ${settings.seed}${duplicateNote})`);
 
   const baseline = await gradeAll(options.graderFor(undefined), [...train, ...test].map((entry) => entry.item), judgeUsage);
   const examples = selectExamples(train, baseline, perVerdict, random);
@@ -524,7 +536,7 @@ export async function alignJudge(resultsFile: string, labels: LabelIndex, option
     alignment,
     split: { train: train.map((entry) => entry.item.id), test: test.map((entry) => entry.item.id) },
     report: {
-      split: { seed: settings.seed, testFraction: settings.testFraction, strata: new Set(stratified.map((entry) => entry.stratum)).size, items: { train: train.length, test: test.length }, pairs: { train: pairCount(train), test: pairCount(test) }, duplicates },
+      split: { seed: settings.seed, testFraction: settings.testFraction, strata, items: { train: train.length, test: test.length }, pairs: { train: pairCount(train), test: pairCount(test) }, duplicates },
       examples: { criteria: Object.keys(examples.criteria).length, tags: Object.keys(examples.tags).length, examples: exampleCount },
       rewordings: rewordingReports,
       calibrator: calibrator ? { points: calibrator.points.length, threshold: calibrator.threshold } : null,
