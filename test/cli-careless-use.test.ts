@@ -48,7 +48,8 @@ describe('careless use', () => {
       ['q1', 'ok', 'p1'],
       ['q2', 'invalid', null],
     ]);
-    expect(lines[2].error).toMatchObject({ code: 'INPUT_INVALID', details: { line: 3, field: 'metadata.prompt_id' } });
+    expect(lines[2].error).toMatchObject({ code: 'INPUT_INVALID', details: { file: input, line: 3, field: 'metadata.prompt_id' } });
+    expect(graded.stderr).toContain(`${input}:3 field metadata.prompt_id: item q2 has no metadata.prompt_id`);
     expect(lines[2].error?.message).toMatch(/item q2 has no metadata\.prompt_id, the field --group-by names/);
   });
 

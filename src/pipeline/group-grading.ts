@@ -100,14 +100,17 @@ export async function checkGroupField(records: AsyncIterable<ImportRecord>, grou
   throw new RubricateError('CONFIG_INVALID', `--group-by ${groupBy}: ${which} has this field; name a field the items carry (e.g. metadata.prompt_id), or leave --group-by out to group items in a row with the same prompt, rubric and reference`, { field: 'group-by' });
 }
 
-/** With `--group-by`, an item without the field is an invalid record naming the field, never a group of its own. */
-async function* withGroupField(records: AsyncIterable<ImportRecord>, groupBy: string): AsyncGenerator<ImportRecord> {
+/**
+ * With `--group-by`, an item without the field is an invalid record naming the field (and the
+ * input `file` when the caller knows it), never a group of its own.
+ */
+export async function* withGroupField(records: AsyncIterable<ImportRecord>, groupBy: string, file?: string): AsyncGenerator<ImportRecord> {
   for await (const record of records) {
     if (record.kind !== 'item' || fieldValue(record.item, groupBy) !== undefined) {
       yield record;
       continue;
     }
-    const error = new RubricateError('INPUT_INVALID', `item ${record.item.id} has no ${groupBy}, the field --group-by names: without it the item has no group`, { line: record.line, field: groupBy });
+    const error = new RubricateError('INPUT_INVALID', `item ${record.item.id} has no ${groupBy}, the field --group-by names: without it the item has no group`, { ...(file !== undefined ? { file } : {}), line: record.line, field: groupBy });
     yield { kind: 'invalid', line: record.line, id: record.item.id, error };
   }
 }

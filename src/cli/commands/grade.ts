@@ -11,7 +11,7 @@ import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags 
 import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
-import { checkGroupField, groupSettingsOf } from '../../pipeline/group-grading.js';
+import { checkGroupField, groupSettingsOf, withGroupField } from '../../pipeline/group-grading.js';
 import { addInputOptions, addLimitOption, firstRecords, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { RubricateError, exitCodes } from '../../errors.js';
@@ -207,7 +207,8 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       : undefined;
     outcome = await gradeFile({
       grader,
-      records: inputReport.watch(rejudging?.records ?? records(importOptions)),
+      // Items without the --group-by field: invalid lines naming the input file (the grader would name only the line).
+      records: inputReport.watch(groupBy === undefined ? (rejudging?.records ?? records(importOptions)) : withGroupField(rejudging?.records ?? records(importOptions), groupBy, flags.input)),
       results: (admitted) => withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp),
       out: flags.out,
       strict: flags.strict,
