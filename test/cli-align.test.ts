@@ -212,6 +212,40 @@ describe('rubricate align', () => {
     expect(binary.stderr).toContain('--verdict probability');
   });
 
+  test('splits by text: items repeating a text under other ids stay on one side, no test text is an example, and the repeats are counted', async ({ startJudge, tempDir }) => {
+    const judge = await startJudge(scriptedJudge);
+    const { items, labels } = writeCase(tempDir, 12);
+    // Every text again under another id, with the same labels (as real data sets repeat texts).
+    const original = readFileSync(items, 'utf8').trim().split('\n');
+    const repeats = original.map((line) => JSON.stringify({ ...(JSON.parse(line) as Record<string, unknown>), id: `again-${(JSON.parse(line) as { id: string }).id}` }));
+    writeFileSync(items, `${[...original, ...repeats].join('\n')}\n`);
+    const labelLines = readFileSync(labels, 'utf8').trim().split('\n');
+    writeFileSync(labels, `${[...labelLines, ...labelLines.map((line) => line.replace('"id":"q', '"id":"again-q'))].join('\n')}\n`);
+    const judgeFlags = ['--judge', 'openai:fake-judge', '--judge-base-url', judge.baseUrl, '--cache', join(tempDir, 'cache.sqlite'), '--quiet'];
+    const results = join(tempDir, 'results.jsonl');
+    expect((await runCliInProcess(['grade', '--input', items, '--out', results, ...judgeFlags])).code).toBe(0);
+    const alignmentFile = join(tempDir, 'alignment.json');
+    const aligned = await runCliInProcess(['align', '--input', results, '--labels', labels, '--out', alignmentFile, '--no-reword', '--bootstrap-resamples', '0', '--examples-per-verdict', '5', ...judgeFlags.filter((flag) => flag !== '--quiet')]);
+    expect(aligned.code, aligned.stderr).toBe(0);
+    const alignment = JSON.parse(readFileSync(alignmentFile, 'utf8')) as AlignmentFile & { fit: { report: { split: { duplicates: { items: number; texts: number } } } } };
+    const { split, report } = alignment.fit;
+    expect(report.split.duplicates).toEqual({ items: 24, texts: 12 });
+    expect(aligned.stderr).toContain('24 items share their text with another (12 texts), each text kept on one side');
+    const textOf = (id: string) => Number(/\d+$/.exec(id)?.[0]);
+    const testTexts = new Set(split.test.map(textOf));
+    expect(testTexts.size).toBeGreaterThan(0);
+    // Both ids of a text on the same side.
+    for (const id of split.train) expect(testTexts.has(textOf(id)), `${id} in train, its text in test`).toBe(false);
+    expect(split.test).toHaveLength(testTexts.size * 2);
+    // No example shows a test item's text.
+    const examples = Object.values(alignment.examples.criteria).flat();
+    expect(examples.length).toBeGreaterThan(0);
+    for (const example of examples) {
+      const shown = Number(/\[\[item (\d+)\]\]/.exec(example.response)?.[1]);
+      expect(testTexts.has(shown), `example shows test text ${shown}`).toBe(false);
+    }
+  });
+
   test('an unreadable generator answer is an error, never a skipped rewording; an edited alignment is refused', async ({ startJudge, tempDir }) => {
     const judge = await startJudge(scriptedJudge);
     const generator = await startJudge(() => ({ content: 'I would rather not.' }));

@@ -74,7 +74,8 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     type Line = { status: string; usage: { completion_tokens: number; calls: number }; judge: { template_version: string }; criteria: Array<{ met: boolean; explanation?: string }> };
     const read = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Line);
 
-    const byDefault = await runCliInProcess([...common, '--out', join(directory, 'default.jsonl')]);
+    // Without --quiet, the plan and the first item's projection are stated; --quiet prints neither.
+    const byDefault = await runCliInProcess([...common.filter((flag) => flag !== '--quiet'), '--out', join(directory, 'default.jsonl')]);
     expect(byDefault.code, byDefault.stderr).toBe(0);
     expect(byDefault.stderr).toMatch(/local judge gguf:.*one call per criterion reusing the item's KV prefix, short explanations/);
     expect(byDefault.stderr).toMatch(/local judge: first item graded in/);
@@ -82,6 +83,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
 
     const none = await runCliInProcess([...common, '--explanation', 'none', '--out', join(directory, 'none.jsonl')]);
     expect(none.code, none.stderr).toBe(0);
+    expect(none.stderr).not.toMatch(/local judge/);
     const results = read(join(directory, 'none.jsonl'));
     expect(results.map((result) => result.status)).toEqual(['ok', 'ok']);
     expect(results.flatMap((result) => result.criteria.map((criterion) => criterion.met))).toEqual([true, true, true]);

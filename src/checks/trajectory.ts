@@ -306,21 +306,23 @@ const finalState: CheckDefinition<FinalStateParameters> = {
     const calls = toolCalls(needTrajectory('final_state', context)).filter((call) => call.name === parameters.tool && call.result !== undefined);
     if (calls.length === 0) return { passed: false, detail: `no result of ${parameters.tool}` };
     const last = calls[calls.length - 1];
+    // The state is read from the result, so the detail cites the result's step (the report links it).
+    const step = last.resultStep ?? last.step;
     let parsed: unknown;
     try {
       parsed = JSON.parse(last.result!);
     } catch {
-      return { passed: false, detail: `the ${parameters.tool} result at step ${last.step} is not JSON` };
+      return { passed: false, detail: `the ${parameters.tool} result at step ${step} is not JSON` };
     }
     const resolved = resolvePath(parsed, compiledPath(parameters));
-    if (parameters.exists !== undefined) return { passed: resolved.found === parameters.exists, detail: `${parameters.path} ${resolved.found ? 'exists' : 'is absent'} (step ${last.step})` };
-    if (!resolved.found) return { passed: false, detail: `${parameters.path} is absent (step ${last.step})` };
+    if (parameters.exists !== undefined) return { passed: resolved.found === parameters.exists, detail: `${parameters.path} ${resolved.found ? 'exists' : 'is absent'} (step ${step})` };
+    if (!resolved.found) return { passed: false, detail: `${parameters.path} is absent (step ${step})` };
     if (parameters.matches !== undefined) {
       const text = typeof resolved.value === 'string' ? resolved.value : JSON.stringify(resolved.value);
-      return { passed: new RegExp(parameters.matches).test(text), detail: `${parameters.path} = ${text.slice(0, 80)} (step ${last.step})` };
+      return { passed: new RegExp(parameters.matches).test(text), detail: `${parameters.path} = ${text.slice(0, 80)} (step ${step})` };
     }
     const mismatch = jsonMismatch(parameters.equals, resolved.value, true, parameters.tolerance, parameters.path);
-    return { passed: mismatch === undefined, detail: mismatch ?? `${parameters.path} matches (step ${last.step})` };
+    return { passed: mismatch === undefined, detail: mismatch ? `${mismatch} (step ${step})` : `${parameters.path} matches (step ${step})` };
   },
 };
 

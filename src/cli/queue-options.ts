@@ -55,7 +55,7 @@ export function addQueueOptions(command: Command): Command {
 }
 
 /** Every N-th record of the input, starting at I (invalid records count, so shards partition the lines). */
-export async function* shardOf(records: AsyncIterable<ImportRecord>, shard: QueueFlags['shard']): AsyncGenerator<ImportRecord> {
+export async function* shardOf<T = ImportRecord>(records: AsyncIterable<T>, shard: QueueFlags['shard']): AsyncGenerator<T> {
   let ordinal = 0;
   for await (const record of records) {
     if (!shard || ordinal % shard.count === shard.index) yield record;

@@ -23,12 +23,12 @@ function choiceReply(token: string, alternatives: Array<[string, number]>) {
 describe('expected scores', () => {
   test('the probability-weighted mean of the labels, alternatives under 1% and off the scale left out, renormalised', async ({ scriptedJudge }) => {
     // The chosen token carries the opening quote: alternatives are read without it.
-    const { fake, judge } = await scriptedJudge(() => choiceReply('"4', [['"4', 0.6], ['"3', 0.3], ['"5', 0.08], ['"2', 0.015], ['"1', 0.005], ['"x', 0.02]]));
+    const { fake, judge } = await scriptedJudge(() => choiceReply('"4', [['"4', 0.58], ['"3', 0.3], ['"5', 0.08], ['"2', 0.015], ['"1', 0.005], ['"x', 0.02]]));
     const result = await new Grader({ judge, plan: { verdict: 'expected-score' }, scoring: 'weighted_mean' }).gradeItem(item);
     expect(fake.requests[0].body).toMatchObject({ logprobs: true, top_logprobs: 20 });
-    const kept = 0.6 + 0.3 + 0.08 + 0.015;
-    const expectedScore = (4 * 0.6 + 3 * 0.3 + 5 * 0.08 + 2 * 0.015) / kept;
-    const value = (0.75 * 0.6 + 0.5 * 0.3 + 1 * 0.08 + 0.25 * 0.015) / kept;
+    const kept = 0.58 + 0.3 + 0.08 + 0.015;
+    const expectedScore = (4 * 0.58 + 3 * 0.3 + 5 * 0.08 + 2 * 0.015) / kept;
+    const value = (0.75 * 0.58 + 0.5 * 0.3 + 1 * 0.08 + 0.25 * 0.015) / kept;
     const [criterion] = result.criteria;
     expect(criterion.label).toBe('4');
     expect(criterion.expected_score).toBeCloseTo(expectedScore, 12);

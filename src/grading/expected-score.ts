@@ -17,7 +17,7 @@ import { RubricateError } from '../errors.js';
 import type { JudgeReply } from '../judges/types.js';
 import type { Criterion } from '../rubric/schema.js';
 import type { CriterionVerdict } from './types.js';
-import { answerTokenPosition, choiceValue, probabilityOfMet, verdictWord } from './verdicts.js';
+import { answerAlternatives, answerTokenPosition, choiceValue, probabilityOfMet, verdictWord } from './verdicts.js';
 
 /** G-Eval drops alternatives below 1% (logprob < ln 0.01). */
 export const minimumOptionProbability = 0.01;
@@ -45,15 +45,14 @@ export function withExpectedScore(verdict: CriterionVerdict, reply: JudgeReply, 
   const position = answerTokenPosition(tokens, reply, 'choice');
   if (!position) return new RubricateError('JUDGE_UNPARSEABLE', "could not find the final answer's choice among the reply tokens");
   const labels = scale.choices.map((choice) => choice.label);
-  const chosen = tokens[position.index];
-  const alternatives = chosen.top.length > 0 ? chosen.top : [{ token: chosen.token, logprob: chosen.logprob }];
+  const alternatives = answerAlternatives(tokens[position.index]);
+  if (RubricateError.isInstance(alternatives)) return alternatives;
   const mass = new Array<number>(labels.length).fill(0);
   let total = 0;
-  for (const alternative of alternatives) {
-    if (alternative.logprob < Math.log(minimumOptionProbability)) continue;
-    const option = optionOf(verdictWord(alternative.token, position.prefix), labels);
+  for (const { token, probability } of alternatives) {
+    if (probability < minimumOptionProbability) continue;
+    const option = optionOf(verdictWord(token, position.prefix), labels);
     if (option === undefined) continue;
-    const probability = Math.exp(alternative.logprob);
     mass[option] += probability;
     total += probability;
   }

@@ -132,12 +132,11 @@ export function probabilityOfMet(reply: JudgeReply): number | RubricateError {
   if (!position) return new RubricateError('JUDGE_UNPARSEABLE', "could not find the final answer's criteria_met value among the reply tokens");
   let trueMass = 0;
   let falseMass = 0;
-  const chosen = tokens[position.index];
-  const alternatives = chosen.top.length > 0 ? chosen.top : [{ token: chosen.token, logprob: chosen.logprob }];
-  for (const alternative of alternatives) {
-    const word = verdictWord(alternative.token, position.prefix);
+  const alternatives = answerAlternatives(tokens[position.index]);
+  if (RubricateError.isInstance(alternatives)) return alternatives;
+  for (const { token, probability } of alternatives) {
+    const word = verdictWord(token, position.prefix);
     if (word === '') continue;
-    const probability = Math.exp(alternative.logprob);
     if ('true'.startsWith(word) || word.startsWith('true')) trueMass += probability;
     else if ('false'.startsWith(word) || word.startsWith('false')) falseMass += probability;
   }
@@ -145,6 +144,46 @@ export function probabilityOfMet(reply: JudgeReply): number | RubricateError {
     return new RubricateError('JUDGE_UNPARSEABLE', 'no probability mass on true or false at the verdict position');
   }
   return trueMass / (trueMass + falseMass);
+}
+
+/**
+ * How far the alternatives' probabilities may sum above 1. Providers compute log-probabilities in
+ * 32-bit floats and print them rounded (a relative error near 6e-8 each), so 20 alternatives of a
+ * true distribution can sum to 1 + ~1e-6; counting one token twice adds far more than this.
+ */
+const probabilitySumTolerance = 1e-5;
+
+/**
+ * The alternatives at an answer position as probabilities, refused (an unparseable reply, retried
+ * then reported) when they cannot be a distribution: a log-probability that is not a finite
+ * number or is above 0, a token listed twice (no provider lists one token twice; tokens that only
+ * print alike were merged by the judge that read them, which knows their ids or bytes), or
+ * probabilities summing above 1. Without alternatives the chosen token stands alone.
+ */
+export function answerAlternatives(chosen: TokenProbability): Array<{ token: string; probability: number }> | RubricateError {
+  const listed = chosen.top.length > 0 ? chosen.top : [{ token: chosen.token, logprob: chosen.logprob }];
+  const seen = new Set<string>();
+  let sum = 0;
+  const alternatives: Array<{ token: string; probability: number }> = [];
+  for (const { token, logprob } of [{ token: chosen.token, logprob: chosen.logprob }, ...listed]) {
+    if (typeof logprob !== 'number' || !Number.isFinite(logprob)) {
+      return new RubricateError('JUDGE_UNPARSEABLE', `the log-probability of token ${JSON.stringify(token)} at the answer is ${Number.isNaN(logprob) ? 'missing or not a number' : String(logprob)}, not a finite number`);
+    }
+    if (logprob > 0) {
+      return new RubricateError('JUDGE_UNPARSEABLE', `the log-probability of token ${JSON.stringify(token)} at the answer is ${logprob}, above 0 (a probability of ${Math.exp(logprob).toPrecision(3)})`);
+    }
+  }
+  for (const { token, logprob } of listed) {
+    if (seen.has(token)) return new RubricateError('JUDGE_UNPARSEABLE', `token ${JSON.stringify(token)} is listed twice among the alternatives at the answer`);
+    seen.add(token);
+    const probability = Math.exp(logprob);
+    sum += probability;
+    alternatives.push({ token, probability });
+  }
+  if (sum > 1 + probabilitySumTolerance) {
+    return new RubricateError('JUDGE_UNPARSEABLE', `the alternatives at the answer have probabilities summing to ${sum.toPrecision(4)}, above 1`);
+  }
+  return alternatives;
 }
 
 /**

@@ -3,9 +3,10 @@
  * an alignment (`spec/alignment.ts`) that makes the judge agree more with the labels, and the
  * evidence on items it never learnt from.
  *
- * 1. The labelled items are split into train and test, by item, seeded and stratified (by
- *    rubric and by whether most of the item's labels say met). Nothing from a test item reaches
- *    a prompt other than its own grading, nor any choice: examples, rewordings, their keeping,
+ * 1. The labelled items are split into train and test, by text (items with the same last user
+ *    message and response stay on one side, however many ids they have), seeded and stratified
+ *    (by rubric and by whether most of the labels say met). Nothing from a test item reaches a
+ *    prompt other than its own grading, nor any choice: examples, rewordings, their keeping,
  *    the calibrator and its threshold are all decided on train.
  * 2. Every labelled item is graded by the judge as it is (the "before": replies the results
  *    came from are served by the store).
@@ -101,7 +102,15 @@ export interface RewordingReport {
 }
 
 export interface AlignReport {
-  split: { seed: number; testFraction: number; strata: number; items: { train: number; test: number }; pairs: { train: number; test: number } };
+  split: {
+    seed: number;
+    testFraction: number;
+    strata: number;
+    items: { train: number; test: number };
+    pairs: { train: number; test: number };
+    /** Items whose text (last user message and response) another labelled item also has, and how many such texts: each text's items were kept on one side. */
+    duplicates: { items: number; texts: number };
+  };
   examples: { criteria: number; tags: number; examples: number };
   rewordings: RewordingReport[];
   calibrator: { points: number; threshold: number } | null;
@@ -187,6 +196,46 @@ async function labelledItems(resultsFile: string, labels: LabelIndex, options: A
   }
   const missing = [...labels.byItem.keys()].filter((id) => !seen.has(id)).length;
   return { items, unusable, missing };
+}
+
+/**
+ * The units of the split: labelled items grouped by the text an example would show of them
+ * (the last user message and the response, whole). Data sets repeat texts under other ids; split
+ * by record, a repeat in train would put a test item's own text, and its label, among the
+ * examples. Units in the order of their first item.
+ */
+function textUnits(items: readonly LabelledItem[]): { units: LabelledItem[][]; duplicates: { items: number; texts: number } } {
+  const byText = new Map<string, LabelledItem[]>();
+  for (const entry of items) {
+    const key = `${lastUserTurn(entry.item)}\u0000${entry.item.response}`;
+    const members = byText.get(key);
+    if (members) members.push(entry);
+    else byText.set(key, [entry]);
+  }
+  const units = [...byText.values()];
+  const repeated = units.filter((members) => members.length > 1);
+  return { units, duplicates: { items: repeated.reduce((sum, members) => sum + members.length, 0), texts: repeated.length } };
+}
+
+/**
+ * Train and test by text: the units of `textUnits`, stratified by rubric and by whether most of
+ * the unit's labels say met, split as `splitByItem` splits items; the items in file order.
+ */
+function splitByText(items: readonly LabelledItem[], testFraction: number, random: RandomSource): { train: LabelledItem[]; test: LabelledItem[]; strata: number; duplicates: { items: number; texts: number } } {
+  const { units, duplicates } = textUnits(items);
+  const stratified = units.map((members) => {
+    const decided = members.flatMap((entry) => entry.pairs).filter((pair) => pair.majority !== undefined);
+    const metShare = decided.length > 0 ? decided.filter((pair) => pair.majority).length / decided.length : 0;
+    return { id: members[0].item.id, stratum: `${members[0].item.rubric.id}\u0000${metShare >= 0.5 ? 'met' : 'unmet'}`, members };
+  });
+  const split = splitByItem(stratified, testFraction, random);
+  const testIds = new Set(split.test.flatMap((unit) => unit.members.map((entry) => entry.item.id)));
+  return {
+    train: items.filter((entry) => !testIds.has(entry.item.id)),
+    test: items.filter((entry) => testIds.has(entry.item.id)),
+    strata: new Set(stratified.map((entry) => entry.stratum)).size,
+    duplicates,
+  };
 }
 
 /**
@@ -405,15 +454,9 @@ export async function alignJudge(resultsFile: string, labels: LabelIndex, option
 
   const { items, unusable, missing } = await labelledItems(resultsFile, labels, options);
   if (items.length < 2) throw new RubricateError('INPUT_INVALID', `aligning needs at least two labelled items with their texts; the results file has ${items.length} (${missing} labelled items missing, ${unusable} unusable lines)`, { file: resultsFile });
-  const stratified = items.map((entry) => {
-    const decided = entry.pairs.filter((pair) => pair.majority !== undefined);
-    const metShare = decided.length > 0 ? decided.filter((pair) => pair.majority).length / decided.length : 0;
-    return { id: entry.item.id, stratum: `${entry.item.rubric.id}\u0000${metShare >= 0.5 ? 'met' : 'unmet'}`, entry };
-  });
-  const split = splitByItem(stratified, settings.testFraction, random);
-  const train = split.train.map((entry) => entry.entry);
-  const test = split.test.map((entry) => entry.entry);
-  progress(`split: ${train.length} train and ${test.length} test items (${new Set(stratified.map((entry) => entry.stratum)).size} strata, seed ${settings.seed})`);
+  const { train, test, strata, duplicates } = splitByText(items, settings.testFraction, random);
+  const duplicateNote = duplicates.items > 0 ? `; ${duplicates.items} items share their text with another (${duplicates.texts} texts), each text kept on one side` : '';
+  progress(`split: ${train.length} train and ${test.length} test items (${strata} strata, seed ${settings.seed}${duplicateNote})`);
 
   const baseline = await gradeAll(options.graderFor(undefined), [...train, ...test].map((entry) => entry.item), judgeUsage);
   const examples = selectExamples(train, baseline, perVerdict, random);
@@ -505,7 +548,7 @@ export async function alignJudge(resultsFile: string, labels: LabelIndex, option
     alignment,
     split: { train: train.map((entry) => entry.item.id), test: test.map((entry) => entry.item.id) },
     report: {
-      split: { seed: settings.seed, testFraction: settings.testFraction, strata: new Set(stratified.map((entry) => entry.stratum)).size, items: { train: train.length, test: test.length }, pairs: { train: pairCount(train), test: pairCount(test) } },
+      split: { seed: settings.seed, testFraction: settings.testFraction, strata, items: { train: train.length, test: test.length }, pairs: { train: pairCount(train), test: pairCount(test) }, duplicates },
       examples: { criteria: Object.keys(examples.criteria).length, tags: Object.keys(examples.tags).length, examples: exampleCount },
       rewordings: rewordingReports,
       calibrator: calibrator ? { points: calibrator.points.length, threshold: calibrator.threshold } : null,

@@ -79,10 +79,47 @@ export function recordGroupKey(record: ImportRecord, groupBy: string | undefined
   return record.kind === 'item' ? groupKeyOf(record.item, groupBy) : undefined;
 }
 
+/** Leading items `checkGroupField` reads, at most, looking for one with the `--group-by` field. */
+const itemsReadForGroupField = 64;
+
+/**
+ * A `--group-by` field that no item has is a wrong flag, not a run of groups of one: refused
+ * (CONFIG_INVALID) before anything is graded or written, when none of the first items of the
+ * input (at most `itemsReadForGroupField`, so the check stays bounded) has it.
+ */
+export async function checkGroupField(records: AsyncIterable<ImportRecord>, groupBy: string): Promise<void> {
+  let items = 0;
+  for await (const record of records) {
+    if (record.kind !== 'item') continue;
+    if (fieldValue(record.item, groupBy) !== undefined) return;
+    items += 1;
+    if (items >= itemsReadForGroupField) break;
+  }
+  if (items === 0) return;
+  const which = items >= itemsReadForGroupField ? `none of the first ${items} items` : `no item of the ${items} in the input`;
+  throw new RubricateError('CONFIG_INVALID', `--group-by ${groupBy}: ${which} has this field; name a field the items carry (e.g. metadata.prompt_id), or leave --group-by out to group items in a row with the same prompt, rubric and reference`, { field: 'group-by' });
+}
+
+/**
+ * With `--group-by`, an item without the field is an invalid record naming the field (and the
+ * input `file` when the caller knows it), never a group of its own.
+ */
+export async function* withGroupField(records: AsyncIterable<ImportRecord>, groupBy: string, file?: string): AsyncGenerator<ImportRecord> {
+  for await (const record of records) {
+    if (record.kind !== 'item' || fieldValue(record.item, groupBy) !== undefined) {
+      yield record;
+      continue;
+    }
+    const error = new RubricateError('INPUT_INVALID', `item ${record.item.id} has no ${groupBy}, the field --group-by names: without it the item has no group`, { ...(file !== undefined ? { file } : {}), line: record.line, field: groupBy });
+    yield { kind: 'invalid', line: record.line, id: record.item.id, error };
+  }
+}
+
 /** Records in groups of consecutive items with the same key; an unreadable record stands alone, in its place. */
-export async function* consecutiveGroups(records: AsyncIterable<ImportRecord>, groupBy: string | undefined): AsyncGenerator<ImportRecord[]> {
+export async function* consecutiveGroups(source: AsyncIterable<ImportRecord>, groupBy: string | undefined): AsyncGenerator<ImportRecord[]> {
   let group: ImportRecord[] = [];
   let key: string | undefined;
+  const records = groupBy === undefined ? source : withGroupField(source, groupBy);
   for await (const record of records) {
     const next = recordGroupKey(record, groupBy);
     if (group.length > 0 && (next === undefined || next !== key)) {

@@ -29,7 +29,7 @@ import {
   trajectoryStepKinds,
 } from './types.js';
 import { redactDeep, redactText } from '../util/redact.js';
-import { parseRenderedTrajectory } from '../trajectory/render.js';
+import { indentsStepLines, parseRenderedTrajectory } from '../trajectory/render.js';
 import { ReportImageEmbedder } from './images.js';
 
 export interface CollectOptions {
@@ -198,7 +198,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     runTexts.prompts.push(flattenPrompt(record.prompt, texts));
     runTexts.responses.push(texts.addOptional(record.response));
     const steps = typeof record.response === 'string' ? parseRenderedTrajectory(record.response, Array.isArray(record.step_offsets) ? record.step_offsets : undefined) : null;
-    if (steps) runTexts.trajectories.push([itemIndex, flattenSteps(steps, texts)]);
+    if (steps) runTexts.trajectories.push(indentsStepLines(record.response as string) ? [itemIndex, flattenSteps(steps, texts), 1] : [itemIndex, flattenSteps(steps, texts)]);
     if (Array.isArray(record.images) && record.images.length > 0) {
       const shown = record.images.map((image) => imageEmbedder.image(image)).filter((image): image is ReportImage => image !== null);
       if (shown.length > 0) runTexts.images.push([itemIndex, shown]);

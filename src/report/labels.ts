@@ -25,6 +25,11 @@ export async function overlayLabels(run: CollectedRun, resultsFile: string, labe
       onWarning?.(message);
     },
   });
+  // A labels file without one label (empty, or every line invalid) is a mistake to say, not an overlay of nothing.
+  if (index.pairs === 0 && index.cannotAssessRatings === 0) {
+    const lines = invalidLineCount > 0 ? ` (its ${invalidLineCount} line${invalidLineCount === 1 ? ' is' : 's are'} invalid)` : ' (it is empty)';
+    throw new RubricateError('INPUT_INVALID', `the labels file has no labels${lines}: give the labels JSONL of meta --labels, or a report's review export`, { file: labelsFile, field: 'labels' });
+  }
   // Each labelled criterion of the first item with each id (as the join reads it).
   const data = run.data;
   const positions: number[] = [];

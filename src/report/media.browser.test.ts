@@ -175,4 +175,50 @@ describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headl
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
+
+  test('every trajectory check kind shows its verdict and detail, its cited steps linked; a check in error shows why', async ({ tempDir }) => {
+    // Step 8 is the cancel_reservation result, which final_state reads: it cites that step, not the call.
+    const checks: Array<{ id: string; check: Record<string, unknown>; verdict: string; detail: string; steps: number[] }> = [
+      { id: 'called', check: { type: 'tool_called', name: 'cancel_reservation' }, verdict: 'Met', detail: '1 call(s): cancel_reservation@step 7', steps: [7] },
+      { id: 'args', check: { type: 'tool_args_match', name: 'cancel_reservation', args: { reservation_id: 'ABC123' } }, verdict: 'Met', detail: 'matching call(s) at step 7', steps: [7] },
+      { id: 'order', check: { type: 'tool_order', before: 'get_reservation_details', after: 'cancel_reservation' }, verdict: 'Met', detail: 'get_reservation_details@step 3, first cancel_reservation@step 7', steps: [3, 7] },
+      { id: 'after', check: { type: 'no_tool_after', tool: 'cancel_reservation' }, verdict: 'Met', detail: 'nothing called after cancel_reservation@step 7', steps: [7] },
+      { id: 'state', check: { type: 'final_state', tool: 'cancel_reservation', path: 'status', equals: 'cancelled' }, verdict: 'Met', detail: 'status matches (step 8)', steps: [8] },
+      { id: 'length', check: { type: 'step_count_at_most', max: 5 }, verdict: 'Not met', detail: '9 steps', steps: [] },
+      { id: 'said', check: { type: 'message_matches', pattern: 'is cancelled', scope: 'assistant' }, verdict: 'Met', detail: 'matched at step 9', steps: [9] },
+    ];
+    const items = [
+      { id: 'checked', prompt: 'Cancel ABC123.', response: trajectory, rubric: { criteria: checks.map(({ id, check }) => ({ id, text: `Check ${id}`, check })) } },
+      { id: 'plain', prompt: 'Cancel ABC123.', response: 'Cancelled.', rubric: { criteria: [{ id: 'called', text: 'Calls cancel', check: { type: 'tool_called', name: 'cancel_reservation' } }] } },
+    ];
+    const input = join(tempDir, 'checks.jsonl');
+    writeFileSync(input, items.map((item) => JSON.stringify(item)).join('\n') + '\n');
+    const results = join(tempDir, 'checks-results.jsonl');
+    const code = await runCli(['grade', '--input', input, '--out', results, '--judge', 'none', '--no-cache', '--quiet'], { stdout: () => {}, stderr: () => {}, signal: new AbortController().signal });
+    expect(code).toBe(exitCodes.itemsFailed);
+    const out = join(tempDir, 'checks.html');
+    await writeReportFromResults({ input: results, out });
+    const { page, errors } = await openOfflinePage(browser!, pathToFileURL(out).href);
+    await page.waitForSelector('html[data-report-ready], html[data-report-error]');
+    await page.fill('#items input[type="search"]', 'checked');
+    await page.waitForSelector('html[data-filtered="1"]');
+    await page.click('.vrow[data-item-id="checked"]');
+    await page.waitForSelector('[data-testid="drawer"][data-item-id="checked"] [data-testid="explanation"]');
+    for (const { id, verdict, detail, steps } of checks) {
+      const card = `[data-testid="drawer"] .criterion[data-criterion-id="${id}"]`;
+      expect(await page.textContent(`${card} [data-testid="verdict"]`), id).toBe(verdict);
+      expect(await page.textContent(`${card} [data-testid="explanation"]`), id).toBe(`Check: ${detail}`);
+      expect(await page.$$eval(`${card} [data-testid="cited-step"]`, (buttons) => buttons.map((button) => Number(button.getAttribute("data-step")))), id).toEqual(steps);
+    }
+    await page.click('.criterion[data-criterion-id="state"] [data-testid="cited-step"][data-step="8"]');
+    expect(await page.$eval('[data-testid="step"][data-step="8"]', (element) => element.open && element.classList.contains('step-revealed') && element.dataset.kind === 'tool_result')).toBe(true);
+    await page.click('[data-testid="drawer-close"]');
+    await page.fill('#items input[type="search"]', 'plain');
+    await page.waitForSelector('.vrow[data-item-id="plain"]');
+    await page.click('.vrow[data-item-id="plain"]');
+    await page.waitForSelector('[data-testid="drawer"][data-item-id="plain"] .criterion[data-criterion-id="called"]');
+    expect(await page.textContent('[data-testid="drawer"] .criterion[data-criterion-id="called"]')).toContain('CHECK_INVALID: check "tool_called" needs a trajectory response');
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
 });

@@ -101,9 +101,10 @@ export interface RunTexts {
   /**
    * Trajectory items: pairs [run item index, steps]; steps flattened in fours [kind (see
    * `trajectoryStepKinds`), tool name (text index, or -1), body start, body end], the body being
-   * that slice of the item's response (its numbered-step rendering).
+   * that slice of the item's response (its numbered-step rendering). A third element 1: the
+   * rendering indents every further line of a step by four spaces, which the view takes off.
    */
-  trajectories: Array<[number, number[]]>;
+  trajectories: Array<[number, number[]] | [number, number[], 1]>;
   /** Items with images: pairs [run item index, images in their order]. */
   images: Array<[number, ReportImage[]]>;
   /** Items graded with `--keep-requests`: pairs [run item index, its judge calls]. */

@@ -85,6 +85,8 @@ export interface ToolCallRecord {
   step: number;
   /** The tool message answering this call, if any. */
   result?: string;
+  /** Step number of that tool message. */
+  resultStep?: number;
 }
 
 function contentText(content: TrajectoryMessageInput['content']): string {
@@ -212,7 +214,10 @@ export function toolCalls(trajectory: Trajectory): ToolCallRecord[] {
       calls.push(record);
     } else if (step.kind === 'tool_result') {
       const record = (step.toolCallId ? byId.get(step.toolCallId) : undefined) ?? calls.find((call) => call.name === step.toolName && call.result === undefined);
-      if (record && record.result === undefined) record.result = step.text;
+      if (record && record.result === undefined) {
+        record.result = step.text;
+        record.resultStep = step.number;
+      }
     }
   }
   return calls;

@@ -174,6 +174,7 @@ function describeAlignment(report: AlignReport, cost: { judge: number | null; ge
   const kept = report.rewordings.filter((entry) => entry.kept).length;
   return [
     `test split (${report.split.items.test} items never used to align):`,
+    ...(report.split.duplicates.items > 0 ? [`  split by text: ${report.split.duplicates.items} items share their text with another (${report.split.duplicates.texts} texts), each text kept on one side`] : []),
     agreementLine('before', report.test.before),
     agreementLine('after ', report.test.after),
     `examples: ${report.examples.examples} (${report.examples.criteria} criteria, ${report.examples.tags} tags); rewordings: ${kept} kept of ${report.rewordings.length} tried; calibrator: ${report.calibrator ? `threshold ${report.calibrator.threshold.toFixed(3)}` : 'none'}`,

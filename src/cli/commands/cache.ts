@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { defaultCachePath, isRedisUrl, RedisReplyStore, SqliteReplyStore, storeSpecFrom, type TransferableReplyStore } from '../../store/index.js';
 import type { CommandContext } from '../context.js';
+import { checkInputs } from '../../util/files.js';
 
 interface CacheFlags {
   cache?: string;
@@ -32,7 +33,10 @@ async function transfer(flags: CacheFlags, direction: 'export' | 'import', conte
   if (spec === undefined || !isRedisUrl(spec)) {
     throw new RubricateError('CONFIG_INVALID', `cache ${direction} needs a Redis store: --store redis://host:port (or RUBRICATE_STORE)`, { field: 'store' });
   }
-  const sqlite = new SqliteReplyStore(flags.cache ?? defaultCachePath());
+  const cachePath = flags.cache ?? defaultCachePath();
+  // Exporting reads the cache: a missing one is an error, never an empty file made to read from.
+  if (direction === 'export') checkInputs([{ flag: 'cache', path: cachePath }]);
+  const sqlite = new SqliteReplyStore(cachePath);
   const redis = new RedisReplyStore(spec);
   try {
     await redis.connection.ready();

@@ -11,6 +11,7 @@ import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags 
 import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
+import { checkGroupField, groupSettingsOf, withGroupField } from '../../pipeline/group-grading.js';
 import { addInputOptions, addLimitOption, firstRecords, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/usage.js';
 import { RubricateError, exitCodes } from '../../errors.js';
@@ -105,11 +106,15 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     judgeProtocol: spec.plan.protocol,
     onSkipped: (reason) => void skipped.set(reason, (skipped.get(reason) ?? 0) + 1),
   };
+  const groupBy = groupSettingsOf(spec.plan)?.groupBy;
+  // A --group-by field no item has: refused before any store, journal or output is opened.
+  if (groupBy !== undefined) await checkGroupField(firstRecords(importer.read(flags.input, { ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }), flags.limit), groupBy);
   const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, queued: flags.queue !== undefined });
   const judge = session.judge;
   const forecast =
     judge && isLocalJudge(judge)
-      ? new LocalJudgeForecast((line) => context.stderr(line), {
+      ? // --quiet: the plan and the first item's projection are progress talk, not printed.
+        new LocalJudgeForecast(flags.quiet ? () => undefined : (line) => context.stderr(line), {
           judgeId: judge.provenance.id,
           criteriaPerCall: spec.plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : spec.plan.criteriaPerCall,
           explanation: spec.plan.explanation ?? localJudgeDefaults.explanation,
@@ -134,7 +139,11 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const inputTotal = shard ? countOf(undefined) : undefined;
   const expectedTotal = inputTotal && shard ? inputTotal.then((total) => shardSize(total, shard)) : countOf(undefined);
   // Re-judging pairs each item with the line it came from, to write an unchanged one back as it was.
-  const rejudging: Rejudging | undefined = options.rejudge ? startRejudging(readResultsAsItems(flags.input, importOptions)) : undefined;
+  // So does grading a results file: a line whose verdicts come back unchanged from the store keeps
+  // the usage its verdicts cost when they were made (same judge and cache: the same bytes). Not
+  // through a queue or with repeats, which write lines of their own.
+  const regrading = options.rejudge === true || (importer.name === 'results' && flags.queue === undefined && repeats === 1);
+  const rejudging: Rejudging | undefined = regrading ? startRejudging(firstRecords(shardOf(readResultsAsItems(flags.input, importOptions), flags.shard), flags.limit)) : undefined;
   // A local judge's plan decides its speed, so the live bar names it beside the ETA; off a
   // terminal a local judge's long run still shows progress, as a line every few criteria.
   const progress = new ProgressReporter(ProgressReporter.displayFor(process.stderr, Boolean(flags.quiet), forecast !== undefined), forecast ? `grading (${forecast.progressLabel})` : undefined, {
@@ -204,7 +213,8 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       : undefined;
     outcome = await gradeFile({
       grader,
-      records: inputReport.watch(rejudging?.records ?? records(importOptions)),
+      // Items without the --group-by field: invalid lines naming the input file (the grader would name only the line).
+      records: inputReport.watch(groupBy === undefined ? (rejudging?.records ?? records(importOptions)) : withGroupField(rejudging?.records ?? records(importOptions), groupBy, flags.input)),
       results: (admitted) => table.tap(withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp)),
       out: flags.out,
       strict: flags.strict,
@@ -222,7 +232,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     const summary = {
       ...outcome.metrics,
       usage: { ...outcome.usage, cost_usd: cost },
-      ...(rejudging ? { rejudged: { kept: rejudging.tally.kept, changed: rejudging.tally.changed } } : {}),
+      ...(rejudging && options.rejudge ? { rejudged: { kept: rejudging.tally.kept, changed: rejudging.tally.changed } } : {}),
       ...(stability ? { stability: stability.summary() } : {}),
       judge: grader.judgeInfo ?? null,
       ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
@@ -250,7 +260,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   else {
     if (showItemTable(flags, table.items, Boolean(process.stderr.isTTY))) context.stderr(table.render());
     printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors, sideFileLines: inputReport.sideFileLines, mode: spec.plan.mode });
-    if (rejudging) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
+    if (rejudging && options.rejudge) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
     if (stability) context.stderr(describeStability(stability.summary()));
   }
   reportFailedAsZero(context, metrics);

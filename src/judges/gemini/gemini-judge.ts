@@ -131,15 +131,25 @@ export function parseGeminiResponse(raw: unknown, endpoint: string): JudgeReply 
     reply.tokenProbabilities = chosen.map(
       (entry, index): TokenProbability => ({
         token: String(entry.token ?? ''),
-        logprob: typeof entry.logProbability === 'number' ? entry.logProbability : Number.NEGATIVE_INFINITY,
+        logprob: geminiLogProbability(entry.logProbability),
         top: (top[index]?.candidates ?? []).map((alternative) => ({
           token: String(alternative.token ?? ''),
-          logprob: typeof alternative.logProbability === 'number' ? alternative.logProbability : Number.NEGATIVE_INFINITY,
+          logprob: geminiLogProbability(alternative.logProbability),
         })),
       }),
     );
   }
   return reply;
+}
+
+/**
+ * A candidate's `logProbability`. The API writes proto3 JSON, which leaves out a field at its
+ * default: an absent value is 0 (a probability of 1). Anything else that is not a number is NaN,
+ * which the verdict reader refuses; so are proto3's "NaN"/"Infinity" strings.
+ */
+function geminiLogProbability(value: unknown): number {
+  if (value === undefined) return 0;
+  return typeof value === 'number' ? value : Number.NaN;
 }
 
 export function createGeminiJudge(options: GeminiJudgeOptions): Judge & { close(): Promise<void> } {

@@ -18,6 +18,7 @@ import { isRecord } from '../../util/is-record.js';
 import { canonicalJson, safeParseJson } from '../../util/json.js';
 import { seededRandom, type RandomSource } from '../../util/random.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest, TokenProbability } from '../types.js';
+import { mergeAlikeAlternatives, type ListedAlternative } from '../token-alternatives.js';
 import { chatWrapperFor } from './chat-wrapper.js';
 import { toGrammarJsonSchema } from './grammar-schema.js';
 import { resolveModelReference, type DownloadProgress } from './model-file.js';
@@ -490,7 +491,7 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
       throw new RubricateError('JUDGE_SERVER_ERROR', 'local llama.cpp inference chose no token that spells true or false at the verdict');
     }
     const iterator = sequence.evaluateWithMetadata(pending, { probabilities: true }, { temperature: 0, topK: 0, topP: 1, minP: 0 });
-    const allowed: Array<{ text: string; probability: number }> = [];
+    const allowed: Array<{ token: Token; text: string; probability: number }> = [];
     for await (const output of iterator) {
       throwIfAborted(signal);
       if (verdictTokenIds === undefined) {
@@ -501,7 +502,7 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
         }
       }
       for (const [token, probability] of output.probabilities) {
-        if (verdictTokenIds.has(token) && probability > 0) allowed.push({ text: model.detokenize([token], true), probability });
+        if (verdictTokenIds.has(token) && probability > 0) allowed.push({ token, text: model.detokenize([token], true), probability });
       }
       break;
     }
@@ -521,7 +522,7 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     return {
       word: wordOf(chosen.text),
       logprob: Math.log(chosen.probability) - Math.log(mass),
-      top: allowed.slice(0, topAlternatives).map((entry) => ({ token: entry.text, logprob: Math.log(entry.probability) - Math.log(mass) })),
+      top: mergeAlikeAlternatives(allowed.slice(0, topAlternatives).map((entry) => ({ token: entry.text, logprob: Math.log(entry.probability) - Math.log(mass), identity: String(entry.token) }))),
     };
   }
 
@@ -674,12 +675,12 @@ function toTokenProbability(model: LlamaModel, token: Token, tokenText: string, 
     const value = untemper ? probability ** temperature / normaliser : probability;
     return value > 0 ? Math.log(value) : Math.log(Number.MIN_VALUE);
   };
-  const alternatives: TokenProbability['top'] = [];
+  const alternatives: ListedAlternative[] = [];
   for (const [candidate, probability] of probabilities) {
     if (alternatives.length >= top || !(probability > 0)) break;
-    alternatives.push({ token: model.detokenize([candidate], true), logprob: logOf(probability) });
+    alternatives.push({ token: model.detokenize([candidate], true), logprob: logOf(probability), identity: String(candidate) });
   }
-  return { token: tokenText, logprob: logOf(probabilities.get(token) ?? 0), top: alternatives };
+  return { token: tokenText, logprob: logOf(probabilities.get(token) ?? 0), top: mergeAlikeAlternatives(alternatives) };
 }
 
 function describe(error: unknown): string {

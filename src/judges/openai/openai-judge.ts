@@ -17,6 +17,7 @@ import { createHttpTransport } from './http-transport.js';
 import { createSdkTransport } from './sdk-transport.js';
 import type { ChatTransport, ChatTransportOptions } from './transport.js';
 import { TokenCountReader } from '../usage-counts.js';
+import { identityOf, mergeAlikeAlternatives } from '../token-alternatives.js';
 import { answerAfterThinking } from '../../util/json.js';
 
 import type { StructuredOutputMode } from '../../spec/run-spec.js';
@@ -324,7 +325,7 @@ interface CompletionShape {
   choices?: Array<{
     message?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown };
     finish_reason?: unknown;
-    logprobs?: { content?: Array<{ token?: unknown; logprob?: unknown; top_logprobs?: Array<{ token?: unknown; logprob?: unknown }> }> | null } | null;
+    logprobs?: { content?: Array<{ token?: unknown; logprob?: unknown; top_logprobs?: Array<{ token?: unknown; logprob?: unknown; id?: unknown; bytes?: unknown }> }> | null } | null;
   }>;
   usage?: {
     prompt_tokens?: unknown;
@@ -333,8 +334,9 @@ interface CompletionShape {
   };
 }
 
-function numberOrZero(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+/** A log-probability as sent; anything else is NaN, which the verdict reader refuses (never read as a probability of 1 or 0). */
+function numberOrNaN(value: unknown): number {
+  return typeof value === 'number' ? value : Number.NaN;
 }
 
 /**
@@ -405,11 +407,14 @@ export function parseCompletion(raw: unknown, endpoint: string): JudgeReply {
     reply.tokenProbabilities = logprobs.map(
       (entry): TokenProbability => ({
         token: String(entry.token ?? ''),
-        logprob: numberOrZero(entry.logprob),
-        top: (entry.top_logprobs ?? []).map((alternative) => ({
-          token: String(alternative.token ?? ''),
-          logprob: typeof alternative.logprob === 'number' ? alternative.logprob : Number.NEGATIVE_INFINITY,
-        })),
+        logprob: numberOrNaN(entry.logprob),
+        top: mergeAlikeAlternatives(
+          (Array.isArray(entry.top_logprobs) ? entry.top_logprobs : []).map((alternative) => ({
+            token: String(alternative.token ?? ''),
+            logprob: numberOrNaN(alternative.logprob),
+            identity: identityOf(alternative),
+          })),
+        ),
       }),
     );
   }

@@ -223,9 +223,11 @@ export function rubricateDecodeItem(run: RunData, chunk: RunTexts | null, index:
     // Chunks written before trajectories and images were shown have neither list.
     const trajectory = (chunk.trajectories || []).find(function (entry) { return entry[0] === index; });
     if (trajectory && typeof item.response === 'string') {
-      const response = item.response, flattened = trajectory[1], steps: DecodedStep[] = [];
+      const response = item.response, flattened = trajectory[1], indented = trajectory[2] === 1, steps: DecodedStep[] = [];
       for (let offset = 0; offset + 3 < flattened.length; offset += 4) {
-        steps.push({ number: steps.length + 1, kind: STEP_KIND_NAMES[flattened[offset]] || 'user', toolName: flattened[offset + 1] >= 0 ? chunk.strings[flattened[offset + 1]] : null, body: response.slice(flattened[offset + 2], flattened[offset + 3]) });
+        const shown = response.slice(flattened[offset + 2], flattened[offset + 3]);
+        // Lines after a step's first are indented for the judge (no text may start a line): shown here as written.
+        steps.push({ number: steps.length + 1, kind: STEP_KIND_NAMES[flattened[offset]] || 'user', toolName: flattened[offset + 1] >= 0 ? chunk.strings[flattened[offset + 1]] : null, body: indented ? shown.split('\n    ').join('\n') : shown });
       }
       item.trajectory = steps;
     }

@@ -5,7 +5,7 @@ import { criterionMet, fruitRubric, startTestServer } from '../test-support.js';
 import { binaryVerdict } from '../../testing/fake-judge.js';
 
 /** The request shape NeMo Gym's agent posts to /verify, written down from its source (see the file's `source`). */
-const fixture = JSON.parse(readFileSync(new URL('./fixtures/nemo-gym-verify.json', import.meta.url), 'utf8')) as { request: Record<string, unknown> };
+const fixture = JSON.parse(readFileSync(new URL('./fixtures/nemo-gym-verify.json', import.meta.url), 'utf8')) as { request: Record<string, unknown> & { response: { output: Array<Record<string, unknown>> } } };
 
 function verifyRequest(rubric: unknown, text = 'Apples and pears.') {
   const request = structuredClone(fixture.request) as Record<string, unknown> & { response: { output: Array<Record<string, unknown>> } };
@@ -40,6 +40,18 @@ describe('NeMo Gym adapter: POST /verify', () => {
     const noRubric = await server.post('/verify', verifyRequest(undefined));
     expect(noRubric.status).toBe(400);
     expect((await noRubric.json()).error.message).toMatch(/rubric/);
+
+    // A rollout that only reasoned (no assistant message) has no answer to grade: 400 with the reason, no reward, no judge call.
+    const calls = server.fake.requests.length;
+    for (const output of [[fixture.request.response.output[0]], [], [{ type: 'function_call', name: 'search', arguments: '{}', call_id: 'c1' }]]) {
+      const reasoningOnly = await server.post('/verify', { ...verifyRequest(fruitRubric), response: { ...fixture.request.response, output } });
+      expect(reasoningOnly.status).toBe(400);
+      const answer = await reasoningOnly.json();
+      expect(answer.reward ?? null).toBeNull();
+      expect(answer.error).toMatchObject({ code: 'INPUT_INVALID' });
+      expect(answer.error.message).toMatch(/no assistant message to grade: response\.output holds (reasoning|nothing|function_call)/);
+    }
+    expect(server.fake.requests).toHaveLength(calls);
 
     const withFallback = closeAfter(await startTestServer({ script: failing, service: { onError: { kind: 'fallback', value: 0 } } }));
     const fallback = await withFallback.post('/verify', verifyRequest(fruitRubric, 'broken'));

@@ -60,11 +60,19 @@ function promptOf(params: unknown): Message[] {
   return messages;
 }
 
-/** The assistant's answer: the text of the `message` items of the Responses output. */
+/**
+ * The assistant's answer: the text of the `message` items of the Responses output. A rollout
+ * without one (only reasoning or tool calls: the model ran out of tokens thinking) has no answer
+ * to grade: a 400 naming the field, never the reward of an empty response.
+ */
 export function responseText(response: unknown): string {
   if (!isRecord(response) || !Array.isArray(response.output)) throw new RubricateError('INPUT_INVALID', 'expected the rollout\'s Responses object {"output": [...]}', { field: 'response.output' });
-  return response.output
-    .filter((entry): entry is Record<string, unknown> => isRecord(entry) && entry.type === 'message' && (entry.role === undefined || entry.role === 'assistant'))
+  const messages = response.output.filter((entry): entry is Record<string, unknown> => isRecord(entry) && entry.type === 'message' && (entry.role === undefined || entry.role === 'assistant'));
+  if (messages.length === 0) {
+    const kinds = [...new Set(response.output.map((entry) => (isRecord(entry) && typeof entry.type === 'string' ? entry.type : typeof entry)))];
+    throw new RubricateError('INPUT_INVALID', `the rollout has no assistant message to grade: response.output holds ${kinds.length > 0 ? kinds.join(', ') : 'nothing'} (no item of type "message")`, { field: 'response.output' });
+  }
+  return messages
     .map((entry) => partsText(entry.content))
     .filter((text) => text !== '')
     .join('\n\n');
