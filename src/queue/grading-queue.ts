@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents, WaitingError, Worker, type Job } from 'bullmq';
 import { RubricateError, type ErrorCode } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
-import { groupSettingsOf, recordGroupKey } from '../pipeline/group-grading.js';
+import { groupSettingsOf, groupTooLarge, recordGroupKey } from '../pipeline/group-grading.js';
 import type { ResultRecord } from '../results/results.js';
 import type { ImportRecord, InvalidRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
@@ -155,11 +155,15 @@ export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, o
         return job;
       };
       // Listwise and tournament groups stay whole: a full chunk is cut only where the next record starts another group.
-      const groups = groupSettingsOf(options.spec.plan);
+      const groups = groupSettingsOf(options.spec.plan, options.spec.limits);
       let lastKey: string | undefined;
+      let groupLength = 0;
       for await (const record of records) {
         if (options.signal?.aborted) return;
         const key = groups ? recordGroupKey(record, groups.groupBy) : undefined;
+        groupLength = key !== undefined && key === lastKey ? groupLength + 1 : 1;
+        // A group is one chunk: one over the bound would be a chunk of any size, so the run stops before it is sent.
+        if (groups && groupLength > groups.maxGroupSize) throw groupTooLarge(groups.maxGroupSize);
         if (chunk.length >= chunkSize && (key === undefined || key !== lastKey)) {
           yield await submit(chunk);
           chunk = [];

@@ -25,7 +25,7 @@ import type { DryRunJudge } from '../../batch/dry-run.js';
 import { addBatchOptions } from '../batch-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
-import type { RunSpec } from '../../spec/run-spec.js';
+import { checkRepeatCount, type RunSpec } from '../../spec/run-spec.js';
 import type { ImportOptions } from '../../rubric/formats/types.js';
 import { readResultsAsItems } from '../../rubric/formats/results.js';
 import { startRejudging, type Rejudging } from '../../pipeline/rejudge.js';
@@ -59,7 +59,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--quiet', quietHelp);
-  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
+  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
@@ -82,6 +82,8 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
   const repeats = flags.repeats ?? 1;
+  // Before anything is made for them: each repeat is a grader and every item's calls again.
+  checkRepeatCount(parsed.limits, '--repeats', repeats);
   if (flags.stabilityThreshold !== undefined && repeats < 2) throw new RubricateError('CONFIG_INVALID', '--stability-threshold reads the scores of several repeats: add --repeats N (N ≥ 2)', { field: 'stability-threshold' });
   // A shard cut short by --limit would be refused by merge as an interrupted one.
   if (flags.limit !== undefined && flags.shard) throw new RubricateError('CONFIG_INVALID', '--limit grades the first N records, --shard one part of all of them (merge needs every shard whole): give one of them', { field: 'limit' });
