@@ -31,7 +31,7 @@ describe('bounds on a group request', () => {
   test('a tournament over --max-tournament-pairs is 413 naming it; identical responses count once; the per-item modes bound the group too', async ({ closeAfter }) => {
     const tournament = closeAfter(await startTestServer({ script: () => ({ content: { explanation: 'compared', winner: 'tie' } }), service: { grading: { plan: { mode: 'tournament', orders: 1 }, limits: { maxTournamentPairs: 10 } } } }));
     const running = await startServer({ service: tournament.service, port: 0 });
-    closeAfter({ close: () => running.close({ drainTimeoutMs: 1_000 }) });
+    closeAfter({ close: async () => void (await running.close({ drainTimeoutMs: 1_000 })) });
     const group = (responses: string[]) => post(`${running.url}/v1/score/group`, { prompt: 'Name a fruit.', rubric: fruitRubric, responses });
     const six = await group(['a', 'b', 'c', 'd', 'e', 'f']);
     expect(six.status).toBe(413);
@@ -43,7 +43,7 @@ describe('bounds on a group request', () => {
 
     const perItem = closeAfter(await startTestServer({ service: { grading: { limits: { maxGroupSize: 4 } } } }));
     const perItemServer = await startServer({ service: perItem.service, port: 0 });
-    closeAfter({ close: () => perItemServer.close({ drainTimeoutMs: 1_000 }) });
+    closeAfter({ close: async () => void (await perItemServer.close({ drainTimeoutMs: 1_000 })) });
     const over = await post(`${perItemServer.url}/v1/score/group`, { prompt: 'Name a fruit.', rubric: fruitRubric, responses: ['apples', 'pears', 'plums', 'figs', 'dates'] });
     expect(over.status).toBe(413);
     expect((await over.json()).error).toMatchObject({ code: 'LIMIT_EXCEEDED', message: expect.stringContaining('over the bound of 4 (--max-group-size)') });
