@@ -29,6 +29,7 @@ describe('bounds on the command line', () => {
       ['--samples', ['grade', '--input', input, '--out', join(tempDir, 'b.jsonl'), '--samples', '1000', '--temperature', '1']],
       ['--best-of', ['improve', '--input', input, '--out', join(tempDir, 'c.jsonl'), '--best-of', '1e9', '--generator', 'openai:fake', '--generator-base-url', fake.baseUrl]],
       ['--variants', ['probe', '--input', input, '--out', join(tempDir, 'd.json'), '--variants', '5000']],
+      ['--max-attempts', ['grade', '--input', input, '--out', join(tempDir, 'g.jsonl'), '--max-attempts', '1e9']],
     ];
     for (const [flag, args] of runs) {
       const result = await runCliInProcess([...args, ...judge]);

@@ -349,7 +349,7 @@ const runRows: readonly FlagRow[] = [
     path: 'limits.maxRepeats',
     name: 'max-repeats',
     argument: '<n>',
-    description: `largest --repeats, --samples, --best-of, --rounds, --variants, --iterations or --responses-per-prompt: each multiplies every item's judge calls; a larger one is refused at start (default ${defaultLimits.maxRepeats})`,
+    description: `largest --repeats, --samples, --max-attempts, --best-of, --rounds, --variants, --iterations or --responses-per-prompt: each multiplies every item's judge calls; a larger one is refused at start (default ${defaultLimits.maxRepeats})`,
     parse: parsePositiveInteger('max-repeats'),
   },
   { group: 'text', path: 'omitText', name: 'no-text', description: 'leave prompt and response text out of the results', toSpec: (text: boolean) => !text },

@@ -145,10 +145,3 @@ export class TournamentTally {
     }));
   }
 }
-
-/** Each player's standing from the comparisons (see `TournamentTally`). */
-export function foldTournament(players: number, comparisons: Iterable<TournamentComparison>, labelOf: (player: number) => string): TournamentStanding[] {
-  const tally = new TournamentTally(players, labelOf);
-  for (const comparison of comparisons) tally.add(comparison);
-  return tally.result();
-}

@@ -234,6 +234,8 @@ export class Grader {
     const samples = jury.samples ?? 1;
     this.limits = parseWith(limitsSchema, options.limits ?? {}, 'limits');
     checkRepeatCount(this.limits, '--samples', samples);
+    // A reply that is never readable is asked again up to --max-attempts times, on every criterion.
+    checkRepeatCount(this.limits, '--max-attempts', calls.maxAttempts ?? 1);
     const cascadeJudges = options.cascade?.judges ?? [];
     const readsTokens = plan.verdict === 'probability' || plan.verdict === 'expected-score';
     const withoutProbabilities = readsTokens ? [...judges, ...cascadeJudges].find((judge) => judge.capabilities.tokenProbabilities === false) : undefined;

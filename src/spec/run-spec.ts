@@ -217,7 +217,7 @@ export const limitsSchema = z.strictObject({
   maxGroupSize: positiveInteger.optional(),
   /** Comparisons one tournament group may take (both orders count as one); default `defaultLimits.maxTournamentPairs`. */
   maxTournamentPairs: positiveInteger.optional(),
-  /** Largest count that multiplies every item's judge calls: `--repeats`, `--samples`, `--best-of`, `--variants`, `--rounds`, `--iterations`, `--responses-per-prompt`; default `defaultLimits.maxRepeats`. */
+  /** Largest count that multiplies every item's judge calls: `--repeats`, `--samples`, `--max-attempts`, `--best-of`, `--variants`, `--rounds`, `--iterations`, `--responses-per-prompt`; default `defaultLimits.maxRepeats`. */
   maxRepeats: positiveInteger.optional(),
 });
 
