@@ -177,6 +177,15 @@ function createGroupStrategy(plan: GradingPlan, mode: 'listwise' | 'tournament',
   return createPairwiseStrategy({ sampling, swap: plan.orders !== 1, allowTies: true, overall: false });
 }
 
+/** The run's bounds, with the counts the grader multiplies its calls by checked against them before anything is made. */
+function checkedLimits(given: Limits | undefined, samples: number, maxAttempts: number | undefined): Limits {
+  const limits = parseWith(limitsSchema, given ?? {}, 'limits');
+  checkRepeatCount(limits, '--samples', samples);
+  // A reply that is never readable is asked again up to --max-attempts times, on every criterion.
+  checkRepeatCount(limits, '--max-attempts', maxAttempts ?? 1);
+  return limits;
+}
+
 /** An item the self-preference guard refused: every criterion an error naming why, no call made. */
 function refusedItem(item: Item, note: SelfPreferenceNote): GradedItem {
   const error = refusalOf(note).toJSON();
@@ -232,10 +241,7 @@ export class Grader {
     this.holisticLevels = plan.likertLevels ?? 10;
     this.onEvent = options.onEvent;
     const samples = jury.samples ?? 1;
-    this.limits = parseWith(limitsSchema, options.limits ?? {}, 'limits');
-    checkRepeatCount(this.limits, '--samples', samples);
-    // A reply that is never readable is asked again up to --max-attempts times, on every criterion.
-    checkRepeatCount(this.limits, '--max-attempts', calls.maxAttempts ?? 1);
+    this.limits = checkedLimits(options.limits, samples, calls.maxAttempts);
     const cascadeJudges = options.cascade?.judges ?? [];
     const readsTokens = plan.verdict === 'probability' || plan.verdict === 'expected-score';
     const withoutProbabilities = readsTokens ? [...judges, ...cascadeJudges].find((judge) => judge.capabilities.tokenProbabilities === false) : undefined;
@@ -290,9 +296,7 @@ export class Grader {
     const groupSettings = options.strategy ? undefined : groupSettingsOf(plan, this.limits);
     if (groupSettings && this.cascade) throw new RubricateError('CONFIG_INVALID', `--cascade-judge escalates single criteria of one response, which --mode ${this.mode} grades together with the group's other responses: grade per item for a cascade`, { field: 'cascade-judge' });
     // A group's synthetic item goes to the members directly: the guard has looked at each response's author already.
-    this.groups = groupSettings
-      ? new GroupGrading(groupSettings, { judge: (item) => this.gradeByMembers(item), checks: (item) => this.members[0].engine.gradeItem(item), comparisonWindow: Math.max(64, this.members[0].engine.concurrency * 4) })
-      : undefined;
+    this.groups = groupSettings ? new GroupGrading(groupSettings, { judge: (item) => this.gradeByMembers(item), checks: (item) => this.members[0].engine.gradeItem(item), comparisonWindow: Math.max(64, this.members[0].engine.concurrency * 4) }) : undefined;
     this.judgeInfo = judgeInfoFor(judges, {
       templateVersion: this.strategy.templateVersion,
       mode: this.mode,

@@ -116,6 +116,22 @@ export interface ProduceOptions {
   onNotice?: (message: string) => void;
 }
 
+/**
+ * Each record's group key, in order, passed through; throws LIMIT_EXCEEDED once one group has
+ * more records than the bound. A group is one chunk: one over the bound would be a chunk of any
+ * size, so the run stops before it is sent.
+ */
+function groupLengthGuard(maxGroupSize: number): (key: string | undefined) => string | undefined {
+  let last: string | undefined;
+  let length = 0;
+  return (key) => {
+    length = key !== undefined && key === last ? length + 1 : 1;
+    last = key;
+    if (length > maxGroupSize) throw groupTooLarge(maxGroupSize);
+    return key;
+  };
+}
+
 /** The producer: yields result records in input order as workers complete the chunks. */
 export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, options: ProduceOptions): AsyncGenerator<ResultRecord> {
   const watch = new QueueWatch(options.url, { reconnectWindowMs: options.reconnectWindowMs, onLost: options.onNotice, onBack: options.onNotice });
@@ -156,14 +172,11 @@ export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, o
       };
       // Listwise and tournament groups stay whole: a full chunk is cut only where the next record starts another group.
       const groups = groupSettingsOf(options.spec.plan, options.spec.limits);
+      const bounded = groups ? groupLengthGuard(groups.maxGroupSize) : undefined;
       let lastKey: string | undefined;
-      let groupLength = 0;
       for await (const record of records) {
         if (options.signal?.aborted) return;
-        const key = groups ? recordGroupKey(record, groups.groupBy) : undefined;
-        groupLength = key !== undefined && key === lastKey ? groupLength + 1 : 1;
-        // A group is one chunk: one over the bound would be a chunk of any size, so the run stops before it is sent.
-        if (groups && groupLength > groups.maxGroupSize) throw groupTooLarge(groups.maxGroupSize);
+        const key = groups ? bounded!(recordGroupKey(record, groups.groupBy)) : undefined;
         if (chunk.length >= chunkSize && (key === undefined || key !== lastKey)) {
           yield await submit(chunk);
           chunk = [];

@@ -140,43 +140,49 @@ function headlineOf(run: CollectedRun): RunHeadline {
   return { ...rest, metrics: headlineMetrics };
 }
 
+type KindCache = Map<string, { bytes: number; modifiedMs: number; detected: DetectedInput | Error }>;
+
+/** What a listed file is, read (or taken from memory while unchanged) only once it passes the check of the moment. */
+async function detectListed(folder: string, found: FoundFile, kinds: KindCache): Promise<DetectedInput | Error> {
+  try {
+    return await readListed(folder, found.file, async (path, now) => {
+      const known = kinds.get(found.path);
+      if (known && known.bytes === now.bytes && known.modifiedMs === now.modifiedMs) return known.detected;
+      let detected: DetectedInput | Error;
+      try {
+        detected = await detectReportInput(path);
+      } catch (error) {
+        detected = error instanceof Error ? error : new Error(String(error));
+      }
+      kinds.set(found.path, { bytes: now.bytes, modifiedMs: now.modifiedMs, detected });
+      return detected;
+    });
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** A results run of the folder, read (or taken from memory while unchanged) only once it passes the check of the moment. */
+async function collectListed(folder: string, found: FoundFile, scoring: string | undefined, runs: Map<string, CachedRun>): Promise<CollectedRun> {
+  return readListed(folder, found.file, async (path, now) => {
+    const cacheKey = `${found.path}\u0000${scoring ?? ''}`;
+    const cached = runs.get(cacheKey);
+    if (cached && cached.bytes === now.bytes && cached.modifiedMs === now.modifiedMs) return cached.run;
+    const run = await collectRun(path, { keepTagScores: true, ...(scoring ? { scoring } : {}) });
+    // The viewer's pages carry columns only (an item opens in its run's own report): texts are not kept.
+    run.texts = [];
+    runs.set(cacheKey, { bytes: now.bytes, modifiedMs: now.modifiedMs, scoring, run });
+    return run;
+  });
+}
+
 export function openRunFolder(folder: string): RunFolder {
   const runs = new Map<string, CachedRun>();
-  const kinds = new Map<string, { bytes: number; modifiedMs: number; detected: DetectedInput | Error }>();
+  const kinds: KindCache = new Map();
   let listed: FoundFile[] = [];
 
-  /** What a listed file is, read (or taken from memory) only once it passes the check of the moment. */
-  async function detect(found: FoundFile): Promise<DetectedInput | Error> {
-    try {
-      return await readListed(folder, found.file, async (path, now) => {
-        const known = kinds.get(found.path);
-        if (known && known.bytes === now.bytes && known.modifiedMs === now.modifiedMs) return known.detected;
-        let detected: DetectedInput | Error;
-        try {
-          detected = await detectReportInput(path);
-        } catch (error) {
-          detected = error instanceof Error ? error : new Error(String(error));
-        }
-        kinds.set(found.path, { bytes: now.bytes, modifiedMs: now.modifiedMs, detected });
-        return detected;
-      });
-    } catch (error) {
-      return error instanceof Error ? error : new Error(String(error));
-    }
-  }
-
-  async function collected(found: FoundFile, scoring: string | undefined): Promise<CollectedRun> {
-    return readListed(folder, found.file, async (path, now) => {
-      const cacheKey = `${found.path}\u0000${scoring ?? ''}`;
-      const cached = runs.get(cacheKey);
-      if (cached && cached.bytes === now.bytes && cached.modifiedMs === now.modifiedMs) return cached.run;
-      const run = await collectRun(path, { keepTagScores: true, ...(scoring ? { scoring } : {}) });
-      // The viewer's pages carry columns only (an item opens in its run's own report): texts are not kept.
-      run.texts = [];
-      runs.set(cacheKey, { bytes: now.bytes, modifiedMs: now.modifiedMs, scoring, run });
-      return run;
-    });
-  }
+  const detect = (found: FoundFile) => detectListed(folder, found, kinds);
+  const collected = (found: FoundFile, scoring: string | undefined) => collectListed(folder, found, scoring, runs);
 
   async function find(file: string): Promise<FoundFile | undefined> {
     let found = listed.find((entry) => entry.file === file);
