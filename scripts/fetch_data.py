@@ -6,7 +6,11 @@ commit of a public GitHub repository), checked against its git blob id, rebuilt 
 one-line fix, a CSV export parsed), and checked again against the sha256 the tests expect. Files
 go to ``RUBRICATE_DATA_DIR`` (default ``../shared/data`` beside the checkout, where the tests
 look), never into the repository. A file already present with the expected content is left as it
-is. Standard library only; the derivations are Python's, as they were made.
+is. The manifest is not trusted further than it must be: each ``file`` is a relative path kept
+inside the data folder (no absolute path, no ``..``, no symbolic link on the way), each download
+stops as soon as it exceeds the ``source_bytes`` its entry declares, and each file is written to
+a temporary file beside it, then renamed. Standard library only; the derivations are Python's, as
+they were made.
 
     python3 scripts/fetch_data.py [--data-dir DIR] [--only SUBSTRING] [--base-url URL] [--manifest FILE]
 """
@@ -89,18 +93,62 @@ def source_url(template, entry):
     return template.format(repo=entry["repo"], commit=entry["commit"], path=quote(entry["path"]))
 
 
-def download(url):
+def download(url, limit):
+    """The body at ``url``, refused as soon as it would exceed ``limit`` bytes (the size the manifest declares)."""
     request = urllib.request.Request(url, headers={"User-Agent": "rubricate-fetch-data"})
     with urllib.request.urlopen(request, timeout=120) as answer:
-        return answer.read()
+        declared = answer.headers.get("Content-Length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+            raise ValueError("the server announces %s bytes, more than the %s the manifest declares" % (format(int(declared), ","), format(limit, ",")))
+        chunks, received = [], 0
+        while True:
+            chunk = answer.read(min(1 << 16, limit + 1 - received))
+            if not chunk:
+                break
+            received += len(chunk)
+            if received > limit:
+                raise ValueError("the download exceeds the %s bytes the manifest declares: stopped" % format(limit, ","))
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def declared_size(entry):
+    """The size of the published file (``source_bytes``), the bound of its download."""
+    size = entry.get("source_bytes")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise ValueError("the manifest declares no size for it (source_bytes): not downloaded")
+    return size
+
+
+def confined_target(data_dir, name):
+    """The path of manifest file ``name`` inside ``data_dir``: a relative path of plain names, no link on the way.
+
+    Refuses an absolute path, a ``..`` or ``.`` segment, an empty segment or a backslash, and any
+    part that is a symbolic link below the data folder (a link could lead the write outside it).
+    """
+    if not isinstance(name, str) or name == "" or "\\" in name or "\0" in name:
+        raise ValueError("not a relative path of the data folder")
+    if os.path.isabs(name) or name.startswith("/"):
+        raise ValueError("an absolute path: manifest paths are relative to the data folder")
+    parts = name.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise ValueError("a path with an empty, '.' or '..' segment: manifest paths stay inside the data folder")
+    current = data_dir
+    for part in parts:
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            raise ValueError("%s is a symbolic link: nothing is written through links" % os.path.relpath(current, data_dir))
+    return current
 
 
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def write_atomically(path, data):
+def write_atomically(path, data, data_dir):
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    # The folders made (or found) on the way are checked again: none may have become a link meanwhile.
+    confined_target(data_dir, os.path.relpath(path, data_dir).replace(os.sep, "/"))
     descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".fetch-")
     try:
         with os.fdopen(descriptor, "wb") as output:
@@ -117,16 +165,19 @@ def fetch(entries, template, data_dir, report):
     sources = {}
     failed = 0
     for entry in entries:
-        target = os.path.join(data_dir, entry["file"])
-        if os.path.exists(target):
-            with open(target, "rb") as existing:
-                if sha256(existing.read()) == entry["sha256"]:
-                    report("present  %s" % entry["file"])
-                    continue
         url = source_url(template, entry)
         try:
+            target = confined_target(data_dir, entry.get("file"))
+            if os.path.isfile(target):
+                with open(target, "rb") as existing:
+                    if sha256(existing.read()) == entry["sha256"]:
+                        report("present  %s" % entry["file"])
+                        continue
+            limit = declared_size(entry)
             if url not in sources:
-                sources[url] = download(url)
+                sources[url] = download(url, limit)
+            elif len(sources[url]) > limit:
+                raise ValueError("the download exceeds the %s bytes the manifest declares" % format(limit, ","))
             data = sources[url]
             if git_blob_id(data) != entry["blob"]:
                 raise ValueError("the published file is not the one named (git blob %s, expected %s)" % (git_blob_id(data), entry["blob"]))
@@ -134,11 +185,11 @@ def fetch(entries, template, data_dir, report):
                 data = derive(data, entry["derive"])
             if sha256(data) != entry["sha256"]:
                 raise ValueError("the rebuilt file differs from the one the tests read (sha256 %s)" % sha256(data))
-            write_atomically(target, data)
+            write_atomically(target, data, data_dir)
             report("fetched  %s (%s bytes)" % (entry["file"], format(len(data), ",")))
         except Exception as error:  # one bad file never stops the others
             failed += 1
-            report("FAILED   %s from %s: %s" % (entry["file"], url, error))
+            report("FAILED   %s from %s: %s" % (entry.get("file"), url, error))
     return failed
 
 

@@ -111,7 +111,7 @@ describe('the run spec over the queue', () => {
     const scoring = ['--scoring', 'normalized', '--failed-as-zero', '--check-mode', 'loose', '--cache-ttl', '3600', '--global-concurrency', '4', '--rate-limit', '60000,60000000', '--lease', '5'];
     const cases: Record<string, string[]> = {
       // --keep-requests writes the prompts --no-text leaves out: the two are in different cases.
-      batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean', '--keep-requests'],
+      batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean', '--keep-requests', '--max-repeats', '10'],
       holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short', '--abstain', 'half', '--no-text'],
       // P(met) 0.91 is inside the band: every judged criterion escalates to the cascade's second judge.
       probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native', '--alignment', alignmentFile, '--cascade-judge', JSON.stringify({ model: 'openai:fake-strong', endpoint: { baseUrl: fake.baseUrl } }), '--escalate-band', '0.5,0.95', '--escalate-on', 'band,error'],
@@ -119,7 +119,7 @@ describe('the run spec over the queue', () => {
       template: ['--judge-template', template, '--model-under-test', 'gpt-4o', '--self-preference', 'warn'],
       // Chunks of two would cut the three-response group: the producer keeps groups whole.
       listwise: ['--mode', 'listwise', '--listwise', 'holistic', '--likert-levels', '5', '--orders', '2', '--group-by', 'metadata.prompt_id', '--chunk-size', '2'],
-      tournament: ['--mode', 'tournament', '--tournament', 'circular', '--group-by', 'metadata.prompt_id', '--chunk-size', '2'],
+      tournament: ['--mode', 'tournament', '--tournament', 'circular', '--group-by', 'metadata.prompt_id', '--chunk-size', '2', '--max-group-size', '64', '--max-tournament-pairs', '1000'],
     };
     // Every run-setting flag of the table is set by some case (a new flag without one fails here).
     const given = new Set([...model, ...calls, ...scoring, ...Object.values(cases).flat()].filter((argument) => argument.startsWith('--')));

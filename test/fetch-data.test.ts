@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -39,7 +39,7 @@ const expected: Record<string, string> = {
 
 function entry(file: string, url: string, derive?: Record<string, unknown>) {
   const [, owner, repo, commit, ...path] = url.split('/');
-  return { file, repo: `${owner}/${repo}`, commit, path: path.join('/'), blob: gitBlobId(Buffer.from(published[url])), bytes: Buffer.byteLength(expected[file]), sha256: sha256(expected[file]), ...(derive ? { derive } : {}) };
+  return { file, repo: `${owner}/${repo}`, commit, path: path.join('/'), blob: gitBlobId(Buffer.from(published[url])), source_bytes: Buffer.byteLength(published[url]), bytes: Buffer.byteLength(expected[file]), sha256: sha256(expected[file]), ...(derive ? { derive } : {}) };
 }
 
 const manifest = {
@@ -53,16 +53,39 @@ const manifest = {
   ],
 };
 
+/** A path that streams bytes without end (no Content-Length) until the client hangs up; `sent` counts them. */
+const endless = '/owner/endless/c9/huge.bin';
+
 async function servePublished(files: Record<string, string>) {
   const requested: string[] = [];
+  const stream = { sent: 0, hungUp: false };
   const server = http.createServer((request, response) => {
     const path = decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname);
     requested.push(path);
+    if (path === endless) {
+      response.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(1 << 16, 120);
+      const pump = () => {
+        while (!response.destroyed && response.write(chunk)) stream.sent += chunk.length;
+      };
+      response.on('drain', pump);
+      response.on('close', () => (stream.hungUp = true));
+      pump();
+      return;
+    }
     if (files[path] === undefined) return void response.writeHead(404).end('not found');
-    response.writeHead(200, { 'content-type': 'application/octet-stream' }).end(files[path]);
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': Buffer.byteLength(files[path]) }).end(files[path]);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requested, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requested,
+    stream,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 function runScript(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -76,7 +99,7 @@ function runScript(args: string[]): Promise<{ code: number | null; stdout: strin
   });
 }
 
-const realManifest = JSON.parse(readFileSync(join(projectRoot, 'scripts/data-sources.json'), 'utf8')) as { files: Array<{ file: string; blob: string; commit: string; sha256: string }> };
+const realManifest = JSON.parse(readFileSync(join(projectRoot, 'scripts/data-sources.json'), 'utf8')) as { files: Array<{ file: string; blob: string; commit: string; sha256: string; bytes: number; source_bytes: number; derive?: unknown }> };
 const sourcesFile = join(dataDirectory(), 'SOURCES.md');
 const haveSources = haveData(sourcesFile, 'the data manifest check against SOURCES.md (test/fetch-data.test.ts)');
 
@@ -115,6 +138,58 @@ describe('npm run data:fetch', { timeout: 60_000 }, () => {
     expect(readFileSync(join(data, 'sets/first.jsonl'), 'utf8')).toBe(expected['sets/first.jsonl']);
   });
 
+  test('a hostile manifest writes nothing outside the data folder: absolute paths, .. segments and links are refused', async ({ tempDir, closeAfter }) => {
+    const server = await servePublished(published);
+    closeAfter(server);
+    const data = join(tempDir, 'data');
+    const outside = join(tempDir, 'outside');
+    mkdirSync(outside);
+    mkdirSync(data);
+    // A folder of the data that is a link to another place: writing through it would land outside.
+    symlinkSync(outside, join(data, 'linked'));
+    const good = manifest.files[0];
+    const hostile = ['../escape.json', 'sets/../../escape.json', join(outside, 'absolute.json'), 'linked/through.json', './sets/dot.json', 'sets//empty.json', 'sets\\back.json'];
+    const manifestFile = join(tempDir, 'sources.json');
+    writeFileSync(manifestFile, JSON.stringify({ ...manifest, files: [...hostile.map((file) => ({ ...good, file })), good] }));
+    const result = await runScript(['--manifest', manifestFile, '--base-url', server.url, '--data-dir', data]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`1 of ${hostile.length + 1} files ready; ${hostile.length} failed`);
+    for (const file of hostile) expect(result.stdout).toContain(`FAILED   ${file} from`);
+    expect(result.stdout).toMatch(/\.\.\/escape\.json from .*: a path with an empty, '\.' or '\.\.' segment/);
+    expect(result.stdout).toMatch(/absolute\.json from .*: an absolute path/);
+    expect(result.stdout).toMatch(/linked\/through\.json from .*: linked is a symbolic link/);
+    expect(readdirSync(outside)).toEqual([]);
+    expect(existsSync(join(tempDir, 'escape.json'))).toBe(false);
+    expect(readFileSync(join(data, good.file), 'utf8')).toBe(expected[good.file]);
+    // Nothing half-written is left: every file of the folder is one the manifest names (or the link).
+    expect(readdirSync(data).sort()).toEqual(['linked', 'sets']);
+    expect(readdirSync(join(data, 'sets'))).toEqual(['pairs.json']);
+  });
+
+  test('a download is stopped as soon as it exceeds the size the manifest declares, and one without a declared size is not made', async ({ tempDir, closeAfter }) => {
+    const server = await servePublished(published);
+    closeAfter(server);
+    const data = join(tempDir, 'data');
+    const good = manifest.files[0];
+    const [, owner, repo, commit, ...path] = endless.split('/');
+    const huge = { ...good, file: 'sets/huge.bin', repo: `${owner}/${repo}`, commit, path: path.join('/'), source_bytes: 1_000_000 };
+    // The announced length alone is enough to refuse: nothing is read.
+    const announced = { ...good, file: 'sets/announced.json', source_bytes: Buffer.byteLength(published['/owner/verbatim/c1/data/pairs.json']) - 1 };
+    const { source_bytes: _size, ...undeclared } = { ...good, file: 'sets/undeclared.json' };
+    const manifestFile = join(tempDir, 'sources.json');
+    writeFileSync(manifestFile, JSON.stringify({ ...manifest, files: [huge, announced, undeclared] }));
+    const result = await runScript(['--manifest', manifestFile, '--base-url', server.url, '--data-dir', data]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/FAILED {3}sets\/huge\.bin from .*: the download exceeds the 1,000,000 bytes the manifest declares: stopped/);
+    expect(result.stdout).toMatch(/FAILED {3}sets\/announced\.json from .*: the server announces \d+ bytes, more than the \d+ the manifest declares/);
+    expect(result.stdout).toMatch(/FAILED {3}sets\/undeclared\.json from .*: the manifest declares no size for it \(source_bytes\): not downloaded/);
+    expect(result.stdout).toContain('0 of 3 files ready; 3 failed');
+    // The client hung up on the endless stream: the server never had to send more than its socket buffers hold beyond the bound.
+    expect(server.stream.hungUp).toBe(true);
+    expect(server.stream.sent).toBeLessThan(64 * 1_000_000);
+    expect(existsSync(join(data, 'sets'))).toBe(false);
+  });
+
   test('never writes into the repository', async () => {
     const result = await runScript(['--data-dir', join(projectRoot, 'data'), '--only', 'nothing']);
     expect(result.code).toBe(2);
@@ -127,6 +202,9 @@ describe('npm run data:fetch', { timeout: 60_000 }, () => {
       expect(file.commit, file.file).toMatch(/^[0-9a-f]{40}$/);
       expect(file.blob, file.file).toMatch(/^[0-9a-f]{40}$/);
       expect(file.sha256, file.file).toMatch(/^[0-9a-f]{64}$/);
+      // The bound of each download: the published file's size (the file itself where it is not derived).
+      expect(Number.isInteger(file.source_bytes) && file.source_bytes > 0, file.file).toBe(true);
+      if (!file.derive) expect(file.source_bytes, file.file).toBe(file.bytes);
     }
   });
 

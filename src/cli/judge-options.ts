@@ -15,7 +15,7 @@ import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-
 export { parseNumber, parsePositiveInteger } from './run-spec-flags.js';
 
 /** What a command that grades reads: every group of the run spec. */
-export const gradingFlagGroups: readonly FlagGroup[] = ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'scoring', 'fleet'];
+export const gradingFlagGroups: readonly FlagGroup[] = ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'scoring', 'fleet', 'limits'];
 
 /** `--judge` and its model flags, the run-setting flags of `groups`, and the store flags. */
 export function addJudgeOptions(command: Command, groups: readonly FlagGroup[] = gradingFlagGroups): Command {

@@ -21,6 +21,7 @@ import { validateSampling } from '../grading/sampling.js';
 import { parseJudgeTemplate } from '../grading/custom-template.js';
 import {
   abstainPolicies,
+  defaultLimits,
   escalationReasons,
   explanationLengths,
   judgeProtocols,
@@ -50,7 +51,7 @@ const roleFlags: Record<ModelRole, { model: string; apiKey: string; prefix: stri
 };
 
 /** The run-spec groups a command can offer. */
-export type FlagGroup = 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests';
+export type FlagGroup = 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests' | 'limits';
 
 interface FlagRow {
   /** The run-spec path set (model rows: the path inside a model spec). */
@@ -327,6 +328,30 @@ const runRows: readonly FlagRow[] = [
   { group: 'fleet', path: 'fleet', sets: ['fleet.requestsPerMinute', 'fleet.tokensPerMinute'], name: 'rate-limit', argument: '<rpm[,tpm]>', description: 'requests (and tokens) per minute per endpoint across every process sharing the Redis --store', parse: parseRateLimit },
   { group: 'fleet', path: 'fleet.leaseMs', name: 'lease', argument: '<seconds>', description: "with fleet limits: how long a crashed process's calls keep their slots (default 10)", parse: parseSeconds('lease'), toSpec: milliseconds },
   { group: 'fleet', path: 'cacheTtlMs', name: 'cache-ttl', argument: '<seconds>', description: 'treat stored replies older than this as absent', parse: parseSeconds('cache-ttl'), toSpec: milliseconds },
+  {
+    group: 'limits',
+    path: 'limits.maxGroupSize',
+    name: 'max-group-size',
+    argument: '<n>',
+    description: `largest group of responses graded together (--mode listwise or tournament; serve: every /v1/score/group request); a larger one is refused before any judge call, LIMIT_EXCEEDED (default ${defaultLimits.maxGroupSize})`,
+    parse: parsePositiveInteger('max-group-size'),
+  },
+  {
+    group: 'limits',
+    path: 'limits.maxTournamentPairs',
+    name: 'max-tournament-pairs',
+    argument: '<n>',
+    description: `most comparisons one tournament group may take, counted before any is made; beyond, LIMIT_EXCEEDED (default ${defaultLimits.maxTournamentPairs}: all pairs of 128 responses; --tournament circular takes one per response)`,
+    parse: parsePositiveInteger('max-tournament-pairs'),
+  },
+  {
+    group: 'limits',
+    path: 'limits.maxRepeats',
+    name: 'max-repeats',
+    argument: '<n>',
+    description: `largest --repeats, --samples, --max-attempts, --best-of, --rounds, --variants, --iterations or --responses-per-prompt: each multiplies every item's judge calls; a larger one is refused at start (default ${defaultLimits.maxRepeats})`,
+    parse: parsePositiveInteger('max-repeats'),
+  },
   { group: 'text', path: 'omitText', name: 'no-text', description: 'leave prompt and response text out of the results', toSpec: (text: boolean) => !text },
   { group: 'requests', path: 'keepRequests', name: 'keep-requests', description: "keep each judge call's exact request, raw reply and latency in the results (redacted; large), for the report to show behind each verdict" },
 ];

@@ -138,6 +138,7 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
         store,
         checkRunner: checkRunnerFor(),
         guard: spec.guard,
+        limits: spec.limits,
         ...(cascadeJudges.length > 0 || spec.cascade.band || spec.cascade.escalateOn
           ? {
               cascade: {

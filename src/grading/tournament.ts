@@ -14,18 +14,30 @@ import type { CriterionResult } from './types.js';
 
 export type TournamentPairing = 'circular' | 'all';
 
-/** The comparisons of a tournament among `players`, as [first, second] in presentation order (A, B). */
-export function tournamentPairs(order: readonly number[], pairing: TournamentPairing): Array<[number, number]> {
+/** How many comparisons a tournament among `players` takes: what `tournamentPairs` yields, counted without making one. */
+export function tournamentPairCount(players: number, pairing: TournamentPairing): number {
+  if (players < 2) return 0;
+  if (pairing === 'all') return (players * (players - 1)) / 2;
+  return players === 2 ? 1 : players;
+}
+
+/**
+ * The comparisons of a tournament among `players`, as [first, second] in presentation order
+ * (A, B), made one at a time as they are taken: all pairs of N players are N(N−1)/2, never held at once.
+ */
+export function* tournamentPairs(order: readonly number[], pairing: TournamentPairing): Generator<[number, number]> {
   const players = order.length;
-  if (players < 2) return [];
+  if (players < 2) return;
   if (pairing === 'all') {
-    const pairs: Array<[number, number]> = [];
-    for (let first = 0; first < players; first += 1) for (let second = first + 1; second < players; second += 1) pairs.push([order[first], order[second]]);
-    return pairs;
+    for (let first = 0; first < players; first += 1) for (let second = first + 1; second < players; second += 1) yield [order[first], order[second]];
+    return;
   }
   // Two players have one comparison; a ring of three or more has one per player.
-  if (players === 2) return [[order[0], order[1]]];
-  return order.map((player, index) => [player, order[(index + 1) % players]]);
+  if (players === 2) {
+    yield [order[0], order[1]];
+    return;
+  }
+  for (let index = 0; index < players; index += 1) yield [order[index], order[(index + 1) % players]];
 }
 
 export const tournamentCriterionId = 'rubric';
@@ -81,20 +93,29 @@ function scoreOf(winner: PairLabel | 'inconsistent', asFirst: boolean): { value:
 }
 
 /**
- * Each player's standing from the comparisons. `labelOf(player)` names a player in criterion
- * ids and texts (its place in the group). A failed comparison is an error criterion of both
- * players: their win rates are then undefined, never computed over the comparisons that worked.
+ * Each player's standing, folded one comparison at a time as they come back (`add`), so a
+ * tournament keeps its standings, not its comparisons. `labelOf(player)` names a player in
+ * criterion ids and texts (its place in the group). A failed comparison is an error criterion of
+ * both players: their win rates are then undefined, never computed over the comparisons that worked.
  */
-export function foldTournament(players: number, comparisons: readonly TournamentComparison[], labelOf: (player: number) => string): TournamentStanding[] {
-  const outcomes: PairOutcome[] = [];
-  const standings = Array.from({ length: players }, () => ({ criteria: [] as CriterionResult[], values: [] as number[], failed: false, both: 0, agreed: 0 }));
-  for (const comparison of comparisons) {
+export class TournamentTally {
+  private readonly outcomes: PairOutcome[] = [];
+  private readonly standings: Array<{ criteria: CriterionResult[]; sum: number; count: number; failed: boolean; both: number; agreed: number }>;
+
+  constructor(
+    private readonly players: number,
+    private readonly labelOf: (player: number) => string,
+  ) {
+    this.standings = Array.from({ length: players }, () => ({ criteria: [], sum: 0, count: 0, failed: false, both: 0, agreed: 0 }));
+  }
+
+  add(comparison: TournamentComparison): void {
     for (const [player, other, asFirst] of [
       [comparison.first, comparison.second, true],
       [comparison.second, comparison.first, false],
     ] as const) {
-      const standing = standings[player];
-      const criterion: Criterion = { id: `vs-${labelOf(other)}`, text: `compared with response ${labelOf(other)} of the group`, points: 1, tags: [], kind: 'principle' };
+      const standing = this.standings[player];
+      const criterion: Criterion = { id: `vs-${this.labelOf(other)}`, text: `compared with response ${this.labelOf(other)} of the group`, points: 1, tags: [], kind: 'principle' };
       if (comparison.winner === null) {
         standing.failed = true;
         const error = comparison.error ?? new RubricateError('INTERNAL', 'comparison failed without a reason').toJSON();
@@ -102,21 +123,25 @@ export function foldTournament(players: number, comparisons: readonly Tournament
         continue;
       }
       const { value, label } = scoreOf(comparison.winner, asFirst);
-      standing.values.push(value);
+      standing.sum += value;
+      standing.count += 1;
       if (comparison.consistent !== null) {
         standing.both += 1;
         if (comparison.consistent) standing.agreed += 1;
       }
       standing.criteria.push({ criterion, source: 'judge', status: 'ok', verdict: { met: value === 1, value, label, source: 'judge', ...(comparison.explanation ? { explanation: comparison.explanation } : {}) } });
     }
-    if (comparison.winner !== null) outcomes.push({ first: comparison.first, second: comparison.second, firstScore: scoreOf(comparison.winner, true).value });
+    if (comparison.winner !== null) this.outcomes.push({ first: comparison.first, second: comparison.second, firstScore: scoreOf(comparison.winner, true).value });
   }
-  const failed = standings.some((standing) => standing.failed);
-  const fit = failed ? null : bradleyTerry(players, outcomes);
-  return standings.map((standing, player) => ({
-    criteria: standing.criteria,
-    winRate: standing.failed || standing.values.length === 0 ? null : standing.values.reduce((sum, value) => sum + value, 0) / standing.values.length,
-    bradleyTerry: fit ? fit.strengths[player] : null,
-    positionConsistency: standing.both > 0 ? standing.agreed / standing.both : null,
-  }));
+
+  result(): TournamentStanding[] {
+    const failed = this.standings.some((standing) => standing.failed);
+    const fit = failed ? null : bradleyTerry(this.players, this.outcomes);
+    return this.standings.map((standing, player) => ({
+      criteria: standing.criteria,
+      winRate: standing.failed || standing.count === 0 ? null : standing.sum / standing.count,
+      bradleyTerry: fit ? fit.strengths[player] : null,
+      positionConsistency: standing.both > 0 ? standing.agreed / standing.both : null,
+    }));
+  }
 }

@@ -13,7 +13,7 @@ import { createProtocolStrategy, isAdapterProtocol } from '../grading/protocols/
 import { parseJudgeTemplate, withJudgeTemplate } from '../grading/custom-template.js';
 import { createListwiseStrategy } from '../grading/listwise.js';
 import { createPairwiseStrategy } from '../grading/pairwise.js';
-import { consecutiveGroups, GroupGrading, groupSettingsOf } from './group-grading.js';
+import { consecutiveGroups, failedItem, GroupGrading, groupSettingsOf, groupTooLarge } from './group-grading.js';
 import type { GradingStrategy, SamplingOptions, SelfPreferenceNote } from '../grading/types.js';
 import { assertValidSampling } from '../grading/sampling.js';
 import type { Judge } from '../judges/types.js';
@@ -23,7 +23,7 @@ import { hasPerTurnCriteria } from '../rubric/turns.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
 import { countingCannotAssess } from '../scoring/cannot-assess.js';
-import { callPolicySchema, gradingPlanSchema, guardSchema, jurySchema, parseWith, type ExplanationLength, type GradingPlan, type RunSpec } from '../spec/run-spec.js';
+import { callPolicySchema, checkRepeatCount, defaultLimits, gradingPlanSchema, guardSchema, jurySchema, limitsSchema, parseWith, type ExplanationLength, type GradingPlan, type Limits, type RunSpec } from '../spec/run-spec.js';
 import { sha256Hex } from '../util/hash.js';
 import { JuryAgreement, mergeJury, type JuryAggregate, type JuryMemberInfo } from './jury.js';
 import { CascadeTally, escalationRule, gradeInCascade, type CascadeOptions, type CascadeStage, type EscalationRule } from './cascade.js';
@@ -44,7 +44,7 @@ export type GradingMode = NonNullable<GradingPlan['mode']>;
  * const grader = new Grader({ judge, plan: { criteriaPerCall: 'all', explanation: 'short' }, calls: { concurrency: 32 }, scoring: 'weighted_mean' });
  * ```
  */
-export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText' | 'keepRequests' | 'guard'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal' | 'noJudgeError'> {
+export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 'jury' | 'omitText' | 'keepRequests' | 'guard' | 'limits'>>, Pick<EngineOptions, 'store' | 'checkRunner' | 'checkMode' | 'onEvent' | 'signal' | 'stopSignal' | 'noJudgeError'> {
   judge?: Judge;
   /** Judges a criterion escalates to, after these, when the rule says so (see `pipeline/cascade.ts`). */
   cascade?: CascadeOptions;
@@ -177,6 +177,15 @@ function createGroupStrategy(plan: GradingPlan, mode: 'listwise' | 'tournament',
   return createPairwiseStrategy({ sampling, swap: plan.orders !== 1, allowTies: true, overall: false });
 }
 
+/** The run's bounds, with the counts the grader multiplies its calls by checked against them before anything is made. */
+function checkedLimits(given: Limits | undefined, samples: number, maxAttempts: number | undefined): Limits {
+  const limits = parseWith(limitsSchema, given ?? {}, 'limits');
+  checkRepeatCount(limits, '--samples', samples);
+  // A reply that is never readable is asked again up to --max-attempts times, on every criterion.
+  checkRepeatCount(limits, '--max-attempts', maxAttempts ?? 1);
+  return limits;
+}
+
 /** An item the self-preference guard refused: every criterion an error naming why, no call made. */
 function refusedItem(item: Item, note: SelfPreferenceNote): GradedItem {
   const error = refusalOf(note).toJSON();
@@ -208,6 +217,8 @@ export class Grader {
   readonly selfPreference: SelfPreferenceGuard | undefined;
   /** Listwise and tournament judging: groups of items graded together. */
   private readonly groups: GroupGrading | undefined;
+  /** The bounds on work from input size (`--max-group-size`, …), as given. */
+  readonly limits: Limits;
 
   constructor(options: GraderOptions) {
     const calls = parseWith(callPolicySchema, options.calls ?? {}, 'calls');
@@ -230,6 +241,7 @@ export class Grader {
     this.holisticLevels = plan.likertLevels ?? 10;
     this.onEvent = options.onEvent;
     const samples = jury.samples ?? 1;
+    this.limits = checkedLimits(options.limits, samples, calls.maxAttempts);
     const cascadeJudges = options.cascade?.judges ?? [];
     const readsTokens = plan.verdict === 'probability' || plan.verdict === 'expected-score';
     const withoutProbabilities = readsTokens ? [...judges, ...cascadeJudges].find((judge) => judge.capabilities.tokenProbabilities === false) : undefined;
@@ -281,10 +293,10 @@ export class Grader {
     if (guard.selfPreference !== undefined && judges.length === 0) throw new RubricateError('CONFIG_INVALID', '--self-preference guards a judge: there is none (--judge none)', { field: 'self-preference' });
     this.selfPreference = judges.length > 0 ? new SelfPreferenceGuard([...judges, ...cascadeJudges], guard) : undefined;
     this.agreement = this.members.length > 1 ? new JuryAgreement(this.members.map((member) => member.info)) : undefined;
-    const groupSettings = options.strategy ? undefined : groupSettingsOf(plan);
+    const groupSettings = options.strategy ? undefined : groupSettingsOf(plan, this.limits);
     if (groupSettings && this.cascade) throw new RubricateError('CONFIG_INVALID', `--cascade-judge escalates single criteria of one response, which --mode ${this.mode} grades together with the group's other responses: grade per item for a cascade`, { field: 'cascade-judge' });
     // A group's synthetic item goes to the members directly: the guard has looked at each response's author already.
-    this.groups = groupSettings ? new GroupGrading(groupSettings, { judge: (item) => this.gradeByMembers(item), checks: (item) => this.members[0].engine.gradeItem(item) }) : undefined;
+    this.groups = groupSettings ? new GroupGrading(groupSettings, { judge: (item) => this.gradeByMembers(item), checks: (item) => this.members[0].engine.gradeItem(item), comparisonWindow: Math.max(64, this.members[0].engine.concurrency * 4) }) : undefined;
     this.judgeInfo = judgeInfoFor(judges, {
       templateVersion: this.strategy.templateVersion,
       mode: this.mode,
@@ -383,6 +395,17 @@ export class Grader {
     return (await this.gradeGroupItems(items, id)).map((graded) => this.toRecord({ kind: 'graded', graded, line: 0 }));
   }
 
+  /**
+   * Why a group of items cannot be graded within the bounds, before anything is spent on it:
+   * more items than `--max-group-size` (in every mode: a group request is one piece of work),
+   * or a tournament over `--max-tournament-pairs`.
+   */
+  groupLimitProblem(items: readonly Item[]): RubricateError | undefined {
+    if (this.groups) return this.groups.limitProblem(items);
+    const bound = this.limits.maxGroupSize ?? defaultLimits.maxGroupSize;
+    return items.length > bound ? groupTooLarge(bound, items.length) : undefined;
+  }
+
   /** Counts an input record that could not be read (it is written as `invalid`, in its place). */
   noteInvalid(): void {
     this.onEvent?.({ type: 'item', status: 'invalid' });
@@ -428,11 +451,20 @@ export class Grader {
   async *gradeStream(records: AsyncIterable<ImportRecord>): AsyncGenerator<ResultRecord> {
     if (this.groups) {
       // Groups are consecutive records of one group key: graded together, written one line per record in place.
-      const groups = this.inInputOrder(consecutiveGroups(records, this.groups.settings.groupBy), async (group): Promise<GradedRecord[]> => {
+      const { groupBy, maxGroupSize } = this.groups.settings;
+      const groups = this.inInputOrder(consecutiveGroups(records, groupBy, maxGroupSize), async ({ records: group, oversized }): Promise<GradedRecord[]> => {
         const items = group.flatMap((record) => (record.kind === 'item' ? [record] : []));
         if (items.length === 0) {
           for (const _record of group) this.noteInvalid();
           return group as GradedRecord[];
+        }
+        if (oversized) {
+          // Over the bound: no piece of the group is held whole or graded, each item says why.
+          const error = groupTooLarge(maxGroupSize);
+          return items.map((record) => {
+            this.onEvent?.({ type: 'item', status: 'error' });
+            return { kind: 'graded', graded: failedItem(record.item, error), line: record.line };
+          });
         }
         const graded = await this.gradeGroupItems(items.map((record) => record.item));
         return graded.map((entry, index) => ({ kind: 'graded', graded: entry, line: items[index].line }));

@@ -11,7 +11,9 @@ import { normalizeItem } from '../rubric/normalize.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
 import { createScriptedJudge } from '../judges/scripted.js';
+import { tournamentPairCount, tournamentPairs } from '../grading/tournament.js';
 import { Grader, type GraderOptions } from './grader.js';
+import { consecutiveGroups, GroupGrading, groupSettingsOf } from './group-grading.js';
 
 const words = ['apples', 'pears', 'plums', 'figs', 'dates', 'limes', 'kiwis', 'grapes', 'melons', 'cherries'];
 const rubric = { criteria: words.map((word, index) => ({ id: `c${index}`, text: `mentions ${word}`, points: index === 9 ? -2 : 1 })) };
@@ -248,5 +250,77 @@ describe('tournament judging', () => {
     expect(figs.status).toBe('error');
     expect(figs.score).toBeNull();
     expect(results.filter((result) => result.status === 'error')).toHaveLength(3);
+  });
+});
+
+describe('bounds on groups and tournaments', () => {
+  test('a tournament makes its pairs as they are compared, a window at a time, and counts them without making them', async ({ scriptedJudge }) => {
+    // All pairs of 100,000 players are about 5·10⁹: taken one at a time, the first come at once.
+    const pairs = tournamentPairs(Array.from({ length: 100_000 }, (_, index) => index), 'all');
+    expect([pairs.next().value, pairs.next().value, pairs.next().value]).toEqual([[0, 1], [0, 2], [0, 3]]);
+    expect(tournamentPairCount(100_000, 'all')).toBe(4_999_950_000);
+    for (const players of [0, 1, 2, 3, 7]) {
+      for (const pairing of ['all', 'circular'] as const) expect(tournamentPairCount(players, pairing), `${players} ${pairing}`).toBe([...tournamentPairs(Array.from({ length: players }, (_, index) => index), pairing)].length);
+    }
+    // Comparisons go to the judge through a window of 4: never more in flight, whatever the pairs.
+    const { fake, judge } = await scriptedJudge(() => ({ content: { explanation: 'compared', winner: 'tie' } }));
+    const pairwise = new Grader({ judge, plan: { mode: 'tournament' }, calls: { concurrency: 64, retryBaseDelayMs: 1, maxAttempts: 2 } });
+    let inFlight = 0;
+    let most = 0;
+    const grading = new GroupGrading(groupSettingsOf({ mode: 'tournament' })!, {
+      judge: async (item) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        try {
+          return await pairwise.gradeCriteria(item);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+      checks: () => Promise.reject(new Error('a tournament runs no checks')),
+      comparisonWindow: 4,
+    });
+    const graded = await grading.gradeGroup(groupItems(Array.from({ length: 10 }, (_, index) => `answer ${index}`)));
+    expect(fake.requests).toHaveLength(2 * 45);
+    expect(graded.every((entry) => entry.status === 'ok' && entry.criteria.length === 9)).toBe(true);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(4);
+  });
+
+  test('a group over --max-group-size, or a tournament over --max-tournament-pairs, is LIMIT_EXCEEDED for each item with no judge call', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(() => ({ content: { explanation: 'compared', winner: 'tie' } }));
+    const big = await new Grader({ judge, plan: { mode: 'listwise' }, limits: { maxGroupSize: 7 } }).gradeGroup(groupItems());
+    expect(big.map((result) => [result.status, result.error?.code])).toEqual(responses.map(() => ['error', 'LIMIT_EXCEEDED']));
+    expect(big[0].error?.message).toMatch(/the group has 8 responses, over the bound of 7 \(--max-group-size\)/);
+    // Six distinct responses take 15 pairs, circular 6; identical responses are one player.
+    const tournament = (limits: GraderOptions['limits'], extra: Partial<NonNullable<GraderOptions['plan']>> = {}) => new Grader({ judge, plan: { mode: 'tournament', orders: 1, ...extra }, limits });
+    const six = groupItems(['a', 'b', 'c', 'd', 'e', 'f', 'a', 'b']);
+    const over = await tournament({ maxTournamentPairs: 14 }).gradeGroup(six);
+    expect(over.every((result) => result.error?.code === 'LIMIT_EXCEEDED')).toBe(true);
+    expect(over[0].error?.message).toMatch(/a tournament of 6 responses \(--tournament all\) takes 15 comparisons, over the bound of 14 \(--max-tournament-pairs\)/);
+    expect(fake.requests).toHaveLength(0);
+    expect((await tournament({ maxTournamentPairs: 15 }).gradeGroup(six)).every((result) => result.status === 'ok')).toBe(true);
+    expect(fake.requests).toHaveLength(15);
+    expect((await tournament({ maxTournamentPairs: 6 }, { tournament: 'circular' }).gradeGroup(six)).every((result) => result.status === 'ok')).toBe(true);
+    expect(() => new Grader({ judge, jury: { samples: 101 }, plan: { sampling: { temperature: 1 } } })).toThrow(/--samples 101 is over the bound of 100 \(--max-repeats\)/);
+  });
+
+  test('a stream never holds more of a group than the bound: a longer group comes in marked pieces, and its items are errors in their place', async ({ scriptedJudge }) => {
+    const long = groupItems(Array.from({ length: 10 }, (_, index) => `long ${index}`));
+    const short = groupItems(['x', 'y']).map((item) => ({ ...item, id: `q2/${item.id}`, prompt: [{ role: 'user' as const, content: 'Name a colour.' }] }));
+    const pieces: Array<[number, boolean]> = [];
+    for await (const piece of consecutiveGroups(asRecords([...long, ...short]), undefined, 4)) pieces.push([piece.records.length, piece.oversized]);
+    expect(pieces).toEqual([[4, true], [4, true], [2, true], [2, false]]);
+
+    const { fake, judge } = await scriptedJudge(ruleScript);
+    const results = [];
+    for await (const result of new Grader({ judge, plan: { mode: 'listwise' }, limits: { maxGroupSize: 4 } }).gradeStream(asRecords([...long, ...short]))) results.push(result);
+    expect(results.map((result) => result.id)).toEqual([...long, ...short].map((item) => item.id));
+    expect(results.slice(0, 10).every((result) => result.status === 'error' && result.error?.code === 'LIMIT_EXCEEDED')).toBe(true);
+    expect(results[0].error?.message).toMatch(/the group has more than 4 responses, over the bound of 4 \(--max-group-size\)/);
+    expect(results.slice(10).map((result) => result.status)).toEqual(['ok', 'ok']);
+    // Only the short group reached the judge.
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0].responses).toHaveLength(2);
   });
 });

@@ -6,6 +6,9 @@
  * then the rest for the responses it let through). Tournament: the distinct responses compared
  * in pairs with the pairwise strategy, folded into win rates and Bradley–Terry strengths.
  * Results stay one line per response, in input order; the group's usage is on its first line.
+ * Bounded before anything is spent: a group over `--max-group-size`, or a tournament whose pairs
+ * would exceed `--max-tournament-pairs`, is LIMIT_EXCEEDED for each of its items, and a
+ * tournament's pairs are made as they are compared, a window at a time.
  */
 import type { GradedItem } from '../engine/engine.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
@@ -13,13 +16,14 @@ import { RubricateError } from '../errors.js';
 import { holisticCriterion } from '../grading/holistic.js';
 import { foldListwise, listwiseItem, presentationOrders, type ListwiseGroup } from '../grading/listwise.js';
 import { combineOrders, pairToItem, type PairOrder } from '../grading/pairwise.js';
-import { comparisonPair, foldTournament, tournamentCriterionId, tournamentPairs, type TournamentComparison } from '../grading/tournament.js';
+import { comparisonPair, tournamentCriterionId, tournamentPairCount, tournamentPairs, TournamentTally, type TournamentComparison } from '../grading/tournament.js';
 import type { CriterionResult } from '../grading/types.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Criterion, Item } from '../rubric/schema.js';
-import { settingAt, type GradingPlan } from '../spec/run-spec.js';
+import { defaultLimits, settingAt, type GradingPlan, type Limits } from '../spec/run-spec.js';
 import { sha256Hex } from '../util/hash.js';
+import { mapInOrder } from '../util/ordered-stream.js';
 
 export type GroupMode = 'listwise' | 'tournament';
 
@@ -32,12 +36,18 @@ export interface GroupSettings {
   likertLevels: number;
   /** Seeds the presentation shuffle (with the group's content). */
   seed: number;
+  /** Most responses in one group (`--max-group-size`). */
+  maxGroupSize: number;
+  /** Most comparisons one tournament group may take (`--max-tournament-pairs`). */
+  maxTournamentPairs: number;
 }
 
 /** The group settings of a plan whose mode grades groups; none for the per-item modes. */
-export function groupSettingsOf(plan: GradingPlan): GroupSettings | undefined {
+export function groupSettingsOf(plan: GradingPlan, limits: Limits = {}): GroupSettings | undefined {
   if (plan.mode !== 'listwise' && plan.mode !== 'tournament') return undefined;
   return {
+    maxGroupSize: limits.maxGroupSize ?? defaultLimits.maxGroupSize,
+    maxTournamentPairs: limits.maxTournamentPairs ?? defaultLimits.maxTournamentPairs,
     mode: plan.mode,
     ...(plan.groupBy !== undefined ? { groupBy: plan.groupBy } : {}),
     listwise: plan.listwise ?? 'criteria',
@@ -115,25 +125,52 @@ export async function* withGroupField(records: AsyncIterable<ImportRecord>, grou
   }
 }
 
-/** Records in groups of consecutive items with the same key; an unreadable record stands alone, in its place. */
-export async function* consecutiveGroups(source: AsyncIterable<ImportRecord>, groupBy: string | undefined): AsyncGenerator<ImportRecord[]> {
+/** Consecutive records of one group key (see `consecutiveGroups`). */
+export interface RecordGroup {
+  records: ImportRecord[];
+  /** A piece of a group with more records than the bound: none of its items is graded. */
+  oversized: boolean;
+}
+
+/** The error of a group with more responses than `--max-group-size`, for each of its items. */
+export function groupTooLarge(maxGroupSize: number, size?: number): RubricateError {
+  return new RubricateError(
+    'LIMIT_EXCEEDED',
+    `the group has ${size === undefined ? `more than ${maxGroupSize}` : size} responses, over the bound of ${maxGroupSize} (--max-group-size): it is not graded; split it, or raise --max-group-size`,
+    { field: 'responses', limit: 'max-group-size', maximum: maxGroupSize },
+  );
+}
+
+/**
+ * Records in groups of consecutive items with the same key; an unreadable record stands alone,
+ * in its place. A group is never held beyond `maxGroupSize` records: a longer one comes in
+ * pieces of at most that many, each marked `oversized` (from the piece that passes the bound on).
+ */
+export async function* consecutiveGroups(source: AsyncIterable<ImportRecord>, groupBy: string | undefined, maxGroupSize = Number.POSITIVE_INFINITY): AsyncGenerator<RecordGroup> {
   let group: ImportRecord[] = [];
   let key: string | undefined;
+  let oversized = false;
   const records = groupBy === undefined ? source : withGroupField(source, groupBy);
   for await (const record of records) {
     const next = recordGroupKey(record, groupBy);
     if (group.length > 0 && (next === undefined || next !== key)) {
-      yield group;
+      yield { records: group, oversized };
+      group = [];
+      oversized = false;
+    } else if (group.length >= maxGroupSize) {
+      // One more of the same group: what was held goes out unread, and so does the rest of the group.
+      oversized = true;
+      yield { records: group, oversized };
       group = [];
     }
     group.push(record);
     key = next;
     if (next === undefined) {
-      yield group;
+      yield { records: group, oversized: false };
       group = [];
     }
   }
-  if (group.length > 0) yield group;
+  if (group.length > 0) yield { records: group, oversized };
 }
 
 function groupIdOf(items: readonly Item[], groupBy: string | undefined): string {
@@ -144,7 +181,8 @@ function groupIdOf(items: readonly Item[], groupBy: string | undefined): string 
 /** The judge calls `--keep-requests` keeps. */
 type JudgeCalls = NonNullable<GradedItem['calls']>;
 
-function failedItem(item: Item, error: RubricateError): GradedItem {
+/** An item not graded, each of its criteria in error with the reason. */
+export function failedItem(item: Item, error: RubricateError): GradedItem {
   const serialized = error.toJSON();
   return {
     item,
@@ -185,6 +223,8 @@ export interface GroupGradingParts {
   judge(item: Item): Promise<GradedItem>;
   /** Runs an item's deterministic checks locally (its rubric holds only checks). */
   checks(item: Item): Promise<GradedItem>;
+  /** Comparisons of one tournament in flight at most (their pairs are made as they start). */
+  comparisonWindow: number;
 }
 
 interface Standing {
@@ -202,8 +242,28 @@ export class GroupGrading {
   ) {}
 
   /** One graded item per member, in order (`id` names the group, else its field or content); members that cannot be graded with the group are errors of their own. */
+  /**
+   * Why a group cannot be graded within the bounds, found before anything is spent on it: more
+   * items than `maxGroupSize`, or (tournament) more comparisons among its distinct responses than
+   * `maxTournamentPairs`.
+   */
+  limitProblem(items: readonly Item[]): RubricateError | undefined {
+    if (items.length > this.settings.maxGroupSize) return groupTooLarge(this.settings.maxGroupSize, items.length);
+    if (this.settings.mode !== 'tournament') return undefined;
+    const players = new Set(items.map((item) => item.response)).size;
+    const pairs = tournamentPairCount(players, this.settings.tournament);
+    if (pairs <= this.settings.maxTournamentPairs) return undefined;
+    return new RubricateError(
+      'LIMIT_EXCEEDED',
+      `a tournament of ${players} responses (--tournament ${this.settings.tournament}) takes ${pairs} comparisons, over the bound of ${this.settings.maxTournamentPairs} (--max-tournament-pairs): it is not graded; use --tournament circular, split the group, or raise --max-tournament-pairs`,
+      { field: 'responses', limit: 'max-tournament-pairs', maximum: this.settings.maxTournamentPairs, pairs },
+    );
+  }
+
   async gradeGroup(items: readonly Item[], id?: string): Promise<GradedItem[]> {
     if (items.length === 0) return [];
+    const overBound = this.limitProblem(items);
+    if (overBound) return items.map((item) => failedItem(item, overBound));
     const first = items[0];
     const groupId = id ?? groupIdOf(items, this.settings.groupBy);
     const graded = new Array<GradedItem | undefined>(items.length);
@@ -328,23 +388,24 @@ export class GroupGrading {
   private async tournament(first: Item, groupId: string, responses: string[], members: number[], playerOf: Map<string, number>, items: readonly Item[], usage: Usage, calls: JudgeCalls): Promise<Standing[]> {
     const [order] = presentationOrders({ prompt: first.prompt, responses, reference: first.reference }, 1, this.settings.seed);
     const base = { prompt: first.prompt, ...(first.reference !== undefined ? { metadata: { reference: first.reference } } : {}) };
-    const comparisons = await Promise.all(
-      tournamentPairs(order, this.settings.tournament).map(async ([a, b]): Promise<TournamentComparison> => {
-        const pairItem = pairToItem(comparisonPair(groupId, base, first.rubric, responses, a, b), { swap: this.settings.orders === 2, overall: false });
-        const graded = await this.parts.judge(pairItem);
-        addUsage(usage, graded.usage);
-        if (graded.calls) calls.push(...graded.calls);
-        const byOrder: Partial<Record<PairOrder, CriterionResult>> = {};
-        for (const result of graded.criteria) byOrder[result.criterion.id.slice(result.criterion.id.lastIndexOf('@') + 1) as PairOrder] = result;
-        const combined = combineOrders(byOrder, tournamentCriterionId, '');
-        const explanation = Object.values(combined.explanations ?? {}).join(' / ');
-        return { first: a, second: b, winner: combined.winner, consistent: combined.consistent, ...(combined.error ? { error: combined.error } : {}), ...(explanation ? { explanation } : {}) };
-      }),
-    );
     // A player is named by the first place in the group where its response stands (from 1).
     const label = new Map<number, string>();
     for (const index of members) if (!label.has(playerOf.get(items[index].response)!)) label.set(playerOf.get(items[index].response)!, String(index + 1));
-    return foldTournament(responses.length, comparisons, (player) => label.get(player)!).map((standing) => ({
+    const compare = async ([a, b]: [number, number]): Promise<TournamentComparison> => {
+      const pairItem = pairToItem(comparisonPair(groupId, base, first.rubric, responses, a, b), { swap: this.settings.orders === 2, overall: false });
+      const graded = await this.parts.judge(pairItem);
+      addUsage(usage, graded.usage);
+      if (graded.calls) calls.push(...graded.calls);
+      const byOrder: Partial<Record<PairOrder, CriterionResult>> = {};
+      for (const result of graded.criteria) byOrder[result.criterion.id.slice(result.criterion.id.lastIndexOf('@') + 1) as PairOrder] = result;
+      const combined = combineOrders(byOrder, tournamentCriterionId, '');
+      const explanation = Object.values(combined.explanations ?? {}).join(' / ');
+      return { first: a, second: b, winner: combined.winner, consistent: combined.consistent, ...(combined.error ? { error: combined.error } : {}), ...(explanation ? { explanation } : {}) };
+    };
+    // Pairs are made as comparisons start, a window at a time, and folded as they come back.
+    const tally = new TournamentTally(responses.length, (player) => label.get(player)!);
+    for await (const comparison of mapInOrder(tournamentPairs(order, this.settings.tournament), compare, { window: this.parts.comparisonWindow })) tally.add(comparison);
+    return tally.result().map((standing) => ({
       criteria: new Map(standing.criteria.map((result) => [result.criterion.id, result])),
       gated: false,
       positionConsistency: standing.positionConsistency,

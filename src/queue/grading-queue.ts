@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents, WaitingError, Worker, type Job } from 'bullmq';
 import { RubricateError, type ErrorCode } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
-import { groupSettingsOf, recordGroupKey } from '../pipeline/group-grading.js';
+import { groupSettingsOf, groupTooLarge, recordGroupKey } from '../pipeline/group-grading.js';
 import type { ResultRecord } from '../results/results.js';
 import type { ImportRecord, InvalidRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
@@ -116,6 +116,22 @@ export interface ProduceOptions {
   onNotice?: (message: string) => void;
 }
 
+/**
+ * Each record's group key, in order, passed through; throws LIMIT_EXCEEDED once one group has
+ * more records than the bound. A group is one chunk: one over the bound would be a chunk of any
+ * size, so the run stops before it is sent.
+ */
+function groupLengthGuard(maxGroupSize: number): (key: string | undefined) => string | undefined {
+  let last: string | undefined;
+  let length = 0;
+  return (key) => {
+    length = key !== undefined && key === last ? length + 1 : 1;
+    last = key;
+    if (length > maxGroupSize) throw groupTooLarge(maxGroupSize);
+    return key;
+  };
+}
+
 /** The producer: yields result records in input order as workers complete the chunks. */
 export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, options: ProduceOptions): AsyncGenerator<ResultRecord> {
   const watch = new QueueWatch(options.url, { reconnectWindowMs: options.reconnectWindowMs, onLost: options.onNotice, onBack: options.onNotice });
@@ -155,11 +171,12 @@ export async function* gradeThroughQueue(records: AsyncIterable<ImportRecord>, o
         return job;
       };
       // Listwise and tournament groups stay whole: a full chunk is cut only where the next record starts another group.
-      const groups = groupSettingsOf(options.spec.plan);
+      const groups = groupSettingsOf(options.spec.plan, options.spec.limits);
+      const bounded = groups ? groupLengthGuard(groups.maxGroupSize) : undefined;
       let lastKey: string | undefined;
       for await (const record of records) {
         if (options.signal?.aborted) return;
-        const key = groups ? recordGroupKey(record, groups.groupBy) : undefined;
+        const key = groups ? bounded!(recordGroupKey(record, groups.groupBy)) : undefined;
         if (chunk.length >= chunkSize && (key === undefined || key !== lastKey)) {
           yield await submit(chunk);
           chunk = [];

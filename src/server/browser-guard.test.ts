@@ -101,14 +101,22 @@ describe('the real server', () => {
     try {
       const text = await rawRequest(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'text/plain', origin: `${running.url}` }, body: JSON.stringify(item) });
       expect(text.status).toBe(415);
-      const rebound = await rawRequest(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json', host: `attacker.example:${running.port}` }, body: JSON.stringify(item) });
-      expect(rebound.status).toBe(403);
+      // DNS rebinding under names that merely begin like loopback ones.
+      for (const host of [`attacker.example:${running.port}`, `127.0.0.1.attacker.example:${running.port}`, `localhost.attacker.example:${running.port}`, `127.0.0.1.nip.io`]) {
+        const rebound = await rawRequest(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json', host }, body: JSON.stringify(item) });
+        expect(rebound.status, host).toBe(403);
+      }
       const crossSite = await rawRequest(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://attacker.example' }, body: JSON.stringify(item) });
       expect(crossSite.status).toBe(403);
       expect(server.fake.requests).toHaveLength(0);
       const ok = await rawRequest(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(item) });
       expect(ok.status).toBe(200);
       expect(JSON.parse(ok.body).reward).toBe(1);
+      // Every loopback name is this server: localhost and the names under it, 127.0.0.0/8, [::1].
+      for (const host of [`localhost:${running.port}`, `trainer.localhost:${running.port}`, `127.0.0.2:${running.port}`, `[::1]:${running.port}`]) {
+        const loopback = await rawRequest(`${running.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json', host }, body: JSON.stringify(item) });
+        expect(loopback.status, host).toBe(200);
+      }
     } finally {
       await running.close({ drainTimeoutMs: 2_000 });
     }

@@ -7,21 +7,22 @@
  *   - requests with a body must say `Content-Type: application/json` (415 otherwise), which a
  *     cross-site page cannot send without a preflight we never approve;
  *   - the Host header (and Origin, when a browser sends one) must name the address the server is
- *     bound to (for a loopback bind: localhost, 127.0.0.1, ::1), or an `--allow-origin` entry
- *     (403 otherwise). Clients that are not browsers send no Origin and are unaffected.
+ *     bound to (for a loopback bind: a loopback name by `util/loopback-host.ts`, the rule every
+ *     loopback service shares), or an `--allow-origin` entry (403 otherwise). Clients that are
+ *     not browsers send no Origin and are unaffected.
  */
 import type { MiddlewareHandler } from 'hono';
 import { RubricateError } from '../errors.js';
 import { requestHeader } from './body.js';
 import type { ServerEnv } from './context.js';
 import { errorResponse } from './http-error.js';
+import { isLoopbackHostHeader, isLoopbackHostname } from '../util/loopback-host.js';
 
-const loopbackNames = ['localhost', '127.0.0.1', '::1'];
 const wildcardAddresses = new Set(['0.0.0.0', '::', '']);
 
+/** Whether a bind address (`127.0.0.1`, `::1`, `[::1]`, `localhost`) is loopback. */
 export function isLoopbackHost(host: string): boolean {
-  const bare = stripBrackets(host).toLowerCase();
-  return bare === 'localhost' || bare === '::1' || bare.startsWith('127.') || bare.endsWith('.localhost');
+  return isLoopbackHostname(stripBrackets(host));
 }
 
 function stripBrackets(host: string): string {
@@ -47,6 +48,8 @@ export interface BrowserGuardOptions {
 }
 
 interface AllowList {
+  /** Bound to loopback: any loopback name is this server. */
+  loopback: boolean;
   hostnames: Set<string>;
   origins: Set<string>;
   /** Bound to every interface: any Host may be right, only Origin is checked. */
@@ -58,8 +61,8 @@ function allowList(options: BrowserGuardOptions): AllowList {
   const hostnames = new Set<string>();
   const origins = new Set<string>();
   const anyHost = wildcardAddresses.has(bindHost);
-  if (isLoopbackHost(bindHost)) for (const name of loopbackNames) hostnames.add(name);
-  else if (!anyHost) hostnames.add(bindHost);
+  const loopback = isLoopbackHost(bindHost);
+  if (!loopback && !anyHost) hostnames.add(bindHost);
   for (const entry of options.allowOrigins ?? []) {
     const trimmed = entry.trim().toLowerCase().replace(/\/+$/, '');
     if (trimmed === '') continue;
@@ -75,7 +78,7 @@ function allowList(options: BrowserGuardOptions): AllowList {
       hostnames.add(hostnameOf(trimmed));
     }
   }
-  return { hostnames, origins, anyHost };
+  return { loopback, hostnames, origins, anyHost };
 }
 
 export function browserGuard(options: BrowserGuardOptions = {}): MiddlewareHandler<ServerEnv> {
@@ -84,7 +87,7 @@ export function browserGuard(options: BrowserGuardOptions = {}): MiddlewareHandl
   return async (context, next) => {
     const hostHeader = requestHeader(context, 'host') ?? new URL(context.req.url).host;
     const hostname = hostnameOf(hostHeader);
-    if (!allowed.anyHost && !allowed.hostnames.has(hostname)) {
+    if (!allowed.anyHost && !(allowed.loopback && isLoopbackHostHeader(hostHeader.trim())) && !allowed.hostnames.has(hostname)) {
       return errorResponse(context, new RubricateError('FORBIDDEN_ORIGIN', `Host "${hostHeader}" is not an address of this server; ${hint}`, { field: 'host' }));
     }
     const origin = requestHeader(context, 'origin');
@@ -108,5 +111,5 @@ function originAllowed(origin: string, hostHeader: string, allowed: AllowList): 
   if (allowed.origins.has(url.origin)) return true;
   const hostname = stripBrackets(url.hostname);
   if (allowed.anyHost) return url.host === hostHeader.trim().toLowerCase();
-  return allowed.hostnames.has(hostname);
+  return (allowed.loopback && isLoopbackHostHeader(url.host)) || allowed.hostnames.has(hostname);
 }

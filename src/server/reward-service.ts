@@ -227,6 +227,9 @@ export class RewardService {
    * latest (its members then `DEADLINE_EXCEEDED`, the grading going on for a retry).
    */
   async scoreGroup(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
+    // Over a bound (--max-group-size, --max-tournament-pairs): 413 before admission, memory or any judge call.
+    const overBound = this.grader.groupLimitProblem(items);
+    if (overBound) throw overBound;
     if (!this.grader.gradesGroups) return this.scoreItems(items, options);
     this.refuseWithoutStore();
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;

@@ -207,6 +207,39 @@ export const fleetSchema = z.strictObject({
   leaseMs: z.number().positive().optional(),
 });
 
+/**
+ * Bounds on work whose size comes from a request or a flag, checked before any memory or judge
+ * call is spent on it. A group or tournament over its bound is `LIMIT_EXCEEDED` (HTTP 413; on the
+ * command line its items are in error); a count over `maxRepeats` is refused at start-up.
+ */
+export const limitsSchema = z.strictObject({
+  /** Responses in one group (listwise, tournament, `/v1/score/group`); default `defaultLimits.maxGroupSize`. */
+  maxGroupSize: positiveInteger.optional(),
+  /** Comparisons one tournament group may take (both orders count as one); default `defaultLimits.maxTournamentPairs`. */
+  maxTournamentPairs: positiveInteger.optional(),
+  /** Largest count that multiplies every item's judge calls: `--repeats`, `--samples`, `--max-attempts`, `--best-of`, `--variants`, `--rounds`, `--iterations`, `--responses-per-prompt`; default `defaultLimits.maxRepeats`. */
+  maxRepeats: positiveInteger.optional(),
+});
+
+/** The bounds when none is given: an RL group of 512 responses, all pairs of 128 (or a circular tournament of 512), and 100 repeats. */
+export const defaultLimits = { maxGroupSize: 512, maxTournamentPairs: 8128, maxRepeats: 100 } as const satisfies Required<z.infer<typeof limitsSchema>>;
+
+/**
+ * A count that multiplies every item's judge calls (`--repeats`, `--samples`, `--best-of`, …),
+ * refused over `limits.maxRepeats` before anything is made for it: CONFIG_INVALID naming the
+ * flag and the bound's own flag.
+ */
+export function checkRepeatCount(limits: Limits, flag: string, count: number): void {
+  const bound = limits.maxRepeats ?? defaultLimits.maxRepeats;
+  if (count > bound) {
+    throw new RubricateError('CONFIG_INVALID', `${flag} ${count} is over the bound of ${bound} (--max-repeats): it multiplies every item's judge calls; give a smaller ${flag}, or raise --max-repeats`, {
+      field: flag.replace(/^--/, ''),
+      limit: 'max-repeats',
+      maximum: bound,
+    });
+  }
+}
+
 export const runSpecSchema = z.strictObject({
   /** One model spec per judge; several form a jury. Empty: the default judge rule. */
   judges: z.array(modelSpecSchema).default([]),
@@ -217,6 +250,7 @@ export const runSpecSchema = z.strictObject({
   fleet: fleetSchema.default({}),
   cascade: cascadeSchema.default({}),
   guard: guardSchema.default({}),
+  limits: limitsSchema.default({}),
   /** Stored replies older than this count as absent. */
   cacheTtlMs: z.number().positive().optional(),
   /** Leave prompt and response text out of the results. */
@@ -232,6 +266,7 @@ export type JurySettings = z.infer<typeof jurySchema>;
 export type ScoringSpec = z.infer<typeof scoringSpecSchema>;
 export type FleetLimits = z.infer<typeof fleetSchema>;
 export type GuardSpec = z.infer<typeof guardSchema>;
+export type Limits = z.infer<typeof limitsSchema>;
 export type RunSpec = z.infer<typeof runSpecSchema>;
 /** A run spec as written: every group and field may be left out. */
 export type RunSpecInput = z.input<typeof runSpecSchema>;

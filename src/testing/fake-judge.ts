@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { receiveWithin, requestBoundsFor } from './request-bounds.js';
 
 export interface FakeJudgeRequest {
   /** Sequence number of the request, from 0. */
@@ -75,6 +76,8 @@ export function listwiseVerdicts(request: Pick<FakeJudgeRequest, 'responses' | '
 export interface ListenOptions {
   port?: number;
   host?: string;
+  /** Largest request body read (413 beyond, unread); default `defaultFakeMaxBodyBytes`. */
+  maxBodyBytes?: number;
 }
 
 export interface FakeJudgeOptions extends ListenOptions {
@@ -87,13 +90,13 @@ export async function startFakeJudge(initialScript: FakeJudgeScript, options: Fa
   const requests: FakeJudgeRequest[] = [];
   let served = 0;
   const hanging = new Set<http.ServerResponse>();
+  const host = options.host ?? '127.0.0.1';
+  const bounds = requestBoundsFor(host, options.maxBodyBytes);
   const server = http.createServer((incoming, outgoing) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', async () => {
+    receiveWithin(incoming, outgoing, bounds, async (raw) => {
       let body: Record<string, unknown> = {};
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+        body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
       } catch {
         outgoing.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'invalid JSON body' } }));
         return;
@@ -169,7 +172,6 @@ export async function startFakeJudge(initialScript: FakeJudgeScript, options: Fa
     });
   });
   server.keepAliveTimeout = 30_000;
-  const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, resolve);

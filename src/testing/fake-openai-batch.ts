@@ -19,6 +19,7 @@ import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listPage } from './batch-list.js';
+import { receiveWithin, requestBoundsFor } from './request-bounds.js';
 
 export interface FakeBatchOptions {
   /** Chat-completions server answering each line (`…/v1`). */
@@ -273,11 +274,10 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
     return { lines };
   }
 
+  const host = options.listen?.host ?? '127.0.0.1';
+  const bounds = requestBoundsFor(host, options.listen?.maxBodyBytes);
   const server = http.createServer((incoming, outgoing) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', async () => {
-      const body = Buffer.concat(chunks);
+    receiveWithin(incoming, outgoing, bounds, async (body) => {
       const url = new URL(incoming.url ?? '/', 'http://fake');
       const method = incoming.method ?? 'GET';
       let path = url.pathname.replace(/^\/v1/, '');
@@ -408,7 +408,6 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
       }
     });
   });
-  const host = options.listen?.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.listen?.port ?? 0, host, resolve);

@@ -27,7 +27,7 @@ import type { DryRunJudge } from '../../batch/dry-run.js';
 import { addBatchOptions } from '../batch-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
-import type { RunSpec } from '../../spec/run-spec.js';
+import { checkRepeatCount, type RunSpec } from '../../spec/run-spec.js';
 import type { ImportOptions } from '../../rubric/formats/types.js';
 import { readResultsAsItems } from '../../rubric/formats/results.js';
 import { startRejudging, type Rejudging } from '../../pipeline/rejudge.js';
@@ -65,7 +65,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--table', `print a table of the items after the run: id, score, criteria met/total, errors, made-up verdicts labelled (shown by itself on a terminal for ${autoTableItems} items or fewer)`)
     .option('--no-table', 'never print the item table')
     .option('--quiet', quietHelp);
-  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
+  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
@@ -88,6 +88,8 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
   const repeats = flags.repeats ?? 1;
+  // Before anything is made for them: each repeat is a grader and every item's calls again.
+  checkRepeatCount(parsed.limits, '--repeats', repeats);
   if (flags.stabilityThreshold !== undefined && repeats < 2) throw new RubricateError('CONFIG_INVALID', '--stability-threshold reads the scores of several repeats: add --repeats N (N ≥ 2)', { field: 'stability-threshold' });
   // A shard cut short by --limit would be refused by merge as an interrupted one.
   if (flags.limit !== undefined && flags.shard) throw new RubricateError('CONFIG_INVALID', '--limit grades the first N records, --shard one part of all of them (merge needs every shard whole): give one of them', { field: 'limit' });

@@ -9,7 +9,7 @@ import { exitCodes, RubricateError } from '../../errors.js';
 import { improveItem, type Improvement } from '../../generation/improve.js';
 import type { ResultRecord } from '../../results/results.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
-import type { RunSpec } from '../../spec/run-spec.js';
+import { checkRepeatCount, type RunSpec } from '../../spec/run-spec.js';
 import { mean } from '../../statistics/descriptive.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { mapInOrder } from '../../util/ordered-stream.js';
@@ -58,6 +58,8 @@ type Outcome = { kind: 'invalid'; line: ResultRecord } | { kind: 'improved'; lin
 
 async function runImprove(flags: ImproveFlags, spec: RunSpec, context: CommandContext): Promise<number> {
   if (flags.bestOf === 0 && flags.rounds === 0) throw new RubricateError('CONFIG_INVALID', 'give --best-of N or --rounds R (revisions), or both', { field: 'rounds' });
+  checkRepeatCount(spec.limits, '--best-of', flags.bestOf);
+  checkRepeatCount(spec.limits, '--rounds', flags.rounds);
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
   checkFiles({

@@ -19,7 +19,7 @@ import { organizeHelp } from '../help.js';
 import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
-import type { RunSpec } from '../../spec/run-spec.js';
+import { checkRepeatCount, type RunSpec } from '../../spec/run-spec.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { ProgressReporter } from '../progress.js';
@@ -75,6 +75,7 @@ export function registerProbeCommand(program: Command, context: CommandContext):
 }
 
 async function runProbeCommand(flags: ProbeFlags, spec: RunSpec, context: CommandContext): Promise<number> {
+  checkRepeatCount(spec.limits, '--variants', flags.variants);
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'examples', path: flags.examples }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'variants-out', path: flags.variantsOut }],

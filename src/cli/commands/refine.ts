@@ -13,7 +13,7 @@ import { quietHelp, reportInputError, type CommandContext } from '../context.js'
 import { organizeHelp } from '../help.js';
 import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { runSpecOf } from '../run-spec-flags.js';
-import type { RunSpec } from '../../spec/run-spec.js';
+import { checkRepeatCount, type RunSpec } from '../../spec/run-spec.js';
 import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCalls, type ModelCallFlags } from '../model-calls.js';
 import { syntheticTextTokens } from '../../batch/dry-run.js';
 import { storeFilesOf } from '../store-options.js';
@@ -87,6 +87,8 @@ async function runRefine(flags: RefineFlags, spec: RunSpec, context: CommandCont
     flags = { ...flags, responsesPerPrompt: parsePositiveInteger('responses')(flags.responses), responses: undefined };
   }
   const perPrompt = flags.responsesPerPrompt;
+  checkRepeatCount(spec.limits, '--iterations', flags.iterations);
+  if (perPrompt !== undefined) checkRepeatCount(spec.limits, '--responses-per-prompt', perPrompt);
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input }, { flag: 'responses', path: flags.responses }, { flag: 'prices', path: flags.prices }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary }],

@@ -36,7 +36,7 @@ export function registerRubricRewardCommand(program: Command, context: CommandCo
     .description('reward candidate rubrics by how well they reproduce preference pairs or expert scores (what a rubric-generator trainer gets from serve)')
     .requiredOption('--input <file>', 'JSONL: {id?, prompt, rubric, reference?, pairs: [{chosen, rejected}] | responses: [{response, score}], reward?}')
     .option('--out <file>', 'one JSON line per input line', 'rubric-rewards.jsonl');
-  addJudgeOptions(command, ['plan', 'batching', 'sampling', 'calls', 'jury', 'scoring', 'fleet']);
+  addJudgeOptions(command, ['plan', 'batching', 'sampling', 'calls', 'jury', 'scoring', 'fleet', 'limits']);
   organizeHelp(command, [
     'rubricate rubric-reward --input candidate-rubrics.jsonl --judge openai:gpt-4.1-mini --out rubric-rewards.jsonl',
     'rubricate rubric-reward --input candidate-rubrics.jsonl --judge openai:gpt-4.1-mini --mode listwise --out rubric-rewards.jsonl',

@@ -4,7 +4,7 @@
  * never opened), says why a comparison cannot be made, and computes comparisons with the
  * report's own paired bootstrap. The pages themselves are exercised in viewer.browser.test.ts.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { runCliCaptured } from '../../cli/in-process.js';
@@ -66,6 +66,40 @@ describe('rubricate view: the server', () => {
     const compared = payloadOf(await (await app.request('/compare?run=deep%2Fb.jsonl&run=a.jsonl', loopback)).text()) as RunsComparePayload;
     expect(compared.files).toEqual(['deep/b.jsonl', 'a.jsonl']);
     expect(compared.runs.map((run) => run.summary.label)).toEqual(['b.jsonl', 'a.jsonl']);
+  });
+
+  test('a listed run replaced by a link after the index was served is refused when it is read, as is a folder replaced by one', async ({ tempDir }) => {
+    const folder = join(tempDir, 'runs');
+    mkdirSync(join(folder, 'deep'), { recursive: true });
+    write(join(folder, 'a.jsonl'), [...syntheticResultRecords({ items: 4, criteriaPerItem: 2, seed: 1 })]);
+    write(join(folder, 'b.jsonl'), [...syntheticResultRecords({ items: 4, criteriaPerItem: 2, seed: 2 })]);
+    write(join(folder, 'deep', 'c.jsonl'), [...syntheticResultRecords({ items: 4, criteriaPerItem: 2, seed: 3 })]);
+    // What a link would lead to: a results file outside the folder, with a text that must never be shown.
+    const secret = join(tempDir, 'secret');
+    mkdirSync(secret);
+    write(join(secret, 'c.jsonl'), [...syntheticResultRecords({ items: 6, criteriaPerItem: 2, seed: 9 })].map((record) => ({ ...record, id: 'SECRET-ITEM' })));
+    const app = createViewerApp(openRunFolder(folder));
+    const index = payloadOf(await (await app.request('/', loopback)).text()) as RunsIndexPayload;
+    expect(index.runs.map((entry) => entry.file)).toEqual(['a.jsonl', 'b.jsonl', 'deep/c.jsonl']);
+    expect((await app.request('/run?file=a.jsonl', loopback)).status).toBe(200);
+    expect((await app.request('/compare?run=a.jsonl&run=b.jsonl', loopback)).status).toBe(200);
+
+    // The index was served and the runs read (and kept in memory); then the files are swapped for links.
+    rmSync(join(folder, 'a.jsonl'));
+    symlinkSync(join(secret, 'c.jsonl'), join(folder, 'a.jsonl'));
+    renameSync(join(folder, 'deep'), join(tempDir, 'deep-moved'));
+    symlinkSync(secret, join(folder, 'deep'));
+    for (const path of ['/run?file=a.jsonl', '/compare?run=b.jsonl&run=a.jsonl', '/compare?run=a.jsonl&run=b.jsonl', '/run?file=deep%2Fc.jsonl', '/run?file=b.jsonl&compare=a.jsonl']) {
+      const page = await app.request(path, loopback);
+      const body = await page.text();
+      expect(page.status, path).toBe(404);
+      expect(body, path).toMatch(/is no longer a file of this folder \((a\.jsonl|deep) is a link\)|is not a file of this folder/);
+      expect(body, path).not.toContain('SECRET-ITEM');
+    }
+    // The file that was not touched is still served, and the index no longer lists the links.
+    expect((await app.request('/run?file=b.jsonl', loopback)).status).toBe(200);
+    const again = payloadOf(await (await app.request('/', loopback)).text()) as RunsIndexPayload;
+    expect(again.runs.map((entry) => entry.file)).toEqual(['b.jsonl']);
   });
 
   test('compares many runs with the two-run comparison and the seeded paired bootstrap, over the union of their items', async ({ tempDir }) => {

@@ -16,7 +16,7 @@ import { basename, resolve } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import { RubricateError } from '../../errors.js';
-import { hostnameOf, isLoopbackHost } from '../../server/browser-guard.js';
+import { isLoopbackHostHeader } from '../../util/loopback-host.js';
 import { redactText } from '../../util/redact.js';
 import { rubricateVersion } from '../../version.js';
 import { escapeHtml } from '../encoding.js';
@@ -65,7 +65,7 @@ export function createViewerApp(folder: RunFolder, options: Pick<ViewerOptions, 
   const app = new Hono();
   app.use('*', async (context, next) => {
     const host = context.req.header('host') ?? new URL(context.req.url).host;
-    if (!isLoopbackHost(hostnameOf(host))) return messagePage(403, 'Not this address', `The viewer answers on the loopback address only, not "${host}".`);
+    if (!isLoopbackHostHeader(host)) return messagePage(403, 'Not this address', `The viewer answers on the loopback address only, not "${host}".`);
     if (context.req.method !== 'GET' && context.req.method !== 'HEAD') return messagePage(405, 'Read only', 'The viewer only shows runs.');
     await next();
   });
@@ -112,11 +112,17 @@ export function createViewerApp(folder: RunFolder, options: Pick<ViewerOptions, 
   app.get('/run', async (context) => {
     const file = context.req.query('file');
     const compare = context.req.query('compare');
-    const path = file === undefined ? undefined : await folder.pathOf(file);
-    if (!path) return messagePage(404, 'No such run', `"${file ?? ''}" is not a file of this folder.`);
-    const comparePath = compare === undefined ? undefined : await folder.pathOf(compare);
-    if (compare !== undefined && !comparePath) return messagePage(404, 'No such run', `"${compare}" is not a file of this folder.`);
-    const document = await buildReport({ input: path, ...(comparePath ? { compare: comparePath } : {}), title: comparePath ? `${file} vs ${compare}` : file });
+    const notListed = (name: string | undefined) => messagePage(404, 'No such run', `"${name ?? ''}" is not a file of this folder.`);
+    if (file === undefined) return notListed(file);
+    // Each file is checked as it is read (no link followed, still inside the folder), both held while the report is built.
+    const build = (path: string, comparePath?: string) => buildReport({ input: path, ...(comparePath ? { compare: comparePath } : {}), title: comparePath ? `${file} vs ${compare}` : file });
+    const document = await folder.read(file, async (path) => {
+      if (compare === undefined) return build(path);
+      const compared = await folder.read(compare, (comparePath) => build(path, comparePath));
+      if (!compared) throw new RubricateError('INPUT_INVALID', `"${compare}" is not a file of this folder.`, { field: 'compare' });
+      return compared;
+    });
+    if (!document) return notListed(file);
     return new Response(renderReport(document, 'html'), { headers: pageHeaders() });
   });
 
