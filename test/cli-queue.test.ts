@@ -189,6 +189,8 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     const input = writeItems(directory, 4);
     const fake = closeAfter(await startFakeJudge((request) => ({ content: binaryVerdict(verdictFor(request)) })));
     const { closedPort, silent, silentPort } = await unreachable();
+    // cache export reads an existing cache (a missing one is refused before the store is tried).
+    writeFileSync(join(directory, 'cache.sqlite'), '');
     try {
       const url = (port: number) => `redis://:hunter2pass@127.0.0.1:${port}`;
       const runs = await Promise.all(

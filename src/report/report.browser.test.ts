@@ -2,7 +2,7 @@
  * The report as a person sees it: rendered in headless Chromium from a file:// URL, clicked
  * into, and read back. Needs Debian's `chromium` at /usr/bin/chromium (CI installs it).
  */
-import { copyFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
@@ -229,13 +229,21 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
     expect(await first.page.textContent('[data-testid="result-count"]')).toBe('Showing 0 of 0 items');
     await first.page.close();
 
+    // A file with no results line at all is not a results file: refused (INPUT_WRONG_TYPE), no page written.
+    const notResults = join(directory, 'not-results.jsonl');
+    writeFileSync(notResults, 'not json\n{"id": 3}\n');
+    await expect(writeReportFromResults({ input: notResults, out: join(directory, 'not-results.html') })).rejects.toMatchObject({ code: 'INPUT_WRONG_TYPE' });
+    expect(existsSync(join(directory, 'not-results.html'))).toBe(false);
+
+    // Results with unreadable lines among them: the page renders what it can and says what it skipped.
+    const [good] = syntheticResultRecords({ items: 1, criteriaPerItem: 2, seed: 3 });
     const unreadable = join(directory, 'unreadable.jsonl');
-    writeFileSync(unreadable, 'not json\n{"id": 3}\n');
+    writeFileSync(unreadable, `${JSON.stringify(good)}\nnot json\n{"id": 3}\n`);
     const second = await openReport({ input: unreadable }, 'unreadable.html');
     expect(await second.page.textContent('[data-testid="problems"] summary')).toBe('2 lines of unreadable.jsonl could not be read and were skipped');
     expect(await second.page.$$eval('[data-testid="problems"] li', (items) => items.map((item) => item.textContent))).toEqual([
-      `${unreadable}:1: not valid JSON: Unexpected token 'o', "not json" is not valid JSON`,
-      `${unreadable}:2 field status: not a results line: Invalid discriminator value. Expected 'ok' | 'error' | 'invalid'`,
+      `${unreadable}:2: not valid JSON: Unexpected token 'o', "not json" is not valid JSON`,
+      `${unreadable}:3 field status: not a results line: Invalid discriminator value. Expected 'ok' | 'error' | 'invalid'`,
     ]);
     expect([...first.errors, ...second.errors]).toEqual([]);
     await second.page.close();
