@@ -17,6 +17,7 @@ type Register = (program: Command, context: CommandContext) => void;
  * `grade` does not pay for the server, report or generation code and their dependencies.
  */
 const commandModules: Record<string, () => Promise<Register>> = {
+  eval: async () => (await import('./commands/eval.js')).registerEvalCommand,
   grade: async () => (await import('./commands/grade.js')).registerGradeCommand,
   rejudge: async () => (await import('./commands/rejudge.js')).registerRejudgeCommand,
   score: async () => (await import('./commands/score.js')).registerScoreCommand,

@@ -32,6 +32,8 @@ import { startRejudging, type Rejudging } from '../../pipeline/rejudge.js';
 import { gradeRepeatedly } from '../../pipeline/repeats.js';
 import { createStabilityTally, type StabilitySummary } from '../../scoring/stability.js';
 import type { ResultRecord } from '../../results/results.js';
+import type { Credentials } from '../../spec/run-spec.js';
+import { openSampling, type OpenSampling } from '../sampling-options.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
@@ -78,7 +80,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
  * lines of a results file again and writes each unchanged one back as it was (`rubricate rejudge`);
  * `outIsDefault`: `--out` was not given, so it may not replace another run's results.
  */
-export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean; outIsDefault?: boolean } = {}): Promise<number> {
+export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean; outIsDefault?: boolean; /** `rubricate eval`: the responses are sampled from the spec's model under test first. */ sample?: { credentials: Credentials } } = {}): Promise<number> {
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
   const repeats = flags.repeats ?? 1;
@@ -98,9 +100,21 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const importOptions: ImportOptions = {
     ...(await importOptionsFrom(flags, context)),
     judgeProtocol: spec.plan.protocol,
+    // eval: the items' prompts and rubrics; their responses come from the model under test.
+    ...(options.sample ? { withoutResponses: true } : {}),
     onSkipped: (reason) => void skipped.set(reason, (skipped.get(reason) ?? 0) + 1),
   };
   const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, queued: flags.queue !== undefined });
+  let sampling: OpenSampling | undefined;
+  try {
+    sampling = options.sample ? await openSampling(session, options.sample.credentials, flags, { context, stopSignal: context.signal, signal: drainSignal(context.signal, flags) }) : undefined;
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
+  /** The records as the grader takes them: with their responses sampled first under eval. */
+  const sampled = (read: AsyncIterable<ImportRecord>) => (sampling ? sampling.sampler.sampleRecords(read) : read);
+  const samplesPerItem = sampling ? (spec.sampling.samplesPerPrompt ?? 1) : 1;
   const judge = session.judge;
   const forecast =
     judge && isLocalJudge(judge)
@@ -123,7 +137,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       shard,
       // Counting reads no image: an item naming one is still one record.
       read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }, shard),
-    }).then((total) => (flags.limit === undefined ? total : Math.min(total, flags.limit)));
+    }).then((total) => (flags.limit === undefined ? total : Math.min(total, flags.limit)) * samplesPerItem);
   // A shard's lines carry the whole input's record count: what `merge` checks the shards against.
   const shard = flags.shard;
   const inputTotal = shard ? countOf(undefined) : undefined;
@@ -166,10 +180,15 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       });
     }
     if (session.dryRun) {
-      const usage = await dryRunUsage(graded(records(importOptions)));
+      const usage = await dryRunUsage(graded(sampled(records(importOptions))));
       progress.stop();
       const images = importOptions.images;
-      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch), cascade: session.cascadeJudges as DryRunJudge[], ...(images ? { images: { files_read: images.files, urls_not_fetched: images.urls } } : {}) });
+      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, {
+        batch: Boolean(flags.batch),
+        cascade: session.cascadeJudges as DryRunJudge[],
+        ...(images ? { images: { files_read: images.files, urls_not_fetched: images.urls } } : {}),
+        ...(sampling ? { sampling: sampling.estimate(prices) } : {}),
+      });
       return exitCodes.success;
     }
     const queueUrl = flags.queue;
@@ -198,7 +217,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       : undefined;
     outcome = await gradeFile({
       grader,
-      records: inputReport.watch(rejudging?.records ?? records(importOptions)),
+      records: inputReport.watch(rejudging?.records ?? sampled(records(importOptions))),
       results: (admitted) => withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp),
       out: flags.out,
       strict: flags.strict,
@@ -218,6 +237,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       usage: { ...outcome.usage, cost_usd: cost },
       ...(rejudging ? { rejudged: { kept: rejudging.tally.kept, changed: rejudging.tally.changed } } : {}),
       ...(stability ? { stability: stability.summary() } : {}),
+      ...(sampling ? { sampling: sampling.summary(prices) } : {}),
       judge: grader.judgeInfo ?? null,
       ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
       ...(grader.cascadeTally ? { cascade: grader.cascadeTally.summary() } : {}),
@@ -245,6 +265,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   if (flags.quiet) printRunProblems(context, metrics, { usage, errors: outcome.errors });
   else {
     printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
+    if (sampling) describeSampling(context, sampling.summary(prices));
     if (rejudging) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
     if (stability) context.stderr(describeStability(stability.summary()));
   }
@@ -274,6 +295,13 @@ function reportCascadeAndGuard(context: CommandContext, grader: Grader, quiet: b
   if (guard && guard.flagged > 0) {
     context.stderr(`warning: self-preference: ${guard.flagged} item(s) were answered by the judge's own model or family${guard.refused > 0 ? `; ${guard.refused} not graded (--self-preference refuse)` : ' (recorded as self_preference on their lines; --self-preference refuse grades none of them)'}`);
   }
+}
+
+/** The model under test's part of the run, one line on stderr. */
+function describeSampling(context: CommandContext, summary: Record<string, unknown>): void {
+  const usage = summary.usage as { calls: number; cache_hits: number; prompt_tokens: number; completion_tokens: number; cost_usd: number | null };
+  const cost = usage.cost_usd === null ? 'cost n/a (no price for this model)' : `$${usage.cost_usd.toFixed(4)}`;
+  context.stderr(`model under test ${String(summary.model)}: ${usage.calls} call(s), ${usage.cache_hits} from the cache, ${usage.prompt_tokens} input and ${usage.completion_tokens} output tokens, ${cost}`);
 }
 
 /** The results as they pass, each graded item added to the stability tally. */
