@@ -483,7 +483,7 @@ export function refuseUnreadModelFlags(models: readonly ModelSpec[], credentials
     if (unread.length === 0) continue;
     const { prefix } = backendOf(model);
     const flags = unread.map((path) => flagOfSetting(path, role));
-    throw new RubricateError('CONFIG_INVALID', `${flags.join(', ')} ${flags.length === 1 ? 'does' : 'do'} not apply to ${prefix === 'none' ? `--${roleFlags[role].model} none` : `${prefix}: ${roleLabel(role)}s`}: leave ${flags.length === 1 ? 'it' : 'them'} out`, {
+    throw new RubricateError('CONFIG_INVALID', `${flags.join(', ')} ${flags.length === 1 ? 'does' : 'do'} not apply to ${prefix === 'none' ? `--${roleFlags[role].model} none` : `${prefix}: ${role === 'model' ? 'the model under test' : `${roleLabel(role)}s`}`}: leave ${flags.length === 1 ? 'it' : 'them'} out`, {
       field: flags[0].replace(/^--/, ''),
     });
   }

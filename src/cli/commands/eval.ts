@@ -43,6 +43,7 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
     'rubricate eval --input examples/items.jsonl --model openai:gpt-4.1-mini --judge openai:gpt-4.1 --out eval-results.jsonl --report eval-report.html',
     'rubricate eval --input examples/items.jsonl --model scripted --judge scripted --out eval-smoke.jsonl   # offline: made-up responses and verdicts',
   ]);
+  command.options.find((option) => option.long === '--model')?.helpGroup('Model under test:');
   command.action(async (flags: GradeFlags, self: Command) => {
     context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default', sample: { credentials: modelFromFlags(flags, 'model').credentials } });
   });
