@@ -138,6 +138,24 @@ describe('rubricate eval', { concurrent: true }, () => {
     expect(new Set(fakeJudge.requests.map((request) => request.response))).toEqual(new Set(['Answer to "fine"']));
   });
 
+  test('--dry-run prices the model under test and the judge apart, and sends nothing', async ({ tempDir, startJudge, fakeJudge }) => {
+    const model = await startJudge(answering);
+    const input = writePrompts(tempDir, 3);
+    const prices = join(tempDir, 'prices.json');
+    writeFileSync(prices, JSON.stringify({ 'model-under-test': { input: 1, output: 4 }, 'fake-judge': { input: 2, output: 8 } }));
+    const result = await runCliInProcess(['eval', '--input', input, '--model', 'openai:model-under-test', '--model-base-url', model.baseUrl, '--model-max-tokens', '100', '--samples-per-prompt', '2', '--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--prices', prices, '--no-cache', '--dry-run', '--out', join(tempDir, 'out.jsonl')]);
+    expect(result.code).toBe(0);
+    expect(model.served + fakeJudge.served).toBe(0);
+    const estimate = JSON.parse(result.stdout) as { judge_calls: number; cost_usd: { synchronous: number }; input_tokens: number; expected_output_tokens: number; sampling: { model_calls: number; input_tokens: number; expected_output_tokens: number; cost_usd: { synchronous: number } } };
+    // 3 prompts × 2 samples; each sampled response then graded on its 2 criteria.
+    expect(estimate.sampling.model_calls).toBe(6);
+    expect(estimate.judge_calls).toBe(12);
+    expect(estimate.sampling.expected_output_tokens).toBe(600);
+    expect(estimate.sampling.cost_usd.synchronous).toBeCloseTo((estimate.sampling.input_tokens * 1 + 600 * 4) / 1e6, 6);
+    expect(estimate.cost_usd.synchronous).toBeCloseTo((estimate.input_tokens * 2 + estimate.expected_output_tokens * 8) / 1e6, 6);
+    expect(result.stderr).toContain('dry run: model under test openai:model-under-test: 6 call(s)');
+  });
+
   test('--model scripted: made-up responses, labelled on every line; a setting the model does not read is refused by name', async ({ tempDir }) => {
     const input = writePrompts(tempDir, 2);
     const out = join(tempDir, 'results.jsonl');
