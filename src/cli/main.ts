@@ -9,6 +9,7 @@ import { RubricateError, exitCodes, formatLocation } from '../errors.js';
 import { rubricateVersion } from '../version.js';
 import { redactText } from '../util/redact.js';
 import type { CommandContext } from './context.js';
+import { takeConfigFlag, withConfigFlags } from './config-file.js';
 
 type Register = (program: Command, context: CommandContext) => void;
 
@@ -88,9 +89,12 @@ export async function runCli(argv: string[], context: Omit<CommandContext, 'exit
   // Each run starts from the default limits (several runs may share a process, as in tests).
   setInputLimits({});
   const full: CommandContext = { ...context, exitCode: exitCodes.success };
-  const program = await buildProgram(full, argv);
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    // `--config FILE`: its settings become flags before the command line's own (which win).
+    const { file, rest } = takeConfigFlag(argv);
+    if (file !== undefined) full.configFile = file;
+    const program = await buildProgram(full, rest);
+    await program.parseAsync(withConfigFlags(program, rest, file), { from: 'user' });
     return full.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {

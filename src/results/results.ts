@@ -227,6 +227,8 @@ const lineFields = {
   shard: kept<ShardStamp>(shardSchema).optional(),
   /** `rubricate improve`: every round's score and the round this line's response comes from. */
   improvement: objectSchema.optional(),
+  /** `--config FILE`: the file and every setting the run was given, by flag name (secrets left out). */
+  config: kept<{ file: string; settings: Record<string, unknown> }>(z.object({ file: z.string(), settings: objectSchema })).optional(),
 };
 
 /**

@@ -15,6 +15,7 @@ import { organizeHelp } from '../help.js';
 import { quietHelp, type CommandContext } from '../context.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { addSamplingOptions } from '../sampling-options.js';
+import { addConfigOption, resolvedConfigOf } from '../config-file.js';
 import { runGrade, type GradeFlags } from './grade.js';
 
 export function registerEvalCommand(program: Command, context: CommandContext): void {
@@ -39,13 +40,14 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
   addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
   addDryRunOption(command, 'send nothing: print the model under test\'s calls and the judge\'s calls, their tokens, the cache hits and the cost of each, apart');
   addDrainTimeoutOption(command);
+  addConfigOption(command);
   organizeHelp(command, [
     'rubricate eval --input examples/items.jsonl --model openai:gpt-4.1-mini --judge openai:gpt-4.1 --out eval-results.jsonl --report eval-report.html',
     'rubricate eval --input examples/items.jsonl --model scripted --judge scripted --out eval-smoke.jsonl   # offline: made-up responses and verdicts',
   ]);
   command.options.find((option) => option.long === '--model')?.helpGroup('Model under test:');
   command.action(async (flags: GradeFlags, self: Command) => {
-    context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default', sample: { credentials: modelFromFlags(flags, 'model').credentials } });
+    context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default', sample: { credentials: modelFromFlags(flags, 'model').credentials }, config: resolvedConfigOf(self, context.configFile) });
   });
 }
 

@@ -34,6 +34,7 @@ import { createStabilityTally, type StabilitySummary } from '../../scoring/stabi
 import type { ResultRecord } from '../../results/results.js';
 import type { Credentials } from '../../spec/run-spec.js';
 import { openSampling, type OpenSampling } from '../sampling-options.js';
+import { addConfigOption, resolvedConfigOf, withResolvedConfig, type ResolvedConfig } from '../config-file.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
@@ -66,12 +67,13 @@ export function registerGradeCommand(program: Command, context: CommandContext):
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
+  addConfigOption(command);
   organizeHelp(command, [
     'rubricate grade --format healthbench --input examples/healthbench/examples.jsonl --responses examples/healthbench/responses.jsonl --judge openai:gpt-4.1-mini --out hb-results.jsonl --report hb-report.html',
     'rubricate grade --input examples/items.jsonl --judge scripted --limit 2 --out smoke-results.jsonl   # a smoke run, offline',
   ]);
   command.action(async (flags: GradeFlags, self: Command) => {
-    context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default' });
+    context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default', config: resolvedConfigOf(self, context.configFile) });
   });
 }
 
@@ -80,7 +82,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
  * lines of a results file again and writes each unchanged one back as it was (`rubricate rejudge`);
  * `outIsDefault`: `--out` was not given, so it may not replace another run's results.
  */
-export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean; outIsDefault?: boolean; /** `rubricate eval`: the responses are sampled from the spec's model under test first. */ sample?: { credentials: Credentials } } = {}): Promise<number> {
+export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean; outIsDefault?: boolean; /** `--config`: recorded on every results line. */ config?: ResolvedConfig; /** `rubricate eval`: the responses are sampled from the spec's model under test first. */ sample?: { credentials: Credentials } } = {}): Promise<number> {
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
   const repeats = flags.repeats ?? 1;
@@ -218,7 +220,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     outcome = await gradeFile({
       grader,
       records: inputReport.watch(rejudging?.records ?? sampled(records(importOptions))),
-      results: (admitted) => withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp),
+      results: (admitted) => withResolvedConfig(withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp), options.config),
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => inputReport.invalid(error),
