@@ -92,10 +92,12 @@ export function flagNameOf(key: string): string {
 }
 
 /** The option a config key sets, and whether a `false` turns it off (`text: false` → `--no-text`). */
-function optionFor(command: Command, name: string): { option: Option; negated: boolean } | undefined {
+function optionFor(command: Command, name: string, value: unknown): { option: Option; negated: boolean } | undefined {
+  const negation = command.options.find((candidate) => candidate.long === `--no-${name}`);
+  // `cache: false` is `--no-cache`, though `--cache <file>` exists too.
+  if (negation && value === false) return { option: negation, negated: true };
   const option = command.options.find((candidate) => candidate.long === `--${name}`);
   if (option) return { option, negated: false };
-  const negation = command.options.find((candidate) => candidate.long === `--no-${name}`);
   return negation ? { option: negation, negated: true } : undefined;
 }
 
@@ -113,7 +115,7 @@ function flagsOf(command: Command, settings: Record<string, unknown>, file: stri
   const known = command.options.flatMap((option) => (option.long ? [option.long.slice(2)] : [])).filter((name) => name !== 'help');
   for (const [key, value] of Object.entries(settings)) {
     const name = flagNameOf(key);
-    const target = optionFor(command, name);
+    const target = optionFor(command, name, value);
     if (name === 'config') throw new RubricateError('CONFIG_INVALID', `${file}: a config file cannot name another one ("${key}")`, { field: key, file });
     if (!target || name === 'help') {
       const nearest = nearestName(name, known);
