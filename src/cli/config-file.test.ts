@@ -8,7 +8,8 @@ import { describe, expect } from 'vitest';
 import { test } from '../testing/vitest-fixtures.js';
 import { buildProgram } from './main.js';
 import { runCliCaptured } from './in-process.js';
-import { configSchemaPath, configSchemaText } from './config-schema.js';
+import { configCommands, configSchemaPath, configSchemaText } from './config-schema.js';
+import { withConfigFlags } from './config-file.js';
 
 const projectRoot = join(import.meta.dirname, '..', '..');
 
@@ -26,6 +27,26 @@ const lines = (file: string) =>
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('--config', { concurrent: true }, () => {
+  test('rubricate init writes a starter per job whose every key, commented or not, is a flag of the job; it never replaces a file', async ({ tempDir }) => {
+    for (const job of configCommands) {
+      const program = await buildProgram({ stdout: () => undefined, stderr: () => undefined, signal: new AbortController().signal, exitCode: 0 }, [job]);
+      const out = join(tempDir, `${job}.yaml`);
+      const written = await runCliCaptured(['init', '--for', job, '--out', out]);
+      expect(written.code).toBe(0);
+      // Every commented setting uncommented: each key must still be one the job reads.
+      const uncommented = join(tempDir, `${job}-all.yaml`);
+      writeFileSync(uncommented, readFileSync(out, 'utf8').replace(/^# ([a-z-]+): /gm, '$1: '));
+      expect(withConfigFlags(program, [job], uncommented).length).toBeGreaterThan(readFileSync(out, 'utf8').split('\n').filter((line) => /^[a-z]/.test(line)).length * 2);
+      const again = await runCliCaptured(['init', '--for', job, '--out', out]);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toContain('init never replaces a file');
+    }
+    // The eval starter runs as written, offline (its output sent elsewhere).
+    const run = await runCliCaptured(['eval', '--config', join(tempDir, 'eval.yaml'), '--out', join(tempDir, 'starter-results.jsonl'), '--no-cache', '--quiet']);
+    expect(run.code).toBe(0);
+    expect(lines(join(tempDir, 'starter-results.jsonl')).length).toBeGreaterThan(0);
+  });
+
   test('eval --config gives the same results as the same settings as flags; the results record the resolved config', async ({ tempDir }) => {
     const input = writeItems(tempDir);
     const config = join(tempDir, 'eval.yaml');

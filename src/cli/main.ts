@@ -20,6 +20,7 @@ type Register = (program: Command, context: CommandContext) => void;
 const commandModules: Record<string, () => Promise<Register>> = {
   eval: async () => (await import('./commands/eval.js')).registerEvalCommand,
   grade: async () => (await import('./commands/grade.js')).registerGradeCommand,
+  init: async () => (await import('./commands/init.js')).registerInitCommand,
   rejudge: async () => (await import('./commands/rejudge.js')).registerRejudgeCommand,
   score: async () => (await import('./commands/score.js')).registerScoreCommand,
   serve: async () => (await import('./commands/serve.js')).registerServeCommand,
