@@ -44,7 +44,8 @@ function whyCheckOnly(args: readonly string[], environment: string): string | un
   if (['serve', 'worker', 'fake-judge', 'bench-local', 'view'].includes(args[0])) return `${args[0]} keeps running or needs a model file`;
   if (args.some((argument) => /^rediss?:\/\//.test(argument))) return 'it names a Redis';
   if (args.some((argument) => /^https?:\/\//.test(argument) && !/^https?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(argument))) return 'it names a host';
-  if (args.some((argument, index) => ['--judge', '--generator'].includes(args[index - 1] ?? '') && /^(azure|anthropic|gemini|gguf):/.test(argument))) return "it calls a provider's own API or a local model";
+  if (args.some((argument, index) => ['--judge', '--generator', '--model'].includes(args[index - 1] ?? '') && /^(azure|anthropic|gemini|gguf):/.test(argument))) return "it calls a provider's own API or a local model";
+  if (args.includes('--model-base-url') && !args.includes('--dry-run')) return 'it names a model server of its own';
   if (args.includes('--batch') && !args.includes('--dry-run')) return 'Batch API polling takes minutes';
   if (args[0] === 'batches' && (args.includes('--refresh') || args.includes('--cancel'))) return "it asks the provider's Batch API";
   if (environment.includes('…') || args.some((argument) => argument.includes('…'))) return 'it has a placeholder to fill in';
