@@ -156,6 +156,24 @@ describe('rubricate eval', { concurrent: true }, () => {
     expect(result.stderr).toContain('dry run: model under test openai:model-under-test: 6 call(s)');
   });
 
+  test('two models: one run each, then their paired comparison by item', async ({ tempDir, startJudge }) => {
+    // model-b answers politely, model-a does not; the judge meets "Is polite" only for polite answers.
+    const model = await startJudge((request) => ({ content: request.body.model === 'model-b' ? `Gladly: answer to ${request.userText}` : `Answer to ${request.userText}` }));
+    const judge = await startJudge((request) => ({ content: { explanation: 'x', criteria_met: request.criteria[0].text !== 'Is polite' || (request.response ?? '').startsWith('Gladly') } }));
+    const input = writePrompts(tempDir, 4);
+    const out = join(tempDir, 'results.jsonl');
+    const result = await runCliInProcess(['eval', '--input', input, '--model', 'openai:model-a', '--model', 'openai:model-b', '--model-base-url', model.baseUrl, '--judge', 'openai:fake-judge', '--judge-base-url', judge.baseUrl, '--no-cache', '--out', out]);
+    expect(result.code, result.stderr).toBe(0);
+    const [first, second] = ['openai-model-a', 'openai-model-b'].map((slug) => readLines(join(tempDir, `results.${slug}.jsonl`)));
+    expect(first.map((line) => line.sampled!.model)).toEqual(['openai:model-a', 'openai:model-a', 'openai:model-a', 'openai:model-a']);
+    expect(second.every((line) => line.response!.startsWith('Gladly'))).toBe(true);
+    const [comparison] = JSON.parse(readFileSync(join(tempDir, 'results.comparison.json'), 'utf8')) as Array<{ model: string; baseline: string; matched: number; overall: { difference: number; n: number } }>;
+    // Each item scores 2/3 for model-a and 3/3 for model-b.
+    expect(comparison).toMatchObject({ model: 'openai:model-b', baseline: 'openai:model-a', matched: 4, overall: { n: 4 } });
+    expect(comparison.overall.difference).toBeCloseTo(1 / 3, 9);
+    expect(result.stderr).toContain('openai:model-b − openai:model-a: +0.3333');
+  });
+
   test('--model scripted: made-up responses, labelled on every line; a setting the model does not read is refused by name', async ({ tempDir }) => {
     const input = writePrompts(tempDir, 2);
     const out = join(tempDir, 'results.jsonl');

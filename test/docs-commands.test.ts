@@ -18,6 +18,7 @@ import { commandLineProblem } from '../src/cli/in-process.js';
 import { startTestServer } from '../src/server/test-support.js';
 import { binaryVerdict } from '../src/testing/fake-judge.js';
 import { runCli } from '../src/cli/main.js';
+import { fileForModel } from '../src/cli/eval-models.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';
 
@@ -146,9 +147,12 @@ describe('documented commands run as written', { timeout: 120_000 }, () => {
         const result = await runCliInProcess(command.args);
         expect(result.code, `${command.source}\n${result.stderr}`).toBe(command.exit);
         if (command.exit !== 0 || command.args.includes('--dry-run')) continue;
+        // `eval` with several --model writes each model's outputs under a name of its own.
+        const models = command.args[0] === 'eval' ? command.args.filter((_argument, index) => command.args[index - 1] === '--model') : [];
         for (const [index, flag] of command.args.entries()) {
           const output = command.args[index + 1];
-          if (outputFlags.has(flag) && output !== '-') expect(existsSync(output), `${command.source}: ${flag} ${output}`).toBe(true);
+          if (!outputFlags.has(flag) || output === '-') continue;
+          for (const file of models.length > 1 ? models.map((model) => fileForModel(output, model)) : [output]) expect(existsSync(file), `${command.source}: ${flag} ${file}`).toBe(true);
         }
       }
     } finally {

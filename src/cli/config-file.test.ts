@@ -64,7 +64,7 @@ describe('--config', { concurrent: true }, () => {
     expect(withoutConfig.map(untimed)).toEqual(lines(join(tempDir, 'from-flags.jsonl')).map(untimed));
     expect(configured[0].config).toEqual({
       file: config,
-      settings: { input, model: 'scripted', 'model-temperature': 0.4, 'samples-per-prompt': 2, out: join(tempDir, 'from-config.jsonl'), judge: ['scripted:mixed'], cache: false, quiet: true },
+      settings: { input, model: ['scripted'], 'model-temperature': 0.4, 'samples-per-prompt': 2, out: join(tempDir, 'from-config.jsonl'), judge: ['scripted:mixed'], cache: false, quiet: true },
     });
   });
 

@@ -381,7 +381,7 @@ export function addModelOptions(command: Command, role: ModelRole): Command {
       .option('--generator-api-key <key>', 'API key of the generator (default: the provider\'s variable, as for --judge)');
   } else if (role === 'model') {
     command
-      .option('--model <spec>', 'the model under test, whose responses are sampled and graded: openai:MODEL (--model-base-url for vLLM, SGLang, llama.cpp, Ollama) | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | scripted (made-up responses, offline)')
+      .option('--model <spec>', 'the model under test, whose responses are sampled and graded: openai:MODEL (--model-base-url for vLLM, SGLang, llama.cpp, Ollama) | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | scripted or scripted:NAME (made-up responses, offline); repeat to evaluate several models, one run each, and compare them (paired, by item)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
       .option('--model-api-key <key>', "API key of the model under test (default: the provider's variable, as for --judge)");
   } else {
     command

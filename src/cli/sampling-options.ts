@@ -11,7 +11,7 @@ import { costOf, priceFor, type ModelPrice } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import type { Judge } from '../judges/types.js';
 import { Sampler } from '../sampling/sampler.js';
-import { createScriptedModel, scriptedModelSpec } from '../sampling/scripted-model.js';
+import { createScriptedModel, isScriptedModel, isScriptedSpec } from '../sampling/scripted-model.js';
 import type { Credentials, RunSpec } from '../spec/run-spec.js';
 import type { CommandContext } from './context.js';
 import { buildJudges } from './judge-options.js';
@@ -40,10 +40,10 @@ export interface OpenSampling {
 async function buildModel(spec: RunSpec, credentials: Credentials, store: StoreFlags): Promise<Judge> {
   const [model, ...others] = spec.models;
   if (!model?.model) throw new RubricateError('CONFIG_INVALID', 'eval samples a model: give --model SPEC (openai:MODEL, anthropic:MODEL, gguf:PATH, … or scripted to try it offline)', { field: 'model' });
-  if (others.length > 0) throw new RubricateError('CONFIG_INVALID', 'eval samples one model per run: give one --model (run eval once per model, then compare the results)', { field: 'model' });
+  if (others.length > 0) throw new RubricateError('INTERNAL', 'one model under test per sampling run (several models run one after the other)');
   refuseUnreadModelFlags([model], credentials, 'model');
-  if (model.model === scriptedModelSpec) return createScriptedModel();
-  if (model.model === 'none' || model.model.startsWith('scripted:')) throw new RubricateError('CONFIG_INVALID', `--model ${model.model}: the model under test is a provider model or "scripted"`, { field: 'model' });
+  if (isScriptedSpec(model.model)) return createScriptedModel(model.model);
+  if (model.model === 'none') throw new RubricateError('CONFIG_INVALID', `--model ${model.model}: the model under test is a provider model or "scripted"`, { field: 'model' });
   const [built] = await buildJudges({ judges: [model], fleet: spec.fleet }, credentials, store);
   return built;
 }
@@ -59,7 +59,7 @@ export async function openSampling(
   session.adopt(built);
   const dryRun = flags.dryRun ? createPlanningDryRunJudge(built) : undefined;
   const model = dryRun ?? built;
-  if (built.provenance.id === scriptedModelSpec && !flags.dryRun) events.context.stderr('note: --model scripted: the responses are made up (no model was asked); each is labelled "scripted" in the results');
+  if (isScriptedModel(built.provenance) && !flags.dryRun) events.context.stderr('note: --model scripted: the responses are made up (no model was asked); each is labelled "scripted" in the results');
   const hits = { count: 0 };
   const sampler = new Sampler({
     model,
@@ -76,7 +76,7 @@ export async function openSampling(
     sampler,
     model,
     dryRun,
-    summary: (prices) => ({ model: built.provenance.id, usage: { ...sampler.usage, cost_usd: built.provenance.id === scriptedModelSpec ? 0 : costOf(sampler.usage, priceFor(name, prices)) } }),
+    summary: (prices) => ({ model: built.provenance.id, usage: { ...sampler.usage, cost_usd: isScriptedModel(built.provenance) ? 0 : costOf(sampler.usage, priceFor(name, prices)) } }),
     estimate: (prices) => {
       const totals = dryRun!.totals;
       return {
@@ -86,7 +86,7 @@ export async function openSampling(
         input_tokens: totals.input_tokens,
         expected_output_tokens: totals.expected_output_tokens,
         responses_assumed_tokens: 'each response as long as --model-max-tokens, at most 256 tokens',
-        cost_usd: built.provenance.id === scriptedModelSpec ? { synchronous: 0, batch: 0, prompt_cached: 0 } : estimateCost(totals, priceFor(name, prices)),
+        cost_usd: isScriptedModel(built.provenance) ? { synchronous: 0, batch: 0, prompt_cached: 0 } : estimateCost(totals, priceFor(name, prices)),
       };
     },
   };

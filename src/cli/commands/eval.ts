@@ -16,6 +16,7 @@ import { quietHelp, type CommandContext } from '../context.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { addSamplingOptions } from '../sampling-options.js';
 import { addConfigOption, resolvedConfigOf } from '../config-file.js';
+import { evalEachModel } from '../eval-models.js';
 import { runGrade, type GradeFlags } from './grade.js';
 
 export function registerEvalCommand(program: Command, context: CommandContext): void {
@@ -47,7 +48,11 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
   ]);
   command.options.find((option) => option.long === '--model')?.helpGroup('Model under test:');
   command.action(async (flags: GradeFlags, self: Command) => {
-    context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default', sample: { credentials: modelFromFlags(flags, 'model').credentials }, config: resolvedConfigOf(self, context.configFile) });
+    const spec = runSpecOf(self);
+    const options = { outIsDefault: self.getOptionValueSource('out') === 'default', config: resolvedConfigOf(self, context.configFile) };
+    const credentials = modelFromFlags(flags, 'model').credentials;
+    // Several models: one run each, then their paired comparison.
+    context.exitCode = spec.models.length > 1 ? await evalEachModel(flags, spec, context, { ...options, credentials }) : await runGrade(flags, spec, context, { ...options, sample: { credentials } });
   });
 }
 
