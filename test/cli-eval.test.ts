@@ -76,9 +76,15 @@ describe('rubricate eval', { concurrent: true }, () => {
     // Two samples of one prompt are two calls with keys of their own.
     expect(new Set(lines.map((line) => line.sampled!.request_sha256)).size).toBe(6);
 
+    // The self-preference guard knows the model under test: a judge of the same model is flagged on every line.
+    const same = await runCliInProcess(['eval', '--input', input, '--model', 'openai:fake-judge', '--model-base-url', model.baseUrl, '--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--no-cache', '--limit', '1', '--out', join(tempDir, 'same.jsonl'), '--quiet']);
+    expect(same.code).toBe(0);
+    expect(readLines(join(tempDir, 'same.jsonl')).map((line) => (line as Line & { self_preference?: { relation: string } }).self_preference?.relation)).toEqual(['same-model']);
+    const servedBefore = model.served;
+
     const second = await runCliInProcess(args('second.jsonl'));
     expect(second.code).toBe(0);
-    expect(model.served).toBe(6);
+    expect(model.served).toBe(servedBefore);
     // The same lines, responses and their provenance included; only the judge's usage says what this run spent (cache hits).
     const withoutUsage = (file: string) => readLines(join(tempDir, file)).map(({ usage: _usage, ...line }: Line & { usage?: unknown }) => line);
     expect(withoutUsage('second.jsonl')).toEqual(withoutUsage('first.jsonl'));

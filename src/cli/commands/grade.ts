@@ -34,6 +34,7 @@ import { createStabilityTally, type StabilitySummary } from '../../scoring/stabi
 import type { ResultRecord } from '../../results/results.js';
 import type { Credentials } from '../../spec/run-spec.js';
 import { openSampling, type OpenSampling } from '../sampling-options.js';
+import { isScriptedSpec } from '../../sampling/scripted-model.js';
 import { addConfigOption, resolvedConfigOf, withResolvedConfig, type ResolvedConfig } from '../config-file.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
@@ -97,7 +98,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   });
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   // The format's own scoring when none is named: resolved here, so queue workers score alike.
-  const spec: RunSpec = { ...parsed, scoring: { ...parsed.scoring, name: parsed.scoring.name ?? importer.defaultScoring ?? 'weighted_mean' } };
+  const spec: RunSpec = { ...parsed, scoring: { ...parsed.scoring, name: parsed.scoring.name ?? importer.defaultScoring ?? 'weighted_mean' }, guard: options.sample ? guardOfSampledRun(parsed) : parsed.guard };
   const skipped = new Map<string, number>();
   const importOptions: ImportOptions = {
     ...(await importOptionsFrom(flags, context)),
@@ -297,6 +298,13 @@ function reportCascadeAndGuard(context: CommandContext, grader: Grader, quiet: b
   if (guard && guard.flagged > 0) {
     context.stderr(`warning: self-preference: ${guard.flagged} item(s) were answered by the judge's own model or family${guard.refused > 0 ? `; ${guard.refused} not graded (--self-preference refuse)` : ' (recorded as self_preference on their lines; --self-preference refuse grades none of them)'}`);
   }
+}
+
+/** eval: the self-preference guard knows the model under test (`--model openai:gpt-4.1` → `gpt-4.1`) unless told otherwise; made-up responses have no model. */
+function guardOfSampledRun(spec: RunSpec): RunSpec['guard'] {
+  const model = spec.models[0]?.model;
+  if (spec.guard.modelUnderTest !== undefined || model === undefined || isScriptedSpec(model)) return spec.guard;
+  return { ...spec.guard, modelUnderTest: model.replace(/^[a-z]+:/, '') };
 }
 
 /** The model under test's part of the run, one line on stderr. */
