@@ -61,7 +61,8 @@ describe.for(providers)('sampling through $name', { concurrent: true }, (provide
   test('a response with its provenance and settings; the store answers the same sample again', async ({ tempDir, closeAfter }) => {
     const fake = closeAfter(await provider.start(() => 'answer'));
     const spec = provider.spec(fake.baseUrl);
-    const model = closeAfter((await createJudge(spec, { apiKey: provider.apiKey }))!);
+    const model = (await createJudge(spec, { apiKey: provider.apiKey }))!;
+    closeAfter({ close: async () => model.close?.() });
     const store = closeAfter(new SqliteReplyStore(join(tempDir, 'cache.sqlite')));
     const sampling = { temperature: 0.6, topP: 0.9, maxTokens: 200 };
     const sampled = await new Sampler({ model, spec, sampling, store }).sampleItem(item('Why is the sky blue?'), 0);
@@ -78,7 +79,8 @@ describe.for(providers)('sampling through $name', { concurrent: true }, (provide
   test('a refusal, an empty answer and a timeout are the item\'s error, with no response', async ({ closeAfter }) => {
     const fake = closeAfter(await provider.start((question) => (question === 'refuse' || question === 'empty' || question === 'hang' ? question : 'answer')));
     const spec = provider.spec(fake.baseUrl);
-    const model = closeAfter((await createJudge(spec, { apiKey: provider.apiKey }))!);
+    const model = (await createJudge(spec, { apiKey: provider.apiKey }))!;
+    closeAfter({ close: async () => model.close?.() });
     const sampler = new Sampler({ model, spec, sampling: {}, calls: { maxAttempts: 1, timeoutMs: 300 } });
     const codes = [];
     for (const question of ['refuse', 'empty', 'hang']) {
