@@ -33,6 +33,8 @@ export const errorCodes = {
   JUDGE_CONTEXT_OVERFLOW: { retryable: false, httpStatus: 422, exitCode: 3 },
   JUDGE_UNPARSEABLE: { retryable: true, httpStatus: 502, exitCode: 3 },
   JUDGE_REFUSED: { retryable: true, httpStatus: 502, exitCode: 3 },
+  /** The model under test (`rubricate eval`) answered nothing: asked again, then its item is in error, never graded as an empty response. */
+  RESPONSE_EMPTY: { retryable: true, httpStatus: 502, exitCode: 3 },
   JUDGE_UNAVAILABLE: { retryable: false, httpStatus: 503, exitCode: 4 },
   JUDGE_REPLY_TOO_LARGE: { retryable: true, httpStatus: 502, exitCode: 4 },
   JUDGE_CIRCUIT_OPEN: { retryable: false, httpStatus: 503, exitCode: 4 },

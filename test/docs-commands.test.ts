@@ -21,6 +21,7 @@ import { commandLineProblem } from '../src/cli/in-process.js';
 import { startTestServer } from '../src/server/test-support.js';
 import { binaryVerdict } from '../src/testing/fake-judge.js';
 import { runCli } from '../src/cli/main.js';
+import { fileForModel } from '../src/cli/eval-models.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';
 
@@ -47,7 +48,8 @@ function whyCheckOnly(args: readonly string[], environment: string): string | un
   if (['serve', 'worker', 'fake-judge', 'bench-local', 'view'].includes(args[0])) return `${args[0]} keeps running or needs a model file`;
   if (args.some((argument) => /^rediss?:\/\//.test(argument))) return 'it names a Redis';
   if (args.some((argument) => /^https?:\/\//.test(argument) && !/^https?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(argument))) return 'it names a host';
-  if (args.some((argument, index) => ['--judge', '--generator'].includes(args[index - 1] ?? '') && /^(azure|anthropic|gemini|gguf):/.test(argument))) return "it calls a provider's own API or a local model";
+  if (args.some((argument, index) => ['--judge', '--generator', '--model'].includes(args[index - 1] ?? '') && /^(azure|anthropic|gemini|gguf):/.test(argument))) return "it calls a provider's own API or a local model";
+  if (args.includes('--model-base-url') && !args.includes('--dry-run')) return 'it names a model server of its own';
   if (args.includes('--batch') && !args.includes('--dry-run')) return 'Batch API polling takes minutes';
   if (args[0] === 'batches' && (args.includes('--refresh') || args.includes('--cancel'))) return "it asks the provider's Batch API";
   if (environment.includes('…') || args.some((argument) => argument.includes('…'))) return 'it has a placeholder to fill in';
@@ -165,9 +167,12 @@ describe('documented commands run as written', { timeout: 120_000 }, () => {
         const result = await runCliInProcess(command.args);
         expect(result.code, `${command.source}\n${result.stderr}`).toBe(command.exit);
         if (command.exit !== 0 || command.args.includes('--dry-run')) continue;
+        // `eval` with several --model writes each model's outputs under a name of its own.
+        const models = command.args[0] === 'eval' ? command.args.filter((_argument, index) => command.args[index - 1] === '--model') : [];
         for (const [index, flag] of command.args.entries()) {
           const output = command.args[index + 1];
-          if (outputFlags.has(flag) && output !== '-') expect(existsSync(output), `${command.source}: ${flag} ${output}`).toBe(true);
+          if (!outputFlags.has(flag) || output === '-') continue;
+          for (const file of models.length > 1 ? models.map((model) => fileForModel(output, model)) : [output]) expect(existsSync(file), `${command.source}: ${flag} ${file}`).toBe(true);
         }
       }
     } finally {

@@ -9,6 +9,8 @@ export interface CommandContext {
   stderr(text: string): void;
   signal: AbortSignal;
   exitCode: number;
+  /** `--config FILE`: the file whose settings the command line was given (see `config-file.ts`). */
+  configFile?: string;
 }
 
 /** `--quiet`, with one meaning on every command that takes it. */

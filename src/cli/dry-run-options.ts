@@ -50,7 +50,14 @@ export function printDryRun(
   usage: Usage,
   model: string | undefined,
   prices: Readonly<Record<string, ModelPrice>>,
-  options: { batch: boolean; cascade?: readonly DryRunJudge[]; /** The items' image files read and image URLs a run would fetch (a dry run fetches none). */ images?: { files_read: number; urls_not_fetched: number } },
+  options: {
+    batch: boolean;
+    cascade?: readonly DryRunJudge[];
+    /** The items' image files read and image URLs a run would fetch (a dry run fetches none). */
+    images?: { files_read: number; urls_not_fetched: number };
+    /** `rubricate eval`: the model under test's calls, tokens and cost, apart from the judge's. */
+    sampling?: Record<string, unknown> & { model_calls?: unknown; cost_usd?: unknown };
+  },
 ): void {
   const combined = combinedTotals(judges.map((judge) => judge.totals));
   const cost = costOfJudges(judges, combined, model, prices);
@@ -67,6 +74,7 @@ export function printDryRun(
     cost_usd: cost,
     ...(options.batch ? { mode: 'batch' } : {}),
     ...(images ? { images } : {}),
+    ...(options.sampling ? { sampling: options.sampling } : {}),
     // A cascade's later judges: as if every judged criterion escalated to each (their calls depend on replies a dry run does not get).
     ...(options.cascade && options.cascade.length > 0
       ? {
@@ -83,6 +91,10 @@ export function printDryRun(
   };
   context.stdout(JSON.stringify(estimate, null, 2));
   const imagesLine = images ? `; ${images.files_read} image file(s) read, ${images.urls_not_fetched} image URL(s) a run would fetch (not fetched)` : '';
+  if (options.sampling) {
+    const sampling = options.sampling as { model: string; model_calls: number; cache_hits: number; input_tokens: number; expected_output_tokens: number; cost_usd: CostEstimate };
+    context.stderr(`dry run: model under test ${sampling.model}: ${sampling.model_calls} call(s), ${sampling.cache_hits} cache hit(s), ${sampling.input_tokens} input tokens, ~${sampling.expected_output_tokens} output tokens; ${costLine(sampling.cost_usd)}`);
+  }
   context.stderr(`dry run: ${combined.calls} judge call(s), ${usage.cache_hits} cache hit(s), ${combined.input_tokens} input tokens, ~${combined.expected_output_tokens} output tokens; ${costLine(cost)}${imagesLine}`);
   for (const stage of options.cascade ?? []) context.stderr(`cascade ${stage.provenance.id}: at most ${stage.totals.calls} call(s) (every judged criterion escalated); ${costLine(costOfJudges([stage], stage.totals, stage.provenance.model, prices))}`);
 }

@@ -9,6 +9,7 @@ import { RubricateError, exitCodes, formatLocation } from '../errors.js';
 import { rubricateVersion } from '../version.js';
 import { redactText } from '../util/redact.js';
 import type { CommandContext } from './context.js';
+import { takeConfigFlag, withConfigFlags } from './config-file.js';
 
 type Register = (program: Command, context: CommandContext) => void;
 
@@ -17,7 +18,9 @@ type Register = (program: Command, context: CommandContext) => void;
  * `grade` does not pay for the server, report or generation code and their dependencies.
  */
 const commandModules: Record<string, () => Promise<Register>> = {
+  eval: async () => (await import('./commands/eval.js')).registerEvalCommand,
   grade: async () => (await import('./commands/grade.js')).registerGradeCommand,
+  init: async () => (await import('./commands/init.js')).registerInitCommand,
   rejudge: async () => (await import('./commands/rejudge.js')).registerRejudgeCommand,
   score: async () => (await import('./commands/score.js')).registerScoreCommand,
   serve: async () => (await import('./commands/serve.js')).registerServeCommand,
@@ -87,9 +90,12 @@ export async function runCli(argv: string[], context: Omit<CommandContext, 'exit
   // Each run starts from the default limits (several runs may share a process, as in tests).
   setInputLimits({});
   const full: CommandContext = { ...context, exitCode: exitCodes.success };
-  const program = await buildProgram(full, argv);
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    // `--config FILE`: its settings become flags before the command line's own (which win).
+    const { file, rest } = takeConfigFlag(argv);
+    if (file !== undefined) full.configFile = file;
+    const program = await buildProgram(full, rest);
+    await program.parseAsync(withConfigFlags(program, rest, file), { from: 'user' });
     return full.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -40,18 +40,19 @@ import {
 import { safeParseJson } from '../util/json.js';
 import { readAlignmentFile } from '../spec/alignment.js';
 
-/** Which model a model setting's flag is for: `--judge-…`, `--generator-…` or `--audit-…` (serve's audit judge). */
-export type ModelRole = 'judge' | 'generator' | 'audit';
+/** Which model a model setting's flag is for: `--judge-…`, `--generator-…`, `--audit-…` (serve's audit judge) or `--model-…` (the model under test, `eval`). */
+export type ModelRole = 'judge' | 'generator' | 'audit' | 'model';
 
 /** Each role's model flag, key flag and the prefix of its model-setting flags. */
 const roleFlags: Record<ModelRole, { model: string; apiKey: string; prefix: string }> = {
   judge: { model: 'judge', apiKey: 'judge-api-key', prefix: '' },
   generator: { model: 'generator', apiKey: 'generator-api-key', prefix: 'generator-' },
   audit: { model: 'audit-judge', apiKey: 'audit-api-key', prefix: 'audit-' },
+  model: { model: 'model', apiKey: 'model-api-key', prefix: 'model-' },
 };
 
 /** The run-spec groups a command can offer. */
-export type FlagGroup = 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests' | 'limits';
+export type FlagGroup = 'model' | 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests' | 'limits';
 
 interface FlagRow {
   /** The run-spec path set (model rows: the path inside a model spec). */
@@ -228,8 +229,20 @@ const modelRows: readonly FlagRow[] = [
   { path: 'local.contextSize', name: 'context-size', argument: '<n>', description: 'gguf: context length', parse: parsePositiveInteger('context-size') },
 ];
 
+/** `--model-top-p`: a number in (0, 1]. */
+function parseTopP(value: string): number {
+  const topP = Number(value);
+  if (value.trim() === '' || !Number.isFinite(topP) || topP <= 0 || topP > 1) throw new RubricateError('CONFIG_INVALID', `--model-top-p must be a number in (0, 1], got "${value}"`, { field: 'model-top-p' });
+  return topP;
+}
+
 /** Everything else a run sets, by group. */
 const runRows: readonly FlagRow[] = [
+  { group: 'model', path: 'sampling.temperature', name: 'model-temperature', argument: '<t>', description: "model under test: sampling temperature, 0 to 2 (default: the model's own)", parse: parseTemperature },
+  { group: 'model', path: 'sampling.topP', name: 'model-top-p', argument: '<p>', description: "model under test: nucleus sampling top_p in (0, 1] (default: the model's own)", parse: parseTopP },
+  { group: 'model', path: 'sampling.maxTokens', name: 'model-max-tokens', argument: '<n>', description: "model under test: max tokens per response (default: the model's own)", parse: parsePositiveInteger('model-max-tokens') },
+  { group: 'model', path: 'sampling.seed', name: 'model-seed', argument: '<n>', description: 'model under test: sampling seed (an integer)', parse: parseSeed },
+  { group: 'model', path: 'sampling.samplesPerPrompt', name: 'samples-per-prompt', argument: '<n>', description: 'responses sampled per prompt (pass@k, GRPO-style groups), each graded on its own line (default 1)', parse: parsePositiveInteger('samples-per-prompt') },
   {
     group: 'batching',
     path: 'plan.mode',
@@ -356,6 +369,11 @@ const runRows: readonly FlagRow[] = [
   { group: 'requests', path: 'keepRequests', name: 'keep-requests', description: "keep each judge call's exact request, raw reply and latency in the results (redacted; large), for the report to show behind each verdict" },
 ];
 
+/** How a role is named in help and errors. */
+function roleLabel(role: ModelRole): string {
+  return role === 'audit' ? 'audit judge' : role === 'model' ? 'model under test' : role;
+}
+
 /** The flag of a model row for a role: `--judge-header` / `--generator-header` / `--audit-header`, `--threads` / `--generator-threads`. */
 function modelFlagName(row: FlagRow, role: ModelRole): string {
   return role === 'judge' ? row.name : `${roleFlags[role].prefix}${row.name.replace(/^judge-/, '')}`;
@@ -386,12 +404,16 @@ export function addModelOptions(command: Command, role: ModelRole): Command {
     command
       .option('--generator <spec>', 'model that writes rubrics: openai:MODEL | gguf:PATH | gguf:default | … (default: the same rule as --judge)')
       .option('--generator-api-key <key>', 'API key of the generator (default: the provider\'s variable, as for --judge)');
+  } else if (role === 'model') {
+    command
+      .option('--model <spec>', 'the model under test, whose responses are sampled and graded: openai:MODEL (--model-base-url for vLLM, SGLang, llama.cpp, Ollama) | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | scripted or scripted:NAME (made-up responses, offline); repeat to evaluate several models, one run each, and compare them (paired, by item)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+      .option('--model-api-key <key>', "API key of the model under test (default: the provider's variable, as for --judge)");
   } else {
     command
       .option('--audit-judge <spec>', 'the reward-hacking monitor\'s judge: openai:MODEL | anthropic:MODEL | … (a sampled share of answered items graded again by it, in the background)')
       .option('--audit-api-key <key>', 'API key of the audit judge (default: the provider\'s variable, as for --judge)');
   }
-  for (const row of modelRows) command.addOption(optionOf(row, modelFlagName(row, role), role === 'judge' ? row.description : `${role === 'audit' ? 'audit judge' : role}: ${row.description}`));
+  for (const row of modelRows) command.addOption(optionOf(row, modelFlagName(row, role), role === 'judge' ? row.description : `${roleLabel(role)}: ${row.description}`));
   return command;
 }
 
@@ -459,6 +481,8 @@ export function runSpecFromFlags(flags: object, isDefault: (attribute: string) =
   const parsed = flags as ParsedFlags;
   const { models } = modelFromFlags(parsed, 'judge');
   const spec: Record<string, unknown> = { judges: models.some((model) => Object.keys(model).length > 0) ? models : [] };
+  // The model under test: only for a command with its flags (`bench-local` has a `--model` of its own).
+  if (groups?.includes('model')) spec.models = modelFromFlags(parsed, 'model').models.filter((model) => Object.keys(model).length > 0);
   // Only the rows of the groups given: a command's own option of the same name (meta's --group-by) is not a run setting.
   for (const row of groups ? runRows.filter((candidate) => candidate.group !== undefined && groups.includes(candidate.group)) : runRows) {
     const { given, value } = givenValue(row, parsed, row.name, isDefault);
@@ -484,7 +508,7 @@ export function refuseUnreadModelFlags(models: readonly ModelSpec[], credentials
     if (unread.length === 0) continue;
     const { prefix } = backendOf(model);
     const flags = unread.map((path) => flagOfSetting(path, role));
-    throw new RubricateError('CONFIG_INVALID', `${flags.join(', ')} ${flags.length === 1 ? 'does' : 'do'} not apply to ${prefix === 'none' ? `--${roleFlags[role].model} none` : `${prefix}: ${role === 'audit' ? 'audit judge' : role}s`}: leave ${flags.length === 1 ? 'it' : 'them'} out`, {
+    throw new RubricateError('CONFIG_INVALID', `${flags.join(', ')} ${flags.length === 1 ? 'does' : 'do'} not apply to ${prefix === 'none' ? `--${roleFlags[role].model} none` : `${prefix}: ${role === 'model' ? 'the model under test' : `${roleLabel(role)}s`}`}: leave ${flags.length === 1 ? 'it' : 'them'} out`, {
       field: flags[0].replace(/^--/, ''),
     });
   }

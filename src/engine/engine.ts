@@ -108,6 +108,32 @@ export interface EngineOptions {
   keepRequests?: boolean;
 }
 
+/**
+ * A call whose reply the caller reads itself (a response of the model under test, `src/sampling/`):
+ * the same store, dedupe, limiter, retries and breaker as a judge task, with no criteria to decide.
+ */
+export interface ModelCall {
+  /** Its images go with the last user message, as a judge task's do. */
+  item: Item;
+  request: JudgeRequest;
+  /** Part of the cache key: what kind of call this is (`sample/v1`). */
+  templateVersion: string;
+  /** Distinguishes the samples of one request in the store. */
+  sample: number;
+  /** Why a reply cannot be used (an empty answer), or undefined: asked again while attempts remain, never stored. */
+  problem(reply: JudgeReply): RubricateError | undefined;
+}
+
+export interface ModelCallOutcome {
+  reply?: JudgeReply;
+  /** Why no usable reply came, after its attempts. */
+  error?: RubricateError;
+  /** The call's cache key (a hash of the model, endpoint, request, settings and sample). */
+  key: string;
+  cached: boolean;
+  usage: Usage;
+}
+
 /** A judge call as the engine made it: the call loop's result, or a reply another task or process already had. */
 interface CallResult extends Omit<JudgeCallResult, 'fatal'> {
   /** Served from the store or from an identical call already in flight. */
@@ -458,6 +484,60 @@ export class GradingEngine {
     );
     if (fatal && result.error) this.fatalError ??= result.error;
     return { ...result, cached: false, ...(result.retries > 0 ? { retryReasons } : {}) };
+  }
+
+  /**
+   * One model call read by the caller: the stored reply when there is a usable one, else the call
+   * through the one call loop (fleet claims, limiter, retries, breaker), asked again while its reply
+   * is unusable and attempts remain; a usable reply is stored before it is handed back.
+   */
+  async callModel(call: ModelCall): Promise<ModelCallOutcome> {
+    const judge = this.options.judge;
+    if (!judge) throw new RubricateError('INTERNAL', 'callModel needs a model');
+    const usage = emptyUsage();
+    const key = requestKey(judge.provenance, call.templateVersion, call.request, call.sample);
+    const store = this.options.store;
+    const task = { item: call.item, criteria: [], request: call.request, templateVersion: call.templateVersion, sample: call.sample, decide: () => ({ verdicts: new Map(), errors: new Map() }) } satisfies JudgeTask;
+    try {
+      const stored = await store?.get(key);
+      if (stored && !call.problem(stored)) {
+        usage.cache_hits += 1;
+        this.emit({ type: 'call', cached: true });
+        return { reply: stored, key, cached: true, usage };
+      }
+    } catch (error) {
+      return { error: toRubricateError(error, 'STORE_UNAVAILABLE'), key, cached: false, usage };
+    }
+    let attempts = 0;
+    let error: RubricateError | undefined;
+    while (attempts < this.calls.maxAttempts && !this.fatalError) {
+      if (attempts > 0) usage.retries += 1;
+      const result = await this.callOnceInFleet(task, this.calls.maxAttempts - attempts, key);
+      attempts += Math.max(1, result.calls);
+      usage.calls += result.calls;
+      usage.retries += result.retries;
+      try {
+        if (!result.reply) return { error: afterAttempts(result.error ?? new RubricateError('INTERNAL', 'no reply and no error'), attempts), key, cached: false, usage };
+        if (result.cached) {
+          usage.cache_hits += 1;
+          return { reply: result.reply, key, cached: true, usage };
+        }
+        addReplyUsage(usage, result.reply.usage);
+        error = call.problem(result.reply);
+        if (!error) {
+          this.breaker.recordSuccess();
+          const reply = { ...result.reply, answeredAt: new Date().toISOString() };
+          await store?.put(key, reply);
+          return { reply, key, cached: false, usage };
+        }
+        this.emit({ type: 'retry', code: error.code, delayMs: 0 });
+      } catch (failure) {
+        return { error: toRubricateError(failure, 'STORE_UNAVAILABLE'), key, cached: false, usage };
+      } finally {
+        if (result.claimed && sharesInFlight(store)) store.release(key).catch(() => undefined);
+      }
+    }
+    return { error: afterAttempts(this.fatalError ?? error ?? new RubricateError('INTERNAL', 'no attempt was made'), attempts), key, cached: false, usage };
   }
 
   /** Counts a hard failure; true when it opened the breaker (the run stops with its error). */

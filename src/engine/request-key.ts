@@ -9,6 +9,8 @@ import { digestOf, sha256Hex } from '../util/hash.js';
  */
 export function requestKey(judge: JudgeProvenance, templateVersion: string, request: JudgeRequest, sample = 0, keyMaterial?: string): string {
   let material = `rubricate-request/1\u0000${judge.id}\u0000${judge.model}\u0000${templateVersion}\u0000${request.temperature ?? null},${request.maxTokens ?? null},${request.seed ?? null},${request.logprobs?.top ?? null},${JSON.stringify(request.output?.name ?? null)},${sample}`;
+  // Only the model under test is sampled with top_p: judges' keys stay as they were.
+  if (request.topP !== undefined) material += `\u0000top_p\u0000${request.topP}`;
   if (request.output) material += schemaJson(request.output.schema);
   // Settings that change replies (e.g. thinking turned off through the extra body) are part of the key.
   if (judge.variant !== undefined) material += `\u0000variant\u0000${judge.variant}`;

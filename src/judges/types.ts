@@ -31,6 +31,8 @@ export interface JudgeRequest {
   /** Ask for structured output following this schema where the judge supports it. */
   output?: OutputSchema;
   temperature?: number;
+  /** Nucleus sampling (the model under test's `top_p`; judges leave it to the server). */
+  topP?: number;
   maxTokens?: number;
   seed?: number;
   /** Ask for token log-probabilities of the reply (top alternatives per position). */
@@ -79,6 +81,8 @@ export interface JudgeReply {
   atOutputLimit?: boolean;
   /** Milliseconds the answering call took, measured by the engine (kept with the stored reply, so a cache hit reports it too). */
   latencyMs?: number;
+  /** When the answering call ended (ISO 8601), for replies whose time is recorded (sampled responses); kept with the stored reply. */
+  answeredAt?: string;
 }
 
 /** What goes into every result so a verdict can be traced to the judge that made it. */

@@ -192,6 +192,11 @@ function refusedItem(item: Item, note: SelfPreferenceNote): GradedItem {
   return { item, status: 'error', criteria: item.rubric.criteria.map((criterion) => ({ criterion, source: criterion.check ? 'check' : 'judge', status: 'error', error })), gated: false, usage: emptyUsage() };
 }
 
+/** An item whose response could not be sampled (`rubricate eval`): every criterion in its error, nothing graded (never an empty response). */
+function unsampledItem(item: Item, error: NonNullable<NonNullable<Item['sampled']>['error']>): GradedItem {
+  return { item, status: 'error', criteria: item.rubric.criteria.map((criterion) => ({ criterion, source: criterion.check ? 'check' : 'judge', status: 'error', error })), gated: false, usage: emptyUsage() };
+}
+
 interface Member {
   info: JuryMemberInfo;
   engine: GradingEngine;
@@ -359,6 +364,7 @@ export class Grader {
 
   /** `gradeCriteria` without the item's progress event, behind the self-preference guard. */
   private async judgeCriteria(item: Item, models: ReadonlyArray<string | undefined>): Promise<GradedItem> {
+    if (item.sampled?.error) return unsampledItem(item, item.sampled.error);
     const note = this.selfPreference?.check(models);
     if (note?.policy === 'refuse' && note.relation !== 'unrelated') return { ...refusedItem(item, note), selfPreference: note };
     const graded = hasPerTurnCriteria(item.rubric) ? await gradeByTurn(item, (atTurn) => this.gradeOnce(atTurn)) : await this.gradeOnce(item);
@@ -372,12 +378,14 @@ export class Grader {
    */
   private async gradeGroupItems(items: readonly Item[], id?: string): Promise<GradedItem[]> {
     const notes = items.map((item) => this.selfPreference?.check(modelsOf(item.metadata, ['model'])));
-    const refused = (index: number) => notes[index]?.policy === 'refuse' && notes[index]!.relation !== 'unrelated';
+    const unsampled = (index: number) => items[index].sampled?.error !== undefined;
+    const refused = (index: number) => unsampled(index) || (notes[index]?.policy === 'refuse' && notes[index]!.relation !== 'unrelated');
     const kept = items.filter((_item, index) => !refused(index));
     const groupGraded = kept.length > 0 ? await this.groups!.gradeGroup(kept, id) : [];
     let next = 0;
     const graded = items.map((item, index): GradedItem => {
       const note = notes[index];
+      if (unsampled(index)) return unsampledItem(item, item.sampled!.error!);
       if (refused(index)) return { ...refusedItem(item, note!), selfPreference: note! };
       const entry = groupGraded[next++];
       return note ? { ...entry, selfPreference: note } : entry;

@@ -10,7 +10,7 @@ import type { Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
 import { formatPath } from '../rubric/normalize.js';
-import type { Message } from '../rubric/schema.js';
+import type { Message, SampledResponse } from '../rubric/schema.js';
 import { resultImage, type ResultImage } from '../images/images.js';
 import { renderedStepOffsets } from '../trajectory/render.js';
 import type { ScoredCriterion, ScoredItem, Scoring } from '../scoring/types.js';
@@ -201,6 +201,8 @@ const lineFields = {
   response_chars: z.number().int().nonnegative().optional(),
   prompt: kept<Message[]>(z.array(objectSchema)).optional(),
   response: z.string().optional(),
+  /** `rubricate eval`: where the response came from (model, endpoint, settings, usage, time, request hash), or why there is none. */
+  sampled: kept<SampledResponse>(objectSchema).optional(),
   reference: z.string().optional(),
   /** Trajectory items: where each step's "[step N]" header starts in `response` (UTF-16 offsets). */
   step_offsets: z.array(z.number().int().nonnegative()).optional(),
@@ -225,6 +227,8 @@ const lineFields = {
   shard: kept<ShardStamp>(shardSchema).optional(),
   /** `rubricate improve`: every round's score and the round this line's response comes from. */
   improvement: objectSchema.optional(),
+  /** `--config FILE`: the file and every setting the run was given, by flag name (secrets left out). */
+  config: kept<{ file: string; settings: Record<string, unknown> }>(z.object({ file: z.string(), settings: objectSchema })).optional(),
 };
 
 /**
@@ -430,6 +434,9 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
   if (!context.omitText) {
     result.prompt = item.prompt;
     result.response = item.response;
+  }
+  if (item.sampled) result.sampled = item.sampled;
+  if (!context.omitText) {
     if (item.reference !== undefined) result.reference = item.reference;
     if (item.images && item.images.length > 0) result.images = item.images.map(resultImage);
     if (item.trajectory) {

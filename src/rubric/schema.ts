@@ -3,6 +3,7 @@
  * inside, everything works on the normalised types exported at the bottom.
  */
 import { z } from 'zod';
+import type { SerializedError } from '../errors.js';
 import { trajectoryInputSchema, type Trajectory } from '../trajectory/trajectory.js';
 import type { ItemImage } from '../images/images.js';
 
@@ -177,6 +178,32 @@ export interface Message {
   content: string;
 }
 
+/**
+ * Where a response sampled from the model under test came from (`rubricate eval`), written on its
+ * results line as `sampled`. With `error`, the model gave no usable response: the item is not graded.
+ */
+export interface SampledResponse {
+  /** The model spec as written (`openai:gpt-4.1-mini`, `scripted`). */
+  model: string;
+  /** Made up by `--model scripted`: no model was asked. */
+  scripted?: true;
+  /** The endpoint, without credentials (absent for local and scripted models). */
+  endpoint?: string;
+  /** This response's place among the prompt's samples (from 0) and their number. */
+  sample: number;
+  samples: number;
+  /** The sampling settings sent (absent: the model's default). */
+  settings: Record<string, unknown>;
+  /** sha256 of the request: model, endpoint, messages, settings and sample index (the cache key). */
+  request_sha256: string;
+  usage?: { input_tokens: number; output_tokens: number; cached_input_tokens: number };
+  finish_reason?: string;
+  latency_ms?: number;
+  /** When the model answered (a cached response keeps the time it was first sampled). */
+  sampled_at?: string;
+  error?: SerializedError;
+}
+
 export interface Item {
   id: string;
   prompt: Message[];
@@ -190,6 +217,8 @@ export interface Item {
   reference?: string;
   tags?: string[];
   metadata?: Record<string, unknown>;
+  /** The response was sampled from the model under test (`rubricate eval`): its provenance. */
+  sampled?: SampledResponse;
 }
 
 /** Which of a pair's responses is better, or neither: a gold label or a judge's verdict. */

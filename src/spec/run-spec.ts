@@ -100,6 +100,20 @@ export const samplingSchema = z.strictObject({
   seed: z.int({ error: 'seed must be an integer' }).optional(),
 });
 
+/**
+ * How the model under test is sampled (`rubricate eval`): recorded with every response it gives.
+ * Absent fields are left to the model's own defaults (nothing is sent for them).
+ */
+export const modelSamplingSchema = z.strictObject({
+  temperature: z.number(temperatureRange).min(0, temperatureRange).max(2, temperatureRange).optional(),
+  /** Nucleus sampling: the probability mass sampled from, in (0, 1]. */
+  topP: z.number({ error: 'top_p must be a number in (0, 1]' }).gt(0, { error: 'top_p must be a number in (0, 1]' }).max(1, { error: 'top_p must be a number in (0, 1]' }).optional(),
+  maxTokens: z.int({ error: 'max tokens must be a positive integer' }).positive({ error: 'max tokens must be a positive integer' }).optional(),
+  seed: z.int({ error: 'seed must be an integer' }).optional(),
+  /** Responses sampled per prompt (pass@k, GRPO-style groups); each is graded on its own line. Default 1. */
+  samplesPerPrompt: positiveInteger.optional(),
+});
+
 /** What each judge call asks and how its reply is read. */
 export const gradingPlanSchema = z.strictObject({
   /**
@@ -243,6 +257,10 @@ export function checkRepeatCount(limits: Limits, flag: string, count: number): v
 export const runSpecSchema = z.strictObject({
   /** One model spec per judge; several form a jury. Empty: the default judge rule. */
   judges: z.array(modelSpecSchema).default([]),
+  /** The model under test, whose responses `rubricate eval` samples before grading them; empty: the responses come with the input. */
+  models: z.array(modelSpecSchema).default([]),
+  /** How the model under test is sampled. */
+  sampling: modelSamplingSchema.default({}),
   plan: gradingPlanSchema.default({}),
   calls: callPolicySchema.default({}),
   jury: jurySchema.default({}),
@@ -261,6 +279,7 @@ export const runSpecSchema = z.strictObject({
 
 export type ModelSpec = z.infer<typeof modelSpecSchema>;
 export type GradingPlan = z.infer<typeof gradingPlanSchema>;
+export type ModelSampling = z.infer<typeof modelSamplingSchema>;
 export type CallPolicy = z.infer<typeof callPolicySchema>;
 export type JurySettings = z.infer<typeof jurySchema>;
 export type ScoringSpec = z.infer<typeof scoringSpecSchema>;

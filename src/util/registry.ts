@@ -77,7 +77,7 @@ export function createRegistry<const Name extends string, Entry>(
 }
 
 /** The registered name nearest to a misspelt one, when close enough to be a likely typo. */
-function nearestName(name: string, names: readonly string[]): string | undefined {
+export function nearestName(name: string, names: readonly string[]): string | undefined {
   // `ifeval:length_constraints` for `length_constraints`: a known name behind a prefix.
   const tail = name.slice(name.indexOf(':') + 1);
   if (tail !== name && names.includes(tail)) return tail;

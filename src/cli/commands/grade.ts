@@ -34,6 +34,10 @@ import { startRejudging, type Rejudging } from '../../pipeline/rejudge.js';
 import { gradeRepeatedly } from '../../pipeline/repeats.js';
 import { createStabilityTally, type StabilitySummary } from '../../scoring/stability.js';
 import type { ResultRecord } from '../../results/results.js';
+import type { Credentials } from '../../spec/run-spec.js';
+import { openSampling, type OpenSampling } from '../sampling-options.js';
+import { isScriptedSpec } from '../../sampling/scripted-model.js';
+import { addConfigOption, resolvedConfigOf, withResolvedConfig, type ResolvedConfig } from '../config-file.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
@@ -70,12 +74,13 @@ export function registerGradeCommand(program: Command, context: CommandContext):
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);
+  addConfigOption(command);
   organizeHelp(command, [
     'rubricate grade --format healthbench --input examples/healthbench/examples.jsonl --responses examples/healthbench/responses.jsonl --judge openai:gpt-4.1-mini --out hb-results.jsonl --report hb-report.html',
     'rubricate grade --input examples/items.jsonl --judge scripted --limit 2 --out smoke-results.jsonl   # a smoke run, offline',
   ]);
   command.action(async (flags: GradeFlags, self: Command) => {
-    context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default' });
+    context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default', config: resolvedConfigOf(self, context.configFile) });
   });
 }
 
@@ -84,7 +89,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
  * lines of a results file again and writes each unchanged one back as it was (`rubricate rejudge`);
  * `outIsDefault`: `--out` was not given, so it may not replace another run's results.
  */
-export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean; outIsDefault?: boolean } = {}): Promise<number> {
+export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean; outIsDefault?: boolean; /** `--config`: recorded on every results line. */ config?: ResolvedConfig; /** `rubricate eval`: the responses are sampled from the spec's model under test first. */ sample?: { credentials: Credentials } } = {}): Promise<number> {
   const importer = getItemImporter(flags.format);
   refuseInapplicableFlags(flags, importer);
   const repeats = flags.repeats ?? 1;
@@ -101,17 +106,29 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   });
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   // The format's own scoring when none is named: resolved here, so queue workers score alike.
-  const spec: RunSpec = { ...parsed, scoring: { ...parsed.scoring, name: parsed.scoring.name ?? importer.defaultScoring ?? 'weighted_mean' } };
+  const spec: RunSpec = { ...parsed, scoring: { ...parsed.scoring, name: parsed.scoring.name ?? importer.defaultScoring ?? 'weighted_mean' }, guard: options.sample ? guardOfSampledRun(parsed) : parsed.guard };
   const skipped = new Map<string, number>();
   const importOptions: ImportOptions = {
     ...(await importOptionsFrom(flags, context)),
     judgeProtocol: spec.plan.protocol,
+    // eval: the items' prompts and rubrics; their responses come from the model under test.
+    ...(options.sample ? { withoutResponses: true } : {}),
     onSkipped: (reason) => void skipped.set(reason, (skipped.get(reason) ?? 0) + 1),
   };
   const groupBy = groupSettingsOf(spec.plan)?.groupBy;
   // A --group-by field no item has: refused before any store, journal or output is opened.
   if (groupBy !== undefined) await checkGroupField(firstRecords(importer.read(flags.input, { ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }), flags.limit), groupBy);
   const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, queued: flags.queue !== undefined });
+  let sampling: OpenSampling | undefined;
+  try {
+    sampling = options.sample ? await openSampling(session, options.sample.credentials, flags, { context, stopSignal: context.signal, signal: drainSignal(context.signal, flags) }) : undefined;
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
+  /** The records as the grader takes them: with their responses sampled first under eval. */
+  const sampled = (read: AsyncIterable<ImportRecord>) => (sampling ? sampling.sampler.sampleRecords(read) : read);
+  const samplesPerItem = sampling ? (spec.sampling.samplesPerPrompt ?? 1) : 1;
   const judge = session.judge;
   const forecast =
     judge && isLocalJudge(judge)
@@ -135,7 +152,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       shard,
       // Counting reads no image: an item naming one is still one record.
       read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }, shard),
-    }).then((total) => (flags.limit === undefined ? total : Math.min(total, flags.limit)));
+    }).then((total) => (flags.limit === undefined ? total : Math.min(total, flags.limit)) * samplesPerItem);
   // A shard's lines carry the whole input's record count: what `merge` checks the shards against.
   const shard = flags.shard;
   const inputTotal = shard ? countOf(undefined) : undefined;
@@ -183,10 +200,15 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       });
     }
     if (session.dryRun) {
-      const usage = await dryRunUsage(graded(records(importOptions)));
+      const usage = await dryRunUsage(graded(sampled(records(importOptions))));
       progress.stop();
       const images = importOptions.images;
-      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch), cascade: session.cascadeJudges as DryRunJudge[], ...(images ? { images: { files_read: images.files, urls_not_fetched: images.urls } } : {}) });
+      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, {
+        batch: Boolean(flags.batch),
+        cascade: session.cascadeJudges as DryRunJudge[],
+        ...(images ? { images: { files_read: images.files, urls_not_fetched: images.urls } } : {}),
+        ...(sampling ? { sampling: sampling.estimate(prices) } : {}),
+      });
       return exitCodes.success;
     }
     const queueUrl = flags.queue;
@@ -216,8 +238,8 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     outcome = await gradeFile({
       grader,
       // Items without the --group-by field: invalid lines naming the input file (the grader would name only the line).
-      records: inputReport.watch(groupBy === undefined ? (rejudging?.records ?? records(importOptions)) : withGroupField(rejudging?.records ?? records(importOptions), groupBy, flags.input)),
-      results: (admitted) => table.tap(withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp)),
+      records: inputReport.watch(groupBy === undefined ? (rejudging?.records ?? sampled(records(importOptions))) : withGroupField(rejudging?.records ?? sampled(records(importOptions)), groupBy, flags.input)),
+      results: (admitted) => table.tap(withResolvedConfig(withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp), options.config)),
       out: flags.out,
       strict: flags.strict,
       onInvalid: (error) => inputReport.invalid(error),
@@ -236,6 +258,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       usage: { ...outcome.usage, cost_usd: cost },
       ...(rejudging && options.rejudge ? { rejudged: { kept: rejudging.tally.kept, changed: rejudging.tally.changed } } : {}),
       ...(stability ? { stability: stability.summary() } : {}),
+      ...(sampling ? { sampling: sampling.summary(prices) } : {}),
       judge: grader.judgeInfo ?? null,
       ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
       ...(grader.cascadeTally ? { cascade: grader.cascadeTally.summary() } : {}),
@@ -262,6 +285,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   else {
     if (showItemTable(flags, table.items, Boolean(process.stderr.isTTY))) context.stderr(table.render());
     printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors, sideFileLines: inputReport.sideFileLines, mode: spec.plan.mode });
+    if (sampling) describeSampling(context, sampling.summary(prices));
     if (rejudging && options.rejudge) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
     if (stability) context.stderr(describeStability(stability.summary()));
   }
@@ -292,6 +316,20 @@ function reportCascadeAndGuard(context: CommandContext, grader: Grader, quiet: b
   if (guard && guard.flagged > 0) {
     context.stderr(`warning: self-preference: ${guard.flagged} item(s) were answered by the judge's own model or family${guard.refused > 0 ? `; ${guard.refused} not graded (--self-preference refuse)` : ' (recorded as self_preference on their lines; --self-preference refuse grades none of them)'}`);
   }
+}
+
+/** eval: the self-preference guard knows the model under test (`--model openai:gpt-4.1` → `gpt-4.1`) unless told otherwise; made-up responses have no model. */
+function guardOfSampledRun(spec: RunSpec): RunSpec['guard'] {
+  const model = spec.models[0]?.model;
+  if (spec.guard.modelUnderTest !== undefined || model === undefined || isScriptedSpec(model)) return spec.guard;
+  return { ...spec.guard, modelUnderTest: model.replace(/^[a-z]+:/, '') };
+}
+
+/** The model under test's part of the run, one line on stderr. */
+function describeSampling(context: CommandContext, summary: Record<string, unknown>): void {
+  const usage = summary.usage as { calls: number; cache_hits: number; prompt_tokens: number; completion_tokens: number; cost_usd: number | null };
+  const cost = usage.cost_usd === null ? 'cost n/a (no price for this model)' : `$${usage.cost_usd.toFixed(4)}`;
+  context.stderr(`model under test ${String(summary.model)}: ${usage.calls} call(s), ${usage.cache_hits} from the cache, ${usage.prompt_tokens} input and ${usage.completion_tokens} output tokens, ${cost}`);
 }
 
 /** The results as they pass, each graded item added to the stability tally. */

@@ -21,6 +21,7 @@ import { scoreRoutes } from '../../server/score.js';
 import { rlRoutes } from '../../server/rl-routes.js';
 import { defaultDrainTimeoutMs, defaultHost, defaultPort, startServer } from '../../server/start.js';
 import { organizeHelp } from '../help.js';
+import { addConfigOption } from '../config-file.js';
 import type { CommandContext } from '../context.js';
 import { RedisReplyStore } from '../../store/index.js';
 import { addJudgeOptions, buildJudges, parseNumber, parsePositiveInteger } from '../judge-options.js';
@@ -159,6 +160,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
     baseUrlOption.description = 'OpenAI-compatible base URL; repeat (or comma-separate) for a pool of replicas (default: OPENAI_BASE_URL)';
     baseUrlOption.argParser(collectUrls);
   }
+  addConfigOption(command);
   organizeHelp(command, [
     'rubricate serve --port 8000 --judge openai:gpt-4.1-mini --token "$RUBRICATE_TOKEN"',
     'rubricate serve --port 8000 --judge scripted   # rewards from the scripted judge, to test a trainer\'s wiring',

@@ -175,6 +175,7 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
     if (system.length > 0) body.system = system;
     body.messages = messages;
     if (request.temperature !== undefined) body.temperature = request.temperature;
+    if (request.topP !== undefined) body.top_p = request.topP;
     // The API has no seed: it is part of the cache key only.
     if (tools && request.output) {
       body.tools = tools;

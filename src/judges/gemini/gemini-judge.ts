@@ -171,6 +171,7 @@ export function createGeminiJudge(options: GeminiJudgeOptions): Judge & { close(
   function buildBody(request: JudgeRequest): Record<string, unknown> {
     const generationConfig: Record<string, unknown> = {};
     if (request.temperature !== undefined) generationConfig.temperature = request.temperature;
+    if (request.topP !== undefined) generationConfig.topP = request.topP;
     if (request.maxTokens !== undefined) generationConfig.maxOutputTokens = request.maxTokens + thinking.allowance;
     if (request.seed !== undefined) generationConfig.seed = request.seed;
     if (request.output) {

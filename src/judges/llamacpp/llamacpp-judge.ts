@@ -252,12 +252,12 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     return { ...reply, usage: { inputTokens: promptTokens.length + profile.forcedTokens, outputTokens: profile.generatedTokens, cachedInputTokens: reused } };
   }
 
-  /** Sampling settings shared by every step: plain temperature sampling, as the chat-completions APIs do (no top-k/top-p cut). */
+  /** Sampling settings shared by every step: plain temperature sampling, as the chat-completions APIs do (no top-k cut; top-p only when asked). */
   function samplingOf(request: JudgeRequest) {
     return {
       temperature: Math.max(0, request.temperature ?? 0),
       topK: 0,
-      topP: 1,
+      topP: request.topP ?? 1,
       minP: 0,
       // node-llama-cpp's fallback seed is the current second, which would repeat within a second.
       seed: request.seed ?? Math.floor(unseededCalls() * 2 ** 32),

@@ -80,6 +80,7 @@ export function createOpenAICompatibleJudge(
   function buildBody(request: JudgeRequest, level: OutputLevel, budget: number | undefined): Record<string, unknown> {
     const body: Record<string, unknown> = { model: options.model, messages: request.messages.map(openAIMessage) };
     if (request.temperature !== undefined && profile.temperature) body.temperature = Math.min(request.temperature, profile.maxTemperature);
+    if (request.topP !== undefined && profile.temperature) body.top_p = request.topP;
     if (budget !== undefined) body[profile.tokenLimitField] = budget;
     if (request.seed !== undefined && profile.seed) body.seed = request.seed;
     if (request.logprobs) {

@@ -1,0 +1,58 @@
+/**
+ * `rubricate eval`: the main path from a model to a score. Each item's conversation is sent to
+ * the model under test (`--model`), its answers become the responses, and they are graded as
+ * `grade` grades them, in one pipeline (`runGrade` with sampling first): the same flags (built by
+ * the same option builders), the same store, resume and results file, each line with its response
+ * and where it came from (`sampled`).
+ */
+import type { Command } from 'commander';
+import { itemImporters } from '../../rubric/formats/index.js';
+import { addDryRunOption } from '../dry-run-options.js';
+import { addJudgeOptions } from '../judge-options.js';
+import { addLimitOption } from '../input-options.js';
+import { addDrainTimeoutOption } from '../interrupt.js';
+import { organizeHelp } from '../help.js';
+import { quietHelp, type CommandContext } from '../context.js';
+import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
+import { addSamplingOptions } from '../sampling-options.js';
+import { addConfigOption, resolvedConfigOf } from '../config-file.js';
+import { evalEachModel } from '../eval-models.js';
+import { runGrade, type GradeFlags } from './grade.js';
+
+export function registerEvalCommand(program: Command, context: CommandContext): void {
+  const command = program.command('eval').description("sample the model under test on each item's conversation, then grade its responses against their rubrics (one result line per response)");
+  command
+    .option('--format <name>', `input format (${itemImporters.names().join(', ')}); the items' responses, if any, are replaced by the model's`, 'items')
+    .requiredOption('--input <file>', 'input file: prompts (or conversations) with their rubrics')
+    .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) for items that give rubric_id')
+    .option('--examples <file>', 'examples file to take item tags from')
+    .option('--image-root <dir>', "a folder image paths in items may name besides the input file's own (repeatable)", (dir: string, dirs: string[] = []) => [...dirs, dir])
+    .option('--allow-private-image-urls', 'let image URLs in items reach loopback, private, link-local and other non-public addresses (a local image server)');
+  addLimitOption(command);
+  addSamplingOptions(command);
+  command
+    .option('--out <file>', 'results JSONL: one line per sampled response, with its provenance', 'results.jsonl')
+    .option('--metrics <file>', 'write aggregate metrics JSON here (the model under test\'s usage and cost included)')
+    .option('--strict', 'stop at the first invalid input record')
+    .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
+    .option('--report <file>', 'also write an HTML report at the end')
+    .option('--force', 'replace the default --out even when it holds the results of another run')
+    .option('--quiet', quietHelp);
+  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
+  addDryRunOption(command, 'send nothing: print the model under test\'s calls and the judge\'s calls, their tokens, the cache hits and the cost of each, apart');
+  addDrainTimeoutOption(command);
+  addConfigOption(command);
+  organizeHelp(command, [
+    'rubricate eval --input examples/items.jsonl --model openai:gpt-4.1-mini --judge openai:gpt-4.1 --out eval-results.jsonl --report eval-report.html',
+    'rubricate eval --input examples/items.jsonl --model scripted --judge scripted --out eval-smoke.jsonl   # offline: made-up responses and verdicts',
+  ]);
+  command.options.find((option) => option.long === '--model')?.helpGroup('Model under test:');
+  command.action(async (flags: GradeFlags, self: Command) => {
+    const spec = runSpecOf(self);
+    const options = { outIsDefault: self.getOptionValueSource('out') === 'default', config: resolvedConfigOf(self, context.configFile) };
+    const credentials = modelFromFlags(flags, 'model').credentials;
+    // Several models: one run each, then their paired comparison.
+    context.exitCode = spec.models.length > 1 ? await evalEachModel(flags, spec, context, { ...options, credentials }) : await runGrade(flags, spec, context, { ...options, sample: { credentials } });
+  });
+}
+
