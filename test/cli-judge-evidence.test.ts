@@ -2,7 +2,7 @@
  * The recorded judges of `../shared/data/judge_evidence` through the CLI: `meta --format
  * llmjudge` and `meta --format llm-rubric` write their fixed-key reports and print the figures.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect } from 'vitest';
 import { dataPath, haveData } from '../src/testing/data.js';
@@ -47,5 +47,43 @@ describe.skipIf(!haveLlmRubric)('meta --format llm-rubric', () => {
     expect(Object.keys(report.baselines)).toEqual(['Q0', 'Q1', 'Q2', 'Q3', 'Q4', 'Q5', 'Q6', 'Q7', 'Q8']);
     expect(report.baselines.Q0.expected.rmse.toFixed(6)).toBe('0.918676');
     expect(run.stderr).toMatch(/Q0 +expected_llm +0\.918676 +0\.177301 +0\.086675 +0\.065928 +223 +3\.282864 +0\.300516/);
+  });
+});
+
+describe.skipIf(!haveLlmRubric)('calibrate --format llm-rubric', () => {
+  test('fits on the synthetic set, beats the raw expected answer on the real set, and never reads the real answers to choose', async ({ tempDir }) => {
+    const out = path.join(tempDir, 'calibration.json');
+    const run = await runCliInProcess(['calibrate', '--format', 'llm-rubric', '--train', 'synthetic', '--test', 'real', '--input', llmRubric, '--out', out]);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(await readFile(out, 'utf8'));
+    expect(report.train).toMatchObject({ set: 'synthetic', rows: 662, dialogues: 223 });
+    expect(report.test.rows).toBe(223);
+    expect(report.test.unseenAnnotators).toEqual([]);
+    expect(report.test.rawExpected.pearson.value.toFixed(6)).toBe('0.177301');
+    expect(report.test.calibrated.pearson.value).toBeGreaterThan(report.test.rawExpected.pearson.value);
+    expect(run.stderr).toContain('LLM-Rubric (README)');
+
+    // The same synthetic files beside real human answers turned upside down: the same calibrator.
+    const copy = path.join(tempDir, 'flipped');
+    await mkdir(copy);
+    for (const name of await readdir(llmRubric)) {
+      if (name !== 'real_data__human_judges_real_convs_FIXED_ANON.tsv') await symlink(path.join(llmRubric, name), path.join(copy, name));
+    }
+    const humans = (await readFile(path.join(llmRubric, 'real_data__human_judges_real_convs_FIXED_ANON.tsv'), 'utf8')).split('\n');
+    const q0 = humans[0].split('\t').indexOf('Q0');
+    const flipped = humans.map((line, index) => (index === 0 || line === '' ? line : line.split('\t').map((cell, column) => (column === q0 ? String(5 - Number(cell)) : cell)).join('\t')));
+    await writeFile(path.join(copy, 'real_data__human_judges_real_convs_FIXED_ANON.tsv'), flipped.join('\n'));
+    const flippedOut = path.join(tempDir, 'flipped.json');
+    expect((await runCliInProcess(['calibrate', '--format', 'llm-rubric', '--input', copy, '--out', flippedOut, '--quiet'])).code).toBe(0);
+    const other = JSON.parse(await readFile(flippedOut, 'utf8'));
+    expect(other.calibrator).toEqual(report.calibrator);
+    expect(other.crossValidation).toEqual(report.crossValidation);
+    expect(other.test.calibrated.pearson.value).toBeCloseTo(-report.test.calibrated.pearson.value, 12);
+  });
+
+  test('refuses the same set for training and testing', async ({ tempDir }) => {
+    const run = await runCliInProcess(['calibrate', '--format', 'llm-rubric', '--train', 'real', '--test', 'real', '--input', llmRubric, '--out', path.join(tempDir, 'c.json')]);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('must be different sets');
   });
 });

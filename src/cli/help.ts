@@ -12,7 +12,7 @@ export type HelpSection = (typeof helpSections)[number];
 
 /** The first rule that matches an option's long name (without `--` and `no-`) places it. */
 const rules: ReadonlyArray<readonly [RegExp, HelpSection]> = [
-  [/^(format|input|responses|response-from|rubrics|examples|limit|strict|labels|outcome-field|source-field|reference-field|responses-per-prompt|items|split|image-root|allow-private-image-urls|held-out|holdout|test-fraction|split-seed|cheap|strong|kind|pairing|judging)$/, 'Input'],
+  [/^(format|input|responses|response-from|rubrics|examples|limit|strict|labels|outcome-field|source-field|reference-field|responses-per-prompt|items|split|image-root|allow-private-image-urls|held-out|holdout|test-fraction|split-seed|cheap|strong|kind|pairing|judging|train|test)$/, 'Input'],
   [/^generator/, 'Generator'],
   [/^(judge|judge-.*|max-reply-bytes|cache-namespace|structured-output|reasoning-effort|azure-api-version|thinking-budget|threads|sequences|context-size|concurrency|max-attempts|timeout|max-retry-after|breaker-threshold|cache|cache-ttl|verdicts|cascade-judge|escalate-band|escalate-on|strong-model)$/, 'Judge'],
   [/^(mode|criteria-per-call|likert-levels|context-budget|verdict|top-logprobs|explanation|temperature|max-tokens|seed|samples|jury-aggregate|scoring|check-mode|failed-as-zero|include-checks|swap|ties|overall|probes|variants|probe-seed|bootstrap-.*|confidence|group-by|abstain|alignment|listwise|tournament|orders|repeats|stability-threshold|model-under-test|self-preference|examples-per-verdict|reword|reword-below|max-rewordings|target-agreement)$/, 'Grading'],
