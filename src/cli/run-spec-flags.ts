@@ -355,7 +355,7 @@ function attributeOf(name: string): string {
 export function addModelOptions(command: Command, role: ModelRole): Command {
   if (role === 'judge') {
     command
-      .option('--judge <spec>', 'openai:MODEL | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | scripted:met|unmet|mixed (no model, offline) | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+      .option('--judge <spec>', 'openai:MODEL | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | scripted:met|unmet|mixed (no model, offline) | replay:FILE (recorded verdicts, offline) | none; repeat for a jury (default: OPENAI_* endpoint if set, else the embedded local model)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
       .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)');
   } else if (role === 'generator') {
     command
