@@ -170,7 +170,8 @@ export async function createReplayJudge(file: string): Promise<Judge> {
         if (!verdict) throw new RubricateError('JUDGE_NOT_RECORDED', `${basename(file)} has no verdict for ${name}`, { item: subject.item, criterion });
         const schema = schemaOf(criterion);
         const properties = isRecord(schema.properties) ? schema.properties : {};
-        return { criterion, answer: answerFor(verdict, schema, name), extra: 'cannot_assess' in properties ? { cannot_assess: false } : {} };
+        const extra: Record<string, boolean> = 'cannot_assess' in properties ? { cannot_assess: false } : {};
+        return { criterion, answer: answerFor(verdict, schema, name), extra };
       });
       const tokens = replyTokens(entries, batched);
       return {
