@@ -31,6 +31,9 @@ describe.skipIf(!available)('the README baseline table', () => {
     for (const system of ['sample', 'argmax', 'expected'] as const) expect(row(report.baselines.Q0[system])).toEqual(readme[system].map((value) => value.toFixed(6)));
     // A question with "not applicable" answers drops them: Q1 has 77 on the real set.
     expect(report.baselines.Q1.expected.n).toBe(223 - 77);
+    // The human ceiling: the synthetic set's annotators of the same dialogue against one another.
+    expect(report.humanCeiling!.questions.Q0.dialogues).toBe(246);
+    expect(report.humanCeiling!.questions.Q0.pairwise.pearson.value!.toFixed(6)).toBe('0.065711');
     const interval = report.baselines.Q0.expected.pearson.interval!;
     expect(interval[0]).toBeLessThan(0.177301);
     expect(interval[1]).toBeGreaterThan(0.177301);

@@ -18,6 +18,7 @@ import { RubricateError } from '../errors.js';
 import { correlationsWithIntervals, type CorrelationEstimate } from '../statistics/correlation.js';
 import { mean, populationStd } from '../statistics/descriptive.js';
 import { rootMeanSquaredError } from '../statistics/prediction-error.js';
+import { krippendorffAlpha } from '../statistics/krippendorff.js';
 import { readLines } from '../util/jsonl.js';
 
 export const llmRubricQuestions = ['Q0', 'Q1', 'Q2', 'Q3', 'Q4', 'Q5', 'Q6', 'Q7', 'Q8'] as const;
@@ -59,10 +60,19 @@ function locate(directory: string, candidates: string[], what: string): string {
   throw new RubricateError('INPUT_UNREADABLE', `no ${what} in the LLM-Rubric folder (looked for ${candidates.join(', ')})`, { file: directory, field: 'input' });
 }
 
-function setPath(directory: string, set: LlmRubricSetName, kind: 'evaluations' | 'humans'): string {
+function setCandidates(set: LlmRubricSetName, kind: 'evaluations' | 'humans'): string[] {
   const { folder } = setFiles[set];
   const name = setFiles[set][kind];
-  return locate(directory, [`${folder}__${name}`, join('data', folder, name), join(folder, name)], `${set} ${kind} file (${name})`);
+  return [`${folder}__${name}`, join('data', folder, name), join(folder, name)];
+}
+
+function setPath(directory: string, set: LlmRubricSetName, kind: 'evaluations' | 'humans'): string {
+  return locate(directory, setCandidates(set, kind), `${set} ${kind} file (${setFiles[set][kind]})`);
+}
+
+/** Whether the folder holds both files of a set. */
+function hasSet(directory: string, set: LlmRubricSetName): boolean {
+  return (['evaluations', 'humans'] as const).every((kind) => setCandidates(set, kind).some((candidate) => existsSync(join(directory, candidate))));
 }
 
 /** Rows of a tab-separated file with a header line, as cell maps; a row with another number of cells is an error. */
@@ -217,12 +227,67 @@ async function readSampledAnswers(file: string): Promise<Map<string, number>> {
   return sampled;
 }
 
+/** Humans against one another, where several answered the same dialogue (the synthetic set), beside the judge on the same rows. */
+export interface LlmRubricHumanCeiling {
+  set: 'synthetic';
+  questions: Record<
+    LlmRubricQuestion,
+    {
+      /** Dialogues with two or more human answers. */
+      dialogues: number;
+      /** Krippendorff's α (ordinal) among the annotators, missing answers allowed. */
+      krippendorffAlpha: number | null;
+      /** Each annotator's answer against each other annotator's of the same dialogue (ordered pairs). */
+      pairwise: ScoreAgreement;
+      /** The judge's expected answer against every human answer of the set. */
+      judgeExpected: ScoreAgreement;
+    }
+  >;
+}
+
 export interface LlmRubricBaselineReport {
   format: 'llm-rubric';
   inputs: { evaluations: string; humans: string; predictions: string | null };
   set: 'real';
   /** Per question: the sampled (when the predictions file is there), most probable and expected answer against the humans. */
   baselines: Record<LlmRubricQuestion, { sample: ScoreAgreement | null; argmax: ScoreAgreement; expected: ScoreAgreement }>;
+  /** The human ceiling from the synthetic set; null when the folder has no synthetic set. */
+  humanCeiling: LlmRubricHumanCeiling | null;
+}
+
+/** Agreement among the annotators of the same dialogues, per question, and the judge on the same rows. */
+export function humanCeiling(set: LlmRubricSet, confidence = 0.95): LlmRubricHumanCeiling {
+  const questions = {} as LlmRubricHumanCeiling['questions'];
+  for (const question of llmRubricQuestions) {
+    const byDialogue = new Map<string, number[]>();
+    for (const human of set.humans) {
+      const answer = human.answers[question];
+      if (answer === null) continue;
+      const answers = byDialogue.get(human.textId);
+      if (answers) answers.push(answer);
+      else byDialogue.set(human.textId, [answer]);
+    }
+    const self: number[] = [];
+    const other: number[] = [];
+    let dialogues = 0;
+    for (const answers of byDialogue.values()) {
+      if (answers.length < 2) continue;
+      dialogues += 1;
+      answers.forEach((answer, index) => answers.forEach((otherAnswer, otherIndex) => {
+        if (otherIndex === index) return;
+        self.push(answer);
+        other.push(otherAnswer);
+      }));
+    }
+    const joined = joinedAnswers(set, question);
+    questions[question] = {
+      dialogues,
+      krippendorffAlpha: krippendorffAlpha([...byDialogue.values()], 'ordinal'),
+      pairwise: scoreAgreement(other, self, confidence),
+      judgeExpected: scoreAgreement(joined.map((entry) => entry.human), joined.map((entry) => expectedAnswer(entry.distribution)), confidence),
+    };
+  }
+  return { set: 'synthetic', questions };
 }
 
 /** `meta --format llm-rubric`: the README's baseline table on the real set, for every question. */
@@ -247,7 +312,8 @@ export async function llmRubricBaselines(directory: string, confidence = 0.95): 
       expected: scoreAgreement(human, joined.map((entry) => expectedAnswer(entry.distribution)), confidence),
     };
   }
-  return { format: 'llm-rubric', inputs: { ...set.files, predictions }, set: 'real', baselines };
+  const ceiling = hasSet(directory, 'synthetic') ? humanCeiling(await readLlmRubricSet(directory, 'synthetic'), confidence) : null;
+  return { format: 'llm-rubric', inputs: { ...set.files, predictions }, set: 'real', baselines, humanCeiling: ceiling };
 }
 
 /** The table `meta` prints: the README's columns, one block per question. */
@@ -260,6 +326,16 @@ export function formatLlmRubricBaselines(report: LlmRubricBaselineReport): strin
       if (!row) continue;
       const cells = [row.rmse, row.pearson.value, row.spearman.value, row.kendall.value].map((value) => show(value).padStart(10));
       lines.push(`${question.padEnd(8)} ${`${system}_llm`.padEnd(12)} ${cells.join(' ')} ${String(row.n).padStart(5)} ${show(row.mean).padStart(9)} ${show(row.std).padStart(9)}`);
+    }
+  }
+  const ceiling = report.humanCeiling;
+  if (ceiling) {
+    lines.push('', `human ceiling on the ${ceiling.set} set: annotators of the same dialogue against one another, beside the judge's expected answer on that set`);
+    lines.push('question dialogues  alpha(ord)  humans: pearson spearman  kendall     rmse   judge: pearson spearman  kendall     rmse');
+    for (const question of llmRubricQuestions) {
+      const entry = ceiling.questions[question];
+      const figures = (row: ScoreAgreement) => [row.pearson.value, row.spearman.value, row.kendall.value, row.rmse].map((value) => show(value).padStart(8)).join(' ');
+      lines.push(`${question.padEnd(8)} ${String(entry.dialogues).padStart(9)} ${show(entry.krippendorffAlpha).padStart(11)}  ${figures(entry.pairwise).padStart(15)}  ${figures(entry.judgeExpected).padStart(14)}`);
     }
   }
   return lines.join('\n');
