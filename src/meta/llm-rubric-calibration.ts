@@ -11,7 +11,7 @@
  */
 import { RubricateError } from '../errors.js';
 import { seededRandom, shuffled } from '../util/random.js';
-import { fitRidge, predictRidge, type RidgeModel } from '../statistics/ridge.js';
+import { predictRidge, ridgeSystem, solveRidge, type RidgeModel } from '../statistics/ridge.js';
 import { clip } from '../statistics/descriptive.js';
 import { expectedAnswer, joinedAnswers, llmRubricQuestions, readLlmRubricSet, scoreAgreement, type LlmRubricSet, type LlmRubricSetName, type ScoreAgreement } from './llm-rubric.js';
 
@@ -94,10 +94,15 @@ interface Variant {
   annotatorTerms: boolean;
 }
 
+/** Calibrators of every penalty for one feature set and annotator choice: the normal equations are built once. */
+function fitPenalties(rows: readonly CalibrationRow[], featureSet: FeatureSet, annotatorTerms: boolean, penalties: readonly number[]): LlmRubricCalibrator[] {
+  const annotators = annotatorTerms ? [...new Set(rows.map((row) => row.annotator))].sort() : [];
+  const system = ridgeSystem(rows.map((row) => featuresOf(row, featureSet, annotators)), rows.map((row) => row.human));
+  return penalties.map((lambda) => ({ kind: 'ridge', target: 'Q0', featureSet, features: featureNamesOf(featureSet), annotatorTerms, annotators, model: solveRidge(system, lambda), range: [1, 4] }));
+}
+
 function fit(rows: readonly CalibrationRow[], variant: Variant): LlmRubricCalibrator {
-  const annotators = variant.annotatorTerms ? [...new Set(rows.map((row) => row.annotator))].sort() : [];
-  const model = fitRidge(rows.map((row) => featuresOf(row, variant.featureSet, annotators)), rows.map((row) => row.human), variant.lambda);
-  return { kind: 'ridge', target: 'Q0', featureSet: variant.featureSet, features: featureNamesOf(variant.featureSet), annotatorTerms: variant.annotatorTerms, annotators, model, range: [1, 4] };
+  return fitPenalties(rows, variant.featureSet, variant.annotatorTerms, [variant.lambda])[0];
 }
 
 /** The calibrated Q0 of a row; an annotator the training set never saw gets no terms of its own. */
@@ -116,14 +121,15 @@ function crossValidate(rows: readonly CalibrationRow[], seed: number): CrossVali
   const entries: CrossValidationEntry[] = [];
   for (const featureSet of featureSets) {
     for (const annotatorTerms of [false, true]) {
-      for (const lambda of ridgePenalties) {
-        let squared = 0;
-        for (let fold = 0; fold < calibrationFolds; fold += 1) {
-          const calibrator = fit(rows.filter((row) => foldOf.get(row.textId) !== fold), { lambda, featureSet, annotatorTerms });
-          for (const row of rows) if (foldOf.get(row.textId) === fold) squared += (predict(calibrator, row) - row.human) ** 2;
+      const squared = new Float64Array(ridgePenalties.length);
+      for (let fold = 0; fold < calibrationFolds; fold += 1) {
+        const calibrators = fitPenalties(rows.filter((row) => foldOf.get(row.textId) !== fold), featureSet, annotatorTerms, ridgePenalties);
+        for (const row of rows) {
+          if (foldOf.get(row.textId) !== fold) continue;
+          calibrators.forEach((calibrator, index) => (squared[index] += (predict(calibrator, row) - row.human) ** 2));
         }
-        entries.push({ lambda, featureSet, annotatorTerms, meanSquaredError: squared / rows.length });
       }
+      ridgePenalties.forEach((lambda, index) => entries.push({ lambda, featureSet, annotatorTerms, meanSquaredError: squared[index] / rows.length }));
     }
   }
   return entries;

@@ -12,11 +12,26 @@ export interface RidgeModel {
   lambda: number;
 }
 
+/** The standardised normal equations of a data set, which every penalty shares. */
+export interface RidgeSystem {
+  width: number;
+  centre: Float64Array;
+  scale: Float64Array;
+  targetMean: number;
+  /** XᵀX of the standardised features (lower triangle), and Xᵀ(y − ȳ). */
+  gram: Float64Array;
+  moment: Float64Array;
+}
+
 /** Fits ridge regression of `targets` on the rows of `features` (every row the same length). */
 export function fitRidge(features: ReadonlyArray<readonly number[]>, targets: readonly number[], lambda: number): RidgeModel {
+  return solveRidge(ridgeSystem(features, targets), lambda);
+}
+
+/** The normal equations of a data set, built once for any number of penalties (`solveRidge`). */
+export function ridgeSystem(features: ReadonlyArray<readonly number[]>, targets: readonly number[]): RidgeSystem {
   const rows = features.length;
   if (rows === 0 || rows !== targets.length) throw new RangeError('fitRidge: needs as many targets as rows, and at least one');
-  if (!(lambda >= 0)) throw new RangeError('fitRidge: lambda must be non-negative');
   const width = features[0].length;
   const centre = new Float64Array(width);
   const scale = new Float64Array(width);
@@ -39,6 +54,14 @@ export function fitRidge(features: ReadonlyArray<readonly number[]>, targets: re
       for (let second = 0; second <= first; second += 1) gram[first * width + second] += standard[first] * standard[second];
     }
   }
+  return { width, centre, scale, targetMean, gram, moment };
+}
+
+/** The ridge model of a system at one penalty. */
+export function solveRidge(system: RidgeSystem, lambda: number): RidgeModel {
+  if (!(lambda >= 0)) throw new RangeError('fitRidge: lambda must be non-negative');
+  const { width, centre, scale, targetMean, moment } = system;
+  const gram = Float64Array.from(system.gram);
   for (let column = 0; column < width; column += 1) gram[column * width + column] += lambda;
   const beta = solveSymmetric(gram, moment, width);
   const coefficients = Array.from(beta, (value, column) => value / scale[column]);
