@@ -3,9 +3,13 @@
  * meta-evaluation computes its physician baseline (each rater as the "judge" against every other
  * rater's label of the same record; precision from the rater's side, recall from the other's).
  */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { test } from '../testing/vitest-fixtures.js';
 import { computeBinaryMeta, humanBaseline, type BinaryMetaRecord } from './binary-metrics.js';
 import { formatMetaTable } from './format-table.js';
+import { metaFromResults } from './results-meta.js';
 
 const records: BinaryMetaRecord[] = [
   { prediction: true, label: [true, true, false], raters: ['a', 'b', 'c'] },
@@ -51,5 +55,32 @@ describe('humanBaseline', () => {
     const table = formatMetaTable(report);
     expect(table).toContain('Judge beside the human baseline');
     expect(table).toMatch(/balanced F1 \(HealthBench\) +\d\.\d{4} +0\.4000 +0\.5833/);
+  });
+});
+
+describe('humanBaseline from a labels file', () => {
+  test('names each rater from the reviewer of a one-label line, and pools the rest', async ({ tempDir }) => {
+    const results = path.join(tempDir, 'results.jsonl');
+    const labels = path.join(tempDir, 'labels.jsonl');
+    const criterion = (id: string, met: boolean) => ({ id, text: id, points: 1, tags: [], kind: 'principle', source: 'judge', status: 'ok', met });
+    await writeFile(results, ['r1', 'r2', 'r3'].map((id) => JSON.stringify({ id, status: 'ok', score: 1, criteria: [criterion('c', true)], rubricate_version: 't' })).join('\n'));
+    // The fixture above, one line per rater and record.
+    const lines = [
+      ['r1', 'a', true],
+      ['r1', 'b', true],
+      ['r1', 'c', false],
+      ['r2', 'a', false],
+      ['r2', 'b', false],
+      ['r3', 'b', true],
+      ['r3', 'c', false],
+    ].map(([id, reviewer, label]) => JSON.stringify({ id, criterion_id: 'c', label, reviewer }));
+    await writeFile(labels, lines.join('\n'));
+    const report = await metaFromResults(results, labels, { resamples: 0 });
+    expect(report.humanBaseline).toMatchObject({ pairs: 10, records: 3 });
+    expect(report.humanBaseline!.byRater!.meanBalancedF1).toBeCloseTo(7 / 12, 15);
+    // A list of labels on one line names no one per label: pooled figures only.
+    await writeFile(labels, [JSON.stringify({ id: 'r1', labels: { c: [true, true, false] }, reviewer: 'panel' })].join('\n'));
+    const pooled = await metaFromResults(results, labels, { resamples: 0 });
+    expect(pooled.humanBaseline).toMatchObject({ pairs: 6, byRater: null });
   });
 });

@@ -16,7 +16,6 @@ import { readLines } from '../util/jsonl.js';
 
 /** The graded scale of the challenge; run labels outside it are clipped onto it. */
 export const llmJudgeScale = [0, 1, 2, 3] as const;
-export const llmJudgeThresholds = [1, 2, 3] as const;
 /** Bound on the pairs one file may hold: the work grows with them (the challenge's test set has 4,423). */
 export const maxGradedPairs = 2_000_000;
 
