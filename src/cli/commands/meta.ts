@@ -127,7 +127,7 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
     .command('meta')
     .description('how far a judge agrees with human or gold labels: published judge outputs, a results file against labels, or a judge run on a labelled pairwise set')
     .requiredOption('--format <name>', `results | outcome (results whose items carry an outcome, e.g. τ-bench rewards) | researchrubrics (results with ternary labels) | llmjudge (a TREC graded run against --labels qrels) | llm-rubric (LLM-Rubric's folder: answer distributions against human answers) | llmbar | judgebench (published outputs, or datasets with --judge) | ${pairwiseImporters.names().filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
-    .requiredOption('--input <file>', 'published judge output, results JSONL, or pairwise dataset')
+    .requiredOption('--input <file>', 'published judge output, results JSONL, pairwise dataset, a TREC graded run (llmjudge) or the LLM-Rubric folder (llm-rubric)')
     .requiredOption('--out <file>', 'report JSON')
     .option('--report <file>', 'also write the HTML report of it (as `rubricate report` does)')
     .option('--labels <file>', 'results: human labels JSONL ({id, criterion_id, label} or {id, labels: {criterion_id: label}}; a label may be a list, one per rater); llmjudge: the qrels (qid 0 docid label)')
