@@ -38,6 +38,7 @@ import {
 } from '../spec/run-spec.js';
 import { safeParseJson } from '../util/json.js';
 import { readAlignmentFile } from '../spec/alignment.js';
+import { readCalibrationFile } from '../spec/calibration.js';
 
 /** Which model a model setting's flag is for: `--judge-…`, `--generator-…` or `--audit-…` (serve's audit judge). */
 export type ModelRole = 'judge' | 'generator' | 'audit';
@@ -50,7 +51,7 @@ const roleFlags: Record<ModelRole, { model: string; apiKey: string; prefix: stri
 };
 
 /** The run-spec groups a command can offer. */
-export type FlagGroup = 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests';
+export type FlagGroup = 'plan' | 'alignment' | 'calibration' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests';
 
 interface FlagRow {
   /** The run-spec path set (model rows: the path inside a model spec). */
@@ -322,6 +323,14 @@ const runRows: readonly FlagRow[] = [
     path: 'scoring.failedAsZero',
     name: 'failed-as-zero',
     description: 'count failed judge calls as "not met" in the metrics (as ResearchRubrics, RuscaRL and AdvancedIF do); reported, never the default',
+  },
+  {
+    group: 'calibration',
+    path: 'scoring.calibration',
+    name: 'calibration',
+    argument: '<file>',
+    description: 'apply a score calibration written by rubricate calibrate --format results: each result also gets the overall score people would give, from its criteria\u2019s verdicts (null, naming what is missing, when a criterion has no verdict)',
+    parse: readCalibrationFile,
   },
   { group: 'fleet', path: 'fleet.globalConcurrency', name: 'global-concurrency', argument: '<n>', description: 'judge calls in flight per endpoint across every process sharing the Redis --store', parse: parsePositiveInteger('global-concurrency') },
   { group: 'fleet', path: 'fleet', sets: ['fleet.requestsPerMinute', 'fleet.tokensPerMinute'], name: 'rate-limit', argument: '<rpm[,tpm]>', description: 'requests (and tokens) per minute per endpoint across every process sharing the Redis --store', parse: parseRateLimit },

@@ -59,7 +59,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--quiet', quietHelp);
-  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
+  addJudgeOptions(command, ['plan', 'alignment', 'calibration', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);
