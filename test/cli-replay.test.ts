@@ -99,10 +99,19 @@ describe('the replay judge', () => {
     // 10 of 12 agree: the recorded judge's verdicts, not made-up ones.
     expect(report.overall.accuracy).toBeCloseTo(10 / 12, 12);
     const alignmentFile = join(tempDir, 'alignment.json');
-    const aligned = await runCliInProcess(['align', '--input', results, '--labels', labels, '--out', alignmentFile, '--no-reword', '--bootstrap-resamples', '0', '--verdict', 'probability', ...judge]);
+    // People's overall score of each item follows the recorded P(met): align offers a score calibration beside its own.
+    const scores = join(tempDir, 'scores.jsonl');
+    writeFileSync(scores, Array.from({ length: 12 }, (_, index) => JSON.stringify({ id: `i${index}`, score: 1 + 3 * ((index + 0.5) / 12) + (index % 3) * 0.01 })).join('\n'));
+    const calibrationFile = join(tempDir, 'calibration.json');
+    const aligned = await runCliInProcess(['align', '--input', results, '--labels', labels, '--out', alignmentFile, '--no-reword', '--bootstrap-resamples', '0', '--verdict', 'probability', '--scores', scores, '--calibration-out', calibrationFile, ...judge]);
     expect(aligned.code, aligned.stderr).toBe(0);
     const alignment = JSON.parse(readFileSync(alignmentFile, 'utf8'));
     expect(alignment.calibrator.kind).toBe('isotonic');
+    const calibration = JSON.parse(readFileSync(calibrationFile, 'utf8'));
+    expect(calibration.fit.split).toMatchObject({ from: 'align', train: alignment.fit.split.train, test: alignment.fit.split.test });
+    expect(calibration.criteria).toEqual(['correct']);
+    expect(calibration.fit.test.calibrated.pearson.value).toBeGreaterThan(0.99);
+    expect(aligned.stderr).toContain('score calibration:');
     expect(alignment.fit.report.test.after.accuracy).toBeGreaterThanOrEqual(0);
   });
 });

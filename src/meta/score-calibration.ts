@@ -50,7 +50,8 @@ export interface ScoreCalibrationReport {
   fit: {
     inputs: { results: string; labels: string };
     items: { labelled: number; used: number; withoutVerdicts: number; unlabelledResults: number; labelsWithoutResult: number; invalidResultLines: number };
-    split: { seed: number; testFraction: number; train: string[]; test: string[] };
+    /** A seeded split of the labelled items, or the split `align` made (`from: 'align'`). */
+    split: { seed: number; testFraction: number; from?: 'align'; train: string[]; test: string[] };
     crossValidation: Array<{ lambda: number; meanSquaredError: number }>;
     /** Held-out items only: the calibrated score, and the results' own score (correlations only: it is on another scale). */
     test: { calibrated: ScoreAgreement; rawScore: { pearson: CorrelationEstimate; spearman: CorrelationEstimate; kendall: CorrelationEstimate } };
@@ -105,16 +106,31 @@ function crossValidate(rows: readonly Row[], seed: number): Array<{ lambda: numb
   return ridgePenalties.map((lambda, index) => ({ lambda, meanSquaredError: squared[index] / rows.length }));
 }
 
-/** Fits a score calibration on a training split and scores it on the held-out one. */
-export async function fitScoreCalibration(resultsFile: string, labelsFile: string, options: { seed: number; testFraction: number; confidence?: number }): Promise<ScoreCalibrationReport> {
+/**
+ * Fits a score calibration on a training split and scores it on the held-out one: a seeded split
+ * of the labelled items, or a given one (`align`'s), whose other items are left out.
+ */
+export async function fitScoreCalibration(
+  resultsFile: string,
+  labelsFile: string,
+  options: { seed: number; testFraction: number; confidence?: number; split?: { train: readonly string[]; test: readonly string[] } },
+): Promise<ScoreCalibrationReport> {
   const labels = await readScoreLabels(labelsFile);
   const { criteria, rows, counts } = await labelledRows(resultsFile, labels);
-  const ids = shuffled(rows.map((row) => row.id).sort(), seededRandom(options.seed));
-  const testCount = Math.round(ids.length * options.testFraction);
-  const testIds = new Set(ids.slice(0, testCount));
-  const train = rows.filter((row) => !testIds.has(row.id));
-  const test = rows.filter((row) => testIds.has(row.id));
-  if (train.length < calibrationFolds * 2 || test.length < 3) throw new RubricateError('INPUT_INVALID', `${rows.length} labelled results with a verdict on every shared criterion: too few to fit on ${train.length} and test on ${test.length}`, { file: labelsFile });
+  let train: Row[];
+  let test: Row[];
+  if (options.split) {
+    const trainIds = new Set(options.split.train);
+    const testIds = new Set(options.split.test);
+    train = rows.filter((row) => trainIds.has(row.id));
+    test = rows.filter((row) => testIds.has(row.id));
+  } else {
+    const ids = shuffled(rows.map((row) => row.id).sort(), seededRandom(options.seed));
+    const testIds = new Set(ids.slice(0, Math.round(ids.length * options.testFraction)));
+    train = rows.filter((row) => !testIds.has(row.id));
+    test = rows.filter((row) => testIds.has(row.id));
+  }
+  if (train.length <= calibrationFolds || test.length < 3) throw new RubricateError('INPUT_INVALID', `${rows.length} labelled results with a verdict on every shared criterion: too few to fit on ${train.length} and test on ${test.length}`, { file: labelsFile });
   const crossValidation = crossValidate(train, options.seed);
   const best = crossValidation.reduce((left, right) => (right.meanSquaredError < left.meanSquaredError ? right : left));
   const model = solveRidge(ridgeSystem(train.map((row) => row.features), train.map((row) => row.human)), best.lambda);
@@ -129,7 +145,7 @@ export async function fitScoreCalibration(resultsFile: string, labelsFile: strin
     fit: {
       inputs: { results: resultsFile, labels: labelsFile },
       items: { labelled: labels.size, used: rows.length, ...counts },
-      split: { seed: options.seed, testFraction: options.testFraction, train: train.map((row) => row.id), test: test.map((row) => row.id) },
+      split: { seed: options.seed, testFraction: options.testFraction, ...(options.split ? { from: 'align' as const } : {}), train: train.map((row) => row.id), test: test.map((row) => row.id) },
       crossValidation,
       test: { calibrated: scoreAgreement(test.map((row) => row.human), calibrated, options.confidence), rawScore: raw },
     },
