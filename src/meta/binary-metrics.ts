@@ -144,6 +144,8 @@ export interface BinaryMetaReport {
   overall: BinaryMetrics;
   /** Humans against one another (HealthBench's physician baseline); null without records of two or more labels. */
   humanBaseline: HumanBaseline | null;
+  /** The same per value of each group key (HealthBench reports its physicians per category too); groups without a record of two labels are left out. */
+  humanBaselineGroups: Record<string, Record<string, HumanBaseline>>;
   biasIndex: BiasIndexReport | null;
   agreement: {
     /** Fleiss' κ among human labels, over records with two or more labels. */
@@ -563,9 +565,13 @@ export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options:
   const groupKeys =
     options.groupBy ?? [...new Set(records.flatMap((record) => Object.keys(record.groups ?? {})))].sort(compareText);
   const groups: Record<string, Record<string, BinaryMetrics>> = {};
+  const humanBaselineGroups: Record<string, Record<string, HumanBaseline>> = {};
   for (const key of groupKeys) {
     const byValue: Record<string, BinaryMetrics> = {};
+    const baselines: Record<string, HumanBaseline> = {};
     for (const [value, members] of indexGroups(records, key)) {
+      const baseline = humanBaseline(Array.from(members, (index) => records[index]));
+      if (baseline) baselines[value] = baseline;
       byValue[value] = metricsForSubset(
         counts,
         members,
@@ -574,6 +580,7 @@ export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options:
       ).metrics;
     }
     groups[key] = byValue;
+    if (Object.keys(baselines).length > 0) humanBaselineGroups[key] = baselines;
   }
 
   const severalLabels = records.map(labelsOf).filter((labels) => labels.length >= 2);
@@ -585,6 +592,7 @@ export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options:
     kind: 'binary',
     overall,
     humanBaseline: humanBaseline(records),
+    humanBaselineGroups,
     biasIndex: sources ? biasIndexReport(sources, overall.macroF1, biasIntervals) : null,
     agreement: {
       humanFleissKappa: fleissKappa(severalLabels),

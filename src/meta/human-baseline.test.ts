@@ -49,6 +49,16 @@ describe('humanBaseline', () => {
     expect(() => computeBinaryMeta([{ prediction: true, label: [true, false], raters: ['a'] }])).toThrow(/one string per label/);
   });
 
+  it('is also given per group value, as HealthBench gives its physicians per category', () => {
+    const grouped = records.map((record, index) => ({ ...record, groups: { category: index === 1 ? 'calm' : 'urgent' } }));
+    const report = computeBinaryMeta(grouped, { resamples: 0 });
+    // urgent: records 0, 2 and 3 (one label: no pair): TP 2, FP 3, FN 3, TN 0. calm: record 1, TN 2.
+    expect(report.humanBaselineGroups.category.urgent).toMatchObject({ pairs: 8, records: 2 });
+    expect(report.humanBaselineGroups.category.urgent.accuracy).toBeCloseTo(2 / 8, 15);
+    expect(report.humanBaselineGroups.category.calm).toMatchObject({ pairs: 2, accuracy: 1, balancedF1: null });
+    expect(computeBinaryMeta([{ prediction: true, label: true, groups: { category: 'a' } }], { resamples: 0 }).humanBaselineGroups).toEqual({});
+  });
+
   it('is in the binary report and in the table meta prints, beside the judge', () => {
     const report = computeBinaryMeta(records, { resamples: 0 });
     expect(report.humanBaseline?.balancedF1).toBeCloseTo(0.4, 15);
