@@ -35,6 +35,9 @@ describe.skipIf(!haveLlmJudge)('meta --format llmjudge', () => {
     const withJudge = await runCliInProcess(['meta', '--format', 'llmjudge', '--input', input, '--labels', path.join(llmJudge, 'llmjudge_test_qrel_idx.txt'), '--judge', 'scripted:met', '--out', out]);
     expect(withJudge.code).not.toBe(0);
     expect(withJudge.stderr).toContain('leave out --judge');
+    const withGroups = await runCliInProcess(['meta', '--format', 'llmjudge', '--input', input, '--labels', path.join(llmJudge, 'llmjudge_test_qrel_idx.txt'), '--group-by', 'criterion', '--out', out]);
+    expect(withGroups.code).toBe(2);
+    expect(withGroups.stderr).toContain('--group-by applies to --format results');
   });
 });
 

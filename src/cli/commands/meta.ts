@@ -184,6 +184,11 @@ async function writeReport(flags: MetaFlags, report: unknown): Promise<void> {
 function refuseJudge(flags: MetaFlags): void {
   if (flags.judge !== undefined) throw new RubricateError('CONFIG_INVALID', `--format ${flags.format} scores recorded verdicts: leave out --judge`, { field: 'judge' });
   if (flags.report) throw new RubricateError('CONFIG_INVALID', `--report is not offered for --format ${flags.format}: its JSON report is the output`, { field: 'report' });
+  const unread = (['groupBy', 'sourceField', 'includeChecks', 'heldOut'] as const).find((name) => flags[name] !== undefined);
+  if (unread) {
+    const flag = `--${unread.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+    throw new RubricateError('CONFIG_INVALID', `${flag} applies to --format results, not to --format ${flags.format}: leave it out`, { field: flag.slice(2) });
+  }
 }
 
 async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
