@@ -45,13 +45,15 @@ const fixed = (value: number, digits: number) => value.toFixed(digits);
 describe.skipIf(!available)('docs/judge-evidence.md', () => {
   test('every figure on the page is what its commands print', async ({ tempDir }) => {
     const reports = new Map<string, any>();
+    const printed = new Map<string, string>();
     const data = `${dataDirectory()}/`;
     for (const args of pageCommands()) {
       const out = args.indexOf('--out');
       const file = path.join(tempDir, args[out + 1]);
-      const run = await runCliInProcess([...args.map((arg, index) => (index === out + 1 ? file : arg.replace(/^\.\.\/shared\/data\//, data))), '--quiet']);
+      const run = await runCliInProcess(args.map((arg, index) => (index === out + 1 ? file : arg.replace(/^\.\.\/shared\/data\//, data))));
       expect(run.code, `${args.join(' ')}\n${run.stderr}`).toBe(0);
       reports.set(args[out + 1], JSON.parse(readFileSync(file, 'utf8')));
+      printed.set(args[out + 1], run.stderr);
     }
     expect(reports.size).toBe(14);
 
@@ -67,7 +69,14 @@ describe.skipIf(!available)('docs/judge-evidence.md', () => {
       }
       expect(row(run, 4)).toEqual([alphas[0], report.fourPoint.cohenKappa, report.fourPoint.cohenKappaQuadratic, report.binarised.atLeast2.cohenKappa].map((value) => fixed(value, 4)));
     }
-    expect(reports.get('llmjudge-h2oloo-fewself.json').binarised.atLeast2.confusion).toEqual([[2719, 519], [483, 702]]);
+    const fewself = reports.get('llmjudge-h2oloo-fewself.json');
+    expect(fewself.binarised.atLeast2.confusion).toEqual([[2719, 519], [483, 702]]);
+    // The report's keys are fixed (the page lists them), and the table is printed.
+    expect(Object.keys(fewself)).toEqual(['format', 'inputs', 'run', 'pairs', 'fourPoint', 'binarised']);
+    expect(Object.keys(fewself.binarised)).toEqual(['atLeast1', 'atLeast2', 'atLeast3']);
+    expect(Object.keys(fewself.pairs)).toEqual(['labelled', 'judged', 'missingFromRun', 'unlabelledInRun', 'clipped']);
+    expect(Object.keys(fewself.fourPoint)).toEqual(['krippendorffAlpha', 'cohenKappa', 'confusion', 'cohenKappaQuadratic', 'accuracy']);
+    expect(printed.get('llmjudge-h2oloo-fewself.json')).toMatch(/4-point +0\.4958 +0\.2774/);
 
     // LLM-Rubric: the README's Q0 rows, Q1–Q8, the human ceiling.
     const baselines = reports.get('llm-rubric-baselines.json');
@@ -80,6 +89,7 @@ describe.skipIf(!available)('docs/judge-evidence.md', () => {
       const entry = baselines.baselines[question].expected;
       expect(row(question, 5)).toEqual([...figures(entry).map((value) => fixed(value, 6)), String(entry.n)]);
     }
+    expect(printed.get('llm-rubric-baselines.json')).toMatch(/Q0 +expected_llm +0\.918676 +0\.177301 +0\.086675 +0\.065928 +223 +3\.282864 +0\.300516/);
     const ceiling = baselines.humanCeiling.questions.Q0;
     const correlations = (entry: any) => [entry.pearson.value, entry.spearman.value, entry.kendall.value, entry.rmse];
     expect(row('annotator', 4)).toEqual(correlations(ceiling.pairwise).map((value) => fixed(value, 6)));
