@@ -40,6 +40,8 @@ export const errorCodes = {
   JUDGE_CIRCUIT_OPEN: { retryable: false, httpStatus: 503, exitCode: 4 },
   /** A request this judge will never accept (e.g. log-probabilities from a model without them): stops the run. */
   JUDGE_UNSUPPORTED: { retryable: false, httpStatus: 502, exitCode: 4 },
+  /** `replay:FILE` has no recorded verdict for this item and criterion: reported for it, never a default. */
+  JUDGE_NOT_RECORDED: { retryable: false, httpStatus: 502, exitCode: 3 },
   /** The model, deployment or endpoint does not exist (404): stops the run. */
   JUDGE_NOT_FOUND: { retryable: false, httpStatus: 502, exitCode: 4 },
   /** The provider's content filter withheld the reply (or refused the prompt). */

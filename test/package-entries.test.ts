@@ -56,6 +56,8 @@ describe('package entries', () => {
     const meta = await import('../src/entries/meta.js');
     expect(typeof meta.computeBinaryMeta).toBe('function');
     expect(typeof meta.probe).toBe('function');
+    expect(typeof meta.humanBaseline).toBe('function');
+    expect(typeof meta.llmJudgeMeta).toBe('function');
     const testing = await import('../src/entries/testing.js');
     expect(typeof testing.startFakeJudge).toBe('function');
     expect(typeof testing.writeTinyGguf).toBe('function');

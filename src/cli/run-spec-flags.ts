@@ -39,6 +39,7 @@ import {
 } from '../spec/run-spec.js';
 import { safeParseJson } from '../util/json.js';
 import { readAlignmentFile } from '../spec/alignment.js';
+import { readCalibrationFile } from '../spec/calibration.js';
 
 /** Which model a model setting's flag is for: `--judge-…`, `--generator-…`, `--audit-…` (serve's audit judge) or `--model-…` (the model under test, `eval`). */
 export type ModelRole = 'judge' | 'generator' | 'audit' | 'model';
@@ -52,7 +53,7 @@ const roleFlags: Record<ModelRole, { model: string; apiKey: string; prefix: stri
 };
 
 /** The run-spec groups a command can offer. */
-export type FlagGroup = 'model' | 'plan' | 'alignment' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests' | 'limits';
+export type FlagGroup = 'model' | 'plan' | 'alignment' | 'calibration' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests' | 'limits';
 
 interface FlagRow {
   /** The run-spec path set (model rows: the path inside a model spec). */
@@ -337,6 +338,14 @@ const runRows: readonly FlagRow[] = [
     name: 'failed-as-zero',
     description: 'count failed judge calls as "not met" in the metrics (as ResearchRubrics, RuscaRL and AdvancedIF do); reported, never the default',
   },
+  {
+    group: 'calibration',
+    path: 'scoring.calibration',
+    name: 'calibration',
+    argument: '<file>',
+    description: 'apply a score calibration written by rubricate calibrate --format results: each result also gets the overall score people would give, from its criteria\u2019s verdicts (null, naming what is missing, when a criterion has no verdict)',
+    parse: readCalibrationFile,
+  },
   { group: 'fleet', path: 'fleet.globalConcurrency', name: 'global-concurrency', argument: '<n>', description: 'judge calls in flight per endpoint across every process sharing the Redis --store', parse: parsePositiveInteger('global-concurrency') },
   { group: 'fleet', path: 'fleet', sets: ['fleet.requestsPerMinute', 'fleet.tokensPerMinute'], name: 'rate-limit', argument: '<rpm[,tpm]>', description: 'requests (and tokens) per minute per endpoint across every process sharing the Redis --store', parse: parseRateLimit },
   { group: 'fleet', path: 'fleet.leaseMs', name: 'lease', argument: '<seconds>', description: "with fleet limits: how long a crashed process's calls keep their slots (default 10)", parse: parseSeconds('lease'), toSpec: milliseconds },
@@ -398,7 +407,7 @@ function attributeOf(name: string): string {
 export function addModelOptions(command: Command, role: ModelRole): Command {
   if (role === 'judge') {
     command
-      .option('--judge <spec>', 'openai:MODEL | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | scripted:met|unmet|mixed (no model, offline) | none; repeat for a jury (default: RUBRICATE_JUDGE, else the OPENAI_* endpoint if set, else RUBRICATE_MODEL; with none of them a command that needs a judge stops and lists the choices)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+      .option('--judge <spec>', 'openai:MODEL | azure:DEPLOYMENT | anthropic:MODEL | gemini:MODEL | gguf:PATH | gguf:hf:USER/REPO:QUANT | scripted:met|unmet|mixed (no model, offline) | replay:FILE (recorded verdicts, offline) | none; repeat for a jury (default: RUBRICATE_JUDGE, else the OPENAI_* endpoint if set, else RUBRICATE_MODEL; with none of them a command that needs a judge stops and lists the choices)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
       .option('--judge-api-key <key>', 'API key (default: OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY by judge)');
   } else if (role === 'generator') {
     command

@@ -135,6 +135,7 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
         keepRequests: spec.keepRequests,
         checkMode: spec.scoring.checkMode,
         scoring: spec.scoring.failedAsZero ? withFailedAsZero(getScoring(spec.scoring.name ?? defaultScoringName)) : spec.scoring.name,
+        ...(spec.scoring.calibration ? { calibration: spec.scoring.calibration } : {}),
         store,
         checkRunner: checkRunnerFor(),
         guard: spec.guard,

@@ -14,6 +14,8 @@ export function requestKey(judge: JudgeProvenance, templateVersion: string, requ
   if (request.output) material += schemaJson(request.output.schema);
   // Settings that change replies (e.g. thinking turned off through the extra body) are part of the key.
   if (judge.variant !== undefined) material += `\u0000variant\u0000${judge.variant}`;
+  // A replayed judge answers by item and criterion, not by text: two items of the same text are two keys.
+  if (judge.replayed && request.subject) material += `\u0000subject\u0000${JSON.stringify(request.subject)}`;
   // Two endpoints serving "the same" model name may not serve the same model: their replies are not shared.
   const endpoint = endpointIdentity(judge);
   if (endpoint !== undefined) material += `\u0000endpoint\u0000${endpoint}`;

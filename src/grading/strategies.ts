@@ -95,7 +95,7 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
       return criteria.map((criterion) => {
         const system = criterion.scale?.type === 'ordinal' ? templates.ordinal : templates.binary;
         const block = criteriaTail(item, [criterion], alignment);
-        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaForLength(criterion, explanation, options.abstain) } }, () => [
+        const request = lazyRequest({ ...requestFields, output: { name: 'criterion_verdict', schema: verdictSchemaForLength(criterion, explanation, options.abstain) }, subject: { item: item.id, criteria: [criterion.id] } }, () => [
           { role: 'system', content: system },
           { role: 'user', content: `${renderItemContext(item)}\n\n${block}` },
         ], item);
@@ -158,6 +158,7 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
             // Room for every verdict of the group, from the reply schema (not --max-tokens times the group).
             maxTokens: batchedOutputBudget(group, options.sampling.maxTokens),
             output: { name: 'criteria_verdicts', schema: batchedSchemaFor(group, explanation, options.abstain) },
+            subject: { item: item.id, criteria: group.map((criterion) => criterion.id) },
           },
           () => [
             { role: 'system', content: instructions },

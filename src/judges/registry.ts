@@ -7,6 +7,7 @@
  *   gemini:MODEL            Gemini's generateContent API (GEMINI_API_KEY or GOOGLE_API_KEY)
  *   gguf:PATH | gguf:hf:…   a local GGUF model through node-llama-cpp (loaded lazily)
  *   scripted:met|unmet|mixed  no model: replies made up to fit each request, labelled as such (trying commands offline)
+ *   replay:FILE               verdicts a real judge recorded earlier, by item and criterion (src/judges/replay.ts)
  *   none                    no judge: only criteria with deterministic checks can be graded
  */
 import { RubricateError } from '../errors.js';
@@ -16,6 +17,7 @@ import { createGeminiJudge, defaultGeminiBaseUrl } from './gemini/gemini-judge.j
 import { createOpenAICompatibleJudge } from './openai/openai-judge.js';
 import { createScriptedJudge, parseScriptedVerdicts } from './scripted.js';
 import { defaultLocalModelSize, defaultLocalModelUri } from './llamacpp/default-model.js';
+import { createReplayJudge } from './replay.js';
 import type { Judge } from './types.js';
 import { createRegistry, type RegistryName } from '../util/registry.js';
 import { modelSettingsSet, modelSpecSchema, parseWith, type Credentials, type ModelSpec, type SettingPath } from '../spec/run-spec.js';
@@ -166,6 +168,7 @@ const backends = createRegistry(
     gemini: geminiBackend,
     gguf: ggufBackend,
     scripted: { reads: [], create: async ({ target }) => createScriptedJudge(parseScriptedVerdicts(target)) } as JudgeBackend,
+    replay: { reads: [], create: async ({ target }) => createReplayJudge(target) } as JudgeBackend,
     none: { reads: [], create: async () => undefined } as JudgeBackend,
   },
 );

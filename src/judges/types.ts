@@ -43,6 +43,11 @@ export interface JudgeRequest {
    * caching (Anthropic) put a cache breakpoint there; the others ignore it.
    */
   sharedPrefix?: { message: number; characters: number };
+  /**
+   * The item and criteria a grading request asks about (per-criterion and batched grading set
+   * it). Judges that call a model ignore it; the replay judge answers by it.
+   */
+  subject?: { item: string; criteria: string[] };
 }
 
 export interface TokenAlternative {
@@ -104,6 +109,8 @@ export interface JudgeProvenance {
    * same namespace and model share cached replies whatever their endpoint.
    */
   cacheNamespace?: string;
+  /** A judge whose verdicts were recorded earlier and are replayed (`replay:FILE`): the file, its hash and the judge that recorded them. */
+  replayed?: { file: string; sha256: string; judge: string };
 }
 
 export interface CompleteOptions {

@@ -25,6 +25,8 @@ export interface BinaryMetaRecord {
    * source: 'o3' }`. An array value puts the record in each of those groups (item tags).
    */
   groups?: Readonly<Record<string, string | readonly string[]>>;
+  /** Who gave each label (parallel to `label`), when known: the human baseline then also has per-rater figures. */
+  raters?: readonly string[];
   /** Individual jurors' votes when `prediction` is a jury's decision (for Fleiss' κ). */
   juryVotes?: readonly boolean[];
   id?: string;
@@ -109,9 +111,41 @@ export interface BiasIndexReport {
   intervals: { biasIndex: ConfidenceInterval | null; mf1MinusBiasIndex: ConfidenceInterval | null };
 }
 
+/** Agreement of one rater (or all raters pooled) with the other raters of the same items. */
+export interface RaterAgreement {
+  balancedF1: number | null;
+  cohenKappa: number | null;
+  accuracy: number | null;
+  /** Ordered (rater, other rater) pairs of labels of the same item and criterion. */
+  pairs: number;
+}
+
+/**
+ * The human ceiling, as HealthBench computes its physician baseline: each rater's label is
+ * compared with every other rater's label of the same record, as if the rater were the judge
+ * (precision from the rater's side, recall from the other's, balanced F1 the mean of the two
+ * classes' F1). The top-level figures pool every such pair; `byRater` (when records name their
+ * raters) holds HealthBench's per-physician figures and their means over raters.
+ */
+export interface HumanBaseline extends RaterAgreement {
+  /** Records with two or more labels (the only ones that give pairs). */
+  records: number;
+  byRater: {
+    raters: Record<string, RaterAgreement>;
+    /** Means over raters whose figure is defined. */
+    meanBalancedF1: number | null;
+    meanCohenKappa: number | null;
+    meanAccuracy: number | null;
+  } | null;
+}
+
 export interface BinaryMetaReport {
   kind: 'binary';
   overall: BinaryMetrics;
+  /** Humans against one another (HealthBench's physician baseline); null without records of two or more labels. */
+  humanBaseline: HumanBaseline | null;
+  /** The same per value of each group key (HealthBench reports its physicians per category too); groups without a record of two labels are left out. */
+  humanBaselineGroups: Record<string, Record<string, HumanBaseline>>;
   biasIndex: BiasIndexReport | null;
   agreement: {
     /** Fleiss' κ among human labels, over records with two or more labels. */
@@ -154,6 +188,9 @@ function validateRecords(records: readonly BinaryMetaRecord[]): void {
     if (!validLabels) throw new RubricateError('INPUT_INVALID', 'label must be a boolean or a non-empty array of booleans', { field: `${field}.label` });
     if (record.juryVotes !== undefined && !(Array.isArray(record.juryVotes) && record.juryVotes.every((vote: unknown) => typeof vote === 'boolean'))) {
       throw new RubricateError('INPUT_INVALID', 'juryVotes must be an array of booleans', { field: `${field}.juryVotes` });
+    }
+    if (record.raters !== undefined && !(Array.isArray(record.raters) && record.raters.length === labelsOf(record).length && record.raters.every((rater: unknown) => typeof rater === 'string'))) {
+      throw new RubricateError('INPUT_INVALID', 'raters must be one string per label', { field: `${field}.raters` });
     }
     if (record.groups !== undefined) {
       for (const [key, value] of Object.entries(record.groups)) {
@@ -452,6 +489,64 @@ function biasIndexReport(sources: SourceData, macroF1: number | null, intervals:
 }
 
 
+function raterAgreement(counts: ConfusionCounts): RaterAgreement {
+  const metrics = binaryMetricsFromCounts(counts);
+  return { balancedF1: metrics.balancedF1, cohenKappa: metrics.cohenKappa, accuracy: metrics.accuracy, pairs: metrics.pairs };
+}
+
+function addPair(counts: ConfusionCounts, self: boolean, other: boolean): void {
+  if (self && other) counts.truePositive += 1;
+  else if (self) counts.falsePositive += 1;
+  else if (other) counts.falseNegative += 1;
+  else counts.trueNegative += 1;
+}
+
+function meanOfDefined(values: ReadonlyArray<number | null>): number | null {
+  const defined = values.filter((value): value is number => value !== null);
+  return defined.length > 0 ? mean(defined) : null;
+}
+
+/** HealthBench's physician baseline over the records' labels (see `HumanBaseline`). */
+export function humanBaseline(records: readonly BinaryMetaRecord[]): HumanBaseline | null {
+  const pooled: ConfusionCounts = { truePositive: 0, falsePositive: 0, falseNegative: 0, trueNegative: 0 };
+  const byRater = new Map<string, ConfusionCounts>();
+  let withPairs = 0;
+  let everyRaterNamed = true;
+  for (const record of records) {
+    const labels = labelsOf(record);
+    if (labels.length < 2) continue;
+    withPairs += 1;
+    const raters = record.raters !== undefined && record.raters.length === labels.length ? record.raters : undefined;
+    if (!raters) everyRaterNamed = false;
+    labels.forEach((self, index) => {
+      let own: ConfusionCounts | undefined;
+      if (raters) {
+        own = byRater.get(raters[index]);
+        if (!own) byRater.set(raters[index], (own = { truePositive: 0, falsePositive: 0, falseNegative: 0, trueNegative: 0 }));
+      }
+      labels.forEach((other, otherIndex) => {
+        if (otherIndex === index) return;
+        addPair(pooled, self, other);
+        if (own) addPair(own, self, other);
+      });
+    });
+  }
+  if (withPairs === 0) return null;
+  const raterFigures = everyRaterNamed ? Object.fromEntries([...byRater].sort(([left], [right]) => compareText(left, right)).map(([rater, counts]) => [rater, raterAgreement(counts)])) : null;
+  return {
+    ...raterAgreement(pooled),
+    records: withPairs,
+    byRater: raterFigures
+      ? {
+          raters: raterFigures,
+          meanBalancedF1: meanOfDefined(Object.values(raterFigures).map((entry) => entry.balancedF1)),
+          meanCohenKappa: meanOfDefined(Object.values(raterFigures).map((entry) => entry.cohenKappa)),
+          meanAccuracy: meanOfDefined(Object.values(raterFigures).map((entry) => entry.accuracy)),
+        }
+      : null,
+  };
+}
+
 /**
  * Agreement of a judge's binary verdicts with human labels: accuracy, per-class
  * precision/recall/F1, HealthBench's balanced F1, macro-F1, Cohen's κ, ProfBench's bias index
@@ -470,9 +565,13 @@ export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options:
   const groupKeys =
     options.groupBy ?? [...new Set(records.flatMap((record) => Object.keys(record.groups ?? {})))].sort(compareText);
   const groups: Record<string, Record<string, BinaryMetrics>> = {};
+  const humanBaselineGroups: Record<string, Record<string, HumanBaseline>> = {};
   for (const key of groupKeys) {
     const byValue: Record<string, BinaryMetrics> = {};
+    const baselines: Record<string, HumanBaseline> = {};
     for (const [value, members] of indexGroups(records, key)) {
+      const baseline = humanBaseline(Array.from(members, (index) => records[index]));
+      if (baseline) baselines[value] = baseline;
       byValue[value] = metricsForSubset(
         counts,
         members,
@@ -481,6 +580,7 @@ export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options:
       ).metrics;
     }
     groups[key] = byValue;
+    if (Object.keys(baselines).length > 0) humanBaselineGroups[key] = baselines;
   }
 
   const severalLabels = records.map(labelsOf).filter((labels) => labels.length >= 2);
@@ -491,6 +591,8 @@ export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options:
   return {
     kind: 'binary',
     overall,
+    humanBaseline: humanBaseline(records),
+    humanBaselineGroups,
     biasIndex: sources ? biasIndexReport(sources, overall.macroF1, biasIntervals) : null,
     agreement: {
       humanFleissKappa: fleissKappa(severalLabels),

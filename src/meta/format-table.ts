@@ -59,6 +59,20 @@ function binaryOverallTable(report: BinaryMetaReport): string {
   return renderTable(['metric', 'value', confidence], rows);
 }
 
+/** The judge beside the human ceiling: each rater against the other raters of the same items. */
+function humanBaselineTable(report: BinaryMetaReport): string | undefined {
+  const baseline = report.humanBaseline;
+  if (!baseline) return undefined;
+  const perRater = baseline.byRater;
+  const rows: string[][] = [
+    ['balanced F1 (HealthBench)', formatNumber(report.overall.balancedF1), formatNumber(baseline.balancedF1), perRater ? formatNumber(perRater.meanBalancedF1) : missing],
+    ["Cohen's kappa", formatNumber(report.overall.cohenKappa), formatNumber(baseline.cohenKappa), perRater ? formatNumber(perRater.meanCohenKappa) : missing],
+    ['accuracy', formatNumber(report.overall.accuracy), formatNumber(baseline.accuracy), perRater ? formatNumber(perRater.meanAccuracy) : missing],
+    ['pairs', String(report.overall.pairs), String(baseline.pairs), perRater ? `${Object.keys(perRater.raters).length} raters` : missing],
+  ];
+  return `Judge beside the human baseline (each rater against the other raters of the same ${baseline.records} records):\n${renderTable(['metric', 'judge', 'humans (pooled pairs)', 'mean over raters'], rows)}`;
+}
+
 function binaryGroupRow(name: string, metrics: BinaryMetrics): string[] {
   return [
     name,
@@ -77,6 +91,8 @@ function formatBinary(report: BinaryMetaReport): string {
     `Binary judge agreement: ${metrics.records} records, ${metrics.pairs} (prediction, label) pairs`,
     binaryOverallTable(report),
   ];
+  const baseline = humanBaselineTable(report);
+  if (baseline) sections.push(baseline);
   if (report.biasIndex) {
     const rows = Object.entries(report.biasIndex.bySource).map(([source, bias]) => [source, String(bias.pairs), formatNumber(bias.meanError)]);
     sections.push(`Mean error (prediction - label) by ${report.biasIndex.sourceKey}:\n${renderTable([report.biasIndex.sourceKey, 'pairs', 'mean error'], rows)}`);

@@ -143,6 +143,12 @@ export interface LabelIndex {
   byItem: Map<string, Map<string, boolean[]>>;
   /** Raters who answered cannot_assess, by item id, then criterion id (only pairs with at least one). */
   cannotAssess: Map<string, Map<string, number>>;
+  /**
+   * Who gave each label of `byItem`, in the same order: the line's `reviewer` when the line holds
+   * one label, else null (a list on one line names no one per label). The human baseline's
+   * per-rater figures use it when every label of a pair has a name.
+   */
+  raters: Map<string, Map<string, Array<string | null>>>;
   /** Reviewers' notes, by item id, then criterion id (only pairs with a note). */
   notes: Map<string, Map<string, string[]>>;
   /** Distinct (item, criterion) pairs with at least one met / not met label. */
@@ -180,7 +186,7 @@ export async function loadLabels(file: string, options: { onInvalid?: (error: Ru
 }
 
 function emptyIndex(): LabelIndex {
-  return { byItem: new Map(), cannotAssess: new Map(), notes: new Map(), pairs: 0, ratings: 0, cannotAssessRatings: 0, invalid: [], pooled: 0 };
+  return { byItem: new Map(), raters: new Map(), cannotAssess: new Map(), notes: new Map(), pairs: 0, ratings: 0, cannotAssessRatings: 0, invalid: [], pooled: 0 };
 }
 
 function criteriaOf<T>(map: Map<string, Map<string, T>>, itemId: string): Map<string, T> {
@@ -205,6 +211,9 @@ function addLabel(index: LabelIndex, label: CriterionLabel, pooledKeys: Set<stri
       index.pairs += 1;
     }
     index.ratings += label.labels.length;
+    const rater = label.labels.length === 1 && label.reviewer !== undefined ? label.reviewer : null;
+    const raters = criteriaOf(index.raters, label.id);
+    raters.set(label.criterionId, [...(raters.get(label.criterionId) ?? []), ...label.labels.map(() => rater)]);
   }
   if (label.note !== undefined && label.note.trim() !== '') {
     const criteria = criteriaOf(index.notes, label.id);
@@ -233,6 +242,8 @@ export function restrictLabels(index: LabelIndex, itemIds: ReadonlySet<string>):
   for (const [itemId, criteria] of index.byItem) {
     if (!itemIds.has(itemId)) continue;
     restricted.byItem.set(itemId, criteria);
+    const raters = index.raters.get(itemId);
+    if (raters) restricted.raters.set(itemId, raters);
     restricted.pairs += criteria.size;
     for (const raters of criteria.values()) restricted.ratings += raters.length;
   }

@@ -209,7 +209,9 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
         continue;
       }
       if (options.sourceField && source === undefined) join.recordsWithoutSource += 1;
-      records.push({ id: `${record.id}/${criterion.id}`, prediction: verdict, label, groups: groupsFor(record, criterion, groupKeys, source) });
+      const raters = labels.raters.get(record.id)?.get(criterion.id);
+      const named = raters !== undefined && raters.length === label.length && raters.every((rater) => rater !== null) ? { raters: raters as string[] } : {};
+      records.push({ id: `${record.id}/${criterion.id}`, prediction: verdict, label, ...named, groups: groupsFor(record, criterion, groupKeys, source) });
       join.joined += 1;
     }
     for (const criterionId of labelledCriteria(labels, record.id)) {

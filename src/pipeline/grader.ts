@@ -22,6 +22,7 @@ import type { Item } from '../rubric/schema.js';
 import { hasPerTurnCriteria } from '../rubric/turns.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
+import type { Calibration } from '../spec/calibration.js';
 import { countingCannotAssess } from '../scoring/cannot-assess.js';
 import { callPolicySchema, checkRepeatCount, defaultLimits, gradingPlanSchema, guardSchema, jurySchema, limitsSchema, parseWith, type ExplanationLength, type GradingPlan, type Limits, type RunSpec } from '../spec/run-spec.js';
 import { sha256Hex } from '../util/hash.js';
@@ -52,6 +53,8 @@ export interface GraderOptions extends Partial<Pick<RunSpec, 'plan' | 'calls' | 
   judges?: Judge[];
   /** A scoring name or object (default `weighted_mean`, as `rubricate grade --format items`). */
   scoring?: string | Scoring;
+  /** A score calibration (`grade --calibration`): each result also carries the calibrated overall score. */
+  calibration?: Calibration;
   /**
    * A grading strategy of your own, used instead of the one the plan chooses (pairwise
    * comparison passes its own).
@@ -211,6 +214,7 @@ export class Grader {
   readonly agreement: JuryAgreement | undefined;
   private readonly members: Member[];
   private readonly omitText: boolean;
+  private readonly calibration: Calibration | undefined;
   private readonly aggregate: JuryAggregate;
   private readonly holisticLevels: number;
   private readonly onEvent: GraderOptions['onEvent'];
@@ -238,6 +242,7 @@ export class Grader {
     this.strategy = options.strategy ?? createStrategy(plan, sampling);
     this.scoring = countingCannotAssess(typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName));
     this.omitText = options.omitText ?? false;
+    this.calibration = options.calibration;
     if (options.keepRequests && this.omitText) {
       // A request holds the prompt and the response: keeping it would write the texts --no-text leaves out.
       throw new RubricateError('CONFIG_INVALID', '--keep-requests writes the requests sent to the judge, which hold the texts --no-text leaves out: give one of them', { field: 'keep-requests' });
@@ -420,7 +425,7 @@ export class Grader {
   }
 
   private toRecord(record: GradedRecord): ResultRecord {
-    return toResultRecord(record, { judge: this.judgeInfo, scoring: this.scoring, omitText: this.omitText });
+    return toResultRecord(record, { judge: this.judgeInfo, scoring: this.scoring, omitText: this.omitText, ...(this.calibration ? { calibration: this.calibration } : {}) });
   }
 
   async gradeItem(item: Item): Promise<ResultRecord> {

@@ -122,6 +122,15 @@ describe('Markdown summary', () => {
     expect(markdown).toContain(`**Balanced F1 (HealthBench): ${binaryReport.overall.balancedF1!.toFixed(4)}**`);
     expect(markdown).toContain('```');
   });
+
+  it('puts the judge beside the human baseline when records carry several labels', async () => {
+    const out = join(directory, 'meta-raters.md');
+    const report = computeBinaryMeta([{ prediction: true, label: [true, false] }, { prediction: false, label: [false, false] }], { resamples: 0 });
+    await writeReportFromResults({ input: write('binary-raters.json', JSON.stringify(report)), out });
+    const markdown = readFileSync(out, 'utf8');
+    expect(markdown).toContain('Judge beside the human baseline');
+    expect(markdown).toMatch(/pairs +4 +4/);
+  });
 });
 
 /** A probe report as `rubricate probe` writes it, from observations of our own. */

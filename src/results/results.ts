@@ -16,6 +16,7 @@ import { renderedStepOffsets } from '../trajectory/render.js';
 import type { ScoredCriterion, ScoredItem, Scoring } from '../scoring/types.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
 import { rubricateVersion } from '../version.js';
+import { calibratedScore, type Calibration } from '../spec/calibration.js';
 import type { InvalidRecord } from '../rubric/records.js';
 import type { Judge } from '../judges/types.js';
 import type { SamplingOptions, TurnResult } from '../grading/types.js';
@@ -118,6 +119,8 @@ const groupSchema = z.object({
   bradley_terry: unitInterval.nullable().optional(),
 });
 
+const calibrationLineSchema = z.object({ score: finite.nullable(), target: z.string(), hash: z.string(), missing: z.array(z.string()).optional() });
+export type CalibrationLine = z.infer<typeof calibrationLineSchema>;
 const subcheckSchema = z.object({ text: z.string(), met: z.boolean(), explanation: z.string().optional() });
 /** One turn's verdict of a per-turn criterion. */
 const turnVerdictSchema = z.object({
@@ -225,6 +228,8 @@ const lineFields = {
   repeat_scores: z.array(finite.nullable()).optional(),
   /** Only in the output of `grade --shard I/N` (and not in what `merge` writes). */
   shard: kept<ShardStamp>(shardSchema).optional(),
+  /** `grade --calibration`: the calibrated overall score (null when a criterion it reads has no verdict, named in `missing`), what it predicts and the calibration's hash. */
+  calibration: kept<CalibrationLine>(calibrationLineSchema).optional(),
   /** `rubricate improve`: every round's score and the round this line's response comes from. */
   improvement: objectSchema.optional(),
   /** `--config FILE`: the file and every setting the run was given, by flag name (secrets left out). */
@@ -286,6 +291,8 @@ export type JuryVote = z.output<typeof juryVoteSchema>;
 export interface ResultContext {
   judge?: JudgeInfo;
   scoring: Scoring;
+  /** `grade --calibration`: the overall score people would give, from the criteria's verdicts. */
+  calibration?: Calibration;
   /** Leave prompt and response text out of results (smaller files). */
   omitText?: boolean;
 }
@@ -430,6 +437,10 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
   if (item.tags) result.tags = item.tags;
   if (graded.group) result.group = groupStamp(graded.group);
   result.score = context.scoring.itemScore(toScoredItem(result));
+  if (context.calibration) {
+    const { score, missing } = calibratedScore(context.calibration, criteria);
+    result.calibration = { score, target: context.calibration.target, hash: context.calibration.hash, ...(missing.length > 0 ? { missing } : {}) };
+  }
   result.response_chars = characterCount(item.response);
   if (!context.omitText) {
     result.prompt = item.prompt;

@@ -17,6 +17,7 @@
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import { alignmentSchema } from './alignment.js';
+import { calibrationSchema } from './calibration.js';
 
 const positiveInteger = z.int().positive();
 
@@ -210,6 +211,12 @@ export const scoringSpecSchema = z.strictObject({
   failedAsZero: z.boolean().optional(),
   /** IFEval strict or loose evaluation of deterministic checks (default strict). */
   checkMode: z.enum(['strict', 'loose']).optional(),
+  /**
+   * A score calibration written by `rubricate calibrate --format results` (`spec/calibration.ts`):
+   * each result also gets the overall score people would give, from its criteria's verdicts. One
+   * setting, given whole by one flag: lazy, so that `settingPaths` sees a leaf.
+   */
+  calibration: z.lazy(() => calibrationSchema).optional(),
 });
 
 /** Limits shared by every process on one Redis store. */

@@ -138,3 +138,44 @@ export function phiCoefficient(first: ReadonlyArray<boolean | null>, second: Rea
   if (denominator === 0) return null;
   return (both * neither - onlyFirst * onlySecond) / denominator;
 }
+
+/**
+ * Cohen's weighted κ (Cohen 1968) on an ordered scale: κ_w = 1 − Σ w_ij o_ij ÷ Σ w_ij e_ij,
+ * with o the observed table, e the table expected by chance from its margins, and w_ij the
+ * distance between the scale's positions i and j, squared (`quadratic`) or not (`linear`).
+ * The scale is `categories` in order when given (every label must be on it), otherwise the
+ * labels either rater used, sorted: scikit-learn's `cohen_kappa_score(weights=…)`, which
+ * weighs by position in that list, not by the labels' values. `null` where chance disagreement
+ * is zero or there are no items.
+ */
+export function weightedCohenKappa<T extends Category>(first: readonly T[], second: readonly T[], weights: 'linear' | 'quadratic', categories?: readonly T[]): number | null {
+  if (first.length !== second.length) throw new RangeError('weightedCohenKappa: both raters must rate the same items');
+  const itemCount = first.length;
+  if (itemCount === 0) return null;
+  const labels: readonly Category[] = categories ?? [...new Set<Category>([...first, ...second])].sort(compareCategories);
+  const indexOf = new Map(labels.map((label, index) => [label, index]));
+  const size = labels.length;
+  const confusion = new Float64Array(size * size);
+  const firstTotals = new Float64Array(size);
+  const secondTotals = new Float64Array(size);
+  for (let index = 0; index < itemCount; index += 1) {
+    const row = indexOf.get(first[index]);
+    const column = indexOf.get(second[index]);
+    if (row === undefined || column === undefined) throw new RangeError(`weightedCohenKappa: label ${JSON.stringify(row === undefined ? first[index] : second[index])} is not on the scale`);
+    confusion[row * size + column] += 1;
+    firstTotals[row] += 1;
+    secondTotals[column] += 1;
+  }
+  let observed = 0;
+  let expected = 0;
+  for (let row = 0; row < size; row += 1) {
+    for (let column = 0; column < size; column += 1) {
+      const distance = Math.abs(row - column);
+      const weight = weights === 'quadratic' ? distance * distance : distance;
+      observed += weight * confusion[row * size + column];
+      expected += (weight * firstTotals[row] * secondTotals[column]) / itemCount;
+    }
+  }
+  if (expected === 0) return null;
+  return 1 - observed / expected;
+}

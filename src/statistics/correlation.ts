@@ -5,6 +5,7 @@
  * scikit-learn's `matthews_corrcoef` returns 0.
  */
 import type { Category } from './agreement.js';
+import { normalQuantile } from './normal.js';
 
 /**
  * Matthews' correlation coefficient (Gorodkin's multiclass form, scikit-learn's
@@ -155,4 +156,51 @@ function mergeSortSwaps(values: number[]): number {
     }
   }
   return swaps;
+}
+
+export type CorrelationKind = 'pearson' | 'spearman' | 'kendall';
+
+/**
+ * The variance of the Fisher-transformed coefficient, times n minus its offset: Fisher's
+ * 1/(n − 3) for Pearson's r, and Fieller, Hartley & Pearson's (1957, Biometrika 44) 1.06/(n − 3)
+ * for Spearman's ρ and 0.437/(n − 4) for Kendall's τ.
+ */
+const fisherVariance: Record<CorrelationKind, { scale: number; offset: number }> = {
+  pearson: { scale: 1, offset: 3 },
+  spearman: { scale: 1.06, offset: 3 },
+  kendall: { scale: 0.437, offset: 4 },
+};
+
+/**
+ * A confidence interval for a correlation coefficient by Fisher's z: z = atanh(r), its standard
+ * error √(scale ÷ (n − offset)) as in `fisherVariance`, the normal quantile q of the two-sided
+ * level, and the interval tanh(z ± q·se). `null` for an undefined coefficient or too few pairs;
+ * a coefficient of ±1 gives the interval [r, r].
+ */
+export function correlationInterval(coefficient: number | null, count: number, kind: CorrelationKind, confidence = 0.95): [number, number] | null {
+  if (coefficient === null || !(confidence > 0 && confidence < 1)) return null;
+  const { scale, offset } = fisherVariance[kind];
+  if (count <= offset) return null;
+  if (Math.abs(coefficient) >= 1) return [coefficient, coefficient];
+  const z = Math.atanh(coefficient);
+  const halfWidth = normalQuantile(1 - (1 - confidence) / 2) * Math.sqrt(scale / (count - offset));
+  return [Math.tanh(z - halfWidth), Math.tanh(z + halfWidth)];
+}
+
+/** A coefficient with its Fisher-z interval and the number of pairs. */
+export interface CorrelationEstimate {
+  value: number | null;
+  interval: [number, number] | null;
+  n: number;
+}
+
+/** Pearson, Spearman and Kendall τ-b of two vectors, each with its interval at `confidence`. */
+export function correlationsWithIntervals(first: readonly number[], second: readonly number[], confidence = 0.95): Record<CorrelationKind, CorrelationEstimate> {
+  const count = first.length;
+  const estimate = (value: number | null, kind: CorrelationKind): CorrelationEstimate => ({ value, interval: correlationInterval(value, count, kind, confidence), n: count });
+  return {
+    pearson: estimate(pearsonCorrelation(first, second), 'pearson'),
+    spearman: estimate(spearmanCorrelation(first, second), 'spearman'),
+    kendall: estimate(kendallTauB(first, second), 'kendall'),
+  };
 }

@@ -6,10 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { kendallTauB, matthewsCorrelation, spearmanCorrelation } from './correlation.js';
+import { cohenKappa, weightedCohenKappa } from './agreement.js';
+import { correlationsWithIntervals, kendallTauB, matthewsCorrelation, spearmanCorrelation } from './correlation.js';
 import { krippendorffAlpha } from './krippendorff.js';
 import { benjaminiHochbergAdjust, holmAdjust } from './multiple-testing.js';
 import { minimumPairedSampleSize, pairedDelta } from './paired.js';
+import { meanAbsoluteError, rootMeanSquaredError } from './prediction-error.js';
 
 type Rating = number | boolean | string | null;
 const reference = JSON.parse(readFileSync(new URL('./fixtures/reference.json', import.meta.url), 'utf8')) as {
@@ -19,6 +21,21 @@ const reference = JSON.parse(readFileSync(new URL('./fixtures/reference.json', i
   paired: Array<{ first: number[]; second: number[]; confidence: number; delta: number; stdDifference: number; standardError: number; interval: [number, number]; z: number; pValue: number }>;
   sampleSize: Array<{ effect: number; stdDifference: number; alpha: number; power: number; exact: number; n: number }>;
   multipleTesting: Array<{ p: number[]; holm: number[]; benjaminiHochberg: number[] }>;
+  krippendorffOrdinal: Array<{ units: Array<Array<number | null>>; ordinal: number | null }>;
+  scored: Array<{
+    truth: number[];
+    predicted: number[];
+    confidence: number;
+    pearson: number;
+    pearsonInterval: [number, number];
+    spearman: number;
+    spearmanInterval: [number, number];
+    kendall: number;
+    kendallInterval: [number, number];
+    rmse: number;
+    mae: number;
+  }>;
+  kappas: Array<{ first: number[]; second: number[]; scale: number[]; unweighted: number; quadratic: number; linear: number; quadraticOnScale: number }>;
 };
 
 const tolerance = 1e-9;
@@ -45,6 +62,62 @@ describe("Krippendorff's α", () => {
     expect(krippendorffAlpha([[1], [2, null]], 'nominal')).toBeNull();
     expect(krippendorffAlpha([[1, 1], [1, 1, 1]], 'interval')).toBeNull();
     expect(() => krippendorffAlpha([['a', 'b']], 'interval')).toThrow(RangeError);
+  });
+});
+
+describe("Krippendorff's α, ordinal", () => {
+  it('reproduces the ordinal α of Krippendorff (2011): 0.815', () => {
+    expect(krippendorffAlpha(reference.krippendorffOrdinal[0].units, 'ordinal')!.toFixed(3)).toBe('0.815');
+  });
+
+  it.each(reference.krippendorffOrdinal.map((entry, index) => [index, entry] as const))('fixture %i matches the reference to 1e-9 (missing ratings, binarised labels)', (_index, entry) => {
+    close(krippendorffAlpha(entry.units, 'ordinal'), entry.ordinal);
+  });
+
+  it('ignores values no pairable unit holds, and refuses words', () => {
+    const units = [[0, 1], [1, 1], [3, 3], [0, 0], [9, null]];
+    expect(krippendorffAlpha(units, 'ordinal')).toBe(krippendorffAlpha(units.slice(0, 4), 'ordinal'));
+    expect(() => krippendorffAlpha([['low', 'high']], 'ordinal')).toThrow(RangeError);
+  });
+});
+
+describe('correlations with Fisher-z intervals, RMSE and MAE', () => {
+  it.each(reference.scored.map((entry, index) => [index, entry] as const))('case %i matches the reference to 1e-9', (_index, entry) => {
+    const estimates = correlationsWithIntervals(entry.truth, entry.predicted, entry.confidence);
+    for (const kind of ['pearson', 'spearman', 'kendall'] as const) {
+      close(estimates[kind].value, entry[kind]);
+      const interval = entry[`${kind}Interval`];
+      close(estimates[kind].interval![0], interval[0]);
+      close(estimates[kind].interval![1], interval[1]);
+      expect(estimates[kind].n).toBe(entry.truth.length);
+    }
+    close(rootMeanSquaredError(entry.truth, entry.predicted), entry.rmse);
+    close(meanAbsoluteError(entry.truth, entry.predicted), entry.mae);
+  });
+
+  it('has no interval for too few pairs or an undefined coefficient, and a point at ±1', () => {
+    expect(correlationsWithIntervals([1, 2, 3], [1, 2, 3]).pearson).toEqual({ value: 1, interval: null, n: 3 });
+    expect(correlationsWithIntervals([1, 2, 3, 4, 5], [2, 4, 6, 8, 10]).kendall.interval).toEqual([1, 1]);
+    expect(correlationsWithIntervals([1, 1, 1, 1, 1], [1, 2, 3, 4, 5]).spearman.interval).toBeNull();
+    expect(rootMeanSquaredError([], [])).toBeNull();
+  });
+});
+
+describe("Cohen's κ, unweighted and weighted", () => {
+  it.each(reference.kappas.map((entry, index) => [index, entry] as const))('case %i matches the reference to 1e-9', (_index, entry) => {
+    close(cohenKappa(entry.first, entry.second), entry.unweighted);
+    close(weightedCohenKappa(entry.first, entry.second, 'quadratic'), entry.quadratic);
+    close(weightedCohenKappa(entry.first, entry.second, 'linear'), entry.linear);
+    close(weightedCohenKappa(entry.first, entry.second, 'quadratic', entry.scale), entry.quadraticOnScale);
+  });
+
+  it('weighs by position on the scale (unused categories count), and refuses a label off the scale', () => {
+    // 3 is on the scale but unused: it widens the distance between 2 and 4.
+    const first = [1, 2, 4, 1, 4];
+    const second = [1, 4, 4, 2, 2];
+    expect(weightedCohenKappa(first, second, 'quadratic', [1, 2, 3, 4])).not.toBe(weightedCohenKappa(first, second, 'quadratic'));
+    expect(() => weightedCohenKappa([1, 5], [1, 2], 'quadratic', [1, 2, 3])).toThrow(RangeError);
+    expect(weightedCohenKappa([2, 2], [2, 2], 'quadratic')).toBeNull();
   });
 });
 

@@ -4,6 +4,7 @@
  * without a value here fails them, so every new setting is tried over the queue and by flag.
  */
 import { sealAlignment } from '../spec/alignment.js';
+import { sealCalibration } from '../spec/calibration.js';
 
 export const sampleSettings: Readonly<Record<string, unknown>> = {
   model: 'openai:m',
@@ -58,6 +59,7 @@ export const sampleSettings: Readonly<Record<string, unknown>> = {
   'jury.aggregate': 'mean',
   'jury.samples': 2,
   'scoring.name': 'normalized',
+  'scoring.calibration': sealCalibration({ kind: 'ridge', target: 'overall human score', criteria: ['a', 'b'], intercept: 1, coefficients: [2, 0.5], lambda: 10, range: [1, 4] }),
   'scoring.failedAsZero': true,
   'scoring.checkMode': 'loose',
   'fleet.globalConcurrency': 4,

@@ -15,6 +15,7 @@ import { alignJudge, type AlignReport, type SplitAgreement } from '../../meta/al
 import { loadLabels } from '../../meta/labels.js';
 import { Grader } from '../../pipeline/grader.js';
 import type { RunSpec } from '../../spec/run-spec.js';
+import { fitScoreCalibration } from '../../meta/score-calibration.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { quietHelp, reportInputError, type CommandContext } from '../context.js';
 import { addJudgeOptions, parseNumber, parsePositiveInteger, withConfiguredModel } from '../judge-options.js';
@@ -42,6 +43,8 @@ interface AlignFlags extends SessionFlags {
   bootstrapSeed: number;
   confidence: number;
   prices?: string;
+  scores?: string;
+  calibrationOut?: string;
 }
 
 function parseShare(name: string) {
@@ -71,6 +74,8 @@ export function registerAlignCommand(program: Command, context: CommandContext):
     .option('--bootstrap-resamples <n>', 'bootstrap resamples for the agreement intervals (0 = none)', parseResamples, 1000)
     .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
+    .option('--scores <file>', 'the overall score people gave each item, JSONL {"id": …, "score": …}: also fit a score calibration on the train split (tested on the test split) and write it to --calibration-out, for grade --calibration')
+    .option('--calibration-out <file>', 'with --scores: where to write the score calibration')
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--quiet', quietHelp);
   // The judge as it grades (plan, sampling, calls): the alignment is what this command writes.
@@ -87,10 +92,11 @@ export function registerAlignCommand(program: Command, context: CommandContext):
 
 async function runAlign(flags: AlignFlags, spec: RunSpec, context: CommandContext): Promise<number> {
   checkFiles({
-    inputs: [{ flag: 'input', path: flags.input }, { flag: 'labels', path: flags.labels }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'prices', path: flags.prices }],
-    outputs: [{ flag: 'out', path: flags.out }],
+    inputs: [{ flag: 'input', path: flags.input }, { flag: 'labels', path: flags.labels }, { flag: 'rubrics', path: flags.rubrics }, { flag: 'prices', path: flags.prices }, { flag: 'scores', path: flags.scores }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'calibration-out', path: flags.calibrationOut }],
     keep: storeFilesOf(flags),
   });
+  if ((flags.scores === undefined) !== (flags.calibrationOut === undefined)) throw new RubricateError('CONFIG_INVALID', '--scores and --calibration-out go together: the overall scores to fit a score calibration on, and where to write it', { field: flags.scores === undefined ? 'scores' : 'calibration-out' });
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   const say = (line: string) => {
     if (!flags.quiet) context.stderr(line);
@@ -152,12 +158,26 @@ async function runAlign(flags: AlignFlags, spec: RunSpec, context: CommandContex
       },
     };
     await writeFileAtomic(flags.out, `${JSON.stringify(file, null, 2)}\n`);
+    const scoreCalibration = flags.scores && flags.calibrationOut ? await writeScoreCalibration(flags.input, flags.scores, flags.calibrationOut, outcome.split, flags) : undefined;
     session.finish();
     context.stderr(describeAlignment(outcome.report, cost, flags.out));
+    if (scoreCalibration) context.stderr(scoreCalibration);
     return outcome.report.unusableLines > 0 || labels.invalid.length > 0 ? exitCodes.itemsFailed : exitCodes.success;
   } finally {
     await session.close();
   }
+}
+
+/**
+ * The score calibration `align` offers beside its alignment: fitted on the input results of the
+ * train split's items and tested on the test split's, so it never learns from an item the
+ * alignment is tested on. It reads the verdicts as the input results hold them (before alignment).
+ */
+async function writeScoreCalibration(results: string, scores: string, out: string, split: { train: string[]; test: string[] }, flags: AlignFlags): Promise<string> {
+  const report = await fitScoreCalibration(results, scores, { seed: flags.splitSeed, testFraction: flags.testFraction, confidence: flags.confidence, split });
+  await writeFileAtomic(out, `${JSON.stringify({ ...report.calibration, fit: report.fit }, null, 2)}\n`);
+  const { calibrated, rawScore } = report.fit.test;
+  return `score calibration: ${out} (lambda ${report.calibration.lambda}; test split Pearson ${figure(calibrated.pearson.value)}, the results' own score ${figure(rawScore.pearson.value)}; apply it with grade --calibration ${out})`;
 }
 
 function figure(value: number | null): string {

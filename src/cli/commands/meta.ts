@@ -7,6 +7,8 @@
  *   per criterion, tag and response source;
  * - a labelled pairwise set with --judge (`--format llmbar|judgebench|pandalm|autoj|hhh`): the
  *   judge compares every pair in both orders, then the verdicts are scored against the labels;
+ * - recorded graded judges against human labels, nothing called (`--format llmjudge --labels
+ *   QRELS`: a TREC-style graded run; `--format llm-rubric`: LLM-Rubric's answer distributions);
  * - a best-of-N benchmark (`--format rewardbench2|rm-bench`): with --judge, the judge rates each
  *   response (or ranks four at once) and the benchmark's own aggregation scores it; without,
  *   the length-only baselines alone. Pairwise and best-of-N reports carry both baselines.
@@ -24,6 +26,8 @@ import { readHeldOutItems } from '../../spec/alignment.js';
 import { formatOutcomeReport, outcomeMeta } from '../../meta/outcome.js';
 import { loadTernaryLabels, researchRubricsMeta, researchRubricsTasks } from '../../meta/researchrubrics.js';
 import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
+import { formatLlmJudgeReport, llmJudgeMeta } from '../../meta/llmjudge.js';
+import { formatLlmRubricBaselines, llmRubricBaselines } from '../../meta/llm-rubric.js';
 import { bestOfNImporters, getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
 import { lengthBaselines, runBestOfNMeta, type BestOfNBenchmark, type BestOfNJudging } from '../../meta/best-of-n.js';
 import { Grader } from '../../pipeline/grader.js';
@@ -123,11 +127,11 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
   const command = program
     .command('meta')
     .description('how far a judge agrees with human or gold labels: published judge outputs, a results file against labels, or a judge run on a labelled pairwise set')
-    .requiredOption('--format <name>', `results | outcome (results whose items carry an outcome, e.g. τ-bench rewards) | researchrubrics (results with ternary labels) | llmbar | judgebench (published outputs, or datasets with --judge) | ${pairwiseImporters.names().filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
-    .requiredOption('--input <file>', 'published judge output, results JSONL, or pairwise dataset')
+    .requiredOption('--format <name>', `results | outcome (results whose items carry an outcome, e.g. τ-bench rewards) | researchrubrics (results with ternary labels) | llmjudge (a TREC graded run against --labels qrels) | llm-rubric (LLM-Rubric's folder: answer distributions against human answers) | llmbar | judgebench (published outputs, or datasets with --judge) | ${pairwiseImporters.names().filter((name) => !publishedFormats.includes(name as PublishedFormat)).join(' | ')} (with --judge)`)
+    .requiredOption('--input <file>', 'published judge output, results JSONL, pairwise dataset, a TREC graded run (llmjudge) or the LLM-Rubric folder (llm-rubric)')
     .requiredOption('--out <file>', 'report JSON')
     .option('--report <file>', 'also write the HTML report of it (as `rubricate report` does)')
-    .option('--labels <file>', 'results: human labels JSONL ({id, criterion_id, label} or {id, labels: {criterion_id: label}}; a label may be a list, one per rater)')
+    .option('--labels <file>', 'results: human labels JSONL ({id, criterion_id, label} or {id, labels: {criterion_id: label}}; a label may be a list, one per rater); llmjudge: the qrels (qid 0 docid label)')
     .option('--group-by <list>', 'results: comma-separated breakdowns: criterion, tag, or tag prefixes such as axis,theme')
     .option('--source-field <path>', 'results: dot path naming each response\u2019s source (e.g. metadata.model), for the bias index')
     .option('--include-checks', 'results: also compare deterministic checks with the labels')
@@ -177,6 +181,17 @@ async function writeReport(flags: MetaFlags, report: unknown): Promise<void> {
   }
 }
 
+/** Formats of recorded verdicts: a judge named beside them would be dropped, so it is refused. */
+function refuseJudge(flags: MetaFlags): void {
+  if (flags.judge !== undefined) throw new RubricateError('CONFIG_INVALID', `--format ${flags.format} scores recorded verdicts: leave out --judge`, { field: 'judge' });
+  if (flags.report) throw new RubricateError('CONFIG_INVALID', `--report is not offered for --format ${flags.format}: its JSON report is the output`, { field: 'report' });
+  const unread = (['groupBy', 'sourceField', 'includeChecks', 'heldOut'] as const).find((name) => flags[name] !== undefined);
+  if (unread) {
+    const flag = `--${unread.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+    throw new RubricateError('CONFIG_INVALID', `${flag} applies to --format results, not to --format ${flags.format}: leave it out`, { field: flag.slice(2) });
+  }
+}
+
 async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: true }, { flag: 'labels', path: flags.labels }, { flag: 'held-out', path: flags.heldOut }],
@@ -218,6 +233,22 @@ async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext,
     return join.invalidResultLines + join.invalidLabelLines > 0 ? exitCodes.itemsFailed : exitCodes.success;
   }
 
+  if (flags.format === 'llmjudge') {
+    if (!flags.labels) throw new RubricateError('CONFIG_INVALID', '--format llmjudge needs --labels QRELS (qid 0 docid label)', { field: 'labels' });
+    refuseJudge(flags);
+    const report = await llmJudgeMeta(flags.input, flags.labels);
+    await writeFileAtomic(flags.out, `${JSON.stringify(report, null, 2)}\n`);
+    say(`${formatLlmJudgeReport(report)}\nreport: ${flags.out}`);
+    return exitCodes.success;
+  }
+  if (flags.format === 'llm-rubric') {
+    if (flags.labels) throw new RubricateError('CONFIG_INVALID', '--format llm-rubric reads the human answers from its folder: leave out --labels', { field: 'labels' });
+    refuseJudge(flags);
+    const report = await llmRubricBaselines(flags.input, flags.confidence);
+    await writeFileAtomic(flags.out, `${JSON.stringify(report, null, 2)}\n`);
+    say(`${formatLlmRubricBaselines(report)}\nreport: ${flags.out}`);
+    return exitCodes.success;
+  }
   if (flags.format === 'outcome') {
     const report = await outcomeMeta(flags.input, { outcomeField: flags.outcomeField });
     await writeReport(flags, { inputs: { results: flags.input }, ...report });
@@ -255,7 +286,7 @@ async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext,
   if (bestOfNImporters.has(flags.format)) return runBestOfN(flags, spec, context, say);
 
   if (!pairwiseImporters.has(flags.format)) {
-    throw new RubricateError('CONFIG_INVALID', `unknown meta format "${flags.format}" (known: results, outcome, researchrubrics, ${[...pairwiseImporters.names(), ...bestOfNImporters.names()].join(', ')})`, { field: 'format' });
+    throw new RubricateError('CONFIG_INVALID', `unknown meta format "${flags.format}" (known: results, outcome, researchrubrics, llmjudge, llm-rubric, ${[...pairwiseImporters.names(), ...bestOfNImporters.names()].join(', ')})`, { field: 'format' });
   }
   if (flags.judge === undefined) {
     throw new RubricateError('CONFIG_INVALID', `--format ${flags.format} is a pairwise dataset: name the judge to run on it with --judge SPEC`, { field: 'judge' });

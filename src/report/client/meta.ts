@@ -105,6 +105,9 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
     const rows: StatRow[] = [];
     if (agreement.recordsWithSeveralLabels > 0) rows.push(["Fleiss' κ among humans", formatScore(agreement.humanFleissKappa) + ' (' + plural(agreement.recordsWithSeveralLabels, 'record') + ')']);
     if (agreement.recordsWithJury > 0) rows.push(["Fleiss' κ among jurors", formatScore(agreement.juryFleissKappa) + ' (' + plural(agreement.recordsWithJury, 'record') + ')']);
+    // The human ceiling beside the judge (reports written before it existed have none).
+    const baseline = report.humanBaseline;
+    if (baseline) rows.push(['Humans against one another (HealthBench physician baseline)', 'balanced F1 ' + formatScore(baseline.balancedF1) + ' · κ ' + formatScore(baseline.cohenKappa) + ' · accuracy ' + formatScore(baseline.accuracy) + ' (' + plural(baseline.pairs, 'rater pair') + '; judge: balanced F1 ' + formatScore(overall.balancedF1) + ')']);
     if (rows.length === 0) return null;
     return h('div', { style: { 'margin-top': '14px' } }, [statList(rows)]);
   }
