@@ -23,6 +23,7 @@ import { reportFailedAsZero } from './score.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
 import type { DryRunJudge } from '../../batch/dry-run.js';
 import { addBatchOptions } from '../batch-options.js';
+import { addBenchmarkOption, applyBenchmark } from '../benchmark-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import type { RunSpec } from '../../spec/run-spec.js';
@@ -47,7 +48,8 @@ export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainF
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
   const command = program.command('grade').description('grade responses against their rubrics and write one result line per item');
-  addInputOptions(command, { formatHelp: `input format (${itemImporters.names().join(', ')})`, responseFromVerb: 'grade' });
+  addInputOptions(command, { formatHelp: `input format (${itemImporters.names().join(', ')})`, responseFromVerb: 'grade', inputFrom: '--benchmark' });
+  addBenchmarkOption(command);
   addLimitOption(command);
   command
     .option('--out <file>', 'results JSONL', 'results.jsonl')
@@ -68,7 +70,11 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     'rubricate grade --format healthbench --input examples/healthbench/examples.jsonl --responses examples/healthbench/responses.jsonl --judge openai:gpt-4.1-mini --out hb-results.jsonl --report hb-report.html',
     'rubricate grade --input examples/items.jsonl --judge scripted --limit 2 --out smoke-results.jsonl   # a smoke run, offline',
   ]);
-  command.action(async (flags: GradeFlags, self: Command) => {
+  command.action(async (_given: GradeFlags, self: Command) => {
+    // A pack sets the input, the format and the defaults the user left unset, before anything reads them.
+    applyBenchmark(self);
+    const flags = self.opts<GradeFlags>();
+    if (flags.input === undefined) throw new RubricateError('CONFIG_INVALID', 'give the items to grade: --input FILE, or --benchmark NAME (`rubricate benchmarks` lists them)', { field: 'input' });
     context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default' });
   });
 }
