@@ -33,6 +33,8 @@ import { startRejudging, type Rejudging } from '../../pipeline/rejudge.js';
 import { gradeRepeatedly } from '../../pipeline/repeats.js';
 import { createStabilityTally, type StabilitySummary } from '../../scoring/stability.js';
 import type { ResultRecord } from '../../results/results.js';
+import { runIndexPath, runIndexVariable, startRunRecording, type RunRecording } from '../../results/run-index.js';
+import type { Metrics } from '../../scoring/types.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
@@ -44,6 +46,8 @@ export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainF
   repeats?: number;
   stabilityThreshold?: number;
   force?: boolean;
+  benchmark?: string;
+  runIndex?: string;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -60,6 +64,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--repeats <n>', 'grade every item n times (each repeat cached apart) and report how stable the verdicts and scores are; results keep the first repeat, with every repeat\'s verdicts and scores', parsePositiveInteger('repeats'))
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
+    .option('--run-index <file>', `the run history this run adds its lines to (default: ${runIndexVariable}, else the user's state folder; "off" for none)`)
     .option('--quiet', quietHelp);
   addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
   addQueueOptions(command);
@@ -161,6 +166,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const graded = (admitted: AsyncIterable<ImportRecord>) => (repeats > 1 ? tallied(gradeRepeatedly([grader, ...repeatGraders], admitted), stability!) : grader.gradeStream(admitted));
   let outcome: GradeFileOutcome;
   let cost: number | null;
+  let recording: RunRecording | undefined;
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
     if (!session.dryRun) {
@@ -178,6 +184,8 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, { batch: Boolean(flags.batch), cascade: session.cascadeJudges as DryRunJudge[], ...(images ? { images: { files_read: images.files, urls_not_fetched: images.urls } } : {}) });
       return exitCodes.success;
     }
+    // The run history: a "running" line now, its ending when it ends (`rubricate view` lists it, live until then).
+    recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: options.rejudge ? 'rejudge' : 'grade', judges: session.judges.map((member) => member.provenance.id), input: flags.input, benchmark: flags.benchmark }, (message) => context.stderr(`warning: ${message}`));
     const queueUrl = flags.queue;
     const stamp = shard && inputTotal ? await shardStampFor(flags, importer.name, shard, await inputTotal) : undefined;
     const queued = queueUrl
@@ -213,7 +221,10 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     });
     progress.stop();
     // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
-    if (outcome.interrupted) return reportInterrupted(context, outcome.written, await expectedTotal.catch(() => undefined));
+    if (outcome.interrupted) {
+      recording?.end('interrupted', { items: itemCounts(outcome.metrics) });
+      return reportInterrupted(context, outcome.written, await expectedTotal.catch(() => undefined));
+    }
     // What this run spent: a re-judged line written back as it was keeps the usage of its first run.
     if (rejudging) outcome = { ...outcome, usage: rejudging.tally.spent };
     // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
@@ -236,7 +247,9 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       await writeReportFromResults({ input: flags.out, out: flags.report });
     }
     session.finish();
+    recording?.end(outcome.judgeUnusable ? 'failed' : 'finished', { items: itemCounts(outcome.metrics), ...(outcome.judgeUnusable ? { error: 'the judge is unusable: no call gave a verdict' } : {}) });
   } catch (error) {
+    recording?.end(context.signal.aborted ? 'interrupted' : 'failed', { error: RubricateError.isInstance(error) ? `${error.code}: ${error.message}` : String(error) });
     if (context.signal.aborted) return reportInterrupted(context, undefined, undefined);
     throw error;
   } finally {
@@ -267,6 +280,11 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   }
   if (flags.strict && invalidSeen > 0) return exitCodes.itemsFailed;
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** A run's item counts, as its history line keeps them. */
+function itemCounts(metrics: Metrics): { n: number; ok: number; error: number; invalid: number } {
+  return { n: metrics.n, ok: metrics.n_ok, error: metrics.n_error, invalid: metrics.n_invalid };
 }
 
 /** The run's cascade decisions (not with --quiet) and self-preference warnings, one line each on stderr. */

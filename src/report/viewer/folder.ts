@@ -66,7 +66,7 @@ async function walk(folder: string): Promise<FoundFile[]> {
   return found;
 }
 
-function headlineOf(run: CollectedRun): RunHeadline {
+export function headlineOf(run: CollectedRun): RunHeadline {
   const { metrics, mostFailed: _mostFailed, histogram: _histogram, invalidLines: _invalidLines, bySource: _bySource, ...rest } = run.data.summary;
   const { by_tag: _byTag, ...headlineMetrics } = metrics;
   return { ...rest, metrics: headlineMetrics };
