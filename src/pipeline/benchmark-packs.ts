@@ -10,7 +10,7 @@ import { RubricateError } from '../errors.js';
 import { itemImporters, type ItemFormatName } from '../rubric/formats/index.js';
 import type { JudgeProtocol } from '../spec/run-spec.js';
 import { dataDirectory } from '../testing/data.js';
-import { createRegistry, type RegistryName } from '../util/registry.js';
+import { createRegistry } from '../util/registry.js';
 import { resolve } from 'node:path';
 
 /** One place a pack's data may be, relative to the data folder; the first present is used. */
@@ -174,7 +174,6 @@ export const benchmarkPacks = createRegistry({ what: 'benchmark', field: 'benchm
   }),
 });
 
-export type BenchmarkName = RegistryName<typeof benchmarkPacks>;
 
 /** A pack and subset as `--benchmark` names them, with the data file it resolves to. */
 export interface ResolvedBenchmark {
