@@ -2,7 +2,7 @@
  * `rubricate view DIR`: a local viewer over a folder of runs, on 127.0.0.1 only. Prints its
  * address, serves until Ctrl-C (or SIGTERM), then exits 0. See docs/report.md.
  */
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
 import type { CommandContext } from '../context.js';
@@ -40,6 +40,7 @@ async function runHistoryView(flags: ViewFlags, context: CommandContext): Promis
   const { startViewer } = await import('../../report/viewer/server.js');
   const viewer = await startViewer({ runIndex, port: flags.port });
   context.stderr(`viewing the run history ${runIndex} at ${viewer.url} (loopback only; Ctrl-C stops)`);
+  if (!existsSync(runIndex)) context.stderr(`the run history is empty so far: each grade adds its run to it (${runIndexVariable} or --run-index names another)`);
   return serveUntilStopped(viewer, context);
 }
 

@@ -59,6 +59,21 @@ describe('rubricate view: the run history', () => {
     expect((await app.request(`/api/run-state?file=${encodeURIComponent(join(root, 'two/other.jsonl'))}`, loopback)).status).toBe(404);
   });
 
+  test('lists the newest runs only, and says how many older ones it leaves out', async ({ tempDir }) => {
+    const root = realpathSync(tempDir);
+    const index = join(root, 'runs.jsonl');
+    const records = [...syntheticResultRecords({ items: 1, criteriaPerItem: 1, seed: 6 })];
+    for (const name of ['a', 'b', 'c']) {
+      writeFileSync(join(root, `${name}.jsonl`), records.map(lineOf).join(''));
+      startRunRecording(index, { results: join(root, `${name}.jsonl`), command: 'grade', judges: [] }, () => undefined)!.end('finished');
+    }
+    const app = createViewerApp(openRunHistory(index, { maximumRuns: 2 }));
+    const page = payloadOf(await (await app.request('/', loopback)).text()) as RunsIndexPayload;
+    expect(page.runs.map((run) => run.file)).toEqual([join(root, 'c.jsonl'), join(root, 'b.jsonl')]);
+    expect(page.skipped).toEqual([{ file: index, reason: '1 older runs not listed (the newest 2 are)' }]);
+    expect((await app.request(`/run?file=${encodeURIComponent(join(root, 'a.jsonl'))}`, loopback)).status).toBe(404);
+  });
+
   test('a running run is live: its page reloads itself, and its state and report grow as lines are appended', async ({ tempDir }) => {
     const root = realpathSync(tempDir);
     const index = join(root, 'runs.jsonl');

@@ -77,8 +77,11 @@ async function latestByResults(indexPath: string): Promise<IndexedRun[]> {
   return (await readRunIndex(indexPath)).filter((run) => (seen.has(run.results) ? false : (seen.add(run.results), true)));
 }
 
-/** The runs of the run index as a folder the viewer serves: each listed by its absolute results path. */
-export function openRunHistory(indexPath: string): HistoryFolder {
+/** Runs the history lists at most (the newest): each is read for its headline. */
+export const maximumHistoryRuns = 500;
+
+/** The runs of the run index as a folder the viewer serves: each listed by its absolute results path, the newest `maximumRuns`. */
+export function openRunHistory(indexPath: string, { maximumRuns = maximumHistoryRuns }: { maximumRuns?: number } = {}): HistoryFolder {
   const cache = new Map<string, { bytes: number; modifiedMs: number; run: CollectedRun }>();
   let listed = new Map<string, IndexedRun>();
 
@@ -94,17 +97,19 @@ export function openRunHistory(indexPath: string): HistoryFolder {
   }
 
   async function openable(file: string): Promise<string | undefined> {
-    if (!listed.has(file)) listed = new Map((await latestByResults(indexPath)).map((run) => [run.results, run]));
+    if (!listed.has(file)) listed = new Map((await latestByResults(indexPath)).slice(0, maximumRuns).map((run) => [run.results, run]));
     return listed.has(file) && (await refusal(file)) === undefined ? file : undefined;
   }
 
   return {
     folder: indexPath,
     async index() {
-      const runs = await latestByResults(indexPath);
+      const all = await latestByResults(indexPath);
+      const runs = all.slice(0, maximumRuns);
       listed = new Map(runs.map((run) => [run.results, run]));
       const entries: RunIndexEntry[] = [];
       const skipped: Array<{ file: string; reason: string }> = [];
+      if (all.length > runs.length) skipped.push({ file: indexPath, reason: `${all.length - runs.length} older runs not listed (the newest ${maximumRuns} are)` });
       for (const run of runs) {
         const why = await refusal(run.results);
         if (why) {
