@@ -1,4 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { pathToFileURL } from 'node:url';
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +46,23 @@ describe('the run index', () => {
     writeFileSync(index, readFileSync(index, 'utf8') + 'not json\n{"run_index": 1, "run": "r3"}\n');
     const runs = await readRunIndex(index);
     expect(runs.map((run) => [run.run, run.status, run.process_gone])).toEqual([['r2', 'running', undefined], ['r1', 'interrupted', true]]);
+  });
+
+  test('lines appended by several processes at once never interleave', async ({ tempDir }) => {
+    const index = join(tempDir, 'runs.jsonl');
+    const module = pathToFileURL(join(import.meta.dirname, 'run-index.ts')).href;
+    // Each process appends 200 lines of about 2 KiB (a long benchmark name pads them) as fast as it can.
+    const writer = (name: string) =>
+      `const { appendRunIndexLine } = await import(${JSON.stringify(module)});
+       for (let n = 0; n < 200; n += 1) appendRunIndexLine(${JSON.stringify(index)}, { run_index: 1, run: '${name}-' + n, status: 'running', results: '/r/${name}.jsonl', command: 'grade', started_at: new Date().toISOString(), judges: [], made_up: false, benchmark: '${name}'.repeat(2000), pid: process.pid, host: 'h' });`;
+    const children = ['a', 'b', 'c'].map((name) => spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', writer(name)], { stdio: 'inherit' }));
+    const codes = await Promise.all(children.map(async (child) => (await once(child, 'exit'))[0]));
+    expect(codes).toEqual([0, 0, 0]);
+    const lines = readFileSync(index, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(600);
+    const parsed = lines.map((text) => JSON.parse(text) as RunIndexLine);
+    for (const name of ['a', 'b', 'c']) expect(parsed.filter((line) => line.results === `/r/${name}.jsonl` && line.benchmark === name.repeat(2000))).toHaveLength(200);
+    expect((await readRunIndex(index)).length).toBe(600);
   });
 
   test('a line over the bound drops its optional fields, never writes a cut line', async ({ tempDir }) => {
