@@ -4,7 +4,8 @@
  * from the dry run's counting judge (`batch/dry-run.ts`) driven through the real `Grader` with
  * the pack's plan, so they are what `grade --dry-run` would say; the responses are a stated
  * assumption (a filler answer of `assumedResponseWords` words), since a pack has none of its own.
- * A large pack is counted on its first `estimatedItems` items and scaled by its criteria.
+ * A large pack is counted on its first items, up to `estimatedCriteria` judged criteria, and the
+ * rest scaled by their judged criteria.
  */
 import { createDryRunJudge, estimateCost, type CostEstimate, type DryRunTotals } from '../batch/dry-run.js';
 import { defaultPrices, priceFor, type ModelPrice } from '../engine/usage.js';
@@ -16,8 +17,8 @@ import { Grader } from './grader.js';
 
 /** Words of the filler response every item is priced with. */
 export const assumedResponseWords = 300;
-/** Items run through the counting judge; the rest are scaled from them by criteria. */
-export const estimatedItems = 10;
+/** Judged criteria run through the counting judge (whole items, at least one); the rest are scaled from them. */
+export const estimatedCriteria = 1500;
 
 export interface BenchmarkSize {
   items: number;
@@ -61,11 +62,11 @@ export async function countBenchmark(file: string, pack: BenchmarkPack): Promise
 const fillerWords = 'the answer explains each step of its reasoning and names what it is unsure of before it gives its final recommendation'.split(' ');
 const fillerResponse = Array.from({ length: assumedResponseWords }, (_, index) => fillerWords[index % fillerWords.length]).join(' ');
 
-/** The first `estimatedItems` items of the file, each given the filler response; `counted` tallies them and their judged criteria. */
+/** The first items of the file up to `estimatedCriteria` judged criteria, each given the filler response; `counted` tallies them and their judged criteria. */
 async function* pricedItems(file: string, pack: BenchmarkPack, counted: { items: number; criteria: number }): AsyncGenerator<ImportRecord> {
   for await (const record of getItemImporter(pack.format).read(file, { withoutResponses: true, judgeProtocol: pack.protocol })) {
     if (record.kind !== 'item') continue;
-    if (counted.items >= estimatedItems) return;
+    if (counted.criteria >= estimatedCriteria) return;
     counted.items += 1;
     counted.criteria += record.item.rubric.criteria.filter((criterion) => criterion.check === undefined).length;
     yield { kind: 'item', line: record.line, item: { ...record.item, response: fillerResponse } };

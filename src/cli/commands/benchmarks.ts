@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { exitCodes } from '../../errors.js';
 import { defaultPrices, loadPriceTable, type ModelPrice } from '../../engine/usage.js';
-import { assumedResponseWords, countBenchmark, estimateBenchmark, estimatedItems, type BenchmarkEstimate, type BenchmarkSize } from '../../pipeline/benchmark-estimate.js';
+import { assumedResponseWords, countBenchmark, estimateBenchmark, estimatedCriteria, type BenchmarkEstimate, type BenchmarkSize } from '../../pipeline/benchmark-estimate.js';
 import { benchmarkPacks, findBenchmark, type ResolvedBenchmark } from '../../pipeline/benchmark-packs.js';
 import { checkFiles } from '../../util/files.js';
 import type { CommandContext } from '../context.js';
@@ -107,6 +107,6 @@ function formatListings(listings: readonly BenchmarkListing[], ownPrices: boolea
     ...lines,
     '',
     `data folder: ${directory} (RUBRICATE_DATA_DIR); a pack whose data is not present: \`npm run data:fetch\`, or \`rubricate grade --benchmark NAME\` says where to get it`,
-    `cost: ${ownPrices ? 'your --prices table' : 'rubricate\'s price table'}, USD per 1M tokens${priced.length > 0 ? ` (${priced.join('; ')})` : ''}; each response assumed ${assumedResponseWords} words; calls and tokens counted by the dry run on each pack's first ${estimatedItems} items and scaled by its criteria; no cache hits assumed`,
+    `cost: ${ownPrices ? 'your --prices table' : 'rubricate\'s price table'}, USD per 1M tokens${priced.length > 0 ? ` (${priced.join('; ')})` : ''}; each response assumed ${assumedResponseWords} words; calls and tokens counted by the dry run on each pack's first items (up to ${count(estimatedCriteria)} judged criteria) and the rest scaled by their criteria; no cache hits assumed`,
   ].join('\n');
 }
