@@ -53,7 +53,7 @@ function whyCheckOnly(args: readonly string[], environment: string): string | un
   if (args.includes('--batch') && !args.includes('--dry-run')) return 'Batch API polling takes minutes';
   if (args[0] === 'batches' && (args.includes('--refresh') || args.includes('--cancel'))) return "it asks the provider's Batch API";
   if (environment.includes('…') || args.some((argument) => argument.includes('…'))) return 'it has a placeholder to fill in';
-  if (args.some((argument) => argument.startsWith('../shared/data/'))) return 'it reads the benchmark data (npm run data:fetch)';
+  if (args.some((argument) => argument.startsWith('../shared/data/')) || args.includes('--benchmark') || args[0] === 'benchmarks') return 'it reads the benchmark data (npm run data:fetch)';
   if (args.some((argument) => argument.includes('$'))) return 'it takes shell variables';
   return undefined;
 }

@@ -7,12 +7,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dataDirectory, missingDataLogVariable } from '../src/testing/data.js';
+import { runIndexVariable } from '../src/results/run-index.js';
 
 export default function setup(): () => void {
   const directory = mkdtempSync(join(tmpdir(), 'rubricate-test-run-'));
   const log = join(directory, 'missing-data.tsv');
   writeFileSync(log, '');
   process.env[missingDataLogVariable] = log;
+  // Every run a test makes adds to a run history of this test run's own, never the user's.
+  process.env[runIndexVariable] = join(directory, 'runs.jsonl');
   return () => {
     const lines = existsSync(log) ? [...new Set(readFileSync(log, 'utf8').split('\n').filter(Boolean))] : [];
     rmSync(directory, { recursive: true, force: true });

@@ -20,10 +20,9 @@ export interface InputFlags {
   dryRun?: boolean;
 }
 
-export function addInputOptions(command: Command, { formatHelp, responseFromVerb }: { formatHelp: string; responseFromVerb: string }): Command {
-  return command
+export function addInputOptions(command: Command, { formatHelp, responseFromVerb, inputFrom }: { formatHelp: string; responseFromVerb: string; /** Another option that gives the input (`--benchmark`): `--input` is then checked by the command. */ inputFrom?: string }): Command {
+  return (inputFrom ? command.option('--input <file>', `input file (or ${inputFrom})`) : command.requiredOption('--input <file>', 'input file'))
     .option('--format <name>', formatHelp, 'items')
-    .requiredOption('--input <file>', 'input file')
     .option('--responses <file>', 'responses JSONL joined onto the examples (formats that carry no responses)')
     .option('--response-from <source>', `healthbench: ${responseFromVerb} the physicians' ideal completions ("ideal")`)
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) for items that give rubric_id')

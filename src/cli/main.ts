@@ -41,6 +41,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   'fake-judge': async () => (await import('./commands/fake-judge.js')).registerFakeJudgeCommand,
   'bench-local': async () => (await import('./commands/bench-local.js')).registerBenchLocalCommand,
   view: async () => (await import('./commands/view.js')).registerViewCommand,
+  benchmarks: async () => (await import('./commands/benchmarks.js')).registerBenchmarksCommand,
   calibrate: async () => (await import('./commands/calibrate.js')).registerCalibrateCommand,
   'calibrate-cascade': async () => (await import('./commands/calibrate-cascade.js')).registerCalibrateCascadeCommand,
   'rubric-reward': async () => (await import('./commands/rubric-reward.js')).registerRubricRewardCommand,

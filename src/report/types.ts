@@ -489,6 +489,23 @@ export interface RunIndexEntry {
   modified: string;
   /** Results runs: headline metrics (without the per-tag table), provenance and cost. */
   summary: RunHeadline | null;
+  /** What the run history says of it, when it holds the run (`rubricate view` lists the history). */
+  history?: RunHistoryLabel;
+}
+
+/** A run as the run history knows it: how it ended, or `live` while its results are still being written. */
+export interface RunHistoryLabel {
+  status: 'running' | 'finished' | 'failed' | 'interrupted';
+  live: boolean;
+  command: string;
+  started: string;
+  ended?: string;
+  judges: string[];
+  /** A scripted judge (no model asked) gave its verdicts. */
+  madeUp: boolean;
+  benchmark?: string;
+  /** Said to be running, but its process is gone (killed or crashed). */
+  processGone?: true;
 }
 
 export type RunHeadline = Omit<RunSummary, 'metrics' | 'mostFailed' | 'histogram' | 'invalidLines' | 'bySource'> & { metrics: Omit<Metrics, 'by_tag'> };

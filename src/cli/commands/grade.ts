@@ -25,6 +25,7 @@ import { reportFailedAsZero } from './score.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
 import type { DryRunJudge } from '../../batch/dry-run.js';
 import { addBatchOptions } from '../batch-options.js';
+import { addBenchmarkOption, applyBenchmark } from '../benchmark-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import { checkRepeatCount, type RunSpec } from '../../spec/run-spec.js';
@@ -38,6 +39,8 @@ import type { Credentials } from '../../spec/run-spec.js';
 import { openSampling, type OpenSampling } from '../sampling-options.js';
 import { isScriptedSpec } from '../../sampling/scripted-model.js';
 import { addConfigOption, resolvedConfigOf, withResolvedConfig, type ResolvedConfig } from '../config-file.js';
+import { runIndexPath, runIndexVariable, startRunRecording, type RunRecording } from '../../results/run-index.js';
+import type { Metrics } from '../../scoring/types.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
@@ -51,11 +54,14 @@ export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainF
   force?: boolean;
   /** `--table` / `--no-table`: the per-item table after the run (unset: on a terminal for a few items). */
   table?: boolean;
+  benchmark?: string;
+  runIndex?: string;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
   const command = program.command('grade').description('grade responses against their rubrics and write one result line per item');
-  addInputOptions(command, { formatHelp: `input format (${itemImporters.names().join(', ')})`, responseFromVerb: 'grade' });
+  addInputOptions(command, { formatHelp: `input format (${itemImporters.names().join(', ')})`, responseFromVerb: 'grade', inputFrom: '--benchmark' });
+  addBenchmarkOption(command);
   addLimitOption(command);
   command
     .option('--out <file>', 'results JSONL', 'results.jsonl')
@@ -68,6 +74,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--table', `print a table of the items after the run: id, score, criteria met/total, errors, made-up verdicts labelled (shown by itself on a terminal for ${autoTableItems} items or fewer)`)
     .option('--no-table', 'never print the item table')
+    .option('--run-index <file>', `the run history this run adds its lines to (default: ${runIndexVariable}, else the user's state folder; "off" for none)`)
     .option('--quiet', quietHelp);
   addJudgeOptions(command, ['plan', 'alignment', 'calibration', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
   addQueueOptions(command);
@@ -79,7 +86,11 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     'rubricate grade --format healthbench --input examples/healthbench/examples.jsonl --responses examples/healthbench/responses.jsonl --judge openai:gpt-4.1-mini --out hb-results.jsonl --report hb-report.html',
     'rubricate grade --input examples/items.jsonl --judge scripted --limit 2 --out smoke-results.jsonl   # a smoke run, offline',
   ]);
-  command.action(async (flags: GradeFlags, self: Command) => {
+  command.action(async (_given: GradeFlags, self: Command) => {
+    // A pack sets the input, the format and the defaults the user left unset, before anything reads them.
+    applyBenchmark(self);
+    const flags = self.opts<GradeFlags>();
+    if (flags.input === undefined) throw new RubricateError('CONFIG_INVALID', 'give the items to grade: --input FILE, or --benchmark NAME (`rubricate benchmarks` lists them)', { field: 'input' });
     context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default', config: resolvedConfigOf(self, context.configFile) });
   });
 }
@@ -189,6 +200,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const table = new ItemTable();
   let outcome: GradeFileOutcome;
   let cost: number | null;
+  let recording: RunRecording | undefined;
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
     if (!session.dryRun) {
@@ -211,6 +223,8 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       });
       return exitCodes.success;
     }
+    // The run history: a "running" line now, its ending when it ends (`rubricate view` lists it, live until then).
+    recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: options.rejudge ? 'rejudge' : 'grade', judges: session.judges.map((member) => member.provenance.id), input: flags.input, benchmark: flags.benchmark }, (message) => context.stderr(`warning: ${message}`));
     const queueUrl = flags.queue;
     const stamp = shard && inputTotal ? await shardStampFor(flags, importer.name, shard, await inputTotal) : undefined;
     const queued = queueUrl
@@ -247,7 +261,10 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     });
     progress.stop();
     // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
-    if (outcome.interrupted) return reportInterrupted(context, outcome.written, await expectedTotal.catch(() => undefined));
+    if (outcome.interrupted) {
+      recording?.end('interrupted', { items: itemCounts(outcome.metrics) });
+      return reportInterrupted(context, outcome.written, await expectedTotal.catch(() => undefined));
+    }
     // What this run spent: a re-judged line written back as it was keeps the usage of its first run.
     if (rejudging) outcome = { ...outcome, usage: rejudging.tally.spent };
     // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
@@ -271,7 +288,9 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       await writeReportFromResults({ input: flags.out, out: flags.report });
     }
     session.finish();
+    recording?.end(outcome.judgeUnusable ? 'failed' : 'finished', { items: itemCounts(outcome.metrics), ...(outcome.judgeUnusable ? { error: 'the judge is unusable: no call gave a verdict' } : {}) });
   } catch (error) {
+    recording?.end(context.signal.aborted ? 'interrupted' : 'failed', { error: RubricateError.isInstance(error) ? `${error.code}: ${error.message}` : String(error) });
     if (context.signal.aborted) return reportInterrupted(context, undefined, undefined);
     throw error;
   } finally {
@@ -303,6 +322,11 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   if (inputReport.responsesMatchedNothing) return exitCodes.usage;
   if (flags.strict && invalidSeen > 0) return exitCodes.itemsFailed;
   return metrics.n_error + metrics.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** A run's item counts, as its history line keeps them. */
+function itemCounts(metrics: Metrics): { n: number; ok: number; error: number; invalid: number } {
+  return { n: metrics.n, ok: metrics.n_ok, error: metrics.n_error, invalid: metrics.n_invalid };
 }
 
 /** The run's cascade decisions (not with --quiet) and self-preference warnings, one line each on stderr. */

@@ -134,7 +134,7 @@ export async function readListed<T>(folder: string, file: string, use: (path: st
   }
 }
 
-function headlineOf(run: CollectedRun): RunHeadline {
+export function headlineOf(run: CollectedRun): RunHeadline {
   const { metrics, mostFailed: _mostFailed, histogram: _histogram, invalidLines: _invalidLines, bySource: _bySource, ...rest } = run.data.summary;
   const { by_tag: _byTag, ...headlineMetrics } = metrics;
   return { ...rest, metrics: headlineMetrics };

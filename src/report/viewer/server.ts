@@ -25,6 +25,7 @@ import { buildReport, renderReport } from '../index.js';
 import { reportPayloadVersion, type RunsComparePayload, type RunsIndexPayload } from '../types.js';
 import { compareManyRuns } from './compare-runs.js';
 import { openRunFolder, type RunFolder } from './folder.js';
+import { openRunHistory, withRunHistory, type HistoryFolder } from './history.js';
 
 export const defaultViewerPort = 8011;
 const loopbackHost = '127.0.0.1';
@@ -32,7 +33,10 @@ const loopbackHost = '127.0.0.1';
 const maximumRunsCompared = 12;
 
 export interface ViewerOptions {
-  folder: string;
+  /** The folder of runs; without it, the runs of the run history (`runIndex`). */
+  folder?: string;
+  /** The run history: its runs are labelled (live while running), and listed when no folder is given. */
+  runIndex?: string;
   /** 0 picks a free port; default 8011 (a fixed port keeps the browser's saved reviews, which are per address). */
   port?: number;
   /** Bootstrap settings of the comparisons. */
@@ -61,7 +65,7 @@ function messagePage(status: number, title: string, message: string): Response {
   return new Response(body, { status, headers: pageHeaders() });
 }
 
-export function createViewerApp(folder: RunFolder, options: Pick<ViewerOptions, 'bootstrapSamples' | 'seed'> = {}): Hono {
+export function createViewerApp(folder: RunFolder & Partial<Pick<HistoryFolder, 'historyOf' | 'state'>>, options: Pick<ViewerOptions, 'bootstrapSamples' | 'seed'> = {}): Hono {
   const app = new Hono();
   app.use('*', async (context, next) => {
     const host = context.req.header('host') ?? new URL(context.req.url).host;
@@ -86,7 +90,8 @@ export function createViewerApp(folder: RunFolder, options: Pick<ViewerOptions, 
       runs,
       skipped,
     };
-    return new Response(renderReportHtml(payload, []), { headers: pageHeaders() });
+    const live = runs.some((entry) => entry.history?.live);
+    return new Response(live ? withLiveRefresh(renderReportHtml(payload, []), 'a run is still being graded') : renderReportHtml(payload, []), { headers: pageHeaders() });
   });
 
   app.get('/compare', async (context) => {
@@ -116,23 +121,48 @@ export function createViewerApp(folder: RunFolder, options: Pick<ViewerOptions, 
     if (file === undefined) return notListed(file);
     // Each file is checked as it is read (no link followed, still inside the folder), both held while the report is built.
     const build = (path: string, comparePath?: string) => buildReport({ input: path, ...(comparePath ? { compare: comparePath } : {}), title: comparePath ? `${file} vs ${compare}` : file });
-    const document = await folder.read(file, async (path) => {
-      if (compare === undefined) return build(path);
-      const compared = await folder.read(compare, (comparePath) => build(path, comparePath));
+    const page = await folder.read(file, async (path) => {
+      // A run the history marks as running is shown live (the page reloads as its results grow).
+      if (compare === undefined) return { document: await build(path), live: (await folder.historyOf?.(path))?.status === 'running' };
+      const compared = await folder.read(compare, async (comparePath) => ({ document: await build(path, comparePath), live: false }));
       if (!compared) throw new RubricateError('INPUT_INVALID', `"${compare}" is not a file of this folder.`, { field: 'compare' });
       return compared;
     });
-    if (!document) return notListed(file);
-    return new Response(renderReport(document, 'html'), { headers: pageHeaders() });
+    if (!page) return notListed(file);
+    const html = renderReport(page.document, 'html');
+    return new Response(page.live ? withLiveRefresh(html) : html, { headers: pageHeaders() });
+  });
+
+  // A run's size, complete lines and history status, for a page or a script watching it grow.
+  app.get('/api/run-state', async (context) => {
+    const file = context.req.query('file');
+    const state = file === undefined || !folder.state ? undefined : await folder.state(file);
+    if (!state) return new Response(JSON.stringify({ error: `"${file ?? ''}" is not a run of this viewer` }), { status: 404, headers: jsonHeaders() });
+    return new Response(JSON.stringify(state), { headers: jsonHeaders() });
   });
 
   app.notFound(() => messagePage(404, 'Not found', 'The viewer has the list of runs at /, comparisons at /compare and single runs at /run.'));
   return app;
 }
 
-/** Starts the viewer on 127.0.0.1. */
+/** Seconds between reloads of a live run's page. */
+export const liveRefreshSeconds = 3;
+
+/**
+ * A live run's page: it reloads itself while the run writes its results, each time rebuilt from
+ * the file as it is (the page makes no request of its own: its policy forbids them), under a banner.
+ */
+function withLiveRefresh(html: string, what = 'this run is still being graded'): string {
+  const banner = `<div data-testid="live-banner" style="position: sticky; top: 0; z-index: 10; padding: 6px 16px; background: #fff4d6; color: #5c4400; font: 13px/1.4 system-ui, sans-serif; border-bottom: 1px solid #e9d49a">● Live: ${what}; the page reloads every ${liveRefreshSeconds} s with the results written so far.</div>`;
+  return html.replace('<head>', `<head><meta http-equiv="refresh" content="${liveRefreshSeconds}">`).replace('<body>', `<body>${banner}`);
+}
+
+const jsonHeaders = (): Record<string, string> => ({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+
+/** Starts the viewer on 127.0.0.1: over a folder (its runs labelled from the run history), or over the run history itself. */
 export async function startViewer(options: ViewerOptions): Promise<RunningViewer> {
-  const folder = openRunFolder(options.folder);
+  if (options.folder === undefined && options.runIndex === undefined) throw new RubricateError('CONFIG_INVALID', 'the viewer needs a folder of runs, or a run history to list', { field: 'folder' });
+  const folder = options.folder !== undefined ? withRunHistory(openRunFolder(options.folder), options.runIndex) : openRunHistory(options.runIndex!);
   const app = createViewerApp(folder, options);
   const server = createServer(getRequestListener(app.fetch));
   const port = options.port ?? defaultViewerPort;

@@ -23,6 +23,21 @@ function judgeOf(entry: RunIndexEntry): string {
   return judges.length === 0 ? 'none' : judges.length === 1 ? judges[0].model : judges.length + ' judges';
 }
 
+/** The run history's word on a run: live while its results are being written, else how it ended; made-up verdicts said. */
+function historyColumn(runs: RunIndexEntry[]): ExplorerColumn {
+  return {
+    key: 'history', label: 'Status', width: '150px',
+    sortText: function (index) { const history = runs[index].history; return history ? (history.live ? '0 live' : history.status) : ''; },
+    cell: function (index) {
+      const history = runs[index].history;
+      if (!history) return h('div', { className: 'faint', text: '—' });
+      const text = (history.live ? '● live' : history.status + (history.processGone ? ' (process gone)' : '')) + (history.madeUp ? ' · made-up verdicts' : '');
+      const title = history.command + (history.benchmark ? ' --benchmark ' + history.benchmark : '') + ' · started ' + history.started + (history.ended ? ' · ended ' + history.ended : '') + ' · ' + (history.judges.join(', ') || 'no judge');
+      return h('div', null, [h('span', { className: 'pill' + (history.live ? ' accent' : ''), text: text, title: title, data: { testid: 'run-status' } })]);
+    }
+  };
+}
+
 export function renderRunsIndexView(root: HTMLElement, payload: RunsIndexPayload): void {
   const runs = payload.runs.filter(function (entry) { return entry.kind === 'results' && entry.summary; });
   const others = payload.runs.filter(function (entry) { return entry.kind !== 'results'; });
@@ -88,6 +103,7 @@ export function renderRunsIndexView(root: HTMLElement, payload: RunsIndexPayload
     sortNumber: function (index) { return runs[index].summary!.costUsd; },
     cell: function (index) { return h('div', { className: 'right num', text: formatCost(runs[index].summary!.costUsd), title: formatInteger(runs[index].summary!.usage.calls) + ' calls · ' + formatCompact(runs[index].summary!.usage.prompt_tokens) + ' input tokens' }); }
   }];
+  if (runs.some(function (entry) { return entry.history !== undefined; })) columns.splice(2, 0, historyColumn(runs));
   const explorer = createExplorer({
     section: { id: 'runs', title: 'Runs', hint: 'click a run to open its report · tick runs to compare them on the same items' },
     noun: 'run',

@@ -1,0 +1,76 @@
+/**
+ * Benchmark packs from the command line: `rubricate benchmarks` on the real data, and
+ * `grade --benchmark NAME:SUBSET` end to end (its data file, format, scoring and defaults).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import type { BenchmarkListing } from '../src/cli/commands/benchmarks.js';
+import { sharedData } from '../src/testing/shared-data.js';
+import { test } from '../src/testing/vitest-fixtures.js';
+import { runCliInProcess } from './helpers.js';
+
+const consensus = sharedData('healthbench/context_seeking_consensus_hard_104.jsonl', 'the benchmark packs test');
+const ifeval = sharedData('ifeval/input_data.jsonl', 'the benchmark packs test');
+const records = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe('rubricate benchmarks', { timeout: 60_000 }, () => {
+  test.skipIf(!consensus.available || !ifeval.available)('lists sizes counted from the data, and the calls and cost of a full run at the default judge', async () => {
+    const listed = await runCliInProcess(['benchmarks', 'healthbench:consensus', 'ifeval', '--json']);
+    expect(listed.code).toBe(0);
+    const [health, instructions] = JSON.parse(listed.stdout) as BenchmarkListing[];
+    const examples = records(consensus.path);
+    const criteria = examples.reduce((total, example) => total + (example.rubrics as unknown[]).length, 0);
+    expect(health).toMatchObject({ benchmark: 'healthbench:consensus', data: 'healthbench/context_seeking_consensus_hard_104.jsonl', judge: 'openai:gpt-4.1-2025-04-14', judge_source: 'reference', size: { items: examples.length, criteria, check_criteria: 0, invalid: 0 } });
+    // Per-criterion grading: one call per criterion, priced at the price table's gpt-4.1.
+    expect(health.estimate).toMatchObject({ model: 'gpt-4.1-2025-04-14', calls: criteria, price: { input: 2, output: 8 } });
+    expect(health.estimate!.input_tokens).toBeGreaterThan(criteria * 300);
+    expect(health.estimate!.cost_usd.synchronous).toBeCloseTo((health.estimate!.input_tokens * 2 + health.estimate!.expected_output_tokens * 8) / 1e6, 5);
+    // IFEval is checks only: no judge, no call, nothing to pay.
+    const prompts = records(ifeval.path);
+    expect(instructions).toMatchObject({ benchmark: 'ifeval', judge: 'none', size: { items: prompts.length, criteria: prompts.reduce((total, prompt) => total + (prompt.instruction_id_list as unknown[]).length, 0) }, estimate: { calls: 0, cost_usd: { synchronous: 0 } } });
+
+    const table = await runCliInProcess(['benchmarks', 'healthbench:consensus', 'healthbench:hard']);
+    expect(table.stdout).toMatch(new RegExp(`^healthbench:consensus +${examples.length} +${criteria} +${criteria} +openai:gpt-4\\.1-2025-04-14 \\(the reference's\\) +\\$\\d+\\.\\d\\d \\(batch \\$`, 'm'));
+    expect(table.stdout).toMatch(/^healthbench:hard +data not present/m);
+    expect(table.stdout).toMatch(/cost: rubricate's price table, USD per 1M tokens \(gpt-4\.1-2025-04-14 \$2 in \/ \$8 out\); each response assumed 300 words/);
+  });
+});
+
+describe('grade --benchmark', { timeout: 60_000 }, () => {
+  test.skipIf(!consensus.available)('healthbench:consensus grades the subset\'s file with HealthBench\'s format and scoring', async ({ tempDir }) => {
+    const out = join(tempDir, 'results.jsonl');
+    const graded = await runCliInProcess(['grade', '--benchmark', 'healthbench:consensus', '--response-from', 'ideal', '--judge', 'scripted', '--limit', '2', '--no-cache', '--out', out, '--metrics', join(tempDir, 'metrics.json')]);
+    expect(graded.code).toBe(0);
+    expect(graded.stderr).toMatch(/^2 items: 2 ok/m);
+    const lines = records(out);
+    expect(lines.map((line) => line.id)).toEqual(records(consensus.path).slice(0, 2).map((example) => example.prompt_id));
+    expect(lines.every((line) => (line.judge as { id: string }).id.startsWith('scripted'))).toBe(true);
+    expect(JSON.parse(readFileSync(join(tempDir, 'metrics.json'), 'utf8'))).toMatchObject({ scoring: 'healthbench', n: 2 });
+
+    // HealthBench carries no responses: the importer's own error says how to give them.
+    const without = await runCliInProcess(['grade', '--benchmark', 'healthbench:consensus', '--judge', 'scripted', '--limit', '2', '--no-cache', '--out', out]);
+    expect(without.code).toBe(2);
+    expect(without.stderr).toMatch(/healthbench needs responses: --responses FILE/);
+  });
+
+  test('is refused beside --input or --format, by name; a pack whose data is absent says how to get it', async ({ tempDir }) => {
+    const beside = await runCliInProcess(['grade', '--benchmark', 'ifeval', '--format', 'items', '--judge', 'none', '--out', join(tempDir, 'a.jsonl')]);
+    expect(beside.code).toBe(2);
+    expect(beside.stderr).toMatch(/field format: --benchmark ifeval gives the input format \(ifeval\): leave out --format/);
+    const previous = process.env.RUBRICATE_DATA_DIR;
+    process.env.RUBRICATE_DATA_DIR = tempDir;
+    try {
+      const absent = await runCliInProcess(['grade', '--benchmark', 'ifeval', '--judge', 'none', '--out', join(tempDir, 'b.jsonl')]);
+      expect(absent.code).toBe(2);
+      expect(absent.stderr).toContain(`benchmark ifeval: its data file (ifeval/input_data.jsonl) is not in the data folder ${tempDir} (RUBRICATE_DATA_DIR); \`npm run data:fetch\` downloads ifeval/input_data.jsonl`);
+      const listed = await runCliInProcess(['benchmarks', 'ifeval']);
+      expect(listed.stdout).toMatch(/^ifeval +data not present/m);
+    } finally {
+      if (previous === undefined) delete process.env.RUBRICATE_DATA_DIR;
+      else process.env.RUBRICATE_DATA_DIR = previous;
+    }
+    const neither = await runCliInProcess(['grade', '--judge', 'none', '--out', join(tempDir, 'c.jsonl')]);
+    expect(neither.stderr).toMatch(/give the items to grade: --input FILE, or --benchmark NAME/);
+  });
+});
