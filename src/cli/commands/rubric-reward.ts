@@ -72,10 +72,11 @@ async function runRubricReward(flags: RubricRewardFlags, spec: RunSpec, context:
           return { id, line, status: quality.reward === null ? 'error' : 'ok', ...quality, ...(quality.reward === null && firstError ? { error: firstError } : {}), judge: grader.judgeInfo ?? null, usage, rubricate_version: rubricateVersion };
         } catch (caught) {
           const problem = toRubricateError(caught, 'INPUT_INVALID');
-          if (problem.code !== 'INPUT_INVALID') throw problem;
+          if (problem.code !== 'INPUT_INVALID' && problem.code !== 'LIMIT_EXCEEDED') throw problem;
           reportInputError(context, problem);
           failed += 1;
-          return { line, status: 'invalid', error: problem.toJSON(), rubricate_version: rubricateVersion };
+          // A line over a bound (--max-group-size) is not graded; the rest of the file is.
+          return { line, status: problem.code === 'LIMIT_EXCEEDED' ? 'error' : 'invalid', error: problem.toJSON(), rubricate_version: rubricateVersion };
         }
       })) {
         await writer.write(line);
