@@ -20,6 +20,8 @@ export const errorCodes = {
   INPUT_WRONG_TYPE: { retryable: false, httpStatus: 400, exitCode: 2 },
   /** `merge` was not given the complete shards of one run (a shard missing, cut short, repeated or of another input): nothing written. */
   MERGE_REFUSED: { retryable: false, httpStatus: 400, exitCode: 2 },
+  /** `export` read results whose verdicts are made up (a scripted judge or `rubricate fake-judge`) and was not given `--allow-scripted`: nothing written. */
+  SCRIPTED_VERDICTS_REFUSED: { retryable: false, httpStatus: 400, exitCode: 2 },
   OVERLOADED: { retryable: true, httpStatus: 503, exitCode: 4 },
   DEADLINE_EXCEEDED: { retryable: false, httpStatus: 504, exitCode: 4 },
   JUDGE_TIMEOUT: { retryable: true, httpStatus: 504, exitCode: 4 },
