@@ -3,6 +3,7 @@ import type { Usage } from '../engine/usage.js';
 import { formatLocation, type RubricateError } from '../errors.js';
 import type { Metrics } from '../scoring/types.js';
 import { formatErrorCounts, retryAdvice, type ErrorCodeCount } from '../pipeline/error-summary.js';
+import { madeUpNotice } from '../util/made-up.js';
 
 export interface CommandContext {
   stdout(text: string): void;
@@ -27,9 +28,11 @@ function formatNumber(value: number): string {
 export function printMetricsSummary(
   context: CommandContext,
   metrics: Metrics,
-  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[] } = {},
+  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[]; madeUpBy?: string } = {},
 ): void {
   const lines: string[] = [];
+  // Made-up verdicts are said first, before any figure a reader could take for a measurement.
+  if (extra.madeUpBy !== undefined) lines.push(madeUpNotice(extra.madeUpBy));
   const counts = `${metrics.n} items: ${metrics.n_ok} ok, ${metrics.n_error} error, ${metrics.n_invalid} invalid${metrics.n_unscorable ? `, ${metrics.n_unscorable} unscorable` : ''}`;
   lines.push(counts);
   if (metrics.overall) {
@@ -54,7 +57,7 @@ export function printMetricsSummary(
     const usage = extra.usage;
     lines.push(
       `judge: ${usage.calls} calls, ${usage.cache_hits} cache hits, ${usage.retries} retries${usage.gate_calls_saved ? `, ${usage.gate_calls_saved} calls saved by the hard-rule gate` : ''}, ${usage.prompt_tokens} input tokens (${usage.cached_prompt_tokens} cached${usage.cache_write_prompt_tokens ? `, ${usage.cache_write_prompt_tokens} written to the prompt cache` : ''}), ${usage.completion_tokens} output tokens${
-        extra.cost === null ? ', cost unknown (model not in the price table)' : extra.cost !== undefined ? `, $${extra.cost.toFixed(4)}` : ''
+        extra.madeUpBy !== undefined ? ', no cost (no model was asked)' : extra.cost === null ? ', cost unknown (model not in the price table)' : extra.cost !== undefined ? `, $${extra.cost.toFixed(4)}` : ''
       }`,
     );
   }

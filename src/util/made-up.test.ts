@@ -20,7 +20,8 @@ describe('madeUpBy: the one rule for made-up verdicts', () => {
 
   it('takes a provenance marked synthetic, and a summary that says scripted', () => {
     expect(madeUpBy({ id: 'openai:x', model: 'x', synthetic: true })).toBe('openai:x');
-    expect(madeUpBy({ n: 3, scripted: 'scripted:met' })).toBe('scripted:met');
+    expect(madeUpBy({ n: 3, scripted: true, scripted_by: 'scripted:met' })).toBe('scripted:met');
+    expect(madeUpBy({ n: 3, scripted: true })).toBe('scripted');
   });
 
   it('leaves a model’s verdicts alone', () => {

@@ -65,7 +65,7 @@ export function madeUpBy(source: unknown): string | undefined {
   if (direct && typeof source.id === 'string' && typeof source.model === 'string') return direct;
   const named = scriptedJudgeOf(source.judge);
   if (named) return named;
-  if (typeof source.scripted === 'string') return source.scripted;
+  if (typeof source.scripted_by === 'string' && source.scripted === true) return source.scripted_by;
   if (source.scripted === true) return 'scripted';
   const criteria = Array.isArray(source.criteria) ? source.criteria : [];
   if (explainedAsScripted(source) || explainedAsScripted(source.overall) || criteria.some(explainedAsScripted)) return 'rubricate fake-judge (scripted)';
@@ -80,4 +80,30 @@ export function isMadeUp(source: unknown): boolean {
 /** The wording a person sees for made-up verdicts, naming who made them up. */
 export function madeUpNotice(by: string): string {
   return `${madeUpWording} (${by})`;
+}
+
+/**
+ * Made-up verdicts met over a stream (a run's results lines, a file read back): who made the
+ * first ones up, and how many lines were. A summary's first line and a metrics file read it.
+ */
+export class MadeUpTally {
+  by: string | undefined;
+  lines = 0;
+
+  add(source: unknown): void {
+    const by = madeUpBy(source);
+    if (by === undefined) return;
+    this.by ??= by;
+    this.lines += 1;
+  }
+
+  /** The fields a metrics file or summary carries when verdicts were made up (none otherwise). */
+  fields(): { scripted: true; scripted_by: string } | Record<string, never> {
+    return madeUpFields(this.by);
+  }
+}
+
+/** The same fields for a run whose judge alone says it (`scripted:…`), or whose lines did. */
+export function madeUpFields(by: string | undefined): { scripted: true; scripted_by: string } | Record<string, never> {
+  return by === undefined ? {} : { scripted: true, scripted_by: by };
 }

@@ -32,6 +32,7 @@ import { startRejudging, type Rejudging } from '../../pipeline/rejudge.js';
 import { gradeRepeatedly } from '../../pipeline/repeats.js';
 import { createStabilityTally, type StabilitySummary } from '../../scoring/stability.js';
 import type { ResultRecord } from '../../results/results.js';
+import { madeUpBy, madeUpFields } from '../../util/made-up.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
@@ -155,6 +156,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const graded = (admitted: AsyncIterable<ImportRecord>) => (repeats > 1 ? tallied(gradeRepeatedly([grader, ...repeatGraders], admitted), stability!) : grader.gradeStream(admitted));
   let outcome: GradeFileOutcome;
   let cost: number | null;
+  let madeUp: string | undefined;
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
     if (!session.dryRun) {
@@ -213,7 +215,11 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
     const oneModel = session.judges.every((member) => member.provenance.model === judge?.provenance.model);
     cost = !judge ? 0 : oneModel ? costOf(outcome.usage, priceFor(judge.provenance.model, prices)) : null;
+    // A scripted judge says so by name; a fake-judge endpoint only through its lines' explanations.
+    madeUp = madeUpBy(grader.judgeInfo) ?? outcome.madeUpBy;
+    if (madeUp !== undefined) cost = 0;
     const summary = {
+      ...madeUpFields(madeUp),
       ...outcome.metrics,
       usage: { ...outcome.usage, cost_usd: cost },
       ...(rejudging ? { rejudged: { kept: rejudging.tally.kept, changed: rejudging.tally.changed } } : {}),
@@ -244,7 +250,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   // --quiet: what went wrong still prints (errors, warnings), the summaries do not.
   if (flags.quiet) printRunProblems(context, metrics, { usage, errors: outcome.errors });
   else {
-    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors });
+    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors, madeUpBy: madeUp });
     if (rejudging) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
     if (stability) context.stderr(describeStability(stability.summary()));
   }
