@@ -33,7 +33,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
   const subtitle = [h('span', { className: 'mono', text: summary.label })];
   if (baseline) subtitle.push(h('span', { className: 'muted', text: 'compared with' }), h('span', { className: 'mono', text: baseline.summary.label }));
   subtitle.push(h('span', { className: 'pill accent', text: summary.scoring }));
-  const page = pageFrame(root, payload, { sections: sections, subtitle: subtitle });
+  const page = pageFrame(root, payload, { sections: sections, subtitle: subtitle, madeUpBy: summary.madeUpBy || (baseline && baseline.summary.madeUpBy) || null });
 
   // The charts, the criteria table and the comparison act on the explorer and the drawers, made below: by the time they are clicked all exist.
   const banner = failureBanner(context);
