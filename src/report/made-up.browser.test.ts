@@ -63,11 +63,8 @@ describe.skipIf(!haveBrowser)('made-up verdicts in the report and the viewer', (
       const banner = await page.textContent('[data-testid="made-up-banner"]');
       expect(banner).toContain(`made up: these verdicts come from a scripted judge, not a model (${by})`);
       // In the header: before the overview and its figures.
-      expect(await page.evaluate(() => {
-        const bannerElement = document.querySelector('[data-testid="made-up-banner"]')!;
-        const overview = document.getElementById('overview')!;
-        return Boolean(bannerElement.compareDocumentPosition(overview) & Node.DOCUMENT_POSITION_FOLLOWING);
-      })).toBe(true);
+      // Node.DOCUMENT_POSITION_FOLLOWING is 4: the overview comes after the banner.
+      expect(await page.evaluate(`Boolean(document.querySelector('[data-testid="made-up-banner"]').compareDocumentPosition(document.getElementById('overview')) & 4)`)).toBe(true);
       expect(await page.textContent('[data-testid="cost"]')).not.toMatch(/\$0\.0*[1-9]/);
       expect(errors).toEqual([]);
       await page.close();
@@ -91,7 +88,7 @@ describe.skipIf(!haveBrowser)('made-up verdicts in the report and the viewer', (
     viewer = await startViewer({ folder, port: 0 });
     const { page, errors } = await openOfflinePage(browser!, viewer.url, { allowOrigin: new URL(viewer.url).origin });
     await ready(page);
-    const row = (file: string) => page.$eval(`#runs .vrow[data-file="${file}"]`, (element) => (element as HTMLElement).innerText);
+    const row = (file: string) => page.innerText(`#runs .vrow[data-file="${file}"]`);
     const faked = await row('faked.jsonl');
     expect(faked).toContain('scripted (made up)');
     expect(faked).not.toContain('gpt-4.1-mini');
