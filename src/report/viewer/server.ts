@@ -5,9 +5,9 @@
  * any one file as its own report. Comparisons are computed here, on demand, with the report's
  * own code (`compareRuns`, the paired bootstrap), so the viewer never disagrees with a report.
  *
- * Only GET is answered, only for a Host naming the loopback interface (a page elsewhere cannot
- * read these pages through a rebound DNS name), and only files found by walking the folder are
- * ever read.
+ * Only GET is answered (and `POST /labels`, a run page saving its reviews beside the run), only
+ * for a Host naming the loopback interface (a page elsewhere cannot read these pages through a
+ * rebound DNS name), and only files found by walking the folder are ever read.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +24,7 @@ import { buildReport, renderReport } from '../index.js';
 import { reportPayloadVersion, type RunsComparePayload, type RunsIndexPayload } from '../types.js';
 import { compareManyRuns } from './compare-runs.js';
 import { openRunFolder, type RunFolder } from './folder.js';
+import { registerLabelsRoute } from './labels-endpoint.js';
 
 export const defaultViewerPort = 8011;
 const loopbackHost = '127.0.0.1';
@@ -65,7 +66,9 @@ export function createViewerApp(folder: RunFolder, options: Pick<ViewerOptions, 
   app.use('*', async (context, next) => {
     const host = context.req.header('host') ?? new URL(context.req.url).host;
     if (!isLoopbackHost(hostnameOf(host))) return messagePage(403, 'Not this address', `The viewer answers on the loopback address only, not "${host}".`);
-    if (context.req.method !== 'GET' && context.req.method !== 'HEAD') return messagePage(405, 'Read only', 'The viewer only shows runs.');
+    // One write: the reviews of a run's page, saved beside it (labels-endpoint.ts guards it further).
+    const savingLabels = context.req.method === 'POST' && context.req.path === '/labels';
+    if (context.req.method !== 'GET' && context.req.method !== 'HEAD' && !savingLabels) return messagePage(405, 'Read only', 'The viewer only shows runs and saves their reviews.');
     await next();
   });
   app.onError((error) => {
@@ -116,9 +119,11 @@ export function createViewerApp(folder: RunFolder, options: Pick<ViewerOptions, 
     const comparePath = compare === undefined ? undefined : await folder.pathOf(compare);
     if (compare !== undefined && !comparePath) return messagePage(404, 'No such run', `"${compare}" is not a file of this folder.`);
     const document = await buildReport({ input: path, ...(comparePath ? { compare: comparePath } : {}), title: comparePath ? `${file} vs ${compare}` : file });
-    return new Response(renderReport(document, 'html'), { headers: pageHeaders() });
+    // A run's page saves its reviews to the viewer (`POST /labels`): the one request it may send.
+    return new Response(renderReport(document, 'html', { connectSelf: true }), { headers: pageHeaders() });
   });
 
+  registerLabelsRoute(app, folder);
   app.notFound(() => messagePage(404, 'Not found', 'The viewer has the list of runs at /, comparisons at /compare and single runs at /run.'));
   return app;
 }
