@@ -4,7 +4,9 @@
  * run's verdicts, so a report written again from the same results finds them), and export as a
  * labels file that `rubricate meta --format results --labels` and `rubricate report --labels`
  * read: one line per review, `{id, criterion_id, label, reviewer, time, note}`. In blind mode the
- * judge's verdict and explanation stay hidden until the reviewer has answered.
+ * judge's verdict and explanation stay hidden until the reviewer has answered (and the page draws
+ * no figure made of unreviewed verdicts: view.ts, explorer.ts, criteria.ts). Reviews are saved as
+ * they are made: `rubricate view` writes them beside the run, a report file offers the download.
  */
 import { rubricateCriterionMet } from '../decode.js';
 import { formatInteger, h, plural } from '../common.js';
