@@ -58,13 +58,13 @@ describe('rubricate view: POST /labels', () => {
     expect((await post({ ...own, 'content-length': String(maximumLabelsBodyBytes + 1) }, body)).status).toBe(413);
     const bad = await post(own, JSON.stringify({ labels: [{ id: 'item-00001', criterion_id: 'c0', label: 'maybe' }] }));
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.message).toContain('labels[0]');
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain('labels[0]');
     expect((await post(own, body, 'missing.jsonl')).status).toBe(404);
     // The labels file a link to the run: writing it would replace the input.
     symlinkSync(run, join(tempDir, 'run.labels.jsonl'));
     const conflict = await post(own, body);
     expect(conflict.status).toBe(400);
-    expect((await conflict.json()).error.code).toBe('OUTPUT_CONFLICT');
+    expect(((await conflict.json()) as { error: { code: string } }).error.code).toBe('OUTPUT_CONFLICT');
     expect(readFileSync(run, 'utf8')).toBe(text);
     // Every other write is still refused.
     expect((await app.request('/', { method: 'POST', headers: own, body })).status).toBe(405);
