@@ -97,7 +97,26 @@ function secretsOf(records: readonly ResultRecord[]): string[] {
   return records.flatMap((record) => [shown(scoring.itemScore(toScoredItem(record))!), ...record.criteria.map((criterion) => criterion.explanation ?? '').filter((text) => text.length > 20)]);
 }
 
-async function expectBlind(page: Page, hidden: readonly ResultRecord[]): Promise<void> {
+/** Criterion ids in the order the run first has each criterion text (the criteria table's neutral order). */
+function firstSeenCriteria(records: readonly ResultRecord[]): string[] {
+  const seen = new Set<string>();
+  const keys: string[] = [];
+  for (const record of records) {
+    for (const criterion of record.criteria) {
+      const text = criterion.text ?? criterion.id;
+      if (seen.has(text)) continue;
+      seen.add(text);
+      // The table's keys: a criterion's id, made unique among texts as the page makes them.
+      let key = criterion.id;
+      for (let suffix = 2; keys.includes(key); suffix += 1) key = `${criterion.id}~${suffix}`;
+      keys.push(key);
+    }
+  }
+  return keys;
+}
+
+/** With blind on: nothing of the `hidden` items in the page, and the criteria of the whole run (`all`) in a neutral order. */
+async function expectBlind(page: Page, hidden: readonly ResultRecord[], all: readonly ResultRecord[] = hidden): Promise<void> {
   const text = await pageText(page);
   for (const secret of secretsOf(hidden)) expect(text, secret).not.toContain(secret);
   // The data the page was drawn from is read and gone: the whole body's textContent (its code
@@ -108,6 +127,10 @@ async function expectBlind(page: Page, hidden: readonly ResultRecord[]): Promise
   // No pass rate, no pass bar, no criteria-passed count of a hidden item.
   expect(text).not.toMatch(/\d+(\.\d+)?%/);
   expect(await page.locator('#criteria .score-cell').count()).toBe(0);
+  // The criteria are listed as the run first has them, not by points lost (which would tell which fail).
+  const criterionKeys = await page.$$eval('#criteria .vrow', (elements) => elements.map((element) => element.dataset.criterionKey ?? ''));
+  expect(criterionKeys.length).toBeGreaterThan(0);
+  expect(criterionKeys).toEqual(firstSeenCriteria(all).slice(0, criterionKeys.length));
   // Each hidden item's row, where the table draws it: no criteria-passed count.
   const rows = await page.$$eval('#items .vrow', (elements) => elements.map((element) => ({ id: element.dataset.itemId ?? '', text: element.textContent ?? '', bars: element.querySelectorAll('.met-cell, .score-bar').length })));
   const hiddenIds = new Set(hidden.map((record) => record.id));
@@ -157,7 +180,7 @@ describe.skipIf(!haveBrowser)('blind review', () => {
     await page.fill('#items input[type="search"]', '');
     await page.waitForSelector(`#items .vrow[data-item-id="${second.id}"]`);
     expect(await page.innerText(`#items .vrow[data-item-id="${first.id}"]`)).toContain(shown(scoring.itemScore(toScoredItem(first))!));
-    await expectBlind(page, records.slice(1));
+    await expectBlind(page, records.slice(1), records);
 
     // Download on every change: one more review, and the labels file comes down whole.
     await page.check('[data-testid="download-on-change"]');

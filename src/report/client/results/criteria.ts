@@ -145,6 +145,8 @@ export function createCriteriaTable(run: RunData, groups: CriterionGroup[], revi
     },
     textsComplete: function () { return true; },
     counter: { attribute: 'data-criteria-filtered', testid: 'criteria-count' },
+    // Most points lost first would tell which criteria fail: blind review lists them as the run first has them.
+    baseOrder: function (rows) { return reviews.blind ? rows.slice().sort(function (left, right) { return groups[left].positions[0] - groups[right].positions[0]; }) : rows; },
     export: {
       name: run.summary.label.replace(/\.[^.]+$/, '') + '-criteria',
       columns: function () { return ['criterion', 'id', 'points', 'items', 'graded', 'met', 'cost_points', 'pass_rate', 'points_lost', 'errors', 'skipped', 'source', 'tags']; },

@@ -79,7 +79,7 @@ export function renderResultsView(root: HTMLElement, payload: ResultsReportPaylo
     if (reviews.blind !== blindShown) {
       blindShown = reviews.blind;
       drawBlindSections();
-      criteriaTable.redraw();
+      criteriaTable.refresh(false);
     }
     explorer.redraw();
   });
