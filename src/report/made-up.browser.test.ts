@@ -16,6 +16,7 @@ import { chromiumAvailable, chromiumPath, openOfflinePage, type HeadlessBrowser 
 import { writeReportFromResults } from './index.js';
 import { syntheticResultRecords } from './synthetic.js';
 import { startViewer, type RunningViewer } from './viewer/server.js';
+import { runCliCaptured } from '../cli/in-process.js';
 
 const haveBrowser = chromiumAvailable();
 if (!haveBrowser) console.warn(`made-up browser test skipped: ${chromiumPath} is absent (install it with: apt-get install -y chromium)`);
@@ -98,5 +99,27 @@ describe.skipIf(!haveBrowser)('made-up verdicts in the report and the viewer', (
     expect(real).toMatch(/\$\d/);
     expect(errors).toEqual([]);
     await page.close();
+  });
+
+  test('a meta-evaluation and a probe report of a scripted judge carry the banner too', async ({ tempDir }) => {
+    const items = join(import.meta.dirname, '../../examples/items.jsonl');
+    const results = join(tempDir, 'results.jsonl');
+    expect((await runCliCaptured(['grade', '--input', items, '--judge', 'scripted:mixed', '--no-cache', '--quiet', '--out', results])).code).toBe(0);
+    const meta = join(tempDir, 'meta.json');
+    await runCliCaptured(['meta', '--format', 'results', '--input', results, '--labels', join(import.meta.dirname, '../../examples/labels/items-labels.jsonl'), '--out', meta, '--quiet', '--bootstrap-resamples', '0']);
+    const probe = join(tempDir, 'probe.json');
+    await runCliCaptured(['probe', '--input', items, '--judge', 'scripted:mixed', '--probes', 'padding', '--no-cache', '--quiet', '--bootstrap-resamples', '0', '--out', probe]);
+    for (const input of [meta, probe]) {
+      const out = `${input}.html`;
+      await writeReportFromResults({ input, out });
+      const { page, errors } = await openOfflinePage(browser!, pathToFileURL(out).href);
+      await ready(page);
+      expect(await page.textContent('[data-testid="made-up-banner"]'), input).toContain('made up: these verdicts come from a scripted judge, not a model (scripted:mixed)');
+      expect(errors).toEqual([]);
+      await page.close();
+      const markdown = `${input}.md`;
+      await writeReportFromResults({ input, out: markdown });
+      expect(readFileSync(markdown, 'utf8').split('\n')[2], input).toContain('made up: these verdicts come from a scripted judge, not a model (scripted:mixed)');
+    }
   });
 });

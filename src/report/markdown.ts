@@ -6,7 +6,7 @@
  */
 import { formatMetaTable } from '../meta/format-table.js';
 import { formatProbeTable } from '../meta/probes/format.js';
-import { madeUpNotice } from '../util/made-up.js';
+import { madeUpBy, madeUpNotice } from '../util/made-up.js';
 import type { CompareReportPayload, MetaReportPayload, ProbeReportPayload, ResultsReportPayload, RunSummary, ShareWithInterval } from './types.js';
 
 const tagRowLimit = 100;
@@ -78,7 +78,8 @@ function headline(summary: RunSummary): string {
 
 /** A probe report: the table `rubricate probe` prints, as a code block. */
 export function renderProbeMarkdown(payload: ProbeReportPayload): string {
-  return [`# ${markdownCell(payload.title, 200)}`, '', '```text', formatProbeTable(payload.report).trimEnd().replace(/```/g, "'''"), '```', ''].join('\n');
+  const madeUp = madeUpBy(payload.report);
+  return [`# ${markdownCell(payload.title, 200)}`, '', ...(madeUp !== undefined ? [madeUpBannerMarkdown(madeUp), ''] : []), '```text', formatProbeTable(payload.report).trimEnd().replace(/```/g, "'''"), '```', ''].join('\n');
 }
 
 export function renderResultsMarkdown(payload: ResultsReportPayload): string {
@@ -186,6 +187,8 @@ export function renderResultsMarkdown(payload: ResultsReportPayload): string {
 export function renderMetaMarkdown(payload: MetaReportPayload): string {
   const report = payload.report;
   const out: string[] = [`# ${markdownCell(payload.title, 200)}`, ''];
+  const madeUp = madeUpBy(report);
+  if (madeUp !== undefined) out.push(madeUpBannerMarkdown(madeUp), '');
   if (report.kind === 'binary') {
     const overall = report.overall;
     out.push(`**Balanced F1 (HealthBench): ${fixed(overall.balancedF1)}** · accuracy ${fixed(overall.accuracy)} · macro F1 ${fixed(overall.macroF1)} · Cohen's κ ${fixed(overall.cohenKappa)} (${integer(overall.records)} records, ${integer(overall.pairs)} pairs)`);
