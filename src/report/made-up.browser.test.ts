@@ -101,7 +101,7 @@ describe.skipIf(!haveBrowser)('made-up verdicts in the report and the viewer', (
     await page.close();
   });
 
-  test('a meta-evaluation and a probe report of a scripted judge carry the banner too', async ({ tempDir }) => {
+  test('a compare run, a meta-evaluation and a probe report of a scripted judge carry the banner too', async ({ tempDir }) => {
     const items = join(import.meta.dirname, '../../examples/items.jsonl');
     const results = join(tempDir, 'results.jsonl');
     expect((await runCliCaptured(['grade', '--input', items, '--judge', 'scripted:mixed', '--no-cache', '--quiet', '--out', results])).code).toBe(0);
@@ -109,7 +109,9 @@ describe.skipIf(!haveBrowser)('made-up verdicts in the report and the viewer', (
     await runCliCaptured(['meta', '--format', 'results', '--input', results, '--labels', join(import.meta.dirname, '../../examples/labels/items-labels.jsonl'), '--out', meta, '--quiet', '--bootstrap-resamples', '0']);
     const probe = join(tempDir, 'probe.json');
     await runCliCaptured(['probe', '--input', items, '--judge', 'scripted:mixed', '--probes', 'padding', '--no-cache', '--quiet', '--bootstrap-resamples', '0', '--out', probe]);
-    for (const input of [meta, probe]) {
+    const compared = join(tempDir, 'compared.jsonl');
+    await runCliCaptured(['compare', '--input', join(import.meta.dirname, '../../examples/pairs/pairs.jsonl'), '--judge', 'scripted:mixed', '--no-cache', '--quiet', '--out', compared]);
+    for (const input of [meta, probe, compared]) {
       const out = `${input}.html`;
       await writeReportFromResults({ input, out });
       const { page, errors } = await openOfflinePage(browser!, pathToFileURL(out).href);
