@@ -22,6 +22,8 @@ export const errorCodes = {
   MERGE_REFUSED: { retryable: false, httpStatus: 400, exitCode: 2 },
   /** A group or tournament larger than its bound (`--max-group-size`, `--max-tournament-pairs`): refused before any memory or judge call is spent on it. */
   LIMIT_EXCEEDED: { retryable: false, httpStatus: 413, exitCode: 3 },
+  /** `export` read results whose verdicts are made up (a scripted judge or `rubricate fake-judge`) and was not given `--allow-scripted`: nothing written. */
+  SCRIPTED_VERDICTS_REFUSED: { retryable: false, httpStatus: 400, exitCode: 2 },
   OVERLOADED: { retryable: true, httpStatus: 503, exitCode: 4 },
   DEADLINE_EXCEEDED: { retryable: false, httpStatus: 504, exitCode: 4 },
   JUDGE_TIMEOUT: { retryable: true, httpStatus: 504, exitCode: 4 },

@@ -20,7 +20,7 @@ describe('--limit', { timeout: 60_000 }, () => {
     expect((await runCliInProcess(['grade', '--input', join(examples, 'items.jsonl'), '--judge', 'scripted', '--no-cache', '--quiet', '--out', full])).code).toBe(0);
     const limited = await runCliInProcess(['grade', '--input', join(examples, 'items.jsonl'), '--judge', 'scripted', '--no-cache', '--limit', '2', '--out', smoke]);
     expect(limited.code).toBe(0);
-    expect(limited.stderr).toMatch(/^2 items: 2 ok/);
+    expect(limited.stderr).toMatch(/^made up: .*\(scripted:mixed\)\n2 items: 2 ok/);
     expect(lines(smoke)).toEqual(lines(full).slice(0, 2));
 
     const pairs = join(tempDir, 'pairs.jsonl');

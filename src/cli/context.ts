@@ -3,6 +3,7 @@ import type { Usage } from '../engine/usage.js';
 import { formatLocation, type RubricateError } from '../errors.js';
 import type { Metrics } from '../scoring/types.js';
 import { formatErrorCounts, retryAdvice, type ErrorCodeCount } from '../pipeline/error-summary.js';
+import { madeUpNotice } from '../util/made-up.js';
 
 export interface CommandContext {
   stdout(text: string): void;
@@ -29,9 +30,11 @@ function formatNumber(value: number): string {
 export function printMetricsSummary(
   context: CommandContext,
   metrics: Metrics,
-  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[]; sideFileLines?: ReadonlyMap<string, number>; mode?: string } = {},
+  extra: { usage?: Usage; cost?: number | null; out?: string; checkMode?: string; errors?: readonly ErrorCodeCount[]; sideFileLines?: ReadonlyMap<string, number>; mode?: string; madeUpBy?: string } = {},
 ): void {
   const lines: string[] = [];
+  // Made-up verdicts are said first, before any figure a reader could take for a measurement.
+  if (extra.madeUpBy !== undefined) lines.push(madeUpNotice(extra.madeUpBy));
   // A bad line of a side file (--responses) is a results line, not an item of the input.
   const sideLines = [...(extra.sideFileLines ?? new Map<string, number>())];
   const side = sideLines.reduce((total, [, count]) => total + count, 0);
@@ -61,7 +64,7 @@ export function printMetricsSummary(
     const usage = extra.usage;
     lines.push(
       `judge: ${usage.calls} calls, ${usage.cache_hits} cache hits, ${usage.retries} retries${describeRetryReasons(usage)}${usage.gate_calls_saved ? `, ${usage.gate_calls_saved} calls saved by the hard-rule gate` : ''}, ${usage.prompt_tokens} input tokens (${usage.cached_prompt_tokens} cached${usage.cache_write_prompt_tokens ? `, ${usage.cache_write_prompt_tokens} written to the prompt cache` : ''}), ${usage.completion_tokens} output tokens${
-        extra.cost === null ? ', cost unknown (model not in the price table)' : extra.cost !== undefined ? `, $${extra.cost.toFixed(4)}` : ''
+        extra.madeUpBy !== undefined ? ', no cost (no model was asked)' : extra.cost === null ? ', cost unknown (model not in the price table)' : extra.cost !== undefined ? `, $${extra.cost.toFixed(4)}` : ''
       }`,
     );
   }

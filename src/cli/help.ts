@@ -19,7 +19,7 @@ const rules: ReadonlyArray<readonly [RegExp, HelpSection]> = [
   [/^(judge|judge-.*|max-reply-bytes|cache-namespace|structured-output|reasoning-effort|azure-api-version|thinking-budget|threads|sequences|context-size|concurrency|max-attempts|timeout|max-retry-after|breaker-threshold|cache|cache-ttl|verdicts|cascade-judge|escalate-band|escalate-on|strong-model)$/, 'Judge'],
   [/^(mode|criteria-per-call|likert-levels|context-budget|verdict|top-logprobs|explanation|temperature|max-tokens|seed|samples|jury-aggregate|scoring|check-mode|failed-as-zero|include-checks|swap|ties|overall|probes|variants|probe-seed|bootstrap-.*|confidence|group-by|abstain|alignment|calibration|listwise|tournament|orders|repeats|stability-threshold|max-group-size|max-tournament-pairs|max-repeats|model-under-test|self-preference|examples-per-verdict|reword|reword-below|max-rewordings|target-agreement)$/, 'Grading'],
   [/^(attempts|iterations|filter|gate|importance-points|min-criteria|max-criteria|cluster-threshold|correlation-threshold|pass-rate-.*|response-max-tokens|response-temperature|text-similarity|best-of|rounds)$/, 'Generation'],
-  [/^(out|run-index|metrics|metrics-format|report|summary|force|quiet|table|text|title|compare|json|keep-requests|variants-out|calibration-out|min-margin|min-score|top-k|target)$/, 'Output'],
+  [/^(out|run-index|metrics|metrics-format|report|summary|force|quiet|table|text|title|compare|json|keep-requests|variants-out|calibration-out|min-margin|min-score|top-k|target|allow-scripted)$/, 'Output'],
   [/^(queue|chunk-size|shard|store|global-concurrency|rate-limit|lease|exit-when-idle|queue-timeout|allow-endpoint)$/, 'Scale-out'],
   [/^(batch|batch-.*|dry-run|prices|refresh|cancel)$/, 'Batch and cost'],
   [/^drain-timeout$/, 'Interrupts'],

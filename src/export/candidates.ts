@@ -3,11 +3,12 @@
  * and a tally of every one left out and why. An item in error, invalid or unscorable is never
  * data: its score is not a measurement.
  */
-import type { RubricateError } from '../errors.js';
+import { RubricateError } from '../errors.js';
 import { readResults, type ResultRecord } from '../results/results.js';
 import type { Message } from '../rubric/schema.js';
 import { sha256Hex } from '../util/hash.js';
 import { canonicalJson } from '../util/json.js';
+import { madeUpBy } from '../util/made-up.js';
 
 /** One graded response fit to train on: its prompt as chat messages, its response text, its score. */
 export interface Candidate {
@@ -18,6 +19,13 @@ export interface Candidate {
   response: string;
   score: number;
   record: ResultRecord;
+  /** Who made its verdicts up (`--allow-scripted` only: otherwise such a record stops the export). */
+  scripted?: string;
+}
+
+/** Made-up verdicts are refused as training data unless the export allows them (`--allow-scripted`), each row then marked. */
+export interface ScriptedPolicy {
+  allow: boolean;
 }
 
 /** Why records were left out, with counts, in the order first met. */
@@ -51,7 +59,7 @@ export function unusable(record: ResultRecord): string | undefined {
  * Every usable record of the files, in file order; the others are counted in `leftOut` (and bad
  * lines reported to `onInvalid`, naming file and line).
  */
-export async function* readCandidates(files: readonly string[], leftOut: LeftOut, onInvalid: (error: RubricateError) => void): AsyncGenerator<Candidate> {
+export async function* readCandidates(files: readonly string[], leftOut: LeftOut, onInvalid: (error: RubricateError) => void, scripted: ScriptedPolicy = { allow: false }): AsyncGenerator<Candidate> {
   for (const file of files) {
     for await (const read of readResults(file)) {
       if (read.kind === 'invalid') {
@@ -65,7 +73,15 @@ export async function* readCandidates(files: readonly string[], leftOut: LeftOut
         continue;
       }
       const record = read.record;
-      yield { id: record.id, source: `${file}:${read.line}`, prompt: record.prompt as Message[], response: record.response!, score: record.score!, record };
+      const madeUp = madeUpBy(record);
+      if (madeUp && !scripted.allow) {
+        throw new RubricateError(
+          'SCRIPTED_VERDICTS_REFUSED',
+          `${file}:${read.line}: the verdicts are made up (${madeUp}), not a model's: training on them teaches nothing real. Nothing was written; pass --allow-scripted to export them anyway (each row then says "scripted": true)`,
+          { file, line: read.line },
+        );
+      }
+      yield { id: record.id, source: `${file}:${read.line}`, prompt: record.prompt as Message[], response: record.response!, score: record.score!, record, ...(madeUp ? { scripted: madeUp } : {}) };
     }
   }
 }

@@ -11,6 +11,8 @@ import { describe, expect } from 'vitest';
 import { z } from 'zod';
 import { runCliCaptured } from '../cli/in-process.js';
 import { binaryVerdict, type FakeJudgeRequest } from '../testing/fake-judge.js';
+import { scriptedLabel } from '../util/made-up.js';
+import { existsSync } from 'node:fs';
 import { test } from '../testing/vitest-fixtures.js';
 
 /** A chat message as TRL and OpenAI take it. */
@@ -170,5 +172,32 @@ describe('rubricate export', () => {
       for (const row of preferenceRows) expect(trlPreference.safeParse(row).success).toBe(true);
     }
     expect(trl.stderr).toMatch(/an equal pair has no preference form/);
+  });
+
+  test('made-up verdicts are refused as training data unless --allow-scripted, which marks each row', async ({ startJudge, tempDir }) => {
+    const items = writeItems(tempDir);
+    // The scripted judge by name, and a fake-judge run (an openai: provenance, scripted explanations).
+    const scripted = join(tempDir, 'scripted.jsonl');
+    expect((await runCliCaptured(['grade', '--input', items, '--out', scripted, '--judge', 'scripted:mixed', '--no-cache', '--quiet'])).code).toBe(0);
+    const fake = await startJudge((request) => ({ content: JSON.stringify({ explanation: scriptedLabel, criteria_met: verdictOf(request) }) }));
+    const faked = join(tempDir, 'faked.jsonl');
+    await runCliCaptured(['grade', '--input', items, '--out', faked, '--judge', 'openai:gpt-4.1-mini', '--judge-base-url', fake.baseUrl, '--no-cache', '--quiet']);
+    for (const [results, judge] of [[scripted, 'scripted:mixed'], [faked, 'fake-judge']] as const) {
+      const out = join(tempDir, `refused-${judge}.jsonl`);
+      const refused = await runCliCaptured(['export', '--kind', 'sft', '--input', results, '--out', out]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('[SCRIPTED_VERDICTS_REFUSED]');
+      expect(refused.stderr).toContain(`${results}:1`);
+      expect(refused.stderr).toContain(judge);
+      expect(existsSync(out)).toBe(false);
+      const allowed = join(tempDir, `allowed-${judge}.jsonl`);
+      const exported = await runCliCaptured(['export', '--kind', 'preference', '--pairing', 'all', '--input', results, '--out', allowed, '--allow-scripted']);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stderr.split('\n')[0]).toMatch(/^made up: .* row\(s\) are built from made-up verdicts/);
+      const rows = readLines(allowed);
+      expect(rows.length).toBeGreaterThan(0);
+      for (const row of rows) expect(row.scripted).toBe(true);
+      for (const rule of readLines(`${allowed}.rules.jsonl`)) expect(rule.scripted).toBe(true);
+    }
   });
 });

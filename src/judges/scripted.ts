@@ -9,13 +9,14 @@
 import { createHash } from 'node:crypto';
 import { RubricateError } from '../errors.js';
 import type { Judge, JudgeRequest, TokenProbability } from './types.js';
+import { scriptedLabel } from '../util/made-up.js';
 
 export const scriptedVerdicts = ['met', 'unmet', 'mixed'] as const;
 /** Every criterion met (the top of every scale), none, or each one decided by a hash of its request. */
 export type ScriptedVerdicts = (typeof scriptedVerdicts)[number];
 
-/** The text every made-up explanation and string carries. */
-export const scriptedLabel = 'scripted reply: no model was asked';
+/** The text every made-up explanation and string carries (one definition, beside the rule that reads it). */
+export { scriptedLabel };
 
 export function parseScriptedVerdicts(target: string): ScriptedVerdicts {
   const name = target === '' ? 'mixed' : target;

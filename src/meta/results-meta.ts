@@ -5,6 +5,7 @@
  */
 import { RubricateError, type SerializedError } from '../errors.js';
 import { readResults, type GradedCriterion, type ResultRecord } from '../results/results.js';
+import { MadeUpTally, madeUpFields } from '../util/made-up.js';
 import type { BootstrapOptions } from '../statistics/bootstrap.js';
 import { computeBinaryMeta, type BinaryMetaRecord, type BinaryMetaReport } from './binary-metrics.js';
 import { cannotAssessLabel, loadLabels, type LabelIndex } from './labels.js';
@@ -73,6 +74,9 @@ export interface ResultsMetaReport extends BinaryMetaReport {
   join: JoinSummary;
   /** Unreadable lines of either file (each also counted in `join`). */
   problems: SerializedError[];
+  /** Present when the results' verdicts are made up (a scripted judge, `rubricate fake-judge`): the agreement measured is with a script. */
+  scripted?: true;
+  scripted_by?: string;
 }
 
 const maximumExamples = 10;
@@ -133,6 +137,8 @@ export interface JoinResult {
   records: BinaryMetaRecord[];
   join: JoinSummary;
   problems: RubricateError[];
+  /** Who made the results' verdicts up, if anyone did (see `madeUpBy`). */
+  madeUpBy?: string;
 }
 
 /**
@@ -164,6 +170,7 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
   const problems: RubricateError[] = [...labels.invalid];
   const records: BinaryMetaRecord[] = [];
   const seenItems = new Set<string>();
+  const madeUp = new MadeUpTally();
   const noteUnmatched = (key: string) => {
     if (join.unmatchedExamples.length < maximumExamples) join.unmatchedExamples.push(key);
   };
@@ -176,6 +183,7 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
       continue;
     }
     const record = entry.record;
+    madeUp.add(record);
     if (seenItems.has(record.id)) {
       join.duplicateResultIds += 1;
       problems.push(new RubricateError('INPUT_INVALID', `item id "${record.id}" appears again; only its first line is joined with labels`, { file: resultsFile, line: entry.line, field: 'id' }));
@@ -226,7 +234,7 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
     join.labelsForMissingItems += criteria.size;
     for (const criterionId of criteria) noteUnmatched(`${itemId}/${criterionId}`);
   }
-  return { records, join, problems };
+  return { records, join, problems, madeUpBy: madeUp.by };
 }
 
 /**
@@ -237,7 +245,7 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
 export async function metaFromResults(resultsFile: string, labelsFile: string | LabelIndex, options: ResultsMetaOptions = {}): Promise<ResultsMetaReport> {
   const labels = typeof labelsFile === 'string' ? await loadLabels(labelsFile) : labelsFile;
   const groupKeys = validateGroupBy(options.groupBy ?? [], options.sourceField);
-  const { records, join, problems } = await joinResultsWithLabels(resultsFile, labels, { ...options, groupBy: groupKeys });
+  const { records, join, problems, madeUpBy } = await joinResultsWithLabels(resultsFile, labels, { ...options, groupBy: groupKeys });
   if (records.length === 0) {
     const reason =
       join.resultLines === 0
@@ -258,6 +266,7 @@ export async function metaFromResults(resultsFile: string, labelsFile: string | 
     groupBy: breakdown,
   });
   return {
+    ...madeUpFields(madeUpBy),
     ...report,
     inputs: { results: resultsFile, labels: typeof labelsFile === 'string' ? labelsFile : null, sourceField: options.sourceField ?? null, groupBy: groupKeys },
     join,

@@ -28,6 +28,7 @@ import { defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
 import { Grader } from './grader.js';
 import { modelsOf } from './self-preference.js';
 import { judgeInfoFor, type JudgeInfo } from '../results/results.js';
+import { MadeUpTally } from '../util/made-up.js';
 import { gradingPlanSchema, parseWith, type RunSpec } from '../spec/run-spec.js';
 import type { z } from 'zod';
 
@@ -178,6 +179,9 @@ export interface Share {
 }
 
 export interface CompareSummary {
+  /** Present when the verdicts are made up (a scripted judge, `rubricate fake-judge`), with who made them up. */
+  scripted?: true;
+  scripted_by?: string;
   n: number;
   n_ok: number;
   n_error: number;
@@ -242,9 +246,11 @@ export class CompareSummaryBuilder {
   private readonly metaRecords: PairwiseMetaRecord[] = [];
   private readonly usage = emptyUsage();
   private judge: JudgeInfo | undefined;
+  private readonly madeUp = new MadeUpTally();
 
   add(record: CompareRecord): void {
     this.status.n += 1;
+    this.madeUp.add(record);
     if (record.usage) addUsage(this.usage, record.usage);
     this.judge ??= record.judge;
     if (record.status === 'invalid') return void (this.status.invalid += 1);
@@ -276,6 +282,7 @@ export class CompareSummaryBuilder {
 
   finish(): CompareSummary {
     const summary: CompareSummary = {
+      ...this.madeUp.fields(),
       n: this.status.n,
       n_ok: this.status.ok,
       n_error: this.status.error,

@@ -12,6 +12,7 @@ import type { Grader } from './grader.js';
 import { toScoredItem, type ResultRecord } from '../results/results.js';
 import { ErrorTally, type ErrorCodeCount } from './error-summary.js';
 import { admitUntilStopped, type AdmissionState } from './admission.js';
+import { MadeUpTally } from '../util/made-up.js';
 
 export interface GradeFileOptions {
   grader: Grader;
@@ -45,6 +46,8 @@ export interface GradeFileOutcome {
    * that makes the judge unusable (unreachable, refusing the key or every request): exit 4, not 3.
    */
   judgeUnusable: boolean;
+  /** Who made the written lines' verdicts up (a scripted judge, `rubricate fake-judge`), if anyone did. */
+  madeUpBy?: string;
 }
 
 /**
@@ -86,6 +89,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
   const usage = emptyUsage();
   const errors = new ErrorTally();
   const judged = new JudgeOutcomes();
+  const madeUp = new MadeUpTally();
   let invalid = 0;
   async function* records(): AsyncGenerator<ImportRecord> {
     for await (const record of options.records) {
@@ -116,6 +120,7 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
       aggregator.add(toScoredItem(result));
       errors.addResult(result);
       judged.add(result);
+      madeUp.add(result);
       if (result.usage) addUsage(usage, result.usage);
     }
   } catch (error) {
@@ -124,5 +129,5 @@ export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOut
   }
   await writer.close();
   const interrupted = Boolean(stop?.aborted) && (held || !admission.exhausted || returned < admission.admitted);
-  return { metrics: aggregator.finish(), usage, invalid, interrupted, written, errors: errors.top(), judgeUnusable: judged.judgeUnusable };
+  return { metrics: aggregator.finish(), usage, invalid, interrupted, written, errors: errors.top(), judgeUnusable: judged.judgeUnusable, ...(madeUp.by !== undefined ? { madeUpBy: madeUp.by } : {}) };
 }

@@ -11,6 +11,7 @@ import { getScoring } from '../scoring/registry.js';
 import type { Aggregator, Metrics, Scoring } from '../scoring/types.js';
 import { defaultScoringName } from './defaults.js';
 import { toScoredItem } from '../results/results.js';
+import { MadeUpTally } from '../util/made-up.js';
 
 export interface ScoreFileOptions {
   /** Results format: `results` (rubricate's, default) or `simple-evals`. */
@@ -34,6 +35,8 @@ export interface ScoreFileOutcome {
   invalid: number;
   /** Results lines read and scored. */
   scored: number;
+  /** Who made the lines' verdicts up (a scripted judge, `rubricate fake-judge`), if anyone did. */
+  madeUpBy?: string;
 }
 
 export async function scoreFile(input: string, options: ScoreFileOptions = {}): Promise<ScoreFileOutcome> {
@@ -48,6 +51,7 @@ export async function scoreFile(input: string, options: ScoreFileOptions = {}): 
   let scored = 0;
   // Invalid lines before the first record wait until the record names the scoring.
   let pendingInvalid = 0;
+  const madeUp = new MadeUpTally();
   for await (const entry of importer.read(input, { examples: options.examples, onWarning: options.onWarning })) {
     if (entry.kind === 'invalid') {
       invalid += 1;
@@ -63,11 +67,12 @@ export async function scoreFile(input: string, options: ScoreFileOptions = {}): 
       for (let index = 0; index < pendingInvalid; index += 1) aggregator.add({ id: '', status: 'invalid', criteria: [] });
     }
     aggregator.add(toScoredItem(entry.record));
+    madeUp.add(entry.record);
   }
   if (!aggregator || !scoring) {
     scoring = chosen(defaultScoringName);
     aggregator = scoring.createAggregator();
     for (let index = 0; index < pendingInvalid; index += 1) aggregator.add({ id: '', status: 'invalid', criteria: [] });
   }
-  return { metrics: aggregator.finish(), scoring, invalid, scored };
+  return { metrics: aggregator.finish(), scoring, invalid, scored, ...(madeUp.by !== undefined ? { madeUpBy: madeUp.by } : {}) };
 }

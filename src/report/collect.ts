@@ -31,6 +31,7 @@ import {
 import { redactDeep, redactText } from '../util/redact.js';
 import { indentsStepLines, parseRenderedTrajectory } from '../trajectory/render.js';
 import { ReportImageEmbedder } from './images.js';
+import { MadeUpTally } from '../util/made-up.js';
 
 export interface CollectOptions {
   /** Scoring to apply; by default the one recorded in the results, else healthbench. */
@@ -149,6 +150,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
   let invalidLineCount = 0;
   let duplicateIds = 0;
   const errorTally = new ErrorTally();
+  const madeUp = new MadeUpTally();
   // What reviews made in a page are kept under: the same verdicts give the same key, whatever report shows them.
   const digest = createHash('sha256');
 
@@ -208,6 +210,7 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     if (Array.isArray(record.judge_calls) && record.judge_calls.length > 0) (runTexts.calls ??= []).push([itemIndex, record.judge_calls.map((call) => reportJudgeCall(call, texts))]);
 
     if (record.usage) addUsage(usage, record.usage);
+    madeUp.add(record);
     // Results written before redaction existed may still hold a credential: a report never shows it.
     if (record.judge) judges.set(canonicalJson(record.judge), redactDeep(record.judge));
     if (record.rubric_hash) rubricHashes.add(record.rubric_hash);
@@ -276,8 +279,10 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     scoring: scoring.name,
     metrics,
     usage,
-    costUsd: runCost(usage, judgeList),
+    // Made-up verdicts cost nothing, whatever model name a fake-judge run's provenance carries.
+    costUsd: madeUp.by !== undefined ? 0 : runCost(usage, judgeList),
     judges: judgeList,
+    ...(madeUp.by !== undefined ? { madeUpBy: madeUp.by } : {}),
     rubricHashes: rubricHashes.size,
     rubricIds: rubricIds.size,
     versions: [...versions],

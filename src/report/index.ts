@@ -151,7 +151,7 @@ function resultsPayload(run: CollectedRun, baseline: CollectedRun | undefined, o
   };
 }
 
-export function renderReport(document: ReportDocument, format: ReportFormat, options: { compression?: PayloadCompression } = {}): string {
+export function renderReport(document: ReportDocument, format: ReportFormat, options: { compression?: PayloadCompression; connectSelf?: boolean } = {}): string {
   if (format === 'md') {
     const payload = document.payload;
     switch (payload.view) {
@@ -168,7 +168,7 @@ export function renderReport(document: ReportDocument, format: ReportFormat, opt
         throw new RubricateError('CONFIG_INVALID', `a ${payload.view} page has no Markdown form`, { field: 'format' });
     }
   }
-  return renderReportHtml(document.payload, document.texts, { compression: options.compression });
+  return renderReportHtml(document.payload, document.texts, { compression: options.compression, ...(options.connectSelf ? { connectSelf: true } : {}) });
 }
 
 function formatFor(options: WriteReportOptions): ReportFormat {

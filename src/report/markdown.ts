@@ -6,6 +6,7 @@
  */
 import { formatMetaTable } from '../meta/format-table.js';
 import { formatProbeTable } from '../meta/probes/format.js';
+import { madeUpBy, madeUpNotice } from '../util/made-up.js';
 import type { CompareReportPayload, MetaReportPayload, ProbeReportPayload, ResultsReportPayload, RunSummary, ShareWithInterval } from './types.js';
 
 const tagRowLimit = 100;
@@ -56,6 +57,11 @@ function usageLine(summary: RunSummary): string {
   return `${integer(usage.calls)} judge calls, ${integer(usage.cache_hits)} cache hits, ${integer(usage.retries)} retries, ${integer(usage.prompt_tokens)} input tokens (${integer(usage.cached_prompt_tokens)} cached), ${integer(usage.completion_tokens)} output tokens, ${cost}`;
 }
 
+/** The header banner of a report whose verdicts are made up, before any figure. */
+function madeUpBannerMarkdown(by: string): string {
+  return `> **${markdownCell(madeUpNotice(by), 200)}**. No model was asked: every verdict, score and figure below is scripted, to try the tools or test wiring. Do not read it as a measurement.`;
+}
+
 function judgeLine(summary: RunSummary): string {
   if (summary.judges.length === 0) return 'none (checks only)';
   return summary.judges
@@ -72,7 +78,8 @@ function headline(summary: RunSummary): string {
 
 /** A probe report: the table `rubricate probe` prints, as a code block. */
 export function renderProbeMarkdown(payload: ProbeReportPayload): string {
-  return [`# ${markdownCell(payload.title, 200)}`, '', '```text', formatProbeTable(payload.report).trimEnd().replace(/```/g, "'''"), '```', ''].join('\n');
+  const madeUp = madeUpBy(payload.report);
+  return [`# ${markdownCell(payload.title, 200)}`, '', ...(madeUp !== undefined ? [madeUpBannerMarkdown(madeUp), ''] : []), '```text', formatProbeTable(payload.report).trimEnd().replace(/```/g, "'''"), '```', ''].join('\n');
 }
 
 export function renderResultsMarkdown(payload: ResultsReportPayload): string {
@@ -81,6 +88,8 @@ export function renderResultsMarkdown(payload: ResultsReportPayload): string {
   const metrics = summary.metrics;
   const out: string[] = [];
   out.push(`# ${markdownCell(payload.title, 200)}`, '');
+  const madeUp = summary.madeUpBy ?? baseline?.summary.madeUpBy;
+  if (madeUp !== undefined) out.push(madeUpBannerMarkdown(madeUp), '');
   if (summary.coverage) {
     out.push(`> **${summary.coverage}**`, '');
     out.push(table(['error code', 'count', 'example'], summary.errors.map((entry) => [`\`${markdownCell(entry.code, 60)}\``, integer(entry.count), markdownCell(entry.example, 160)]), new Set([1])));
@@ -178,6 +187,8 @@ export function renderResultsMarkdown(payload: ResultsReportPayload): string {
 export function renderMetaMarkdown(payload: MetaReportPayload): string {
   const report = payload.report;
   const out: string[] = [`# ${markdownCell(payload.title, 200)}`, ''];
+  const madeUp = madeUpBy(report);
+  if (madeUp !== undefined) out.push(madeUpBannerMarkdown(madeUp), '');
   if (report.kind === 'binary') {
     const overall = report.overall;
     out.push(`**Balanced F1 (HealthBench): ${fixed(overall.balancedF1)}** · accuracy ${fixed(overall.accuracy)} · macro F1 ${fixed(overall.macroF1)} · Cohen's κ ${fixed(overall.cohenKappa)} (${integer(overall.records)} records, ${integer(overall.pairs)} pairs)`);
@@ -205,6 +216,7 @@ export function renderCompareMarkdown(payload: CompareReportPayload): string {
   const overall = figures.overall;
   const judged = overall.win + overall.tie + overall.loss + overall.inconsistent;
   const out: string[] = [`# ${markdownCell(payload.title, 200)}`, ''];
+  if (summary.madeUpBy !== undefined) out.push(madeUpBannerMarkdown(summary.madeUpBy), '');
   out.push(
     `**Win rate of A: ${percent(overall.win_rate.value)}** (95% CI ${shareInterval(overall.win_rate)}, ${integer(judged)} pairs with a verdict; a tie or an order-inconsistent verdict counts as half a win) · tie rate ${percent(overall.tie_rate.value)} · position consistency ${percent(overall.position_consistency.value)} (95% CI ${shareInterval(overall.position_consistency)})`,
     '',

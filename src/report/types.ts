@@ -189,9 +189,11 @@ export interface RunSummary {
   /** The official aggregate, exactly as `rubricate score` computes it. */
   metrics: Metrics;
   usage: Usage;
-  /** USD at the default price table; null when the judge model is not priced. */
+  /** USD at the default price table; null when the judge model is not priced; 0 when the verdicts are made up (no model was asked). */
   costUsd: number | null;
   judges: JudgeInfo[];
+  /** Who made the verdicts up (the scripted judge, `rubricate fake-judge`), when they are not a model's: the page says so in its header. */
+  madeUpBy?: string;
   rubricHashes: number;
   rubricIds: number;
   versions: string[];
@@ -437,7 +439,9 @@ export interface CompareViewSummary {
   sources: SourceComparisonTally[];
   sourcesOmitted: number;
   judges: JudgeInfo[];
-  /** USD at the default price table; null when the judge model is not priced. */
+  /** Who made the verdicts up (the scripted judge, `rubricate fake-judge`), when they are not a model's. */
+  madeUpBy?: string;
+  /** USD at the default price table; null when the judge model is not priced; 0 when the verdicts are made up. */
   costUsd: number | null;
   versions: string[];
   /** Pairs judged in the swapped order too. */

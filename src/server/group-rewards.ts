@@ -95,5 +95,6 @@ export function groupAnswer({ id, responses, results, request, estimator, epsilo
   answer.zero_variance = shaped ? shaped.zeroVariance : zeroVariance(realShaped);
   if (shaped) answer.shaping = shaped.record;
   if (shaping?.axes) answer.axes = axisRewards(results, shaping.axes.prefix, scoring);
+  if (results.some((result) => result.scripted)) answer.scripted = true;
   return answer;
 }

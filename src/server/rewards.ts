@@ -7,6 +7,7 @@
 import { emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
 import type { GradedCriterion, GroupStamp, ResultRecord } from '../results/results.js';
+import { isMadeUp } from '../util/made-up.js';
 
 export interface RewardResult {
   id: string;
@@ -21,6 +22,8 @@ export interface RewardResult {
   error?: SerializedError;
   /** Listwise and tournament judging: the group this response was judged with. */
   group?: GroupStamp;
+  /** Present (true) when the verdicts are made up (the scripted judge, `rubricate fake-judge`): never a model's reward. */
+  scripted?: true;
 }
 
 /** What to answer for a failed item: `null` (the default), or a flagged number. */
@@ -46,8 +49,9 @@ export function fallbackValue(policy: ErrorPolicy): number | undefined {
 
 export function toRewardResult(record: ResultRecord, id = record.id): RewardResult {
   const usage = record.usage ?? emptyUsage();
+  const scripted = isMadeUp(record) ? { scripted: true as const } : {};
   if (record.status === 'ok' && record.score !== null) {
-    const result: RewardResult = { id, reward: record.score, status: 'ok', criteria: record.criteria, usage };
+    const result: RewardResult = { id, reward: record.score, status: 'ok', criteria: record.criteria, usage, ...scripted };
     if (record.gated) result.gated = true;
     if (record.group) result.group = record.group;
     return result;
@@ -58,7 +62,7 @@ export function toRewardResult(record: ResultRecord, id = record.id): RewardResu
       ? // Graded, but the scoring has nothing to divide by (e.g. no positive points): no reward exists.
         { code: 'INPUT_INVALID', message: `the ${record.scoring ?? 'configured'} scoring gives this rubric no score (it has no positive points to score against)` }
       : { code: 'INTERNAL', message: 'item failed without a reason' });
-  return { id, reward: null, status: 'error', criteria: record.criteria, usage, error, ...(record.group ? { group: record.group } : {}) };
+  return { id, reward: null, status: 'error', criteria: record.criteria, usage, error, ...(record.group ? { group: record.group } : {}), ...scripted };
 }
 
 /** A failure that never reached grading (bad label, deadline, overload), as a reward result. */

@@ -7,6 +7,7 @@
  */
 import type { Command } from 'commander';
 import { costOf, defaultPrices, emptyUsage, loadPriceTable, priceFor } from '../../engine/usage.js';
+import { madeUpBy, madeUpFields, madeUpNotice } from '../../util/made-up.js';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { rewordCriterion } from '../../generation/reword.js';
 import { configuredJudgeSpec, createJudge } from '../../judges/registry.js';
@@ -148,6 +149,7 @@ async function runAlign(flags: AlignFlags, spec: RunSpec, context: CommandContex
     const file = {
       ...outcome.alignment,
       fit: {
+        ...madeUpFields(madeUpBy(session.judge?.provenance)),
         judge: session.judge?.provenance.id ?? null,
         verdict: spec.plan.verdict ?? 'binary',
         inputs: { results: flags.input, labels: flags.labels },
@@ -160,7 +162,8 @@ async function runAlign(flags: AlignFlags, spec: RunSpec, context: CommandContex
     await writeFileAtomic(flags.out, `${JSON.stringify(file, null, 2)}\n`);
     const scoreCalibration = flags.scores && flags.calibrationOut ? await writeScoreCalibration(flags.input, flags.scores, flags.calibrationOut, outcome.split, flags) : undefined;
     session.finish();
-    context.stderr(describeAlignment(outcome.report, cost, flags.out));
+    const madeUp = madeUpBy(session.judge?.provenance);
+    context.stderr(`${madeUp !== undefined ? `${madeUpNotice(madeUp)}\n` : ''}${describeAlignment(outcome.report, cost, flags.out)}`);
     if (scoreCalibration) context.stderr(scoreCalibration);
     return outcome.report.unusableLines > 0 || labels.invalid.length > 0 ? exitCodes.itemsFailed : exitCodes.success;
   } finally {

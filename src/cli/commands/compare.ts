@@ -21,6 +21,7 @@ import { defaultPrices, loadPriceTable } from '../../engine/usage.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
 import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
 import { ErrorTally, formatErrorCounts } from '../../pipeline/error-summary.js';
+import { madeUpNotice } from '../../util/made-up.js';
 
 interface CompareFlags extends SessionFlags, DrainFlags {
   format: string;
@@ -170,6 +171,8 @@ function percent(value: number | null | undefined): string {
 function printCompareSummary(context: CommandContext, summary: CompareSummary, out: string): void {
   const { overall } = summary;
   const lines = [
+    // Made-up verdicts are said first, before any figure a reader could take for a measurement.
+    ...(summary.scripted_by !== undefined ? [madeUpNotice(summary.scripted_by)] : []),
     `${summary.n} pairs: ${summary.n_ok} ok, ${summary.n_error} error, ${summary.n_invalid} invalid`,
     `A vs B: ${overall.win} win, ${overall.tie} tie, ${overall.loss} loss, ${overall.inconsistent} order-inconsistent`,
     `win rate of A: ${percent(overall.win_rate.value)}${overall.win_rate.ci95 ? ` (95% CI ${percent(overall.win_rate.ci95[0])}–${percent(overall.win_rate.ci95[1])})` : ''}; position consistency ${percent(overall.position_consistency.value)}`,

@@ -13,6 +13,8 @@ import { RubricateError, exitCodes } from '../../errors.js';
 import { loadLabels } from '../../meta/labels.js';
 import { explanationLengths, type ExplanationLength } from '../../spec/run-spec.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
+import { isRecord } from '../../util/is-record.js';
+import { madeUpWording } from '../../util/made-up.js';
 import { reportInputError, type CommandContext } from '../context.js';
 import { parseNumber, parsePositiveInteger } from '../run-spec-flags.js';
 import { organizeHelp } from '../help.js';
@@ -34,6 +36,7 @@ interface ExportFlags {
   target: 'judge' | 'label';
   explanation: ExplanationLength;
   summary?: string;
+  allowScripted?: boolean;
 }
 
 /** Each kind's formats, the first its default. */
@@ -55,7 +58,8 @@ export function registerExportCommand(program: Command, context: CommandContext)
     .option('--labels <file>', 'distill: human labels JSONL (as meta --labels reads), recorded beside each verdict')
     .addOption(new Option('--target <source>', 'distill: the verdict taught, the judge\u2019s or the human label').choices(['judge', 'label']).default('judge'))
     .addOption(new Option('--explanation <length>', 'distill: the grading template\u2019s explanation length the examples teach').choices([...explanationLengths]).default('full'))
-    .option('--summary <file>', 'write counts (rows, left out by reason) as JSON here');
+    .option('--summary <file>', 'write counts (rows, left out by reason) as JSON here')
+    .option('--allow-scripted', 'export made-up verdicts (a scripted judge, fake-judge) anyway, to test a pipeline; each row is marked "scripted": true (refused otherwise)');
   organizeHelp(command, [
     'rubricate export --kind preference --input examples/training/results.jsonl --format trl --min-margin 0.2 --out preference.jsonl',
     'rubricate export --kind sft --input examples/training/results.jsonl --format messages --min-score 0.8 --top-k 1 --out sft.jsonl',
@@ -88,7 +92,13 @@ async function runExport(flags: ExportFlags, context: CommandContext): Promise<n
     reportInputError(context, error);
   };
   const leftOut = new LeftOut();
-  const candidates = () => readCandidates(flags.input, leftOut, onInvalid);
+  const scriptedSources = new Set<string>();
+  const candidates = async function* () {
+    for await (const candidate of readCandidates(flags.input, leftOut, onInvalid, { allow: flags.allowScripted === true })) {
+      if (candidate.scripted) scriptedSources.add(candidate.source);
+      yield candidate;
+    }
+  };
   let rows: ExportedRow[];
   if (flags.kind === 'augment') {
     if (flags.input.length !== 1) throw new RubricateError('CONFIG_INVALID', '--kind augment reads one `probe --variants-out` file', { field: 'input' });
@@ -108,16 +118,31 @@ async function runExport(flags: ExportFlags, context: CommandContext): Promise<n
   }
   const out = new JsonLinesWriter(flags.out);
   const rules = new JsonLinesWriter(rulesFile);
+  let scriptedRows = 0;
   for (const { row, rule } of rows) {
-    await out.write(row);
-    await rules.write(rule);
+    // A row built from any made-up verdict says so, in the row a trainer loads and in its rule.
+    const scripted = citedSources(rule).some((source) => scriptedSources.has(source));
+    if (scripted) scriptedRows += 1;
+    await out.write(scripted ? { ...row, scripted: true } : row);
+    await rules.write(scripted ? { ...rule, scripted: true } : rule);
   }
   await out.close();
   await rules.close();
-  const summary = { kind: flags.kind, format, rows: rows.length, left_out: leftOut.total, left_out_by_reason: leftOut.entries(), invalid_lines: invalid, inputs: flags.input };
+  const summary = { kind: flags.kind, format, rows: rows.length, ...(scriptedRows > 0 ? { scripted_rows: scriptedRows } : {}), left_out: leftOut.total, left_out_by_reason: leftOut.entries(), invalid_lines: invalid, inputs: flags.input };
   if (flags.summary) await writeFileAtomic(flags.summary, `${JSON.stringify(summary, null, 2)}\n`);
   context.stderr(
-    [`${rows.length} ${flags.kind} row(s) written to ${flags.out} (${format}), their rules to ${rulesFile}`, `${leftOut.total} left out${leftOut.total > 0 ? ':' : ''}`, ...leftOut.entries().map(({ reason, count }) => `  ${reason} ×${count}`)].join('\n'),
+    [
+      ...(scriptedRows > 0 ? [`${madeUpWording}: ${scriptedRows} of ${rows.length} row(s) are built from made-up verdicts (--allow-scripted), each marked "scripted": true`] : []),
+      `${rows.length} ${flags.kind} row(s) written to ${flags.out} (${format}), their rules to ${rulesFile}`, `${leftOut.total} left out${leftOut.total > 0 ? ':' : ''}`, ...leftOut.entries().map(({ reason, count }) => `  ${reason} ×${count}`)].join('\n'),
   );
   return invalid > 0 || rows.length === 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** The results lines (`file:line`) a row's rule cites: its chosen, rejected or only candidate. */
+function citedSources(rule: Record<string, unknown>): string[] {
+  const sources: string[] = [];
+  for (const value of [rule, rule.chosen, rule.rejected, rule.unpaired]) {
+    if (isRecord(value) && typeof value.source === 'string') sources.push(value.source);
+  }
+  return sources;
 }

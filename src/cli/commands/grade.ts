@@ -41,6 +41,7 @@ import { isScriptedSpec } from '../../sampling/scripted-model.js';
 import { addConfigOption, resolvedConfigOf, withResolvedConfig, type ResolvedConfig } from '../config-file.js';
 import { runIndexPath, runIndexVariable, startRunRecording, type RunRecording } from '../../results/run-index.js';
 import type { Metrics } from '../../scoring/types.js';
+import { madeUpBy, madeUpFields } from '../../util/made-up.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
@@ -201,6 +202,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   let outcome: GradeFileOutcome;
   let cost: number | null;
   let recording: RunRecording | undefined;
+  let madeUp: string | undefined;
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
     if (!session.dryRun) {
@@ -270,7 +272,11 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
     const oneModel = session.judges.every((member) => member.provenance.model === judge?.provenance.model);
     cost = !judge ? 0 : oneModel ? costOf(outcome.usage, priceFor(judge.provenance.model, prices)) : null;
+    // A scripted judge says so by name; a fake-judge endpoint only through its lines' explanations.
+    madeUp = madeUpBy(grader.judgeInfo) ?? outcome.madeUpBy;
+    if (madeUp !== undefined) cost = 0;
     const summary = {
+      ...madeUpFields(madeUp),
       ...outcome.metrics,
       usage: { ...outcome.usage, cost_usd: cost },
       ...(rejudging && options.rejudge ? { rejudged: { kept: rejudging.tally.kept, changed: rejudging.tally.changed } } : {}),
@@ -303,7 +309,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   if (flags.quiet) printRunProblems(context, metrics, { usage, errors: outcome.errors });
   else {
     if (showItemTable(flags, table.items, Boolean(process.stderr.isTTY))) context.stderr(table.render());
-    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors, sideFileLines: inputReport.sideFileLines, mode: spec.plan.mode });
+    printMetricsSummary(context, metrics, { usage, cost, out: flags.out, checkMode: spec.scoring.checkMode ?? 'strict', errors: outcome.errors, sideFileLines: inputReport.sideFileLines, mode: spec.plan.mode, madeUpBy: madeUp });
     if (sampling) describeSampling(context, sampling.summary(prices));
     if (rejudging && options.rejudge) context.stderr(`re-judged: ${rejudging.tally.changed} line(s) changed, ${rejudging.tally.kept} unchanged (written back as they were)`);
     if (stability) context.stderr(describeStability(stability.summary()));

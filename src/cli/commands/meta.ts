@@ -42,6 +42,7 @@ import { recordedJudges } from '../recorded-judge.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
+import { madeUpBy, madeUpFields, madeUpNotice } from '../../util/made-up.js';
 
 interface MetaFlags extends SessionFlags {
   judge?: string[];
@@ -217,6 +218,7 @@ async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext,
       includeChecks: flags.includeChecks,
     });
     await writeReport(flags, { ...report, inputs: { ...report.inputs, labels: flags.labels } });
+    if (report.scripted_by !== undefined) say(madeUpNotice(report.scripted_by));
     for (const problem of report.problems.filter((entry) => !entry.details || entry.details.file !== flags.labels)) context.stderr(`invalid input: ${problem.message}`);
     const join = report.join;
     // Whose verdicts these figures measure: the judge the results were graded with (no judge runs here).
@@ -321,10 +323,12 @@ async function runPairwiseJudge(
       context.stderr('interrupted: verdicts obtained so far are in the reply cache; rerun the same command to resume');
       return exitCodes.interrupted;
     }
-    const withJudge = { ...report, run: { ...report.run, judge: { id: judges.map((member) => member.provenance.id).join('+'), model: judges.map((member) => member.provenance.model).join('+') } } };
+    const madeUp = madeUpBy(judges.map((member) => member.provenance.id).join('+'));
+    const withJudge = { ...madeUpFields(madeUp), ...report, run: { ...report.run, judge: { id: judges.map((member) => member.provenance.id).join('+'), model: judges.map((member) => member.provenance.model).join('+') } } };
     await writeReport(flags, withJudge);
     session.finish();
     const run = report.run;
+    if (madeUp !== undefined) say(madeUpNotice(madeUp));
     say(
       `${formatMetaTable(report)}judge ${judge!.provenance.id} on ${run.judged} labelled pairs of ${run.file}${run.unlabelled > 0 ? ` (${run.unlabelled} unlabelled pairs skipped)` : ''}; ${run.invalidVerdicts} pairs with an invalid verdict\nreport: ${flags.out}`,
     );
@@ -368,8 +372,10 @@ async function runBestOfN(flags: MetaFlags, spec: RunSpec, context: CommandConte
       context.stderr('interrupted: verdicts obtained so far are in the reply cache; rerun the same command to resume');
       return exitCodes.interrupted;
     }
-    await writeReport(flags, { ...report, run: { ...report.run, file: flags.input }, judge: rater.judgeInfo ?? null, ...(ranker ? { ranking_judge: ranker.judgeInfo ?? null } : {}) });
+    const madeUp = madeUpBy(rater.judgeInfo);
+    await writeReport(flags, { ...madeUpFields(madeUp), ...report, run: { ...report.run, file: flags.input }, judge: rater.judgeInfo ?? null, ...(ranker ? { ranking_judge: ranker.judgeInfo ?? null } : {}) });
     session.finish();
+    if (madeUp !== undefined) say(madeUpNotice(madeUp));
     say(`${benchmark}: judge ${session.judge!.provenance.id} ${describe(report.scores)} (${flags.judging}); longer-response baseline ${describe(report.baselines.longer)}, shorter ${describe(report.baselines.shorter)}; ${report.run.judged} of ${report.run.sets} sets judged${report.run.errors > 0 ? `, ${report.run.errors} in error` : ''}\nreport: ${flags.out}`);
     return report.run.invalid_rows + report.run.errors > 0 ? exitCodes.itemsFailed : exitCodes.success;
   } finally {

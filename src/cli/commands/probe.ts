@@ -5,6 +5,7 @@
  * flips with paired-bootstrap intervals. See docs/probes.md.
  */
 import type { Command } from 'commander';
+import { madeUpBy, madeUpFields, madeUpNotice } from '../../util/made-up.js';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { formatProbeTable } from '../../meta/probes/format.js';
 import { probeNames } from '../../meta/probes/perturbations.js';
@@ -131,9 +132,10 @@ async function runProbeCommand(flags: ProbeFlags, spec: RunSpec, context: Comman
       context.stderr('interrupted: verdicts obtained so far are in the reply cache; rerun the same command to resume');
       return exitCodes.interrupted;
     }
-    await writeFileAtomic(flags.out, `${JSON.stringify({ ...report, input: { format: flags.format, file: flags.input, invalidRecords: invalid } }, null, 2)}\n`);
+    const madeUp = madeUpBy(grader.judgeInfo);
+    await writeFileAtomic(flags.out, `${JSON.stringify({ ...madeUpFields(madeUp), ...report, input: { format: flags.format, file: flags.input, invalidRecords: invalid } }, null, 2)}\n`);
     session.finish();
-    if (!flags.quiet) context.stderr(`${formatProbeTable(report)}report: ${flags.out}`);
+    if (!flags.quiet) context.stderr(`${madeUp !== undefined ? `${madeUpNotice(madeUp)}\n` : ''}${formatProbeTable(report)}report: ${flags.out}`);
     const failedVariants = report.probes.reduce((total, result) => total + result.variants.failed, 0);
     return invalid > 0 || report.items.originalFailed > 0 || failedVariants > 0 ? exitCodes.itemsFailed : exitCodes.success;
   } catch (error) {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
+import { madeUpFields, madeUpNotice } from '../../util/made-up.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
 import { scoreFile } from '../../pipeline/score-file.js';
@@ -45,7 +46,7 @@ export function registerScoreCommand(program: Command, context: CommandContext):
 async function runScore(flags: ScoreFlags, context: CommandContext): Promise<number> {
   refuseInapplicableFlags({ examples: flags.examples }, getResultsImporter(flags.format));
   checkFiles({ inputs: [{ flag: 'input', path: flags.input }, { flag: 'examples', path: flags.examples }], outputs: [{ flag: 'out', path: flags.out }] });
-  const { metrics, invalid, scored } = await scoreFile(flags.input, {
+  const { metrics, invalid, scored, madeUpBy } = await scoreFile(flags.input, {
     format: flags.format,
     scoring: flags.scoring,
     examples: flags.examples,
@@ -58,12 +59,13 @@ async function runScore(flags: ScoreFlags, context: CommandContext): Promise<num
     throw new RubricateError('INPUT_INVALID', invalid > 0 ? `none of the ${invalid} lines is a valid results line (see the errors above); nothing to score` : 'the file holds no results lines; nothing to score', { file: flags.input });
   }
   reportFailedAsZero(context, metrics);
-  const output = flags.metricsFormat === 'simple-evals' ? toSimpleEvalsMetrics(metrics) : metrics;
+  const output = flags.metricsFormat === 'simple-evals' ? toSimpleEvalsMetrics(metrics) : { ...madeUpFields(madeUpBy), ...metrics };
   const text = `${JSON.stringify(output, null, 2)}\n`;
   if (flags.out) {
     await writeFileAtomic(flags.out, text);
-    printMetricsSummary(context, metrics, { out: flags.out });
+    printMetricsSummary(context, metrics, { out: flags.out, madeUpBy });
   } else {
+    if (madeUpBy !== undefined) context.stderr(madeUpNotice(madeUpBy));
     context.stdout(text);
   }
   return invalid > 0 || metrics.n_error > 0 ? exitCodes.itemsFailed : exitCodes.success;

@@ -1,11 +1,14 @@
 /** Page chrome every view shares: sticky top bar with section links, page header, footer. */
 import type { ReportPayload } from '../types.js';
+import { madeUpNotice } from '../../util/made-up.js';
 import { h, type Child } from './common.js';
 
 export interface FrameOptions {
   sections?: Array<{ id: string; label: string }>;
   subtitle?: Child[];
   headerExtra?: Node | null;
+  /** Who made the verdicts up (the scripted judge, `rubricate fake-judge`): a banner under the title says so before any figure. */
+  madeUpBy?: string | null;
 }
 
 /** The fields every payload has. */
@@ -32,8 +35,17 @@ export function pageFrame(root: HTMLElement, payload: PageInfo, options: FrameOp
     ]),
     options.headerExtra || null
   ]));
+  if (options.madeUpBy) page.appendChild(madeUpBanner(options.madeUpBy));
   root.appendChild(page);
   return page;
+}
+
+/** The header banner of a page whose verdicts are made up: no score below it is a model's. */
+export function madeUpBanner(by: string): HTMLElement {
+  return h('section', { className: 'made-up-banner', attrs: { role: 'alert' }, data: { testid: 'made-up-banner' } }, [
+    h('strong', { text: madeUpNotice(by) }),
+    h('div', { text: 'No model was asked: every verdict, score and figure on this page is scripted, to try the tools or test wiring. Do not read it as a measurement.' })
+  ]);
 }
 
 export function pageFooter(payload: PageInfo, parts?: string[]): HTMLElement {

@@ -3,6 +3,7 @@
  * confusion matrix and per-group accuracy / F1 / κ with intervals; pairwise reports show
  * accuracy per presentation order and positional agreement.
  */
+import { madeUpBy } from '../../util/made-up.js';
 import { COLORS, card, type StatRow, chartBox, ciTrack, formatInteger, formatInterval, formatPercent, formatScore, formatSigned, h, isNumber, plural, replaceChart, sectionHead, statList, tabs, truncate } from './common.js';
 import { pageFooter, pageFrame } from './frame.js';
 import type { ConfidenceInterval } from '../../statistics/bootstrap.js';
@@ -70,7 +71,8 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
   const overall = report.overall;
   const page = pageFrame(root, payload, {
     sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }],
-    subtitle: [h('span', { className: 'pill accent', text: 'binary meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.records, 'record') + ' · ' + plural(overall.pairs, 'judge–label pair') })]
+    subtitle: [h('span', { className: 'pill accent', text: 'binary meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.records, 'record') + ' · ' + plural(overall.pairs, 'judge–label pair') })],
+    madeUpBy: madeUpBy(payload.report) || null
   });
   const hero = h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0', 'grid-template-columns': 'repeat(auto-fit, minmax(220px, 1fr))' } }, [
     metricCard('Balanced F1 (HealthBench)', overall.balancedF1, overall.intervals.balancedF1, 'undefined: a class is missing', 'balanced-f1'),
@@ -201,7 +203,7 @@ export function renderPairwiseMetaView(root: HTMLElement, payload: MetaReportPay
   const published = report.published || null;
   const subtitle = [h('span', { className: 'pill accent', text: 'pairwise meta-evaluation' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'num muted', text: plural(overall.pairs, 'pair') + ' · ' + formatInteger(overall.swappedPairs) + ' with a swapped-order verdict' })];
   if (published) subtitle.push(h('span', { className: 'muted', text: published.format + (published.judge ? ' · ' + published.judge : '') + (published.strategy ? ' / ' + published.strategy : '') }));
-  const page = pageFrame(root, payload, { sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }], subtitle: subtitle });
+  const page = pageFrame(root, payload, { sections: [{ id: 'overview', label: 'Overview' }, { id: 'groups', label: 'Groups' }], subtitle: subtitle, madeUpBy: madeUpBy(payload.report) || null });
   page.appendChild(h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0', 'grid-template-columns': 'repeat(auto-fit, minmax(200px, 1fr))' } }, [
     metricCard('Accuracy · original order', overall.accuracy.original, overall.intervals.accuracyOriginal, null, 'accuracy-original'),
     metricCard('Accuracy · swapped order', overall.accuracy.swapped, null, overall.swappedPairs ? 'no interval' : 'no swapped verdicts', 'accuracy-swapped'),

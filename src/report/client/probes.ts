@@ -4,6 +4,7 @@
  * whether it flags a weakness; a drift chart with intervals; and per probe the criteria that
  * flipped most and the items that moved most.
  */
+import { madeUpBy } from '../../util/made-up.js';
 import { COLORS, card, chartBox, formatCompact, formatInteger, formatScore, formatSigned, h, isNumber, plural, sectionHead, statList, tabs, truncate } from './common.js';
 import { pageFooter, pageFrame } from './frame.js';
 import type { Interval } from './chart.js';
@@ -29,7 +30,8 @@ export function renderProbeView(root: HTMLElement, payload: ProbeReportPayload):
   const judge = report.judge;
   const page = pageFrame(root, payload, {
     sections: [{ id: 'overview', label: 'Overview' }, { id: 'probes', label: 'Probes' }, { id: 'detail', label: 'Detail' }],
-    subtitle: [h('span', { className: 'pill accent', text: 'robustness probes' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'muted', text: 'scoring ' + report.scoring + ' · ' + report.textVersion })]
+    subtitle: [h('span', { className: 'pill accent', text: 'robustness probes' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'muted', text: 'scoring ' + report.scoring + ' · ' + report.textVersion })],
+    madeUpBy: madeUpBy(report) || null
   });
   const flagged = report.probes.filter(function (result) { return result.flagged; });
   page.appendChild(h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0' } }, [

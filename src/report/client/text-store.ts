@@ -34,11 +34,15 @@ export interface TextRun {
   textChunkSize: number;
 }
 
-/** Decodes one embedded script element's JSON; null when the page has no such element. */
+/** Decodes one embedded script element's JSON (and removes the element); null when the page has no such element. */
 export function readScript(id: string): Promise<unknown> {
   const element = document.getElementById(id);
   if (!element) return Promise.resolve(null);
-  return rubricateReadEmbedded(element.getAttribute('data-encoding'), element.textContent ?? '');
+  const encoding = element.getAttribute('data-encoding'), text = element.textContent ?? '';
+  // Read once, then out of the page: the data lives in the script's memory, and the page's text
+  // holds only what is drawn (blind review keeps unreviewed verdicts out of it).
+  element.remove();
+  return rubricateReadEmbedded(encoding, text);
 }
 
 /** Resolves once the parser has read the whole document (the text chunks sit at its end). */

@@ -38,6 +38,8 @@ export interface RenderHtmlOptions {
   compression?: PayloadCompression;
   /** Leave Chart.js out (smaller test pages); charts then show a note instead. */
   withoutCharts?: boolean;
+  /** The page may send requests to its own origin (`rubricate view`'s run pages save reviews there); a report file sends none. */
+  connectSelf?: boolean;
 }
 
 const contentSecurityPolicy = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'";
@@ -52,7 +54,7 @@ export function renderReportHtml(payload: ReportPayload, texts: ReadonlyArray<re
     '<head>',
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy}">`,
+    `<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy}${options.connectSelf ? "; connect-src 'self'" : ''}">`,
     '<meta name="generator" content="rubricate">',
     `<title>${escapeHtml(payload.title)}</title>`,
     `<style>${reportStyles}</style>`,

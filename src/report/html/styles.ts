@@ -274,6 +274,9 @@ select.select { padding: 7px 10px; border-radius: 10px; border: 1px solid var(--
 .button:disabled { opacity: 0.45; cursor: default; }
 .export-buttons { display: inline-flex; gap: 8px; align-items: center; }
 
+.made-up-banner { background: #fdecec; border: 1px solid #f1a7a7; border-left: 4px solid #b91c1c; border-radius: var(--radius); padding: 14px 18px; margin-bottom: 18px; color: #7f1d1d; }
+.chip.made-up { background: #fdecec; color: #991b1b; border-color: #f1a7a7; }
+.made-up-banner strong { display: block; margin-bottom: 4px; }
 .failure-banner { background: var(--warn-soft); border: 1px solid #f5c98a; border-left: 4px solid var(--warn); border-radius: var(--radius); padding: 14px 18px; margin-bottom: 18px; color: #7c2d12; }
 .failure-run + .failure-run { margin-top: 14px; padding-top: 14px; border-top: 1px solid #f5d9ae; }
 .failure-headline { font-size: 17px; font-weight: 680; letter-spacing: -0.01em; }

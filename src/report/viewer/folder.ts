@@ -64,7 +64,7 @@ async function walk(folder: string): Promise<FoundFile[]> {
         continue;
       }
       // Links are not followed: the viewer shows what is in the folder, nothing it points at.
-      if (!entry.isFile() || !/\.(jsonl|json)$/i.test(entry.name) || /\.summary\.json$/i.test(entry.name)) continue;
+      if (!entry.isFile() || !/\.(jsonl|json)$/i.test(entry.name) || /\.summary\.json$/i.test(entry.name) || /\.labels\.jsonl$/i.test(entry.name)) continue;
       const info = await lstat(path);
       if (!info.isFile()) continue;
       found.push({ file: relative(folder, path).split(sep).join('/'), path, bytes: info.size, modifiedMs: info.mtimeMs });

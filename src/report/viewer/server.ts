@@ -5,9 +5,9 @@
  * any one file as its own report. Comparisons are computed here, on demand, with the report's
  * own code (`compareRuns`, the paired bootstrap), so the viewer never disagrees with a report.
  *
- * Only GET is answered, only for a Host naming the loopback interface (a page elsewhere cannot
- * read these pages through a rebound DNS name), and only files found by walking the folder are
- * ever read.
+ * Only GET is answered (and `POST /labels`, a run page saving its reviews beside the run), only
+ * for a Host naming the loopback interface (a page elsewhere cannot read these pages through a
+ * rebound DNS name), and only files found by walking the folder are ever read.
  */
 import { listenError } from '../../util/listen-error.js';
 import { createServer, type Server } from 'node:http';
@@ -26,6 +26,7 @@ import { reportPayloadVersion, type RunsComparePayload, type RunsIndexPayload } 
 import { compareManyRuns } from './compare-runs.js';
 import { openRunFolder, type RunFolder } from './folder.js';
 import { openRunHistory, withRunHistory, type HistoryFolder } from './history.js';
+import { registerLabelsRoute } from './labels-endpoint.js';
 
 export const defaultViewerPort = 8011;
 const loopbackHost = '127.0.0.1';
@@ -70,7 +71,9 @@ export function createViewerApp(folder: RunFolder & Partial<Pick<HistoryFolder, 
   app.use('*', async (context, next) => {
     const host = context.req.header('host') ?? new URL(context.req.url).host;
     if (!isLoopbackHostHeader(host)) return messagePage(403, 'Not this address', `The viewer answers on the loopback address only, not "${host}".`);
-    if (context.req.method !== 'GET' && context.req.method !== 'HEAD') return messagePage(405, 'Read only', 'The viewer only shows runs.');
+    // One write: the reviews of a run's page, saved beside it (labels-endpoint.ts guards it further).
+    const savingLabels = context.req.method === 'POST' && context.req.path === '/labels';
+    if (context.req.method !== 'GET' && context.req.method !== 'HEAD' && !savingLabels) return messagePage(405, 'Read only', 'The viewer only shows runs and saves their reviews.');
     await next();
   });
   app.onError((error) => {
@@ -129,7 +132,8 @@ export function createViewerApp(folder: RunFolder & Partial<Pick<HistoryFolder, 
       return compared;
     });
     if (!page) return notListed(file);
-    const html = renderReport(page.document, 'html');
+    // A run's page saves its reviews to the viewer (`POST /labels`): the one request it may send.
+    const html = renderReport(page.document, 'html', { connectSelf: true });
     return new Response(page.live ? withLiveRefresh(html) : html, { headers: pageHeaders() });
   });
 
@@ -141,6 +145,7 @@ export function createViewerApp(folder: RunFolder & Partial<Pick<HistoryFolder, 
     return new Response(JSON.stringify(state), { headers: jsonHeaders() });
   });
 
+  registerLabelsRoute(app, folder);
   app.notFound(() => messagePage(404, 'Not found', 'The viewer has the list of runs at /, comparisons at /compare and single runs at /run.'));
   return app;
 }

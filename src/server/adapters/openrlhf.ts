@@ -117,13 +117,17 @@ export const openRlhfAdapter: ServerAdapter = {
       }
       context.set('fallbacks', fallbacks);
       const rewards = results.map((result) => result.reward as number);
+      // Made-up verdicts (a scripted judge) say so in the trainer's own logs, as one more per-sample series.
+      const scripted = results.some((result) => result.scripted);
       return floatJson(context, {
         rewards,
         scores: rewards.map((reward) => clip(reward, 0, 1)),
         extra_logs: {
           reward_failed: results.map((result) => (result.fallback ? 1 : 0)),
           criteria_met_fraction: results.map((result) => (result.fallback ? 0 : metFraction(result))),
+          ...(scripted ? { scripted: results.map((result) => (result.scripted ? 1 : 0)) } : {}),
         },
+        ...(scripted ? { scripted: true } : {}),
       });
     });
   },

@@ -89,6 +89,7 @@ function auxInfo(result: RewardResult, score: number | null): string {
     status: result.status,
     ...(result.fallback ? { fallback: true } : {}),
     ...(result.gated ? { gated: true } : {}),
+    ...(result.scripted ? { scripted: true } : {}),
     criteria: result.criteria.map((criterion) => ({ id: criterion.id, met: criterion.met, points: criterion.points })),
     ...(result.error ? { error: publicError(result.error) } : {}),
   });

@@ -29,7 +29,8 @@ export function renderPairwiseCompareView(root: HTMLElement, payload: CompareRep
       h('span', { className: 'pill accent', text: 'pairwise compare' }),
       h('span', { className: 'mono', text: summary.label }),
       h('span', { className: 'num muted', text: plural(figures.n, 'pair') + ' · ' + (summary.swappedPairs > 0 ? formatInteger(summary.swappedPairs) + ' judged in both orders' : 'original order only') })
-    ]
+    ],
+    madeUpBy: summary.madeUpBy || null
   });
 
   page.appendChild(overviewSection(payload));

@@ -75,9 +75,12 @@ function sourceName(sources: number): string { return sources === 3 ? 'mixed' : 
 type GroupFilter = '' | 'cost' | 'errors';
 
 /** The table of every criterion; openGroup opens a criterion's drawer. */
-export function createCriteriaTable(run: RunData, groups: CriterionGroup[]): Explorer & { filterText(text: string): void } {
+export function createCriteriaTable(run: RunData, groups: CriterionGroup[], reviews: ReviewStore): Explorer & { filterText(text: string): void } {
   const state = { filter: '' as GroupFilter, source: '' };
   const passRate = function (group: CriterionGroup): number | null { return group.graded ? (group.graded - group.failed) / group.graded : null; };
+  // Blind review: a criterion's pass rate, points lost and times it cost points are made of verdicts not yet reviewed.
+  const hiddenCell = function () { return h('div', { className: 'right faint', text: 'hidden', title: 'blind review: turn blind off to see the figures of every criterion' }); };
+  const shown = function (value: number | null): number | null { return reviews.blind ? null : value; };
   const columns: ExplorerColumn[] = [{
     key: 'text', label: 'Criterion', width: 'minmax(220px, 6fr)',
     sortText: function (index) { return run.strings[groups[index].text]; },
@@ -92,19 +95,20 @@ export function createCriteriaTable(run: RunData, groups: CriterionGroup[]): Exp
     cell: function (index) { return h('div', { className: 'right num', text: formatInteger(groups[index].positions.length) }); }
   }, {
     key: 'pass', label: 'Pass rate', width: '120px', right: true,
-    sortNumber: function (index) { return passRate(groups[index]); },
+    sortNumber: function (index) { return shown(passRate(groups[index])); },
     cell: function (index) {
+      if (reviews.blind) return hiddenCell();
       const rate = passRate(groups[index]);
       return h('div', { className: 'score-cell num' }, [h('span', { text: formatPercent(rate) }), h('div', { className: 'score-bar' }, [h('span', { style: { width: (rate === null ? 0 : rate * 100) + '%', background: COLORS.good } })])]);
     }
   }, {
     key: 'failed', label: 'Cost points', width: '90px', right: true,
-    sortNumber: function (index) { return groups[index].failed; },
-    cell: function (index) { return h('div', { className: 'right num', text: formatInteger(groups[index].failed) }); }
+    sortNumber: function (index) { return shown(groups[index].failed); },
+    cell: function (index) { return reviews.blind ? hiddenCell() : h('div', { className: 'right num', text: formatInteger(groups[index].failed) }); }
   }, {
     key: 'lost', label: 'Points lost', width: '90px', right: true,
-    sortNumber: function (index) { return groups[index].pointsLost; },
-    cell: function (index) { return h('div', { className: 'right num', text: formatScore(groups[index].pointsLost, Number.isInteger(groups[index].pointsLost) ? 0 : 2) }); }
+    sortNumber: function (index) { return shown(groups[index].pointsLost); },
+    cell: function (index) { return reviews.blind ? hiddenCell() : h('div', { className: 'right num', text: formatScore(groups[index].pointsLost, Number.isInteger(groups[index].pointsLost) ? 0 : 2) }); }
   }, {
     key: 'errors', label: 'Errors', width: '64px', right: true,
     sortNumber: function (index) { return groups[index].errors; },
@@ -134,19 +138,21 @@ export function createCriteriaTable(run: RunData, groups: CriterionGroup[]): Exp
     controls: [filterSelect, sourceSelect],
     filters: function () {
       const filters: Array<(index: number) => boolean> = [];
-      if (state.filter === 'cost') filters.push(function (index) { return groups[index].failed > 0; });
+      if (state.filter === 'cost' && !reviews.blind) filters.push(function (index) { return groups[index].failed > 0; });
       if (state.filter === 'errors') filters.push(function (index) { return groups[index].errors > 0; });
       if (state.source) filters.push(function (index) { return (groups[index].sources & (state.source === 'check' ? 2 : 1)) !== 0; });
       return filters;
     },
     textsComplete: function () { return true; },
     counter: { attribute: 'data-criteria-filtered', testid: 'criteria-count' },
+    // Most points lost first would tell which criteria fail: blind review lists them as the run first has them.
+    baseOrder: function (rows) { return reviews.blind ? rows.slice().sort(function (left, right) { return groups[left].positions[0] - groups[right].positions[0]; }) : rows; },
     export: {
       name: run.summary.label.replace(/\.[^.]+$/, '') + '-criteria',
       columns: function () { return ['criterion', 'id', 'points', 'items', 'graded', 'met', 'cost_points', 'pass_rate', 'points_lost', 'errors', 'skipped', 'source', 'tags']; },
       row: function (index) {
         const group = groups[index];
-        return { criterion: run.strings[group.text], id: group.key, points: group.points, items: group.positions.length, graded: group.graded, met: group.met, cost_points: group.failed, pass_rate: passRate(group), points_lost: group.pointsLost, errors: group.errors, skipped: group.skipped, source: sourceName(group.sources), tags: group.tags.join(' ') };
+        return { criterion: run.strings[group.text], id: group.key, points: group.points, items: group.positions.length, graded: group.graded, met: shown(group.met), cost_points: shown(group.failed), pass_rate: shown(passRate(group)), points_lost: shown(group.pointsLost), errors: group.errors, skipped: group.skipped, source: sourceName(group.sources), tags: group.tags.join(' ') };
       }
     }
   });
@@ -191,12 +197,24 @@ export function createCriterionDrawer(run: RunData, groups: CriterionGroup[], ta
   });
   return drawer;
 
+  /** Every criterion of the item is reviewed (blind review then shows its score). */
+  function itemReviewed(item: number): boolean {
+    for (let position = run.items.criteriaOffsets[item]; position < run.items.criteriaOffsets[item + 1]; position += 1) {
+      if (!reviews.get(run.items.ids[item], run.strings[run.criteria.ids[position]])) return false;
+    }
+    return true;
+  }
+
   function render(index: number) {
     const group = groups[index];
     const rate = group.graded ? (group.graded - group.failed) / group.graded : null;
     const list = h('div', { data: { testid: 'occurrences' } });
     const counter = h('span', { className: 'num faint' });
-    const options: Array<{ value: OccurrenceFilter; label: string }> = [{ value: 'all', label: 'All' }, { value: 'cost', label: 'Cost points' }, { value: 'met', label: 'Met' }, { value: 'errors', label: 'Errors' }, { value: 'unreviewed', label: 'Unreviewed' }, { value: 'disagree', label: 'I disagree' }];
+    // Blind review: no filter by verdict (it would tell the verdicts), no pass rate.
+    const blind = reviews.blind;
+    const allOptions: Array<{ value: OccurrenceFilter; label: string }> = [{ value: 'all', label: 'All' }, { value: 'cost', label: 'Cost points' }, { value: 'met', label: 'Met' }, { value: 'errors', label: 'Errors' }, { value: 'unreviewed', label: 'Unreviewed' }, { value: 'disagree', label: 'I disagree' }];
+    const options = allOptions.filter(function (option) { return !blind || (option.value !== 'cost' && option.value !== 'met'); });
+    if (blind && (occurrenceFilter.value === 'cost' || occurrenceFilter.value === 'met')) occurrenceFilter.value = 'all';
     function draw(): void {
       list.textContent = '';
       let listed = 0, drawn = 0;
@@ -224,7 +242,7 @@ export function createCriterionDrawer(run: RunData, groups: CriterionGroup[], ta
           h('button', { className: 'link-button mono', text: run.items.ids[item], attrs: { type: 'button', title: 'open the item' }, on: { click: function () { drawer.close(); openItem(item); } } }),
           h('span', { className: 'verdict ' + (concealed ? 'ghost' : outcome.className), text: concealed ? 'hidden' : outcome.label }),
           review ? h('span', { className: 'chip', text: 'you: ' + review.answer.replace('_', ' ') }) : null,
-          h('span', { className: 'num faint', text: 'item score ' + formatScore(run.items.scores[item]) }),
+          blind && !itemReviewed(item) ? null : h('span', { className: 'num faint', text: 'item score ' + formatScore(run.items.scores[item]) }),
           decoded && decoded.explanation && !concealed ? h('div', { className: 'explanation', text: decoded.explanation }) : null,
           decoded && decoded.error ? h('div', { className: 'explanation', text: decoded.error.code + ': ' + decoded.error.message }) : null
         ]));
@@ -242,7 +260,9 @@ export function createCriterionDrawer(run: RunData, groups: CriterionGroup[], ta
     return {
       attributes: { 'data-criterion-key': group.key },
       meta: [h('span', { className: 'chip', text: sourceName(group.sources) }), h('span', { className: 'num', text: formatPoints(group.points) + ' points' }), h('span', { className: 'num', text: plural(group.positions.length, 'item') + ' · ' + formatInteger(group.errors) + ' errors' })],
-      summary: h('div', { className: 'drawer-score' }, [h('div', { className: 'faint', text: 'pass rate' }), h('div', { className: 'value num', text: formatPercent(rate), data: { testid: 'criterion-pass-rate' } }), h('div', { className: 'num muted', text: formatInteger(group.failed) + ' cost points · ' + truncate(formatScore(group.pointsLost, Number.isInteger(group.pointsLost) ? 0 : 2), 12) + ' lost' })]),
+      summary: blind
+        ? h('div', { className: 'drawer-score' }, [h('div', { className: 'faint', text: 'pass rate' }), h('div', { className: 'value num', text: 'hidden', title: 'blind review: turn blind off to see it', data: { testid: 'criterion-pass-rate' } })])
+        : h('div', { className: 'drawer-score' }, [h('div', { className: 'faint', text: 'pass rate' }), h('div', { className: 'value num', text: formatPercent(rate), data: { testid: 'criterion-pass-rate' } }), h('div', { className: 'num muted', text: formatInteger(group.failed) + ' cost points · ' + truncate(formatScore(group.pointsLost, Number.isInteger(group.pointsLost) ? 0 : 2), 12) + ' lost' })]),
       body: body
     };
   }

@@ -87,10 +87,20 @@ export function createItemExplorer(context: ResultsContext, textsComplete: () =>
     };
   }
 
+  /** Blind review: an item's score, criteria passed and baseline stay out of the page until every criterion of it is reviewed. */
+  function concealed(index: number): boolean {
+    return reviews.blind && reviewCounts(index).reviewed < items.criteriaOffsets[index + 1] - items.criteriaOffsets[index];
+  }
+  function hiddenCell(): HTMLElement {
+    return h('div', { className: 'right faint', text: 'hidden', title: 'blind review: shown once every criterion of the item is reviewed', data: { testid: 'hidden-score' } });
+  }
+
   const columns: ExplorerColumn[] = [idColumn('Item', items.ids), {
     key: 'score', label: 'Score', width: '120px', right: true,
-    sortNumber: function (index) { return items.scores[index]; },
+    // Sorting by a hidden score would tell it: hidden scores sort as absent ones.
+    sortNumber: function (index) { return concealed(index) ? null : items.scores[index]; },
     cell: function (index) {
+      if (concealed(index)) return hiddenCell();
       const score = items.scores[index];
       const width = isNumber(score) ? Math.max(0, Math.min(1, score)) * 100 : 0;
       return h('div', { className: 'score-cell num' }, [h('span', { text: formatScore(score) }), h('div', { className: 'score-bar' }, [h('span', { style: { width: width + '%', background: isNumber(score) && score < 0 ? COLORS.bad : COLORS.accent } })])]);
@@ -99,18 +109,19 @@ export function createItemExplorer(context: ResultsContext, textsComplete: () =>
   if (comparison) {
     columns.push({
       key: 'baseline', label: 'Baseline', width: '76px', right: true,
-      sortNumber: baselineScore,
-      cell: function (index) { return h('div', { className: 'right num muted', text: matchIndex && matchIndex[index] < 0 ? 'absent' : formatScore(baselineScore(index)) }); }
+      sortNumber: function (index) { return concealed(index) ? null : baselineScore(index); },
+      cell: function (index) { return concealed(index) ? hiddenCell() : h('div', { className: 'right num muted', text: matchIndex && matchIndex[index] < 0 ? 'absent' : formatScore(baselineScore(index)) }); }
     }, {
       key: 'delta', label: 'Δ', width: '72px', right: true,
-      sortNumber: deltaOf,
-      cell: function (index) { const delta = deltaOf(index); return h('div', { className: 'right num ' + (delta !== null && delta > 0 ? 'up' : delta !== null && delta < 0 ? 'down' : 'faint'), text: delta === null ? '—' : formatSigned(delta) }); }
+      sortNumber: function (index) { return concealed(index) ? null : deltaOf(index); },
+      cell: function (index) { if (concealed(index)) return hiddenCell(); const delta = deltaOf(index); return h('div', { className: 'right num ' + (delta !== null && delta > 0 ? 'up' : delta !== null && delta < 0 ? 'down' : 'faint'), text: delta === null ? '—' : formatSigned(delta) }); }
     });
   }
   columns.push({
     key: 'passed', label: 'Criteria passed', width: '130px',
-    sortNumber: function (index) { const graded = counts.passed[index] + counts.failed[index]; return graded ? counts.passed[index] / graded : null; },
+    sortNumber: function (index) { const graded = counts.passed[index] + counts.failed[index]; return graded && !concealed(index) ? counts.passed[index] / graded : null; },
     cell: function (index) {
+      if (concealed(index)) return hiddenCell();
       const passed = counts.passed[index], failed = counts.failed[index], errors = counts.errors[index], total = counts.total[index];
       return h('div', { className: 'met-cell num' }, [
         h('div', { className: 'met-bar' }, [
@@ -185,10 +196,12 @@ export function createItemExplorer(context: ResultsContext, textsComplete: () =>
         return columns;
       },
       row: function (index) {
-        const row: Record<string, unknown> = { id: items.ids[index], line: items.lines[index], status: ['ok', 'error', 'invalid'][items.status[index]], score: items.scores[index] };
-        if (comparison) { row.baseline_score = baselineScore(index); row.delta = deltaOf(index); }
+        // Blind review: the export of the rows shown leaves out what the page hides.
+        const hidden = concealed(index);
+        const row: Record<string, unknown> = { id: items.ids[index], line: items.lines[index], status: ['ok', 'error', 'invalid'][items.status[index]], score: hidden ? null : items.scores[index] };
+        if (comparison) { row.baseline_score = hidden ? null : baselineScore(index); row.delta = hidden ? null : deltaOf(index); }
         const review = reviewCounts(index);
-        row.criteria_passed = counts.passed[index]; row.criteria_failed = counts.failed[index]; row.criteria_errors = counts.errors[index]; row.criteria = counts.total[index];
+        row.criteria_passed = hidden ? null : counts.passed[index]; row.criteria_failed = hidden ? null : counts.failed[index]; row.criteria_errors = counts.errors[index]; row.criteria = counts.total[index];
         row.tags = rubricateTags(run, items.tagSets[index]).join(' ');
         row.reviewed = review.reviewed; row.disagreed = review.disagreed;
         row.prompt = prompts[index] ?? null; row.response = responses[index] ?? null;

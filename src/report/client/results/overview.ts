@@ -4,7 +4,7 @@
  * the baseline's, and the paired difference, when comparing), the item counts, the judge, and
  * cost and tokens of each run; and the callout listing the inputs' problems.
  */
-import { COLORS, card, ciTrack, formatCompact, formatCost, formatInteger, formatInterval, formatScore, formatSigned, formatSignedInterval, h, invalidLinesNote, isNumber, plural, problemsCallout, statList, truncate, type StatRow } from '../common.js';
+import { COLORS, card, ciTrack, formatCompact, formatCost, formatInteger, formatInterval, formatScore, formatSigned, formatSignedInterval, h, invalidLinesNote, isNumber, plural, problemsCallout, sectionHead, statList, truncate, type StatRow } from '../common.js';
 import type { RunData } from '../../types.js';
 import type { ResultsContext } from './common.js';
 
@@ -42,6 +42,31 @@ export function overviewSection(context: ResultsContext): HTMLElement {
   section.appendChild(judgeCard(context));
   section.appendChild(costCard(context));
   return section;
+}
+
+/**
+ * The overview in blind review: the items, the judge and the cost, but no score (the run's score
+ * is made of the verdicts not yet reviewed); the charts, criteria figures and comparison are
+ * placeholders too (`blindPlaceholder`).
+ */
+export function blindOverviewSection(context: ResultsContext): HTMLElement {
+  const section = h('section', { className: 'section hero', attrs: { id: 'overview' }, style: { 'margin-top': '0' }, data: { testid: 'blind-overview' } });
+  section.appendChild(card('Score', [
+    h('div', { className: 'big-number', text: 'hidden' }),
+    h('div', { className: 'muted', text: "blind review: the run's score, pass rates and charts show when you turn blind off; an item's score shows once you have reviewed all its criteria" })
+  ]));
+  section.appendChild(card('Items', [h('div', { className: 'big-number num', text: formatInteger(context.summary.metrics.n), data: { testid: 'item-count' } })]));
+  section.appendChild(judgeCard(context));
+  section.appendChild(costCard(context));
+  return section;
+}
+
+/** A section whose figures blind review hides: its place in the page, its title, and why it is empty. */
+export function blindPlaceholder(id: string, title: string): HTMLElement {
+  return h('section', { className: 'section', attrs: { id: id }, data: { testid: 'blind-placeholder' } }, [
+    sectionHead(title),
+    h('div', { className: 'callout info', text: 'Hidden in blind review: these figures are made of verdicts you have not reviewed yet. Turn blind off to see them.' })
+  ]);
 }
 
 function headlineCard(context: ResultsContext): HTMLElement {

@@ -4,7 +4,9 @@
  * run's verdicts, so a report written again from the same results finds them), and export as a
  * labels file that `rubricate meta --format results --labels` and `rubricate report --labels`
  * read: one line per review, `{id, criterion_id, label, reviewer, time, note}`. In blind mode the
- * judge's verdict and explanation stay hidden until the reviewer has answered.
+ * judge's verdict and explanation stay hidden until the reviewer has answered (and the page draws
+ * no figure made of unreviewed verdicts: view.ts, explorer.ts, criteria.ts). Reviews are saved as
+ * they are made: `rubricate view` writes them beside the run, a report file offers the download.
  */
 import { rubricateCriterionMet } from '../decode.js';
 import { formatInteger, h, plural } from '../common.js';
@@ -36,6 +38,7 @@ export interface ReviewStore {
 }
 
 const settingsKey = 'rubricate.review-settings.v1';
+const autoDownloadKey = 'rubricate.labels-download.v1';
 
 /** Reads and writes storage, or nothing when the browser refuses it. */
 function storage(): Storage | null {
@@ -131,16 +134,79 @@ export function disagrees(review: Review | undefined, judgeMet: boolean | null):
   return Boolean(review) && judgeMet !== null && review!.answer !== 'cannot_assess' && (review!.answer === 'met') !== judgeMet;
 }
 
-/** The reviews as a labels file: one line per review, in the order they were made. */
-export function labelsJsonl(store: ReviewStore): string {
+/** The reviews as label lines: one per review, in the order they were made. */
+export function labelLines(store: ReviewStore): Array<Record<string, unknown>> {
   return store.entries().map(function (entry) {
     const review = entry.review;
     const line: Record<string, unknown> = { id: entry.itemId, criterion_id: entry.criterionId, label: review.answer === 'cannot_assess' ? 'cannot_assess' : review.answer === 'met' };
     if (review.reviewer) line.reviewer = review.reviewer;
     line.time = review.time;
     if (review.note) line.note = review.note;
-    return JSON.stringify(line) + '\n';
-  }).join('');
+    return line;
+  });
+}
+
+/** The reviews as a labels file (`rubricate meta --labels`, `report --labels`, `align` read it). */
+export function labelsJsonl(store: ReviewStore): string {
+  return labelLines(store).map(function (line) { return JSON.stringify(line) + '\n'; }).join('');
+}
+
+/** The run file of a `rubricate view` run page (`/run?file=…`), whose reviews the viewer saves beside it; null in a report file. */
+function viewerRunFile(): string | null {
+  if (location.protocol !== 'http:' || location.pathname !== '/run') return null;
+  return new URLSearchParams(location.search).get('file');
+}
+
+/**
+ * Reviews saved as you go, so a closed browser loses nothing. In `rubricate view` every change
+ * is sent to the viewer, which writes the labels file beside the run (one save in flight, the
+ * latest reviews sent after it). A report file cannot write: it offers the labels file for
+ * download after every change, and with "download on every change" ticked downloads it itself.
+ */
+function labelsSaving(store: ReviewStore, fileName: string): HTMLElement {
+  const status = h('span', { className: 'num faint', data: { testid: 'labels-saved' } });
+  const runFile = viewerRunFile();
+  if (runFile !== null) {
+    let inFlight = false, pending = false;
+    const send = function (): void {
+      if (inFlight) { pending = true; return; }
+      inFlight = true;
+      pending = false;
+      status.textContent = 'saving…';
+      fetch('/labels?file=' + encodeURIComponent(runFile), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ labels: labelLines(store) }) })
+        .then(function (response) { return response.json().then(function (body: { file?: string; labels?: number; error?: { message?: string } }) {
+          status.textContent = response.ok ? 'saved to ' + body.file + ' (' + plural(body.labels || 0, 'review') + ')' : 'not saved: ' + (body.error && body.error.message || response.status);
+          status.setAttribute('data-state', response.ok ? 'saved' : 'failed');
+        }); })
+        .catch(function (error: unknown) { status.textContent = 'not saved: ' + String(error); status.setAttribute('data-state', 'failed'); })
+        .then(function () { inFlight = false; if (pending) send(); });
+    };
+    let saved = labelsJsonl(store);
+    store.onChange(function () { const now = labelsJsonl(store); if (now !== saved) { saved = now; send(); } });
+    status.textContent = 'reviews are saved beside the run as you go';
+    return status;
+  }
+  const settings = readJson(storage(), autoDownloadKey) || {};
+  const autoBox = h('input', { attrs: { type: 'checkbox' }, data: { testid: 'download-on-change' } });
+  autoBox.checked = settings.on === true;
+  autoBox.addEventListener('change', function () { try { storage()?.setItem(autoDownloadKey, JSON.stringify({ on: autoBox.checked })); } catch { /* no storage: the box lasts as long as the page */ } });
+  const offer = h('a', { className: 'button', text: 'Save labels file', attrs: { download: fileName, href: '#' }, data: { testid: 'save-labels' }, style: { display: 'none' } });
+  let url = '';
+  let last = labelsJsonl(store);
+  offer.addEventListener('click', function () { status.textContent = 'labels file saved from this page'; offer.classList.remove('accent'); });
+  store.onChange(function () {
+    const text = labelsJsonl(store);
+    if (text === last) return;
+    last = text;
+    if (url) URL.revokeObjectURL(url);
+    url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
+    offer.setAttribute('href', url);
+    offer.style.display = '';
+    offer.classList.add('accent');
+    status.textContent = 'changed since the last download: save the labels file to keep it outside this browser';
+    if (autoBox.checked) { downloadText(fileName, text, 'application/x-ndjson'); status.textContent = 'labels file downloaded'; }
+  });
+  return h('span', { className: 'labels-saving' }, [offer, h('label', { className: 'toggle', title: 'download the labels file each time a review changes, so a closed browser loses nothing' }, [autoBox, 'download on every change']), status]);
 }
 
 /** Per run criterion position: the judge's verdict (null without one); for the counts. */
@@ -181,9 +247,9 @@ export function reviewToolbar(store: ReviewStore, run: RunData, onBlindChange: (
   const blindBox = h('input', { attrs: { type: 'checkbox' }, data: { testid: 'blind' } });
   blindBox.checked = store.blind;
   blindBox.addEventListener('change', function () { store.blind = blindBox.checked; onBlindChange(); });
+  const fileName = 'labels-' + run.summary.label.replace(/\.[^.]+$/, '') + '.jsonl';
   const exportButton = h('button', { className: 'button', text: 'Export labels', attrs: { type: 'button', title: 'your reviews as a labels file for rubricate meta --labels and rubricate report --labels' }, data: { testid: 'export-labels' }, on: { click: function () {
-    const stem = run.summary.label.replace(/\.[^.]+$/, '');
-    downloadText('labels-' + stem + '.jsonl', labelsJsonl(store), 'application/x-ndjson');
+    downloadText(fileName, labelsJsonl(store), 'application/x-ndjson');
   } } });
   function update(): void {
     let disagreeing = 0;
@@ -200,6 +266,7 @@ export function reviewToolbar(store: ReviewStore, run: RunData, onBlindChange: (
     h('label', { className: 'toggle' }, ['reviewer', nameInput]),
     h('label', { className: 'toggle', title: "hide the judge's verdict and explanation until you have answered" }, [blindBox, 'blind']),
     exportButton,
+    labelsSaving(store, fileName),
     store.persistent ? null : h('span', { className: 'faint', text: 'this browser keeps no storage: reviews last until the page closes (export them)' })
   ]);
 }

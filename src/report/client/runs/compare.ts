@@ -40,7 +40,8 @@ export function renderRunsCompareView(root: HTMLElement, payload: RunsComparePay
   const names = runs.map(function (run, index) { return files[index] || run.summary.label; });
   const page = pageFrame(root, payload, {
     sections: [{ id: 'runs', label: 'Runs' }, { id: 'differences', label: 'Differences' }, { id: 'reference', label: 'Vs reference' }, { id: 'grid', label: 'Grid' }],
-    subtitle: [h('span', { className: 'pill accent', text: 'viewer' }), h('a', { className: 'run-link', text: '← all runs', attrs: { href: '/' } }), h('span', { className: 'muted', text: plural(runs.length, 'run') + ' · reference ' + names[0] + ' · scoring ' + runs[0].summary.scoring })]
+    subtitle: [h('span', { className: 'pill accent', text: 'viewer' }), h('a', { className: 'run-link', text: '← all runs', attrs: { href: '/' } }), h('span', { className: 'muted', text: plural(runs.length, 'run') + ' · reference ' + names[0] + ' · scoring ' + runs[0].summary.scoring })],
+    madeUpBy: runs.map(function (run) { return run.summary.madeUpBy; }).filter(Boolean).join(', ') || null
   });
 
   // Each run: headline, items, judge, cost.
@@ -56,10 +57,10 @@ export function renderRunsCompareView(root: HTMLElement, payload: RunsComparePay
         h('td', { className: 'num', text: formatInteger(metrics.n_ok) }),
         h('td', { className: 'num' + (metrics.n_error ? ' down' : ''), text: formatInteger(metrics.n_error) }),
         h('td', { className: 'num' + (metrics.n_invalid ? ' down' : ''), text: formatInteger(metrics.n_invalid) }),
-        h('td', { className: 'mono', text: judge ? judge.model : summary.judges.length ? summary.judges.length + ' judges' : 'none', title: judge ? judge.id : '' }),
+        summary.madeUpBy ? h('td', null, [h('span', { className: 'chip made-up', text: 'scripted (made up)', data: { testid: 'made-up' } })]) : h('td', { className: 'mono', text: judge ? judge.model : summary.judges.length ? summary.judges.length + ' judges' : 'none', title: judge ? judge.id : '' }),
         h('td', { className: 'mono', text: judge ? judge.template_version + ' · ' + judge.mode : '—' }),
         h('td', { className: 'num', text: formatInteger(summary.usage.calls) }),
-        h('td', { className: 'num', text: formatCost(summary.costUsd) })
+        h('td', { className: 'num', text: summary.madeUpBy ? 'scripted' : formatCost(summary.costUsd) })
       ]);
     }))
   ])])])]));

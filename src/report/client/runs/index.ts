@@ -7,6 +7,7 @@
 import { card, formatCompact, formatCost, formatInteger, formatInterval, formatScore, h, plural, sectionHead } from '../common.js';
 import { createExplorer, type ExplorerColumn } from '../explorer.js';
 import { pageFooter, pageFrame } from '../frame.js';
+import { madeUpNotice } from '../../../util/made-up.js';
 import type { RunIndexEntry, RunsIndexPayload } from '../../types.js';
 
 /** The viewer's address of one file's own report (and of an item in it). */
@@ -18,7 +19,16 @@ export function compareHref(files: readonly string[]): string {
   return '/compare?' + files.map(function (file) { return 'run=' + encodeURIComponent(file); }).join('&');
 }
 
+/** What the run list says of a run whose verdicts are made up, in place of a model name and a cost. */
+const scriptedText = 'scripted (made up)';
+
+function madeUp(entry: RunIndexEntry): boolean {
+  return Boolean(entry.summary && entry.summary.madeUpBy);
+}
+
 function judgeOf(entry: RunIndexEntry): string {
+  // A fake-judge run's provenance names the model its caller asked for: never shown as if that model judged.
+  if (madeUp(entry)) return scriptedText;
   const judges = entry.summary ? entry.summary.judges : [];
   return judges.length === 0 ? 'none' : judges.length === 1 ? judges[0].model : judges.length + ' judges';
 }
@@ -93,15 +103,22 @@ export function renderRunsIndexView(root: HTMLElement, payload: RunsIndexPayload
   }, {
     key: 'judge', label: 'Judge', width: 'minmax(120px, 2fr)',
     sortText: function (index) { return judgeOf(runs[index]); },
-    cell: function (index) { return h('div', { className: 'mono', text: judgeOf(runs[index]), title: runs[index].summary!.judges.map(function (judge) { return judge.id + ' · ' + judge.template_version + ' · ' + judge.mode; }).join('\n') }); }
+    cell: function (index) {
+      const entry = runs[index];
+      if (madeUp(entry)) return h('div', null, [h('span', { className: 'chip made-up', text: scriptedText, title: madeUpNotice(entry.summary!.madeUpBy!), data: { testid: 'made-up' } })]);
+      return h('div', { className: 'mono', text: judgeOf(entry), title: entry.summary!.judges.map(function (judge) { return judge.id + ' · ' + judge.template_version + ' · ' + judge.mode; }).join('\n') });
+    }
   }, {
     key: 'scoring', label: 'Scoring', width: '110px', narrowHidden: true,
     sortText: function (index) { return runs[index].summary!.scoring; },
     cell: function (index) { return h('div', { className: 'hide-narrow', text: runs[index].summary!.scoring }); }
   }, {
     key: 'cost', label: 'Cost', width: '80px', right: true,
-    sortNumber: function (index) { return runs[index].summary!.costUsd; },
-    cell: function (index) { return h('div', { className: 'right num', text: formatCost(runs[index].summary!.costUsd), title: formatInteger(runs[index].summary!.usage.calls) + ' calls · ' + formatCompact(runs[index].summary!.usage.prompt_tokens) + ' input tokens' }); }
+    sortNumber: function (index) { return madeUp(runs[index]) ? null : runs[index].summary!.costUsd; },
+    cell: function (index) {
+      if (madeUp(runs[index])) return h('div', { className: 'right faint', text: 'scripted', title: 'no model was asked: no cost' });
+      return h('div', { className: 'right num', text: formatCost(runs[index].summary!.costUsd), title: formatInteger(runs[index].summary!.usage.calls) + ' calls · ' + formatCompact(runs[index].summary!.usage.prompt_tokens) + ' input tokens' });
+    }
   }];
   if (runs.some(function (entry) { return entry.history !== undefined; })) columns.splice(2, 0, historyColumn(runs));
   const explorer = createExplorer({
@@ -117,14 +134,14 @@ export function renderRunsIndexView(root: HTMLElement, payload: RunsIndexPayload
     textsComplete: function () { return true; },
     export: {
       name: 'runs',
-      columns: function () { return ['file', 'modified', 'scoring', 'score', 'ci95_low', 'ci95_high', 'n', 'n_ok', 'n_error', 'n_invalid', 'n_unscorable', 'judge', 'model', 'template', 'mode', 'rubricate', 'calls', 'cache_hits', 'input_tokens', 'output_tokens', 'cost_usd']; },
+      columns: function () { return ['file', 'modified', 'scoring', 'score', 'ci95_low', 'ci95_high', 'n', 'n_ok', 'n_error', 'n_invalid', 'n_unscorable', 'judge', 'model', 'template', 'mode', 'rubricate', 'calls', 'cache_hits', 'input_tokens', 'output_tokens', 'cost_usd', 'scripted']; },
       row: function (index) {
-        const entry = runs[index], summary = entry.summary!, metrics = summary.metrics, overall = metrics.overall, judge = summary.judges.length === 1 ? summary.judges[0] : null;
+        const entry = runs[index], summary = entry.summary!, metrics = summary.metrics, overall = metrics.overall, scripted = madeUp(entry), judge = summary.judges.length === 1 && !scripted ? summary.judges[0] : null;
         return {
           file: entry.file, modified: entry.modified, scoring: summary.scoring, score: overall ? overall.score : null, ci95_low: overall ? overall.ci95[0] : null, ci95_high: overall ? overall.ci95[1] : null,
           n: metrics.n, n_ok: metrics.n_ok, n_error: metrics.n_error, n_invalid: metrics.n_invalid, n_unscorable: metrics.n_unscorable,
           judge: judge ? judge.id : judgeOf(entry), model: judge ? judge.model : null, template: judge ? judge.template_version : null, mode: judge ? judge.mode : null, rubricate: summary.versions.join(' '),
-          calls: summary.usage.calls, cache_hits: summary.usage.cache_hits, input_tokens: summary.usage.prompt_tokens, output_tokens: summary.usage.completion_tokens, cost_usd: summary.costUsd
+          calls: summary.usage.calls, cache_hits: summary.usage.cache_hits, input_tokens: summary.usage.prompt_tokens, output_tokens: summary.usage.completion_tokens, cost_usd: scripted ? null : summary.costUsd, scripted: scripted
         };
       }
     }
