@@ -4,7 +4,7 @@
  * scripted judge, `rubricate fake-judge`) say so. Asked with `--table`, and shown by itself on a
  * terminal when the run has few items; the rows kept are bounded, the rest counted.
  */
-import { scriptedLabel } from '../judges/scripted.js';
+import { isMadeUp } from '../util/made-up.js';
 import { renderTable } from '../meta/format-table.js';
 import type { ResultRecord } from '../results/results.js';
 
@@ -16,12 +16,6 @@ const rowsKept = 500;
 
 /** Longest id shown; ids come from the input, so control characters are shown as `?`. */
 const idWidth = 48;
-
-/** Whether a result's verdicts were made up rather than asked of a model. */
-function madeUp(result: ResultRecord): boolean {
-  if (result.judge?.model === 'scripted' || result.judge?.id.startsWith('scripted:')) return true;
-  return result.criteria.some((criterion) => criterion.explanation?.includes(scriptedLabel) === true);
-}
 
 function shownId(id: string): string {
   // eslint-disable-next-line no-control-regex -- terminal control characters from the input are what is replaced
@@ -49,7 +43,7 @@ export class ItemTable {
 
   add(result: ResultRecord): void {
     this.seen += 1;
-    const invented = madeUp(result);
+    const invented = isMadeUp(result);
     if (invented) this.madeUpRows += 1;
     if (this.rows.length >= rowsKept) return;
     const judged = result.criteria.filter((criterion) => criterion.status !== 'skipped');
