@@ -19,7 +19,9 @@ describe('grade --table', () => {
     expect(lines[2]).toMatch(/^fever\s+\d\.\d{4}\s+\d\/4\s+0\s+made up$/);
     expect(lines[3]).toMatch(/^cough\s+\d\.\d{4}\s+\d\/3\s+0\s+made up$/);
     expect(lines[4]).toMatch(/^made up: 2 of 2 items have verdicts no model gave/);
-    expect(lines[5]).toBe('2 items: 2 ok, 0 error, 0 invalid');
+    // The run summary that follows opens with the made-up line, as every summary of made-up verdicts does.
+    expect(lines[5]).toMatch(/^made up: these verdicts come from a scripted judge, not a model \(scripted:mixed\)$/);
+    expect(lines[6]).toBe('2 items: 2 ok, 0 error, 0 invalid');
     // Off a terminal and not asked: no table.
     const plain = await runCliInProcess(['grade', '--input', items, '--judge', 'scripted', '--no-cache', '--out', join(tempDir, 'plain.jsonl')]);
     expect(plain.stderr).not.toMatch(/^item\s+score/m);

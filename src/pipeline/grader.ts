@@ -404,10 +404,12 @@ export class Grader {
    * listwise call (or a tournament) in those modes, each on its own otherwise. `id` names the group.
    */
   async gradeGroup(items: readonly Item[], id?: string): Promise<ResultRecord[]> {
-    // Over a bound: LIMIT_EXCEEDED before any judge call, in the per-item modes too (they would start every item at once).
-    const overBound = this.groupLimitProblem(items);
-    if (overBound) throw overBound;
-    if (!this.groups) return Promise.all(items.map((item) => this.gradeItem(item)));
+    if (!this.groups) {
+      // The per-item modes would start every item at once: over the bound, LIMIT_EXCEEDED before any judge call.
+      const overBound = this.groupLimitProblem(items);
+      if (overBound) throw overBound;
+      return Promise.all(items.map((item) => this.gradeItem(item)));
+    }
     return (await this.gradeGroupItems(items, id)).map((graded) => this.toRecord({ kind: 'graded', graded, line: 0 }));
   }
 

@@ -48,7 +48,7 @@ describe('createRegistry', () => {
       () => undefined,
       (error: RubricateError) => error,
     );
-    expect(judge?.message).toMatch(/^unknown judge "opnai:gpt" \(known: openai:…, azure:…, anthropic:…, gemini:…, gguf:…, scripted:…, none\)$/);
+    expect(judge?.message).toMatch(/^unknown judge "opnai:gpt" \(known: openai:…, azure:…, anthropic:…, gemini:…, gguf:…, scripted:…, replay:…, none\)$/);
     const check = thrown(() => runCheck({ type: 'ifeval:punctuation:no_comma' }, 'text', { mode: 'strict', prompt: '' }));
     expect(check.code).toBe('CHECK_INVALID');
     expect(check.message).toMatch(/^unknown check type "ifeval:punctuation:no_comma" \(did you mean "punctuation:no_comma"\? known: /);
