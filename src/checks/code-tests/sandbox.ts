@@ -132,7 +132,7 @@ function runOnce(solution: string, tests: string, limits: SandboxLimits, bwrap: 
       if (!report.add(chunk)) stop('output_limit');
     });
     for (const [fd, text] of [[4, harnessSource], [5, solution], [6, tests]] as const) {
-      const input = child.stdio[fd] as Writable;
+      const input = (child.stdio as unknown as Array<Writable | null>)[fd]!;
       input.on('error', () => undefined); // a sandbox that failed to start closes these early; the exit says why
       input.end(text);
     }
