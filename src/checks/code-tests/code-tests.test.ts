@@ -38,6 +38,14 @@ describe('which code a response offers', () => {
     expect(extractPythonCode('```\nplain = 1\n```\n```bash\nls\n```')).toBe('plain = 1');
     expect(extractPythonCode('```text\nno\n```\nno code at all')).toBeNull();
     expect(extractPythonCode('~~~python\ntilde = 1\n~~~')).toBe('tilde = 1');
+    expect(extractPythonCode('````python\nx = "```"\n```\ny = 2\n````')).toBe('x = "```"\n```\ny = 2');
+    expect(extractPythonCode('```python\nnever closed = 1')).toBeNull();
+  });
+
+  test('inside an open fence, other fences are text: a block opened and never closed offers no code', () => {
+    const hostile = '```\n' + '~~~\n```python\n'.repeat(20_000);
+    expect(extractPythonCode(hostile)).toBeNull();
+    expect(extractPythonCode(`${hostile}\`\`\`\n`)).toBe(hostile.slice(4, -1));
   });
 
   test('parameters are checked: python only, tests required, limits in range', () => {

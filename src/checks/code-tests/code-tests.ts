@@ -1,7 +1,7 @@
 /**
  * `code-tests`: the response's Python code run against the criterion's tests in the sandbox
- * (`sandbox.ts`). The code is the last fenced block labelled `python`, `py` or `python3`; failing
- * that, the last fenced block with no label. A response with no such block fails (nothing ran).
+ * (`sandbox.ts`). The code is the last closed fenced block labelled `python`, `py` or `python3`;
+ * failing that, the last closed fenced block with no label. A response with no such block fails (nothing ran).
  * The criterion is met when every test passed; the count is kept in the verdict (`tests`). A
  * timeout or the output bound is the code's failure, recorded as the reason; a sandbox that could
  * not run is an error (SANDBOX_UNAVAILABLE), never a failure.
@@ -23,16 +23,36 @@ const codeTestsParameters = z
 
 type CodeTestsParameters = z.infer<typeof codeTestsParameters>;
 
-const fence = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n([\s\S]*?)\n {0,3}\1[`~]*[ \t]*$/gm;
+const openingFence = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)/;
 
-/** The code a response offers: the last `python` block, else the last unlabelled block (null: none). */
+/** The closed fenced blocks of a text with their labels, in one pass over its lines (linear in its length). */
+function fencedBlocks(text: string): Array<{ label: string; body: string }> {
+  const blocks: Array<{ label: string; body: string }> = [];
+  let open: { fence: string; label: string; lines: string[] } | undefined;
+  for (const line of text.split('\n')) {
+    if (open) {
+      const closing = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line);
+      if (closing && closing[1][0] === open.fence[0] && closing[1].length >= open.fence.length) {
+        blocks.push({ label: open.label, body: open.lines.join('\n') });
+        open = undefined;
+      } else {
+        open.lines.push(line);
+      }
+      continue;
+    }
+    const opening = openingFence.exec(line);
+    if (opening && !(opening[1][0] === '`' && line.slice(opening[0].length).includes('`'))) open = { fence: opening[1], label: opening[2].toLowerCase(), lines: [] };
+  }
+  return blocks;
+}
+
+/** The code a response offers: the last `python` block, else the last unlabelled block (null: none; an unclosed block is none). */
 export function extractPythonCode(response: string): string | null {
   let labelled: string | null = null;
   let unlabelled: string | null = null;
-  for (const match of response.matchAll(fence)) {
-    const label = match[2].toLowerCase();
-    if (label === 'python' || label === 'py' || label === 'python3') labelled = match[3];
-    else if (label === '') unlabelled = match[3];
+  for (const { label, body } of fencedBlocks(response)) {
+    if (label === 'python' || label === 'py' || label === 'python3') labelled = body;
+    else if (label === '') unlabelled = body;
   }
   return labelled ?? unlabelled;
 }
