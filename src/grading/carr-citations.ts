@@ -33,7 +33,8 @@ interface PageRecord {
   finds: Array<{ keyword: string; matches: string }>;
 }
 
-const citationPattern = /\[\d+\]\((?:view-source:)?(https?:\/\/.+?)\)[\],]/g;
+/** A URL runs to the first `)` followed by `]` or `,`, as released; at most 2048 characters, so a line of unclosed links is read in bounded steps. */
+const citationPattern = /\[\d+\]\((?:view-source:)?(https?:\/\/.{1,2048}?)\)[\],]/g;
 
 /** The cited URLs in order, each once, with the reader-proxy and view-source prefixes dropped. */
 export function citedUrls(response: string): string[] {
@@ -45,11 +46,32 @@ export function citedUrls(response: string): string[] {
   return [...seen];
 }
 
-const searchBlockPattern =
-  /\[(\d+)\]\sTitle:\s([\s\S]+?)\s*\[\1\]\sURL\sSource:\s([\s\S]+?)\s*\[\1\]\sDescription:\s([\s\S]+?)\s*(?:\[\1\]\sDate:\s([\s\S]+?))?\s*(?=\[\d+\]\sTitle:|$(?![\s\S]))/g;
+const titleMarker = /\[(\d+)\]\sTitle:\s/g;
 
+/** The text after the first `marker` in `text` from `from`, split there (undefined: no marker). */
+function splitAt(text: string, marker: RegExp, from: number): { before: string; after: number } | undefined {
+  marker.lastIndex = from;
+  const match = marker.exec(text);
+  return match ? { before: text.slice(from, match.index), after: match.index + match[0].length } : undefined;
+}
+
+/**
+ * `browser.search` results: blocks `[i] Title:`, `[i] URL Source:`, `[i] Description:`, optional
+ * `[i] Date:`, each block running to the next `[j] Title:`. Read in one pass over the blocks (each
+ * marker searched once), never by backtracking: search snippets are web text.
+ */
 function searchResults(text: string): Array<{ url: string; title: string; snippet: string; publishedTime: string }> {
-  return [...text.matchAll(searchBlockPattern)].map((match) => ({ title: match[2].trim(), url: match[3].trim(), snippet: match[4]?.trim() ?? '', publishedTime: match[5]?.trim() ?? '' }));
+  const starts = [...text.matchAll(titleMarker)].map((match) => ({ index: match.index, length: match[0].length, number: match[1] }));
+  return starts.flatMap((start, position) => {
+    const block = text.slice(start.index, starts[position + 1]?.index ?? text.length);
+    const url = splitAt(block, new RegExp(`\\[${start.number}\\]\\sURL\\sSource:\\s`, 'g'), start.length);
+    const description = url && splitAt(block, new RegExp(`\\[${start.number}\\]\\sDescription:\\s`, 'g'), url.after);
+    // Title, URL and description hold one character at least, as in the released pattern.
+    if (!url || !description || url.before.length === 0 || description.before.length === 0 || description.after === block.length) return [];
+    const date = splitAt(block, new RegExp(`\\[${start.number}\\]\\sDate:\\s`, 'g'), description.after);
+    const snippet = (date ? date.before : block.slice(description.after)).trim();
+    return [{ title: url.before.trim(), url: description.before.trim(), snippet, publishedTime: date ? block.slice(date.after).trim() : '' }];
+  });
 }
 
 function openedPage(text: string): { url: string; title: string; publishedTime: string; content: string } {

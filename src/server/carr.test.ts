@@ -87,6 +87,17 @@ describe("CaRR's citation context", () => {
     expect(citationContext(cut, history)).toBe(expectedContext);
   });
 
+  test('search blocks run to the next title: brackets inside a description stay in it, the date is optional', () => {
+    const search = '[1] Title: A\n[1] URL Source: https://a.example/x\n[1] Description: see [2] and [1] things\n[2] Title: B\n[2] URL Source: https://b.example/y\n[2] Description: text B\n[2] Date: 2020-01-01\n';
+    const searched = [call('s', 'browser.search', { query: 'q' }), output('s', search)];
+    expect(citationContext('[[1](https://a.example/x)], [[2](https://b.example/y)]', searched)).toBe(
+      '[Webpage 1]\nURL Source: https://a.example/x\nTitle: A\n\nSnippet:\nsee [2] and [1] things\n\n' + '[Webpage 2]\nURL Source: https://b.example/y\nTitle: B\nPublished Time: 2020-01-01\n\nSnippet:\ntext B\n\n',
+    );
+    // Titles without the rest of a block are no page (and are read once each, never rescanned).
+    const noise = [call('n', 'browser.search', { query: 'q' }), output('n', '[1] Title: x '.repeat(50_000))];
+    expect(citationContext('[[1](https://a.example/x)]', noise)).toBe('');
+  });
+
   test('no citation, or none the history shows, gives an empty context; at most 20 pages', () => {
     expect(citationContext('Fight Night 7.', history)).toBe('');
     expect(citationContext('Fight Night 7 [[1](https://nowhere.example/x)]', history)).toBe('');
