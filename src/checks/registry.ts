@@ -6,6 +6,7 @@
  */
 import { RubricateError } from '../errors.js';
 import type { CheckSpec } from '../rubric/schema.js';
+import { codeTestsCheck } from './code-tests/code-tests.js';
 import { generalChecks } from './general.js';
 import { ifevalInstructions } from './ifeval/instructions.js';
 import { trajectoryChecks } from './trajectory.js';
@@ -14,7 +15,7 @@ import { createRegistry } from '../util/registry.js';
 
 export const checkRegistry = createRegistry<string, CheckDefinition>(
   { what: 'check type', field: 'type', code: 'CHECK_INVALID' },
-  [...ifevalInstructions, ...generalChecks, ...trajectoryChecks].map((definition) => [definition.type, definition] as const),
+  [...ifevalInstructions, ...generalChecks, ...trajectoryChecks, codeTestsCheck as CheckDefinition].map((definition) => [definition.type, definition] as const),
 );
 
 /** IFEval's instruction ids, in the registry's order. */
@@ -82,6 +83,13 @@ export function parseCheck(spec: CheckSpec): ParsedCheck {
  * Throws CHECK_INVALID for an unknown type or bad parameters.
  */
 export function runCheck(spec: CheckSpec, response: string, context: CheckContext): CheckOutcome {
+  const { definition, parameters } = parseCheck(spec);
+  if (definition.outOfProcess) throw new RubricateError('CHECK_INVALID', `check "${spec.type}" runs out of process: use runCheckAsync`, { checkType: spec.type });
+  return definition.evaluate(response, parameters, context) as CheckOutcome;
+}
+
+/** `runCheck` for every check, the sandboxed ones too: what the engine runs. */
+export async function runCheckAsync(spec: CheckSpec, response: string, context: CheckContext): Promise<CheckOutcome> {
   const { definition, parameters } = parseCheck(spec);
   return definition.evaluate(response, parameters, context);
 }

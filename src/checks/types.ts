@@ -20,6 +20,8 @@ export interface CheckOutcome {
   passed: boolean;
   /** Short human-readable reason, shown in results as the criterion's explanation. */
   detail?: string;
+  /** Code checks: the tests the response's code passed, of how many, and how the run ended. */
+  tests?: { passed: number; total: number; ending: 'finished' | 'time_limit' | 'output_limit' };
 }
 
 export interface CheckDefinition<Parameters = unknown> {
@@ -35,5 +37,7 @@ export interface CheckDefinition<Parameters = unknown> {
   parameters: ZodType<Parameters>;
   /** One readable line naming the constraint and its parameters, for criterion text. */
   describe?(parameters: Parameters): string;
-  evaluate(response: string, parameters: Parameters, context: CheckContext): CheckOutcome;
+  /** Runs outside this process (the code sandbox): its `evaluate` returns a promise, so only `runCheckAsync` runs it. */
+  outOfProcess?: boolean;
+  evaluate(response: string, parameters: Parameters, context: CheckContext): CheckOutcome | Promise<CheckOutcome>;
 }

@@ -13,7 +13,7 @@ import type { CriterionResult, CriterionVerdict } from './types.js';
 import type { AbstainPolicy } from '../spec/run-spec.js';
 import { applyAbstainPolicy, failsHardRule, failsItem } from './abstain.js';
 
-export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome;
+export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome | Promise<CheckOutcome>;
 
 export interface ItemPolicyOptions {
   checkRunner?: CheckRunner;
@@ -40,7 +40,7 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
   const results = new Map<string, CriterionResult>();
   const rubric = item.rubric;
   const judged = rubric.criteria.filter((criterion) => criterion.check === undefined);
-  for (const criterion of rubric.criteria) if (criterion.check !== undefined) results.set(criterion.id, runCheck(item, criterion, options));
+  for (const criterion of rubric.criteria) if (criterion.check !== undefined) results.set(criterion.id, await runCheck(item, criterion, options));
 
   const judge = async (criteria: Criterion[]) => {
     if (criteria.length === 0) return;
@@ -71,7 +71,7 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
   return { status, criteria, gated, callsSaved };
 }
 
-function runCheck(item: Item, criterion: Criterion, options: Pick<ItemPolicyOptions, 'checkRunner' | 'checkMode'>): CriterionResult {
+async function runCheck(item: Item, criterion: Criterion, options: Pick<ItemPolicyOptions, 'checkRunner' | 'checkMode'>): Promise<CriterionResult> {
   const runner = options.checkRunner;
   if (!runner) {
     return {
@@ -83,9 +83,10 @@ function runCheck(item: Item, criterion: Criterion, options: Pick<ItemPolicyOpti
   }
   try {
     const prompt = [...item.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
-    const outcome = runner(criterion.check!, item.response, { prompt, mode: options.checkMode, ...(item.trajectory ? { trajectory: item.trajectory } : {}) });
+    const outcome = await runner(criterion.check!, item.response, { prompt, mode: options.checkMode, ...(item.trajectory ? { trajectory: item.trajectory } : {}) });
     const verdict: CriterionVerdict = { met: outcome.passed, value: outcome.passed ? 1 : 0, source: 'check' };
     if (outcome.detail) verdict.explanation = outcome.detail;
+    if (outcome.tests) verdict.tests = outcome.tests;
     return { criterion, source: 'check', status: 'ok', verdict };
   } catch (error) {
     return { criterion, source: 'check', status: 'error', error: toRubricateError(error, 'CHECK_INVALID').toJSON() };

@@ -25,6 +25,8 @@ export interface CriterionVerdict {
   steps?: number[];
   /** `--verdict expected-score`: the probability-weighted mean of the scale's numeric labels (G-Eval), e.g. 3.7 on 1–5. */
   expectedScore?: number;
+  /** Code checks (`code-tests`): tests passed of the total, and how the sandboxed run ended. */
+  tests?: { passed: number; total: number; ending: 'finished' | 'time_limit' | 'output_limit' };
 }
 
 /** A criterion's outcome on one assistant turn of a conversation. */

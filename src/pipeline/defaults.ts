@@ -3,12 +3,12 @@
  * the caller leaves an option out. The CLI and the server start from these too, so a library
  * user gets the same behaviour as `rubricate grade` without knowing to pass anything.
  */
-import { runCheck } from '../checks/registry.js';
+import { runCheckAsync } from '../checks/registry.js';
 import type { CheckRunner } from '../engine/engine.js';
 import type { SamplingOptions } from '../grading/types.js';
 
-/** Runs the registered deterministic checks (IFEval, general, language). */
-export const defaultCheckRunner: CheckRunner = runCheck;
+/** Runs the registered deterministic checks (IFEval, general, language) and the sandboxed code checks. */
+export const defaultCheckRunner: CheckRunner = runCheckAsync;
 
 /** Greedy judging with room for an explanation. */
 export const defaultSampling: SamplingOptions = { temperature: 0, maxTokens: 1024 };

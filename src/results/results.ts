@@ -174,6 +174,8 @@ const gradedCriterionSchema = z
     evidence: kept<EvidenceCount>(evidenceSchema).optional(),
     /** Trajectory items: step numbers the verdict cites. */
     steps: z.array(z.number()).optional(),
+    /** Code checks: tests the response's code passed, of how many, and how the sandboxed run ended. */
+    tests: z.object({ passed: z.number().int().min(0), total: z.number().int().min(0), ending: z.enum(['finished', 'time_limit', 'output_limit']) }).optional(),
     error: kept<SerializedError>(serializedErrorSchema).optional(),
     skip_reason: z.string().optional(),
     /** Juries: every judge's (or sample's) verdict on this criterion. */
@@ -324,6 +326,7 @@ function toGradedCriterion(result: CriterionOutcome): GradedCriterion {
     if (verdict.subchecks) line.subchecks = verdict.subchecks;
     if (verdict.evidence) line.evidence = verdict.evidence;
     if (verdict.steps && verdict.steps.length > 0) line.steps = verdict.steps;
+    if (verdict.tests) line.tests = verdict.tests;
   }
   if (result.error) line.error = result.error;
   if (result.skipReason) line.skip_reason = result.skipReason;

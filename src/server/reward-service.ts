@@ -104,6 +104,8 @@ interface RememberedResult {
 
 export class RewardService {
   readonly grader: Grader;
+  /** The grading options the service was built with (CaRR's engines share its judge, store and call policy). */
+  readonly grading: RewardServiceOptions['grading'];
   readonly admission: AdmissionQueue;
   readonly metrics: ServerMetrics;
   readonly deadlineMs: number;
@@ -124,6 +126,7 @@ export class RewardService {
 
   constructor(options: RewardServiceOptions) {
     this.now = options.now ?? Date.now;
+    this.grading = options.grading;
     this.deadlineMs = options.deadlineMs ?? defaultDeadlineMs;
     this.errorPolicy = options.onError ?? nullPolicy;
     this.rubrics = options.rubrics;

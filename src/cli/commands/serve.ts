@@ -141,7 +141,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--expected-step-size <n>', 'responses a trainer sends in one step (per-sample trainers send them all at once): warns at start-up when --max-queue + --max-waiting is smaller', parsePositiveInteger('expected-step-size'))
     .addOption(new Option('--log-level <level>', 'request log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) that requests may name by rubric_id')
-    .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex,nemo-gym)')
+    .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex,nemo-gym,carr)')
     .option('--drain-timeout <seconds>', 'longest a graceful shutdown waits for in-flight work', parseNumber('drain-timeout', 0), defaultDrainTimeoutMs / 1000)
     .option('--pool-cooldown <seconds>', 'how long an unreachable judge endpoint of a pool is left out (doubles on repeats)', parseNumber('pool-cooldown', 0.001), 5)
     .option('--evolve-store <file|url>', 'serve evolving rubrics (/v1/rubrics/…), keeping their active sets and history in this SQLite file, or in Redis/Valkey (redis://… or rediss://…) shared by every replica')
