@@ -21,6 +21,10 @@ export interface RewardResult {
   error?: SerializedError;
   /** Listwise and tournament judging: the group this response was judged with. */
   group?: GroupStamp;
+  /** Named reward components (reward-components.ts): null where a component was not scored. */
+  reward_components?: Record<string, number | null>;
+  /** The rubric's declared component weights, when it declares them (the reward is then their weighted sum). */
+  reward_weights?: Record<string, number>;
 }
 
 /** What to answer for a failed item: `null` (the default), or a flagged number. */
