@@ -49,6 +49,8 @@ export const errorCodes = {
   /** `--dry-run`: the call was counted and priced, not sent. */
   JUDGE_DRY_RUN: { retryable: false, httpStatus: 500, exitCode: 1 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
+  /** A deterministic check could not decide (an answer that does not parse, a comparison past its time limit) and has no judge fallback. */
+  CHECK_UNDECIDED: { retryable: false, httpStatus: 422, exitCode: 1 },
   /** `--self-preference refuse`: the item's answers come from the judge's own model or family, so it was not graded. */
   SELF_PREFERENCE_REFUSED: { retryable: false, httpStatus: 409, exitCode: 3 },
   /** The SQLite cache stayed locked by another process beyond the wait bound. */

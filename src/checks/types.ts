@@ -20,6 +20,11 @@ export interface CheckOutcome {
   passed: boolean;
   /** Short human-readable reason, shown in results as the criterion's explanation. */
   detail?: string;
+  /**
+   * The rules could not decide (`passed` then means nothing): an error for the criterion, or,
+   * with `fallback: "judge"`, a criterion for the judge. Never counted as a fail.
+   */
+  undecided?: { reason: string; fallback?: 'judge' };
 }
 
 export interface CheckDefinition<Parameters = unknown> {
