@@ -16,6 +16,7 @@
  *   expressions with variables: equal values at several sample points.
  */
 import { createRequire } from 'node:module';
+import type { ComputeEngine } from '@cortex-js/compute-engine';
 
 export type Equivalence = { decided: true; equivalent: boolean; detail: string } | { decided: false; reason: string };
 
@@ -51,8 +52,9 @@ let engine: Engine | undefined;
 function computeEngine(): Engine {
   if (!engine) {
     const load = createRequire(import.meta.url);
-    const { ComputeEngine } = load('@cortex-js/compute-engine') as { ComputeEngine: new () => Engine };
-    engine = new ComputeEngine();
+    // Synchronous, as checks are: the package's CommonJS build.
+    const loaded = load('@cortex-js/compute-engine') as { ComputeEngine: typeof ComputeEngine };
+    engine = new loaded.ComputeEngine() as unknown as Engine;
   }
   return engine;
 }
