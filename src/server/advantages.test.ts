@@ -103,3 +103,13 @@ describe('gdpoAdvantages', () => {
     expect(advantages[3]).toBeCloseTo((sums[2] - sumMean) / sumStd, 12);
   });
 });
+
+describe('gdpoAdvantages: unscorable members', () => {
+  it('a member with a real reward but no component scored gets 0 and stays out of the batch statistics', () => {
+    const one = { 'axis:a': 1 };
+    const [withIt] = gdpoAdvantages([{ real: [true, true, true], components: { 'axis:a': [1, 0, null] }, weights: one }], 0);
+    const [without] = gdpoAdvantages([{ real: [true, true], components: { 'axis:a': [1, 0] }, weights: one }], 0);
+    expect(withIt[2]).toBe(0);
+    expect(withIt.slice(0, 2)).toEqual(without);
+  });
+});

@@ -55,15 +55,17 @@ export interface ComponentGroup {
 /**
  * GDPO advantages for a batch of groups, one array per group. A component's null value (not
  * scored) takes no part in its group's mean and std and adds nothing to the member's sum, as
- * NaN rewards under nanmean / nansum; a member without a real reward gets null and stays out
- * of the batch whitening. A constant component normalises to 0 in its group, so the others
+ * NaN rewards under nanmean / nansum; a member without a real reward gets null, and one with no
+ * component scored 0, both out of the batch whitening. TRL's eps is 1e-4. A constant component normalises to 0 in its group, so the others
  * keep their whole signal.
  */
 export function gdpoAdvantages(groups: readonly ComponentGroup[], epsilon = defaultAdvantageEpsilon): Array<Array<number | null>> {
-  const sums = groups.map(({ real, components, weights }) => {
-    const total: Array<number | null> = real.map((isReal) => (isReal ? 0 : null));
+  // Members with a real reward but no component scored carry no signal: advantage 0, out of the batch statistics (TRL's "unscorable").
+  const unscorable = groups.map(({ real, components }) => real.map((isReal, index) => isReal && Object.values(components).every((values) => values[index] === null || values[index] === undefined)));
+  const sums = groups.map(({ real, components, weights }, group) => {
+    const total: Array<number | null> = real.map((isReal, index) => (isReal && !unscorable[group][index] ? 0 : null));
     for (const [name, weight] of Object.entries(weights)) {
-      const values = (components[name] ?? []).map((value, index) => (real[index] ? value : null));
+      const values = (components[name] ?? []).map((value, index) => (total[index] !== null ? value : null));
       groupAdvantages(values, 'grpo', epsilon).forEach((advantage, index) => {
         const current = total[index];
         if (current !== null && advantage !== null) total[index] = current + weight * advantage;
@@ -73,9 +75,9 @@ export function gdpoAdvantages(groups: readonly ComponentGroup[], epsilon = defa
   });
   const whitened = groupAdvantages(sums.flat(), 'grpo', epsilon);
   let offset = 0;
-  return sums.map((group) => {
+  return sums.map((group, index) => {
     const slice = whitened.slice(offset, offset + group.length);
     offset += group.length;
-    return slice;
+    return slice.map((advantage, member) => (unscorable[index][member] ? 0 : advantage));
   });
 }
