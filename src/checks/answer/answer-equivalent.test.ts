@@ -61,6 +61,16 @@ describe('answer-equivalent', () => {
     expect(validateCheck({ type: 'answer-equivalent', answer: '1', extract: { regex: 'ANSWER=(\\S+)' }, tolerance: 0.01 }).ok).toBe(true);
   });
 
+  it('costly answers are refused before the engine computes them (undecided), and float overflow never makes two numbers equal', () => {
+    // A tower of powers would be folded by the parse itself, past any time limit: read from the uncomputed form first.
+    expect(mathEquivalent('9^{9^{9^9}}', '1')).toEqual({ decided: false, reason: expect.stringMatching(/exponent/) });
+    expect(mathEquivalent('2', '2^{2^{30}}')).toEqual({ decided: false, reason: expect.stringMatching(/^the answer: .*exponent/) });
+    expect(mathEquivalent('100000!', '2')).toEqual({ decided: false, reason: expect.stringMatching(/factorial/) });
+    // Both are Infinity as floats; the exact comparison tells them apart.
+    expect(mathEquivalent('7^{999}', '7^{998}')).toMatchObject({ decided: true, equivalent: false });
+    expect(mathEquivalent('2^{10}', '1024')).toMatchObject({ decided: true, equivalent: true });
+  });
+
   it('a regex extraction and a tolerance apply', () => {
     const outcome = runCheck({ type: 'answer-equivalent', answer: '3.14', domain: 'number', extract: { regex: 'ANSWER=(\\S+)' }, tolerance: 0.01 }, 'work… ANSWER=3.1416', context);
     expect(outcome.passed).toBe(true);

@@ -42,7 +42,7 @@ interface Expression {
   subs(substitution: Record<string, number>): Expression;
 }
 interface Engine {
-  parse(latex: string): Expression;
+  parse(latex: string, options?: { canonical: boolean }): Expression;
   withTimeLimit<T>(ms: number, body: () => T): T;
 }
 
@@ -115,12 +115,15 @@ function numeric(expression: Expression): { re: number; im: number } | undefined
   const value = expression.N();
   const re = value.re;
   const im = value.im;
-  if (typeof re !== 'number' || Number.isNaN(re) || typeof im !== 'number' || Number.isNaN(im)) return undefined;
+  // Not finite in floats (7^{999} overflows): no float comparison; the engine's exact one decides or not.
+  if (typeof re !== 'number' || !Number.isFinite(re) || typeof im !== 'number' || !Number.isFinite(im)) return undefined;
   return { re, im };
 }
 
 function close(a: number, b: number, tolerance: number): boolean {
   if (a === b) return true;
+  // An overflow (2^{2^{30}} is Infinity in floats) equals nothing but itself.
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
   return Math.abs(a - b) <= tolerance * Math.max(1, Math.abs(a), Math.abs(b));
 }
 
@@ -302,7 +305,48 @@ export function mathEquivalent(reference: string, candidate: string, tolerance =
   }
 }
 
+/** Exponents, roots and factorials beyond these are not computed: `9^{9^{9^9}}` would run for minutes inside one engine call. */
+const maxExponent = 1000;
+const maxNodes = 300;
+const growing = new Set(['Power', 'Root', 'Factorial', 'Factorial2']);
+
+/**
+ * Why an answer is too costly to compare, read from its uncomputed form (the canonical form
+ * already folds numbers: a tower of powers would be computed by the parse itself).
+ */
+function costProblem(json: unknown): string | undefined {
+  let nodes = 0;
+  const literalsSmall = (node: unknown): boolean => {
+    if (typeof node === 'number') return Math.abs(node) <= maxExponent;
+    if (typeof node === 'string') return true;
+    if (!Array.isArray(node)) return false;
+    return !growing.has(String(node[0])) && node.slice(1).every(literalsSmall);
+  };
+  const visit = (node: unknown): string | undefined => {
+    nodes += 1;
+    if (nodes > maxNodes) return `an answer of more than ${maxNodes} parts is not compared`;
+    if (node !== null && typeof node === 'object' && !Array.isArray(node)) return 'a number too large to compare';
+    if (!Array.isArray(node)) return undefined;
+    const [head, ...operands] = node as unknown[];
+    if ((head === 'Power' || head === 'Root') && operands[1] !== undefined && !literalsSmall(operands[1])) return `an exponent beyond ±${maxExponent} (or a tower of powers) is not computed`;
+    if ((head === 'Factorial' || head === 'Factorial2') && !literalsSmall(operands[0])) return `a factorial beyond ${maxExponent}! is not computed`;
+    for (const operand of operands) {
+      const problem = visit(operand);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+  return visit(json);
+}
+
 function decide(ce: Engine, left: NormalisedAnswer, right: NormalisedAnswer, tolerance: number): Equivalence {
+  for (const [name, answer] of [
+    ['the reference', left],
+    ['the answer', right],
+  ] as const) {
+    const problem = costProblem(ce.parse(answer.latex, { canonical: false }).json);
+    if (problem) return { decided: false, reason: `${name}: ${problem}` };
+  }
   const a = ce.parse(left.latex);
   const b = ce.parse(right.latex);
   if (isError(a) || isError(b)) return { decided: false, reason: `could not parse ${isError(a) ? 'the reference' : 'the answer'}` };
