@@ -56,6 +56,8 @@ describe('answer-equivalent', () => {
   it('bounded: an answer past the size limit is not parsed (undecided), and parameters are checked', () => {
     const long = `${'1+'.repeat(maxAnswerCharacters)}1`;
     expect(mathEquivalent('2', long)).toEqual({ decided: false, reason: expect.stringMatching(/longer than/) });
+    const longBoxed = runCheck({ type: 'answer-equivalent', answer: '2', domain: 'number' }, `\\boxed{${'9'.repeat(maxAnswerCharacters + 1)}}`, context);
+    expect(longBoxed.undecided?.reason).toMatch(/longer than/);
     expect(validateCheck({ type: 'answer-equivalent', answer: '1', domain: 'chemistry' }).ok).toBe(false);
     expect(validateCheck({ type: 'answer-equivalent', answer: '1', extract: { regex: '(' } }).ok).toBe(false);
     expect(validateCheck({ type: 'answer-equivalent', answer: '1', extract: { regex: 'ANSWER=(\\S+)' }, tolerance: 0.01 }).ok).toBe(true);

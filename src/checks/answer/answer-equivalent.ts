@@ -116,6 +116,8 @@ export const answerEquivalentCheck: CheckDefinition<Parameters> = {
     const candidate = extractAnswer(response, parameters.extract, compiledExtraction(parameters));
     if (candidate === undefined) return undecided(`no final answer found (${describeExtraction(parameters.extract)})`);
     const shown = candidate.length > 60 ? `${candidate.slice(0, 60)}…` : candidate;
+    // Bounded before any normalising: a final answer is short, and every rule below is at least linear in it.
+    if (candidate.length > maxAnswerCharacters) return undecided(`the final answer is longer than ${maxAnswerCharacters} characters ("${shown}")`);
     const verdict = answersEquivalent(parameters.answer, candidate, parameters);
     if (!verdict.decided) return undecided(`${verdict.reason} ("${shown}")`);
     return { passed: verdict.equivalent, detail: `"${shown}" ${verdict.equivalent ? 'is' : 'is not'} equivalent to the reference (${verdict.detail})` };

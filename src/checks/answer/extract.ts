@@ -7,6 +7,8 @@
 export type AnswerExtraction = 'boxed' | 'answer-line' | 'last-number' | { regex: string; flags?: string };
 
 export const searchedCharacters = 20_000;
+/** A rubric's own regular expression runs on less: its cost depends on a pattern we did not write. */
+export const regexSearchedCharacters = 4_000;
 
 function tail(response: string): string {
   return response.length > searchedCharacters ? response.slice(-searchedCharacters) : response;
@@ -63,7 +65,7 @@ export function extractAnswer(response: string, extraction: AnswerExtraction, co
   if (extraction === 'answer-line') return lastAnswerLine(text);
   if (extraction === 'last-number') return lastNumber(text);
   const pattern = compiled ?? new RegExp(extraction.regex, extraction.flags ?? '');
-  const match = pattern.exec(text);
+  const match = pattern.exec(text.slice(-regexSearchedCharacters));
   if (!match) return undefined;
   const answer = (match[1] ?? match[0]).trim();
   return answer === '' ? undefined : answer;
