@@ -41,6 +41,13 @@ describe('reward_components', () => {
     expect((await response.json()).error.message).toMatch(/reward_components\.axis:safety|axis:safety/);
   });
 
+  test('/v1/score/group answers each component over its members', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
+    const body = await (await server.post('/v1/score/group', { prompt, rubric: axisRubric, responses: ['alpha', 'beta', 'alpha beta'] })).json();
+    expect(body.reward_components).toEqual({ 'axis:accuracy': [1, 0, 1], 'axis:style': [0, 1, 1] });
+    expect(body.results[2].reward_components).toEqual({ 'axis:accuracy': 1, 'axis:style': 1 });
+  });
+
   test('a failed item has null components, never 0', async ({ closeAfter }) => {
     const server = closeAfter(await startTestServer({ script: () => ({ status: 500, body: 'down' }) }));
     const body = await (await server.post('/v1/score/batch', { items: [{ id: 'f', prompt, response: 'alpha', rubric: axisRubric }] })).json();
