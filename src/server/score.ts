@@ -3,7 +3,7 @@
  *   POST /v1/score        one item            → RewardResult
  *   POST /v1/score/batch  {items: [...]}       → {results, fallbacks}
  *   POST /v1/score/group  {prompt, rubric, responses, advantages?, eps?, shaping?, outcomes?, lengths?, step?}
- *                                              → {id, rewards, raw_rewards?, advantages?, zero_variance, shaping?, axes?, results, fallbacks}
+ *                                              → {id, rewards, raw_rewards?, advantages?, reward_components, zero_variance, shaping?, axes?, results, fallbacks}
  *   POST /v1/score/groups {groups: [...], advantages?: grpo | dr_grpo | gdpo}  (score-groups.ts)
  * Every result carries `reward_components` (reward-components.ts).
  * Every body may carry the trainer's `step` (an integer), which the reward-hacking monitor
