@@ -7,6 +7,7 @@
 import { RubricateError } from '../errors.js';
 import type { CheckSpec } from '../rubric/schema.js';
 import { codeTestsCheck } from './code-tests/code-tests.js';
+import { answerEquivalentCheck } from './answer/answer-equivalent.js';
 import { generalChecks } from './general.js';
 import { ifevalInstructions } from './ifeval/instructions.js';
 import { trajectoryChecks } from './trajectory.js';
@@ -15,7 +16,7 @@ import { createRegistry } from '../util/registry.js';
 
 export const checkRegistry = createRegistry<string, CheckDefinition>(
   { what: 'check type', field: 'type', code: 'CHECK_INVALID' },
-  [...ifevalInstructions, ...generalChecks, ...trajectoryChecks, codeTestsCheck as CheckDefinition].map((definition) => [definition.type, definition] as const),
+  [...ifevalInstructions, ...generalChecks, answerEquivalentCheck, ...trajectoryChecks, codeTestsCheck as CheckDefinition].map((definition) => [definition.type, definition] as const),
 );
 
 /** IFEval's instruction ids, in the registry's order. */

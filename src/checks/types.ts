@@ -22,6 +22,11 @@ export interface CheckOutcome {
   detail?: string;
   /** Code checks: the tests the response's code passed, of how many, and how the run ended. */
   tests?: { passed: number; total: number; ending: 'finished' | 'time_limit' | 'output_limit' };
+  /**
+   * The rules could not decide (`passed` then means nothing): an error for the criterion, or,
+   * with `fallback: "judge"`, a criterion for the judge. Never counted as a fail.
+   */
+  undecided?: { reason: string; fallback?: 'judge' };
 }
 
 export interface CheckDefinition<Parameters = unknown> {

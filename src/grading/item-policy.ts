@@ -40,12 +40,25 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
   const results = new Map<string, CriterionResult>();
   const rubric = item.rubric;
   const judged = rubric.criteria.filter((criterion) => criterion.check === undefined);
-  for (const criterion of rubric.criteria) if (criterion.check !== undefined) results.set(criterion.id, await runCheck(item, criterion, options));
+  // Checks that could not decide and fall back to the judge: asked as criteria, recorded as such.
+  const undecided = new Map<string, { original: Criterion; reason: string }>();
+  for (const criterion of rubric.criteria) {
+    if (criterion.check === undefined) continue;
+    const result = await runCheck(item, criterion, options);
+    if ('fallback' in result) {
+      undecided.set(criterion.id, { original: criterion, reason: result.fallback.reason });
+      judged.push(judgeFallbackCriterion(criterion));
+    } else results.set(criterion.id, result);
+  }
 
   const judge = async (criteria: Criterion[]) => {
     if (criteria.length === 0) return;
     const unitResults = await options.judge(subcheckUnits(criteria));
-    for (const [id, result] of foldUnits(criteria, unitResults)) results.set(id, applyAbstainPolicy(result, options.abstain));
+    for (const [id, result] of foldUnits(criteria, unitResults)) {
+      const fallback = undecided.get(id);
+      const decided = applyAbstainPolicy(result, options.abstain);
+      results.set(id, fallback ? { ...decided, criterion: fallback.original, checkUndecided: fallback.reason } : decided);
+    }
   };
   let gated = false;
   let callsSaved = 0;
@@ -71,7 +84,18 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
   return { status, criteria, gated, callsSaved };
 }
 
-async function runCheck(item: Item, criterion: Criterion, options: Pick<ItemPolicyOptions, 'checkRunner' | 'checkMode'>): Promise<CriterionResult> {
+/**
+ * The criterion the judge is asked when its check could not decide: its text, with the
+ * reference answer the check compared against (a check's `answer` parameter), so the judge
+ * decides the same question.
+ */
+function judgeFallbackCriterion(criterion: Criterion): Criterion {
+  const { check, ...rest } = criterion;
+  const answer = typeof check?.answer === 'string' ? check.answer : undefined;
+  return { ...rest, text: answer === undefined ? criterion.text : `${criterion.text} (The reference final answer is: ${answer}. Met when the response's final answer is equivalent to it.)` };
+}
+
+async function runCheck(item: Item, criterion: Criterion, options: Pick<ItemPolicyOptions, 'checkRunner' | 'checkMode'>): Promise<CriterionResult | { fallback: { reason: string } }> {
   const runner = options.checkRunner;
   if (!runner) {
     return {
@@ -84,6 +108,11 @@ async function runCheck(item: Item, criterion: Criterion, options: Pick<ItemPoli
   try {
     const prompt = [...item.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
     const outcome = await runner(criterion.check!, item.response, { prompt, mode: options.checkMode, ...(item.trajectory ? { trajectory: item.trajectory } : {}) });
+    if (outcome.undecided) {
+      if (outcome.undecided.fallback === 'judge') return { fallback: { reason: outcome.undecided.reason } };
+      // Undecided is never a fail: without a fallback it is an error for this criterion, with its reason.
+      return { criterion, source: 'check', status: 'error', error: new RubricateError('CHECK_UNDECIDED', `check ${criterion.check!.type} could not decide: ${outcome.undecided.reason}`).toJSON() };
+    }
     const verdict: CriterionVerdict = { met: outcome.passed, value: outcome.passed ? 1 : 0, source: 'check' };
     if (outcome.detail) verdict.explanation = outcome.detail;
     if (outcome.tests) verdict.tests = outcome.tests;

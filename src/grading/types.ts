@@ -65,6 +65,8 @@ export interface CriterionResult {
   turns?: { aggregate: TurnAggregate; results: TurnResult[] };
   /** Cascades: the judge that decided it and the escalations before. */
   cascade?: CascadeDecision;
+  /** A check that could not decide (the reason), so the judge did (`fallback: "judge"`). */
+  checkUndecided?: string;
 }
 
 export interface TaskDecision {

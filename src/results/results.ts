@@ -186,6 +186,8 @@ const gradedCriterionSchema = z
     turns: kept<TurnsLine>(turnsSchema).optional(),
     /** Cascades: the judge that decided this criterion, and each escalation before it with its reason. */
     cascade: kept<CascadeLine>(cascadeDecisionSchema).optional(),
+    /** A check that could not decide, why; the judge decided it instead (`fallback: "judge"`). */
+    check_undecided: z.string().optional(),
     /** `grade --repeats N`: this criterion's verdict in each repeat, the run's own first (null: none in that repeat). */
     repeats: z.array(z.boolean().nullable()).optional(),
   })
@@ -334,6 +336,7 @@ function toGradedCriterion(result: CriterionOutcome): GradedCriterion {
   if (verdict?.expectedScore !== undefined) line.expected_score = verdict.expectedScore;
   if (result.turns) line.turns = { aggregate: result.turns.aggregate, verdicts: result.turns.results.map(turnLine) };
   if (result.cascade) line.cascade = { decided_by: result.cascade.decidedBy, escalations: result.cascade.escalations };
+  if (result.checkUndecided !== undefined) line.check_undecided = result.checkUndecided;
   return line;
 }
 

@@ -184,10 +184,28 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
       field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), 'gate']),
     });
   }
+  if (value.reward_components) rubric.rewardComponents = declaredComponents(value.reward_components, criteria, location);
   if (value.metadata) rubric.metadata = value.metadata;
   // Hashed once per rubric: the id is not part of the hash, and results reuse the memo for `rubric_hash`.
   rubric.id = value.id !== undefined ? String(value.id) : `r_${memoizedRubricHash(rubric).slice(0, 12)}`;
   return rubric;
+}
+
+/** Cap on declared reward components: each is summed per response and normalised per group. */
+export const maxRewardComponents = 64;
+
+/** Declared components, each naming a tag or `criterion:<id>` that the rubric has, with a positive total weight. */
+function declaredComponents(weights: Record<string, number>, criteria: readonly Criterion[], location: SourceLocation): Record<string, number> {
+  const field = (name?: string) => formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), 'reward_components', ...(name === undefined ? [] : [name])]);
+  const names = Object.keys(weights);
+  const fail = (message: string, name?: string) => new RubricateError('INPUT_INVALID', message, { file: location.file, line: location.line, field: field(name) });
+  if (names.length === 0 || names.length > maxRewardComponents) throw fail(`give between 1 and ${maxRewardComponents} reward components, got ${names.length}`);
+  for (const name of names) {
+    const matches = name.startsWith('criterion:') ? criteria.some((criterion) => criterion.id === name.slice('criterion:'.length)) : criteria.some((criterion) => criterion.tags.includes(name));
+    if (!matches) throw fail(`reward component "${name}" names no criterion: use a tag of the rubric's criteria or criterion:<id>`, name);
+  }
+  if (!(names.reduce((sum, name) => sum + weights[name], 0) > 0)) throw fail('the reward components\' weights must add up to more than 0');
+  return { ...weights };
 }
 
 export function normalizeMessages(prompt: string | ReadonlyArray<{ role: string; content: unknown }>, location: SourceLocation = {}): Message[] {

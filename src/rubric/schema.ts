@@ -88,6 +88,12 @@ export const rubricInputSchema = z.object({
   importance_points: freeObjectSchema.pipe(z.record(z.string(), finiteNumber)).optional(),
   /** How the verdicts of a criterion graded on several turns fold into its verdict (default mean). */
   turn_aggregate: turnAggregateSchema.optional(),
+  /**
+   * Named reward components and their weights, e.g. {"axis:accuracy": 2, "criterion:c3": 1}: a
+   * name is a tag (the criteria carrying it) or `criterion:<id>`. When given, the reward is
+   * their weighted sum (see src/server/reward-components.ts).
+   */
+  reward_components: freeObjectSchema.pipe(z.record(z.string().min(1), finiteNumber.min(0))).optional(),
   metadata: freeObjectSchema.optional(),
 });
 
@@ -170,6 +176,8 @@ export interface Rubric {
   gate?: 'hard_rules';
   /** Absent: `mean` (only read when a criterion is graded on several turns). */
   turnAggregate?: TurnAggregate;
+  /** Declared reward components: name → weight (`reward_components`). */
+  rewardComponents?: Record<string, number>;
   metadata?: Record<string, unknown>;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { groupAdvantages } from './advantages.js';
+import { gdpoAdvantages, groupAdvantages } from './advantages.js';
 
 /** torch.std's default (unbiased, n − 1), written out for the expected values. */
 function sampleStd(values: number[]): number {
@@ -51,5 +51,65 @@ describe('groupAdvantages', () => {
   it('refuses a negative or non-finite eps', () => {
     expect(() => groupAdvantages([1], 'grpo', -1)).toThrowError(/eps/);
     expect(() => groupAdvantages([1], 'grpo', Number.NaN)).toThrowError(/eps/);
+  });
+});
+
+describe('gdpoAdvantages', () => {
+  const one = { 'axis:a': 1, 'axis:b': 1 };
+  it('the published example: GRPO gives both groups ±0.707, GDPO ±0.548 and ±1.095', () => {
+    // Group A: only component a varies; group B: a and b both vary. Two responses each.
+    const groupA = { real: [true, true], components: { 'axis:a': [1, 0], 'axis:b': [0, 0] }, weights: one };
+    const groupB = { real: [true, true], components: { 'axis:a': [1, 0], 'axis:b': [1, 0] }, weights: one };
+    const grpoA = groupAdvantages([1, 0], 'grpo', 0);
+    const grpoB = groupAdvantages([2, 0], 'grpo', 0);
+    expect(grpoA[0]).toBeCloseTo(Math.SQRT1_2, 12);
+    expect(grpoB[0]).toBeCloseTo(Math.SQRT1_2, 12);
+    const [a, b] = gdpoAdvantages([groupA, groupB], 0);
+    // Per component: ±1/√2 (sample std √½); sums ±1/√2 (A) and ±√2 (B); batch sample std √(5/3).
+    const batchStd = Math.sqrt(5 / 3);
+    expect(a[0]).toBeCloseTo(Math.SQRT1_2 / batchStd, 12);
+    expect(b[0]).toBeCloseTo(Math.SQRT2 / batchStd, 12);
+    expect(a[0]).toBeCloseTo(0.548, 3);
+    expect(b[0]).toBeCloseTo(1.095, 3);
+    expect(a[1]).toBeCloseTo(-0.548, 3);
+    expect(b[1]).toBeCloseTo(-1.095, 3);
+  });
+
+  it('a constant component adds nothing and the others keep their signal; weights scale a component', () => {
+    const constant = { real: [true, true, true, true], components: { 'axis:a': [1, 0, 1, 0], 'axis:b': [1, 1, 1, 1] }, weights: one };
+    const [advantages] = gdpoAdvantages([constant], 0);
+    // a alone: ±0.5 ÷ √(1/3) = ±√3/2 per member, b 0; the sums' sample std is √(4·¾ ÷ 3) = 1, so they stay ±√3/2.
+    expect(advantages).toEqual([1, -1, 1, -1].map((sign) => expect.closeTo((sign * Math.sqrt(3)) / 2, 12)));
+    const weighted = { real: [true, true], components: { 'axis:a': [1, 0], 'axis:b': [0, 1] }, weights: { 'axis:a': 3, 'axis:b': 1 } };
+    const [result] = gdpoAdvantages([weighted], 0);
+    // 3·(±1/√2) + 1·(∓1/√2) = ±√2; whitened over two members: ±1/√2.
+    expect(result[0]).toBeCloseTo(Math.SQRT1_2, 12);
+    expect(result[1]).toBeCloseTo(-Math.SQRT1_2, 12);
+  });
+
+  it('members without a real reward get null and take no part; a null component value is left out of its group', () => {
+    const group = { real: [true, false, true, true], components: { 'axis:a': [1, null, 0, null], 'axis:b': [0, null, 1, 1] }, weights: one };
+    const [advantages] = gdpoAdvantages([group], 0);
+    expect(advantages[1]).toBeNull();
+    // a over members 0 and 2: ±1/√2; b over 0, 2, 3: (0, 1, 1) → −2/√3·…; the failed member never shifts a mean.
+    const aPart = [Math.SQRT1_2, -Math.SQRT1_2, 0];
+    const bMean = 2 / 3;
+    const bStd = Math.sqrt(((0 - bMean) ** 2 + 2 * (1 - bMean) ** 2) / 2);
+    const sums = [aPart[0] + (0 - bMean) / bStd, aPart[1] + (1 - bMean) / bStd, aPart[2] + (1 - bMean) / bStd];
+    const sumMean = (sums[0] + sums[1] + sums[2]) / 3;
+    const sumStd = Math.sqrt(sums.reduce((total, value) => total + (value - sumMean) ** 2, 0) / 2);
+    expect(advantages[0]).toBeCloseTo((sums[0] - sumMean) / sumStd, 12);
+    expect(advantages[2]).toBeCloseTo((sums[1] - sumMean) / sumStd, 12);
+    expect(advantages[3]).toBeCloseTo((sums[2] - sumMean) / sumStd, 12);
+  });
+});
+
+describe('gdpoAdvantages: unscorable members', () => {
+  it('a member with a real reward but no component scored gets 0 and stays out of the batch statistics', () => {
+    const one = { 'axis:a': 1 };
+    const [withIt] = gdpoAdvantages([{ real: [true, true, true], components: { 'axis:a': [1, 0, null] }, weights: one }], 0);
+    const [without] = gdpoAdvantages([{ real: [true, true], components: { 'axis:a': [1, 0] }, weights: one }], 0);
+    expect(withIt[2]).toBe(0);
+    expect(withIt.slice(0, 2)).toEqual(without);
   });
 });

@@ -132,3 +132,18 @@ describe('the reward-hacking monitor', () => {
     expect(metrics).toContain('rubricate_monitor_criteria_total{met="false"} 1');
   });
 });
+
+describe('the reward-hacking monitor with declared reward components', () => {
+  test('the audit reward is weighed by the same components as the policy reward: an agreeing audit judge shows no gap', async ({ closeAfter, scriptedJudge }) => {
+    const audit = await scriptedJudge((request) => ({ content: binaryVerdict(criterionMet(request.criteria[0].text, request.response ?? '')) }));
+    const monitor = new RewardAudit({ grader: new Grader({ judge: audit.judge, scoring: 'weighted_mean', omitText: true }), share: 1 });
+    const server = closeAfter(await startTestServer({ service: { audit: monitor } }));
+    // Weights 1 : 1 give 0.5 for "apples", where the points (3 of 4) would give 0.75.
+    const rubric = { ...fruitRubric, reward_components: { 'criterion:apples': 1, 'criterion:pears': 1 } };
+    const body = await (await server.post('/v1/score', { prompt, response: 'apples', rubric, step: 1 })).json();
+    expect(body.reward).toBe(0.5);
+    await monitor.idle();
+    const metrics = await (await server.app.request('/metrics')).text();
+    expect(metric(metrics, 'rubricate_audit_reward_gap_mean')).toBe(0);
+  });
+});

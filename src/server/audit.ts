@@ -20,7 +20,8 @@ import { sha256Hex } from '../util/hash.js';
 import type { JsonLinesWriter } from '../util/files.js';
 import { itemContentKey } from './input.js';
 import { Counter, Gauge, type MetricsRegistry } from './metrics.js';
-import type { RewardResult } from './rewards.js';
+import { attachComponents } from './reward-components.js';
+import { toRewardResult, type RewardResult } from './rewards.js';
 
 export interface AuditOptions {
   /** Grades with the audit judge (its own engine, limiter and cache keys). */
@@ -132,7 +133,7 @@ export class RewardAudit {
       compared += 1;
       if (criterion.met !== other.met) disagreed.push(id);
     }
-    const gap = policy.reward - record.score;
+    const gap = policy.reward - auditReward(item, record, this.options.grader);
     const figures = this.stepOf(step);
     for (const entry of [figures, this.overall]) {
       entry.items += 1;
@@ -210,4 +211,11 @@ export class RewardAudit {
     registry.register(this.warnings);
     registry.register(this.monitorCriteria);
   }
+}
+
+/** The audit judge's reward as the policy's is computed: a rubric's declared components weigh it the same way. */
+function auditReward(item: Item, record: ResultRecord, grader: Grader): number {
+  const result = toRewardResult(record, item.id);
+  attachComponents([result], [item.rubric], grader.scoring);
+  return result.reward ?? (record.score as number);
 }

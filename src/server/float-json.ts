@@ -20,6 +20,8 @@ const floatKeys: ReadonlySet<string> = new Set([
   'extra_logs',
   'reward_failed',
   'criteria_met_fraction',
+  'reward_components',
+  'reward_weights',
 ]);
 
 function floatText(value: number): string {

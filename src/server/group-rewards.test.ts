@@ -62,10 +62,10 @@ describe('POST /v1/score/group with group judging and shaping', () => {
     expect(text).toContain('"raw_rewards":[1.0,0.4,0.2]');
   });
 
-  test('without shaping the answer is as before, plus the zero_variance flag', async ({ closeAfter }) => {
+  test('without shaping the answer is as before, plus the zero_variance flag and the reward components', async ({ closeAfter }) => {
     const server = closeAfter(await startTestServer());
     const body = await (await server.post('/v1/score/group', { prompt, rubric: fruitRubric, responses: ['apples', 'pears'] })).json();
-    expect(Object.keys(body)).toEqual(['id', 'rewards', 'zero_variance', 'results', 'fallbacks']);
+    expect(Object.keys(body)).toEqual(['id', 'rewards', 'reward_components', 'zero_variance', 'results', 'fallbacks']);
     expect(server.fake.requests).toHaveLength(6);
   });
 

@@ -92,6 +92,9 @@ export function groupAnswer({ id, responses, results, request, estimator, epsilo
     answer.advantages = advantages.map((advantage, index) => (advantage === null && results[index].fallback ? 0 : advantage));
     answer.estimator = estimator;
   }
+  // Each named component over the members (null where not scored), as `/v1/score/groups` gives it.
+  const names = [...new Set(results.flatMap((result) => Object.keys(result.reward_components ?? {})))];
+  answer.reward_components = Object.fromEntries(names.map((name) => [name, results.map((result) => result.reward_components?.[name] ?? null)]));
   answer.zero_variance = shaped ? shaped.zeroVariance : zeroVariance(realShaped);
   if (shaped) answer.shaping = shaped.record;
   if (shaping?.axes) answer.axes = axisRewards(results, shaping.axes.prefix, scoring);

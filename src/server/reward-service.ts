@@ -13,6 +13,7 @@ import type { Item, Rubric } from '../rubric/schema.js';
 import { AdmissionQueue } from './admission.js';
 import { itemContentKey, RubricCache } from './input.js';
 import { ServerMetrics } from './metrics.js';
+import { attachComponents } from './reward-components.js';
 import { applyFallback, failedResult, fallbackValue, nullPolicy, toRewardResult, type ErrorPolicy, type RewardResult } from './rewards.js';
 import type { JudgeEndpointStatus } from '../judges/pool.js';
 import type { RewardAudit } from './audit.js';
@@ -276,6 +277,11 @@ export class RewardService {
 
   /** The failure policy applied to the answers, their outcomes counted, and the audit told. */
   private answered(items: readonly Item[], results: RewardResult[], options: ScoreOptions): ScoredItems {
+    attachComponents(
+      results,
+      items.map((item) => item.rubric),
+      this.grader.scoring,
+    );
     const fallbacks = applyFallback(results, options.fallback === undefined ? fallbackValue(this.errorPolicy) : (options.fallback ?? undefined));
     for (const result of results) {
       if (result.fallback) this.metrics.rewards.inc({ outcome: 'fallback' });

@@ -24,6 +24,10 @@ export interface RewardResult {
   group?: GroupStamp;
   /** Present (true) when the verdicts are made up (the scripted judge, `rubricate fake-judge`): never a model's reward. */
   scripted?: true;
+  /** Named reward components (reward-components.ts): null where a component was not scored. */
+  reward_components?: Record<string, number | null>;
+  /** The rubric's declared component weights, when it declares them (the reward is then their weighted sum). */
+  reward_weights?: Record<string, number>;
 }
 
 /** What to answer for a failed item: `null` (the default), or a flagged number. */

@@ -3,7 +3,9 @@
  *   POST /v1/score        one item            → RewardResult
  *   POST /v1/score/batch  {items: [...]}       → {results, fallbacks}
  *   POST /v1/score/group  {prompt, rubric, responses, advantages?, eps?, shaping?, outcomes?, lengths?, step?}
- *                                              → {id, rewards, raw_rewards?, advantages?, zero_variance, shaping?, axes?, results, fallbacks}
+ *                                              → {id, rewards, raw_rewards?, advantages?, reward_components, zero_variance, shaping?, axes?, results, fallbacks}
+ *   POST /v1/score/groups {groups: [...], advantages?: grpo | dr_grpo | gdpo}  (score-groups.ts)
+ * Every result carries `reward_components` (reward-components.ts).
  * Every body may carry the trainer's `step` (an integer), which the reward-hacking monitor
  * (`audit.ts`) uses for its trend. Rewards are raw item scores; a failed item has `reward: null` and its reason, unless the
  * server runs with a fallback, which is then flagged per item and counted. Rewards and
@@ -22,12 +24,13 @@ import type { RouteContext, ServerApp } from './context.js';
 import { floatJson } from './float-json.js';
 import { groupItems, parseGroupInput, parseScoreItem } from './input.js';
 import { publicResult } from './public-errors.js';
+import { registerScoreGroupsRoute } from './score-groups.js';
 import { applyFallback, failedResult, fallbackValue, type RewardResult } from './rewards.js';
 import type { Item } from '../rubric/schema.js';
 import { isRecord } from '../util/is-record.js';
 import { z } from 'zod';
 
-export const scoreRoutes = ['/v1/score', '/v1/score/batch', '/v1/score/group'] as const;
+export const scoreRoutes = ['/v1/score', '/v1/score/batch', '/v1/score/group', '/v1/score/groups'] as const;
 
 const stepSchema = z.number().int().nonnegative().optional();
 
@@ -38,7 +41,9 @@ function stepOf(body: unknown): number | undefined {
   return parsed.data;
 }
 
-export function registerScoreRoutes(app: ServerApp, { service, maxBodyBytes }: RouteContext): void {
+export function registerScoreRoutes(app: ServerApp, routeContext: RouteContext): void {
+  const { service, maxBodyBytes } = routeContext;
+  registerScoreGroupsRoute(app, routeContext);
   app.post('/v1/score', async (context) => {
     service.assertRoom();
     const body = await readJsonBody(context, maxBodyBytes);

@@ -57,7 +57,7 @@ _RETRYABLE_STATUSES = {429, 503}
 #: Paths whose requests may be sent again after a replica took them and went away: scoring gives
 #: the same verdicts for the same request (and replicas sharing a store share the judge's replies),
 #: so a resent request is answered, never counted, twice.
-_RETRY_SAFE_PATHS = {"/healthz", "/v1/score", "/v1/score/batch", "/v1/score/group", "/v1/scaffold", "/v1/rubric-reward"}
+_RETRY_SAFE_PATHS = {"/healthz", "/v1/score", "/v1/score/batch", "/v1/score/group", "/v1/score/groups", "/v1/scaffold", "/v1/rubric-reward"}
 
 _log = logging.getLogger("rubricate_client")
 
@@ -560,6 +560,39 @@ class RubricateClient:
             body["id"] = id
         return self._request("POST", "/v1/score/group", body)
 
+    def score_groups(
+        self,
+        groups: Sequence[Dict[str, Any]],
+        *,
+        advantages: Optional[str] = None,
+        eps: Optional[float] = None,
+        step: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """Grades several groups in one request (``POST /v1/score/groups``), each a dict
+        ``{prompt, responses, rubric | rubric_id, reference?, id?}``. Returns ``{groups, fallbacks}``,
+        each group with ``rewards``, ``reward_components`` (name → one value per response, None
+        where not scored) and, with ``advantages="gdpo"`` (components normalised per group,
+        weighted, whitened over the batch), ``"grpo"`` or ``"dr_grpo"``, its ``advantages``."""
+        sent: List[Dict[str, Any]] = []
+        for group in groups:
+            entry: Dict[str, Any] = {key: value for key, value in group.items() if value is not None}
+            prompt = entry.get("prompt")
+            if prompt is not None and not isinstance(prompt, str):
+                entry["prompt"] = plain(prompt)
+            if "responses" in entry:
+                entry["responses"] = list(entry["responses"])
+            if "rubric" in entry:
+                entry["rubric"] = rubric_value(entry["rubric"])
+            sent.append(entry)
+        body: Dict[str, Any] = {"groups": sent}
+        if advantages is not None:
+            body["advantages"] = advantages
+        if eps is not None:
+            body["eps"] = eps
+        if step is not None:
+            body["step"] = step
+        return self._request("POST", "/v1/score/groups", body)
+
 
 class AsyncRubricateClient:
     """asyncio client: the synchronous calls run in a thread pool of ``max_concurrency``
@@ -595,6 +628,9 @@ class AsyncRubricateClient:
 
     async def score_group(self, prompt: Prompt, responses: Sequence[str], rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
         return await self._run(self.client.score_group, prompt, responses, rubric, **fields)
+
+    async def score_groups(self, groups: Sequence[Dict[str, Any]], **fields: Any) -> Dict[str, Any]:
+        return await self._run(self.client.score_groups, list(groups), **fields)
 
     def close(self) -> None:
         self._executor.shutdown(wait=False)

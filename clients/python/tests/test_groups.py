@@ -190,3 +190,32 @@ class RubricReward(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+AXIS_RUBRIC = {
+    "criteria": [
+        {"id": "apples", "text": "mentions apples", "points": 1, "tags": ["axis:accuracy"]},
+        {"id": "pears", "text": "mentions pears", "points": 1, "tags": ["axis:style"]},
+    ]
+}
+
+
+class ScoreGroupsGdpo(unittest.TestCase):
+    def test_score_groups_returns_components_and_gdpo_advantages_over_the_batch(self) -> None:
+        client = RubricateClient(serve.url)
+        groups = [
+            {"id": "one", "prompt": PROMPT, "rubric": AXIS_RUBRIC, "responses": ["apples", "none"]},
+            {"id": "two", "prompt": [{"role": "user", "content": PROMPT}], "rubric": AXIS_RUBRIC, "responses": ("apples and pears", "none")},
+        ]
+        gdpo = client.score_groups(groups, advantages="gdpo", eps=0)
+        self.assertEqual([group["id"] for group in gdpo["groups"]], ["one", "two"])
+        self.assertEqual(gdpo["groups"][0]["reward_components"], {"axis:accuracy": [1.0, 0.0], "axis:style": [0.0, 0.0]})
+        self.assertEqual(gdpo["groups"][1]["reward_components"], {"axis:accuracy": [1.0, 0.0], "axis:style": [1.0, 0.0]})
+        # Sums ±1/√2 and ±√2, whitened by their sample std √(5/3).
+        batch_std = (5 / 3) ** 0.5
+        self.assertAlmostEqual(gdpo["groups"][0]["advantages"][0], 0.5 ** 0.5 / batch_std, places=9)
+        self.assertAlmostEqual(gdpo["groups"][1]["advantages"][1], -(2 ** 0.5) / batch_std, places=9)
+        grpo = client.score_groups(groups, advantages="grpo", eps=0)
+        for group in grpo["groups"]:
+            self.assertAlmostEqual(group["advantages"][0], 0.5 ** 0.5, places=9)
+        self.assertIsInstance(grpo["groups"][0]["results"][0]["reward_components"]["axis:accuracy"], float)

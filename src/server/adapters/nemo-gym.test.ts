@@ -22,6 +22,7 @@ describe('NeMo Gym adapter: POST /verify', () => {
     expect(text).toContain('"reward":1.0');
     const body = JSON.parse(text);
     expect(body).toMatchObject({ task_id: 'fruit-1', responses_create_params: fixture.request.responses_create_params, reward: 1 });
+    expect(body.reward_components).toEqual({ 'criterion:apples': 1, 'criterion:pears': 1, 'criterion:rotten': 0 });
     expect(server.fake.requests[0].response).toBe('Apples and pears.');
     expect(server.fake.requests[0].userText).toContain('system: Be brief.');
     // A rubric column filled by Arrow (absent keys null) reads as the rubric it is.
@@ -36,7 +37,7 @@ describe('NeMo Gym adapter: POST /verify', () => {
     const server = closeAfter(await startTestServer({ script: failing }));
     const failed = await server.post('/verify', verifyRequest(fruitRubric, 'broken'));
     expect(failed.status).toBe(502);
-    expect(await failed.json()).toMatchObject({ reward: null, error: { code: 'JUDGE_SERVER_ERROR' } });
+    expect(await failed.json()).toMatchObject({ reward: null, error: { code: 'JUDGE_SERVER_ERROR' }, reward_components: { 'criterion:apples': null, 'criterion:pears': null, 'criterion:rotten': null } });
     const noRubric = await server.post('/verify', verifyRequest(undefined));
     expect(noRubric.status).toBe(400);
     expect((await noRubric.json()).error.message).toMatch(/rubric/);

@@ -117,10 +117,11 @@ export const nemoGymAdapter: ServerAdapter = {
       context.set('items', 1);
       const { results } = await service.scoreItems([item], { waitForRoom: true, fallback: null });
       const result = results[0];
-      if (result.reward !== null) return floatJson(context, { ...body, reward: result.reward, ...(result.scripted ? { scripted: true } : {}) });
+      // NeMo Gym's own name for the named parts of a reward (null where one was not scored).
+      if (result.reward !== null) return floatJson(context, { ...body, reward: result.reward, reward_components: result.reward_components ?? {}, ...(result.scripted ? { scripted: true } : {}) });
       if (fallback !== undefined) return answerFallback(result);
       const error = publicError(result.error ?? { code: 'INTERNAL', message: 'not graded' });
-      return floatJson(context, { error: { code: error.code, message: error.message }, reward: null }, httpStatusOf(new RubricateError(error.code, error.message)));
+      return floatJson(context, { error: { code: error.code, message: error.message }, reward: null, reward_components: result.reward_components ?? {} }, httpStatusOf(new RubricateError(error.code, error.message)));
     });
   },
 };

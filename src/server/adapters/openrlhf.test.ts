@@ -29,7 +29,8 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     const response = await server.post('/get_reward', request);
     expect(response.status).toBe(200);
     const body = await response.json();
-    expect(Object.keys(body).sort()).toEqual(['extra_logs', 'rewards', 'scores']);
+    expect(Object.keys(body).sort()).toEqual(['extra_logs', 'reward_components', 'rewards', 'scores']);
+    expect(body.reward_components[0]).toEqual({ 'criterion:apples': 1, 'criterion:pears': 1, 'criterion:rotten': 0 });
     expect(body.rewards).toEqual(responses.map(fruitScore));
     expect(body.scores).toEqual([1, 0.25, 0.25]);
     expect(body.extra_logs.reward_failed).toEqual([0, 0, 0]);
@@ -104,7 +105,7 @@ describe('OpenRLHF adapter: POST /get_reward', () => {
     const server = closeAfter(await startTestServer());
     const response = await server.post('/get_reward', { query: [], prompts: [], labels: [] });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ rewards: [], scores: [], extra_logs: { reward_failed: [], criteria_met_fraction: [] } });
+    expect(await response.json()).toEqual({ rewards: [], scores: [], reward_components: [], extra_logs: { reward_failed: [], criteria_met_fraction: [] } });
     expect(server.fake.requests).toHaveLength(0);
   });
 

@@ -122,6 +122,8 @@ export const openRlhfAdapter: ServerAdapter = {
       return floatJson(context, {
         rewards,
         scores: rewards.map((reward) => clip(reward, 0, 1)),
+        // Beside OpenRLHF's fields (it reads only those): one object per sample, null where not scored.
+        reward_components: results.map((result) => result.reward_components ?? {}),
         extra_logs: {
           reward_failed: results.map((result) => (result.fallback ? 1 : 0)),
           criteria_met_fraction: results.map((result) => (result.fallback ? 0 : metFraction(result))),

@@ -13,7 +13,7 @@ describe('slime adapter: POST /slime/reward and /reward', () => {
     const response = await server.post('/slime/reward', { prompt: templatedPrompt, response: 'Apples and pears.<|im_end|>', label: JSON.stringify(fruitRubric) });
     expect(response.status).toBe(200);
     const body = await response.json();
-    expect(body).toMatchObject({ reward: 1, status: 'ok' });
+    expect(body).toMatchObject({ reward: 1, status: 'ok', reward_components: { 'criterion:apples': 1, 'criterion:pears': 1, 'criterion:rotten': 0 } });
     expect(body.criteria).toHaveLength(3);
     expect(server.fake.requests[0].response).toBe('Apples and pears.');
     expect(server.fake.requests[0].userText).toContain('user: Name some fruit.');

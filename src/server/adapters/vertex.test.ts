@@ -31,6 +31,7 @@ describe('Vertex adapter: POST /vertex/reward', () => {
     expect(typeof body.user_requested_aux_info).toBe('string');
     const aux = safeParseJson(body.user_requested_aux_info);
     expect(aux.ok && aux.value).toMatchObject({ score: 1, status: 'ok', criteria: [{ id: 'apples', met: true }, { id: 'pears', met: true }, { id: 'rotten', met: false }] });
+    expect(aux.ok && (aux.value as { reward_components: unknown }).reward_components).toEqual({ 'criterion:apples': 1, 'criterion:pears': 1, 'criterion:rotten': 0 });
     // Thought parts are not graded; the system instruction and the reference reach the judge.
     expect(server.fake.requests[0].response).toBe('Apples and pears.');
     expect(server.fake.requests[0].userText).toContain('system: Be brief.');

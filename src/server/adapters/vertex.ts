@@ -91,6 +91,8 @@ function auxInfo(result: RewardResult, score: number | null): string {
     ...(result.gated ? { gated: true } : {}),
     ...(result.scripted ? { scripted: true } : {}),
     criteria: result.criteria.map((criterion) => ({ id: criterion.id, met: criterion.met, points: criterion.points })),
+    // On the item-score scale (not Vertex's [−1, 1]); null where a component was not scored.
+    reward_components: result.reward_components ?? {},
     ...(result.error ? { error: publicError(result.error) } : {}),
   });
 }
