@@ -46,7 +46,7 @@ describe('reward answers say when their verdicts are made up', () => {
     const group = await (await server.post('/v1/score/group', { prompt: 'Name some fruit.', rubric: fruitRubric, responses: ['Apples.', 'Pears.'] })).json();
     expect(group).not.toHaveProperty('scripted');
     const openRlhf = await (await server.post('/get_reward', openRlhfRequest)).json();
-    expect(Object.keys(openRlhf).sort()).toEqual(['extra_logs', 'rewards', 'scores']);
+    expect(Object.keys(openRlhf).sort()).toEqual(['extra_logs', 'reward_components', 'rewards', 'scores']);
     expect(openRlhf.extra_logs).not.toHaveProperty('scripted');
   });
 });
