@@ -64,13 +64,15 @@ function humanBaselineTable(report: BinaryMetaReport): string | undefined {
   const baseline = report.humanBaseline;
   if (!baseline) return undefined;
   const perRater = baseline.byRater;
+  const pooled = baseline.pooled;
   const rows: string[][] = [
-    ['balanced F1 (HealthBench)', formatNumber(report.overall.balancedF1), formatNumber(baseline.balancedF1), perRater ? formatNumber(perRater.meanBalancedF1) : missing],
-    ["Cohen's kappa", formatNumber(report.overall.cohenKappa), formatNumber(baseline.cohenKappa), perRater ? formatNumber(perRater.meanCohenKappa) : missing],
-    ['accuracy', formatNumber(report.overall.accuracy), formatNumber(baseline.accuracy), perRater ? formatNumber(perRater.meanAccuracy) : missing],
-    ['pairs', String(report.overall.pairs), String(baseline.pairs), perRater ? `${Object.keys(perRater.raters).length} raters` : missing],
+    ['balanced F1 (HealthBench)', formatNumber(report.overall.balancedF1), formatNumber(baseline.balancedF1), formatNumber(pooled.balancedF1), perRater ? formatNumber(perRater.meanBalancedF1) : missing],
+    ["Cohen's kappa", formatNumber(report.overall.cohenKappa), formatNumber(baseline.cohenKappa), formatNumber(pooled.cohenKappa), perRater ? formatNumber(perRater.meanCohenKappa) : missing],
+    ['accuracy', formatNumber(report.overall.accuracy), formatNumber(baseline.accuracy), formatNumber(pooled.accuracy), perRater ? formatNumber(perRater.meanAccuracy) : missing],
+    ['pairs', String(report.overall.pairs), String(baseline.pairs), String(pooled.pairs), perRater ? `${Object.keys(perRater.raters).length} raters` : missing],
   ];
-  return `Judge beside the human baseline (each rater against the other raters of the same ${baseline.records} records):\n${renderTable(['metric', 'judge', 'humans (pooled pairs)', 'mean over raters'], rows)}`;
+  const how = baseline.aggregation === 'healthbench' ? `HealthBench's weighted average of raters over (rater, ${baseline.categoryKey}) cells` : `raters not named: one anonymous rater per ${baseline.categoryKey}`;
+  return `Judge beside the human baseline (each rater against the other raters of the same ${baseline.records} records; ${how}):\n${renderTable(['metric', 'judge', 'humans', 'humans (pooled pairs)', 'mean over raters'], rows)}`;
 }
 
 function binaryGroupRow(name: string, metrics: BinaryMetrics): string[] {
