@@ -153,6 +153,12 @@ export interface HumanBaseline extends RaterAgreement {
   cells: { defined: number; total: number };
   /** Every ordered pair in one 2×2 table, regardless of rater and category: the naive figure, for comparison. */
   pooled: RaterAgreement;
+  /**
+   * The judge aggregated the same way, to read beside the raters: its prediction against every
+   * label of every record, one cell per category, weighted by n (the notebook's model score of a
+   * theme). With one category it equals the judge's pooled `overall` figures.
+   */
+  judge: RaterBaseline;
   byRater: {
     raters: Record<string, RaterBaseline>;
     /** Unweighted means over raters whose figure is defined. */
@@ -603,6 +609,18 @@ function baselineCells(records: readonly BinaryMetaRecord[], categoryKey: string
   return { cells, pooled, records: withPairs, named };
 }
 
+/** The judge as one more rater: its prediction against each label, one cell per category. */
+function judgeCells(records: readonly BinaryMetaRecord[], categoryKey: string): BaselineCell[] {
+  const cells = new Map<string, BaselineCell>();
+  for (const record of records) {
+    const category = groupValues(record, categoryKey).join('\u0000');
+    let cell = cells.get(category);
+    if (!cell) cells.set(category, (cell = { rater: 'judge', counts: emptyCounts() }));
+    for (const label of labelsOf(record)) addPair(cell.counts, record.prediction, label);
+  }
+  return [...cells.values()];
+}
+
 /** HealthBench's physician baseline over the records' labels (see `HumanBaseline`). */
 export function humanBaseline(records: readonly BinaryMetaRecord[], categoryKey = 'category'): HumanBaseline | null {
   const { cells, pooled, records: withPairs, named } = baselineCells(records, categoryKey);
@@ -636,6 +654,7 @@ export function humanBaseline(records: readonly BinaryMetaRecord[], categoryKey 
     weight: overall.weight,
     cells: { defined, total: all.length },
     pooled: raterAgreement(pooled),
+    judge: (({ defined: _defined, ...figures }) => figures)(aggregateCells(judgeCells(records, categoryKey))),
     byRater,
   };
 }

@@ -21,8 +21,8 @@ interface FixtureFigures {
 }
 
 interface HealthBenchFixture {
-  records: { category: string; labels: [string, boolean][] }[];
-  expected: FixtureFigures & { twoStepBalancedF1: number; pooled: Omit<FixtureFigures, 'weight'>; byRater: Record<string, FixtureFigures>; byCategory: Record<string, FixtureFigures> };
+  records: { category: string; prediction: boolean; labels: [string, boolean][] }[];
+  expected: FixtureFigures & { twoStepBalancedF1: number; pooled: Omit<FixtureFigures, 'weight'>; judge: FixtureFigures; judgePooled: Omit<FixtureFigures, 'weight'>; byRater: Record<string, FixtureFigures>; byCategory: Record<string, FixtureFigures> };
 }
 
 const records: BinaryMetaRecord[] = [
@@ -45,6 +45,8 @@ describe('humanBaseline', () => {
     expect(baseline.cohenKappa).toBeCloseTo(0.2, 15);
     // The naive figure: every ordered pair in one table, TP 2, FP 3, FN 3, TN 2.
     expect(baseline.pooled).toEqual({ balancedF1: expect.closeTo(0.4, 15), accuracy: expect.closeTo(0.4, 15), cohenKappa: expect.closeTo(-0.2, 15), pairs: 10 });
+    // One category: the judge's weighted figure is its pooled one.
+    expect(baseline.judge.balancedF1).toBeCloseTo(computeBinaryMeta(records, { resamples: 0 }).overall.balancedF1!, 15);
   });
 
   it('gives each rater HealthBench’s per-physician figures, undefined where a class is never used', () => {
@@ -61,7 +63,7 @@ describe('humanBaseline', () => {
     // Expected figures come from fixtures/healthbench_baseline.py (standard library, written from the formula).
     const fixture = JSON.parse(readFileSync(new URL('./fixtures/healthbench-baseline.json', import.meta.url), 'utf8')) as HealthBenchFixture;
     const multi: BinaryMetaRecord[] = fixture.records.map((record) => ({
-      prediction: true,
+      prediction: record.prediction,
       label: record.labels.map(([, label]) => label),
       raters: record.labels.map(([rater]) => rater),
       groups: { category: record.category },
@@ -79,7 +81,12 @@ describe('humanBaseline', () => {
       expect(baseline.byRater!.raters[rater]).toMatchObject({ pairs: figures.pairs, weight: figures.weight });
       for (const key of ['balancedF1', 'cohenKappa', 'accuracy'] as const) expect(baseline.byRater!.raters[rater][key]).toBeCloseTo(figures[key], 9);
     }
+    // The judge the same way (the notebook's model score), beside its pooled figure (HealthBench's pairwise_model_f1_balanced).
+    for (const key of ['balancedF1', 'cohenKappa', 'accuracy'] as const) expect(baseline.judge[key]).toBeCloseTo(expected.judge[key], 9);
+    expect(baseline.judge).toMatchObject({ pairs: expected.judge.pairs, weight: expected.judge.weight });
     const report = computeBinaryMeta(multi, { resamples: 0 });
+    expect(report.overall.balancedF1).toBeCloseTo(expected.judgePooled.balancedF1, 9);
+    expect(Math.abs(expected.judge.balancedF1 - expected.judgePooled.balancedF1)).toBeGreaterThan(1e-3);
     for (const [category, figures] of Object.entries(expected.byCategory)) {
       expect(report.humanBaselineGroups.category[category].balancedF1).toBeCloseTo(figures.balancedF1, 9);
       expect(report.humanBaselineGroups.category[category].cohenKappa).toBeCloseTo(figures.cohenKappa, 9);
@@ -112,7 +119,7 @@ describe('humanBaseline', () => {
     expect(report.humanBaseline?.balancedF1).toBeCloseTo(17 / 30, 15);
     const table = formatMetaTable(report);
     expect(table).toContain("Judge beside the human baseline (each rater against the other raters of the same 3 records; HealthBench's weighted average of raters over (rater, category) cells)");
-    expect(table).toMatch(/balanced F1 \(HealthBench\) +\d\.\d{4} +0\.5667 +0\.4000 +0\.5833/);
+    expect(table).toMatch(/balanced F1 \(HealthBench\) +(\d\.\d{4}) +\1 +0\.5667 +0\.4000 +0\.5833/);
   });
 });
 

@@ -298,6 +298,7 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
     const judge = page.locator('.stat-row', { hasText: 'Judge against the same labels' });
     const overall = binary.overall;
     expect(await judge.locator('dd').textContent()).toBe(`balanced F1 ${shown(overall.balancedF1!)} · κ ${shown(overall.cohenKappa!)} · accuracy ${shown(overall.accuracy!)} · 7 pairs`);
+    expect(await judge.locator('dd').getAttribute('title')).toBe(`weighted as the raters, one cell per category: balanced F1 ${shown(binary.humanBaseline!.judge.balancedF1!)} · κ ${shown(binary.humanBaseline!.judge.cohenKappa!)}`);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -112,7 +112,8 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
       const how = baseline.aggregation === 'unnamed-raters' ? 'raters not named: one anonymous rater per ' + baseline.categoryKey : baseline.aggregation ? 'weighted average of raters over (rater, ' + baseline.categoryKey + ') cells, as HealthBench publishes it' : 'pooled over rater pairs';
       const pooled = baseline.pooled ? '; pooled over all pairs: balanced F1 ' + formatScore(baseline.pooled.balancedF1) : '';
       rows.push(['Human ceiling: raters against one another (HealthBench physician baseline)', 'balanced F1 ' + formatScore(baseline.balancedF1) + ' · κ ' + formatScore(baseline.cohenKappa) + ' · accuracy ' + formatScore(baseline.accuracy) + ' · ' + plural(baseline.pairs, 'rater pair'), 'num', how + pooled]);
-      rows.push(['Judge against the same labels', 'balanced F1 ' + formatScore(overall.balancedF1) + ' · κ ' + formatScore(overall.cohenKappa) + ' · accuracy ' + formatScore(overall.accuracy) + ' · ' + plural(overall.pairs, 'pair')]);
+      const weighted = baseline.judge ? 'weighted as the raters, one cell per ' + baseline.categoryKey + ': balanced F1 ' + formatScore(baseline.judge.balancedF1) + ' · κ ' + formatScore(baseline.judge.cohenKappa) : undefined;
+      rows.push(['Judge against the same labels', 'balanced F1 ' + formatScore(overall.balancedF1) + ' · κ ' + formatScore(overall.cohenKappa) + ' · accuracy ' + formatScore(overall.accuracy) + ' · ' + plural(overall.pairs, 'pair'), 'num', weighted]);
     }
     if (rows.length === 0) return null;
     return h('div', { style: { 'margin-top': '14px' } }, [statList(rows)]);
