@@ -1,7 +1,7 @@
 /**
  * A score calibration end to end: a recorded judge's per-criterion probabilities graded through
  * `grade`, `calibrate --format results` fitted on a training split of items against the overall
- * scores people gave, and `grade --calibration` adding the calibrated score to every result.
+ * scores people gave, and `grade --calibration` (and `rejudge --calibration`) adding the calibrated score to every result.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,6 +66,15 @@ describe('calibrate --format results and grade --calibration', () => {
       expect(result.calibration).toMatchObject({ target: 'overall human score', hash: calibration.hash });
       expect(result.calibration.score).toBeCloseTo(Math.min(calibration.range[1], Math.max(calibration.range[0], expected)), 12);
     }
+
+    // rejudge applies the same calibration to the results it grades again.
+    const rejudged = join(tempDir, 'rejudged.jsonl');
+    const again = await runCliInProcess(['rejudge', '--input', results, '--out', rejudged, '--calibration', calibrationFile, ...judge]);
+    expect(again.code, again.stderr).toBe(0);
+    const graded = new Map(lines(calibrated).map((result) => [result.id, result.calibration]));
+    const rejudgedLines = lines(rejudged);
+    expect(rejudgedLines).toHaveLength(40);
+    for (const result of rejudgedLines) expect(result.calibration).toEqual(graded.get(result.id));
   });
 
   test('a result without a verdict the calibration reads gets no calibrated score, and an edited file is refused', async ({ tempDir }) => {

@@ -101,7 +101,7 @@ function commandsIn(file: string): DocCommand[] {
 
 const pages = ['README.md', ...readdirSync(join(projectRoot, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
 const documented = new Map(pages.map((page) => [page, commandsIn(page)] as const));
-const outputFlags = new Set(['--out', '--metrics', '--report', '--summary']);
+const outputFlags = new Set(['--out', '--metrics', '--report', '--summary', '--write-replay', '--write-items']);
 
 let judgeUrl: string;
 let stopJudge: (() => Promise<number>) | undefined;
@@ -154,10 +154,16 @@ describe('documented commands run as written', { timeout: 120_000 }, () => {
     Object.assign(process.env, { RUBRICATE_CACHE_DIR: join(tempDir, 'cache') });
     delete process.env.RUBRICATE_JUDGE;
     try {
+      // Files that a command only checked would have written: a later command reading one is only checked too.
+      const unwritten = new Set<string>();
       for (const command of documented.get(page)!) {
         expect(command.npx, `${command.source}: write it as a user types it after npm ci, npx rubricate …`).toBe(true);
-        if (command.checkOnly) {
+        const readsUnwritten = command.args.some((argument) => unwritten.has(argument.replace(/^replay:/, '')));
+        if (command.checkOnly || readsUnwritten) {
           expect(await commandLineProblem(command.args), command.source).toBeUndefined();
+          command.args.forEach((argument, index) => {
+            if (outputFlags.has(command.args[index - 1] ?? '')) unwritten.add(argument);
+          });
           continue;
         }
         // Offline as typed: the endpoint is there only for a line that names a provider's judge

@@ -47,15 +47,16 @@ describe.skipIf(!available)('docs/judge-evidence.md', () => {
     const reports = new Map<string, any>();
     const printed = new Map<string, string>();
     const data = `${dataDirectory()}/`;
+    // Files the page's commands write and read back (a bare name) live in the temporary folder.
+    const local = (arg: string) => (/^[\w.-]+\.jsonl?$/.test(arg) ? path.join(tempDir, arg) : arg.replace(/^replay:([\w.-]+)$/, (_, name: string) => `replay:${path.join(tempDir, name)}`));
     for (const args of pageCommands()) {
-      const out = args.indexOf('--out');
-      const file = path.join(tempDir, args[out + 1]);
-      const run = await runCliInProcess(args.map((arg, index) => (index === out + 1 ? file : arg.replace(/^\.\.\/shared\/data\//, data))));
+      const out = args[args.indexOf('--out') + 1];
+      const run = await runCliInProcess(args.map((arg) => local(arg).replace(/^\.\.\/shared\/data\//, data)));
       expect(run.code, `${args.join(' ')}\n${run.stderr}`).toBe(0);
-      reports.set(args[out + 1], JSON.parse(readFileSync(file, 'utf8')));
-      printed.set(args[out + 1], run.stderr);
+      if (out.endsWith('.json')) reports.set(out, JSON.parse(readFileSync(path.join(tempDir, out), 'utf8')));
+      printed.set(out, run.stderr);
     }
-    expect(reports.size).toBe(14);
+    expect(reports.size).toBe(16);
 
     // LLMJudge: published α beside ours, to 6 decimals; κ beside α, to 4.
     for (const [name, report] of reports) {
@@ -97,6 +98,15 @@ describe.skipIf(!available)('docs/judge-evidence.md', () => {
     expect(page).toContain(`gives Pearson ${fixed(ceiling.pairwise.pearson.value, 3)}, and Krippendorff's α (ordinal) among them is ${fixed(ceiling.krippendorffAlpha, 3)}`);
     expect(page).toContain(`over ${ceiling.dialogues} dialogues`);
     expect(page).toContain(`reaches Pearson ${fixed(ceiling.judgeExpected.pearson.value, 3)} against the annotators`);
+
+    // LLM-Rubric replayed: the graded lines give back the README's argmax row.
+    const replayed = reports.get('llm-rubric-replayed-rows.json');
+    expect(replayed.graded.judge).toMatchObject({ model: 'gpt-3.5-turbo-16k', replayed: true });
+    expect(replayed.graded.questions.Q0.argmax).toEqual(baselines.baselines.Q0.argmax);
+    const replayedQ0 = replayed.graded.questions.Q0;
+    expect(page).toContain(`(Q0: RMSE ${fixed(replayedQ0.argmax.rmse, 6)}, Pearson ${fixed(replayedQ0.argmax.pearson.value, 6)})`);
+    expect(page).toContain(`on Q0 it gives RMSE ${fixed(replayedQ0.expectedScore.rmse, 6)} and Pearson ${fixed(replayedQ0.expectedScore.pearson.value, 6)}, where the README's Σ k·P(k)\ngives ${fixed(baselines.baselines.Q0.expected.rmse, 6)} and ${fixed(baselines.baselines.Q0.expected.pearson.value, 6)}`);
+    expect(printed.get('llm-rubric-write-replay.json')).toContain('2007 recorded verdicts of gpt-3.5-turbo-16k');
 
     // Calibration: the chosen model and the real-set figures.
     const calibration = reports.get('llm-rubric-calibration.json');

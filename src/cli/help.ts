@@ -12,14 +12,14 @@ export type HelpSection = (typeof helpSections)[number];
 
 /** The first rule that matches an option's long name (without `--` and `no-`) places it. */
 const rules: ReadonlyArray<readonly [RegExp, HelpSection]> = [
-  [/^(config|for|format|input|benchmark|responses|response-from|rubrics|examples|limit|strict|labels|outcome-field|source-field|reference-field|responses-per-prompt|items|split|image-root|allow-private-image-urls|held-out|holdout|test-fraction|split-seed|cheap|strong|kind|pairing|judging|train|test|scores)$/, 'Input'],
+  [/^(config|for|format|input|benchmark|responses|response-from|rubrics|examples|limit|strict|labels|outcome-field|source-field|reference-field|responses-per-prompt|items|split|image-root|allow-private-image-urls|held-out|holdout|test-fraction|split-seed|cheap|strong|kind|pairing|judging|train|test|scores|results)$/, 'Input'],
   [/^generator/, 'Generator'],
   // `eval`'s model flags; its `--model` itself is placed by the command (bench-local has a `--model` of its own).
   [/^(model-(?!under-test$).*|samples-per-prompt)$/, 'Model under test'],
   [/^(judge|judge-.*|max-reply-bytes|cache-namespace|structured-output|reasoning-effort|azure-api-version|thinking-budget|threads|sequences|context-size|concurrency|max-attempts|timeout|max-retry-after|breaker-threshold|cache|cache-ttl|verdicts|cascade-judge|escalate-band|escalate-on|strong-model)$/, 'Judge'],
   [/^(mode|criteria-per-call|likert-levels|context-budget|verdict|top-logprobs|explanation|temperature|max-tokens|seed|samples|jury-aggregate|scoring|check-mode|failed-as-zero|include-checks|swap|ties|overall|probes|variants|probe-seed|bootstrap-.*|confidence|group-by|abstain|alignment|calibration|listwise|tournament|orders|repeats|stability-threshold|max-group-size|max-tournament-pairs|max-repeats|model-under-test|self-preference|examples-per-verdict|reword|reword-below|max-rewordings|target-agreement)$/, 'Grading'],
   [/^(attempts|iterations|filter|gate|importance-points|min-criteria|max-criteria|cluster-threshold|correlation-threshold|pass-rate-.*|response-max-tokens|response-temperature|text-similarity|best-of|rounds)$/, 'Generation'],
-  [/^(out|run-index|metrics|metrics-format|report|summary|force|quiet|table|text|title|compare|json|keep-requests|variants-out|calibration-out|min-margin|min-score|top-k|target|allow-scripted)$/, 'Output'],
+  [/^(out|run-index|metrics|metrics-format|report|summary|force|quiet|table|text|title|compare|json|keep-requests|variants-out|calibration-out|write-replay|write-items|min-margin|min-score|top-k|target|allow-scripted)$/, 'Output'],
   [/^(queue|chunk-size|shard|store|global-concurrency|rate-limit|lease|exit-when-idle|queue-timeout|allow-endpoint)$/, 'Scale-out'],
   [/^(batch|batch-.*|dry-run|prices|refresh|cancel)$/, 'Batch and cost'],
   [/^drain-timeout$/, 'Interrupts'],

@@ -35,6 +35,8 @@ export interface BinaryMetaRecord {
 export interface BinaryMetaOptions extends BootstrapOptions {
   /** Group key naming the response source, for ProfBench's bias index; `source` by default. */
   sourceKey?: string;
+  /** Group key naming HealthBench's category for the human baseline's per-(rater, category) cells; `category` by default. */
+  baselineCategoryKey?: string;
   /** Group keys to break results down by; every key found in the records by default. */
   groupBy?: readonly string[];
   /** Bootstrap intervals for each group too; true by default. */
@@ -111,7 +113,7 @@ export interface BiasIndexReport {
   intervals: { biasIndex: ConfidenceInterval | null; mf1MinusBiasIndex: ConfidenceInterval | null };
 }
 
-/** Agreement of one rater (or all raters pooled) with the other raters of the same items. */
+/** Agreement of one rater (or all raters) with the other raters of the same items. */
 export interface RaterAgreement {
   balancedF1: number | null;
   cohenKappa: number | null;
@@ -120,19 +122,46 @@ export interface RaterAgreement {
   pairs: number;
 }
 
+/** A rater's figures aggregated HealthBench's way over that rater's category cells. */
+export interface RaterBaseline extends RaterAgreement {
+  /** HealthBench's sample count behind the balanced F1: Σ over cells of TP + TN + 2·(FP + FN). */
+  weight: number;
+}
+
 /**
- * The human ceiling, as HealthBench computes its physician baseline: each rater's label is
+ * The human ceiling, as HealthBench computes its physician baseline. Each rater's label is
  * compared with every other rater's label of the same record, as if the rater were the judge
- * (precision from the rater's side, recall from the other's, balanced F1 the mean of the two
- * classes' F1). The top-level figures pool every such pair; `byRater` (when records name their
- * raters) holds HealthBench's per-physician figures and their means over raters.
+ * (simple-evals `healthbench_meta_eval.py`, `compute_metrics_for_rater_by_class`, called once
+ * per physician): one 2×2 table per (rater, category) cell, balanced F1 the mean of the two
+ * classes' F1, defined only when the cell has both classes on both sides. The published figure
+ * ("weighted average of physicians", `healthbench_analysis.ipynb`, `plot_model_physician_agreement`
+ * with `agg_n_and_val_list`) is the mean of the cells' balanced F1 weighted by HealthBench's
+ * count n = TP + TN + 2·(FP + FN) (`compute_f1_metric` and `compute_balanced_metric`).
+ * HealthBench gives no κ or accuracy for physicians: ours are over the same cells, accuracy the
+ * agreement of all ordered pairs, κ the cells' κ weighted by their pairs.
  */
 export interface HumanBaseline extends RaterAgreement {
+  /** `healthbench`: raters named on every record; `unnamed-raters`: one anonymous rater per category (no per-rater split possible). */
+  aggregation: 'healthbench' | 'unnamed-raters';
+  /** Group key whose value is HealthBench's category (its `cluster_list`); records without it share one category. */
+  categoryKey: string;
   /** Records with two or more labels (the only ones that give pairs). */
   records: number;
+  /** Σ of the weights of the cells whose balanced F1 is defined. */
+  weight: number;
+  /** (rater, category) cells with a defined balanced F1, out of all cells. */
+  cells: { defined: number; total: number };
+  /** Every ordered pair in one 2×2 table, regardless of rater and category: the naive figure, for comparison. */
+  pooled: RaterAgreement;
+  /**
+   * The judge aggregated the same way, to read beside the raters: its prediction against every
+   * label of every record, one cell per category, weighted by n (the notebook's model score of a
+   * theme). With one category it equals the judge's pooled `overall` figures.
+   */
+  judge: RaterBaseline;
   byRater: {
-    raters: Record<string, RaterAgreement>;
-    /** Means over raters whose figure is defined. */
+    raters: Record<string, RaterBaseline>;
+    /** Unweighted means over raters whose figure is defined. */
     meanBalancedF1: number | null;
     meanCohenKappa: number | null;
     meanAccuracy: number | null;
@@ -494,6 +523,10 @@ function raterAgreement(counts: ConfusionCounts): RaterAgreement {
   return { balancedF1: metrics.balancedF1, cohenKappa: metrics.cohenKappa, accuracy: metrics.accuracy, pairs: metrics.pairs };
 }
 
+function emptyCounts(): ConfusionCounts {
+  return { truePositive: 0, falsePositive: 0, falseNegative: 0, trueNegative: 0 };
+}
+
 function addPair(counts: ConfusionCounts, self: boolean, other: boolean): void {
   if (self && other) counts.truePositive += 1;
   else if (self) counts.falsePositive += 1;
@@ -506,44 +539,123 @@ function meanOfDefined(values: ReadonlyArray<number | null>): number | null {
   return defined.length > 0 ? mean(defined) : null;
 }
 
-/** HealthBench's physician baseline over the records' labels (see `HumanBaseline`). */
-export function humanBaseline(records: readonly BinaryMetaRecord[]): HumanBaseline | null {
-  const pooled: ConfusionCounts = { truePositive: 0, falsePositive: 0, falseNegative: 0, trueNegative: 0 };
-  const byRater = new Map<string, ConfusionCounts>();
+/** One (rater, category) table of HealthBench's per-physician metrics. */
+interface BaselineCell {
+  rater: string;
+  counts: ConfusionCounts;
+}
+
+/**
+ * HealthBench's aggregation over cells: balanced F1 weighted by n = TP + TN + 2·(FP + FN) (the
+ * sum of its two F1 counts), accuracy over all pairs, κ weighted by the cells' pairs.
+ */
+function aggregateCells(cells: readonly BaselineCell[]): RaterBaseline & { defined: number } {
+  let weightedF1 = 0;
+  let weight = 0;
+  let weightedKappa = 0;
+  let kappaPairs = 0;
+  let agreeing = 0;
+  let pairs = 0;
+  let defined = 0;
+  for (const { counts } of cells) {
+    const figures = raterAgreement(counts);
+    const disagreeing = counts.falsePositive + counts.falseNegative;
+    pairs += figures.pairs;
+    agreeing += figures.pairs - disagreeing;
+    if (figures.balancedF1 !== null) {
+      const n = figures.pairs + disagreeing;
+      weightedF1 += n * figures.balancedF1;
+      weight += n;
+      defined += 1;
+    }
+    if (figures.cohenKappa !== null) {
+      weightedKappa += figures.pairs * figures.cohenKappa;
+      kappaPairs += figures.pairs;
+    }
+  }
+  return {
+    balancedF1: weight > 0 ? weightedF1 / weight : null,
+    cohenKappa: kappaPairs > 0 ? weightedKappa / kappaPairs : null,
+    accuracy: ratio(agreeing, pairs),
+    pairs,
+    weight,
+    defined,
+  };
+}
+
+/** The (rater, category) cells of every record with two or more labels. */
+function baselineCells(records: readonly BinaryMetaRecord[], categoryKey: string): { cells: Map<string, BaselineCell>; pooled: ConfusionCounts; records: number; named: boolean } {
+  const cells = new Map<string, BaselineCell>();
+  const pooled = emptyCounts();
   let withPairs = 0;
-  let everyRaterNamed = true;
+  const named = records.every((record) => labelsOf(record).length < 2 || record.raters !== undefined);
   for (const record of records) {
     const labels = labelsOf(record);
     if (labels.length < 2) continue;
     withPairs += 1;
-    const raters = record.raters !== undefined && record.raters.length === labels.length ? record.raters : undefined;
-    if (!raters) everyRaterNamed = false;
+    const category = groupValues(record, categoryKey).join('\u0000');
     labels.forEach((self, index) => {
-      let own: ConfusionCounts | undefined;
-      if (raters) {
-        own = byRater.get(raters[index]);
-        if (!own) byRater.set(raters[index], (own = { truePositive: 0, falsePositive: 0, falseNegative: 0, trueNegative: 0 }));
-      }
+      const rater = named ? record.raters![index] : '';
+      const key = JSON.stringify([rater, category]);
+      let cell = cells.get(key);
+      if (!cell) cells.set(key, (cell = { rater, counts: emptyCounts() }));
       labels.forEach((other, otherIndex) => {
         if (otherIndex === index) return;
         addPair(pooled, self, other);
-        if (own) addPair(own, self, other);
+        addPair(cell.counts, self, other);
       });
     });
   }
+  return { cells, pooled, records: withPairs, named };
+}
+
+/** The judge as one more rater: its prediction against each label, one cell per category. */
+function judgeCells(records: readonly BinaryMetaRecord[], categoryKey: string): BaselineCell[] {
+  const cells = new Map<string, BaselineCell>();
+  for (const record of records) {
+    const category = groupValues(record, categoryKey).join('\u0000');
+    let cell = cells.get(category);
+    if (!cell) cells.set(category, (cell = { rater: 'judge', counts: emptyCounts() }));
+    for (const label of labelsOf(record)) addPair(cell.counts, record.prediction, label);
+  }
+  return [...cells.values()];
+}
+
+/** HealthBench's physician baseline over the records' labels (see `HumanBaseline`). */
+export function humanBaseline(records: readonly BinaryMetaRecord[], categoryKey = 'category'): HumanBaseline | null {
+  const { cells, pooled, records: withPairs, named } = baselineCells(records, categoryKey);
   if (withPairs === 0) return null;
-  const raterFigures = everyRaterNamed ? Object.fromEntries([...byRater].sort(([left], [right]) => compareText(left, right)).map(([rater, counts]) => [rater, raterAgreement(counts)])) : null;
+  const all = [...cells.values()];
+  const { defined, ...overall } = aggregateCells(all);
+  let byRater: HumanBaseline['byRater'] = null;
+  if (named) {
+    const raterNames = [...new Set(all.map((cell) => cell.rater))].sort(compareText);
+    const raters = Object.fromEntries(
+      raterNames.map((rater) => {
+        const { defined: _defined, ...figures } = aggregateCells(all.filter((cell) => cell.rater === rater));
+        return [rater, figures];
+      }),
+    );
+    byRater = {
+      raters,
+      meanBalancedF1: meanOfDefined(Object.values(raters).map((entry) => entry.balancedF1)),
+      meanCohenKappa: meanOfDefined(Object.values(raters).map((entry) => entry.cohenKappa)),
+      meanAccuracy: meanOfDefined(Object.values(raters).map((entry) => entry.accuracy)),
+    };
+  }
   return {
-    ...raterAgreement(pooled),
+    balancedF1: overall.balancedF1,
+    cohenKappa: overall.cohenKappa,
+    accuracy: overall.accuracy,
+    pairs: overall.pairs,
+    aggregation: named ? 'healthbench' : 'unnamed-raters',
+    categoryKey,
     records: withPairs,
-    byRater: raterFigures
-      ? {
-          raters: raterFigures,
-          meanBalancedF1: meanOfDefined(Object.values(raterFigures).map((entry) => entry.balancedF1)),
-          meanCohenKappa: meanOfDefined(Object.values(raterFigures).map((entry) => entry.cohenKappa)),
-          meanAccuracy: meanOfDefined(Object.values(raterFigures).map((entry) => entry.accuracy)),
-        }
-      : null,
+    weight: overall.weight,
+    cells: { defined, total: all.length },
+    pooled: raterAgreement(pooled),
+    judge: (({ defined: _defined, ...figures }) => figures)(aggregateCells(judgeCells(records, categoryKey))),
+    byRater,
   };
 }
 
@@ -570,7 +682,7 @@ export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options:
     const byValue: Record<string, BinaryMetrics> = {};
     const baselines: Record<string, HumanBaseline> = {};
     for (const [value, members] of indexGroups(records, key)) {
-      const baseline = humanBaseline(Array.from(members, (index) => records[index]));
+      const baseline = humanBaseline(Array.from(members, (index) => records[index]), options.baselineCategoryKey);
       if (baseline) baselines[value] = baseline;
       byValue[value] = metricsForSubset(
         counts,
@@ -591,7 +703,7 @@ export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options:
   return {
     kind: 'binary',
     overall,
-    humanBaseline: humanBaseline(records),
+    humanBaseline: humanBaseline(records, options.baselineCategoryKey),
     humanBaselineGroups,
     biasIndex: sources ? biasIndexReport(sources, overall.macroF1, biasIntervals) : null,
     agreement: {

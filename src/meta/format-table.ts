@@ -2,7 +2,7 @@
  * Plain-text rendering of meta-evaluation reports for terminals and logs.
  */
 import type { ConfidenceInterval } from '../statistics/bootstrap.js';
-import type { BinaryMetaReport, BinaryMetrics } from './binary-metrics.js';
+import type { BinaryMetaReport, BinaryMetrics, RaterAgreement } from './binary-metrics.js';
 import type { PairwiseMetaReport, PairwiseMetrics } from '../scoring/pairwise-metrics.js';
 import type { PublishedFormat } from './published/types.js';
 
@@ -64,13 +64,17 @@ function humanBaselineTable(report: BinaryMetaReport): string | undefined {
   const baseline = report.humanBaseline;
   if (!baseline) return undefined;
   const perRater = baseline.byRater;
+  const pooled = baseline.pooled;
+  // Reports written before the judge's weighted figure existed lack it.
+  const weighted = baseline.judge as RaterAgreement | undefined;
   const rows: string[][] = [
-    ['balanced F1 (HealthBench)', formatNumber(report.overall.balancedF1), formatNumber(baseline.balancedF1), perRater ? formatNumber(perRater.meanBalancedF1) : missing],
-    ["Cohen's kappa", formatNumber(report.overall.cohenKappa), formatNumber(baseline.cohenKappa), perRater ? formatNumber(perRater.meanCohenKappa) : missing],
-    ['accuracy', formatNumber(report.overall.accuracy), formatNumber(baseline.accuracy), perRater ? formatNumber(perRater.meanAccuracy) : missing],
-    ['pairs', String(report.overall.pairs), String(baseline.pairs), perRater ? `${Object.keys(perRater.raters).length} raters` : missing],
+    ['balanced F1 (HealthBench)', formatNumber(report.overall.balancedF1), weighted ? formatNumber(weighted.balancedF1) : missing, formatNumber(baseline.balancedF1), formatNumber(pooled.balancedF1), perRater ? formatNumber(perRater.meanBalancedF1) : missing],
+    ["Cohen's kappa", formatNumber(report.overall.cohenKappa), weighted ? formatNumber(weighted.cohenKappa) : missing, formatNumber(baseline.cohenKappa), formatNumber(pooled.cohenKappa), perRater ? formatNumber(perRater.meanCohenKappa) : missing],
+    ['accuracy', formatNumber(report.overall.accuracy), weighted ? formatNumber(weighted.accuracy) : missing, formatNumber(baseline.accuracy), formatNumber(pooled.accuracy), perRater ? formatNumber(perRater.meanAccuracy) : missing],
+    ['pairs', String(report.overall.pairs), weighted ? String(weighted.pairs) : missing, String(baseline.pairs), String(pooled.pairs), perRater ? `${Object.keys(perRater.raters).length} raters` : missing],
   ];
-  return `Judge beside the human baseline (each rater against the other raters of the same ${baseline.records} records):\n${renderTable(['metric', 'judge', 'humans (pooled pairs)', 'mean over raters'], rows)}`;
+  const how = baseline.aggregation === 'healthbench' ? `HealthBench's weighted average of raters over (rater, ${baseline.categoryKey}) cells` : `raters not named: one anonymous rater per ${baseline.categoryKey}`;
+  return `Judge beside the human baseline (each rater against the other raters of the same ${baseline.records} records; ${how}):\n${renderTable(['metric', 'judge', 'judge (weighted as humans)', 'humans', 'humans (pooled pairs)', 'mean over raters'], rows)}`;
 }
 
 function binaryGroupRow(name: string, metrics: BinaryMetrics): string[] {

@@ -276,6 +276,32 @@ describe.skipIf(!haveBrowser)('HTML report in headless Chromium', () => {
     expect([...errors, ...opened.errors]).toEqual([]);
     await opened.page.close();
   });
+
+  it('shows the human ceiling beside the judge in a binary meta report', async () => {
+    // Three named raters; HealthBench's weighted figure (17/30) differs from the pooled one (0.4).
+    const binary = computeBinaryMeta(
+      [
+        { prediction: true, label: [true, true, false], raters: ['a', 'b', 'c'] },
+        { prediction: false, label: [false, false], raters: ['a', 'b'] },
+        { prediction: true, label: [true, false], raters: ['b', 'c'] },
+      ],
+      { resamples: 0 },
+    );
+    const file = join(directory, 'binary-raters.json');
+    writeFileSync(file, JSON.stringify(binary));
+    const { page, errors } = await openReport({ input: file }, 'binary-raters.html');
+    const human = page.locator('.stat-row', { hasText: 'Human ceiling' });
+    expect(await human.locator('dt').textContent()).toBe('Human ceiling: raters against one another (HealthBench physician baseline)');
+    expect(await human.locator('dd').textContent()).toBe(`balanced F1 ${shown(17 / 30)} · κ ${shown(0.2)} · accuracy ${shown(0.4)} · 10 rater pairs`);
+    expect(await human.locator('dd').getAttribute('title')).toBe('weighted average of raters over (rater, category) cells, as HealthBench publishes it; pooled over all pairs: balanced F1 0.400');
+    // The judge's row follows, on the same labels: 7 (prediction, label) pairs.
+    const judge = page.locator('.stat-row', { hasText: 'Judge against the same labels' });
+    const overall = binary.overall;
+    expect(await judge.locator('dd').textContent()).toBe(`balanced F1 ${shown(overall.balancedF1!)} · κ ${shown(overall.cohenKappa!)} · accuracy ${shown(overall.accuracy!)} · 7 pairs`);
+    expect(await judge.locator('dd').getAttribute('title')).toBe(`weighted as the raters, one cell per category: balanced F1 ${shown(binary.humanBaseline!.judge.balancedF1!)} · κ ${shown(binary.humanBaseline!.judge.cohenKappa!)}`);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });
 
 const cannedSentences = [

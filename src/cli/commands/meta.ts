@@ -43,6 +43,7 @@ import type { RunSpec } from '../../spec/run-spec.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, writeFileAtomic } from '../../util/files.js';
 import { madeUpBy, madeUpFields, madeUpNotice } from '../../util/made-up.js';
+import { formatGradedRows, llmRubricGradedRows, writeLlmRubricReplay } from '../../meta/llm-rubric-replay.js';
 
 interface MetaFlags extends SessionFlags {
   judge?: string[];
@@ -60,6 +61,9 @@ interface MetaFlags extends SessionFlags {
   bootstrapSeed: number;
   confidence: number;
   judging: BestOfNJudging;
+  writeReplay?: string;
+  writeItems?: string;
+  results?: string;
   quiet?: boolean;
 }
 
@@ -142,6 +146,9 @@ export function registerMetaCommand(program: Command, context: CommandContext, d
     .option('--bootstrap-seed <n>', 'bootstrap seed', parseNumber('bootstrap-seed'), 0)
     .option('--confidence <level>', 'confidence level of the intervals', parseConfidence, 0.95)
     .addOption(new Option('--judging <how>', `${bestOfNImporters.names().join(' | ')}: rate each response 1–10 (ratings, default) or, on rewardbench2, rank four at once (rank-four)`).choices(['ratings', 'rank-four']).default('ratings'))
+    .option('--write-replay <file>', 'llm-rubric: also write the judge\u2019s recorded answer distributions as a replay file (grade --judge replay:FILE), with --write-items')
+    .option('--write-items <file>', 'llm-rubric: the real set\u2019s dialogues as items, one ordinal criterion per question, to grade with that replay file')
+    .option('--results <file>', 'llm-rubric: results graded on those items (e.g. with --judge replay:FILE): the argmax and expected rows rebuilt from their verdicts, beside the recorded ones')
     .option('--quiet', quietHelp);
   // Pairs are judged as compare judges them (sampling, protocol, calls; one judge); best-of-N ratings read the plan's verdict too.
   addJudgeOptions(command, ['plan', 'sampling', 'protocol', 'template', 'calls']);
@@ -194,9 +201,12 @@ function refuseJudge(flags: MetaFlags): void {
 }
 
 async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
+  const replayFlag = flags.writeReplay !== undefined ? 'write-replay' : flags.writeItems !== undefined ? 'write-items' : flags.results !== undefined ? 'results' : undefined;
+  if (replayFlag && flags.format !== 'llm-rubric') throw new RubricateError('CONFIG_INVALID', `--${replayFlag} applies to --format llm-rubric, not to --format ${flags.format}`, { field: replayFlag });
+  if ((flags.writeReplay !== undefined || flags.writeItems !== undefined) && (flags.writeReplay === undefined || flags.writeItems === undefined)) throw new RubricateError('CONFIG_INVALID', '--write-replay and --write-items go together: the replay file answers for the items written beside it', { field: replayFlag === 'write-replay' ? 'write-items' : 'write-replay' });
   checkFiles({
-    inputs: [{ flag: 'input', path: flags.input, folder: true }, { flag: 'labels', path: flags.labels }, { flag: 'held-out', path: flags.heldOut }],
-    outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }],
+    inputs: [{ flag: 'input', path: flags.input, folder: true }, { flag: 'labels', path: flags.labels }, { flag: 'held-out', path: flags.heldOut }, { flag: 'results', path: flags.results }],
+    outputs: [{ flag: 'out', path: flags.out }, { flag: 'report', path: flags.report }, { flag: 'write-replay', path: flags.writeReplay }, { flag: 'write-items', path: flags.writeItems }],
     keep: storeFilesOf(flags),
   });
   if (flags.judging !== 'ratings' && !bestOfNImporters.has(flags.format)) throw new RubricateError('CONFIG_INVALID', `--judging applies to ${bestOfNImporters.names().join(' and ')}, not to --format ${flags.format}`, { field: 'judging' });
@@ -247,8 +257,13 @@ async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext,
     if (flags.labels) throw new RubricateError('CONFIG_INVALID', '--format llm-rubric reads the human answers from its folder: leave out --labels', { field: 'labels' });
     refuseJudge(flags);
     const report = await llmRubricBaselines(flags.input, flags.confidence);
-    await writeFileAtomic(flags.out, `${JSON.stringify(report, null, 2)}\n`);
-    say(`${formatLlmRubricBaselines(report)}\nreport: ${flags.out}`);
+    const graded = flags.results !== undefined ? await llmRubricGradedRows(flags.input, flags.results, flags.confidence) : undefined;
+    await writeFileAtomic(flags.out, `${JSON.stringify(graded ? { ...report, graded } : report, null, 2)}\n`);
+    say(`${formatLlmRubricBaselines(report)}${graded ? `\n${formatGradedRows(graded)}` : ''}\nreport: ${flags.out}`);
+    if (flags.writeReplay !== undefined && flags.writeItems !== undefined) {
+      const written = await writeLlmRubricReplay(flags.input, { items: flags.writeItems, replay: flags.writeReplay });
+      say(`replay: ${written.verdicts} recorded verdicts of ${written.judge} in ${flags.writeReplay}, for the ${written.items} real-set dialogues in ${flags.writeItems} (grade them with --judge replay:${flags.writeReplay})`);
+    }
     return exitCodes.success;
   }
   if (flags.format === 'outcome') {

@@ -32,7 +32,7 @@ export function registerRejudgeCommand(program: Command, context: CommandContext
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
     .option('--quiet', quietHelp);
-  addJudgeOptions(command, [...gradingFlagGroups, 'text']);
+  addJudgeOptions(command, [...gradingFlagGroups, 'calibration', 'text']);
   addBatchOptions(command);
   addDryRunOption(command);
   addDrainTimeoutOption(command);

@@ -109,7 +109,14 @@ export function renderBinaryMetaView(root: HTMLElement, payload: MetaReportPaylo
     if (agreement.recordsWithJury > 0) rows.push(["Fleiss' κ among jurors", formatScore(agreement.juryFleissKappa) + ' (' + plural(agreement.recordsWithJury, 'record') + ')']);
     // The human ceiling beside the judge (reports written before it existed have none).
     const baseline = report.humanBaseline;
-    if (baseline) rows.push(['Humans against one another (HealthBench physician baseline)', 'balanced F1 ' + formatScore(baseline.balancedF1) + ' · κ ' + formatScore(baseline.cohenKappa) + ' · accuracy ' + formatScore(baseline.accuracy) + ' (' + plural(baseline.pairs, 'rater pair') + '; judge: balanced F1 ' + formatScore(overall.balancedF1) + ')']);
+    if (baseline) {
+      // Reports written before `pooled` existed carry the pooled figure at the top level.
+      const how = baseline.aggregation === 'unnamed-raters' ? 'raters not named: one anonymous rater per ' + baseline.categoryKey : baseline.aggregation ? 'weighted average of raters over (rater, ' + baseline.categoryKey + ') cells, as HealthBench publishes it' : 'pooled over rater pairs';
+      const pooled = baseline.pooled ? '; pooled over all pairs: balanced F1 ' + formatScore(baseline.pooled.balancedF1) : '';
+      rows.push(['Human ceiling: raters against one another (HealthBench physician baseline)', 'balanced F1 ' + formatScore(baseline.balancedF1) + ' · κ ' + formatScore(baseline.cohenKappa) + ' · accuracy ' + formatScore(baseline.accuracy) + ' · ' + plural(baseline.pairs, 'rater pair'), 'num', how + pooled]);
+      const weighted = baseline.judge ? 'weighted as the raters, one cell per ' + baseline.categoryKey + ': balanced F1 ' + formatScore(baseline.judge.balancedF1) + ' · κ ' + formatScore(baseline.judge.cohenKappa) : undefined;
+      rows.push(['Judge against the same labels', 'balanced F1 ' + formatScore(overall.balancedF1) + ' · κ ' + formatScore(overall.cohenKappa) + ' · accuracy ' + formatScore(overall.accuracy) + ' · ' + plural(overall.pairs, 'pair'), 'num', weighted]);
+    }
     if (rows.length === 0) return null;
     return h('div', { style: { 'margin-top': '14px' } }, [statList(rows)]);
   }
