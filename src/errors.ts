@@ -55,6 +55,8 @@ export const errorCodes = {
   /** `--dry-run`: the call was counted and priced, not sent. */
   JUDGE_DRY_RUN: { retryable: false, httpStatus: 500, exitCode: 1 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
+  /** A conditional criterion whose parent is in error: whether it applies cannot be decided, so it is in error too (never a default). */
+  CONDITION_UNDECIDED: { retryable: false, httpStatus: 502, exitCode: 3 },
   /** `--self-preference refuse`: the item's answers come from the judge's own model or family, so it was not graded. */
   SELF_PREFERENCE_REFUSED: { retryable: false, httpStatus: 409, exitCode: 3 },
   /** The SQLite cache stayed locked by another process beyond the wait bound. */

@@ -12,6 +12,7 @@ import { foldUnits, subcheckUnits } from './subchecks.js';
 import type { CriterionResult, CriterionVerdict } from './types.js';
 import type { AbstainPolicy } from '../spec/run-spec.js';
 import { applyAbstainPolicy, failsHardRule, failsItem } from './abstain.js';
+import { applicability, conditionWaves } from './conditions.js';
 
 export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome;
 
@@ -39,9 +40,6 @@ export interface ItemGrading {
 export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions): Promise<ItemGrading> {
   const results = new Map<string, CriterionResult>();
   const rubric = item.rubric;
-  const judged = rubric.criteria.filter((criterion) => criterion.check === undefined);
-  for (const criterion of rubric.criteria) if (criterion.check !== undefined) results.set(criterion.id, runCheck(item, criterion, options));
-
   const judge = async (criteria: Criterion[]) => {
     if (criteria.length === 0) return;
     const unitResults = await options.judge(subcheckUnits(criteria));
@@ -49,19 +47,18 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
   };
   let gated = false;
   let callsSaved = 0;
+  // The gate's principles are not sent; their checks still run (they cost no call).
+  const gate = async (criteria: Criterion[]) => {
+    for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'skipped', skipReason: 'gated' });
+    if (criteria.length > 0) callsSaved += options.plannedCalls(criteria);
+  };
   if (rubric.gate === 'hard_rules') {
     // Gatekeeper: hard rules first; one failure zeroes the item and spares the judge the rest.
-    await judge(judged.filter((criterion) => criterion.kind === 'hard_rule'));
+    await gradeInWaves(item, rubric.criteria.filter((criterion) => criterion.kind === 'hard_rule'), results, options, judge);
     gated = rubric.criteria.some((criterion) => criterion.kind === 'hard_rule' && failsHardRule(results.get(criterion.id)));
-    const principles = judged.filter((criterion) => criterion.kind !== 'hard_rule');
-    if (gated) {
-      for (const criterion of principles) results.set(criterion.id, { criterion, source: 'judge', status: 'skipped', skipReason: 'gated' });
-      if (principles.length > 0) callsSaved = options.plannedCalls(principles);
-    } else {
-      await judge(principles);
-    }
+    await gradeInWaves(item, rubric.criteria.filter((criterion) => criterion.kind !== 'hard_rule'), results, options, gated ? gate : judge);
   } else {
-    await judge(judged);
+    await gradeInWaves(item, rubric.criteria, results, options, judge);
   }
 
   const criteria = rubric.criteria.map((criterion) => withCitedSteps(item, results.get(criterion.id)!));
@@ -69,6 +66,24 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
   // A gated item's score is 0 by rule, even if an ungraded criterion errored.
   const status = criteria.some((result) => result.status === 'error') && !gated ? 'error' : 'ok';
   return { status, criteria, gated, callsSaved };
+}
+
+/**
+ * Criteria graded parents first: checks run locally, the judged ones of a wave go to `judge`
+ * together; a conditional criterion whose condition fails is not applicable and costs no call.
+ * A rubric without conditions is one wave.
+ */
+async function gradeInWaves(item: Item, criteria: readonly Criterion[], results: Map<string, CriterionResult>, options: ItemPolicyOptions, judge: (criteria: Criterion[]) => Promise<void>): Promise<void> {
+  for (const wave of conditionWaves(criteria)) {
+    const judged: Criterion[] = [];
+    for (const criterion of wave) {
+      const decided = applicability(criterion, results);
+      if (!decided.applies) results.set(criterion.id, decided.result);
+      else if (criterion.check !== undefined) results.set(criterion.id, runCheck(item, criterion, options));
+      else judged.push(criterion);
+    }
+    await judge(judged);
+  }
 }
 
 function runCheck(item: Item, criterion: Criterion, options: Pick<ItemPolicyOptions, 'checkRunner' | 'checkMode'>): CriterionResult {
