@@ -47,16 +47,24 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
   };
   let gated = false;
   let callsSaved = 0;
-  // The gate's principles are not sent; their checks still run (they cost no call).
-  const gate = async (criteria: Criterion[]) => {
-    for (const criterion of criteria) results.set(criterion.id, { criterion, source: 'judge', status: 'skipped', skipReason: 'gated' });
-    if (criteria.length > 0) callsSaved += options.plannedCalls(criteria);
-  };
   if (rubric.gate === 'hard_rules') {
     // Gatekeeper: hard rules first; one failure zeroes the item and spares the judge the rest.
     await gradeInWaves(item, rubric.criteria.filter((criterion) => criterion.kind === 'hard_rule'), results, options, judge);
     gated = rubric.criteria.some((criterion) => criterion.kind === 'hard_rule' && failsHardRule(results.get(criterion.id)));
-    await gradeInWaves(item, rubric.criteria.filter((criterion) => criterion.kind !== 'hard_rule'), results, options, gated ? gate : judge);
+    const principles = rubric.criteria.filter((criterion) => criterion.kind !== 'hard_rule');
+    if (gated) {
+      // Every principle is gated, conditional or not; unconditional checks still run (they cost no call).
+      const spared: Criterion[] = [];
+      for (const criterion of principles) {
+        if (criterion.check !== undefined && criterion.when === undefined) results.set(criterion.id, runCheck(item, criterion, options));
+        else results.set(criterion.id, { criterion, source: criterion.check ? 'check' : 'judge', status: 'skipped', skipReason: 'gated' });
+        if (criterion.check === undefined && criterion.when === undefined) spared.push(criterion);
+      }
+      // What the judge would have been asked first (a conditional principle's calls depend on verdicts never asked).
+      if (spared.length > 0) callsSaved = options.plannedCalls(spared);
+    } else {
+      await gradeInWaves(item, principles, results, options, judge);
+    }
   } else {
     await gradeInWaves(item, rubric.criteria, results, options, judge);
   }
