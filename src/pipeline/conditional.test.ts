@@ -3,6 +3,8 @@ import { normalizeItem } from '../rubric/normalize.js';
 import { batchedVerdicts, binaryVerdict, type FakeJudgeScript } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { Grader } from './grader.js';
+import { toScoredItem } from '../results/results.js';
+import { aggregate, getScoring, scoringNames } from '../scoring/registry.js';
 
 const tone = { type: 'ordinal', choices: [{ label: 'Poor' }, { label: 'Fair' }, { label: 'Good' }] };
 
@@ -48,6 +50,19 @@ describe('conditional criteria', () => {
     expect(asked).toHaveLength(4);
     expect(new Set(asked.slice(0, 2))).toEqual(new Set(['c1', 'tone']));
     expect(new Set(asked.slice(2))).toEqual(new Set(['c2', 'c6']));
+  });
+
+  test('every scoring leaves not-applicable criteria out: the same figures as without them', async ({ scriptedJudge }) => {
+    const { judge } = await scriptedJudge(script);
+    const record = await new Grader({ judge }).gradeItem(item);
+    const withThem = toScoredItem(record);
+    const without = { ...withThem, criteria: withThem.criteria.filter((criterion) => !['c3', 'c4', 'c5'].includes(criterion.id)) };
+    expect(withThem.criteria).toHaveLength(7);
+    for (const name of scoringNames()) {
+      const scoring = getScoring(name);
+      expect(scoring.itemScore(withThem), name).toEqual(scoring.itemScore(without));
+      expect(aggregate(scoring, [withThem]), name).toEqual(aggregate(scoring, [without]));
+    }
   });
 
   test('batched mode asks each wave in one call', async ({ scriptedJudge }) => {
