@@ -3,6 +3,7 @@ import { normalizeItem } from '../rubric/normalize.js';
 import { batchedVerdicts, binaryVerdict, type FakeJudgeScript } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { Grader } from './grader.js';
+import { Comparer } from './compare.js';
 import { toScoredItem } from '../results/results.js';
 import { aggregate, getScoring, scoringNames } from '../scoring/registry.js';
 
@@ -129,5 +130,12 @@ describe('conditional criteria', () => {
     await expect(new Grader({ judge, plan: { mode: 'holistic' } }).gradeItem(item)).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('--mode holistic grades the rubric\'s criteria together'), details: { field: 'mode' } });
     await expect(new Grader({ judges: [judge, other] }).gradeItem(item)).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('a jury') });
     await expect(new Grader({ judge, cascade: { judges: [other] } }).gradeItem(item)).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('a cascade'), details: { field: 'cascade-judge' } });
+  });
+
+  test('compare refuses a pair whose rubric has conditions', async ({ scriptedJudge }) => {
+    const { fake, judge } = await scriptedJudge(script);
+    const pair = { id: 'p', prompt: item.prompt, responseA: 'a', responseB: 'b', rubric: item.rubric };
+    await expect(new Comparer({ judge }).comparePair(pair)).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('pair p has a rubric with conditional criteria') });
+    expect(fake.requests).toHaveLength(0);
   });
 });
