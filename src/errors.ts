@@ -61,6 +61,8 @@ export const errorCodes = {
   SANDBOX_UNAVAILABLE: { retryable: false, httpStatus: 503, exitCode: 4 },
   /** A deterministic check could not decide (an answer that does not parse, a comparison past its time limit) and has no judge fallback. */
   CHECK_UNDECIDED: { retryable: false, httpStatus: 422, exitCode: 3 },
+  /** A conditional criterion whose parent is in error: whether it applies cannot be decided, so it is in error too (never a default). */
+  CONDITION_UNDECIDED: { retryable: false, httpStatus: 502, exitCode: 3 },
   /** `--self-preference refuse`: the item's answers come from the judge's own model or family, so it was not graded. */
   SELF_PREFERENCE_REFUSED: { retryable: false, httpStatus: 409, exitCode: 3 },
   /** The SQLite cache stayed locked by another process beyond the wait bound. */

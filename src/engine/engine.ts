@@ -362,7 +362,7 @@ export class GradingEngine {
   /** One task: store lookup, in-flight dedupe, the call with retries, and the reading of its reply. */
   private async runTask(task: JudgeTask, attemptBudget: number): Promise<RunOutcome> {
     const judge = this.options.judge!;
-    const key = requestKey(judge.provenance, task.templateVersion, task.request, task.sample ?? this.options.sample ?? 0, task.keyMaterial);
+    const key = requestKey(judge.provenance, task.templateVersion, task.request, task.sample ?? this.options.sample ?? 0, task.keyMaterial, conditionsOf(task.criteria));
     let stored: JudgeReply | undefined;
     try {
       const found = this.options.store?.get(key);
@@ -564,6 +564,12 @@ function didNotFit(outcome: { decision?: TaskDecision; error?: RubricateError })
   if (outcome.error?.code === 'JUDGE_CONTEXT_OVERFLOW') return true;
   const errors = outcome.decision?.errors;
   return outcome.decision?.verdicts.size === 0 && errors !== undefined && errors.size > 0 && [...errors.values()].every((error) => error.code === 'JUDGE_OUTPUT_LIMIT');
+}
+
+/** The conditions of a task's conditional criteria, for its cache key (undefined when none is conditional). */
+function conditionsOf(criteria: readonly Criterion[]): string | undefined {
+  if (!criteria.some((criterion) => criterion.when)) return undefined;
+  return JSON.stringify(criteria.map((criterion) => criterion.when ?? null));
 }
 
 function withAttempts(error: RubricateError, attempts: number): SerializedError {

@@ -13,6 +13,16 @@ describe('reply cache keys and the endpoint', () => {
     expect(keyAt(undefined)).toBe(keyAt('https://api.openai.com/v1'));
   });
 
+  it("keys the conditions a conditional criterion is asked under, and leaves other keys as they were", () => {
+    const judge = { id: 'openai:gpt-4.1', model: 'gpt-4.1' };
+    expect(requestKey(judge, 'per-criterion/v1', request, 0, undefined, undefined)).toBe('5745495f22a8fabb40ab7cb0d20ab9dda2ef61176788d6d8e3c23333b6988e10');
+    const underTrue = requestKey(judge, 'per-criterion/v1', request, 0, undefined, JSON.stringify([[{ criterion: 'c1', verdict: true }]]));
+    const underFalse = requestKey(judge, 'per-criterion/v1', request, 0, undefined, JSON.stringify([[{ criterion: 'c1', verdict: false }]]));
+    expect(underTrue).not.toBe(keyAt(undefined));
+    expect(underTrue).not.toBe(underFalse);
+    expect(requestKey(judge, 'per-criterion/v1', request, 0, 'material', JSON.stringify([[{ criterion: 'c1', verdict: true }]]))).not.toBe(requestKey(judge, 'per-criterion/v1', request, 0, 'material'));
+  });
+
   it('gives two servers of the same model name different keys', () => {
     expect(keyAt('http://localhost:8000/v1')).not.toBe(keyAt('http://localhost:8001/v1'));
     expect(keyAt('http://vllm-a:8000/v1')).not.toBe(keyAt('http://vllm-b:8000/v1'));

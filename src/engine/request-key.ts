@@ -7,7 +7,7 @@ import { digestOf, sha256Hex } from '../util/hash.js';
  * output schema and every sampling parameter. It runs once per task, so it is one string
  * and one one-shot hash (no canonical JSON of the whole request, no hash object).
  */
-export function requestKey(judge: JudgeProvenance, templateVersion: string, request: JudgeRequest, sample = 0, keyMaterial?: string): string {
+export function requestKey(judge: JudgeProvenance, templateVersion: string, request: JudgeRequest, sample = 0, keyMaterial?: string, conditions?: string): string {
   let material = `rubricate-request/1\u0000${judge.id}\u0000${judge.model}\u0000${templateVersion}\u0000${request.temperature ?? null},${request.maxTokens ?? null},${request.seed ?? null},${request.logprobs?.top ?? null},${JSON.stringify(request.output?.name ?? null)},${sample}`;
   // Only the model under test is sampled with top_p: judges' keys stay as they were.
   if (request.topP !== undefined) material += `\u0000top_p\u0000${request.topP}`;
@@ -19,6 +19,8 @@ export function requestKey(judge: JudgeProvenance, templateVersion: string, requ
   // Two endpoints serving "the same" model name may not serve the same model: their replies are not shared.
   const endpoint = endpointIdentity(judge);
   if (endpoint !== undefined) material += `\u0000endpoint\u0000${endpoint}`;
+  // Conditional criteria: the condition a verdict was asked under is part of its key (absent: keys as before conditions existed).
+  if (conditions !== undefined) material += `\u0000when\u0000${conditions}`;
   if (keyMaterial !== undefined) return sha256Hex(`${material}\u0000material\u0000${keyMaterial}`);
   for (const message of request.messages) {
     // System prompts repeat on every call: hash their digest, computed once, not their text.

@@ -12,6 +12,7 @@ import { foldUnits, subcheckUnits } from './subchecks.js';
 import type { CriterionResult, CriterionVerdict } from './types.js';
 import type { AbstainPolicy } from '../spec/run-spec.js';
 import { applyAbstainPolicy, failsHardRule, failsItem } from './abstain.js';
+import { applicability, conditionWaves } from './conditions.js';
 
 export type CheckRunner = (spec: CheckSpec, response: string, context: CheckContext) => CheckOutcome | Promise<CheckOutcome>;
 
@@ -39,18 +40,8 @@ export interface ItemGrading {
 export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions): Promise<ItemGrading> {
   const results = new Map<string, CriterionResult>();
   const rubric = item.rubric;
-  const judged = rubric.criteria.filter((criterion) => criterion.check === undefined);
   // Checks that could not decide and fall back to the judge: asked as criteria, recorded as such.
   const undecided = new Map<string, { original: Criterion; reason: string }>();
-  for (const criterion of rubric.criteria) {
-    if (criterion.check === undefined) continue;
-    const result = await runCheck(item, criterion, options);
-    if ('fallback' in result) {
-      undecided.set(criterion.id, { original: criterion, reason: result.fallback.reason });
-      judged.push(judgeFallbackCriterion(criterion));
-    } else results.set(criterion.id, result);
-  }
-
   const judge = async (criteria: Criterion[]) => {
     if (criteria.length === 0) return;
     const unitResults = await options.judge(subcheckUnits(criteria));
@@ -60,21 +51,18 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
       results.set(id, fallback ? { ...decided, criterion: fallback.original, checkUndecided: fallback.reason } : decided);
     }
   };
+  const inWaves = (criteria: readonly Criterion[]) => gradeInWaves(item, criteria, { results, undecided }, options, judge);
   let gated = false;
   let callsSaved = 0;
   if (rubric.gate === 'hard_rules') {
     // Gatekeeper: hard rules first; one failure zeroes the item and spares the judge the rest.
-    await judge(judged.filter((criterion) => criterion.kind === 'hard_rule'));
+    await inWaves(rubric.criteria.filter((criterion) => criterion.kind === 'hard_rule'));
     gated = rubric.criteria.some((criterion) => criterion.kind === 'hard_rule' && failsHardRule(results.get(criterion.id)));
-    const principles = judged.filter((criterion) => criterion.kind !== 'hard_rule');
-    if (gated) {
-      for (const criterion of principles) results.set(criterion.id, { criterion, source: 'judge', status: 'skipped', skipReason: 'gated' });
-      if (principles.length > 0) callsSaved = options.plannedCalls(principles);
-    } else {
-      await judge(principles);
-    }
+    const principles = rubric.criteria.filter((criterion) => criterion.kind !== 'hard_rule');
+    if (gated) callsSaved = await gatePrinciples(item, principles, results, options);
+    else await inWaves(principles);
   } else {
-    await judge(judged);
+    await inWaves(rubric.criteria);
   }
 
   const criteria = rubric.criteria.map((criterion) => withCitedSteps(item, results.get(criterion.id)!));
@@ -82,6 +70,56 @@ export async function gradeItemCriteria(item: Item, options: ItemPolicyOptions):
   // A gated item's score is 0 by rule, even if an ungraded criterion errored.
   const status = criteria.some((result) => result.status === 'error') && !gated ? 'error' : 'ok';
   return { status, criteria, gated, callsSaved };
+}
+
+/**
+ * A gated item's principles: every one is gated, conditional or not; unconditional checks still
+ * run (they cost no call; one that cannot decide is gated too, never sent to the judge). Returns
+ * the calls the judge would have been asked first (a conditional principle's calls depend on
+ * verdicts never asked).
+ */
+async function gatePrinciples(item: Item, principles: readonly Criterion[], results: Map<string, CriterionResult>, options: ItemPolicyOptions): Promise<number> {
+  const spared: Criterion[] = [];
+  const gatedResult = (criterion: Criterion): CriterionResult => ({ criterion, source: criterion.check ? 'check' : 'judge', status: 'skipped', skipReason: 'gated' });
+  for (const criterion of principles) {
+    if (criterion.check !== undefined && criterion.when === undefined) {
+      const result = await runCheck(item, criterion, options);
+      results.set(criterion.id, 'fallback' in result ? gatedResult(criterion) : result);
+    } else results.set(criterion.id, gatedResult(criterion));
+    if (criterion.check === undefined && criterion.when === undefined) spared.push(criterion);
+  }
+  return spared.length > 0 ? options.plannedCalls(spared) : 0;
+}
+
+/**
+ * Criteria graded parents first: checks run locally, the judged ones of a wave go to `judge`
+ * together (with the checks that could not decide and fall back to it); a conditional criterion
+ * whose condition fails is not applicable and costs no call. A rubric without conditions is one wave.
+ */
+async function gradeInWaves(
+  item: Item,
+  criteria: readonly Criterion[],
+  state: { results: Map<string, CriterionResult>; undecided: Map<string, { original: Criterion; reason: string }> },
+  options: ItemPolicyOptions,
+  judge: (criteria: Criterion[]) => Promise<void>,
+): Promise<void> {
+  for (const wave of conditionWaves(criteria)) {
+    const judged: Criterion[] = [];
+    for (const criterion of wave) {
+      const decided = applicability(criterion, state.results);
+      if (!decided.applies) state.results.set(criterion.id, decided.result);
+      else if (criterion.check === undefined) judged.push(criterion);
+      else {
+        const result = await runCheck(item, criterion, options);
+        if (!('fallback' in result)) state.results.set(criterion.id, result);
+        else {
+          state.undecided.set(criterion.id, { original: criterion, reason: result.fallback.reason });
+          judged.push(judgeFallbackCriterion(criterion));
+        }
+      }
+    }
+    await judge(judged);
+  }
 }
 
 /**

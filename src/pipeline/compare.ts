@@ -18,6 +18,7 @@ import type { Judge } from '../judges/types.js';
 import { computePairwiseMeta } from '../scoring/pairwise-metrics.js';
 import type { PairwiseMetaRecord, PairwiseMetaReport } from '../scoring/pairwise-metrics.js';
 import type { PairwiseImportRecord } from '../rubric/records.js';
+import { hasConditions } from '../rubric/conditions.js';
 import type { Message, PairLabel, PairwiseItem } from '../rubric/schema.js';
 import { bootstrap } from '../statistics/bootstrap.js';
 import { benjaminiHochbergAdjust, holmAdjust } from '../statistics/multiple-testing.js';
@@ -116,6 +117,10 @@ export class Comparer {
   }
 
   async comparePair(pair: PairwiseItem, line = 0): Promise<CompareRecord> {
+    if (pair.rubric && hasConditions(pair.rubric)) {
+      // Which response better meets a criterion has no answer when its condition holds for one response and not the other.
+      throw new RubricateError('CONFIG_INVALID', `pair ${pair.id} has a rubric with conditional criteria (\`when\`), which compare cannot judge pairwise (a condition may hold for one response and not the other): grade each response with \`rubricate grade\`, or remove the conditions`, { field: 'rubric' });
+    }
     const item = pairToItem(pair, { swap: this.options.swap, overall: this.options.overall });
     // Each response's author is a model under test: a judge related to either is flagged.
     const graded = await this.grader.gradeCriteria(item, modelsOf(pair.metadata, ['model_a', 'model_b', 'model']));

@@ -7,6 +7,7 @@ import { GradingEngine, type EngineOptions, type GradedItem, type GradedRecord }
 import { emptyUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import { holisticItem } from '../grading/holistic.js';
+import { hasConditions } from '../rubric/conditions.js';
 import { createBatchedStrategy, createPerCriterionStrategy } from '../grading/strategies.js';
 import { createPrometheusAbsoluteStrategy } from '../grading/prometheus.js';
 import { createProtocolStrategy, isAdapterProtocol } from '../grading/protocols/index.js';
@@ -330,7 +331,27 @@ export class Grader {
     return this.members[0].engine;
   }
 
+  /**
+   * Conditional criteria are graded parents first, in waves, by one judge (`per-criterion` or
+   * `batched` calls): a mode that asks for the whole rubric at once, a jury (whose members may
+   * disagree on a parent) or a cascade (which may overturn a parent after its children were
+   * decided) has no one verdict to read a condition from.
+   */
+  private refuseConditional(item: Item): void {
+    if (!hasConditions(item.rubric)) return;
+    const why =
+      this.mode !== 'per-criterion' && this.mode !== 'batched'
+        ? `--mode ${this.mode} grades the rubric's criteria together`
+        : this.members.length > 1
+          ? 'a jury (several judges or --samples) may disagree on the verdict a condition reads'
+          : this.cascade
+            ? 'a cascade may overturn a parent\'s verdict after its children were decided'
+            : undefined;
+    if (why) throw new RubricateError('CONFIG_INVALID', `item ${item.id} has conditional criteria (\`when\`), which are graded parents first by one judge, per criterion or batched: ${why}`, { field: this.mode !== 'per-criterion' && this.mode !== 'batched' ? 'mode' : this.cascade && this.members.length === 1 ? 'cascade-judge' : 'judge' });
+  }
+
   private prepare(item: Item): Item {
+    this.refuseConditional(item);
     if (this.mode !== 'holistic') return item;
     if (hasPerTurnCriteria(item.rubric)) throw new RubricateError('CONFIG_INVALID', `item ${item.id} has per-turn criteria, which --mode holistic cannot grade (it asks one score for the whole rubric)`, { field: 'mode' });
     return holisticItem(item, this.holisticLevels);
@@ -370,6 +391,7 @@ export class Grader {
   /** `gradeCriteria` without the item's progress event, behind the self-preference guard. */
   private async judgeCriteria(item: Item, models: ReadonlyArray<string | undefined>): Promise<GradedItem> {
     if (item.sampled?.error) return unsampledItem(item, item.sampled.error);
+    this.refuseConditional(item);
     const note = this.selfPreference?.check(models);
     if (note?.policy === 'refuse' && note.relation !== 'unrelated') return { ...refusedItem(item, note), selfPreference: note };
     const graded = hasPerTurnCriteria(item.rubric) ? await gradeByTurn(item, (atTurn) => this.gradeOnce(atTurn)) : await this.gradeOnce(item);
@@ -382,6 +404,7 @@ export class Grader {
    * a refused item leaves the group (the judge never sees its response), the rest are noted.
    */
   private async gradeGroupItems(items: readonly Item[], id?: string): Promise<GradedItem[]> {
+    for (const item of items) this.refuseConditional(item);
     const notes = items.map((item) => this.selfPreference?.check(modelsOf(item.metadata, ['model'])));
     const unsampled = (index: number) => items[index].sampled?.error !== undefined;
     const refused = (index: number) => unsampled(index) || (notes[index]?.policy === 'refuse' && notes[index]!.relation !== 'unrelated');

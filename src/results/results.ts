@@ -178,6 +178,8 @@ const gradedCriterionSchema = z
     tests: z.object({ passed: z.number().int().min(0), total: z.number().int().min(0), ending: z.enum(['finished', 'time_limit', 'output_limit']) }).optional(),
     error: kept<SerializedError>(serializedErrorSchema).optional(),
     skip_reason: z.string().optional(),
+    /** Conditional criteria: the conditions it was graded under (skip_reason `not_applicable` when one failed). */
+    when: z.array(z.object({ criterion: z.string(), verdict: z.union([z.boolean(), z.array(z.string())]) })).optional(),
     /** Juries: every judge's (or sample's) verdict on this criterion. */
     votes: kept<JuryVote[]>(z.array(juryVoteSchema)).optional(),
     /** `--verdict expected-score`: the probability-weighted mean of the scale's numeric labels (G-Eval). */
@@ -332,6 +334,7 @@ function toGradedCriterion(result: CriterionOutcome): GradedCriterion {
   }
   if (result.error) line.error = result.error;
   if (result.skipReason) line.skip_reason = result.skipReason;
+  if (criterion.when) line.when = criterion.when;
   if (result.votes && result.votes.length > 0) line.votes = result.votes;
   if (verdict?.expectedScore !== undefined) line.expected_score = verdict.expectedScore;
   if (result.turns) line.turns = { aggregate: result.turns.aggregate, verdicts: result.turns.results.map(turnLine) };

@@ -21,6 +21,7 @@ import { normalizeTrajectory, trajectoryInputSchema, type TrajectoryMessageInput
 import { dataUrlBytes, imagePlaceholder, isDataUrl, onlyDataUrls, toItemImage, type ImagePlace, type ItemImage } from '../images/images.js';
 import { renderTrajectory } from '../trajectory/render.js';
 import { hasPerTurnCriteria, turnProblem } from './turns.js';
+import { hasConditions, normalizeConditions, validateConditions } from './conditions.js';
 
 export interface SourceLocation {
   file?: string;
@@ -156,6 +157,7 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
     }
     // `last` is the default: left out, so the rubric hashes as it did before turns existed.
     if (criterion.turn !== undefined && criterion.turn !== 'last') normalized.turn = criterion.turn;
+    if (criterion.when !== undefined) normalized.when = normalizeConditions(criterion.when);
     if (criterion.metadata) normalized.metadata = criterion.metadata;
     return normalized;
   });
@@ -175,6 +177,14 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
   }
   const rubric: Rubric = { id: '', criteria };
   if (value.gate) rubric.gate = value.gate;
+  if (hasConditions(rubric)) {
+    validateConditions(rubric, {
+      file: location.file,
+      line: location.line,
+      whenField: (index) => formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), 'criteria', index, 'when']),
+      listed: (index) => Array.isArray(value.criteria[index].when),
+    });
+  }
   if (value.turn_aggregate) rubric.turnAggregate = value.turn_aggregate;
   if (value.gate && hasPerTurnCriteria(rubric)) {
     // The gate decides an item from its hard rules; with criteria on several turns there is no one item to gate.

@@ -56,6 +56,16 @@ export const criterionTurnSchema = z.union([z.literal('last'), z.literal('every'
 /** How a criterion's verdicts on several turns fold into one: their mean, their minimum, or met only when all are. */
 export const turnAggregateSchema = z.enum(['mean', 'min', 'all']);
 
+/**
+ * A criterion's condition: it applies only when the criterion `criterion` got `verdict`. A boolean
+ * reads the parent's binary view (met or not; an ordinal parent's met threshold); a label or a list
+ * of labels (any of them) reads an ordinal parent's chosen label.
+ */
+export const criterionConditionSchema = z.object({
+  criterion: z.union([z.string().min(1), z.number()]),
+  verdict: z.union([z.boolean(), z.string().min(1), z.array(z.string().min(1)).min(1, 'a list of labels needs at least one label')]),
+});
+
 export const criterionInputSchema = z.object({
   id: z.union([z.string().min(1), z.number()]).optional(),
   text: z.string().trim().min(1, 'criterion text must not be empty'),
@@ -74,6 +84,8 @@ export const criterionInputSchema = z.object({
   subcheckPenalty: finiteNumber.min(0).optional(),
   /** Per-turn grading of a conversation: each turn judged with the conversation up to it as context. */
   turn: criterionTurnSchema.optional(),
+  /** Conditional criterion: graded only when every condition holds, else "not applicable" (see src/rubric/conditions.ts). */
+  when: z.union([criterionConditionSchema, z.array(criterionConditionSchema).min(1, '`when` needs at least one condition')]).optional(),
   metadata: freeObjectSchema.optional(),
 });
 
@@ -150,6 +162,11 @@ export type CheckSpec = z.infer<typeof checkSpecSchema>;
 export type SubcheckRule = z.infer<typeof subcheckRuleSchema>;
 export type CriterionTurn = z.infer<typeof criterionTurnSchema>;
 export type TurnAggregate = z.infer<typeof turnAggregateSchema>;
+/** A condition as normalised: the parent's id, and `true`/`false` (its met view) or the labels that satisfy it. */
+export interface CriterionCondition {
+  criterion: string;
+  verdict: boolean | string[];
+}
 export type CriterionInput = z.input<typeof criterionInputSchema>;
 export type RubricInput = z.input<typeof rubricInputSchema>;
 export type ItemInput = z.input<typeof itemInputSchema>;
@@ -167,6 +184,8 @@ export interface Criterion {
   subcheckPenalty?: number;
   /** Absent: the last turn (the response). */
   turn?: CriterionTurn;
+  /** Absent: always graded. Else graded only when every condition holds (all on criteria of the same rubric). */
+  when?: CriterionCondition[];
   metadata?: Record<string, unknown>;
 }
 

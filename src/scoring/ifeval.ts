@@ -21,7 +21,10 @@ export const ifevalScoring: Scoring = {
       add(item) {
         tagged.add(item);
         if (item.status !== 'ok') return;
-        prompts.push({ instructionIds: item.criteria.map((criterion) => criterion.id), followed: item.criteria.map((criterion) => criterion.met === true) });
+        // A conditional instruction not applicable is no instruction of the prompt (a gated item keeps every instruction, unfollowed).
+        const graded = item.gated ? item.criteria : item.criteria.filter((criterion) => criterion.status !== 'skipped');
+        if (graded.length === 0) return;
+        prompts.push({ instructionIds: graded.map((criterion) => criterion.id), followed: graded.map((criterion) => criterion.met === true) });
       },
       finish(): Metrics {
         const metrics = tagged.finish();

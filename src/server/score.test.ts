@@ -27,6 +27,26 @@ describe('POST /v1/score', () => {
     expect(server.fake.requests).toHaveLength(3);
   });
 
+  test('a conditional rubric: a criterion whose condition fails is not applicable, out of the reward, and not asked', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer());
+    const rubric = {
+      criteria: [
+        { id: 'apples', text: 'mentions apples', points: 3 },
+        { id: 'pears', text: 'mentions pears', points: 1, when: { criterion: 'apples', verdict: true } },
+        { id: 'rotten', text: 'mentions rotten', points: -2, when: { criterion: 'apples', verdict: false } },
+      ],
+    };
+    const body = await (await server.post('/v1/score', { id: 'c', prompt, response: 'Rotten pears.', rubric })).json();
+    // apples unmet: pears (mentioned, but not applicable) is left out; rotten applies and is met: −2 ÷ 3.
+    expect(body).toMatchObject({ status: 'ok', reward: -2 / 3 });
+    expect(body.criteria.map((criterion: { id: string; status: string; skip_reason?: string }) => [criterion.id, criterion.status, criterion.skip_reason ?? null])).toEqual([
+      ['apples', 'ok', null],
+      ['pears', 'skipped', 'not_applicable'],
+      ['rotten', 'ok', null],
+    ]);
+    expect(server.fake.requests.map((request) => request.criteria[0].id)).toEqual(['apples', 'rotten']);
+  });
+
   test('derives a stable id from the content when none is given, and takes the rubric as a JSON string', async ({ closeAfter }) => {
     const server = closeAfter(await startTestServer());
     const first = await (await server.post('/v1/score', { prompt, response: 'apples and pears', rubric: fruitRubric })).json();
