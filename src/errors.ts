@@ -51,6 +51,8 @@ export const errorCodes = {
   /** `--dry-run`: the call was counted and priced, not sent. */
   JUDGE_DRY_RUN: { retryable: false, httpStatus: 500, exitCode: 1 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
+  /** `--lint`: a rubric of the input has lint findings of severity error, so nothing was graded. */
+  RUBRIC_LINT_FAILED: { retryable: false, httpStatus: 422, exitCode: 3 },
   /** `--self-preference refuse`: the item's answers come from the judge's own model or family, so it was not graded. */
   SELF_PREFERENCE_REFUSED: { retryable: false, httpStatus: 409, exitCode: 3 },
   /** The SQLite cache stayed locked by another process beyond the wait bound. */

@@ -22,6 +22,7 @@ const commandModules: Record<string, () => Promise<Register>> = {
   score: async () => (await import('./commands/score.js')).registerScoreCommand,
   serve: async () => (await import('./commands/serve.js')).registerServeCommand,
   convert: async () => (await import('./commands/convert.js')).registerConvertCommand,
+  lint: async () => (await import('./commands/lint.js')).registerLintCommand,
   compare: async () => (await import('./commands/compare.js')).registerCompareCommand,
   meta: async () => (await import('./commands/meta.js')).registerMetaCommand,
   align: async () => (await import('./commands/align.js')).registerAlignCommand,

@@ -33,10 +33,6 @@ const severities: Record<LintRuleId, LintSeverity> = {
   'hard-rule-unverifiable': 'error',
 };
 
-export function severityOf(rule: LintRuleId): LintSeverity {
-  return severities[rule];
-}
-
 interface Where {
   rubric: Rubric;
   itemId: string | null;
@@ -147,7 +143,7 @@ function pairFinding(where: Where, a: CriterionFacts, b: CriterionFacts): LintFi
   if (coreSimilarity < nearDuplicateThreshold) return undefined;
   const quote = (facts: CriterionFacts) => `"${facts.criterion.text}" (${facts.criterion.points} points)`;
   if (sign(a) !== 0 && sign(b) !== 0 && sign(a) !== sign(b)) {
-    return finding(where, 'contradictory-criteria', b.criterion, `${quote(b)} rewards what ${quote(a)} penalises: no response can satisfy both`, 'keep one of them (the one with the intended sign), or reword one so that they ask about different things', a.criterion);
+    return finding(where, 'contradictory-criteria', b.criterion, `${quote(b)} and ${quote(a)} score the same behaviour in opposite directions: whatever a response does, it loses one of them`, 'keep one of them (the one with the intended sign), or reword one so that they ask about different things', a.criterion);
   }
   if (a.negated !== b.negated) {
     return finding(where, 'double-counted-criteria', b.criterion, `${quote(b)} and ${quote(a)} score the same behaviour twice (one rewards it, the other penalises its absence)`, 'keep one of them, with the sum of their weights if the behaviour deserves it', a.criterion);
@@ -156,9 +152,4 @@ function pairFinding(where: Where, a: CriterionFacts, b: CriterionFacts): LintFi
   // The cores already match; the surface measure is reported when it is the higher (the cores drop filler words).
   const similarity = Math.max(coreSimilarity, textJaccard(a.criterion.text, b.criterion.text));
   return finding(where, 'near-duplicate-criterion', b.criterion, `"${b.criterion.text}" says nearly what criterion ${a.criterion.id} says (word overlap ${similarity.toFixed(2)})`, 'merge the two into one criterion, or make the difference explicit in their wording', a.criterion);
-}
-
-/** The counts of findings by severity. */
-export function countFindings(findings: readonly LintFinding[]): Record<LintSeverity, number> {
-  return { error: findings.filter((item) => item.severity === 'error').length, warning: findings.filter((item) => item.severity === 'warning').length };
 }
