@@ -25,6 +25,8 @@ export interface CriterionVerdict {
   steps?: number[];
   /** `--verdict expected-score`: the probability-weighted mean of the scale's numeric labels (G-Eval), e.g. 3.7 on 1–5. */
   expectedScore?: number;
+  /** The model the provider's reply says answered, when it is not the model the judge asked for (a snapshot behind an alias). */
+  judgeModel?: string;
 }
 
 /** A criterion's outcome on one assistant turn of a conversation. */

@@ -79,6 +79,8 @@ export interface JudgeReply {
   atOutputLimit?: boolean;
   /** Milliseconds the answering call took, measured by the engine (kept with the stored reply, so a cache hit reports it too). */
   latencyMs?: number;
+  /** The model the provider says answered (`src/judges/resolved-model.ts`): a dated snapshot behind an alias; absent when the reply names none. */
+  model?: string;
 }
 
 /** What goes into every result so a verdict can be traced to the judge that made it. */

@@ -171,6 +171,8 @@ const gradedCriterionSchema = z
     evidence: kept<EvidenceCount>(evidenceSchema).optional(),
     /** Trajectory items: step numbers the verdict cites. */
     steps: z.array(z.number()).optional(),
+    /** The model the provider's reply says answered, when it is not `judge.model` (a dated snapshot behind an alias). */
+    judge_model: z.string().optional(),
     error: kept<SerializedError>(serializedErrorSchema).optional(),
     skip_reason: z.string().optional(),
     /** Juries: every judge's (or sample's) verdict on this criterion. */
@@ -313,6 +315,7 @@ function toGradedCriterion(result: CriterionOutcome): GradedCriterion {
     if (verdict.subchecks) line.subchecks = verdict.subchecks;
     if (verdict.evidence) line.evidence = verdict.evidence;
     if (verdict.steps && verdict.steps.length > 0) line.steps = verdict.steps;
+    if (verdict.judgeModel !== undefined) line.judge_model = verdict.judgeModel;
   }
   if (result.error) line.error = result.error;
   if (result.skipReason) line.skip_reason = result.skipReason;
