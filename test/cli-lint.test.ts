@@ -66,6 +66,13 @@ describe('rubricate lint', { timeout: 60_000 }, () => {
     expect(readFileSync(out, 'utf8').trim().split('\n').length).toBeGreaterThan(0);
   });
 
+  test('serve --lint stops the start on a --rubrics file with lint errors', async () => {
+    const run = await runCliInProcess(['serve', '--judge', 'scripted', '--no-cache', '--port', '0', '--rubrics', fixture, '--lint']);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('[RUBRIC_LINT_FAILED]');
+    expect(run.stderr).toContain('[contradictory-criteria] criterion c2 and c1 of rubric flaw-contradiction');
+  });
+
   test('--format rubrics refuses the item side inputs by name', async ({ tempDir }) => {
     const run = await runCliInProcess(['lint', '--format', 'rubrics', '--input', fixture, '--responses', join(tempDir, 'r.jsonl')]);
     expect(run.code).toBe(2);
