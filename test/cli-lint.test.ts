@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect } from 'vitest';
 import { lintRuleIds } from '../src/lint/types.js';
+import { binaryVerdict } from '../src/testing/fake-judge.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';
 
@@ -71,6 +72,31 @@ describe('rubricate lint', { timeout: 60_000 }, () => {
     expect(run.code).toBe(3);
     expect(run.stderr).toContain('[RUBRIC_LINT_FAILED]');
     expect(run.stderr).toContain('[contradictory-criteria] criterion c2 and c1 of rubric flaw-contradiction');
+  });
+
+  test('--meta: the judge grades each rubric on the meta-rubric; its findings are warnings naming the rubric', async ({ fakeJudge, tempDir }) => {
+    const rubrics = join(tempDir, 'rubrics.jsonl');
+    writeFileSync(rubrics, [
+      { id: 'intent', criteria: [{ id: 'c1', text: 'The assistant intends to help.', points: 2 }] },
+      { id: 'plain', criteria: [{ id: 'c1', text: 'Names the capital city.', points: 2 }] },
+    ].map((rubric) => JSON.stringify(rubric)).join('\n'));
+    // A judge that finds an unverifiable claim where a criterion speaks of intentions, and every other rubric sound.
+    fakeJudge.setScript((request) => {
+      const flawed = request.criteria[0].id === 'unverifiable_claim' ? (request.response ?? '').includes('intends') : ['grounding_specified', 'atomicity'].includes(request.criteria[0].id);
+      return { content: binaryVerdict(flawed) };
+    });
+    const out = join(tempDir, 'findings.jsonl');
+    const run = await runCliInProcess(['lint', '--format', 'rubrics', '--input', rubrics, '--meta', '--judge', 'openai:meta-judge', '--judge-base-url', fakeJudge.baseUrl, '--no-cache', '--out', out]);
+    expect(run.code).toBe(0);
+    const findings = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(findings.map((finding) => [finding.rubric_id, finding.rule, finding.severity])).toEqual([['intent', 'meta-unverifiable-claim', 'warning']]);
+    expect(run.stderr).toContain('meta-rubric (rubricate-meta-rubric/v1, judge openai:meta-judge): 1 finding');
+    expect(fakeJudge.requests.length).toBe(8);
+    const scripted = await runCliInProcess(['lint', '--format', 'rubrics', '--input', rubrics, '--meta', '--judge', 'scripted', '--no-cache']);
+    expect(scripted.stderr).toContain('[made-up verdicts: no model was asked]');
+    const refused = await runCliInProcess(['lint', '--format', 'rubrics', '--input', rubrics, '--judge', 'scripted']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--judge applies with --meta');
   });
 
   test('--format rubrics refuses the item side inputs by name', async ({ tempDir }) => {

@@ -52,6 +52,8 @@ export async function lintInput(
   context: CommandContext,
   lintOptions: LintOptions,
   onFinding: (finding: LintFinding) => void | Promise<void>,
+  /** Called with each rubric after its static findings (`lint --meta` grades it there). */
+  onRubric?: (rubric: Rubric, itemId: string | null) => Promise<void>,
 ): Promise<LintTally> {
   const tally: LintTally = { rubrics: 0, criteria: 0, errors: 0, warnings: 0, invalid: 0 };
   for await (const { rubric, itemId } of rubricsOf(source.format, source.input, source.options, context, tally)) {
@@ -62,6 +64,7 @@ export async function lintInput(
       else tally.warnings += 1;
       await onFinding(finding);
     }
+    await onRubric?.(rubric, itemId);
   }
   return tally;
 }

@@ -8,7 +8,7 @@ import { comparableText } from '../generation/criteria.js';
 import { textJaccard } from '../generation/measures.js';
 import { isRecord } from '../util/is-record.js';
 import type { Criterion, Rubric } from '../rubric/schema.js';
-import type { LintFinding, LintOptions, LintRuleId, LintSeverity } from './types.js';
+import type { LintFinding, LintOptions, LintSeverity, lintRuleIds } from './types.js';
 import { polarCore, stackedParts, topicSpecificWords, unanchoredVagueWords, unverifiableReason } from './wording.js';
 
 /** The generator's duplicate threshold (decompose-filter's default): uni- and bigram Jaccard. */
@@ -20,7 +20,7 @@ export const maxPairwiseCriteria = 2000;
 /** Metadata keys a rubric may state its maximum under. */
 const statedMaximumKeys = ['max_points', 'max_score', 'total_points'] as const;
 
-const severities: Record<LintRuleId, LintSeverity> = {
+const severities: Record<(typeof lintRuleIds)[number], LintSeverity> = {
   'contradictory-criteria': 'error',
   'double-counted-criteria': 'warning',
   'vague-wording': 'warning',
@@ -38,7 +38,7 @@ interface Where {
   itemId: string | null;
 }
 
-function finding(where: Where, rule: LintRuleId, criterion: Criterion | null, message: string, fix: string, related: Criterion | null = null): LintFinding {
+function finding(where: Where, rule: (typeof lintRuleIds)[number], criterion: Criterion | null, message: string, fix: string, related: Criterion | null = null): LintFinding {
   const name = criterion ? `criterion ${criterion.id}${related ? ` and ${related.id}` : ''} of rubric ${where.rubric.id}` : `rubric ${where.rubric.id}`;
   return {
     rule,

@@ -14,7 +14,10 @@ export const lintRuleIds = [
   'hard-rule-unverifiable',
 ] as const;
 
-export type LintRuleId = (typeof lintRuleIds)[number];
+/** The meta-rubric's findings (`lint --meta`): a judge's reading of the rubric, never an error. */
+export const metaRuleIds = ['meta-grounding-unspecified', 'meta-unverifiable-claim', 'meta-overly-strict', 'meta-not-atomic'] as const;
+
+export type LintRuleId = (typeof lintRuleIds)[number] | (typeof metaRuleIds)[number];
 
 /** `error`: the rubric cannot score as written (exit 3, and `--lint` refuses to start); `warning`: worth a look. */
 export type LintSeverity = 'error' | 'warning';
