@@ -63,6 +63,8 @@ export const errorCodes = {
   CHECK_UNDECIDED: { retryable: false, httpStatus: 422, exitCode: 3 },
   /** A conditional criterion whose parent is in error: whether it applies cannot be decided, so it is in error too (never a default). */
   CONDITION_UNDECIDED: { retryable: false, httpStatus: 502, exitCode: 3 },
+  /** `--lint`: a rubric of the input has lint findings of severity error, so nothing was graded. */
+  RUBRIC_LINT_FAILED: { retryable: false, httpStatus: 422, exitCode: 3 },
   /** `--self-preference refuse`: the item's answers come from the judge's own model or family, so it was not graded. */
   SELF_PREFERENCE_REFUSED: { retryable: false, httpStatus: 409, exitCode: 3 },
   /** The SQLite cache stayed locked by another process beyond the wait bound. */

@@ -25,6 +25,8 @@ const commandModules: Record<string, () => Promise<Register>> = {
   score: async () => (await import('./commands/score.js')).registerScoreCommand,
   serve: async () => (await import('./commands/serve.js')).registerServeCommand,
   convert: async () => (await import('./commands/convert.js')).registerConvertCommand,
+  lint: async () => (await import('./commands/lint.js')).registerLintCommand,
+  canary: async () => (await import('./commands/canary.js')).registerCanaryCommand,
   compare: async () => (await import('./commands/compare.js')).registerCompareCommand,
   meta: async () => (await import('./commands/meta.js')).registerMetaCommand,
   align: async () => (await import('./commands/align.js')).registerAlignCommand,

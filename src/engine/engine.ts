@@ -6,7 +6,7 @@
  * engine runs the tasks they plan. A verdict exists only when a reply was read or a check ran.
  */
 import { RubricateError, toRubricateError, type ErrorCode, type SerializedError } from '../errors.js';
-import type { CriterionResult, GradingStrategy, GroupPlacement, JudgeTask, SamplingOptions, SelfPreferenceNote, TaskDecision, TaskOutcome } from '../grading/types.js';
+import type { CriterionResult, CriterionVerdict, GradingStrategy, GroupPlacement, JudgeTask, SamplingOptions, SelfPreferenceNote, TaskDecision, TaskOutcome } from '../grading/types.js';
 import type { CheckMode } from '../checks/types.js';
 import type { AbstainPolicy, CallPolicy } from '../spec/run-spec.js';
 import { judgeImage } from '../images/images.js';
@@ -315,10 +315,11 @@ export class GradingEngine {
         for (const criterion of task.criteria) attemptsUsed.set(criterion.id, (attemptsUsed.get(criterion.id) ?? 0) + Math.max(1, outcome.calls));
         const settledBefore = results.size;
         for (const criterion of task.criteria) {
-          const verdict = outcome.decision?.verdicts.get(criterion.id);
-          if (verdict) {
+          const decided = outcome.decision?.verdicts.get(criterion.id);
+          if (decided) {
             const summary = evidence?.get(criterion.id);
-            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict: summary ? { ...verdict, evidence: summary } : verdict });
+            const verdict = withResolvedModel(summary ? { ...decided, evidence: summary } : decided, outcome.reply?.model, judge.provenance.model);
+            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict });
             continue;
           }
           const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no verdict and no error');
@@ -574,4 +575,9 @@ function conditionsOf(criteria: readonly Criterion[]): string | undefined {
 
 function withAttempts(error: RubricateError, attempts: number): SerializedError {
   return afterAttempts(error, attempts).toJSON();
+}
+
+/** A verdict with the model the provider says answered, kept when it is not the model the judge asked for. */
+function withResolvedModel(verdict: CriterionVerdict, replyModel: string | undefined, askedModel: string): CriterionVerdict {
+  return replyModel === undefined || replyModel === askedModel ? verdict : { ...verdict, judgeModel: replyModel };
 }

@@ -27,6 +27,8 @@ export interface CriterionVerdict {
   expectedScore?: number;
   /** Code checks (`code-tests`): tests passed of the total, and how the sandboxed run ended. */
   tests?: { passed: number; total: number; ending: 'finished' | 'time_limit' | 'output_limit' };
+  /** The model the provider's reply says answered, when it is not the model the judge asked for (a snapshot behind an alias). */
+  judgeModel?: string;
 }
 
 /** A criterion's outcome on one assistant turn of a conversation. */

@@ -88,6 +88,8 @@ export interface JudgeReply {
   latencyMs?: number;
   /** When the answering call ended (ISO 8601), for replies whose time is recorded (sampled responses); kept with the stored reply. */
   answeredAt?: string;
+  /** The model the provider says answered (`src/judges/resolved-model.ts`): a dated snapshot behind an alias; absent when the reply names none. */
+  model?: string;
 }
 
 /** What goes into every result so a verdict can be traced to the judge that made it. */

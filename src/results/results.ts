@@ -176,6 +176,8 @@ const gradedCriterionSchema = z
     steps: z.array(z.number()).optional(),
     /** Code checks: tests the response's code passed, of how many, and how the sandboxed run ended. */
     tests: z.object({ passed: z.number().int().min(0), total: z.number().int().min(0), ending: z.enum(['finished', 'time_limit', 'output_limit']) }).optional(),
+    /** The model the provider's reply says answered, when it is not `judge.model` (a dated snapshot behind an alias). */
+    judge_model: z.string().optional(),
     error: kept<SerializedError>(serializedErrorSchema).optional(),
     skip_reason: z.string().optional(),
     /** Conditional criteria: the conditions it was graded under (skip_reason `not_applicable` when one failed). */
@@ -331,6 +333,7 @@ function toGradedCriterion(result: CriterionOutcome): GradedCriterion {
     if (verdict.evidence) line.evidence = verdict.evidence;
     if (verdict.steps && verdict.steps.length > 0) line.steps = verdict.steps;
     if (verdict.tests) line.tests = verdict.tests;
+    if (verdict.judgeModel !== undefined) line.judge_model = verdict.judgeModel;
   }
   if (result.error) line.error = result.error;
   if (result.skipReason) line.skip_reason = result.skipReason;

@@ -4,6 +4,7 @@
  * dedupe (identical rubric + prompt + response in flight ⇒ graded once), a per-request
  * deadline, and the failure policy (null, or a flagged fallback).
  */
+import { RubricLintGate } from '../lint/gate.js';
 import type { EngineEvent } from '../engine/engine.js';
 import { emptyUsage } from '../engine/usage.js';
 import { RubricateError, toRubricateError } from '../errors.js';
@@ -30,6 +31,8 @@ export interface RewardServiceOptions {
   onError?: ErrorPolicy;
   /** Rubrics by id for items that give `rubric_id`. */
   rubrics?: ReadonlyMap<string, Rubric>;
+  /** `serve --lint`: a request whose rubric has lint errors is refused whole (RUBRIC_LINT_FAILED, 422), before admission. */
+  lint?: boolean;
   /** Extra listener for engine events (the metrics listener is always attached). */
   onEvent?: (event: EngineEvent) => void;
   /** Live state of pooled judge endpoints, for /healthz and /metrics. */
@@ -124,10 +127,12 @@ export class RewardService {
   private readonly onGraderEvent: (event: EngineEvent) => void;
   private readonly now: () => number;
   readonly audit: RewardAudit | undefined;
+  private readonly lintGate: RubricLintGate | undefined;
 
   constructor(options: RewardServiceOptions) {
     this.now = options.now ?? Date.now;
     this.grading = options.grading;
+    this.lintGate = options.lint ? new RubricLintGate() : undefined;
     this.deadlineMs = options.deadlineMs ?? defaultDeadlineMs;
     this.errorPolicy = options.onError ?? nullPolicy;
     this.rubrics = options.rubrics;
@@ -189,6 +194,7 @@ export class RewardService {
    * are cached for the client's retry.
    */
   async scoreItems(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
+    this.lintGate?.refuse(items.map((item) => item.rubric));
     this.refuseWithoutStore();
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
     const deadlineAt = this.now() + deadlineMs;
@@ -231,6 +237,7 @@ export class RewardService {
    * latest (its members then `DEADLINE_EXCEEDED`, the grading going on for a retry).
    */
   async scoreGroup(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
+    this.lintGate?.refuse(items.map((item) => item.rubric));
     // Over a bound (--max-group-size, --max-tournament-pairs): 413 before admission, memory or any judge call.
     const overBound = this.grader.groupLimitProblem(items);
     if (overBound) throw overBound;

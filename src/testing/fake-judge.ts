@@ -25,7 +25,7 @@ export interface FakeJudgeRequest {
 
 export type FakeJudgeAction =
   /** Answer 200 with this assistant message content (objects are JSON-encoded). */
-  | { content: string | Record<string, unknown>; usage?: { prompt_tokens?: number; completion_tokens?: number; cached_tokens?: number }; delayMs?: number; logprobs?: unknown; finishReason?: string; refusal?: string }
+  | { content: string | Record<string, unknown>; usage?: { prompt_tokens?: number; completion_tokens?: number; cached_tokens?: number }; delayMs?: number; logprobs?: unknown; finishReason?: string; refusal?: string; /** The reply's `model` (default: the request's): a provider resolving an alias to a snapshot. */ model?: string }
   /** Answer with an HTTP error status. */
   | { status: number; body?: unknown; headers?: Record<string, string>; delayMs?: number }
   /** Never answer (the client must time out). */
@@ -148,7 +148,7 @@ export async function startFakeJudge(initialScript: FakeJudgeScript, options: Fa
             id: `fake-${request.index}`,
             object: 'chat.completion',
             created: 0,
-            model: String(body.model ?? 'fake'),
+            model: action.model ?? String(body.model ?? 'fake'),
             choices: [
               {
                 index: 0,

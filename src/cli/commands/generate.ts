@@ -1,3 +1,4 @@
+import { dropLintErrors } from '../../lint/repair.js';
 import { Option, type Command } from 'commander';
 import { RubricateError, exitCodes, toRubricateError } from '../../errors.js';
 import {
@@ -36,6 +37,8 @@ interface GenerateFlags extends ModelCallFlags {
   limit?: number;
   out: string;
   summary?: string;
+  /** `--lint`: each generated rubric linted; criteria with lint errors dropped, a rubric no drop fixes refused. */
+  lint?: boolean;
 }
 
 export function registerGenerateCommand(program: Command, context: CommandContext): void {
@@ -50,6 +53,7 @@ export function registerGenerateCommand(program: Command, context: CommandContex
     .option('--limit <n>', 'contrastive: use only the first n prompts (pair groups)', parsePositiveInteger('limit'))
     .requiredOption('--out <file>', 'items JSONL: {id, prompt, rubric, reference?, metadata}')
     .option('--summary <file>', 'write the run summary (JSON) here: counts, usage and cost; contrastive: also the keep-rate and ordering figures')
+    .option('--lint', '--format prompts: lint each generated rubric, drop the criteria with lint errors (of a duplicate or contradictory pair, the later one) and refuse a rubric no drop fixes')
     .option('--quiet', quietHelp);
   addGeneratorOptions(command);
   // Contrastive generation grades chosen and rejected with the judge (--scoring compares them, default weighted_mean).
@@ -68,12 +72,29 @@ export function registerGenerateCommand(program: Command, context: CommandContex
 async function runGenerate(flags: GenerateFlags, spec: RunSpec, context: CommandContext): Promise<number> {
   if (flags.input === undefined) throw new RubricateError('CONFIG_INVALID', 'give --input: prompts (--format prompts) or preference pairs (--format pairs, llmbar, …)', { field: 'input' });
   const contrastive = flags.format !== 'prompts';
+  if (contrastive && flags.lint) throw new RubricateError('CONFIG_INVALID', '--lint applies to --format prompts (a contrastive rubric is kept only when it orders its pairs: lint its output with rubricate lint)', { field: 'lint' });
   checkFiles({
     inputs: [{ flag: 'input', path: flags.input, folder: contrastive }, { flag: 'prices', path: flags.prices }],
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'summary', path: flags.summary }],
     keep: storeFilesOf(flags),
   });
   return contrastive ? runContrastive(flags, spec, flags.input, context) : runPrompts(flags, spec, flags.input, context);
+}
+
+/** `generate --lint`: the generated rubric with its lint errors dropped, each drop said on stderr; undefined when no drop fixes it. */
+function lintGenerated(outcome: { record: PromptRecord; generated: GeneratedRubric }, context: CommandContext, counts: { lintDropped: number; lintRefused: number }): GeneratedRubric | undefined {
+  const { record, generated } = outcome;
+  const repair = dropLintErrors(generated.rubric);
+  counts.lintDropped += repair.dropped.length;
+  for (const finding of repair.dropped) context.stderr(`lint: id ${record.id}: dropped criterion ${finding.criterion_id ?? ''} [${finding.rule}] ${finding.message}`);
+  if (repair.rubric === undefined) {
+    counts.lintRefused += 1;
+    const reasons = repair.unresolved.map((finding) => `[${finding.rule}] ${finding.message}`).join('; ');
+    context.stderr(`failed: id ${record.id}: [RUBRIC_LINT_FAILED] the generated rubric has lint errors no dropped criterion fixes: ${reasons}`);
+    return undefined;
+  }
+  for (const finding of repair.warnings) context.stderr(`lint warning: id ${record.id}: [${finding.rule}] ${finding.message}`);
+  return { ...generated, rubric: repair.rubric };
 }
 
 type Outcome = { kind: 'invalid'; read: InvalidRecord } | { kind: 'ok'; record: PromptRecord; generated: GeneratedRubric } | { kind: 'error'; record: PromptRecord; error: RubricateError };
@@ -102,7 +123,7 @@ async function runPrompts(flags: GenerateFlags, spec: RunSpec, input: string, co
     }
   }
   const writer = new JsonLinesWriter(flags.out);
-  const counts = { ok: 0, failed: 0, invalid: 0, criteria: 0, checksProposed: 0, checksKept: 0, checksRejected: 0 };
+  const counts = { ok: 0, failed: 0, invalid: 0, criteria: 0, checksProposed: 0, checksKept: 0, checksRejected: 0, lintDropped: 0, lintRefused: 0 };
   try {
     for await (const outcome of generateAll()) {
       if (outcome.kind === 'invalid') {
@@ -115,7 +136,12 @@ async function runPrompts(flags: GenerateFlags, spec: RunSpec, input: string, co
         context.stderr(`failed: ${input}:${outcome.record.line} id ${outcome.record.id}: [${outcome.error.code}] ${outcome.error.message}`);
         continue;
       }
-      const { record, generated } = outcome;
+      const { record } = outcome;
+      const generated = flags.lint ? lintGenerated(outcome, context, counts) : outcome.generated;
+      if (generated === undefined) {
+        counts.failed += 1;
+        continue;
+      }
       counts.ok += 1;
       counts.criteria += generated.rubric.criteria.length;
       counts.checksProposed += generated.checks.proposed;
@@ -152,6 +178,7 @@ async function runPrompts(flags: GenerateFlags, spec: RunSpec, input: string, co
       invalid: counts.invalid,
       criteria_per_rubric: counts.ok > 0 ? Math.round((counts.criteria / counts.ok) * 1e4) / 1e4 : null,
       checks: { proposed: counts.checksProposed, kept: counts.checksKept, rejected: counts.checksRejected },
+      ...(flags.lint ? { lint: { criteria_dropped: counts.lintDropped, rubrics_refused: counts.lintRefused } } : {}),
       usage: { generator: { ...generator.usage, cost_usd: cost } },
     };
     await writeFileAtomic(flags.summary, `${JSON.stringify(summary, null, 2)}\n`);

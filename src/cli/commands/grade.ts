@@ -17,6 +17,7 @@ import { costOf, defaultPrices, loadPriceTable, priceFor } from '../../engine/us
 import { RubricateError, exitCodes } from '../../errors.js';
 import { printMetricsSummary, printRunProblems, quietHelp, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
+import { refuseOnLintErrors } from '../lint-input.js';
 import { InputReport } from '../input-report.js';
 import { autoTableItems, ItemTable, showItemTable } from '../item-table.js';
 import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
@@ -57,6 +58,8 @@ export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainF
   table?: boolean;
   benchmark?: string;
   runIndex?: string;
+  /** `--lint`: refuse to start when the input's rubrics have lint errors. */
+  lint?: boolean;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -73,6 +76,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--repeats <n>', 'grade every item n times (each repeat cached apart) and report how stable the verdicts and scores are; results keep the first repeat, with every repeat\'s verdicts and scores', parsePositiveInteger('repeats'))
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
+    .option('--lint', 'lint the input\'s rubrics first and refuse to start on lint errors, naming them (warnings are printed; rubricate lint lists every finding)')
     .option('--table', `print a table of the items after the run: id, score, criteria met/total, errors, made-up verdicts labelled (shown by itself on a terminal for ${autoTableItems} items or fewer)`)
     .option('--no-table', 'never print the item table')
     .option('--run-index <file>', `the run history this run adds its lines to (default: ${runIndexVariable}, else the user's state folder; "off" for none)`)
@@ -127,6 +131,8 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     ...(options.sample ? { withoutResponses: true } : {}),
     onSkipped: (reason) => void skipped.set(reason, (skipped.get(reason) ?? 0) + 1),
   };
+  // Before any store, journal or output is opened: a rubric that cannot score is not paid for.
+  if (flags.lint) await refuseOnLintErrors({ format: importer.name, input: flags.input, options: { ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') } }, context, { quiet: flags.quiet });
   const groupBy = groupSettingsOf(spec.plan)?.groupBy;
   // A --group-by field no item has: refused before any store, journal or output is opened.
   if (groupBy !== undefined) await checkGroupField(firstRecords(importer.read(flags.input, { ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }), flags.limit), groupBy);

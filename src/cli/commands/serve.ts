@@ -26,6 +26,7 @@ import type { CommandContext } from '../context.js';
 import { RedisReplyStore } from '../../store/index.js';
 import { addJudgeOptions, buildJudges, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { loadRubrics } from '../rubrics-file.js';
+import { RubricLintGate } from '../../lint/gate.js';
 import { createRubricEvolver, type RubricEvolver } from '../../generation/evolver.js';
 import { openEvolverStateStore } from '../../store/open-evolver-state.js';
 import { createJudge } from '../../judges/registry.js';
@@ -40,6 +41,8 @@ import { evolvingRubricRoutes } from '../../server/evolving-rubrics.js';
 import { redactDeep } from '../../util/redact.js';
 
 interface ServeFlags extends SessionFlags {
+  /** `--lint`: refuse requests (and a --rubrics file, at start) whose rubrics have lint errors. */
+  lint?: boolean;
   /** Repeated (or comma-separated) for a pool of replicas. */
   judgeBaseUrl?: string[];
   port: number;
@@ -141,6 +144,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--expected-step-size <n>', 'responses a trainer sends in one step (per-sample trainers send them all at once): warns at start-up when --max-queue + --max-waiting is smaller', parsePositiveInteger('expected-step-size'))
     .addOption(new Option('--log-level <level>', 'request log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'))
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) that requests may name by rubric_id')
+    .option('--lint', 'lint every rubric a request brings (once per rubric) and refuse the request on lint errors (422 RUBRIC_LINT_FAILED); a --rubrics file with lint errors stops the start')
     .option('--adapters <names>', 'trainer adapters to serve, comma-separated (default: openrlhf,slime,vertex,nemo-gym,carr)')
     .option('--drain-timeout <seconds>', 'longest a graceful shutdown waits for in-flight work', parseNumber('drain-timeout', 0), defaultDrainTimeoutMs / 1000)
     .option('--pool-cooldown <seconds>', 'how long an unreachable judge endpoint of a pool is left out (doubles on repeats)', parseNumber('pool-cooldown', 0.001), 5)
@@ -206,6 +210,8 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
   checkFiles({ inputs: [{ flag: 'rubrics', path: flags.rubrics }], outputs: [{ flag: 'audit-log', path: flags.auditLog }] });
   let rubrics: Map<string, Rubric> | undefined;
   if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
+  // Before any judge or port is opened: a rubrics file that cannot score stops the start.
+  if (flags.lint && rubrics) new RubricLintGate().refuse(rubrics.values());
 
   const sizing = admissionWarning(flags.maxQueue, flags.maxWaiting, flags.expectedStepSize);
   if (sizing) {
@@ -271,6 +277,7 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
       deadlineMs: Math.round(flags.deadline * 1000),
       onError: flags.onError,
       rubrics,
+      lint: flags.lint,
       ...(monitor ? { audit: monitor.audit } : {}),
       // Remembered results would outlive replies that expire.
       ...(spec.cacheTtlMs !== undefined ? { rememberedResults: 0 } : {}),

@@ -11,6 +11,7 @@
  *   a cache entry exists only once the call that writes it has been answered.
  * - No token probabilities (the API has none): probability verdicts are refused at start.
  */
+import { resolvedModelOf } from '../resolved-model.js';
 import { createHash } from 'node:crypto';
 import { RubricateError } from '../../errors.js';
 import { baseUrlOf, createJsonClient } from '../http/json-client.js';
@@ -128,6 +129,8 @@ export function parseAnthropicMessage(raw: unknown, toolName: string | undefined
   // Cut off at max_tokens reads like OpenAI's `length`, so the same retry-and-report path applies.
   if (stopReason === 'max_tokens') reply.finishReason = 'length';
   else if (stopReason !== undefined) reply.finishReason = stopReason;
+  const model = resolvedModelOf((message as { model?: unknown }).model);
+  if (model !== undefined) reply.model = model;
   return reply;
 }
 

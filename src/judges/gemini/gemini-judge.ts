@@ -14,6 +14,7 @@
  * - Probability verdicts: responseLogprobs + logprobs where the model returns them; a model
  *   that does not answers 400, which stops the run at once.
  */
+import { resolvedModelOf } from '../resolved-model.js';
 import { RubricateError } from '../../errors.js';
 import { baseUrlOf, createJsonClient } from '../http/json-client.js';
 import { withGrowingBudget } from '../output-budget.js';
@@ -125,6 +126,8 @@ export function parseGeminiResponse(raw: unknown, endpoint: string): JudgeReply 
   if (finish === 'MAX_TOKENS') reply.finishReason = 'length';
   else if (finish === 'STOP') reply.finishReason = 'stop';
   else if (finish !== undefined) reply.finishReason = finish.toLowerCase();
+  const model = resolvedModelOf((response as { modelVersion?: unknown }).modelVersion);
+  if (model !== undefined) reply.model = model;
   const chosen = candidate.logprobsResult?.chosenCandidates;
   if (Array.isArray(chosen)) {
     const top = candidate.logprobsResult?.topCandidates ?? [];

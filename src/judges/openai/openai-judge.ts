@@ -17,6 +17,7 @@ import { createHttpTransport } from './http-transport.js';
 import { createSdkTransport } from './sdk-transport.js';
 import type { ChatTransport, ChatTransportOptions } from './transport.js';
 import { TokenCountReader } from '../usage-counts.js';
+import { resolvedModelOf } from '../resolved-model.js';
 import { identityOf, mergeAlikeAlternatives } from '../token-alternatives.js';
 import { answerAfterThinking } from '../../util/json.js';
 
@@ -323,6 +324,7 @@ function responseFormatJson(format: Record<string, unknown>, request: JudgeReque
 }
 
 interface CompletionShape {
+  model?: unknown;
   choices?: Array<{
     message?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown };
     finish_reason?: unknown;
@@ -403,6 +405,8 @@ export function parseCompletion(raw: unknown, endpoint: string): JudgeReply {
   };
   if (reasoning !== '') reply.reasoning = reasoning;
   if (typeof choice.finish_reason === 'string') reply.finishReason = choice.finish_reason;
+  const model = resolvedModelOf(completion.model);
+  if (model !== undefined) reply.model = model;
   const logprobs = choice.logprobs?.content;
   if (Array.isArray(logprobs)) {
     reply.tokenProbabilities = logprobs.map(
