@@ -38,6 +38,18 @@ describe('rubricate benchmarks', { timeout: 60_000 }, () => {
 });
 
 describe('grade --benchmark', { timeout: 60_000 }, () => {
+  test.skipIf(!consensus.available)('eval --benchmark samples the pack\'s prompts and grades them with its format and scoring', async ({ tempDir }) => {
+    const out = join(tempDir, 'eval.jsonl');
+    const run = await runCliInProcess(['eval', '--benchmark', 'healthbench:consensus', '--model', 'scripted', '--judge', 'scripted', '--limit', '2', '--no-cache', '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = records(out);
+    expect(lines.map((line) => line.id)).toEqual(records(consensus.path).slice(0, 2).map((example) => example.prompt_id));
+    expect(lines.every((line) => (line.sampled as { model?: string } | undefined)?.model !== undefined && line.scoring === 'healthbench')).toBe(true);
+    const both = await runCliInProcess(['eval', '--benchmark', 'healthbench:consensus', '--input', out, '--model', 'scripted', '--judge', 'scripted', '--out', join(tempDir, 'x.jsonl')]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/leave out --input/);
+  });
+
   test.skipIf(!consensus.available)('healthbench:consensus grades the subset\'s file with HealthBench\'s format and scoring', async ({ tempDir }) => {
     const out = join(tempDir, 'results.jsonl');
     const graded = await runCliInProcess(['grade', '--benchmark', 'healthbench:consensus', '--response-from', 'ideal', '--judge', 'scripted', '--limit', '2', '--no-cache', '--out', out, '--metrics', join(tempDir, 'metrics.json')]);

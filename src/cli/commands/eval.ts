@@ -18,16 +18,19 @@ import { addSamplingOptions } from '../sampling-options.js';
 import { addConfigOption, resolvedConfigOf } from '../config-file.js';
 import { evalEachModel } from '../eval-models.js';
 import { runGrade, type GradeFlags } from './grade.js';
+import { addBenchmarkOption, applyBenchmark } from '../benchmark-options.js';
+import { RubricateError } from '../../errors.js';
 
 export function registerEvalCommand(program: Command, context: CommandContext): void {
   const command = program.command('eval').description("sample the model under test on each item's conversation, then grade its responses against their rubrics (one result line per response)");
   command
     .option('--format <name>', `input format (${itemImporters.names().join(', ')}); the items' responses, if any, are replaced by the model's`, 'items')
-    .requiredOption('--input <file>', 'input file: prompts (or conversations) with their rubrics')
+    .option('--input <file>', 'input file: prompts (or conversations) with their rubrics (or --benchmark NAME)')
     .option('--rubrics <file>', 'rubrics (JSONL or JSON list, each with an id) for items that give rubric_id')
     .option('--examples <file>', 'examples file to take item tags from')
     .option('--image-root <dir>', "a folder image paths in items may name besides the input file's own (repeatable)", (dir: string, dirs: string[] = []) => [...dirs, dir])
     .option('--allow-private-image-urls', 'let image URLs in items reach loopback, private, link-local and other non-public addresses (a local image server)');
+  addBenchmarkOption(command);
   addLimitOption(command);
   addSamplingOptions(command);
   command
@@ -38,7 +41,7 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
     .option('--report <file>', 'also write an HTML report at the end')
     .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--quiet', quietHelp);
-  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests']);
+  addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
   addDryRunOption(command, 'send nothing: print the model under test\'s calls and the judge\'s calls, their tokens, the cache hits and the cost of each, apart');
   addDrainTimeoutOption(command);
   addConfigOption(command);
@@ -47,7 +50,11 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
     'rubricate eval --input examples/items.jsonl --model scripted --judge scripted --out eval-smoke.jsonl   # offline: made-up responses and verdicts',
   ]);
   command.options.find((option) => option.long === '--model')?.helpGroup('Model under test:');
-  command.action(async (flags: GradeFlags, self: Command) => {
+  command.action(async (_given: GradeFlags, self: Command) => {
+    // A pack sets the input, the format and the defaults the user left unset, before anything reads them.
+    applyBenchmark(self);
+    const flags = self.opts<GradeFlags>();
+    if (flags.input === undefined) throw new RubricateError('CONFIG_INVALID', 'give the prompts to sample: --input FILE, or --benchmark NAME (`rubricate benchmarks` lists them)', { field: 'input' });
     const spec = runSpecOf(self);
     const options = { outIsDefault: self.getOptionValueSource('out') === 'default', config: resolvedConfigOf(self, context.configFile) };
     const credentials = modelFromFlags(flags, 'model').credentials;
