@@ -19,6 +19,7 @@ import { homedir, hostname, platform } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isRecord } from '../util/is-record.js';
 import { redactText } from '../util/redact.js';
+import { isProcessAlive } from '../util/process-alive.js';
 
 export const runIndexVariable = 'RUBRICATE_RUN_INDEX';
 /** One line at most this long: a single O_APPEND write of it is not interleaved with another's. */
@@ -157,7 +158,7 @@ export async function readRunIndex(indexPath: string): Promise<IndexedRun[]> {
     if (line) byRun.set(line.run, line);
   }
   const host = hostname();
-  const runs = [...byRun.values()].map((run): IndexedRun => (run.status === 'running' && run.host === host && !isAlive(run.pid) ? { ...run, status: 'interrupted', process_gone: true } : run));
+  const runs = [...byRun.values()].map((run): IndexedRun => (run.status === 'running' && run.host === host && !isProcessAlive(run.pid) ? { ...run, status: 'interrupted', process_gone: true } : run));
   // Newest first; runs started in the same millisecond, the one recorded later first (map order is first-line order).
   return runs.reverse().sort((left, right) => (left.started_at < right.started_at ? 1 : left.started_at > right.started_at ? -1 : 0));
 }
@@ -199,11 +200,3 @@ function parseLine(raw: string): RunIndexLine | undefined {
   return value as unknown as RunIndexLine;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -25,6 +25,7 @@ import { sleep } from '../util/sleep.js';
 import { RecentReplies } from './memory.js';
 import { readStoredReply } from './reply-shape.js';
 import type { ReplyStoreOptions, TransferableReplyStore } from './types.js';
+import { isProcessAlive } from '../util/process-alive.js';
 
 export interface SqliteReplyStoreOptions extends ReplyStoreOptions {
   /** How long a read waits for a locked database before its call fails with STORE_BUSY (default 10 s). */
@@ -261,7 +262,7 @@ export class SqliteReplyStore implements TransferableReplyStore {
     for (const name of names) {
       const pid = Number(name.slice(prefix.length));
       // Our own journal belongs to another store open in this process; live processes keep theirs.
-      if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+      if (!Number.isInteger(pid) || pid === process.pid || isProcessAlive(pid)) continue;
       const file = join(directory, name);
       const texts = new Map<string, string>();
       for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -287,15 +288,6 @@ class ProbeDone extends Error {}
 
 function storeError(path: string, error: unknown): RubricateError {
   return new RubricateError('STORE_UNAVAILABLE', `the cache at ${path} failed: ${(error as Error).message}`, { field: 'cache' }, { cause: error });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The per-user cache location (XDG on Linux, Library/Caches on macOS, LOCALAPPDATA on Windows). */
