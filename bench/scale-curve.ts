@@ -1,0 +1,82 @@
+/**
+ * The scale curve (issue #49): 10⁴, 10⁵ and 10⁶ criteria graded per criterion against an
+ * in-process judge that answers at once, each count in a fresh child process (its own peak
+ * RSS and CPU), so what grows with the input shows as CPU per call or peak RSS growing.
+ * The judge is in-process so the figures are the grader's own (no HTTP, no simulator).
+ */
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadLibrary, syntheticItems } from './grading.js';
+import { peakRssBytes } from './support/measure.js';
+import type { Judge, JudgeReply, JudgeRequest } from '../src/judges/types.js';
+
+const criteriaPerItem = 10;
+
+/** Writes items of ten criteria each, a thousand at a time, so the parent never holds the input. */
+async function writeItems(file: string, criteria: number): Promise<void> {
+  const stream = createWriteStream(file);
+  const items = Math.ceil(criteria / criteriaPerItem);
+  for (let offset = 0; offset < items; offset += 1000) {
+    const chunk = syntheticItems(Math.min(1000, items - offset), criteriaPerItem, 1 + offset / 1000);
+    const text = chunk.map((line, index) => line.replace(/^\{"id":"item-\d+"/, `{"id":"item-${offset + index}"`)).join('\n');
+    if (!stream.write(`${text}\n`)) await once(stream, 'drain');
+  }
+  stream.end();
+  await once(stream, 'finish');
+}
+
+/** A judge that answers every per-criterion request at once: met when the criterion's id ends in an even digit. */
+export function instantJudge(): Judge {
+  return {
+    provenance: { id: 'scale:instant', model: 'instant' },
+    capabilities: { images: false, tokenProbabilities: false },
+    complete(request: JudgeRequest): Promise<JudgeReply> {
+      const criterion = request.subject?.criteria[0] ?? '';
+      const met = Number(criterion.at(-1)) % 2 === 0;
+      return Promise.resolve({ text: `{"explanation":"Made up by the scale benchmark's instant judge.","criteria_met":${met}}`, usage: { inputTokens: 500, outputTokens: 20, cachedInputTokens: 0 } });
+    },
+  };
+}
+
+/** Child: grades one input file with a reply cache, reports its CPU per call, wall, peak RSS and output size. */
+export async function scaleCurveChild(input: string, cache: string, out: string): Promise<Record<string, unknown>> {
+  const library = await loadLibrary();
+  const store = new library.SqliteReplyStore(cache);
+  const grader = new library.Grader({ judge: instantJudge(), store, scoring: 'healthbench', calls: { concurrency: 64 } });
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  const outcome = await library.gradeFile({ grader, records: library.getItemImporter('items').read(input, {}), out });
+  const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  store.close();
+  const calls = outcome.usage.calls;
+  return {
+    items: outcome.metrics.n,
+    items_error: outcome.metrics.n_error,
+    calls,
+    wall_s: wallMs / 1000,
+    cpu_ms_per_call: (cpu.user + cpu.system) / 1000 / Math.max(1, calls),
+    peak_rss_mb: peakRssBytes() / 1e6,
+    output_mb: statSync(out).size / 1e6,
+  };
+}
+
+/** Parent: one child per count (SCALE_CRITERIA=10000,100000 to choose them), its input and cache in a temporary folder. */
+export async function runScaleCurve(runChild: (args: string[]) => Promise<unknown>): Promise<unknown[]> {
+  const counts = (process.env.SCALE_CRITERIA ?? '10000,100000,1000000').split(',').map(Number);
+  const rows: unknown[] = [];
+  for (const criteria of counts) {
+    const directory = mkdtempSync(join(tmpdir(), 'rubricate-bench-curve-'));
+    try {
+      const input = join(directory, 'items.jsonl');
+      await writeItems(input, criteria);
+      const result = (await runChild(['scale-curve-child', input, join(directory, 'cache.sqlite'), join(directory, 'results.jsonl')])) as Record<string, unknown>;
+      rows.push({ scenario: `scale curve ${criteria.toLocaleString('en')} criteria`, criteria, input_mb: statSync(input).size / 1e6, ...result });
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }
+  return rows;
+}
