@@ -7,6 +7,8 @@
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { loadLibrary, syntheticItems } from './grading.js';
 import { peakRssBytes } from './support/measure.js';
@@ -40,14 +42,41 @@ export function instantJudge(): Judge {
   };
 }
 
+/**
+ * Live heap, as opposed to peak RSS (which also counts the garbage V8 lets pile up before a
+ * collection): at every tenth of the input a full collection, then the heap still in use.
+ * What the run held per item would show here growing with the input.
+ */
+function liveHeapProbe(items: number): { records: <T>(source: AsyncIterable<T>) => AsyncIterable<T>; maxMb: () => number } {
+  setFlagsFromString('--expose-gc');
+  const collect = runInNewContext('gc') as () => void;
+  let max = 0;
+  const step = Math.max(1, Math.floor(items / 10));
+  return {
+    async *records<T>(source: AsyncIterable<T>): AsyncIterable<T> {
+      let seen = 0;
+      for await (const record of source) {
+        yield record;
+        seen += 1;
+        if (seen % step === 0) {
+          collect();
+          max = Math.max(max, process.memoryUsage().heapUsed);
+        }
+      }
+    },
+    maxMb: () => max / 1e6,
+  };
+}
+
 /** Child: grades one input file with a reply cache, reports its CPU per call, wall, peak RSS and output size. */
-export async function scaleCurveChild(input: string, cache: string, out: string): Promise<Record<string, unknown>> {
+export async function scaleCurveChild(input: string, cache: string, out: string, items: number): Promise<Record<string, unknown>> {
   const library = await loadLibrary();
+  const probe = liveHeapProbe(items);
   const store = new library.SqliteReplyStore(cache);
   const grader = new library.Grader({ judge: instantJudge(), store, scoring: 'healthbench', calls: { concurrency: 64 } });
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  const outcome = await library.gradeFile({ grader, records: library.getItemImporter('items').read(input, {}), out });
+  const outcome = await library.gradeFile({ grader, records: probe.records(library.getItemImporter('items').read(input, {})), out });
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   store.close();
@@ -59,6 +88,7 @@ export async function scaleCurveChild(input: string, cache: string, out: string)
     wall_s: wallMs / 1000,
     cpu_ms_per_call: (cpu.user + cpu.system) / 1000 / Math.max(1, calls),
     peak_rss_mb: peakRssBytes() / 1e6,
+    live_heap_mb: probe.maxMb(),
     output_mb: statSync(out).size / 1e6,
   };
 }
@@ -72,7 +102,7 @@ export async function runScaleCurve(runChild: (args: string[]) => Promise<unknow
     try {
       const input = join(directory, 'items.jsonl');
       await writeItems(input, criteria);
-      const result = (await runChild(['scale-curve-child', input, join(directory, 'cache.sqlite'), join(directory, 'results.jsonl')])) as Record<string, unknown>;
+      const result = (await runChild(['scale-curve-child', input, join(directory, 'cache.sqlite'), join(directory, 'results.jsonl'), String(Math.ceil(criteria / criteriaPerItem))])) as Record<string, unknown>;
       rows.push({ scenario: `scale curve ${criteria.toLocaleString('en')} criteria`, criteria, input_mb: statSync(input).size / 1e6, ...result });
     } finally {
       rmSync(directory, { recursive: true, force: true });

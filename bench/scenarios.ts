@@ -257,9 +257,9 @@ const scenarios: Record<string, () => Promise<unknown>> = {
 
   /** Child of `scale-curve`: grades one input in this fresh process. */
   async 'scale-curve-child'() {
-    const [input, cache, out] = process.argv.slice(3);
+    const [input, cache, out, items] = process.argv.slice(3);
     const { scaleCurveChild } = await import('./scale-curve.js');
-    return scaleCurveChild(input, cache, out);
+    return scaleCurveChild(input, cache, out, Number(items));
   },
 
   /** Deterministic checks throughput on the IFEval set (issue: ≥ 50,000 criteria/s without language detection). */
