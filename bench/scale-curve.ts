@@ -30,7 +30,7 @@ async function writeItems(file: string, criteria: number): Promise<void> {
 }
 
 /** A judge that answers every per-criterion request at once: met when the criterion's id ends in an even digit. */
-export function instantJudge(): Judge {
+function instantJudge(): Judge {
   return {
     provenance: { id: 'scale:instant', model: 'instant' },
     capabilities: { images: false, tokenProbabilities: false },
