@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   }
   const curve = results['scale-curve'];
   if (Array.isArray(curve)) {
-    lines.push(formatTable(curve.map((row: Row) => ({ scenario: String(row.scenario), calls: round(row.calls), 'wall s': round(row.wall_s, 2), 'CPU ms/call': round(row.cpu_ms_per_call, 3), 'peak RSS MB': round(row.peak_rss_mb, 0), 'live heap MB': round(row.live_heap_mb, 0), 'output MB': round(row.output_mb, 1), 'ok/error': `${round(row.items)}/${round(row.items_error)}` }))), '');
+    lines.push(formatTable(curve.map((row: Row) => ({ scenario: String(row.scenario), calls: round(row.calls), 'wall s': round(row.wall_s, 2), 'CPU ms/call': round(row.cpu_ms_per_call, 3), 'peak RSS MB': round(row.peak_rss_mb, 0), 'live heap MB': round(row.live_heap_mb, 0), 'output MB': round(row.output_mb, 1), 'ok/error': `${(row.items as number) - (row.items_error as number)}/${round(row.items_error)}` }))), '');
   }
   const groups = results.groups;
   if (Array.isArray(groups)) {
