@@ -12,6 +12,7 @@ import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { loadLibrary, syntheticItems } from './grading.js';
 import { peakRssBytes } from './support/measure.js';
+import { batchRecentReplies } from '../src/store/memory.js';
 import type { Judge, JudgeReply, JudgeRequest } from '../src/judges/types.js';
 
 const criteriaPerItem = 10;
@@ -78,7 +79,8 @@ function liveHeapProbe(items: number): { records: <T>(source: AsyncIterable<T>) 
 export async function scaleCurveChild(input: string, cache: string, out: string, items: number): Promise<Record<string, unknown>> {
   const library = await loadLibrary();
   const probe = liveHeapProbe(items);
-  const store = new library.SqliteReplyStore(cache);
+  // The store as `rubricate grade` opens it: a small recent-reply memory (a batch run reads each reply about once).
+  const store = new library.SqliteReplyStore(cache, { recentReplies: batchRecentReplies });
   const grader = new library.Grader({ judge: instantJudge(), store, scoring: 'healthbench', calls: { concurrency: 64 } });
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
