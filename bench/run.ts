@@ -12,7 +12,7 @@ import { formatMarkdownTable, formatTable } from './support/table.js';
 
 type Row = Record<string, unknown>;
 
-const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'replicas', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import'];
+const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'scale-curve', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'replicas', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import'];
 
 function round(value: unknown, digits = 3): string | number {
   if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
@@ -116,6 +116,10 @@ async function main(): Promise<void> {
   const scale = results.scale;
   if (Array.isArray(scale)) {
     lines.push(formatTable(scale.map((row: Row) => ({ scenario: String(row.scenario), items: round(row.items), 'wall s': round(row.wall_s, 2), 'µs/item': round(row.us_per_item, 1), 'peak RSS MB': round(row.peak_rss_mb, 0), 'judge calls': round(row.calls), 'cache hits': round(row.cache_hits) }))), '');
+  }
+  const curve = results['scale-curve'];
+  if (Array.isArray(curve)) {
+    lines.push(formatTable(curve.map((row: Row) => ({ scenario: String(row.scenario), calls: round(row.calls), 'wall s': round(row.wall_s, 2), 'CPU ms/call': round(row.cpu_ms_per_call, 3), 'peak RSS MB': round(row.peak_rss_mb, 0), 'live heap MB': round(row.live_heap_mb, 0), 'output MB': round(row.output_mb, 1), 'ok/error': `${(row.items as number) - (row.items_error as number)}/${round(row.items_error)}` }))), '');
   }
   const groups = results.groups;
   if (Array.isArray(groups)) {

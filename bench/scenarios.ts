@@ -249,6 +249,19 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     }
   },
 
+  /** The scale curve: 10⁴, 10⁵, 10⁶ criteria against an instant in-process judge (SCALE_CRITERIA chooses the counts). */
+  async 'scale-curve'() {
+    const { runScaleCurve } = await import('./scale-curve.js');
+    return runScaleCurve((args) => runChild(args));
+  },
+
+  /** Child of `scale-curve`: grades one input in this fresh process. */
+  async 'scale-curve-child'() {
+    const [input, cache, out, items] = process.argv.slice(3);
+    const { scaleCurveChild } = await import('./scale-curve.js');
+    return scaleCurveChild(input, cache, out, Number(items));
+  },
+
   /** Deterministic checks throughput on the IFEval set (issue: ≥ 50,000 criteria/s without language detection). */
   async checks() {
     const { runChecksBenchmark } = await import('./checks.js');

@@ -33,6 +33,8 @@ export interface SessionOptions {
   queued?: boolean;
   /** A server answers at once while a Redis store is away instead of waiting for it. */
   failFast?: boolean;
+  /** Replies the SQLite store keeps parsed in memory (default 20,000; a batch run wants few, see `batchRecentReplies`). */
+  recentReplies?: number;
   /** Builds the judges instead of the spec's own rule (a pool of replicas). */
   judges?: () => Promise<Judge[]>;
   /** Judges may be none (`--judge none`): a command that needs one says so. */
@@ -110,7 +112,7 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
     if (dryRun) judges = dryRun;
     if (dry) cascadeJudges = cascadeJudges.map((judge) => dryRunWrapper(judge));
     // A dry run writes nothing, not even a --no-cache journal beside the output.
-    const opened = await openStore(flags, spec, dry ? undefined : options.out, { failFast: options.failFast });
+    const opened = await openStore(flags, spec, dry ? undefined : options.out, { failFast: options.failFast, recentReplies: options.recentReplies });
     closers.push(() => opened.close());
     const storeFor = (hits: { count: number }) => (dry ? readOnlyStore(opened.store, hits) : opened.store);
     const storeHits = { count: 0 };

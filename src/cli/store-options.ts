@@ -42,13 +42,13 @@ function printWarning(message: string): void {
  * deleted once the run completes. A Redis store is connected before anything runs, so a
  * wrong URL or password stops the command at once with a clear error.
  */
-export async function openStore(flags: StoreFlags, run: Pick<RunSpec, 'cacheTtlMs' | 'fleet'>, outputPath: string | undefined, options: { failFast?: boolean } = {}): Promise<OpenedStore> {
+export async function openStore(flags: StoreFlags, run: Pick<RunSpec, 'cacheTtlMs' | 'fleet'>, outputPath: string | undefined, options: { failFast?: boolean; recentReplies?: number } = {}): Promise<OpenedStore> {
   const ttlMs = run.cacheTtlMs;
   const spec = storeSpecFrom(flags.store);
   if (flags.cache === false) {
     if (!outputPath) return { store: undefined, finish() {}, close() {} };
     const journalPath = `${outputPath}.journal.sqlite`;
-    const store = new SqliteReplyStore(journalPath, { onWarning: printWarning });
+    const store = new SqliteReplyStore(journalPath, { onWarning: printWarning, recentReplies: options.recentReplies });
     return {
       store,
       finish() {
@@ -72,7 +72,7 @@ export async function openStore(flags: StoreFlags, run: Pick<RunSpec, 'cacheTtlM
     return { store, finish() {}, close: () => store.close() };
   }
   const path = typeof flags.cache === 'string' ? flags.cache : (spec ?? defaultCachePath());
-  const store = openReplyStore(path, { ttlMs, onWarning: printWarning });
+  const store = openReplyStore(path, { ttlMs, onWarning: printWarning, recentReplies: options.recentReplies });
   return { store, finish() {}, close: () => store.close() };
 }
 

@@ -4,8 +4,8 @@
  * closing tag of its own block (it would have to contain a hash of itself), and the same
  * item always renders to the same bytes, so prefix caches and our cache keys stay stable.
  */
-import { createHash } from 'node:crypto';
 import type { Criterion, Item } from '../rubric/schema.js';
+import { sha256Hex } from '../util/hash.js';
 import { unclashedNonce } from '../util/nonce.js';
 
 const digestMemo = new WeakMap<object, string>();
@@ -18,10 +18,10 @@ const digestMemo = new WeakMap<object, string>();
 export function itemDigest(item: Pick<Item, 'prompt' | 'response' | 'reference'>): string {
   let digest = digestMemo.get(item);
   if (digest !== undefined) return digest;
-  const hash = createHash('sha256').update('rubricate-delimiter\u0000');
-  for (const message of item.prompt) hash.update(`${message.role}\u0000${message.content}\u0000`);
-  hash.update(`\u0001${item.response}\u0001${item.reference ?? ''}`);
-  digest = hash.digest('hex');
+  // One string, one-shot hash: the same bytes as updating a Hash part by part, at less CPU.
+  let text = 'rubricate-delimiter\u0000';
+  for (const message of item.prompt) text += `${message.role}\u0000${message.content}\u0000`;
+  digest = sha256Hex(`${text}\u0001${item.response}\u0001${item.reference ?? ''}`);
   digestMemo.set(item, digest);
   return digest;
 }
@@ -73,7 +73,7 @@ function formatPoints(points: number): string {
  * re-derived in the (astronomically unlikely) case that the text holds `-NONCE>` anyway.
  */
 export function fenceNonce(domain: string, text: string): string {
-  return unclashedNonce(createHash('sha256').update(`rubricate-${domain}\u0000${text}`).digest('hex').slice(0, 16), (nonce) => text.includes(`-${nonce}>`));
+  return unclashedNonce(sha256Hex(`rubricate-${domain}\u0000${text}`).slice(0, 16), (nonce) => text.includes(`-${nonce}>`));
 }
 
 const criterionMemo = new WeakMap<Criterion, string>();

@@ -3,7 +3,7 @@
  * re-score, report or audit a verdict is on the line: criteria with verdicts and reasons,
  * the graded text, and provenance (rubric hash, judge, template, sampling, version).
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../util/hash.js';
 import { z } from 'zod';
 import type { GradedItem, GradedRecord, JudgeCallTrace } from '../engine/engine.js';
 import type { Usage } from '../engine/usage.js';
@@ -386,7 +386,7 @@ export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated
   if (record.tags) item.tags = record.tags;
   const chars = record.response_chars ?? (typeof record.response === 'string' ? characterCount(record.response) : undefined);
   if (chars !== undefined) item.responseCharacters = chars;
-  if (typeof record.response === 'string') item.responseDigest = createHash('sha256').update(record.response).digest('hex');
+  if (typeof record.response === 'string') item.responseDigest = sha256Hex(record.response);
   if (record.metadata) item.metadata = record.metadata;
   return item;
 }

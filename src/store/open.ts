@@ -10,7 +10,7 @@ export function storeSpecFrom(flag: string | undefined, environment: NodeJS.Proc
   return spec === undefined || spec.trim() === '' ? undefined : spec.trim();
 }
 
-export function openReplyStore(spec: string, options: ReplyStoreOptions & Pick<SqliteReplyStoreOptions, 'onWarning'> = {}): TransferableReplyStore {
+export function openReplyStore(spec: string, options: ReplyStoreOptions & Pick<SqliteReplyStoreOptions, 'onWarning' | 'recentReplies'> = {}): TransferableReplyStore {
   if (isRedisUrl(spec)) return new RedisReplyStore(spec, { ttlMs: options.ttlMs });
   return new SqliteReplyStore(spec.startsWith('sqlite:') ? spec.slice('sqlite:'.length) : spec, options);
 }

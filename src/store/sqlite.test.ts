@@ -50,6 +50,15 @@ describe('SqliteReplyStore', () => {
     expect(journals(path)).toEqual([]);
   });
 
+  test('with a recent-reply memory of 2 (a batch run), every reply beyond it is still read back, from the batch and from SQLite', ({ tempDir }) => {
+    const store = new SqliteReplyStore(join(tempDir, 'cache.sqlite'), { recentReplies: 2 });
+    for (let index = 0; index < 10; index += 1) store.put(`k${index}`, reply(`{"n":${index}}`));
+    expect(Array.from({ length: 10 }, (_, index) => (store.get(`k${index}`) as { text: string }).text)).toEqual(Array.from({ length: 10 }, (_, index) => `{"n":${index}}`));
+    store.flush();
+    expect(Array.from({ length: 10 }, (_, index) => (store.get(`k${index}`) as { text: string }).text)).toEqual(Array.from({ length: 10 }, (_, index) => `{"n":${index}}`));
+    store.close();
+  });
+
   test('a process killed before its batch reached SQLite loses nothing: the next opening imports its journal', ({ tempDir }) => {
     const path = join(tempDir, 'cache.sqlite');
     const child = runScript(`

@@ -28,6 +28,11 @@ import type { ReplyStoreOptions, TransferableReplyStore } from './types.js';
 import { isProcessAlive } from '../util/process-alive.js';
 
 export interface SqliteReplyStoreOptions extends ReplyStoreOptions {
+  /**
+   * How many replies are kept parsed in memory besides SQLite (default 20,000, for `serve`'s
+   * repeated reads). A batch run reads each reply about once: a small memory spares it the GC work.
+   */
+  recentReplies?: number;
   /** How long a read waits for a locked database before its call fails with STORE_BUSY (default 10 s). */
   busyBoundMs?: number;
   /** How long closing waits to move the last batch into a locked database before keeping it in the journal (default 10 s). */
@@ -56,7 +61,7 @@ export class SqliteReplyStore implements TransferableReplyStore {
   private readonly insertStatement: Database.Statement<[string, string, number]>;
   /** Replies in the journal and not yet in SQLite. */
   private readonly pending = new Map<string, string>();
-  private readonly memory = new RecentReplies();
+  private readonly memory: RecentReplies;
   private readonly journalPath: string | undefined;
   private readonly ttlMs: number | undefined;
   private readonly busyBoundMs: number;
@@ -71,6 +76,7 @@ export class SqliteReplyStore implements TransferableReplyStore {
 
   constructor(path: string, options: SqliteReplyStoreOptions = {}) {
     this.path = path;
+    this.memory = new RecentReplies(options.recentReplies);
     this.ttlMs = options.ttlMs;
     this.busyBoundMs = options.busyBoundMs ?? 10_000;
     this.closeBusyBoundMs = options.closeBusyBoundMs ?? 10_000;

@@ -220,6 +220,12 @@ export class JsonLinesWriter {
 
   async write(value: unknown): Promise<void> {
     if (this.failure) throw writeFailure(this.path, this.failure);
+    // Lines written in one turn of the event loop go out in one writev, not one write each
+    // (a results file of 10⁶ criteria is 10⁵ lines): corked here, uncorked on the next turn.
+    if (this.stream.writableCorked === 0) {
+      this.stream.cork();
+      setImmediate(() => this.stream.uncork());
+    }
     if (!this.stream.write(`${JSON.stringify(value)}\n`)) {
       // An error instead of 'drain' must end the wait too, or a dead output hangs the run.
       // The listener that loses the race is removed, or they pile up over a long run.

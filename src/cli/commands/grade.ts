@@ -29,6 +29,7 @@ import { addBatchOptions } from '../batch-options.js';
 import { addBenchmarkOption, applyBenchmark } from '../benchmark-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
+import { batchRecentReplies } from '../../store/index.js';
 import { checkRepeatCount, type RunSpec } from '../../spec/run-spec.js';
 import type { ImportOptions } from '../../rubric/formats/types.js';
 import { readResultsAsItems } from '../../rubric/formats/results.js';
@@ -136,7 +137,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const groupBy = groupSettingsOf(spec.plan)?.groupBy;
   // A --group-by field no item has: refused before any store, journal or output is opened.
   if (groupBy !== undefined) await checkGroupField(firstRecords(importer.read(flags.input, { ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }), flags.limit), groupBy);
-  const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, queued: flags.queue !== undefined });
+  const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, queued: flags.queue !== undefined, recentReplies: batchRecentReplies });
   let sampling: OpenSampling | undefined;
   try {
     sampling = options.sample ? await openSampling(session, options.sample.credentials, flags, { context, stopSignal: context.signal, signal: drainSignal(context.signal, flags) }) : undefined;
