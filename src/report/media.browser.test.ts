@@ -18,6 +18,7 @@ import { normalizeTrajectory, trajectorySteps, type TrajectoryMessageInput } fro
 import { browserTest as test } from './browser-fixture.js';
 import { chromiumAvailable, chromiumPath, openOfflinePage, type HeadlessBrowser } from './headless.js';
 import { writeReportFromResults } from './index.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 const haveBrowser = chromiumAvailable();
 if (!haveBrowser) console.warn(`report media browser tests skipped: ${chromiumPath} is absent (install it with: apt-get install -y chromium)`);
@@ -174,5 +175,5 @@ describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headl
     expect(await page.locator('img').count()).toBe(1);
     expect(errors).toEqual([]);
     await page.close();
-  }, 120_000);
+  }, hangGuard(120_000));
 });
