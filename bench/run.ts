@@ -12,7 +12,7 @@ import { formatMarkdownTable, formatTable } from './support/table.js';
 
 type Row = Record<string, unknown>;
 
-const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import'];
+const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import', 'sqlite-drivers'];
 
 function round(value: unknown, digits = 3): string | number {
   if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
@@ -134,6 +134,11 @@ async function main(): Promise<void> {
       ),
       '',
     );
+  }
+  const drivers = results['sqlite-drivers'];
+  if (Array.isArray(drivers)) {
+    const perReply = (timing: { wallUs: number; cpuUs: number }) => `${timing.wallUs} / ${timing.cpuUs}`;
+    lines.push(formatTable(drivers.map((row: Row) => ({ 'SQLite driver': String(row.driver), node: String(row.node), replies: round(row.replies), 'write µs (wall / CPU)': perReply(row.writeUs as never), 'store read µs': perReply(row.readUs as never), 'SELECT µs': perReply(row.selectUs as never) }))), '');
   }
   const otel = results['otel-import'];
   if (Array.isArray(otel)) {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { test } from '../testing/vitest-fixtures.js';
@@ -72,4 +73,10 @@ describe('SQLite drivers', () => {
       reader.close();
     });
   });
+});
+
+test('the message that asks for better-sqlite3 names the version package.json pins', () => {
+  const pinned = (JSON.parse(readFileSync('package.json', 'utf8')) as { optionalDependencies: Record<string, string> }).optionalDependencies['better-sqlite3'];
+  expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+  expect(readFileSync('src/store/sqlite-driver.ts', 'utf8')).toContain(`const betterSqliteVersion = '${pinned}';`);
 });
