@@ -137,8 +137,8 @@ async function main(): Promise<void> {
   }
   const drivers = results['sqlite-drivers'];
   if (Array.isArray(drivers)) {
-    const perReply = (timing: { wallUs: number; cpuUs: number }) => `${timing.wallUs} / ${timing.cpuUs}`;
-    lines.push(formatTable(drivers.map((row: Row) => ({ 'SQLite driver': String(row.driver), node: String(row.node), replies: round(row.replies), 'write µs (wall / CPU)': perReply(row.writeUs as never), 'store read µs': perReply(row.readUs as never), 'SELECT µs': perReply(row.selectUs as never) }))), '');
+    const perReply = (timing: unknown) => (timing ? `${(timing as { wallUs: number }).wallUs} / ${(timing as { cpuUs: number }).cpuUs}` : '–');
+    lines.push(formatTable(drivers.map((row: Row) => ({ 'SQLite driver': String(row.driver), node: String(row.node), replies: round(row.replies), 'write µs (wall / CPU)': perReply(row.writeUs), 'store read µs': perReply(row.readUs), 'SELECT µs': perReply(row.selectUs), aborted: row.aborted ? String(row.aborted) : '' }))), '');
   }
   const otel = results['otel-import'];
   if (Array.isArray(otel)) {

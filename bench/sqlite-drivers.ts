@@ -8,7 +8,7 @@
  * Run: `npx tsx bench/sqlite-drivers.ts [replies]`, or `npm run bench -- sqlite-drivers`.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,10 +25,12 @@ export interface SqliteDriverRow {
   driver: string;
   node: string;
   replies: number;
-  /** Per reply, in microseconds: the batched write, the store's cold read, the bare SELECT. */
-  writeUs: Timing;
-  readUs: Timing;
-  selectUs: Timing;
+  /** Per reply, in microseconds: the batched write, the store's cold read, the bare SELECT (absent when it aborted first). */
+  writeUs?: Timing;
+  readUs?: Timing;
+  selectUs?: Timing;
+  /** Set when the process aborted (better-sqlite3 12.11.1 on Node 24 does, now and then). */
+  aborted?: string;
 }
 
 function timed(count: number, body: () => void): Timing {
@@ -54,7 +56,9 @@ function measure(replies: number): SqliteDriverRow {
     const path = join(directory, 'cache.sqlite');
     const keys = Array.from({ length: replies }, (_, index) => `key-${index.toString(16).padStart(8, '0')}`);
     const writer = new SqliteReplyStore(path);
-    const driver = openSqlite(':memory:').driver;
+    const probe = openSqlite(':memory:');
+    const driver = probe.driver;
+    probe.close();
     const writeUs = timed(replies, () => writer.putMany(keys.map((key, index) => [key, reply(index)])));
     writer.close();
     const reader = new SqliteReplyStore(path);
@@ -80,22 +84,33 @@ function measure(replies: number): SqliteDriverRow {
 export function runSqliteDriversBenchmark(replies = 20_000): SqliteDriverRow[] {
   const self = fileURLToPath(import.meta.url);
   return availableSqliteDrivers().map((driver) => {
-    const output = execFileSync(process.execPath, ['--import', 'tsx', self, '--child', String(replies)], { env: { ...process.env, RUBRICATE_SQLITE: driver }, encoding: 'utf8' });
-    return JSON.parse(output) as SqliteDriverRow;
+    try {
+      const output = execFileSync(process.execPath, ['--import', 'tsx', self, '--child', String(replies)], { env: { ...process.env, RUBRICATE_SQLITE: driver }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      return JSON.parse(output) as SqliteDriverRow;
+    } catch (error) {
+      // better-sqlite3 12.11.1 built for Node 24 aborts the process now and then (an assertion as a
+      // statement is destroyed): that is part of the result, with the figures when they came first.
+      const { stdout, signal, stderr } = error as { stdout?: string; signal?: string; stderr?: string };
+      if (!signal) throw error;
+      if (!stdout) return { driver, node: process.version, replies, aborted: `${signal}: ${stderr?.trim().split('\n')[0] ?? ''}` };
+      return { ...(JSON.parse(stdout) as SqliteDriverRow), aborted: `${signal} as it exited` };
+    }
   });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const child = process.argv.includes('--child');
   const replies = Number(process.argv.filter((argument) => /^\d+$/.test(argument))[0] ?? 20_000);
-  if (child) process.stdout.write(JSON.stringify(measure(replies)));
+  // Written synchronously: the figures reach the parent even when the process aborts as it exits.
+  if (child) writeSync(1, JSON.stringify(measure(replies)));
   else {
     const rows = runSqliteDriversBenchmark(replies);
     for (const row of rows) {
-      process.stdout.write(
-        `${row.driver.padEnd(15)} ${row.node}  ${row.replies} replies  µs per reply (wall / CPU): write ${row.writeUs.wallUs} / ${row.writeUs.cpuUs}, ` +
-          `store read ${row.readUs.wallUs} / ${row.readUs.cpuUs}, SELECT ${row.selectUs.wallUs} / ${row.selectUs.cpuUs}\n`,
-      );
+      const figures =
+        row.writeUs && row.readUs && row.selectUs
+          ? `µs per reply (wall / CPU): write ${row.writeUs.wallUs} / ${row.writeUs.cpuUs}, store read ${row.readUs.wallUs} / ${row.readUs.cpuUs}, SELECT ${row.selectUs.wallUs} / ${row.selectUs.cpuUs}`
+          : 'no figures';
+      process.stdout.write(`${row.driver.padEnd(15)} ${row.node}  ${row.replies} replies  ${figures}${row.aborted ? `  (aborted: ${row.aborted})` : ''}\n`);
     }
   }
 }
