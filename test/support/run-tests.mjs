@@ -33,7 +33,8 @@ if (optionalDependencies?.openai && !existsSync(new URL('node_modules/openai/pac
  * is read once here, from the load when the suite starts (or RUBRICATE_TEST_TIME_SCALE), and every
  * step reads the same (src/testing/hang-guard.ts, clients/python/tests/support.py).
  */
-const timeScale = process.env.RUBRICATE_TEST_TIME_SCALE ?? String(Math.min(10, Math.max(1, 1 + Math.max(...loadavg().slice(0, 2)) / availableParallelism())).toFixed(1));
+const loadAtStart = loadavg().slice(0, 2);
+const timeScale = process.env.RUBRICATE_TEST_TIME_SCALE ?? String(Math.min(10, Math.max(1, 1 + Math.max(...loadAtStart) / availableParallelism())).toFixed(1));
 // The project's own tools first, as npm puts them (so the runner also works outside npm).
 const env = { ...process.env, RUBRICATE_TEST_TIME_SCALE: timeScale, PATH: `${fileURLToPath(new URL('node_modules/.bin', root))}${delimiter}${process.env.PATH}` };
 
@@ -105,6 +106,9 @@ for (const outcome of outcomes.filter((entry) => !entry.step.live && entry.code 
 }
 process.stdout.write('\n');
 for (const outcome of outcomes) process.stdout.write(`${outcome.code === 0 ? '✓' : '✗'} ${outcome.step.name.padEnd(12)} ${status(outcome).padEnd(18)} ${outcome.seconds.toFixed(1).padStart(6)} s\n`);
+// The load says how to read the times above, and whether a timeout may be the machine's, not the code's.
+const loadText = (values) => values.map((value) => value.toFixed(1)).join(' / ');
+process.stdout.write(`load average (1 / 5 min) at the start ${loadText(loadAtStart)}, at the end ${loadText(loadavg().slice(0, 2))}, on ${availableParallelism()} cores; hang guards ×${timeScale}\n`);
 const failed = outcomes.filter((outcome) => outcome.code !== 0);
 if (failed.length > 0) {
   process.stdout.write(`npm test: ${failed.map((outcome) => outcome.step.name).join(', ')} failed\n`);
