@@ -143,9 +143,12 @@ describe('fleet pace: RPM and TPM across processes, a shared pause after 429', (
     // Windows of one second hold at most two calls: 12 calls span at least 5 windows (a little less at the judge, which sees them later than they were admitted).
     expect(sorted[11].at - sorted[0].at).toBeGreaterThanOrEqual(4_500);
     // Any second of arrivals overlaps at most two windows: at most twice the budget of tokens reserved.
+    // The judge sees a call a little after its window admitted it; on a loaded machine that delay can
+    // reach past a window's end, so each second of extra delay the load allows counts one window more.
+    const windowsInASecond = 2 + Math.ceil((hangGuard(1_000) - 1_000) / 1_000);
     for (const first of sorted) {
       const inSecond = sorted.filter((arrival) => arrival.at >= first.at && arrival.at < first.at + 1_000);
-      expect(inSecond.reduce((total, arrival) => total + arrival.estimate, 0)).toBeLessThanOrEqual(2 * perSecond);
+      expect(inSecond.reduce((total, arrival) => total + arrival.estimate, 0)).toBeLessThanOrEqual(windowsInASecond * perSecond);
     }
   }, hangGuard(120_000));
 
