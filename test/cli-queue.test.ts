@@ -227,9 +227,12 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     const input = writeItems(directory, 40);
     const out = join(directory, 'queued.jsonl');
     writeFileSync(out, 'an earlier output\n');
-    const worker = startWorker(fake, redis.url, ['--queue-timeout', '1']);
+    // The queue's bound must not run out while Redis is still there: a loaded machine can hold a ping's
+    // answer past one second, so it grows with the load (the test then waits that much after the outage).
+    const queueTimeout = String(Math.ceil(hangGuard(1_000) / 1_000));
+    const worker = startWorker(fake, redis.url, ['--queue-timeout', queueTimeout]);
     const firstChunk = whenLogged(worker, 'graded chunk 0 ');
-    const producer = runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--chunk-size', '5', '--queue-timeout', '1', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal);
+    const producer = runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--chunk-size', '5', '--queue-timeout', queueTimeout, '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal);
     await firstChunk;
     await redis.stop();
     judge.release();
