@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
@@ -84,4 +85,12 @@ test('the message that asks for better-sqlite3 names the version package.json pi
   const pinned = (JSON.parse(readFileSync('package.json', 'utf8')) as { optionalDependencies: Record<string, string> }).optionalDependencies['better-sqlite3'];
   expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
   expect(readFileSync('src/store/sqlite-driver.ts', 'utf8')).toContain(`const betterSqliteVersion = '${pinned}';`);
+});
+
+test('opening a database prints nothing: Node 22 flags node:sqlite experimental, a warning the CLI does not pass on', () => {
+  const script = "const { openSqlite } = await import('./src/store/sqlite-driver.ts'); const database = openSqlite(':memory:'); console.log(database.driver); database.close();";
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  expect(child.status, child.stderr).toBe(0);
+  expect(child.stdout.trim()).toBe(drivers[0]);
+  expect(child.stderr).toBe('');
 });
