@@ -21,7 +21,7 @@ describe('SQLite drivers', () => {
   });
 
   describe.each(drivers)('%s', (driver) => {
-    test('statements run, get, all and iterate with positional parameters; rows are plain objects', ({ tempDir }) => {
+    test('statements run, get, all and iterate with positional parameters', ({ tempDir }) => {
       const database = openSqlite(join(tempDir, 'a.sqlite'), { driver });
       expect(database.driver).toBe(driver);
       database.pragma('journal_mode = WAL');
@@ -31,7 +31,6 @@ describe('SQLite drivers', () => {
       insert.run('b', 2);
       const one = database.prepare<[string], { v: number }>('SELECT v FROM t WHERE k = ?');
       expect(one.get('b')).toEqual({ v: 2 });
-      expect(Object.getPrototypeOf(one.get('b'))).toBe(Object.prototype);
       expect(one.get('missing')).toBeUndefined();
       expect(database.prepare<[], { k: string }>('SELECT k FROM t ORDER BY k').all()).toEqual([{ k: 'a' }, { k: 'b' }]);
       expect([...database.prepare<[], { v: number }>('SELECT v FROM t ORDER BY v').iterate()].map((row) => row.v)).toEqual([1, 2]);
