@@ -83,15 +83,19 @@ function run(step) {
   });
 }
 
+let interrupted = false;
+
 async function runLane(steps) {
   const outcomes = [];
-  for (const step of steps) outcomes.push(await run(step));
+  // After an interrupt, the steps not yet started stay unstarted.
+  for (const step of steps) if (!interrupted) outcomes.push(await run(step));
   return outcomes;
 }
 
 // An interrupt reaches every step, as it did when they ran in the foreground one by one.
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
+    interrupted = true;
     for (const child of children) child.kill(signal);
     process.exitCode = signal === 'SIGINT' ? 130 : 143;
   });
