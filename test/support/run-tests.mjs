@@ -57,6 +57,16 @@ const lanes = [
 ];
 
 const children = new Set();
+const groups = process.platform !== 'win32';
+/** Signals a step's whole process group (its shell and everything under it). */
+function signalStep(child, signal) {
+  try {
+    if (groups && child.pid !== undefined) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    // already gone
+  }
+}
 
 const status = (outcome) => (outcome.code === 0 ? 'ok' : outcome.signal ? `stopped by ${outcome.signal}` : `FAILED (exit ${outcome.code})`);
 const runStarted = Date.now();
@@ -69,7 +79,9 @@ function run(step) {
   const started = Date.now();
   progress(`${step.name}: started${step.live ? '' : ' (its output is shown if it fails)'}`);
   const output = [];
-  const child = spawn(step.command, { shell: true, cwd: root, env, stdio: step.live ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  // Each step in a process group of its own, so that an interrupt reaches the step's processes and
+  // not only the shell that started them (vitest under `sh -c` kept running after its shell was told).
+  const child = spawn(step.command, { shell: true, cwd: root, env, detached: groups, stdio: step.live ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   if (!step.live) for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => output.push(chunk));
   return new Promise((resolve) => {
@@ -96,7 +108,7 @@ async function runLane(steps) {
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     interrupted = true;
-    for (const child of children) child.kill(signal);
+    for (const child of children) signalStep(child, signal);
     process.exitCode = signal === 'SIGINT' ? 130 : 143;
   });
 }
