@@ -1,12 +1,14 @@
 import { defineConfig } from 'vitest/config';
+import { hangGuard } from './src/testing/hang-guard.js';
 
 // Two projects: `unit` (tests beside the code, in-process) and `e2e` (the CLI as a child
 // process, Chromium, benchmarks' own tests). `npx vitest run --project unit` runs the quick half.
 export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Hang guards, not assertions: scaled with the machine's load (src/testing/hang-guard.ts).
+    testTimeout: hangGuard(30_000),
+    hookTimeout: hangGuard(60_000),
     // Two cores in CI: more workers only adds contention.
     maxWorkers: 2,
     // Each worker process keeps its modules from one test file to the next: evaluating the same

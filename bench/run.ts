@@ -12,7 +12,7 @@ import { formatMarkdownTable, formatTable } from './support/table.js';
 
 type Row = Record<string, unknown>;
 
-const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'scale-curve', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'replicas', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import'];
+const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'scale-curve', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'replicas', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import', 'sqlite-drivers'];
 
 function round(value: unknown, digits = 3): string | number {
   if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
@@ -138,6 +138,11 @@ async function main(): Promise<void> {
       ),
       '',
     );
+  }
+  const drivers = results['sqlite-drivers'];
+  if (Array.isArray(drivers)) {
+    const perReply = (timing: unknown) => (timing ? `${(timing as { wallUs: number }).wallUs} / ${(timing as { cpuUs: number }).cpuUs}` : '–');
+    lines.push(formatTable(drivers.map((row: Row) => ({ 'SQLite driver': String(row.driver), node: String(row.node), replies: round(row.replies), 'write µs (wall / CPU)': perReply(row.writeUs), 'store read µs': perReply(row.readUs), 'SELECT µs': perReply(row.selectUs), aborted: row.aborted ? String(row.aborted) : '' }))), '');
   }
   const otel = results['otel-import'];
   if (Array.isArray(otel)) {

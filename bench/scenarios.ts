@@ -268,6 +268,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return (await runChecksBenchmark()) ?? skipped('checks', 'IFEval data not found');
   },
 
+  /** The reply store's hot path on each SQLite driver this Node has (node:sqlite, better-sqlite3): µs per reply. */
+  async 'sqlite-drivers'() {
+    const { runSqliteDriversBenchmark } = await import('./sqlite-drivers.js');
+    return runSqliteDriversBenchmark();
+  },
+
   /** The embedded judge on the generated tiny GGUF model: criteria/s by sequences, overhead vs node-llama-cpp. */
   async llamacpp() {
     const { runLlamaCppBenchmark } = await import('./llamacpp.js');

@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { hangGuard } from '../src/testing/hang-guard.js';
 import { childEnvironment, projectRoot, startSimulatorProcess } from './support/simulator-process.js';
 
 const judgeLatencyMs = 300;
@@ -31,7 +32,8 @@ function startServe(judgeUrl: string, extra: string[] = ['--concurrency', '256']
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 60_000);
+    // Waits for the address line; the bound only ends a hang (scaled with the load), and the message says what serve printed.
+    const timer = setTimeout(() => reject(new Error(`serve did not start; stdout: ${JSON.stringify(buffered.slice(-2000))}, stderr: ${JSON.stringify(stderr)}`)), hangGuard(180_000));
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
       const match = /"url":"([^"]+)"/.exec(buffered);

@@ -79,6 +79,12 @@ function declarations(): void {
 const started = Date.now();
 rmSync(`${root}dist`, { recursive: true, force: true });
 // Declarations first: dist/cli/main.js, written last, is what marks a build complete (bin/build-state.js).
+// A line as each step starts and ends, so a slow machine never shows a minute of silence.
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+const declarationsStarted = Date.now();
+process.stderr.write('rubricate: building dist/: type declarations…\n');
 declarations();
+const bundleStarted = Date.now();
+process.stderr.write(`rubricate: type declarations done in ${seconds(declarationsStarted)}; bundling with esbuild…\n`);
 await bundle();
-process.stderr.write(`rubricate: built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+process.stderr.write(`rubricate: bundle done in ${seconds(bundleStarted)}; built dist/ in ${seconds(started)}\n`);

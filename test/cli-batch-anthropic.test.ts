@@ -7,6 +7,7 @@ import { sharedData } from '../src/testing/shared-data.js';
 import { test, type RubricateFixtures } from '../src/testing/vitest-fixtures.js';
 import { expectedVerdict, healthbenchBatchInput, killWhilePolling, ledgerRows, readResults, smallInput, withoutUsage } from './batch-helpers.js';
 import { runCliInProcess, startCli } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 /** Scripted verdicts through the forced tool: a pure function of criterion and response. */
 function script(request: FakeAnthropicRequest) {
@@ -98,7 +99,7 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     expect(batchAfterSync.code, batchAfterSync.stderr).toBe(0);
     expect(fake.createdBatches).toBe(batchesBeforeKill);
     expect(usageOf(join(directory, 'batch-after-sync.jsonl')).cache_hits).toBe(criteria);
-  }, 400_000);
+  }, hangGuard(400_000));
 
   test('errored requests are reported with their reason, expired ones go in a new batch, and --batch-fallback sync answers errored ones synchronously', async ({ tempDir: directory, closeAfter }) => {
     const input = ['--input', smallInput(directory), '--scoring', 'weighted_mean'];
@@ -135,7 +136,7 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
       ['anthropic', 'ended', 1, 0, 1],
     ]);
     expect(rows[0].cost_usd).toBeGreaterThan(0);
-  }, 240_000);
+  }, hangGuard(240_000));
 
   test('batches --cancel cancels an Anthropic batch in flight (canceling), and --refresh shows it ended', async ({ tempDir: directory, closeAfter }) => {
     const { fake } = await startFakes(closeAfter, { retrievesInProgress: 1_000_000 });
@@ -156,5 +157,5 @@ describe('rubricate grade --batch with an anthropic: judge (Message Batches, loo
     const again = await runCliInProcess(['batches', '--cache', cache, '--cancel', batchId, ...apiFlags]);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toMatch(/has already ended \(ended\): there is nothing to cancel/);
-  }, 240_000);
+  }, hangGuard(240_000));
 });

@@ -19,6 +19,7 @@ import { startFakeAnthropicBatch, type FakeAnthropicBatchOptions } from '../src/
 import { expectedVerdict, readResults, smallInput, type ResultLine } from './batch-helpers.js';
 import { BatchLedger } from '../src/batch/ledger.js';
 import { runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 type Closer = <T extends { close(): Promise<void> | void }>(resource: T) => T;
 
@@ -58,7 +59,7 @@ function anthropicArgs(directory: string, baseUrl: string, extra: string[] = [])
  * Each test has fakes and folders of its own and spends most of its time waiting (a batch is
  * submitted after a second of quiet, a retry after its backoff), so the tests run side by side.
  */
-const sideBySide = { timeout: 120_000, concurrent: true };
+const sideBySide = { timeout: hangGuard(120_000), concurrent: true };
 
 /** Every criterion of the results, by its text. */
 function criteriaOf(results: ResultLine[]): Map<string, ResultLine['criteria'][number] & { response: string }> {

@@ -8,6 +8,7 @@ import { sharedData } from '../src/testing/shared-data.js';
 import { test, type RubricateFixtures } from '../src/testing/vitest-fixtures.js';
 import { expectedVerdict, healthbenchBatchInput, killWhilePolling, ledgerRows, readResults, smallInput, withoutUsage } from './batch-helpers.js';
 import { runCliInProcess, startCli } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 /** Scripted verdicts: a pure function of criterion and response, with fixed token counts. */
 function script(request: FakeJudgeRequest) {
@@ -79,7 +80,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', { concurre
     const again = await runCliInProcess(gradeArgs(input, fake.baseUrl, join(directory, 'batch-cache.sqlite'), join(directory, 'again.jsonl')));
     expect(again.code, again.stderr).toBe(0);
     expect(judge.requests.length).toBe(before);
-  }, 400_000);
+  }, hangGuard(400_000));
 
   test('retries the requests of an expired batch in a new batch, and reports per-request errors (or answers them synchronously with --batch-fallback sync)', async ({ tempDir: directory, closeAfter }) => {
     const input = ['--input', smallInput(directory), '--scoring', 'weighted_mean'];
@@ -118,7 +119,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', { concurre
     ]);
     // 400 prompt and 30 output tokens per answer at gpt-4.1's $2/$8 per 1M, halved.
     expect(rows[0].cost_usd).toBeCloseTo((2 * (400 * 2 + 30 * 8)) / 1e6 / 2, 9);
-  }, 240_000);
+  }, hangGuard(240_000));
 
   test('batches --cancel cancels a batch in flight; --refresh shows it cancelled', async ({ tempDir: directory, closeAfter }) => {
     const { fake } = await startFakes(closeAfter, { retrievesPerStage: 1_000_000 });
@@ -136,7 +137,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', { concurre
     const refreshed = await runCliInProcess(['batches', '--cache', cache, '--refresh', '--json', ...apiFlags]);
     const row = refreshed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { batch_id: string; status: string }).find((candidate) => candidate.batch_id === batchId);
     expect(row?.status).toBe('cancelled');
-  }, 60_000);
+  }, hangGuard(60_000));
 
   test('an unreadable reply inside a batch is retried and never scored', async ({ tempDir: directory, closeAfter }) => {
     const { judge, fake } = await startFakes(closeAfter);
@@ -156,7 +157,7 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', { concurre
     expect(failed?.met ?? null).toBeNull();
     expect(broken).toBe(2);
     expect(fake.createdBatches).toBe(2);
-  }, 60_000);
+  }, hangGuard(60_000));
 
   test('compare --batch: the same outcomes as a synchronous compare, every call answered by batch, then cache hits', async ({ tempDir: directory, closeAfter }) => {
     const { judge, fake } = await startFakes(closeAfter);
@@ -187,5 +188,5 @@ describe('rubricate grade --batch (OpenAI Batch API, loopback fake)', { concurre
     const again = await runCliInProcess(compareArgs(batchCache, join(directory, 'again.jsonl')));
     expect(again.code, again.stderr).toBe(0);
     expect(judge.requests.length).toBe(syncCalls + 8);
-  }, 240_000);
+  }, hangGuard(240_000));
 });

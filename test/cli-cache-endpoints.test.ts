@@ -7,13 +7,14 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const items = [
   { id: 'q1', prompt: 'Is 38°C a fever?', response: 'Yes, a low-grade one.', rubric: { criteria: [{ text: 'Says it is a low-grade fever', points: 5 }, { text: 'Mentions fluids', points: 2 }] } },
   { id: 'q2', prompt: 'Is 36.6°C a fever?', response: 'No.', rubric: { criteria: [{ text: 'Says it is normal', points: 5 }] } },
 ];
 
-describe('the reply cache and the endpoint', { timeout: 180_000 }, () => {
+describe('the reply cache and the endpoint', { timeout: hangGuard(180_000) }, () => {
   test('switching endpoints with the same model name asks the new endpoint; a shared --cache-namespace reuses the replies', async ({ tempDir, startJudge }) => {
     const input = join(tempDir, 'items.jsonl');
     writeFileSync(input, items.map((item) => JSON.stringify(item)).join('\n'));

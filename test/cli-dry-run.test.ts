@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { sampleReplyFor, tokenizerFor } from '../src/batch/dry-run.js';
 import { costOf, defaultPrices, emptyUsage, addUsage, type Usage } from '../src/engine/usage.js';
 import { startFakeJudge } from '../src/testing/fake-judge.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const healthbench = sharedData('healthbench/oss_eval_first100.jsonl');
 let simulator: SimulatorHandle | undefined;
@@ -67,13 +68,13 @@ describe('--dry-run against the judge simulator (HealthBench 100)', () => {
     expect(estimate.judge_calls).toBe(actual.calls);
     expect(Math.abs(estimate.cost_usd.synchronous - actual.cost_usd) / actual.cost_usd).toBeLessThanOrEqual(0.1);
     expect(estimate.cost_usd.batch).toBeCloseTo(estimate.cost_usd.synchronous / 2, 5);
-  }, 240_000);
+  }, hangGuard(240_000));
 
   it.skipIf(!healthbench.available)('batched, 4 criteria per call: exact call count, cost within ±10%', async () => {
     const { estimate, actual } = await estimateThenRun('batched-4', ['--criteria-per-call', '4']);
     expect(estimate.judge_calls).toBe(actual.calls);
     expect(Math.abs(estimate.cost_usd.synchronous - actual.cost_usd) / actual.cost_usd).toBeLessThanOrEqual(0.1);
-  }, 240_000);
+  }, hangGuard(240_000));
 
   it.skipIf(!healthbench.available)('pairwise (both orders): exact call count, cost within ±10%', async () => {
     const rows = readFileSync(healthbench.path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { prompt_id: string; prompt: Array<{ role: string; content: string }> });
@@ -108,7 +109,7 @@ describe('--dry-run against the judge simulator (HealthBench 100)', () => {
     } finally {
       await judge.close();
     }
-  }, 240_000);
+  }, hangGuard(240_000));
 });
 
 describe('--dry-run --no-cache', () => {

@@ -9,11 +9,12 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const noModels = ['--generator', 'openai:none', '--judge', 'none'];
 const deprecationLines = (stderr: string) => stderr.split('\n').filter((line) => line.includes('is deprecated'));
 
-describe('deprecated flag names', { timeout: 120_000 }, () => {
+describe('deprecated flag names', { timeout: hangGuard(120_000) }, () => {
   test('generate --pairs FILE is --input FILE --format pairs', async ({ tempDir }) => {
     const result = await runCliInProcess(['generate', '--pairs', join(tempDir, 'absent.jsonl'), '--out', join(tempDir, 'out.jsonl'), ...noModels]);
     expect(result.code).toBe(2);

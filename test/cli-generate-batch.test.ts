@@ -9,6 +9,7 @@ import { test } from '../src/testing/vitest-fixtures.js';
 import { killWhilePolling, ledgerRows, withoutUsage } from './batch-helpers.js';
 import { generationScript, scriptedCriteria, writePrompts } from './generation-script.js';
 import { runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 interface GenerationUsage {
   calls: number;
@@ -90,7 +91,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', { concu
     expect(backend.requests.length).toBe(before);
     expect(summaryOf(`${againOut}.summary.json`).usage.generator.cache_hits).toBe(prompts);
     expect(readFileSync(againOut, 'utf8')).toBe(readFileSync(syncOut, 'utf8'));
-  }, 240_000);
+  }, hangGuard(240_000));
 
   test('contrastive: the generator and a different judge model both by batch give the same kept rubrics and summary as a synchronous run', async ({ tempDir: directory, closeAfter }) => {
     const pairs = join(directory, 'pairs.jsonl');
@@ -125,7 +126,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', { concu
       expect(usage.batch?.calls).toBe(usage.calls);
       expect(usage.cost_usd! / syncSummary.usage[role]!.cost_usd!).toBeCloseTo(0.5, 6);
     }
-  }, 240_000);
+  }, hangGuard(240_000));
 
   test('refine --batch: sampled responses, gradings and refinements all by batch give the same refined rubrics and summary as a synchronous run', async ({ tempDir: directory, closeAfter }) => {
     const input = join(directory, 'items.jsonl');
@@ -148,7 +149,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', { concu
     expect(cost(batchSummary) / cost(syncSummary)).toBeCloseTo(0.5, 4);
     expect(batchSummary.usage.generator.batch?.calls).toBe(batchSummary.usage.generator.calls);
     expect(batchSummary.usage.judge!.batch?.calls).toBe(batchSummary.usage.judge!.calls);
-  }, 240_000);
+  }, hangGuard(240_000));
 
   test('an expired batch\'s requests go in a new batch; an unreadable answer is asked again, then reported, never written', async ({ tempDir: directory, closeAfter }) => {
     const input = join(directory, 'prompts.jsonl');
@@ -178,7 +179,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', { concu
     expect(unreadable.stderr).toMatch(/failed: .*prompts\.jsonl:2 id q1: \[JUDGE_UNPARSEABLE\] generator answer rejected after 2 attempts/);
     expect(batchApi.createdBatches - before).toBe(2);
     expect(readFileSync(badOut, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(['q0', 'q2']);
-  }, 240_000);
+  }, hangGuard(240_000));
 
   test('refuses --batch with a generator or judge that has no Batch API, naming the flag', async ({ tempDir: directory }) => {
     const input = join(directory, 'prompts.jsonl');
@@ -186,7 +187,7 @@ describe('rubricate generate --batch (OpenAI Batch API, loopback fake)', { concu
     const refused = await runCliInProcess(['generate', '--input', input, '--generator', 'gemini:gemini-2.5-flash', '--generator-api-key', 'k', '--out', join(directory, 'out.jsonl'), '--cache', join(directory, 'c.sqlite'), '--batch']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--generator must be openai:MODEL, azure:DEPLOYMENT or anthropic:MODEL, not gemini:gemini-2\.5-flash/);
-  }, 60_000);
+  }, hangGuard(60_000));
 });
 
 describe('rubricate generate --batch with an anthropic: generator (Message Batches, loopback fake)', { concurrent: true }, () => {
@@ -225,5 +226,5 @@ describe('rubricate generate --batch with an anthropic: generator (Message Batch
     expect(messages.requests.length).toBe(requestsBefore);
     expect(anthropicBatch.createdBatches).toBe(1);
     expect(summaryOf(join(directory, 'batch-again.jsonl.summary.json')).usage.generator.cache_hits).toBe(12);
-  }, 240_000);
+  }, hangGuard(240_000));
 });

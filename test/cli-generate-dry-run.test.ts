@@ -1,11 +1,12 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { startFakeJudge, type FakeJudge } from '../src/testing/fake-judge.js';
 import { generationScript, writePrompts } from './generation-script.js';
 import { runCliInProcess } from './helpers.js';
+import { openSqlite } from '../src/store/sqlite-driver.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 let backend: FakeJudge | undefined;
 
@@ -47,7 +48,7 @@ interface RecordedUsage {
 /** Replies in the SQLite cache (its journal moved in on close). */
 function cachedReplies(cache: string): number {
   if (!existsSync(cache)) return 0;
-  const database = new Database(cache, { readonly: true });
+  const database = openSqlite(cache, { readOnly: true });
   try {
     return (database.prepare('SELECT count(*) AS n FROM replies').get() as { n: number }).n;
   } finally {
@@ -105,7 +106,7 @@ describe('generate --dry-run (prompts) against a scripted generator reporting o2
     const again = await dryRun(args, out, cache);
     expect(again.generator).toMatchObject({ calls: 0, cache_hits: prompts });
     expect(again.total.cost_usd.synchronous).toBe(0);
-  }, 240_000);
+  }, hangGuard(240_000));
 });
 
 describe('refine --dry-run with a responses file and given rubrics', () => {
@@ -157,7 +158,7 @@ describe('refine --dry-run with a responses file and given rubrics', () => {
     const warm = await dryRun(args, out, cache);
     expect(warm).toMatchObject({ exact: true, total: { calls: 0 } });
     expect(warm.total.cache_hits).toBe(usage.judge.calls + usage.generator.calls);
-  }, 240_000);
+  }, hangGuard(240_000));
 });
 
 describe('generate --dry-run (contrastive)', () => {
@@ -204,5 +205,5 @@ describe('generate --dry-run (contrastive)', () => {
     expect(warm).toMatchObject({ exact: true, total: { calls: 0 } });
     // What the run asked, and what it already read from the cache (identical attempts), are all hits now.
     expect(warm.total.cache_hits).toBe(usage.judge.calls + usage.judge.cache_hits + usage.generator.calls + usage.generator.cache_hits);
-  }, 240_000);
+  }, hangGuard(240_000));
 });

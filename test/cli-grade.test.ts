@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { requestKey } from '../src/engine/request-key.js';
@@ -11,6 +10,8 @@ import { healthbenchImporter } from '../src/rubric/formats/healthbench.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { runCliInProcess, startCli } from './helpers.js';
 import { dataPath } from '../src/testing/data.js';
+import { openSqlite } from '../src/store/sqlite-driver.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const realExamples = dataPath('healthbench/oss_eval_first100.jsonl');
 let fake: FakeJudge | undefined;
@@ -95,7 +96,7 @@ describe('rubricate grade (end to end through the CLI entry point; a real proces
     expect(killed.signal).toBe('SIGKILL');
 
     // Obtained = in the database, or in the killed process's journal (appended before each verdict was used).
-    const database = new Database(cache, { readonly: true });
+    const database = openSqlite(cache, { readOnly: true });
     const obtained = new Set((database.prepare('SELECT key FROM replies').all() as Array<{ key: string }>).map((row) => row.key));
     database.close();
     for (const name of readdirSync(directory).filter((entry) => entry.startsWith('cache.sqlite.journal-'))) {
@@ -121,7 +122,7 @@ describe('rubricate grade (end to end through the CLI entry point; a real proces
     expect(results).toHaveLength(100);
     expect(results.every((result) => result.status === 'ok')).toBe(true);
     for (const result of results) for (const criterion of result.criteria) expect(criterion.met).toBe(expectedVerdict(criterion.text, result.response));
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('reports bad input lines with file, line and field, grades the rest, and re-scores identically', async ({ makeTempDir }) => {
     const directory = makeTempDir('rubricate-bad-');
@@ -160,7 +161,7 @@ describe('rubricate grade (end to end through the CLI entry point; a real proces
     const recomputed = JSON.parse(rescored.stdout) as { overall: { score: number }; scoring: string };
     expect(recomputed.scoring).toBe('weighted_mean');
     expect(recomputed.overall).toEqual(metrics.overall);
-  }, 60_000);
+  }, hangGuard(60_000));
 
   test('--strict stops at the first invalid record; usage errors exit 2 without a stack trace', async ({ makeTempDir }) => {
     const directory = makeTempDir('rubricate-strict-');
@@ -176,5 +177,5 @@ describe('rubricate grade (end to end through the CLI entry point; a real proces
     const missing = await runCliInProcess(['grade', '--input', join(directory, 'absent.jsonl'), '--out', join(directory, 'y.jsonl'), '--judge', 'none']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/error \[INPUT_UNREADABLE\]: .*absent\.jsonl field input: cannot read --input: no such file or folder/);
-  }, 60_000);
+  }, hangGuard(60_000));
 });

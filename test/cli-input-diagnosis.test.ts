@@ -9,11 +9,12 @@ import { join, resolve } from 'node:path';
 import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const examples = resolve(projectRoot, 'examples');
 const invalidLines = (stderr: string) => stderr.split('\n').filter((line) => line.startsWith('invalid input'));
 
-describe('input read the wrong way', { timeout: 60_000 }, () => {
+describe('input read the wrong way', { timeout: hangGuard(60_000) }, () => {
   test('a HealthBench file graded as items names --format healthbench and grades nothing', async ({ tempDir }) => {
     const out = join(tempDir, 'out.jsonl');
     const result = await runCliInProcess(['grade', '--input', join(examples, 'healthbench/examples.jsonl'), '--responses', join(examples, 'healthbench/responses.jsonl'), '--judge', 'scripted', '--no-cache', '--quiet', '--out', out]);
@@ -60,7 +61,7 @@ describe('input read the wrong way', { timeout: 60_000 }, () => {
   });
 });
 
-describe('the default --out', { timeout: 60_000 }, () => {
+describe('the default --out', { timeout: hangGuard(60_000) }, () => {
   test('is rewritten by the same command (a resume) but never replaces another run without --force', async ({ tempDir }) => {
     const saved = process.cwd();
     process.chdir(tempDir);

@@ -10,6 +10,7 @@ import { describe, expect } from 'vitest';
 import { dataPath, haveData } from '../src/testing/data.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const examples = resolve(projectRoot, 'examples');
 const itemLines = readFileSync(join(examples, 'items.jsonl'), 'utf8').trim().split('\n');
@@ -19,7 +20,7 @@ function errorLines(stderr: string): string[] {
   return stderr.split('\n').filter((line) => line.startsWith('error [') || line.startsWith('invalid input'));
 }
 
-describe('a file of the wrong type gets one diagnosis', { timeout: 120_000 }, () => {
+describe('a file of the wrong type gets one diagnosis', { timeout: hangGuard(120_000) }, () => {
   const cases: Array<{ name: string; file: string; contents: string | Buffer; format?: string; flag?: 'input' | 'responses'; looksLike: RegExp }> = [
     { name: 'a JSON array where JSONL is expected', file: 'items.jsonl', contents: JSON.stringify(items, null, 2), looksLike: /expected JSONL \(one JSON object per line\), but this looks like a JSON array \(one JSON document\); turn it into JSONL with: jq -c '\.\[\]'/ },
     { name: 'a JSON array on one line', file: 'items.jsonl', contents: JSON.stringify(items), looksLike: /looks like a JSON array/ },
@@ -60,7 +61,7 @@ describe('a file of the wrong type gets one diagnosis', { timeout: 120_000 }, ()
   });
 });
 
-describe('CSV and rubric-only inputs', { timeout: 120_000 }, () => {
+describe('CSV and rubric-only inputs', { timeout: hangGuard(120_000) }, () => {
   test('convert writes the ResearchRubrics CSV (Python-literal rubrics) as the JSONL gives it, rubric-only', async ({ tempDir }) => {
     const fromCsv = join(tempDir, 'from-csv.jsonl');
     const fromJsonl = join(tempDir, 'from-jsonl.jsonl');

@@ -12,6 +12,7 @@ import { test } from '../src/testing/vitest-fixtures.js';
 import { answer, mentions } from '../src/generation/fixtures/fake-generator.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from '../src/testing/fake-judge.js';
 import { runCliInProcess, startCli, type CliResult } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 let fake: FakeJudge | undefined;
 afterEach(async () => {
@@ -121,7 +122,7 @@ describe('interrupting grade (SIGINT, SIGTERM, twice)', () => {
     expect(finalRows).toHaveLength(itemCount);
     expect(finalRows.every((row) => row.status === 'ok')).toBe(true);
     expect(existsSync(metrics)).toBe(true);
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('SIGTERM with --no-cache: exit 143, the run journal survives, and the rerun repeats no answered call', async ({ makeTempDir }) => {
     const directory = makeTempDir('rubricate-sigterm-');
@@ -144,7 +145,7 @@ describe('interrupting grade (SIGINT, SIGTERM, twice)', () => {
     expect(fake.requests.length).toBe(itemCount * criteriaPerItem);
     // Completed: the journal of a --no-cache run is gone.
     expect(existsSync(`${out}.journal.sqlite`)).toBe(false);
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('a second Ctrl-C exits at once (judge calls still hanging), with exit 130', async ({ makeTempDir }) => {
     const directory = makeTempDir('rubricate-twice-');
@@ -163,7 +164,7 @@ describe('interrupting grade (SIGINT, SIGTERM, twice)', () => {
     expect(result.stderr).toContain('SIGINT again: exiting now; rerun the same command to resume');
     // The replies that did arrive are kept for the rerun.
     expect(existsSync(`${out}.journal.sqlite`)).toBe(true);
-  }, 60_000);
+  }, hangGuard(60_000));
 });
 
 describe('interrupting compare', () => {
@@ -190,7 +191,7 @@ describe('interrupting compare', () => {
     expect(fake.requests.slice(firstRunCalls).filter((request) => firstRunTexts.has(request.userText))).toHaveLength(0);
     expect(fake.requests.length).toBe(itemCount * 2);
     expect(existsSync(`${out}.summary.json`)).toBe(true);
-  }, 120_000);
+  }, hangGuard(120_000));
 });
 
 describe('interrupting generate stays correct (it already was; SIGTERM is now graceful too)', () => {
@@ -227,5 +228,5 @@ describe('interrupting generate stays correct (it already was; SIGTERM is now gr
     expect(fake.requests.slice(firstRunCalls).filter((request) => answered.has(request.userText))).toHaveLength(0);
     expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(itemCount);
     expect(existsSync(`${out}.journal.sqlite`)).toBe(false);
-  }, 120_000);
+  }, hangGuard(120_000));
 });

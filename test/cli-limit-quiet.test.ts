@@ -9,11 +9,12 @@ import { quietHelp } from '../src/cli/context.js';
 import { buildProgram } from '../src/cli/main.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const examples = resolve(projectRoot, 'examples');
 const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n');
 
-describe('--limit', { timeout: 60_000 }, () => {
+describe('--limit', { timeout: hangGuard(60_000) }, () => {
   test('grade and compare read only the first N records, graded as in the full run', async ({ tempDir }) => {
     const full = join(tempDir, 'full.jsonl');
     const smoke = join(tempDir, 'smoke.jsonl');
@@ -30,7 +31,7 @@ describe('--limit', { timeout: 60_000 }, () => {
   });
 });
 
-describe('--quiet', { timeout: 60_000 }, () => {
+describe('--quiet', { timeout: hangGuard(60_000) }, () => {
   test('grade prints nothing when all is well, and only what went wrong otherwise', async ({ tempDir }) => {
     const quiet = await runCliInProcess(['grade', '--format', 'healthbench', '--input', join(examples, 'healthbench/examples.jsonl'), '--responses', join(examples, 'healthbench/responses.jsonl'), '--judge', 'scripted', '--no-cache', '--quiet', '--out', join(tempDir, 'out.jsonl')]);
     expect(quiet.code).toBe(0);

@@ -4,6 +4,7 @@ import { describe, expect } from 'vitest';
 import { writeTinyGguf } from '../src/testing/tiny-gguf.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { runCli, runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 function itemsFile(directory: string): string {
   const file = join(directory, 'items.jsonl');
@@ -65,7 +66,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
       expect(criterion.probability).toBeLessThan(1);
       expect(criterion.value).toBe(criterion.probability);
     }
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('states the local plan, defaults to short explanations, and answers --explanation none with one token per verdict', async ({ tempDir: directory }) => {
     const model = await writeTinyGguf({ path: join(directory, 'tiny-true.gguf'), bias: 'true' });
@@ -92,7 +93,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
       expect(result.usage.completion_tokens).toBe(result.usage.calls);
       for (const criterion of result.criteria) expect(criterion.explanation).toBeUndefined();
     }
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('off a terminal, a local judge prints a progress line every 10 criteria and one at the end; a judge that is not local prints none', async ({ tempDir: directory }) => {
     const model = await writeTinyGguf({ path: join(directory, 'tiny-true.gguf'), bias: 'true' });
@@ -110,7 +111,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     const scripted = await withStderrNotATerminal(() => runCliInProcess(['grade', '--input', input, '--judge', 'scripted:met', '--no-cache', '--out', join(directory, 'scripted.jsonl')]));
     expect(scripted.code, scripted.stderr).toBe(0);
     expect(scripted.stderr).not.toMatch(/criteria\/s/);
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('the default local model, not cached and no network: fails at once and says how to point to a model, an endpoint or the scripted judge', async ({ tempDir: directory }) => {
     const result = await runCli(['grade', '--input', itemsFile(directory), '--judge', 'gguf:default', '--out', join(directory, 'results.jsonl'), '--quiet'], {
@@ -123,7 +124,7 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     expect(result.stderr).toMatch(/--judge openai:/);
     expect(result.stderr).toMatch(/--judge scripted/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
-  }, 60_000);
+  }, hangGuard(60_000));
 
   test('bench-local measures plans through the real judge, and --quick projects them from the same token counts', async ({ tempDir: directory }) => {
     const model = await writeTinyGguf({ path: join(directory, 'tiny-true.gguf'), bias: 'true' });
@@ -183,5 +184,5 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
     expect(quick.plans.map((plan) => [plan.plan, plan.calls, plan.prefillTokensPerCriterion, plan.reusedTokensPerCriterion])).toEqual(
       measured.plans.map((plan) => [plan.plan, plan.calls, plan.prefillTokensPerCriterion, plan.reusedTokensPerCriterion]),
     );
-  }, 180_000);
+  }, hangGuard(180_000));
 });

@@ -12,6 +12,7 @@ import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge } from '../src/testing/fake-judge.js';
 import { runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
@@ -35,7 +36,7 @@ interface Run {
   shards: string[];
 }
 
-describe('merge: the complete shards of one run, or nothing', { timeout: 120_000 }, () => {
+describe('merge: the complete shards of one run, or nothing', { timeout: hangGuard(120_000) }, () => {
   let judge: FakeJudge;
   let run: Run;
   const grade = (input: string, out: string, extra: string[] = [], model = 'fake-judge') =>

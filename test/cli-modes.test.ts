@@ -4,6 +4,7 @@ import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { runCliInProcess } from './helpers.js';
 import { dataDirectory, haveData } from '../src/testing/data.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 // The CLI's entry point runs in this process (no start-up per command): these cases are about the
 // grading; exit codes through a real process are exit-codes.test.ts's.
@@ -32,7 +33,7 @@ describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate compare
     expect(summary.overall.inconsistent).toBe(100);
     expect(result.stderr).toMatch(/accuracy .*50\.0% \(average\); positional agreement 0\.0%/);
     expect(fake.requests).toHaveLength(200);
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('a judge that follows the gold label: 100% accuracy and positional agreement', async ({ makeTempDir, startJudge }) => {
     const rows = JSON.parse(readFileSync(natural, 'utf8')) as Array<{ output_1: string; output_2: string; label: 1 | 2 }>;
@@ -49,7 +50,7 @@ describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate compare
     expect(first.winner).toBe(first.label);
     expect(first.consistent).toBe(true);
     expect(Object.keys(first.orders)).toEqual(['ab', 'ba']);
-  }, 120_000);
+  }, hangGuard(120_000));
 });
 
 describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate meta runs a judge on a labelled pairwise set', () => {
@@ -62,7 +63,7 @@ describe.skipIf(!haveData(natural, 'test/cli-modes.test.ts'))('rubricate meta ru
     const report = JSON.parse(readFileSync(out, 'utf8')) as { overall: { accuracy: { average: number }; positionalAgreement: number } };
     expect(report.overall.positionalAgreement).toBe(0);
     expect(report.overall.accuracy.average).toBe(0.5);
-  }, 120_000);
+  }, hangGuard(120_000));
 });
 
 describe.skipIf(!haveData(biggen, 'test/cli-modes.test.ts'))('rubricate grade --format biggen (real data, loopback judge)', () => {
@@ -88,5 +89,5 @@ describe.skipIf(!haveData(biggen, 'test/cli-modes.test.ts'))('rubricate grade --
     // The biggen scoring (the format's default) reports the 1–5 score itself, as BiGGen-Bench does.
     for (const line of ok) expect(line.score).toBe(Number(line.criteria[0].label));
     expect(result.code).toBe(3);
-  }, 120_000);
+  }, hangGuard(120_000));
 });

@@ -16,6 +16,7 @@ import { binaryVerdict } from '../src/testing/fake-judge.js';
 import { redisTest } from '../src/testing/redis-fixture.js';
 import { sampleSettings } from '../src/testing/run-spec-samples.js';
 import { runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 function assign(target: Record<string, unknown>, path: string, value: unknown): void {
   const keys = path.split('.');
@@ -159,5 +160,5 @@ describe('the run spec over the queue', () => {
       if (name === 'batched') expect(results.match(/"latency_ms":\d+/g), 'every kept call has its latency').toHaveLength(results.match(/"attempts":/g)!.length);
       expect(withoutLatency(readFileSync(join(directory, `${name}-queued.jsonl`), 'utf8')), name).toBe(withoutLatency(results));
     }
-  }, 120_000);
+  }, hangGuard(120_000));
 });

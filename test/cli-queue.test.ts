@@ -13,6 +13,7 @@ import { describe, expect, vi } from 'vitest';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { redisTest } from '../src/testing/redis-fixture.js';
 import { runCliInProcess, startCli, type CliResult } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 type CliProcess = ReturnType<typeof startCli>;
 
@@ -140,7 +141,7 @@ describe('distributed grading (grade --queue, rubricate worker)', { concurrent: 
     const input = writeItems(directory, 300);
     const worker = startWorker(fake, redis.url, ['--exit-when-idle']);
     const producer = runCliInProcess(['grade', '--input', input, '--out', join(directory, 'queued.jsonl'), '--queue', redis.url, '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal);
-    await vi.waitFor(() => expect(fake.requests.length).toBeGreaterThanOrEqual(100), { timeout: 60_000, interval: 10 });
+    await vi.waitFor(() => expect(fake.requests.length).toBeGreaterThanOrEqual(100), { timeout: hangGuard(60_000), interval: 10 });
     await redis.stop();
     await redis.start();
     const produced = await producer;
@@ -152,7 +153,7 @@ describe('distributed grading (grade --queue, rubricate worker)', { concurrent: 
     expect(new Set(prompts).size).toBe(300);
     expect(prompts.length - 300).toBeLessThanOrEqual(8);
     expect((await worker.done).code).toBe(0);
-  }, 90_000);
+  }, hangGuard(90_000));
 });
 
 /**
@@ -219,7 +220,7 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     } finally {
       silent.close();
     }
-  }, 30_000);
+  }, hangGuard(30_000));
 
   queueTest('Redis gone mid-run: the producer and the worker say so and stop with STORE_UNAVAILABLE (exit 4) after --queue-timeout', async ({ redis, makeTempDir, closeAfter, startWorker, producerSignal }) => {
     const directory = makeTempDir('rubricate-queue-');
@@ -228,9 +229,12 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     const input = writeItems(directory, 40);
     const out = join(directory, 'queued.jsonl');
     writeFileSync(out, 'an earlier output\n');
-    const worker = startWorker(fake, redis.url, ['--queue-timeout', '1']);
+    // The queue's bound must not run out while Redis is still there: a loaded machine can hold a ping's
+    // answer past one second, so it grows with the load (the test then waits that much after the outage).
+    const queueTimeout = String(Math.ceil(hangGuard(1_000) / 1_000));
+    const worker = startWorker(fake, redis.url, ['--queue-timeout', queueTimeout]);
     const firstChunk = whenLogged(worker, 'graded chunk 0 ');
-    const producer = runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--chunk-size', '5', '--queue-timeout', '1', '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal);
+    const producer = runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--chunk-size', '5', '--queue-timeout', queueTimeout, '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal);
     await firstChunk;
     await redis.stop();
     judge.release();
@@ -244,7 +248,7 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     expect(stopped.code, stopped.stderr).toBe(4);
     expect(stopped.stderr).toContain(`worker: lost the queue at redis://127.0.0.1:${redis.port}`);
     expect(stopped.stderr).toMatch(/error \[STORE_UNAVAILABLE\]: field queue: the queue at redis:\/\/127\.0\.0\.1:\d+ is unavailable: no answer for \d/);
-  }, 60_000);
+  }, hangGuard(60_000));
 
   queueTest('the first Ctrl-C of a queued run takes its unclaimed chunks back, writes the finished ones in order and exits 130', async ({ redis, makeTempDir, closeAfter, startWorker, startProcess }) => {
     const directory = makeTempDir('rubricate-queue-');
@@ -281,7 +285,7 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     } finally {
       await queue.close();
     }
-  }, 60_000);
+  }, hangGuard(60_000));
 
   queueTest('a worker stopped mid-chunk hands its chunks back whole: another worker grades them, no item comes out as an error', async ({ redis, makeTempDir, closeAfter, startWorker, producerSignal }) => {
     const directory = makeTempDir('rubricate-queue-');
@@ -301,7 +305,7 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     expect(produced.code, produced.stderr).toBe(3); // the one invalid line
     const rows = readLines(join(directory, 'queued.jsonl'));
     expect(rows.map((row) => row.status).filter((status) => status !== 'invalid')).toEqual(Array.from({ length: 10 }, () => 'ok'));
-  }, 60_000);
+  }, hangGuard(60_000));
 
   queueTest("a worker calls only the endpoints its operator allowed: a run naming another gets a clear error per item, and that endpoint receives nothing", async ({ redis, makeTempDir, closeAfter, startWorker, producerSignal }) => {
     const directory = makeTempDir('rubricate-queue-');
@@ -350,7 +354,7 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     } finally {
       await foreign.close();
     }
-  }, 60_000);
+  }, hangGuard(60_000));
 });
 
 describe('array jobs (grade --shard I/N, rubricate merge)', { concurrent: true }, () => {
@@ -371,5 +375,5 @@ describe('array jobs (grade --shard I/N, rubricate merge)', { concurrent: true }
     expect(overlapping.stderr).toContain('are both shard 0/3');
     const badShard = await runCliInProcess(['grade', '--input', input, '--out', join(directory, 'x.jsonl'), '--shard', '3/3', ...judge]);
     expect(badShard.code).toBe(2);
-  }, 60_000);
+  }, hangGuard(60_000));
 });

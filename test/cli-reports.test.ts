@@ -8,11 +8,12 @@ import { join, resolve } from 'node:path';
 import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const examples = resolve(projectRoot, 'examples');
 const isHtmlReport = (file: string) => readFileSync(file, 'utf8').startsWith('<!doctype html>');
 
-describe('reports', { timeout: 60_000 }, () => {
+describe('reports', { timeout: hangGuard(60_000) }, () => {
   test('report writes beside its input by default; compare and meta take --report', async ({ tempDir }) => {
     const results = join(tempDir, 'run.jsonl');
     expect((await runCliInProcess(['grade', '--input', join(examples, 'items.jsonl'), '--judge', 'scripted', '--no-cache', '--quiet', '--out', results])).code).toBe(0);

@@ -11,6 +11,7 @@ import { test } from '../src/testing/vitest-fixtures.js';
 import { startFakeAnthropic } from '../src/testing/fake-anthropic.js';
 import type { FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const attempts = 2;
 const common = ['--no-cache', '--quiet', '--max-attempts', String(attempts)];
@@ -54,7 +55,7 @@ function expectAllUnparseable(lines: Line[], reason: RegExp): void {
 
 const twoObjects = (first: unknown, second: unknown) => `${JSON.stringify(first)} ${JSON.stringify(second)}`;
 
-describe('a reply holding two contradictory verdicts is refused in every mode', { timeout: 60_000 }, () => {
+describe('a reply holding two contradictory verdicts is refused in every mode', { timeout: hangGuard(60_000) }, () => {
   test('per-criterion: retried, then JUDGE_UNPARSEABLE (exit 3); the input is untouched', async ({ tempDir, startJudge }) => {
     const judge = await startJudge(() => ({ content: twoObjects({ explanation: 'yes', criteria_met: true }, { explanation: 'no', criteria_met: false }) }));
     const input = writeItems(tempDir);

@@ -24,6 +24,7 @@ import { runCli } from '../src/cli/main.js';
 import { fileForModel } from '../src/cli/eval-models.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 interface DocCommand {
   /** `file: line`, for the test's name. */
@@ -127,7 +128,7 @@ afterAll(async () => {
   expect(await stopJudge?.()).toBe(0);
 });
 
-describe('documented commands run as written', { timeout: 120_000 }, () => {
+describe('documented commands run as written', { timeout: hangGuard(120_000) }, () => {
   test('the docs hold a command for every input format and most commands', () => {
     const all = [...documented.values()].flat();
     expect(all.length).toBeGreaterThan(60);

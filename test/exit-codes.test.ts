@@ -8,11 +8,12 @@ import { describe, expect, vi } from 'vitest';
 import { exitCodeMeanings, exitCodes } from '../src/errors.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCli, runCliInProcess, startCli } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const items = resolve(projectRoot, 'examples/items.jsonl');
 const tested = new Set<number>();
 
-describe('exit codes, through the CLI', { timeout: 180_000 }, () => {
+describe('exit codes, through the CLI', { timeout: hangGuard(180_000) }, () => {
   test('0: completed, every item graded', async ({ tempDir, fakeJudge }) => {
     const result = await runCli(['grade', '--input', items, '--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--no-cache', '--quiet', '--out', join(tempDir, 'out.jsonl')]);
     expect(result.code, result.stderr).toBe(exitCodes.success);
@@ -90,7 +91,7 @@ describe('exit codes, through the CLI', { timeout: 180_000 }, () => {
       // The judge holds every call until the signal has been sent.
       const judge = await startJudge(() => ({ hang: true }));
       const run = startCli(['grade', '--input', items, '--judge', 'openai:fake-judge', '--judge-base-url', judge.baseUrl, '--no-cache', '--quiet', '--timeout', '600', '--drain-timeout', '0.2', '--out', join(tempDir, 'out.jsonl')]);
-      await vi.waitFor(() => expect(judge.requests.length).toBeGreaterThan(0), { timeout: 60_000, interval: 20 });
+      await vi.waitFor(() => expect(judge.requests.length).toBeGreaterThan(0), { timeout: hangGuard(60_000), interval: 20 });
       run.child.kill(signal);
       const result = await run.done;
       expect(result.code).toBe(code);

@@ -15,6 +15,7 @@ import { describe, expect } from 'vitest';
 import { dataDirectory, haveData } from '../src/testing/data.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const script = join(projectRoot, 'scripts/fetch_data.py');
 const gitBlobId = (data: Buffer) => createHash('sha1').update(`blob ${data.length}\0`).update(data).digest('hex');
@@ -103,7 +104,7 @@ const realManifest = JSON.parse(readFileSync(join(projectRoot, 'scripts/data-sou
 const sourcesFile = join(dataDirectory(), 'SOURCES.md');
 const haveSources = haveData(sourcesFile, 'the data manifest check against SOURCES.md (test/fetch-data.test.ts)');
 
-describe('npm run data:fetch', { timeout: 60_000 }, () => {
+describe('npm run data:fetch', { timeout: hangGuard(60_000) }, () => {
   test('fetches, checks and rebuilds each file into the data folder, once', async ({ tempDir, closeAfter }) => {
     const server = await servePublished(published);
     closeAfter(server);

@@ -12,6 +12,7 @@ import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { binaryVerdict, startFakeJudge } from '../src/testing/fake-judge.js';
 import { runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 
 /** `count` items of `criteria` criteria each: 1,000 calls' worth of work when nothing stops it. */
@@ -33,7 +34,7 @@ function itemsFile(directory: string, count = 100, criteria = 10): string {
 const common = ['--no-cache', '--quiet', '--concurrency', '4', '--max-attempts', '3'];
 
 // Each test has its judge and folder, and the retried calls wait out their backoff: side by side.
-describe('a judge that cannot work stops the run', { timeout: 120_000, concurrent: true }, () => {
+describe('a judge that cannot work stops the run', { timeout: hangGuard(120_000), concurrent: true }, () => {
   test('an unreachable judge: exit 4 after a bounded number of calls, naming the endpoint and what to check', async ({ makeTempDir }) => {
     const directory = makeTempDir('rubricate-breaker-');
     const closed = await startFakeJudge(() => ({ content: 'unused' }));
@@ -135,7 +136,7 @@ describe('a judge that cannot work stops the run', { timeout: 120_000, concurren
   });
 });
 
-describe('Retry-After is bounded', { timeout: 120_000 }, () => {
+describe('Retry-After is bounded', { timeout: hangGuard(120_000) }, () => {
   test('Retry-After: 100000 waits at most --max-retry-after, and the run completes', async ({ makeTempDir, startJudge }) => {
     const directory = makeTempDir('rubricate-retry-after-');
     let refused = 0;

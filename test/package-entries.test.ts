@@ -37,9 +37,11 @@ describe('package entries', () => {
     for (const name of heavy) expect(loaded.filter((url) => url.includes(`/node_modules/${name}/`))).toEqual([]);
   });
 
-  it('the store entry is where SQLite loads', async () => {
+  it('the store entry is where the SQLite driver loads; the driver itself (node:sqlite or better-sqlite3) only at the first opening', async () => {
     const loaded = await modulesLoadedBy('src/entries/store.ts');
-    expect(loaded.some((url) => url.includes('/node_modules/better-sqlite3/'))).toBe(true);
+    expect(loaded.some((url) => url.endsWith('/src/store/sqlite-driver.ts'))).toBe(true);
+    const rootLoaded = await modulesLoadedBy('src/index.ts');
+    expect(rootLoaded.some((url) => url.endsWith('/src/store/sqlite-driver.ts'))).toBe(false);
   });
 
   it('each subpath gives the capabilities the docs present', async () => {

@@ -13,6 +13,7 @@ import { test } from '../src/testing/vitest-fixtures.js';
 import { binaryVerdict, startFakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { safeParseJson } from '../src/util/json.js';
 import { cliPath, runCli } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 const urlPassword = 'urlpass-7f3a9c21';
 const querySecret = 'querysecret-51d2e0aa';
@@ -77,7 +78,7 @@ describe('planted secrets never reach an output', () => {
       expectClean(label, text);
     }
     // Three CLI processes (grade with its report, then two reports): slow on a loaded machine.
-  }, 180_000);
+  }, hangGuard(180_000));
 
   test('grade: a 401 whose body echoes the key stops the run without printing the key', async ({ makeTempDir, startJudge }) => {
     const fake = await startJudge((request) => ({ status: 401, body: { error: { message: echo(request), type: 'invalid_request_error', code: 'invalid_api_key' } } }));
@@ -90,7 +91,7 @@ describe('planted secrets never reach an output', () => {
     expectClean('stderr', grade.stderr + grade.stdout);
     // A run stopped by its judge may leave no results file at all (outputs are written atomically).
     if (existsSync(out)) expectClean('results', readFileSync(out, 'utf8'));
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('a report of results written before redaction existed shows no credential', async ({ makeTempDir }) => {
     const directory = makeTempDir('rubricate-secrets-');
@@ -106,7 +107,7 @@ describe('planted secrets never reach an output', () => {
       expect(result.code).toBe(0);
       expectClean(name, readFileSync(join(directory, name), 'utf8') + result.stderr);
     }
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('serve: /healthz (without and with the token), /metrics, error answers and the log', async ({ startJudge }) => {
     const fake = await startJudge((request) => ({ status: 401, body: { error: { message: echo(request) } } }));
@@ -163,5 +164,5 @@ describe('planted secrets never reach an output', () => {
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-  }, 120_000);
+  }, hangGuard(120_000));
 });

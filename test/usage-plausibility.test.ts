@@ -11,6 +11,7 @@ import { test } from '../src/testing/vitest-fixtures.js';
 import { binaryVerdict } from '../src/testing/fake-judge.js';
 import { startFakeAnthropic } from '../src/testing/fake-anthropic.js';
 import { runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 interface Metrics {
   usage: { prompt_tokens: number; completion_tokens: number; cost_usd: number | null; implausible_usage?: { replies: number; example: string } };
@@ -23,7 +24,7 @@ function writeItems(directory: string): string {
   return file;
 }
 
-describe('implausible token counts from a judge', { timeout: 60_000 }, () => {
+describe('implausible token counts from a judge', { timeout: hangGuard(60_000) }, () => {
   test('OpenAI-compatible: 1e300, -5 and 2.5 are left out and flagged; the plausible replies are billed', async ({ tempDir, startJudge }) => {
     const judge = await startJudge((request) => {
       const item = request.response === 'Answer 0' ? 0 : 1;

@@ -8,6 +8,7 @@ import { simulatedVerdict } from '../simulator/verdict.js';
 import { buildPromptfooConfig, promptfooConfigYaml, readPromptfooOutput, type PromptfooItem } from './config.js';
 import { defaultPromptfooInstallDirectory, ensurePromptfoo, isPromptfooInstalled } from './install.js';
 import { promptfooEnvironment, runPromptfoo } from './run.js';
+import { hangGuard } from '../../src/testing/hang-guard.js';
 
 const items: PromptfooItem[] = [
   {
@@ -148,7 +149,7 @@ describe.skipIf(!installed)('live promptfoo run against the simulator', () => {
     await simulator.close();
   });
 
-  it('grades every criterion once, with verdicts equal to the simulator\'s', { timeout: 180_000 }, async () => {
+  it('grades every criterion once, with verdicts equal to the simulator\'s', { timeout: hangGuard(180_000) }, async () => {
     const result = await runPromptfoo({ items, simulatorUrl: simulator.url, concurrency: 2, measureStartup: false });
     expect(result.skipped).toBeUndefined();
     expect(result.calls).toBe(4);

@@ -140,8 +140,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     return Math.round((time - resetAt) * 1000) / 1000;
   }
 
-  function recordFor(job: Job, status: number, queueMs: number, serviceMs: number, cachedInputTokens: number): RequestRecord {
+  function recordFor(job: Job, status: number, queueMs: number, serviceMs: number, cachedInputTokens: number, modelledMs?: number): RequestRecord {
     return {
+      ...(modelledMs === undefined ? {} : { modelledMs }),
       dialect: job.request.dialect,
       status,
       arrivedAtMs: sinceReset(job.arrivedAt),
@@ -171,9 +172,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       timers.delete(timer);
       const serviceMs = performance.now() - startedAt;
       if (job.abandoned) {
-        record(recordFor(job, 499, queueMs, serviceMs, cachedTokens));
+        record(recordFor(job, 499, queueMs, serviceMs, cachedTokens, delay));
       } else {
-        record(recordFor(job, 200, queueMs, serviceMs, cachedTokens));
+        record(recordFor(job, 200, queueMs, serviceMs, cachedTokens, delay));
         sendCompletion(job, cachedTokens);
       }
       inService -= 1;

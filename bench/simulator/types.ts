@@ -60,6 +60,8 @@ export interface RequestRecord {
   queueMs: number;
   /** Time in service (the modelled latency, as actually slept). */
   serviceMs: number;
+  /** The modelled latency it was given (fixed plus per-token costs); absent for requests never served. */
+  modelledMs?: number;
 }
 
 export interface Percentiles {

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RubricateError } from '../../src/errors.js';
+import { hangGuard } from '../../src/testing/hang-guard.js';
 import { safeParseJson } from '../../src/util/json.js';
 import type { SimulatorOptions, SimulatorStats } from '../simulator/types.js';
 
@@ -63,12 +64,15 @@ export async function startSimulatorProcess(options: SimulatorOptions = {}, sett
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
+  let stdout = '';
   const ready = await new Promise<{ url: string; port: number }>((resolve, reject) => {
-    let stdout = '';
+    // It waits for the first line (or the exit); the bound only ends a hang, so it is generous and scaled with the load.
+    const startTimeoutMs = settings.startTimeoutMs ?? hangGuard(120_000);
+    const printed = () => (stdout === '' && stderr === '' ? 'it printed nothing' : `stdout: ${JSON.stringify(stdout.slice(-2000))}, stderr: ${JSON.stringify(stderr.trim())}`);
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new RubricateError('JUDGE_UNAVAILABLE', `simulator did not start within ${settings.startTimeoutMs ?? 20_000} ms: ${stderr.trim()}`));
-    }, settings.startTimeoutMs ?? 20_000);
+      reject(new RubricateError('JUDGE_UNAVAILABLE', `simulator did not start within ${startTimeoutMs} ms; ${printed()}`));
+    }, startTimeoutMs);
     child.stdout.setEncoding('utf8');
     const onData = (chunk: string) => {
       stdout += chunk;
@@ -90,7 +94,7 @@ export async function startSimulatorProcess(options: SimulatorOptions = {}, sett
     child.stdout.on('data', onData);
     exited.then((code) => {
       clearTimeout(timer);
-      reject(new RubricateError('JUDGE_UNAVAILABLE', `simulator exited (code ${code}) before it was ready: ${stderr.trim()}`));
+      reject(new RubricateError('JUDGE_UNAVAILABLE', `simulator exited (code ${code}) before it was ready; ${printed()}`));
     });
   });
 

@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import type { BatchService } from './batch-service.js';
 import { requestInputTokens, tokenizerFor } from './dry-run.js';
 import { BatchLedger } from './ledger.js';
 import { batchServiceFor } from './services.js';
+import { openSqlite } from '../store/sqlite-driver.js';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -243,7 +243,7 @@ describe('batch judge: roles in the ledger', () => {
 
   it('reads the batches of a ledger written before roles existed as the judge\'s', () => {
     const path = join(ledgerDirectory(), 'cache.sqlite');
-    const old = new Database(path);
+    const old = openSqlite(path);
     old.exec(`CREATE TABLE rubricate_batches (
         local_id TEXT PRIMARY KEY, provider TEXT NOT NULL, endpoint TEXT NOT NULL, model TEXT NOT NULL,
         file_id TEXT, batch_id TEXT, status TEXT NOT NULL, created_at INTEGER NOT NULL,

@@ -4,7 +4,7 @@
  * every step is written before the next network call: planned (before the upload), uploaded
  * (file id), created (batch id). A rerun reads it and attaches to what is in flight.
  */
-import Database from 'better-sqlite3';
+import { openSqlite, type SqliteDatabase } from '../store/sqlite-driver.js';
 
 export interface LedgerBatch {
   localId: string;
@@ -72,10 +72,10 @@ function fromRow(row: Row): LedgerBatch {
 }
 
 export class BatchLedger {
-  private readonly database: Database.Database;
+  private readonly database: SqliteDatabase;
 
   constructor(path: string) {
-    this.database = new Database(path);
+    this.database = openSqlite(path);
     this.database.pragma('busy_timeout = 10000');
     this.database.pragma('journal_mode = WAL');
     this.database.exec(`
@@ -102,7 +102,7 @@ export class BatchLedger {
     this.database.transaction(() => {
       insertBatch.run(batch.localId, batch.provider, batch.endpoint, batch.model, batch.role ?? 'judge', 'planned', Date.now(), customIds.length, batch.enqueuedTokens ?? 0);
       for (const customId of customIds) insertRequest.run(batch.localId, customId);
-    })();
+    });
   }
 
   uploaded(localId: string, fileId: string): void {

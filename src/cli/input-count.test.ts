@@ -14,6 +14,7 @@ import { test } from '../testing/vitest-fixtures.js';
 import { countInputRecords } from './input-count.js';
 import { runCli } from './main.js';
 import { shardOf } from './queue-options.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 const examples = resolve(__dirname, '../../examples');
 
@@ -57,7 +58,7 @@ function flagsOf(testCase: Case): string[] {
   ];
 }
 
-describe('the progress total', { timeout: 120_000 }, () => {
+describe('the progress total', { timeout: hangGuard(120_000) }, () => {
   const named = (testCase: Case) => [testCase.format, ...[testCase.input, ...flagsOf(testCase)].map((part) => part.replace(`${examples}/`, 'examples/'))].join(' ');
   test.for(cases.map((testCase) => [named(testCase), testCase] as const))(
     'equals the results lines of %s',

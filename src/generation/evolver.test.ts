@@ -7,6 +7,7 @@ import { redisTest } from '../testing/redis-fixture.js';
 import { test as base } from '../testing/vitest-fixtures.js';
 import { createRubricEvolver, type ObservedRollout, type RubricEvolver } from './evolver.js';
 import { answer, fencedBlocks, generatorAndJudge, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 /**
  * `setup(proposals)`: a fake server as keyword judge and as a generator proposing what the
@@ -164,5 +165,5 @@ describe('evolving rubrics on two replicas', () => {
 
   redisTest('two concurrent steps on one Redis are both counted', async ({ startJudge, connectJudge, closeAfter, redis }) => {
     await twoConcurrentSteps({ startJudge, connectJudge, closeAfter }, redis.url);
-  }, 30_000);
+  }, hangGuard(30_000));
 });

@@ -20,6 +20,7 @@ import { solidPng } from '../testing/png.js';
 import { test as base } from '../testing/vitest-fixtures.js';
 import { fetchImageBytes } from './fetch.js';
 import { ImageReader } from './reader.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 const png = solidPng(6, 4, [0, 200, 0]);
 
@@ -269,7 +270,7 @@ describe('image URLs are untrusted: no private address, only the graded records'
     expect(images.hits).toEqual(['/green-c.png']);
   });
 
-  test('Ctrl-C during an image fetch that never answers stops the run at once (exit 130), writing nothing for that record', { timeout: 10_000 }, async ({ images, fakeJudge, tempDir }) => {
+  test('Ctrl-C during an image fetch that never answers stops the run at once (exit 130), writing nothing for that record', { timeout: hangGuard(10_000) }, async ({ images, fakeJudge, tempDir }) => {
     const input = path.join(tempDir, 'items.jsonl');
     writeItems(input, [imageItem('silent', `${images.origin}/silent`)]);
     const out = path.join(tempDir, 'results.jsonl');

@@ -14,6 +14,7 @@ import type { Item } from '../rubric/schema.js';
 import { writeTinyGguf } from '../testing/tiny-gguf.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { Grader } from './grader.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 /** One judge call as the judge saw and answered it. */
 interface RecordedCall {
@@ -128,7 +129,7 @@ describe('prefix reuse of the local judge through the Grader (tiny generated mod
         previous = call;
       }
     }
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('with reusePrefix: false evaluates every prompt in full: the shared context once per criterion', async () => {
     const calls = await gradeRecording(naive);
@@ -139,5 +140,5 @@ describe('prefix reuse of the local judge through the Grader (tiny generated mod
       for (const call of itemCalls) expect(call.usage.cachedInputTokens).toBe(0);
       expect(sum(itemCalls, evaluated)).toBe(itemCalls.length * shared + ownTails);
     }
-  }, 120_000);
+  }, hangGuard(120_000));
 });

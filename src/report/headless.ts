@@ -34,11 +34,11 @@ export interface HeadlessContextOptions {
   deviceScaleFactor?: number;
 }
 
-/** Starts Chromium headless; playwright gives it a throwaway profile and removes it on close. */
-export async function startHeadlessChromium(): Promise<Browser> {
+/** Starts Chromium headless; playwright gives it a throwaway profile and removes it on close. `launchTimeoutMs`: playwright's 30 s unless given. */
+export async function startHeadlessChromium(launchTimeoutMs?: number): Promise<Browser> {
   // playwright-core is a dev dependency: load it only when a browser is actually wanted.
   const { chromium } = await import('playwright-core');
-  return chromium.launch({ executablePath: chromiumPath, headless: true, args: chromiumArguments });
+  return chromium.launch({ executablePath: chromiumPath, headless: true, args: chromiumArguments, ...(launchTimeoutMs === undefined ? {} : { timeout: launchTimeoutMs }) });
 }
 
 /** A fresh context of a running Chromium (its own pages, storage and viewport); closing it leaves the browser running. */

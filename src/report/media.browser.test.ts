@@ -18,6 +18,7 @@ import { normalizeTrajectory, trajectorySteps, type TrajectoryMessageInput } fro
 import { browserTest as test } from './browser-fixture.js';
 import { chromiumAvailable, chromiumPath, openOfflinePage, type HeadlessBrowser } from './headless.js';
 import { writeReportFromResults } from './index.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 const haveBrowser = chromiumAvailable();
 if (!haveBrowser) console.warn(`report media browser tests skipped: ${chromiumPath} is absent (install it with: apt-get install -y chromium)`);
@@ -174,7 +175,7 @@ describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headl
     expect(await page.locator('img').count()).toBe(1);
     expect(errors).toEqual([]);
     await page.close();
-  }, 120_000);
+  }, hangGuard(120_000));
 
   test('every trajectory check kind shows its verdict and detail, its cited steps linked; a check in error shows why', async ({ tempDir }) => {
     // Step 8 is the cancel_reservation result, which final_state reads: it cites that step, not the call.
@@ -220,5 +221,5 @@ describe.skipIf(!haveBrowser)('trajectories and images in the HTML report (headl
     expect(await page.textContent('[data-testid="drawer"] .criterion[data-criterion-id="called"]')).toContain('CHECK_INVALID: check "tool_called" needs a trajectory response');
     expect(errors).toEqual([]);
     await page.close();
-  }, 120_000);
+  }, hangGuard(120_000));
 });

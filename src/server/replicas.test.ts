@@ -9,6 +9,7 @@ import { redisTest } from '../testing/redis-fixture.js';
 import type { RubricateFixtures } from '../testing/vitest-fixtures.js';
 import { answer, generatorAndJudge, mentions, type FakeCriterion } from '../generation/fixtures/fake-generator.js';
 import { fruitRubric, fruitScore, ruleScript } from './test-support.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 /** Two replicas started with the same flags, each at the address it printed. */
 async function startReplicas(startServe: RubricateFixtures['startServe'], args: string[]): Promise<[string, string]> {
@@ -39,11 +40,11 @@ describe('serve replicas sharing Redis', () => {
     const item = { prompt: 'Name some fruit.', response: 'apples', rubric: { criteria: [fruitRubric.criteria[0]] } };
 
     const onFirst = post(first, item);
-    await vi.waitFor(() => expect(fake.requests).toHaveLength(1), { timeout: 20_000, interval: 10 });
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1), { timeout: hangGuard(20_000), interval: 10 });
     const onSecond = post(second, item);
     // The second replica found the call claimed and polls for its reply (observed in Redis' command counts). Let the judge answer.
     const observer = new Redis(redis.url);
-    await vi.waitFor(async () => expect(await observer.info('commandstats')).toMatch(/cmdstat_exists:calls=[1-9]/), { timeout: 20_000, interval: 20 });
+    await vi.waitFor(async () => expect(await observer.info('commandstats')).toMatch(/cmdstat_exists:calls=[1-9]/), { timeout: hangGuard(20_000), interval: 20 });
     observer.disconnect();
     release!();
     const [a, b] = await Promise.all([onFirst, onSecond]);
@@ -62,16 +63,16 @@ describe('serve replicas sharing Redis', () => {
 
     expect(await (await fetch(`${first}/healthz`)).json()).toMatchObject({ status: 'ok', store: 'ok' });
     await redis.stop();
-    await vi.waitFor(async () => expect((await fetch(`${first}/healthz`)).status).toBe(503), { timeout: 20_000, interval: 50 });
+    await vi.waitFor(async () => expect((await fetch(`${first}/healthz`)).status).toBe(503), { timeout: hangGuard(20_000), interval: 50 });
     const health = await (await fetch(`${first}/healthz`)).json();
     expect(health).toMatchObject({ status: 'degraded', store: 'unavailable' });
     const refused = await post(first, { ...item, response: 'pears' });
     expect(refused.status).toBe(503);
     expect(JSON.stringify(await refused.json())).toContain('STORE_UNAVAILABLE');
     await redis.start();
-    await vi.waitFor(async () => expect((await fetch(`${first}/healthz`)).status).toBe(200), { timeout: 30_000, interval: 100 });
+    await vi.waitFor(async () => expect((await fetch(`${first}/healthz`)).status).toBe(200), { timeout: hangGuard(30_000), interval: 100 });
     expect(await (await post(first, { ...item, response: 'pears' })).json()).toMatchObject({ reward: 0 });
-  }, 90_000);
+  }, hangGuard(90_000));
 
   redisTest('evolving rubrics are shared: a step on one replica is seen by the other, and steps taken on both at once lose nothing', async ({ redis, startJudge, startServe }) => {
     const proposals: FakeCriterion[][] = [[mentions('sources'), mentions('hello')], [mentions('citation')], [mentions('example')]];
@@ -112,5 +113,5 @@ describe('serve replicas sharing Redis', () => {
     const texts = (await call(second, 'GET', '/v1/rubrics/q')).body.rubric.criteria.map((criterion) => criterion.text);
     expect(texts).toEqual(expect.arrayContaining(['The response mentions "citation".', 'The response mentions "example".', 'The response mentions "sources".']));
     expect(texts).toHaveLength(4);
-  }, 90_000);
+  }, hangGuard(90_000));
 });

@@ -10,6 +10,7 @@ import { runCliCaptured } from '../cli/in-process.js';
 import { binaryVerdict } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { criterionMet, fruitRubric, ruleScript } from './test-support.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 describe('rubricate serve', () => {
   test('prints its address, grades through a pool of judge endpoints (one down), and exits 0 after draining on SIGTERM', async ({ startJudge, startServe }) => {
@@ -41,9 +42,9 @@ describe('rubricate serve', () => {
 
     // A request in flight when SIGTERM arrives is still answered.
     const inFlight = fetch(`${serve.url}/v1/score`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'q', response: 'rotten apples', rubric: fruitRubric }) });
-    await vi.waitFor(() => expect(live.requests.some((request) => request.response === 'rotten apples')).toBe(true), { timeout: 20_000 });
+    await vi.waitFor(() => expect(live.requests.some((request) => request.response === 'rotten apples')).toBe(true), { timeout: hangGuard(20_000) });
     serve.process.kill('SIGTERM');
-    await vi.waitFor(() => expect(serve.stderr()).toContain('"msg":"draining"'), { timeout: 20_000 });
+    await vi.waitFor(() => expect(serve.stderr()).toContain('"msg":"draining"'), { timeout: hangGuard(20_000) });
     releaseInFlight();
     const answer = await inFlight;
     expect(answer.status).toBe(200);
@@ -59,8 +60,8 @@ describe('rubricate serve', () => {
     const serve = await startServe(['--no-cache', '--judge', 'openai:policy', '--judge-base-url', policy.baseUrl, '--audit-judge', 'openai:audit', '--audit-base-url', audit.baseUrl, '--audit-share', '1', '--audit-log', log]);
     const answer = await fetch(`${serve.url}/v1/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'q', response: 'apples', rubric: fruitRubric, step: 7 }) });
     expect(await answer.json()).toMatchObject({ reward: 0.75 });
-    await vi.waitFor(() => expect(audit.requests).toHaveLength(3), { timeout: 20_000 });
-    await vi.waitFor(async () => expect(await (await fetch(`${serve.url}/metrics`)).text()).toContain('rubricate_audit_step_agreement_ratio 0'), { timeout: 20_000 });
+    await vi.waitFor(() => expect(audit.requests).toHaveLength(3), { timeout: hangGuard(20_000) });
+    await vi.waitFor(async () => expect(await (await fetch(`${serve.url}/metrics`)).text()).toContain('rubricate_audit_step_agreement_ratio 0'), { timeout: hangGuard(20_000) });
     serve.process.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
     const [line] = readFileSync(log, 'utf8').trim().split('\n').map((entry) => JSON.parse(entry) as Record<string, unknown>);

@@ -8,6 +8,7 @@ import type { JudgeReply } from '../judges/types.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { openReplyStore } from './open.js';
 import type { TransferableReplyStore } from './types.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 export interface ContractSubject {
   /** What `openReplyStore` takes: a file path or a redis:// URL. */
@@ -41,7 +42,7 @@ export function describeReplyStoreContract(name: string, setup: (folder: string)
       expect(await writer.get('absent-key')).toBeUndefined();
       // Another process's store sees it once the writer's batch lands (at once on Redis, within a fraction of a second on SQLite).
       const reader = openReplyStore(subject.spec);
-      await vi.waitFor(async () => expect(await reader.get('same-key')).toEqual(reply('{"criteria_met":true}')), { timeout: 5_000, interval: 25 });
+      await vi.waitFor(async () => expect(await reader.get('same-key')).toEqual(reply('{"criteria_met":true}')), { timeout: hangGuard(5_000), interval: 25 });
       await closeStore(reader);
       await closeStore(writer);
     });
@@ -61,7 +62,7 @@ export function describeReplyStoreContract(name: string, setup: (folder: string)
       const store = openReplyStore(subject.spec, { ttlMs: 150 });
       await store.put('expiring', reply('soon gone'));
       expect((await store.get('expiring'))?.text).toBe('soon gone');
-      await vi.waitFor(async () => expect(await store.get('expiring')).toBeUndefined(), { timeout: 5_000, interval: 50 });
+      await vi.waitFor(async () => expect(await store.get('expiring')).toBeUndefined(), { timeout: hangGuard(5_000), interval: 50 });
       const lasting = openReplyStore(subject.spec);
       await lasting.put('lasting', reply('kept'));
       expect((await lasting.get('lasting'))?.text).toBe('kept');

@@ -1,10 +1,10 @@
 /** Evolving-rubric state in one SQLite file (the embedded default): three tables, each write one transaction. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import { RubricateError } from '../errors.js';
 import type { Criterion } from '../rubric/schema.js';
 import { safeParseJson } from '../util/json.js';
+import { openSqlite, type SqliteDatabase } from './sqlite-driver.js';
 import type { EvolverStateStore, EvolvingCriterion, HistoryEvent, PromptState, VersionedPromptState } from './evolver-state.js';
 
 interface PromptRow {
@@ -35,13 +35,13 @@ interface HistoryRow {
 }
 
 export class SqliteEvolverStateStore implements EvolverStateStore {
-  private readonly database: Database.Database;
+  private readonly database: SqliteDatabase;
   private readonly statements;
 
   constructor(private readonly path: string) {
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      this.database = new Database(path);
+      this.database = openSqlite(path);
       this.database.pragma('journal_mode = WAL');
       this.database.pragma('synchronous = NORMAL');
       this.database.pragma('busy_timeout = 10000');
@@ -124,7 +124,7 @@ export class SqliteEvolverStateStore implements EvolverStateStore {
 
   async write(promptId: string, expectedVersion: number, state: PromptState, events: readonly HistoryEvent[]): Promise<boolean> {
     this.assertOpen();
-    const apply = this.database.transaction((): boolean => {
+    return this.database.transaction((): boolean => {
       const version = this.statements.prompt.get(promptId)?.version ?? 0;
       if (version !== expectedVersion) return false;
       this.statements.upsertPrompt.run(promptId, state.prompt, state.step, version + 1);
@@ -146,8 +146,7 @@ export class SqliteEvolverStateStore implements EvolverStateStore {
       });
       for (const event of events) this.statements.addHistory.run(promptId, event.step, event.event, event.criterion_id, event.text, event.reason ?? null, event.variance ?? null);
       return true;
-    });
-    return apply.immediate();
+    }, 'immediate');
   }
 
   async history(promptId: string): Promise<HistoryEvent[]> {

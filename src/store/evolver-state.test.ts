@@ -10,6 +10,7 @@ import { redisTest } from '../testing/redis-fixture.js';
 import { test } from '../testing/vitest-fixtures.js';
 import type { EvolverStateStore, EvolvingCriterion, PromptState } from './evolver-state.js';
 import { openEvolverStateStore } from './open-evolver-state.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 function criterion(id: string): EvolvingCriterion {
   return { criterion: { id, text: `Criterion ${id}.`, points: 1 } as Criterion, origin: 'evolving', active: true, added_step: 1, observations: 0 };
@@ -70,7 +71,7 @@ describe('evolving-rubric state', () => {
 
   redisTest('Redis keeps the contract', async ({ redis }) => {
     await contract(() => openEvolverStateStore(redis.url));
-  }, 30_000);
+  }, hangGuard(30_000));
 
   redisTest('an unreachable Redis fails clearly at start-up', async ({ redis }) => {
     await redis.stop();
@@ -83,5 +84,5 @@ describe('evolving-rubric state', () => {
     } finally {
       await store.close();
     }
-  }, 30_000);
+  }, hangGuard(30_000));
 });

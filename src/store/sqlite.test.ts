@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, vi } from 'vitest';
 import { test } from '../testing/vitest-fixtures.js';
 import { describeReplyStoreContract } from './contract.js';
 import { SqliteReplyStore } from './sqlite.js';
+import { openSqlite } from './sqlite-driver.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 const reply = (text: string) => ({ text, usage: { inputTokens: 10, outputTokens: 2, cachedInputTokens: 0 } });
 const storeModule = JSON.stringify(new URL('./sqlite.ts', import.meta.url).href);
@@ -23,7 +24,7 @@ describeReplyStoreContract('SQLite', async (folder) => {
   const path = join(folder, 'cache.sqlite');
   // Create the file and its table first, so raw rows can be planted.
   new SqliteReplyStore(path).close();
-  const raw = new Database(path);
+  const raw = openSqlite(path);
   return {
     spec: path,
     writeRaw: async (key, text) => {
@@ -78,17 +79,17 @@ describe('SqliteReplyStore', () => {
   test('a cache locked by another process makes the batch wait with backoff, never an uncaught error from a timer', async ({ tempDir }) => {
     const path = join(tempDir, 'cache.sqlite');
     const store = new SqliteReplyStore(path);
-    const holder = new Database(path);
+    const holder = openSqlite(path);
     holder.pragma('busy_timeout = 0');
     holder.exec('BEGIN EXCLUSIVE');
     store.put('while-locked', reply('kept in the journal'));
     // The batch finds the lock several times (each a backoff on a timer), and the reply stays readable.
-    await vi.waitFor(() => expect(store.busyWaits).toBeGreaterThanOrEqual(2), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(store.busyWaits).toBeGreaterThanOrEqual(2), { timeout: hangGuard(10_000), interval: 20 });
     expect(store.get('while-locked')).toEqual(reply('kept in the journal'));
     expect(readFileSync(`${path}.journal-${process.pid}`, 'utf8')).toContain('while-locked');
     holder.exec('COMMIT');
     const select = holder.prepare<[string], { reply: string }>('SELECT reply FROM replies WHERE key = ?');
-    await vi.waitFor(() => expect(select.get('while-locked')?.reply).toBe(JSON.stringify(reply('kept in the journal'))), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(select.get('while-locked')?.reply).toBe(JSON.stringify(reply('kept in the journal'))), { timeout: hangGuard(10_000), interval: 20 });
     holder.close();
     store.close();
     expect(journals(path)).toEqual([]);
@@ -97,7 +98,7 @@ describe('SqliteReplyStore', () => {
   test('closing a cache that stays locked keeps the last batch in the journal with a warning (no crash), and the next opening imports it', ({ tempDir }) => {
     const path = join(tempDir, 'cache.sqlite');
     new SqliteReplyStore(path).close();
-    const holder = new Database(path);
+    const holder = openSqlite(path);
     holder.pragma('busy_timeout = 0');
     holder.exec('BEGIN EXCLUSIVE');
     const child = runScript(`

@@ -17,13 +17,13 @@
 import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
 import { RubricateError } from '../errors.js';
 import type { JudgeReply } from '../judges/types.js';
 import { safeParseJson } from '../util/json.js';
 import { sleep } from '../util/sleep.js';
 import { RecentReplies } from './memory.js';
 import { readStoredReply } from './reply-shape.js';
+import { openSqlite, type SqliteDatabase, type SqliteStatement } from './sqlite-driver.js';
 import type { ReplyStoreOptions, TransferableReplyStore } from './types.js';
 import { isProcessAlive } from '../util/process-alive.js';
 
@@ -56,9 +56,9 @@ function isBusy(error: unknown): boolean {
 
 export class SqliteReplyStore implements TransferableReplyStore {
   readonly path: string;
-  private readonly database: Database.Database;
-  private readonly selectStatement: Database.Statement<[string], { reply: string; created_at: number }>;
-  private readonly insertStatement: Database.Statement<[string, string, number]>;
+  private readonly database: SqliteDatabase;
+  private readonly selectStatement: SqliteStatement<[string], { reply: string; created_at: number }>;
+  private readonly insertStatement: SqliteStatement<[string, string, number]>;
   /** Replies in the journal and not yet in SQLite. */
   private readonly pending = new Map<string, string>();
   private readonly memory: RecentReplies;
@@ -83,7 +83,7 @@ export class SqliteReplyStore implements TransferableReplyStore {
     this.onWarning = options.onWarning ?? (() => {});
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      this.database = new Database(path);
+      this.database = openSqlite(path);
       this.database.pragma(`busy_timeout = ${this.busyBoundMs}`);
       this.database.pragma('journal_mode = WAL');
       // OFF only skips fsync: a killed process loses nothing (the OS has the pages); a power cut could.
@@ -98,10 +98,11 @@ export class SqliteReplyStore implements TransferableReplyStore {
         created_at INTEGER NOT NULL
       ) WITHOUT ROWID`);
     } catch (error) {
+      if (error instanceof RubricateError) throw error;
       throw new RubricateError('CONFIG_INVALID', `cannot open the cache at ${path}: ${(error as Error).message}`, { field: 'cache' }, { cause: error });
     }
-    this.selectStatement = this.database.prepare('SELECT reply, created_at FROM replies WHERE key = ?');
-    this.insertStatement = this.database.prepare('INSERT OR REPLACE INTO replies (key, reply, created_at) VALUES (?, ?, ?)');
+    this.selectStatement = this.database.prepare<[string], { reply: string; created_at: number }>('SELECT reply, created_at FROM replies WHERE key = ?');
+    this.insertStatement = this.database.prepare<[string, string, number]>('INSERT OR REPLACE INTO replies (key, reply, created_at) VALUES (?, ?, ?)');
     this.assertWritable();
     this.database.pragma(`busy_timeout = ${blockingBusyMs}`);
     if (path !== ':memory:') {
@@ -116,7 +117,7 @@ export class SqliteReplyStore implements TransferableReplyStore {
       this.database.transaction(() => {
         this.insertStatement.run('\u0000rubricate-write-probe', '{}', 0);
         throw new ProbeDone();
-      })();
+      });
     } catch (error) {
       if (error instanceof ProbeDone || isBusy(error)) return;
       this.database.close();
@@ -252,7 +253,7 @@ export class SqliteReplyStore implements TransferableReplyStore {
     const now = Date.now();
     this.database.transaction(() => {
       for (const [key, text] of texts) this.insertStatement.run(key, text, now);
-    })();
+    });
   }
 
   /** Imports journals whose process is gone (a killed run), so their replies are reused. */

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { safeParseJson } from '../util/json.js';
+import { hangGuard } from './hang-guard.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -34,10 +35,13 @@ export function startChild(args: string[]): Child {
   const lines: Array<Record<string, unknown>> = [];
   const listeners = new Set<() => void>();
   let stderr = '';
+  /** What it printed on stdout, JSON or not, for the message when an expected line never comes. */
+  let stdoutTail = '';
   let buffered = '';
   let exitCode: number | null | undefined;
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
     buffered += chunk;
+    stdoutTail = (stdoutTail + chunk).slice(-4000);
     for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
       const parsed = safeParseJson(buffered.slice(0, newline));
       buffered = buffered.slice(newline + 1);
@@ -56,6 +60,8 @@ export function startChild(args: string[]): Child {
       resolve(code);
     }),
   );
+  const printed = () =>
+    stdoutTail === '' && stderr === '' ? 'it printed nothing' : `it printed on stdout: ${JSON.stringify(stdoutTail.slice(-2000))}, on stderr: ${JSON.stringify(stderr.slice(-2000))}`;
   return {
     process: child,
     lines,
@@ -74,12 +80,12 @@ export function startChild(args: string[]): Child {
             resolve(found);
           } else if (exitCode !== undefined) {
             done();
-            reject(new Error(`child ${args.join(' ')} exited with ${exitCode} before the expected line: ${stderr.slice(-2000)}`));
+            reject(new Error(`child ${args.join(' ')} exited with ${exitCode} before the expected line; ${printed()}`));
           }
         };
         const timer = setTimeout(() => {
           listeners.delete(check);
-          reject(new Error(`child ${args.join(' ')} gave no expected line within ${timeoutMs} ms: ${stderr.slice(-2000)}`));
+          reject(new Error(`child ${args.join(' ')} gave no expected line within ${timeoutMs} ms (still running: a hang, or a machine too loaded for this guard); ${printed()}`));
         }, timeoutMs);
         listeners.add(check);
         check();
@@ -88,11 +94,11 @@ export function startChild(args: string[]): Child {
   };
 }
 
-/** Stops a child: SIGTERM, then SIGKILL if it has not exited within 30 s. */
+/** Stops a child: SIGTERM, then SIGKILL if it has not exited within 30 s (more on a loaded machine). */
 export async function stopChild(child: Child): Promise<number | null> {
   if (child.process.exitCode !== null || child.process.signalCode !== null) return child.process.exitCode;
   child.process.kill('SIGTERM');
-  const forced = setTimeout(() => child.process.kill('SIGKILL'), 30_000);
+  const forced = setTimeout(() => child.process.kill('SIGKILL'), hangGuard(30_000));
   const code = await child.exited;
   clearTimeout(forced);
   return code;

@@ -7,6 +7,7 @@ import { getSharedLlama } from '../judges/llamacpp/runtime.js';
 import { safeParseJson } from '../util/json.js';
 import { ensureShapedGguf, modelShapes, shapeParameters, writeShapedGguf, type ShapedGgufFile } from './shaped-gguf.js';
 import { test } from './vitest-fixtures.js';
+import { hangGuard } from './hang-guard.js';
 
 const texts = [
   'The patient should drink water, rest in a quiet room, and see a doctor if the headache is severe.',
@@ -23,7 +24,7 @@ describe('Qwen3-shaped GGUF models with random weights', () => {
     directory = fileTempDir;
     micro = await writeShapedGguf({ path: path.join(directory, 'micro.gguf'), shape: 'micro', quantization: 'q4_0' });
     judge = await createLlamaCppJudge({ model: micro.path, threads: 1, contextSize: 1024 });
-  }, 120_000);
+  }, hangGuard(120_000));
 
   afterAll(async () => {
     await judge?.close();
@@ -85,7 +86,7 @@ describe('Qwen3-shaped GGUF models with random weights', () => {
     const none = await withExplanationLength(judge, 'none', true).complete(request, { signal: new AbortController().signal });
     expect(none.text).toMatch(/^\{"criteria_met": (true|false)\}$/);
     expect(none.usage.outputTokens).toBe(1);
-  }, 120_000);
+  }, hangGuard(120_000));
 
   it('rewrites explanation fields in nested (batched) schemas and drops them from required', () => {
     const batched = {
@@ -107,5 +108,5 @@ describe('Qwen3-shaped GGUF models with random weights', () => {
     expect(path.basename(first.path)).toMatch(/^micro-q4_0-[0-9a-f]{12}\.gguf$/);
     const other = await ensureShapedGguf(directory, 'micro', 'q4_0', 2);
     expect(other.path).not.toBe(first.path);
-  }, 120_000);
+  }, hangGuard(120_000));
 });

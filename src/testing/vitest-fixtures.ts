@@ -21,6 +21,7 @@ import { createOpenAICompatibleJudge, type OpenAICompatibleJudgeOptions } from '
 import type { Judge } from '../judges/types.js';
 import { startChild, type Child } from './child-process.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeScript } from './fake-judge.js';
+import { hangGuard } from './hang-guard.js';
 
 /** The default script: every criterion met. */
 const allMet: FakeJudgeScript = () => ({ content: binaryVerdict(true) });
@@ -105,7 +106,8 @@ export const test = base.extend<RubricateFixtures>({
     await use(async (args) => {
       const child = startChild(['bin/rubricate.js', 'serve', '--port', '0', ...args]);
       started.push(child);
-      const listening = await child.nextLine((line) => line.event === 'listening', 30_000);
+      // Waits for the listening line; the bound only ends a hang (serve took 11 s to start at load 12).
+      const listening = await child.nextLine((line) => line.event === 'listening', hangGuard(180_000));
       return Object.assign(child, { url: String(listening.url) });
     });
     for (const child of started) {

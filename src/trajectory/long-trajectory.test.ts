@@ -11,6 +11,7 @@ import { runCli } from '../cli/main.js';
 import { exitCodes } from '../errors.js';
 import type { FakeJudgeScript } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
+import { hangGuard } from '../testing/hang-guard.js';
 
 const contextTokens = 32_768;
 
@@ -95,5 +96,5 @@ describe('a 300K-character trajectory', () => {
     expect(Math.max(...promptTokens)).toBeLessThanOrEqual(contextTokens);
     // Figures for the report: calls and the largest prompt against the context.
     console.info(`300K trajectory: ${result.response_chars} characters, ${fake.requests.length} judge calls, ${criterion.evidence.chunks} chunks, max prompt ${Math.max(...promptTokens)} tokens of ${contextTokens}`);
-  }, 120_000);
+  }, hangGuard(120_000));
 });

@@ -250,10 +250,38 @@ def node_available() -> bool:
     return shutil.which("node") is not None and os.path.exists(os.path.join(PROJECT_ROOT, "bin", "rubricate.js"))
 
 
-class ServeProcess:
-    """``rubricate serve --port 0`` started from the project root; reads the address line."""
+def time_scale() -> float:
+    """Timeouts here are hang guards, never assertions: scaled with the machine's load.
 
-    def __init__(self, judge_base_url: str, token: Optional[str] = None, extra: Optional[List[str]] = None, start_timeout: float = 30.0):
+    ``npm test`` sets RUBRICATE_TEST_TIME_SCALE once for every step (test/support/run-tests.mjs);
+    run alone, the factor is worked out the same way: 1 plus the load average per core, at most 10.
+    """
+    try:
+        given = float(os.environ.get("RUBRICATE_TEST_TIME_SCALE", ""))
+        if given >= 1:
+            return given
+    except ValueError:
+        pass
+    try:
+        load = max(os.getloadavg()[:2])
+    except OSError:
+        return 1.0
+    return min(10.0, max(1.0, 1.0 + load / (os.cpu_count() or 1)))
+
+
+def hang_guard(seconds: float) -> float:
+    return seconds * time_scale()
+
+
+class ServeProcess:
+    """``rubricate serve --port 0`` started from the project root; waits for its address line.
+
+    The wait ends on an event: the address line, or the process ending. ``start_timeout`` (180 s,
+    scaled with the load) only ends a hang; when the start fails the error says what the process
+    printed on stdout and stderr, or that it printed nothing.
+    """
+
+    def __init__(self, judge_base_url: str, token: Optional[str] = None, extra: Optional[List[str]] = None, start_timeout: Optional[float] = None):
         args = ["node", "bin/rubricate.js", "serve", "--port", "0", "--judge", "openai:fake", "--judge-base-url", judge_base_url]
         args += ["--no-cache", "--log-level", "warn", "--max-attempts", "1"]
         if token:
@@ -263,25 +291,52 @@ class ServeProcess:
         environment.pop("NODE_OPTIONS", None)
         environment.pop("RUBRICATE_TOKEN", None)
         self.stderr_lines: List[str] = []
+        self.stdout_lines: List[str] = []
+        started = time.monotonic()
         self.process = subprocess.Popen(args, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
         # Drain stderr so the server never blocks on a full pipe.
         self._drain = threading.Thread(target=self._drain_stderr, daemon=True)
         self._drain.start()
         address: Dict[str, Any] = {}
+        settled = threading.Event()
 
         def read_address() -> None:
-            line = self.process.stdout.readline()
-            if line:
-                address.update(json.loads(line))
+            # Lines before the address (none today) are kept for the message; EOF means the process ended.
+            try:
+                for line in self.process.stdout:
+                    self.stdout_lines.append(line)
+                    try:
+                        parsed = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(parsed, dict) and isinstance(parsed.get("url"), str):
+                        address.update(parsed)
+                        return
+            finally:
+                settled.set()
 
         reader = threading.Thread(target=read_address, daemon=True)
         reader.start()
-        reader.join(start_timeout)
+        guard = start_timeout if start_timeout is not None else hang_guard(180.0)
+        settled.wait(guard)
         if not address:
-            self.process.kill()
-            raise RuntimeError("rubricate serve did not start: " + "".join(self.stderr_lines[-20:]))
+            running = self.process.poll() is None
+            if running:
+                self.process.kill()
+            self.process.wait()
+            self._drain.join(5)
+            waited = time.monotonic() - started
+            state = f"no address line within {waited:.0f} s (the hang guard)" if running else f"it exited with code {self.process.returncode} after {waited:.1f} s"
+            raise RuntimeError(f"rubricate serve did not start: {state}; {self._printed()}")
         self.url: str = address["url"]
         self.address = address
+
+    def _printed(self) -> str:
+        stdout = "".join(self.stdout_lines)[-3000:]
+        stderr = "".join(self.stderr_lines[-40:])[-3000:]
+        if not stdout and not stderr:
+            return "it printed nothing on stdout or stderr"
+        return f"its stdout: {stdout!r}; its stderr: {stderr!r}"
 
     def _drain_stderr(self) -> None:
         for line in self.process.stderr:
@@ -291,7 +346,7 @@ class ServeProcess:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(timeout)
+                self.process.wait(hang_guard(timeout))
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
@@ -315,7 +370,11 @@ def metric_value(url: str, sample: str) -> float:
 
 
 def wait_until(condition: Any, timeout: float = 60.0, what: str = "condition not reached") -> None:
-    """Waits for a condition the server reports (its queue, its metrics, its log): no fixed sleeps."""
+    """Waits for a condition the server reports (its queue, its metrics, its log): no fixed sleeps.
+
+    ``timeout`` is a hang guard, scaled with the load.
+    """
+    timeout = hang_guard(timeout)
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:

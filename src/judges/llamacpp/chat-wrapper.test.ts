@@ -5,6 +5,7 @@ import { writeTinyGguf } from '../../testing/tiny-gguf.js';
 import { test } from '../../testing/vitest-fixtures.js';
 import { chatWrapperFor } from './chat-wrapper.js';
 import { getSharedLlama, loadNodeLlamaCpp } from './runtime.js';
+import { hangGuard } from '../../testing/hang-guard.js';
 
 describe('the chat wrapper of a model (real node-llama-cpp, tiny generated models)', () => {
   test('is resolved once per process for the same template, vocabulary and name, and apart for another name', async ({ tempDir }) => {
@@ -28,5 +29,5 @@ describe('the chat wrapper of a model (real node-llama-cpp, tiny generated model
     } finally {
       for (const model of models) await model.dispose();
     }
-  }, 120_000);
+  }, hangGuard(120_000));
 });

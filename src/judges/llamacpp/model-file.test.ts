@@ -5,6 +5,7 @@ import { RubricateError } from '../../errors.js';
 import { writeTinyGguf } from '../../testing/tiny-gguf.js';
 import { defaultLocalModelUri, defaultModelCacheDirectory, isModelUri, resolveDefaultLocalModel, resolveModelReference } from './model-file.js';
 import { test } from '../../testing/vitest-fixtures.js';
+import { hangGuard } from '../../testing/hang-guard.js';
 
 function isUnavailable(pattern: RegExp) {
   return (error: unknown) => RubricateError.isInstance(error) && error.code === 'JUDGE_UNAVAILABLE' && pattern.test(error.message);
@@ -46,7 +47,7 @@ describe('local model resolution', () => {
 
   // This machine has no route to model hubs, so the real download attempt fails; the bounded
   // lookup (5 s) and the test timeout make sure it fails quickly rather than hanging.
-  test('fails fast offline with a message naming the alternatives', { timeout: 15_000 }, async ({ tempDir }) => {
+  test('fails fast offline with a message naming the alternatives', { timeout: hangGuard(15_000) }, async ({ tempDir }) => {
     const cacheDirectory = tempDir;
     let progressCalls = 0;
     await expect(

@@ -11,6 +11,7 @@ import { test } from '../../testing/vitest-fixtures.js';
 import { tauBenchImporter } from './tau-bench.js';
 import type { ImportRecord } from '../records.js';
 import { captureOutput } from '../../cli/in-process.js';
+import { hangGuard } from '../../testing/hang-guard.js';
 
 const call = (id: string, name: string, args: unknown) => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] });
 const result = (id: string, name: string, content: string) => ({ role: 'tool', tool_call_id: id, name, content });
@@ -162,5 +163,5 @@ describe('τ-bench airline trajectories (real data)', () => {
     const metaOut = path.join(tempDir, 'meta.json');
     expect(await runCli(['meta', '--format', 'outcome', '--input', hybrid, '--out', metaOut, '--quiet'], context)).toBe(exitCodes.success);
     expect(JSON.parse(await readFile(metaOut, 'utf8')).auroc).toBe(report.auroc);
-  }, 120_000);
+  }, hangGuard(120_000));
 });
