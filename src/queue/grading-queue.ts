@@ -22,6 +22,7 @@ import { sha256Hex } from '../util/hash.js';
 import { mapInOrder } from '../util/ordered-stream.js';
 import { parseRunSpec, type RunSpec } from '../spec/run-spec.js';
 import { QueueWatch } from './queue-watch.js';
+import { noteDroppedRedisConnection } from '../store/dropped-connections.js';
 
 export const gradingQueueName = 'grade';
 const queuePrefix = 'rubricate';
@@ -80,6 +81,7 @@ function within<T>(promise: Promise<T>, milliseconds: number): Promise<T | undef
 async function closeAll(closables: ReadonlyArray<{ close(force?: boolean): Promise<void>; disconnect(): Promise<void> }>, reachable: boolean): Promise<void> {
   // A forced close also stops a worker's timers (lock renewal, stalled checks), which would keep the process alive.
   const closed = await within(Promise.allSettled(closables.map((closable) => closable.close(!reachable))), closeBoundMs);
+  if (closed === undefined || !reachable) noteDroppedRedisConnection();
   if (closed === undefined || !reachable) await within(Promise.allSettled(closables.map((closable) => closable.disconnect())), closeBoundMs);
 }
 

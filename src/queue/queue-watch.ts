@@ -8,6 +8,7 @@
  */
 import type { RubricateError } from '../errors.js';
 import { RedisConnection } from '../store/redis-connection.js';
+import { noteDroppedRedisConnection } from '../store/dropped-connections.js';
 
 /** The first connection, as for every Redis `--store`. */
 export const queueConnectTimeoutMs = 5_000;
@@ -108,6 +109,7 @@ export class QueueWatch {
     this.given = error;
     clearInterval(this.timer);
     this.giveUp(error);
+    noteDroppedRedisConnection();
     this.connection.client.disconnect();
   }
 

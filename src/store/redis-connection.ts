@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import type { Redis, RedisOptions } from 'ioredis';
 import { RubricateError } from '../errors.js';
+import { noteDroppedRedisConnection } from './dropped-connections.js';
 
 /** ioredis loads with the first connection: commands that never reach Redis do not pay for it at start-up. */
 const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis;
@@ -133,6 +134,7 @@ export class RedisConnection {
     // QUIT waits in the offline queue for a connection that may never come (a server that
     // accepts and never answers): without one, the connection is simply dropped.
     if (this.client.status !== 'ready') {
+      noteDroppedRedisConnection();
       this.client.disconnect();
       return;
     }
