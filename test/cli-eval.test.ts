@@ -11,6 +11,7 @@ import { describe, expect } from 'vitest';
 import { test } from '../src/testing/vitest-fixtures.js';
 import type { FakeJudgeScript } from '../src/testing/fake-judge.js';
 import { runCliInProcess } from './helpers.js';
+import { hangGuard } from '../src/testing/hang-guard.js';
 
 interface Line {
   id: string;
@@ -100,7 +101,10 @@ describe('rubricate eval', { concurrent: true }, () => {
     });
     const input = writePrompts(tempDir, 12);
     const out = join(tempDir, 'results.jsonl');
-    const args = ['eval', '--input', input, '--model', 'openai:m', '--model-base-url', model.baseUrl, '--samples-per-prompt', '2', '--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--cache', join(tempDir, 'cache.sqlite'), '--out', out, '--concurrency', '2', '--quiet'];
+    // The calls in flight at the stop land and are stored: their drain is given as long as the load may need
+    // (a drain cut short by a loaded machine would cancel one, and the rerun would rightly ask it again).
+    const drain = String(Math.ceil(hangGuard(30_000) / 1_000));
+    const args = ['eval', '--input', input, '--model', 'openai:m', '--model-base-url', model.baseUrl, '--samples-per-prompt', '2', '--judge', 'openai:fake-judge', '--judge-base-url', fakeJudge.baseUrl, '--cache', join(tempDir, 'cache.sqlite'), '--out', out, '--concurrency', '2', '--drain-timeout', drain, '--quiet'];
     const stopped = await runCliInProcess(args, stop.signal);
     expect(stopped.code).toBe(130);
     const calledBefore = model.served;

@@ -87,6 +87,8 @@ export class Sampler {
   readonly usage: Usage = emptyUsage();
   private readonly engine: GradingEngine;
   private readonly settings: Record<string, unknown>;
+  /** Responses being sampled: a stopped run waits for them (within its drain) so each paid reply is stored. */
+  private readonly pending = new Set<Promise<Item>>();
 
   constructor(private readonly options: SamplerOptions) {
     this.engine = new GradingEngine({
@@ -112,7 +114,24 @@ export class Sampler {
   }
 
   /** One response of an item: the item with it and its provenance, or without it and with the reason. */
-  async sampleItem(item: Item, sample: number): Promise<Item> {
+  sampleItem(item: Item, sample: number): Promise<Item> {
+    const sampling = this.sampleOne(item, sample);
+    this.pending.add(sampling);
+    const done = () => this.pending.delete(sampling);
+    sampling.then(done, done);
+    return sampling;
+  }
+
+  /**
+   * Resolves once every response started has settled (answered and stored, failed, or cancelled
+   * when the drain signal runs out). A run stopped early waits for it before closing the store: a
+   * call in flight at the stop lands and is kept, so the rerun does not pay for it again.
+   */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  private async sampleOne(item: Item, sample: number): Promise<Item> {
     const samples = this.samples;
     const id = samples > 1 ? `${item.id}#${sample + 1}` : item.id;
     let request: JudgeRequest;

@@ -308,6 +308,8 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     throw error;
   } finally {
     progress.stop();
+    // Responses still in flight (a stopped run) land and are stored before the store closes.
+    await sampling?.sampler.settled();
     await session.close();
   }
   const { metrics, usage, invalid: invalidSeen } = outcome;
