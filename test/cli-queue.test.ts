@@ -222,7 +222,7 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     }
   }, hangGuard(30_000));
 
-  queueTest('Redis gone mid-run: the producer and the worker say so and stop with STORE_UNAVAILABLE (exit 4) after --queue-timeout', async ({ redis, makeTempDir, closeAfter, startWorker, producerSignal }) => {
+  queueTest('Redis gone mid-run: the producer and the worker say so and stop with STORE_UNAVAILABLE (exit 4) after --queue-timeout', async ({ redis, makeTempDir, closeAfter, startWorker, startProcess }) => {
     const directory = makeTempDir('rubricate-queue-');
     const judge = firstChunkJudge();
     const fake = closeAfter(await startFakeJudge(judge.script));
@@ -234,11 +234,13 @@ describe('the queue and its Redis: outages, Ctrl-C, the endpoints a worker calls
     const queueTimeout = String(Math.ceil(hangGuard(1_000) / 1_000));
     const worker = startWorker(fake, redis.url, ['--queue-timeout', queueTimeout]);
     const firstChunk = whenLogged(worker, 'graded chunk 0 ');
-    const producer = runCliInProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--chunk-size', '5', '--queue-timeout', queueTimeout, '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl], producerSignal);
+    // The producer runs as its own process, as a user runs it: what BullMQ leaves behind when its connections are
+    // dropped mid-outage must not turn the documented exit 4 into a crash.
+    const producer = startProcess(['grade', '--input', input, '--out', out, '--queue', redis.url, '--chunk-size', '5', '--queue-timeout', queueTimeout, '--quiet', '--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl]);
     await firstChunk;
     await redis.stop();
     judge.release();
-    const produced = await producer;
+    const produced = await producer.done;
     expect(produced.code, produced.stderr).toBe(4);
     expect(produced.stderr).toContain(`queue: lost the queue at redis://127.0.0.1:${redis.port}`);
     expect(produced.stderr).toMatch(/error \[STORE_UNAVAILABLE\]: field queue: the queue at redis:\/\/127\.0\.0\.1:\d+ is unavailable: no answer for \d/);
