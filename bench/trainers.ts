@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { hangGuard } from '../src/testing/hang-guard.js';
 import { childEnvironment, projectRoot, startSimulatorProcess } from './support/simulator-process.js';
+import { runPythonBenchmark } from './support/python-script.js';
 
 const judgeLatencyMs = 300;
 const samples = 64;
@@ -51,27 +52,7 @@ function startServe(judgeUrl: string, extra: string[] = ['--concurrency', '256']
 }
 
 function runPython(script: string, args: string[], timeoutMs = 180_000): Promise<Record<string, number>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', [join(projectRoot, 'bench', 'trainers', script), ...args], {
-      cwd: projectRoot,
-      env: { ...process.env, PYTHONPATH: join(projectRoot, 'clients', 'python') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      try {
-        if (code !== 0) throw new Error(`exit ${code}`);
-        resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, number>);
-      } catch (error) {
-        reject(new Error(`${script} failed (${String(error)}): ${stderr}`));
-      }
-    });
-  });
+  return runPythonBenchmark(join(projectRoot, 'bench', 'trainers', script), args, timeoutMs);
 }
 
 async function verlPaths(): Promise<Record<string, unknown>> {
