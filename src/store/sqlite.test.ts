@@ -8,6 +8,9 @@ import { SqliteReplyStore } from './sqlite.js';
 import { openSqlite } from './sqlite-driver.js';
 import { hangGuard } from '../testing/hang-guard.js';
 
+/** Debian's bubblewrap, which `.ci/run` installs. */
+const bwrapPath = '/usr/bin/bwrap';
+
 const reply = (text: string) => ({ text, usage: { inputTokens: 10, outputTokens: 2, cachedInputTokens: 0 } });
 const storeModule = JSON.stringify(new URL('./sqlite.ts', import.meta.url).href);
 
@@ -15,9 +18,16 @@ function journals(path: string): string[] {
   return readdirSync(join(path, '..')).filter((name) => name.includes('.journal-'));
 }
 
-/** Runs a module script in a child Node process (a separate process, as another user when asked). */
-function runScript(script: string, options: { uid?: number } = {}) {
-  return spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}) });
+/**
+ * Runs a module script in a child Node process. With `readOnlyFolder`, that folder is mounted
+ * read-only for the child (bubblewrap), which holds for root too; switching to another user would
+ * need that user to read the checkout and Node's binary, which CI machines do not promise.
+ */
+function runScript(script: string, options: { readOnlyFolder?: string } = {}) {
+  const node = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', script];
+  if (options.readOnlyFolder === undefined) return spawnSync(node[0]!, node.slice(1), { encoding: 'utf8' });
+  const folder = options.readOnlyFolder;
+  return spawnSync(bwrapPath, ['--dev-bind', '/', '/', '--ro-bind', folder, folder, '--', ...node], { encoding: 'utf8' });
 }
 
 describeReplyStoreContract('SQLite', async (folder) => {
@@ -123,16 +133,16 @@ describe('SqliteReplyStore', () => {
     const path = join(tempDir, 'cache.sqlite');
     new SqliteReplyStore(path).close();
     chmodSync(path, 0o444);
-    chmodSync(join(path, '..'), 0o777);
-    // Root may write anyway: open it as an unprivileged user then.
+    // Root may write to a 0444 file anyway: the folder is also mounted read-only for the child when
+    // bubblewrap is here (CI installs it), so the refusal is tested whoever runs the suite.
     const child = runScript(
       `
       const { SqliteReplyStore } = await import(${storeModule});
       try { new SqliteReplyStore(${JSON.stringify(path)}); console.log('opened'); }
       catch (error) { console.log(JSON.stringify({ code: error.code, message: error.message, field: error.details?.field })); }`,
-      process.getuid?.() === 0 ? { uid: 65534 } : {},
+      process.getuid?.() === 0 || existsSync(bwrapPath) ? { readOnlyFolder: tempDir } : {},
     );
-    expect(child.status, child.stderr).toBe(0);
+    expect(child.status, `${child.error?.message ?? ''} ${child.stderr}`).toBe(0);
     const outcome = JSON.parse(child.stdout.trim()) as { code: string; message: string; field: string };
     expect(outcome.code).toBe('CONFIG_INVALID');
     expect(outcome.field).toBe('cache');

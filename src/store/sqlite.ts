@@ -14,7 +14,7 @@
  * backoff up to a bound, then fails that one call with STORE_BUSY. Nothing here throws from
  * a timer, and closing a busy store keeps its journal for the next opening instead of dying.
  */
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { RubricateError } from '../errors.js';
@@ -99,7 +99,8 @@ export class SqliteReplyStore implements TransferableReplyStore {
       ) WITHOUT ROWID`);
     } catch (error) {
       if (error instanceof RubricateError) throw error;
-      throw new RubricateError('CONFIG_INVALID', `cannot open the cache at ${path}: ${(error as Error).message}`, { field: 'cache' }, { cause: error });
+      const reason = unwritableReason(path) ?? (error as Error).message;
+      throw new RubricateError('CONFIG_INVALID', `cannot open the cache at ${path}: ${reason}. Make it writable, pass --cache FILE for another one, or --no-cache`, { field: 'cache' }, { cause: error });
     }
     this.selectStatement = this.database.prepare<[string], { reply: string; created_at: number }>('SELECT reply, created_at FROM replies WHERE key = ?');
     this.insertStatement = this.database.prepare<[string, string, number]>('INSERT OR REPLACE INTO replies (key, reply, created_at) VALUES (?, ?, ?)');
@@ -307,4 +308,19 @@ export function defaultCacheDirectory(environment: NodeJS.ProcessEnv = process.e
 
 export function defaultCachePath(environment: NodeJS.ProcessEnv = process.env): string {
   return join(defaultCacheDirectory(environment), 'replies.sqlite');
+}
+
+/** Why SQLite could not open `path` for writing, where the file system says so (SQLite's own message is only "unable to open database file"). */
+function unwritableReason(path: string): string | undefined {
+  if (path === ':memory:') return undefined;
+  for (const target of [path, dirname(path)]) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EROFS') return 'it is on a read-only file system';
+      if (code === 'EACCES' || code === 'EPERM') return 'it is read-only for this user';
+    }
+  }
+  return undefined;
 }
