@@ -192,6 +192,7 @@ export class Sampler {
     return {
       ...sampled,
       usage: { input_tokens: reply.usage.inputTokens, output_tokens: reply.usage.outputTokens, cached_input_tokens: reply.usage.cachedInputTokens },
+      ...(reply.usage.batch ? { batch: true as const } : {}),
       ...(reply.finishReason !== undefined ? { finish_reason: reply.finishReason } : {}),
       ...(reply.latencyMs !== undefined ? { latency_ms: reply.latencyMs } : {}),
       ...(reply.answeredAt !== undefined ? { sampled_at: reply.answeredAt } : {}),

@@ -8,7 +8,8 @@
 import type { Command } from 'commander';
 import { itemImporters } from '../../rubric/formats/index.js';
 import { addDryRunOption } from '../dry-run-options.js';
-import { addJudgeOptions } from '../judge-options.js';
+import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
+import { addBatchOptions } from '../batch-options.js';
 import { addLimitOption } from '../input-options.js';
 import { addDrainTimeoutOption } from '../interrupt.js';
 import { organizeHelp } from '../help.js';
@@ -39,9 +40,12 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
     .option('--strict', 'stop at the first invalid input record')
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
+    .option('--repeats <n>', "judge every sampled response n times (each repeat cached apart; the model is sampled once: --samples-per-prompt samples it again) and report how stable the verdicts and scores are", parsePositiveInteger('repeats'))
+    .option('--stability-threshold <score>', 'with --repeats: list the responses whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--quiet', quietHelp);
   addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
+  addBatchOptions(command);
   addDryRunOption(command, 'send nothing: print the model under test\'s calls and the judge\'s calls, their tokens, the cache hits and the cost of each, apart');
   addDrainTimeoutOption(command);
   addConfigOption(command);
