@@ -40,8 +40,8 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
     .option('--strict', 'stop at the first invalid input record')
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
-    .option('--repeats <n>', "judge every sampled response n times (each repeat cached apart; the model is sampled once: --samples-per-prompt samples it again) and report how stable the verdicts and scores are", parsePositiveInteger('repeats'))
-    .option('--stability-threshold <score>', 'with --repeats: list the responses whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
+    .option('--repeats <n>', "grade every item n times (each repeat cached apart) and report how stable the verdicts and scores are; results keep the first repeat, with every repeat's verdicts and scores (on eval the judging repeats: each response is sampled once, --samples-per-prompt samples again)", parsePositiveInteger('repeats'))
+    .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--quiet', quietHelp);
   addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
