@@ -10,6 +10,7 @@ import { itemImporters } from '../../rubric/formats/index.js';
 import { addDryRunOption } from '../dry-run-options.js';
 import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { addBatchOptions } from '../batch-options.js';
+import { addRunIndexOption } from '../run-index-options.js';
 import { addLimitOption } from '../input-options.js';
 import { addDrainTimeoutOption } from '../interrupt.js';
 import { organizeHelp } from '../help.js';
@@ -44,6 +45,7 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--quiet', quietHelp);
+  addRunIndexOption(command);
   addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
   addBatchOptions(command);
   addDryRunOption(command, 'send nothing: print the model under test\'s calls and the judge\'s calls, their tokens, the cache hits and the cost of each, apart');
