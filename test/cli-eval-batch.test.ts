@@ -150,6 +150,19 @@ describe('rubricate eval --batch', { concurrent: true }, () => {
     expect(new Set(fakeJudge.requests.map((request) => request.response))).toEqual(new Set(['Answer to "Question 0?"', 'Answer to "Question 2?"']));
   });
 
+  test('the requests an expired batch left unanswered go in a new batch; the answered ones are never asked again', async ({ tempDir, startJudge, fakeJudge, closeAfter }) => {
+    const { model, modelBatch, judgeBatch } = await startBatchFakes({ startJudge, fakeJudge, closeAfter }, { expireAfter: (batchIndex) => (batchIndex === 0 ? 1 : undefined) });
+    const input = writePrompts(tempDir, 3);
+    const out = join(tempDir, 'results.jsonl');
+    const result = await runCliInProcess([...evalArgs(input, modelBatch.baseUrl, judgeBatch.baseUrl, join(tempDir, 'cache.sqlite'), out), '--max-attempts', '2']);
+    expect(result.code, result.stderr).toBe(0);
+    // Batch 1 answered one request and expired; its two others went in batch 2.
+    expect(modelBatch.createdBatches).toBe(2);
+    expect(modelBatch.receivedRequests).toBe(3 + 2);
+    expect(model.served).toBe(3);
+    expect(readLines(out).map((line) => [line.status, line.response])).toEqual([0, 1, 2].map((index) => ['ok', `Answer to "Question ${index}?"`]));
+  });
+
   test('Anthropic Message Batches sample the model under test too', async ({ tempDir, fakeJudge, closeAfter }) => {
     const anthropic = closeAfter(await startFakeAnthropic((request) => ({ text: `Answer to "${request.userText}"` })));
     const modelBatch = closeAfter(await startFakeAnthropicBatch({ backendBaseUrl: anthropic.baseUrl }));
