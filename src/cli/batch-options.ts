@@ -1,8 +1,9 @@
 /**
  * `--batch`: a command's model calls (the judge's; on `generate` and `refine` the generator's
- * too, on `eval` the model under test's) go through their providers' Batch APIs (half price, answered within 24 hours). The
- * ledger of submitted batches lives in the reply cache's SQLite file (beside the output with a
- * Redis store), so a rerun of the same command attaches to the batches in flight.
+ * too, on `eval` the model under test's) go through their providers' Batch APIs (half price,
+ * answered within 24 hours). The ledger of submitted batches lives in the reply cache's SQLite
+ * file (beside the output with a Redis store), so a rerun of the same command attaches to the
+ * batches in flight.
  */
 import { Option, type Command } from 'commander';
 import { createBatchJudge, type BatchEvent, type BatchJudge, type BodyBuildingJudge } from '../batch/batch-judge.js';
