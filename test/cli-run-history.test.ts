@@ -36,6 +36,32 @@ describe('run history', { timeout: 60_000 }, () => {
     expect(await readRunIndex(index)).toHaveLength(3);
   });
 
+  test('compare, merge and eval record their runs too: finished with their counts, a refused merge as failed', async ({ tempDir }) => {
+    const index = join(tempDir, 'runs.jsonl');
+    const compared = await runCliInProcess(['compare', '--input', resolve(projectRoot, 'examples/pairs/pairs.jsonl'), '--judge', 'scripted', '--no-cache', '--quiet', '--run-index', index, '--out', join(tempDir, 'pairs.jsonl')]);
+    expect(compared.code, compared.stderr).toBe(0);
+    const pairs = readFileSync(join(tempDir, 'pairs.jsonl'), 'utf8').trim().split('\n').length;
+    const shards = ['0/2', '1/2'].map((shard, at) => join(tempDir, `shard-${at}.jsonl`));
+    for (const [at, shard] of ['0/2', '1/2'].entries()) {
+      // The shards themselves go to another history: only the merge is looked at here.
+      const graded = await runCliInProcess(['grade', '--input', items, '--judge', 'scripted', '--no-cache', '--quiet', '--shard', shard, '--run-index', 'off', '--out', shards[at]]);
+      expect(graded.code, graded.stderr).toBe(0);
+    }
+    const merged = await runCliInProcess(['merge', ...shards, '--run-index', index, '--out', join(tempDir, 'merged.jsonl')]);
+    expect(merged.code, merged.stderr).toBe(0);
+    const refused = await runCliInProcess(['merge', shards[0], '--run-index', index, '--out', join(tempDir, 'half.jsonl')]);
+    expect(refused.code).not.toBe(0);
+    const evaluated = await runCliInProcess(['eval', '--input', items, '--model', 'scripted', '--judge', 'scripted', '--no-cache', '--quiet', '--run-index', index, '--out', join(tempDir, 'eval.jsonl')]);
+    expect(evaluated.code, evaluated.stderr).toBe(0);
+
+    const byFile = Object.fromEntries((await readRunIndex(index)).map((run) => [run.results.slice(tempDir.length + 1), run]));
+    expect(byFile['pairs.jsonl']).toMatchObject({ status: 'finished', command: 'compare', judges: ['scripted:mixed'], made_up: true, items: { n: pairs }, input: resolve(projectRoot, 'examples/pairs/pairs.jsonl') });
+    const mergedLines = readFileSync(join(tempDir, 'merged.jsonl'), 'utf8').trim().split('\n').length;
+    expect(byFile['merged.jsonl']).toMatchObject({ status: 'finished', command: 'merge', judges: ['scripted:mixed'], made_up: true, items: { n: mergedLines, ok: mergedLines } });
+    expect(byFile['half.jsonl']).toMatchObject({ status: 'failed', command: 'merge', error: expect.stringMatching(/^MERGE_REFUSED: the shards do not cover the input/) });
+    expect(byFile['eval.jsonl']).toMatchObject({ status: 'finished', command: 'eval', judges: ['scripted:mixed'] });
+  });
+
   test('view with no folder serves the runs of the history', async ({ tempDir }) => {
     const index = join(tempDir, 'runs.jsonl');
     const out = join(tempDir, 'elsewhere', 'a.jsonl');

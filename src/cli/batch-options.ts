@@ -1,8 +1,9 @@
 /**
  * `--batch`: a command's model calls (the judge's; on `generate` and `refine` the generator's
- * too) go through their providers' Batch APIs (half price, answered within 24 hours). The
- * ledger of submitted batches lives in the reply cache's SQLite file (beside the output with a
- * Redis store), so a rerun of the same command attaches to the batches in flight.
+ * too, on `eval` the model under test's) go through their providers' Batch APIs (half price,
+ * answered within 24 hours). The ledger of submitted batches lives in the reply cache's SQLite
+ * file (beside the output with a Redis store), so a rerun of the same command attaches to the
+ * batches in flight.
  */
 import { Option, type Command } from 'commander';
 import { createBatchJudge, type BatchEvent, type BatchJudge, type BodyBuildingJudge } from '../batch/batch-judge.js';
@@ -25,7 +26,7 @@ export interface BatchFlags {
 
 export function addBatchOptions(command: Command): Command {
   return command
-    .option('--batch', "send every model call (the judge's; the generator's too on generate and refine) through its provider's Batch API (OpenAI, Azure OpenAI, Anthropic: 50% price, answers within 24 h); rerun the same command to attach to batches in flight")
+    .option('--batch', "send every model call (the judge's; the generator's too on generate and refine, the model under test's on eval) through its provider's Batch API (OpenAI, Azure OpenAI, Anthropic: 50% price, answers within 24 h); rerun the same command to attach to batches in flight")
     .addOption(new Option('--batch-fallback <how>', 'requests a batch left unanswered (expired, cancelled, errored): in a new batch, or synchronously').choices(['batch', 'sync']).default('batch'))
     .option('--batch-poll <seconds>', 'seconds between batch status checks', parseNumber('batch-poll', 0.001), 30)
     .option('--batch-max-enqueued-tokens <n>', "input tokens all open batches may hold at once (your provider's enqueued-token limit for the model); a batch that would go over waits for earlier ones", parsePositiveInteger('batch-max-enqueued-tokens'))
@@ -45,8 +46,8 @@ export function ledgerPathFor(flags: StoreFlags & Pick<BatchFlags, 'batchLedger'
 
 /** A model a command calls, as `--batch` wraps it: its role, its spec and its key. */
 export interface BatchedModel {
-  /** `judge` or `generator`: the ledger keeps it, and messages name its flag (`--judge`, `--generator`). */
-  role: 'judge' | 'generator';
+  /** `judge`, `generator` or `model` (eval's model under test): the ledger keeps it, and messages name its flag (`--judge`, `--generator`, `--model`). */
+  role: 'judge' | 'generator' | 'model';
   model: ModelSpec;
   credentials: Credentials;
 }

@@ -36,6 +36,8 @@ export interface ProgressLineOptions {
   now?: () => number;
   /** Where the bar is drawn (default stderr). */
   stream?: NodeJS.WriteStream;
+  /** The bar shows done/total, rate and time left only: work that makes no model call (no errors, cache hits or calls to show). */
+  itemsOnly?: boolean;
 }
 
 export class ProgressReporter {
@@ -61,7 +63,7 @@ export class ProgressReporter {
     this.bar = new cliProgress.SingleBar(
       {
         // `?` until the input is counted: never a full bar at 0/0.
-        format: `${label} {bar} {value}/{totalShown} | {rate}/s | ETA {eta_formatted} | errors {errors} | cache hits {cacheHits} | calls {calls}`,
+        format: `${label} {bar} {value}/{totalShown} | {rate}/s | ETA {eta_formatted}${lineOptions.itemsOnly ? '' : ' | errors {errors} | cache hits {cacheHits} | calls {calls}'}`,
         hideCursor: true,
         clearOnComplete: false,
         emptyOnZero: true,

@@ -13,6 +13,7 @@ import type { Judge } from '../judges/types.js';
 import { Sampler } from '../sampling/sampler.js';
 import { createScriptedModel, isScriptedModel, isScriptedSpec } from '../sampling/scripted-model.js';
 import type { Credentials, RunSpec } from '../spec/run-spec.js';
+import { batchEngineOptions } from './batch-options.js';
 import type { CommandContext } from './context.js';
 import { buildJudges } from './judge-options.js';
 import { addModelOptions, addRunOptions, refuseUnreadModelFlags } from './run-spec-flags.js';
@@ -48,6 +49,18 @@ async function buildModel(spec: RunSpec, credentials: Credentials, store: StoreF
   return built;
 }
 
+/** Under `--batch`: the model under test sent through its provider's Batch API, in batches of its own (role `model` in the ledger). */
+async function batched(session: RunSession, built: Judge, credentials: Credentials): Promise<Judge> {
+  if (!session.batching) return built;
+  try {
+    return session.wrap(built, { role: 'model', model: session.spec.models[0], credentials });
+  } catch (error) {
+    // Refused (a model without a Batch API): the model built for it is closed here, never adopted.
+    await built.close?.();
+    throw error;
+  }
+}
+
 export async function openSampling(
   session: RunSession,
   credentials: Credentials,
@@ -56,9 +69,10 @@ export async function openSampling(
 ): Promise<OpenSampling> {
   const spec = session.spec;
   const built = await buildModel(spec, credentials, flags);
-  session.adopt(built);
   const dryRun = flags.dryRun ? createPlanningDryRunJudge(built) : undefined;
-  const model = dryRun ?? built;
+  const model = dryRun ?? (await batched(session, built, credentials));
+  // The outermost model is closed with the session (a batch wrapper closes the model it wraps).
+  session.adopt(model);
   if (isScriptedModel(built.provenance) && !flags.dryRun) events.context.stderr('note: --model scripted: the responses are made up (no model was asked); each is labelled "scripted" in the results');
   const hits = { count: 0 };
   const sampler = new Sampler({
@@ -66,7 +80,8 @@ export async function openSampling(
     spec: spec.models[0],
     sampling: spec.sampling,
     store: session.storeFor(hits),
-    calls: spec.calls,
+    // Under --batch every call waits in a batch: the engine hands over all it has, as the judges' engine does.
+    calls: session.batching ? { ...spec.calls, ...batchEngineOptions } : spec.calls,
     signal: events.signal,
     stopSignal: events.stopSignal,
     onEvent: events.onEvent,

@@ -1,7 +1,8 @@
 /**
  * The run index: one JSONL file, per user, with a line for every run that writes a results file
- * (`grade`, `rejudge`) when it starts and another when it ends, so `rubricate view` with no
- * folder can list past runs wherever their results are, and show a run still in progress as live.
+ * (`grade`, `eval`, `rejudge`, `compare`, `merge`) when it starts and another when it ends, so
+ * `rubricate view` with no folder can list past runs wherever their results are, and show a run
+ * still in progress as live.
  *
  * Several runs append to the same file at once: each line is one `write` on a descriptor opened
  * with O_APPEND, kept under `maximumLineBytes` (fields past it are dropped, never cut mid-line),

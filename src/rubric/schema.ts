@@ -224,6 +224,8 @@ export interface SampledResponse {
   /** sha256 of the request: model, endpoint, messages, settings and sample index (the cache key). */
   request_sha256: string;
   usage?: { input_tokens: number; output_tokens: number; cached_input_tokens: number };
+  /** Answered through the provider's Batch API (`eval --batch`, billed at its batch discount); a cached response keeps it. */
+  batch?: true;
   finish_reason?: string;
   latency_ms?: number;
   /** When the model answered (a cached response keeps the time it was first sampled). */

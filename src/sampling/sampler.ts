@@ -4,8 +4,10 @@
  * the grading engine (`GradingEngine.callModel`): the same reply store (a rerun, or a killed run
  * resumed, pays for no response twice: the key is the model, endpoint, messages, settings and
  * sample index), the same call loop (retries, timeouts, Retry-After), adaptive concurrency, circuit
- * breaker and usage. A model that refuses, times out or answers nothing leaves its item without a
- * response, with the reason in `sampled.error`: the grader grades no such item.
+ * breaker and usage. Under `eval --batch` the model is a batch judge (`src/batch/`): the same
+ * calls, gathered into its provider's batches, each response marked `batch`. A model that
+ * refuses, times out or answers nothing leaves its item without a response, with the reason in
+ * `sampled.error`: the grader grades no such item.
  */
 import { GradingEngine, type EngineEvent, type ModelCallOutcome } from '../engine/engine.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
@@ -192,6 +194,7 @@ export class Sampler {
     return {
       ...sampled,
       usage: { input_tokens: reply.usage.inputTokens, output_tokens: reply.usage.outputTokens, cached_input_tokens: reply.usage.cachedInputTokens },
+      ...(reply.usage.batch ? { batch: true as const } : {}),
       ...(reply.finishReason !== undefined ? { finish_reason: reply.finishReason } : {}),
       ...(reply.latencyMs !== undefined ? { latency_ms: reply.latencyMs } : {}),
       ...(reply.answeredAt !== undefined ? { sampled_at: reply.answeredAt } : {}),

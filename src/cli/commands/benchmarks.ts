@@ -11,6 +11,7 @@ import { benchmarkPacks, findBenchmark, type ResolvedBenchmark } from '../../pip
 import { checkFiles } from '../../util/files.js';
 import type { CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
+import { ProgressReporter } from '../progress.js';
 
 interface BenchmarksFlags {
   json?: boolean;
@@ -51,11 +52,29 @@ async function runBenchmarks(names: string[], flags: BenchmarksFlags, context: C
   checkFiles({ inputs: [{ flag: 'prices', path: flags.prices }], outputs: [] });
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   const wanted = names.length > 0 ? names.map((name) => findBenchmark(name)) : allBenchmarks();
-  const listings: BenchmarkListing[] = [];
-  for (const resolved of wanted) listings.push(await listingOf(resolved, prices));
+  const listings = await listingsOf(wanted, prices, process.stderr);
   if (flags.json) context.stdout(JSON.stringify(listings, null, 2));
   else context.stdout(formatListings(listings, Boolean(flags.prices)));
   return exitCodes.success;
+}
+
+/**
+ * Each pack's listing, counted one after the other (a large pack's count and estimate take a
+ * while): a bar of packs on a terminal, nothing elsewhere, as the other commands' progress.
+ */
+export async function listingsOf(wanted: readonly ResolvedBenchmark[], prices: Readonly<Record<string, ModelPrice>>, stream: NodeJS.WriteStream): Promise<BenchmarkListing[]> {
+  const progress = new ProgressReporter(ProgressReporter.displayFor(stream, false), 'counting benchmark packs', { stream, itemsOnly: true });
+  progress.setTotal(wanted.length);
+  const listings: BenchmarkListing[] = [];
+  try {
+    for (const resolved of wanted) {
+      listings.push(await listingOf(resolved, prices));
+      progress.onEvent({ type: 'item', status: 'ok' });
+    }
+  } finally {
+    progress.stop();
+  }
+  return listings;
 }
 
 function allBenchmarks(): ResolvedBenchmark[] {

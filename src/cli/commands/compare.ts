@@ -10,18 +10,20 @@ import { quietHelp, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
 import { InputReport } from '../input-report.js';
 import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
-import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
+import { Comparer, CompareSummaryBuilder, type CompareRecord, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../rubric/formats/index.js';
 import { addBatchOptions } from '../batch-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { addLimitOption, firstRecords } from '../input-options.js';
-import { openRunSession, type SessionFlags } from '../session.js';
+import { openRunSession, type RunSession, type SessionFlags } from '../session.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { defaultPrices, loadPriceTable } from '../../engine/usage.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
 import { RubricateError, exitCodes, type SerializedError } from '../../errors.js';
 import { ErrorTally, formatErrorCounts } from '../../pipeline/error-summary.js';
 import { madeUpNotice } from '../../util/made-up.js';
+import { runIndexPath, startRunRecording, type RunRecording } from '../../results/run-index.js';
+import { addRunIndexOption } from '../run-index-options.js';
 
 interface CompareFlags extends SessionFlags, DrainFlags {
   format: string;
@@ -35,6 +37,7 @@ interface CompareFlags extends SessionFlags, DrainFlags {
   force?: boolean;
   limit?: number;
   report?: string;
+  runIndex?: string;
 }
 
 export function registerCompareCommand(program: Command, context: CommandContext): void {
@@ -52,6 +55,7 @@ export function registerCompareCommand(program: Command, context: CommandContext
     .option('--no-ties', 'the judge must pick a winner')
     .option('--no-overall', 'with rubrics, compare per criterion only')
     .option('--quiet', quietHelp);
+  addRunIndexOption(command);
   // Pairwise judging reads the sampling and the protocol of the plan; one judge, no jury.
   addJudgeOptions(command, ['sampling', 'protocol', 'alignment', 'guard', 'calls', 'fleet', 'text']);
   addBatchOptions(command);
@@ -82,22 +86,9 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   const pairs = () => firstRecords(importer.read(flags.input, {}), flags.limit);
   const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: pairs });
   expectedTotal.then((total) => progress.setTotal(total), () => undefined);
-  const { calls, store } = session.graderOptions();
-  const comparer = new Comparer({
-    judge,
-    store,
-    plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}), ...(spec.plan.alignment ? { alignment: spec.plan.alignment } : {}) },
-    calls,
-    guard: spec.guard,
-    swap: flags.swap,
-    allowTies: flags.ties,
-    overall: flags.overall,
-    omitText: spec.omitText,
-    onEvent: progress.onEvent,
-    stopSignal: context.signal,
-    signal: drainSignal(context.signal, flags),
-  });
+  const comparer = comparerOf(session, flags, context, progress);
   let summary: CompareSummary;
+  let recording: RunRecording | undefined;
   const errors = new ErrorTally();
   const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'pairs' });
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
@@ -108,31 +99,20 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
       return exitCodes.success;
     }
     await refuseReplacingAnotherRun({ out: flags.out, isDefault: outIsDefault, force: flags.force, thisRun: async () => ({ firstId: await firstRecordId(pairs()), judge: judge?.provenance.id }) });
-    const writer = new JsonLinesWriter(flags.out);
+    // The run history: a "running" line now, its ending when it ends (`rubricate view` lists it).
+    recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: 'compare', judges: judge ? [judge.provenance.id] : [], input: flags.input }, (message) => context.stderr(`warning: ${message}`));
     const builder = new CompareSummaryBuilder();
     const admission: AdmissionState = { exhausted: false, admitted: 0 };
-    // After a stop, the first pair in error may just have been cancelled: it and everything after it stay unwritten.
-    let held = false;
-    let written = 0;
-    try {
-      for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(pairs(), inputReport), context.signal, admission))) {
-        if (held || (context.signal.aborted && record.status === 'error')) {
-          held = true;
-          continue;
-        }
-        await writer.write(record);
-        written += 1;
-        builder.add(record);
-        errors.add((record as { error?: SerializedError }).error);
-      }
-    } catch (error) {
-      await writer.discard();
-      throw error;
-    }
+    const { written, held } = await writeComparisons(comparer.compareStream(admitUntilStopped(reportInvalid(pairs(), inputReport), context.signal, admission)), flags.out, context.signal, (record) => {
+      builder.add(record);
+      errors.add((record as { error?: SerializedError }).error);
+    });
     progress.stop();
-    await writer.close();
     // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
-    if (context.signal.aborted && (held || !admission.exhausted)) return reportInterrupted(context, written, await expectedTotal.catch(() => undefined), 'pairs');
+    if (context.signal.aborted && (held || !admission.exhausted)) {
+      recording?.end('interrupted');
+      return reportInterrupted(context, written, await expectedTotal.catch(() => undefined), 'pairs');
+    }
     summary = builder.finish();
     await writeFileAtomic(flags.summary ?? `${flags.out}.summary.json`, `${JSON.stringify(summary, null, 2)}\n`);
     if (flags.report) {
@@ -141,7 +121,9 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     }
     // Every pair was read: the batches it used are delivered (an interrupted run leaves them for the rerun to attach to).
     session.finish();
+    recording?.end('finished', { items: { n: summary.n, ok: summary.n_ok, error: summary.n_error, invalid: summary.n_invalid } });
   } catch (error) {
+    recording?.end(context.signal.aborted ? 'interrupted' : 'failed', { error: RubricateError.isInstance(error) ? `${error.code}: ${error.message}` : String(error) });
     if (context.signal.aborted) return reportInterrupted(context, undefined, undefined, 'pairs');
     throw error;
   } finally {
@@ -155,6 +137,52 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   const errorLines = formatErrorCounts(errors.top());
   if (errorLines.length > 0) context.stderr(errorLines.join('\n'));
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** The comparer of a run: the session's judge, store and calls, the spec's pairwise plan and guard. */
+function comparerOf(session: RunSession, flags: CompareFlags, context: CommandContext, progress: ProgressReporter): Comparer {
+  const { spec, judge } = session;
+  const { calls, store } = session.graderOptions();
+  return new Comparer({
+    judge,
+    store,
+    plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}), ...(spec.plan.alignment ? { alignment: spec.plan.alignment } : {}) },
+    calls,
+    guard: spec.guard,
+    swap: flags.swap,
+    allowTies: flags.ties,
+    overall: flags.overall,
+    omitText: spec.omitText,
+    onEvent: progress.onEvent,
+    stopSignal: context.signal,
+    signal: drainSignal(context.signal, flags),
+  });
+}
+
+/**
+ * Writes the compared pairs to `out` as they come, each handed to `onWritten`. After a stop, the
+ * first pair in error may just have been cancelled: it and everything after it stay unwritten (`held`).
+ */
+async function writeComparisons(records: AsyncIterable<CompareRecord>, out: string, signal: AbortSignal, onWritten: (record: CompareRecord) => void): Promise<{ written: number; held: boolean }> {
+  const writer = new JsonLinesWriter(out);
+  let held = false;
+  let written = 0;
+  try {
+    for await (const record of records) {
+      if (held || (signal.aborted && record.status === 'error')) {
+        held = true;
+        continue;
+      }
+      await writer.write(record);
+      written += 1;
+      onWritten(record);
+    }
+  } catch (error) {
+    await writer.discard();
+    throw error;
+  }
+  await writer.close();
+  return { written, held };
 }
 
 async function* reportInvalid<T extends { kind: string }>(records: AsyncIterable<T>, report: InputReport): AsyncGenerator<T> {

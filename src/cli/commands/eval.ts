@@ -8,7 +8,9 @@
 import type { Command } from 'commander';
 import { itemImporters } from '../../rubric/formats/index.js';
 import { addDryRunOption } from '../dry-run-options.js';
-import { addJudgeOptions } from '../judge-options.js';
+import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
+import { addBatchOptions } from '../batch-options.js';
+import { addRunIndexOption } from '../run-index-options.js';
 import { addLimitOption } from '../input-options.js';
 import { addDrainTimeoutOption } from '../interrupt.js';
 import { organizeHelp } from '../help.js';
@@ -39,9 +41,13 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
     .option('--strict', 'stop at the first invalid input record')
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
+    .option('--repeats <n>', "grade every item n times (each repeat cached apart) and report how stable the verdicts and scores are; results keep the first repeat, with every repeat's verdicts and scores (on eval the judging repeats: each response is sampled once, --samples-per-prompt samples again)", parsePositiveInteger('repeats'))
+    .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--quiet', quietHelp);
+  addRunIndexOption(command);
   addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
+  addBatchOptions(command);
   addDryRunOption(command, 'send nothing: print the model under test\'s calls and the judge\'s calls, their tokens, the cache hits and the cost of each, apart');
   addDrainTimeoutOption(command);
   addConfigOption(command);

@@ -233,7 +233,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       return exitCodes.success;
     }
     // The run history: a "running" line now, its ending when it ends (`rubricate view` lists it, live until then).
-    recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: options.rejudge ? 'rejudge' : 'grade', judges: session.judges.map((member) => member.provenance.id), input: flags.input, benchmark: flags.benchmark }, (message) => context.stderr(`warning: ${message}`));
+    recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: options.rejudge ? 'rejudge' : options.sample ? 'eval' : 'grade', judges: session.judges.map((member) => member.provenance.id), input: flags.input, benchmark: flags.benchmark }, (message) => context.stderr(`warning: ${message}`));
     const queueUrl = flags.queue;
     const stamp = shard && inputTotal ? await shardStampFor(flags, importer.name, shard, await inputTotal) : undefined;
     const queued = queueUrl

@@ -33,6 +33,7 @@ const starters: Record<Job, readonly string[]> = {
     'out: eval-results.jsonl',
     '# report: eval-report.html',
     '# concurrency: 16',
+    '# batch: true                       # both models through their providers\' Batch APIs: half price, answers within 24 h (openai:, azure:, anthropic:)',
     '# prices: prices.yaml               # for the cost lines (USD per 1M tokens)',
   ],
   grade: [

@@ -5,9 +5,12 @@ import { canonicalJson } from '../../util/json.js';
 import { readResults, type ResultReadRecord, type ResultRecord, type ShardStamp } from '../../results/results.js';
 import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
+import { runIndexPath, startRunRecording } from '../../results/run-index.js';
+import { addRunIndexOption } from '../run-index-options.js';
 
 interface MergeFlags {
   out: string;
+  runIndex?: string;
 }
 
 interface ShardFile {
@@ -40,11 +43,13 @@ const shownLines = 10;
  */
 export function registerMergeCommand(program: Command, context: CommandContext): void {
   organizeHelp(
-    program
-      .command('merge')
-      .description('join the results files of `grade --shard I/N` into one file in input order (all N shards of one input, or nothing is written)')
-      .argument('<files...>', 'the shards\' results files')
-      .requiredOption('--out <file>', 'merged results JSONL'),
+    addRunIndexOption(
+      program
+        .command('merge')
+        .description('join the results files of `grade --shard I/N` into one file in input order (all N shards of one input, or nothing is written)')
+        .argument('<files...>', 'the shards\' results files')
+        .requiredOption('--out <file>', 'merged results JSONL'),
+    ),
     [
       'rubricate merge shard-0.jsonl shard-1.jsonl --out results.jsonl',
       'rubricate merge /results/shard-*.jsonl --out results.jsonl',
@@ -155,6 +160,12 @@ function incomplete(gaps: Gap[], byIndex: Map<number, ShardFile>, wanted: ShardS
   });
 }
 
+/** Counts a merged line by its status, as the run history counts a run's items. */
+function countStatus(items: { n: number; ok: number; error: number; invalid: number }, status: string): void {
+  items.n += 1;
+  if (status === 'ok' || status === 'error' || status === 'invalid') items[status] += 1;
+}
+
 async function runMerge(files: string[], flags: MergeFlags, context: CommandContext): Promise<number> {
   checkFiles({ inputs: files.map((file) => ({ flag: 'files', path: file })), outputs: [{ flag: 'out', path: flags.out }] });
   const shards: ShardFile[] = files.map((file) => ({ file, lines: readResults(file), taken: 0 }));
@@ -170,6 +181,10 @@ async function runMerge(files: string[], flags: MergeFlags, context: CommandCont
     byIndex.set(shard.stamp!.index, shard);
   }
   const wanted = stamped[0].stamp!;
+  // The run history: the merged file is a run's results, listed by `rubricate view` like the run's own.
+  const firstJudge = stamped[0].current?.record.judge?.id;
+  const recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: 'merge', judges: firstJudge ? [firstJudge] : [] }, (message) => context.stderr(`warning: ${message}`));
+  const items = { n: 0, ok: 0, error: 0, invalid: 0 };
 
   const writer = new JsonLinesWriter(flags.out);
   try {
@@ -201,6 +216,7 @@ async function runMerge(files: string[], flags: MergeFlags, context: CommandCont
       // The merged file is the unsharded run: its lines carry no shard.
       const { shard: _stamp, ...line } = record;
       await writer.write(line);
+      countStatus(items, record.status);
       shard.taken += 1;
       previous = { line: record.line, file: shard.file };
       await advance(shard);
@@ -212,9 +228,11 @@ async function runMerge(files: string[], flags: MergeFlags, context: CommandCont
   } catch (error) {
     // A failed merge leaves `--out` as it was (or absent).
     await writer.discard();
+    recording?.end('failed', { error: RubricateError.isInstance(error) ? `${error.code}: ${error.message}` : String(error) });
     throw error;
   }
   await writer.close();
+  recording?.end('finished', { items });
   context.stderr(`merged ${wanted.records} results from ${files.length} files (${wanted.count} shards) into ${flags.out}`);
   return exitCodes.success;
 }
