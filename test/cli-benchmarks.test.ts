@@ -2,13 +2,15 @@
  * Benchmark packs from the command line: `rubricate benchmarks` on the real data, and
  * `grade --benchmark NAME:SUBSET` end to end (its data file, format, scoring and defaults).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import type { BenchmarkListing } from '../src/cli/commands/benchmarks.js';
 import { sharedData } from '../src/testing/shared-data.js';
 import { test } from '../src/testing/vitest-fixtures.js';
-import { runCliInProcess } from './helpers.js';
+import { projectRoot, runCliInProcess } from './helpers.js';
 
 const consensus = sharedData('healthbench/context_seeking_consensus_hard_104.jsonl', 'the benchmark packs test');
 const ifeval = sharedData('ifeval/input_data.jsonl', 'the benchmark packs test');
@@ -84,5 +86,78 @@ describe('grade --benchmark', { timeout: 60_000 }, () => {
     }
     const neither = await runCliInProcess(['grade', '--judge', 'none', '--out', join(tempDir, 'c.jsonl')]);
     expect(neither.stderr).toMatch(/give the items to grade: --input FILE, or --benchmark NAME/);
+  });
+});
+
+describe('--benchmark --fetch-data', { timeout: 60_000 }, () => {
+  /** A loopback stand-in for the published repository, laid out as /REPO/COMMIT/PATH; `served` counts requests. */
+  async function publish(body: Buffer) {
+    const manifest = JSON.parse(readFileSync(join(projectRoot, 'scripts/data-sources.json'), 'utf8')) as { files: Array<{ file: string; repo: string; commit: string; path: string }> };
+    const entry = manifest.files.find((file) => file.file === 'ifeval/input_data.jsonl')!;
+    const served: string[] = [];
+    const server = http.createServer((request, response) => {
+      served.push(request.url ?? '');
+      if (request.url !== `/${entry.repo}/${entry.commit}/${entry.path}`) return void response.writeHead(404).end();
+      response.writeHead(200, { 'content-length': body.length }).end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { served, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(resolve)) };
+  }
+
+  async function withData<T>(directory: string, base: string, body: () => Promise<T>): Promise<T> {
+    const previous = { dir: process.env.RUBRICATE_DATA_DIR, base: process.env.RUBRICATE_DATA_BASE_URL };
+    process.env.RUBRICATE_DATA_DIR = directory;
+    process.env.RUBRICATE_DATA_BASE_URL = base;
+    try {
+      return await body();
+    } finally {
+      for (const [name, value] of [['RUBRICATE_DATA_DIR', previous.dir], ['RUBRICATE_DATA_BASE_URL', previous.base]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  }
+
+  test.skipIf(!ifeval.available)('fetches a missing pack file once, checked, then grades; a tampered download is refused and nothing is graded', async ({ tempDir }) => {
+    const original = readFileSync(ifeval.path);
+    const server = await publish(original);
+    try {
+      const data = join(tempDir, 'data');
+      const out = join(tempDir, 'ifeval.jsonl');
+      const run = await withData(data, server.base, () => runCliInProcess(['eval', '--benchmark', 'ifeval', '--fetch-data', '--model', 'scripted', '--no-cache', '--limit', '3', '--out', out]));
+      expect(run.code, run.stderr).toBe(0);
+      expect(server.served).toHaveLength(1);
+      expect(run.stderr).toMatch(/fetched +ifeval\/input_data\.jsonl \(207,111 bytes\)/);
+      expect(readFileSync(join(data, 'ifeval/input_data.jsonl')).equals(original)).toBe(true);
+      expect(records(out)).toHaveLength(3);
+      const again = await withData(data, server.base, () => runCliInProcess(['eval', '--benchmark', 'ifeval', '--fetch-data', '--model', 'scripted', '--no-cache', '--limit', '3', '--out', join(tempDir, 'again.jsonl')]));
+      expect(again.code, again.stderr).toBe(0);
+      expect(server.served).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+
+    // The same size, one byte changed: only the content checks can tell.
+    const altered = Buffer.from(original);
+    altered[altered.indexOf('"prompt"') + 12] ^= 1;
+    const tampered = await publish(altered);
+    try {
+      const data = join(tempDir, 'tampered');
+      const out = join(tempDir, 'never.jsonl');
+      const run = await withData(data, tampered.base, () => runCliInProcess(['eval', '--benchmark', 'ifeval', '--fetch-data', '--model', 'scripted', '--no-cache', '--out', out]));
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/FAILED +ifeval\/input_data\.jsonl .*blob/);
+      expect(run.stderr).toMatch(/benchmark ifeval: fetching ifeval\/input_data\.jsonl into .* failed/);
+      expect(existsSync(join(data, 'ifeval/input_data.jsonl'))).toBe(false);
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      await tampered.close();
+    }
+  });
+
+  test('is refused without --benchmark, by name', async ({ tempDir }) => {
+    const run = await runCliInProcess(['grade', '--fetch-data', '--input', join(tempDir, 'x.jsonl'), '--judge', 'none', '--out', join(tempDir, 'y.jsonl')]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--fetch-data fetches a benchmark pack's data: give --benchmark NAME with it/);
   });
 });

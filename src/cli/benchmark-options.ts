@@ -7,9 +7,12 @@
 import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
 import { benchmarkPacks, findBenchmark, packSettings, type ResolvedBenchmark } from '../pipeline/benchmark-packs.js';
+import { fetchBenchmarkData } from './benchmark-fetch.js';
 
 export function addBenchmarkOption(command: Command): Command {
-  return command.option('--benchmark <name>', `a benchmark pack, NAME or NAME:SUBSET (${benchmarkPacks.names().join(', ')}; \`rubricate benchmarks\` lists them): its data file from RUBRICATE_DATA_DIR, its format, scoring, grader protocol and default judge`);
+  return command
+    .option('--benchmark <name>', `a benchmark pack, NAME or NAME:SUBSET (${benchmarkPacks.names().join(', ')}; \`rubricate benchmarks\` lists them): its data file from RUBRICATE_DATA_DIR, its format, scoring, grader protocol and default judge`)
+    .option('--fetch-data', "with --benchmark: download the pack's data file when it is missing, checked as `npm run data:fetch` checks it (needs python3)");
 }
 
 /** Flags a pack sets itself: giving one as well is refused, naming it. */
@@ -25,10 +28,17 @@ const givenByUser = (command: Command, attribute: string) => {
  * default (`--judge`, `--scoring`, `--judge-protocol`) set only where the command has that option
  * and the user did not give it. Returns the pack, or undefined without `--benchmark`.
  */
-export function applyBenchmark(command: Command): ResolvedBenchmark | undefined {
+export async function applyBenchmark(command: Command, say: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<ResolvedBenchmark | undefined> {
   const spec = command.getOptionValue('benchmark') as string | undefined;
-  if (spec === undefined) return undefined;
-  const resolved = findBenchmark(spec);
+  if (spec === undefined) {
+    if (command.getOptionValue('fetchData') === true) throw new RubricateError('CONFIG_INVALID', '--fetch-data fetches a benchmark pack\'s data: give --benchmark NAME with it, or leave it out', { field: 'fetch-data' });
+    return undefined;
+  }
+  let resolved = findBenchmark(spec);
+  if (resolved.file === undefined && command.getOptionValue('fetchData') === true) {
+    await fetchBenchmarkData(resolved, say);
+    resolved = findBenchmark(spec);
+  }
   for (const attribute of setByPack) {
     if (givenByUser(command, attribute)) {
       throw new RubricateError('CONFIG_INVALID', `--benchmark ${spec} gives the ${attribute === 'input' ? 'input file' : 'input format'} (${attribute === 'input' ? 'its data file' : resolved.pack.format}): leave out --${attribute}, or leave out --benchmark`, { field: attribute });

@@ -12,7 +12,7 @@ export type HelpSection = (typeof helpSections)[number];
 
 /** The first rule that matches an option's long name (without `--` and `no-`) places it. */
 const rules: ReadonlyArray<readonly [RegExp, HelpSection]> = [
-  [/^(config|for|format|input|benchmark|responses|response-from|rubrics|examples|limit|strict|labels|outcome-field|source-field|reference-field|responses-per-prompt|items|split|image-root|allow-private-image-urls|held-out|holdout|test-fraction|split-seed|cheap|strong|kind|pairing|judging|train|test|scores|results|generic|golden|baseline)$/, 'Input'],
+  [/^(config|for|format|input|benchmark|fetch-data|responses|response-from|rubrics|examples|limit|strict|labels|outcome-field|source-field|reference-field|responses-per-prompt|items|split|image-root|allow-private-image-urls|held-out|holdout|test-fraction|split-seed|cheap|strong|kind|pairing|judging|train|test|scores|results|generic|golden|baseline)$/, 'Input'],
   [/^generator/, 'Generator'],
   // `eval`'s model flags; its `--model` itself is placed by the command (bench-local has a `--model` of its own).
   [/^(model-(?!under-test$).*|samples-per-prompt)$/, 'Model under test'],

@@ -48,22 +48,22 @@ describe('benchmark packs', () => {
     expect(() => findBenchmark('ifeval:a:b', environment)).toThrow(/NAME or NAME:SUBSET/);
   });
 
-  test('applyBenchmark sets the input and format, and only the defaults the user left unset', ({ tempDir }) => {
+  test('applyBenchmark sets the input and format, and only the defaults the user left unset', async ({ tempDir }) => {
     mkdirSync(join(tempDir, 'biggen_bench'));
     writeFileSync(join(tempDir, 'biggen_bench/sample_responses.json'), '{}');
     const previous = process.env.RUBRICATE_DATA_DIR;
     process.env.RUBRICATE_DATA_DIR = tempDir;
     try {
-      const parse = (args: string[]) => {
+      const parse = async (args: string[]) => {
         const command = addBenchmarkOption(new Command('grade').exitOverride().option('--input <file>').option('--format <name>', 'format', 'items').option('--judge <spec>').option('--scoring <name>').option('--judge-protocol <name>'));
         command.parse(args, { from: 'user' });
-        applyBenchmark(command);
+        await applyBenchmark(command);
         return command.opts();
       };
-      expect(parse(['--benchmark', 'biggen'])).toMatchObject({ input: join(tempDir, 'biggen_bench/sample_responses.json'), format: 'biggen', judge: ['openai:gpt-4.1'], scoring: 'biggen', judgeProtocol: 'prometheus' });
-      expect(parse(['--benchmark', 'biggen', '--judge', 'scripted', '--scoring', 'weighted_mean'])).toMatchObject({ format: 'biggen', judge: 'scripted', scoring: 'weighted_mean', judgeProtocol: 'prometheus' });
-      expect(() => parse(['--benchmark', 'biggen', '--input', 'mine.jsonl'])).toThrow(/leave out --input, or leave out --benchmark/);
-      expect(() => parse(['--benchmark', 'biggen', '--format', 'items'])).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'format' }) }));
+      await expect(parse(['--benchmark', 'biggen'])).resolves.toMatchObject({ input: join(tempDir, 'biggen_bench/sample_responses.json'), format: 'biggen', judge: ['openai:gpt-4.1'], scoring: 'biggen', judgeProtocol: 'prometheus' });
+      await expect(parse(['--benchmark', 'biggen', '--judge', 'scripted', '--scoring', 'weighted_mean'])).resolves.toMatchObject({ format: 'biggen', judge: 'scripted', scoring: 'weighted_mean', judgeProtocol: 'prometheus' });
+      await expect(parse(['--benchmark', 'biggen', '--input', 'mine.jsonl'])).rejects.toThrow(/leave out --input, or leave out --benchmark/);
+      await expect(parse(['--benchmark', 'biggen', '--format', 'items'])).rejects.toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'format' }) }));
     } finally {
       if (previous === undefined) delete process.env.RUBRICATE_DATA_DIR;
       else process.env.RUBRICATE_DATA_DIR = previous;

@@ -58,7 +58,7 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
   command.options.find((option) => option.long === '--model')?.helpGroup('Model under test:');
   command.action(async (_given: GradeFlags, self: Command) => {
     // A pack sets the input, the format and the defaults the user left unset, before anything reads them.
-    applyBenchmark(self);
+    await applyBenchmark(self, context.stderr);
     const flags = self.opts<GradeFlags>();
     if (flags.input === undefined) throw new RubricateError('CONFIG_INVALID', 'give the prompts to sample: --input FILE, or --benchmark NAME (`rubricate benchmarks` lists them)', { field: 'input' });
     const spec = runSpecOf(self);

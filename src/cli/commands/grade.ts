@@ -94,7 +94,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
   ]);
   command.action(async (_given: GradeFlags, self: Command) => {
     // A pack sets the input, the format and the defaults the user left unset, before anything reads them.
-    applyBenchmark(self);
+    await applyBenchmark(self, context.stderr);
     const flags = self.opts<GradeFlags>();
     if (flags.input === undefined) throw new RubricateError('CONFIG_INVALID', 'give the items to grade: --input FILE, or --benchmark NAME (`rubricate benchmarks` lists them)', { field: 'input' });
     context.exitCode = await runGrade(flags, runSpecOf(self), context, { outIsDefault: self.getOptionValueSource('out') === 'default', config: resolvedConfigOf(self, context.configFile) });
