@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { toolCallSchemaName } from '../src/judges/agentic/agentic-judge.js';
 import { binaryVerdict, parseGradingPrompt, type FakeJudgeRequest, type FakeJudgeScript } from '../src/testing/fake-judge.js';
-import { test } from '../src/testing/vitest-fixtures.js';
+import { test, type RubricateFixtures } from '../src/testing/vitest-fixtures.js';
 import { runCliInProcess } from './helpers.js';
 
 const reference = 'GOLD-REFERENCE-7731';
@@ -36,7 +36,7 @@ function judgeScript(plans: Record<string, Array<{ name: string; arguments: Reco
   };
 }
 
-async function startSource(closeAfter: <T extends { close(): unknown }>(resource: T) => T): Promise<string> {
+async function startSource(closeAfter: RubricateFixtures['closeAfter']): Promise<string> {
   const server = http.createServer((_request, response) => void response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Water boils at 100 degrees Celsius at sea level.'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   closeAfter({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });

@@ -6,7 +6,7 @@ import { describe, expect } from 'vitest';
 import { RubricateError } from '../../errors.js';
 import { parseRunSpec } from '../../spec/run-spec.js';
 import { binaryVerdict, type FakeJudgeRequest, type FakeJudgeScript } from '../../testing/fake-judge.js';
-import { test } from '../../testing/vitest-fixtures.js';
+import { test, type RubricateFixtures } from '../../testing/vitest-fixtures.js';
 import { normalizeTrajectory } from '../../trajectory/trajectory.js';
 import { renderTrajectory } from '../../trajectory/render.js';
 import type { JudgeRequest } from '../types.js';
@@ -52,7 +52,7 @@ function everyMessage(request: FakeJudgeRequest): string {
   return request.messages.map((message) => String(message.content)).join('\n');
 }
 
-async function startSource(closeAfter: <T extends { close(): unknown }>(resource: T) => T, handler: http.RequestListener): Promise<{ origin: string; host: string }> {
+async function startSource(closeAfter: RubricateFixtures['closeAfter'], handler: http.RequestListener): Promise<{ origin: string; host: string }> {
   const server = http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   closeAfter({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });

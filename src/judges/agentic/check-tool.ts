@@ -15,11 +15,6 @@ import { bounded, responseOf, stringArgument, toolFailed, type AgenticTool } fro
 
 const trajectoryTypes = new Set(trajectoryChecks.map((check) => check.type));
 
-/** The check types the tool offers: every registered one but the trajectory checks. */
-export function offeredCheckTypes(): string[] {
-  return checkRegistry.names().filter((type) => !trajectoryTypes.has(type));
-}
-
 function describeOutcome(type: string, outcome: CheckOutcome): string {
   if (outcome.undecided) return `check ${type}: undecided (${outcome.undecided.reason})`;
   const tests = outcome.tests ? `; tests passed ${outcome.tests.passed} of ${outcome.tests.total} (${outcome.tests.ending})` : '';
