@@ -144,8 +144,8 @@ describe('collectRun', () => {
   });
 
   it("keeps an agentic judge's tool calls, on a verdict and in an error's details", async () => {
-    const fetched = { name: 'fetch', arguments: { url: 'https://sources.example/a' }, outcome: 'ok', summary: 'HTTP 200 text/plain, 10 bytes', bytes: 10 };
-    const refused = { name: 'fetch', arguments: { url: 'https://elsewhere.example/' }, outcome: 'error', summary: 'tool fetch: elsewhere.example is not on the allow-list', bytes: 0, error: { code: 'JUDGE_TOOL_REFUSED', message: 'refused' } };
+    const fetched = { name: 'fetch', arguments: { url: 'https://sources.example/a' }, outcome: 'ok' as const, summary: 'HTTP 200 text/plain, 10 bytes', bytes: 10 };
+    const refused = { name: 'fetch', arguments: { url: 'https://elsewhere.example/' }, outcome: 'error' as const, summary: 'tool fetch: elsewhere.example is not on the allow-list', bytes: 0, error: { code: 'JUDGE_TOOL_REFUSED', message: 'refused' } };
     const file = writeResults('tools.jsonl', [
       record('a', [criterion('c1', 5, true, { tool_calls: [fetched] }), criterion('c2', 3, null, { status: 'error', error: { code: 'JUDGE_TOOL_REFUSED', message: 'refused', details: { tool_calls: [refused] } } })], { status: 'error' }),
     ]);
