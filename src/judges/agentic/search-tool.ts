@@ -142,8 +142,8 @@ export function createSearchTool(index: DocumentIndex): AgenticTool {
     async run(args) {
       const query = stringArgument('search', args, 'query');
       const top = optionalInteger('search', args, 'top', 1, 10) ?? 3;
-      const ranked = rankDocuments(index, query, top);
       if (words(query).length === 0) throw toolFailed('search', 'the query holds no words');
+      const ranked = rankDocuments(index, query, top);
       const shown = ranked.map(({ document, score }, place) =>
         [`[${place + 1}] id: ${document.id}${document.title ? `; title: ${document.title}` : ''}${document.url ? `; url: ${document.url}` : ''}; score ${score.toFixed(3)}`, passage(document.text, query)].join('\n'),
       );
