@@ -149,6 +149,20 @@ describe('agentic judge', () => {
     expect(reply.toolCalls?.map((call) => [call.outcome, call.bytes])).toEqual([['ok', 7]]);
   });
 
+  test('fetches share the verdict\'s byte budget: a page is cut where it runs out, and a fetch after it is an error', async ({ scriptedJudge, closeAfter }) => {
+    const source = await startSource(closeAfter, (_request, response) => void response.writeHead(200, { 'content-type': 'text/plain' }).end('0123456789abcdefghij'));
+    const url = `${source.origin}/page`;
+    const { judge } = await scriptedJudge(callsThenVerdict([{ name: 'fetch', arguments: { url } }, { name: 'fetch', arguments: { url } }]));
+    const [agentic] = await withAgenticTools([judge], parseRunSpec({ agentic: { tools: ['fetch'], fetchAllow: [source.host], fetchMaxBytes: 12 } }));
+    const error = await rejectionOf(agentic.complete(gradingRequest('x'), { signal: new AbortController().signal }));
+    expect(error.code).toBe('JUDGE_TOOL_BUDGET');
+    const calls = error.details.tool_calls as Array<{ outcome: string; summary: string; bytes: number }>;
+    expect(calls.map((call) => [call.outcome, call.summary, call.bytes])).toEqual([
+      ['ok', 'HTTP 200 text/plain, 12 bytes (cut)', 12],
+      ['error', "tool fetch: the verdict has read its --fetch-max-bytes already", 0],
+    ]);
+  });
+
   test('a judge that keeps asking for tools past its budget is an error with a reason, every call recorded', async ({ scriptedJudge }) => {
     const steps = renderTrajectory(normalizeTrajectory([{ role: 'user', content: 'Book a flight' }, { role: 'assistant', content: 'Booked.' }]));
     const { judge } = await scriptedJudge((request) => (isToolTurn(request) ? { content: { tool_call: { name: 'steps', arguments: '{"from": 1}' } } } : { content: binaryVerdict(true) }));
