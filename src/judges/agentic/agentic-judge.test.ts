@@ -214,4 +214,9 @@ describe('agentic judge', () => {
     expect(refusal({ tools: ['check'] }, { protocol: 'prometheus' })).toMatch(/not --judge-protocol prometheus/);
     expect(refusal({ tools: ['check'] })).toBeUndefined();
   });
+
+  test('tools without a judge to call them are refused', async () => {
+    await expect(withAgenticTools([], parseRunSpec({ agentic: { tools: ['check'] } }))).rejects.toThrow(/--judge-tools needs a judge/);
+    expect(await withAgenticTools([], parseRunSpec({}))).toEqual([]);
+  });
 });

@@ -79,7 +79,8 @@ async function buildTools(agentic: AgenticSettings): Promise<{ tools: AgenticToo
  */
 export async function withAgenticTools(judges: Judge[], spec: Pick<RunSpec, 'agentic' | 'plan'>, run: { batch?: boolean } = {}): Promise<Judge[]> {
   checkAgenticSettings(spec, run);
-  if (!spec.agentic.tools || judges.length === 0) return judges;
+  if (!spec.agentic.tools) return judges;
+  if (judges.length === 0) throw refused('--judge-tools needs a judge to call them: --judge none calls no tools', '--judge-tools');
   const { tools, identity } = await buildTools(spec.agentic);
   const options = { tools, identity, maxToolCalls: spec.agentic.maxToolCalls ?? defaultMaxToolCalls, fetchMaxBytes: spec.agentic.fetchMaxBytes ?? defaultFetchMaxBytes };
   return judges.map((judge) => createAgenticJudge(judge, options));
