@@ -56,6 +56,12 @@ export const errorCodes = {
   JUDGE_ENDPOINT_NOT_ALLOWED: { retryable: false, httpStatus: 403, exitCode: 2 },
   /** `--dry-run`: the call was counted and priced, not sent. */
   JUDGE_DRY_RUN: { retryable: false, httpStatus: 500, exitCode: 1 },
+  /** An agentic judge's tool call failed (a fetch that did not answer, a check that could not run, arguments the tool cannot read): an error for the verdict, asked again, never a verdict. */
+  JUDGE_TOOL_FAILED: { retryable: true, httpStatus: 502, exitCode: 4 },
+  /** An agentic judge asked for what the run does not allow (a host off `--fetch-allow`, a tool not offered): recorded, an error for the verdict. */
+  JUDGE_TOOL_REFUSED: { retryable: false, httpStatus: 502, exitCode: 3 },
+  /** An agentic judge used up its budget (`--judge-tool-budget` calls, `--fetch-max-bytes`) without giving its verdict. */
+  JUDGE_TOOL_BUDGET: { retryable: false, httpStatus: 502, exitCode: 3 },
   CHECK_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   /** A code check's sandbox (bubblewrap) is missing or could not start: an error for that criterion, never a failed test. */
   SANDBOX_UNAVAILABLE: { retryable: false, httpStatus: 503, exitCode: 4 },

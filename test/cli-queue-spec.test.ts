@@ -11,8 +11,8 @@ import { Grader } from '../src/pipeline/grader.js';
 import { gradeThroughQueue, runGradingWorker } from '../src/queue/grading-queue.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { modelSpecSchema, parseRunSpec, runSpecSchema, settingAt, settingPaths, type RunSpec } from '../src/spec/run-spec.js';
-import type { FakeJudge } from '../src/testing/fake-judge.js';
-import { binaryVerdict } from '../src/testing/fake-judge.js';
+import type { FakeJudge, FakeJudgeScript } from '../src/testing/fake-judge.js';
+import { binaryVerdict, parseGradingPrompt } from '../src/testing/fake-judge.js';
 import { redisTest } from '../src/testing/redis-fixture.js';
 import { sampleSettings } from '../src/testing/run-spec-samples.js';
 import { runCliInProcess } from './helpers.js';
@@ -55,6 +55,15 @@ function writeGroupedItems(directory: string): string {
 function sentBodies(fake: FakeJudge, from: number, to: number): string[] {
   return fake.requests.slice(from, to).map((request) => JSON.stringify({ path: request.path, run: request.headers['x-run'], body: request.body })).sort();
 }
+
+/** The agentic case's judge: a search in the first tool turn, none after, then each criterion's verdict (read from the grading prompt, the first user message). */
+const agenticScript: FakeJudgeScript = (request) => {
+  const last = String(request.messages.at(-1)?.content ?? '');
+  const made = request.messages.filter((message) => message.role === 'assistant').length;
+  if (/Call a tool, or answer|No tool calls are left/.test(last)) return { content: { tool_call: made === 0 ? { name: 'search', arguments: '{"query": "answer"}' } : null } };
+  const first = parseGradingPrompt(String(request.messages.find((message) => message.role === 'user')?.content ?? ''));
+  return { content: { explanation: 'x', criteria_met: first.criteria[0].points > 0 } };
+};
 
 describe('the run spec over the queue', () => {
   redisTest('a worker receives every setting of the schema exactly as the producer sent it', async ({ redis, scriptedJudge }) => {
@@ -106,6 +115,8 @@ describe('the run spec over the queue', () => {
       return { content: { verdicts } };
     });
     const judge = ['--judge', 'openai:fake-judge', '--judge-base-url', fake.baseUrl];
+    const documents = join(directory, 'sources.jsonl');
+    writeFileSync(documents, `${JSON.stringify({ id: 'd1', text: 'An answer with detail.' })}\n`);
     const template = join(directory, 'template.txt');
     writeFileSync(template, String(sampleSettings['plan.template']));
     // What an OpenAI-compatible judge reads, and every run setting; the other families' settings travel in the same model spec (above).
@@ -122,6 +133,8 @@ describe('the run spec over the queue', () => {
       template: ['--judge-template', template, '--model-under-test', 'gpt-4o', '--self-preference', 'warn'],
       // Chunks of two would cut the three-response group: the producer keeps groups whole.
       listwise: ['--mode', 'listwise', '--listwise', 'holistic', '--likert-levels', '5', '--orders', '2', '--group-by', 'metadata.prompt_id', '--chunk-size', '2'],
+      // The agentic judge: one search, then its verdict (the documents read by the worker as by the single run).
+      agentic: ['--judge-tools', 'fetch,search,check,steps', '--judge-tool-budget', '3', '--fetch-allow', '127.0.0.1:9', '--fetch-max-bytes', '1000', '--fetch-timeout', '2', '--documents', documents],
       tournament: ['--mode', 'tournament', '--tournament', 'circular', '--group-by', 'metadata.prompt_id', '--chunk-size', '2', '--max-group-size', '64', '--max-tournament-pairs', '1000'],
     };
     // Every run-setting flag of the table is set by some case (a new flag without one fails here).
@@ -139,6 +152,7 @@ describe('the run spec over the queue', () => {
       if (name === 'prometheus') fake.setScript(() => ({ content: 'Feedback: fine. [RESULT] 4' }));
       if (name === 'template') fake.setScript((request) => ({ content: { explanation: 'x', criteria_met: request.criteria[0].points > 0 } }));
       if (name === 'listwise') fake.setScript((request) => ({ content: { responses: request.responses.map((response) => ({ label: response.label, verdicts: { holistic: { explanation: 'x', choice: String(1 + (response.text.length % 5)) } } })) } }));
+      if (name === 'agentic') fake.setScript(agenticScript);
       if (name === 'tournament') fake.setScript((request) => ({ content: { explanation: 'x', winner: request.responses[0].text < request.responses[1].text ? '1' : '2' } }));
       const flags = [...judge, ...model, ...calls, ...scoring, ...extra];
       const before = fake.requests.length;

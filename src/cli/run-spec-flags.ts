@@ -21,6 +21,7 @@ import { validateSampling } from '../grading/sampling.js';
 import { parseJudgeTemplate } from '../grading/custom-template.js';
 import {
   abstainPolicies,
+  agenticToolNames,
   defaultLimits,
   escalationReasons,
   explanationLengths,
@@ -53,7 +54,7 @@ const roleFlags: Record<ModelRole, { model: string; apiKey: string; prefix: stri
 };
 
 /** The run-spec groups a command can offer. */
-export type FlagGroup = 'model' | 'plan' | 'alignment' | 'calibration' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests' | 'limits';
+export type FlagGroup = 'model' | 'agentic' | 'plan' | 'alignment' | 'calibration' | 'batching' | 'sampling' | 'protocol' | 'template' | 'calls' | 'jury' | 'cascade' | 'guard' | 'scoring' | 'fleet' | 'text' | 'requests' | 'limits';
 
 interface FlagRow {
   /** The run-spec path set (model rows: the path inside a model spec). */
@@ -183,6 +184,19 @@ function readJudgeTemplate(file: string): string {
 }
 
 /** `--cascade-judge SPEC`, repeatable: a model spec string (`openai:gpt-4.1`), or a model spec as JSON (`{"model": …, "endpoint": {"baseUrl": …}}`). */
+/** `--judge-tools fetch,search`: tool names, each one offered. */
+function parseToolList(value: string): string[] {
+  const names = value.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const unknown = names.find((name) => !(agenticToolNames as readonly string[]).includes(name));
+  if (names.length === 0 || unknown !== undefined) throw new RubricateError('CONFIG_INVALID', `--judge-tools: ${unknown === undefined ? 'name at least one tool' : `"${unknown}" is not a tool`} (${agenticToolNames.join(', ')})`, { field: 'judge-tools' });
+  return [...new Set(names)];
+}
+
+/** A repeatable flag's values, in order. */
+function collectString(value: string, previous: unknown): string[] {
+  return [...((previous as string[] | undefined) ?? []), value];
+}
+
 function collectCascadeJudge(value: string, previous: unknown): ModelSpec[] {
   const trimmed = value.trim();
   let model: ModelSpec;
@@ -374,6 +388,12 @@ const runRows: readonly FlagRow[] = [
     description: `largest --repeats, --samples, --max-attempts, --best-of, --rounds, --variants, --iterations or --responses-per-prompt: each multiplies every item's judge calls; a larger one is refused at start (default ${defaultLimits.maxRepeats})`,
     parse: parsePositiveInteger('max-repeats'),
   },
+  { group: 'agentic', path: 'agentic.tools', name: 'judge-tools', argument: '<list>', description: 'an agentic judge: tools it may call before each verdict, comma-separated: fetch (a cited page, from --fetch-allow hosts), search (--documents), check (a deterministic check it runs on the response), steps (the trajectory\u2019s steps); the reference is never shown to it (docs/agentic-judge.md)', parse: parseToolList },
+  { group: 'agentic', path: 'agentic.maxToolCalls', name: 'judge-tool-budget', argument: '<n>', description: 'with --judge-tools: tool calls one verdict may make; one more asked for is an error, JUDGE_TOOL_BUDGET (default 4)', parse: parsePositiveInteger('judge-tool-budget') },
+  { group: 'agentic', path: 'agentic.fetchAllow', name: 'fetch-allow', argument: '<host>', description: 'with --judge-tools fetch: a host it may read (example.org, *.example.org, host:port); repeat for more; a loopback or private address only when named as itself (127.0.0.1:8080)', parse: collectString },
+  { group: 'agentic', path: 'agentic.fetchMaxBytes', name: 'fetch-max-bytes', argument: '<bytes>', description: 'with --judge-tools fetch: bytes one verdict may read over all its fetches (default 262144)', parse: parsePositiveInteger('fetch-max-bytes') },
+  { group: 'agentic', path: 'agentic.fetchTimeoutMs', name: 'fetch-timeout', argument: '<seconds>', description: 'with --judge-tools fetch: time one fetch may take, redirects included (default 10)', parse: parseSeconds('fetch-timeout'), toSpec: milliseconds },
+  { group: 'agentic', path: 'agentic.documents', name: 'documents', argument: '<path>', description: 'with --judge-tools search: the documents searched, a folder of .txt/.md/.html/.json files or a JSONL file of {id, text, title?, url?}' },
   { group: 'text', path: 'omitText', name: 'no-text', description: 'leave prompt and response text out of the results', toSpec: (text: boolean) => !text },
   { group: 'requests', path: 'keepRequests', name: 'keep-requests', description: "keep each judge call's exact request, raw reply and latency in the results (redacted; large), for the report to show behind each verdict" },
 ];

@@ -8,6 +8,7 @@
 import { createDryRunJudge, createPlanningDryRunJudge, readOnlyStore, type PlanningDryRunJudge } from '../batch/dry-run.js';
 import { RubricateError } from '../errors.js';
 import type { Judge } from '../judges/types.js';
+import { checkAgenticSettings, withAgenticTools } from '../judges/agentic/setup.js';
 import { checkRunnerFor } from '../pipeline/check-runner.js';
 import type { GraderOptions } from '../pipeline/grader.js';
 import { defaultScoringName } from '../pipeline/defaults.js';
@@ -81,7 +82,9 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
   try {
     if (flags.batch && options.queued) throw new RubricateError('CONFIG_INVALID', '--batch and --queue are two ways of sending the calls: give one of them', { field: 'batch' });
     // With --queue the workers call the judge (and hold the fleet limits); here it only names the run.
-    const built = options.judges ? await options.judges() : await buildJudges(spec, credentials, flags, { fleetLimits: !options.queued });
+    // Judges that call tools before their verdicts (--judge-tools): the settings checked before anything is built.
+    checkAgenticSettings(spec, { batch: Boolean(flags.batch) });
+    const built = await withAgenticTools(options.judges ? await options.judges() : await buildJudges(spec, credentials, flags, { fleetLimits: !options.queued }), spec);
     // Each wrapper closes the judge it wraps: only the outermost judges are closed, after the batch ledger they write to.
     let judges = built;
     closers.push(() => Promise.all(judges.map((judge) => judge.close?.())));

@@ -318,7 +318,7 @@ export class GradingEngine {
           const decided = outcome.decision?.verdicts.get(criterion.id);
           if (decided) {
             const summary = evidence?.get(criterion.id);
-            const verdict = withResolvedModel(summary ? { ...decided, evidence: summary } : decided, outcome.reply?.model, judge.provenance.model);
+            const verdict = withToolCalls(withResolvedModel(summary ? { ...decided, evidence: summary } : decided, outcome.reply?.model, judge.provenance.model), outcome.reply);
             results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict });
             continue;
           }
@@ -580,4 +580,9 @@ function withAttempts(error: RubricateError, attempts: number): SerializedError 
 /** A verdict with the model the provider says answered, kept when it is not the model the judge asked for. */
 function withResolvedModel(verdict: CriterionVerdict, replyModel: string | undefined, askedModel: string): CriterionVerdict {
   return replyModel === undefined || replyModel === askedModel ? verdict : { ...verdict, judgeModel: replyModel };
+}
+
+/** A verdict with the tool calls an agentic judge made before it. */
+function withToolCalls(verdict: CriterionVerdict, reply: JudgeReply | undefined): CriterionVerdict {
+  return reply?.toolCalls && reply.toolCalls.length > 0 ? { ...verdict, toolCalls: reply.toolCalls } : verdict;
 }

@@ -1,5 +1,5 @@
 import type { RubricateError, SerializedError } from '../errors.js';
-import type { JudgeReply, JudgeRequest } from '../judges/types.js';
+import type { JudgeReply, JudgeRequest, JudgeToolCall } from '../judges/types.js';
 import type { ModelLimits } from '../judges/profiles.js';
 import type { Criterion, Item, TurnAggregate } from '../rubric/schema.js';
 
@@ -29,6 +29,8 @@ export interface CriterionVerdict {
   tests?: { passed: number; total: number; ending: 'finished' | 'time_limit' | 'output_limit' };
   /** The model the provider's reply says answered, when it is not the model the judge asked for (a snapshot behind an alias). */
   judgeModel?: string;
+  /** Agentic judges: the tool calls made before this verdict. */
+  toolCalls?: JudgeToolCall[];
 }
 
 /** A criterion's outcome on one assistant turn of a conversation. */

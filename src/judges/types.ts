@@ -90,6 +90,22 @@ export interface JudgeReply {
   answeredAt?: string;
   /** The model the provider says answered (`src/judges/resolved-model.ts`): a dated snapshot behind an alias; absent when the reply names none. */
   model?: string;
+  /** The tools an agentic judge called before this reply's verdict (`src/judges/agentic/`), in order. */
+  toolCalls?: JudgeToolCall[];
+}
+
+/** One tool call of an agentic judge, as results record it. */
+export interface JudgeToolCall {
+  name: string;
+  /** The arguments the judge gave (long values cut). */
+  arguments: Record<string, unknown>;
+  outcome: 'ok' | 'error';
+  /** What came back, in a line: for a fetch, the URL's status and type. */
+  summary: string;
+  /** Bytes of tool output the judge read. */
+  bytes: number;
+  /** Why the call failed (`outcome: "error"`). */
+  error?: { code: string; message: string };
 }
 
 /** What goes into every result so a verdict can be traced to the judge that made it. */

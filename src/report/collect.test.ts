@@ -143,6 +143,19 @@ describe('collectRun', () => {
     expect([...(gated ?? [])]).toEqual([['theme:x', 0]]);
   });
 
+  it("keeps an agentic judge's tool calls, on a verdict and in an error's details", async () => {
+    const fetched = { name: 'fetch', arguments: { url: 'https://sources.example/a' }, outcome: 'ok' as const, summary: 'HTTP 200 text/plain, 10 bytes', bytes: 10 };
+    const refused = { name: 'fetch', arguments: { url: 'https://elsewhere.example/' }, outcome: 'error' as const, summary: 'tool fetch: elsewhere.example is not on the allow-list', bytes: 0, error: { code: 'JUDGE_TOOL_REFUSED', message: 'refused' } };
+    const file = writeResults('tools.jsonl', [
+      record('a', [criterion('c1', 5, true, { tool_calls: [fetched] }), criterion('c2', 3, null, { status: 'error', error: { code: 'JUDGE_TOOL_REFUSED', message: 'refused', details: { tool_calls: [refused] } } })], { status: 'error' }),
+    ]);
+    const run = await collectRun(file);
+    expect(run.data.criteria.extras).toEqual([
+      [0, { tool_calls: [{ name: 'fetch', outcome: 'ok', summary: 'HTTP 200 text/plain, 10 bytes', arguments: '{"url":"https://sources.example/a"}' }] }],
+      [1, { error: { code: 'JUDGE_TOOL_REFUSED', message: 'refused' }, tool_calls: [{ name: 'fetch', outcome: 'error', summary: refused.summary, arguments: '{"url":"https://elsewhere.example/"}' }] }],
+    ]);
+  });
+
   it('keeps rare verdict fields, item errors and gating', async () => {
     const file = writeResults('extras.jsonl', [
       record('a', [criterion('c1', 5, true, { value: 0.5, label: 'Partially', probability: 0.7 }), criterion('c2', 3, null, { error: { code: 'JUDGE_TIMEOUT', message: 'timed out' } })], {

@@ -32,6 +32,7 @@ import { redactDeep, redactText } from '../util/redact.js';
 import { indentsStepLines, parseRenderedTrajectory } from '../trajectory/render.js';
 import { ReportImageEmbedder } from './images.js';
 import { MadeUpTally } from '../util/made-up.js';
+import type { JudgeToolCall } from '../judges/types.js';
 
 export interface CollectOptions {
   /** Scoring to apply; by default the one recorded in the results, else healthbench. */
@@ -401,7 +402,24 @@ function criterionExtras(criterion: GradedCriterion): CriterionExtras | null {
     extras.cascade = criterion.cascade;
     any = true;
   }
+  const toolCalls = reportedToolCalls(criterion);
+  if (toolCalls) {
+    extras.tool_calls = toolCalls;
+    any = true;
+  }
   return any ? extras : null;
+}
+
+/** An agentic judge's tool calls, on the verdict or in its error's details, as the drawer lists them (redacted, arguments cut). */
+function reportedToolCalls(criterion: GradedCriterion): CriterionExtras['tool_calls'] {
+  const calls: unknown = criterion.tool_calls ?? criterion.error?.details?.tool_calls;
+  if (!Array.isArray(calls) || calls.length === 0) return undefined;
+  return calls.map((call: Partial<JudgeToolCall>) => ({
+    name: String(call.name),
+    outcome: call.outcome === 'error' ? ('error' as const) : ('ok' as const),
+    summary: redactText(String(call.summary ?? '')),
+    arguments: redactText(JSON.stringify(call.arguments ?? {})).slice(0, 500),
+  }));
 }
 
 /** Cost at list prices; 0 when no judge was called, null when the judge model is not priced. */

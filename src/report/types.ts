@@ -58,6 +58,8 @@ export interface CriterionExtras {
   turns?: { aggregate: string; verdicts: Array<{ turn: number; status: string; met: boolean | null; value?: number; explanation?: string; error?: { code: string; message: string } }> };
   /** Cascades: the judge that decided, and the escalations on the way. */
   cascade?: { decided_by: string; escalations: Array<{ judge: string; reason: string; probability?: number }> };
+  /** Agentic judges: the tool calls before the verdict (or before its error), arguments as compact JSON. */
+  tool_calls?: Array<{ name: string; outcome: 'ok' | 'error'; summary: string; arguments: string }>;
 }
 
 /** Columns of every criterion of every item of one run, flattened in item order. */

@@ -18,7 +18,7 @@ import { parseLineJson, readLines } from '../util/jsonl.js';
 import { rubricateVersion } from '../version.js';
 import { calibratedScore, type Calibration } from '../spec/calibration.js';
 import type { InvalidRecord } from '../rubric/records.js';
-import type { Judge } from '../judges/types.js';
+import type { Judge, JudgeToolCall } from '../judges/types.js';
 import type { SamplingOptions, TurnResult } from '../grading/types.js';
 import { redactDeep, redactText, redactUrl } from '../util/redact.js';
 
@@ -122,6 +122,15 @@ const groupSchema = z.object({
 const calibrationLineSchema = z.object({ score: finite.nullable(), target: z.string(), hash: z.string(), missing: z.array(z.string()).optional() });
 export type CalibrationLine = z.infer<typeof calibrationLineSchema>;
 const subcheckSchema = z.object({ text: z.string(), met: z.boolean(), explanation: z.string().optional() });
+/** An agentic judge's tool call before a verdict (`src/judges/agentic/`): what it asked, what came back, or why it failed. */
+const toolCallSchema = z.object({
+  name: z.string(),
+  arguments: objectSchema,
+  outcome: z.enum(['ok', 'error']),
+  summary: z.string(),
+  bytes: z.number().int().min(0),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
 /** One turn's verdict of a per-turn criterion. */
 const turnVerdictSchema = z.object({
   turn: z.number().int().positive(),
@@ -178,6 +187,8 @@ const gradedCriterionSchema = z
     tests: z.object({ passed: z.number().int().min(0), total: z.number().int().min(0), ending: z.enum(['finished', 'time_limit', 'output_limit']) }).optional(),
     /** The model the provider's reply says answered, when it is not `judge.model` (a dated snapshot behind an alias). */
     judge_model: z.string().optional(),
+    /** Agentic judges: every tool call made before this verdict, in order. */
+    tool_calls: kept<JudgeToolCall[]>(z.array(toolCallSchema)).optional(),
     error: kept<SerializedError>(serializedErrorSchema).optional(),
     skip_reason: z.string().optional(),
     /** Conditional criteria: the conditions it was graded under (skip_reason `not_applicable` when one failed). */
@@ -334,6 +345,7 @@ function toGradedCriterion(result: CriterionOutcome): GradedCriterion {
     if (verdict.steps && verdict.steps.length > 0) line.steps = verdict.steps;
     if (verdict.tests) line.tests = verdict.tests;
     if (verdict.judgeModel !== undefined) line.judge_model = verdict.judgeModel;
+    if (verdict.toolCalls && verdict.toolCalls.length > 0) line.tool_calls = verdict.toolCalls;
   }
   if (result.error) line.error = result.error;
   if (result.skipReason) line.skip_reason = result.skipReason;

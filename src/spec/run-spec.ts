@@ -261,6 +261,29 @@ export function checkRepeatCount(limits: Limits, flag: string, count: number): v
   }
 }
 
+/** Tools an agentic judge may call before its verdict (`src/judges/agentic/`). */
+export const agenticToolNames = ['fetch', 'search', 'check', 'steps'] as const;
+export type AgenticToolName = (typeof agenticToolNames)[number];
+
+/**
+ * The agentic judge: the judge may call these tools in a bounded loop before each verdict. Every
+ * other field is read only when `tools` is given, each only by its own tool (refused otherwise).
+ */
+export const agenticSchema = z.strictObject({
+  /** The tools offered (`fetch`, `search`, `check`, `steps`); absent: the judge calls none. */
+  tools: z.array(z.enum(agenticToolNames)).min(1).optional(),
+  /** Tool calls one verdict may make (default 4); one more asked for is JUDGE_TOOL_BUDGET. */
+  maxToolCalls: positiveInteger.optional(),
+  /** `fetch`: the hosts it may read (`example.org`, `*.example.org`, `127.0.0.1:8080`); a loopback or private address only when named here as itself. */
+  fetchAllow: z.array(z.string().min(1)).min(1).optional(),
+  /** `fetch`: bytes one verdict may read over all its fetches (default 262144). */
+  fetchMaxBytes: positiveInteger.optional(),
+  /** `fetch`: time one fetch may take, redirects included (default 10 s). */
+  fetchTimeoutMs: z.number().positive().optional(),
+  /** `search`: the documents searched, a folder of text files or a JSONL file of `{id, text, title?, url?}`. */
+  documents: z.string().min(1).optional(),
+});
+
 export const runSpecSchema = z.strictObject({
   /** One model spec per judge; several form a jury. Empty: the default judge rule. */
   judges: z.array(modelSpecSchema).default([]),
@@ -276,6 +299,7 @@ export const runSpecSchema = z.strictObject({
   cascade: cascadeSchema.default({}),
   guard: guardSchema.default({}),
   limits: limitsSchema.default({}),
+  agentic: agenticSchema.default({}),
   /** Stored replies older than this count as absent. */
   cacheTtlMs: z.number().positive().optional(),
   /** Leave prompt and response text out of the results. */
@@ -293,6 +317,7 @@ export type ScoringSpec = z.infer<typeof scoringSpecSchema>;
 export type FleetLimits = z.infer<typeof fleetSchema>;
 export type GuardSpec = z.infer<typeof guardSchema>;
 export type Limits = z.infer<typeof limitsSchema>;
+export type AgenticSettings = z.infer<typeof agenticSchema>;
 export type RunSpec = z.infer<typeof runSpecSchema>;
 /** A run spec as written: every group and field may be left out. */
 export type RunSpecInput = z.input<typeof runSpecSchema>;

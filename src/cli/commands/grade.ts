@@ -82,7 +82,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--no-table', 'never print the item table')
     .option('--run-index <file>', `the run history this run adds its lines to (default: ${runIndexVariable}, else the user's state folder; "off" for none)`)
     .option('--quiet', quietHelp);
-  addJudgeOptions(command, ['plan', 'alignment', 'calibration', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
+  addJudgeOptions(command, ['plan', 'agentic', 'alignment', 'calibration', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
   addQueueOptions(command);
   addBatchOptions(command);
   addDryRunOption(command);

@@ -24,7 +24,7 @@ import { organizeHelp } from '../help.js';
 import { addConfigOption } from '../config-file.js';
 import type { CommandContext } from '../context.js';
 import { RedisReplyStore } from '../../store/index.js';
-import { addJudgeOptions, buildJudges, parseNumber, parsePositiveInteger } from '../judge-options.js';
+import { addJudgeOptions, buildJudges, gradingFlagGroups, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { loadRubrics } from '../rubrics-file.js';
 import { RubricLintGate } from '../../lint/gate.js';
 import { createRubricEvolver, type RubricEvolver } from '../../generation/evolver.js';
@@ -155,7 +155,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--audit-min-agreement <ratio>', `with --audit-judge: a step whose criterion agreement falls below this logs a warning (default ${defaultAuditMinAgreement})`, parseShare)
     .option('--audit-max-gap <reward>', 'with --audit-judge: a step whose mean |policy − audit| reward exceeds this logs a warning', parseNumber('audit-max-gap', 0));
   // The item score is the reward (default weighted_mean); the generator proposes evolving criteria.
-  addJudgeOptions(command);
+  addJudgeOptions(command, [...gradingFlagGroups, 'agentic']);
   addModelOptions(command, 'generator');
   addModelOptions(command, 'audit');
   // `serve` accepts several judge endpoints (replicas of one model): repeat the flag or separate with commas.

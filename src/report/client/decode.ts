@@ -28,6 +28,7 @@ export interface DecodedCriterion {
   expected_score?: number;
   turns?: CriterionExtras['turns'];
   cascade?: CriterionExtras['cascade'];
+  tool_calls?: CriterionExtras['tool_calls'];
 }
 
 /** One step of a trajectory item, as its rendering numbers it. */
@@ -158,6 +159,7 @@ function rubricateDecodeCriterion(run: RunData, chunk: RunTexts | null, position
     if (extras.expected_score !== undefined) criterion.expected_score = extras.expected_score;
     if (extras.turns) criterion.turns = extras.turns;
     if (extras.cascade) criterion.cascade = extras.cascade;
+    if (extras.tool_calls) criterion.tool_calls = extras.tool_calls;
   }
   const explanation = chunk ? chunk.explanations[position - chunk.firstCriterion] : -1;
   if (chunk && explanation >= 0) criterion.explanation = chunk.strings[explanation];

@@ -233,6 +233,7 @@ export function createItemDrawer(context: ResultsContext, textStore: TextStore<R
       if (criterion.skip_reason) element.appendChild(h('div', { className: 'explanation', text: 'Skipped: ' + criterion.skip_reason }));
       if (flipped && previous && previous.explanation) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: 'Baseline ' + (previous.source === 'check' ? 'check' : 'judge') + ': ' }), previous.explanation]));
       if (criterion.turns) element.appendChild(turnsBlock(criterion.turns));
+      if (criterion.tool_calls) element.appendChild(toolCallsBlock(criterion.tool_calls));
       const labelled = labels ? labels.at(position) : null;
       if (labelled) {
         element.appendChild(h('div', { className: 'labels-line' + (labels!.disagrees(position) ? ' disagree' : ''), data: { testid: 'labels' } }, [
@@ -269,6 +270,14 @@ function turnsBlock(turns: NonNullable<DecodedCriterion['turns']>): HTMLElement 
     ]);
   });
   return h('div', { className: 'explanation turns', data: { testid: 'turns' } }, [h('span', { text: 'per turn (' + turns.aggregate + ' of the turns):' }), h('ul', {}, rows)]);
+}
+
+/** An agentic judge's tool calls before the verdict, in order, each with what came back or why it failed. */
+function toolCallsBlock(calls: NonNullable<DecodedCriterion['tool_calls']>): HTMLElement {
+  const rows = calls.map(function (call) {
+    return h('li', { data: { testid: 'tool-call', outcome: call.outcome } }, [h('b', { text: call.name + ' ' + call.arguments + ': ' }), (call.outcome === 'error' ? 'failed: ' : '') + call.summary]);
+  });
+  return h('div', { className: 'explanation tool-calls', data: { testid: 'tool-calls' } }, [h('span', { text: 'tool calls before the verdict:' }), h('ol', {}, rows)]);
 }
 
 /** The response, as rendered Markdown or as raw text (a choice kept from item to item). */
