@@ -9,7 +9,7 @@
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
-import { getPairwiseImporter } from '../rubric/formats/index.js';
+import { getPairwiseImporter } from '../formats/index.js';
 import type { Message, Rubric } from '../rubric/schema.js';
 import { canonicalJson } from '../util/json.js';
 import { rubricateVersion } from '../version.js';

@@ -4,7 +4,7 @@
  * else the default; unreadable lines count as invalid items, as they do when grading.
  */
 import type { RubricateError } from '../errors.js';
-import { getResultsImporter } from '../rubric/formats/index.js';
+import { getResultsImporter } from '../formats/index.js';
 import { withFailedAsZero } from '../scoring/failed-as-zero.js';
 import { countingCannotAssess } from '../scoring/cannot-assess.js';
 import { getScoring } from '../scoring/registry.js';
