@@ -79,6 +79,74 @@ function withoutNulls(kwargs: Record<string, unknown>): Record<string, unknown> 
   return cleaned;
 }
 
+type InputLine = z.infer<typeof inputLineSchema>;
+type InvalidRecord = (message: string, field?: string, id?: string) => ImportRecord;
+
+/** One hard-rule criterion per instruction, decided by its IFEval check, or the record of the first instruction that cannot be. */
+function instructionCriteria(input: InputLine, id: string, invalid: InvalidRecord): Criterion[] | ImportRecord {
+  const criteria: Criterion[] = [];
+  const seen = new Map<string, number>();
+  for (const [position, instructionId] of input.instruction_id_list.entries()) {
+    const definition = checkRegistry.find(instructionId);
+    if (!definition || definition.family !== 'ifeval') {
+      return invalid(`unknown IFEval instruction id "${instructionId}"`, `instruction_id_list[${position}]`, id);
+    }
+    const check: CheckSpec = { type: instructionId, ...withoutNulls(input.kwargs[position]) };
+    const validation = validateCheck(check);
+    if (!validation.ok) {
+      const field = validation.error.details.field;
+      return invalid(validation.error.message, `kwargs[${position}]${field && field !== 'type' ? `.${field}` : ''}`, id);
+    }
+    const occurrence = (seen.get(instructionId) ?? 0) + 1;
+    seen.set(instructionId, occurrence);
+    criteria.push({
+      id: occurrence === 1 ? instructionId : `${instructionId}#${occurrence}`,
+      text: describeCheck(check),
+      points: 1,
+      tags: [`instruction:${instructionId}`, `instruction_group:${instructionId.split(':')[0]}`],
+      kind: 'hard_rule',
+      check,
+    });
+  }
+  return criteria;
+}
+
+/** The record of one input line: its item with its response joined, or why it has none. */
+function inputRecord(value: unknown, line: number, source: string, responses: ResponseIndex | undefined, responsesFile: string | undefined): ImportRecord {
+  const invalid: InvalidRecord = (message, field, id) => ({
+    kind: 'invalid',
+    line,
+    ...(id === undefined ? {} : { id }),
+    error: new RubricateError('INPUT_INVALID', message, { file: source, line, ...(field ? { field } : {}) }),
+  });
+  const result = inputLineSchema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    return invalid(issue.message, fieldOf(issue.path) || undefined);
+  }
+  const input = result.data;
+  const id = String(input.key);
+  if (input.kwargs.length !== input.instruction_id_list.length) {
+    return invalid(`kwargs has ${input.kwargs.length} entries for ${input.instruction_id_list.length} instructions`, 'kwargs', id);
+  }
+  const criteria = instructionCriteria(input, id, invalid);
+  if (!Array.isArray(criteria)) return criteria;
+
+  const response = responses ? (responses.byKey.get(id) ?? responses.byPrompt.get(input.prompt)) : undefined;
+  if (response === undefined && !responses) {
+    return { kind: 'item', item: { id, prompt: [{ role: 'user', content: input.prompt }], response: '', rubric: { id: `ifeval:${id}`, criteria }, metadata: { benchmark: 'ifeval', key: input.key } }, line, withoutResponse: true };
+  }
+  if (response === undefined) return invalid(`no response for this prompt in ${responsesFile}`, 'response', id);
+  const item: Item = {
+    id,
+    prompt: [{ role: 'user', content: input.prompt }],
+    response,
+    rubric: { id: `ifeval:${id}`, criteria },
+    metadata: { benchmark: 'ifeval', key: input.key },
+  };
+  return { kind: 'item', item, line };
+}
+
 async function* readIfeval(source: string, options: ImportOptions): AsyncGenerator<ImportRecord> {
   if (!options.responses && !options.withoutResponses) {
     throw new RubricateError('CONFIG_INVALID', 'the ifeval format needs a responses file: --responses FILE (JSONL {prompt, response} or {key, response})', {
@@ -90,83 +158,8 @@ async function* readIfeval(source: string, options: ImportOptions): AsyncGenerat
   if (responses) yield* responses.invalid;
 
   for await (const entry of readJsonObjects(source)) {
-    const line = entry.line;
-    const invalid = (message: string, field?: string, id?: string): ImportRecord => ({
-      kind: 'invalid',
-      line,
-      ...(id === undefined ? {} : { id }),
-      error: new RubricateError('INPUT_INVALID', message, { file: source, line, ...(field ? { field } : {}) }),
-    });
-    if ('error' in entry) {
-      yield { kind: 'invalid', line, error: entry.error };
-      continue;
-    }
-    const result = inputLineSchema.safeParse(entry.value);
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      yield invalid(issue.message, fieldOf(issue.path) || undefined);
-      continue;
-    }
-    const input = result.data;
-    const id = String(input.key);
-    if (input.kwargs.length !== input.instruction_id_list.length) {
-      yield invalid(
-        `kwargs has ${input.kwargs.length} entries for ${input.instruction_id_list.length} instructions`,
-        'kwargs',
-        id,
-      );
-      continue;
-    }
-
-    const criteria: Criterion[] = [];
-    const seen = new Map<string, number>();
-    let problem: ImportRecord | undefined;
-    for (const [position, instructionId] of input.instruction_id_list.entries()) {
-      const definition = checkRegistry.find(instructionId);
-      if (!definition || definition.family !== 'ifeval') {
-        problem = invalid(`unknown IFEval instruction id "${instructionId}"`, `instruction_id_list[${position}]`, id);
-        break;
-      }
-      const check: CheckSpec = { type: instructionId, ...withoutNulls(input.kwargs[position]) };
-      const validation = validateCheck(check);
-      if (!validation.ok) {
-        const field = validation.error.details.field;
-        problem = invalid(validation.error.message, `kwargs[${position}]${field && field !== 'type' ? `.${field}` : ''}`, id);
-        break;
-      }
-      const occurrence = (seen.get(instructionId) ?? 0) + 1;
-      seen.set(instructionId, occurrence);
-      criteria.push({
-        id: occurrence === 1 ? instructionId : `${instructionId}#${occurrence}`,
-        text: describeCheck(check),
-        points: 1,
-        tags: [`instruction:${instructionId}`, `instruction_group:${instructionId.split(':')[0]}`],
-        kind: 'hard_rule',
-        check,
-      });
-    }
-    if (problem) {
-      yield problem;
-      continue;
-    }
-
-    const response = responses ? (responses.byKey.get(id) ?? responses.byPrompt.get(input.prompt)) : undefined;
-    if (response === undefined && !responses) {
-      yield { kind: 'item', item: { id, prompt: [{ role: 'user', content: input.prompt }], response: '', rubric: { id: `ifeval:${id}`, criteria }, metadata: { benchmark: 'ifeval', key: input.key } }, line, withoutResponse: true };
-      continue;
-    }
-    if (response === undefined) {
-      yield invalid(`no response for this prompt in ${responsesFile}`, 'response', id);
-      continue;
-    }
-    const item: Item = {
-      id,
-      prompt: [{ role: 'user', content: input.prompt }],
-      response,
-      rubric: { id: `ifeval:${id}`, criteria },
-      metadata: { benchmark: 'ifeval', key: input.key },
-    };
-    yield { kind: 'item', item, line };
+    if ('error' in entry) yield { kind: 'invalid', line: entry.line, error: entry.error };
+    else yield inputRecord(entry.value, entry.line, source, responses, responsesFile);
   }
 }
 

@@ -161,6 +161,11 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
     if (criterion.metadata) normalized.metadata = criterion.metadata;
     return normalized;
   });
+  return assembleRubric(value, criteria, location);
+}
+
+/** A rubric from its normalised criteria: point totals, conditions and the gate checked, reward components read, its id given or hashed. */
+function assembleRubric(value: z.output<typeof rubricInputSchema>, criteria: Criterion[], location: SourceLocation): Rubric {
   // Scores divide by these sums: an overflow to Infinity would silently turn every score into 0 or NaN.
   let positive = 0;
   let negative = 0;
