@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { round } from '../statistics/descriptive.js';
 import type { JudgeUsage } from '../judges/types.js';
 
@@ -175,8 +176,7 @@ export function loadPriceTable(file: string): Record<string, ModelPrice> {
   }
   const parsed = z.record(z.string(), priceSchema).safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new RubricateError('CONFIG_INVALID', `price table: ${issue.message}`, { file, field: issue.path.join('.') });
+    throw zodIssueError(parsed.error, { code: 'CONFIG_INVALID', prefix: 'price table: ', fieldWhenEmpty: '', details: { file } });
   }
   return parsed.data;
 }

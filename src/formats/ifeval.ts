@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { checkRegistry, describeCheck, validateCheck } from '../checks/registry.js';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { readJsonObjects } from './shared.js';
 import type { CheckSpec, Criterion, Item } from '../rubric/schema.js';
 import type { ImportOptions, Importer } from './types.js';
@@ -32,13 +33,6 @@ interface ResponseIndex {
   invalid: ImportRecord[];
 }
 
-function fieldOf(path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (field, part) => (typeof part === 'number' ? `${field}[${part}]` : field ? `${field}.${String(part)}` : String(part)),
-    '',
-  );
-}
-
 async function loadResponses(file: string): Promise<ResponseIndex> {
   const index: ResponseIndex = { byPrompt: new Map(), byKey: new Map(), invalid: [] };
   for await (const entry of readJsonObjects(file)) {
@@ -49,12 +43,7 @@ async function loadResponses(file: string): Promise<ResponseIndex> {
     }
     const result = responseLineSchema.safeParse(entry.value);
     if (!result.success) {
-      const issue = result.error.issues[0];
-      index.invalid.push({
-        kind: 'invalid',
-        line,
-        error: new RubricateError('INPUT_INVALID', issue.message, { file, line, field: fieldOf(issue.path) || undefined }),
-      });
+      index.invalid.push({ kind: 'invalid', line, error: zodIssueError(result.error, { indexed: true, details: { file, line } }) });
       continue;
     }
     const { key, prompt, response } = result.data;
@@ -120,10 +109,7 @@ function inputRecord(value: unknown, line: number, source: string, responses: Re
     error: new RubricateError('INPUT_INVALID', message, { file: source, line, ...(field ? { field } : {}) }),
   });
   const result = inputLineSchema.safeParse(value);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    return invalid(issue.message, fieldOf(issue.path) || undefined);
-  }
+  if (!result.success) return { kind: 'invalid', line, error: zodIssueError(result.error, { indexed: true, omitEmptyField: true, details: { file: source, line } }) };
   const input = result.data;
   const id = String(input.key);
   if (input.kwargs.length !== input.instruction_id_list.length) {

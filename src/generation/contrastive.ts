@@ -19,6 +19,7 @@ import { gradeResponses } from './grading.js';
 import { promptVersions } from './prompts.js';
 import { round } from '../statistics/descriptive.js';
 import { redactUrl } from '../util/redact.js';
+import { recordedSampling } from '../grading/sampling.js';
 
 export interface PreferencePair {
   id: string;
@@ -328,9 +329,7 @@ export function summarizeContrastive(outcomes: readonly ContrastiveOutcome[], co
       id: provenance.id,
       model: provenance.model,
       ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
-      temperature: sampling.temperature,
-      max_tokens: sampling.maxTokens,
-      ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+      ...recordedSampling(sampling),
     },
     judge: context.grader.judgeInfo ?? null,
     scoring: context.grader.scoring.name,

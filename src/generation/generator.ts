@@ -25,6 +25,7 @@ import {
   type RubricPromptContext,
 } from './prompts.js';
 import { redactUrl } from '../util/redact.js';
+import { recordedSampling, requestSampling } from '../grading/sampling.js';
 
 export interface GeneratorSampling {
   temperature: number;
@@ -152,9 +153,7 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
     return {
       messages,
       output: criteriaOutputSchema({ minItems, maxItems, checkTypes }),
-      temperature: sampling.temperature,
-      maxTokens: sampling.maxTokens,
-      ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+      ...requestSampling(sampling),
     };
   }
 
@@ -179,7 +178,7 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
       method,
       prompt_version: promptVersion,
       generator: { id: provenance.id, model: provenance.model, ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}) },
-      sampling: { temperature: sampling.temperature, max_tokens: sampling.maxTokens, ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}) },
+      sampling: recordedSampling(sampling),
       sample,
       checks,
       ...(warnings.length > 0 ? { warnings } : {}),
@@ -284,9 +283,7 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
       generator: options.generator,
       request: {
         messages,
-        temperature: sampleOptions.temperature ?? 1,
-        maxTokens: sampleOptions.maxTokens ?? 1024,
-        ...(sampling.seed !== undefined ? { seed: sampling.seed + sampleOptions.sample } : {}),
+        ...requestSampling({ temperature: sampleOptions.temperature ?? 1, maxTokens: sampleOptions.maxTokens ?? 1024, seed: sampling.seed === undefined ? undefined : sampling.seed + sampleOptions.sample }),
       },
       promptVersion,
       replyFormat: 'text',

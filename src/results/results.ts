@@ -8,8 +8,8 @@ import { z } from 'zod';
 import type { GradedItem, GradedRecord, JudgeCallTrace } from '../engine/engine.js';
 import type { Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
-import { formatPath } from '../rubric/normalize.js';
 import type { Message, SampledResponse } from '../rubric/schema.js';
 import { resultImage, type ResultImage } from '../images/images.js';
 import { renderedStepOffsets } from '../trajectory/render.js';
@@ -21,6 +21,7 @@ import type { InvalidRecord } from '../rubric/records.js';
 import type { Judge } from '../judges/types.js';
 import type { SamplingOptions, TurnResult } from '../grading/types.js';
 import { redactDeep, redactText, redactUrl } from '../util/redact.js';
+import { recordedSampling } from '../grading/sampling.js';
 
 const finite = z.number().refine(Number.isFinite, { message: 'must be a finite number' });
 const unitInterval = finite.refine((value) => value >= 0 && value <= 1, { message: 'must be between 0 and 1' });
@@ -411,9 +412,7 @@ export function judgeInfoFor(
     ...(one && provenance.settings ? { settings: provenance.settings } : {}),
     template_version: run.templateVersion,
     mode: run.mode,
-    temperature: run.sampling.temperature,
-    max_tokens: run.sampling.maxTokens,
-    ...(run.sampling.seed !== undefined ? { seed: run.sampling.seed } : {}),
+    ...recordedSampling(run.sampling),
     ...(run.verdict !== undefined ? { verdict: run.verdict } : {}),
     ...(run.abstain !== undefined ? { abstain: run.abstain } : {}),
     ...(run.alignment !== undefined ? { alignment: run.alignment } : {}),
@@ -538,11 +537,10 @@ export async function* readResults(file: string): AsyncGenerator<ResultReadRecor
     }
     const checked = resultRecordSchema.safeParse(parsed.value);
     if (!checked.success) {
-      const issue = checked.error.issues[0];
       yield {
         kind: 'invalid',
         line,
-        error: new RubricateError('INPUT_INVALID', `not a results line: ${issue.message}`, { file, line, field: formatPath(issue.path) }),
+        error: zodIssueError(checked.error, { prefix: 'not a results line: ', indexed: true, fieldWhenEmpty: '', details: { file, line } }),
       };
       continue;
     }

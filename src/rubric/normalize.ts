@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import { sha256Hex } from '../util/hash.js';
+import { fieldPath } from '../util/zod-issue.js';
 import {
   contentPartSchema,
   itemInputSchema,
@@ -71,12 +72,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 }
 
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else out += out ? `.${String(segment)}` : String(segment);
-  }
-  return out;
+  return fieldPath(path);
 }
 
 /** Derived criterion id: short, stable, and only dependent on the criterion text. */

@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { alignmentSchema } from './alignment.js';
 import { calibrationSchema } from './calibration.js';
 
@@ -317,9 +318,7 @@ export function parseRunSpec(input: unknown, source = 'run spec'): RunSpec {
 export function parseWith<Schema extends z.ZodType>(schema: Schema, input: unknown, source: string): z.infer<Schema> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const path = [...issue.path, ...(issue.code === 'unrecognized_keys' ? [issue.keys[0]] : [])].join('.');
-  throw new RubricateError('CONFIG_INVALID', `${source}: ${path ? `${path}: ` : ''}${issue.code === 'unrecognized_keys' ? 'not a setting' : issue.message}`, { field: path || undefined });
+  throw zodIssueError(parsed.error, { code: 'CONFIG_INVALID', prefix: `${source}: `, pathInMessage: true, unknownKeys: 'first' });
 }
 
 /**
