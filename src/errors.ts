@@ -6,6 +6,13 @@
 
 import { redactDeep, redactText } from './util/redact.js';
 
+/**
+ * @example
+ * ```ts
+ * import { errorCodes } from 'rubricate';
+ * console.log(Object.keys(errorCodes).join('\n'));
+ * ```
+ */
 export const errorCodes = {
   INPUT_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   CONFIG_INVALID: { retryable: false, httpStatus: 400, exitCode: 2 },
@@ -90,6 +97,14 @@ export interface ErrorDetails {
   [key: string]: unknown;
 }
 
+/**
+ * @example
+ * ```ts
+ * import { RubricateError } from 'rubricate';
+ * const error = new RubricateError('INPUT_INVALID', 'expected a string', { file: 'items.jsonl', line: 3, field: 'response' });
+ * if (RubricateError.isInstance(error)) console.error(error.code, error.message);
+ * ```
+ */
 export class RubricateError extends Error {
   override readonly name = 'RubricateError';
   readonly code: ErrorCode;

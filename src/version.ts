@@ -15,4 +15,11 @@ function readVersion(): string {
   return '0.0.0';
 }
 
+/**
+ * @example
+ * ```ts
+ * import { rubricateVersion } from 'rubricate';
+ * console.log(`graded with rubricate ${rubricateVersion}`);
+ * ```
+ */
 export const rubricateVersion: string = readVersion();

@@ -191,7 +191,17 @@ export function priceFor(model: string, table: Readonly<Record<string, ModelPric
   return table[undated];
 }
 
-/** Cost in USD, or null when the model's price is unknown. */
+/**
+ * Cost in USD, or null when the model's price is unknown.
+ *
+ * @example
+ * ```ts
+ * import { costOf, scoreFile } from 'rubricate';
+ * import type { Usage } from 'rubricate';
+ * const usage: Usage = { prompt_tokens: 120_000, completion_tokens: 8_000, cached_prompt_tokens: 0, calls: 40, cache_hits: 0, retries: 0, gate_calls_saved: 0 };
+ * const dollars = costOf(usage, { input: 0.4, output: 1.6 }); // prices per million tokens
+ * ```
+ */
 export function costOf(usage: Usage, price: ModelPrice | undefined): number | null {
   if (!price) return null;
   const cached = Math.min(usage.cached_prompt_tokens, usage.prompt_tokens);

@@ -65,6 +65,29 @@ export const bestOfNImporters = createRegistry({ what: 'best-of-N format', field
 /** The built-in input formats' names. */
 export type ItemFormatName = RegistryName<typeof itemImporters>;
 
+/**
+ * @example
+ * ```ts
+ * import { getItemImporter } from 'rubricate';
+ * for await (const record of getItemImporter('healthbench').read('healthbench.jsonl', {})) {
+ *   if (record.kind === 'item') console.log(record.item.id);
+ * }
+ * ```
+ */
 export const getItemImporter = (name: ItemFormatName | (string & {})) => itemImporters.get(name);
+/**
+ * @example
+ * ```ts
+ * import { getResultsImporter } from 'rubricate';
+ * for await (const line of getResultsImporter('simple-evals').read('simple-evals.json', {})) console.log(line.kind);
+ * ```
+ */
 export const getResultsImporter = (name: RegistryName<typeof resultsImporters> | (string & {})) => resultsImporters.get(name);
+/**
+ * @example
+ * ```ts
+ * import { getPairwiseImporter } from 'rubricate';
+ * for await (const record of getPairwiseImporter('judgebench').read('judgebench.jsonl', {})) console.log(record.kind);
+ * ```
+ */
 export const getPairwiseImporter = (name: RegistryName<typeof pairwiseImporters> | (string & {})) => pairwiseImporters.get(name);

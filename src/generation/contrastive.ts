@@ -47,6 +47,12 @@ export interface PairReadSummary {
  * Reads preference pairs through a pairwise importer: our pairs JSONL (`--format pairs`) or a
  * pairwise benchmark (gold winner → chosen; ties and unlabelled
  * pairs are skipped and counted). The whole set is held, since pairs are grouped by prompt.
+ *
+ * @example
+ * ```ts
+ * import { readPreferencePairs } from 'rubricate/generation';
+ * const { pairs, summary } = await readPreferencePairs('pairs.jsonl', 'pairs', (warning) => console.warn(warning));
+ * ```
  */
 export async function readPreferencePairs(source: string, format = 'pairs', onWarning?: (message: string) => void): Promise<{ pairs: PreferencePair[]; summary: PairReadSummary }> {
   const summary: PairReadSummary = { records: 0, pairs: 0, ties: 0, unlabelled: 0, invalid: [] };
@@ -96,6 +102,13 @@ export interface PairGroup {
 /**
  * `per-prompt`: pairs sharing a prompt form a group; the first (in input order) generates the
  * rubric, the rest test it. `none`: every pair generates its own rubric, nothing is held out.
+ *
+ * @example
+ * ```ts
+ * import { groupPairs, readPreferencePairs } from 'rubricate/generation';
+ * const { pairs } = await readPreferencePairs('pairs.jsonl');
+ * const groups = groupPairs(pairs, 'per-prompt'); // one pair to generate from, the prompt's others held out
+ * ```
  */
 export function groupPairs(pairs: readonly PreferencePair[], split: SplitMode): PairGroup[] {
   if (split === 'none') return pairs.map((pair) => ({ generation: pair, heldOut: [] }));
@@ -164,7 +177,20 @@ export function preferenceOutcome(chosen: number | null, rejected: number | null
   return chosen > rejected ? 'higher' : 'lower';
 }
 
-/** Rejection sampling for one pair group, then the held-out test of the kept rubric. */
+/**
+ * Rejection sampling for one pair group, then the held-out test of the kept rubric.
+ *
+ * @example
+ * ```ts
+ * import { Grader, createJudge } from 'rubricate';
+ * import { contrastGroup, createRubricGenerator, groupPairs, readPreferencePairs } from 'rubricate/generation';
+ * const judge = await createJudge({ model: 'openai:gpt-4.1-mini' });
+ * const { pairs } = await readPreferencePairs('pairs.jsonl');
+ * for (const group of groupPairs(pairs, 'per-prompt')) {
+ *   const outcome = await contrastGroup(group, { generator: createRubricGenerator({ generator: judge }), grader: new Grader({ judge }), attempts: 3 });
+ * }
+ * ```
+ */
 export async function contrastGroup(group: PairGroup, options: ContrastiveOptions): Promise<ContrastiveOutcome> {
   const pair = group.generation;
   const judgeUsage = emptyUsage();

@@ -33,6 +33,14 @@ export interface GeneratorSampling {
   seed?: number;
 }
 
+/**
+ * @example
+ * ```ts
+ * import { createJudge } from 'rubricate';
+ * import { createRubricGenerator, defaultGeneratorSampling } from 'rubricate/generation';
+ * const generator = createRubricGenerator({ generator: await createJudge({ model: 'openai:gpt-4.1' }), sampling: { ...defaultGeneratorSampling, temperature: 0 } });
+ * ```
+ */
 export const defaultGeneratorSampling: GeneratorSampling = { temperature: 0.7, maxTokens: 4096 };
 
 export interface RubricGeneratorOptions {
@@ -137,6 +145,15 @@ export interface ResponseOptions {
   maxTokens?: number;
 }
 
+/**
+ * @example
+ * ```ts
+ * import { createJudge } from 'rubricate';
+ * import { createRubricGenerator } from 'rubricate/generation';
+ * const generator = createRubricGenerator({ generator: await createJudge({ model: 'openai:gpt-4.1' }), maxCriteria: 12 });
+ * const { rubric, warnings } = await generator.generate({ prompt: [{ role: 'user', content: 'Plan a week of vegetarian dinners.' }] });
+ * ```
+ */
 export function createRubricGenerator(options: RubricGeneratorOptions): RubricGenerator {
   const importancePoints = options.importancePoints ?? defaultImportancePoints;
   const minCriteria = options.minCriteria ?? 7;

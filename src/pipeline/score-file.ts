@@ -39,6 +39,13 @@ export interface ScoreFileOutcome {
   madeUpBy?: string;
 }
 
+/**
+ * @example
+ * ```ts
+ * import { scoreFile } from 'rubricate';
+ * const { metrics, scored, invalid } = await scoreFile('results.jsonl', { scoring: 'healthbench' });
+ * ```
+ */
 export async function scoreFile(input: string, options: ScoreFileOptions = {}): Promise<ScoreFileOutcome> {
   const importer = getResultsImporter(options.format ?? 'results');
   const chosen = (value: string | Scoring): Scoring => {

@@ -270,6 +270,13 @@ const invalidLineSchema = lineSchema(z.literal('invalid'), { error: lineFields.e
 /**
  * The results line: what `toResultRecord` writes and what `score`, `report`, `meta` and
  * `merge` read (`readResults`). Its types below are derived from it.
+ *
+ * @example
+ * ```ts
+ * import { resultRecordSchema } from 'rubricate';
+ * import { readFileSync } from 'node:fs';
+ * const first = resultRecordSchema.parse(JSON.parse(readFileSync('results.jsonl', 'utf8').split('\n')[0]));
+ * ```
  */
 export const resultRecordSchema = z.discriminatedUnion('status', [gradedLineSchema, invalidLineSchema]).refine(
   (record) => {
@@ -362,6 +369,15 @@ function turnLine(turn: TurnResult): TurnsLine['verdicts'][number] {
   };
 }
 
+/**
+ * @example
+ * ```ts
+ * import { aggregate, getScoring, readResults, toScoredItem } from 'rubricate';
+ * const scored = [];
+ * for await (const line of readResults('results.jsonl')) if (line.kind === 'result') scored.push(toScoredItem(line.record));
+ * const metrics = aggregate(getScoring('healthbench'), scored);
+ * ```
+ */
 export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated' | 'tags' | 'criteria' | 'metadata' | 'response' | 'response_chars'>): ScoredItem {
   const item: ScoredItem = {
     id: record.id,
@@ -527,7 +543,17 @@ function groupStamp(group: NonNullable<GradedItem['group']>): GroupStamp {
 
 export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | InvalidRecord;
 
-/** Streams a results file back, each line validated; a bad line is reported, not fatal. */
+/**
+ * Streams a results file back, each line validated; a bad line is reported, not fatal.
+ *
+ * @example
+ * ```ts
+ * import { readResults } from 'rubricate';
+ * for await (const line of readResults('results.jsonl')) {
+ *   if (line.kind === 'result') console.log(line.record.id, line.record.score);
+ * }
+ * ```
+ */
 export async function* readResults(file: string): AsyncGenerator<ResultReadRecord> {
   for await (const { line, text, error: lineError } of readLines(file)) {
     const parsed = parseLineJson(text, lineError);

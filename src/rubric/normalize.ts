@@ -99,6 +99,14 @@ function withoutNulls(value: unknown): unknown {
 /** Top-level optional fields of an item that a columnar dataset fills with null. */
 const optionalItemFields = ['rubric', 'rubric_id', 'reference', 'tags', 'metadata'] as const;
 
+/**
+ * @example
+ * ```ts
+ * import { normalizeRubric } from 'rubricate';
+ * const rubric = normalizeRubric({ criteria: [{ text: 'Cites a source', points: 2 }, { text: 'Insults the user', points: -5 }] });
+ * console.log(rubric.id, rubric.criteria.length);
+ * ```
+ */
 export function normalizeRubric(input: unknown, location: SourceLocation = {}): Rubric {
   const parsed = rubricInputSchema.safeParse(withoutNulls(input));
   if (!parsed.success) throw zodErrorToInputError(parsed.error, location);
@@ -310,7 +318,16 @@ function plainItem(input: unknown, rubrics: ReadonlyMap<string, Rubric> | undefi
   return item;
 }
 
-/** Validates one canonical item record (the `items` format). */
+/**
+ * Validates one canonical item record (the `items` format).
+ *
+ * @example
+ * ```ts
+ * import { normalizeItem } from 'rubricate';
+ * const item = normalizeItem({ id: 'q1', prompt: 'What is 2 + 2?', response: '4', rubric: { criteria: [{ text: 'Answers 4' }] } });
+ * console.log(item.rubric.criteria[0].id);
+ * ```
+ */
 export function normalizeItem(record: unknown, options: NormalizeItemOptions = {}): Item {
   let input = record;
   if (input !== null && typeof input === 'object' && !Array.isArray(input)) {

@@ -84,7 +84,15 @@ export const localModelSchema = z.strictObject({
   contextSize: positiveInteger.optional(),
 });
 
-/** How to reach a model: a judge, a generator, an audit judge. */
+/**
+ * How to reach a model: a judge, a generator, an audit judge.
+ *
+ * @example
+ * ```ts
+ * import { modelSpecSchema } from 'rubricate';
+ * const model = modelSpecSchema.parse({ model: 'openai:gpt-4.1-mini', endpoint: { baseUrl: 'http://localhost:8000/v1' } });
+ * ```
+ */
 export const modelSpecSchema = z.strictObject({
   /** `openai:MODEL`, `azure:DEPLOYMENT`, `anthropic:MODEL`, `gemini:MODEL`, `gguf:PATH`, `none`; absent: the default rule. */
   model: z.string().min(1).optional(),
@@ -262,6 +270,13 @@ export function checkRepeatCount(limits: Limits, flag: string, count: number): v
   }
 }
 
+/**
+ * @example
+ * ```ts
+ * import { runSpecSchema } from 'rubricate';
+ * const groups = Object.keys(runSpecSchema.shape); // judges, plan, calls, jury, scoring…
+ * ```
+ */
 export const runSpecSchema = z.strictObject({
   /** One model spec per judge; several form a jury. Empty: the default judge rule. */
   judges: z.array(modelSpecSchema).default([]),
@@ -310,6 +325,12 @@ export type SettingPath = string;
 /**
  * Parses a spec (options a library user wrote, a chunk a worker took off the queue) with its
  * defaults filled in; a wrong field is CONFIG_INVALID naming its path.
+ *
+ * @example
+ * ```ts
+ * import { parseRunSpec } from 'rubricate';
+ * const spec = parseRunSpec({ judges: [{ model: 'openai:gpt-4.1-mini' }], plan: { explanation: 'short' } });
+ * ```
  */
 export function parseRunSpec(input: unknown, source = 'run spec'): RunSpec {
   return parseWith(runSpecSchema, input, source);
