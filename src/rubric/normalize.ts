@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import { sha256Hex } from '../util/hash.js';
-import { fieldPath } from '../util/zod-issue.js';
+import { fieldPath, zodIssueError } from '../util/zod-issue.js';
 import {
   contentPartSchema,
   itemInputSchema,
@@ -33,42 +33,7 @@ export interface SourceLocation {
 
 /** Turns zod issues into one INPUT_INVALID error that names the first offending field. */
 export function zodErrorToInputError(error: z.ZodError, location: SourceLocation): RubricateError {
-  const issue = error.issues[0] ? closestIssue(error.issues[0]) : undefined;
-  const path = formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), ...(issue?.path ?? [])]);
-  const message = issue ? describeIssue(issue) : 'invalid record';
-  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problem${error.issues.length > 2 ? 's' : ''})` : '';
-  return new RubricateError('INPUT_INVALID', `${message}${more}`, {
-    file: location.file,
-    line: location.line,
-    field: path || undefined,
-  });
-}
-
-/**
- * A value matching none of a union's shapes: the issue of the shape it came closest to (the
- * deepest path), so the field named is the one that is wrong (`prompt[0].content[1].type`),
- * not the union (`prompt`).
- */
-function closestIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
-  if (issue.code !== 'invalid_union' || !issue.errors || issue.errors.length === 0) return issue;
-  let best: z.core.$ZodIssue | undefined;
-  for (const branch of issue.errors) {
-    if (branch.length === 0) continue;
-    const candidate = closestIssue(branch[0]);
-    if (!best || candidate.path.length > best.path.length) best = candidate;
-  }
-  if (!best || best.path.length === 0) return issue;
-  return { ...best, path: [...issue.path, ...best.path] };
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type') {
-    const received = /received (\w+)/.exec(issue.message)?.[1];
-    if (received === undefined || received === 'undefined') return `missing required field (expected ${issue.expected})`;
-    if (received === 'NaN') return `expected a finite ${issue.expected}, got NaN`;
-    return `expected ${issue.expected}, got ${received}`;
-  }
-  return issue.message;
+  return zodIssueError(error, { record: true, indexed: true, under: location.fieldPrefix ? [location.fieldPrefix] : [], details: { file: location.file, line: location.line } });
 }
 
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {

@@ -42,6 +42,15 @@ describe('zodIssueError', () => {
     expect(Object.keys(zodIssueError(error).details)).toEqual(['field']);
   });
 
+  it('a record: the closest shape of a union, wrong types in plain words, the further problems counted', () => {
+    const item = z.object({ prompt: z.union([z.string(), z.array(z.object({ role: z.string(), content: z.string() }))]), id: z.string() });
+    const error = failure(item, { prompt: [{ role: 'user', content: 3 }] });
+    const record = zodIssueError(error, { record: true, indexed: true, under: ['rubric'], details: { file: 'items.jsonl', line: 2 } });
+    expect(record.message).toBe('expected string, got number (and 1 more problem)');
+    expect(record.details).toEqual({ file: 'items.jsonl', line: 2, field: 'rubric.prompt[0].content' });
+    expect(zodIssueError(failure(item, { prompt: 'hi' }), { record: true }).message).toBe('missing required field (expected string)');
+  });
+
   it('fieldPath writes positions as the field paths of error messages do', () => {
     expect(fieldPath(['criteria', 0, 'id'])).toBe('criteria[0].id');
     expect(fieldPath([0, 'content'])).toBe('[0].content');
