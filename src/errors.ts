@@ -7,6 +7,8 @@
 import { redactDeep, redactText } from './util/redact.js';
 
 /**
+ * Every error code with whether a retry can help, its HTTP status and its exit code (`docs/errors.md`).
+ *
  * @example
  * ```ts
  * import { errorCodes } from 'rubricate';
@@ -98,6 +100,8 @@ export interface ErrorDetails {
 }
 
 /**
+ * The one error class: a stable `code`, a redacted message, and details naming the file, line and field.
+ *
  * @example
  * ```ts
  * import { RubricateError } from 'rubricate';

@@ -16,6 +16,8 @@ function readVersion(): string {
 }
 
 /**
+ * The package's version, as provenance records it.
+ *
  * @example
  * ```ts
  * import { rubricateVersion } from 'rubricate';

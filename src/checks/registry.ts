@@ -67,6 +67,8 @@ function parseUncached(spec: CheckSpec): ParsedCheck | RubricateError {
 }
 
 /**
+ * Whether a check spec names a known check with valid parameters: `ok`, or the CHECK_INVALID error naming the parameter.
+ *
  * @example
  * ```ts
  * import { validateCheck } from 'rubricate';

@@ -66,6 +66,8 @@ export const bestOfNImporters = createRegistry({ what: 'best-of-N format', field
 export type ItemFormatName = RegistryName<typeof itemImporters>;
 
 /**
+ * The importer of an item format (`items`, `healthbench`, `ifeval`…): records of items or invalid lines, streamed.
+ *
  * @example
  * ```ts
  * import { getItemImporter } from 'rubricate';
@@ -76,6 +78,8 @@ export type ItemFormatName = RegistryName<typeof itemImporters>;
  */
 export const getItemImporter = (name: ItemFormatName | (string & {})) => itemImporters.get(name);
 /**
+ * The reader of a results format (`results`, `simple-evals`).
+ *
  * @example
  * ```ts
  * import { getResultsImporter } from 'rubricate';
@@ -84,6 +88,8 @@ export const getItemImporter = (name: ItemFormatName | (string & {})) => itemImp
  */
 export const getResultsImporter = (name: RegistryName<typeof resultsImporters> | (string & {})) => resultsImporters.get(name);
 /**
+ * The importer of a pairwise format (`pairs`, `llmbar`, `judgebench`…): pairs of responses to judge against each other.
+ *
  * @example
  * ```ts
  * import { getPairwiseImporter } from 'rubricate';

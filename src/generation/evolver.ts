@@ -93,6 +93,8 @@ function isRubricGenerator(value: RubricGenerator | Judge): value is RubricGener
 }
 
 /**
+ * Evolving rubrics during RL: criteria proposed from each group of rollouts, kept while they tell responses apart.
+ *
  * @example
  * ```ts
  * import { createJudge } from 'rubricate';

@@ -34,6 +34,8 @@ export interface GeneratorSampling {
 }
 
 /**
+ * The generator's sampling when none is given.
+ *
  * @example
  * ```ts
  * import { createJudge } from 'rubricate';
@@ -146,6 +148,8 @@ export interface ResponseOptions {
 }
 
 /**
+ * A rubric generator on a model: rubrics from prompts (and references), checked and normalised.
+ *
  * @example
  * ```ts
  * import { createJudge } from 'rubricate';

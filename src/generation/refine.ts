@@ -74,6 +74,8 @@ export interface RefineOutcome {
 }
 
 /**
+ * Refines a rubric by differentiation: the responses graded, the generator asked to tell the two best apart, for `iterations` rounds.
+ *
  * @example
  * ```ts
  * import { Grader, createJudge } from 'rubricate';

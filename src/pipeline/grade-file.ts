@@ -83,6 +83,8 @@ class JudgeOutcomes {
 }
 
 /**
+ * Grades import records into a results file (written atomically, in input order) and returns the metrics and usage.
+ *
  * @example
  * ```ts
  * import { Grader, createJudge, getItemImporter, gradeFile } from 'rubricate';

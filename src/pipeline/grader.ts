@@ -207,6 +207,8 @@ interface Member {
 }
 
 /**
+ * Grades items with a judge (or a jury, or a cascade) under one run spec: item by item, as a stream, or by group.
+ *
  * @example
  * ```ts
  * import { Grader, createJudge, normalizeItem } from 'rubricate';

@@ -40,6 +40,8 @@ export interface ScoreFileOutcome {
 }
 
 /**
+ * Scores a results file again without a judge (what `rubricate score` runs).
+ *
  * @example
  * ```ts
  * import { scoreFile } from 'rubricate';

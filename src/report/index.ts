@@ -160,6 +160,8 @@ function resultsPayload(run: CollectedRun, baseline: CollectedRun | undefined, o
 }
 
 /**
+ * A built report as one self-contained HTML page or as Markdown.
+ *
  * @example
  * ```ts
  * import { buildReport, renderReport } from 'rubricate/report';
@@ -211,6 +213,8 @@ function refuseNoResults(file: string, run: CollectedRun): void {
 }
 
 /**
+ * Writes the report of a results, compare or meta-evaluation file, as `rubricate report` does.
+ *
  * @example
  * ```ts
  * import { writeReport } from 'rubricate/report';

@@ -370,6 +370,8 @@ function turnLine(turn: TurnResult): TurnsLine['verdicts'][number] {
 }
 
 /**
+ * A results line as a scoring reads it.
+ *
  * @example
  * ```ts
  * import { aggregate, getScoring, readResults, toScoredItem } from 'rubricate';

@@ -65,6 +65,8 @@ function withoutNulls(value: unknown): unknown {
 const optionalItemFields = ['rubric', 'rubric_id', 'reference', 'tags', 'metadata'] as const;
 
 /**
+ * A rubric from untrusted input, normalised (criterion ids, points, conditions) or an INPUT_INVALID error naming the field.
+ *
  * @example
  * ```ts
  * import { normalizeRubric } from 'rubricate';

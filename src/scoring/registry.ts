@@ -67,6 +67,8 @@ const scorings = createRegistry({ what: 'scoring', field: 'scoring' }, {
 export type ScoringName = RegistryName<typeof scorings>;
 
 /**
+ * Adds a scoring under its own name.
+ *
  * @example
  * ```ts
  * import { getScoring, registerScoring } from 'rubricate';
@@ -78,6 +80,8 @@ export function registerScoring(scoring: Scoring): void {
 }
 
 /**
+ * The scoring of a name; an unknown one is refused with the known names.
+ *
  * @example
  * ```ts
  * import { aggregate, getScoring } from 'rubricate';
@@ -92,6 +96,8 @@ export function getScoring(name: ScoringName | (string & {})): Scoring {
 }
 
 /**
+ * The names of every scoring, built in and registered.
+ *
  * @example
  * ```ts
  * import { scoringNames } from 'rubricate';

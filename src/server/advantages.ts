@@ -28,6 +28,8 @@ export const advantageEstimators: readonly AdvantageEstimator[] = ['grpo', 'dr_g
 export const defaultAdvantageEpsilon = 1e-6;
 
 /**
+ * A group's advantages from its rewards (GRPO, Dr. GRPO); a null reward stays null and takes no part.
+ *
  * @example
  * ```ts
  * import { groupAdvantages } from 'rubricate/server';

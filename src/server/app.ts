@@ -51,6 +51,8 @@ export function resolveAdapters(names: readonly string[] | undefined): ServerAda
 }
 
 /**
+ * The reward service as a Hono app: mount it in a server of your own, or call `app.fetch`.
+ *
  * @example
  * ```ts
  * import { createJudge } from 'rubricate';

@@ -107,6 +107,8 @@ interface RememberedResult {
 }
 
 /**
+ * Scores items for a trainer: admission, deadlines and the error policy around one grader.
+ *
  * @example
  * ```ts
  * import { createJudge, normalizeItem } from 'rubricate';

@@ -38,6 +38,8 @@ export interface RunningServer {
 }
 
 /**
+ * The port `serve` listens on by default.
+ *
  * @example
  * ```ts
  * import { defaultHost, defaultPort } from 'rubricate/server';
@@ -46,6 +48,8 @@ export interface RunningServer {
  */
 export const defaultPort = 8000;
 /**
+ * The address `serve` binds by default (loopback).
+ *
  * @example
  * ```ts
  * import { defaultHost, defaultPort } from 'rubricate/server';
@@ -84,6 +88,8 @@ export function openServerWarning(host: string, port: number): string {
 }
 
 /**
+ * Starts the reward service on a port; `close` drains the work in flight.
+ *
  * @example
  * ```ts
  * import { createJudge } from 'rubricate';

@@ -271,6 +271,8 @@ export function checkRepeatCount(limits: Limits, flag: string, count: number): v
 }
 
 /**
+ * Every setting of a run, in groups (`judges`, `plan`, `calls`, `jury`, `scoring`…).
+ *
  * @example
  * ```ts
  * import { runSpecSchema } from 'rubricate';

@@ -11,6 +11,8 @@ export function storeSpecFrom(flag: string | undefined, environment: NodeJS.Proc
 }
 
 /**
+ * The reply store a spec names: a `redis://` URL, or a SQLite file.
+ *
  * @example
  * ```ts
  * import { openReplyStore } from 'rubricate/store';

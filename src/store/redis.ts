@@ -32,6 +32,8 @@ export interface RedisReplyStoreOptions extends ReplyStoreOptions {
 }
 
 /**
+ * Judge replies kept in Redis or Valkey, shared by a fleet of workers and replicas.
+ *
  * @example
  * ```ts
  * import { Grader, createJudge } from 'rubricate';

@@ -55,6 +55,8 @@ function isBusy(error: unknown): boolean {
 }
 
 /**
+ * Judge replies kept in a SQLite file: the cache that lets a run resume without asking again.
+ *
  * @example
  * ```ts
  * import { Grader, createJudge } from 'rubricate';
@@ -317,6 +319,8 @@ export function defaultCacheDirectory(environment: NodeJS.ProcessEnv = process.e
 }
 
 /**
+ * Where replies are kept by default (the user cache folder).
+ *
  * @example
  * ```ts
  * import { defaultCachePath } from 'rubricate/store';

@@ -95,6 +95,8 @@ export interface FakeJudgeOptions extends ListenOptions {
 }
 
 /**
+ * A loopback OpenAI-compatible judge whose answers a script decides; the real client and parser run against it.
+ *
  * @example
  * ```ts
  * import { createJudge, grade } from 'rubricate';

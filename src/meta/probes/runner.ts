@@ -64,6 +64,8 @@ export interface ProbeReport {
 }
 
 /**
+ * The probes named in a comma-separated list (`padding,injection`), each checked by name.
+ *
  * @example
  * ```ts
  * import { parseProbeList } from 'rubricate/meta';
