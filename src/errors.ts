@@ -6,6 +6,15 @@
 
 import { redactDeep, redactText } from './util/redact.js';
 
+/**
+ * Every error code with whether a retry can help, its HTTP status and its exit code (`docs/errors.md`).
+ *
+ * @example
+ * ```ts
+ * import { errorCodes } from 'rubricate';
+ * console.log(Object.keys(errorCodes).join('\n'));
+ * ```
+ */
 export const errorCodes = {
   INPUT_INVALID: { retryable: false, httpStatus: 400, exitCode: 3 },
   CONFIG_INVALID: { retryable: false, httpStatus: 400, exitCode: 2 },
@@ -96,6 +105,16 @@ export interface ErrorDetails {
   [key: string]: unknown;
 }
 
+/**
+ * The one error class: a stable `code`, a redacted message, and details naming the file, line and field.
+ *
+ * @example
+ * ```ts
+ * import { RubricateError } from 'rubricate';
+ * const error = new RubricateError('INPUT_INVALID', 'expected a string', { file: 'items.jsonl', line: 3, field: 'response' });
+ * if (RubricateError.isInstance(error)) console.error(error.code, error.message);
+ * ```
+ */
 export class RubricateError extends Error {
   override readonly name = 'RubricateError';
   readonly code: ErrorCode;

@@ -16,8 +16,8 @@ export { rubricateVersion } from './version.js';
 export type { Criterion, Rubric, Item, Message, PairwiseItem, Scale, CheckSpec, RubricInput, ItemInput, CriterionInput } from './rubric/schema.js';
 export { normalizeItem, normalizeRubric } from './rubric/normalize.js';
 export { rubricHash } from './rubric/hashing.js';
-export { getItemImporter, getResultsImporter, getPairwiseImporter, type ItemFormatName } from './rubric/formats/index.js';
-export type { Importer, ImportOptions, PairwiseImporter, ResultsImporter } from './rubric/formats/types.js';
+export { getItemImporter, getResultsImporter, getPairwiseImporter, type ItemFormatName } from './formats/index.js';
+export type { Importer, ImportOptions, PairwiseImporter, ResultsImporter } from './formats/types.js';
 export type { ImportRecord, InvalidRecord } from './rubric/records.js';
 
 export type { Judge, JudgeCapabilities, JudgeRequest, JudgeReply, JudgeProvenance, ChatMessage } from './judges/types.js';

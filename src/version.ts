@@ -15,4 +15,13 @@ function readVersion(): string {
   return '0.0.0';
 }
 
+/**
+ * The package's version, as provenance records it.
+ *
+ * @example
+ * ```ts
+ * import { rubricateVersion } from 'rubricate';
+ * console.log(`graded with rubricate ${rubricateVersion}`);
+ * ```
+ */
 export const rubricateVersion: string = readVersion();

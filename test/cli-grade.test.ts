@@ -6,7 +6,7 @@ import { test } from '../src/testing/vitest-fixtures.js';
 import { requestKey } from '../src/engine/request-key.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { defaultSampling } from '../src/pipeline/defaults.js';
-import { healthbenchImporter } from '../src/rubric/formats/healthbench.js';
+import { healthbenchImporter } from '../src/formats/healthbench.js';
 import { binaryVerdict, startFakeJudge, type FakeJudge, type FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { runCliInProcess, startCli } from './helpers.js';
 import { dataPath } from '../src/testing/data.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { shownCandidates } from '../src/meta/best-of-n.js';
-import { rewardbench2Importer } from '../src/rubric/formats/rewardbench2.js';
+import { rewardbench2Importer } from '../src/formats/rewardbench2.js';
 import type { FakeJudgeRequest } from '../src/testing/fake-judge.js';
 import { test } from '../src/testing/vitest-fixtures.js';
 import { projectRoot, runCliInProcess } from './helpers.js';

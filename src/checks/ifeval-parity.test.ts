@@ -19,7 +19,7 @@
 
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ifevalImporter } from '../rubric/formats/ifeval.js';
+import { ifevalImporter } from '../formats/ifeval.js';
 import type { Item } from '../rubric/schema.js';
 import { ifevalMetrics, instructionIdOf, type IfevalPromptResult } from './ifeval-metrics.js';
 import { runCheck } from './registry.js';

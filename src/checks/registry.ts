@@ -66,6 +66,16 @@ function parseUncached(spec: CheckSpec): ParsedCheck | RubricateError {
   });
 }
 
+/**
+ * Whether a check spec names a known check with valid parameters: `ok`, or the CHECK_INVALID error naming the parameter.
+ *
+ * @example
+ * ```ts
+ * import { validateCheck } from 'rubricate';
+ * const checked = validateCheck({ type: 'length_constraints:number_words', relation: 'at least', num_words: 300 });
+ * if (!checked.ok) console.error(checked.error.message);
+ * ```
+ */
 export function validateCheck(spec: CheckSpec): { ok: true } | { ok: false; error: RubricateError } {
   const parsed = parse(spec);
   return parsed instanceof RubricateError ? { ok: false, error: parsed } : { ok: true };
@@ -82,6 +92,12 @@ export function parseCheck(spec: CheckSpec): ParsedCheck {
  * Decides a check on a response. IFEval instructions honour `context.mode` (strict, or
  * loose: any of IFEval's eight response variants may pass); general checks ignore it.
  * Throws CHECK_INVALID for an unknown type or bad parameters.
+ *
+ * @example
+ * ```ts
+ * import { runCheck } from 'rubricate';
+ * const outcome = runCheck({ type: 'detectable_format:json_format' }, '{"answer": 4}', { prompt: 'Answer in JSON.', mode: 'strict' });
+ * ```
  */
 export function runCheck(spec: CheckSpec, response: string, context: CheckContext): CheckOutcome {
   const { definition, parameters } = parseCheck(spec);

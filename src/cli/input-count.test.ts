@@ -7,8 +7,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect } from 'vitest';
-import { getItemImporter } from '../rubric/formats/index.js';
-import type { ImportOptions } from '../rubric/formats/types.js';
+import { getItemImporter } from '../formats/index.js';
+import type { ImportOptions } from '../formats/types.js';
 import { dataPath, haveData } from '../testing/data.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { countInputRecords } from './input-count.js';

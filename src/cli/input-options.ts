@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { RubricateError } from '../errors.js';
 import { ImageReader } from '../images/reader.js';
-import type { ImportOptionName, ImportOptions } from '../rubric/formats/types.js';
+import type { ImportOptionName, ImportOptions } from '../formats/types.js';
 import type { CommandContext } from './context.js';
 import { loadRubrics } from './rubrics-file.js';
 import { parsePositiveInteger } from './run-spec-flags.js';

@@ -3,10 +3,10 @@
  * while no record of the input has been good yet: then only the first few are shown, and a file
  * whose records all fail gets one diagnosis at the end (how many, the message they share)
  * instead of a line each. A file that looks like another format stops at its first bad record
- * with INPUT_WRONG_TYPE naming the `--format` that fits (`rubric/formats/detect.ts`).
+ * with INPUT_WRONG_TYPE naming the `--format` that fits (`formats/detect.ts`).
  */
 import { RubricateError } from '../errors.js';
-import { otherFormatHint, type FormatKind } from '../rubric/formats/detect.js';
+import { otherFormatHint, type FormatKind } from '../formats/detect.js';
 import { reportInputError, type CommandContext } from './context.js';
 
 /** Bad records shown before the first good one; the rest wait for the end-of-run diagnosis. */

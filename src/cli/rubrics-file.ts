@@ -1,7 +1,7 @@
 import { RubricateError } from '../errors.js';
 import { normalizeRubric } from '../rubric/normalize.js';
 import type { Rubric } from '../rubric/schema.js';
-import { readJsonFile, readJsonObjects } from '../rubric/formats/shared.js';
+import { readJsonFile, readJsonObjects } from '../formats/shared.js';
 
 /**
  * Rubrics by id from a JSONL file (one rubric per line) or a JSON list; each must have an id.

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { round } from '../statistics/descriptive.js';
 import type { JudgeUsage } from '../judges/types.js';
 
@@ -175,8 +176,7 @@ export function loadPriceTable(file: string): Record<string, ModelPrice> {
   }
   const parsed = z.record(z.string(), priceSchema).safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new RubricateError('CONFIG_INVALID', `price table: ${issue.message}`, { file, field: issue.path.join('.') });
+    throw zodIssueError(parsed.error, { code: 'CONFIG_INVALID', prefix: 'price table: ', fieldWhenEmpty: '', details: { file } });
   }
   return parsed.data;
 }
@@ -191,7 +191,17 @@ export function priceFor(model: string, table: Readonly<Record<string, ModelPric
   return table[undated];
 }
 
-/** Cost in USD, or null when the model's price is unknown. */
+/**
+ * Cost in USD, or null when the model's price is unknown.
+ *
+ * @example
+ * ```ts
+ * import { costOf, scoreFile } from 'rubricate';
+ * import type { Usage } from 'rubricate';
+ * const usage: Usage = { prompt_tokens: 120_000, completion_tokens: 8_000, cached_prompt_tokens: 0, calls: 40, cache_hits: 0, retries: 0, gate_calls_saved: 0 };
+ * const dollars = costOf(usage, { input: 0.4, output: 1.6 }); // prices per million tokens
+ * ```
+ */
 export function costOf(usage: Usage, price: ModelPrice | undefined): number | null {
   if (!price) return null;
   const cached = Math.min(usage.cached_prompt_tokens, usage.prompt_tokens);

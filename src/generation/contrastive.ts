@@ -9,7 +9,7 @@
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
-import { getPairwiseImporter } from '../rubric/formats/index.js';
+import { getPairwiseImporter } from '../formats/index.js';
 import type { Message, Rubric } from '../rubric/schema.js';
 import { canonicalJson } from '../util/json.js';
 import { rubricateVersion } from '../version.js';
@@ -19,6 +19,7 @@ import { gradeResponses } from './grading.js';
 import { promptVersions } from './prompts.js';
 import { round } from '../statistics/descriptive.js';
 import { redactUrl } from '../util/redact.js';
+import { recordedSampling } from '../grading/sampling.js';
 
 export interface PreferencePair {
   id: string;
@@ -46,6 +47,12 @@ export interface PairReadSummary {
  * Reads preference pairs through a pairwise importer: our pairs JSONL (`--format pairs`) or a
  * pairwise benchmark (gold winner → chosen; ties and unlabelled
  * pairs are skipped and counted). The whole set is held, since pairs are grouped by prompt.
+ *
+ * @example
+ * ```ts
+ * import { readPreferencePairs } from 'rubricate/generation';
+ * const { pairs, summary } = await readPreferencePairs('pairs.jsonl', 'pairs', (warning) => console.warn(warning));
+ * ```
  */
 export async function readPreferencePairs(source: string, format = 'pairs', onWarning?: (message: string) => void): Promise<{ pairs: PreferencePair[]; summary: PairReadSummary }> {
   const summary: PairReadSummary = { records: 0, pairs: 0, ties: 0, unlabelled: 0, invalid: [] };
@@ -95,6 +102,13 @@ export interface PairGroup {
 /**
  * `per-prompt`: pairs sharing a prompt form a group; the first (in input order) generates the
  * rubric, the rest test it. `none`: every pair generates its own rubric, nothing is held out.
+ *
+ * @example
+ * ```ts
+ * import { groupPairs, readPreferencePairs } from 'rubricate/generation';
+ * const { pairs } = await readPreferencePairs('pairs.jsonl');
+ * const groups = groupPairs(pairs, 'per-prompt'); // one pair to generate from, the prompt's others held out
+ * ```
  */
 export function groupPairs(pairs: readonly PreferencePair[], split: SplitMode): PairGroup[] {
   if (split === 'none') return pairs.map((pair) => ({ generation: pair, heldOut: [] }));
@@ -163,7 +177,20 @@ export function preferenceOutcome(chosen: number | null, rejected: number | null
   return chosen > rejected ? 'higher' : 'lower';
 }
 
-/** Rejection sampling for one pair group, then the held-out test of the kept rubric. */
+/**
+ * Rejection sampling for one pair group, then the held-out test of the kept rubric.
+ *
+ * @example
+ * ```ts
+ * import { Grader, createJudge } from 'rubricate';
+ * import { contrastGroup, createRubricGenerator, groupPairs, readPreferencePairs } from 'rubricate/generation';
+ * const judge = await createJudge({ model: 'openai:gpt-4.1-mini' });
+ * const { pairs } = await readPreferencePairs('pairs.jsonl');
+ * for (const group of groupPairs(pairs, 'per-prompt')) {
+ *   const outcome = await contrastGroup(group, { generator: createRubricGenerator({ generator: judge }), grader: new Grader({ judge }), attempts: 3 });
+ * }
+ * ```
+ */
 export async function contrastGroup(group: PairGroup, options: ContrastiveOptions): Promise<ContrastiveOutcome> {
   const pair = group.generation;
   const judgeUsage = emptyUsage();
@@ -328,9 +355,7 @@ export function summarizeContrastive(outcomes: readonly ContrastiveOutcome[], co
       id: provenance.id,
       model: provenance.model,
       ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}),
-      temperature: sampling.temperature,
-      max_tokens: sampling.maxTokens,
-      ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+      ...recordedSampling(sampling),
     },
     judge: context.grader.judgeInfo ?? null,
     scoring: context.grader.scoring.name,

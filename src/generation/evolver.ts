@@ -92,6 +92,16 @@ function isRubricGenerator(value: RubricGenerator | Judge): value is RubricGener
   return typeof (value as RubricGenerator).propose === 'function';
 }
 
+/**
+ * Evolving rubrics during RL: criteria proposed from each group of rollouts, kept while they tell responses apart.
+ *
+ * @example
+ * ```ts
+ * import { createJudge } from 'rubricate';
+ * import { createRubricEvolver } from 'rubricate/generation';
+ * const evolver = createRubricEvolver({ generator: await createJudge({ model: 'openai:gpt-4.1' }), store: ':memory:', topK: 5 });
+ * ```
+ */
 export function createRubricEvolver(options: RubricEvolverOptions): RubricEvolver {
   const generator = isRubricGenerator(options.generator) ? options.generator : createRubricGenerator({ generator: options.generator });
   const topK = Math.max(0, options.topK ?? 5);

@@ -25,6 +25,7 @@ import {
   type RubricPromptContext,
 } from './prompts.js';
 import { redactUrl } from '../util/redact.js';
+import { recordedSampling, requestSampling } from '../grading/sampling.js';
 
 export interface GeneratorSampling {
   temperature: number;
@@ -32,6 +33,16 @@ export interface GeneratorSampling {
   seed?: number;
 }
 
+/**
+ * The generator's sampling when none is given.
+ *
+ * @example
+ * ```ts
+ * import { createJudge } from 'rubricate';
+ * import { createRubricGenerator, defaultGeneratorSampling } from 'rubricate/generation';
+ * const generator = createRubricGenerator({ generator: await createJudge({ model: 'openai:gpt-4.1' }), sampling: { ...defaultGeneratorSampling, temperature: 0 } });
+ * ```
+ */
 export const defaultGeneratorSampling: GeneratorSampling = { temperature: 0.7, maxTokens: 4096 };
 
 export interface RubricGeneratorOptions {
@@ -136,6 +147,17 @@ export interface ResponseOptions {
   maxTokens?: number;
 }
 
+/**
+ * A rubric generator on a model: rubrics from prompts (and references), checked and normalised.
+ *
+ * @example
+ * ```ts
+ * import { createJudge } from 'rubricate';
+ * import { createRubricGenerator } from 'rubricate/generation';
+ * const generator = createRubricGenerator({ generator: await createJudge({ model: 'openai:gpt-4.1' }), maxCriteria: 12 });
+ * const { rubric, warnings } = await generator.generate({ prompt: [{ role: 'user', content: 'Plan a week of vegetarian dinners.' }] });
+ * ```
+ */
 export function createRubricGenerator(options: RubricGeneratorOptions): RubricGenerator {
   const importancePoints = options.importancePoints ?? defaultImportancePoints;
   const minCriteria = options.minCriteria ?? 7;
@@ -152,9 +174,7 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
     return {
       messages,
       output: criteriaOutputSchema({ minItems, maxItems, checkTypes }),
-      temperature: sampling.temperature,
-      maxTokens: sampling.maxTokens,
-      ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+      ...requestSampling(sampling),
     };
   }
 
@@ -179,7 +199,7 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
       method,
       prompt_version: promptVersion,
       generator: { id: provenance.id, model: provenance.model, ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}) },
-      sampling: { temperature: sampling.temperature, max_tokens: sampling.maxTokens, ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}) },
+      sampling: recordedSampling(sampling),
       sample,
       checks,
       ...(warnings.length > 0 ? { warnings } : {}),
@@ -284,9 +304,7 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
       generator: options.generator,
       request: {
         messages,
-        temperature: sampleOptions.temperature ?? 1,
-        maxTokens: sampleOptions.maxTokens ?? 1024,
-        ...(sampling.seed !== undefined ? { seed: sampling.seed + sampleOptions.sample } : {}),
+        ...requestSampling({ temperature: sampleOptions.temperature ?? 1, maxTokens: sampleOptions.maxTokens ?? 1024, seed: sampling.seed === undefined ? undefined : sampling.seed + sampleOptions.sample }),
       },
       promptVersion,
       replyFormat: 'text',

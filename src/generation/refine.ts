@@ -73,6 +73,20 @@ export interface RefineOutcome {
   judge_usage: Usage;
 }
 
+/**
+ * Refines a rubric by differentiation: the responses graded, the generator asked to tell the two best apart, for `iterations` rounds.
+ *
+ * @example
+ * ```ts
+ * import { Grader, createJudge } from 'rubricate';
+ * import { createRubricGenerator, refineRubric } from 'rubricate/generation';
+ * const judge = await createJudge({ model: 'openai:gpt-4.1-mini' });
+ * const outcome = await refineRubric(
+ *   { id: 'q1', prompt: [{ role: 'user', content: 'Explain recursion.' }], responses: ['A function calling itself…', 'Recursion is when…'] },
+ *   { generator: createRubricGenerator({ generator: judge }), grader: new Grader({ judge }), iterations: 2 },
+ * );
+ * ```
+ */
 export async function refineRubric(subject: RefineSubject, options: RefineOptions): Promise<RefineOutcome> {
   const { generator, grader } = options;
   const judgeUsage = emptyUsage();

@@ -9,7 +9,7 @@
  * out and counted; a reward with nothing graded behind it is null, never 0.
  */
 import { z } from 'zod';
-import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { normalizeMessages } from '../rubric/normalize.js';
 import { messageInputSchema, type Item, type Message, type Rubric } from '../rubric/schema.js';
 import { kendallTauB, spearmanCorrelation } from '../statistics/correlation.js';
@@ -101,7 +101,5 @@ export function rubricQuality(input: RubricRewardInput, scoreOf: ReadonlyMap<str
 export function parseRubricRewardInput(value: unknown, location: { file?: string; line?: number } = {}): RubricRewardInput {
   const parsed = rubricRewardInputSchema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const field = issue.path.map(String).join('.');
-  throw new RubricateError('INPUT_INVALID', issue.message, { ...location, ...(field ? { field } : {}) });
+  throw zodIssueError(parsed.error, { details: location, omitEmptyField: true });
 }

@@ -21,6 +21,7 @@ import type { Criterion, Item } from '../rubric/schema.js';
 import { isRecord } from '../util/is-record.js';
 import { fenceText } from './render.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
+import { requestSampling } from './sampling.js';
 
 export interface CarrStageData {
   question: string;
@@ -73,7 +74,7 @@ function task(item: Item, criteria: Criterion[], templateVersion: string, sampli
     item,
     criteria,
     templateVersion,
-    request: { messages: [{ role: 'user', content: prompt }], temperature: sampling.temperature, maxTokens: sampling.maxTokens, ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}) },
+    request: { messages: [{ role: 'user', content: prompt }], ...requestSampling(sampling) },
     decide,
   };
 }

@@ -21,6 +21,7 @@ import type { Criterion, Item } from '../rubric/schema.js';
 import { sha256Hex } from '../util/hash.js';
 import { deriveNonce, itemDigest, renderConversation, renderCriterion } from './render.js';
 import type { GradingStrategy, JudgeTask } from './types.js';
+import { requestSampling } from './sampling.js';
 
 export const templateVariables = ['response', 'criterion', 'conversation', 'reference', 'verdict_format'] as const;
 type TemplateVariable = (typeof templateVariables)[number];
@@ -115,7 +116,7 @@ export function withJudgeTemplate(template: JudgeTemplate, inner: GradingStrateg
         const [criterion] = task.criteria;
         const { output, temperature, maxTokens, seed, logprobs } = task.request;
         let messages: ChatMessage[] | undefined;
-        const fields: Omit<JudgeRequest, 'messages'> = { ...(output ? { output } : {}), ...(temperature !== undefined ? { temperature } : {}), ...(maxTokens !== undefined ? { maxTokens } : {}), ...(seed !== undefined ? { seed } : {}), ...(logprobs ? { logprobs } : {}) };
+        const fields: Omit<JudgeRequest, 'messages'> = { ...(output ? { output } : {}), ...requestSampling({ temperature, maxTokens, seed }), ...(logprobs ? { logprobs } : {}) };
         // Built on first use: a cached task is keyed by its material and never renders its prompt.
         const request = Object.defineProperty(fields, 'messages', { get: () => (messages ??= renderTemplate(template, item, criterion)), enumerable: true }) as JudgeRequest;
         return { ...task, request, templateVersion: template.version, keyMaterial: `${template.sha256}\u0000${itemDigest(item)}\u0000${renderCriterion(criterion)}` };

@@ -14,6 +14,7 @@ import { renderConversation, renderCriterion, deriveNonce, renderItemContext } f
 import { renderingLegend } from '../trajectory/render.js';
 import type { JudgeTask, SamplingOptions, TaskDecision, TaskOutcome } from './types.js';
 import { isRecord } from '../util/is-record.js';
+import { requestSampling } from './sampling.js';
 
 export const evidenceTemplate = {
   version: 'evidence/v2',
@@ -96,9 +97,7 @@ export function createEvidenceTask(item: Item, criteria: Criterion[], chunk: str
           additionalProperties: false,
         },
       },
-      temperature: sampling.temperature,
-      maxTokens: evidenceOutputBudget(criteria, sampling.maxTokens),
-      ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+      ...requestSampling({ ...sampling, maxTokens: evidenceOutputBudget(criteria, sampling.maxTokens) }),
     },
     decide(reply: JudgeReply): TaskDecision {
       const decision: TaskDecision = { verdicts: new Map(), errors: new Map() };

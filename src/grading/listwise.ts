@@ -28,6 +28,7 @@ import { listwiseTemplate } from './prompts.js';
 import { renderConversation, renderCriterion } from './render.js';
 import type { CriterionResult, CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
 import { readVerdict, verdictSchemaForLength } from './verdicts.js';
+import { requestSampling } from './sampling.js';
 
 /** The responses to one prompt, graded together on the same criteria. */
 export interface ListwiseGroup {
@@ -215,9 +216,7 @@ export function createListwiseStrategy(options: ListwiseOptions): GradingStrateg
         { role: 'user', content: `${renderShared(group)}\n\n${renderResponses(group, shown)}\n\n${blocks}` },
       ],
       output: { name: 'listwise_verdicts', schema: replySchema(labels, criteria, explanation) },
-      temperature: sampling.temperature,
-      maxTokens: listwiseOutputBudget(criteria, shown.length, sampling.maxTokens),
-      ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+      ...requestSampling({ ...sampling, maxTokens: listwiseOutputBudget(criteria, shown.length, sampling.maxTokens) }),
     };
     // The conversation is the prefix every call of the group shares.
     request.sharedPrefix = { message: 1, characters: renderShared(group).length };

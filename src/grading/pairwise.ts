@@ -18,6 +18,7 @@ import type { SerializedError } from '../errors.js';
 import { isRecord } from '../util/is-record.js';
 import type { Alignment } from '../spec/alignment.js';
 import { alignedVersion, examplesFor, renderExamples, withExamplesRule } from './alignment.js';
+import { requestSampling } from './sampling.js';
 
 export type PairOrder = 'ab' | 'ba';
 
@@ -118,9 +119,7 @@ export function createPairwiseStrategy(options: PairwiseOptions): GradingStrateg
             { role: 'user', content: parts.join('\n\n') },
           ],
           output: { name: 'pairwise_verdict', schema },
-          temperature: options.sampling.temperature,
-          maxTokens: options.sampling.maxTokens,
-          ...(options.sampling.seed !== undefined ? { seed: options.sampling.seed } : {}),
+          ...requestSampling(options.sampling),
         };
         return {
           item,

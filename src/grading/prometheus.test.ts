@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Grader } from '../pipeline/grader.js';
 import { Comparer } from '../pipeline/compare.js';
-import { biggenImporter } from '../rubric/formats/biggen.js';
+import { biggenImporter } from '../formats/biggen.js';
 import { normalizeItem } from '../rubric/normalize.js';
 import { createJudge } from '../judges/registry.js';
 import type { FakeJudgeScript } from '../testing/fake-judge.js';
@@ -224,7 +224,7 @@ describe.skipIf(!biggenData.available)('BiGGen-Bench with a Prometheus judge (re
     const document = JSON.parse(readFileSync(biggenData.path, 'utf8')) as Record<string, { id: string; input: string; score_rubric: Record<string, string> }>;
     // The reference skips `"llm_judge" in record["id"]` when the judge is a Prometheus model.
     const expectedSkipped = Object.values(document).filter((record) => record.id.includes('llm_judge')).length;
-    const { biggenSkipsWithPrometheus } = await import('../rubric/formats/biggen.js');
+    const { biggenSkipsWithPrometheus } = await import('../formats/biggen.js');
     const strategy = createPrometheusAbsoluteStrategy({ sampling: { temperature: 0, maxTokens: 1024 } });
     let skipped = 0;
     let rendered = 0;

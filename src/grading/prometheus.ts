@@ -19,6 +19,7 @@ import { parseComparisonId } from './pairwise.js';
 import { unparseable } from './parse.js';
 import type { GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
 import { choiceValue } from './verdicts.js';
+import { requestSampling } from './sampling.js';
 
 export const prometheusTemplateVersion = { absolute: 'prometheus-absolute/v1', relative: 'prometheus-relative/v1' } as const;
 
@@ -178,11 +179,7 @@ export interface PrometheusOptions {
 }
 
 function baseRequest(options: PrometheusOptions): Omit<JudgeRequest, 'messages'> {
-  return {
-    temperature: options.sampling.temperature,
-    maxTokens: options.sampling.maxTokens,
-    ...(options.sampling.seed !== undefined ? { seed: options.sampling.seed } : {}),
-  };
+  return requestSampling(options.sampling);
 }
 
 function fail(criterion: Criterion, error: RubricateError): TaskDecision {

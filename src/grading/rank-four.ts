@@ -12,6 +12,7 @@ import { extractJson, truncatedReply, unparseable } from './parse.js';
 import { fenceText, renderConversation } from './render.js';
 import type { GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
 import { isRecord } from '../util/is-record.js';
+import { requestSampling } from './sampling.js';
 
 export const rankFourLetters = ['A', 'B', 'C', 'D'] as const;
 
@@ -56,9 +57,7 @@ export function createRankFourStrategy(options: { sampling: SamplingOptions }): 
             { role: 'user', content: [...parts, fenceText('criterion', criterion.text)].join('\n\n') },
           ],
           output: { name: 'best_of_four', schema },
-          temperature: options.sampling.temperature,
-          maxTokens: options.sampling.maxTokens,
-          ...(options.sampling.seed !== undefined ? { seed: options.sampling.seed } : {}),
+          ...requestSampling(options.sampling),
         };
         return {
           item,

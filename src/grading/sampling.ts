@@ -4,6 +4,7 @@
  * configuration error, not a 400 on every call.
  */
 import { RubricateError } from '../errors.js';
+import type { JudgeRequest } from '../judges/types.js';
 import type { SamplingOptions } from './types.js';
 
 /** The problem with the given values, or undefined when they are fine. */
@@ -19,4 +20,22 @@ export function validateSampling(sampling: Partial<Pick<SamplingOptions, 'temper
 export function assertValidSampling(sampling: Partial<SamplingOptions>): void {
   const problem = validateSampling(sampling);
   if (problem) throw new RubricateError('CONFIG_INVALID', `${problem} (temperature ${sampling.temperature}, seed ${sampling.seed})`, { field: problem.split(' ')[0] });
+}
+
+/** Sampling settings as a request carries them (every judge, generator and model under test). */
+export type RequestSampling = Pick<JudgeRequest, 'temperature' | 'topP' | 'maxTokens' | 'seed'>;
+
+/** The request fields of sampling settings: only those given, in the order requests write them. */
+export function requestSampling(sampling: RequestSampling): RequestSampling {
+  return {
+    ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),
+    ...(sampling.topP !== undefined ? { topP: sampling.topP } : {}),
+    ...(sampling.maxTokens !== undefined ? { maxTokens: sampling.maxTokens } : {}),
+    ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+  };
+}
+
+/** Sampling settings as provenance records them (results lines, generated rubrics): `temperature`, `max_tokens`, `seed` when set. */
+export function recordedSampling(sampling: SamplingOptions): { temperature: number; max_tokens: number; seed?: number } {
+  return { temperature: sampling.temperature, max_tokens: sampling.maxTokens, ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}) };
 }

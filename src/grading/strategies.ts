@@ -21,6 +21,7 @@ import type { Alignment, AlignmentExample } from '../spec/alignment.js';
 import { isRecord } from '../util/is-record.js';
 import { abstainVersion, withAbstainRule } from './abstain.js';
 import { alignedVersion, calibratedVerdict, examplesFor, renderExamples, shownCriterion, withExamplesRule } from './alignment.js';
+import { requestSampling } from './sampling.js';
 
 export interface StrategyOptions {
   sampling: SamplingOptions;
@@ -57,11 +58,7 @@ function lazyRequest(fields: Omit<JudgeRequest, 'messages'>, build: () => ChatMe
 }
 
 function baseRequest(options: StrategyOptions): Omit<JudgeRequest, 'messages'> {
-  const request: Omit<JudgeRequest, 'messages'> = {
-    temperature: options.sampling.temperature,
-    maxTokens: options.sampling.maxTokens,
-  };
-  if (options.sampling.seed !== undefined) request.seed = options.sampling.seed;
+  const request: Omit<JudgeRequest, 'messages'> = requestSampling(options.sampling);
   if (options.verdictMode === 'probability' || options.verdictMode === 'expected-score') request.logprobs = { top: options.topLogprobs ?? 20 };
   return request;
 }

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { describe, expect } from 'vitest';
 import { runCliCaptured as runCliInProcess } from '../cli/in-process.js';
 import { exitCodes, type RubricateError } from '../errors.js';
-import { getItemImporter } from '../rubric/formats/index.js';
+import { getItemImporter } from '../formats/index.js';
 import type { Item } from '../rubric/schema.js';
 import { solidPng } from '../testing/png.js';
 import { test as base } from '../testing/vitest-fixtures.js';

@@ -181,7 +181,8 @@ export type JudgePrefix = RegistryName<typeof backends>;
  *
  * @example
  * ```ts
- * registerJudge('echo', { reads: ['endpoint.cacheNamespace'], create: async ({ target }) => echoJudge(target) });
+ * import { createJudge, registerJudge } from 'rubricate';
+ * registerJudge('echo', { reads: ['endpoint.cacheNamespace'], create: async ({ target }) => createJudge({ model: `scripted:${target}` }) });
  * ```
  */
 export function registerJudge(prefix: string, backend: JudgeBackend): void {
@@ -191,6 +192,12 @@ export function registerJudge(prefix: string, backend: JudgeBackend): void {
 /**
  * The judge to use when none is named: RUBRICATE_JUDGE if set; an OpenAI-compatible
  * endpoint when OPENAI_BASE_URL or OPENAI_API_KEY is set; otherwise the embedded local model.
+ *
+ * @example
+ * ```ts
+ * import { createJudge, defaultJudgeSpec } from 'rubricate';
+ * const judge = await createJudge({ model: defaultJudgeSpec() });
+ * ```
  */
 export function defaultJudgeSpec(environment: NodeJS.ProcessEnv = process.env): string {
   if (environment.RUBRICATE_JUDGE) return environment.RUBRICATE_JUDGE;
@@ -242,6 +249,13 @@ export function backendOf(model: ModelSpec, environment: NodeJS.ProcessEnv = pro
 /**
  * The settings of a model spec (and the key beside it) that its backend would not read: each is
  * refused rather than dropped. `apiKey` stands for a key given to a backend that takes none.
+ *
+ * @example
+ * ```ts
+ * import { unreadSettings } from 'rubricate';
+ * // ['openai.structuredOutput']: the anthropic backend does not read it
+ * const unread = unreadSettings({ model: 'anthropic:claude-sonnet-4-5', openai: { structuredOutput: 'none' } });
+ * ```
  */
 export function unreadSettings(model: ModelSpec, credentials: Credentials = {}, environment?: NodeJS.ProcessEnv): SettingPath[] {
   const { backend } = backendOf(model, environment);
@@ -269,6 +283,7 @@ export function apiKeyFor(model: ModelSpec, credentials: Credentials = {}, envir
  *
  * @example
  * ```ts
+ * import { createJudge } from 'rubricate';
  * const judge = await createJudge({ model: 'openai:gpt-4.1-mini', endpoint: { baseUrl: 'http://localhost:8000/v1' } });
  * ```
  */

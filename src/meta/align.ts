@@ -27,7 +27,7 @@
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
-import { readResultsAsItems } from '../rubric/formats/results.js';
+import { readResultsAsItems } from '../formats/results.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Criterion, Item, Rubric } from '../rubric/schema.js';
 import { itemDigest } from '../grading/render.js';

@@ -8,8 +8,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { rewardbench2Importer } from '../rubric/formats/rewardbench2.js';
-import { rmBenchImporter } from '../rubric/formats/rm-bench.js';
+import { rewardbench2Importer } from '../formats/rewardbench2.js';
+import { rmBenchImporter } from '../formats/rm-bench.js';
 import type { BestOfNItem } from '../rubric/schema.js';
 import { bestOfNResult, tiesScore } from '../scoring/rewardbench2.js';
 import { test } from '../testing/vitest-fixtures.js';

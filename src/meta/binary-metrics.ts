@@ -621,7 +621,15 @@ function judgeCells(records: readonly BinaryMetaRecord[], categoryKey: string): 
   return [...cells.values()];
 }
 
-/** HealthBench's physician baseline over the records' labels (see `HumanBaseline`). */
+/**
+ * HealthBench's physician baseline over the records' labels (see `HumanBaseline`).
+ *
+ * @example
+ * ```ts
+ * import { humanBaseline } from 'rubricate/meta';
+ * const baseline = humanBaseline([{ prediction: true, label: [true, false], raters: ['r1', 'r2'] }]);
+ * ```
+ */
 export function humanBaseline(records: readonly BinaryMetaRecord[], categoryKey = 'category'): HumanBaseline | null {
   const { cells, pooled, records: withPairs, named } = baselineCells(records, categoryKey);
   if (withPairs === 0) return null;
@@ -664,6 +672,13 @@ export function humanBaseline(records: readonly BinaryMetaRecord[], categoryKey 
  * precision/recall/F1, HealthBench's balanced F1, macro-F1, Cohen's κ, ProfBench's bias index
  * across response sources, Fleiss' κ among annotators and jurors, breakdowns per group, and
  * seeded percentile-bootstrap intervals.
+ *
+ * @example
+ * ```ts
+ * import { computeBinaryMeta, formatMetaTable } from 'rubricate/meta';
+ * const report = computeBinaryMeta([{ prediction: true, label: true }, { prediction: false, label: true }, { prediction: false, label: false }]);
+ * console.log(formatMetaTable(report));
+ * ```
  */
 export function computeBinaryMeta(records: readonly BinaryMetaRecord[], options: BinaryMetaOptions = {}): BinaryMetaReport {
   validateRecords(records);

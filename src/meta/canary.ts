@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { readResults } from '../results/results.js';
 import type { ConfidenceInterval } from '../statistics/bootstrap.js';
 import { metaFromResults } from './results-meta.js';
@@ -139,6 +140,5 @@ export function baselineOf(run: CanaryRun, golden: CanaryBaseline['golden']): Ca
 export function parseBaseline(value: unknown, file: string): CanaryBaseline {
   const parsed = baselineSchema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw new RubricateError('INPUT_INVALID', `not a canary baseline: ${issue.message}`, { file, field: issue.path.join('.') });
+  throw zodIssueError(parsed.error, { prefix: 'not a canary baseline: ', fieldWhenEmpty: '', details: { file } });
 }

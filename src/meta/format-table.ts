@@ -156,7 +156,15 @@ function formatPairwise(report: Extract<FormattableReport, { kind: 'pairwise' }>
   return `${sections.join('\n\n')}\n`;
 }
 
-/** A readable text table of a binary or pairwise meta-evaluation report. */
+/**
+ * A readable text table of a binary or pairwise meta-evaluation report.
+ *
+ * @example
+ * ```ts
+ * import { computeBinaryMeta, formatMetaTable } from 'rubricate/meta';
+ * console.log(formatMetaTable(computeBinaryMeta([{ prediction: true, label: [true, false] }])));
+ * ```
+ */
 export function formatMetaTable(report: FormattableReport): string {
   return report.kind === 'binary' ? formatBinary(report) : formatPairwise(report);
 }

@@ -42,6 +42,13 @@ export type MetaReport = BinaryMetaReport | PairwiseMetaReport | PublishedPairwi
  * Re-scores a published judge from its output file without calling anything: LLMBar
  * `evaluators/<judge>/<strategy>/result.json` (with LLMBar's κ fields) or a JudgeBench
  * `outputs/*.jsonl` (JudgeBench's score per category in `byCategory`).
+ *
+ * @example
+ * ```ts
+ * import { formatMetaTable, scorePublishedJudge } from 'rubricate/meta';
+ * const report = await scorePublishedJudge('judgebench', 'judgebench-outputs.jsonl');
+ * console.log(formatMetaTable(report));
+ * ```
  */
 export async function scorePublishedJudge(
   format: PublishedFormat,

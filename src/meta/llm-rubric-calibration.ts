@@ -153,7 +153,15 @@ export interface LlmRubricCalibrationReport {
   };
 }
 
-/** `calibrate --format llm-rubric`: fit and choose on `train`, then score on `test`. */
+/**
+ * `calibrate --format llm-rubric`: fit and choose on `train`, then score on `test`.
+ *
+ * @example
+ * ```ts
+ * import { calibrateLlmRubric } from 'rubricate/meta';
+ * const report = await calibrateLlmRubric('llm-rubric/', { train: 'synthetic', test: 'real', seed: 0 });
+ * ```
+ */
 export async function calibrateLlmRubric(directory: string, options: { train: LlmRubricSetName; test: LlmRubricSetName; seed: number; confidence?: number }): Promise<LlmRubricCalibrationReport> {
   if (options.train === options.test) throw new RubricateError('CONFIG_INVALID', `--train and --test must be different sets (both are ${options.train})`, { field: 'test' });
   const training = calibrationRows(await readLlmRubricSet(directory, options.train));

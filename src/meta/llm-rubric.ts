@@ -290,7 +290,15 @@ export function humanCeiling(set: LlmRubricSet, confidence = 0.95): LlmRubricHum
   return { set: 'synthetic', questions };
 }
 
-/** `meta --format llm-rubric`: the README's baseline table on the real set, for every question. */
+/**
+ * `meta --format llm-rubric`: the README's baseline table on the real set, for every question.
+ *
+ * @example
+ * ```ts
+ * import { llmRubricBaselines } from 'rubricate/meta';
+ * const report = await llmRubricBaselines('llm-rubric/', 0.95);
+ * ```
+ */
 export async function llmRubricBaselines(directory: string, confidence = 0.95): Promise<LlmRubricBaselineReport> {
   const set = await readLlmRubricSet(directory, 'real');
   const predictions = [join(directory, predictionsFile.flat), join(directory, predictionsFile.upstream)].find((path) => existsSync(path)) ?? null;

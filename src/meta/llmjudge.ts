@@ -105,7 +105,15 @@ export function llmJudgeAgreement(labels: ReadonlyMap<string, number>, run: Read
   };
 }
 
-/** `meta --format llmjudge`: reads both files and measures the run. */
+/**
+ * `meta --format llmjudge`: reads both files and measures the run.
+ *
+ * @example
+ * ```ts
+ * import { llmJudgeMeta } from 'rubricate/meta';
+ * const report = await llmJudgeMeta('results.jsonl', 'human-labels.jsonl');
+ * ```
+ */
 export async function llmJudgeMeta(runFile: string, labelsFile: string): Promise<LlmJudgeReport> {
   const [labels, run] = await Promise.all([readGradedPairs(labelsFile), readGradedPairs(runFile)]);
   return llmJudgeAgreement(labels, run, { run: runFile, labels: labelsFile });

@@ -109,6 +109,12 @@ function crossValidate(rows: readonly Row[], seed: number): Array<{ lambda: numb
 /**
  * Fits a score calibration on a training split and scores it on the held-out one: a seeded split
  * of the labelled items, or a given one (`align`'s), whose other items are left out.
+ *
+ * @example
+ * ```ts
+ * import { fitScoreCalibration } from 'rubricate/meta';
+ * const report = await fitScoreCalibration('results.jsonl', 'overall-scores.jsonl', { seed: 0, testFraction: 0.2 });
+ * ```
  */
 export async function fitScoreCalibration(
   resultsFile: string,

@@ -10,7 +10,7 @@
 import { createDryRunJudge, estimateCost, type CostEstimate, type DryRunTotals } from '../batch/dry-run.js';
 import { defaultPrices, priceFor, type ModelPrice } from '../engine/usage.js';
 import { createJudge } from '../judges/registry.js';
-import { getItemImporter } from '../rubric/formats/index.js';
+import { getItemImporter } from '../formats/index.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { BenchmarkPack } from './benchmark-packs.js';
 import { Grader } from './grader.js';

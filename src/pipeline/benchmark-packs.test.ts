@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect } from 'vitest';
 import { applyBenchmark, addBenchmarkOption } from '../cli/benchmark-options.js';
-import { itemImporters } from '../rubric/formats/index.js';
+import { itemImporters } from '../formats/index.js';
 import { getScoring } from '../scoring/registry.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { benchmarkDataFile, benchmarkPacks, findBenchmark, packSettings } from './benchmark-packs.js';

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { RubricateError } from '../errors.js';
-import { itemImporters, type ItemFormatName } from '../rubric/formats/index.js';
+import { itemImporters, type ItemFormatName } from '../formats/index.js';
 import type { JudgeProtocol } from '../spec/run-spec.js';
 import { dataDirectory } from '../testing/data.js';
 import { createRegistry } from '../util/registry.js';

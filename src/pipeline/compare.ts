@@ -81,6 +81,13 @@ export type ComparePlan = z.infer<typeof comparePlanSchema>;
  * Pairwise comparison on the grading pipeline: each pair becomes an item whose criteria are
  * the comparisons in each presentation order, graded by a `Grader` with the pairwise strategy
  * (same engine, store, retries and ordered streaming as `grade`), then folded into a record.
+ *
+ * @example
+ * ```ts
+ * import { Comparer, createJudge } from 'rubricate';
+ * const comparer = new Comparer({ judge: await createJudge({ model: 'openai:gpt-4.1-mini' }), swap: true });
+ * const line = await comparer.comparePair({ id: 'p1', prompt: [{ role: 'user', content: 'Name a prime.' }], responseA: '7', responseB: '8' });
+ * ```
  */
 export class Comparer {
   readonly grader: Grader;
@@ -240,7 +247,18 @@ function share(values: number[], seed: number): Share {
   return { value: mean(values), ci95: bootstrap(values, mean, 1000, seed).ci95 };
 }
 
-/** Builds the run summary from compare records, one at a time. */
+/**
+ * Builds the run summary from compare records, one at a time.
+ *
+ * @example
+ * ```ts
+ * import { Comparer, CompareSummaryBuilder, createJudge, getPairwiseImporter } from 'rubricate';
+ * const comparer = new Comparer({ judge: await createJudge({ model: 'openai:gpt-4.1-mini' }) });
+ * const summary = new CompareSummaryBuilder();
+ * for await (const line of comparer.compareStream(getPairwiseImporter('llmbar').read('llmbar/', {}))) summary.add(line);
+ * console.log(summary.finish());
+ * ```
+ */
 export class CompareSummaryBuilder {
   private readonly winScores: number[] = [];
   private readonly ties: number[] = [];

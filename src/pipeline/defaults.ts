@@ -7,10 +7,26 @@ import { runCheckAsync } from '../checks/registry.js';
 import type { CheckRunner } from '../engine/engine.js';
 import type { SamplingOptions } from '../grading/types.js';
 
-/** Runs the registered deterministic checks (IFEval, general, language) and the sandboxed code checks. */
+/**
+ * Runs the registered deterministic checks (IFEval, general, language) and the sandboxed code checks.
+ *
+ * @example
+ * ```ts
+ * import { Grader, createJudge, defaultCheckRunner } from 'rubricate';
+ * const grader = new Grader({ judge: await createJudge({ model: 'openai:gpt-4.1-mini' }), checkRunner: defaultCheckRunner });
+ * ```
+ */
 export const defaultCheckRunner: CheckRunner = runCheckAsync;
 
-/** Greedy judging with room for an explanation. */
+/**
+ * Greedy judging with room for an explanation.
+ *
+ * @example
+ * ```ts
+ * import { Grader, createJudge, defaultSampling } from 'rubricate';
+ * const grader = new Grader({ judge: await createJudge({ model: 'openai:gpt-4.1-mini' }), plan: { sampling: { ...defaultSampling, maxTokens: 2048 } } });
+ * ```
+ */
 export const defaultSampling: SamplingOptions = { temperature: 0, maxTokens: 1024 };
 
 /** Pairwise verdicts are short: one label and a reason per order. */
@@ -20,6 +36,12 @@ export const defaultPairwiseMaxTokens = 512;
  * The weighted share of points met: what `rubricate grade --format items` (the default format)
  * and `rubricate serve` use. Importers of published benchmarks name their own (HealthBench's
  * clipped ratio for `healthbench`), and the CLI takes the format's.
+ *
+ * @example
+ * ```ts
+ * import { defaultScoringName, getScoring } from 'rubricate';
+ * const scoring = getScoring(defaultScoringName); // weighted_mean
+ * ```
  */
 export const defaultScoringName = 'weighted_mean';
 

@@ -82,6 +82,17 @@ class JudgeOutcomes {
   }
 }
 
+/**
+ * Grades import records into a results file (written atomically, in input order) and returns the metrics and usage.
+ *
+ * @example
+ * ```ts
+ * import { Grader, createJudge, getItemImporter, gradeFile } from 'rubricate';
+ * const grader = new Grader({ judge: await createJudge({ model: 'openai:gpt-4.1-mini' }) });
+ * const outcome = await gradeFile({ grader, records: getItemImporter('items').read('items.jsonl', {}), out: 'results.jsonl' });
+ * console.log(outcome.metrics, outcome.invalid);
+ * ```
+ */
 export async function gradeFile(options: GradeFileOptions): Promise<GradeFileOutcome> {
   const { grader } = options;
   const writer = new JsonLinesWriter(options.out);

@@ -28,7 +28,17 @@ async function* toRecords(items: Iterable<unknown> | AsyncIterable<unknown>): As
   }
 }
 
-/** Grades items (`{id, prompt, response, rubric}` objects) with a judge; see `GraderOptions`. */
+/**
+ * Grades items (`{id, prompt, response, rubric}` objects) with a judge; see `GraderOptions`.
+ *
+ * @example
+ * ```ts
+ * import { createJudge, grade } from 'rubricate';
+ * const judge = await createJudge({ model: 'openai:gpt-4.1-mini' });
+ * const { results, metrics } = await grade([{ id: 'q1', prompt: 'What is 2 + 2?', response: '4', rubric: { criteria: [{ text: 'Answers 4' }] } }], { judge, plan: { explanation: 'short' } });
+ * console.log(results[0].status, metrics);
+ * ```
+ */
 export async function grade(items: Iterable<unknown> | AsyncIterable<unknown>, options: GraderOptions): Promise<GradeOutcome> {
   const grader = new Grader(options);
   const aggregator = grader.scoring.createAggregator();

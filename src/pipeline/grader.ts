@@ -206,6 +206,16 @@ interface Member {
   engine: GradingEngine;
 }
 
+/**
+ * Grades items with a judge (or a jury, or a cascade) under one run spec: item by item, as a stream, or by group.
+ *
+ * @example
+ * ```ts
+ * import { Grader, createJudge, normalizeItem } from 'rubricate';
+ * const grader = new Grader({ judge: await createJudge({ model: 'openai:gpt-4.1-mini' }), scoring: 'weighted_mean' });
+ * const record = await grader.gradeItem(normalizeItem({ id: 'q1', prompt: 'What is 2 + 2?', response: '4', rubric: { criteria: [{ text: 'Answers 4' }] } }));
+ * ```
+ */
 export class Grader {
   readonly scoring: Scoring;
   readonly strategy: GradingStrategy;

@@ -10,7 +10,7 @@
  */
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import type { ImportRecord } from '../rubric/records.js';
-import type { RegradeRecord } from '../rubric/formats/results.js';
+import type { RegradeRecord } from '../formats/results.js';
 import type { ResultRecord } from '../results/results.js';
 
 export interface RejudgeTally {

@@ -4,7 +4,7 @@
  * else the default; unreadable lines count as invalid items, as they do when grading.
  */
 import type { RubricateError } from '../errors.js';
-import { getResultsImporter } from '../rubric/formats/index.js';
+import { getResultsImporter } from '../formats/index.js';
 import { withFailedAsZero } from '../scoring/failed-as-zero.js';
 import { countingCannotAssess } from '../scoring/cannot-assess.js';
 import { getScoring } from '../scoring/registry.js';
@@ -39,6 +39,15 @@ export interface ScoreFileOutcome {
   madeUpBy?: string;
 }
 
+/**
+ * Scores a results file again without a judge (what `rubricate score` runs).
+ *
+ * @example
+ * ```ts
+ * import { scoreFile } from 'rubricate';
+ * const { metrics, scored, invalid } = await scoreFile('results.jsonl', { scoring: 'healthbench' });
+ * ```
+ */
 export async function scoreFile(input: string, options: ScoreFileOptions = {}): Promise<ScoreFileOutcome> {
   const importer = getResultsImporter(options.format ?? 'results');
   const chosen = (value: string | Scoring): Scoring => {

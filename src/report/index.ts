@@ -65,7 +65,15 @@ function defaultTitle(input: string, compare?: string): string {
   return compare ? `${basename(input)} vs ${basename(compare)}` : `Grading report · ${basename(input)}`;
 }
 
-/** Reads the inputs and prepares everything a report shows. */
+/**
+ * Reads the inputs and prepares everything a report shows.
+ *
+ * @example
+ * ```ts
+ * import { buildReport, renderReport } from 'rubricate/report';
+ * const markdown = renderReport(await buildReport({ input: 'results.jsonl' }), 'md');
+ * ```
+ */
 export async function buildReport(options: Omit<WriteReportOptions, 'out' | 'format'>): Promise<ReportDocument> {
   const detected = await detectReportInput(options.input);
   const generatedAt = options.generatedAt ?? new Date().toISOString();
@@ -151,6 +159,15 @@ function resultsPayload(run: CollectedRun, baseline: CollectedRun | undefined, o
   };
 }
 
+/**
+ * A built report as one self-contained HTML page or as Markdown.
+ *
+ * @example
+ * ```ts
+ * import { buildReport, renderReport } from 'rubricate/report';
+ * const html = renderReport(await buildReport({ input: 'results.jsonl', compare: 'baseline.jsonl' }), 'html');
+ * ```
+ */
 export function renderReport(document: ReportDocument, format: ReportFormat, options: { compression?: PayloadCompression; connectSelf?: boolean } = {}): string {
   if (format === 'md') {
     const payload = document.payload;
@@ -195,6 +212,15 @@ function refuseNoResults(file: string, run: CollectedRun): void {
   throw new RubricateError('INPUT_WRONG_TYPE', `is not a results file: none of its ${invalidLineCount} line${invalidLineCount === 1 ? ' is a results line' : 's is a results line'}${items}; the first: ${first}`, { file, field: 'input' });
 }
 
+/**
+ * Writes the report of a results, compare or meta-evaluation file, as `rubricate report` does.
+ *
+ * @example
+ * ```ts
+ * import { writeReport } from 'rubricate/report';
+ * const written = await writeReport({ input: 'results.jsonl', out: 'report.html', title: 'Nightly grading' });
+ * ```
+ */
 export async function writeReportFromResults(options: WriteReportOptions): Promise<WrittenReport> {
   const format = formatFor(options);
   const document = await buildReport(options);

@@ -9,6 +9,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { addUsage, emptyUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { CompareSummaryBuilder, type CompareRecord, type CompareSummary, type ComparisonResult } from '../pipeline/compare.js';
 import type { JudgeInfo } from '../results/results.js';
 import { canonicalJson, safeParseJson } from '../util/json.js';
@@ -87,8 +88,7 @@ export async function* readCompareRecords(file: string): AsyncGenerator<CompareR
     }
     const checked = compareRecordSchema.safeParse(parsed.value);
     if (!checked.success) {
-      const issue = checked.error.issues[0];
-      yield { kind: 'invalid', line, error: new RubricateError('INPUT_INVALID', `not a compare line: ${issue.message}`, { file, line, field: issue.path.join('.') }) };
+      yield { kind: 'invalid', line, error: zodIssueError(checked.error, { prefix: 'not a compare line: ', fieldWhenEmpty: '', details: { file, line } }) };
       continue;
     }
     yield { kind: 'record', record: checked.data as unknown as CompareRecord, line };

@@ -11,7 +11,7 @@ import { computeBinaryMeta } from '../meta/binary-metrics.js';
 import { computePairwiseMeta } from '../scoring/pairwise-metrics.js';
 import { Grader } from '../pipeline/grader.js';
 import { toScoredItem, type GradedCriterion, type ResultRecord } from '../results/results.js';
-import { getItemImporter } from '../rubric/formats/index.js';
+import { getItemImporter } from '../formats/index.js';
 import { aggregate, getScoring } from '../scoring/registry.js';
 import { dataPath, haveData } from '../testing/data.js';
 import { hashValue } from '../util/hash.js';

@@ -8,8 +8,8 @@ import { z } from 'zod';
 import type { GradedItem, GradedRecord, JudgeCallTrace } from '../engine/engine.js';
 import type { Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
-import { formatPath } from '../rubric/normalize.js';
 import type { Message, SampledResponse } from '../rubric/schema.js';
 import { resultImage, type ResultImage } from '../images/images.js';
 import { renderedStepOffsets } from '../trajectory/render.js';
@@ -21,6 +21,7 @@ import type { InvalidRecord } from '../rubric/records.js';
 import type { Judge, JudgeToolCall } from '../judges/types.js';
 import type { SamplingOptions, TurnResult } from '../grading/types.js';
 import { redactDeep, redactText, redactUrl } from '../util/redact.js';
+import { recordedSampling } from '../grading/sampling.js';
 
 const finite = z.number().refine(Number.isFinite, { message: 'must be a finite number' });
 const unitInterval = finite.refine((value) => value >= 0 && value <= 1, { message: 'must be between 0 and 1' });
@@ -280,6 +281,13 @@ const invalidLineSchema = lineSchema(z.literal('invalid'), { error: lineFields.e
 /**
  * The results line: what `toResultRecord` writes and what `score`, `report`, `meta` and
  * `merge` read (`readResults`). Its types below are derived from it.
+ *
+ * @example
+ * ```ts
+ * import { resultRecordSchema } from 'rubricate';
+ * import { readFileSync } from 'node:fs';
+ * const first = resultRecordSchema.parse(JSON.parse(readFileSync('results.jsonl', 'utf8').split('\n')[0]));
+ * ```
  */
 export const resultRecordSchema = z.discriminatedUnion('status', [gradedLineSchema, invalidLineSchema]).refine(
   (record) => {
@@ -373,6 +381,17 @@ function turnLine(turn: TurnResult): TurnsLine['verdicts'][number] {
   };
 }
 
+/**
+ * A results line as a scoring reads it.
+ *
+ * @example
+ * ```ts
+ * import { aggregate, getScoring, readResults, toScoredItem } from 'rubricate';
+ * const scored = [];
+ * for await (const line of readResults('results.jsonl')) if (line.kind === 'result') scored.push(toScoredItem(line.record));
+ * const metrics = aggregate(getScoring('healthbench'), scored);
+ * ```
+ */
 export function toScoredItem(record: Pick<ResultRecord, 'id' | 'status' | 'gated' | 'tags' | 'criteria' | 'metadata' | 'response' | 'response_chars'>): ScoredItem {
   const item: ScoredItem = {
     id: record.id,
@@ -423,9 +442,7 @@ export function judgeInfoFor(
     ...(one && provenance.settings ? { settings: provenance.settings } : {}),
     template_version: run.templateVersion,
     mode: run.mode,
-    temperature: run.sampling.temperature,
-    max_tokens: run.sampling.maxTokens,
-    ...(run.sampling.seed !== undefined ? { seed: run.sampling.seed } : {}),
+    ...recordedSampling(run.sampling),
     ...(run.verdict !== undefined ? { verdict: run.verdict } : {}),
     ...(run.abstain !== undefined ? { abstain: run.abstain } : {}),
     ...(run.alignment !== undefined ? { alignment: run.alignment } : {}),
@@ -540,7 +557,17 @@ function groupStamp(group: NonNullable<GradedItem['group']>): GroupStamp {
 
 export type ResultReadRecord = { kind: 'result'; record: ResultRecord; line: number } | InvalidRecord;
 
-/** Streams a results file back, each line validated; a bad line is reported, not fatal. */
+/**
+ * Streams a results file back, each line validated; a bad line is reported, not fatal.
+ *
+ * @example
+ * ```ts
+ * import { readResults } from 'rubricate';
+ * for await (const line of readResults('results.jsonl')) {
+ *   if (line.kind === 'result') console.log(line.record.id, line.record.score);
+ * }
+ * ```
+ */
 export async function* readResults(file: string): AsyncGenerator<ResultReadRecord> {
   for await (const { line, text, error: lineError } of readLines(file)) {
     const parsed = parseLineJson(text, lineError);
@@ -550,11 +577,10 @@ export async function* readResults(file: string): AsyncGenerator<ResultReadRecor
     }
     const checked = resultRecordSchema.safeParse(parsed.value);
     if (!checked.success) {
-      const issue = checked.error.issues[0];
       yield {
         kind: 'invalid',
         line,
-        error: new RubricateError('INPUT_INVALID', `not a results line: ${issue.message}`, { file, line, field: formatPath(issue.path) }),
+        error: zodIssueError(checked.error, { prefix: 'not a results line: ', indexed: true, fieldWhenEmpty: '', details: { file, line } }),
       };
       continue;
     }

@@ -12,6 +12,12 @@ export function canonicalRubricJson(rubric: Rubric): string {
  * Content hash of a rubric, used in cache keys and in results provenance. The id is
  * excluded so the same criteria under another name hash alike (and a derived id can be
  * computed from the hash).
+ *
+ * @example
+ * ```ts
+ * import { normalizeRubric, rubricHash } from 'rubricate';
+ * const hash = rubricHash(normalizeRubric({ criteria: [{ text: 'Cites a source' }] }));
+ * ```
  */
 export function rubricHash(rubric: Rubric): string {
   return sha256Hex(canonicalRubricJson(rubric));

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import { sha256Hex } from '../util/hash.js';
+import { fieldPath, zodIssueError } from '../util/zod-issue.js';
 import {
   contentPartSchema,
   itemInputSchema,
@@ -32,51 +33,11 @@ export interface SourceLocation {
 
 /** Turns zod issues into one INPUT_INVALID error that names the first offending field. */
 export function zodErrorToInputError(error: z.ZodError, location: SourceLocation): RubricateError {
-  const issue = error.issues[0] ? closestIssue(error.issues[0]) : undefined;
-  const path = formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), ...(issue?.path ?? [])]);
-  const message = issue ? describeIssue(issue) : 'invalid record';
-  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more problem${error.issues.length > 2 ? 's' : ''})` : '';
-  return new RubricateError('INPUT_INVALID', `${message}${more}`, {
-    file: location.file,
-    line: location.line,
-    field: path || undefined,
-  });
-}
-
-/**
- * A value matching none of a union's shapes: the issue of the shape it came closest to (the
- * deepest path), so the field named is the one that is wrong (`prompt[0].content[1].type`),
- * not the union (`prompt`).
- */
-function closestIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
-  if (issue.code !== 'invalid_union' || !issue.errors || issue.errors.length === 0) return issue;
-  let best: z.core.$ZodIssue | undefined;
-  for (const branch of issue.errors) {
-    if (branch.length === 0) continue;
-    const candidate = closestIssue(branch[0]);
-    if (!best || candidate.path.length > best.path.length) best = candidate;
-  }
-  if (!best || best.path.length === 0) return issue;
-  return { ...best, path: [...issue.path, ...best.path] };
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type') {
-    const received = /received (\w+)/.exec(issue.message)?.[1];
-    if (received === undefined || received === 'undefined') return `missing required field (expected ${issue.expected})`;
-    if (received === 'NaN') return `expected a finite ${issue.expected}, got NaN`;
-    return `expected ${issue.expected}, got ${received}`;
-  }
-  return issue.message;
+  return zodIssueError(error, { record: true, indexed: true, under: location.fieldPrefix ? [location.fieldPrefix] : [], details: { file: location.file, line: location.line } });
 }
 
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else out += out ? `.${String(segment)}` : String(segment);
-  }
-  return out;
+  return fieldPath(path);
 }
 
 /** Derived criterion id: short, stable, and only dependent on the criterion text. */
@@ -103,6 +64,16 @@ function withoutNulls(value: unknown): unknown {
 /** Top-level optional fields of an item that a columnar dataset fills with null. */
 const optionalItemFields = ['rubric', 'rubric_id', 'reference', 'tags', 'metadata'] as const;
 
+/**
+ * A rubric from untrusted input, normalised (criterion ids, points, conditions) or an INPUT_INVALID error naming the field.
+ *
+ * @example
+ * ```ts
+ * import { normalizeRubric } from 'rubricate';
+ * const rubric = normalizeRubric({ criteria: [{ text: 'Cites a source', points: 2 }, { text: 'Insults the user', points: -5 }] });
+ * console.log(rubric.id, rubric.criteria.length);
+ * ```
+ */
 export function normalizeRubric(input: unknown, location: SourceLocation = {}): Rubric {
   const parsed = rubricInputSchema.safeParse(withoutNulls(input));
   if (!parsed.success) throw zodErrorToInputError(parsed.error, location);
@@ -161,6 +132,11 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
     if (criterion.metadata) normalized.metadata = criterion.metadata;
     return normalized;
   });
+  return assembleRubric(value, criteria, location);
+}
+
+/** A rubric from its normalised criteria: point totals, conditions and the gate checked, reward components read, its id given or hashed. */
+function assembleRubric(value: z.output<typeof rubricInputSchema>, criteria: Criterion[], location: SourceLocation): Rubric {
   // Scores divide by these sums: an overflow to Infinity would silently turn every score into 0 or NaN.
   let positive = 0;
   let negative = 0;
@@ -309,7 +285,16 @@ function plainItem(input: unknown, rubrics: ReadonlyMap<string, Rubric> | undefi
   return item;
 }
 
-/** Validates one canonical item record (the `items` format). */
+/**
+ * Validates one canonical item record (the `items` format).
+ *
+ * @example
+ * ```ts
+ * import { normalizeItem } from 'rubricate';
+ * const item = normalizeItem({ id: 'q1', prompt: 'What is 2 + 2?', response: '4', rubric: { criteria: [{ text: 'Answers 4' }] } });
+ * console.log(item.rubric.criteria[0].id);
+ * ```
+ */
 export function normalizeItem(record: unknown, options: NormalizeItemOptions = {}): Item {
   let input = record;
   if (input !== null && typeof input === 'object' && !Array.isArray(input)) {

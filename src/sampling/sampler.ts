@@ -20,6 +20,7 @@ import type { ReplyStore } from '../store/types.js';
 import { mapInOrder } from '../util/ordered-stream.js';
 import { redactUrl } from '../util/redact.js';
 import { isScriptedModel } from './scripted-model.js';
+import { requestSampling } from '../grading/sampling.js';
 
 /** Part of every sampled response's cache key: a sampling call, as against a grading template. */
 export const sampleTemplateVersion = 'sample/v1';
@@ -56,10 +57,7 @@ export function messagesOf(item: Item): ChatMessage[] {
 export function sampleRequest(item: Item, sampling: ModelSampling): JudgeRequest {
   return {
     messages: messagesOf(item),
-    ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),
-    ...(sampling.topP !== undefined ? { topP: sampling.topP } : {}),
-    ...(sampling.maxTokens !== undefined ? { maxTokens: sampling.maxTokens } : {}),
-    ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+    ...requestSampling(sampling),
   };
 }
 

@@ -21,7 +21,15 @@ export function failedAsNotMet(item: ScoredItem): { item: ScoredItem; criteria: 
   return { item: { ...item, status: 'ok', criteria }, criteria: converted };
 }
 
-/** The scoring, counting failed judge calls as "not met" and reporting how many were. */
+/**
+ * The scoring, counting failed judge calls as "not met" and reporting how many were.
+ *
+ * @example
+ * ```ts
+ * import { getScoring, scoreFile, withFailedAsZero } from 'rubricate';
+ * const { metrics } = await scoreFile('results.jsonl', { scoring: withFailedAsZero(getScoring('weighted_mean')) });
+ * ```
+ */
 export function withFailedAsZero(scoring: Scoring): Scoring {
   return {
     ...scoring,

@@ -334,6 +334,12 @@ function groupBy(records: readonly PairwiseMetaRecord[], key: 'source' | 'catego
  * Accuracy per order and on average, positional agreement, Cohen's κ, JudgeBench's two-game
  * score, optionally LLMBar's κ fields, breakdowns per source and category, and seeded
  * percentile-bootstrap intervals over pairs.
+ *
+ * @example
+ * ```ts
+ * import { computePairwiseMeta } from 'rubricate/meta';
+ * const report = computePairwiseMeta([{ gold: 'A', original: 'A', swapped: 'A' }, { gold: 'B', original: 'A', swapped: 'B' }]);
+ * ```
  */
 export function computePairwiseMeta(records: readonly PairwiseMetaRecord[], options: PairwiseMetaOptions = {}): PairwiseMetaReport {
   validateRecords(records);

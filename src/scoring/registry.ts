@@ -66,10 +66,28 @@ const scorings = createRegistry({ what: 'scoring', field: 'scoring' }, {
 /** The built-in scorings' names. */
 export type ScoringName = RegistryName<typeof scorings>;
 
+/**
+ * Adds a scoring under its own name.
+ *
+ * @example
+ * ```ts
+ * import { getScoring, registerScoring } from 'rubricate';
+ * registerScoring({ ...getScoring('weighted_mean'), name: 'house_mean', description: 'the weighted mean, under our own name' });
+ * ```
+ */
 export function registerScoring(scoring: Scoring): void {
   scorings.register(scoring.name, scoring);
 }
 
+/**
+ * The scoring of a name; an unknown one is refused with the known names.
+ *
+ * @example
+ * ```ts
+ * import { aggregate, getScoring } from 'rubricate';
+ * const metrics = aggregate(getScoring('weighted_mean'), [{ id: 'q1', status: 'ok', criteria: [{ id: 'c1', points: 1, tags: [], status: 'ok', met: true }] }]);
+ * ```
+ */
 export function getScoring(name: ScoringName | (string & {})): Scoring {
   // `healthbench_length_adjusted:0.02` takes an explicit penalty per 500 characters.
   const custom = /^healthbench_length_adjusted:(\d*\.?\d+)$/.exec(name);
@@ -77,11 +95,28 @@ export function getScoring(name: ScoringName | (string & {})): Scoring {
   return scorings.get(name);
 }
 
+/**
+ * The names of every scoring, built in and registered.
+ *
+ * @example
+ * ```ts
+ * import { scoringNames } from 'rubricate';
+ * console.log(scoringNames().join(', '));
+ * ```
+ */
 export function scoringNames(): string[] {
   return scorings.names();
 }
 
-/** Aggregates a finite collection in one go (tests, small runs). */
+/**
+ * Aggregates a finite collection in one go (tests, small runs).
+ *
+ * @example
+ * ```ts
+ * import { aggregate, getScoring } from 'rubricate';
+ * const metrics = aggregate(getScoring('healthbench'), [{ id: 'q1', status: 'ok', criteria: [{ id: 'c1', points: 5, tags: ['axis:accuracy'], status: 'ok', met: true }] }]);
+ * ```
+ */
 export function aggregate(scoring: Scoring, items: Iterable<ScoredItem>, options?: AggregateOptions): Metrics {
   const aggregator = scoring.createAggregator(options);
   for (const item of items) aggregator.add(item);

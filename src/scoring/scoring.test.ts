@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { simpleEvalsImporter } from '../rubric/formats/simple-evals.js';
+import { simpleEvalsImporter } from '../formats/simple-evals.js';
 import { toScoredItem } from '../results/results.js';
 import { clippedRatio, normalizedRatio } from './points.js';
 import { aggregate, getScoring, healthbenchScoring, normalizedScoring, weightedMeanScoring } from './registry.js';

@@ -27,6 +27,15 @@ export const advantageEstimators: readonly AdvantageEstimator[] = ['grpo', 'dr_g
 
 export const defaultAdvantageEpsilon = 1e-6;
 
+/**
+ * A group's advantages from its rewards (GRPO, Dr. GRPO); a null reward stays null and takes no part.
+ *
+ * @example
+ * ```ts
+ * import { groupAdvantages } from 'rubricate/server';
+ * const advantages = groupAdvantages([0.2, 0.9, null, 0.5], 'grpo'); // null stays null
+ * ```
+ */
 export function groupAdvantages(rewards: ReadonlyArray<number | null>, estimator: AdvantageEstimator, epsilon = defaultAdvantageEpsilon): Array<number | null> {
   if (!(epsilon >= 0) || !Number.isFinite(epsilon)) throw new RubricateError('INPUT_INVALID', `eps must be a finite number ≥ 0, got ${epsilon}`, { field: 'eps' });
   const valid = rewards.filter((reward): reward is number => reward !== null);

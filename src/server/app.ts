@@ -50,6 +50,18 @@ export function resolveAdapters(names: readonly string[] | undefined): ServerAda
   });
 }
 
+/**
+ * The reward service as a Hono app: mount it in a server of your own, or call `app.fetch`.
+ *
+ * @example
+ * ```ts
+ * import { createJudge } from 'rubricate';
+ * import { RewardService, createServer } from 'rubricate/server';
+ * const service = new RewardService({ grading: { judge: await createJudge({ model: 'openai:gpt-4.1-mini' }) } });
+ * const app = createServer({ service, token: 'a-long-random-token' });
+ * const health = await app.fetch(new Request('http://127.0.0.1/healthz'));
+ * ```
+ */
 export function createServerApp(options: ServerAppOptions): ServerApp {
   const { service, logger } = options;
   const state = options.state ?? new ServerState();

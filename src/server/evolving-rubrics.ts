@@ -17,8 +17,9 @@ import { floatJson } from './float-json.js';
 import { publicResult } from './public-errors.js';
 import type { Context } from 'hono';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import type { RubricEvolver } from '../generation/evolver.js';
-import { formatPath, normalizeItem } from '../rubric/normalize.js';
+import { normalizeItem } from '../rubric/normalize.js';
 import { z } from 'zod';
 import type { Message } from '../rubric/schema.js';
 import { advantageEstimators, defaultAdvantageEpsilon, groupAdvantages, type AdvantageEstimator } from './advantages.js';
@@ -113,8 +114,7 @@ export function registerEvolvingRubricRoutes(app: ServerApp, { service, maxBodyB
     const body = await objectBody(context, maxBodyBytes);
     const checked = observedResultsSchema.safeParse(body.results);
     if (!checked.success) {
-      const issue = checked.error.issues[0];
-      throw new RubricateError('INPUT_INVALID', `results must be a list of graded rollouts {criteria: [{id, met}]}: ${issue.message}`, { field: formatPath(['results', ...issue.path]) });
+      throw zodIssueError(checked.error, { prefix: 'results must be a list of graded rollouts {criteria: [{id, met}]}: ', under: ['results'], indexed: true });
     }
     return context.json(await evolver.observe(id, checked.data));
   });

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { characterCount, toScoredItem } from '../results/results.js';
 import type { Scoring } from '../scoring/types.js';
 import { groupAdvantages, type AdvantageEstimator } from './advantages.js';
@@ -29,9 +30,7 @@ export type GroupRequest = z.output<typeof groupRequestSchema>;
 export function parseGroupRequest(body: Record<string, unknown>, responses: number): GroupRequest {
   const parsed = groupRequestSchema.safeParse(body);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue.path.map(String).join('.');
-    throw new RubricateError('INPUT_INVALID', issue.code === 'unrecognized_keys' ? `not a setting (${issue.keys.join(', ')})` : issue.message, { field });
+    throw zodIssueError(parsed.error, { unknownKeys: 'list', fieldWhenEmpty: '' });
   }
   const request = parsed.data;
   for (const name of ['outcomes', 'lengths'] as const) {

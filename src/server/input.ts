@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
 import { sha256Hex } from '../util/hash.js';
 import { normalizeItem, normalizeMessages, normalizeRubric } from '../rubric/normalize.js';
@@ -123,7 +124,7 @@ export interface GroupInput {
 /** The shared part of a group request: one prompt and rubric, many responses. */
 export function parseGroupInput(input: Record<string, unknown>, context: ItemInputContext = {}): GroupInput {
   const prompt = promptSchema.safeParse(input.prompt);
-  if (!prompt.success) throw new RubricateError('INPUT_INVALID', `prompt: ${prompt.error.issues[0]?.message ?? 'invalid'}`, { field: 'prompt' });
+  if (!prompt.success) throw zodIssueError(prompt.error, { prefix: 'prompt: ', field: 'prompt' });
   let rubric: Rubric;
   if (input.rubric !== undefined) {
     rubric = context.rubricCache ? context.rubricCache.normalize(input.rubric) : normalizeRubric(parseRubricValue(input.rubric), { fieldPrefix: 'rubric' });

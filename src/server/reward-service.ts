@@ -106,6 +106,17 @@ interface RememberedResult {
   storeReads: number;
 }
 
+/**
+ * Scores items for a trainer: admission, deadlines and the error policy around one grader.
+ *
+ * @example
+ * ```ts
+ * import { createJudge, normalizeItem } from 'rubricate';
+ * import { RewardService } from 'rubricate/server';
+ * const service = new RewardService({ grading: { judge: await createJudge({ model: 'openai:gpt-4.1-mini' }) }, deadlineMs: 60_000 });
+ * const scored = await service.scoreItems([normalizeItem({ id: 'q1', prompt: 'What is 2 + 2?', response: '4', rubric: { criteria: [{ text: 'Answers 4' }] } })]);
+ * ```
+ */
 export class RewardService {
   readonly grader: Grader;
   /** The grading options the service was built with (CaRR's engines share its judge, store and call policy). */

@@ -35,7 +35,15 @@ export type ErrorPolicy = { kind: 'null' } | { kind: 'fallback'; value: number }
 
 export const nullPolicy: ErrorPolicy = { kind: 'null' };
 
-/** Parses `--on-error`: `null` or `fallback=X`. */
+/**
+ * Parses `--on-error`: `null` or `fallback=X`.
+ *
+ * @example
+ * ```ts
+ * import { parseErrorPolicy } from 'rubricate/server';
+ * const policy = parseErrorPolicy('fallback=0'); // { kind: 'fallback', value: 0 }
+ * ```
+ */
 export function parseErrorPolicy(text: string): ErrorPolicy {
   const trimmed = text.trim();
   if (trimmed === 'null' || trimmed === 'none') return nullPolicy;

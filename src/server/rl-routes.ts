@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { addUsage, emptyUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { parseRubricRewardInput, rubricQuality, rubricRewardItems } from '../generation/rubric-reward.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
 import { normalizeMessages } from '../rubric/normalize.js';
@@ -40,9 +41,7 @@ const scaffoldRequestSchema = z.object({
 });
 
 function invalid(error: z.ZodError): RubricateError {
-  const issue = error.issues[0];
-  const field = issue.path.map(String).join('.');
-  return new RubricateError('INPUT_INVALID', issue.code === 'unrecognized_keys' ? `not a setting (${issue.keys.join(', ')})` : issue.message, field ? { field } : {});
+  return zodIssueError(error, { unknownKeys: 'list', omitEmptyField: true });
 }
 
 /** A request's rubric: given (object or JSON string), or named by `rubric_id` (`serve --rubrics`). */

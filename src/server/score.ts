@@ -17,6 +17,7 @@
  * this, so one bad rubric fails only its own row).
  */
 import { RubricateError, toRubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { advantageEstimators, defaultAdvantageEpsilon, type AdvantageEstimator } from './advantages.js';
 import { groupAnswer, parseGroupRequest } from './group-rewards.js';
 import { readJsonBody } from './body.js';
@@ -37,7 +38,7 @@ const stepSchema = z.number().int().nonnegative().optional();
 /** The training step a request gives (for the reward-hacking monitor); a wrong one is a 400. */
 function stepOf(body: unknown): number | undefined {
   const parsed = stepSchema.safeParse(isRecord(body) ? body.step : undefined);
-  if (!parsed.success) throw new RubricateError('INPUT_INVALID', `${parsed.error.issues[0]?.message ?? 'invalid'} (the training step, an integer ≥ 0)`, { field: 'step' });
+  if (!parsed.success) throw zodIssueError(parsed.error, { suffix: ' (the training step, an integer ≥ 0)', field: 'step' });
   return parsed.data;
 }
 

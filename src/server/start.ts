@@ -37,7 +37,25 @@ export interface RunningServer {
   close(options?: { drainTimeoutMs?: number }): Promise<{ drained: boolean }>;
 }
 
+/**
+ * The port `serve` listens on by default.
+ *
+ * @example
+ * ```ts
+ * import { defaultHost, defaultPort } from 'rubricate/server';
+ * console.log(`http://${defaultHost}:${defaultPort}/v1/score`);
+ * ```
+ */
 export const defaultPort = 8000;
+/**
+ * The address `serve` binds by default (loopback).
+ *
+ * @example
+ * ```ts
+ * import { defaultHost, defaultPort } from 'rubricate/server';
+ * console.log(`http://${defaultHost}:${defaultPort}/v1/score`);
+ * ```
+ */
 export const defaultHost = '127.0.0.1';
 export const defaultDrainTimeoutMs = 60_000;
 
@@ -69,6 +87,19 @@ export function openServerWarning(host: string, port: number): string {
   ].join('\n');
 }
 
+/**
+ * Starts the reward service on a port; `close` drains the work in flight.
+ *
+ * @example
+ * ```ts
+ * import { createJudge } from 'rubricate';
+ * import { RewardService, startServer } from 'rubricate/server';
+ * const service = new RewardService({ grading: { judge: await createJudge({ model: 'openai:gpt-4.1-mini' }) } });
+ * const running = await startServer({ service, port: 0 });
+ * console.log(`serving on ${running.url}`);
+ * await running.close();
+ * ```
+ */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const state = options.state ?? new ServerState();
   const host = options.host ?? defaultHost;

@@ -15,6 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { hashValue } from '../util/hash.js';
 import { parseInputJson } from '../util/json.js';
 
@@ -72,9 +73,7 @@ export function parseAlignment(value: unknown, source: string): Alignment {
   if (record !== null && typeof record === 'object') delete (record as Record<string, unknown>).fit;
   const parsed = alignmentSchema.safeParse(record);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue.path.join('.');
-    throw new RubricateError('CONFIG_INVALID', `${source}: not an alignment written by rubricate align: ${path ? `${path}: ` : ''}${issue.message}`, { file: source, field: path || undefined });
+    throw zodIssueError(parsed.error, { code: 'CONFIG_INVALID', prefix: `${source}: not an alignment written by rubricate align: `, pathInMessage: true, details: { file: source } });
   }
   const alignment = parsed.data;
   if (alignmentHash(alignment) !== alignment.hash) {

@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { hashValue } from '../util/hash.js';
 import { parseInputJson } from '../util/json.js';
 
@@ -67,9 +68,7 @@ export function readCalibrationFile(file: string): Calibration {
   if (record !== null && typeof record === 'object') delete (record as Record<string, unknown>).fit;
   const parsed = calibrationSchema.safeParse(record);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue.path.join('.');
-    throw new RubricateError('CONFIG_INVALID', `${file}: not a calibration written by rubricate calibrate --format results: ${path ? `${path}: ` : ''}${issue.message}`, { file, field: path || 'calibration' });
+    throw zodIssueError(parsed.error, { code: 'CONFIG_INVALID', prefix: `${file}: not a calibration written by rubricate calibrate --format results: `, pathInMessage: true, fieldWhenEmpty: 'calibration', details: { file } });
   }
   const calibration = parsed.data;
   if (calibration.coefficients.length !== calibration.criteria.length) throw new RubricateError('CONFIG_INVALID', `${file}: ${calibration.coefficients.length} coefficients for ${calibration.criteria.length} criteria`, { file, field: 'coefficients' });

@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
+import { zodIssueError } from '../util/zod-issue.js';
 import { alignmentSchema } from './alignment.js';
 import { calibrationSchema } from './calibration.js';
 
@@ -83,7 +84,15 @@ export const localModelSchema = z.strictObject({
   contextSize: positiveInteger.optional(),
 });
 
-/** How to reach a model: a judge, a generator, an audit judge. */
+/**
+ * How to reach a model: a judge, a generator, an audit judge.
+ *
+ * @example
+ * ```ts
+ * import { modelSpecSchema } from 'rubricate';
+ * const model = modelSpecSchema.parse({ model: 'openai:gpt-4.1-mini', endpoint: { baseUrl: 'http://localhost:8000/v1' } });
+ * ```
+ */
 export const modelSpecSchema = z.strictObject({
   /** `openai:MODEL`, `azure:DEPLOYMENT`, `anthropic:MODEL`, `gemini:MODEL`, `gguf:PATH`, `none`; absent: the default rule. */
   model: z.string().min(1).optional(),
@@ -284,6 +293,15 @@ export const agenticSchema = z.strictObject({
   documents: z.string().min(1).optional(),
 });
 
+/**
+ * Every setting of a run, in groups (`judges`, `plan`, `calls`, `jury`, `scoring`…).
+ *
+ * @example
+ * ```ts
+ * import { runSpecSchema } from 'rubricate';
+ * const groups = Object.keys(runSpecSchema.shape); // judges, plan, calls, jury, scoring…
+ * ```
+ */
 export const runSpecSchema = z.strictObject({
   /** One model spec per judge; several form a jury. Empty: the default judge rule. */
   judges: z.array(modelSpecSchema).default([]),
@@ -334,6 +352,12 @@ export type SettingPath = string;
 /**
  * Parses a spec (options a library user wrote, a chunk a worker took off the queue) with its
  * defaults filled in; a wrong field is CONFIG_INVALID naming its path.
+ *
+ * @example
+ * ```ts
+ * import { parseRunSpec } from 'rubricate';
+ * const spec = parseRunSpec({ judges: [{ model: 'openai:gpt-4.1-mini' }], plan: { explanation: 'short' } });
+ * ```
  */
 export function parseRunSpec(input: unknown, source = 'run spec'): RunSpec {
   return parseWith(runSpecSchema, input, source);
@@ -342,9 +366,7 @@ export function parseRunSpec(input: unknown, source = 'run spec'): RunSpec {
 export function parseWith<Schema extends z.ZodType>(schema: Schema, input: unknown, source: string): z.infer<Schema> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const path = [...issue.path, ...(issue.code === 'unrecognized_keys' ? [issue.keys[0]] : [])].join('.');
-  throw new RubricateError('CONFIG_INVALID', `${source}: ${path ? `${path}: ` : ''}${issue.code === 'unrecognized_keys' ? 'not a setting' : issue.message}`, { field: path || undefined });
+  throw zodIssueError(parsed.error, { code: 'CONFIG_INVALID', prefix: `${source}: `, pathInMessage: true, unknownKeys: 'first' });
 }
 
 /**

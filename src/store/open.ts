@@ -10,6 +10,16 @@ export function storeSpecFrom(flag: string | undefined, environment: NodeJS.Proc
   return spec === undefined || spec.trim() === '' ? undefined : spec.trim();
 }
 
+/**
+ * The reply store a spec names: a `redis://` URL, or a SQLite file.
+ *
+ * @example
+ * ```ts
+ * import { openReplyStore } from 'rubricate/store';
+ * const store = openReplyStore(process.env.RUBRICATE_STORE ?? 'cache.sqlite');
+ * await store.close();
+ * ```
+ */
 export function openReplyStore(spec: string, options: ReplyStoreOptions & Pick<SqliteReplyStoreOptions, 'onWarning' | 'recentReplies'> = {}): TransferableReplyStore {
   if (isRedisUrl(spec)) return new RedisReplyStore(spec, { ttlMs: options.ttlMs });
   return new SqliteReplyStore(spec.startsWith('sqlite:') ? spec.slice('sqlite:'.length) : spec, options);

@@ -31,6 +31,18 @@ export interface RedisReplyStoreOptions extends ReplyStoreOptions {
   claimLeaseMs?: number;
 }
 
+/**
+ * Judge replies kept in Redis or Valkey, shared by a fleet of workers and replicas.
+ *
+ * @example
+ * ```ts
+ * import { Grader, createJudge } from 'rubricate';
+ * import { RedisReplyStore } from 'rubricate/store';
+ * const store = new RedisReplyStore('redis://localhost:6379');
+ * const grader = new Grader({ judge: await createJudge({ model: 'openai:gpt-4.1-mini' }), store });
+ * await store.close();
+ * ```
+ */
 export class RedisReplyStore implements TransferableReplyStore, SharedInFlight {
   readonly connection: RedisConnection;
   private readonly prefix: string;

@@ -54,6 +54,18 @@ function isBusy(error: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }
 
+/**
+ * Judge replies kept in a SQLite file: the cache that lets a run resume without asking again.
+ *
+ * @example
+ * ```ts
+ * import { Grader, createJudge } from 'rubricate';
+ * import { SqliteReplyStore, defaultCachePath } from 'rubricate/store';
+ * const store = new SqliteReplyStore(defaultCachePath());
+ * const grader = new Grader({ judge: await createJudge({ model: 'openai:gpt-4.1-mini' }), store });
+ * await store.close();
+ * ```
+ */
 export class SqliteReplyStore implements TransferableReplyStore {
   readonly path: string;
   private readonly database: SqliteDatabase;
@@ -306,6 +318,15 @@ export function defaultCacheDirectory(environment: NodeJS.ProcessEnv = process.e
   return join(environment.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'rubricate');
 }
 
+/**
+ * Where replies are kept by default (the user cache folder).
+ *
+ * @example
+ * ```ts
+ * import { defaultCachePath } from 'rubricate/store';
+ * console.log(`replies are kept in ${defaultCachePath()}`);
+ * ```
+ */
 export function defaultCachePath(environment: NodeJS.ProcessEnv = process.env): string {
   return join(defaultCacheDirectory(environment), 'replies.sqlite');
 }

@@ -56,7 +56,16 @@ function unescapeAttribute(value: string): string {
 
 const labelledResponsePattern = /<response-([A-Z]+|\d)-([0-9a-f]{16})>\n([\s\S]*?)\n<\/response-\1-\2>/g;
 
-/** Extracts the graded response (or the labelled responses) and the criteria from a rubricate grading prompt. */
+/**
+ * Extracts the graded response (or the labelled responses) and the criteria from a rubricate grading prompt.
+ *
+ * @example
+ * ```ts
+ * import { parseGradingPrompt } from 'rubricate/testing';
+ * const userText = 'the user message of a grading request';
+ * const { response, criteria } = parseGradingPrompt(userText);
+ * ```
+ */
 export function parseGradingPrompt(userText: string): { response?: string; criteria: FakeJudgeRequest['criteria']; responses: FakeJudgeRequest['responses'] } {
   const response = responsePattern.exec(userText)?.[2];
   const criteria: FakeJudgeRequest['criteria'] = [];
@@ -85,6 +94,19 @@ export interface FakeJudgeOptions extends ListenOptions {
   keepRequests?: boolean;
 }
 
+/**
+ * A loopback OpenAI-compatible judge whose answers a script decides; the real client and parser run against it.
+ *
+ * @example
+ * ```ts
+ * import { createJudge, grade } from 'rubricate';
+ * import { binaryVerdict, startFakeJudge } from 'rubricate/testing';
+ * const fake = await startFakeJudge((request) => ({ content: binaryVerdict(request.response?.includes('4') ?? false) }));
+ * const judge = await createJudge({ model: 'openai:fake', endpoint: { baseUrl: fake.baseUrl } });
+ * const { results } = await grade([{ id: 'q1', prompt: 'What is 2 + 2?', response: '4', rubric: { criteria: [{ text: 'Answers 4' }] } }], { judge });
+ * await fake.close();
+ * ```
+ */
 export async function startFakeJudge(initialScript: FakeJudgeScript, options: FakeJudgeOptions = {}): Promise<FakeJudge> {
   let script = initialScript;
   const requests: FakeJudgeRequest[] = [];
@@ -194,12 +216,28 @@ export async function startFakeJudge(initialScript: FakeJudgeScript, options: Fa
   };
 }
 
-/** A binary verdict in the per-criterion reply format. */
+/**
+ * A binary verdict in the per-criterion reply format.
+ *
+ * @example
+ * ```ts
+ * import { binaryVerdict, startFakeJudge } from 'rubricate/testing';
+ * const fake = await startFakeJudge(() => ({ content: binaryVerdict(false, 'It never answers the question.') }));
+ * ```
+ */
 export function binaryVerdict(met: boolean, explanation = met ? 'The response does this.' : 'The response does not do this.') {
   return { explanation, criteria_met: met };
 }
 
-/** A batched reply giving each criterion the verdict `decide` returns. */
+/**
+ * A batched reply giving each criterion the verdict `decide` returns.
+ *
+ * @example
+ * ```ts
+ * import { batchedVerdicts, startFakeJudge } from 'rubricate/testing';
+ * const fake = await startFakeJudge((request) => ({ content: batchedVerdicts(request.criteria, (criterion) => criterion.points > 0) }));
+ * ```
+ */
 export function batchedVerdicts(criteria: FakeJudgeRequest['criteria'], decide: (criterion: FakeJudgeRequest['criteria'][number]) => boolean) {
   const verdicts: Record<string, unknown> = {};
   for (const criterion of criteria) verdicts[criterion.id] = binaryVerdict(decide(criterion));

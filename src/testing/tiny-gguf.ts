@@ -203,7 +203,15 @@ function buildMetadata(options: Required<Omit<TinyGgufOptions, 'path'>>, tokens:
   ];
 }
 
-/** Serialises the tiny model to GGUF v3 bytes. */
+/**
+ * Serialises the tiny model to GGUF v3 bytes.
+ *
+ * @example
+ * ```ts
+ * import { buildTinyGguf } from 'rubricate/testing';
+ * const bytes = buildTinyGguf({ bias: 'false' });
+ * ```
+ */
 export function buildTinyGguf(options: Omit<TinyGgufOptions, 'path'> = {}): Buffer {
   const resolved: Required<Omit<TinyGgufOptions, 'path'>> = {
     bias: options.bias ?? 'none',
@@ -235,7 +243,17 @@ export function buildTinyGguf(options: Omit<TinyGgufOptions, 'path'> = {}): Buff
   return writer.result();
 }
 
-/** Writes the tiny model to `options.path` (creating its folder) and returns the absolute path. */
+/**
+ * Writes the tiny model to `options.path` (creating its folder) and returns the absolute path.
+ *
+ * @example
+ * ```ts
+ * import { createJudge } from 'rubricate';
+ * import { writeTinyGguf } from 'rubricate/testing';
+ * const path = await writeTinyGguf({ path: 'tiny.gguf', bias: 'true' });
+ * const judge = await createJudge({ model: `gguf:${path}` });
+ * ```
+ */
 export async function writeTinyGguf(options: TinyGgufOptions): Promise<string> {
   const { path: filePath, ...modelOptions } = options;
   const bytes = buildTinyGguf(modelOptions);

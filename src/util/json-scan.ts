@@ -77,6 +77,15 @@ interface Frame {
   key: string;
 }
 
+/** The scan of one chunk: the next byte to read, and where the captured value or the kept key began in the chunk (-1: none open). */
+interface ChunkCursor {
+  chunk: Buffer;
+  index: number;
+  to: number;
+  keepFrom: number;
+  keyFrom: number;
+}
+
 const literalPattern = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$/;
 const longestLiteral = 256;
 const longestKey = 1024;
@@ -274,223 +283,241 @@ export class JsonScanner {
   }
 
   private scan(chunk: Buffer, from: number, to: number): void {
-    // Where the captured value (or the key being kept) begins in this chunk, -1 when none is open.
-    let keepFrom = this.capturing ? from : -1;
-    let keyFrom = this.keepingKey ? from : -1;
-    let index = from;
-    /** Fails at `index` and carries on scanning from the next byte, in resync. */
-    const failHere = (message: string) => {
-      this.fail(message);
-      if (chunk[index] === 10) {
+    const cursor: ChunkCursor = { chunk, index: from, to, keepFrom: this.capturing ? from : -1, keyFrom: this.keepingKey ? from : -1 };
+    while (cursor.index < to) this.step(cursor);
+    // The chunk ended inside a key or a captured value: keep what came of it so far.
+    if (cursor.keyFrom >= 0) this.addKeyBytes(chunk, cursor.keyFrom, to);
+    if (this.capturing && cursor.keepFrom >= 0) this.keep(chunk, cursor.keepFrom, to);
+  }
+
+  /** Reads the byte at the cursor (in a string, a run of plain characters) in the state the scanner is in. */
+  private step(cursor: ChunkCursor): void {
+    const state = this.state;
+    if (state === State.InString) this.stringByte(cursor);
+    else if (state === State.InKey) this.keyByte(cursor);
+    else if (state === State.InLiteral) this.literalByte(cursor);
+    else if (state === State.Resync) this.resyncByte(cursor);
+    else {
+      const byte = cursor.chunk[cursor.index];
+      if (byte === 32 || byte === 9 || byte === 13 || byte === 10) this.whitespace(cursor, byte);
+      else if (state === State.Colon) this.colon(cursor, byte);
+      else if (state === State.After) this.afterValue(cursor, byte);
+      else if (state === State.KeyOrClose || state === State.Key) this.keyStart(cursor, byte, state);
+      else if (state === State.ValueOrClose && byte === 93) {
+        this.closeHere(cursor);
+        cursor.index += 1;
+      } else this.valueStart(cursor, byte, state);
+    }
+  }
+
+  /** Fails at the cursor and carries on scanning from the next byte, in resync. */
+  private failHere(cursor: ChunkCursor, message: string): void {
+    this.fail(message);
+    if (cursor.chunk[cursor.index] === 10) {
+      this.line += 1;
+      this.atLineStart = true;
+    }
+    cursor.keepFrom = -1;
+    cursor.keyFrom = -1;
+    cursor.index += 1;
+  }
+
+  /** The byte after a backslash, or one of a `\u` escape's four digits, in a string or a key; false when it failed there. */
+  private escapeByte(cursor: ChunkCursor, byte: number, where: 'string' | 'key'): boolean {
+    if (this.unicodeDigits > 0) {
+      if (!isHexDigit(byte)) {
+        this.failHere(cursor, `not valid JSON: a bad \\u escape in a ${where}`);
+        return false;
+      }
+      this.unicodeDigits -= 1;
+      return true;
+    }
+    if (!isEscape(byte)) {
+      this.failHere(cursor, `not valid JSON: a bad escape in a ${where}`);
+      return false;
+    }
+    this.escaped = false;
+    if (byte === 117) this.unicodeDigits = 4;
+    return true;
+  }
+
+  private stringByte(cursor: ChunkCursor): void {
+    const { chunk, to } = cursor;
+    if (!this.escaped && this.unicodeDigits === 0) {
+      // Plain characters up to the next quote, backslash or control character.
+      let index = cursor.index;
+      while (index < to) {
+        const next = chunk[index];
+        if (next === 34 || next === 92 || next < 32) break;
+        index += 1;
+      }
+      cursor.index = index;
+      if (index >= to) return;
+    }
+    const next = chunk[cursor.index];
+    if (this.unicodeDigits > 0 || this.escaped) {
+      if (!this.escapeByte(cursor, next, 'string')) return;
+    } else if (next === 92) this.escaped = true;
+    else if (next < 32) {
+      this.failHere(cursor, next === 10 ? 'not valid JSON: a line break inside a string' : 'not valid JSON: a control character inside a string');
+      return;
+    } else {
+      if (this.capturing && this.captureDepth === -1) {
+        this.keep(chunk, cursor.keepFrom, cursor.index + 1);
+        this.finishCapture(this.base + cursor.index + 1);
+        cursor.keepFrom = -1;
+      }
+      this.valueDone();
+    }
+    cursor.index += 1;
+  }
+
+  private keyByte(cursor: ChunkCursor): void {
+    const byte = cursor.chunk[cursor.index];
+    if (this.unicodeDigits > 0 || this.escaped) {
+      if (!this.escapeByte(cursor, byte, 'key')) return;
+    } else if (byte === 92) this.escaped = true;
+    else if (byte < 32) {
+      this.failHere(cursor, 'not valid JSON: a control character inside a key');
+      return;
+    } else if (byte === 34) {
+      if (cursor.keyFrom >= 0) {
+        this.addKeyBytes(cursor.chunk, cursor.keyFrom, cursor.index + 1);
+        this.frames.at(-1)!.key = this.keySize > longestKey ? '' : (JSON.parse(Buffer.concat(this.keyParts).toString(this.options.utf8 ? 'utf8' : 'latin1')) as string);
+        this.keyParts = [];
+        this.keepingKey = false;
+        cursor.keyFrom = -1;
+      }
+      this.state = State.Colon;
+    }
+    cursor.index += 1;
+  }
+
+  private literalByte(cursor: ChunkCursor): void {
+    const byte = cursor.chunk[cursor.index];
+    if (isLiteralByte(byte)) {
+      if (this.literal.length >= longestLiteral) {
+        this.failHere(cursor, `not valid JSON: a number or literal longer than ${longestLiteral} characters`);
+        return;
+      }
+      this.literal += String.fromCharCode(byte);
+      cursor.index += 1;
+      return;
+    }
+    if (this.capturing && this.captureDepth === -1) {
+      this.keep(cursor.chunk, cursor.keepFrom, cursor.index);
+      cursor.keepFrom = -1;
+    }
+    // The byte that ended it is read again in the state that follows.
+    if (!this.finishLiteral(this.base + cursor.index)) {
+      if (byte === 10) {
         this.line += 1;
         this.atLineStart = true;
       }
-      keepFrom = -1;
-      keyFrom = -1;
-      index += 1;
-    };
-    while (index < to) {
-      const byte = chunk[index];
-      const state = this.state;
-      if (state === State.InString) {
-        if (!this.escaped && this.unicodeDigits === 0) {
-          // Plain characters up to the next quote, backslash or control character.
-          while (index < to) {
-            const next = chunk[index];
-            if (next === 34 || next === 92 || next < 32) break;
-            index += 1;
-          }
-          if (index >= to) break;
-        }
-        const next = chunk[index];
-        if (this.unicodeDigits > 0) {
-          if (!isHexDigit(next)) {
-            failHere('not valid JSON: a bad \\u escape in a string');
-            continue;
-          }
-          this.unicodeDigits -= 1;
-        } else if (this.escaped) {
-          if (!isEscape(next)) {
-            failHere('not valid JSON: a bad escape in a string');
-            continue;
-          }
-          this.escaped = false;
-          if (next === 117) this.unicodeDigits = 4;
-        } else if (next === 92) this.escaped = true;
-        else if (next < 32) {
-          failHere(next === 10 ? 'not valid JSON: a line break inside a string' : 'not valid JSON: a control character inside a string');
-          continue;
-        } else {
-          if (this.capturing && this.captureDepth === -1) {
-            this.keep(chunk, keepFrom, index + 1);
-            this.finishCapture(this.base + index + 1);
-            keepFrom = -1;
-          }
-          this.valueDone();
-        }
-        index += 1;
-        continue;
-      }
-      if (state === State.InKey) {
-        if (this.unicodeDigits > 0) {
-          if (!isHexDigit(byte)) {
-            failHere('not valid JSON: a bad \\u escape in a key');
-            continue;
-          }
-          this.unicodeDigits -= 1;
-        } else if (this.escaped) {
-          if (!isEscape(byte)) {
-            failHere('not valid JSON: a bad escape in a key');
-            continue;
-          }
-          this.escaped = false;
-          if (byte === 117) this.unicodeDigits = 4;
-        } else if (byte === 92) this.escaped = true;
-        else if (byte < 32) {
-          failHere('not valid JSON: a control character inside a key');
-          continue;
-        } else if (byte === 34) {
-          if (keyFrom >= 0) {
-            this.addKeyBytes(chunk, keyFrom, index + 1);
-            this.frames.at(-1)!.key = this.keySize > longestKey ? '' : (JSON.parse(Buffer.concat(this.keyParts).toString(this.options.utf8 ? 'utf8' : 'latin1')) as string);
-            this.keyParts = [];
-            this.keepingKey = false;
-            keyFrom = -1;
-          }
-          this.state = State.Colon;
-        }
-        index += 1;
-        continue;
-      }
-      if (state === State.InLiteral) {
-        if (isLiteralByte(byte)) {
-          if (this.literal.length >= longestLiteral) {
-            failHere(`not valid JSON: a number or literal longer than ${longestLiteral} characters`);
-            continue;
-          }
-          this.literal += String.fromCharCode(byte);
-          index += 1;
-          continue;
-        }
-        if (this.capturing && this.captureDepth === -1) {
-          this.keep(chunk, keepFrom, index);
-          keepFrom = -1;
-        }
-        // The byte that ended it is read again in the state that follows.
-        if (!this.finishLiteral(this.base + index)) {
-          if (byte === 10) {
-            this.line += 1;
-            this.atLineStart = true;
-          }
-          index += 1;
-        }
-        continue;
-      }
-      if (state === State.Resync) {
-        if (byte === 10) {
-          this.line += 1;
-          this.atLineStart = true;
-        } else if (this.atLineStart && (byte === 123 || byte === 91)) {
-          this.state = State.Top;
-          continue;
-        } else this.atLineStart = false;
-        index += 1;
-        continue;
-      }
-      if (byte === 32 || byte === 9 || byte === 13 || byte === 10) {
-        if (byte === 10) {
-          if (this.linePerDocument === true && this.frames.length > 0) {
-            failHere('the line ends inside its JSON document (the file holds one document per line)');
-            continue;
-          }
-          this.line += 1;
-        }
-        index += 1;
-        continue;
-      }
-      if (state === State.Colon) {
-        if (byte !== 58) {
-          failHere('not valid JSON: expected ":" after a key');
-          continue;
-        }
-        this.state = State.Value;
-        index += 1;
-        continue;
-      }
-      if (state === State.After) {
-        const frame = this.frames.at(-1)!;
-        if (byte === 44) this.state = frame.kind === 'object' ? State.Key : State.Value;
-        else if ((byte === 125 && frame.kind === 'object') || (byte === 93 && frame.kind === 'array')) {
-          this.close(chunk, index, keepFrom);
-          if (!this.capturing) keepFrom = -1;
-        } else {
-          failHere(`not valid JSON: expected "," or "${frame.kind === 'object' ? '}' : ']'}"`);
-          continue;
-        }
-        index += 1;
-        continue;
-      }
-      if (state === State.KeyOrClose || state === State.Key) {
-        if (byte === 125 && state === State.KeyOrClose) {
-          this.close(chunk, index, keepFrom);
-          if (!this.capturing) keepFrom = -1;
-          index += 1;
-          continue;
-        }
-        if (byte !== 34) {
-          failHere('not valid JSON: expected a key in double quotes');
-          continue;
-        }
-        this.keepingKey = this.frames.at(-1)!.mode === 'descend';
-        keyFrom = this.keepingKey ? index : -1;
-        this.keyParts = [];
-        this.keySize = 0;
-        this.escaped = false;
-        this.unicodeDigits = 0;
-        this.state = State.InKey;
-        index += 1;
-        continue;
-      }
-      if (state === State.ValueOrClose && byte === 93) {
-        this.close(chunk, index, keepFrom);
-        if (!this.capturing) keepFrom = -1;
-        index += 1;
-        continue;
-      }
-      // A value starts (states Top, Value, ValueOrClose).
-      if (state === State.Top && this.linePerDocument === false) {
-        failHere('not valid JSON: more text after the end of the document');
-        continue;
-      }
-      const isContainer = byte === 123 || byte === 91;
-      if (!isContainer && byte !== 34 && byte !== 45 && !(byte >= 48 && byte <= 57) && byte !== 116 && byte !== 102 && byte !== 110) {
-        failHere(`not valid JSON: unexpected ${JSON.stringify(String.fromCharCode(byte))}`);
-        continue;
-      }
-      if (isContainer && this.frames.length >= this.options.maxDepth) {
-        failHere(`nested deeper than ${this.options.maxDepth} levels (the limit is --max-record-depth)`);
-        continue;
-      }
-      const wasCapturing = this.capturing;
-      const mode = this.beginValue(isContainer ? (byte === 123 ? 'object' : 'array') : 'scalar', this.base + index);
-      if (this.capturing && !wasCapturing) keepFrom = index;
-      if (isContainer) {
-        const kind = byte === 123 ? 'object' : 'array';
-        this.frames.push({ kind, mode, index: 0, key: '' });
-        this.state = kind === 'object' ? State.KeyOrClose : State.ValueOrClose;
-      } else if (byte === 34) {
-        this.state = State.InString;
-        this.escaped = false;
-        this.unicodeDigits = 0;
-      } else {
-        this.state = State.InLiteral;
-        this.literal = String.fromCharCode(byte);
-      }
-      index += 1;
+      cursor.index += 1;
     }
-    // The chunk ended inside a key or a captured value: keep what came of it so far.
-    if (keyFrom >= 0) this.addKeyBytes(chunk, keyFrom, to);
-    if (this.capturing && keepFrom >= 0) this.keep(chunk, keepFrom, to);
+  }
+
+  private resyncByte(cursor: ChunkCursor): void {
+    const byte = cursor.chunk[cursor.index];
+    if (byte === 10) {
+      this.line += 1;
+      this.atLineStart = true;
+    } else if (this.atLineStart && (byte === 123 || byte === 91)) {
+      this.state = State.Top;
+      return;
+    } else this.atLineStart = false;
+    cursor.index += 1;
+  }
+
+  private whitespace(cursor: ChunkCursor, byte: number): void {
+    if (byte === 10) {
+      if (this.linePerDocument === true && this.frames.length > 0) {
+        this.failHere(cursor, 'the line ends inside its JSON document (the file holds one document per line)');
+        return;
+      }
+      this.line += 1;
+    }
+    cursor.index += 1;
+  }
+
+  private colon(cursor: ChunkCursor, byte: number): void {
+    if (byte !== 58) {
+      this.failHere(cursor, 'not valid JSON: expected ":" after a key');
+      return;
+    }
+    this.state = State.Value;
+    cursor.index += 1;
+  }
+
+  /** A closing bracket at the cursor; a captured value it ends is no longer kept from this chunk. */
+  private closeHere(cursor: ChunkCursor): void {
+    this.close(cursor.chunk, cursor.index, cursor.keepFrom);
+    if (!this.capturing) cursor.keepFrom = -1;
+  }
+
+  private afterValue(cursor: ChunkCursor, byte: number): void {
+    const frame = this.frames.at(-1)!;
+    if (byte === 44) this.state = frame.kind === 'object' ? State.Key : State.Value;
+    else if ((byte === 125 && frame.kind === 'object') || (byte === 93 && frame.kind === 'array')) this.closeHere(cursor);
+    else {
+      this.failHere(cursor, `not valid JSON: expected "," or "${frame.kind === 'object' ? '}' : ']'}"`);
+      return;
+    }
+    cursor.index += 1;
+  }
+
+  private keyStart(cursor: ChunkCursor, byte: number, state: State): void {
+    if (byte === 125 && state === State.KeyOrClose) {
+      this.closeHere(cursor);
+      cursor.index += 1;
+      return;
+    }
+    if (byte !== 34) {
+      this.failHere(cursor, 'not valid JSON: expected a key in double quotes');
+      return;
+    }
+    this.keepingKey = this.frames.at(-1)!.mode === 'descend';
+    cursor.keyFrom = this.keepingKey ? cursor.index : -1;
+    this.keyParts = [];
+    this.keySize = 0;
+    this.escaped = false;
+    this.unicodeDigits = 0;
+    this.state = State.InKey;
+    cursor.index += 1;
+  }
+
+  /** A value starts (states Top, Value, ValueOrClose). */
+  private valueStart(cursor: ChunkCursor, byte: number, state: State): void {
+    if (state === State.Top && this.linePerDocument === false) {
+      this.failHere(cursor, 'not valid JSON: more text after the end of the document');
+      return;
+    }
+    const isContainer = byte === 123 || byte === 91;
+    if (!isContainer && byte !== 34 && byte !== 45 && !(byte >= 48 && byte <= 57) && byte !== 116 && byte !== 102 && byte !== 110) {
+      this.failHere(cursor, `not valid JSON: unexpected ${JSON.stringify(String.fromCharCode(byte))}`);
+      return;
+    }
+    if (isContainer && this.frames.length >= this.options.maxDepth) {
+      this.failHere(cursor, `nested deeper than ${this.options.maxDepth} levels (the limit is --max-record-depth)`);
+      return;
+    }
+    const wasCapturing = this.capturing;
+    const mode = this.beginValue(isContainer ? (byte === 123 ? 'object' : 'array') : 'scalar', this.base + cursor.index);
+    if (this.capturing && !wasCapturing) cursor.keepFrom = cursor.index;
+    if (isContainer) {
+      const kind = byte === 123 ? 'object' : 'array';
+      this.frames.push({ kind, mode, index: 0, key: '' });
+      this.state = kind === 'object' ? State.KeyOrClose : State.ValueOrClose;
+    } else if (byte === 34) {
+      this.state = State.InString;
+      this.escaped = false;
+      this.unicodeDigits = 0;
+    } else {
+      this.state = State.InLiteral;
+      this.literal = String.fromCharCode(byte);
+    }
+    cursor.index += 1;
   }
 
   private addKeyBytes(chunk: Buffer, from: number, to: number): void {

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { RubricateError } from '../errors.js';
 import { getScoring } from '../scoring/registry.js';
-import { getItemImporter } from '../rubric/formats/index.js';
+import { getItemImporter } from '../formats/index.js';
 import { createJudge } from '../judges/registry.js';
 import { runCheck } from '../checks/registry.js';
 import { createRegistry, type RegistryName } from './registry.js';

@@ -34,7 +34,7 @@ function sourceFiles(directory: string): string[] {
   for (const entry of readdirSync(directory, { withFileTypes: true })) {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) files.push(...sourceFiles(path));
-    else if (/\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts')) files.push(path);
+    else if (/\.tsx?$/.test(entry.name) && !/\.test(?:-d)?\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts')) files.push(path);
   }
   return files;
 }

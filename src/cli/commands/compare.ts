@@ -11,7 +11,7 @@ import { organizeHelp } from '../help.js';
 import { InputReport } from '../input-report.js';
 import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
 import { Comparer, CompareSummaryBuilder, type CompareRecord, type CompareSummary } from '../../pipeline/compare.js';
-import { getPairwiseImporter } from '../../rubric/formats/index.js';
+import { getPairwiseImporter } from '../../formats/index.js';
 import { addBatchOptions } from '../batch-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { addLimitOption, firstRecords } from '../input-options.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { checkFiles, JsonLinesWriter } from '../../util/files.js';
 import { quietHelp, reportInputError, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
-import { getItemImporter, getResultsImporter, itemImporters, resultsImporters } from '../../rubric/formats/index.js';
+import { getItemImporter, getResultsImporter, itemImporters, resultsImporters } from '../../formats/index.js';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { addInputOptions, importOptionsFrom, refuseInapplicableFlags, type InputFlags } from '../input-options.js';
 

@@ -6,7 +6,7 @@
  * and where it came from (`sampled`).
  */
 import type { Command } from 'commander';
-import { itemImporters } from '../../rubric/formats/index.js';
+import { itemImporters } from '../../formats/index.js';
 import { addDryRunOption } from '../dry-run-options.js';
 import { addJudgeOptions, parseNumber, parsePositiveInteger } from '../judge-options.js';
 import { addBatchOptions } from '../batch-options.js';

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { exitCodes, RubricateError } from '../../errors.js';
 import { improveItem, type Improvement } from '../../generation/improve.js';
 import type { ResultRecord } from '../../results/results.js';
-import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
+import { getItemImporter, itemImporters } from '../../formats/index.js';
 import { checkRepeatCount, type RunSpec } from '../../spec/run-spec.js';
 import { mean } from '../../statistics/descriptive.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';

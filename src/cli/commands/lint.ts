@@ -9,7 +9,7 @@ import { loadRubrics } from '../rubrics-file.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { openRunSession, type SessionFlags } from '../session.js';
 import { storeFilesOf } from '../store-options.js';
-import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
+import { getItemImporter, itemImporters } from '../../formats/index.js';
 import { checkFiles, JsonLinesWriter } from '../../util/files.js';
 import { quietHelp, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';

@@ -28,7 +28,7 @@ import { loadTernaryLabels, researchRubricsMeta, researchRubricsTasks } from '..
 import { runPairwiseMeta, type JudgePairs } from '../../meta/pairwise-run.js';
 import { formatLlmJudgeReport, llmJudgeMeta } from '../../meta/llmjudge.js';
 import { formatLlmRubricBaselines, llmRubricBaselines } from '../../meta/llm-rubric.js';
-import { bestOfNImporters, getPairwiseImporter, pairwiseImporters } from '../../rubric/formats/index.js';
+import { bestOfNImporters, getPairwiseImporter, pairwiseImporters } from '../../formats/index.js';
 import { lengthBaselines, runBestOfNMeta, type BestOfNBenchmark, type BestOfNJudging } from '../../meta/best-of-n.js';
 import { Grader } from '../../pipeline/grader.js';
 import { createRankFourStrategy } from '../../grading/rank-four.js';

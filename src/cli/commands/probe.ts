@@ -13,7 +13,7 @@ import { parseProbeList, runProbes, sampleItems, type GradedVariant } from '../.
 import { probeDefinitions } from '../../meta/probes/perturbations.js';
 import type { ResultRecord } from '../../results/results.js';
 import { Grader } from '../../pipeline/grader.js';
-import { getItemImporter } from '../../rubric/formats/index.js';
+import { getItemImporter } from '../../formats/index.js';
 import type { Item } from '../../rubric/schema.js';
 import { quietHelp, reportInputError, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';

@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { RubricateError } from '../../errors.js';
-import { withoutTextsReason } from '../../rubric/formats/results.js';
+import { withoutTextsReason } from '../../formats/results.js';
 import { readResults } from '../../results/results.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { addBatchOptions } from '../batch-options.js';

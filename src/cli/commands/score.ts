@@ -4,7 +4,7 @@ import { madeUpFields, madeUpNotice } from '../../util/made-up.js';
 import { printMetricsSummary, reportInputError, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
 import { scoreFile } from '../../pipeline/score-file.js';
-import { getResultsImporter } from '../../rubric/formats/index.js';
+import { getResultsImporter } from '../../formats/index.js';
 import type { Metrics } from '../../scoring/types.js';
 import { RubricateError, exitCodes } from '../../errors.js';
 import { refuseInapplicableFlags } from '../input-options.js';

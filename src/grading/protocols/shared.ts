@@ -14,6 +14,7 @@ import { duplicateJsonKey, finalAnswerText, unparseable } from '../parse.js';
 import { fiveLevels } from '../prometheus.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from '../types.js';
 import { choiceValue } from '../verdicts.js';
+import { requestSampling } from '../sampling.js';
 
 export type ProtocolParse<T> = { ok: true; result: T; explanation: string } | { ok: false; reason: string };
 
@@ -46,9 +47,7 @@ export interface RelativeLayout {
 function requestOf(options: ProtocolOptions, content: string): JudgeRequest {
   return {
     messages: [{ role: 'user', content }],
-    temperature: options.sampling.temperature,
-    maxTokens: options.sampling.maxTokens,
-    ...(options.sampling.seed !== undefined ? { seed: options.sampling.seed } : {}),
+    ...requestSampling(options.sampling),
   };
 }
 

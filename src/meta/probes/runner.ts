@@ -63,6 +63,15 @@ export interface ProbeReport {
   probes: ProbeResult[];
 }
 
+/**
+ * The probes named in a comma-separated list (`padding,injection`), each checked by name.
+ *
+ * @example
+ * ```ts
+ * import { parseProbeList } from 'rubricate/meta';
+ * const probes = parseProbeList('padding,flattery,injection');
+ * ```
+ */
 export function parseProbeList(value: string): ProbeName[] {
   const names = value
     .split(',')
@@ -139,6 +148,14 @@ interface PlannedVariant {
  * Grades the originals and their perturbations and reports, per probe, score drift with a
  * paired bootstrap interval and verdict flip rates. Items must have distinct ids only for
  * readable per-item output; pairing is by position.
+ *
+ * @example
+ * ```ts
+ * import { Grader, createJudge, normalizeItem } from 'rubricate';
+ * import { parseProbeList, probe } from 'rubricate/meta';
+ * const grader = new Grader({ judge: await createJudge({ model: 'openai:gpt-4.1-mini' }) });
+ * const report = await probe(grader, [normalizeItem({ id: 'q1', prompt: 'What is 2 + 2?', response: '4', rubric: { criteria: [{ text: 'Answers 4' }] } })], { probes: parseProbeList('padding,injection'), seed: 1 });
+ * ```
  */
 export async function runProbes(grader: Grader, items: readonly Item[], options: ProbeRunOptions = {}): Promise<ProbeReport> {
   const probes = options.probes ?? probeNames;

@@ -12,7 +12,7 @@ import { RubricateError } from '../../errors.js';
 import { safeParseJson } from '../../util/json.js';
 import type { PairLabel } from '../../rubric/schema.js';
 import type { PairVerdict, PairwiseMetaRecord, PairwiseMetrics } from '../../scoring/pairwise-metrics.js';
-import { llmbarSubsetFromPath, readJsonArrayFile } from '../../rubric/formats/source-files.js';
+import { llmbarSubsetFromPath, readJsonArrayFile } from '../../formats/source-files.js';
 import { pythonFloatRepr } from '../../statistics/reference-math.js';
 import type { PublishedJudgeRun } from './types.js';
 import { isRecord } from '../../util/is-record.js';

@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import { RubricateError } from '../../errors.js';
+import { zodIssueError } from '../../util/zod-issue.js';
 import { carrGroupRewards } from '../../scoring/carr.js';
 import { readJsonBody } from '../body.js';
 import { CarrEvaluator, carrRequestSchema } from '../carr.js';
@@ -32,9 +33,7 @@ const groupRequestSchema = z.strictObject({
 function parsed<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const field = issue.path.map(String).join('.');
-  throw new RubricateError('INPUT_INVALID', issue.code === 'unrecognized_keys' ? `not a setting (${issue.keys.join(', ')})` : issue.message, field ? { field } : {});
+  throw zodIssueError(result.error, { unknownKeys: 'list', omitEmptyField: true });
 }
 
 function evaluatorOf(service: RewardService): () => CarrEvaluator {
