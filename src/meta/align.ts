@@ -443,7 +443,7 @@ export function bestThreshold(observations: ReadonlyArray<{ value: number; label
 }
 
 export async function alignJudge(resultsFile: string, labels: LabelIndex, options: AlignOptions): Promise<AlignOutcome> {
-  const settings = { ...defaults, ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) } as typeof defaults & AlignOptions;
+  const settings = { ...defaults, ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) } as AlignSettings;
   if (!(settings.testFraction > 0 && settings.testFraction < 1)) throw new RubricateError('CONFIG_INVALID', `the test share must be between 0 and 1, got ${settings.testFraction}`, { field: 'test-fraction' });
   const perVerdict = Math.min(5, settings.examplesPerVerdict);
   const bootstrap = settings.bootstrap ?? {};
@@ -463,86 +463,14 @@ export async function alignJudge(resultsFile: string, labels: LabelIndex, option
   const exampleCount = [...Object.values(examples.criteria), ...Object.values(examples.tags)].reduce((sum, list) => sum + list.length, 0);
   progress(`examples: ${exampleCount} from train, for ${Object.keys(examples.criteria).length} criteria and ${Object.keys(examples.tags).length} tags${exampleCount === 0 ? ` (${whyNoExamples(train, perVerdict)})` : ''}`);
 
-  const rewordings: AlignmentContent['rewordings'] = {};
-  const rewordingReports: RewordingReport[] = [];
-  let withExamples: SplitAgreement | null = null;
-  if (options.reword) {
-    const exampled = sealAlignment({ examples, rewordings: {}, calibrator: null });
-    const trainVerdicts = await gradeAll(options.graderFor(exampled), train.map((entry) => entry.item), judgeUsage);
-    withExamples = agreementOf(metaRecords(train, trainVerdicts), bootstrap).summary;
-    const criteria = new Map<string, Criterion>();
-    for (const { pairs } of train) for (const pair of pairs) criteria.set(pair.criterion.id, pair.criterion);
-    const weak = [...criteria.keys()]
-      .map((id) => ({ id, ...criterionAccuracy(train, id, trainVerdicts) }))
-      .filter((entry) => entry.pairs >= settings.minPairsToReword && entry.agreeing / entry.pairs < settings.rewordBelow)
-      .sort((left, right) => left.agreeing / left.pairs - right.agreeing / right.pairs || (left.id < right.id ? -1 : 1))
-      .slice(0, settings.maxRewordings);
-    for (const candidate of weak) {
-      const criterion = criteria.get(candidate.id)!;
-      const before = candidate.agreeing / candidate.pairs;
-      const disagreements: RewordRequest['disagreements'] = [];
-      let falsePositives = 0;
-      let falseNegatives = 0;
-      for (const { item, pairs } of train) {
-        const pair = pairs.find((entry) => entry.criterion.id === candidate.id);
-        const verdict = trainVerdicts.get(item.id)?.get(candidate.id);
-        if (!pair || pair.majority === undefined || !verdict || verdict.met === pair.majority) continue;
-        if (verdict.met) falsePositives += 1;
-        else falseNegatives += 1;
-        if (disagreements.length < 4) disagreements.push({ prompt: shortened(lastUserTurn(item), promptCharacters), response: shortened(item.response, responseCharacters), label: pair.majority, judged: verdict.met, ...(verdict.explanation ? { explanation: verdict.explanation } : {}) });
-      }
-      const proposed = (await options.reword({ criterionId: candidate.id, text: criterion.text, pairs: candidate.pairs, falsePositives, falseNegatives, disagreements })).trim();
-      if (proposed === criterion.text.trim()) {
-        rewordingReports.push({ criterion: candidate.id, original: criterion.text, proposed, pairs: candidate.pairs, trainAccuracyBefore: before, trainAccuracyAfter: null, kept: false, reason: 'the generator proposed the same text' });
-        continue;
-      }
-      const trial = sealAlignment({ examples, rewordings: { ...rewordings, [candidate.id]: { text: proposed, original: criterion.text } }, calibrator: null });
-      const only = withOnly(train, candidate.id);
-      const trialVerdicts = await gradeAll(options.graderFor(trial), only.map((entry) => entry.item), judgeUsage);
-      const after = criterionAccuracy(only, candidate.id, trialVerdicts);
-      const afterShare = after.pairs > 0 ? after.agreeing / after.pairs : null;
-      const kept = afterShare !== null && after.pairs === candidate.pairs && afterShare > before;
-      if (kept) rewordings[candidate.id] = { text: proposed, original: criterion.text };
-      rewordingReports.push({
-        criterion: candidate.id,
-        original: criterion.text,
-        proposed,
-        pairs: candidate.pairs,
-        trainAccuracyBefore: before,
-        trainAccuracyAfter: afterShare,
-        kept,
-        ...(kept ? {} : { reason: afterShare === null || after.pairs < candidate.pairs ? 'some train verdicts failed under the rewording' : 'train agreement did not improve' }),
-      });
-      progress(`rewording ${candidate.id}: train agreement ${before.toFixed(3)} → ${afterShare === null ? 'n/a' : afterShare.toFixed(3)}, ${kept ? 'kept' : 'not kept'}`);
-    }
-  }
-
-  let calibrator: AlignmentContent['calibrator'] = null;
-  if (settings.verdict === 'probability') {
-    const uncalibrated = sealAlignment({ examples, rewordings, calibrator: null });
-    const trainVerdicts = await gradeAll(options.graderFor(uncalibrated), train.map((entry) => entry.item), judgeUsage);
-    const observations: Array<{ probability: number; label: boolean }> = [];
-    for (const { item, pairs } of train) {
-      for (const pair of pairs) {
-        const probability = trainVerdicts.get(item.id)?.get(pair.criterion.id)?.probability;
-        if (probability !== undefined && pair.majority !== undefined) observations.push({ probability, label: pair.majority });
-      }
-    }
-    if (observations.length === 0) throw new RubricateError('INPUT_INVALID', 'no train verdict carries a probability to calibrate: grade with --verdict probability', { field: 'verdict' });
-    const points = isotonicPoints(observations);
-    const values = observations.map((observation) => ({ value: calibratedProbability(points, observation.probability), label: observation.label }));
-    calibrator = { kind: 'isotonic', points, threshold: bestThreshold(values) };
-    progress(`calibrator: ${points.length} points, threshold ${calibrator.threshold.toFixed(3)} on train`);
-  }
+  const run: AlignRun = { settings, options, train, judgeUsage, progress, bootstrap, examples };
+  const { rewordings, rewordingReports, withExamples } = options.reword ? await rewordWeakCriteria(run, options.reword) : { rewordings: {}, rewordingReports: [], withExamples: null };
+  const calibrator = settings.verdict === 'probability' ? await fitCalibrator(run, rewordings) : null;
 
   const alignment = sealAlignment({ examples, rewordings, calibrator });
   const after = await gradeAll(options.graderFor(alignment), test.map((entry) => entry.item), judgeUsage);
   const beforeTest = agreementOf(metaRecords(test, baseline), bootstrap);
   const afterTest = agreementOf(metaRecords(test, after), bootstrap);
-  const byCriterion: AlignReport['test']['byCriterion'] = {};
-  for (const id of [...new Set([...Object.keys(beforeTest.byCriterion), ...Object.keys(afterTest.byCriterion)])].sort()) {
-    byCriterion[id] = { pairs: beforeTest.byCriterion[id]?.pairs ?? afterTest.byCriterion[id]?.pairs ?? 0, before: beforeTest.byCriterion[id]?.accuracy ?? null, after: afterTest.byCriterion[id]?.accuracy ?? null };
-  }
   const pairCount = (entries: readonly LabelledItem[]) => entries.reduce((sum, entry) => sum + entry.pairs.reduce((inner, pair) => inner + pair.raters.length, 0), 0);
   return {
     alignment,
@@ -552,12 +480,131 @@ export async function alignJudge(resultsFile: string, labels: LabelIndex, option
       examples: { criteria: Object.keys(examples.criteria).length, tags: Object.keys(examples.tags).length, examples: exampleCount },
       rewordings: rewordingReports,
       calibrator: calibrator ? { points: calibrator.points.length, threshold: calibrator.threshold } : null,
-      test: { before: beforeTest.summary, after: afterTest.summary, byCriterion },
+      test: { before: beforeTest.summary, after: afterTest.summary, byCriterion: testByCriterion(beforeTest.byCriterion, afterTest.byCriterion) },
       train: { before: agreementOf(metaRecords(train, baseline), bootstrap).summary, withExamples },
       usage: { judge: judgeUsage, generator: generatorUsage },
       unusableLines: unusable,
       labelledItemsMissing: missing,
     },
   };
+}
+
+type AlignSettings = typeof defaults & AlignOptions;
+
+/** What the alignment's later steps read: its settings, the train side of the split, the examples chosen and the judge usage so far. */
+interface AlignRun {
+  settings: AlignSettings;
+  options: AlignOptions;
+  train: readonly LabelledItem[];
+  judgeUsage: Usage;
+  progress: (line: string) => void;
+  bootstrap: BootstrapOptions;
+  examples: AlignmentContent['examples'];
+}
+
+/** The test side's agreement per criterion, before and after the alignment. */
+function testByCriterion(before: Record<string, BinaryMetrics>, after: Record<string, BinaryMetrics>): AlignReport['test']['byCriterion'] {
+  const byCriterion: AlignReport['test']['byCriterion'] = {};
+  for (const id of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
+    byCriterion[id] = { pairs: before[id]?.pairs ?? after[id]?.pairs ?? 0, before: before[id]?.accuracy ?? null, after: after[id]?.accuracy ?? null };
+  }
+  return byCriterion;
+}
+
+/**
+ * The train items graded with the examples; the criteria that agree least with the labels (at most
+ * --max-rewordings) reworded by the generator, each rewording kept only when it improves train agreement.
+ */
+async function rewordWeakCriteria(run: AlignRun, reword: NonNullable<AlignOptions['reword']>): Promise<{ rewordings: AlignmentContent['rewordings']; rewordingReports: RewordingReport[]; withExamples: SplitAgreement }> {
+  const { settings, options, train, judgeUsage, examples } = run;
+  const rewordings: AlignmentContent['rewordings'] = {};
+  const rewordingReports: RewordingReport[] = [];
+  const exampled = sealAlignment({ examples, rewordings: {}, calibrator: null });
+  const trainVerdicts = await gradeAll(options.graderFor(exampled), train.map((entry) => entry.item), judgeUsage);
+  const withExamples = agreementOf(metaRecords(train, trainVerdicts), run.bootstrap).summary;
+  const criteria = new Map<string, Criterion>();
+  for (const { pairs } of train) for (const pair of pairs) criteria.set(pair.criterion.id, pair.criterion);
+  const weak = [...criteria.keys()]
+    .map((id) => ({ id, ...criterionAccuracy(train, id, trainVerdicts) }))
+    .filter((entry) => entry.pairs >= settings.minPairsToReword && entry.agreeing / entry.pairs < settings.rewordBelow)
+    .sort((left, right) => left.agreeing / left.pairs - right.agreeing / right.pairs || (left.id < right.id ? -1 : 1))
+    .slice(0, settings.maxRewordings);
+  for (const candidate of weak) {
+    const report = await tryRewording(run, reword, rewordings, { ...candidate, criterion: criteria.get(candidate.id)! }, trainVerdicts);
+    if (report.kept) rewordings[candidate.id] = { text: report.proposed, original: report.original };
+    rewordingReports.push(report);
+  }
+  return { rewordings, rewordingReports, withExamples };
+}
+
+/** A criterion that agrees too little with the labels on train: its agreeing and labelled pairs. */
+interface WeakCriterion {
+  id: string;
+  criterion: Criterion;
+  agreeing: number;
+  pairs: number;
+}
+
+/** One weak criterion reworded by the generator, and the rewording tried on the train items that have it (beside the renderings kept so far). */
+async function tryRewording(run: AlignRun, reword: NonNullable<AlignOptions['reword']>, rewordings: AlignmentContent['rewordings'], candidate: WeakCriterion, trainVerdicts: Verdicts): Promise<RewordingReport> {
+  const { criterion } = candidate;
+  const before = candidate.agreeing / candidate.pairs;
+  const proposed = (await reword({ criterionId: candidate.id, text: criterion.text, pairs: candidate.pairs, ...disagreementsOf(run.train, candidate.id, trainVerdicts) })).trim();
+  if (proposed === criterion.text.trim()) {
+    return { criterion: candidate.id, original: criterion.text, proposed, pairs: candidate.pairs, trainAccuracyBefore: before, trainAccuracyAfter: null, kept: false, reason: 'the generator proposed the same text' };
+  }
+  const trial = sealAlignment({ examples: run.examples, rewordings: { ...rewordings, [candidate.id]: { text: proposed, original: criterion.text } }, calibrator: null });
+  const only = withOnly(run.train, candidate.id);
+  const trialVerdicts = await gradeAll(run.options.graderFor(trial), only.map((entry) => entry.item), run.judgeUsage);
+  const after = criterionAccuracy(only, candidate.id, trialVerdicts);
+  const afterShare = after.pairs > 0 ? after.agreeing / after.pairs : null;
+  const kept = afterShare !== null && after.pairs === candidate.pairs && afterShare > before;
+  run.progress(`rewording ${candidate.id}: train agreement ${before.toFixed(3)} → ${afterShare === null ? 'n/a' : afterShare.toFixed(3)}, ${kept ? 'kept' : 'not kept'}`);
+  return {
+    criterion: candidate.id,
+    original: criterion.text,
+    proposed,
+    pairs: candidate.pairs,
+    trainAccuracyBefore: before,
+    trainAccuracyAfter: afterShare,
+    kept,
+    ...(kept ? {} : { reason: afterShare === null || after.pairs < candidate.pairs ? 'some train verdicts failed under the rewording' : 'train agreement did not improve' }),
+  };
+}
+
+/** Where the judge and the labels disagree on one criterion over train: counts both ways and the first four cases, shortened, for the generator. */
+function disagreementsOf(train: readonly LabelledItem[], criterionId: string, trainVerdicts: Verdicts): Pick<RewordRequest, 'falsePositives' | 'falseNegatives' | 'disagreements'> {
+  const disagreements: RewordRequest['disagreements'] = [];
+  let falsePositives = 0;
+  let falseNegatives = 0;
+  for (const { item, pairs } of train) {
+    const pair = pairs.find((entry) => entry.criterion.id === criterionId);
+    const verdict = trainVerdicts.get(item.id)?.get(criterionId);
+    if (!pair || pair.majority === undefined || !verdict || verdict.met === pair.majority) continue;
+    if (verdict.met) falsePositives += 1;
+    else falseNegatives += 1;
+    if (disagreements.length < 4) disagreements.push({ prompt: shortened(lastUserTurn(item), promptCharacters), response: shortened(item.response, responseCharacters), label: pair.majority, judged: verdict.met, ...(verdict.explanation ? { explanation: verdict.explanation } : {}) });
+  }
+  return { falsePositives, falseNegatives, disagreements };
+}
+
+/** --verdict probability: an isotonic calibrator from the train verdicts' probabilities to the labels, and the threshold that balances accuracy on train. */
+async function fitCalibrator(run: AlignRun, rewordings: AlignmentContent['rewordings']): Promise<NonNullable<AlignmentContent['calibrator']>> {
+  const { train } = run;
+  const uncalibrated = sealAlignment({ examples: run.examples, rewordings, calibrator: null });
+  const trainVerdicts = await gradeAll(run.options.graderFor(uncalibrated), train.map((entry) => entry.item), run.judgeUsage);
+  const observations: Array<{ probability: number; label: boolean }> = [];
+  for (const { item, pairs } of train) {
+    for (const pair of pairs) {
+      const probability = trainVerdicts.get(item.id)?.get(pair.criterion.id)?.probability;
+      if (probability !== undefined && pair.majority !== undefined) observations.push({ probability, label: pair.majority });
+    }
+  }
+  if (observations.length === 0) throw new RubricateError('INPUT_INVALID', 'no train verdict carries a probability to calibrate: grade with --verdict probability', { field: 'verdict' });
+  const points = isotonicPoints(observations);
+  const values = observations.map((observation) => ({ value: calibratedProbability(points, observation.probability), label: observation.label }));
+  const calibrator = { kind: 'isotonic' as const, points, threshold: bestThreshold(values) };
+  run.progress(`calibrator: ${points.length} points, threshold ${calibrator.threshold.toFixed(3)} on train`);
+  return calibrator;
 }
 

@@ -355,67 +355,8 @@ function metricsForSubset(
     mf1MinusBiasIndex: null,
   };
   if (withIntervals && subset.length > 0) {
-    const sourceCount = sources?.sourceNames.length ?? 0;
-    const errorsBySource = new Float64Array(sourceCount);
-    const pairsBySource = new Float64Array(sourceCount);
     const keys: readonly StatisticKey[] = sources ? [...intervalKeys, ...sourceIntervalKeys] : intervalKeys;
-    // Locals rather than property reads inside the hot loop.
-    const { truePositive: positives, falsePositive: falseAlarms, falseNegative: misses, trueNegative: negatives } = counts;
-    const sourceOffsets = sources?.sourceOffsets;
-    const sourceList = sources?.sourceList;
-    const errorSum = sources?.errorSum;
-    const pairCount = sources?.pairCount;
-    intervals = {
-      ...intervals,
-      ...bootstrapIntervals(
-        subset.length,
-        keys,
-        (sample) => {
-          let truePositive = 0;
-          let falsePositive = 0;
-          let falseNegative = 0;
-          let trueNegative = 0;
-          errorsBySource.fill(0);
-          pairsBySource.fill(0);
-          for (let position = 0; position < sample.length; position += 1) {
-            const index = subset[sample[position]];
-            truePositive += positives[index];
-            falsePositive += falseAlarms[index];
-            falseNegative += misses[index];
-            trueNegative += negatives[index];
-            if (sourceOffsets && sourceList && errorSum && pairCount) {
-              for (let slot = sourceOffsets[index]; slot < sourceOffsets[index + 1]; slot += 1) {
-                errorsBySource[sourceList[slot]] += errorSum[index];
-                pairsBySource[sourceList[slot]] += pairCount[index];
-              }
-            }
-          }
-          const resampled = { truePositive, falsePositive, falseNegative, trueNegative };
-          const positive = classMetrics(truePositive, falsePositive, falseNegative);
-          const negative = classMetrics(trueNegative, falseNegative, falsePositive);
-          const macroF1 = macroF1FromCounts(resampled);
-          const statistics: Record<StatisticKey, number | null> = {
-            accuracy: ratio(truePositive + trueNegative, truePositive + falsePositive + falseNegative + trueNegative),
-            balancedF1: meanOfBoth(positive.f1, negative.f1),
-            macroF1,
-            cohenKappa: binaryCohenKappa(resampled),
-            biasIndex: null,
-            mf1MinusBiasIndex: null,
-          };
-          if (sources) {
-            const means: number[] = [];
-            for (let source = 0; source < sourceCount; source += 1) {
-              if (pairsBySource[source] > 0) means.push(errorsBySource[source] / pairsBySource[source]);
-            }
-            const bias = biasIndexOf(means);
-            statistics.biasIndex = bias;
-            statistics.mf1MinusBiasIndex = bias === null || macroF1 === null ? null : macroF1 - bias;
-          }
-          return statistics;
-        },
-        bootstrap,
-      ),
-    };
+    intervals = { ...intervals, ...bootstrapIntervals(subset.length, keys, resampleStatistics(counts, subset, sources), bootstrap) };
   }
   return {
     metrics: {
@@ -433,6 +374,70 @@ function metricsForSubset(
       intervals: { accuracy: intervals.accuracy, balancedF1: intervals.balancedF1, macroF1: intervals.macroF1, cohenKappa: intervals.cohenKappa },
     },
     biasIntervals: { biasIndex: intervals.biasIndex, mf1MinusBiasIndex: intervals.mf1MinusBiasIndex },
+  };
+}
+
+/**
+ * The statistics of one resample of `subset` (positions into it), as the bootstrap evaluates
+ * thousands of them: the per-source sums are allocated once here and reused by every resample.
+ */
+function resampleStatistics(counts: RecordCounts, subset: Int32Array, sources?: SourceData): (sample: Int32Array) => Record<StatisticKey, number | null> {
+  const sourceCount = sources?.sourceNames.length ?? 0;
+  const errorsBySource = new Float64Array(sourceCount);
+  const pairsBySource = new Float64Array(sourceCount);
+  // Locals rather than property reads inside the hot loop.
+  const { truePositive: positives, falsePositive: falseAlarms, falseNegative: misses, trueNegative: negatives } = counts;
+  const sourceOffsets = sources?.sourceOffsets;
+  const sourceList = sources?.sourceList;
+  const errorSum = sources?.errorSum;
+  const pairCount = sources?.pairCount;
+  return (sample) => {
+    let truePositive = 0;
+    let falsePositive = 0;
+    let falseNegative = 0;
+    let trueNegative = 0;
+    errorsBySource.fill(0);
+    pairsBySource.fill(0);
+    for (let position = 0; position < sample.length; position += 1) {
+      const index = subset[sample[position]];
+      truePositive += positives[index];
+      falsePositive += falseAlarms[index];
+      falseNegative += misses[index];
+      trueNegative += negatives[index];
+      if (sourceOffsets && sourceList && errorSum && pairCount) {
+        for (let slot = sourceOffsets[index]; slot < sourceOffsets[index + 1]; slot += 1) {
+          errorsBySource[sourceList[slot]] += errorSum[index];
+          pairsBySource[sourceList[slot]] += pairCount[index];
+        }
+      }
+    }
+    const resampled = { truePositive, falsePositive, falseNegative, trueNegative };
+    const statistics = tableStatistics(resampled);
+    if (sources) {
+      const means: number[] = [];
+      for (let source = 0; source < sourceCount; source += 1) {
+        if (pairsBySource[source] > 0) means.push(errorsBySource[source] / pairsBySource[source]);
+      }
+      const bias = biasIndexOf(means);
+      statistics.biasIndex = bias;
+      statistics.mf1MinusBiasIndex = bias === null || statistics.macroF1 === null ? null : statistics.macroF1 - bias;
+    }
+    return statistics;
+  };
+}
+
+/** A resampled 2×2 table's statistics; the bias index is the caller's (it needs the per-source errors). */
+function tableStatistics(table: { truePositive: number; falsePositive: number; falseNegative: number; trueNegative: number }): Record<StatisticKey, number | null> {
+  const { truePositive, falsePositive, falseNegative, trueNegative } = table;
+  const positive = classMetrics(truePositive, falsePositive, falseNegative);
+  const negative = classMetrics(trueNegative, falseNegative, falsePositive);
+  return {
+    accuracy: ratio(truePositive + trueNegative, truePositive + falsePositive + falseNegative + trueNegative),
+    balancedF1: meanOfBoth(positive.f1, negative.f1),
+    macroF1: macroF1FromCounts(table),
+    cohenKappa: binaryCohenKappa(table),
+    biasIndex: null,
+    mf1MinusBiasIndex: null,
   };
 }
 

@@ -146,8 +146,55 @@ export interface JoinResult {
  * criterion's status is ok and `met` is a boolean; by default only judge verdicts count.
  */
 export async function joinResultsWithLabels(resultsFile: string, labels: LabelIndex, options: ResultsMetaOptions = {}): Promise<JoinResult> {
-  const groupKeys = validateGroupBy(options.groupBy ?? [], options.sourceField);
-  const join: JoinSummary = {
+  const state: JoinState = {
+    labels,
+    options,
+    groupKeys: validateGroupBy(options.groupBy ?? [], options.sourceField),
+    join: emptyJoinSummary(labels),
+    problems: [...labels.invalid],
+    records: [],
+    seenItems: new Set<string>(),
+  };
+  const madeUp = new MadeUpTally();
+  for await (const entry of readResults(resultsFile)) {
+    state.join.resultLines += 1;
+    if (entry.kind === 'invalid') {
+      state.join.invalidResultLines += 1;
+      state.problems.push(entry.error);
+      continue;
+    }
+    const record = entry.record;
+    madeUp.add(record);
+    if (state.seenItems.has(record.id)) {
+      state.join.duplicateResultIds += 1;
+      state.problems.push(new RubricateError('INPUT_INVALID', `item id "${record.id}" appears again; only its first line is joined with labels`, { file: resultsFile, line: entry.line, field: 'id' }));
+      continue;
+    }
+    state.seenItems.add(record.id);
+    joinRecord(state, record);
+  }
+  for (const itemId of new Set([...labels.byItem.keys(), ...labels.cannotAssess.keys()])) {
+    if (state.seenItems.has(itemId)) continue;
+    const criteria = labelledCriteria(labels, itemId);
+    state.join.labelsForMissingItems += criteria.size;
+    for (const criterionId of criteria) noteUnmatched(state.join, `${itemId}/${criterionId}`);
+  }
+  return { records: state.records, join: state.join, problems: state.problems, madeUpBy: madeUp.by };
+}
+
+/** The join as it goes: the summary's counts, the records joined so far and the items seen. */
+interface JoinState {
+  labels: LabelIndex;
+  options: ResultsMetaOptions;
+  groupKeys: readonly string[];
+  join: JoinSummary;
+  problems: RubricateError[];
+  records: BinaryMetaRecord[];
+  seenItems: Set<string>;
+}
+
+function emptyJoinSummary(labels: LabelIndex): JoinSummary {
+  return {
     resultLines: 0,
     invalidResultLines: 0,
     duplicateResultIds: 0,
@@ -167,74 +214,53 @@ export async function joinResultsWithLabels(resultsFile: string, labels: LabelIn
     labelledOnlyCannotAssess: 0,
     judgeCannotAssess: 0,
   };
-  const problems: RubricateError[] = [...labels.invalid];
-  const records: BinaryMetaRecord[] = [];
-  const seenItems = new Set<string>();
-  const madeUp = new MadeUpTally();
-  const noteUnmatched = (key: string) => {
-    if (join.unmatchedExamples.length < maximumExamples) join.unmatchedExamples.push(key);
-  };
+}
 
-  for await (const entry of readResults(resultsFile)) {
-    join.resultLines += 1;
-    if (entry.kind === 'invalid') {
-      join.invalidResultLines += 1;
-      problems.push(entry.error);
+/** A label with no verdict to join, kept as one of the few examples the summary shows. */
+function noteUnmatched(join: JoinSummary, key: string): void {
+  if (join.unmatchedExamples.length < maximumExamples) join.unmatchedExamples.push(key);
+}
+
+/** One item's first line: each labelled criterion with a judge verdict joined, the rest counted by why not. */
+function joinRecord(state: JoinState, record: ResultRecord): void {
+  const { labels, options, join } = state;
+  const itemLabels = labels.byItem.get(record.id);
+  const itemCannotAssess = labels.cannotAssess.get(record.id);
+  const source = options.sourceField ? valueAtPath(record, options.sourceField) : undefined;
+  const criterionIds = new Set<string>();
+  for (const criterion of record.criteria) {
+    criterionIds.add(criterion.id);
+    const counted = criterion.source !== 'check' || options.includeChecks === true;
+    const verdict = criterion.status === 'ok' && typeof criterion.met === 'boolean' ? criterion.met : undefined;
+    const label = itemLabels?.get(criterion.id);
+    if (label === undefined) {
+      if (itemCannotAssess?.has(criterion.id) === true) join.labelledOnlyCannotAssess += 1;
+      else if (counted && verdict !== undefined) join.verdictsWithoutLabel += 1;
       continue;
     }
-    const record = entry.record;
-    madeUp.add(record);
-    if (seenItems.has(record.id)) {
-      join.duplicateResultIds += 1;
-      problems.push(new RubricateError('INPUT_INVALID', `item id "${record.id}" appears again; only its first line is joined with labels`, { file: resultsFile, line: entry.line, field: 'id' }));
+    if (!counted) {
+      join.labelledChecks += 1;
       continue;
     }
-    seenItems.add(record.id);
-    const itemLabels = labels.byItem.get(record.id);
-    const itemCannotAssess = labels.cannotAssess.get(record.id);
-    const source = options.sourceField ? valueAtPath(record, options.sourceField) : undefined;
-    const criterionIds = new Set<string>();
-    for (const criterion of record.criteria) {
-      criterionIds.add(criterion.id);
-      const counted = criterion.source !== 'check' || options.includeChecks === true;
-      const verdict = criterion.status === 'ok' && typeof criterion.met === 'boolean' ? criterion.met : undefined;
-      const label = itemLabels?.get(criterion.id);
-      if (label === undefined) {
-        if (itemCannotAssess?.has(criterion.id) === true) join.labelledOnlyCannotAssess += 1;
-        else if (counted && verdict !== undefined) join.verdictsWithoutLabel += 1;
-        continue;
-      }
-      if (!counted) {
-        join.labelledChecks += 1;
-        continue;
-      }
-      if (criterion.cannot_assess) {
-        join.judgeCannotAssess += 1;
-        continue;
-      }
-      if (verdict === undefined) {
-        join.labelledWithoutVerdict += 1;
-        continue;
-      }
-      if (options.sourceField && source === undefined) join.recordsWithoutSource += 1;
-      const raters = labels.raters.get(record.id)?.get(criterion.id);
-      const named = raters !== undefined && raters.length === label.length && raters.every((rater) => rater !== null) ? { raters: raters as string[] } : {};
-      records.push({ id: `${record.id}/${criterion.id}`, prediction: verdict, label, ...named, groups: groupsFor(record, criterion, groupKeys, source) });
-      join.joined += 1;
+    if (criterion.cannot_assess) {
+      join.judgeCannotAssess += 1;
+      continue;
     }
-    for (const criterionId of labelledCriteria(labels, record.id)) {
-      if (criterionIds.has(criterionId)) continue;
-      join.labelsForMissingCriteria += 1;
-      noteUnmatched(`${record.id}/${criterionId}`);
+    if (verdict === undefined) {
+      join.labelledWithoutVerdict += 1;
+      continue;
     }
+    if (options.sourceField && source === undefined) join.recordsWithoutSource += 1;
+    const raters = labels.raters.get(record.id)?.get(criterion.id);
+    const named = raters !== undefined && raters.length === label.length && raters.every((rater) => rater !== null) ? { raters: raters as string[] } : {};
+    state.records.push({ id: `${record.id}/${criterion.id}`, prediction: verdict, label, ...named, groups: groupsFor(record, criterion, state.groupKeys, source) });
+    join.joined += 1;
   }
-  for (const itemId of new Set([...labels.byItem.keys(), ...labels.cannotAssess.keys()])) {
-    if (seenItems.has(itemId)) continue;
-    const criteria = labelledCriteria(labels, itemId);
-    join.labelsForMissingItems += criteria.size;
-    for (const criterionId of criteria) noteUnmatched(`${itemId}/${criterionId}`);
+  for (const criterionId of labelledCriteria(labels, record.id)) {
+    if (criterionIds.has(criterionId)) continue;
+    join.labelsForMissingCriteria += 1;
+    noteUnmatched(join, `${record.id}/${criterionId}`);
   }
-  return { records, join, problems, madeUpBy: madeUp.by };
 }
 
 /**

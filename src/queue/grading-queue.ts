@@ -246,108 +246,22 @@ export async function runGradingWorker(options: WorkerOptions): Promise<{ chunks
   const watch = new QueueWatch(options.url, { reconnectWindowMs: options.reconnectWindowMs, onLost: options.onNotice, onBack: options.onNotice });
   await watch.start();
   const connection = connectionFor(options.url);
-  const graders = new Map<string, Promise<{ grader: Grader; close(): Promise<void> }>>();
-  const leaseMs = options.leaseMs ?? 30_000;
-  let chunks = 0;
-  let items = 0;
-  const graderFor = (spec: RunSpec) => {
-    const key = sha256Hex(canonicalJson(spec));
-    let built = graders.get(key);
-    if (!built) {
-      built = options.createGrader(spec);
-      graders.set(key, built);
-      built.catch(() => graders.delete(key));
-    }
-    return built;
-  };
-  const worker = new Worker<ChunkJob, ChunkResult>(
-    gradingQueueName,
-    async (job: Job<ChunkJob, ChunkResult>, token?: string) => {
-      // The spec is validated with the schema the producer wrote it with: a field added there reaches every worker.
-      const { grader } = await graderFor(parseRunSpec(job.data.spec, `run spec of chunk ${job.data.chunk}`));
-      const results: ResultRecord[] = [];
-      async function* input(): AsyncGenerator<ImportRecord> {
-        for (const record of job.data.records) yield fromWire(record);
-      }
-      for await (const result of grader.gradeStream(input())) results.push(result);
-      if (options.cancelSignal?.aborted) {
-        // Its calls were cancelled: the chunk goes back for another worker (replies stored so far are reused), not out as errors.
-        await job.moveToWait(token);
-        throw new WaitingError();
-      }
-      chunks += 1;
-      items += results.length;
-      options.onChunk?.({ runId: job.data.runId, chunk: job.data.chunk, items: results.length });
-      return { results };
-    },
-    {
-      connection,
-      prefix: queuePrefix,
-      concurrency: Math.max(1, options.chunkConcurrency ?? 4),
-      lockDuration: leaseMs,
-      stalledInterval: Math.max(500, Math.round(leaseMs / 2)),
-      maxStalledCount: 5,
-      autorun: false,
-    },
-  );
+  const state: WorkerState = { options, watch, graders: new Map(), chunks: 0, items: 0, failure: undefined };
+  const worker = createChunkWorker(state, connection);
   silence(worker);
   const queue = new Queue(gradingQueueName, { connection, prefix: queuePrefix });
   silence(queue);
-  const closeGraders = async () => {
-    const closing = Promise.allSettled([...graders.values()].map(async (built) => (await built.catch(() => undefined))?.close()));
-    await within(closing, closeBoundMs);
-  };
-  /** Leaves without waiting on a queue that is gone: connections dropped, the error thrown. */
-  const abandon = async (error: unknown): Promise<never> => {
-    await closeAll([worker, queue], false);
-    await closeGraders();
-    await watch.close();
-    throw error;
-  };
+  const abandon = (error: unknown) => abandonWorker(state, [worker, queue], error);
   try {
     await watch.guard(Promise.all([worker.waitUntilReady(), queue.waitUntilReady()]));
   } catch (error) {
     return abandon(error);
   }
-  let failure: unknown;
-  const stopped = new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    options.signal?.addEventListener('abort', stop, { once: true });
-    watch.failed.catch((error: unknown) => {
-      failure = error;
-      resolve();
-    });
-    if (options.exitWhenIdle) {
-      // Idle means nothing waiting, delayed or being graded by anyone: a dead worker's chunk
-      // is still "active" until its lease runs out, and must be taken over before we leave.
-      // A worker may start before its producer: with nothing done yet it waits up to idleStartMs for work.
-      const startedAt = Date.now();
-      let asking = false;
-      const poll = setInterval(async () => {
-        if (asking) return;
-        asking = true;
-        try {
-          const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-          const empty = Object.values(counts).every((count) => count === 0);
-          if (empty && (chunks > 0 || Date.now() - startedAt >= (options.idleStartMs ?? 30_000))) {
-            clearInterval(poll);
-            resolve();
-          }
-        } catch {
-          // Redis away for a moment: ask again next time (the watch gives up on it if it stays away).
-        } finally {
-          asking = false;
-        }
-      }, 250);
-      const stopPolling = () => clearInterval(poll);
-      options.signal?.addEventListener('abort', stopPolling, { once: true });
-      watch.failed.catch(stopPolling);
-    }
-  });
+  const stopped = whenToStop(state, queue);
   const running = worker.run();
   running.catch(() => undefined);
   await stopped;
-  if (failure !== undefined) return abandon(failure);
+  if (state.failure !== undefined) return abandon(state.failure);
   try {
     // Chunks in hand are finished (or handed back) before the worker leaves.
     await watch.guard(worker.close());
@@ -356,7 +270,123 @@ export async function runGradingWorker(options: WorkerOptions): Promise<{ chunks
   }
   await running.catch(() => undefined);
   await closeAll([queue], watch.reachable);
-  await closeGraders();
+  await closeGraders(state);
   await watch.close();
-  return { chunks, items };
+  return { chunks: state.chunks, items: state.items };
+}
+
+type BuiltGrader = { grader: Grader; close(): Promise<void> };
+
+/** A worker as it runs: its graders by run spec, what it has graded, and the queue failure that stopped it, if one did. */
+interface WorkerState {
+  options: WorkerOptions;
+  watch: QueueWatch;
+  /** One grader per distinct run spec, keyed by the spec's canonical hash (a failed build is forgotten, to be tried again). */
+  graders: Map<string, Promise<BuiltGrader>>;
+  chunks: number;
+  items: number;
+  failure: unknown;
+}
+
+function graderFor(state: WorkerState, spec: RunSpec): Promise<BuiltGrader> {
+  const key = sha256Hex(canonicalJson(spec));
+  let built = state.graders.get(key);
+  if (!built) {
+    built = state.options.createGrader(spec);
+    state.graders.set(key, built);
+    built.catch(() => state.graders.delete(key));
+  }
+  return built;
+}
+
+/** The BullMQ worker, not yet running: chunks leased for `leaseMs`, taken over from a worker silent for longer. */
+function createChunkWorker(state: WorkerState, connection: ReturnType<typeof connectionFor>): Worker<ChunkJob, ChunkResult> {
+  const leaseMs = state.options.leaseMs ?? 30_000;
+  return new Worker<ChunkJob, ChunkResult>(gradingQueueName, (job: Job<ChunkJob, ChunkResult>, token?: string) => gradeChunk(state, job, token), {
+    connection,
+    prefix: queuePrefix,
+    concurrency: Math.max(1, state.options.chunkConcurrency ?? 4),
+    lockDuration: leaseMs,
+    stalledInterval: Math.max(500, Math.round(leaseMs / 2)),
+    maxStalledCount: 5,
+    autorun: false,
+  });
+}
+
+/** One chunk graded whole with its run's grader; a chunk whose calls were cancelled goes back to the queue. */
+async function gradeChunk(state: WorkerState, job: Job<ChunkJob, ChunkResult>, token?: string): Promise<ChunkResult> {
+  const { options } = state;
+  // The spec is validated with the schema the producer wrote it with: a field added there reaches every worker.
+  const { grader } = await graderFor(state, parseRunSpec(job.data.spec, `run spec of chunk ${job.data.chunk}`));
+  const results: ResultRecord[] = [];
+  async function* input(): AsyncGenerator<ImportRecord> {
+    for (const record of job.data.records) yield fromWire(record);
+  }
+  for await (const result of grader.gradeStream(input())) results.push(result);
+  if (options.cancelSignal?.aborted) {
+    // Its calls were cancelled: the chunk goes back for another worker (replies stored so far are reused), not out as errors.
+    await job.moveToWait(token);
+    throw new WaitingError();
+  }
+  state.chunks += 1;
+  state.items += results.length;
+  options.onChunk?.({ runId: job.data.runId, chunk: job.data.chunk, items: results.length });
+  return { results };
+}
+
+async function closeGraders(state: WorkerState): Promise<void> {
+  const closing = Promise.allSettled([...state.graders.values()].map(async (built) => (await built.catch(() => undefined))?.close()));
+  await within(closing, closeBoundMs);
+}
+
+/** Leaves without waiting on a queue that is gone: connections dropped, the error thrown. */
+async function abandonWorker(state: WorkerState, connections: Array<Worker<ChunkJob, ChunkResult> | Queue>, error: unknown): Promise<never> {
+  await closeAll(connections, false);
+  await closeGraders(state);
+  await state.watch.close();
+  throw error;
+}
+
+/** Resolves at the stop, when the queue is lost for good (kept as the state's failure), or with exitWhenIdle once the queue is idle. */
+function whenToStop(state: WorkerState, queue: Queue): Promise<void> {
+  const { options, watch } = state;
+  return new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    options.signal?.addEventListener('abort', stop, { once: true });
+    watch.failed.catch((error: unknown) => {
+      state.failure = error;
+      resolve();
+    });
+    if (options.exitWhenIdle) resolveWhenIdle(state, queue, resolve);
+  });
+}
+
+/**
+ * Idle means nothing waiting, delayed or being graded by anyone: a dead worker's chunk
+ * is still "active" until its lease runs out, and must be taken over before we leave.
+ * A worker may start before its producer: with nothing done yet it waits up to idleStartMs for work.
+ */
+function resolveWhenIdle(state: WorkerState, queue: Queue, resolve: () => void): void {
+  const { options, watch } = state;
+  const startedAt = Date.now();
+  let asking = false;
+  const poll = setInterval(async () => {
+    if (asking) return;
+    asking = true;
+    try {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+      const empty = Object.values(counts).every((count) => count === 0);
+      if (empty && (state.chunks > 0 || Date.now() - startedAt >= (options.idleStartMs ?? 30_000))) {
+        clearInterval(poll);
+        resolve();
+      }
+    } catch {
+      // Redis away for a moment: ask again next time (the watch gives up on it if it stays away).
+    } finally {
+      asking = false;
+    }
+  }, 250);
+  const stopPolling = () => clearInterval(poll);
+  options.signal?.addEventListener('abort', stopPolling, { once: true });
+  watch.failed.catch(stopPolling);
 }

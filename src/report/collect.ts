@@ -2,14 +2,15 @@
  * Reads a results file once, streaming, into the compact columns a report embeds plus the
  * summaries its charts show. Memory holds the columns and text tables, never the records.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { basename } from 'node:path';
-import { costOf, defaultPrices, emptyUsage, addUsage, priceFor } from '../engine/usage.js';
+import { costOf, defaultPrices, emptyUsage, addUsage, priceFor, type Usage } from '../engine/usage.js';
+import type { RubricateError } from '../errors.js';
 import { readResults, toScoredItem, type JudgeInfo, type GradedCriterion, type JudgeCallLine, type ResultRecord } from '../results/results.js';
 import { ErrorTally, retryAdvice, scoreCoverage } from '../pipeline/error-summary.js';
 import { getScoring } from '../scoring/registry.js';
 import { round } from '../statistics/descriptive.js';
-import type { Aggregator, ScoredItem, Scoring } from '../scoring/types.js';
+import type { Aggregator, Metrics, ScoredItem, Scoring } from '../scoring/types.js';
 import { canonicalJson } from '../util/json.js';
 import { StringTable, TagSetTable } from './string-table.js';
 import {
@@ -124,157 +125,231 @@ interface FailureTally {
 
 /** Collects one results file. */
 export async function collectRun(file: string, options: CollectOptions = {}): Promise<CollectedRun> {
-  const strings = new StringTable();
-  const tagSets = new TagSetTable(strings);
-  const items: ItemColumns = { ids: [], status: [], scores: [], flags: [], tagSets: [], criteriaOffsets: [0], lines: [], rubricIds: [], errors: [] };
-  const criteria: CriterionColumns = { ids: [], texts: [], points: [], tagSets: [], flags: [], extras: [] };
-  const textChunkSize = Math.max(1, Math.floor(options.textChunkSize ?? defaultTextChunkSize));
-  const textChunks: RunTexts[] = [];
-  let texts = new StringTable();
-  let runTexts: RunTexts = emptyChunk(0, 0, texts);
-  const indexById = new Map<string, number>();
-  const tagScores: Array<Map<string, number> | null> | undefined = options.keepTagScores ? [] : undefined;
-  const imageEmbedder = new ReportImageEmbedder(options.maxImageBytes, options.maxTotalImageBytes);
-
-  let scoring: Scoring | undefined = options.scoring ? getScoring(options.scoring) : undefined;
-  let aggregator: Aggregator | undefined = scoring?.createAggregator();
-  let pendingInvalid = 0;
-  const usage = emptyUsage();
-  const judges = new Map<string, JudgeInfo>();
-  const rubricHashes = new Set<string>();
-  const rubricIds = new Set<string>();
-  const versions = new Set<string>();
-  const criterionTotals = { total: 0, evaluated: 0, met: 0, failed: 0, errors: 0, skipped: 0 };
-  const bySource = { judge: emptySourceRate(), check: emptySourceRate() };
-  const failures = new Map<number, FailureTally>();
-  const invalidLines: InvalidLine[] = [];
-  let invalidLineCount = 0;
-  let duplicateIds = 0;
-  const errorTally = new ErrorTally();
-  const madeUp = new MadeUpTally();
-  // What reviews made in a page are kept under: the same verdicts give the same key, whatever report shows them.
-  const digest = createHash('sha256');
-
+  const state = startCollecting(options);
   for await (const entry of readResults(file)) {
-    if (entry.kind === 'invalid') {
-      invalidLineCount += 1;
-      const message = entry.error.toJSON().message;
-      if (invalidLines.length < invalidLinesKept) invalidLines.push({ line: entry.line, message });
-      options.onWarning?.(message);
-      errorTally.add(entry.error.toJSON());
-      if (aggregator) aggregator.add({ id: '', status: 'invalid', criteria: [] });
-      else pendingInvalid += 1;
-      continue;
-    }
-    const record = entry.record;
-    if (!aggregator) {
-      scoring = getScoring(record.scoring ?? 'healthbench');
-      aggregator = scoring.createAggregator();
-      for (let index = 0; index < pendingInvalid; index += 1) aggregator.add({ id: '', status: 'invalid', criteria: [] });
-    }
-    const scored = toScoredItem(record);
-    aggregator.add(scored);
-    const itemIndex = items.ids.length;
-    if (itemIndex % textChunkSize === 0) {
-      // Text indices are local to a chunk, so a page can decode one chunk on its own.
-      texts = new StringTable();
-      runTexts = emptyChunk(itemIndex, criteria.ids.length, texts);
-      textChunks.push(runTexts);
-    }
-    if (indexById.has(record.id)) duplicateIds += 1;
-    else indexById.set(record.id, itemIndex);
-
-    items.ids.push(record.id);
-    items.status.push(itemStatusCodes[record.status]);
-    items.scores.push(scoring!.itemScore(scored));
-    items.flags.push(record.gated ? 1 : 0);
-    items.tagSets.push(tagSets.add(record.tags));
-    items.lines.push(entry.line);
-    items.rubricIds.push(strings.addOptional(record.rubric_id));
-    if (record.error) items.errors.push(itemIndex, strings.add(String(record.error.code)), texts.add(redactText(String(record.error.message))));
-    tagScores?.push(record.status === 'ok' ? itemTagScores(scoring!, scored) : null);
-    errorTally.addResult(record);
-
-    addCriteria(record, itemIndex);
-    items.criteriaOffsets.push(criteria.ids.length);
-
-    runTexts.prompts.push(flattenPrompt(record.prompt, texts));
-    runTexts.responses.push(texts.addOptional(record.response));
-    const steps = typeof record.response === 'string' ? parseRenderedTrajectory(record.response, Array.isArray(record.step_offsets) ? record.step_offsets : undefined) : null;
-    if (steps) runTexts.trajectories.push(indentsStepLines(record.response as string) ? [itemIndex, flattenSteps(steps, texts), 1] : [itemIndex, flattenSteps(steps, texts)]);
-    if (Array.isArray(record.images) && record.images.length > 0) {
-      const shown = record.images.map((image) => imageEmbedder.image(image)).filter((image): image is ReportImage => image !== null);
-      if (shown.length > 0) runTexts.images.push([itemIndex, shown]);
-    }
-    if (typeof record.reference === 'string') runTexts.references.push(itemIndex, texts.add(record.reference));
-    if (record.metadata && Object.keys(record.metadata).length > 0) runTexts.metadata.push(itemIndex, texts.add(metadataText(record.metadata)));
-    if (Array.isArray(record.judge_calls) && record.judge_calls.length > 0) (runTexts.calls ??= []).push([itemIndex, record.judge_calls.map((call) => reportJudgeCall(call, texts))]);
-
-    if (record.usage) addUsage(usage, record.usage);
-    madeUp.add(record);
-    // Results written before redaction existed may still hold a credential: a report never shows it.
-    if (record.judge) judges.set(canonicalJson(record.judge), redactDeep(record.judge));
-    if (record.rubric_hash) rubricHashes.add(record.rubric_hash);
-    if (record.rubric_id) rubricIds.add(record.rubric_id);
-    if (record.rubricate_version) versions.add(record.rubricate_version);
+    if (entry.kind === 'invalid') addInvalidLine(state, entry.line, entry.error, options);
+    else addRecord(state, entry.record, entry.line);
   }
+  const scoring = (state.scoring ??= getScoring(options.scoring ?? 'healthbench'));
+  const aggregator = (state.aggregator ??= scoring.createAggregator());
+  const { items, criteria, strings, tagSets, textChunkSize, tagScores } = state;
+  if (items.ids.length === 0 && state.pendingInvalid > 0) for (let index = 0; index < state.pendingInvalid; index += 1) aggregator.add({ id: '', status: 'invalid', criteria: [] });
+  const summary = runSummary(state, file, scoring, aggregator.finish(), options);
+  return {
+    data: { summary, strings: strings.values, tagSets: tagSets.sets, items, criteria, textChunkSize, digest: state.digest.digest('hex') },
+    texts: state.textChunks,
+    scoring,
+    indexById: state.indexById,
+    ...(tagScores ? { tagScores } : {}),
+  };
+}
 
-  function addCriteria(record: ResultRecord, itemIndex: number): void {
-    digest.update(`${record.id}\u0000${record.status}\u0000`);
-    for (const criterion of record.criteria) {
-      const criterionIndex = criteria.ids.length;
-      digest.update(`${criterion.id}\u0000${packCriterionFlags(criterion)}\u0000`);
-      const textIndex = strings.add(typeof criterion.text === 'string' ? criterion.text : criterion.id);
-      criteria.ids.push(strings.add(criterion.id));
-      criteria.texts.push(textIndex);
-      criteria.points.push(criterion.points);
-      criteria.tagSets.push(tagSets.add(criterion.tags));
-      criteria.flags.push(packCriterionFlags(criterion));
-      runTexts.explanations.push(texts.addOptional(criterion.explanation));
-      const extras = criterionExtras(criterion);
-      if (extras) criteria.extras.push([criterionIndex, extras]);
+/** A results file as it is read: the report's columns, the current text chunk, and the run's tallies. */
+interface CollectState {
+  strings: StringTable;
+  tagSets: TagSetTable;
+  items: ItemColumns;
+  criteria: CriterionColumns;
+  textChunkSize: number;
+  textChunks: RunTexts[];
+  /** The current chunk's text table and texts: indices are local to a chunk. */
+  texts: StringTable;
+  runTexts: RunTexts;
+  indexById: Map<string, number>;
+  tagScores: Array<Map<string, number> | null> | undefined;
+  imageEmbedder: ReportImageEmbedder;
+  /** Named by the options, else by the first valid record (invalid lines before it wait in `pendingInvalid`). */
+  scoring: Scoring | undefined;
+  aggregator: Aggregator | undefined;
+  pendingInvalid: number;
+  usage: Usage;
+  judges: Map<string, JudgeInfo>;
+  rubricHashes: Set<string>;
+  rubricIds: Set<string>;
+  versions: Set<string>;
+  criterionTotals: RunSummary['criteria'];
+  bySource: RunSummary['bySource'];
+  failures: Map<number, FailureTally>;
+  invalidLines: InvalidLine[];
+  invalidLineCount: number;
+  duplicateIds: number;
+  errorTally: ErrorTally;
+  madeUp: MadeUpTally;
+  /** What reviews made in a page are kept under: the same verdicts give the same key, whatever report shows them. */
+  digest: Hash;
+}
 
-      const source = criterion.source === 'check' ? bySource.check : bySource.judge;
-      criterionTotals.total += 1;
-      source.criteria += 1;
-      if (criterion.status === 'error') {
-        criterionTotals.errors += 1;
-        source.errors += 1;
-        continue;
-      }
-      if (criterion.status === 'skipped') {
-        criterionTotals.skipped += 1;
-        source.skipped += 1;
-        continue;
-      }
-      criterionTotals.evaluated += 1;
-      source.evaluated += 1;
-      if (criterion.met) criterionTotals.met += 1;
-      const failed = criterionFailed(criterion.points, criterion.met);
-      if (failed) {
-        criterionTotals.failed += 1;
-        source.failed += 1;
-      } else {
-        source.passed += 1;
-      }
-      let tally = failures.get(textIndex);
-      if (!tally) failures.set(textIndex, (tally = { points: criterion.points, evaluated: 0, failed: 0, pointsLost: 0, sources: 0, exampleItem: -1 }));
-      tally.evaluated += 1;
-      tally.sources |= criterion.source === 'check' ? 2 : 1;
-      if (failed) {
-        tally.failed += 1;
-        tally.pointsLost += Math.abs(criterion.points);
-        if (tally.exampleItem < 0) tally.exampleItem = itemIndex;
-      }
-    }
+function startCollecting(options: CollectOptions): CollectState {
+  const strings = new StringTable();
+  const texts = new StringTable();
+  const scoring = options.scoring ? getScoring(options.scoring) : undefined;
+  return {
+    strings,
+    tagSets: new TagSetTable(strings),
+    items: { ids: [], status: [], scores: [], flags: [], tagSets: [], criteriaOffsets: [0], lines: [], rubricIds: [], errors: [] },
+    criteria: { ids: [], texts: [], points: [], tagSets: [], flags: [], extras: [] },
+    textChunkSize: Math.max(1, Math.floor(options.textChunkSize ?? defaultTextChunkSize)),
+    textChunks: [],
+    texts,
+    runTexts: emptyChunk(0, 0, texts),
+    indexById: new Map(),
+    tagScores: options.keepTagScores ? [] : undefined,
+    imageEmbedder: new ReportImageEmbedder(options.maxImageBytes, options.maxTotalImageBytes),
+    scoring,
+    aggregator: scoring?.createAggregator(),
+    pendingInvalid: 0,
+    usage: emptyUsage(),
+    judges: new Map(),
+    rubricHashes: new Set(),
+    rubricIds: new Set(),
+    versions: new Set(),
+    criterionTotals: { total: 0, evaluated: 0, met: 0, failed: 0, errors: 0, skipped: 0 },
+    bySource: { judge: emptySourceRate(), check: emptySourceRate() },
+    failures: new Map(),
+    invalidLines: [],
+    invalidLineCount: 0,
+    duplicateIds: 0,
+    errorTally: new ErrorTally(),
+    madeUp: new MadeUpTally(),
+    digest: createHash('sha256'),
+  };
+}
+
+/** A line that is not a result: kept (the first few), warned about and counted as an invalid item. */
+function addInvalidLine(state: CollectState, line: number, error: RubricateError, options: CollectOptions): void {
+  state.invalidLineCount += 1;
+  const message = error.toJSON().message;
+  if (state.invalidLines.length < invalidLinesKept) state.invalidLines.push({ line, message });
+  options.onWarning?.(message);
+  state.errorTally.add(error.toJSON());
+  if (state.aggregator) state.aggregator.add({ id: '', status: 'invalid', criteria: [] });
+  else state.pendingInvalid += 1;
+}
+
+/** A result line: scored, its columns, criteria and texts added, the run's tallies updated. */
+function addRecord(state: CollectState, record: ResultRecord, line: number): void {
+  if (!state.aggregator) {
+    state.scoring = getScoring(record.scoring ?? 'healthbench');
+    state.aggregator = state.scoring.createAggregator();
+    for (let index = 0; index < state.pendingInvalid; index += 1) state.aggregator.add({ id: '', status: 'invalid', criteria: [] });
   }
+  const { items, criteria, strings, tagSets, scoring } = state;
+  const scored = toScoredItem(record);
+  state.aggregator.add(scored);
+  const itemIndex = items.ids.length;
+  if (itemIndex % state.textChunkSize === 0) {
+    // Text indices are local to a chunk, so a page can decode one chunk on its own.
+    state.texts = new StringTable();
+    state.runTexts = emptyChunk(itemIndex, criteria.ids.length, state.texts);
+    state.textChunks.push(state.runTexts);
+  }
+  if (state.indexById.has(record.id)) state.duplicateIds += 1;
+  else state.indexById.set(record.id, itemIndex);
 
-  scoring ??= getScoring(options.scoring ?? 'healthbench');
-  aggregator ??= scoring.createAggregator();
-  if (items.ids.length === 0 && pendingInvalid > 0) for (let index = 0; index < pendingInvalid; index += 1) aggregator.add({ id: '', status: 'invalid', criteria: [] });
-  const metrics = aggregator.finish();
-  const judgeList = [...judges.values()];
+  items.ids.push(record.id);
+  items.status.push(itemStatusCodes[record.status]);
+  items.scores.push(scoring!.itemScore(scored));
+  items.flags.push(record.gated ? 1 : 0);
+  items.tagSets.push(tagSets.add(record.tags));
+  items.lines.push(line);
+  items.rubricIds.push(strings.addOptional(record.rubric_id));
+  if (record.error) items.errors.push(itemIndex, strings.add(String(record.error.code)), state.texts.add(redactText(String(record.error.message))));
+  state.tagScores?.push(record.status === 'ok' ? itemTagScores(scoring!, scored) : null);
+  state.errorTally.addResult(record);
 
+  addCriteria(state, record, itemIndex);
+  items.criteriaOffsets.push(criteria.ids.length);
+  addItemTexts(state, record, itemIndex);
+  addRunFacts(state, record);
+}
+
+/** The item's long texts into the current chunk: prompt, response (and its trajectory steps), images, reference, metadata, kept judge calls. */
+function addItemTexts(state: CollectState, record: ResultRecord, itemIndex: number): void {
+  const { runTexts, texts } = state;
+  runTexts.prompts.push(flattenPrompt(record.prompt, texts));
+  runTexts.responses.push(texts.addOptional(record.response));
+  const steps = typeof record.response === 'string' ? parseRenderedTrajectory(record.response, Array.isArray(record.step_offsets) ? record.step_offsets : undefined) : null;
+  if (steps) runTexts.trajectories.push(indentsStepLines(record.response as string) ? [itemIndex, flattenSteps(steps, texts), 1] : [itemIndex, flattenSteps(steps, texts)]);
+  if (Array.isArray(record.images) && record.images.length > 0) {
+    const shown = record.images.map((image) => state.imageEmbedder.image(image)).filter((image): image is ReportImage => image !== null);
+    if (shown.length > 0) runTexts.images.push([itemIndex, shown]);
+  }
+  if (typeof record.reference === 'string') runTexts.references.push(itemIndex, texts.add(record.reference));
+  if (record.metadata && Object.keys(record.metadata).length > 0) runTexts.metadata.push(itemIndex, texts.add(metadataText(record.metadata)));
+  if (Array.isArray(record.judge_calls) && record.judge_calls.length > 0) (runTexts.calls ??= []).push([itemIndex, record.judge_calls.map((call) => reportJudgeCall(call, texts))]);
+}
+
+/** What the run's summary says of all its lines: usage, judges, rubrics, versions, who made verdicts up. */
+function addRunFacts(state: CollectState, record: ResultRecord): void {
+  if (record.usage) addUsage(state.usage, record.usage);
+  state.madeUp.add(record);
+  // Results written before redaction existed may still hold a credential: a report never shows it.
+  if (record.judge) state.judges.set(canonicalJson(record.judge), redactDeep(record.judge));
+  if (record.rubric_hash) state.rubricHashes.add(record.rubric_hash);
+  if (record.rubric_id) state.rubricIds.add(record.rubric_id);
+  if (record.rubricate_version) state.versions.add(record.rubricate_version);
+}
+
+/** The item's criteria into the columns and the digest, each counted by status, source and failure. */
+function addCriteria(state: CollectState, record: ResultRecord, itemIndex: number): void {
+  const { digest, criteria, strings, tagSets } = state;
+  digest.update(`${record.id}\u0000${record.status}\u0000`);
+  for (const criterion of record.criteria) {
+    const criterionIndex = criteria.ids.length;
+    digest.update(`${criterion.id}\u0000${packCriterionFlags(criterion)}\u0000`);
+    const textIndex = strings.add(typeof criterion.text === 'string' ? criterion.text : criterion.id);
+    criteria.ids.push(strings.add(criterion.id));
+    criteria.texts.push(textIndex);
+    criteria.points.push(criterion.points);
+    criteria.tagSets.push(tagSets.add(criterion.tags));
+    criteria.flags.push(packCriterionFlags(criterion));
+    state.runTexts.explanations.push(state.texts.addOptional(criterion.explanation));
+    const extras = criterionExtras(criterion);
+    if (extras) criteria.extras.push([criterionIndex, extras]);
+    countCriterion(state, criterion, textIndex, itemIndex);
+  }
+}
+
+/** One criterion in the totals, its source's pass rate and, when evaluated, the failures by criterion text. */
+function countCriterion(state: CollectState, criterion: GradedCriterion, textIndex: number, itemIndex: number): void {
+  const { criterionTotals } = state;
+  const source = criterion.source === 'check' ? state.bySource.check : state.bySource.judge;
+  criterionTotals.total += 1;
+  source.criteria += 1;
+  if (criterion.status === 'error') {
+    criterionTotals.errors += 1;
+    source.errors += 1;
+    return;
+  }
+  if (criterion.status === 'skipped') {
+    criterionTotals.skipped += 1;
+    source.skipped += 1;
+    return;
+  }
+  criterionTotals.evaluated += 1;
+  source.evaluated += 1;
+  if (criterion.met) criterionTotals.met += 1;
+  const failed = criterionFailed(criterion.points, criterion.met);
+  if (failed) {
+    criterionTotals.failed += 1;
+    source.failed += 1;
+  } else {
+    source.passed += 1;
+  }
+  let tally = state.failures.get(textIndex);
+  if (!tally) state.failures.set(textIndex, (tally = { points: criterion.points, evaluated: 0, failed: 0, pointsLost: 0, sources: 0, exampleItem: -1 }));
+  tally.evaluated += 1;
+  tally.sources |= criterion.source === 'check' ? 2 : 1;
+  if (failed) {
+    tally.failed += 1;
+    tally.pointsLost += Math.abs(criterion.points);
+    if (tally.exampleItem < 0) tally.exampleItem = itemIndex;
+  }
+}
+
+function runSummary(state: CollectState, file: string, scoring: Scoring, metrics: Metrics, options: CollectOptions): RunSummary {
+  const { usage, madeUp, errorTally } = state;
+  const judgeList = [...state.judges.values()];
   const summary: RunSummary = {
     label: basename(file),
     scoring: scoring.name,
@@ -284,29 +359,23 @@ export async function collectRun(file: string, options: CollectOptions = {}): Pr
     costUsd: madeUp.by !== undefined ? 0 : runCost(usage, judgeList),
     judges: judgeList,
     ...(madeUp.by !== undefined ? { madeUpBy: madeUp.by } : {}),
-    rubricHashes: rubricHashes.size,
-    rubricIds: rubricIds.size,
-    versions: [...versions],
-    criteria: criterionTotals,
-    bySource,
-    mostFailed: mostFailedCriteria(failures, strings.values, options.mostFailedLimit ?? 50),
+    rubricHashes: state.rubricHashes.size,
+    rubricIds: state.rubricIds.size,
+    versions: [...state.versions],
+    criteria: state.criterionTotals,
+    bySource: state.bySource,
+    mostFailed: mostFailedCriteria(state.failures, state.strings.values, options.mostFailedLimit ?? 50),
     histogram: { edges: [], counts: [] },
-    invalidLines,
-    invalidLineCount,
-    duplicateIds,
+    invalidLines: state.invalidLines,
+    invalidLineCount: state.invalidLineCount,
+    duplicateIds: state.duplicateIds,
     errors: errorTally.top(errorCodesKept),
     errorCodesOmitted: Math.max(0, errorTally.size - errorCodesKept),
     advice: retryAdvice({ errors: metrics.n_error, invalid: metrics.n_invalid }),
     coverage: scoreCoverage(metrics),
   };
-  summary.histogram = histogram(items.scores, histogramEdges([items.scores]));
-  return {
-    data: { summary, strings: strings.values, tagSets: tagSets.sets, items, criteria, textChunkSize, digest: digest.digest('hex') },
-    texts: textChunks,
-    scoring,
-    indexById,
-    ...(tagScores ? { tagScores } : {}),
-  };
+  summary.histogram = histogram(state.items.scores, histogramEdges([state.items.scores]));
+  return summary;
 }
 
 function emptyChunk(firstItem: number, firstCriterion: number, texts: StringTable): RunTexts {

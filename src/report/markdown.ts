@@ -85,7 +85,6 @@ export function renderProbeMarkdown(payload: ProbeReportPayload): string {
 export function renderResultsMarkdown(payload: ResultsReportPayload): string {
   const [run, baseline] = payload.runs;
   const summary = run.summary;
-  const metrics = summary.metrics;
   const out: string[] = [];
   out.push(`# ${markdownCell(payload.title, 200)}`, '');
   const madeUp = summary.madeUpBy ?? baseline?.summary.madeUpBy;
@@ -97,6 +96,19 @@ export function renderResultsMarkdown(payload: ResultsReportPayload): string {
     out.push('', ...summary.advice.map((advice) => `- To finish: ${markdownCell(advice, 240)}`), '');
   }
   out.push(headline(summary), '');
+  pushRunFacts(out, summary);
+  if (payload.labels) pushLabelAgreement(out, payload.labels);
+  pushTagScores(out, summary);
+  pushMostFailed(out, summary);
+  pushSourcePassRates(out, summary);
+  const comparison = payload.comparison;
+  if (comparison && baseline) pushBaselineComparison(out, comparison, baseline.summary);
+  return `${out.join('\n').trimEnd()}\n`;
+}
+
+/** The run's item counts, judge, rubrics, usage and unreadable lines, as a list. */
+function pushRunFacts(out: string[], summary: RunSummary): void {
+  const metrics = summary.metrics;
   const counts = [`${integer(metrics.n)} items`, `${integer(metrics.n_ok)} ok`, `${integer(metrics.n_error)} error`, `${integer(metrics.n_invalid)} invalid`];
   if (metrics.n_unscorable) counts.push(`${integer(metrics.n_unscorable)} unscorable`);
   out.push(`- Results: \`${markdownCell(summary.label, 120)}\` — ${counts.join(' · ')}`);
@@ -105,83 +117,86 @@ export function renderResultsMarkdown(payload: ResultsReportPayload): string {
   out.push(`- Usage: ${usageLine(summary)}`);
   if (summary.invalidLineCount > 0) out.push(`- **${integer(summary.invalidLineCount)} unreadable lines skipped** (first: ${markdownCell(summary.invalidLines[0]?.message ?? '', 160)})`);
   out.push('');
-  const labels = payload.labels;
-  if (labels) {
-    out.push(`## Agreement with \`${markdownCell(labels.label, 120)}\``, '');
-    const agreement = labels.agreement;
-    if (agreement) {
-      const overall = agreement.overall;
-      out.push(`${integer(overall.pairs)} judge–label pairs over ${integer(overall.records)} labelled verdicts: accuracy ${fixed(overall.accuracy)}, balanced F1 ${fixed(overall.balancedF1)}, Cohen's κ ${fixed(overall.cohenKappa)} (as \`rubricate meta --format results --labels\` computes them).`, '');
-    } else out.push(markdownCell(labels.problem ?? 'no labelled verdict', 240), '');
-  }
+}
 
-  const tags = sortedTags(metrics.by_tag);
-  if (tags.length > 0) {
-    out.push('## Score by tag', '');
-    const rows = tags.slice(0, tagRowLimit).map(([tag, metric]) => [markdownCell(tag, 80), fixed(metric.score), interval(metric.ci95), integer(metric.n_samples)]);
-    out.push(table(['tag', 'score', '95% CI', 'n'], rows, new Set([1, 3])));
-    if (tags.length > tagRowLimit) out.push('', `… ${tags.length - tagRowLimit} more tags in the HTML report.`);
-    out.push('');
-  }
+/** `--labels`: the judge's agreement with human labels, or why there is none. */
+function pushLabelAgreement(out: string[], labels: NonNullable<ResultsReportPayload['labels']>): void {
+  out.push(`## Agreement with \`${markdownCell(labels.label, 120)}\``, '');
+  const agreement = labels.agreement;
+  if (agreement) {
+    const overall = agreement.overall;
+    out.push(`${integer(overall.pairs)} judge–label pairs over ${integer(overall.records)} labelled verdicts: accuracy ${fixed(overall.accuracy)}, balanced F1 ${fixed(overall.balancedF1)}, Cohen's κ ${fixed(overall.cohenKappa)} (as \`rubricate meta --format results --labels\` computes them).`, '');
+  } else out.push(markdownCell(labels.problem ?? 'no labelled verdict', 240), '');
+}
 
-  if (summary.mostFailed.length > 0) {
-    out.push('## Criteria that cost the most', '');
-    const rows = summary.mostFailed.slice(0, 15).map((row) => [
-      markdownCell(row.text, 110),
-      points(row.points),
-      `${integer(row.failed)} / ${integer(row.evaluated)}`,
-      `${((row.failed / Math.max(1, row.evaluated)) * 100).toFixed(1)}%`,
-      row.source,
-    ]);
-    out.push(table(['criterion', 'points', 'cost points / graded', 'rate', 'source'], rows, new Set([1, 2, 3])));
-    out.push('');
-  }
+function pushTagScores(out: string[], summary: RunSummary): void {
+  const tags = sortedTags(summary.metrics.by_tag);
+  if (tags.length === 0) return;
+  out.push('## Score by tag', '');
+  const rows = tags.slice(0, tagRowLimit).map(([tag, metric]) => [markdownCell(tag, 80), fixed(metric.score), interval(metric.ci95), integer(metric.n_samples)]);
+  out.push(table(['tag', 'score', '95% CI', 'n'], rows, new Set([1, 3])));
+  if (tags.length > tagRowLimit) out.push('', `… ${tags.length - tagRowLimit} more tags in the HTML report.`);
+  out.push('');
+}
 
+function pushMostFailed(out: string[], summary: RunSummary): void {
+  if (summary.mostFailed.length === 0) return;
+  out.push('## Criteria that cost the most', '');
+  const rows = summary.mostFailed.slice(0, 15).map((row) => [
+    markdownCell(row.text, 110),
+    points(row.points),
+    `${integer(row.failed)} / ${integer(row.evaluated)}`,
+    `${((row.failed / Math.max(1, row.evaluated)) * 100).toFixed(1)}%`,
+    row.source,
+  ]);
+  out.push(table(['criterion', 'points', 'cost points / graded', 'rate', 'source'], rows, new Set([1, 2, 3])));
+  out.push('');
+}
+
+function pushSourcePassRates(out: string[], summary: RunSummary): void {
   const sources = (['judge', 'check'] as const).filter((source) => summary.bySource[source].criteria > 0);
-  if (sources.length > 0) {
-    out.push('## Pass rate by criterion source', '');
-    const rows = sources.map((source) => {
-      const rate = summary.bySource[source];
-      return [source, integer(rate.evaluated), integer(rate.passed), `${((rate.passed / Math.max(1, rate.evaluated)) * 100).toFixed(1)}%`, integer(rate.errors), integer(rate.skipped)];
-    });
-    out.push(table(['source', 'graded', 'passed', 'pass rate', 'errors', 'skipped'], rows, new Set([1, 2, 3, 4, 5])));
-    out.push('');
-  }
+  if (sources.length === 0) return;
+  out.push('## Pass rate by criterion source', '');
+  const rows = sources.map((source) => {
+    const rate = summary.bySource[source];
+    return [source, integer(rate.evaluated), integer(rate.passed), `${((rate.passed / Math.max(1, rate.evaluated)) * 100).toFixed(1)}%`, integer(rate.errors), integer(rate.skipped)];
+  });
+  out.push(table(['source', 'graded', 'passed', 'pass rate', 'errors', 'skipped'], rows, new Set([1, 2, 3, 4, 5])));
+  out.push('');
+}
 
-  const comparison = payload.comparison;
-  if (comparison && baseline) {
-    out.push(`## Compared with \`${markdownCell(comparison.baselineLabel, 120)}\``, '');
-    out.push(`Δ = run − baseline over ${integer(comparison.matched)} items matched by id (${integer(comparison.onlyInRun)} only in the run, ${integer(comparison.onlyInBaseline)} only in the baseline); paired bootstrap, ${comparison.bootstrap.samples} resamples, seed ${comparison.bootstrap.seed}.`, '');
-    out.push(`- Baseline: ${headline(baseline.summary)}`);
-    if (comparison.overall) {
-      const overall = comparison.overall;
-      out.push(`- **Δ overall: ${signed(overall.difference)}** (95% CI ${interval(overall.ci95, (value) => signed(value))}, n = ${integer(overall.n)} paired items)`);
-    }
-    out.push('');
-    const tagDifferences = sortedTags(comparison.byTag);
-    if (tagDifferences.length > 0) {
-      const rows = tagDifferences
-        .slice(0, tagRowLimit)
-        .map(([tag, value]) => [markdownCell(tag, 80), fixed(value.baseline), fixed(value.run), signed(value.difference), interval(value.ci95, (entry) => signed(entry)), integer(value.n)]);
-      out.push(table(['tag', 'baseline', 'run', 'Δ', '95% CI of Δ', 'n'], rows, new Set([1, 2, 3, 5])));
-      out.push('');
-    }
-    if (comparison.changedItems.length > 0) {
-      out.push('### Items that changed most', '');
-      const rows = comparison.changedItems.slice(0, 15).map((item) => [`\`${markdownCell(item.id, 60)}\``, fixed(item.baselineScore), fixed(item.runScore), signed(item.delta)]);
-      out.push(table(['item', 'baseline', 'run', 'Δ'], rows, new Set([1, 2, 3])));
-      out.push('');
-    }
-    const flips = comparison.flips;
-    out.push('### Criterion verdict flips', '');
-    out.push(`${integer(flips.metToNotMet)} met → not met, ${integer(flips.notMetToMet)} not met → met, of ${integer(flips.compared)} criteria graded in both runs.`, '');
-    if (flips.criteria.length > 0) {
-      const rows = flips.criteria.slice(0, 15).map((row) => [markdownCell(row.text, 100), points(row.points), integer(row.compared), integer(row.metToNotMet), integer(row.notMetToMet)]);
-      out.push(table(['criterion', 'points', 'both graded', 'met → not met', 'not met → met'], rows, new Set([1, 2, 3, 4])));
-      out.push('');
-    }
+/** With a baseline: the paired differences overall and by tag, the items that changed most, and the criterion verdict flips. */
+function pushBaselineComparison(out: string[], comparison: NonNullable<ResultsReportPayload['comparison']>, baseline: RunSummary): void {
+  out.push(`## Compared with \`${markdownCell(comparison.baselineLabel, 120)}\``, '');
+  out.push(`Δ = run − baseline over ${integer(comparison.matched)} items matched by id (${integer(comparison.onlyInRun)} only in the run, ${integer(comparison.onlyInBaseline)} only in the baseline); paired bootstrap, ${comparison.bootstrap.samples} resamples, seed ${comparison.bootstrap.seed}.`, '');
+  out.push(`- Baseline: ${headline(baseline)}`);
+  if (comparison.overall) {
+    const overall = comparison.overall;
+    out.push(`- **Δ overall: ${signed(overall.difference)}** (95% CI ${interval(overall.ci95, (value) => signed(value))}, n = ${integer(overall.n)} paired items)`);
   }
-  return `${out.join('\n').trimEnd()}\n`;
+  out.push('');
+  const tagDifferences = sortedTags(comparison.byTag);
+  if (tagDifferences.length > 0) {
+    const rows = tagDifferences
+      .slice(0, tagRowLimit)
+      .map(([tag, value]) => [markdownCell(tag, 80), fixed(value.baseline), fixed(value.run), signed(value.difference), interval(value.ci95, (entry) => signed(entry)), integer(value.n)]);
+    out.push(table(['tag', 'baseline', 'run', 'Δ', '95% CI of Δ', 'n'], rows, new Set([1, 2, 3, 5])));
+    out.push('');
+  }
+  if (comparison.changedItems.length > 0) {
+    out.push('### Items that changed most', '');
+    const rows = comparison.changedItems.slice(0, 15).map((item) => [`\`${markdownCell(item.id, 60)}\``, fixed(item.baselineScore), fixed(item.runScore), signed(item.delta)]);
+    out.push(table(['item', 'baseline', 'run', 'Δ'], rows, new Set([1, 2, 3])));
+    out.push('');
+  }
+  const flips = comparison.flips;
+  out.push('### Criterion verdict flips', '');
+  out.push(`${integer(flips.metToNotMet)} met → not met, ${integer(flips.notMetToMet)} not met → met, of ${integer(flips.compared)} criteria graded in both runs.`, '');
+  if (flips.criteria.length > 0) {
+    const rows = flips.criteria.slice(0, 15).map((row) => [markdownCell(row.text, 100), points(row.points), integer(row.compared), integer(row.metToNotMet), integer(row.notMetToMet)]);
+    out.push(table(['criterion', 'points', 'both graded', 'met → not met', 'not met → met'], rows, new Set([1, 2, 3, 4])));
+    out.push('');
+  }
 }
 
 export function renderMetaMarkdown(payload: MetaReportPayload): string {
@@ -212,11 +227,23 @@ const markdownRowLimit = 50;
 
 export function renderCompareMarkdown(payload: CompareReportPayload): string {
   const summary = payload.summary;
+  const agreement = summary.figures.agreement?.overall;
+  const out: string[] = [`# ${markdownCell(payload.title, 200)}`, ''];
+  if (summary.madeUpBy !== undefined) out.push(madeUpBannerMarkdown(summary.madeUpBy), '');
+  pushCompareHeadline(out, summary);
+  if (agreement) pushGoldAgreement(out, agreement);
+  pushCriterionOutcomes(out, summary);
+  pushSourceOutcomes(out, summary);
+  return `${out.join('\n').trimEnd()}\n`;
+}
+
+type CompareSummary = CompareReportPayload['summary'];
+
+/** The win rate of A, then the compare file's counts, outcomes, orders, judge, usage and any mismatch with its summary file. */
+function pushCompareHeadline(out: string[], summary: CompareSummary): void {
   const figures = summary.figures;
   const overall = figures.overall;
   const judged = overall.win + overall.tie + overall.loss + overall.inconsistent;
-  const out: string[] = [`# ${markdownCell(payload.title, 200)}`, ''];
-  if (summary.madeUpBy !== undefined) out.push(madeUpBannerMarkdown(summary.madeUpBy), '');
   out.push(
     `**Win rate of A: ${percent(overall.win_rate.value)}** (95% CI ${shareInterval(overall.win_rate)}, ${integer(judged)} pairs with a verdict; a tie or an order-inconsistent verdict counts as half a win) · tie rate ${percent(overall.tie_rate.value)} · position consistency ${percent(overall.position_consistency.value)} (95% CI ${shareInterval(overall.position_consistency)})`,
     '',
@@ -237,76 +264,78 @@ export function renderCompareMarkdown(payload: CompareReportPayload): string {
     out.push(`- **\`${markdownCell(summary.summaryFile.label, 120)}\` does not match the records** (figures here are recomputed from the records): ${summary.summaryFile.differences.map((difference) => markdownCell(difference, 120)).join('; ')}`);
   }
   out.push('');
+}
 
-  const agreement = figures.agreement?.overall;
-  if (agreement) {
-    out.push('## Against gold labels', '');
-    const ci = (value: { lower: number; upper: number } | null) => (value ? `${fixed(value.lower)} – ${fixed(value.upper)}` : '—');
-    out.push(
-      table(
-        ['figure', 'value', '95% CI'],
-        [
-          ['accuracy · original order', fixed(agreement.accuracy.original), ci(agreement.intervals.accuracyOriginal)],
-          ['accuracy · swapped order', fixed(agreement.accuracy.swapped), '—'],
-          ['accuracy · average', fixed(agreement.accuracy.average), ci(agreement.intervals.accuracyAverage)],
-          ['positional agreement', fixed(agreement.positionalAgreement), ci(agreement.intervals.positionalAgreement)],
-          ['right in both orders', fixed(agreement.accuracy.both), '—'],
-        ],
-        new Set([1]),
-      ),
-      '',
-      `${integer(agreement.pairs)} labelled pairs; LLMBar's definitions (a missing verdict is never right).`,
-      '',
-    );
-  }
+function pushGoldAgreement(out: string[], agreement: NonNullable<NonNullable<CompareSummary['figures']['agreement']>['overall']>): void {
+  out.push('## Against gold labels', '');
+  const ci = (value: { lower: number; upper: number } | null) => (value ? `${fixed(value.lower)} – ${fixed(value.upper)}` : '—');
+  out.push(
+    table(
+      ['figure', 'value', '95% CI'],
+      [
+        ['accuracy · original order', fixed(agreement.accuracy.original), ci(agreement.intervals.accuracyOriginal)],
+        ['accuracy · swapped order', fixed(agreement.accuracy.swapped), '—'],
+        ['accuracy · average', fixed(agreement.accuracy.average), ci(agreement.intervals.accuracyAverage)],
+        ['positional agreement', fixed(agreement.positionalAgreement), ci(agreement.intervals.positionalAgreement)],
+        ['right in both orders', fixed(agreement.accuracy.both), '—'],
+      ],
+      new Set([1]),
+    ),
+    '',
+    `${integer(agreement.pairs)} labelled pairs; LLMBar's definitions (a missing verdict is never right).`,
+    '',
+  );
+}
 
-  if (summary.criteria.length > 0) {
-    out.push('## By rubric criterion', '');
-    const rows = summary.criteria.slice(0, markdownRowLimit).map((row) => [
-      markdownCell(row.text, 100),
-      `\`${markdownCell(row.id, 40)}\``,
-      integer(row.win + row.tie + row.loss + row.inconsistent + row.errors),
+function pushCriterionOutcomes(out: string[], summary: CompareSummary): void {
+  if (summary.criteria.length === 0) return;
+  out.push('## By rubric criterion', '');
+  const rows = summary.criteria.slice(0, markdownRowLimit).map((row) => [
+    markdownCell(row.text, 100),
+    `\`${markdownCell(row.id, 40)}\``,
+    integer(row.win + row.tie + row.loss + row.inconsistent + row.errors),
+    integer(row.win),
+    integer(row.tie),
+    integer(row.loss),
+    integer(row.inconsistent),
+    integer(row.errors),
+    row.bothOrders > 0 ? percent(row.consistentPairs / row.bothOrders) : '—',
+  ]);
+  out.push(table(['criterion', 'id', 'compared', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'consistency'], rows, new Set([2, 3, 4, 5, 6, 7, 8])));
+  const more = summary.criteria.length - rows.length + summary.criteriaOmitted;
+  if (more > 0) out.push('', `… ${integer(more)} more criteria in the HTML report.`);
+  out.push('');
+}
+
+/** Outcomes per source, with the gold-label figures when the pairs have labels. */
+function pushSourceOutcomes(out: string[], summary: CompareSummary): void {
+  if (summary.sources.length === 0) return;
+  const agreement = summary.figures.agreement?.overall;
+  out.push('## By source', '');
+  const sourceAgreement = summary.figures.agreement?.bySource ?? {};
+  const header = ['source', 'pairs', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'win rate', '95% CI', 'consistency'];
+  if (agreement) header.push('accuracy (avg)', 'agreement');
+  const rows = summary.sources.slice(0, markdownRowLimit).map((row) => {
+    const cells = [
+      row.source === null ? '(no source)' : markdownCell(row.source, 80),
+      integer(row.n),
       integer(row.win),
       integer(row.tie),
       integer(row.loss),
       integer(row.inconsistent),
-      integer(row.errors),
-      row.bothOrders > 0 ? percent(row.consistentPairs / row.bothOrders) : '—',
-    ]);
-    out.push(table(['criterion', 'id', 'compared', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'consistency'], rows, new Set([2, 3, 4, 5, 6, 7, 8])));
-    const more = summary.criteria.length - rows.length + summary.criteriaOmitted;
-    if (more > 0) out.push('', `… ${integer(more)} more criteria in the HTML report.`);
-    out.push('');
-  }
-
-  if (summary.sources.length > 0) {
-    out.push('## By source', '');
-    const sourceAgreement = figures.agreement?.bySource ?? {};
-    const header = ['source', 'pairs', 'A better', 'tie', 'B better', 'inconsistent', 'error', 'win rate', '95% CI', 'consistency'];
-    if (agreement) header.push('accuracy (avg)', 'agreement');
-    const rows = summary.sources.slice(0, markdownRowLimit).map((row) => {
-      const cells = [
-        row.source === null ? '(no source)' : markdownCell(row.source, 80),
-        integer(row.n),
-        integer(row.win),
-        integer(row.tie),
-        integer(row.loss),
-        integer(row.inconsistent),
-        integer(row.n_error + row.n_invalid),
-        percent(row.win_rate.value),
-        shareInterval(row.win_rate),
-        percent(row.position_consistency.value),
-      ];
-      if (agreement) {
-        const gold = row.source === null ? undefined : sourceAgreement[row.source];
-        cells.push(fixed(gold?.accuracy.average), fixed(gold?.positionalAgreement));
-      }
-      return cells;
-    });
-    out.push(table(header, rows, new Set(header.map((_, index) => index).filter((index) => index > 0))));
-    const more = summary.sources.length - rows.length + summary.sourcesOmitted;
-    if (more > 0) out.push('', `… ${integer(more)} more sources in the HTML report.`);
-    out.push('');
-  }
-  return `${out.join('\n').trimEnd()}\n`;
+      integer(row.n_error + row.n_invalid),
+      percent(row.win_rate.value),
+      shareInterval(row.win_rate),
+      percent(row.position_consistency.value),
+    ];
+    if (agreement) {
+      const gold = row.source === null ? undefined : sourceAgreement[row.source];
+      cells.push(fixed(gold?.accuracy.average), fixed(gold?.positionalAgreement));
+    }
+    return cells;
+  });
+  out.push(table(header, rows, new Set(header.map((_, index) => index).filter((index) => index > 0))));
+  const more = summary.sources.length - rows.length + summary.sourcesOmitted;
+  if (more > 0) out.push('', `… ${integer(more)} more sources in the HTML report.`);
+  out.push('');
 }

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
-import { addUsage, emptyUsage } from '../engine/usage.js';
+import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import { zodIssueError } from '../util/zod-issue.js';
 import { CompareSummaryBuilder, type CompareRecord, type CompareSummary, type ComparisonResult } from '../pipeline/compare.js';
@@ -143,140 +143,167 @@ function criterionKey(comparison: ComparisonResult): string {
 
 /** Collects one compare file. */
 export async function collectPairwise(file: string, options: CollectPairwiseOptions = {}): Promise<CollectedPairwise> {
-  const strings = new StringTable();
-  const pairs: PairColumns = {
-    ids: [],
-    status: [],
-    winners: [],
-    consistent: [],
-    originalOrder: [],
-    swappedOrder: [],
-    labels: [],
-    correct: [],
-    sources: [],
-    lines: [],
-    flags: [],
-    comparisonOffsets: [0],
-    errors: [],
-  };
-  const comparisons: ComparisonColumns = { ids: [], texts: [], status: [], winners: [], consistent: [], originalOrder: [], swappedOrder: [], errors: [] };
-  const textChunkSize = Math.max(1, Math.floor(options.textChunkSize ?? defaultPairChunkSize));
-  const texts: PairTexts[] = [];
-  let chunkStrings = new StringTable();
-  let chunk: PairTexts | undefined;
-
-  const builder = new CompareSummaryBuilder();
-  // Per source, the same figures as overall; labels are left out because the agreement
-  // breakdown per source comes from the overall meta-evaluation's `bySource`.
-  const sourceBuilders = new Map<string | null, CompareSummaryBuilder>();
-  let anySource = false;
-  const criterionTallies = new Map<string, CriterionComparisonTally>();
-  const usage = emptyUsage();
-  const judges = new Map<string, JudgeInfo>();
-  const versions = new Set<string>();
-  const seenIds = new Set<string>();
-  const invalidLines: InvalidLine[] = [];
-  let invalidLineCount = 0;
-  let duplicateIds = 0;
-  let swappedPairs = 0;
-  let labelledPairs = 0;
-
+  const state = startCollectingPairs(options);
   for await (const entry of readCompareRecords(file)) {
     if (entry.kind === 'invalid') {
-      invalidLineCount += 1;
+      state.invalidLineCount += 1;
       const message = entry.error.toJSON().message;
-      if (invalidLines.length < invalidLinesKept) invalidLines.push({ line: entry.line, message });
+      if (state.invalidLines.length < invalidLinesKept) state.invalidLines.push({ line: entry.line, message });
       options.onWarning?.(message);
-      builder.add(unreadablePair(entry.line));
+      state.builder.add(unreadablePair(entry.line));
       continue;
     }
-    const record = entry.record;
-    builder.add(record);
-    const source = typeof record.source === 'string' ? record.source : null;
-    if (source !== null) anySource = true;
-    let sourceBuilder = sourceBuilders.get(source);
-    if (!sourceBuilder) sourceBuilders.set(source, (sourceBuilder = new CompareSummaryBuilder()));
-    const { label: _label, ...unlabelled } = record;
-    sourceBuilder.add(unlabelled);
-
-    const pairIndex = pairs.ids.length;
-    if (pairIndex % textChunkSize === 0) {
-      // Text indices are local to a chunk, so a page can decode one chunk on its own.
-      chunkStrings = new StringTable();
-      chunk = { firstPair: pairIndex, firstComparison: comparisons.ids.length, strings: chunkStrings.values, prompts: [], responsesA: [], responsesB: [], explanations: [] };
-      texts.push(chunk);
-    }
-    if (seenIds.has(record.id)) duplicateIds += 1;
-    else seenIds.add(record.id);
-    if (record.orders.ba !== undefined) swappedPairs += 1;
-    if (record.label) labelledPairs += 1;
-
-    pairs.ids.push(record.id);
-    pairs.status.push(itemStatusCodes[record.status]);
-    pairs.winners.push(pairVerdictCode(record.winner));
-    pairs.consistent.push(record.consistent === true ? 1 : record.consistent === false ? 0 : -1);
-    pairs.originalOrder.push(pairVerdictCode(record.orders.ab));
-    pairs.swappedOrder.push(pairVerdictCode(record.orders.ba));
-    pairs.labels.push(record.label ? pairVerdictCode(record.label) : -1);
-    pairs.correct.push(record.correct === true ? 1 : record.correct === false ? 0 : -1);
-    pairs.sources.push(strings.addOptional(record.source));
-    pairs.lines.push(entry.line);
-    pairs.flags.push(record.overall ? 1 : 0);
-    if (record.error) pairs.errors.push(pairIndex, strings.add(String(record.error.code)), strings.add(String(record.error.message)));
-
-    for (const comparison of record.overall ? [record.overall, ...record.criteria] : record.criteria) addComparison(comparison);
-    for (const comparison of record.criteria) tallyCriterion(comparison);
-    pairs.comparisonOffsets.push(comparisons.ids.length);
-
-    chunk!.prompts.push(flattenPrompt(record.prompt, chunkStrings));
-    chunk!.responsesA.push(chunkStrings.addOptional(record.response_a));
-    chunk!.responsesB.push(chunkStrings.addOptional(record.response_b));
-
-    if (record.usage) addUsage(usage, record.usage);
-    if (record.judge) judges.set(canonicalJson(record.judge), record.judge);
-    if (record.rubricate_version) versions.add(record.rubricate_version);
+    addPair(state, entry.record, entry.line);
   }
+  const { strings, pairs, comparisons, textChunkSize, texts } = state;
+  return { summary: compareViewSummary(state, file, options), strings: strings.values, pairs, comparisons, textChunkSize, texts };
+}
 
-  function addComparison(comparison: ComparisonResult): void {
-    const position = comparisons.ids.length;
-    comparisons.ids.push(strings.add(comparison.id));
-    comparisons.texts.push(strings.add(comparison.text ?? comparison.id));
-    comparisons.status.push(comparison.status === 'error' ? 1 : 0);
-    comparisons.winners.push(pairVerdictCode(comparison.winner));
-    comparisons.consistent.push(comparison.consistent === true ? 1 : comparison.consistent === false ? 0 : -1);
-    comparisons.originalOrder.push(pairVerdictCode(comparison.orders.ab));
-    comparisons.swappedOrder.push(pairVerdictCode(comparison.orders.ba));
-    if (comparison.error) comparisons.errors.push(position, strings.add(String(comparison.error.code)), strings.add(String(comparison.error.message)));
-    chunk!.explanations.push(chunkStrings.addOptional(comparison.explanations?.ab), chunkStrings.addOptional(comparison.explanations?.ba));
+/** A compare file as it is read: the page's columns, the current text chunk, and the figures' builders and tallies. */
+interface PairwiseCollectState {
+  strings: StringTable;
+  pairs: PairColumns;
+  comparisons: ComparisonColumns;
+  textChunkSize: number;
+  texts: PairTexts[];
+  /** The current chunk and its text table: text indices are local to a chunk. */
+  chunkStrings: StringTable;
+  chunk: PairTexts | undefined;
+  builder: CompareSummaryBuilder;
+  /**
+   * Per source, the same figures as overall; labels are left out because the agreement
+   * breakdown per source comes from the overall meta-evaluation's `bySource`.
+   */
+  sourceBuilders: Map<string | null, CompareSummaryBuilder>;
+  anySource: boolean;
+  criterionTallies: Map<string, CriterionComparisonTally>;
+  usage: Usage;
+  judges: Map<string, JudgeInfo>;
+  versions: Set<string>;
+  seenIds: Set<string>;
+  invalidLines: InvalidLine[];
+  invalidLineCount: number;
+  duplicateIds: number;
+  swappedPairs: number;
+  labelledPairs: number;
+}
+
+function startCollectingPairs(options: CollectPairwiseOptions): PairwiseCollectState {
+  return {
+    strings: new StringTable(),
+    pairs: { ids: [], status: [], winners: [], consistent: [], originalOrder: [], swappedOrder: [], labels: [], correct: [], sources: [], lines: [], flags: [], comparisonOffsets: [0], errors: [] },
+    comparisons: { ids: [], texts: [], status: [], winners: [], consistent: [], originalOrder: [], swappedOrder: [], errors: [] },
+    textChunkSize: Math.max(1, Math.floor(options.textChunkSize ?? defaultPairChunkSize)),
+    texts: [],
+    chunkStrings: new StringTable(),
+    chunk: undefined,
+    builder: new CompareSummaryBuilder(),
+    sourceBuilders: new Map(),
+    anySource: false,
+    criterionTallies: new Map(),
+    usage: emptyUsage(),
+    judges: new Map(),
+    versions: new Set(),
+    seenIds: new Set(),
+    invalidLines: [],
+    invalidLineCount: 0,
+    duplicateIds: 0,
+    swappedPairs: 0,
+    labelledPairs: 0,
+  };
+}
+
+/** One compare record: into the figures (overall and its source's), the pair's columns, its comparisons and its texts. */
+function addPair(state: PairwiseCollectState, record: CompareRecord, line: number): void {
+  const { pairs, comparisons, strings } = state;
+  state.builder.add(record);
+  const source = typeof record.source === 'string' ? record.source : null;
+  if (source !== null) state.anySource = true;
+  let sourceBuilder = state.sourceBuilders.get(source);
+  if (!sourceBuilder) state.sourceBuilders.set(source, (sourceBuilder = new CompareSummaryBuilder()));
+  const { label: _label, ...unlabelled } = record;
+  sourceBuilder.add(unlabelled);
+
+  const pairIndex = pairs.ids.length;
+  if (pairIndex % state.textChunkSize === 0) {
+    // Text indices are local to a chunk, so a page can decode one chunk on its own.
+    state.chunkStrings = new StringTable();
+    state.chunk = { firstPair: pairIndex, firstComparison: comparisons.ids.length, strings: state.chunkStrings.values, prompts: [], responsesA: [], responsesB: [], explanations: [] };
+    state.texts.push(state.chunk);
   }
+  if (state.seenIds.has(record.id)) state.duplicateIds += 1;
+  else state.seenIds.add(record.id);
+  if (record.orders.ba !== undefined) state.swappedPairs += 1;
+  if (record.label) state.labelledPairs += 1;
 
-  function tallyCriterion(comparison: ComparisonResult): void {
-    const key = criterionKey(comparison);
-    let tally = criterionTallies.get(key);
-    if (!tally) {
-      criterionTallies.set(key, (tally = { id: comparison.id, text: comparison.text ?? comparison.id, win: 0, tie: 0, loss: 0, inconsistent: 0, errors: 0, bothOrders: 0, consistentPairs: 0 }));
-    }
-    // The same outcome classes as the summary's per-criterion counts.
-    if (comparison.winner === 'A') tally.win += 1;
-    else if (comparison.winner === 'B') tally.loss += 1;
-    else if (comparison.winner === 'tie') tally.tie += 1;
-    else if (comparison.winner === 'inconsistent') tally.inconsistent += 1;
-    else tally.errors += 1;
-    const { ab, ba } = comparison.orders;
-    if (ab !== undefined && ab !== null && ba !== undefined && ba !== null) {
-      tally.bothOrders += 1;
-      if (ab === ba) tally.consistentPairs += 1;
-    }
+  pairs.ids.push(record.id);
+  pairs.status.push(itemStatusCodes[record.status]);
+  pairs.winners.push(pairVerdictCode(record.winner));
+  pairs.consistent.push(record.consistent === true ? 1 : record.consistent === false ? 0 : -1);
+  pairs.originalOrder.push(pairVerdictCode(record.orders.ab));
+  pairs.swappedOrder.push(pairVerdictCode(record.orders.ba));
+  pairs.labels.push(record.label ? pairVerdictCode(record.label) : -1);
+  pairs.correct.push(record.correct === true ? 1 : record.correct === false ? 0 : -1);
+  pairs.sources.push(strings.addOptional(record.source));
+  pairs.lines.push(line);
+  pairs.flags.push(record.overall ? 1 : 0);
+  if (record.error) pairs.errors.push(pairIndex, strings.add(String(record.error.code)), strings.add(String(record.error.message)));
+
+  for (const comparison of record.overall ? [record.overall, ...record.criteria] : record.criteria) addComparison(state, comparison);
+  for (const comparison of record.criteria) tallyCriterion(state.criterionTallies, comparison);
+  pairs.comparisonOffsets.push(comparisons.ids.length);
+
+  const chunk = state.chunk!;
+  chunk.prompts.push(flattenPrompt(record.prompt, state.chunkStrings));
+  chunk.responsesA.push(state.chunkStrings.addOptional(record.response_a));
+  chunk.responsesB.push(state.chunkStrings.addOptional(record.response_b));
+
+  if (record.usage) addUsage(state.usage, record.usage);
+  if (record.judge) state.judges.set(canonicalJson(record.judge), record.judge);
+  if (record.rubricate_version) state.versions.add(record.rubricate_version);
+}
+
+function addComparison(state: PairwiseCollectState, comparison: ComparisonResult): void {
+  const { comparisons, strings, chunkStrings } = state;
+  const position = comparisons.ids.length;
+  comparisons.ids.push(strings.add(comparison.id));
+  comparisons.texts.push(strings.add(comparison.text ?? comparison.id));
+  comparisons.status.push(comparison.status === 'error' ? 1 : 0);
+  comparisons.winners.push(pairVerdictCode(comparison.winner));
+  comparisons.consistent.push(comparison.consistent === true ? 1 : comparison.consistent === false ? 0 : -1);
+  comparisons.originalOrder.push(pairVerdictCode(comparison.orders.ab));
+  comparisons.swappedOrder.push(pairVerdictCode(comparison.orders.ba));
+  if (comparison.error) comparisons.errors.push(position, strings.add(String(comparison.error.code)), strings.add(String(comparison.error.message)));
+  state.chunk!.explanations.push(chunkStrings.addOptional(comparison.explanations?.ab), chunkStrings.addOptional(comparison.explanations?.ba));
+}
+
+function tallyCriterion(criterionTallies: Map<string, CriterionComparisonTally>, comparison: ComparisonResult): void {
+  const key = criterionKey(comparison);
+  let tally = criterionTallies.get(key);
+  if (!tally) {
+    criterionTallies.set(key, (tally = { id: comparison.id, text: comparison.text ?? comparison.id, win: 0, tie: 0, loss: 0, inconsistent: 0, errors: 0, bothOrders: 0, consistentPairs: 0 }));
   }
+  // The same outcome classes as the summary's per-criterion counts.
+  if (comparison.winner === 'A') tally.win += 1;
+  else if (comparison.winner === 'B') tally.loss += 1;
+  else if (comparison.winner === 'tie') tally.tie += 1;
+  else if (comparison.winner === 'inconsistent') tally.inconsistent += 1;
+  else tally.errors += 1;
+  const { ab, ba } = comparison.orders;
+  if (ab !== undefined && ab !== null && ba !== undefined && ba !== null) {
+    tally.bothOrders += 1;
+    if (ab === ba) tally.consistentPairs += 1;
+  }
+}
 
-  const figures = builder.finish();
+function compareViewSummary(state: PairwiseCollectState, file: string, options: CollectPairwiseOptions): CompareViewSummary {
+  const figures = state.builder.finish();
   const criteriaLimit = options.criteriaLimit ?? 500;
   const sourcesLimit = options.sourcesLimit ?? 500;
-  const allCriteria = [...criterionTallies.values()].sort((left, right) => compared(right) - compared(left));
-  const allSources = anySource ? [...sourceBuilders.entries()].map(([source, each]) => sourceTally(source, each.finish())).sort((left, right) => right.n - left.n) : [];
-  const judgeList = [...judges.values()];
-
-  const summary: CompareViewSummary = {
+  const allCriteria = [...state.criterionTallies.values()].sort((left, right) => compared(right) - compared(left));
+  const allSources = state.anySource ? [...state.sourceBuilders.entries()].map(([source, each]) => sourceTally(source, each.finish())).sort((left, right) => right.n - left.n) : [];
+  const judgeList = [...state.judges.values()];
+  return {
     label: basename(file),
     figures,
     criteria: allCriteria.slice(0, criteriaLimit),
@@ -285,16 +312,15 @@ export async function collectPairwise(file: string, options: CollectPairwiseOpti
     sourcesOmitted: Math.max(0, allSources.length - sourcesLimit),
     judges: judgeList,
     ...(figures.scripted_by !== undefined ? { madeUpBy: figures.scripted_by } : {}),
-    costUsd: figures.scripted_by !== undefined ? 0 : runCost(usage, judgeList),
-    versions: [...versions],
-    swappedPairs,
-    labelledPairs,
-    invalidLines,
-    invalidLineCount,
-    duplicateIds,
+    costUsd: figures.scripted_by !== undefined ? 0 : runCost(state.usage, judgeList),
+    versions: [...state.versions],
+    swappedPairs: state.swappedPairs,
+    labelledPairs: state.labelledPairs,
+    invalidLines: state.invalidLines,
+    invalidLineCount: state.invalidLineCount,
+    duplicateIds: state.duplicateIds,
     summaryFile: checkSummaryFile(options.summaryFile === undefined ? `${file}.summary.json` : options.summaryFile, figures),
   };
-  return { summary, strings: strings.values, pairs, comparisons, textChunkSize, texts };
 }
 
 function compared(tally: CriterionComparisonTally): number {

@@ -57,109 +57,131 @@ export const profbenchScoring: Scoring = {
   },
   createAggregator(options: AggregateOptions = {}): Aggregator {
     // Insertion orders follow the reference's dicts: reports, tasks and domains by first appearance.
-    const reports = new Map<string, { task: string; achieved: number; max: number }>();
-    const taskDomain = new Map<string, string>();
-    const typeFulfilment = new Map<string, number[]>();
-    // The reference's `{task_id: len(response)}`: the last non-empty report of each task.
-    const lastLength = new Map<string, number>();
-    const tally = createStatusTally();
+    const state: ProfBenchState = { reports: new Map(), taskDomain: new Map(), typeFulfilment: new Map(), lastLength: new Map(), tally: createStatusTally() };
     return {
       add(item) {
-        if (!tally.admit(item.status)) return;
-        const totals = reportTotals(item);
-        if (totals.max === 0) return tally.unscorable();
-        const task = taskOf(item);
-        const key = `${task}\u0000${item.responseDigest ?? `id:${item.id}`}`;
-        const report = reports.get(key);
-        if (report) {
-          report.achieved += totals.achieved;
-          report.max += totals.max;
-        } else reports.set(key, { task, ...totals });
-        taskDomain.set(task, domainOf(item));
-        if (item.responseCharacters !== undefined && item.responseCharacters > 0) lastLength.set(task, item.responseCharacters);
-        for (const criterion of item.criteria) {
-          if (criterion.status !== 'ok' || criterion.points <= 0) continue;
-          for (const tag of criterion.tags) {
-            if (!tag.startsWith(criterionTypeTagPrefix)) continue;
-            const type = tag.slice(criterionTypeTagPrefix.length);
-            let list = typeFulfilment.get(type);
-            if (!list) typeFulfilment.set(type, (list = []));
-            list.push(criterion.met === true ? 1 : 0);
-          }
-        }
+        addReport(state, item);
       },
-      finish(): Metrics {
-        const taskScores = new Map<string, number[]>();
-        for (const report of reports.values()) {
-          let list = taskScores.get(report.task);
-          if (!list) taskScores.set(report.task, (list = []));
-          list.push(report.achieved / report.max);
-        }
-        const domainTasks = new Map<string, number[]>();
-        for (const [task, scores] of taskScores) {
-          const domain = taskDomain.get(task)!;
-          let list = domainTasks.get(domain);
-          if (!list) domainTasks.set(domain, (list = []));
-          list.push(numpyMean(scores));
-        }
-        const domainRounded = new Map<string, number>();
-        for (const [domain, scores] of domainTasks) domainRounded.set(domain, numpyRound(numpyMean(scores), 3));
-        const printed = dictionary<number>();
-        const byTag = dictionary<TagMetric>();
-        let overall: TagMetric | null = null;
-        if (domainRounded.size > 0) {
-          const overallRounded = numpyRound(numpyMean([...domainRounded.values()]), 3);
-          for (const [domain, value] of domainRounded) printed[domain] = numpyRound(value * 100, 1);
-          printed.Overall = numpyRound(overallRounded * 100, 1);
-          for (const [domain, value] of domainRounded) {
-            const tasks = domainTasks.get(domain)!;
-            const spread = bootstrap(tasks, mean, options.bootstrapSamples ?? defaultBootstrapSamples, options.seed ?? defaultBootstrapSeed);
-            byTag[`domain:${domain}`] = { score: value, n_samples: tasks.length, bootstrap_std: spread.std, ci95: spread.ci95 };
-          }
-          // Stratified bootstrap of the unrounded statistic: resample tasks within each domain.
-          const domains = [...domainTasks.keys()];
-          const flat: number[] = [];
-          const offsets: number[] = [];
-          for (const domain of domains) {
-            offsets.push(flat.length);
-            flat.push(...domainTasks.get(domain)!);
-          }
-          const sizes = domains.map((domain) => domainTasks.get(domain)!.length);
-          const spread = bootstrap(
-            flat,
-            (resample) => mean(sizes.map((size, index) => mean(resample.slice(offsets[index], offsets[index] + size)))),
-            options.bootstrapSamples ?? defaultBootstrapSamples,
-            options.seed ?? defaultBootstrapSeed,
-            (random, _length, index) => {
-              const domain = offsets.findLastIndex((offset) => offset <= index);
-              return offsets[domain] + Math.floor(random() * sizes[domain]);
-            },
-          );
-          overall = { score: overallRounded, n_samples: taskScores.size, bootstrap_std: spread.std, ci95: spread.ci95 };
-        }
-        const types = dictionary<number>();
-        for (const [type, values] of typeFulfilment) {
-          const rounded = numpyRound(numpyMean(values), 3);
-          types[type] = rounded;
-          printed[type] = numpyRound(rounded * 100, 1);
-        }
-        return {
-          scoring: 'profbench',
-          overall,
-          by_tag: byTag,
-          ...tally.counts(),
-          extra: {
-            profbench: {
-              ...printed,
-              // Token counts of the report generation are not in a results file; the length is.
-              ...(lastLength.size > 0 ? { response_len_chars: numpyRound(numpyMean([...lastLength.values()]), 0) } : {}),
-            },
-            criterion_type_fulfilment: types,
-            tasks: taskScores.size,
-            reports: reports.size,
-          },
-        };
-      },
+      finish: () => profbenchMetrics(state, options),
     };
   },
 };
+
+/** What the aggregator gathers as items come, in the reference's dict orders. */
+interface ProfBenchState {
+  /** Per (task, report text): weights achieved and possible, identical reports pooled. */
+  reports: Map<string, { task: string; achieved: number; max: number }>;
+  taskDomain: Map<string, string>;
+  /** Per criterion type: 1 or 0 per fulfilled or unfulfilled (report, criterion) row. */
+  typeFulfilment: Map<string, number[]>;
+  /** The reference's `{task_id: len(response)}`: the last non-empty report of each task. */
+  lastLength: Map<string, number>;
+  tally: ReturnType<typeof createStatusTally>;
+}
+
+function addReport(state: ProfBenchState, item: ScoredItem): void {
+  const { reports, taskDomain, typeFulfilment, lastLength, tally } = state;
+  if (!tally.admit(item.status)) return;
+  const totals = reportTotals(item);
+  if (totals.max === 0) return tally.unscorable();
+  const task = taskOf(item);
+  const key = `${task}\u0000${item.responseDigest ?? `id:${item.id}`}`;
+  const report = reports.get(key);
+  if (report) {
+    report.achieved += totals.achieved;
+    report.max += totals.max;
+  } else reports.set(key, { task, ...totals });
+  taskDomain.set(task, domainOf(item));
+  if (item.responseCharacters !== undefined && item.responseCharacters > 0) lastLength.set(task, item.responseCharacters);
+  for (const criterion of item.criteria) {
+    if (criterion.status !== 'ok' || criterion.points <= 0) continue;
+    for (const tag of criterion.tags) {
+      if (!tag.startsWith(criterionTypeTagPrefix)) continue;
+      const type = tag.slice(criterionTypeTagPrefix.length);
+      let list = typeFulfilment.get(type);
+      if (!list) typeFulfilment.set(type, (list = []));
+      list.push(criterion.met === true ? 1 : 0);
+    }
+  }
+}
+
+function profbenchMetrics(state: ProfBenchState, options: AggregateOptions): Metrics {
+  const { reports, taskDomain, typeFulfilment, lastLength, tally } = state;
+  const taskScores = new Map<string, number[]>();
+  for (const report of reports.values()) {
+    let list = taskScores.get(report.task);
+    if (!list) taskScores.set(report.task, (list = []));
+    list.push(report.achieved / report.max);
+  }
+  const domainTasks = new Map<string, number[]>();
+  for (const [task, scores] of taskScores) {
+    const domain = taskDomain.get(task)!;
+    let list = domainTasks.get(domain);
+    if (!list) domainTasks.set(domain, (list = []));
+    list.push(numpyMean(scores));
+  }
+  const { printed, byTag, overall } = domainFigures(domainTasks, taskScores.size, options);
+  const types = dictionary<number>();
+  for (const [type, values] of typeFulfilment) {
+    const rounded = numpyRound(numpyMean(values), 3);
+    types[type] = rounded;
+    printed[type] = numpyRound(rounded * 100, 1);
+  }
+  return {
+    scoring: 'profbench',
+    overall,
+    by_tag: byTag,
+    ...tally.counts(),
+    extra: {
+      profbench: {
+        ...printed,
+        // Token counts of the report generation are not in a results file; the length is.
+        ...(lastLength.size > 0 ? { response_len_chars: numpyRound(numpyMean([...lastLength.values()]), 0) } : {}),
+      },
+      criterion_type_fulfilment: types,
+      tasks: taskScores.size,
+      reports: reports.size,
+    },
+  };
+}
+
+/** Each domain's rounded mean (with its bootstrap over tasks) and Overall, the mean of the rounded domain means; `printed` as the reference prints them (× 100). */
+function domainFigures(domainTasks: Map<string, number[]>, taskCount: number, options: AggregateOptions): { printed: Record<string, number>; byTag: Record<string, TagMetric>; overall: TagMetric | null } {
+  const domainRounded = new Map<string, number>();
+  for (const [domain, scores] of domainTasks) domainRounded.set(domain, numpyRound(numpyMean(scores), 3));
+  const printed = dictionary<number>();
+  const byTag = dictionary<TagMetric>();
+  if (domainRounded.size === 0) return { printed, byTag, overall: null };
+  const overallRounded = numpyRound(numpyMean([...domainRounded.values()]), 3);
+  for (const [domain, value] of domainRounded) printed[domain] = numpyRound(value * 100, 1);
+  printed.Overall = numpyRound(overallRounded * 100, 1);
+  for (const [domain, value] of domainRounded) {
+    const tasks = domainTasks.get(domain)!;
+    const spread = bootstrap(tasks, mean, options.bootstrapSamples ?? defaultBootstrapSamples, options.seed ?? defaultBootstrapSeed);
+    byTag[`domain:${domain}`] = { score: value, n_samples: tasks.length, bootstrap_std: spread.std, ci95: spread.ci95 };
+  }
+  const spread = stratifiedOverallSpread(domainTasks, options);
+  return { printed, byTag, overall: { score: overallRounded, n_samples: taskCount, bootstrap_std: spread.std, ci95: spread.ci95 } };
+}
+
+/** Stratified bootstrap of the unrounded statistic: resample tasks within each domain. */
+function stratifiedOverallSpread(domainTasks: Map<string, number[]>, options: AggregateOptions): ReturnType<typeof bootstrap> {
+  const domains = [...domainTasks.keys()];
+  const flat: number[] = [];
+  const offsets: number[] = [];
+  for (const domain of domains) {
+    offsets.push(flat.length);
+    flat.push(...domainTasks.get(domain)!);
+  }
+  const sizes = domains.map((domain) => domainTasks.get(domain)!.length);
+  return bootstrap(
+    flat,
+    (resample) => mean(sizes.map((size, index) => mean(resample.slice(offsets[index], offsets[index] + size)))),
+    options.bootstrapSamples ?? defaultBootstrapSamples,
+    options.seed ?? defaultBootstrapSeed,
+    (random, _length, index) => {
+      const domain = offsets.findLastIndex((offset) => offset <= index);
+      return offsets[domain] + Math.floor(random() * sizes[domain]);
+    },
+  );
+}

@@ -28,7 +28,7 @@ import type { DryRunJudge } from '../../batch/dry-run.js';
 import { addBatchOptions } from '../batch-options.js';
 import { addBenchmarkOption, applyBenchmark } from '../benchmark-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
-import { openRunSession, type SessionFlags } from '../session.js';
+import { openRunSession, type RunSession, type SessionFlags } from '../session.js';
 import { batchRecentReplies } from '../../store/index.js';
 import { checkRepeatCount, type RunSpec } from '../../spec/run-spec.js';
 import type { ImportOptions } from '../../formats/types.js';
@@ -107,8 +107,93 @@ export function registerGradeCommand(program: Command, context: CommandContext):
  * `outIsDefault`: `--out` was not given, so it may not replace another run's results.
  */
 export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: { rejudge?: boolean; outIsDefault?: boolean; /** `--config`: recorded on every results line. */ config?: ResolvedConfig; /** `rubricate eval`: the responses are sampled from the spec's model under test first. */ sample?: { credentials: Credentials } } = {}): Promise<number> {
-  const importer = getItemImporter(flags.format);
-  refuseInapplicableFlags(flags, importer);
+  const run = await openGradeRun(await prepareGradeRun(flags, parsed, context, options));
+  const graders = createGraders(run);
+  const table = new ItemTable();
+  let ended: GradeEnding;
+  let recording: RunRecording | undefined;
+  // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
+  try {
+    if (run.session.dryRun) return await printGradeDryRun(run, run.session.dryRun, graders);
+    await refuseReplacingAnotherRun({
+      out: flags.out,
+      isDefault: options.outIsDefault === true,
+      force: flags.force,
+      thisRun: async () => ({ firstId: await firstRecordId(recordsOf(run, unreadImportOptions(run.importOptions))), judge: run.session.judges.length === 1 ? run.session.judge?.provenance.id : undefined }),
+    });
+    // The run history: a "running" line now, its ending when it ends (`rubricate view` lists it, live until then).
+    recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: options.rejudge ? 'rejudge' : options.sample ? 'eval' : 'grade', judges: run.session.judges.map((member) => member.provenance.id), input: flags.input, benchmark: flags.benchmark }, (message) => context.stderr(`warning: ${message}`));
+    const outcome = await gradeIntoOut(run, graders, table);
+    run.progress.stop();
+    // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
+    if (outcome.interrupted) {
+      recording?.end('interrupted', { items: itemCounts(outcome.metrics) });
+      return reportInterrupted(context, outcome.written, await run.expectedTotal.catch(() => undefined));
+    }
+    ended = await finishGradeRun(run, graders, outcome);
+    recording?.end(ended.outcome.judgeUnusable ? 'failed' : 'finished', { items: itemCounts(ended.outcome.metrics), ...(ended.outcome.judgeUnusable ? { error: 'the judge is unusable: no call gave a verdict' } : {}) });
+  } catch (error) {
+    recording?.end(context.signal.aborted ? 'interrupted' : 'failed', { error: RubricateError.isInstance(error) ? `${error.code}: ${error.message}` : String(error) });
+    if (context.signal.aborted) return reportInterrupted(context, undefined, undefined);
+    throw error;
+  } finally {
+    run.progress.stop();
+    // Responses still in flight (a stopped run) land and are stored before the store closes.
+    await run.sampling?.sampler.settled();
+    await run.session.close();
+  }
+  return printGradeEnding(run, graders, table, ended);
+}
+
+type GradeRunOptions = NonNullable<Parameters<typeof runGrade>[3]>;
+type Prices = typeof defaultPrices;
+
+/** What every step of one grading run reads, settled before its session opens. */
+interface GradeRun {
+  flags: GradeFlags;
+  context: CommandContext;
+  options: GradeRunOptions;
+  importer: ReturnType<typeof getItemImporter>;
+  /** The run spec with the format's scoring resolved (and, under eval, the guard's model under test). */
+  spec: RunSpec;
+  prices: Prices;
+  repeats: number;
+  importOptions: ImportOptions;
+  /** Records the format skipped, counted by reason. */
+  skipped: Map<string, number>;
+  groupBy: string | undefined;
+}
+
+/** The run once its session is open: the judges, eval's model under test, and what watches and counts the records. */
+interface OpenGradeRun extends GradeRun {
+  session: RunSession;
+  sampling: OpenSampling | undefined;
+  inputReport: InputReport;
+  /** With --shard: the whole input's record count, which every shard's lines carry for `merge`. */
+  inputTotal: Promise<number> | undefined;
+  /** The results this run is to write: the progress bar's total, the "N of M" of an interrupted run. */
+  expectedTotal: Promise<number>;
+  rejudging: Rejudging | undefined;
+  forecast: LocalJudgeForecast | undefined;
+  progress: ProgressReporter;
+}
+
+/** The run's graders: the first one's events drive the progress; with --repeats, the stability tally over all of them. */
+interface GradeGraders {
+  grader: Grader;
+  stability: ReturnType<typeof createStabilityTally> | undefined;
+  graded(admitted: AsyncIterable<ImportRecord>): AsyncIterable<ResultRecord>;
+}
+
+/** A completed run: its outcome (usage as spent), cost and who made its verdicts up, if anyone did. */
+interface GradeEnding {
+  outcome: GradeFileOutcome;
+  cost: number | null;
+  madeUp: string | undefined;
+}
+
+/** Refuses contradictory flags and unbounded counts before anything is read; returns the repeats. */
+function checkGradeFlags(flags: GradeFlags, parsed: RunSpec): number {
   const repeats = flags.repeats ?? 1;
   // Before anything is made for them: each repeat is a grader and every item's calls again.
   checkRepeatCount(parsed.limits, '--repeats', repeats);
@@ -121,6 +206,14 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     outputs: [{ flag: 'out', path: flags.out }, { flag: 'metrics', path: flags.metrics }, { flag: 'report', path: flags.report }],
     keep: storeFilesOf(flags),
   });
+  return repeats;
+}
+
+/** The run's settings and import options; the input's rubrics linted and its --group-by field checked, all before any store, journal or output is opened. */
+async function prepareGradeRun(flags: GradeFlags, parsed: RunSpec, context: CommandContext, options: GradeRunOptions): Promise<GradeRun> {
+  const importer = getItemImporter(flags.format);
+  refuseInapplicableFlags(flags, importer);
+  const repeats = checkGradeFlags(flags, parsed);
   const prices = flags.prices ? loadPriceTable(flags.prices) : defaultPrices;
   // The format's own scoring when none is named: resolved here, so queue workers score alike.
   const spec: RunSpec = { ...parsed, scoring: { ...parsed.scoring, name: parsed.scoring.name ?? importer.defaultScoring ?? 'weighted_mean' }, guard: options.sample ? guardOfSampledRun(parsed) : parsed.guard };
@@ -133,10 +226,32 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     onSkipped: (reason) => void skipped.set(reason, (skipped.get(reason) ?? 0) + 1),
   };
   // Before any store, journal or output is opened: a rubric that cannot score is not paid for.
-  if (flags.lint) await refuseOnLintErrors({ format: importer.name, input: flags.input, options: { ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') } }, context, { quiet: flags.quiet });
+  if (flags.lint) await refuseOnLintErrors({ format: importer.name, input: flags.input, options: unreadImportOptions(importOptions) }, context, { quiet: flags.quiet });
   const groupBy = groupSettingsOf(spec.plan)?.groupBy;
   // A --group-by field no item has: refused before any store, journal or output is opened.
-  if (groupBy !== undefined) await checkGroupField(firstRecords(importer.read(flags.input, { ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }), flags.limit), groupBy);
+  if (groupBy !== undefined) await checkGroupField(firstRecords(importer.read(flags.input, unreadImportOptions(importOptions)), flags.limit), groupBy);
+  return { flags, context, options, importer, spec, prices, repeats, importOptions, skipped, groupBy };
+}
+
+/** Import options for a look at the input before or beside the run: no warning or skip reported twice, no image read. */
+function unreadImportOptions(importOptions: ImportOptions): ImportOptions {
+  return { ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') };
+}
+
+/** The records the run grades, as the run reads them (the format's own skips, the shard and --limit applied: a format that shards itself reads no other shard's images). */
+function recordsOf(run: GradeRun, options: ImportOptions, shard = run.flags.shard): AsyncIterable<ImportRecord> {
+  const { importer, flags } = run;
+  return firstRecords(importer.shards ? importer.read(flags.input, { ...options, shard }) : shardOf(importer.read(flags.input, options), shard), flags.limit);
+}
+
+/** The records as the grader takes them: with their responses sampled first under eval. */
+function sampledRecords(run: OpenGradeRun, read: AsyncIterable<ImportRecord>): AsyncIterable<ImportRecord> {
+  return run.sampling ? run.sampling.sampler.sampleRecords(read) : read;
+}
+
+/** The session (judges, store, batches) and, under eval, the model under test's sampling; then what reports and counts the run. */
+async function openGradeRun(run: GradeRun): Promise<OpenGradeRun> {
+  const { flags, context, options, spec } = run;
   const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, queued: flags.queue !== undefined, recentReplies: batchRecentReplies });
   let sampling: OpenSampling | undefined;
   try {
@@ -145,43 +260,14 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     await session.close();
     throw error;
   }
-  /** The records as the grader takes them: with their responses sampled first under eval. */
-  const sampled = (read: AsyncIterable<ImportRecord>) => (sampling ? sampling.sampler.sampleRecords(read) : read);
   const samplesPerItem = sampling ? (spec.sampling.samplesPerPrompt ?? 1) : 1;
-  const judge = session.judge;
-  const forecast =
-    judge && isLocalJudge(judge)
-      ? // --quiet: the plan and the first item's projection are progress talk, not printed.
-        new LocalJudgeForecast(flags.quiet ? () => undefined : (line) => context.stderr(line), {
-          judgeId: judge.provenance.id,
-          criteriaPerCall: spec.plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : spec.plan.criteriaPerCall,
-          explanation: spec.plan.explanation ?? localJudgeDefaults.explanation,
-          verdict: spec.plan.verdict ?? 'binary',
-          threads: 'threads' in judge && typeof judge.threads === 'number' ? judge.threads : undefined,
-        })
-      : undefined;
-  /** The records the run grades, as the run reads them (the format's own skips, the shard and --limit applied: a format that shards itself reads no other shard's images). */
-  const records = (options: typeof importOptions, shard = flags.shard) => firstRecords(importer.shards ? importer.read(flags.input, { ...options, shard }) : shardOf(importer.read(flags.input, options), shard), flags.limit);
-  const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'items', responses: flags.responses });
-  const countOf = (shard: typeof flags.shard) =>
-    countInputRecords({
-      format: importer.name,
-      input: flags.input,
-      responses: flags.responses,
-      shard,
-      // Counting reads no image: an item naming one is still one record.
-      read: () => records({ ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') }, shard),
-    }).then((total) => (flags.limit === undefined ? total : Math.min(total, flags.limit)) * samplesPerItem);
+  const forecast = localJudgeForecastOf(run, session.judge);
+  const inputReport = new InputReport(context, { file: flags.input, format: run.importer.name, kind: 'items', responses: flags.responses });
   // A shard's lines carry the whole input's record count: what `merge` checks the shards against.
   const shard = flags.shard;
-  const inputTotal = shard ? countOf(undefined) : undefined;
-  const expectedTotal = inputTotal && shard ? inputTotal.then((total) => shardSize(total, shard)) : countOf(undefined);
-  // Re-judging pairs each item with the line it came from, to write an unchanged one back as it was.
-  // So does grading a results file: a line whose verdicts come back unchanged from the store keeps
-  // the usage its verdicts cost when they were made (same judge and cache: the same bytes). Not
-  // through a queue or with repeats, which write lines of their own.
-  const regrading = options.rejudge === true || (importer.name === 'results' && flags.queue === undefined && repeats === 1);
-  const rejudging: Rejudging | undefined = regrading ? startRejudging(firstRecords(shardOf(readResultsAsItems(flags.input, importOptions), flags.shard), flags.limit)) : undefined;
+  const inputTotal = shard ? countRecordsOf(run, samplesPerItem) : undefined;
+  const expectedTotal = inputTotal && shard ? inputTotal.then((total) => shardSize(total, shard)) : countRecordsOf(run, samplesPerItem);
+  const rejudging = startRegrading(run);
   // A local judge's plan decides its speed, so the live bar names it beside the ETA; off a
   // terminal a local judge's long run still shows progress, as a line every few criteria.
   const progress = new ProgressReporter(ProgressReporter.displayFor(process.stderr, Boolean(flags.quiet), forecast !== undefined), forecast ? `grading (${forecast.progressLabel})` : undefined, {
@@ -194,6 +280,50 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     },
     () => undefined,
   );
+  return { ...run, session, sampling, inputReport, inputTotal, expectedTotal, rejudging, forecast, progress };
+}
+
+/** A local judge's plan and projections, printed as the run goes (none for a remote judge). */
+function localJudgeForecastOf(run: GradeRun, judge: RunSession['judge']): LocalJudgeForecast | undefined {
+  const { flags, context, spec } = run;
+  if (!judge || !isLocalJudge(judge)) return undefined;
+  // --quiet: the plan and the first item's projection are progress talk, not printed.
+  return new LocalJudgeForecast(flags.quiet ? () => undefined : (line) => context.stderr(line), {
+    judgeId: judge.provenance.id,
+    criteriaPerCall: spec.plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : spec.plan.criteriaPerCall,
+    explanation: spec.plan.explanation ?? localJudgeDefaults.explanation,
+    verdict: spec.plan.verdict ?? 'binary',
+    threads: 'threads' in judge && typeof judge.threads === 'number' ? judge.threads : undefined,
+  });
+}
+
+/** The results the run will write: the records counted (reading no image: an item naming one is still one record), --limit applied, times the samples per prompt. */
+function countRecordsOf(run: GradeRun, samplesPerItem: number): Promise<number> {
+  const { flags, importer, importOptions } = run;
+  return countInputRecords({
+    format: importer.name,
+    input: flags.input,
+    responses: flags.responses,
+    shard: undefined,
+    read: () => recordsOf(run, unreadImportOptions(importOptions)),
+  }).then((total) => (flags.limit === undefined ? total : Math.min(total, flags.limit)) * samplesPerItem);
+}
+
+/**
+ * Re-judging pairs each item with the line it came from, to write an unchanged one back as it was.
+ * So does grading a results file: a line whose verdicts come back unchanged from the store keeps
+ * the usage its verdicts cost when they were made (same judge and cache: the same bytes). Not
+ * through a queue or with repeats, which write lines of their own.
+ */
+function startRegrading(run: GradeRun): Rejudging | undefined {
+  const { flags, options, importer, repeats, importOptions } = run;
+  const regrading = options.rejudge === true || (importer.name === 'results' && flags.queue === undefined && repeats === 1);
+  return regrading ? startRejudging(firstRecords(shardOf(readResultsAsItems(flags.input, importOptions), flags.shard), flags.limit)) : undefined;
+}
+
+/** The grader whose events drive the progress, and with --repeats the quiet graders of repeats 1 … N − 1 (their calls show in the run's usage, not its progress). */
+function createGraders(run: OpenGradeRun): GradeGraders {
+  const { session, context, flags, repeats, progress, forecast } = run;
   const grader = new Grader({
     ...session.graderOptions(),
     onEvent: fanOut(progress.onEvent, forecast?.onEvent),
@@ -201,117 +331,113 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     stopSignal: context.signal,
     signal: drainSignal(context.signal, flags),
   });
-  // Repeats 1 … N − 1: quiet graders of their own (their calls show in the run's usage, not its progress).
   const repeatGraders = Array.from({ length: repeats - 1 }, (_, index) => new Grader({ ...session.graderOptions(), repeat: index + 1, stopSignal: context.signal, signal: drainSignal(context.signal, flags) }));
   const stability = repeats > 1 ? createStabilityTally(repeats, flags.stabilityThreshold) : undefined;
-  const graded = (admitted: AsyncIterable<ImportRecord>) => (repeats > 1 ? tallied(gradeRepeatedly([grader, ...repeatGraders], admitted), stability!) : grader.gradeStream(admitted));
-  const table = new ItemTable();
-  let outcome: GradeFileOutcome;
-  let cost: number | null;
-  let recording: RunRecording | undefined;
-  let madeUp: string | undefined;
-  // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
-  try {
-    if (!session.dryRun) {
-      await refuseReplacingAnotherRun({
-        out: flags.out,
-        isDefault: options.outIsDefault === true,
-        force: flags.force,
-        thisRun: async () => ({ firstId: await firstRecordId(records({ ...importOptions, onWarning: undefined, onSkipped: undefined, images: importOptions.images?.withReading('none') })), judge: session.judges.length === 1 ? judge?.provenance.id : undefined }),
-      });
-    }
-    if (session.dryRun) {
-      const usage = await dryRunUsage(graded(sampled(records(importOptions))));
-      progress.stop();
-      const images = importOptions.images;
-      printDryRun(context, session.dryRun, usage, judge?.provenance.model, prices, {
-        batch: Boolean(flags.batch),
-        cascade: session.cascadeJudges as DryRunJudge[],
-        ...(images ? { images: { files_read: images.files, urls_not_fetched: images.urls } } : {}),
-        ...(sampling ? { sampling: sampling.estimate(prices) } : {}),
-      });
-      return exitCodes.success;
-    }
-    // The run history: a "running" line now, its ending when it ends (`rubricate view` lists it, live until then).
-    recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: options.rejudge ? 'rejudge' : options.sample ? 'eval' : 'grade', judges: session.judges.map((member) => member.provenance.id), input: flags.input, benchmark: flags.benchmark }, (message) => context.stderr(`warning: ${message}`));
-    const queueUrl = flags.queue;
-    const stamp = shard && inputTotal ? await shardStampFor(flags, importer.name, shard, await inputTotal) : undefined;
-    const queued = queueUrl
-      ? async function* (records: AsyncIterable<ImportRecord>) {
-          // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
-          const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
-          // The spec travels whole: workers validate it with the same schema and add their own key and store.
-          const chunks = gradeThroughQueue(records, {
-            url: queueUrl,
-            spec,
-            chunkSize: flags.chunkSize,
-            // First Ctrl-C: no new chunk, unclaimed ones taken back; chunks being graded get --drain-timeout to land.
-            signal: context.signal,
-            cancelSignal: drainSignal(context.signal, flags),
-            reconnectWindowMs: flags.queueTimeout * 1000,
-            onNotice: (message) => context.stderr(`queue: ${message}`),
-          });
-          for await (const result of chunks) {
-            // Progress and usage of every worker arrive with their results.
-            progress.onEvent({ type: 'item', status: result.status });
-            yield result;
-          }
-        }
-      : undefined;
-    outcome = await gradeFile({
-      grader,
-      // Items without the --group-by field: invalid lines naming the input file (the grader would name only the line).
-      records: inputReport.watch(groupBy === undefined ? (rejudging?.records ?? sampled(records(importOptions))) : withGroupField(rejudging?.records ?? sampled(records(importOptions)), groupBy, flags.input)),
-      results: (admitted) => table.tap(withResolvedConfig(withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graded(admitted), stamp), options.config)),
-      out: flags.out,
-      strict: flags.strict,
-      onInvalid: (error) => inputReport.invalid(error),
-      stopSignal: context.signal,
-    });
-    progress.stop();
-    // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.
-    if (outcome.interrupted) {
-      recording?.end('interrupted', { items: itemCounts(outcome.metrics) });
-      return reportInterrupted(context, outcome.written, await expectedTotal.catch(() => undefined));
-    }
-    // What this run spent: a re-judged line written back as it was keeps the usage of its first run.
-    if (rejudging) outcome = { ...outcome, usage: rejudging.tally.spent };
-    // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
-    const oneModel = session.judges.every((member) => member.provenance.model === judge?.provenance.model);
-    cost = !judge ? 0 : oneModel ? costOf(outcome.usage, priceFor(judge.provenance.model, prices)) : null;
-    // A scripted judge says so by name; a fake-judge endpoint only through its lines' explanations.
-    madeUp = madeUpBy(grader.judgeInfo) ?? outcome.madeUpBy;
-    if (madeUp !== undefined) cost = 0;
-    const summary = {
-      ...madeUpFields(madeUp),
-      ...outcome.metrics,
-      usage: { ...outcome.usage, cost_usd: cost },
-      ...(rejudging && options.rejudge ? { rejudged: { kept: rejudging.tally.kept, changed: rejudging.tally.changed } } : {}),
-      ...(stability ? { stability: stability.summary() } : {}),
-      ...(sampling ? { sampling: sampling.summary(prices) } : {}),
-      judge: grader.judgeInfo ?? null,
-      ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
-      ...(grader.cascadeTally ? { cascade: grader.cascadeTally.summary() } : {}),
-      ...(grader.selfPreference && grader.selfPreference.counts.flagged > 0 ? { self_preference: grader.selfPreference.counts } : {}),
-      ...(skipped.size > 0 ? { skipped: [...skipped].map(([reason, count]) => ({ count, reason })) } : {}),
-    };
-    if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
-    if (flags.report) {
-      const { writeReportFromResults } = await import('../../report/index.js');
-      await writeReportFromResults({ input: flags.out, out: flags.report });
-    }
-    session.finish();
-    recording?.end(outcome.judgeUnusable ? 'failed' : 'finished', { items: itemCounts(outcome.metrics), ...(outcome.judgeUnusable ? { error: 'the judge is unusable: no call gave a verdict' } : {}) });
-  } catch (error) {
-    recording?.end(context.signal.aborted ? 'interrupted' : 'failed', { error: RubricateError.isInstance(error) ? `${error.code}: ${error.message}` : String(error) });
-    if (context.signal.aborted) return reportInterrupted(context, undefined, undefined);
-    throw error;
-  } finally {
-    progress.stop();
-    // Responses still in flight (a stopped run) land and are stored before the store closes.
-    await sampling?.sampler.settled();
-    await session.close();
+  const graded = (admitted: AsyncIterable<ImportRecord>) => (stability ? tallied(gradeRepeatedly([grader, ...repeatGraders], admitted), stability) : grader.gradeStream(admitted));
+  return { grader, stability, graded };
+}
+
+/** --dry-run: every call counted (none sent), the estimate printed. */
+async function printGradeDryRun(run: OpenGradeRun, dryRun: NonNullable<RunSession['dryRun']>, graders: GradeGraders): Promise<number> {
+  const { context, session, sampling, prices, flags, importOptions } = run;
+  const usage = await dryRunUsage(graders.graded(sampledRecords(run, recordsOf(run, importOptions))));
+  run.progress.stop();
+  const images = importOptions.images;
+  printDryRun(context, dryRun, usage, session.judge?.provenance.model, prices, {
+    batch: Boolean(flags.batch),
+    cascade: session.cascadeJudges as DryRunJudge[],
+    ...(images ? { images: { files_read: images.files, urls_not_fetched: images.urls } } : {}),
+    ...(sampling ? { sampling: sampling.estimate(prices) } : {}),
+  });
+  return exitCodes.success;
+}
+
+/** The records graded into --out: here, by queue workers, or re-judged with unchanged lines written back as they were. */
+async function gradeIntoOut(run: OpenGradeRun, graders: GradeGraders, table: ItemTable): Promise<GradeFileOutcome> {
+  const { flags, context, options, rejudging, groupBy, inputReport, inputTotal } = run;
+  const { grader } = graders;
+  const queueUrl = flags.queue;
+  const stamp = flags.shard && inputTotal ? await shardStampFor(flags, run.importer.name, flags.shard, await inputTotal) : undefined;
+  const queued = queueUrl ? (admitted: AsyncIterable<ImportRecord>) => gradeThroughQueueOf(run, queueUrl, admitted) : undefined;
+  const read = rejudging?.records ?? sampledRecords(run, recordsOf(run, run.importOptions));
+  return gradeFile({
+    grader,
+    // Items without the --group-by field: invalid lines naming the input file (the grader would name only the line).
+    records: inputReport.watch(groupBy === undefined ? read : withGroupField(read, groupBy, flags.input)),
+    results: (admitted) => table.tap(withResolvedConfig(withShardStamp(rejudging ? rejudging.keepUnchanged(grader.gradeStream(admitted)) : queued ? queued(admitted) : graders.graded(admitted), stamp), options.config)),
+    out: flags.out,
+    strict: flags.strict,
+    onInvalid: (error) => inputReport.invalid(error),
+    stopSignal: context.signal,
+  });
+}
+
+/** The records graded by queue workers; progress and usage of every worker arrive with their results. */
+async function* gradeThroughQueueOf(run: OpenGradeRun, url: string, records: AsyncIterable<ImportRecord>): AsyncGenerator<ResultRecord> {
+  const { flags, context } = run;
+  // BullMQ loads only for a queued run: it is most of a plain run's start-up otherwise.
+  const { gradeThroughQueue } = await import('../../queue/grading-queue.js');
+  // The spec travels whole: workers validate it with the same schema and add their own key and store.
+  const chunks = gradeThroughQueue(records, {
+    url,
+    spec: run.spec,
+    chunkSize: flags.chunkSize,
+    // First Ctrl-C: no new chunk, unclaimed ones taken back; chunks being graded get --drain-timeout to land.
+    signal: context.signal,
+    cancelSignal: drainSignal(context.signal, flags),
+    reconnectWindowMs: flags.queueTimeout * 1000,
+    onNotice: (message) => context.stderr(`queue: ${message}`),
+  });
+  for await (const result of chunks) {
+    run.progress.onEvent({ type: 'item', status: result.status });
+    yield result;
   }
+}
+
+/** A completed run: what it spent and cost, the metrics file and the report written, the session's batches delivered. */
+async function finishGradeRun(run: OpenGradeRun, graders: GradeGraders, graded: GradeFileOutcome): Promise<GradeEnding> {
+  const { flags, session, rejudging, prices } = run;
+  const { grader } = graders;
+  const judge = session.judge;
+  // What this run spent: a re-judged line written back as it was keeps the usage of its first run.
+  const outcome = rejudging ? { ...graded, usage: rejudging.tally.spent } : graded;
+  // A jury of different models would need per-model usage for a cost: report none rather than a wrong one.
+  const oneModel = session.judges.every((member) => member.provenance.model === judge?.provenance.model);
+  let cost = !judge ? 0 : oneModel ? costOf(outcome.usage, priceFor(judge.provenance.model, prices)) : null;
+  // A scripted judge says so by name; a fake-judge endpoint only through its lines' explanations.
+  const madeUp = madeUpBy(grader.judgeInfo) ?? outcome.madeUpBy;
+  if (madeUp !== undefined) cost = 0;
+  const summary = metricsSummary(run, graders, { outcome, cost, madeUp });
+  if (flags.metrics) await writeFileAtomic(flags.metrics, `${JSON.stringify(summary, null, 2)}\n`);
+  if (flags.report) {
+    const { writeReportFromResults } = await import('../../report/index.js');
+    await writeReportFromResults({ input: flags.out, out: flags.report });
+  }
+  session.finish();
+  return { outcome, cost, madeUp };
+}
+
+/** The --metrics document: the scoring's metrics, usage and cost, and what the run's options add (re-judging, stability, sampling, jury, cascade, guard, skips). */
+function metricsSummary(run: OpenGradeRun, { grader, stability }: GradeGraders, { outcome, cost, madeUp }: GradeEnding): Record<string, unknown> {
+  const { rejudging, options, sampling, prices, skipped } = run;
+  return {
+    ...madeUpFields(madeUp),
+    ...outcome.metrics,
+    usage: { ...outcome.usage, cost_usd: cost },
+    ...(rejudging && options.rejudge ? { rejudged: { kept: rejudging.tally.kept, changed: rejudging.tally.changed } } : {}),
+    ...(stability ? { stability: stability.summary() } : {}),
+    ...(sampling ? { sampling: sampling.summary(prices) } : {}),
+    judge: grader.judgeInfo ?? null,
+    ...(grader.agreement ? { jury: grader.agreement.summary() } : {}),
+    ...(grader.cascadeTally ? { cascade: grader.cascadeTally.summary() } : {}),
+    ...(grader.selfPreference && grader.selfPreference.counts.flagged > 0 ? { self_preference: grader.selfPreference.counts } : {}),
+    ...(skipped.size > 0 ? { skipped: [...skipped].map(([reason, count]) => ({ count, reason })) } : {}),
+  };
+}
+
+/** The closing lines on stderr (with --quiet only what went wrong) and the exit code. */
+function printGradeEnding(run: OpenGradeRun, { grader, stability }: GradeGraders, table: ItemTable, { outcome, cost, madeUp }: GradeEnding): number {
+  const { flags, context, spec, inputReport, sampling, rejudging, options, prices, skipped } = run;
   const { metrics, usage, invalid: invalidSeen } = outcome;
   inputReport.finish();
   // --quiet: what went wrong still prints (errors, warnings), the summaries do not.

@@ -192,13 +192,56 @@ async function buildReplicaPool(spec: RunSpec, credentials: Credentials, replica
   return createJudgePool(members, { cooldownMs: Math.round(poolCooldown * 1000), onEvent: onPoolEvent });
 }
 
+/** What a serving run holds open: closed together, whichever way the run ends. */
+interface ServeRun {
+  flags: ServeFlags;
+  context: CommandContext;
+  spec: RunSpec;
+  logger: Logger;
+  session: RunSession;
+  /** The replicas of one judge, one per --judge-base-url (none for a single endpoint). */
+  pool: JudgePool | undefined;
+  monitor?: { audit: RewardAudit; log: JsonLinesWriter | undefined };
+  evolver?: RubricEvolver;
+}
+
 async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], context: CommandContext): Promise<number> {
   getScoring(spec.scoring.name!);
   const adapters = resolveAdapters(flags.adapters?.split(',').map((name) => name.trim()).filter((name) => name !== ''));
   const destination = pino.destination({ dest: 2, sync: false });
-  const logger = pino(
+  const logger = createServeLogger(flags.logLevel, destination);
+  checkFiles({ inputs: [{ flag: 'rubrics', path: flags.rubrics }], outputs: [{ flag: 'audit-log', path: flags.auditLog }] });
+  let rubrics: Map<string, Rubric> | undefined;
+  if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
+  // Before any judge or port is opened: a rubrics file that cannot score stops the start.
+  if (flags.lint && rubrics) new RubricLintGate().refuse(rubrics.values());
+  warnOfAdmissionSizing(flags, logger, context);
+  const run = await openServeSession(flags, spec, replicas, context, logger);
+  await openMonitorAndEvolver(run);
+  const running = await startRewardServer(run, rubrics, adapters);
+  const routes = [...scoreRoutes, ...rlRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(run.evolver ? evolvingRubricRoutes : []), '/healthz', '/metrics'];
+  context.stdout(JSON.stringify({ event: 'listening', url: running.url, host: running.host, port: running.port, pid: process.pid, routes }));
+  const judges = run.session.judges;
+  logger.info({ url: running.url, judge: judges[0]?.provenance.id ?? 'none', endpoints: run.pool?.size ?? (judges.length > 0 ? 1 : 0) }, 'listening');
+  const signalName = await terminationSignal(context.signal);
+  logger.info({ signal: signalName }, 'draining');
+  const { drained } = await running.close();
+  await closeServeRun(run);
+  logger.info({ drained }, 'stopped');
+  try {
+    destination.flushSync();
+  } catch {
+    // Nothing buffered, or stderr already gone: no log line is worth failing the exit for.
+  }
+  context.stdout(JSON.stringify({ event: 'stopped', drained }));
+  return drained ? exitCodes.success : exitCodes.interrupted;
+}
+
+/** JSON log lines on stderr, through the same redaction as every other output. */
+function createServeLogger(level: string, destination: ReturnType<typeof pino.destination>): Logger {
+  return pino(
     {
-      level: flags.logLevel,
+      level,
       base: { service: 'rubricate' },
       timestamp: pino.stdTimeFunctions.isoTime,
       // Log lines go through the same redaction as every other output.
@@ -207,17 +250,18 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
     },
     destination,
   );
-  checkFiles({ inputs: [{ flag: 'rubrics', path: flags.rubrics }], outputs: [{ flag: 'audit-log', path: flags.auditLog }] });
-  let rubrics: Map<string, Rubric> | undefined;
-  if (flags.rubrics) rubrics = await loadRubrics(flags.rubrics);
-  // Before any judge or port is opened: a rubrics file that cannot score stops the start.
-  if (flags.lint && rubrics) new RubricLintGate().refuse(rubrics.values());
+}
 
+/** A trainer step that cannot fit in the admission queue and its waiting line: said in the log and on stderr. */
+function warnOfAdmissionSizing(flags: ServeFlags, logger: Logger, context: CommandContext): void {
   const sizing = admissionWarning(flags.maxQueue, flags.maxWaiting, flags.expectedStepSize);
-  if (sizing) {
-    logger.warn({ maxQueue: flags.maxQueue, maxWaiting: flags.maxWaiting, expectedStepSize: flags.expectedStepSize }, 'a trainer step does not fit in the admission queue and its waiting line');
-    context.stderr(`WARNING: ${sizing}`);
-  }
+  if (!sizing) return;
+  logger.warn({ maxQueue: flags.maxQueue, maxWaiting: flags.maxWaiting, expectedStepSize: flags.expectedStepSize }, 'a trainer step does not fit in the admission queue and its waiting line');
+  context.stderr(`WARNING: ${sizing}`);
+}
+
+/** The judges' session: with several --judge-base-url, one judge pooled over its replicas. */
+async function openServeSession(flags: ServeFlags, spec: RunSpec, replicas: string[], context: CommandContext, logger: Logger): Promise<ServeRun> {
   const credentials = modelFromFlags(flags, 'judge').credentials;
   let pool: JudgePool | undefined;
   const onPoolEvent = (event: unknown) => logger.warn({ pool: event }, 'judge pool');
@@ -227,48 +271,39 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
     failFast: true,
     ...(replicas.length > 0 ? { judges: async () => [(pool = await buildReplicaPool(spec, credentials, replicas, flags.poolCooldown, onPoolEvent))] } : {}),
   });
-  let evolver: RubricEvolver | undefined;
-  let monitor: Awaited<ReturnType<typeof openAudit>>;
-  const closeAll = async () => {
-    if (monitor) {
-      // Audits under way get the drain timeout to finish; the log is then written whole.
-      await Promise.race([monitor.audit.idle(), new Promise((resolve) => setTimeout(resolve, flags.drainTimeout * 1000).unref())]);
-      await monitor.log?.close();
-    }
-    await evolver?.close();
-    await session.close();
-  };
+  const replicaPool: JudgePool | undefined = pool;
+  return { flags, context, spec, logger, session, pool: replicaPool };
+}
+
+/** The reward-hacking monitor (--audit-judge) and the evolving rubrics (--evolve-store); on a failure everything opened so far is closed. */
+async function openMonitorAndEvolver(run: ServeRun): Promise<void> {
+  const { flags, spec, session, logger } = run;
   try {
-    monitor = await openAudit(flags, spec, session, logger);
+    run.monitor = await openAudit(flags, spec, session, logger);
+    if (flags.evolveStore) await openEvolver(run, flags.evolveStore);
   } catch (error) {
-    await closeAll();
+    await closeServeRun(run);
     throw error;
   }
-  if (flags.evolveStore) {
-    const generator = modelFromFlags(flags, 'generator');
-    refuseUnreadModelFlags(generator.models, generator.credentials, 'generator');
-    const generatorJudge = await createJudge(generator.models[0], generator.credentials).catch(async (error: unknown) => {
-      await closeAll();
-      throw error;
-    });
-    if (!generatorJudge) {
-      await closeAll();
-      throw new RubricateError('CONFIG_INVALID', '--evolve-store needs a generator model (--generator openai:MODEL or gguf:…)', { field: 'generator' });
-    }
-    session.adopt(generatorJudge);
-    // A Redis store answers 503 at once while it is away, as the reply store does.
-    evolver = createRubricEvolver({ generator: generatorJudge, store: openEvolverStateStore(flags.evolveStore, { failFast: true }), topK: flags.evolveTopK });
-    try {
-      await evolver.ready();
-    } catch (error) {
-      await closeAll();
-      throw error;
-    }
-  }
-  const judges = session.judges;
-  const replicaPool: JudgePool | undefined = pool;
+}
 
-  let running;
+/** The generator behind --evolve-store, adopted by the session so that it closes with it, and the evolver's store ready. */
+async function openEvolver(run: ServeRun, evolveStore: string): Promise<void> {
+  const { flags, session } = run;
+  const generator = modelFromFlags(flags, 'generator');
+  refuseUnreadModelFlags(generator.models, generator.credentials, 'generator');
+  const generatorJudge = await createJudge(generator.models[0], generator.credentials);
+  if (!generatorJudge) throw new RubricateError('CONFIG_INVALID', '--evolve-store needs a generator model (--generator openai:MODEL or gguf:…)', { field: 'generator' });
+  session.adopt(generatorJudge);
+  // A Redis store answers 503 at once while it is away, as the reply store does.
+  run.evolver = createRubricEvolver({ generator: generatorJudge, store: openEvolverStateStore(evolveStore, { failFast: true }), topK: flags.evolveTopK });
+  await run.evolver.ready();
+}
+
+/** The reward service over the session's judges, listening; on a failure everything opened is closed. */
+async function startRewardServer(run: ServeRun, rubrics: Map<string, Rubric> | undefined, adapters: ReturnType<typeof resolveAdapters>): Promise<Awaited<ReturnType<typeof startServer>>> {
+  const { flags, spec, session, monitor, evolver, logger, context } = run;
+  const replicaPool = run.pool;
   try {
     const service = new RewardService({
       grading: session.graderOptions(),
@@ -284,7 +319,7 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
       ...(replicaPool ? { judgeEndpoints: () => replicaPool.status() } : {}),
       ...(session.store instanceof RedisReplyStore ? { storeHealth: () => (session.store as RedisReplyStore).connection.health() } : {}),
     });
-    running = await startServer({
+    return await startServer({
       service,
       port: flags.port,
       host: flags.host,
@@ -298,33 +333,33 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
       ...(evolver ? { evolver } : {}),
     });
   } catch (error) {
-    await closeAll();
+    await closeServeRun(run);
     throw error;
   }
+}
 
-  const routes = [...scoreRoutes, ...rlRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(evolver ? evolvingRubricRoutes : []), '/healthz', '/metrics'];
-  context.stdout(JSON.stringify({ event: 'listening', url: running.url, host: running.host, port: running.port, pid: process.pid, routes }));
-  logger.info({ url: running.url, judge: judges[0]?.provenance.id ?? 'none', endpoints: replicaPool?.size ?? (judges.length > 0 ? 1 : 0) }, 'listening');
-
-  const signalName = await new Promise<string>((resolve) => {
+/** Resolves with the signal that stops the server: SIGTERM, or the CLI's interrupt (SIGINT). */
+function terminationSignal(signal: AbortSignal): Promise<string> {
+  return new Promise<string>((resolve) => {
     const onTerminate = () => resolve('SIGTERM');
     process.once('SIGTERM', onTerminate);
     const onAbort = () => {
       process.off('SIGTERM', onTerminate);
       resolve('SIGINT');
     };
-    if (context.signal.aborted) onAbort();
-    else context.signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   });
-  logger.info({ signal: signalName }, 'draining');
-  const { drained } = await running.close();
-  await closeAll();
-  logger.info({ drained }, 'stopped');
-  try {
-    destination.flushSync();
-  } catch {
-    // Nothing buffered, or stderr already gone: no log line is worth failing the exit for.
+}
+
+/** Everything the run opened, in reverse: audits under way get the drain timeout to finish and the audit log is written whole, then the evolver and the session. */
+async function closeServeRun(run: ServeRun): Promise<void> {
+  const { monitor, evolver, session, flags } = run;
+  if (monitor) {
+    // Audits under way get the drain timeout to finish; the log is then written whole.
+    await Promise.race([monitor.audit.idle(), new Promise((resolve) => setTimeout(resolve, flags.drainTimeout * 1000).unref())]);
+    await monitor.log?.close();
   }
-  context.stdout(JSON.stringify({ event: 'stopped', drained }));
-  return drained ? exitCodes.success : exitCodes.interrupted;
+  await evolver?.close();
+  await session.close();
 }

@@ -46,94 +46,109 @@ export interface Drawer {
   close(): void;
 }
 
+/** The drawer as it runs: the row it shows (-1 when closed), its elements while open, and where focus returns. */
+interface DrawerState {
+  options: DrawerOptions;
+  backdrop: HTMLElement | null;
+  panel: HTMLElement | null;
+  currentIndex: number;
+  lastFocus: Element | null;
+}
+
 /** Creates the drawer and opens the row the URL hash names, now and whenever the hash changes. */
 export function createDrawer(options: DrawerOptions): Drawer {
-  let backdrop: HTMLElement | null = null, panel: HTMLElement | null = null, currentIndex = -1, lastFocus: Element | null = null;
+  const state: DrawerState = { options: options, backdrop: null, panel: null, currentIndex: -1, lastFocus: null };
   document.addEventListener('keydown', function (event) {
-    if (currentIndex < 0) return;
-    if (event.key === 'Escape') close();
-    else if ((event.key === 'ArrowRight' || event.key === 'j') && !isTyping(event)) step(1);
-    else if ((event.key === 'ArrowLeft' || event.key === 'k') && !isTyping(event)) step(-1);
+    if (state.currentIndex < 0) return;
+    if (event.key === 'Escape') closeDrawer(state);
+    else if ((event.key === 'ArrowRight' || event.key === 'j') && !isTyping(event)) stepDrawer(state, 1);
+    else if ((event.key === 'ArrowLeft' || event.key === 'k') && !isTyping(event)) stepDrawer(state, -1);
   });
-  window.addEventListener('hashchange', openFromHash);
-  openFromHash();
-  return { open: open, close: close };
+  window.addEventListener('hashchange', function () { openFromHash(state); });
+  openFromHash(state);
+  return { open: function (index: number) { openDrawer(state, index); }, close: function () { closeDrawer(state); } };
+}
 
-  function isTyping(event: KeyboardEvent): boolean { const tag = (event.target as Element | null)?.tagName; return tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA'; }
+function isTyping(event: KeyboardEvent): boolean { const tag = (event.target as Element | null)?.tagName; return tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA'; }
 
-  function openFromHash(): void {
-    const prefix = '#' + options.hashKey + '=';
-    if (location.hash.indexOf(prefix) !== 0) return;
-    const index = options.ids.indexOf(decodeURIComponent(location.hash.slice(prefix.length)));
-    if (index >= 0 && currentIndex !== index) open(index);
+function openFromHash(state: DrawerState): void {
+  const prefix = '#' + state.options.hashKey + '=';
+  if (location.hash.indexOf(prefix) !== 0) return;
+  const index = state.options.ids.indexOf(decodeURIComponent(location.hash.slice(prefix.length)));
+  if (index >= 0 && state.currentIndex !== index) openDrawer(state, index);
+}
+
+/** The next (1) or previous (-1) row in the explorer's order; the first one when the row shown is filtered out. */
+function stepDrawer(state: DrawerState, direction: number): void {
+  const order = state.options.explorer.order();
+  const position = Array.prototype.indexOf.call(order, state.currentIndex);
+  const next: number | undefined = position < 0 ? (order.length ? order[0] : -1) : order[position + direction];
+  if (next !== undefined && next >= 0) openDrawer(state, next);
+}
+
+function openDrawer(state: DrawerState, index: number): void {
+  const options = state.options;
+  if (!state.panel) {
+    state.lastFocus = document.activeElement;
+    const backdrop = h('div', { className: 'drawer-backdrop', on: { click: function () { closeDrawer(state); } } });
+    const panel = h('aside', { className: 'drawer', attrs: { role: 'dialog', 'aria-modal': 'true', 'aria-label': options.noun + ' details' }, data: { testid: options.testid } });
+    state.backdrop = backdrop;
+    state.panel = panel;
+    document.body.appendChild(backdrop);
+    document.body.appendChild(panel);
+    const shown = [backdrop, panel];
+    requestAnimationFrame(function () { shown.forEach(function (element) { element.classList.add('open'); }); });
+    document.body.style.overflow = 'hidden';
   }
+  state.currentIndex = index;
+  options.explorer.select(index);
+  const hash = '#' + options.hashKey + '=' + encodeURIComponent(options.ids[index]);
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+  renderDrawer(state);
+  // Texts load in the background; draw again when they arrive, if the drawer still shows this row.
+  if (options.load) options.load(index, function () { if (state.currentIndex === index) renderDrawer(state); });
+}
 
-  function step(direction: number): void {
-    const order = options.explorer.order();
-    const position = Array.prototype.indexOf.call(order, currentIndex);
-    const next: number | undefined = position < 0 ? (order.length ? order[0] : -1) : order[position + direction];
-    if (next !== undefined && next >= 0) open(next);
-  }
+function renderDrawer(state: DrawerState): void {
+  const panel = state.panel;
+  if (!panel) return;
+  const options = state.options;
+  panel.textContent = '';
+  const content = options.render(state.currentIndex);
+  for (const name in content.attributes) panel.setAttribute(name, content.attributes[name]);
+  const order = options.explorer.order();
+  const position = Array.prototype.indexOf.call(order, state.currentIndex);
+  const title = h('div', { className: 'drawer-title' }, [
+    h('h2', { text: options.ids[state.currentIndex], data: { testid: 'drawer-id' } }),
+    h('div', { className: 'meta' }, [
+      ...content.meta,
+      position >= 0 ? h('span', { className: 'num faint', text: (position + 1) + ' of ' + formatInteger(order.length) }) : null,
+      ...(content.tags || [])
+    ])
+  ]);
+  panel.appendChild(h('div', { className: 'drawer-header' }, [title, content.summary, drawerActions(state)]));
+  panel.appendChild(content.body);
+  const closeButton = panel.querySelector<HTMLElement>('[data-testid="drawer-close"]');
+  if (closeButton && document.activeElement === document.body) closeButton.focus({ preventScroll: true });
+}
 
-  function open(index: number): void {
-    if (!panel) {
-      lastFocus = document.activeElement;
-      backdrop = h('div', { className: 'drawer-backdrop', on: { click: close } });
-      panel = h('aside', { className: 'drawer', attrs: { role: 'dialog', 'aria-modal': 'true', 'aria-label': options.noun + ' details' }, data: { testid: options.testid } });
-      document.body.appendChild(backdrop);
-      document.body.appendChild(panel);
-      const shown = [backdrop, panel];
-      requestAnimationFrame(function () { shown.forEach(function (element) { element.classList.add('open'); }); });
-      document.body.style.overflow = 'hidden';
-    }
-    currentIndex = index;
-    options.explorer.select(index);
-    const hash = '#' + options.hashKey + '=' + encodeURIComponent(options.ids[index]);
-    if (location.hash !== hash) history.replaceState(null, '', hash);
-    render();
-    // Texts load in the background; draw again when they arrive, if the drawer still shows this row.
-    if (options.load) options.load(index, function () { if (currentIndex === index) render(); });
-  }
+function drawerActions(state: DrawerState): HTMLElement {
+  const noun = state.options.noun;
+  return h('div', { className: 'drawer-actions' }, [
+    h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'previous ' + noun, title: 'previous (←)' }, on: { click: function () { stepDrawer(state, -1); } } }, [icon('up')]),
+    h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'next ' + noun, title: 'next (→)' }, on: { click: function () { stepDrawer(state, 1); } } }, [icon('down')]),
+    h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'close', title: 'close (Esc)' }, data: { testid: 'drawer-close' }, on: { click: function () { closeDrawer(state); } } }, [icon('close')])
+  ]);
+}
 
-  function render(): void {
-    if (!panel) return;
-    panel.textContent = '';
-    const content = options.render(currentIndex);
-    for (const name in content.attributes) panel.setAttribute(name, content.attributes[name]);
-    const order = options.explorer.order();
-    const position = Array.prototype.indexOf.call(order, currentIndex);
-    const title = h('div', { className: 'drawer-title' }, [
-      h('h2', { text: options.ids[currentIndex], data: { testid: 'drawer-id' } }),
-      h('div', { className: 'meta' }, [
-        ...content.meta,
-        position >= 0 ? h('span', { className: 'num faint', text: (position + 1) + ' of ' + formatInteger(order.length) }) : null,
-        ...(content.tags || [])
-      ])
-    ]);
-    panel.appendChild(h('div', { className: 'drawer-header' }, [title, content.summary, actions()]));
-    panel.appendChild(content.body);
-    const closeButton = panel.querySelector<HTMLElement>('[data-testid="drawer-close"]');
-    if (closeButton && document.activeElement === document.body) closeButton.focus({ preventScroll: true });
-  }
-
-  function actions(): HTMLElement {
-    const noun = options.noun;
-    return h('div', { className: 'drawer-actions' }, [
-      h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'previous ' + noun, title: 'previous (←)' }, on: { click: function () { step(-1); } } }, [icon('up')]),
-      h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'next ' + noun, title: 'next (→)' }, on: { click: function () { step(1); } } }, [icon('down')]),
-      h('button', { className: 'icon-button', attrs: { type: 'button', 'aria-label': 'close', title: 'close (Esc)' }, data: { testid: 'drawer-close' }, on: { click: close } }, [icon('close')])
-    ]);
-  }
-
-  function close(): void {
-    if (!panel) return;
-    panel.remove(); backdrop?.remove();
-    panel = null; backdrop = null; currentIndex = -1;
-    document.body.style.overflow = '';
-    options.explorer.select(-1);
-    if (location.hash) history.replaceState(null, '', location.pathname + location.search);
-    if (lastFocus instanceof HTMLElement) lastFocus.focus();
-  }
+function closeDrawer(state: DrawerState): void {
+  if (!state.panel) return;
+  state.panel.remove(); state.backdrop?.remove();
+  state.panel = null; state.backdrop = null; state.currentIndex = -1;
+  document.body.style.overflow = '';
+  state.options.explorer.select(-1);
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  if (state.lastFocus instanceof HTMLElement) state.lastFocus.focus();
 }
 
 /** The placeholder shown while a row's texts are decoded. */

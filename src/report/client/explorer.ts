@@ -76,19 +76,30 @@ export interface Explorer {
   onOpen: ((index: number) => void) | null;
 }
 
+/** The explorer as the reader uses it: the search, the status tab, the sort, and what the search looks through. */
+interface ExplorerState {
+  options: ExplorerOptions;
+  count: number;
+  sort: SortState;
+  query: string;
+  status: ItemStatusName | 'all';
+  /** Each row's search keys, lower-cased on the first search. */
+  keyHaystack: string[] | null;
+  /** Each row's decoded texts, lower-cased, as they arrive. */
+  textHaystack: Array<string | undefined>;
+  counter: { attribute: string; testid: string };
+  countLabel: HTMLElement;
+  table: VirtualTable;
+}
+
 export function createExplorer(options: ExplorerOptions): Explorer {
   const count = options.rows;
-  const sort: SortState = { sortKey: '', sortDirection: 1 };
-  let query = '', status: ItemStatusName | 'all' = 'all';
-  let keyHaystack: string[] | null = null;
-  const textHaystack = new Array<string | undefined>(count);
-
   const searchInput = h('input', { attrs: { type: 'search', placeholder: options.search.placeholder, 'aria-label': 'Search ' + options.nounPlural } });
   const counter = options.counter || { attribute: 'data-filtered', testid: 'result-count' };
   const countLabel = h('div', { className: 'result-count num', data: { testid: counter.testid } });
   const toolbar = h('div', { className: 'explorer-toolbar' }, [
     h('div', { className: 'search' }, [icon('search'), searchInput]),
-    options.status ? tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { status = value; refresh(true); }) : null,
+    options.status ? tabs([{ value: 'all', label: 'All' }, { value: 'ok', label: 'OK' }, { value: 'error', label: 'Errors' }, { value: 'invalid', label: 'Invalid' }], 'all', function (value) { state.status = value; refreshExplorer(state, true); }) : null,
     ...(options.controls || []),
     countLabel,
     options.export ? exportButtons({
@@ -102,73 +113,77 @@ export function createExplorer(options: ExplorerOptions): Explorer {
     label: options.nounPlural,
     emptyText: 'No ' + options.noun + ' matches these filters.',
     rowData: options.rowData,
-    onSort: sortBy,
+    onSort: function (column) { sortExplorerBy(state, column); },
     onOpen: function (index) { if (explorer.onOpen) explorer.onOpen(index); }
   });
+  const state: ExplorerState = { options: options, count: count, sort: { sortKey: '', sortDirection: 1 }, query: '', status: 'all', keyHaystack: null, textHaystack: new Array<string | undefined>(count), counter: counter, countLabel: countLabel, table: table };
   const section = h('section', { className: 'section', attrs: { id: options.section.id }, data: { testid: 'explorer-' + options.section.id } }, [sectionHead(options.section.title, options.section.hint), toolbar, table.element]);
 
   let searchTimer: ReturnType<typeof setTimeout> | undefined;
   searchInput.addEventListener('input', function () {
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(function () { query = searchInput.value.trim().toLowerCase(); refresh(true); }, 120);
+    searchTimer = setTimeout(function () { state.query = searchInput.value.trim().toLowerCase(); refreshExplorer(state, true); }, 120);
   });
 
   const explorer: Explorer = {
     element: section,
-    mount: function () { refresh(true); },
-    refresh: refresh,
+    mount: function () { refreshExplorer(state, true); },
+    refresh: function (resetScroll) { refreshExplorer(state, resetScroll); },
     order: table.order,
     select: table.select,
     // Texts join the search chunk by chunk as they are decoded, while the reader looks at the overview.
     addSearchTexts: function (first, texts) {
-      for (let offset = 0; offset < texts.length; offset += 1) textHaystack[first + offset] = texts[offset].toLowerCase();
-      if (query) refresh(false);
+      for (let offset = 0; offset < texts.length; offset += 1) state.textHaystack[first + offset] = texts[offset].toLowerCase();
+      if (state.query) refreshExplorer(state, false);
     },
     redraw: function () { table.show(table.order(), false); },
     onOpen: null
   };
   return explorer;
+}
 
-  function matchesQuery(index: number): boolean {
-    if (!keyHaystack) {
-      const haystack = (keyHaystack = new Array<string>(count));
-      for (let each = 0; each < count; each += 1) haystack[each] = options.search.keys(each).toLowerCase();
-    }
-    const text = textHaystack[index];
-    return keyHaystack[index].indexOf(query) >= 0 || (text !== undefined && text.indexOf(query) >= 0);
+function matchesQuery(state: ExplorerState, index: number): boolean {
+  if (!state.keyHaystack) {
+    const haystack = (state.keyHaystack = new Array<string>(state.count));
+    for (let each = 0; each < state.count; each += 1) haystack[each] = state.options.search.keys(each).toLowerCase();
   }
+  const text = state.textHaystack[index];
+  return state.keyHaystack[index].indexOf(state.query) >= 0 || (text !== undefined && text.indexOf(state.query) >= 0);
+}
 
-  function refresh(resetScroll: boolean): void {
-    const rowStatus = options.status;
-    const statusCode = rowStatus && status !== 'all' ? ITEM_STATUS_NAMES.indexOf(status) : -1;
-    const filters = options.filters ? options.filters() : [];
-    const kept = new Int32Array(count);
-    let length = 0;
-    rows: for (let index = 0; index < count; index += 1) {
-      if (statusCode >= 0 && rowStatus && rowStatus[index] !== statusCode) continue;
-      for (let each = 0; each < filters.length; each += 1) if (!filters[each](index)) continue rows;
-      if (query && !matchesQuery(index)) continue;
-      kept[length++] = index;
-    }
-    const listed = kept.slice(0, length);
-    const order = sortOrder(options.baseOrder ? options.baseOrder(listed) : listed);
-    countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' ' + options.nounPlural + (query && !options.textsComplete() ? ' (texts still loading)' : '');
-    document.documentElement.setAttribute(counter.attribute, String(order.length));
-    table.show(order, resetScroll);
+/** The rows the status tab, the view's filters and the search keep, in the column sort's order, drawn with the count line. */
+function refreshExplorer(state: ExplorerState, resetScroll: boolean): void {
+  const { options, count, query, status } = state;
+  const rowStatus = options.status;
+  const statusCode = rowStatus && status !== 'all' ? ITEM_STATUS_NAMES.indexOf(status) : -1;
+  const filters = options.filters ? options.filters() : [];
+  const kept = new Int32Array(count);
+  let length = 0;
+  rows: for (let index = 0; index < count; index += 1) {
+    if (statusCode >= 0 && rowStatus && rowStatus[index] !== statusCode) continue;
+    for (let each = 0; each < filters.length; each += 1) if (!filters[each](index)) continue rows;
+    if (query && !matchesQuery(state, index)) continue;
+    kept[length++] = index;
   }
+  const listed = kept.slice(0, length);
+  const order = sortOrder(state, options.baseOrder ? options.baseOrder(listed) : listed);
+  state.countLabel.textContent = 'Showing ' + formatInteger(order.length) + ' of ' + formatInteger(count) + ' ' + options.nounPlural + (query && !options.textsComplete() ? ' (texts still loading)' : '');
+  document.documentElement.setAttribute(state.counter.attribute, String(order.length));
+  state.table.show(order, resetScroll);
+}
 
-  function sortOrder(order: Int32Array): Int32Array {
-    const column = options.columns.find(function (each) { return each.key === sort.sortKey; });
-    if (!column) return order;
-    if (column.sortText) return sortByText(order, column.sortText, sort.sortDirection);
-    return column.sortNumber ? sortByNumber(order, column.sortNumber, sort.sortDirection) : order;
-  }
+function sortOrder(state: ExplorerState, order: Int32Array): Int32Array {
+  const sort = state.sort;
+  const column = state.options.columns.find(function (each) { return each.key === sort.sortKey; });
+  if (!column) return order;
+  if (column.sortText) return sortByText(order, column.sortText, sort.sortDirection);
+  return column.sortNumber ? sortByNumber(order, column.sortNumber, sort.sortDirection) : order;
+}
 
-  function sortBy(column: ExplorerColumn): void {
-    nextSort(sort, column.key, column.sortText || !options.highestFirst ? 1 : -1);
-    table.showSort(sort.sortKey, sort.sortDirection);
-    refresh(true);
-  }
+function sortExplorerBy(state: ExplorerState, column: ExplorerColumn): void {
+  nextSort(state.sort, column.key, column.sortText || !state.options.highestFirst ? 1 : -1);
+  state.table.showSort(state.sort.sortKey, state.sort.sortDirection);
+  refreshExplorer(state, true);
 }
 
 // The explorer's virtual table: a sortable header and only the rows in view drawn, so a

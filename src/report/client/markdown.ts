@@ -20,104 +20,124 @@ interface ListFrame {
   ordered: boolean;
 }
 
+/** A text being rendered: the block so far, the line it is at, and the open paragraph, lists and quote. */
+interface MarkdownState {
+  root: HTMLElement;
+  lines: string[];
+  index: number;
+  paragraph: string[];
+  lists: ListFrame[];
+  quote: string[] | null;
+}
+
 /** The rendered Markdown of text, as a block of elements. */
 export function renderMarkdown(text: string): HTMLElement {
-  const root = h('div', { className: 'markdown' });
-  const lines = text.replace(/\r\n?/g, '\n').split('\n');
-  let paragraph: string[] = [];
-  let lists: ListFrame[] = [];
-  let quote: string[] | null = null;
+  const state: MarkdownState = { root: h('div', { className: 'markdown' }), lines: text.replace(/\r\n?/g, '\n').split('\n'), index: 0, paragraph: [], lists: [], quote: null };
+  for (; state.index < state.lines.length; state.index += 1) renderLine(state, state.lines[state.index]);
+  flushParagraph(state); flushQuote(state);
+  return state.root;
+}
 
-  function flushParagraph(): void {
-    if (paragraph.length === 0) return;
-    const element = h('p');
-    paragraph.forEach(function (line, index) {
-      if (index > 0) element.appendChild(document.createElement('br'));
-      appendInline(element, line);
-    });
-    target().appendChild(element);
-    paragraph = [];
+/** One line: it opens or continues a block (a fence or a table also reads the lines after it). */
+function renderLine(state: MarkdownState, line: string): void {
+  const fence = /^(\s*)(```|~~~)\s*([\w+.-]*)\s*$/.exec(line);
+  if (fence) { renderFence(state, fence); return; }
+  const quoted = /^\s*>\s?(.*)$/.exec(line);
+  if (quoted) {
+    flushParagraph(state); closeLists(state);
+    (state.quote = state.quote || []).push(quoted[1]);
+    return;
   }
-  function target(): HTMLElement {
-    if (lists.length === 0) return root;
-    const list = lists[lists.length - 1].element;
-    return (list.lastElementChild as HTMLElement | null) || list;
+  flushQuote(state);
+  if (line.trim() === '') { flushParagraph(state); return; }
+  const heading = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+  if (heading) {
+    flushParagraph(state); closeLists(state);
+    const element = h(('h' + Math.min(6, heading[1].length + 2)) as 'h3', { className: 'md-heading' });
+    appendInline(element, heading[2]);
+    state.root.appendChild(element);
+    return;
   }
-  function closeLists(): void { lists = []; }
-  function flushQuote(): void {
-    if (quote === null) return;
-    const block = h('blockquote', null, [renderMarkdown(quote.join('\n'))]);
-    root.appendChild(block);
-    quote = null;
+  if (/^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)) { flushParagraph(state); closeLists(state); state.root.appendChild(h('hr')); return; }
+  if (/^\s*\|.*\|\s*$/.test(line) && state.index + 1 < state.lines.length && /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/.test(state.lines[state.index + 1])) { renderTable(state, line); return; }
+  const item = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(line);
+  if (item) { renderListItem(state, item); return; }
+  // A line indented under a list item continues it; anything else ends the lists.
+  if (state.lists.length > 0 && /^\s+\S/.test(line) && state.paragraph.length === 0) {
+    const last = target(state);
+    last.appendChild(document.createElement('br'));
+    appendInline(last, line.trim());
+    return;
   }
+  if (state.paragraph.length === 0) closeLists(state);
+  state.paragraph.push(line.trim());
+}
 
-  for (let index = 0; index < lines.length; index += 1) {
-    const line = lines[index];
-    const fence = /^(\s*)(```|~~~)\s*([\w+.-]*)\s*$/.exec(line);
-    if (fence) {
-      flushParagraph(); flushQuote();
-      const closing = fence[2];
-      const body: string[] = [];
-      index += 1;
-      while (index < lines.length && lines[index].trim() !== closing) { body.push(lines[index]); index += 1; }
-      target().appendChild(h('pre', { className: 'md-code' }, [h('code', { text: body.join('\n'), data: fence[3] ? { language: fence[3] } : undefined })]));
-      continue;
-    }
-    const quoted = /^\s*>\s?(.*)$/.exec(line);
-    if (quoted) {
-      flushParagraph(); closeLists();
-      (quote = quote || []).push(quoted[1]);
-      continue;
-    }
-    flushQuote();
-    if (line.trim() === '') { flushParagraph(); continue; }
-    const heading = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
-    if (heading) {
-      flushParagraph(); closeLists();
-      const element = h(('h' + Math.min(6, heading[1].length + 2)) as 'h3', { className: 'md-heading' });
-      appendInline(element, heading[2]);
-      root.appendChild(element);
-      continue;
-    }
-    if (/^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)) { flushParagraph(); closeLists(); root.appendChild(h('hr')); continue; }
-    if (/^\s*\|.*\|\s*$/.test(line) && index + 1 < lines.length && /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/.test(lines[index + 1])) {
-      flushParagraph(); closeLists();
-      const rows: string[] = [line];
-      index += 2;
-      while (index < lines.length && /^\s*\|.*\|\s*$/.test(lines[index])) { rows.push(lines[index]); index += 1; }
-      index -= 1;
-      root.appendChild(table(rows));
-      continue;
-    }
-    const item = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(line);
-    if (item) {
-      flushParagraph();
-      const indent = item[1].replace(/\t/g, '    ').length;
-      const ordered = /\d/.test(item[2]);
-      while (lists.length > 0 && (lists[lists.length - 1].indent > indent || (lists[lists.length - 1].indent === indent && lists[lists.length - 1].ordered !== ordered))) lists.pop();
-      if (lists.length === 0 || lists[lists.length - 1].indent < indent) {
-        const list = h(ordered ? 'ol' : 'ul');
-        if (ordered && parseInt(item[2], 10) !== 1) list.setAttribute('start', String(parseInt(item[2], 10)));
-        target().appendChild(list);
-        lists.push({ element: list, indent: indent, ordered: ordered });
-      }
-      const entry = h('li');
-      appendInline(entry, item[3]);
-      lists[lists.length - 1].element.appendChild(entry);
-      continue;
-    }
-    // A line indented under a list item continues it; anything else ends the lists.
-    if (lists.length > 0 && /^\s+\S/.test(line) && paragraph.length === 0) {
-      const last = target();
-      last.appendChild(document.createElement('br'));
-      appendInline(last, line.trim());
-      continue;
-    }
-    if (paragraph.length === 0) closeLists();
-    paragraph.push(line.trim());
+/** A fenced code block, up to its closing fence (or the end of the text). */
+function renderFence(state: MarkdownState, fence: RegExpExecArray): void {
+  const lines = state.lines;
+  flushParagraph(state); flushQuote(state);
+  const closing = fence[2];
+  const body: string[] = [];
+  state.index += 1;
+  while (state.index < lines.length && lines[state.index].trim() !== closing) { body.push(lines[state.index]); state.index += 1; }
+  target(state).appendChild(h('pre', { className: 'md-code' }, [h('code', { text: body.join('\n'), data: fence[3] ? { language: fence[3] } : undefined })]));
+}
+
+/** A pipe table: its header, the delimiter row after it, and every pipe row that follows. */
+function renderTable(state: MarkdownState, line: string): void {
+  const lines = state.lines;
+  flushParagraph(state); closeLists(state);
+  const rows: string[] = [line];
+  state.index += 2;
+  while (state.index < lines.length && /^\s*\|.*\|\s*$/.test(lines[state.index])) { rows.push(lines[state.index]); state.index += 1; }
+  state.index -= 1;
+  state.root.appendChild(table(rows));
+}
+
+/** A list item, in the list its indent and kind place it in (a new nested list when it is indented further). */
+function renderListItem(state: MarkdownState, item: RegExpExecArray): void {
+  const lists = state.lists;
+  flushParagraph(state);
+  const indent = item[1].replace(/\t/g, '    ').length;
+  const ordered = /\d/.test(item[2]);
+  while (lists.length > 0 && (lists[lists.length - 1].indent > indent || (lists[lists.length - 1].indent === indent && lists[lists.length - 1].ordered !== ordered))) lists.pop();
+  if (lists.length === 0 || lists[lists.length - 1].indent < indent) {
+    const list = h(ordered ? 'ol' : 'ul');
+    if (ordered && parseInt(item[2], 10) !== 1) list.setAttribute('start', String(parseInt(item[2], 10)));
+    target(state).appendChild(list);
+    lists.push({ element: list, indent: indent, ordered: ordered });
   }
-  flushParagraph(); flushQuote();
-  return root;
+  const entry = h('li');
+  appendInline(entry, item[3]);
+  lists[lists.length - 1].element.appendChild(entry);
+}
+
+function flushParagraph(state: MarkdownState): void {
+  if (state.paragraph.length === 0) return;
+  const element = h('p');
+  state.paragraph.forEach(function (line, index) {
+    if (index > 0) element.appendChild(document.createElement('br'));
+    appendInline(element, line);
+  });
+  target(state).appendChild(element);
+  state.paragraph = [];
+}
+
+/** Where a block goes: the last item of the innermost open list, else the root. */
+function target(state: MarkdownState): HTMLElement {
+  if (state.lists.length === 0) return state.root;
+  const list = state.lists[state.lists.length - 1].element;
+  return (list.lastElementChild as HTMLElement | null) || list;
+}
+
+function closeLists(state: MarkdownState): void { state.lists = []; }
+
+function flushQuote(state: MarkdownState): void {
+  if (state.quote === null) return;
+  const block = h('blockquote', null, [renderMarkdown(state.quote.join('\n'))]);
+  state.root.appendChild(block);
+  state.quote = null;
 }
 
 function cells(row: string): string[] {

@@ -25,16 +25,26 @@ function keyRate(kind: ProbeResult['kind'], summary: ProbeSummary): Rate | undef
   return summary.flips.any;
 }
 
+type ProbeReport = ProbeReportPayload['report'];
+
 export function renderProbeView(root: HTMLElement, payload: ProbeReportPayload): void {
   const report = payload.report;
-  const judge = report.judge;
   const page = pageFrame(root, payload, {
     sections: [{ id: 'overview', label: 'Overview' }, { id: 'probes', label: 'Probes' }, { id: 'detail', label: 'Detail' }],
     subtitle: [h('span', { className: 'pill accent', text: 'robustness probes' }), h('span', { className: 'mono', text: payload.label }), h('span', { className: 'muted', text: 'scoring ' + report.scoring + ' · ' + report.textVersion })],
     madeUpBy: madeUpBy(report) || null
   });
+  page.appendChild(probeOverview(report));
+  page.appendChild(probesSection(report));
+  page.appendChild(probeDetailSection(report));
+  page.appendChild(pageFooter(payload, ['probes ' + report.textVersion, 'seed ' + report.seed]));
+}
+
+/** The verdict (weaknesses found), the items probed and the judge. */
+function probeOverview(report: ProbeReport): HTMLElement {
+  const judge = report.judge;
   const flagged = report.probes.filter(function (result) { return result.flagged; });
-  page.appendChild(h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0' } }, [
+  return h('section', { className: 'section grid-3', attrs: { id: 'overview' }, style: { 'margin-top': '0' } }, [
     card('Verdict', [
       h('div', { className: 'big-number ' + (flagged.length ? 'down' : 'up'), text: flagged.length ? plural(flagged.length, 'weakness', 'weaknesses') : 'no weakness found', data: { testid: 'probe-verdict' } }),
       h('div', { className: 'chart-note', text: flagged.length ? 'flagged: ' + flagged.map(function (result) { return result.probe; }).join(', ') : 'by these probes, on these items' })
@@ -52,8 +62,11 @@ export function renderProbeView(root: HTMLElement, payload: ProbeReportPayload):
       ['Judge calls', formatInteger(report.usage.calls) + ' (' + formatInteger(report.usage.cache_hits) + ' cache hits)'],
       ['Tokens', formatCompact(report.usage.prompt_tokens) + ' in · ' + formatCompact(report.usage.completion_tokens) + ' out']
     ] : [['Judge', 'none', '']])])
-  ]));
+  ]);
+}
 
+/** The table of probes (each injection kind on a row of its own under its probe) and the drift chart. */
+function probesSection(report: ProbeReport): HTMLElement {
   const section = h('section', { className: 'section', attrs: { id: 'probes' } }, [sectionHead('Probes', 'drift = perturbed − original score, mean over items; intervals: paired bootstrap over items · "!" marks a weakness')]);
   const rows: Array<{ name: string; kind: ProbeResult['kind']; summary: ProbeSummary; assessment: string; flagged: boolean; result: ProbeResult; child: boolean }> = [];
   report.probes.forEach(function (result) {
@@ -94,42 +107,46 @@ export function renderProbeView(root: HTMLElement, payload: ProbeReportPayload):
     }] },
     options: { indexAxis: 'y', scales: { y: { grid: { display: false } } }, plugins: { legend: { display: false } } }
   }, 'score drift by probe').element], 'probe-chart'));
-  page.appendChild(section);
+  return section;
+}
 
+/** One tab per probe, showing the probe chosen. */
+function probeDetailSection(report: ProbeReport): HTMLElement {
+  const probes = report.probes;
   const detail = h('section', { className: 'section', attrs: { id: 'detail' } }, [sectionHead('Per probe', 'what each probe did, the criteria that flipped most and the items that moved most')]);
   const holder = h('div');
   if (probes.length > 0) {
-    detail.appendChild(tabs(probes.map(function (result) { return { value: result.probe, label: result.probe }; }), probes[0].probe, function (name) { draw(probes.filter(function (result) { return result.probe === name; })[0]); }));
+    detail.appendChild(tabs(probes.map(function (result) { return { value: result.probe, label: result.probe }; }), probes[0].probe, function (name) { drawProbeDetail(holder, probes.filter(function (result) { return result.probe === name; })[0]); }));
     detail.appendChild(holder);
-    draw(probes[0]);
+    drawProbeDetail(holder, probes[0]);
   }
-  page.appendChild(detail);
-  page.appendChild(pageFooter(payload, ['probes ' + report.textVersion, 'seed ' + report.seed]));
+  return detail;
+}
 
-  function draw(result: ProbeResult): void {
-    holder.textContent = '';
-    const criteria = h('table', { className: 'data' }, [
-      h('thead', null, [h('tr', null, ['criterion', 'eligible', 'flips', 'rate'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]),
-      h('tbody', null, result.byCriterion.slice(0, 100).map(function (row) {
-        return h('tr', null, [h('td', { className: 'clamp', text: row.text, title: row.text }), h('td', { className: 'num', text: formatInteger(row.eligible) }), h('td', { className: 'num', text: formatInteger(row.flips) }), h('td', { className: 'num', text: formatScore(row.rate) })]);
-      }))
-    ]);
-    const moved = result.perItem.slice().sort(function (left, right) { return Math.abs(right.drift ?? 0) - Math.abs(left.drift ?? 0); }).slice(0, 100);
-    const items = h('table', { className: 'data', data: { testid: 'probe-items' } }, [
-      h('thead', null, [h('tr', null, ['item', 'original', 'perturbed', 'drift', 'variants'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]),
-      h('tbody', null, moved.map(function (row) {
-        return h('tr', null, [h('td', { className: 'mono', text: truncate(row.id, 48), title: row.id }), h('td', { className: 'num', text: formatScore(row.original) }), h('td', { className: 'num', text: formatScore(row.perturbed) }), h('td', { className: 'num ' + (isNumber(row.drift) && row.drift > 0 ? 'up' : isNumber(row.drift) && row.drift < 0 ? 'down' : ''), text: formatSigned(row.drift) }), h('td', { className: 'num', text: row.variants + (row.failed ? ' (' + row.failed + ' failed)' : '') })]);
-      }))
-    ]);
-    holder.appendChild(card(null, [statList([
-      ['Perturbation', result.description, ''], ['Expected', result.expected, ''], ['Assessment', result.assessment + (result.flagged ? ' — a weakness' : ''), result.flagged ? 'down' : ''],
-      ['Variants graded', formatInteger(result.variants.graded) + (result.variants.failed ? ' (' + formatInteger(result.variants.failed) + ' failed, left out)' : '')],
-      isNumber(result.unmatchedCriteria) ? ['Criteria not probed (no matching sentence)', formatInteger(result.unmatchedCriteria)] : null
-    ])]));
-    const grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } }, [
-      card('Criteria that flipped most', [result.byCriterion.length ? h('div', { className: 'table-scroll' }, [criteria]) : h('div', { className: 'callout info', text: 'No criterion flipped.' })]),
-      card('Items that moved most', [moved.length ? h('div', { className: 'table-scroll' }, [items]) : h('div', { className: 'callout info', text: 'No item was graded.' })])
-    ]);
-    holder.appendChild(grid);
-  }
+/** A probe's perturbation and assessment, the criteria that flipped most and the items that moved most. */
+function drawProbeDetail(holder: HTMLElement, result: ProbeResult): void {
+  holder.textContent = '';
+  const criteria = h('table', { className: 'data' }, [
+    h('thead', null, [h('tr', null, ['criterion', 'eligible', 'flips', 'rate'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]),
+    h('tbody', null, result.byCriterion.slice(0, 100).map(function (row) {
+      return h('tr', null, [h('td', { className: 'clamp', text: row.text, title: row.text }), h('td', { className: 'num', text: formatInteger(row.eligible) }), h('td', { className: 'num', text: formatInteger(row.flips) }), h('td', { className: 'num', text: formatScore(row.rate) })]);
+    }))
+  ]);
+  const moved = result.perItem.slice().sort(function (left, right) { return Math.abs(right.drift ?? 0) - Math.abs(left.drift ?? 0); }).slice(0, 100);
+  const items = h('table', { className: 'data', data: { testid: 'probe-items' } }, [
+    h('thead', null, [h('tr', null, ['item', 'original', 'perturbed', 'drift', 'variants'].map(function (label, index) { return h('th', { className: index ? 'num' : '', text: label }); }))]),
+    h('tbody', null, moved.map(function (row) {
+      return h('tr', null, [h('td', { className: 'mono', text: truncate(row.id, 48), title: row.id }), h('td', { className: 'num', text: formatScore(row.original) }), h('td', { className: 'num', text: formatScore(row.perturbed) }), h('td', { className: 'num ' + (isNumber(row.drift) && row.drift > 0 ? 'up' : isNumber(row.drift) && row.drift < 0 ? 'down' : ''), text: formatSigned(row.drift) }), h('td', { className: 'num', text: row.variants + (row.failed ? ' (' + row.failed + ' failed)' : '') })]);
+    }))
+  ]);
+  holder.appendChild(card(null, [statList([
+    ['Perturbation', result.description, ''], ['Expected', result.expected, ''], ['Assessment', result.assessment + (result.flagged ? ' — a weakness' : ''), result.flagged ? 'down' : ''],
+    ['Variants graded', formatInteger(result.variants.graded) + (result.variants.failed ? ' (' + formatInteger(result.variants.failed) + ' failed, left out)' : '')],
+    isNumber(result.unmatchedCriteria) ? ['Criteria not probed (no matching sentence)', formatInteger(result.unmatchedCriteria)] : null
+  ])]));
+  const grid = h('div', { className: 'grid-2', style: { 'margin-top': '16px' } }, [
+    card('Criteria that flipped most', [result.byCriterion.length ? h('div', { className: 'table-scroll' }, [criteria]) : h('div', { className: 'callout info', text: 'No criterion flipped.' })]),
+    card('Items that moved most', [moved.length ? h('div', { className: 'table-scroll' }, [items]) : h('div', { className: 'callout info', text: 'No item was graded.' })])
+  ]);
+  holder.appendChild(grid);
 }

@@ -66,7 +66,10 @@ function messagePage(status: number, title: string, message: string): Response {
   return new Response(body, { status, headers: pageHeaders() });
 }
 
-export function createViewerApp(folder: RunFolder & Partial<Pick<HistoryFolder, 'historyOf' | 'state'>>, options: Pick<ViewerOptions, 'bootstrapSamples' | 'seed'> = {}): Hono {
+/** The runs a viewer shows: a folder, or the run history (which also says which runs are live, and how far they are). */
+type ViewerFolder = RunFolder & Partial<Pick<HistoryFolder, 'historyOf' | 'state'>>;
+
+export function createViewerApp(folder: ViewerFolder, options: Pick<ViewerOptions, 'bootstrapSamples' | 'seed'> = {}): Hono {
   const app = new Hono();
   app.use('*', async (context, next) => {
     const host = context.req.header('host') ?? new URL(context.req.url).host;
@@ -80,63 +83,9 @@ export function createViewerApp(folder: RunFolder & Partial<Pick<HistoryFolder, 
     const known = RubricateError.isInstance(error);
     return messagePage(known && error.code === 'INPUT_INVALID' ? 404 : 500, known ? 'Cannot show this' : 'Something went wrong', error.message);
   });
-
-  app.get('/', async () => {
-    const { runs, skipped } = await folder.index();
-    const payload: RunsIndexPayload = {
-      view: 'runs',
-      version: reportPayloadVersion,
-      title: `Runs · ${basename(resolve(folder.folder))}`,
-      generatedAt: new Date().toISOString(),
-      rubricateVersion,
-      folder: folder.folder,
-      runs,
-      skipped,
-    };
-    const live = runs.some((entry) => entry.history?.live);
-    return new Response(live ? withLiveRefresh(renderReportHtml(payload, []), 'a run is still being graded') : renderReportHtml(payload, []), { headers: pageHeaders() });
-  });
-
-  app.get('/compare', async (context) => {
-    const files = context.req.queries('run') ?? [];
-    if (files.length < 2) return messagePage(400, 'Choose two runs or more', 'A comparison needs at least two runs: tick them in the list of runs.');
-    if (files.length > maximumRunsCompared) return messagePage(400, 'Too many runs', `A comparison takes at most ${maximumRunsCompared} runs.`);
-    if (new Set(files).size !== files.length) return messagePage(400, 'A run given twice', 'Each run can be compared once.');
-    const reference = await folder.run(files[0]);
-    // Every run scored as the reference is, or their differences would mean nothing.
-    const runs = [reference, ...(await Promise.all(files.slice(1).map((file) => folder.run(file, reference.scoring.name))))];
-    const payload: RunsComparePayload = {
-      view: 'runs-compare',
-      version: reportPayloadVersion,
-      title: `${files.length} runs compared`,
-      generatedAt: new Date().toISOString(),
-      rubricateVersion,
-      files,
-      ...compareManyRuns(runs, { bootstrapSamples: options.bootstrapSamples, seed: options.seed }),
-    };
-    return new Response(renderReportHtml(payload, []), { headers: pageHeaders() });
-  });
-
-  app.get('/run', async (context) => {
-    const file = context.req.query('file');
-    const compare = context.req.query('compare');
-    const notListed = (name: string | undefined) => messagePage(404, 'No such run', `"${name ?? ''}" is not a file of this folder.`);
-    if (file === undefined) return notListed(file);
-    // Each file is checked as it is read (no link followed, still inside the folder), both held while the report is built.
-    const build = (path: string, comparePath?: string) => buildReport({ input: path, ...(comparePath ? { compare: comparePath } : {}), title: comparePath ? `${file} vs ${compare}` : file });
-    const page = await folder.read(file, async (path) => {
-      // A run the history marks as running is shown live (the page reloads as its results grow).
-      if (compare === undefined) return { document: await build(path), live: (await folder.historyOf?.(path))?.status === 'running' };
-      const compared = await folder.read(compare, async (comparePath) => ({ document: await build(path, comparePath), live: false }));
-      if (!compared) throw new RubricateError('INPUT_INVALID', `"${compare}" is not a file of this folder.`, { field: 'compare' });
-      return compared;
-    });
-    if (!page) return notListed(file);
-    // A run's page saves its reviews to the viewer (`POST /labels`): the one request it may send.
-    const html = renderReport(page.document, 'html', { connectSelf: true });
-    return new Response(page.live ? withLiveRefresh(html) : html, { headers: pageHeaders() });
-  });
-
+  app.get('/', () => runsIndexPage(folder));
+  app.get('/compare', (context) => runsComparePage(folder, context.req.queries('run') ?? [], options));
+  app.get('/run', (context) => runPage(folder, context.req.query('file'), context.req.query('compare')));
   // A run's size, complete lines and history status, for a page or a script watching it grow.
   app.get('/api/run-state', async (context) => {
     const file = context.req.query('file');
@@ -144,10 +93,65 @@ export function createViewerApp(folder: RunFolder & Partial<Pick<HistoryFolder, 
     if (!state) return new Response(JSON.stringify({ error: `"${file ?? ''}" is not a run of this viewer` }), { status: 404, headers: jsonHeaders() });
     return new Response(JSON.stringify(state), { headers: jsonHeaders() });
   });
-
   registerLabelsRoute(app, folder);
   app.notFound(() => messagePage(404, 'Not found', 'The viewer has the list of runs at /, comparisons at /compare and single runs at /run.'));
   return app;
+}
+
+/** The list of runs (reloading itself while one of them is still being graded). */
+async function runsIndexPage(folder: ViewerFolder): Promise<Response> {
+  const { runs, skipped } = await folder.index();
+  const payload: RunsIndexPayload = {
+    view: 'runs',
+    version: reportPayloadVersion,
+    title: `Runs · ${basename(resolve(folder.folder))}`,
+    generatedAt: new Date().toISOString(),
+    rubricateVersion,
+    folder: folder.folder,
+    runs,
+    skipped,
+  };
+  const live = runs.some((entry) => entry.history?.live);
+  return new Response(live ? withLiveRefresh(renderReportHtml(payload, []), 'a run is still being graded') : renderReportHtml(payload, []), { headers: pageHeaders() });
+}
+
+/** The comparison of the runs chosen (2 to 12, each once), every one scored as the first is. */
+async function runsComparePage(folder: ViewerFolder, files: string[], options: Pick<ViewerOptions, 'bootstrapSamples' | 'seed'>): Promise<Response> {
+  if (files.length < 2) return messagePage(400, 'Choose two runs or more', 'A comparison needs at least two runs: tick them in the list of runs.');
+  if (files.length > maximumRunsCompared) return messagePage(400, 'Too many runs', `A comparison takes at most ${maximumRunsCompared} runs.`);
+  if (new Set(files).size !== files.length) return messagePage(400, 'A run given twice', 'Each run can be compared once.');
+  const reference = await folder.run(files[0]);
+  // Every run scored as the reference is, or their differences would mean nothing.
+  const runs = [reference, ...(await Promise.all(files.slice(1).map((file) => folder.run(file, reference.scoring.name))))];
+  const payload: RunsComparePayload = {
+    view: 'runs-compare',
+    version: reportPayloadVersion,
+    title: `${files.length} runs compared`,
+    generatedAt: new Date().toISOString(),
+    rubricateVersion,
+    files,
+    ...compareManyRuns(runs, { bootstrapSamples: options.bootstrapSamples, seed: options.seed }),
+  };
+  return new Response(renderReportHtml(payload, []), { headers: pageHeaders() });
+}
+
+/** One file as its own report, or against another file of the folder; live while the history says it is running. */
+async function runPage(folder: ViewerFolder, file: string | undefined, compare: string | undefined): Promise<Response> {
+  const notListed = (name: string | undefined) => messagePage(404, 'No such run', `"${name ?? ''}" is not a file of this folder.`);
+  if (file === undefined) return notListed(file);
+  // Each file is checked as it is read (no link followed, still inside the folder), both held while the report is built.
+  const build = (path: string, comparePath?: string) => buildReport({ input: path, ...(comparePath ? { compare: comparePath } : {}), title: comparePath ? `${file} vs ${compare}` : file });
+  const page = await folder.read(file, async (path) => {
+    // A run the history marks as running is shown live (the page reloads as its results grow).
+    if (compare === undefined) return { document: await build(path), live: (await folder.historyOf?.(path))?.status === 'running' };
+    const compared = await folder.read(compare, async (comparePath) => ({ document: await build(path, comparePath), live: false }));
+    if (!compared) throw new RubricateError('INPUT_INVALID', `"${compare}" is not a file of this folder.`, { field: 'compare' });
+    return compared;
+  });
+  if (!page) return notListed(file);
+  // A run's page saves its reviews to the viewer (`POST /labels`): the one request it may send.
+  const html = renderReport(page.document, 'html', { connectSelf: true });
+  return new Response(page.live ? withLiveRefresh(html) : html, { headers: pageHeaders() });
 }
 
 /** Seconds between reloads of a live run's page. */

@@ -6,7 +6,7 @@
  */
 import { rubricateCriterionMet, rubricateDecodeItem, rubricateTags } from '../decode.js';
 import { COLORS, formatInteger, formatPercent, formatPoints, formatScore, h, plural, tabs, truncate } from '../common.js';
-import { createDrawer, type Drawer } from '../drawer.js';
+import { createDrawer, type Drawer, type DrawerContent } from '../drawer.js';
 import { createExplorer, type Explorer, type ExplorerColumn } from '../explorer.js';
 import type { RunData, RunTexts } from '../../types.js';
 import type { TextStore } from '../text-store.js';
@@ -77,11 +77,69 @@ type GroupFilter = '' | 'cost' | 'errors';
 /** The table of every criterion; openGroup opens a criterion's drawer. */
 export function createCriteriaTable(run: RunData, groups: CriterionGroup[], reviews: ReviewStore): Explorer & { filterText(text: string): void } {
   const state = { filter: '' as GroupFilter, source: '' };
-  const passRate = function (group: CriterionGroup): number | null { return group.graded ? (group.graded - group.failed) / group.graded : null; };
-  // Blind review: a criterion's pass rate, points lost and times it cost points are made of verdicts not yet reviewed.
-  const hiddenCell = function () { return h('div', { className: 'right faint', text: 'hidden', title: 'blind review: turn blind off to see the figures of every criterion' }); };
-  const shown = function (value: number | null): number | null { return reviews.blind ? null : value; };
-  const columns: ExplorerColumn[] = [{
+  const filterSelect = h('select', { className: 'select', attrs: { 'aria-label': 'Filter criteria' } }, [['', 'All criteria'], ['cost', 'Cost points'], ['errors', 'With errors']].map(function (option) { return h('option', { text: option[1], attrs: { value: option[0] } }); }));
+  filterSelect.addEventListener('change', function () { state.filter = filterSelect.value as GroupFilter; explorer.refresh(true); });
+  const sourceSelect = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by source' } }, [['', 'Judge and checks'], ['judge', 'LLM judge'], ['check', 'Checks']].map(function (option) { return h('option', { text: option[1], attrs: { value: option[0] } }); }));
+  sourceSelect.addEventListener('change', function () { state.source = sourceSelect.value; explorer.refresh(true); });
+  const searchInput: { value: HTMLInputElement | null } = { value: null };
+  const explorer = createExplorer({
+    section: { id: 'criteria', title: 'Criteria', hint: 'every criterion of the run, most points lost first · click one to see its verdict in each item' },
+    noun: 'criterion',
+    nounPlural: 'criteria',
+    rows: groups.length,
+    columns: criteriaColumns(run, groups, reviews),
+    rowData: function (index) { return { index: index, criterionKey: groups[index].key }; },
+    highestFirst: true,
+    search: {
+      placeholder: 'Search criterion texts, ids and tags',
+      keys: function (index) { return run.strings[groups[index].text] + ' ' + groups[index].key + ' ' + groups[index].tags.join(' '); }
+    },
+    controls: [filterSelect, sourceSelect],
+    filters: function () {
+      const filters: Array<(index: number) => boolean> = [];
+      if (state.filter === 'cost' && !reviews.blind) filters.push(function (index) { return groups[index].failed > 0; });
+      if (state.filter === 'errors') filters.push(function (index) { return groups[index].errors > 0; });
+      if (state.source) filters.push(function (index) { return (groups[index].sources & (state.source === 'check' ? 2 : 1)) !== 0; });
+      return filters;
+    },
+    textsComplete: function () { return true; },
+    counter: { attribute: 'data-criteria-filtered', testid: 'criteria-count' },
+    // Most points lost first would tell which criteria fail: blind review lists them as the run first has them.
+    baseOrder: function (rows) { return reviews.blind ? rows.slice().sort(function (left, right) { return groups[left].positions[0] - groups[right].positions[0]; }) : rows; },
+    export: {
+      name: run.summary.label.replace(/\.[^.]+$/, '') + '-criteria',
+      columns: function () { return ['criterion', 'id', 'points', 'items', 'graded', 'met', 'cost_points', 'pass_rate', 'points_lost', 'errors', 'skipped', 'source', 'tags']; },
+      row: function (index) {
+        const group = groups[index];
+        const shown = function (value: number | null): number | null { return shownUnlessBlind(reviews, value); };
+        return { criterion: run.strings[group.text], id: group.key, points: group.points, items: group.positions.length, graded: group.graded, met: shown(group.met), cost_points: shown(group.failed), pass_rate: shown(passRate(group)), points_lost: shown(group.pointsLost), errors: group.errors, skipped: group.skipped, source: sourceName(group.sources), tags: group.tags.join(' ') };
+      }
+    }
+  });
+  searchInput.value = explorer.element.querySelector('input[type="search"]');
+  return Object.assign(explorer, {
+    // The chart's bars are truncated texts: a click finds the criterion in the table by its full text.
+    filterText: function (text: string) {
+      const input = searchInput.value;
+      if (!input) return;
+      input.value = text;
+      input.dispatchEvent(new Event('input'));
+      explorer.element.scrollIntoView({ behavior: 'smooth', block: 'start' });
+    }
+  });
+}
+
+function passRate(group: CriterionGroup): number | null { return group.graded ? (group.graded - group.failed) / group.graded : null; }
+
+/** Blind review: a criterion's pass rate, points lost and times it cost points are made of verdicts not yet reviewed. */
+function shownUnlessBlind(reviews: ReviewStore, value: number | null): number | null { return reviews.blind ? null : value; }
+
+function hiddenCell(): HTMLElement { return h('div', { className: 'right faint', text: 'hidden', title: 'blind review: turn blind off to see the figures of every criterion' }); }
+
+/** The table's columns: text, points, items, then the verdict figures (hidden in blind review), errors and source. */
+function criteriaColumns(run: RunData, groups: CriterionGroup[], reviews: ReviewStore): ExplorerColumn[] {
+  const shown = function (value: number | null): number | null { return shownUnlessBlind(reviews, value); };
+  return [{
     key: 'text', label: 'Criterion', width: 'minmax(220px, 6fr)',
     sortText: function (index) { return run.strings[groups[index].text]; },
     cell: function (index) { const text = run.strings[groups[index].text]; return h('div', { text: text, title: text }); }
@@ -118,55 +176,6 @@ export function createCriteriaTable(run: RunData, groups: CriterionGroup[], revi
     sortText: function (index) { return sourceName(groups[index].sources); },
     cell: function (index) { return h('div', { className: 'hide-narrow' }, [h('span', { className: 'chip', text: sourceName(groups[index].sources) })]); }
   }];
-  const filterSelect = h('select', { className: 'select', attrs: { 'aria-label': 'Filter criteria' } }, [['', 'All criteria'], ['cost', 'Cost points'], ['errors', 'With errors']].map(function (option) { return h('option', { text: option[1], attrs: { value: option[0] } }); }));
-  filterSelect.addEventListener('change', function () { state.filter = filterSelect.value as GroupFilter; explorer.refresh(true); });
-  const sourceSelect = h('select', { className: 'select', attrs: { 'aria-label': 'Filter by source' } }, [['', 'Judge and checks'], ['judge', 'LLM judge'], ['check', 'Checks']].map(function (option) { return h('option', { text: option[1], attrs: { value: option[0] } }); }));
-  sourceSelect.addEventListener('change', function () { state.source = sourceSelect.value; explorer.refresh(true); });
-  const searchInput: { value: HTMLInputElement | null } = { value: null };
-  const explorer = createExplorer({
-    section: { id: 'criteria', title: 'Criteria', hint: 'every criterion of the run, most points lost first · click one to see its verdict in each item' },
-    noun: 'criterion',
-    nounPlural: 'criteria',
-    rows: groups.length,
-    columns: columns,
-    rowData: function (index) { return { index: index, criterionKey: groups[index].key }; },
-    highestFirst: true,
-    search: {
-      placeholder: 'Search criterion texts, ids and tags',
-      keys: function (index) { return run.strings[groups[index].text] + ' ' + groups[index].key + ' ' + groups[index].tags.join(' '); }
-    },
-    controls: [filterSelect, sourceSelect],
-    filters: function () {
-      const filters: Array<(index: number) => boolean> = [];
-      if (state.filter === 'cost' && !reviews.blind) filters.push(function (index) { return groups[index].failed > 0; });
-      if (state.filter === 'errors') filters.push(function (index) { return groups[index].errors > 0; });
-      if (state.source) filters.push(function (index) { return (groups[index].sources & (state.source === 'check' ? 2 : 1)) !== 0; });
-      return filters;
-    },
-    textsComplete: function () { return true; },
-    counter: { attribute: 'data-criteria-filtered', testid: 'criteria-count' },
-    // Most points lost first would tell which criteria fail: blind review lists them as the run first has them.
-    baseOrder: function (rows) { return reviews.blind ? rows.slice().sort(function (left, right) { return groups[left].positions[0] - groups[right].positions[0]; }) : rows; },
-    export: {
-      name: run.summary.label.replace(/\.[^.]+$/, '') + '-criteria',
-      columns: function () { return ['criterion', 'id', 'points', 'items', 'graded', 'met', 'cost_points', 'pass_rate', 'points_lost', 'errors', 'skipped', 'source', 'tags']; },
-      row: function (index) {
-        const group = groups[index];
-        return { criterion: run.strings[group.text], id: group.key, points: group.points, items: group.positions.length, graded: group.graded, met: shown(group.met), cost_points: shown(group.failed), pass_rate: shown(passRate(group)), points_lost: shown(group.pointsLost), errors: group.errors, skipped: group.skipped, source: sourceName(group.sources), tags: group.tags.join(' ') };
-      }
-    }
-  });
-  searchInput.value = explorer.element.querySelector('input[type="search"]');
-  return Object.assign(explorer, {
-    // The chart's bars are truncated texts: a click finds the criterion in the table by its full text.
-    filterText: function (text: string) {
-      const input = searchInput.value;
-      if (!input) return;
-      input.value = text;
-      input.dispatchEvent(new Event('input'));
-      explorer.element.scrollIntoView({ behavior: 'smooth', block: 'start' });
-    }
-  });
 }
 
 type OccurrenceFilter = 'all' | 'cost' | 'met' | 'errors' | 'unreviewed' | 'disagree';
@@ -174,15 +183,25 @@ const occurrenceFilter = { value: 'all' as OccurrenceFilter };
 /** Occurrences drawn at once in the criterion drawer (the filter narrows the rest). */
 const occurrencesShown = 300;
 
+/** What the criterion drawer reads; `openItem` closes it and opens an item's own drawer. */
+interface CriterionDrawerState {
+  run: RunData;
+  groups: CriterionGroup[];
+  textStore: TextStore<RunTexts>;
+  reviews: ReviewStore;
+  openItem(item: number): void;
+}
+
 /** The drawer of one criterion across items; openItem opens an item's own drawer. */
 export function createCriterionDrawer(run: RunData, groups: CriterionGroup[], table: Explorer, textStore: TextStore<RunTexts>, reviews: ReviewStore, openItem: (index: number) => void): Drawer {
+  const state: CriterionDrawerState = { run: run, groups: groups, textStore: textStore, reviews: reviews, openItem: function (item) { drawer.close(); openItem(item); } };
   const drawer: Drawer = createDrawer({
     explorer: table,
     noun: 'criterion',
     testid: 'criterion-drawer',
     hashKey: 'criterion',
     ids: groups.map(function (group) { return group.key; }),
-    render: render,
+    render: function (index) { return renderCriterion(state, index); },
     load: function (index, done) {
       const pending: Array<Promise<unknown>> = [];
       const seen = new Set<number>();
@@ -196,74 +215,79 @@ export function createCriterionDrawer(run: RunData, groups: CriterionGroup[], ta
     }
   });
   return drawer;
+}
 
-  /** Every criterion of the item is reviewed (blind review then shows its score). */
-  function itemReviewed(item: number): boolean {
-    for (let position = run.items.criteriaOffsets[item]; position < run.items.criteriaOffsets[item + 1]; position += 1) {
-      if (!reviews.get(run.items.ids[item], run.strings[run.criteria.ids[position]])) return false;
-    }
-    return true;
+/** Every criterion of the item is reviewed (blind review then shows its score). */
+function itemReviewed(state: CriterionDrawerState, item: number): boolean {
+  const run = state.run;
+  for (let position = run.items.criteriaOffsets[item]; position < run.items.criteriaOffsets[item + 1]; position += 1) {
+    if (!state.reviews.get(run.items.ids[item], run.strings[run.criteria.ids[position]])) return false;
   }
+  return true;
+}
 
-  function render(index: number) {
-    const group = groups[index];
-    const rate = group.graded ? (group.graded - group.failed) / group.graded : null;
-    const list = h('div', { data: { testid: 'occurrences' } });
-    const counter = h('span', { className: 'num faint' });
-    // Blind review: no filter by verdict (it would tell the verdicts), no pass rate.
-    const blind = reviews.blind;
-    const allOptions: Array<{ value: OccurrenceFilter; label: string }> = [{ value: 'all', label: 'All' }, { value: 'cost', label: 'Cost points' }, { value: 'met', label: 'Met' }, { value: 'errors', label: 'Errors' }, { value: 'unreviewed', label: 'Unreviewed' }, { value: 'disagree', label: 'I disagree' }];
-    const options = allOptions.filter(function (option) { return !blind || (option.value !== 'cost' && option.value !== 'met'); });
-    if (blind && (occurrenceFilter.value === 'cost' || occurrenceFilter.value === 'met')) occurrenceFilter.value = 'all';
-    function draw(): void {
-      list.textContent = '';
-      let listed = 0, drawn = 0;
-      group.positions.forEach(function (position, offset) {
-        const item = group.items[offset];
-        const flags = run.criteria.flags[position];
-        const met = (flags & 3) === 0 ? rubricateCriterionMet(flags) : null;
-        const criterionId = run.strings[run.criteria.ids[position]];
-        const review = reviews.get(run.items.ids[item], criterionId);
-        const outcome = criterionOutcome({ status: (['ok', 'error', 'skipped'] as const)[flags & 3], met: met, points: run.criteria.points[position] });
-        const keep = occurrenceFilter.value === 'all' ? true
-          : occurrenceFilter.value === 'cost' ? outcome.className === 'fail'
-          : occurrenceFilter.value === 'met' ? met === true
-          : occurrenceFilter.value === 'errors' ? (flags & 3) === 1
-          : occurrenceFilter.value === 'unreviewed' ? !review
-          : disagrees(review, met);
-        if (!keep) return;
-        listed += 1;
-        if (drawn >= occurrencesShown) return;
-        drawn += 1;
-        const chunk = textStore.chunkFor(0, item);
-        const concealed = reviews.blind && !review;
-        const decoded = chunk ? rubricateDecodeItem(run, chunk, item).criteria[position - run.items.criteriaOffsets[item]] : null;
-        list.appendChild(h('div', { className: 'occurrence', data: { itemId: run.items.ids[item], verdict: concealed ? 'hidden' : outcome.key } }, [
-          h('button', { className: 'link-button mono', text: run.items.ids[item], attrs: { type: 'button', title: 'open the item' }, on: { click: function () { drawer.close(); openItem(item); } } }),
-          h('span', { className: 'verdict ' + (concealed ? 'ghost' : outcome.className), text: concealed ? 'hidden' : outcome.label }),
-          review ? h('span', { className: 'chip', text: 'you: ' + review.answer.replace('_', ' ') }) : null,
-          blind && !itemReviewed(item) ? null : h('span', { className: 'num faint', text: 'item score ' + formatScore(run.items.scores[item]) }),
-          decoded && decoded.explanation && !concealed ? h('div', { className: 'explanation', text: decoded.explanation }) : null,
-          decoded && decoded.error ? h('div', { className: 'explanation', text: decoded.error.code + ': ' + decoded.error.message }) : null
-        ]));
-      });
-      counter.textContent = (listed > drawn ? 'showing ' + drawn + ' of ' : '') + plural(listed, 'item');
-      if (listed === 0) list.appendChild(h('div', { className: 'callout info', text: 'No item matches the filter.' }));
-    }
-    draw();
-    const body = h('div', { className: 'pair-drawer-body' }, [
-      h('div', { className: 'criterion-text', style: { 'font-size': '15px', 'margin-bottom': '10px' }, text: run.strings[group.text] }),
-      h('div', { className: 'chips', style: { 'margin-bottom': '12px' } }, group.tags.map(function (tag) { return h('span', { className: 'chip', text: tag, title: tag }); })),
-      h('div', { className: 'criteria-filter' }, [tabs(options, occurrenceFilter.value, function (value) { occurrenceFilter.value = value; draw(); }), counter]),
-      list
-    ]);
-    return {
-      attributes: { 'data-criterion-key': group.key },
-      meta: [h('span', { className: 'chip', text: sourceName(group.sources) }), h('span', { className: 'num', text: formatPoints(group.points) + ' points' }), h('span', { className: 'num', text: plural(group.positions.length, 'item') + ' · ' + formatInteger(group.errors) + ' errors' })],
-      summary: blind
-        ? h('div', { className: 'drawer-score' }, [h('div', { className: 'faint', text: 'pass rate' }), h('div', { className: 'value num', text: 'hidden', title: 'blind review: turn blind off to see it', data: { testid: 'criterion-pass-rate' } })])
-        : h('div', { className: 'drawer-score' }, [h('div', { className: 'faint', text: 'pass rate' }), h('div', { className: 'value num', text: formatPercent(rate), data: { testid: 'criterion-pass-rate' } }), h('div', { className: 'num muted', text: formatInteger(group.failed) + ' cost points · ' + truncate(formatScore(group.pointsLost, Number.isInteger(group.pointsLost) ? 0 : 2), 12) + ' lost' })]),
-      body: body
-    };
-  }
+function renderCriterion(state: CriterionDrawerState, index: number): DrawerContent {
+  const run = state.run;
+  const group = state.groups[index];
+  const rate = group.graded ? (group.graded - group.failed) / group.graded : null;
+  const list = h('div', { data: { testid: 'occurrences' } });
+  const counter = h('span', { className: 'num faint' });
+  // Blind review: no filter by verdict (it would tell the verdicts), no pass rate.
+  const blind = state.reviews.blind;
+  const allOptions: Array<{ value: OccurrenceFilter; label: string }> = [{ value: 'all', label: 'All' }, { value: 'cost', label: 'Cost points' }, { value: 'met', label: 'Met' }, { value: 'errors', label: 'Errors' }, { value: 'unreviewed', label: 'Unreviewed' }, { value: 'disagree', label: 'I disagree' }];
+  const options = allOptions.filter(function (option) { return !blind || (option.value !== 'cost' && option.value !== 'met'); });
+  if (blind && (occurrenceFilter.value === 'cost' || occurrenceFilter.value === 'met')) occurrenceFilter.value = 'all';
+  drawOccurrences(state, group, blind, list, counter);
+  const body = h('div', { className: 'pair-drawer-body' }, [
+    h('div', { className: 'criterion-text', style: { 'font-size': '15px', 'margin-bottom': '10px' }, text: run.strings[group.text] }),
+    h('div', { className: 'chips', style: { 'margin-bottom': '12px' } }, group.tags.map(function (tag) { return h('span', { className: 'chip', text: tag, title: tag }); })),
+    h('div', { className: 'criteria-filter' }, [tabs(options, occurrenceFilter.value, function (value) { occurrenceFilter.value = value; drawOccurrences(state, group, blind, list, counter); }), counter]),
+    list
+  ]);
+  return {
+    attributes: { 'data-criterion-key': group.key },
+    meta: [h('span', { className: 'chip', text: sourceName(group.sources) }), h('span', { className: 'num', text: formatPoints(group.points) + ' points' }), h('span', { className: 'num', text: plural(group.positions.length, 'item') + ' · ' + formatInteger(group.errors) + ' errors' })],
+    summary: blind
+      ? h('div', { className: 'drawer-score' }, [h('div', { className: 'faint', text: 'pass rate' }), h('div', { className: 'value num', text: 'hidden', title: 'blind review: turn blind off to see it', data: { testid: 'criterion-pass-rate' } })])
+      : h('div', { className: 'drawer-score' }, [h('div', { className: 'faint', text: 'pass rate' }), h('div', { className: 'value num', text: formatPercent(rate), data: { testid: 'criterion-pass-rate' } }), h('div', { className: 'num muted', text: formatInteger(group.failed) + ' cost points · ' + truncate(formatScore(group.pointsLost, Number.isInteger(group.pointsLost) ? 0 : 2), 12) + ' lost' })]),
+    body: body
+  };
+}
+
+/** The criterion's occurrences the filter keeps (the first `occurrencesShown` drawn), and the count line; `blind`: blind review as the drawer was drawn. */
+function drawOccurrences(state: CriterionDrawerState, group: CriterionGroup, blind: boolean, list: HTMLElement, counter: HTMLElement): void {
+  const run = state.run, reviews = state.reviews;
+  list.textContent = '';
+  let listed = 0, drawn = 0;
+  group.positions.forEach(function (position, offset) {
+    const item = group.items[offset];
+    const flags = run.criteria.flags[position];
+    const met = (flags & 3) === 0 ? rubricateCriterionMet(flags) : null;
+    const criterionId = run.strings[run.criteria.ids[position]];
+    const review = reviews.get(run.items.ids[item], criterionId);
+    const outcome = criterionOutcome({ status: (['ok', 'error', 'skipped'] as const)[flags & 3], met: met, points: run.criteria.points[position] });
+    const keep = occurrenceFilter.value === 'all' ? true
+      : occurrenceFilter.value === 'cost' ? outcome.className === 'fail'
+      : occurrenceFilter.value === 'met' ? met === true
+      : occurrenceFilter.value === 'errors' ? (flags & 3) === 1
+      : occurrenceFilter.value === 'unreviewed' ? !review
+      : disagrees(review, met);
+    if (!keep) return;
+    listed += 1;
+    if (drawn >= occurrencesShown) return;
+    drawn += 1;
+    const chunk = state.textStore.chunkFor(0, item);
+    const concealed = reviews.blind && !review;
+    const decoded = chunk ? rubricateDecodeItem(run, chunk, item).criteria[position - run.items.criteriaOffsets[item]] : null;
+    list.appendChild(h('div', { className: 'occurrence', data: { itemId: run.items.ids[item], verdict: concealed ? 'hidden' : outcome.key } }, [
+      h('button', { className: 'link-button mono', text: run.items.ids[item], attrs: { type: 'button', title: 'open the item' }, on: { click: function () { state.openItem(item); } } }),
+      h('span', { className: 'verdict ' + (concealed ? 'ghost' : outcome.className), text: concealed ? 'hidden' : outcome.label }),
+      review ? h('span', { className: 'chip', text: 'you: ' + review.answer.replace('_', ' ') }) : null,
+      blind && !itemReviewed(state, item) ? null : h('span', { className: 'num faint', text: 'item score ' + formatScore(run.items.scores[item]) }),
+      decoded && decoded.explanation && !concealed ? h('div', { className: 'explanation', text: decoded.explanation }) : null,
+      decoded && decoded.error ? h('div', { className: 'explanation', text: decoded.error.code + ': ' + decoded.error.message }) : null
+    ]));
+  });
+  counter.textContent = (listed > drawn ? 'showing ' + drawn + ' of ' : '') + plural(listed, 'item');
+  if (listed === 0) list.appendChild(h('div', { className: 'callout info', text: 'No item matches the filter.' }));
 }

@@ -48,6 +48,13 @@ function historyColumn(runs: RunIndexEntry[]): ExplorerColumn {
   };
 }
 
+/** The runs ticked for comparison, in the order ticked (the first is the reference), and what shows the choice. */
+interface RunSelection {
+  files: string[];
+  compareButton: HTMLButtonElement;
+  note: HTMLElement;
+}
+
 export function renderRunsIndexView(root: HTMLElement, payload: RunsIndexPayload): void {
   const runs = payload.runs.filter(function (entry) { return entry.kind === 'results' && entry.summary; });
   const others = payload.runs.filter(function (entry) { return entry.kind !== 'results'; });
@@ -55,15 +62,50 @@ export function renderRunsIndexView(root: HTMLElement, payload: RunsIndexPayload
     sections: [{ id: 'runs', label: 'Runs' }, { id: 'other', label: 'Other reports' }],
     subtitle: [h('span', { className: 'pill accent', text: 'viewer' }), h('span', { className: 'mono', text: payload.folder }), h('span', { className: 'muted', text: plural(runs.length, 'run') })]
   });
-  const selected: string[] = [];
-  const compareButton = h('button', { className: 'button', text: 'Compare selected', attrs: { type: 'button' }, data: { testid: 'compare-selected' }, on: { click: function () { if (selected.length >= 2) location.href = compareHref(selected); } } });
-  const selectionNote = h('span', { className: 'num muted', data: { testid: 'selection' } });
-  function updateSelection(): void {
-    compareButton.disabled = selected.length < 2;
-    selectionNote.textContent = selected.length === 0 ? 'tick two runs or more to compare them' : plural(selected.length, 'run') + ' selected' + (selected.length > 1 ? ' (the first ticked is the reference)' : '');
-  }
+  const files: string[] = [];
+  const selection: RunSelection = {
+    files: files,
+    compareButton: h('button', { className: 'button', text: 'Compare selected', attrs: { type: 'button' }, data: { testid: 'compare-selected' }, on: { click: function () { if (files.length >= 2) location.href = compareHref(files); } } }),
+    note: h('span', { className: 'num muted', data: { testid: 'selection' } })
+  };
+  const columns = runColumns(runs, selection);
+  if (runs.some(function (entry) { return entry.history !== undefined; })) columns.splice(2, 0, historyColumn(runs));
+  const explorer = createExplorer({
+    section: { id: 'runs', title: 'Runs', hint: 'click a run to open its report · tick runs to compare them on the same items' },
+    noun: 'run',
+    nounPlural: 'runs',
+    rows: runs.length,
+    columns: columns,
+    rowData: function (index) { return { index: index, file: runs[index].file }; },
+    highestFirst: true,
+    search: { placeholder: 'Search runs, judges, scorings', keys: function (index) { return runs[index].file + ' ' + judgeOf(runs[index]) + ' ' + runs[index].summary!.scoring + ' ' + runs[index].summary!.judges.map(function (judge) { return judge.id + ' ' + judge.template_version; }).join(' '); } },
+    controls: [selection.compareButton, selection.note],
+    textsComplete: function () { return true; },
+    export: {
+      name: 'runs',
+      columns: function () { return ['file', 'modified', 'scoring', 'score', 'ci95_low', 'ci95_high', 'n', 'n_ok', 'n_error', 'n_invalid', 'n_unscorable', 'judge', 'model', 'template', 'mode', 'rubricate', 'calls', 'cache_hits', 'input_tokens', 'output_tokens', 'cost_usd', 'scripted']; },
+      row: function (index) { return runExportRow(runs[index]); }
+    }
+  });
+  page.appendChild(explorer.element);
+  explorer.mount();
+  explorer.onOpen = function (index) { location.href = runHref(runs[index].file); };
+  updateSelection(selection);
+  page.appendChild(otherReportsSection(payload, others));
+  page.appendChild(pageFooter(payload, ['rubricate view · loopback only · pages are computed from the files when opened']));
+}
+
+function updateSelection(selection: RunSelection): void {
+  const count = selection.files.length;
+  selection.compareButton.disabled = count < 2;
+  selection.note.textContent = count === 0 ? 'tick two runs or more to compare them' : plural(count, 'run') + ' selected' + (count > 1 ? ' (the first ticked is the reference)' : '');
+}
+
+/** The tick box, run, time written, score, items, failures, judge, scoring and cost. */
+function runColumns(runs: RunIndexEntry[], selection: RunSelection): ExplorerColumn[] {
+  const selected = selection.files;
   const metricsOf = function (index: number) { return runs[index].summary!.metrics; };
-  const columns: ExplorerColumn[] = [{
+  return [{
     key: 'pick', label: '', width: '28px',
     cell: function (index) {
       const box = h('input', { attrs: { type: 'checkbox', 'aria-label': 'select ' + runs[index].file }, data: { testid: 'pick' } });
@@ -73,7 +115,7 @@ export function renderRunsIndexView(root: HTMLElement, payload: RunsIndexPayload
         const at = selected.indexOf(runs[index].file);
         if (box.checked && at < 0) selected.push(runs[index].file);
         if (!box.checked && at >= 0) selected.splice(at, 1);
-        updateSelection();
+        updateSelection(selection);
       });
       return h('div', null, [box]);
     }
@@ -120,37 +162,21 @@ export function renderRunsIndexView(root: HTMLElement, payload: RunsIndexPayload
       return h('div', { className: 'right num', text: formatCost(runs[index].summary!.costUsd), title: formatInteger(runs[index].summary!.usage.calls) + ' calls · ' + formatCompact(runs[index].summary!.usage.prompt_tokens) + ' input tokens' });
     }
   }];
-  if (runs.some(function (entry) { return entry.history !== undefined; })) columns.splice(2, 0, historyColumn(runs));
-  const explorer = createExplorer({
-    section: { id: 'runs', title: 'Runs', hint: 'click a run to open its report · tick runs to compare them on the same items' },
-    noun: 'run',
-    nounPlural: 'runs',
-    rows: runs.length,
-    columns: columns,
-    rowData: function (index) { return { index: index, file: runs[index].file }; },
-    highestFirst: true,
-    search: { placeholder: 'Search runs, judges, scorings', keys: function (index) { return runs[index].file + ' ' + judgeOf(runs[index]) + ' ' + runs[index].summary!.scoring + ' ' + runs[index].summary!.judges.map(function (judge) { return judge.id + ' ' + judge.template_version; }).join(' '); } },
-    controls: [compareButton, selectionNote],
-    textsComplete: function () { return true; },
-    export: {
-      name: 'runs',
-      columns: function () { return ['file', 'modified', 'scoring', 'score', 'ci95_low', 'ci95_high', 'n', 'n_ok', 'n_error', 'n_invalid', 'n_unscorable', 'judge', 'model', 'template', 'mode', 'rubricate', 'calls', 'cache_hits', 'input_tokens', 'output_tokens', 'cost_usd', 'scripted']; },
-      row: function (index) {
-        const entry = runs[index], summary = entry.summary!, metrics = summary.metrics, overall = metrics.overall, scripted = madeUp(entry), judge = summary.judges.length === 1 && !scripted ? summary.judges[0] : null;
-        return {
-          file: entry.file, modified: entry.modified, scoring: summary.scoring, score: overall ? overall.score : null, ci95_low: overall ? overall.ci95[0] : null, ci95_high: overall ? overall.ci95[1] : null,
-          n: metrics.n, n_ok: metrics.n_ok, n_error: metrics.n_error, n_invalid: metrics.n_invalid, n_unscorable: metrics.n_unscorable,
-          judge: judge ? judge.id : judgeOf(entry), model: judge ? judge.model : null, template: judge ? judge.template_version : null, mode: judge ? judge.mode : null, rubricate: summary.versions.join(' '),
-          calls: summary.usage.calls, cache_hits: summary.usage.cache_hits, input_tokens: summary.usage.prompt_tokens, output_tokens: summary.usage.completion_tokens, cost_usd: scripted ? null : summary.costUsd, scripted: scripted
-        };
-      }
-    }
-  });
-  page.appendChild(explorer.element);
-  explorer.mount();
-  explorer.onOpen = function (index) { location.href = runHref(runs[index].file); };
-  updateSelection();
+}
 
+/** One run as the CSV and JSON export write it. */
+function runExportRow(entry: RunIndexEntry): Record<string, unknown> {
+  const summary = entry.summary!, metrics = summary.metrics, overall = metrics.overall, scripted = madeUp(entry), judge = summary.judges.length === 1 && !scripted ? summary.judges[0] : null;
+  return {
+    file: entry.file, modified: entry.modified, scoring: summary.scoring, score: overall ? overall.score : null, ci95_low: overall ? overall.ci95[0] : null, ci95_high: overall ? overall.ci95[1] : null,
+    n: metrics.n, n_ok: metrics.n_ok, n_error: metrics.n_error, n_invalid: metrics.n_invalid, n_unscorable: metrics.n_unscorable,
+    judge: judge ? judge.id : judgeOf(entry), model: judge ? judge.model : null, template: judge ? judge.template_version : null, mode: judge ? judge.mode : null, rubricate: summary.versions.join(' '),
+    calls: summary.usage.calls, cache_hits: summary.usage.cache_hits, input_tokens: summary.usage.prompt_tokens, output_tokens: summary.usage.completion_tokens, cost_usd: scripted ? null : summary.costUsd, scripted: scripted
+  };
+}
+
+/** The folder's other reports (compare files, meta-evaluations, probes) with a link each, and the files that could not be read. */
+function otherReportsSection(payload: RunsIndexPayload, others: RunIndexEntry[]): HTMLElement {
   const other = h('section', { className: 'section', attrs: { id: 'other' } }, [sectionHead('Other reports', 'compare files, meta-evaluations and probe reports of the folder')]);
   other.appendChild(card(null, [others.length === 0 ? h('div', { className: 'callout info', text: 'None in this folder.' }) : h('table', { className: 'data', data: { testid: 'other-reports' } }, [
     h('thead', null, [h('tr', null, [h('th', { text: 'file' }), h('th', { text: 'kind' }), h('th', { className: 'num', text: 'size' })])]),
@@ -161,6 +187,5 @@ export function renderRunsIndexView(root: HTMLElement, payload: RunsIndexPayload
   if (payload.skipped.length > 0) {
     other.appendChild(h('div', { className: 'callout error', data: { testid: 'skipped-files' } }, [h('details', null, [h('summary', { text: plural(payload.skipped.length, 'file') + ' could not be read as runs' }), h('ul', null, payload.skipped.map(function (entry) { return h('li', null, [h('span', { className: 'mono', text: entry.file + ': ' }), entry.reason]); }))])]));
   }
-  page.appendChild(other);
-  page.appendChild(pageFooter(payload, ['rubricate view · loopback only · pages are computed from the files when opened']));
+  return other;
 }
