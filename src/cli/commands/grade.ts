@@ -157,7 +157,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
           criteriaPerCall: spec.plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : spec.plan.criteriaPerCall,
           explanation: spec.plan.explanation ?? localJudgeDefaults.explanation,
           verdict: spec.plan.verdict ?? 'binary',
-          threads: 'threads' in judge && typeof judge.threads === 'number' ? judge.threads : undefined,
+          threads: judge.capabilities.threads,
         })
       : undefined;
   /** The records the run grades, as the run reads them (the format's own skips, the shard and --limit applied: a format that shards itself reads no other shard's images). */

@@ -59,7 +59,7 @@ export interface LlamaCppJudgeOptions {
 }
 
 export interface LlamaCppJudge extends Judge {
-  readonly capabilities: Judge['capabilities'] & { readonly maxConcurrency: number };
+  readonly capabilities: Judge['capabilities'] & { readonly maxConcurrency: number; readonly threads: number };
   /** Tokens each sequence holds (prompt + reply must fit). */
   readonly contextSize: number;
   readonly threads: number;
@@ -172,7 +172,7 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
   const promptTokenIds = (messages: ChatMessage[]) => contextText(local, messages).contextText.tokenize(model.tokenizer);
   return {
     provenance,
-    capabilities: { images: false, maxConcurrency: sequences },
+    capabilities: { images: false, maxConcurrency: sequences, threads },
     contextSize: context.contextSize,
     threads,
     chatWrapperName: local.chatWrapper.wrapperName,
