@@ -73,7 +73,7 @@ function flush(state: BatchState): void {
     });
 }
 
-export function enqueuedTokens(state: BatchState): number {
+function enqueuedTokens(state: BatchState): number {
   let total = 0;
   for (const batch of state.active.values()) total += batch.enqueuedTokens;
   return total;

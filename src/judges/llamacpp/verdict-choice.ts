@@ -11,7 +11,7 @@ type Token = import('node-llama-cpp').Token;
 /** Far above any logit a model gives (tens at most), and small enough for float32 to keep the differences between the boosted tokens. */
 const verdictLogitBoost = 1000;
 
-export interface ChosenVerdict {
+interface ChosenVerdict {
   word: 'true' | 'false';
   logprob: number;
   top: TokenProbability['top'];
