@@ -13,6 +13,7 @@
 import { createRequire } from 'node:module';
 import { RubricateError } from '../errors.js';
 import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
+import { extendJudge, wrapJudge } from '../judges/middleware.js';
 import { batchPriceFactor, type ModelPrice } from '../engine/usage.js';
 import { round } from '../statistics/descriptive.js';
 import { isPromise, type ReplyStore } from '../store/types.js';
@@ -150,61 +151,79 @@ export function createPlanningDryRunJudge(inner: Judge): PlanningDryRunJudge {
   return countingJudge(inner, () => syntheticText((counter += 1), syntheticCriterionWords), 'synthetic');
 }
 
+type Tokenizer = ReturnType<typeof tokenizerFor>;
+
+/** What a counting judge has counted in its current pass, and how it answers. */
+interface CountingState {
+  tokenizer: Tokenizer;
+  /** The explanation text of each synthetic reply. */
+  text: () => string;
+  totals: DryRunTotals;
+  answers: DryRunAnswers;
+  seenPrefixes: Set<string>;
+  plainTexts: number;
+}
+
+function emptyTotals(tokenizer: Tokenizer): DryRunTotals {
+  return { calls: 0, input_tokens: 0, cacheable_input_tokens: 0, expected_output_tokens: 0, tokenizer: tokenizer.name, exact_tokenizer: tokenizer.exact };
+}
+
 function countingJudge(inner: Judge, text: () => string, initialAnswers: DryRunAnswers): PlanningDryRunJudge {
   const tokenizer = tokenizerFor(inner.provenance.model);
-  const emptyTotals = (): DryRunTotals => ({ calls: 0, input_tokens: 0, cacheable_input_tokens: 0, expected_output_tokens: 0, tokenizer: tokenizer.name, exact_tokenizer: tokenizer.exact });
-  let totals = emptyTotals();
-  let answers = initialAnswers;
-  let seenPrefixes = new Set<string>();
-  let plainTexts = 0;
-  const inputTokens = (request: JudgeRequest) => requestInputTokens(request, tokenizer.count);
-  function prefixTokens(request: JudgeRequest): number {
-    const shared = request.sharedPrefix;
-    if (!shared) return 0;
-    let total = 0;
-    for (let index = 0; index < shared.message; index += 1) total += tokensPerMessage + tokenizer.count(request.messages[index].content);
-    const text = request.messages[shared.message]?.content.slice(0, shared.characters) ?? '';
-    total += tokenizer.count(text);
-    const key = sha256Hex(JSON.stringify(request.messages.slice(0, shared.message)) + '\u0000' + text);
-    if (!seenPrefixes.has(key)) {
-      seenPrefixes.add(key);
-      return 0;
-    }
-    return total < minimumCachedPrefix ? 0 : Math.floor(total / cacheStep) * cacheStep;
-  }
-  /** The reply a call is assumed to get: one that follows its schema, or a paragraph of plain text. */
-  function replyText(request: JudgeRequest): string | undefined {
-    if (request.output) return JSON.stringify(sampleReplyFor(request.output.schema, fillerExplanation, text));
-    if (answers === 'none') return undefined;
-    plainTexts += 1;
-    const tokens = Math.min(request.maxTokens ?? syntheticTextTokens, syntheticTextTokens);
-    return `${syntheticText(1e6 + plainTexts, tokens)}${prometheusResult(request)}`;
-  }
-  return {
-    provenance: inner.provenance,
-    capabilities: inner.capabilities,
+  const state: CountingState = { tokenizer, text, totals: emptyTotals(tokenizer), answers: initialAnswers, seenPrefixes: new Set(), plainTexts: 0 };
+  // Never calls the inner judge: each call is counted, then refused or answered with a synthetic reply.
+  const counting = wrapJudge(inner, { wrapComplete: async ({ request }) => countCall(state, request) });
+  const members = {
     get totals() {
-      return totals;
+      return state.totals;
     },
-    startPass(next) {
-      answers = next;
-      totals = emptyTotals();
-      seenPrefixes = new Set();
+    startPass(next: DryRunAnswers) {
+      state.answers = next;
+      state.totals = emptyTotals(tokenizer);
+      state.seenPrefixes = new Set();
     },
-    async complete(request: JudgeRequest): Promise<JudgeReply> {
-      const input = inputTokens(request);
-      const reply = replyText(request);
-      // A plain-text reply (a sampled response, Prometheus' feedback and [RESULT]): a paragraph, within the budget.
-      const output = reply === undefined ? Math.min(request.maxTokens ?? syntheticTextTokens, syntheticTextTokens) : tokenizer.count(reply);
-      totals.calls += 1;
-      totals.input_tokens += input;
-      totals.cacheable_input_tokens += prefixTokens(request);
-      totals.expected_output_tokens += output;
-      if (answers === 'none' || reply === undefined) throw new RubricateError('JUDGE_DRY_RUN', 'dry run: the call was counted, not sent');
-      return { text: reply, usage: { inputTokens: input, outputTokens: output, cachedInputTokens: 0 }, finishReason: 'stop' };
-    },
-    close: () => inner.close?.() ?? Promise.resolve(),
   };
+  return extendJudge(counting, members);
+}
+
+function countCall(state: CountingState, request: JudgeRequest): JudgeReply {
+  const { totals, tokenizer } = state;
+  const input = requestInputTokens(request, tokenizer.count);
+  const reply = replyText(state, request);
+  // A plain-text reply (a sampled response, Prometheus' feedback and [RESULT]): a paragraph, within the budget.
+  const output = reply === undefined ? Math.min(request.maxTokens ?? syntheticTextTokens, syntheticTextTokens) : tokenizer.count(reply);
+  totals.calls += 1;
+  totals.input_tokens += input;
+  totals.cacheable_input_tokens += prefixTokens(state, request);
+  totals.expected_output_tokens += output;
+  if (state.answers === 'none' || reply === undefined) throw new RubricateError('JUDGE_DRY_RUN', 'dry run: the call was counted, not sent');
+  return { text: reply, usage: { inputTokens: input, outputTokens: output, cachedInputTokens: 0 }, finishReason: 'stop' };
+}
+
+/** Input tokens a provider's prompt cache would serve: none the first time a shared prefix is seen. */
+function prefixTokens(state: CountingState, request: JudgeRequest): number {
+  const shared = request.sharedPrefix;
+  if (!shared) return 0;
+  const { tokenizer } = state;
+  let total = 0;
+  for (let index = 0; index < shared.message; index += 1) total += tokensPerMessage + tokenizer.count(request.messages[index].content);
+  const text = request.messages[shared.message]?.content.slice(0, shared.characters) ?? '';
+  total += tokenizer.count(text);
+  const key = sha256Hex(JSON.stringify(request.messages.slice(0, shared.message)) + '\u0000' + text);
+  if (!state.seenPrefixes.has(key)) {
+    state.seenPrefixes.add(key);
+    return 0;
+  }
+  return total < minimumCachedPrefix ? 0 : Math.floor(total / cacheStep) * cacheStep;
+}
+
+/** The reply a call is assumed to get: one that follows its schema, or a paragraph of plain text. */
+function replyText(state: CountingState, request: JudgeRequest): string | undefined {
+  if (request.output) return JSON.stringify(sampleReplyFor(request.output.schema, fillerExplanation, state.text));
+  if (state.answers === 'none') return undefined;
+  state.plainTexts += 1;
+  const tokens = Math.min(request.maxTokens ?? syntheticTextTokens, syntheticTextTokens);
+  return `${syntheticText(1e6 + state.plainTexts, tokens)}${prometheusResult(request)}`;
 }
 
 /** The closing line a Prometheus prompt asks for, so its reader takes the synthetic feedback. */

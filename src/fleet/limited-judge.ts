@@ -8,7 +8,8 @@
  * commands and no hand-over between processes.
  */
 import { RubricateError, toRubricateError } from '../errors.js';
-import type { CompleteOptions, Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
+import type { Judge, JudgeReply, JudgeRequest } from '../judges/types.js';
+import { wrapJudge } from '../judges/middleware.js';
 import { RedisConnection } from '../store/redis-connection.js';
 import { sha256Hex } from '../util/hash.js';
 import { FleetPace } from './pace.js';
@@ -26,55 +27,42 @@ function isOverloaded(error: RubricateError): boolean {
   return error.code === 'JUDGE_RATE_LIMITED' || (error.code === 'JUDGE_SERVER_ERROR' && error.details.status === 503);
 }
 
-class FleetLimitedJudge implements Judge {
-  readonly provenance: Judge['provenance'];
-  private readonly slots: FleetSlots | undefined;
-  private readonly pace: FleetPace;
+/** `inner` with the fleet's slots and pace around each call; closing it lets go of them and the Redis connection. */
+function fleetLimited(inner: Judge, connection: RedisConnection, limits: FleetLimits): Judge {
+  const name = fleetKeyOf(inner);
+  const leaseMs = limits.leaseMs ?? 10_000;
+  const slots =
+    limits.globalConcurrency === undefined
+      ? undefined
+      : new FleetSlots(connection.client, `rubricate:slots:${name}`, limits.globalConcurrency, { leaseMs, describe: connection.description });
+  const pace = new FleetPace(connection.client, name, limits, connection.description);
+  return wrapJudge(inner, {
+    wrapComplete: ({ request, options, doComplete }) => limitedCall(slots, pace, request, options.signal, doComplete),
+    async wrapClose(doClose) {
+      await slots?.close();
+      await connection.close();
+      await doClose();
+    },
+  });
+}
 
-  /** The inner judge's capabilities, live as it learns them. */
-  get capabilities(): Judge['capabilities'] {
-    return this.inner.capabilities;
-  }
-
-  constructor(
-    private readonly inner: Judge,
-    private readonly connection: RedisConnection,
-    limits: FleetLimits,
-  ) {
-    this.provenance = inner.provenance;
-    const name = fleetKeyOf(inner);
-    const leaseMs = limits.leaseMs ?? 10_000;
-    this.slots =
-      limits.globalConcurrency === undefined
-        ? undefined
-        : new FleetSlots(connection.client, `rubricate:slots:${name}`, limits.globalConcurrency, { leaseMs, describe: connection.description });
-    this.pace = new FleetPace(connection.client, name, limits, connection.description);
-  }
-
-  async complete(request: JudgeRequest, options: CompleteOptions): Promise<JudgeReply> {
-    const lease = this.slots ? await this.slots.take(options.signal) : undefined;
+async function limitedCall(slots: FleetSlots | undefined, pace: FleetPace, request: JudgeRequest, signal: AbortSignal, doComplete: () => Promise<JudgeReply>): Promise<JudgeReply> {
+  const lease = slots ? await slots.take(signal) : undefined;
+  try {
+    const reserved = await pace.beforeCall(request, signal);
+    let reply: JudgeReply;
     try {
-      const reserved = await this.pace.beforeCall(request, options.signal);
-      let reply: JudgeReply;
-      try {
-        reply = await this.inner.complete(request, options);
-      } catch (thrown) {
-        const error = toRubricateError(thrown, 'JUDGE_CONNECTION');
-        // The judge says it is overloaded: pause the whole fleet, not just this process.
-        if (isOverloaded(error)) await this.pace.overloaded(typeof error.details.retryAfterMs === 'number' ? error.details.retryAfterMs : undefined);
-        throw thrown;
-      }
-      await this.pace.afterCall(reserved, reply);
-      return reply;
-    } finally {
-      if (lease) this.slots!.give(lease);
+      reply = await doComplete();
+    } catch (thrown) {
+      const error = toRubricateError(thrown, 'JUDGE_CONNECTION');
+      // The judge says it is overloaded: pause the whole fleet, not just this process.
+      if (isOverloaded(error)) await pace.overloaded(typeof error.details.retryAfterMs === 'number' ? error.details.retryAfterMs : undefined);
+      throw thrown;
     }
-  }
-
-  async close(): Promise<void> {
-    await this.slots?.close();
-    await this.connection.close();
-    await this.inner.close?.();
+    await pace.afterCall(reserved, reply);
+    return reply;
+  } finally {
+    if (lease) slots!.give(lease);
   }
 }
 
@@ -92,7 +80,7 @@ export async function applyFleetLimits(judges: Judge[], url: string | undefined,
       await connection.close();
       throw error;
     }
-    wrapped.push(new FleetLimitedJudge(judge, connection, limits));
+    wrapped.push(fleetLimited(judge, connection, limits));
   }
   return wrapped;
 }

@@ -8,6 +8,7 @@
 import { RubricateError } from '../errors.js';
 import type { ExplanationLength } from '../spec/run-spec.js';
 import type { Judge, JudgeRequest } from '../judges/types.js';
+import { wrapJudge } from '../judges/middleware.js';
 
 /** Where every template's reply-format sentence starts: the part this module rewrites. */
 const replyRuleMarker = 'Reply with a JSON object and nothing else';
@@ -89,11 +90,8 @@ export function explanationSchema(schema: unknown, length: ExplanationLength, pi
 /** A judge that applies `explanationSchema` to every request before the local model sees it. */
 export function withExplanationLength(judge: Judge, length: ExplanationLength, pinned: boolean): Judge {
   if (length === 'full' && !pinned) return judge;
-  return {
-    provenance: judge.provenance,
-    capabilities: judge.capabilities,
-    complete: (request: JudgeRequest, options) =>
-      judge.complete(request.output ? { ...request, output: { ...request.output, schema: explanationSchema(request.output.schema, length, pinned) as Record<string, unknown> } } : request, options),
-    close: judge.close?.bind(judge),
-  };
+  return wrapJudge(judge, {
+    transformRequest: (request: JudgeRequest) =>
+      request.output ? { ...request, output: { ...request.output, schema: explanationSchema(request.output.schema, length, pinned) as Record<string, unknown> } } : request,
+  });
 }

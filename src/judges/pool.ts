@@ -12,6 +12,7 @@
 import { RubricateError, toRubricateError } from '../errors.js';
 import type { CompleteOptions, Judge, JudgeCapabilities, JudgeProvenance, JudgeReply, JudgeRequest } from './types.js';
 import { redactUrl } from '../util/redact.js';
+import { extendJudge, wrapJudge } from './middleware.js';
 
 export interface JudgePoolOptions {
   /** First ejection of an endpoint lasts this long. Default 5 s. */
@@ -59,7 +60,52 @@ interface Endpoint {
 
 const defaultEjectOn = (error: RubricateError) => error.code === 'JUDGE_CONNECTION';
 
+/** A pool's endpoints and how it treats them; each function below reads and updates it. */
+interface PoolState {
+  endpoints: Endpoint[];
+  /** Rotates the tie-break so equally loaded endpoints share the work. */
+  nextTieBreak: number;
+  cooldownMs: number;
+  maxCooldownMs: number;
+  ejectOn: (error: RubricateError) => boolean;
+  now: () => number;
+  onEvent?: (event: JudgePoolEvent) => void;
+}
+
 export function createJudgePool(judges: readonly Judge[], options: JudgePoolOptions = {}): JudgePool {
+  checkOneModel(judges);
+  const cooldownMs = options.cooldownMs ?? 5_000;
+  const state: PoolState = {
+    endpoints: judges.map((judge, index) => ({
+      judge,
+      name: redactUrl(judge.provenance.baseUrl) ?? `${judge.provenance.id}#${index}`,
+      outstanding: 0,
+      consecutiveFailures: 0,
+      ejectedUntil: 0,
+      calls: 0,
+      failures: 0,
+    })),
+    nextTieBreak: 0,
+    cooldownMs,
+    maxCooldownMs: Math.max(cooldownMs, options.maxCooldownMs ?? 60_000),
+    ejectOn: options.ejectOn ?? defaultEjectOn,
+    now: options.now ?? Date.now,
+    onEvent: options.onEvent,
+  };
+  // The pool answers every call itself, on the endpoint it picks; the first judge stands for the model.
+  const pool = wrapJudge(judges[0], {
+    overrideProvenance: () => poolProvenance(judges),
+    overrideCapabilities: () => poolCapabilities(judges),
+    wrapComplete: ({ request, options: callOptions }) => completeOnPool(state, request, callOptions),
+    wrapClose: async () => {
+      await Promise.all(state.endpoints.map((endpoint) => endpoint.judge.close?.()));
+    },
+  });
+  const members = { size: state.endpoints.length, status: () => poolStatus(state) };
+  return extendJudge(pool, members);
+}
+
+function checkOneModel(judges: readonly Judge[]): void {
   if (judges.length === 0) throw new RubricateError('CONFIG_INVALID', 'a judge pool needs at least one judge', { field: 'judge-base-url' });
   const first = judges[0].provenance;
   for (const judge of judges) {
@@ -72,24 +118,12 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
       );
     }
   }
-  const cooldownMs = options.cooldownMs ?? 5_000;
-  const maxCooldownMs = Math.max(cooldownMs, options.maxCooldownMs ?? 60_000);
-  const ejectOn = options.ejectOn ?? defaultEjectOn;
-  const now = options.now ?? Date.now;
-  const endpoints: Endpoint[] = judges.map((judge, index) => ({
-    judge,
-    name: redactUrl(judge.provenance.baseUrl) ?? `${judge.provenance.id}#${index}`,
-    outstanding: 0,
-    consecutiveFailures: 0,
-    ejectedUntil: 0,
-    calls: 0,
-    failures: 0,
-  }));
-  // Rotates the tie-break so equally loaded endpoints share the work.
-  let nextTieBreak = 0;
+}
 
+function poolProvenance(judges: readonly Judge[]): JudgeProvenance {
+  const first = judges[0].provenance;
   const baseUrls = judges.map((judge) => judge.provenance.baseUrl).filter((url): url is string => url !== undefined);
-  const provenance: JudgeProvenance = {
+  return {
     id: first.id,
     model: first.model,
     ...(baseUrls.length > 0 ? { baseUrl: baseUrls.join(',') } : {}),
@@ -97,89 +131,82 @@ export function createJudgePool(judges: readonly Judge[], options: JudgePoolOpti
     ...(first.variant !== undefined ? { variant: first.variant } : {}),
     ...(first.cacheNamespace !== undefined ? { cacheNamespace: first.cacheNamespace } : {}),
   };
+}
 
-  function pick(tried: ReadonlySet<Endpoint>, at: number): Endpoint | undefined {
-    let best: Endpoint | undefined;
-    for (let offset = 0; offset < endpoints.length; offset += 1) {
-      const endpoint = endpoints[(nextTieBreak + offset) % endpoints.length];
-      if (tried.has(endpoint) || endpoint.ejectedUntil > at) continue;
-      if (!best || endpoint.outstanding < best.outstanding) best = endpoint;
-    }
-    nextTieBreak = (nextTieBreak + 1) % endpoints.length;
-    return best;
+function pick(state: PoolState, tried: ReadonlySet<Endpoint>, at: number): Endpoint | undefined {
+  const { endpoints } = state;
+  let best: Endpoint | undefined;
+  for (let offset = 0; offset < endpoints.length; offset += 1) {
+    const endpoint = endpoints[(state.nextTieBreak + offset) % endpoints.length];
+    if (tried.has(endpoint) || endpoint.ejectedUntil > at) continue;
+    if (!best || endpoint.outstanding < best.outstanding) best = endpoint;
   }
+  state.nextTieBreak = (state.nextTieBreak + 1) % endpoints.length;
+  return best;
+}
 
-  function eject(endpoint: Endpoint, error: RubricateError): void {
-    endpoint.consecutiveFailures += 1;
-    const duration = Math.min(maxCooldownMs, cooldownMs * 2 ** (endpoint.consecutiveFailures - 1));
-    endpoint.ejectedUntil = now() + duration;
-    options.onEvent?.({ type: 'ejected', endpoint: endpoint.name, consecutiveFailures: endpoint.consecutiveFailures, cooldownMs: duration, code: error.code });
-  }
+function eject(state: PoolState, endpoint: Endpoint, error: RubricateError): void {
+  endpoint.consecutiveFailures += 1;
+  const duration = Math.min(state.maxCooldownMs, state.cooldownMs * 2 ** (endpoint.consecutiveFailures - 1));
+  endpoint.ejectedUntil = state.now() + duration;
+  state.onEvent?.({ type: 'ejected', endpoint: endpoint.name, consecutiveFailures: endpoint.consecutiveFailures, cooldownMs: duration, code: error.code });
+}
 
-  function allEjectedError(at: number, last: RubricateError | undefined): RubricateError {
-    const soonest = Math.min(...endpoints.map((endpoint) => endpoint.ejectedUntil));
-    const waitMs = Math.max(0, soonest - at);
-    return new RubricateError(
-      'JUDGE_CONNECTION',
-      `all ${endpoints.length} judge endpoints are unreachable; the first comes back in ${Math.ceil(waitMs)} ms${last ? ` (last error: ${last.message})` : ''}`,
-      { retryAfterMs: waitMs, endpoints: endpoints.map((endpoint) => endpoint.name) },
-      { cause: last },
-    );
-  }
+function allEjectedError(state: PoolState, at: number, last: RubricateError | undefined): RubricateError {
+  const { endpoints } = state;
+  const soonest = Math.min(...endpoints.map((endpoint) => endpoint.ejectedUntil));
+  const waitMs = Math.max(0, soonest - at);
+  return new RubricateError(
+    'JUDGE_CONNECTION',
+    `all ${endpoints.length} judge endpoints are unreachable; the first comes back in ${Math.ceil(waitMs)} ms${last ? ` (last error: ${last.message})` : ''}`,
+    { retryAfterMs: waitMs, endpoints: endpoints.map((endpoint) => endpoint.name) },
+    { cause: last },
+  );
+}
 
-  async function complete(request: JudgeRequest, callOptions: CompleteOptions): Promise<JudgeReply> {
-    const tried = new Set<Endpoint>();
-    let lastError: RubricateError | undefined;
-    for (;;) {
-      const at = now();
-      const endpoint = pick(tried, at);
-      // Every endpoint tried in this call was ejected, and the others are cooling down.
-      if (!endpoint) throw allEjectedError(at, lastError);
-      tried.add(endpoint);
-      endpoint.outstanding += 1;
-      endpoint.calls += 1;
-      try {
-        const reply = await endpoint.judge.complete(request, callOptions);
-        if (endpoint.consecutiveFailures > 0) {
-          endpoint.consecutiveFailures = 0;
-          options.onEvent?.({ type: 'restored', endpoint: endpoint.name });
-        }
-        return reply;
-      } catch (thrown) {
-        const error = toRubricateError(thrown, 'JUDGE_CONNECTION');
-        endpoint.failures += 1;
-        // A cancelled call (deadline, shutdown) says nothing about the endpoint's health.
-        if (callOptions.signal.aborted || !ejectOn(error)) throw error;
-        eject(endpoint, error);
-        lastError = error;
-        options.onEvent?.({ type: 'failover', from: endpoint.name, code: error.code });
-      } finally {
-        endpoint.outstanding -= 1;
+async function completeOnPool(state: PoolState, request: JudgeRequest, callOptions: CompleteOptions): Promise<JudgeReply> {
+  const tried = new Set<Endpoint>();
+  let lastError: RubricateError | undefined;
+  for (;;) {
+    const at = state.now();
+    const endpoint = pick(state, tried, at);
+    // Every endpoint tried in this call was ejected, and the others are cooling down.
+    if (!endpoint) throw allEjectedError(state, at, lastError);
+    tried.add(endpoint);
+    endpoint.outstanding += 1;
+    endpoint.calls += 1;
+    try {
+      const reply = await endpoint.judge.complete(request, callOptions);
+      if (endpoint.consecutiveFailures > 0) {
+        endpoint.consecutiveFailures = 0;
+        state.onEvent?.({ type: 'restored', endpoint: endpoint.name });
       }
+      return reply;
+    } catch (thrown) {
+      const error = toRubricateError(thrown, 'JUDGE_CONNECTION');
+      endpoint.failures += 1;
+      // A cancelled call (deadline, shutdown) says nothing about the endpoint's health.
+      if (callOptions.signal.aborted || !state.ejectOn(error)) throw error;
+      eject(state, endpoint, error);
+      lastError = error;
+      state.onEvent?.({ type: 'failover', from: endpoint.name, code: error.code });
+    } finally {
+      endpoint.outstanding -= 1;
     }
   }
+}
 
-  return {
-    provenance,
-    capabilities: poolCapabilities(judges),
-    size: endpoints.length,
-    complete,
-    status() {
-      const at = now();
-      return endpoints.map((endpoint) => ({
-        endpoint: endpoint.name,
-        outstanding: endpoint.outstanding,
-        healthy: endpoint.ejectedUntil <= at,
-        consecutiveFailures: endpoint.consecutiveFailures,
-        cooldownRemainingMs: Math.max(0, endpoint.ejectedUntil - at),
-        calls: endpoint.calls,
-        failures: endpoint.failures,
-      }));
-    },
-    async close() {
-      await Promise.all(endpoints.map((endpoint) => endpoint.judge.close?.()));
-    },
-  };
+function poolStatus(state: PoolState): JudgeEndpointStatus[] {
+  const at = state.now();
+  return state.endpoints.map((endpoint) => ({
+    endpoint: endpoint.name,
+    outstanding: endpoint.outstanding,
+    healthy: endpoint.ejectedUntil <= at,
+    consecutiveFailures: endpoint.consecutiveFailures,
+    cooldownRemainingMs: Math.max(0, endpoint.ejectedUntil - at),
+    calls: endpoint.calls,
+    failures: endpoint.failures,
+  }));
 }
 
 /**

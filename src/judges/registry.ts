@@ -22,6 +22,8 @@ import type { Judge } from './types.js';
 import { createRegistry, type RegistryName } from '../util/registry.js';
 import { modelSettingsSet, modelSpecSchema, parseWith, type Credentials, type ModelSpec, type SettingPath } from '../spec/run-spec.js';
 import { registerCredentialHeaders, registerSecret } from '../util/redact.js';
+import { registerBackendSettings } from '../spec/backend-settings.js';
+import type { z } from 'zod';
 
 /** What a judge is built with besides its model spec: never serialised, never in provenance. */
 export interface JudgeBuildOptions extends Credentials {
@@ -32,21 +34,29 @@ export interface JudgeBuildOptions extends Credentials {
 }
 
 /** A backend's view of one build: the spec's target (text after the prefix), the spec, the resolved key. */
-export interface JudgeBuild {
+export interface JudgeBuild<Settings = unknown> {
   target: string;
   model: ModelSpec;
   /** The key given, or the backend's environment variable's: already registered for redaction. */
   apiKey: string | undefined;
   environment: NodeJS.ProcessEnv;
   options: JudgeBuildOptions;
+  /** The spec's `settings` as the backend's own `settings` schema parsed them; absent when the spec gives none. */
+  settings?: Settings;
 }
 
-export interface JudgeBackend {
-  create(build: JudgeBuild): Promise<Judge | undefined>;
+export interface JudgeBackend<Settings = unknown> {
+  create(build: JudgeBuild<Settings>): Promise<Judge | undefined>;
   /** The model-spec settings it reads (`endpoint.baseUrl`, `openai.profile`…): any other one set is refused by name. */
   reads: readonly SettingPath[];
   /** Environment variables of its API key, the first set wins; absent: it takes no key (one given is refused). */
   apiKeyVariables?: readonly string[];
+  /**
+   * The schema of its own settings, which a model spec gives in `settings` (as an AI SDK provider
+   * parses its `providerOptions`): checked with the run spec, a setting it does not name refused
+   * by name (make it a `z.strictObject`). Absent: a spec that gives `settings` is refused.
+   */
+  settings?: z.ZodType<Settings>;
 }
 
 export const defaultOpenAIModel = 'gpt-4.1';
@@ -177,16 +187,25 @@ const backends = createRegistry(
 export type JudgePrefix = RegistryName<typeof backends>;
 
 /**
- * Adds a backend for `prefix:…` specs.
+ * Adds a backend for `prefix:…` specs, with the schema of its own settings when it has some.
  *
  * @example
  * ```ts
+ * import { z } from 'zod';
  * import { createJudge, registerJudge } from 'rubricate';
  * registerJudge('echo', { reads: ['endpoint.cacheNamespace'], create: async ({ target }) => createJudge({ model: `scripted:${target}` }) });
+ * // A backend's own settings: parsed with the run spec, an unknown one refused by name.
+ * registerJudge('loud', {
+ *   reads: [],
+ *   settings: z.strictObject({ volume: z.int().min(0).max(11).default(5) }),
+ *   create: async ({ target, settings }) => createJudge({ model: `scripted:${target}-${settings?.volume ?? 5}` }),
+ * });
+ * await createJudge({ model: 'loud:x', settings: { volume: 11 } });
  * ```
  */
-export function registerJudge(prefix: string, backend: JudgeBackend): void {
-  backends.register(prefix, backend);
+export function registerJudge<Settings>(prefix: string, backend: JudgeBackend<Settings>): void {
+  backends.register(prefix, backend as JudgeBackend);
+  registerBackendSettings(prefix, backend.settings);
 }
 
 /**
@@ -259,7 +278,7 @@ export function backendOf(model: ModelSpec, environment: NodeJS.ProcessEnv = pro
  */
 export function unreadSettings(model: ModelSpec, credentials: Credentials = {}, environment?: NodeJS.ProcessEnv): SettingPath[] {
   const { backend } = backendOf(model, environment);
-  const unread = modelSettingsSet(model).filter((path) => !backend.reads.includes(path));
+  const unread = modelSettingsSet(model).filter((path) => !backend.reads.includes(path) && !(path === 'settings' && backend.settings));
   if (credentials.apiKey !== undefined && !backend.apiKeyVariables) unread.push('apiKey');
   return unread;
 }
@@ -299,7 +318,9 @@ export async function createJudge(input: ModelSpec, options: JudgeBuildOptions =
     throw new RubricateError('CONFIG_INVALID', `${unread.join(', ')} ${unread.length === 1 ? 'is' : 'are'} not read by ${prefix === 'none' ? 'judge "none"' : `${prefix}: judges`}: leave ${unread.length === 1 ? 'it' : 'them'} out`, { field: unread[0] });
   }
   if (model.endpoint?.headers) registerCredentialHeaders(model.endpoint.headers);
-  const judge = await backend.create({ target, model, apiKey: apiKeyFor(model, options, environment), environment, options });
+  // Checked with the spec already (`spec/backend-settings.ts`); parsed again here for the backend's own values (defaults, transforms).
+  const settings = backend.settings && model.settings !== undefined ? parseWith(backend.settings, model.settings, `judge spec settings (${prefix}:)`) : undefined;
+  const judge = await backend.create({ target, model, apiKey: apiKeyFor(model, options, environment), environment, options, ...(settings !== undefined ? { settings } : {}) });
   if (!judge && spec.includes(':')) {
     throw new RubricateError('CONFIG_INVALID', `judge "${spec}" did not build a judge (use "none" for checks only)`, { field: 'judge' });
   }

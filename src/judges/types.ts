@@ -149,6 +149,8 @@ export interface JudgeCapabilities {
   readonly maxConcurrency?: number;
   /** What the judge knows of its model's output limit and context window. */
   readonly limits?: ModelLimits;
+  /** CPU threads an in-process model computes on (the local judge's), for the forecast of a run's time. */
+  readonly threads?: number;
 }
 
 export interface Judge {

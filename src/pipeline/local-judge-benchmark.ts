@@ -13,7 +13,8 @@ import os from 'node:os';
 import { RubricateError } from '../errors.js';
 import { withExplanationLength } from '../grading/explanation.js';
 import type { ExplanationLength, GradingPlan } from '../spec/run-spec.js';
-import type { ChatMessage, Judge } from '../judges/types.js';
+import type { ChatMessage } from '../judges/types.js';
+import { wrapJudge } from '../judges/middleware.js';
 import { createLlamaCppJudge, defaultLocalThreadsNow, type InferenceProfile, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
 import { measureRawThroughput, type RawThroughput } from '../judges/llamacpp/measurement.js';
 import type { Item, ItemInput } from '../rubric/schema.js';
@@ -175,20 +176,19 @@ export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise
     const judge = withExplanationLength(local, plan.explanation, options.pinExplanations ?? false);
     const expectedCalls = (await countPlanTokens(local, plan, items)).calls;
     let judgeSeconds = 0;
-    const counting: Judge = {
-      provenance: judge.provenance,
-      capabilities: { ...judge.capabilities, maxConcurrency: 1 },
-      async complete(request, callOptions) {
+    const counting = wrapJudge(judge, {
+      overrideCapabilities: (inner) => ({ ...inner.capabilities, maxConcurrency: 1 }),
+      async wrapComplete({ doComplete }) {
         const started = process.hrtime.bigint();
         try {
-          return await judge.complete(request, callOptions);
+          return await doComplete();
         } finally {
           judgeSeconds += secondsSince(started);
           // A line every few calls (each call of a batched plan): minutes pass between plans on a 4B model.
           if (plan.criteriaPerCall !== 1 || calls.length % every === 0) progress(`  ${calls.length} call(s) of ${expectedCalls}, ${(judgeSeconds / calls.length).toFixed(2)} s/call so far`);
         }
       },
-    };
+    });
     try {
       const grader = new Grader({
         judge: counting,
@@ -408,18 +408,16 @@ async function probeCall(judge: LlamaCppJudge, plan: LocalGradingPlan, pinned: b
   const probeItem: Item = { ...item, rubric: { ...item.rubric, criteria: item.rubric.criteria.slice(0, 4) } };
   const explained = withExplanationLength(judge, length, pinned);
   const callSeconds: number[] = [];
-  const timed: Judge = {
-    provenance: explained.provenance,
-    capabilities: explained.capabilities,
-    async complete(request, callOptions) {
+  const timed = wrapJudge(explained, {
+    async wrapComplete({ doComplete }) {
       const started = process.hrtime.bigint();
       try {
-        return await explained.complete(request, callOptions);
+        return await doComplete();
       } finally {
         callSeconds.push(secondsSince(started));
       }
     },
-  };
+  });
   const grader = new Grader({
     judge: timed,
     calls: { concurrency: 1, maxAttempts: 1, timeoutMs: 3_600_000 },

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import { zodIssueError } from '../util/zod-issue.js';
 import { alignmentSchema } from './alignment.js';
+import { backendSettingsField, checkBackendSettings } from './backend-settings.js';
 import { calibrationSchema } from './calibration.js';
 
 const positiveInteger = z.int().positive();
@@ -100,7 +101,9 @@ export const modelSpecSchema = z.strictObject({
   openai: openaiCompatibleSchema.optional(),
   gemini: geminiSchema.optional(),
   local: localModelSchema.optional(),
-});
+  /** What a backend added with `registerJudge` reads, under the names its own schema gives them (`spec/backend-settings.ts`). */
+  settings: backendSettingsField.optional(),
+}).superRefine(checkBackendSettings);
 
 /** Sampling every OpenAI-compatible server accepts: temperature in [0, 2], an integer seed. */
 const temperatureRange = { error: 'temperature must be between 0 and 2' };
@@ -376,7 +379,14 @@ export function parseWith<Schema extends z.ZodType>(schema: Schema, input: unkno
 export function settingPaths(schema: z.ZodType = runSpecSchema, prefix = ''): SettingPath[] {
   const object = unwrapObject(schema);
   if (!object) return [prefix];
-  return Object.entries(object.shape).flatMap(([key, field]) => settingPaths(field as z.ZodType, prefix ? `${prefix}.${key}` : key));
+  return Object.entries(object.shape)
+    .filter(([, field]) => !isBackendOwned(field as z.ZodType))
+    .flatMap(([key, field]) => settingPaths(field as z.ZodType, prefix ? `${prefix}.${key}` : key));
+}
+
+/** A backend's own settings: named by the backend's schema, not this one's. */
+function isBackendOwned(field: z.ZodType): boolean {
+  return (field instanceof z.ZodOptional ? field.unwrap() : field) === backendSettingsField;
 }
 
 function unwrapObject(schema: z.ZodType): z.ZodObject | undefined {
@@ -398,5 +408,6 @@ export function settingAt(value: unknown, path: SettingPath): unknown {
 
 /** The settings a model spec sets, as paths (`endpoint.baseUrl`, `openai.profile`…), `model` excepted. */
 export function modelSettingsSet(model: ModelSpec): SettingPath[] {
-  return settingPaths(modelSpecSchema).filter((path) => path !== 'model' && settingAt(model, path) !== undefined);
+  const paths = settingPaths(modelSpecSchema).filter((path) => path !== 'model' && settingAt(model, path) !== undefined);
+  return model.settings === undefined ? paths : [...paths, 'settings'];
 }

@@ -293,7 +293,7 @@ function localJudgeForecastOf(run: GradeRun, judge: RunSession['judge']): LocalJ
     criteriaPerCall: spec.plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : spec.plan.criteriaPerCall,
     explanation: spec.plan.explanation ?? localJudgeDefaults.explanation,
     verdict: spec.plan.verdict ?? 'binary',
-    threads: 'threads' in judge && typeof judge.threads === 'number' ? judge.threads : undefined,
+    threads: judge.capabilities.threads,
   });
 }
 

@@ -134,6 +134,20 @@ export function parseAnthropicMessage(raw: unknown, toolName: string | undefined
   return reply;
 }
 
+/** One Anthropic judge: its client and settings, and the prompt-cache prefixes it is writing or has written. */
+interface AnthropicJudgeState {
+  readonly options: AnthropicJudgeOptions;
+  readonly client: ReturnType<typeof createJsonClient>;
+  readonly caching: boolean;
+  readonly awaitCacheWrite: boolean;
+  readonly minimumTokens: number;
+  readonly limits: ReturnType<typeof modelLimitsFor>;
+  /** Prefixes whose first call is in flight (others wait for it). */
+  readonly warming: Map<string, Promise<void>>;
+  /** Prefixes already written. */
+  readonly warmed: Set<string>;
+}
+
 export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { close(): Promise<void>; requestBody(request: JudgeRequest): Record<string, unknown> } {
   const base = baseUrlOf(options.baseUrl ?? defaultAnthropicBaseUrl);
   // Accept the base with or without the version segment.
@@ -149,91 +163,95 @@ export function createAnthropicJudge(options: AnthropicJudgeOptions): Judge & { 
     maxReplyBytes: options.maxReplyBytes,
   });
   const provenance: JudgeProvenance = { id: options.id ?? `anthropic:${options.model}`, model: options.model, baseUrl: client.endpoint, ...requestProvenance(options) };
-  const caching = options.promptCaching !== false;
-  const awaitCacheWrite = options.awaitCacheWrite !== false;
-  const minimumTokens = minimumCacheableTokens(options.model);
-  const limits = modelLimitsFor(options.model);
-  // Prefixes whose first call is in flight (others wait for it), and prefixes already written.
-  const warming = new Map<string, Promise<void>>();
-  const warmed = new Set<string>();
-
-  function buildBody(request: JudgeRequest): { body: Record<string, unknown>; prefixKey?: string } {
-    const tools = request.output ? [{ name: request.output.name, description: 'Record the verdict. Call this exactly once.', input_schema: request.output.schema }] : undefined;
-    let shared = caching ? request.sharedPrefix : undefined;
-    let prefixKey: string | undefined;
-    if (shared) {
-      // tools, then system, then messages: the cached prefix covers all three up to the breakpoint.
-      const upTo = shared;
-      const prefix = `${tools ? JSON.stringify(tools) : ''}\u0000${request.messages
-        .slice(0, upTo.message + 1)
-        .map((message, index) => (index === upTo.message ? message.content.slice(0, upTo.characters) : message.content))
-        .join('\u0000')}`;
-      // A prefix clearly too short to be cached gets no breakpoint and no waiting. The estimate
-      // (3 characters a token) errs towards caching: a breakpoint below the minimum costs nothing.
-      if (prefix.length / 3 >= minimumTokens) prefixKey = createHash('sha256').update(prefix).digest('base64');
-      else shared = undefined;
-    }
-    const { system, messages } = toAnthropicMessages(request.messages, shared);
-    const body: Record<string, unknown> = { model: options.model, max_tokens: request.maxTokens ?? defaultMaxTokens };
-    if (system.length > 0) body.system = system;
-    body.messages = messages;
-    if (request.temperature !== undefined) body.temperature = request.temperature;
-    if (request.topP !== undefined) body.top_p = request.topP;
-    // The API has no seed: it is part of the cache key only.
-    if (tools && request.output) {
-      body.tools = tools;
-      body.tool_choice = { type: 'tool', name: request.output.name, disable_parallel_tool_use: true };
-    }
-    if (options.extraBody) Object.assign(body, options.extraBody);
-    return { body, prefixKey };
-  }
-
-  /** One verdict: a reply cut off at max_tokens is asked again with more room, up to the model's limit. */
-  function send(request: JudgeRequest, body: Record<string, unknown>, signal: AbortSignal): Promise<JudgeReply> {
-    return withGrowingBudget(body.max_tokens as number, limits.maxOutputTokens, async (budget) => {
-      const raw = await client.post(JSON.stringify({ ...body, max_tokens: budget }), signal);
-      return parseAnthropicMessage(raw, request.output?.name, client.endpoint);
-    });
-  }
-
-  async function complete(request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
-    if (request.logprobs) {
-      throw new RubricateError('JUDGE_UNSUPPORTED', 'the Anthropic Messages API returns no token probabilities: --verdict probability cannot be used with an anthropic: judge', {
-        field: 'verdict',
-      });
-    }
-    const { body, prefixKey } = buildBody(request);
-    if (prefixKey === undefined || !awaitCacheWrite || warmed.has(prefixKey)) return send(request, body, signal);
-    const first = warming.get(prefixKey);
-    if (first) {
-      await waitOrAbort(first, signal);
-      return send(request, body, signal);
-    }
-    let done!: () => void;
-    warming.set(prefixKey, new Promise<void>((resolve) => (done = resolve)));
-    try {
-      const reply = await send(request, body, signal);
-      remember(warmed, prefixKey);
-      return reply;
-    } finally {
-      warming.delete(prefixKey);
-      done();
-    }
-  }
-
+  const state: AnthropicJudgeState = {
+    options,
+    client,
+    caching: options.promptCaching !== false,
+    awaitCacheWrite: options.awaitCacheWrite !== false,
+    minimumTokens: minimumCacheableTokens(options.model),
+    limits: modelLimitsFor(options.model),
+    warming: new Map(),
+    warmed: new Set(),
+  };
   return {
     provenance,
-    capabilities: { images: true, tokenProbabilities: false, limits },
-    complete,
+    capabilities: { images: true, tokenProbabilities: false, limits: state.limits },
+    complete: (request, callOptions) => complete(state, request, callOptions),
     /** The body a call of this request sends (Message Batches `params`). */
     requestBody(request: JudgeRequest): Record<string, unknown> {
       if (request.logprobs) throw new RubricateError('JUDGE_UNSUPPORTED', 'the Anthropic Messages API returns no token probabilities: --verdict probability cannot be used with an anthropic: judge', { field: 'verdict' });
-      return buildBody(request).body;
+      return buildBody(state, request).body;
     },
     async close() {
       client.close();
     },
   };
+}
+
+function buildBody(state: AnthropicJudgeState, request: JudgeRequest): { body: Record<string, unknown>; prefixKey?: string } {
+  const { options } = state;
+  const tools = request.output ? [{ name: request.output.name, description: 'Record the verdict. Call this exactly once.', input_schema: request.output.schema }] : undefined;
+  let shared = state.caching ? request.sharedPrefix : undefined;
+  let prefixKey: string | undefined;
+  if (shared) {
+    // tools, then system, then messages: the cached prefix covers all three up to the breakpoint.
+    const upTo = shared;
+    const prefix = `${tools ? JSON.stringify(tools) : ''}\u0000${request.messages
+      .slice(0, upTo.message + 1)
+      .map((message, index) => (index === upTo.message ? message.content.slice(0, upTo.characters) : message.content))
+      .join('\u0000')}`;
+    // A prefix clearly too short to be cached gets no breakpoint and no waiting. The estimate
+    // (3 characters a token) errs towards caching: a breakpoint below the minimum costs nothing.
+    if (prefix.length / 3 >= state.minimumTokens) prefixKey = createHash('sha256').update(prefix).digest('base64');
+    else shared = undefined;
+  }
+  const { system, messages } = toAnthropicMessages(request.messages, shared);
+  const body: Record<string, unknown> = { model: options.model, max_tokens: request.maxTokens ?? defaultMaxTokens };
+  if (system.length > 0) body.system = system;
+  body.messages = messages;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  // The API has no seed: it is part of the cache key only.
+  if (tools && request.output) {
+    body.tools = tools;
+    body.tool_choice = { type: 'tool', name: request.output.name, disable_parallel_tool_use: true };
+  }
+  if (options.extraBody) Object.assign(body, options.extraBody);
+  return { body, prefixKey };
+}
+
+/** One verdict: a reply cut off at max_tokens is asked again with more room, up to the model's limit. */
+function send(state: AnthropicJudgeState, request: JudgeRequest, body: Record<string, unknown>, signal: AbortSignal): Promise<JudgeReply> {
+  const { client } = state;
+  return withGrowingBudget(body.max_tokens as number, state.limits.maxOutputTokens, async (budget) => {
+    const raw = await client.post(JSON.stringify({ ...body, max_tokens: budget }), signal);
+    return parseAnthropicMessage(raw, request.output?.name, client.endpoint);
+  });
+}
+
+async function complete(state: AnthropicJudgeState, request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
+  if (request.logprobs) {
+    throw new RubricateError('JUDGE_UNSUPPORTED', 'the Anthropic Messages API returns no token probabilities: --verdict probability cannot be used with an anthropic: judge', {
+      field: 'verdict',
+    });
+  }
+  const { body, prefixKey } = buildBody(state, request);
+  if (prefixKey === undefined || !state.awaitCacheWrite || state.warmed.has(prefixKey)) return send(state, request, body, signal);
+  const first = state.warming.get(prefixKey);
+  if (first) {
+    await waitOrAbort(first, signal);
+    return send(state, request, body, signal);
+  }
+  let done!: () => void;
+  state.warming.set(prefixKey, new Promise<void>((resolve) => (done = resolve)));
+  try {
+    const reply = await send(state, request, body, signal);
+    remember(state.warmed, prefixKey);
+    return reply;
+  } finally {
+    state.warming.delete(prefixKey);
+    done();
+  }
 }
 
 const warmedCapacity = 4096;

@@ -102,35 +102,42 @@ function convert(input: unknown): JsonSchema {
   }
   if (Array.isArray(type) && type.length === 1) type = type[0];
   if (type !== undefined) output.type = type;
-
-  if (type === 'object') {
-    if (isRecord(schema.properties)) {
-      output.properties = Object.fromEntries(Object.entries(schema.properties).map(([name, property]) => [name, convert(property)]));
-    }
-    if (Array.isArray(schema.required)) output.required = schema.required;
-    const additional = schema.additionalProperties;
-    // `false` is what the generator does anyway when the key is absent.
-    if (additional === true || (isRecord(additional) && isUnconstrained(additional))) output.additionalProperties = true;
-    else if (isRecord(additional)) output.additionalProperties = convert(additional);
-    else if (additional === undefined && !isRecord(schema.properties)) output.additionalProperties = true;
-    copyNumbers(schema, output, ['minProperties', 'maxProperties']);
-  } else if (type === 'array') {
-    if (Array.isArray(schema.prefixItems)) output.prefixItems = schema.prefixItems.map((item) => convert(item));
-    if (schema.items === false) {
-      // A closed tuple: exactly the prefix items.
-      if (Array.isArray(schema.prefixItems)) output.maxItems = schema.prefixItems.length;
-    } else if (schema.items !== undefined && schema.items !== true) {
-      output.items = convert(schema.items);
-    }
-    copyNumbers(schema, output, ['minItems', 'maxItems']);
-  } else if (type === 'string') {
-    if (typeof schema.format === 'string' && supportedFormats.has(schema.format)) {
-      output.format = schema.format;
-    } else {
-      copyNumbers(schema, output, ['minLength', 'maxLength']);
-    }
-  }
+  if (type === 'object') convertObject(schema, output);
+  else if (type === 'array') convertArray(schema, output);
+  else if (type === 'string') convertString(schema, output);
   return output;
+}
+
+function convertObject(schema: JsonSchema, output: JsonSchema): void {
+  if (isRecord(schema.properties)) {
+    output.properties = Object.fromEntries(Object.entries(schema.properties).map(([name, property]) => [name, convert(property)]));
+  }
+  if (Array.isArray(schema.required)) output.required = schema.required;
+  const additional = schema.additionalProperties;
+  // `false` is what the generator does anyway when the key is absent.
+  if (additional === true || (isRecord(additional) && isUnconstrained(additional))) output.additionalProperties = true;
+  else if (isRecord(additional)) output.additionalProperties = convert(additional);
+  else if (additional === undefined && !isRecord(schema.properties)) output.additionalProperties = true;
+  copyNumbers(schema, output, ['minProperties', 'maxProperties']);
+}
+
+function convertArray(schema: JsonSchema, output: JsonSchema): void {
+  if (Array.isArray(schema.prefixItems)) output.prefixItems = schema.prefixItems.map((item) => convert(item));
+  if (schema.items === false) {
+    // A closed tuple: exactly the prefix items.
+    if (Array.isArray(schema.prefixItems)) output.maxItems = schema.prefixItems.length;
+  } else if (schema.items !== undefined && schema.items !== true) {
+    output.items = convert(schema.items);
+  }
+  copyNumbers(schema, output, ['minItems', 'maxItems']);
+}
+
+function convertString(schema: JsonSchema, output: JsonSchema): void {
+  if (typeof schema.format === 'string' && supportedFormats.has(schema.format)) {
+    output.format = schema.format;
+  } else {
+    copyNumbers(schema, output, ['minLength', 'maxLength']);
+  }
 }
 
 function copyNumbers(from: JsonSchema, to: JsonSchema, keys: string[]): void {

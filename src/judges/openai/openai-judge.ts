@@ -58,6 +58,19 @@ const maxAdjustments = 8;
 /** `finish_reason: length` raises the budget this many times over, up to the model's limit. */
 const budgetGrowth = 4;
 
+/** One OpenAI-compatible judge: its endpoint, what it has learned of it, and the output format it asks for now. */
+interface OpenAIJudgeState {
+  readonly options: OpenAICompatibleJudgeOptions;
+  readonly transport: ChatTransport;
+  /** The endpoint's capability profile, adjusted as the endpoint refuses parameters. */
+  readonly profile: JudgeProfile;
+  readonly requested: StructuredOutputMode;
+  /** In auto mode we start at the profile's best format and step down, once, when the server refuses it. */
+  outputLevel: OutputLevel;
+  readonly extraBody: Record<string, unknown>;
+  readonly provenance: JudgeProvenance;
+}
+
 export function createOpenAICompatibleJudge(
   options: OpenAICompatibleJudgeOptions,
 ): Judge & { close(): Promise<void>; readonly profile: JudgeProfile; requestBody(request: JudgeRequest): Record<string, unknown> } {
@@ -68,164 +81,13 @@ export function createOpenAICompatibleJudge(
       ? { ...options.profile }
       : chooseProfile({ provider: options.provider ?? 'openai', model: options.model, baseUrl: options.baseUrl, override: options.profile });
   const requested = options.structuredOutput ?? 'auto';
-  // In auto mode we start at the profile's best format and step down, once, when the server refuses it.
-  let outputLevel: OutputLevel = requested === 'auto' ? profile.structuredOutput : requested;
-  const extraBody = options.extraBody ?? {};
   const provenance: JudgeProvenance = {
     id: options.id ?? `openai:${options.model}`,
     model: options.model,
     baseUrl: redactUrl(options.baseUrl),
     ...requestProvenance(options, { profile: profile.name }),
   };
-
-  function buildBody(request: JudgeRequest, level: OutputLevel, budget: number | undefined): Record<string, unknown> {
-    const body: Record<string, unknown> = { model: options.model, messages: request.messages.map(openAIMessage) };
-    if (request.temperature !== undefined && profile.temperature) body.temperature = Math.min(request.temperature, profile.maxTemperature);
-    if (request.topP !== undefined && profile.temperature) body.top_p = request.topP;
-    if (budget !== undefined) body[profile.tokenLimitField] = budget;
-    if (request.seed !== undefined && profile.seed) body.seed = request.seed;
-    if (request.logprobs) {
-      body.logprobs = true;
-      body.top_logprobs = Math.min(request.logprobs.top, profile.maxTopLogprobs);
-    }
-    if (request.output && level === 'json_schema') {
-      body.response_format = {
-        type: 'json_schema',
-        json_schema: { name: request.output.name, schema: request.output.schema, strict: true },
-      };
-    } else if (request.output && level === 'json_object') {
-      body.response_format = { type: 'json_object' };
-    }
-    if (options.reasoningEffort !== undefined) body.reasoning_effort = options.reasoningEffort;
-    Object.assign(body, extraBody);
-    return body;
-  }
-
-  /** The most output tokens this request may have: the model's limit, and what its context leaves after the prompt. */
-  function outputCeiling(request: JudgeRequest): number | undefined {
-    let ceiling = profile.maxOutputTokens;
-    if (profile.contextWindow !== undefined) {
-      const room = profile.contextWindow - promptTokenEstimate(request) - 16;
-      if (room > 0) ceiling = Math.min(ceiling ?? room, room);
-    }
-    return ceiling;
-  }
-
-  function initialBudget(request: JudgeRequest): number | undefined {
-    if (request.maxTokens === undefined) return undefined;
-    const wanted = request.maxTokens + (profile.reasoning && options.reasoningEffort !== 'none' ? reasoningAllowanceTokens : 0);
-    const ceiling = outputCeiling(request);
-    return ceiling === undefined ? wanted : Math.max(1, Math.min(wanted, ceiling));
-  }
-
-  /** Learns from a rejected call; true when the call is worth sending again as adjusted. */
-  function adapt(error: RubricateError, request: JudgeRequest, level: OutputLevel, budget: number | undefined, sent: Record<string, unknown>): boolean | RubricateError {
-    if (error.code === 'JUDGE_CONTEXT_OVERFLOW') {
-      const overflow = error.details.overflow as BudgetOverflow | undefined;
-      if (overflow?.maxOutputTokens !== undefined) profile.maxOutputTokens = Math.min(profile.maxOutputTokens ?? Infinity, overflow.maxOutputTokens);
-      if (overflow?.contextWindow !== undefined) profile.contextWindow = overflow.contextWindow;
-      if (overflow?.cause !== 'output' || budget === undefined) return false;
-      // The output budget did not fit: send the largest one that does (the reply may still need less).
-      let fitting = outputCeiling(request);
-      if (overflow.promptTokens !== undefined && overflow.contextWindow !== undefined) fitting = Math.min(fitting ?? Infinity, overflow.contextWindow - overflow.promptTokens);
-      return fitting !== undefined && fitting >= 1 && fitting < budget;
-    }
-    if (error.code !== 'JUDGE_REQUEST_REJECTED') return false;
-    const param = rejectedParameter(error);
-    const unsupported = /unsupported|not supported|unknown|not permitted|cannot find field|unrecognized|does not support/i.test(error.message);
-    // Judged against what this call sent: concurrent calls may have learned the same thing already.
-    if (param === 'max_tokens' && (/max_completion_tokens/.test(error.message) || unsupported) && 'max_tokens' in sent) {
-      profile.tokenLimitField = 'max_completion_tokens';
-      return true;
-    }
-    if (param === 'max_completion_tokens' && unsupported && 'max_completion_tokens' in sent) {
-      profile.tokenLimitField = 'max_tokens';
-      return true;
-    }
-    if (param === 'temperature' && 'temperature' in sent) {
-      profile.temperature = false;
-      return true;
-    }
-    if (param === 'seed' && 'seed' in sent) {
-      profile.seed = false;
-      return true;
-    }
-    if (param === 'top_logprobs' && request.logprobs) {
-      const most = /between 0 and (\d+)|at most (\d+)|less than or equal to (\d+)|<= ?(\d+)/i.exec(error.message);
-      const limit = most ? Number(most[1] ?? most[2] ?? most[3] ?? most[4]) : undefined;
-      if (limit !== undefined && limit >= 1 && limit < Number(sent.top_logprobs)) {
-        profile.maxTopLogprobs = Math.min(profile.maxTopLogprobs, limit);
-        return true;
-      }
-    }
-    if (request.logprobs && (param === 'logprobs' || param === 'top_logprobs' || (param === undefined && /logprobs/i.test(error.message)))) {
-      profile.logprobs = 'rejected';
-      return new RubricateError('JUDGE_UNSUPPORTED', `this judge does not give token log-probabilities, so --verdict probability cannot work with it: ${error.message}`, error.details, { cause: error });
-    }
-    if (param !== undefined && (param in extraBody || (param === 'reasoning_effort' && options.reasoningEffort !== undefined))) {
-      return new RubricateError('JUDGE_UNSUPPORTED', `the judge does not accept "${param}" (set by --judge-extra-body or --reasoning-effort): ${error.message}`, error.details, { cause: error });
-    }
-    if (param === 'model') return new RubricateError('JUDGE_NOT_FOUND', error.message, error.details, { cause: error });
-    // The message decides too: Gemini names the schema keyword it refuses ("Unknown name "additionalProperties" at 'generation_config.response_schema'").
-    const aboutFormat = param?.startsWith('response_format') === true || outputFormatComplaint.test(error.message);
-    if (aboutFormat && requested === 'auto' && request.output !== undefined && level !== 'none') {
-      const next = downgradeOrder[downgradeOrder.indexOf(level) + 1];
-      // Another call may already have stepped down; only move forward.
-      if (downgradeOrder.indexOf(outputLevel) < downgradeOrder.indexOf(next)) outputLevel = next;
-      return true;
-    }
-    return false;
-  }
-
-  async function complete(request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
-    if (request.logprobs && profile.logprobs === 'ignored') {
-      throw new RubricateError('JUDGE_UNSUPPORTED', `the ${profile.name} endpoint ignores "logprobs" and returns none, so --verdict probability cannot work with ${provenance.id}`);
-    }
-    let adjustments = 0;
-    let budget = initialBudget(request);
-    let spent: JudgeUsage | undefined;
-    for (;;) {
-      const level = outputLevel;
-      let reply: JudgeReply;
-      const body = buildBody(request, level, budget);
-      try {
-        const raw = await transport.postChatCompletion(body, signal, options.transport === 'sdk' ? undefined : serializeBody(body, request));
-        reply = parseCompletion(raw, transport.endpoint);
-      } catch (error) {
-        if (!RubricateError.isInstance(error)) throw error;
-        const adapted = adapt(error, request, level, budget, body);
-        if (RubricateError.isInstance(adapted)) throw adapted;
-        if (!adapted || adjustments >= maxAdjustments) throw error;
-        adjustments += 1;
-        if (error.code === 'JUDGE_CONTEXT_OVERFLOW' && budget !== undefined) {
-          const overflow = error.details.overflow as BudgetOverflow;
-          const ceiling = outputCeiling(request) ?? budget;
-          budget = Math.max(1, Math.min(ceiling, overflow.promptTokens !== undefined && overflow.contextWindow !== undefined ? overflow.contextWindow - overflow.promptTokens : ceiling));
-        } else if (budget !== undefined) {
-          budget = Math.min(budget, outputCeiling(request) ?? budget);
-        }
-        continue;
-      }
-      spent = spent ? addUsage(spent, reply.usage) : reply.usage;
-      if (reply.finishReason === 'length' && budget !== undefined) {
-        // Thinking (or a long batch) used up the budget: raise it as far as the model allows.
-        const ceiling = outputCeiling(request) ?? (request.maxTokens ?? budget) * budgetGrowth * budgetGrowth;
-        if (budget < ceiling && adjustments < maxAdjustments) {
-          adjustments += 1;
-          budget = Math.min(ceiling, budget * budgetGrowth);
-          continue;
-        }
-        if (outputCeiling(request) !== undefined) reply.atOutputLimit = true;
-      }
-      reply.usage = spent;
-      if (request.logprobs && !reply.tokenProbabilities && reply.text.trim() !== '') {
-        profile.logprobs = 'ignored';
-        throw new RubricateError('JUDGE_UNSUPPORTED', `asked for token log-probabilities but ${provenance.id} returned none, so --verdict probability cannot work with this judge`, { endpoint: transport.endpoint });
-      }
-      return reply;
-    }
-  }
-
+  const state: OpenAIJudgeState = { options, transport, profile, requested, outputLevel: requested === 'auto' ? profile.structuredOutput : requested, extraBody: options.extraBody ?? {}, provenance };
   return {
     provenance,
     capabilities: {
@@ -239,15 +101,176 @@ export function createOpenAICompatibleJudge(
       },
     },
     profile,
-    complete,
+    complete: (request, callOptions) => complete(state, request, callOptions),
     /** The body the next call of this request would send (Batch API lines, dry runs). */
     requestBody(request: JudgeRequest): Record<string, unknown> {
-      return buildBody(request, outputLevel, initialBudget(request));
+      return buildBody(state, request, state.outputLevel, initialBudget(state, request));
     },
     async close() {
       transport.close();
     },
   };
+}
+
+function buildBody(state: OpenAIJudgeState, request: JudgeRequest, level: OutputLevel, budget: number | undefined): Record<string, unknown> {
+  const { options, profile } = state;
+  const body: Record<string, unknown> = { model: options.model, messages: request.messages.map(openAIMessage) };
+  if (request.temperature !== undefined && profile.temperature) body.temperature = Math.min(request.temperature, profile.maxTemperature);
+  if (request.topP !== undefined && profile.temperature) body.top_p = request.topP;
+  if (budget !== undefined) body[profile.tokenLimitField] = budget;
+  if (request.seed !== undefined && profile.seed) body.seed = request.seed;
+  if (request.logprobs) {
+    body.logprobs = true;
+    body.top_logprobs = Math.min(request.logprobs.top, profile.maxTopLogprobs);
+  }
+  if (request.output && level === 'json_schema') {
+    body.response_format = {
+      type: 'json_schema',
+      json_schema: { name: request.output.name, schema: request.output.schema, strict: true },
+    };
+  } else if (request.output && level === 'json_object') {
+    body.response_format = { type: 'json_object' };
+  }
+  if (options.reasoningEffort !== undefined) body.reasoning_effort = options.reasoningEffort;
+  Object.assign(body, state.extraBody);
+  return body;
+}
+
+/** The most output tokens this request may have: the model's limit, and what its context leaves after the prompt. */
+function outputCeiling(state: OpenAIJudgeState, request: JudgeRequest): number | undefined {
+  const { profile } = state;
+  let ceiling = profile.maxOutputTokens;
+  if (profile.contextWindow !== undefined) {
+    const room = profile.contextWindow - promptTokenEstimate(request) - 16;
+    if (room > 0) ceiling = Math.min(ceiling ?? room, room);
+  }
+  return ceiling;
+}
+
+function initialBudget(state: OpenAIJudgeState, request: JudgeRequest): number | undefined {
+  if (request.maxTokens === undefined) return undefined;
+  const wanted = request.maxTokens + (state.profile.reasoning && state.options.reasoningEffort !== 'none' ? reasoningAllowanceTokens : 0);
+  const ceiling = outputCeiling(state, request);
+  return ceiling === undefined ? wanted : Math.max(1, Math.min(wanted, ceiling));
+}
+
+/** Learns from a context overflow; true when the call is worth sending again with a smaller output budget. */
+function adaptToOverflow(state: OpenAIJudgeState, error: RubricateError, request: JudgeRequest, budget: number | undefined): boolean {
+  const { profile } = state;
+  const overflow = error.details.overflow as BudgetOverflow | undefined;
+  if (overflow?.maxOutputTokens !== undefined) profile.maxOutputTokens = Math.min(profile.maxOutputTokens ?? Infinity, overflow.maxOutputTokens);
+  if (overflow?.contextWindow !== undefined) profile.contextWindow = overflow.contextWindow;
+  if (overflow?.cause !== 'output' || budget === undefined) return false;
+  // The output budget did not fit: send the largest one that does (the reply may still need less).
+  let fitting = outputCeiling(state, request);
+  if (overflow.promptTokens !== undefined && overflow.contextWindow !== undefined) fitting = Math.min(fitting ?? Infinity, overflow.contextWindow - overflow.promptTokens);
+  return fitting !== undefined && fitting >= 1 && fitting < budget;
+}
+
+/** Learns from a rejected call; true when the call is worth sending again as adjusted. */
+function adapt(state: OpenAIJudgeState, error: RubricateError, request: JudgeRequest, level: OutputLevel, budget: number | undefined, sent: Record<string, unknown>): boolean | RubricateError {
+  const { profile, options } = state;
+  if (error.code === 'JUDGE_CONTEXT_OVERFLOW') return adaptToOverflow(state, error, request, budget);
+  if (error.code !== 'JUDGE_REQUEST_REJECTED') return false;
+  const param = rejectedParameter(error);
+  const unsupported = /unsupported|not supported|unknown|not permitted|cannot find field|unrecognized|does not support/i.test(error.message);
+  // Judged against what this call sent: concurrent calls may have learned the same thing already.
+  if (param === 'max_tokens' && (/max_completion_tokens/.test(error.message) || unsupported) && 'max_tokens' in sent) {
+    profile.tokenLimitField = 'max_completion_tokens';
+    return true;
+  }
+  if (param === 'max_completion_tokens' && unsupported && 'max_completion_tokens' in sent) {
+    profile.tokenLimitField = 'max_tokens';
+    return true;
+  }
+  if (param === 'temperature' && 'temperature' in sent) {
+    profile.temperature = false;
+    return true;
+  }
+  if (param === 'seed' && 'seed' in sent) {
+    profile.seed = false;
+    return true;
+  }
+  if (param === 'top_logprobs' && request.logprobs) {
+    const most = /between 0 and (\d+)|at most (\d+)|less than or equal to (\d+)|<= ?(\d+)/i.exec(error.message);
+    const limit = most ? Number(most[1] ?? most[2] ?? most[3] ?? most[4]) : undefined;
+    if (limit !== undefined && limit >= 1 && limit < Number(sent.top_logprobs)) {
+      profile.maxTopLogprobs = Math.min(profile.maxTopLogprobs, limit);
+      return true;
+    }
+  }
+  if (request.logprobs && (param === 'logprobs' || param === 'top_logprobs' || (param === undefined && /logprobs/i.test(error.message)))) {
+    profile.logprobs = 'rejected';
+    return new RubricateError('JUDGE_UNSUPPORTED', `this judge does not give token log-probabilities, so --verdict probability cannot work with it: ${error.message}`, error.details, { cause: error });
+  }
+  if (param !== undefined && (param in state.extraBody || (param === 'reasoning_effort' && options.reasoningEffort !== undefined))) {
+    return new RubricateError('JUDGE_UNSUPPORTED', `the judge does not accept "${param}" (set by --judge-extra-body or --reasoning-effort): ${error.message}`, error.details, { cause: error });
+  }
+  if (param === 'model') return new RubricateError('JUDGE_NOT_FOUND', error.message, error.details, { cause: error });
+  // The message decides too: Gemini names the schema keyword it refuses ("Unknown name "additionalProperties" at 'generation_config.response_schema'").
+  const aboutFormat = param?.startsWith('response_format') === true || outputFormatComplaint.test(error.message);
+  if (aboutFormat && state.requested === 'auto' && request.output !== undefined && level !== 'none') {
+    const next = downgradeOrder[downgradeOrder.indexOf(level) + 1];
+    // Another call may already have stepped down; only move forward.
+    if (downgradeOrder.indexOf(state.outputLevel) < downgradeOrder.indexOf(next)) state.outputLevel = next;
+    return true;
+  }
+  return false;
+}
+
+/** The output budget after an adjustment: what fits the context after an overflow, else within the ceiling learned. */
+function adjustedBudget(state: OpenAIJudgeState, error: RubricateError, request: JudgeRequest, budget: number | undefined): number | undefined {
+  if (budget === undefined) return undefined;
+  if (error.code === 'JUDGE_CONTEXT_OVERFLOW') {
+    const overflow = error.details.overflow as BudgetOverflow;
+    const ceiling = outputCeiling(state, request) ?? budget;
+    return Math.max(1, Math.min(ceiling, overflow.promptTokens !== undefined && overflow.contextWindow !== undefined ? overflow.contextWindow - overflow.promptTokens : ceiling));
+  }
+  return Math.min(budget, outputCeiling(state, request) ?? budget);
+}
+
+async function complete(state: OpenAIJudgeState, request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
+  const { profile, provenance, transport, options } = state;
+  if (request.logprobs && profile.logprobs === 'ignored') {
+    throw new RubricateError('JUDGE_UNSUPPORTED', `the ${profile.name} endpoint ignores "logprobs" and returns none, so --verdict probability cannot work with ${provenance.id}`);
+  }
+  let adjustments = 0;
+  let budget = initialBudget(state, request);
+  let spent: JudgeUsage | undefined;
+  for (;;) {
+    const level = state.outputLevel;
+    let reply: JudgeReply;
+    const body = buildBody(state, request, level, budget);
+    try {
+      const raw = await transport.postChatCompletion(body, signal, options.transport === 'sdk' ? undefined : serializeBody(body, request));
+      reply = parseCompletion(raw, transport.endpoint);
+    } catch (error) {
+      if (!RubricateError.isInstance(error)) throw error;
+      const adapted = adapt(state, error, request, level, budget, body);
+      if (RubricateError.isInstance(adapted)) throw adapted;
+      if (!adapted || adjustments >= maxAdjustments) throw error;
+      adjustments += 1;
+      budget = adjustedBudget(state, error, request, budget);
+      continue;
+    }
+    spent = spent ? addUsage(spent, reply.usage) : reply.usage;
+    if (reply.finishReason === 'length' && budget !== undefined) {
+      // Thinking (or a long batch) used up the budget: raise it as far as the model allows.
+      const ceiling = outputCeiling(state, request) ?? (request.maxTokens ?? budget) * budgetGrowth * budgetGrowth;
+      if (budget < ceiling && adjustments < maxAdjustments) {
+        adjustments += 1;
+        budget = Math.min(ceiling, budget * budgetGrowth);
+        continue;
+      }
+      if (outputCeiling(state, request) !== undefined) reply.atOutputLimit = true;
+    }
+    reply.usage = spent;
+    if (request.logprobs && !reply.tokenProbabilities && reply.text.trim() !== '') {
+      profile.logprobs = 'ignored';
+      throw new RubricateError('JUDGE_UNSUPPORTED', `asked for token log-probabilities but ${provenance.id} returned none, so --verdict probability cannot work with this judge`, { endpoint: transport.endpoint });
+    }
+    return reply;
+  }
 }
 
 /** The request parameter a 400 is about: the `param` field, else the name the message quotes. */
