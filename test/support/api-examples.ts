@@ -121,8 +121,9 @@ export function examplesModule(root: string, values: readonly ExportedValue[]): 
           body.push(line);
           continue;
         }
-        const target = entries.get(match[3]) ?? (match[3].startsWith('node:') ? match[3] : undefined);
-        if (!target) throw new Error(`the example of ${value.name} (${value.entry}) imports ${match[3]}: only the package's entries and node: modules`);
+        // zod is the package's own dependency: a backend's settings schema is written with it.
+        const target = entries.get(match[3]) ?? (match[3].startsWith('node:') || match[3] === 'zod' ? match[3] : undefined);
+        if (!target) throw new Error(`the example of ${value.name} (${value.entry}) imports ${match[3]}: only the package's entries, zod and node: modules`);
         const names = imports.get(target) ?? new Set<string>();
         for (const name of match[2].split(',').map((part) => part.trim()).filter(Boolean)) names.add(match[1] ? `type ${name.replace(/^type\s+/, '')}` : name);
         imports.set(target, names);
