@@ -9,7 +9,7 @@ import { defaultCachePath, openReplyStore, RedisReplyStore, SqliteReplyStore } f
 import { batchedVerdicts, binaryVerdict, buildTinyGguf, parseGradingPrompt, startFakeJudge, writeTinyGguf } from '../src/entries/testing.js';
 import { aggregate, Comparer, CompareSummaryBuilder, costOf, createJudge, defaultCheckRunner, defaultJudgeSpec, defaultSampling, defaultScoringName, errorCodes, getItemImporter, getPairwiseImporter, getResultsImporter, getScoring, grade, gradeFile, Grader, modelSpecSchema, normalizeItem, normalizeRubric, parseRunSpec, readResults, registerJudge, registerScoring, resultRecordSchema, RubricateError, rubricateVersion, rubricHash, runCheck, runSpecSchema, scoreFile, scoringNames, toScoredItem, unreadSettings, type Usage, validateCheck, withFailedAsZero } from '../src/index.js';
 import { readFileSync } from 'node:fs';
-import { z } from '../zod';
+import { z } from 'zod';
 
 /** rubricate: RubricateError (src/errors.ts) */
 export async function rubricate__RubricateError(): Promise<void> {
@@ -70,7 +70,7 @@ export async function rubricate__createJudge(): Promise<void> {
 export async function rubricate__registerJudge(): Promise<void> {
   registerJudge('echo', { reads: ['endpoint.cacheNamespace'], create: async ({ target }) => createJudge({ model: `scripted:${target}` }) });
   // A backend's own settings: parsed with the run spec, an unknown one refused by name.
-  registerJudge('loud', {
+  registerJudge<{ volume: number }>('loud', {
     reads: [],
     settings: z.strictObject({ volume: z.int().min(0).max(11).default(5) }),
     create: async ({ target, settings }) => createJudge({ model: `scripted:${target}-${settings?.volume ?? 5}` }),

@@ -195,7 +195,7 @@ export type JudgePrefix = RegistryName<typeof backends>;
  * import { createJudge, registerJudge } from 'rubricate';
  * registerJudge('echo', { reads: ['endpoint.cacheNamespace'], create: async ({ target }) => createJudge({ model: `scripted:${target}` }) });
  * // A backend's own settings: parsed with the run spec, an unknown one refused by name.
- * registerJudge('loud', {
+ * registerJudge<{ volume: number }>('loud', {
  *   reads: [],
  *   settings: z.strictObject({ volume: z.int().min(0).max(11).default(5) }),
  *   create: async ({ target, settings }) => createJudge({ model: `scripted:${target}-${settings?.volume ?? 5}` }),

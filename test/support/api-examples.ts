@@ -134,7 +134,7 @@ export function examplesModule(root: string, values: readonly ExportedValue[]): 
   }
   const importLines = [...imports]
     .sort(([left], [right]) => left.localeCompare(right))
-    .map(([target, names]) => `import { ${[...names].sort((left, right) => left.replace(/^type /, '').localeCompare(right.replace(/^type /, ''))).join(', ')} } from '${target.startsWith('node:') ? target : relative(join(root, 'test'), target).split('\\').join('/').replace(/\.ts$/, '.js')}';`);
+    .map(([target, names]) => `import { ${[...names].sort((left, right) => left.replace(/^type /, '').localeCompare(right.replace(/^type /, ''))).join(', ')} } from '${target.startsWith('node:') || target === 'zod' ? target : relative(join(root, 'test'), target).split('\\').join('/').replace(/\.ts$/, '.js')}';`);
   return [
     '// Written by `npm run api-examples` from the `@example` of every export of the package and its subpath entries',
     '// (test/support/api-examples.ts); `npm run typecheck` compiles it, nothing runs it. Do not edit it by hand.',
