@@ -16,9 +16,9 @@
  */
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { listPage } from './batch-list.js';
 import { anthropicErrorTypes } from './fake-anthropic.js';
+import { closeFake, listenFake } from './fake-server.js';
 
 export interface FakeAnthropicBatchOptions {
   /** Messages API server answering each request (its root URL, without `/v1`). */
@@ -355,9 +355,7 @@ export async function startFakeAnthropicBatch(options: FakeAnthropicBatchOptions
     });
     incoming.on('end', () => void handleRequest(state, incoming, Buffer.concat(chunks), size, outgoing));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  state.baseUrl = `http://127.0.0.1:${port}`;
+  state.baseUrl = await listenFake(server);
   return {
     baseUrl: state.baseUrl,
     events: state.events,
@@ -372,9 +370,6 @@ export async function startFakeAnthropicBatch(options: FakeAnthropicBatchOptions
       const work = state.works.get(batchId);
       return work && work.batch.processing_status === 'ended' ? `${work.results.join('\n')}\n` : undefined;
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => closeFake(server),
   };
 }

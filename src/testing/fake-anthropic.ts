@@ -9,8 +9,8 @@
  */
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseGradingPrompt } from './fake-judge.js';
+import { closeFake, listenFake } from './fake-server.js';
 
 export interface FakeAnthropicRequest {
   index: number;
@@ -303,10 +303,9 @@ export async function startFakeAnthropic(initialScript: FakeAnthropicScript = de
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => void handleRequest(state, incoming, Buffer.concat(chunks), response));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const baseUrl = await listenFake(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     requests: state.requests,
     totals: state.totals,
     setScript(next) {
@@ -315,10 +314,6 @@ export async function startFakeAnthropic(initialScript: FakeAnthropicScript = de
     clearPromptCache() {
       state.cache.clear();
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeFake(server),
   };
 }

@@ -7,8 +7,8 @@
  * with thoughts and implicitly cached tokens, logprobsResult) and google.rpc.Status errors.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseGradingPrompt } from './fake-judge.js';
+import { closeFake, listenFake } from './fake-server.js';
 
 export interface FakeGeminiRequest {
   index: number;
@@ -228,18 +228,13 @@ export async function startFakeGemini(initialScript: FakeGeminiScript = defaultG
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => void handleRequest(state, incoming, Buffer.concat(chunks), response));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const baseUrl = await listenFake(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     requests: state.requests,
     setScript(next) {
       state.script = next;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeFake(server),
   };
 }

@@ -3,8 +3,8 @@
  * network only: the client, engine and parser under test are the real ones.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { receiveWithin, requestBoundsFor } from './request-bounds.js';
+import { closeFake, listenFake } from './fake-server.js';
 
 export interface FakeJudgeRequest {
   /** Sequence number of the request, from 0. */
@@ -216,13 +216,9 @@ export async function startFakeJudge(initialScript: FakeJudgeScript, options: Fa
     receiveWithin(incoming, outgoing, bounds, (raw) => handleRequest(state, incoming, outgoing, raw));
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
+  const origin = await listenFake(server, host, options.port);
   return {
-    baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`,
+    baseUrl: `${origin}/v1`,
     requests: state.requests,
     get served() {
       return state.served;
@@ -232,8 +228,7 @@ export async function startFakeJudge(initialScript: FakeJudgeScript, options: Fa
     },
     async close() {
       for (const outgoing of state.hanging) outgoing.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeFake(server);
     },
   };
 }

@@ -17,9 +17,9 @@
  */
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { listPage } from './batch-list.js';
 import { receiveWithin, requestBoundsFor } from './request-bounds.js';
+import { closeFake, listenFake } from './fake-server.js';
 
 export interface FakeBatchOptions {
   /** Chat-completions server answering each line (`…/v1`). */
@@ -492,12 +492,7 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
   const server = http.createServer((incoming, outgoing) => {
     receiveWithin(incoming, outgoing, bounds, (body) => handleRequest(state, incoming, body, outgoing));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.listen?.port ?? 0, host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const origin = await listenFake(server, host, options.listen?.port);
   return {
     // Azure: the resource URL (the client adds /openai); OpenAI: the API's /v1 base.
     baseUrl: azure ? origin : `${origin}/v1`,
@@ -514,9 +509,6 @@ export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<F
       return state.batchCounter;
     },
     batches: () => [...state.works.values()].map((work) => work.batch),
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => closeFake(server),
   };
 }
