@@ -8,9 +8,9 @@
  * model's minimum length, and an entry can be read only after the call that wrote it was answered.
  */
 import { createHash } from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import { parseGradingPrompt } from './fake-judge.js';
-import { closeFake, listenFake } from './fake-server.js';
+import { closeFake, listenFake, wholeBodyServer } from './fake-server.js';
 
 export interface FakeAnthropicRequest {
   index: number;
@@ -298,11 +298,7 @@ export async function startFakeAnthropic(initialScript: FakeAnthropicScript = de
     cache: new Set<string>(),
     messageCounter: 0,
   };
-  const server = http.createServer((incoming, response) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', () => void handleRequest(state, incoming, Buffer.concat(chunks), response));
-  });
+  const server = wholeBodyServer((incoming, raw, response) => handleRequest(state, incoming, raw, response));
   const baseUrl = await listenFake(server);
   return {
     baseUrl,

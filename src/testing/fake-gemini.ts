@@ -6,9 +6,9 @@
  * reply shapes (candidates/parts/finishReason, promptFeedback.blockReason, usageMetadata
  * with thoughts and implicitly cached tokens, logprobsResult) and google.rpc.Status errors.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { parseGradingPrompt } from './fake-judge.js';
-import { closeFake, listenFake } from './fake-server.js';
+import { closeFake, listenFake, wholeBodyServer } from './fake-server.js';
 
 export interface FakeGeminiRequest {
   index: number;
@@ -223,11 +223,7 @@ export async function startFakeGemini(initialScript: FakeGeminiScript = defaultG
     requests: [],
     seenBlocks: new Set<string>(),
   };
-  const server = http.createServer((incoming, response) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', () => void handleRequest(state, incoming, Buffer.concat(chunks), response));
-  });
+  const server = wholeBodyServer((incoming, raw, response) => handleRequest(state, incoming, raw, response));
   const baseUrl = await listenFake(server);
   return {
     baseUrl,

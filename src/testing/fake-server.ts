@@ -3,8 +3,17 @@
  * otherwise, an origin that brackets an IPv6 host, and a close that drops open connections first
  * (a hanging request or a keep-alive socket never holds a test's teardown).
  */
-import type http from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+/** A server that reads each request's whole body, unbounded (the fakes of one provider's API), then hands it to `handle`. */
+export function wholeBodyServer(handle: (incoming: http.IncomingMessage, body: Buffer, outgoing: http.ServerResponse) => Promise<void>): http.Server {
+  return http.createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => void handle(incoming, Buffer.concat(chunks), outgoing));
+  });
+}
 
 /** Starts `server` listening and returns its origin (`http://host:port`). */
 export async function listenFake(server: http.Server, host = '127.0.0.1', port = 0): Promise<string> {
