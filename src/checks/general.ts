@@ -12,6 +12,7 @@ import { textFacts } from './text-facts.js';
 import { pythonStrip } from './text/python-text.js';
 import type { CheckDefinition } from './types.js';
 import { perParameters } from './per-parameters.js';
+import { compiledPattern, refinePatternCompiles } from './regex-pattern.js';
 
 function quoteList(texts: string[]): string {
   return texts.map((text) => `"${text}"`).join(', ');
@@ -31,19 +32,8 @@ const regexParameters = z
     flags: regexFlagsSchema.default(''),
     mustMatch: z.boolean().default(true),
   })
-  .superRefine((parameters, context) => {
-    try {
-      new RegExp(parameters.pattern, parameters.flags);
-    } catch (error) {
-      context.addIssue({
-        code: 'custom',
-        path: ['pattern'],
-        message: `is not a valid regular expression (${error instanceof Error ? error.message : String(error)})`,
-      });
-    }
-  });
+  .superRefine(refinePatternCompiles);
 type RegexParameters = z.infer<typeof regexParameters>;
-const compiledRegex = perParameters((parameters: RegexParameters) => new RegExp(parameters.pattern, parameters.flags));
 
 const regexCheck: CheckDefinition<RegexParameters> = {
   type: 'regex',
@@ -53,7 +43,7 @@ const regexCheck: CheckDefinition<RegexParameters> = {
   describe: ({ pattern, flags, mustMatch }) =>
     `The response ${mustMatch ? 'matches' : 'does not match'} /${pattern}/${flags}.`,
   evaluate(response, parameters) {
-    const match = compiledRegex(parameters).exec(response);
+    const match = compiledPattern(parameters).exec(response);
     const passed = (match !== null) === parameters.mustMatch;
     return { passed, detail: match ? `matched "${match[0].slice(0, 60)}" at ${match.index}` : 'no match' };
   },

@@ -9,6 +9,7 @@ import { RubricateError } from '../errors.js';
 import { toolCalls, trajectorySteps, type ToolCallRecord, type Trajectory } from '../trajectory/trajectory.js';
 import type { CheckContext, CheckDefinition } from './types.js';
 import { perParameters } from './per-parameters.js';
+import { compiledPattern, refinePatternCompiles } from './regex-pattern.js';
 import { isRecord } from '../util/is-record.js';
 
 function needTrajectory(type: string, context: CheckContext): Trajectory {
@@ -361,15 +362,8 @@ const messageMatchesParameters = z
     /** Characters removed from each message before matching (τ-bench ignores commas in outputs). */
     stripCharacters: z.string().default(''),
   })
-  .superRefine((parameters, context) => {
-    try {
-      new RegExp(parameters.pattern, parameters.flags);
-    } catch (error) {
-      context.addIssue({ code: 'custom', path: ['pattern'], message: `is not a valid regular expression (${(error as Error).message})` });
-    }
-  });
+  .superRefine(refinePatternCompiles);
 type MessageMatchesParameters = z.infer<typeof messageMatchesParameters>;
-const compiledMessageRegex = perParameters((parameters: MessageMatchesParameters) => new RegExp(parameters.pattern, parameters.flags));
 
 const messageMatches: CheckDefinition<MessageMatchesParameters> = {
   type: 'message_matches',
@@ -381,7 +375,7 @@ const messageMatches: CheckDefinition<MessageMatchesParameters> = {
     const steps = trajectorySteps(needTrajectory('message_matches', context)).filter((step) =>
       parameters.scope === 'assistant' ? step.kind === 'assistant' || step.kind === 'reasoning' : step.kind === 'assistant' || step.kind === 'user',
     );
-    const regex = compiledMessageRegex(parameters);
+    const regex = compiledPattern(parameters);
     const strip = parameters.stripCharacters;
     const hit = steps.find((step) => regex.test(strip === '' ? step.text : [...step.text].filter((character) => !strip.includes(character)).join('')));
     const passed = (hit !== undefined) === parameters.mustMatch;

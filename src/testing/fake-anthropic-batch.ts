@@ -16,8 +16,9 @@
  */
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { listPage } from './batch-list.js';
+import { anthropicErrorTypes } from './fake-anthropic.js';
+import { closeFake, listenFake } from './fake-server.js';
 
 export interface FakeAnthropicBatchOptions {
   /** Messages API server answering each request (its root URL, without `/v1`). */
@@ -57,10 +58,15 @@ interface FakeMessageBatch {
   results_url: string | null;
 }
 
+interface BatchRequest {
+  custom_id: string;
+  params: Record<string, unknown>;
+}
+
 interface BatchWork {
   batch: FakeMessageBatch;
   index: number;
-  requests: Array<{ custom_id: string; params: Record<string, unknown> }>;
+  requests: BatchRequest[];
   retrieves: number;
   createdAtMs: number;
   processing?: Promise<void>;
@@ -85,251 +91,285 @@ const customIdPattern = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const iso = (milliseconds = Date.now()) => new Date(milliseconds).toISOString();
 
-const statusTypes: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  500: 'api_error',
-  529: 'overloaded_error',
-};
+/** What one fake server holds between requests. */
+interface BatchState {
+  options: FakeAnthropicBatchOptions;
+  events: EventEmitter;
+  works: Map<string, BatchWork>;
+  apiKey: string;
+  inProgressRetrieves: number;
+  maxRequests: number;
+  maxBodyBytes: number;
+  /** The Messages API backend's root. */
+  backend: string;
+  batchCounter: number;
+  requestCounter: number;
+  received: number;
+  baseUrl: string;
+}
+
+function sendJson(state: BatchState, response: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_fakebatch${String(++state.requestCounter).padStart(6, '0')}` }).end(text);
+}
+
+function sendError(state: BatchState, response: http.ServerResponse, status: number, message: string, type = anthropicErrorTypes[status] ?? 'api_error'): void {
+  sendJson(state, response, status, { type: 'error', error: { type, message }, request_id: `req_fakebatch${String(state.requestCounter + 1).padStart(6, '0')}` });
+}
+
+/** A call of the backend's Messages API with the batch's key. */
+function callBackend(state: BatchState, body: string | Buffer): Promise<Response> {
+  return fetch(`${state.backend}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': state.apiKey, 'anthropic-version': '2023-06-01' }, body });
+}
+
+/** One result line, and the scripted duplicate of it if any. */
+function pushResult(state: BatchState, work: BatchWork, request: BatchRequest, line: Record<string, unknown>): void {
+  work.results.push(JSON.stringify(line));
+  const duplicate = state.options.duplicateResult?.(line, request);
+  if (duplicate) work.results.push(JSON.stringify(duplicate));
+}
+
+/** An `errored` result line with this error body. */
+function pushErrored(work: BatchWork, request: BatchRequest, error: unknown): void {
+  work.batch.request_counts.errored += 1;
+  work.results.push(JSON.stringify({ custom_id: request.custom_id, result: { type: 'errored', error } }));
+}
+
+async function answer(state: BatchState, work: BatchWork, request: BatchRequest): Promise<void> {
+  const scripted = state.options.requestError?.(request.custom_id, request.params);
+  if (scripted) return pushErrored(work, request, { type: 'error', error: scripted });
+  let reply: Response;
+  let body: Record<string, unknown>;
+  try {
+    reply = await callBackend(state, JSON.stringify(request.params));
+    body = (await reply.json()) as Record<string, unknown>;
+  } catch (error) {
+    // The backend went away (a test closing): an api_error result, as an internal failure would give.
+    return pushErrored(work, request, { type: 'error', error: { type: 'api_error', message: String(error) } });
+  }
+  if (reply.ok) {
+    work.batch.request_counts.succeeded += 1;
+    pushResult(state, work, request, { custom_id: request.custom_id, result: { type: 'succeeded', message: body } });
+  } else {
+    // The error response as the Messages API gives it: {type: "error", error: {type, message}, request_id}.
+    pushErrored(work, request, body);
+  }
+}
+
+async function process(state: BatchState, work: BatchWork): Promise<void> {
+  const limit = state.options.expireAfter?.(work.index) ?? Number.POSITIVE_INFINITY;
+  let index = 0;
+  for (const request of work.requests) {
+    if (work.cancelRequested || index >= limit) break;
+    await answer(state, work, request);
+    work.batch.request_counts.processing -= 1;
+    index += 1;
+  }
+  for (const request of work.requests.slice(index)) {
+    const type = work.cancelRequested ? 'canceled' : 'expired';
+    work.batch.request_counts[type] += 1;
+    work.batch.request_counts.processing -= 1;
+    work.results.push(JSON.stringify({ custom_id: request.custom_id, result: { type } }));
+  }
+}
+
+function end(state: BatchState, work: BatchWork): void {
+  work.batch.processing_status = 'ended';
+  work.batch.ended_at = iso();
+  work.batch.results_url = `${state.baseUrl}/v1/messages/batches/${work.batch.id}/results`;
+}
+
+/** One retrieve's worth of progress. */
+async function advance(state: BatchState, work: BatchWork): Promise<void> {
+  const batch = work.batch;
+  if (batch.processing_status === 'ended') return;
+  work.retrieves += 1;
+  work.processing ??= process(state, work);
+  if (batch.processing_status === 'canceling') {
+    await work.processing;
+    end(state, work);
+    return;
+  }
+  if (work.retrieves >= state.inProgressRetrieves && Date.now() - work.createdAtMs >= (state.options.delayMs ?? 0)) {
+    await work.processing;
+    end(state, work);
+  }
+}
+
+/** Why a create body breaks the API's rules, in its words; undefined when valid. */
+function invalid(body: unknown, maxRequests: number): string | undefined {
+  const requests = (body as { requests?: unknown })?.requests;
+  if (!Array.isArray(requests)) return 'requests: Field required';
+  if (requests.length === 0) return 'requests: List should have at least 1 item after validation, not 0';
+  if (requests.length > maxRequests) return `requests: List should have at most ${maxRequests} items after validation, not ${requests.length}`;
+  const seen = new Set<string>();
+  for (let index = 0; index < requests.length; index += 1) {
+    const request = requests[index] as { custom_id?: unknown; params?: unknown };
+    for (const key of Object.keys(request ?? {})) if (key !== 'custom_id' && key !== 'params') return `requests.${index}.${key}: Extra inputs are not permitted`;
+    if (typeof request?.custom_id !== 'string') return `requests.${index}.custom_id: Field required`;
+    if (!customIdPattern.test(request.custom_id)) return `requests.${index}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
+    if (seen.has(request.custom_id)) return `Duplicate custom_id: '${request.custom_id}'. Each request in a batch must have a unique custom_id.`;
+    seen.add(request.custom_id);
+    if (!request.params || typeof request.params !== 'object' || Array.isArray(request.params)) return `requests.${index}.params: Field required`;
+  }
+  return undefined;
+}
+
+/** POST /v1/messages: synchronous calls (--batch-fallback sync) reach the same backend. */
+async function forwardMessage(state: BatchState, raw: Buffer, outgoing: http.ServerResponse): Promise<void> {
+  const reply = await callBackend(state, raw);
+  outgoing.writeHead(reply.status, { 'content-type': 'application/json' }).end(await reply.text());
+}
+
+/** POST /v1/messages/batches. */
+function createBatch(state: BatchState, raw: Buffer, size: number, outgoing: http.ServerResponse): void {
+  if (size > state.maxBodyBytes) return sendError(state, outgoing, 413, `Request exceeds the maximum allowed number of bytes (${state.maxBodyBytes}).`, 'request_too_large');
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return sendError(state, outgoing, 400, 'There was an error parsing the body of your request: invalid JSON');
+  }
+  const problem = invalid(body, state.maxRequests);
+  if (problem) return sendError(state, outgoing, 400, problem);
+  const requests = (body as { requests: BatchRequest[] }).requests;
+  const now = Date.now();
+  const batch: FakeMessageBatch = {
+    id: `msgbatch_fake${String(++state.batchCounter).padStart(8, '0')}`,
+    type: 'message_batch',
+    processing_status: 'in_progress',
+    request_counts: { processing: requests.length, succeeded: 0, errored: 0, canceled: 0, expired: 0 },
+    ended_at: null,
+    created_at: iso(now),
+    expires_at: iso(now + 24 * 3600 * 1000),
+    archived_at: null,
+    cancel_initiated_at: null,
+    results_url: null,
+  };
+  state.received += requests.length;
+  state.works.set(batch.id, { batch, index: state.batchCounter - 1, requests, retrieves: 0, createdAtMs: now, results: [], cancelRequested: false });
+  sendJson(state, outgoing, 200, batch);
+  state.events.emit('create', batch.id, requests.length);
+}
+
+/** GET /v1/messages/batches: newest first, in pages. */
+function listBatches(state: BatchState, url: URL, outgoing: http.ServerResponse): void {
+  const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get('limit') ?? 20)));
+  const page = listPage([...state.works.values()].map((work) => work.batch).reverse(), { limit, after: url.searchParams.get('after_id'), before: url.searchParams.get('before_id') });
+  sendJson(state, outgoing, 200, page);
+}
+
+/** POST /v1/messages/batches/{id}/cancel. */
+function cancelBatch(state: BatchState, work: BatchWork, outgoing: http.ServerResponse): void {
+  const batch = work.batch;
+  if (batch.processing_status === 'ended') return sendError(state, outgoing, 400, `Message batch ${batch.id} has already ended and cannot be canceled.`);
+  work.cancelRequested = true;
+  batch.processing_status = 'canceling';
+  batch.cancel_initiated_at = iso();
+  state.events.emit('cancel', batch.id);
+  sendJson(state, outgoing, 200, batch);
+}
+
+/** GET /v1/messages/batches/{id}/results: JSONL once ended, or a scripted redirect. */
+function sendResults(state: BatchState, work: BatchWork, url: URL, outgoing: http.ServerResponse): void {
+  const batch = work.batch;
+  if (batch.processing_status !== 'ended') return sendError(state, outgoing, 404, `Message batch ${batch.id} has no available results: it has not finished processing.`, 'not_found_error');
+  if (state.options.resultsGone?.(batch.id)) return sendError(state, outgoing, 404, `Message batch ${batch.id} results not found.`, 'not_found_error');
+  const location = state.options.redirectResults?.(batch.id, url);
+  if (location !== undefined) {
+    outgoing.writeHead(302, { location, 'content-length': '0' }).end();
+    return;
+  }
+  outgoing.writeHead(200, { 'content-type': 'application/x-jsonl' }).end(`${work.results.join('\n')}\n`);
+}
+
+/** DELETE /v1/messages/batches/{id}: only once ended. */
+function deleteBatch(state: BatchState, work: BatchWork, outgoing: http.ServerResponse): void {
+  const batch = work.batch;
+  if (batch.processing_status !== 'ended') return sendError(state, outgoing, 400, `Message batch ${batch.id} cannot be deleted while it is processing; cancel it first.`);
+  state.works.delete(batch.id);
+  sendJson(state, outgoing, 200, { id: batch.id, type: 'message_batch_deleted' });
+}
+
+/** The routes of one batch (`/v1/messages/batches/{id}…`); false when none matched. */
+async function routeOneBatch(state: BatchState, one: RegExpExecArray, method: string, url: URL, outgoing: http.ServerResponse): Promise<boolean> {
+  const work = state.works.get(decodeURIComponent(one[1]));
+  if (!work) {
+    sendError(state, outgoing, 404, `Message batch ${one[1]} not found.`, 'not_found_error');
+    return true;
+  }
+  const batch = work.batch;
+  if (one[2] === '/cancel' && method === 'POST') cancelBatch(state, work, outgoing);
+  else if (one[2] === '/results' && method === 'GET') sendResults(state, work, url, outgoing);
+  else if (!one[2] && method === 'GET') {
+    await advance(state, work);
+    state.events.emit('retrieve', batch.id, batch.processing_status);
+    sendJson(state, outgoing, 200, batch);
+  } else if (!one[2] && method === 'DELETE') deleteBatch(state, work, outgoing);
+  else return false;
+  return true;
+}
+
+async function route(state: BatchState, incoming: http.IncomingMessage, raw: Buffer, size: number, outgoing: http.ServerResponse): Promise<void> {
+  const url = new URL(incoming.url ?? '/', 'http://fake');
+  const method = incoming.method ?? 'GET';
+  if (url.pathname === '/v1/messages' && method === 'POST') return forwardMessage(state, raw, outgoing);
+  if (url.pathname === '/v1/messages/batches' && method === 'POST') return createBatch(state, raw, size, outgoing);
+  if (url.pathname === '/v1/messages/batches' && method === 'GET') return listBatches(state, url, outgoing);
+  const one = /^\/v1\/messages\/batches\/([^/]+)(\/cancel|\/results)?$/.exec(url.pathname);
+  if (one && (await routeOneBatch(state, one, method, url, outgoing))) return;
+  sendError(state, outgoing, 404, 'Not Found', 'not_found_error');
+}
+
+async function handleRequest(state: BatchState, incoming: http.IncomingMessage, raw: Buffer, size: number, outgoing: http.ServerResponse): Promise<void> {
+  if (incoming.headers['x-api-key'] !== state.apiKey) return sendError(state, outgoing, 401, 'invalid x-api-key');
+  if (!incoming.headers['anthropic-version']) return sendError(state, outgoing, 400, 'anthropic-version: header is required');
+  try {
+    await route(state, incoming, raw, size, outgoing);
+  } catch (error) {
+    sendError(state, outgoing, 500, `fake batch server: ${String(error)}`, 'api_error');
+  }
+}
 
 export async function startFakeAnthropicBatch(options: FakeAnthropicBatchOptions): Promise<FakeAnthropicBatch> {
-  const events = new EventEmitter();
-  const works = new Map<string, BatchWork>();
-  const apiKey = options.apiKey ?? 'test-anthropic-key';
-  const inProgressRetrieves = options.retrievesInProgress ?? 1;
-  const maxRequests = options.maxRequestsPerBatch ?? 100_000;
-  const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024 * 1024;
-  const backend = options.backendBaseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
-  let batchCounter = 0;
-  let requestCounter = 0;
-  let received = 0;
-  let baseUrl = '';
-
-  function sendJson(response: http.ServerResponse, status: number, body: unknown): void {
-    const text = JSON.stringify(body);
-    response.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_fakebatch${String(++requestCounter).padStart(6, '0')}` }).end(text);
-  }
-
-  function sendError(response: http.ServerResponse, status: number, message: string, type = statusTypes[status] ?? 'api_error'): void {
-    sendJson(response, status, { type: 'error', error: { type, message }, request_id: `req_fakebatch${String(requestCounter + 1).padStart(6, '0')}` });
-  }
-
-  /** One result line, and the scripted duplicate of it if any. */
-  function pushResult(work: BatchWork, request: BatchWork['requests'][number], line: Record<string, unknown>): void {
-    work.results.push(JSON.stringify(line));
-    const duplicate = options.duplicateResult?.(line, request);
-    if (duplicate) work.results.push(JSON.stringify(duplicate));
-  }
-
-  async function answer(work: BatchWork, request: BatchWork['requests'][number]): Promise<void> {
-    const scripted = options.requestError?.(request.custom_id, request.params);
-    if (scripted) {
-      work.batch.request_counts.errored += 1;
-      work.results.push(JSON.stringify({ custom_id: request.custom_id, result: { type: 'errored', error: { type: 'error', error: scripted } } }));
-      return;
-    }
-    let reply: Response;
-    let body: Record<string, unknown>;
-    try {
-      reply = await fetch(`${backend}/v1/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': apiKey, 'anthropic-version': '2023-06-01' },
-        body: JSON.stringify(request.params),
-      });
-      body = (await reply.json()) as Record<string, unknown>;
-    } catch (error) {
-      // The backend went away (a test closing): an api_error result, as an internal failure would give.
-      work.batch.request_counts.errored += 1;
-      work.results.push(JSON.stringify({ custom_id: request.custom_id, result: { type: 'errored', error: { type: 'error', error: { type: 'api_error', message: String(error) } } } }));
-      return;
-    }
-    if (reply.ok) {
-      work.batch.request_counts.succeeded += 1;
-      pushResult(work, request, { custom_id: request.custom_id, result: { type: 'succeeded', message: body } });
-    } else {
-      work.batch.request_counts.errored += 1;
-      // The error response as the Messages API gives it: {type: "error", error: {type, message}, request_id}.
-      work.results.push(JSON.stringify({ custom_id: request.custom_id, result: { type: 'errored', error: body } }));
-    }
-  }
-
-  async function process(work: BatchWork): Promise<void> {
-    const limit = options.expireAfter?.(work.index) ?? Number.POSITIVE_INFINITY;
-    let index = 0;
-    for (const request of work.requests) {
-      if (work.cancelRequested || index >= limit) break;
-      await answer(work, request);
-      work.batch.request_counts.processing -= 1;
-      index += 1;
-    }
-    for (const request of work.requests.slice(index)) {
-      const type = work.cancelRequested ? 'canceled' : 'expired';
-      work.batch.request_counts[type] += 1;
-      work.batch.request_counts.processing -= 1;
-      work.results.push(JSON.stringify({ custom_id: request.custom_id, result: { type } }));
-    }
-  }
-
-  function end(work: BatchWork): void {
-    work.batch.processing_status = 'ended';
-    work.batch.ended_at = iso();
-    work.batch.results_url = `${baseUrl}/v1/messages/batches/${work.batch.id}/results`;
-  }
-
-  async function advance(work: BatchWork): Promise<void> {
-    const batch = work.batch;
-    if (batch.processing_status === 'ended') return;
-    work.retrieves += 1;
-    work.processing ??= process(work);
-    if (batch.processing_status === 'canceling') {
-      await work.processing;
-      end(work);
-      return;
-    }
-    if (work.retrieves >= inProgressRetrieves && Date.now() - work.createdAtMs >= (options.delayMs ?? 0)) {
-      await work.processing;
-      end(work);
-    }
-  }
-
-  /** Why a create body breaks the API's rules, in its words; undefined when valid. */
-  function invalid(body: unknown): string | undefined {
-    const requests = (body as { requests?: unknown })?.requests;
-    if (!Array.isArray(requests)) return 'requests: Field required';
-    if (requests.length === 0) return 'requests: List should have at least 1 item after validation, not 0';
-    if (requests.length > maxRequests) return `requests: List should have at most ${maxRequests} items after validation, not ${requests.length}`;
-    const seen = new Set<string>();
-    for (let index = 0; index < requests.length; index += 1) {
-      const request = requests[index] as { custom_id?: unknown; params?: unknown };
-      for (const key of Object.keys(request ?? {})) if (key !== 'custom_id' && key !== 'params') return `requests.${index}.${key}: Extra inputs are not permitted`;
-      if (typeof request?.custom_id !== 'string') return `requests.${index}.custom_id: Field required`;
-      if (!customIdPattern.test(request.custom_id)) return `requests.${index}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
-      if (seen.has(request.custom_id)) return `Duplicate custom_id: '${request.custom_id}'. Each request in a batch must have a unique custom_id.`;
-      seen.add(request.custom_id);
-      if (!request.params || typeof request.params !== 'object' || Array.isArray(request.params)) return `requests.${index}.params: Field required`;
-    }
-    return undefined;
-  }
-
+  const state: BatchState = {
+    options,
+    events: new EventEmitter(),
+    works: new Map<string, BatchWork>(),
+    apiKey: options.apiKey ?? 'test-anthropic-key',
+    inProgressRetrieves: options.retrievesInProgress ?? 1,
+    maxRequests: options.maxRequestsPerBatch ?? 100_000,
+    maxBodyBytes: options.maxBodyBytes ?? 256 * 1024 * 1024,
+    backend: options.backendBaseUrl.replace(/\/+$/, '').replace(/\/v1$/, ''),
+    batchCounter: 0,
+    requestCounter: 0,
+    received: 0,
+    baseUrl: '',
+  };
   const server = http.createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
     let size = 0;
     incoming.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= maxBodyBytes) chunks.push(chunk);
+      if (size <= state.maxBodyBytes) chunks.push(chunk);
     });
-    incoming.on('end', async () => {
-      const url = new URL(incoming.url ?? '/', 'http://fake');
-      const method = incoming.method ?? 'GET';
-      if (incoming.headers['x-api-key'] !== apiKey) return sendError(outgoing, 401, 'invalid x-api-key');
-      if (!incoming.headers['anthropic-version']) return sendError(outgoing, 400, 'anthropic-version: header is required');
-      try {
-        if (url.pathname === '/v1/messages' && method === 'POST') {
-          // Synchronous calls (--batch-fallback sync) reach the same backend.
-          const reply = await fetch(`${backend}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey, 'anthropic-version': '2023-06-01' }, body: Buffer.concat(chunks) });
-          outgoing.writeHead(reply.status, { 'content-type': 'application/json' }).end(await reply.text());
-          return;
-        }
-        if (url.pathname === '/v1/messages/batches' && method === 'POST') {
-          if (size > maxBodyBytes) return sendError(outgoing, 413, `Request exceeds the maximum allowed number of bytes (${maxBodyBytes}).`, 'request_too_large');
-          let body: unknown;
-          try {
-            body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          } catch {
-            return sendError(outgoing, 400, 'There was an error parsing the body of your request: invalid JSON');
-          }
-          const problem = invalid(body);
-          if (problem) return sendError(outgoing, 400, problem);
-          const requests = (body as { requests: BatchWork['requests'] }).requests;
-          const now = Date.now();
-          const batch: FakeMessageBatch = {
-            id: `msgbatch_fake${String(++batchCounter).padStart(8, '0')}`,
-            type: 'message_batch',
-            processing_status: 'in_progress',
-            request_counts: { processing: requests.length, succeeded: 0, errored: 0, canceled: 0, expired: 0 },
-            ended_at: null,
-            created_at: iso(now),
-            expires_at: iso(now + 24 * 3600 * 1000),
-            archived_at: null,
-            cancel_initiated_at: null,
-            results_url: null,
-          };
-          received += requests.length;
-          works.set(batch.id, { batch, index: batchCounter - 1, requests, retrieves: 0, createdAtMs: now, results: [], cancelRequested: false });
-          sendJson(outgoing, 200, batch);
-          events.emit('create', batch.id, requests.length);
-          return;
-        }
-        if (url.pathname === '/v1/messages/batches' && method === 'GET') {
-          const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get('limit') ?? 20)));
-          const page = listPage([...works.values()].map((work) => work.batch).reverse(), { limit, after: url.searchParams.get('after_id'), before: url.searchParams.get('before_id') });
-          return sendJson(outgoing, 200, page);
-        }
-        const one = /^\/v1\/messages\/batches\/([^/]+)(\/cancel|\/results)?$/.exec(url.pathname);
-        if (one) {
-          const work = works.get(decodeURIComponent(one[1]));
-          if (!work) return sendError(outgoing, 404, `Message batch ${one[1]} not found.`, 'not_found_error');
-          const batch = work.batch;
-          if (one[2] === '/cancel' && method === 'POST') {
-            if (batch.processing_status === 'ended') return sendError(outgoing, 400, `Message batch ${batch.id} has already ended and cannot be canceled.`);
-            work.cancelRequested = true;
-            batch.processing_status = 'canceling';
-            batch.cancel_initiated_at = iso();
-            events.emit('cancel', batch.id);
-            return sendJson(outgoing, 200, batch);
-          }
-          if (one[2] === '/results' && method === 'GET') {
-            if (batch.processing_status !== 'ended') return sendError(outgoing, 404, `Message batch ${batch.id} has no available results: it has not finished processing.`, 'not_found_error');
-            if (options.resultsGone?.(batch.id)) return sendError(outgoing, 404, `Message batch ${batch.id} results not found.`, 'not_found_error');
-            const location = options.redirectResults?.(batch.id, url);
-            if (location !== undefined) {
-              outgoing.writeHead(302, { location, 'content-length': '0' }).end();
-              return;
-            }
-            outgoing.writeHead(200, { 'content-type': 'application/x-jsonl' }).end(`${work.results.join('\n')}\n`);
-            return;
-          }
-          if (!one[2] && method === 'GET') {
-            await advance(work);
-            events.emit('retrieve', batch.id, batch.processing_status);
-            return sendJson(outgoing, 200, batch);
-          }
-          if (!one[2] && method === 'DELETE') {
-            if (batch.processing_status !== 'ended') return sendError(outgoing, 400, `Message batch ${batch.id} cannot be deleted while it is processing; cancel it first.`);
-            works.delete(batch.id);
-            return sendJson(outgoing, 200, { id: batch.id, type: 'message_batch_deleted' });
-          }
-        }
-        sendError(outgoing, 404, 'Not Found', 'not_found_error');
-      } catch (error) {
-        sendError(outgoing, 500, `fake batch server: ${String(error)}`, 'api_error');
-      }
-    });
+    incoming.on('end', () => void handleRequest(state, incoming, Buffer.concat(chunks), size, outgoing));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  baseUrl = `http://127.0.0.1:${port}`;
+  state.baseUrl = await listenFake(server);
   return {
-    baseUrl,
-    events,
+    baseUrl: state.baseUrl,
+    events: state.events,
     get receivedRequests() {
-      return received;
+      return state.received;
     },
     get createdBatches() {
-      return batchCounter;
+      return state.batchCounter;
     },
-    batches: () => [...works.values()].map((work) => work.batch),
+    batches: () => [...state.works.values()].map((work) => work.batch),
     resultsOf: (batchId) => {
-      const work = works.get(batchId);
+      const work = state.works.get(batchId);
       return work && work.batch.processing_status === 'ended' ? `${work.results.join('\n')}\n` : undefined;
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => closeFake(server),
   };
 }

@@ -6,9 +6,9 @@
  * reply shapes (candidates/parts/finishReason, promptFeedback.blockReason, usageMetadata
  * with thoughts and implicitly cached tokens, logprobsResult) and google.rpc.Status errors.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { parseGradingPrompt } from './fake-judge.js';
+import { closeFake, listenFake, wholeBodyServer } from './fake-server.js';
 
 export interface FakeGeminiRequest {
   index: number;
@@ -84,132 +84,153 @@ function schemaProblem(schema: unknown, path: string): string | undefined {
   return undefined;
 }
 
-export async function startFakeGemini(initialScript: FakeGeminiScript = defaultGeminiScript, options: FakeGeminiOptions = {}): Promise<FakeGemini> {
-  let script = initialScript;
-  const apiKey = options.apiKey ?? 'test-gemini-key';
-  const minimumCacheTokens = options.minimumCacheTokens ?? 1024;
-  const requests: FakeGeminiRequest[] = [];
+/** What one fake server holds between requests. */
+interface GeminiState {
+  script: FakeGeminiScript;
+  options: FakeGeminiOptions;
+  apiKey: string;
+  minimumCacheTokens: number;
+  requests: FakeGeminiRequest[];
   // Implicit caching: prompts seen, by their 1024-character blocks (a prefix is cached when all its blocks were seen in order).
-  const seenBlocks = new Set<string>();
+  seenBlocks: Set<string>;
+}
 
-  function sendError(response: http.ServerResponse, code: number, status: string, message: string, details?: unknown[], headers: Record<string, string> = {}) {
-    response.writeHead(code, { 'content-type': 'application/json; charset=UTF-8', ...headers });
-    response.end(JSON.stringify({ error: { code, message, status, ...(details ? { details } : {}) } }, null, 2));
+type Contents = Array<{ role?: string; parts?: Array<{ text?: string }> }>;
+
+function sendError(response: http.ServerResponse, code: number, status: string, message: string, details?: unknown[], headers: Record<string, string> = {}) {
+  response.writeHead(code, { 'content-type': 'application/json; charset=UTF-8', ...headers });
+  response.end(JSON.stringify({ error: { code, message, status, ...(details ? { details } : {}) } }, null, 2));
+}
+
+function cachedTokens(state: GeminiState, prompt: string): number {
+  let cachedCharacters = 0;
+  let matching = true;
+  for (let end = 1024; end <= prompt.length; end += 1024) {
+    const block = prompt.slice(0, end);
+    if (matching && state.seenBlocks.has(block)) cachedCharacters = end;
+    else matching = false;
+    state.seenBlocks.add(block);
   }
+  const tokens = countTokens(prompt.slice(0, cachedCharacters));
+  return tokens >= state.minimumCacheTokens ? tokens : 0;
+}
 
-  function cachedTokens(prompt: string): number {
-    let cachedCharacters = 0;
-    let matching = true;
-    for (let end = 1024; end <= prompt.length; end += 1024) {
-      const block = prompt.slice(0, end);
-      if (matching && seenBlocks.has(block)) cachedCharacters = end;
-      else matching = false;
-      seenBlocks.add(block);
-    }
-    const tokens = countTokens(prompt.slice(0, cachedCharacters));
-    return tokens >= minimumCacheTokens ? tokens : 0;
+/** The model a request names once its route, key and model are checked; undefined when an error was sent. */
+function acceptedModel(state: GeminiState, incoming: http.IncomingMessage, response: http.ServerResponse): string | undefined {
+  const url = new URL(incoming.url ?? '/', 'http://fake');
+  const match = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(url.pathname);
+  if (incoming.method !== 'POST' || !match) return void sendError(response, 404, 'NOT_FOUND', `Requested entity was not found.`);
+  const key = incoming.headers['x-goog-api-key'] ?? url.searchParams.get('key');
+  if (!key) {
+    return void sendError(response, 403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
   }
+  if (key !== state.apiKey) {
+    return void sendError(response, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', [
+      { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } },
+    ]);
+  }
+  const model = decodeURIComponent(match[1]);
+  if (state.options.models && !state.options.models.includes(model)) {
+    return void sendError(response, 404, 'NOT_FOUND', `models/${model} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.`);
+  }
+  return model;
+}
 
-  const server = http.createServer((incoming, response) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', async () => {
-      const url = new URL(incoming.url ?? '/', 'http://fake');
-      const match = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(url.pathname);
-      if (incoming.method !== 'POST' || !match) return sendError(response, 404, 'NOT_FOUND', `Requested entity was not found.`);
-      const key = incoming.headers['x-goog-api-key'] ?? url.searchParams.get('key');
-      if (!key) {
-        return sendError(response, 403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
-      }
-      if (key !== apiKey) {
-        return sendError(response, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', [
-          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } },
-        ]);
-      }
-      const model = decodeURIComponent(match[1]);
-      if (options.models && !options.models.includes(model)) {
-        return sendError(response, 404, 'NOT_FOUND', `models/${model} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.`);
-      }
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-      } catch {
-        return sendError(response, 400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.');
-      }
-      for (const field of Object.keys(body)) if (!generateFields.has(field)) return sendError(response, 400, 'INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${field}": Cannot find field.`);
-      const generation = (body.generationConfig ?? {}) as Record<string, unknown>;
-      for (const field of Object.keys(generation)) {
-        if (!generationFields.has(field)) return sendError(response, 400, 'INVALID_ARGUMENT', `Invalid JSON payload received. Unknown name "${field}" at 'generation_config': Cannot find field.`);
-      }
-      const problem = schemaProblem(generation.responseSchema, 'generation_config.response_schema');
-      if (problem) return sendError(response, 400, 'INVALID_ARGUMENT', problem);
-      if (generation.responseSchema !== undefined && generation.responseMimeType !== 'application/json') {
-        return sendError(response, 400, 'INVALID_ARGUMENT', 'responseMimeType must be application/json when responseSchema is set.');
-      }
-      const thinking = generation.thinkingConfig as { thinkingBudget?: number } | undefined;
-      if (/^gemini-2\.5-pro/.test(model) && thinking?.thinkingBudget === 0) {
-        return sendError(response, 400, 'INVALID_ARGUMENT', 'Budget 0 is invalid. This model only works in thinking mode.');
-      }
-      if (generation.responseLogprobs === true && !(options.logprobModels ?? []).includes(model)) {
-        return sendError(response, 400, 'INVALID_ARGUMENT', 'Logprobs is not supported for the current model.');
-      }
-      const contents = (body.contents ?? []) as Array<{ role?: string; parts?: Array<{ text?: string }> }>;
-      const lastUser = [...contents].reverse().find((content) => content.role === 'user');
-      const userText = (lastUser?.parts ?? []).map((part) => part.text ?? '').join('');
-      const record: FakeGeminiRequest = { index: requests.length, model, headers: incoming.headers, body, userText, ...parseGradingPrompt(userText) };
-      requests.push(record);
-      const action = await script(record);
-      if ('hang' in action) return;
-      if ('status' in action) return sendError(response, action.status, action.statusName, action.message, action.details, action.headers);
-      const system = ((body.systemInstruction as { parts?: Array<{ text?: string }> } | undefined)?.parts ?? []).map((part) => part.text ?? '').join('');
-      const prompt = `${system}\u0000${contents.map((content) => `${content.role}:${(content.parts ?? []).map((part) => part.text ?? '').join('')}`).join('\u0000')}`;
-      const promptTokenCount = countTokens(prompt);
-      const cachedContentTokenCount = cachedTokens(prompt);
-      const usageMetadata: Record<string, unknown> = { promptTokenCount, totalTokenCount: promptTokenCount, promptTokensDetails: [{ modality: 'TEXT', tokenCount: promptTokenCount }] };
-      if (cachedContentTokenCount > 0) {
-        usageMetadata.cachedContentTokenCount = cachedContentTokenCount;
-        usageMetadata.cacheTokensDetails = [{ modality: 'TEXT', tokenCount: cachedContentTokenCount }];
-      }
-      const answer = (payload: Record<string, unknown>) => {
-        response.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
-        response.end(JSON.stringify({ ...payload, usageMetadata, modelVersion: model, responseId: `fake-${record.index}` }));
-      };
-      if ('blockReason' in action) {
-        return answer({ promptFeedback: { blockReason: action.blockReason, safetyRatings: [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH', blocked: true }] } });
-      }
-      if (!('json' in action) && !('text' in action)) {
-        return answer({
-          candidates: [{ finishReason: action.finishReason, index: 0, safetyRatings: [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH', blocked: true }] }],
-        });
-      }
-      const text = 'json' in action ? (typeof action.json === 'string' ? action.json : JSON.stringify(action.json)) : action.text;
-      const candidatesTokenCount = countTokens(text);
-      usageMetadata.candidatesTokenCount = candidatesTokenCount;
-      const thoughts = 'thoughtsTokens' in action ? (action.thoughtsTokens ?? 0) : 0;
-      if (thoughts > 0) usageMetadata.thoughtsTokenCount = thoughts;
-      usageMetadata.totalTokenCount = promptTokenCount + candidatesTokenCount + thoughts;
-      const candidate: Record<string, unknown> = { content: { parts: [{ text }], role: 'model' }, finishReason: action.finishReason ?? 'STOP', index: 0 };
-      if ('logprobs' in action && action.logprobs) {
-        candidate.logprobsResult = {
-          topCandidates: action.logprobs.map((entry) => ({ candidates: entry.top })),
-          chosenCandidates: action.logprobs.map((entry) => ({ token: entry.token, logProbability: entry.logProbability })),
-        };
-      }
-      answer({ candidates: [candidate] });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+/** Why a generateContent body breaks the API's rules, as its INVALID_ARGUMENT message words it. */
+function invalidBody(state: GeminiState, model: string, body: Record<string, unknown>): string | undefined {
+  for (const field of Object.keys(body)) if (!generateFields.has(field)) return `Invalid JSON payload received. Unknown name "${field}": Cannot find field.`;
+  const generation = (body.generationConfig ?? {}) as Record<string, unknown>;
+  for (const field of Object.keys(generation)) {
+    if (!generationFields.has(field)) return `Invalid JSON payload received. Unknown name "${field}" at 'generation_config': Cannot find field.`;
+  }
+  const problem = schemaProblem(generation.responseSchema, 'generation_config.response_schema');
+  if (problem) return problem;
+  if (generation.responseSchema !== undefined && generation.responseMimeType !== 'application/json') return 'responseMimeType must be application/json when responseSchema is set.';
+  const thinking = generation.thinkingConfig as { thinkingBudget?: number } | undefined;
+  if (/^gemini-2\.5-pro/.test(model) && thinking?.thinkingBudget === 0) return 'Budget 0 is invalid. This model only works in thinking mode.';
+  if (generation.responseLogprobs === true && !(state.options.logprobModels ?? []).includes(model)) return 'Logprobs is not supported for the current model.';
+  return undefined;
+}
+
+/** The prompt's usage metadata, implicit caching included. */
+function promptUsage(state: GeminiState, body: Record<string, unknown>): Record<string, unknown> {
+  const contents = (body.contents ?? []) as Contents;
+  const system = ((body.systemInstruction as { parts?: Array<{ text?: string }> } | undefined)?.parts ?? []).map((part) => part.text ?? '').join('');
+  const prompt = `${system}\u0000${contents.map((content) => `${content.role}:${(content.parts ?? []).map((part) => part.text ?? '').join('')}`).join('\u0000')}`;
+  const promptTokenCount = countTokens(prompt);
+  const cachedContentTokenCount = cachedTokens(state, prompt);
+  const usageMetadata: Record<string, unknown> = { promptTokenCount, totalTokenCount: promptTokenCount, promptTokensDetails: [{ modality: 'TEXT', tokenCount: promptTokenCount }] };
+  if (cachedContentTokenCount > 0) {
+    usageMetadata.cachedContentTokenCount = cachedContentTokenCount;
+    usageMetadata.cacheTokensDetails = [{ modality: 'TEXT', tokenCount: cachedContentTokenCount }];
+  }
+  return usageMetadata;
+}
+
+type AnsweredAction = Exclude<FakeGeminiAction, { hang: true } | { status: number }>;
+
+/** The reply's payload for a scripted answer (usage completed for a candidate with text). */
+function replyPayload(action: AnsweredAction, usageMetadata: Record<string, unknown>): Record<string, unknown> {
+  const blocked = [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH', blocked: true }];
+  if ('blockReason' in action) return { promptFeedback: { blockReason: action.blockReason, safetyRatings: blocked } };
+  if (!('json' in action) && !('text' in action)) return { candidates: [{ finishReason: action.finishReason, index: 0, safetyRatings: blocked }] };
+  const text = 'json' in action ? (typeof action.json === 'string' ? action.json : JSON.stringify(action.json)) : action.text;
+  const candidatesTokenCount = countTokens(text);
+  usageMetadata.candidatesTokenCount = candidatesTokenCount;
+  const thoughts = 'thoughtsTokens' in action ? (action.thoughtsTokens ?? 0) : 0;
+  if (thoughts > 0) usageMetadata.thoughtsTokenCount = thoughts;
+  usageMetadata.totalTokenCount = (usageMetadata.promptTokenCount as number) + candidatesTokenCount + thoughts;
+  const candidate: Record<string, unknown> = { content: { parts: [{ text }], role: 'model' }, finishReason: action.finishReason ?? 'STOP', index: 0 };
+  if ('logprobs' in action && action.logprobs) {
+    candidate.logprobsResult = {
+      topCandidates: action.logprobs.map((entry) => ({ candidates: entry.top })),
+      chosenCandidates: action.logprobs.map((entry) => ({ token: entry.token, logProbability: entry.logProbability })),
+    };
+  }
+  return { candidates: [candidate] };
+}
+
+async function handleRequest(state: GeminiState, incoming: http.IncomingMessage, raw: Buffer, response: http.ServerResponse): Promise<void> {
+  const model = acceptedModel(state, incoming, response);
+  if (model === undefined) return;
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return sendError(response, 400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.');
+  }
+  const problem = invalidBody(state, model, body);
+  if (problem) return sendError(response, 400, 'INVALID_ARGUMENT', problem);
+  const lastUser = [...((body.contents ?? []) as Contents)].reverse().find((content) => content.role === 'user');
+  const userText = (lastUser?.parts ?? []).map((part) => part.text ?? '').join('');
+  const record: FakeGeminiRequest = { index: state.requests.length, model, headers: incoming.headers, body, userText, ...parseGradingPrompt(userText) };
+  state.requests.push(record);
+  const action = await state.script(record);
+  if ('hang' in action) return;
+  if ('status' in action) return sendError(response, action.status, action.statusName, action.message, action.details, action.headers);
+  const usageMetadata = promptUsage(state, body);
+  const payload = replyPayload(action, usageMetadata);
+  response.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+  response.end(JSON.stringify({ ...payload, usageMetadata, modelVersion: model, responseId: `fake-${record.index}` }));
+}
+
+export async function startFakeGemini(initialScript: FakeGeminiScript = defaultGeminiScript, options: FakeGeminiOptions = {}): Promise<FakeGemini> {
+  const state: GeminiState = {
+    script: initialScript,
+    options,
+    apiKey: options.apiKey ?? 'test-gemini-key',
+    minimumCacheTokens: options.minimumCacheTokens ?? 1024,
+    requests: [],
+    seenBlocks: new Set<string>(),
+  };
+  const server = wholeBodyServer((incoming, raw, response) => handleRequest(state, incoming, raw, response));
+  const baseUrl = await listenFake(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    requests,
+    baseUrl,
+    requests: state.requests,
     setScript(next) {
-      script = next;
+      state.script = next;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeFake(server),
   };
 }

@@ -3,8 +3,8 @@
  * network only: the client, engine and parser under test are the real ones.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { receiveWithin, requestBoundsFor } from './request-bounds.js';
+import { closeFake, listenFake } from './fake-server.js';
 
 export interface FakeJudgeRequest {
   /** Sequence number of the request, from 0. */
@@ -94,6 +94,107 @@ export interface FakeJudgeOptions extends ListenOptions {
   keepRequests?: boolean;
 }
 
+/** What one fake judge holds between requests. */
+interface JudgeState {
+  script: FakeJudgeScript;
+  options: FakeJudgeOptions;
+  requests: FakeJudgeRequest[];
+  served: number;
+  hanging: Set<http.ServerResponse>;
+}
+
+/** The request as a script sees it, counted (and kept unless told otherwise). */
+function readRequest(state: JudgeState, incoming: http.IncomingMessage, body: Record<string, unknown>): FakeJudgeRequest {
+  const messages = (Array.isArray(body.messages) ? body.messages : []) as FakeJudgeRequest['messages'];
+  const lastUser: unknown = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+  // Content may be a list of parts (text and image_url), as chat completions accept: read its text parts.
+  const userText = Array.isArray(lastUser) ? lastUser.filter((part) => part?.type === 'text').map((part) => String(part.text)).join('\n') : String(lastUser);
+  const parsed = parseGradingPrompt(userText);
+  const request: FakeJudgeRequest = {
+    index: state.served++,
+    path: incoming.url ?? '',
+    headers: incoming.headers,
+    body,
+    messages,
+    userText,
+    response: parsed.response,
+    criteria: parsed.criteria,
+    responses: parsed.responses,
+  };
+  if (state.options.keepRequests !== false) state.requests.push(request);
+  return request;
+}
+
+type ContentAction = Extract<FakeJudgeAction, { content: unknown }>;
+
+/** The chat completion a content action answers with. */
+function chatCompletion(action: ContentAction, request: FakeJudgeRequest) {
+  const content = typeof action.content === 'string' ? action.content : JSON.stringify(action.content);
+  const usage = action.usage ?? {};
+  return {
+    id: `fake-${request.index}`,
+    object: 'chat.completion',
+    created: 0,
+    model: action.model ?? String(request.body.model ?? 'fake'),
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content, ...(action.refusal ? { refusal: action.refusal } : {}) },
+        finish_reason: action.finishReason ?? 'stop',
+        ...(action.logprobs ? { logprobs: action.logprobs } : {}),
+      },
+    ],
+    usage: {
+      prompt_tokens: usage.prompt_tokens ?? 100,
+      completion_tokens: usage.completion_tokens ?? 20,
+      total_tokens: (usage.prompt_tokens ?? 100) + (usage.completion_tokens ?? 20),
+      prompt_tokens_details: { cached_tokens: usage.cached_tokens ?? 0 },
+    },
+  };
+}
+
+/** Sends an answer (raw body, error status or completion), unless the client has gone. */
+function sendAction(outgoing: http.ServerResponse, action: Exclude<FakeJudgeAction, { hang: true } | { destroy: true }>, request: FakeJudgeRequest): void {
+  if (outgoing.destroyed) return;
+  if ('rawBody' in action) {
+    outgoing.writeHead(200, { 'content-type': 'application/json' }).end(action.rawBody);
+  } else if ('status' in action) {
+    outgoing.writeHead(action.status, { 'content-type': 'application/json', ...action.headers });
+    outgoing.end(JSON.stringify(action.body ?? { error: { message: `scripted ${action.status}` } }));
+  } else {
+    outgoing.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(chatCompletion(action, request)));
+  }
+}
+
+async function handleRequest(state: JudgeState, incoming: http.IncomingMessage, outgoing: http.ServerResponse, raw: Buffer): Promise<void> {
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    outgoing.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'invalid JSON body' } }));
+    return;
+  }
+  const request = readRequest(state, incoming, body);
+  let action: FakeJudgeAction;
+  try {
+    action = await state.script(request);
+  } catch (error) {
+    action = { status: 500, body: { error: { message: `fake judge script threw: ${String(error)}` } } };
+  }
+  if ('hang' in action) {
+    state.hanging.add(outgoing);
+    outgoing.on('close', () => state.hanging.delete(outgoing));
+    return;
+  }
+  if ('destroy' in action) {
+    incoming.socket.destroy();
+    return;
+  }
+  const delay = action.delayMs ?? 0;
+  if (delay > 0) setTimeout(() => sendAction(outgoing, action, request), delay);
+  else sendAction(outgoing, action, request);
+}
+
 /**
  * A loopback OpenAI-compatible judge whose answers a script decides; the real client and parser run against it.
  *
@@ -108,110 +209,26 @@ export interface FakeJudgeOptions extends ListenOptions {
  * ```
  */
 export async function startFakeJudge(initialScript: FakeJudgeScript, options: FakeJudgeOptions = {}): Promise<FakeJudge> {
-  let script = initialScript;
-  const requests: FakeJudgeRequest[] = [];
-  let served = 0;
-  const hanging = new Set<http.ServerResponse>();
+  const state: JudgeState = { script: initialScript, options, requests: [], served: 0, hanging: new Set<http.ServerResponse>() };
   const host = options.host ?? '127.0.0.1';
   const bounds = requestBoundsFor(host, options.maxBodyBytes);
   const server = http.createServer((incoming, outgoing) => {
-    receiveWithin(incoming, outgoing, bounds, async (raw) => {
-      let body: Record<string, unknown> = {};
-      try {
-        body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-      } catch {
-        outgoing.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'invalid JSON body' } }));
-        return;
-      }
-      const messages = (Array.isArray(body.messages) ? body.messages : []) as FakeJudgeRequest['messages'];
-      const lastUser: unknown = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
-      // Content may be a list of parts (text and image_url), as chat completions accept: read its text parts.
-      const userText = Array.isArray(lastUser) ? lastUser.filter((part) => part?.type === 'text').map((part) => String(part.text)).join('\n') : String(lastUser);
-      const parsed = parseGradingPrompt(userText);
-      const request: FakeJudgeRequest = {
-        index: served++,
-        path: incoming.url ?? '',
-        headers: incoming.headers,
-        body,
-        messages,
-        userText,
-        response: parsed.response,
-        criteria: parsed.criteria,
-        responses: parsed.responses,
-      };
-      if (options.keepRequests !== false) requests.push(request);
-      let action: FakeJudgeAction;
-      try {
-        action = await script(request);
-      } catch (error) {
-        action = { status: 500, body: { error: { message: `fake judge script threw: ${String(error)}` } } };
-      }
-      if ('hang' in action) {
-        hanging.add(outgoing);
-        outgoing.on('close', () => hanging.delete(outgoing));
-        return;
-      }
-      if ('destroy' in action) {
-        incoming.socket.destroy();
-        return;
-      }
-      const delay = action.delayMs ?? 0;
-      const send = () => {
-        if (outgoing.destroyed) return;
-        if ('rawBody' in action) {
-          outgoing.writeHead(200, { 'content-type': 'application/json' }).end(action.rawBody);
-        } else if ('status' in action) {
-          outgoing.writeHead(action.status, { 'content-type': 'application/json', ...action.headers });
-          outgoing.end(JSON.stringify(action.body ?? { error: { message: `scripted ${action.status}` } }));
-        } else {
-          const content = typeof action.content === 'string' ? action.content : JSON.stringify(action.content);
-          const usage = action.usage ?? {};
-          const completion = {
-            id: `fake-${request.index}`,
-            object: 'chat.completion',
-            created: 0,
-            model: action.model ?? String(body.model ?? 'fake'),
-            choices: [
-              {
-                index: 0,
-                message: { role: 'assistant', content, ...(action.refusal ? { refusal: action.refusal } : {}) },
-                finish_reason: action.finishReason ?? 'stop',
-                ...(action.logprobs ? { logprobs: action.logprobs } : {}),
-              },
-            ],
-            usage: {
-              prompt_tokens: usage.prompt_tokens ?? 100,
-              completion_tokens: usage.completion_tokens ?? 20,
-              total_tokens: (usage.prompt_tokens ?? 100) + (usage.completion_tokens ?? 20),
-              prompt_tokens_details: { cached_tokens: usage.cached_tokens ?? 0 },
-            },
-          };
-          outgoing.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion));
-        }
-      };
-      if (delay > 0) setTimeout(send, delay);
-      else send();
-    });
+    receiveWithin(incoming, outgoing, bounds, (raw) => handleRequest(state, incoming, outgoing, raw));
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
+  const origin = await listenFake(server, host, options.port);
   return {
-    baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`,
-    requests,
+    baseUrl: `${origin}/v1`,
+    requests: state.requests,
     get served() {
-      return served;
+      return state.served;
     },
     setScript(next) {
-      script = next;
+      state.script = next;
     },
     async close() {
-      for (const outgoing of hanging) outgoing.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const outgoing of state.hanging) outgoing.destroy();
+      await closeFake(server);
     },
   };
 }

@@ -17,9 +17,9 @@
  */
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { listPage } from './batch-list.js';
 import { receiveWithin, requestBoundsFor } from './request-bounds.js';
+import { closeFake, listenFake } from './fake-server.js';
 
 export interface FakeBatchOptions {
   /** Chat-completions server answering each line (`…/v1`). */
@@ -142,297 +142,373 @@ function multipartFields(body: Buffer, contentType: string): Map<string, { filen
   return fields;
 }
 
-export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<FakeOpenAIBatch> {
-  const events = new EventEmitter();
-  const files = new Map<string, FakeFile>();
-  const works = new Map<string, BatchWork>();
-  let fileCounter = 0;
-  let batchCounter = 0;
-  let received = 0;
-  const perStage = options.retrievesPerStage ?? 1;
-  const azure = options.azure;
-  const maxRequests = options.maxRequestsPerBatch ?? (azure ? 100_000 : 50_000);
-  const lineUrl = azure ? '/chat/completions' : '/v1/chat/completions';
-  const countTokens = options.countTokens ?? ((body: Record<string, unknown>) => Math.ceil(JSON.stringify(body.messages ?? '').length / 4));
-  let peakEnqueued = 0;
-  const uploadedBytes: number[] = [];
-  const openStatuses = new Set(['validating', 'in_progress', 'finalizing']);
-  const enqueued = () => [...works.values()].filter((work) => openStatuses.has(work.batch.status)).reduce((total, work) => total + work.tokens, 0);
+/** What one fake server holds between requests. */
+interface BatchState {
+  options: FakeBatchOptions;
+  events: EventEmitter;
+  files: Map<string, FakeFile>;
+  works: Map<string, BatchWork>;
+  fileCounter: number;
+  batchCounter: number;
+  received: number;
+  perStage: number;
+  azure: FakeBatchOptions['azure'];
+  maxRequests: number;
+  /** The `url` every request line must name. */
+  lineUrl: string;
+  countTokens: (body: Record<string, unknown>) => number;
+  peakEnqueued: number;
+  uploadedBytes: number[];
+}
 
-  function addFile(content: string, purpose: string, filename: string): FakeFile {
-    const file: FakeFile = { id: `file-${++fileCounter}`, purpose, filename, content, created_at: now() };
-    files.set(file.id, file);
-    return file;
+type BatchLine = BatchWork['lines'][number];
+
+const openStatuses = new Set(['validating', 'in_progress', 'finalizing']);
+
+/** Input tokens the open batches hold together. */
+function enqueued(state: BatchState): number {
+  return [...state.works.values()].filter((work) => openStatuses.has(work.batch.status)).reduce((total, work) => total + work.tokens, 0);
+}
+
+function addFile(state: BatchState, content: string, purpose: string, filename: string): FakeFile {
+  const file: FakeFile = { id: `file-${++state.fileCounter}`, purpose, filename, content, created_at: now() };
+  state.files.set(file.id, file);
+  return file;
+}
+
+/** A call of the chat-completions backend. */
+function callBackend(state: BatchState, body: string | Buffer): Promise<Response> {
+  return fetch(`${state.options.backendBaseUrl.replace(/\/+$/, '')}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+}
+
+/** The error-file entry of a scripted line error. */
+function scriptedErrorEntry(line: BatchLine, scripted: { status: number; body: unknown } | { code: string; message: string }): Record<string, unknown> {
+  return 'status' in scripted
+    ? { id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: { status_code: scripted.status, request_id: `req_${line.custom_id}`, body: scripted.body }, error: null }
+    : { id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: null, error: { code: scripted.code, message: scripted.message } };
+}
+
+async function answerLine(state: BatchState, work: BatchWork, line: BatchLine): Promise<void> {
+  const scripted = state.options.lineError?.(line.custom_id, line.body);
+  if (scripted) {
+    work.errors.push(JSON.stringify(scriptedErrorEntry(line, scripted)));
+    return;
   }
+  const answer = await callBackend(state, JSON.stringify(line.body));
+  const text = await answer.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // kept as text
+  }
+  const entry = { id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: { status_code: answer.status, request_id: `req_${line.custom_id}`, body }, error: null };
+  (answer.ok ? work.output : work.errors).push(JSON.stringify(entry));
+  const duplicate = state.options.duplicateResult?.(entry, line);
+  if (duplicate) (answer.ok ? work.output : work.errors).push(JSON.stringify(duplicate));
+}
 
-  async function answerLine(work: BatchWork, line: { custom_id: string; body: Record<string, unknown> }): Promise<void> {
-    const scripted = options.lineError?.(line.custom_id, line.body);
-    if (scripted) {
-      const entry = 'status' in scripted
-        ? { id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: { status_code: scripted.status, request_id: `req_${line.custom_id}`, body: scripted.body }, error: null }
-        : { id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: null, error: { code: scripted.code, message: scripted.message } };
-      work.errors.push(JSON.stringify(entry));
-      return;
+async function process(state: BatchState, work: BatchWork): Promise<void> {
+  const limit = state.options.expireAfter?.(work.index) ?? Number.POSITIVE_INFINITY;
+  let index = 0;
+  for (const line of work.lines) {
+    if (work.cancelRequested || index >= limit) break;
+    await answerLine(state, work, line);
+    index += 1;
+  }
+  for (const line of work.lines.slice(index)) {
+    const code = work.cancelRequested ? 'batch_cancelled' : 'batch_expired';
+    const message = work.cancelRequested ? 'This request was not executed because the batch was cancelled.' : 'This request could not be executed before the completion window expired.';
+    work.errors.push(JSON.stringify({ id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: null, error: { code, message } }));
+  }
+}
+
+function finish(state: BatchState, work: BatchWork, status: 'completed' | 'expired' | 'cancelled'): void {
+  const batch = work.batch;
+  batch.request_counts = { total: work.lines.length, completed: work.output.length, failed: work.errors.length };
+  if (work.output.length > 0) batch.output_file_id = addFile(state, `${work.output.join('\n')}\n`, 'batch_output', `${batch.id}_output.jsonl`).id;
+  if (work.errors.length > 0) batch.error_file_id = addFile(state, `${work.errors.join('\n')}\n`, 'batch_output', `${batch.id}_error.jsonl`).id;
+  batch.status = status;
+  batch[`${status}_at`] = now();
+}
+
+/** An in_progress batch's retrieve: expired part-way, or on to finalizing after its retrieves. */
+async function advanceInProgress(state: BatchState, work: BatchWork): Promise<void> {
+  const batch = work.batch;
+  await work.processing;
+  const limit = state.options.expireAfter?.(work.index);
+  if (limit !== undefined && limit < work.lines.length) {
+    finish(state, work, 'expired');
+    return;
+  }
+  batch.request_counts = { total: work.lines.length, completed: work.output.length, failed: work.errors.length };
+  if (work.retrieves >= state.perStage) {
+    batch.status = 'finalizing';
+    batch.finalizing_at = now();
+    work.retrieves = 0;
+  }
+}
+
+/** One retrieve's worth of progress. */
+async function advance(state: BatchState, work: BatchWork): Promise<void> {
+  const batch = work.batch;
+  work.retrieves += 1;
+  if (batch.status === 'validating') {
+    if (work.retrieves >= state.perStage && Date.now() - work.createdAtMs >= (state.options.delayMs ?? 0)) {
+      batch.status = 'in_progress';
+      batch.in_progress_at = now();
+      work.retrieves = 0;
+      work.processing = process(state, work);
     }
-    const answer = await fetch(`${options.backendBaseUrl.replace(/\/+$/, '')}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(line.body),
-    });
-    const text = await answer.text();
-    let body: unknown = text;
+  } else if (batch.status === 'in_progress') {
+    await advanceInProgress(state, work);
+  } else if (batch.status === 'finalizing') {
+    if (work.retrieves >= state.perStage) finish(state, work, 'completed');
+  } else if (batch.status === 'cancelling') {
+    await work.processing;
+    finish(state, work, 'cancelled');
+  }
+}
+
+function validate(state: BatchState, content: string): { lines: BatchLine[] } | { error: string; line: number } {
+  const lines: BatchLine[] = [];
+  const seen = new Set<string>();
+  let model: unknown;
+  const rows = content.split('\n').filter((row) => row.trim() !== '');
+  for (let index = 0; index < rows.length; index += 1) {
+    let parsed: { custom_id?: unknown; method?: unknown; url?: unknown; body?: unknown };
     try {
-      body = JSON.parse(text);
+      parsed = JSON.parse(rows[index]);
     } catch {
-      // kept as text
+      return { error: 'invalid_json_line', line: index + 1 };
     }
-    const entry = { id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: { status_code: answer.status, request_id: `req_${line.custom_id}`, body }, error: null };
-    (answer.ok ? work.output : work.errors).push(JSON.stringify(entry));
-    const duplicate = options.duplicateResult?.(entry, line);
-    if (duplicate) (answer.ok ? work.output : work.errors).push(JSON.stringify(duplicate));
+    if (typeof parsed.custom_id !== 'string' || seen.has(parsed.custom_id)) return { error: 'duplicate_custom_id', line: index + 1 };
+    if (parsed.method !== 'POST' || parsed.url !== state.lineUrl) return { error: 'invalid_url', line: index + 1 };
+    const body = parsed.body as Record<string, unknown> | undefined;
+    if (!body || typeof body !== 'object') return { error: 'missing_body', line: index + 1 };
+    if (model !== undefined && body.model !== model) return { error: 'mismatched_model', line: index + 1 };
+    model = body.model;
+    seen.add(parsed.custom_id);
+    lines.push({ custom_id: parsed.custom_id, body });
   }
+  if (lines.length === 0) return { error: 'empty_file', line: 0 };
+  if (lines.length > state.maxRequests) return { error: 'too_many_requests', line: state.maxRequests + 1 };
+  return { lines };
+}
 
-  async function process(work: BatchWork): Promise<void> {
-    const limit = options.expireAfter?.(work.index) ?? Number.POSITIVE_INFINITY;
-    let index = 0;
-    for (const line of work.lines) {
-      if (work.cancelRequested || index >= limit) break;
-      await answerLine(work, line);
-      index += 1;
-    }
-    for (const line of work.lines.slice(index)) {
-      const code = work.cancelRequested ? 'batch_cancelled' : 'batch_expired';
-      const message = work.cancelRequested ? 'This request was not executed because the batch was cancelled.' : 'This request could not be executed before the completion window expired.';
-      work.errors.push(JSON.stringify({ id: `batch_req_${line.custom_id}`, custom_id: line.custom_id, response: null, error: { code, message } }));
-    }
+/** The API path a request names once its key (and Azure's URL form) is checked; undefined when an error was sent. */
+function acceptedPath(state: BatchState, incoming: http.IncomingMessage, url: URL, outgoing: http.ServerResponse): string | undefined {
+  const azure = state.azure;
+  if (!azure) {
+    if (/^Bearer \S+/.test(String(incoming.headers.authorization ?? ''))) return url.pathname.replace(/^\/v1/, '');
+    return void sendError(outgoing, 401, 'You didn\'t provide an API key.', 'invalid_request_error', null, 'missing_api_key');
   }
-
-  function finish(work: BatchWork, status: 'completed' | 'expired' | 'cancelled'): void {
-    const batch = work.batch;
-    batch.request_counts = { total: work.lines.length, completed: work.output.length, failed: work.errors.length };
-    if (work.output.length > 0) batch.output_file_id = addFile(`${work.output.join('\n')}\n`, 'batch_output', `${batch.id}_output.jsonl`).id;
-    if (work.errors.length > 0) batch.error_file_id = addFile(`${work.errors.join('\n')}\n`, 'batch_output', `${batch.id}_error.jsonl`).id;
-    batch.status = status;
-    batch[`${status}_at`] = now();
+  // Azure's own error bodies: {"error": {"code": "401" | "404", "message"}}.
+  if (incoming.headers['api-key'] !== azure.apiKey) {
+    return void sendJson(outgoing, 401, { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.' } });
   }
+  if (!url.pathname.startsWith('/openai/') || !url.searchParams.get('api-version')) return void sendJson(outgoing, 404, { error: { code: '404', message: 'Resource not found' } });
+  return url.pathname.replace(/^\/openai/, '').replace(/^\/deployments\/[^/]+\/chat\/completions$/, '/chat/completions');
+}
 
-  /** One retrieve's worth of progress. */
-  async function advance(work: BatchWork): Promise<void> {
-    const batch = work.batch;
-    work.retrieves += 1;
-    if (batch.status === 'validating') {
-      if (work.retrieves >= perStage && Date.now() - work.createdAtMs >= (options.delayMs ?? 0)) {
-        batch.status = 'in_progress';
-        batch.in_progress_at = now();
-        work.retrieves = 0;
-        work.processing = process(work);
-      }
-    } else if (batch.status === 'in_progress') {
-      await work.processing;
-      const limit = options.expireAfter?.(work.index);
-      if (limit !== undefined && limit < work.lines.length) {
-        finish(work, 'expired');
-        return;
-      }
-      batch.request_counts = { total: work.lines.length, completed: work.output.length, failed: work.errors.length };
-      if (work.retrieves >= perStage) {
-        batch.status = 'finalizing';
-        batch.finalizing_at = now();
-        work.retrieves = 0;
-      }
-    } else if (batch.status === 'finalizing') {
-      if (work.retrieves >= perStage) finish(work, 'completed');
-    } else if (batch.status === 'cancelling') {
-      await work.processing;
-      finish(work, 'cancelled');
-    }
+/** POST /chat/completions: synchronous calls (--batch-fallback sync) reach the same backend. */
+async function forwardChat(state: BatchState, body: Buffer, outgoing: http.ServerResponse): Promise<void> {
+  const answer = await callBackend(state, body);
+  outgoing.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+}
+
+/** POST /files: a multipart upload of purpose `batch`. */
+function uploadFile(state: BatchState, incoming: http.IncomingMessage, body: Buffer, outgoing: http.ServerResponse): void {
+  const fields = multipartFields(body, String(incoming.headers['content-type'] ?? ''));
+  const purpose = fields.get('purpose')?.value;
+  const file = fields.get('file');
+  if (purpose !== 'batch') return sendError(outgoing, 400, `'${purpose ?? ''}' is not one of ['fine-tune', 'assistants', 'batch', 'user_data', 'vision', 'evals'] - 'purpose'`, 'invalid_request_error', 'purpose');
+  if (!file) return sendError(outgoing, 400, "Missing required parameter: 'file'.", 'invalid_request_error', 'file');
+  const stored = addFile(state, file.value, 'batch', file.filename ?? 'upload.jsonl');
+  state.uploadedBytes.push(Buffer.byteLength(stored.content));
+  state.events.emit('upload', stored.id, Buffer.byteLength(stored.content));
+  sendJson(outgoing, 200, { id: stored.id, object: 'file', bytes: Buffer.byteLength(stored.content), created_at: stored.created_at, filename: stored.filename, purpose: 'batch' });
+}
+
+/** GET /files/{id}/content, or a scripted redirect. */
+function sendFileContent(state: BatchState, fileId: string, url: URL, outgoing: http.ServerResponse): void {
+  const file = state.files.get(decodeURIComponent(fileId));
+  if (!file || state.options.fileGone?.(file)) return sendError(outgoing, 404, `No such File object: ${fileId}`, 'invalid_request_error', 'id');
+  const location = state.options.redirectContent?.(file.id, url);
+  if (location !== undefined) {
+    outgoing.writeHead(302, { location, 'content-length': '0' }).end();
+    return;
   }
+  outgoing.writeHead(200, { 'content-type': 'application/octet-stream' }).end(file.content);
+}
 
-  function validate(content: string): { lines: BatchWork['lines'] } | { error: string; line: number } {
-    const lines: BatchWork['lines'] = [];
-    const seen = new Set<string>();
-    let model: unknown;
-    const rows = content.split('\n').filter((row) => row.trim() !== '');
-    for (let index = 0; index < rows.length; index += 1) {
-      let parsed: { custom_id?: unknown; method?: unknown; url?: unknown; body?: unknown };
-      try {
-        parsed = JSON.parse(rows[index]);
-      } catch {
-        return { error: 'invalid_json_line', line: index + 1 };
-      }
-      if (typeof parsed.custom_id !== 'string' || seen.has(parsed.custom_id)) return { error: 'duplicate_custom_id', line: index + 1 };
-      if (parsed.method !== 'POST' || parsed.url !== lineUrl) return { error: 'invalid_url', line: index + 1 };
-      const body = parsed.body as Record<string, unknown> | undefined;
-      if (!body || typeof body !== 'object') return { error: 'missing_body', line: index + 1 };
-      if (model !== undefined && body.model !== model) return { error: 'mismatched_model', line: index + 1 };
-      model = body.model;
-      seen.add(parsed.custom_id);
-      lines.push({ custom_id: parsed.custom_id, body });
-    }
-    if (lines.length === 0) return { error: 'empty_file', line: 0 };
-    if (lines.length > maxRequests) return { error: 'too_many_requests', line: maxRequests + 1 };
-    return { lines };
+type CreateRequest = { input_file_id?: string; endpoint?: string; completion_window?: string; metadata?: Record<string, string> };
+
+/** A new batch record, validating. */
+function newBatch(state: BatchState, request: CreateRequest, file: FakeFile): FakeBatch {
+  return {
+    id: `batch_${++state.batchCounter}`,
+    object: 'batch',
+    endpoint: request.endpoint ?? '',
+    errors: null,
+    input_file_id: file.id,
+    completion_window: '24h',
+    status: 'validating',
+    output_file_id: null,
+    error_file_id: null,
+    created_at: now(),
+    in_progress_at: null,
+    expires_at: now() + 86_400,
+    finalizing_at: null,
+    completed_at: null,
+    failed_at: null,
+    expired_at: null,
+    cancelling_at: null,
+    cancelled_at: null,
+    request_counts: { total: 0, completed: 0, failed: 0 },
+    metadata: request.metadata ?? null,
+  };
+}
+
+/** A new batch's fate: failed over the enqueued-token limit or an invalid input file, or counted in. */
+function admit(state: BatchState, work: BatchWork, checked: ReturnType<typeof validate>): void {
+  const batch = work.batch;
+  const limit = state.options.maxEnqueuedTokens;
+  if (!('error' in checked) && limit !== undefined && enqueued(state) + work.tokens > limit) {
+    batch.status = 'failed';
+    batch.failed_at = now();
+    batch.errors = { object: 'list', data: [{ code: 'token_limit_exceeded', message: `Enqueued token limit reached for ${String(work.lines[0]?.body.model)} in organization org-fake. Limit: ${limit.toLocaleString('en-US')} enqueued tokens. Please try again once some in_progress batches have been completed.`, line: null, param: null }] };
+    state.received += work.lines.length;
+  } else if ('error' in checked) {
+    batch.status = 'failed';
+    batch.failed_at = now();
+    batch.errors = { object: 'list', data: [{ code: checked.error, message: `input file line ${checked.line}: ${checked.error}`, line: checked.line, param: null }] };
+  } else {
+    batch.request_counts.total = checked.lines.length;
+    state.received += checked.lines.length;
   }
+}
 
+/** POST /batches. */
+function createBatch(state: BatchState, body: Buffer, outgoing: http.ServerResponse): void {
+  const request = JSON.parse(body.toString('utf8')) as CreateRequest;
+  const endpoints = state.azure ? ['/chat/completions', '/embeddings', '/responses'] : ['/v1/chat/completions', '/v1/embeddings', '/v1/completions', '/v1/responses'];
+  if (!endpoints.includes(request.endpoint ?? '')) {
+    return sendError(outgoing, 400, `Invalid value: '${request.endpoint}'. Supported values are: ${endpoints.map((value) => `'${value}'`).join(', ')}.`, 'invalid_request_error', 'endpoint');
+  }
+  if (request.completion_window !== '24h') return sendError(outgoing, 400, `Invalid value: '${request.completion_window}'. Supported values are: '24h'.`, 'invalid_request_error', 'completion_window');
+  const file = state.files.get(request.input_file_id ?? '');
+  if (!file) return sendError(outgoing, 404, `No such File object: ${request.input_file_id}`, 'invalid_request_error', 'input_file_id');
+  const checked = validate(state, file.content);
+  const batch = newBatch(state, request, file);
+  const lines = 'lines' in checked ? checked.lines : [];
+  const tokens = lines.reduce((total, line) => total + state.countTokens(line.body), 0);
+  const work: BatchWork = { batch, index: state.batchCounter - 1, lines, retrieves: 0, createdAtMs: Date.now(), output: [], errors: [], cancelRequested: false, tokens };
+  admit(state, work, checked);
+  state.works.set(batch.id, work);
+  state.peakEnqueued = Math.max(state.peakEnqueued, enqueued(state));
+  sendJson(outgoing, 200, batch);
+  state.events.emit('create', batch.id, work.lines.length);
+}
+
+/** POST /batches/{id}/cancel. */
+function cancelBatch(state: BatchState, work: BatchWork, outgoing: http.ServerResponse): void {
+  if (!['validating', 'in_progress', 'finalizing'].includes(work.batch.status)) {
+    return sendError(outgoing, 409, `Cannot cancel a batch with status '${work.batch.status}'.`, 'invalid_request_error');
+  }
+  work.cancelRequested = true;
+  work.batch.status = 'cancelling';
+  work.batch.cancelling_at = now();
+  state.events.emit('cancel', work.batch.id);
+  sendJson(outgoing, 200, work.batch);
+}
+
+/** The routes of one batch (`/batches/{id}…`); false when none matched. */
+async function routeOneBatch(state: BatchState, one: RegExpExecArray, method: string, outgoing: http.ServerResponse): Promise<boolean> {
+  const work = state.works.get(decodeURIComponent(one[1]));
+  if (!work) {
+    sendError(outgoing, 404, `No batch found with id '${one[1]}'.`, 'invalid_request_error', null, 'batch_not_found');
+    return true;
+  }
+  if (method === 'POST' && one[2]) cancelBatch(state, work, outgoing);
+  else if (method === 'GET' && !one[2]) {
+    await advance(state, work);
+    state.events.emit('retrieve', work.batch.id, work.batch.status);
+    sendJson(outgoing, 200, work.batch);
+  } else return false;
+  return true;
+}
+
+/** GET /batches: newest first, in cursor pages. */
+function listBatches(state: BatchState, url: URL, outgoing: http.ServerResponse): void {
+  const page = listPage([...state.works.values()].map((work) => work.batch).reverse(), { limit: Math.min(100, Number(url.searchParams.get('limit') ?? 20)), after: url.searchParams.get('after') });
+  sendJson(outgoing, 200, { object: 'list', ...page });
+}
+
+async function route(state: BatchState, incoming: http.IncomingMessage, path: string, url: URL, body: Buffer, outgoing: http.ServerResponse): Promise<void> {
+  const method = incoming.method ?? 'GET';
+  if (method === 'POST' && path === '/chat/completions') return forwardChat(state, body, outgoing);
+  if (method === 'POST' && path === '/files') return uploadFile(state, incoming, body, outgoing);
+  const content = /^\/files\/([^/]+)\/content$/.exec(path);
+  if (method === 'GET' && content) return sendFileContent(state, content[1], url, outgoing);
+  if (method === 'POST' && path === '/batches') return createBatch(state, body, outgoing);
+  const one = /^\/batches\/([^/]+)(\/cancel)?$/.exec(path);
+  if (one && (await routeOneBatch(state, one, method, outgoing))) return;
+  if (method === 'GET' && path === '/batches') return listBatches(state, url, outgoing);
+  sendError(outgoing, 404, `Invalid URL (${method} ${url.pathname})`, 'invalid_request_error');
+}
+
+async function handleRequest(state: BatchState, incoming: http.IncomingMessage, body: Buffer, outgoing: http.ServerResponse): Promise<void> {
+  const url = new URL(incoming.url ?? '/', 'http://fake');
+  const path = acceptedPath(state, incoming, url, outgoing);
+  if (path === undefined) return;
+  try {
+    await route(state, incoming, path, url, body, outgoing);
+  } catch (error) {
+    sendError(outgoing, 500, `fake batch server: ${String(error)}`, 'server_error');
+  }
+}
+
+export async function startFakeOpenAIBatch(options: FakeBatchOptions): Promise<FakeOpenAIBatch> {
+  const azure = options.azure;
+  const state: BatchState = {
+    options,
+    events: new EventEmitter(),
+    files: new Map<string, FakeFile>(),
+    works: new Map<string, BatchWork>(),
+    fileCounter: 0,
+    batchCounter: 0,
+    received: 0,
+    perStage: options.retrievesPerStage ?? 1,
+    azure,
+    maxRequests: options.maxRequestsPerBatch ?? (azure ? 100_000 : 50_000),
+    lineUrl: azure ? '/chat/completions' : '/v1/chat/completions',
+    countTokens: options.countTokens ?? ((body: Record<string, unknown>) => Math.ceil(JSON.stringify(body.messages ?? '').length / 4)),
+    peakEnqueued: 0,
+    uploadedBytes: [],
+  };
   const host = options.listen?.host ?? '127.0.0.1';
   const bounds = requestBoundsFor(host, options.listen?.maxBodyBytes);
   const server = http.createServer((incoming, outgoing) => {
-    receiveWithin(incoming, outgoing, bounds, async (body) => {
-      const url = new URL(incoming.url ?? '/', 'http://fake');
-      const method = incoming.method ?? 'GET';
-      let path = url.pathname.replace(/^\/v1/, '');
-      if (azure) {
-        // Azure's own error bodies: {"error": {"code": "401" | "404", "message"}}.
-        if (incoming.headers['api-key'] !== azure.apiKey) {
-          return sendJson(outgoing, 401, { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.' } });
-        }
-        if (!url.pathname.startsWith('/openai/') || !url.searchParams.get('api-version')) return sendJson(outgoing, 404, { error: { code: '404', message: 'Resource not found' } });
-        path = url.pathname.replace(/^\/openai/, '').replace(/^\/deployments\/[^/]+\/chat\/completions$/, '/chat/completions');
-      } else if (!/^Bearer \S+/.test(String(incoming.headers.authorization ?? ''))) {
-        sendError(outgoing, 401, 'You didn\'t provide an API key.', 'invalid_request_error', null, 'missing_api_key');
-        return;
-      }
-      try {
-        if (method === 'POST' && path === '/chat/completions') {
-          // Synchronous calls (--batch-fallback sync) reach the same backend.
-          const answer = await fetch(`${options.backendBaseUrl.replace(/\/+$/, '')}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-          outgoing.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
-          return;
-        }
-        if (method === 'POST' && path === '/files') {
-          const fields = multipartFields(body, String(incoming.headers['content-type'] ?? ''));
-          const purpose = fields.get('purpose')?.value;
-          const file = fields.get('file');
-          if (purpose !== 'batch') return sendError(outgoing, 400, `'${purpose ?? ''}' is not one of ['fine-tune', 'assistants', 'batch', 'user_data', 'vision', 'evals'] - 'purpose'`, 'invalid_request_error', 'purpose');
-          if (!file) return sendError(outgoing, 400, "Missing required parameter: 'file'.", 'invalid_request_error', 'file');
-          const stored = addFile(file.value, 'batch', file.filename ?? 'upload.jsonl');
-          uploadedBytes.push(Buffer.byteLength(stored.content));
-          events.emit('upload', stored.id, Buffer.byteLength(stored.content));
-          return sendJson(outgoing, 200, { id: stored.id, object: 'file', bytes: Buffer.byteLength(stored.content), created_at: stored.created_at, filename: stored.filename, purpose: 'batch' });
-        }
-        const content = /^\/files\/([^/]+)\/content$/.exec(path);
-        if (method === 'GET' && content) {
-          const file = files.get(decodeURIComponent(content[1]));
-          if (!file || options.fileGone?.(file)) return sendError(outgoing, 404, `No such File object: ${content[1]}`, 'invalid_request_error', 'id');
-          const location = options.redirectContent?.(file.id, url);
-          if (location !== undefined) {
-            outgoing.writeHead(302, { location, 'content-length': '0' }).end();
-            return;
-          }
-          outgoing.writeHead(200, { 'content-type': 'application/octet-stream' }).end(file.content);
-          return;
-        }
-        if (method === 'POST' && path === '/batches') {
-          const request = JSON.parse(body.toString('utf8')) as { input_file_id?: string; endpoint?: string; completion_window?: string; metadata?: Record<string, string> };
-          const endpoints = azure ? ['/chat/completions', '/embeddings', '/responses'] : ['/v1/chat/completions', '/v1/embeddings', '/v1/completions', '/v1/responses'];
-          if (!endpoints.includes(request.endpoint ?? '')) {
-            return sendError(outgoing, 400, `Invalid value: '${request.endpoint}'. Supported values are: ${endpoints.map((value) => `'${value}'`).join(', ')}.`, 'invalid_request_error', 'endpoint');
-          }
-          if (request.completion_window !== '24h') return sendError(outgoing, 400, `Invalid value: '${request.completion_window}'. Supported values are: '24h'.`, 'invalid_request_error', 'completion_window');
-          const file = files.get(request.input_file_id ?? '');
-          if (!file) return sendError(outgoing, 404, `No such File object: ${request.input_file_id}`, 'invalid_request_error', 'input_file_id');
-          const checked = validate(file.content);
-          const batch: FakeBatch = {
-            id: `batch_${++batchCounter}`,
-            object: 'batch',
-            endpoint: request.endpoint ?? '',
-            errors: null,
-            input_file_id: file.id,
-            completion_window: '24h',
-            status: 'validating',
-            output_file_id: null,
-            error_file_id: null,
-            created_at: now(),
-            in_progress_at: null,
-            expires_at: now() + 86_400,
-            finalizing_at: null,
-            completed_at: null,
-            failed_at: null,
-            expired_at: null,
-            cancelling_at: null,
-            cancelled_at: null,
-            request_counts: { total: 0, completed: 0, failed: 0 },
-            metadata: request.metadata ?? null,
-          };
-          const lines = 'lines' in checked ? checked.lines : [];
-          const tokens = lines.reduce((total, line) => total + countTokens(line.body), 0);
-          const work: BatchWork = { batch, index: batchCounter - 1, lines, retrieves: 0, createdAtMs: Date.now(), output: [], errors: [], cancelRequested: false, tokens };
-          const alreadyEnqueued = enqueued();
-          if (!('error' in checked) && options.maxEnqueuedTokens !== undefined && alreadyEnqueued + tokens > options.maxEnqueuedTokens) {
-            batch.status = 'failed';
-            batch.failed_at = now();
-            const limit = options.maxEnqueuedTokens;
-            batch.errors = { object: 'list', data: [{ code: 'token_limit_exceeded', message: `Enqueued token limit reached for ${String(lines[0]?.body.model)} in organization org-fake. Limit: ${limit.toLocaleString('en-US')} enqueued tokens. Please try again once some in_progress batches have been completed.`, line: null, param: null }] };
-            received += lines.length;
-          } else if ('error' in checked) {
-            batch.status = 'failed';
-            batch.failed_at = now();
-            batch.errors = { object: 'list', data: [{ code: checked.error, message: `input file line ${checked.line}: ${checked.error}`, line: checked.line, param: null }] };
-          } else {
-            batch.request_counts.total = checked.lines.length;
-            received += checked.lines.length;
-          }
-          works.set(batch.id, work);
-          peakEnqueued = Math.max(peakEnqueued, enqueued());
-          sendJson(outgoing, 200, batch);
-          events.emit('create', batch.id, work.lines.length);
-          return;
-        }
-        const one = /^\/batches\/([^/]+)(\/cancel)?$/.exec(path);
-        if (one) {
-          const work = works.get(decodeURIComponent(one[1]));
-          if (!work) return sendError(outgoing, 404, `No batch found with id '${one[1]}'.`, 'invalid_request_error', null, 'batch_not_found');
-          if (method === 'POST' && one[2]) {
-            if (!['validating', 'in_progress', 'finalizing'].includes(work.batch.status)) {
-              return sendError(outgoing, 409, `Cannot cancel a batch with status '${work.batch.status}'.`, 'invalid_request_error');
-            }
-            work.cancelRequested = true;
-            work.batch.status = 'cancelling';
-            work.batch.cancelling_at = now();
-            events.emit('cancel', work.batch.id);
-            return sendJson(outgoing, 200, work.batch);
-          }
-          if (method === 'GET' && !one[2]) {
-            await advance(work);
-            events.emit('retrieve', work.batch.id, work.batch.status);
-            return sendJson(outgoing, 200, work.batch);
-          }
-        }
-        if (method === 'GET' && path === '/batches') {
-          const page = listPage([...works.values()].map((work) => work.batch).reverse(), { limit: Math.min(100, Number(url.searchParams.get('limit') ?? 20)), after: url.searchParams.get('after') });
-          return sendJson(outgoing, 200, { object: 'list', ...page });
-        }
-        sendError(outgoing, 404, `Invalid URL (${method} ${url.pathname})`, 'invalid_request_error');
-      } catch (error) {
-        sendError(outgoing, 500, `fake batch server: ${String(error)}`, 'server_error');
-      }
-    });
+    receiveWithin(incoming, outgoing, bounds, (body) => handleRequest(state, incoming, body, outgoing));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.listen?.port ?? 0, host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const origin = await listenFake(server, host, options.listen?.port);
   return {
     // Azure: the resource URL (the client adds /openai); OpenAI: the API's /v1 base.
     baseUrl: azure ? origin : `${origin}/v1`,
-    events,
+    events: state.events,
     get peakEnqueuedTokens() {
-      return peakEnqueued;
+      return state.peakEnqueued;
     },
-    uploadedBytes,
-    fileContent: (fileId) => files.get(fileId)?.content,
+    uploadedBytes: state.uploadedBytes,
+    fileContent: (fileId) => state.files.get(fileId)?.content,
     get receivedRequests() {
-      return received;
+      return state.received;
     },
     get createdBatches() {
-      return batchCounter;
+      return state.batchCounter;
     },
-    batches: () => [...works.values()].map((work) => work.batch),
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    batches: () => [...state.works.values()].map((work) => work.batch),
+    close: () => closeFake(server),
   };
 }

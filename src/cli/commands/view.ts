@@ -7,17 +7,12 @@ import type { Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
 import type { CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
+import { parsePort } from '../port-option.js';
 import { runIndexPath, runIndexVariable } from '../../results/run-index.js';
 
 interface ViewFlags {
   port?: number;
   runIndex?: string;
-}
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RubricateError('CONFIG_INVALID', `--port must be an integer from 0 to 65535, got "${value}"`, { field: 'port' });
-  return port;
 }
 
 export function registerViewCommand(program: Command, context: CommandContext): void {
