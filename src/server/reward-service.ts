@@ -276,6 +276,52 @@ export class RewardService {
     return this.answered(items, results, options);
   }
 
+  /**
+   * Work that is not one item's grading (CaRR's trajectories: three judge calls each) admitted
+   * as `count` items: refused or held like `scoreItems`, its places freed when the work ends,
+   * its answer at the deadline at the latest (DEADLINE_EXCEEDED, counted; the work goes on, so a
+   * retry reuses its verdicts). Each finished one is counted as an answered item.
+   */
+  async runAdmitted<T>(count: number, work: () => Promise<T>, options: Pick<ScoreOptions, 'waitForRoom' | 'deadlineMs'> = {}): Promise<T> {
+    this.refuseWithoutStore();
+    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    const deadlineAt = this.now() + deadlineMs;
+    try {
+      await this.admission.admit(count, { wait: options.waitForRoom === true, deadlineAt, hold: options.waitForRoom === true });
+    } catch (error) {
+      if (RubricateError.isInstance(error) && error.code === 'OVERLOADED') this.metrics.rejected.inc({ reason: 'queue_full' });
+      throw error;
+    }
+    const running = work();
+    const release = () => this.admission.release(count);
+    running.then(release, release);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => {
+      timer = setTimeout(() => resolve('deadline'), Math.max(0, deadlineAt - this.now()));
+    });
+    try {
+      const outcome = await Promise.race([running, deadline]);
+      if (outcome === 'deadline') {
+        this.metrics.deadlines.inc({}, count);
+        throw new RubricateError('DEADLINE_EXCEEDED', `not graded within the ${Math.round(deadlineMs / 100) / 10} s deadline; grading goes on and a retry will reuse its verdicts`);
+      }
+      this.metrics.rewards.inc({ outcome: 'ok' }, count);
+      this.metrics.items.inc({ status: 'ok' }, count);
+      return outcome;
+    } catch (error) {
+      this.metrics.rewards.inc({ outcome: 'error' }, count);
+      this.metrics.items.inc({ status: 'error' }, count);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Engine events of judge work outside the grader (calls, retries, errors; items are counted by `runAdmitted`), for /metrics. */
+  readonly judgeWorkListener = (event: EngineEvent): void => {
+    if (event.type !== 'item') this.onGraderEvent(event);
+  };
+
   /** Without its shared store a replica would pay again for cached verdicts and break the fleet's limits: refused clearly. */
   private refuseWithoutStore(): void {
     const store = this.storeHealth?.();
