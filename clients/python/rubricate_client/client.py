@@ -57,7 +57,7 @@ _RETRYABLE_STATUSES = {429, 503}
 #: Paths whose requests may be sent again after a replica took them and went away: scoring gives
 #: the same verdicts for the same request (and replicas sharing a store share the judge's replies),
 #: so a resent request is answered, never counted, twice.
-_RETRY_SAFE_PATHS = {"/healthz", "/v1/score", "/v1/score/batch", "/v1/score/group", "/v1/score/groups", "/v1/scaffold", "/v1/rubric-reward"}
+_RETRY_SAFE_PATHS = {"/healthz", "/v1/score", "/v1/score/batch", "/v1/score/group", "/v1/score/groups", "/v1/scaffold", "/v1/rubric-reward", "/carr/evaluate", "/carr/evaluate/group"}
 
 _log = logging.getLogger("rubricate_client")
 
@@ -592,6 +592,17 @@ class RubricateClient:
         if step is not None:
             body["step"] = step
         return self._request("POST", "/v1/score/groups", body)
+
+    def carr_evaluate(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        """CaRR's reward for one trajectory (``POST /carr/evaluate``): the released server's body
+        ``{history, label, task_unfinished, remote_env_info}`` and answer ``{reward, outcome_reward,
+        rubric_reward, rubric_scores}`` (``rubricate_client.carr`` builds the body)."""
+        return self._request("POST", "/carr/evaluate", plain(body))
+
+    def carr_evaluate_group(self, bodies: Sequence[Dict[str, Any]], group: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """C-GRPO's group rewards (``POST /carr/evaluate/group``): ``{rewards, results}``, ``group``
+        being ``{ratio, normalize, only, follow}`` (each optional)."""
+        return self._request("POST", "/carr/evaluate/group", {"requests": [plain(body) for body in bodies], "group": plain(group or {})})
 
 
 class AsyncRubricateClient:

@@ -41,7 +41,10 @@ function parsed<T>(schema: z.ZodType<T>, body: unknown): T {
 function evaluatorOf(service: RewardService): () => CarrEvaluator {
   let evaluator: CarrEvaluator | undefined;
   return () => {
-    const { judge, store, calls } = service.grading;
+    const { store, calls, judges = [] } = service.grading;
+    // `serve` hands its judge over as a list (juries); CaRR's released server asks one judge.
+    if (!service.grading.judge && judges.length > 1) throw new RubricateError('CONFIG_INVALID', `CaRR asks one judge; serve runs ${judges.length} (a jury): start a server with one --judge for /carr/evaluate`);
+    const judge = service.grading.judge ?? judges[0];
     if (!judge) throw new RubricateError('JUDGE_UNAVAILABLE', 'CaRR needs a judge: start serve with --judge');
     evaluator ??= new CarrEvaluator({ judge, ...(store ? { store } : {}), ...(calls ? { calls } : {}), onEvent: service.judgeWorkListener });
     return evaluator;
