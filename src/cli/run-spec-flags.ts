@@ -374,6 +374,14 @@ const runRows: readonly FlagRow[] = [
     description: `largest --repeats, --samples, --max-attempts, --best-of, --rounds, --variants, --iterations or --responses-per-prompt: each multiplies every item's judge calls; a larger one is refused at start (default ${defaultLimits.maxRepeats})`,
     parse: parsePositiveInteger('max-repeats'),
   },
+  {
+    group: 'limits',
+    path: 'limits.maxSteps',
+    name: 'max-steps',
+    argument: '<n>',
+    description: `most steps of one trajectory graded by step-scoped criteria (process rewards: one judge task per criterion and step); a longer one is refused before any judge call, LIMIT_EXCEEDED (default ${defaultLimits.maxSteps})`,
+    parse: parsePositiveInteger('max-steps'),
+  },
   { group: 'text', path: 'omitText', name: 'no-text', description: 'leave prompt and response text out of the results', toSpec: (text: boolean) => !text },
   { group: 'requests', path: 'keepRequests', name: 'keep-requests', description: "keep each judge call's exact request, raw reply and latency in the results (redacted; large), for the report to show behind each verdict" },
 ];

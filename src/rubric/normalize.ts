@@ -21,6 +21,7 @@ import { normalizeTrajectory, trajectoryInputSchema, type TrajectoryMessageInput
 import { dataUrlBytes, imagePlaceholder, isDataUrl, onlyDataUrls, toItemImage, type ImagePlace, type ItemImage } from '../images/images.js';
 import { renderTrajectory } from '../trajectory/render.js';
 import { hasPerTurnCriteria, turnProblem } from './turns.js';
+import { normalizeStepAggregate, stepProblem, stepScopeProblem } from './steps.js';
 import { hasConditions, normalizeConditions, validateConditions } from './conditions.js';
 
 export interface SourceLocation {
@@ -158,6 +159,7 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
     // `last` is the default: left out, so the rubric hashes as it did before turns existed.
     if (criterion.turn !== undefined && criterion.turn !== 'last') normalized.turn = criterion.turn;
     if (criterion.when !== undefined) normalized.when = normalizeConditions(criterion.when);
+    if (criterion.scope === 'step') normalized.scope = 'step';
     if (criterion.metadata) normalized.metadata = criterion.metadata;
     return normalized;
   });
@@ -193,6 +195,11 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
       line: location.line,
       field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), 'gate']),
     });
+  }
+  if (value.step_aggregate !== undefined) rubric.stepAggregate = normalizeStepAggregate(value.step_aggregate);
+  const stepRubricProblem = stepScopeProblem(rubric);
+  if (stepRubricProblem) {
+    throw new RubricateError('INPUT_INVALID', stepRubricProblem.message, { file: location.file, line: location.line, field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), ...stepRubricProblem.path]) });
   }
   if (value.reward_components) rubric.rewardComponents = declaredComponents(value.reward_components, criteria, location);
   if (value.metadata) rubric.metadata = value.metadata;
@@ -371,7 +378,7 @@ export function normalizeItem(record: unknown, options: NormalizeItemOptions = {
   if (images.images.length > 0) item.images = images.images;
   if (value.tags) item.tags = value.tags;
   if (value.metadata) item.metadata = value.metadata;
-  const problem = turnProblem(item);
+  const problem = turnProblem(item) ?? stepProblem(item);
   if (problem) throw new RubricateError('INPUT_INVALID', problem.message, { file: options.file, line: options.line, field: problem.field });
   return item;
 }
