@@ -12,6 +12,8 @@ import { Grader, type GraderOptions } from '../pipeline/grader.js';
 import type { ResultRecord } from '../results/results.js';
 import type { Item, Rubric } from '../rubric/schema.js';
 import { AdmissionQueue } from './admission.js';
+import { hasStepCriteria, tooManySteps, trajectoryStepSpans } from '../rubric/steps.js';
+import { defaultLimits } from '../spec/run-spec.js';
 import { itemContentKey, RubricCache } from './input.js';
 import { ServerMetrics } from './metrics.js';
 import { attachComponents } from './reward-components.js';
@@ -195,6 +197,7 @@ export class RewardService {
    */
   async scoreItems(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
     this.lintGate?.refuse(items.map((item) => item.rubric));
+    this.refuseLongTrajectories(items);
     this.refuseWithoutStore();
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
     const deadlineAt = this.now() + deadlineMs;
@@ -238,6 +241,7 @@ export class RewardService {
    */
   async scoreGroup(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
     this.lintGate?.refuse(items.map((item) => item.rubric));
+    this.refuseLongTrajectories(items);
     // Over a bound (--max-group-size, --max-tournament-pairs): 413 before admission, memory or any judge call.
     const overBound = this.grader.groupLimitProblem(items);
     if (overBound) throw overBound;
@@ -321,6 +325,16 @@ export class RewardService {
   readonly judgeWorkListener = (event: EngineEvent): void => {
     if (event.type !== 'item') this.onGraderEvent(event);
   };
+
+  /** Process rewards: a trajectory over `--max-steps` steps is refused whole (413) before admission or any call. */
+  private refuseLongTrajectories(items: readonly Item[]): void {
+    const maxSteps = this.grading.limits?.maxSteps ?? defaultLimits.maxSteps;
+    for (const item of items) {
+      if (!item.trajectory || !hasStepCriteria(item.rubric)) continue;
+      const steps = trajectoryStepSpans(item.trajectory).length;
+      if (steps > maxSteps) throw tooManySteps(steps, maxSteps);
+    }
+  }
 
   /** Without its shared store a replica would pay again for cached verdicts and break the fleet's limits: refused clearly. */
   private refuseWithoutStore(): void {
