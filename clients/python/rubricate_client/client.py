@@ -145,7 +145,7 @@ def rubric_value(rubric: Rubric) -> Rubric:
 
 def build_item(
     prompt: Prompt,
-    response: str,
+    response: Union[str, Sequence[Dict[str, Any]]],
     rubric: Optional[Rubric] = None,
     *,
     rubric_id: Optional[str] = None,
@@ -156,7 +156,8 @@ def build_item(
     """One native item. Without ``id`` the server derives one from the content."""
     if rubric is None and rubric_id is None:
         raise ValueError("an item needs a rubric or a rubric_id")
-    item: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "response": response}
+    # A response is text, or an agent trajectory (a list of messages), which step-scoped criteria grade step by step.
+    item: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "response": response if isinstance(response, str) else plain(response)}
     if rubric is not None:
         item["rubric"] = rubric_value(rubric)
     if rubric_id is not None:
@@ -500,10 +501,12 @@ class RubricateClient:
     def health(self) -> Dict[str, Any]:
         return self._request("GET", "/healthz")
 
-    def score(self, prompt: Prompt, response: str, rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
+    def score(self, prompt: Prompt, response: Union[str, Sequence[Dict[str, Any]]], rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
         """Grades one response. Returns ``{id, reward, status, criteria, usage, ...}``;
         ``reward`` is None when grading failed (unless the server runs with a fallback,
-        then ``fallback`` is True)."""
+        then ``fallback`` is True). A trajectory response (a list of messages) graded by
+        step-scoped criteria also gets ``step_rewards`` (None at a step not graded) and each
+        such criterion's per-step verdicts in ``criteria[i]["process"]``."""
         return self.score_item(build_item(prompt, response, rubric, **fields))
 
     def score_item(self, item: Dict[str, Any]) -> Dict[str, Any]:
@@ -544,8 +547,9 @@ class RubricateClient:
     ) -> Dict[str, Any]:
         """Grades the responses to one prompt. Returns ``{id, rewards, results, fallbacks}``
         and, with ``advantages="grpo"`` or ``"dr_grpo"``, group-normalised ``advantages``
-        (None for failed members)."""
-        body: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "responses": list(responses)}
+        (None for failed members). A response may be a trajectory (a list of messages): with
+        step-scoped criteria the answer then carries ``step_rewards``, one list per response."""
+        body: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "responses": [response if isinstance(response, str) else plain(response) for response in responses]}
         if rubric is not None:
             body["rubric"] = rubric_value(rubric)
         if rubric_id is not None:
@@ -628,7 +632,7 @@ class AsyncRubricateClient:
     async def health(self) -> Dict[str, Any]:
         return await self._run(self.client.health)
 
-    async def score(self, prompt: Prompt, response: str, rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
+    async def score(self, prompt: Prompt, response: Union[str, Sequence[Dict[str, Any]]], rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
         return await self._run(self.client.score, prompt, response, rubric, **fields)
 
     async def score_item(self, item: Dict[str, Any]) -> Dict[str, Any]:
