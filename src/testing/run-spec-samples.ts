@@ -74,6 +74,7 @@ export const sampleSettings: Readonly<Record<string, unknown>> = {
   'limits.maxGroupSize': 64,
   'limits.maxTournamentPairs': 1000,
   'limits.maxRepeats': 10,
+  'limits.maxSteps': 32,
   cacheTtlMs: 3_600_000,
   omitText: true,
   keepRequests: true,
