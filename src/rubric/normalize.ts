@@ -101,6 +101,13 @@ function withoutNulls(value: unknown): unknown {
   return copy;
 }
 
+/** Process rewards: the rubric's `step_aggregate`, and its step-scoped criteria checked as declared (src/rubric/steps.ts). */
+function applyStepSettings(rubric: Rubric, stepAggregate: z.output<typeof rubricInputSchema>['step_aggregate'], location: SourceLocation): void {
+  if (stepAggregate !== undefined) rubric.stepAggregate = normalizeStepAggregate(stepAggregate);
+  const problem = stepScopeProblem(rubric);
+  if (problem) throw new RubricateError('INPUT_INVALID', problem.message, { file: location.file, line: location.line, field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), ...problem.path]) });
+}
+
 /** Top-level optional fields of an item that a columnar dataset fills with null. */
 const optionalItemFields = ['rubric', 'rubric_id', 'reference', 'tags', 'metadata'] as const;
 
@@ -196,11 +203,7 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
       field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), 'gate']),
     });
   }
-  if (value.step_aggregate !== undefined) rubric.stepAggregate = normalizeStepAggregate(value.step_aggregate);
-  const stepRubricProblem = stepScopeProblem(rubric);
-  if (stepRubricProblem) {
-    throw new RubricateError('INPUT_INVALID', stepRubricProblem.message, { file: location.file, line: location.line, field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), ...stepRubricProblem.path]) });
-  }
+  applyStepSettings(rubric, value.step_aggregate, location);
   if (value.reward_components) rubric.rewardComponents = declaredComponents(value.reward_components, criteria, location);
   if (value.metadata) rubric.metadata = value.metadata;
   // Hashed once per rubric: the id is not part of the hash, and results reuse the memo for `rubric_hash`.
