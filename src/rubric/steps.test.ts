@@ -50,6 +50,7 @@ describe('process-reward steps', () => {
     expect(refusal(() => normalizeRubric({ criteria, step_aggregate: { rule: 'discounted' } })).field).toMatch(/^step_aggregate/);
     expect(normalizeRubric({ criteria, step_aggregate: { rule: 'discounted', gamma: 0.9 } }).stepAggregate).toEqual({ rule: 'discounted', gamma: 0.9 });
     expect(normalizeRubric({ criteria, step_aggregate: 'last' }).stepAggregate).toEqual({ rule: 'last' });
+    expect(refusal(() => normalizeRubric({ criteria: [...criteria, { id: 'w', text: 'Whole', when: { criterion: 'u', verdict: true } }] })).field).toBe('criteria[1].when');
     const text = refusal(() => normalizeItem({ id: 't', prompt: 'q', response: 'Paris.', rubric: { criteria } }));
     expect(text).toMatchObject({ field: 'response', message: expect.stringMatching(/agent trajectory/) });
   });

@@ -93,6 +93,10 @@ export function stepScopeProblem(rubric: Rubric): { message: string; path: Array
     const what = criterion.turn !== undefined ? 'turn' : criterion.when !== undefined ? 'when' : 'kind';
     return { message: `a step-scoped criterion cannot also have ${what === 'kind' ? 'kind "hard_rule"' : `\`${what}\``}: it is graded on each step of a trajectory`, path: ['criteria', index, what] };
   }
+  // A condition is read from one verdict of the whole response; a step criterion has one per step.
+  const stepIds = new Set(rubric.criteria.filter((criterion) => criterion.scope === 'step').map((criterion) => criterion.id));
+  const conditional = rubric.criteria.findIndex((criterion) => criterion.when?.some((condition) => stepIds.has(condition.criterion)));
+  if (conditional >= 0) return { message: 'a condition (`when`) cannot name a step-scoped criterion: it has a verdict per step, not one for the response', path: ['criteria', conditional, 'when'] };
   return undefined;
 }
 
