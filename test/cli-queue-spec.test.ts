@@ -125,7 +125,7 @@ describe('the run spec over the queue', () => {
     const scoring = ['--scoring', 'normalized', '--failed-as-zero', '--check-mode', 'loose', '--cache-ttl', '3600', '--global-concurrency', '4', '--rate-limit', '60000,60000000', '--lease', '5'];
     const cases: Record<string, string[]> = {
       // --keep-requests writes the prompts --no-text leaves out: the two are in different cases.
-      batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean', '--keep-requests', '--max-repeats', '10', '--calibration', calibrationFile],
+      batched: ['--criteria-per-call', '2', '--explanation', 'none', '--temperature', '0.5', '--max-tokens', '300', '--seed', '7', '--context-budget', '6000', '--samples', '2', '--jury-aggregate', 'mean', '--keep-requests', '--max-repeats', '10', '--max-steps', '32', '--calibration', calibrationFile],
       holistic: ['--mode', 'holistic', '--likert-levels', '5', '--explanation', 'short', '--abstain', 'half', '--no-text'],
       // P(met) 0.91 is inside the band: every judged criterion escalates to the cascade's second judge.
       probability: ['--verdict', 'probability', '--top-logprobs', '5', '--judge-protocol', 'native', '--alignment', alignmentFile, '--cascade-judge', JSON.stringify({ model: 'openai:fake-strong', endpoint: { baseUrl: fake.baseUrl } }), '--escalate-band', '0.5,0.95', '--escalate-on', 'band,error'],

@@ -1,7 +1,7 @@
 import type { RubricateError, SerializedError } from '../errors.js';
 import type { JudgeReply, JudgeRequest, JudgeToolCall } from '../judges/types.js';
 import type { ModelLimits } from '../judges/profiles.js';
-import type { Criterion, Item, TurnAggregate } from '../rubric/schema.js';
+import type { Criterion, Item, TurnAggregate, StepAggregate } from '../rubric/schema.js';
 
 /** What a judge or a check concluded about one criterion. */
 export interface CriterionVerdict {
@@ -42,6 +42,15 @@ export interface TurnResult {
   error?: SerializedError;
 }
 
+/** A step-scoped criterion's outcome on one step of a trajectory (process rewards, src/rubric/steps.ts). */
+export interface StepResult {
+  /** 1-based among the trajectory's steps (its assistant messages). */
+  step: number;
+  status: 'ok' | 'error' | 'skipped';
+  verdict?: CriterionVerdict;
+  error?: SerializedError;
+}
+
 /** The self-preference guard's finding on an item: the model under test, the judge, how they are related, and the run's policy. */
 export interface SelfPreferenceNote {
   modelUnderTest: string;
@@ -67,6 +76,8 @@ export interface CriterionResult {
   skipReason?: string;
   /** Per-turn criteria: the verdict on each turn it applies to, and how they fold into this result. */
   turns?: { aggregate: TurnAggregate; results: TurnResult[] };
+  /** Step-scoped criteria: the verdict on each step of the trajectory, and the fold into this result. */
+  process?: { aggregate: StepAggregate; results: StepResult[] };
   /** Cascades: the judge that decided it and the escalations before. */
   cascade?: CascadeDecision;
   /** A check that could not decide (the reason), so the judge did (`fallback: "judge"`). */

@@ -21,6 +21,7 @@ import type { Judge } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
 import { hasPerTurnCriteria } from '../rubric/turns.js';
+import { hasStepCriteria } from '../rubric/steps.js';
 import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
 import type { Calibration } from '../spec/calibration.js';
@@ -31,6 +32,7 @@ import { JuryAgreement, mergeJury, type JuryAggregate, type JuryMemberInfo } fro
 import { CascadeTally, escalationRule, gradeInCascade, type CascadeOptions, type CascadeStage, type EscalationRule } from './cascade.js';
 import { modelsOf, refusalOf, SelfPreferenceGuard } from './self-preference.js';
 import { gradeByTurn } from './turns.js';
+import { gradeBySteps } from './steps.js';
 import { judgeInfoFor, toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
 import { defaultCheckRunner, defaultPairwiseMaxTokens, defaultScoringName, withDefaultSampling } from './defaults.js';
 import { mapInOrder } from '../util/ordered-stream.js';
@@ -364,6 +366,7 @@ export class Grader {
     this.refuseConditional(item);
     if (this.mode !== 'holistic') return item;
     if (hasPerTurnCriteria(item.rubric)) throw new RubricateError('CONFIG_INVALID', `item ${item.id} has per-turn criteria, which --mode holistic cannot grade (it asks one score for the whole rubric)`, { field: 'mode' });
+    if (hasStepCriteria(item.rubric)) throw new RubricateError('CONFIG_INVALID', `item ${item.id} has step-scoped criteria, which --mode holistic cannot grade (it asks one score for the whole rubric)`, { field: 'mode' });
     return holisticItem(item, this.holisticLevels);
   }
 
@@ -404,7 +407,11 @@ export class Grader {
     this.refuseConditional(item);
     const note = this.selfPreference?.check(models);
     if (note?.policy === 'refuse' && note.relation !== 'unrelated') return { ...refusedItem(item, note), selfPreference: note };
-    const graded = hasPerTurnCriteria(item.rubric) ? await gradeByTurn(item, (atTurn) => this.gradeOnce(atTurn)) : await this.gradeOnce(item);
+    const graded = hasPerTurnCriteria(item.rubric)
+      ? await gradeByTurn(item, (atTurn) => this.gradeOnce(atTurn))
+      : hasStepCriteria(item.rubric)
+        ? await gradeBySteps(item, (part) => this.gradeOnce(part), this.limits.maxSteps ?? defaultLimits.maxSteps)
+        : await this.gradeOnce(item);
     return note ? { ...graded, selfPreference: note } : graded;
   }
 

@@ -209,6 +209,8 @@ function rubricProblem(item: Item, settings: GroupSettings): RubricateError | un
   if (hierarchical) return new RubricateError('INPUT_INVALID', `criterion ${hierarchical.id} has sub-checks, which group judging does not ask: grade this rubric in a per-item mode`, { field: 'rubric.criteria' });
   const perTurn = item.rubric.criteria.find((criterion) => criterion.turn !== undefined && criterion.turn !== 'last');
   if (perTurn) return new RubricateError('INPUT_INVALID', `criterion ${perTurn.id} is graded at one turn of the conversation, which group judging does not do: grade this rubric in a per-item mode`, { field: 'rubric.criteria' });
+  const perStep = item.rubric.criteria.find((criterion) => criterion.scope === 'step');
+  if (perStep) return new RubricateError('INPUT_INVALID', `criterion ${perStep.id} is graded on each step of the trajectory, which group judging does not do: grade this rubric in a per-item mode`, { field: 'rubric.criteria' });
   if (settings.mode === 'tournament') {
     const checked = item.rubric.criteria.find((criterion) => criterion.check);
     if (checked || item.rubric.gate) {

@@ -19,7 +19,8 @@ import { rubricateVersion } from '../version.js';
 import { calibratedScore, type Calibration } from '../spec/calibration.js';
 import type { InvalidRecord } from '../rubric/records.js';
 import type { Judge, JudgeToolCall } from '../judges/types.js';
-import type { SamplingOptions, TurnResult } from '../grading/types.js';
+import type { CriterionResult, SamplingOptions, TurnResult } from '../grading/types.js';
+import { stepReward } from '../scoring/step-aggregate.js';
 import { redactDeep, redactText, redactUrl } from '../util/redact.js';
 import { recordedSampling } from '../grading/sampling.js';
 
@@ -145,6 +146,14 @@ const turnVerdictSchema = z.object({
   error: kept<SerializedError>(serializedErrorSchema).optional(),
 });
 const turnsSchema = z.object({ aggregate: z.enum(['mean', 'min', 'all']), verdicts: z.array(turnVerdictSchema).min(1) });
+/** One step's verdict of a step-scoped criterion (process rewards): a turn's fields, keyed by step. */
+const stepVerdictSchema = turnVerdictSchema.omit({ turn: true }).extend({ step: z.number().int().positive() });
+const processSchema = z.object({
+  aggregate: z.enum(['min', 'mean', 'last', 'discounted']),
+  gamma: z.number().gt(0).max(1).optional(),
+  verdicts: z.array(stepVerdictSchema).min(1),
+});
+type ProcessLine = z.output<typeof processSchema>;
 const cascadeDecisionSchema = z.object({ decided_by: z.string(), escalations: z.array(z.object({ judge: z.string(), reason: z.string(), probability: unitInterval.optional() })) });
 type TurnsLine = z.output<typeof turnsSchema>;
 type CascadeLine = z.output<typeof cascadeDecisionSchema>;
@@ -200,6 +209,8 @@ const gradedCriterionSchema = z
     expected_score: finite.optional(),
     /** Per-turn criteria: each turn's verdict, and how they fold into `met` and `value` (the rubric's `turn_aggregate`). */
     turns: kept<TurnsLine>(turnsSchema).optional(),
+    /** Step-scoped criteria (process rewards): each step's verdict, and how they fold into `met` and `value` (the rubric's `step_aggregate`). */
+    process: kept<ProcessLine>(processSchema).optional(),
     /** Cascades: the judge that decided this criterion, and each escalation before it with its reason. */
     cascade: kept<CascadeLine>(cascadeDecisionSchema).optional(),
     /** A check that could not decide, why; the judge decided it instead (`fallback: "judge"`). */
@@ -220,6 +231,8 @@ const lineFields = {
   tags: z.array(z.string()).optional(),
   /** Listwise and tournament judging: the group judged together (the group's usage is on its first line). */
   group: kept<GroupStamp>(groupSchema).optional(),
+  /** Process rewards: each trajectory step's reward from the step-scoped criteria (null: a step not graded). */
+  step_rewards: z.array(finite.nullable()).optional(),
   /** Length of the response in characters (code points), kept even when text is omitted. */
   response_chars: z.number().int().nonnegative().optional(),
   prompt: kept<Message[]>(z.array(objectSchema)).optional(),
@@ -361,9 +374,33 @@ function toGradedCriterion(result: CriterionOutcome): GradedCriterion {
   if (result.votes && result.votes.length > 0) line.votes = result.votes;
   if (verdict?.expectedScore !== undefined) line.expected_score = verdict.expectedScore;
   if (result.turns) line.turns = { aggregate: result.turns.aggregate, verdicts: result.turns.results.map(turnLine) };
+  if (result.process) line.process = processLine(result.process);
   if (result.cascade) line.cascade = { decided_by: result.cascade.decidedBy, escalations: result.cascade.escalations };
   if (result.checkUndecided !== undefined) line.check_undecided = result.checkUndecided;
   return line;
+}
+
+function processLine(process: NonNullable<CriterionResult['process']>): ProcessLine {
+  const { aggregate } = process;
+  const verdicts = process.results.map(({ step, ...rest }) => {
+    const { turn: _turn, ...line } = turnLine({ turn: step, ...rest });
+    return { step, ...line };
+  });
+  return { aggregate: aggregate.rule, ...(aggregate.rule === 'discounted' ? { gamma: aggregate.gamma } : {}), verdicts };
+}
+
+/**
+ * Process rewards: each step's reward (`step_rewards`), the step criteria's weighted mean there
+ * (src/scoring/step-aggregate.ts); null at a step where one of them is in error or has no verdict.
+ */
+function stepRewardsOf(criteria: readonly CriterionResult[]): Array<number | null> | undefined {
+  const processed = criteria.filter((result) => result.process);
+  if (processed.length === 0) return undefined;
+  return processed[0].process!.results.map((_, index) => {
+    const atStep = processed.map((result) => ({ points: result.criterion.points, result: result.process!.results[index] }));
+    if (atStep.some(({ result }) => result?.status !== 'ok' || !result.verdict)) return null;
+    return stepReward(atStep.map(({ points, result }) => ({ points, value: result.verdict!.value })));
+  });
 }
 
 function turnLine(turn: TurnResult): TurnsLine['verdicts'][number] {
@@ -477,6 +514,8 @@ export function toResultRecord(record: GradedRecord, context: ResultContext): Re
   if (graded.gated) result.gated = true;
   if (item.tags) result.tags = item.tags;
   if (graded.group) result.group = groupStamp(graded.group);
+  const stepRewards = stepRewardsOf(graded.criteria);
+  if (stepRewards) result.step_rewards = stepRewards;
   result.score = context.scoring.itemScore(toScoredItem(result));
   if (context.calibration) {
     const { score, missing } = calibratedScore(context.calibration, criteria);

@@ -22,6 +22,7 @@ import { normalizeTrajectory, trajectoryInputSchema, type TrajectoryMessageInput
 import { dataUrlBytes, imagePlaceholder, isDataUrl, onlyDataUrls, toItemImage, type ImagePlace, type ItemImage } from '../images/images.js';
 import { renderTrajectory } from '../trajectory/render.js';
 import { hasPerTurnCriteria, turnProblem } from './turns.js';
+import { normalizeStepAggregate, stepProblem, stepScopeProblem } from './steps.js';
 import { hasConditions, normalizeConditions, validateConditions } from './conditions.js';
 
 export interface SourceLocation {
@@ -59,6 +60,13 @@ function withoutNulls(value: unknown): unknown {
     if (entry !== null) Object.defineProperty(copy, key, { value: key === 'metadata' ? entry : withoutNulls(entry), enumerable: true, writable: true, configurable: true });
   }
   return copy;
+}
+
+/** Process rewards: the rubric's `step_aggregate`, and its step-scoped criteria checked as declared (src/rubric/steps.ts). */
+function applyStepSettings(rubric: Rubric, stepAggregate: z.output<typeof rubricInputSchema>['step_aggregate'], location: SourceLocation): void {
+  if (stepAggregate !== undefined) rubric.stepAggregate = normalizeStepAggregate(stepAggregate);
+  const problem = stepScopeProblem(rubric);
+  if (problem) throw new RubricateError('INPUT_INVALID', problem.message, { file: location.file, line: location.line, field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), ...problem.path]) });
 }
 
 /** Top-level optional fields of an item that a columnar dataset fills with null. */
@@ -129,6 +137,7 @@ export function normalizeRubric(input: unknown, location: SourceLocation = {}): 
     // `last` is the default: left out, so the rubric hashes as it did before turns existed.
     if (criterion.turn !== undefined && criterion.turn !== 'last') normalized.turn = criterion.turn;
     if (criterion.when !== undefined) normalized.when = normalizeConditions(criterion.when);
+    if (criterion.scope === 'step') normalized.scope = 'step';
     if (criterion.metadata) normalized.metadata = criterion.metadata;
     return normalized;
   });
@@ -170,6 +179,7 @@ function assembleRubric(value: z.output<typeof rubricInputSchema>, criteria: Cri
       field: formatPath([...(location.fieldPrefix ? [location.fieldPrefix] : []), 'gate']),
     });
   }
+  applyStepSettings(rubric, value.step_aggregate, location);
   if (value.reward_components) rubric.rewardComponents = declaredComponents(value.reward_components, criteria, location);
   if (value.metadata) rubric.metadata = value.metadata;
   // Hashed once per rubric: the id is not part of the hash, and results reuse the memo for `rubric_hash`.
@@ -356,7 +366,7 @@ export function normalizeItem(record: unknown, options: NormalizeItemOptions = {
   if (images.images.length > 0) item.images = images.images;
   if (value.tags) item.tags = value.tags;
   if (value.metadata) item.metadata = value.metadata;
-  const problem = turnProblem(item);
+  const problem = turnProblem(item) ?? stepProblem(item);
   if (problem) throw new RubricateError('INPUT_INVALID', problem.message, { file: options.file, line: options.line, field: problem.field });
   return item;
 }

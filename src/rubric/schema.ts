@@ -57,6 +57,17 @@ export const criterionTurnSchema = z.union([z.literal('last'), z.literal('every'
 export const turnAggregateSchema = z.enum(['mean', 'min', 'all']);
 
 /**
+ * How a step-scoped criterion's per-step values fold into its value (process rewards, see
+ * src/rubric/steps.ts): their minimum, their mean, the last step's, or a discounted mean
+ * Σ γ^(k−1)·v_k ÷ Σ γ^(k−1) over steps k = 1…n with the declared γ in (0, 1].
+ */
+export const stepAggregateSchema = z.union([
+  z.enum(['min', 'mean', 'last']),
+  z.strictObject({ rule: z.enum(['min', 'mean', 'last']) }),
+  z.strictObject({ rule: z.literal('discounted'), gamma: z.number().gt(0, 'gamma must be above 0').max(1, 'gamma must be at most 1') }),
+]);
+
+/**
  * A criterion's condition: it applies only when the criterion `criterion` got `verdict`. A boolean
  * reads the parent's binary view (met or not; an ordinal parent's met threshold); a label or a list
  * of labels (any of them) reads an ordinal parent's chosen label.
@@ -84,6 +95,8 @@ export const criterionInputSchema = z.object({
   subcheckPenalty: finiteNumber.min(0).optional(),
   /** Per-turn grading of a conversation: each turn judged with the conversation up to it as context. */
   turn: criterionTurnSchema.optional(),
+  /** `step`: judged on every step of an agent trajectory (process rewards); `response` (the default): on the whole. */
+  scope: z.enum(['response', 'step']).optional(),
   /** Conditional criterion: graded only when every condition holds, else "not applicable" (see src/rubric/conditions.ts). */
   when: z.union([criterionConditionSchema, z.array(criterionConditionSchema).min(1, '`when` needs at least one condition')]).optional(),
   metadata: freeObjectSchema.optional(),
@@ -100,6 +113,8 @@ export const rubricInputSchema = z.object({
   importance_points: freeObjectSchema.pipe(z.record(z.string(), finiteNumber)).optional(),
   /** How the verdicts of a criterion graded on several turns fold into its verdict (default mean). */
   turn_aggregate: turnAggregateSchema.optional(),
+  /** How the per-step values of step-scoped criteria fold into each one's value (default mean). */
+  step_aggregate: stepAggregateSchema.optional(),
   /**
    * Named reward components and their weights, e.g. {"axis:accuracy": 2, "criterion:c3": 1}: a
    * name is a tag (the criteria carrying it) or `criterion:<id>`. When given, the reward is
@@ -162,6 +177,8 @@ export type CheckSpec = z.infer<typeof checkSpecSchema>;
 export type SubcheckRule = z.infer<typeof subcheckRuleSchema>;
 export type CriterionTurn = z.infer<typeof criterionTurnSchema>;
 export type TurnAggregate = z.infer<typeof turnAggregateSchema>;
+/** A declared step fold, as normalised. */
+export type StepAggregate = { rule: 'min' | 'mean' | 'last' } | { rule: 'discounted'; gamma: number };
 /** A condition as normalised: the parent's id, and `true`/`false` (its met view) or the labels that satisfy it. */
 export interface CriterionCondition {
   criterion: string;
@@ -184,6 +201,8 @@ export interface Criterion {
   subcheckPenalty?: number;
   /** Absent: the last turn (the response). */
   turn?: CriterionTurn;
+  /** `step`: graded on each step of a trajectory (process rewards); absent: on the whole response. */
+  scope?: 'step';
   /** Absent: always graded. Else graded only when every condition holds (all on criteria of the same rubric). */
   when?: CriterionCondition[];
   metadata?: Record<string, unknown>;
@@ -195,6 +214,8 @@ export interface Rubric {
   gate?: 'hard_rules';
   /** Absent: `mean` (only read when a criterion is graded on several turns). */
   turnAggregate?: TurnAggregate;
+  /** Absent: `mean` (only read when a criterion is step-scoped). */
+  stepAggregate?: StepAggregate;
   /** Declared reward components: name → weight (`reward_components`). */
   rewardComponents?: Record<string, number>;
   metadata?: Record<string, unknown>;

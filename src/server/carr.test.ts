@@ -1,4 +1,4 @@
-import { describe, expect } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { citationContext, citedUrls, type CarrHistoryMessage } from '../grading/carr-citations.js';
 import type { FakeJudgeRequest, FakeJudgeScript } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
@@ -208,5 +208,46 @@ describe('POST /carr/evaluate and /carr/evaluate/group', () => {
     const response = await server.post('/carr/evaluate', { ...body(), remote_env_info: { rubrics } });
     expect(response.status).toBe(400);
     expect((await response.json()).error).toMatchObject({ code: 'INPUT_INVALID' });
+  });
+
+  test('through the admission queue like the other trainer routes: held for room, then counted in /metrics', async ({ closeAfter }) => {
+    // The judge answers only once released: the queue stays full until the test says so.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const rule = carrJudge();
+    const server = closeAfter(await startTestServer({ script: async (request) => (await released, rule(request)), service: { maxQueue: 1 } }));
+    const first = server.post('/carr/evaluate', body());
+    await vi.waitFor(() => expect(server.service.admission.used).toBe(1));
+    // A second trajectory waits in line for the one place instead of being graded beside the first.
+    const second = server.post('/carr/evaluate', body({ label: 'Another Event' }));
+    await vi.waitFor(() => expect(server.service.admission.waiting).toBe(1));
+    // A group larger than the queue is admitted a trajectory at a time, never refused.
+    const group = server.post('/carr/evaluate/group', { requests: [body(), body()], group: { ratio: 0.3, normalize: 'none', only: 'all' } });
+    await vi.waitFor(() => expect(server.service.admission.waiting).toBe(3));
+    release();
+    const answers = await Promise.all([first, second, group]);
+    expect(answers.map((response) => response.status)).toEqual([200, 200, 200]);
+    expect((await answers[1].json()).outcome_reward).toBe(0);
+    expect(server.service.admission.used).toBe(0);
+    const metrics = server.service.metrics;
+    expect(metrics.rewards.value({ outcome: 'ok' })).toBe(4);
+    expect(metrics.requests.value({ route: '/carr/evaluate', status: '200' })).toBe(2);
+    expect(metrics.requests.value({ route: '/carr/evaluate/group', status: '200' })).toBe(1);
+    // Every judge call of the three stages is counted, fresh or from the reply cache.
+    expect(metrics.judgeCalls.value() + metrics.cacheHits.value()).toBeGreaterThanOrEqual(server.fake.requests.length);
+    expect(metrics.judgeCalls.value()).toBeGreaterThan(0);
+    const text = await (await server.app.request('/metrics')).text();
+    expect(text).toContain('rubricate_http_requests_total{route="/carr/evaluate",status="200"} 2');
+  });
+
+  test('a judge failure is an error counted as one, never a reward', async ({ closeAfter }) => {
+    const server = closeAfter(await startTestServer({ script: () => ({ status: 500 }) }));
+    const response = await server.post('/carr/evaluate', body());
+    expect(response.status).toBeGreaterThanOrEqual(500);
+    expect(await response.json()).not.toHaveProperty('reward');
+    expect(server.service.metrics.rewards.value({ outcome: 'error' })).toBe(1);
+    expect(server.service.metrics.rewards.value({ outcome: 'ok' })).toBe(0);
+    expect(server.service.metrics.judgeErrors.value({ code: 'JUDGE_SERVER_ERROR' }) + server.service.metrics.judgeRetries.value()).toBeGreaterThan(0);
+    expect(server.service.admission.used).toBe(0);
   });
 });

@@ -6,7 +6,7 @@
  * judge that failed, this one answers an error: a judge failure is never a reward.
  */
 import { z } from 'zod';
-import { GradingEngine, type GradedItem } from '../engine/engine.js';
+import { GradingEngine, type EngineEvent, type GradedItem } from '../engine/engine.js';
 import { RubricateError } from '../errors.js';
 import { citationContext, type CarrHistoryMessage } from '../grading/carr-citations.js';
 import { createCarrEntityStrategy, createCarrOutcomeStrategy, createCarrSupportStrategy, rubricEntityIds, type CarrStageData } from '../grading/carr.js';
@@ -47,6 +47,8 @@ export interface CarrEvaluatorOptions {
   store?: ReplyStore;
   calls?: CallPolicy;
   sampling?: SamplingOptions;
+  /** Engine events of the three stages' judge calls (the service's /metrics). */
+  onEvent?: (event: EngineEvent) => void;
   /** False: the fork's `--use-rubric-reward-nobfs` (every supported rubric counts, connected or not). */
   connectivity?: boolean;
 }
@@ -78,7 +80,7 @@ export class CarrEvaluator {
 
   constructor(options: CarrEvaluatorOptions) {
     const sampling = options.sampling ?? { temperature: 0, maxTokens: 4096 };
-    const shared = { judge: options.judge, ...(options.store ? { store: options.store } : {}), ...(options.calls ? { calls: options.calls } : {}) };
+    const shared = { judge: options.judge, ...(options.store ? { store: options.store } : {}), ...(options.calls ? { calls: options.calls } : {}), ...(options.onEvent ? { onEvent: options.onEvent } : {}) };
     this.outcome = new GradingEngine({ ...shared, strategy: createCarrOutcomeStrategy(sampling) });
     this.entities = new GradingEngine({ ...shared, strategy: createCarrEntityStrategy(sampling) });
     this.support = new GradingEngine({ ...shared, strategy: createCarrSupportStrategy(sampling) });

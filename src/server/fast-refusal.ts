@@ -6,7 +6,7 @@
  * answering, and keeps its memory, instead of falling behind on requests it will refuse anyway.
  *
  * Native routes are refused here as soon as the queue is full (their clients back off on 503).
- * Trainer adapter routes (OpenRLHF, slime, Vertex, NeMo Gym) wait for room in the Hono path (in
+ * Trainer adapter routes (OpenRLHF, slime, Vertex, NeMo Gym, CaRR) wait for room in the Hono path (in
  * the line, or held behind it until their deadline) and are refused here only while the server
  * drains. Requests without
  * valid credentials also take the Hono path (and get their 401): the queue's state is not

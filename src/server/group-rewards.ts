@@ -94,6 +94,8 @@ export function groupAnswer({ id, responses, results, request, estimator, epsilo
   // Each named component over the members (null where not scored), as `/v1/score/groups` gives it.
   const names = [...new Set(results.flatMap((result) => Object.keys(result.reward_components ?? {})))];
   answer.reward_components = Object.fromEntries(names.map((name) => [name, results.map((result) => result.reward_components?.[name] ?? null)]));
+  // Process rewards: each member's per-step rewards (null for a member without steps).
+  if (results.some((result) => result.step_rewards)) answer.step_rewards = results.map((result) => result.step_rewards ?? null);
   answer.zero_variance = shaped ? shaped.zeroVariance : zeroVariance(realShaped);
   if (shaped) answer.shaping = shaped.record;
   if (shaping?.axes) answer.axes = axisRewards(results, shaping.axes.prefix, scoring);

@@ -8,7 +8,10 @@ import { RubricateError } from '../errors.js';
 import { zodIssueError } from '../util/zod-issue.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
 import { sha256Hex } from '../util/hash.js';
-import { normalizeItem, normalizeMessages, normalizeRubric } from '../rubric/normalize.js';
+import { formatPath, normalizeItem, normalizeMessages, normalizeRubric } from '../rubric/normalize.js';
+import { hasStepCriteria } from '../rubric/steps.js';
+import { renderTrajectory } from '../trajectory/render.js';
+import { normalizeTrajectory, trajectoryInputSchema, type Trajectory } from '../trajectory/trajectory.js';
 import { messageInputSchema, type Item, type Message, type Rubric } from '../rubric/schema.js';
 import { parseInputJson } from '../util/json.js';
 import { z } from 'zod';
@@ -119,6 +122,18 @@ export interface GroupInput {
   rubric: Rubric;
   reference?: string;
   responses: string[];
+  /** Responses given as agent trajectories (messages), by index; their rendering is in `responses`. */
+  trajectories?: Array<Trajectory | undefined>;
+}
+
+/** A group's response: text, or an agent trajectory (messages), validated and rendered as an item's would be. */
+function groupResponse(response: unknown, index: number): { text: string; trajectory?: Trajectory } {
+  if (typeof response === 'string') return { text: response };
+  if (!Array.isArray(response)) throw new RubricateError('INPUT_INVALID', 'expected a string or a trajectory (a list of messages)', { field: `responses[${index}]` });
+  const parsed = trajectoryInputSchema.safeParse(response);
+  if (!parsed.success) throw new RubricateError('INPUT_INVALID', parsed.error.issues[0]?.message ?? 'invalid trajectory', { field: `responses[${index}]${parsed.error.issues[0] ? formatPath(parsed.error.issues[0].path) : ''}` });
+  const trajectory = normalizeTrajectory(parsed.data, { fieldPrefix: `responses[${index}]` });
+  return { text: renderTrajectory(trajectory), trajectory };
 }
 
 /** The shared part of a group request: one prompt and rubric, many responses. */
@@ -138,10 +153,13 @@ export function parseGroupInput(input: Record<string, unknown>, context: ItemInp
   if (!Array.isArray(input.responses) || input.responses.length === 0) {
     throw new RubricateError('INPUT_INVALID', '`responses` must be a non-empty list of strings', { field: 'responses' });
   }
-  const responses = input.responses.map((response, index) => {
-    if (typeof response !== 'string') throw new RubricateError('INPUT_INVALID', 'expected a string', { field: `responses[${index}]` });
-    return response;
-  });
+  const parsed = input.responses.map(groupResponse);
+  const responses = parsed.map((response) => response.text);
+  const trajectories = parsed.some((response) => response.trajectory) ? parsed.map((response) => response.trajectory) : undefined;
+  if (hasStepCriteria(rubric)) {
+    const index = parsed.findIndex((response) => !response.trajectory?.some((message) => message.role === 'assistant'));
+    if (index >= 0) throw new RubricateError('INPUT_INVALID', 'step-scoped criteria (scope "step") grade the steps of an agent trajectory: give each response as messages with an assistant message', { field: `responses[${index}]` });
+  }
   if (input.reference !== undefined && typeof input.reference !== 'string') {
     throw new RubricateError('INPUT_INVALID', 'expected a string', { field: 'reference' });
   }
@@ -150,7 +168,7 @@ export function parseGroupInput(input: Record<string, unknown>, context: ItemInp
     typeof input.id === 'string' || typeof input.id === 'number'
       ? String(input.id)
       : `group_${createHash('sha256').update(memoizedRubricHash(rubric)).update(JSON.stringify(messages)).digest('hex').slice(0, 16)}`;
-  return { id, prompt: messages, rubric, ...(typeof input.reference === 'string' ? { reference: input.reference } : {}), responses };
+  return { id, prompt: messages, rubric, ...(typeof input.reference === 'string' ? { reference: input.reference } : {}), responses, ...(trajectories ? { trajectories } : {}) };
 }
 
 export function groupItems(group: GroupInput): Item[] {
@@ -160,5 +178,6 @@ export function groupItems(group: GroupInput): Item[] {
     response,
     rubric: group.rubric,
     ...(group.reference !== undefined ? { reference: group.reference } : {}),
+    ...(group.trajectories?.[index] ? { trajectory: group.trajectories[index] } : {}),
   }));
 }

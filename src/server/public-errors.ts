@@ -28,12 +28,14 @@ export function publicError(error: SerializedError): SerializedError {
 }
 
 function publicCriterion(criterion: GradedCriterion): GradedCriterion {
-  if (!criterion.error && !criterion.votes?.some((vote) => vote.error !== undefined) && !criterion.turns?.verdicts.some((turn) => turn.error)) return criterion;
+  if (!criterion.error && !criterion.votes?.some((vote) => vote.error !== undefined) && !criterion.turns?.verdicts.some((turn) => turn.error) && !criterion.process?.verdicts.some((step) => step.error)) return criterion;
   const copy: GradedCriterion = { ...criterion };
   if (criterion.error) copy.error = publicError(criterion.error);
   if (criterion.votes) copy.votes = criterion.votes.map((vote) => (vote.error === undefined ? vote : { ...vote, error: publicMessage(vote.error) }));
   // Per-turn criteria: each turn's error is a judge failure like any other.
   if (criterion.turns) copy.turns = { ...criterion.turns, verdicts: criterion.turns.verdicts.map((turn) => (turn.error ? { ...turn, error: publicError(turn.error) } : turn)) };
+  // Step-scoped criteria (process rewards): the same for each step's error.
+  if (criterion.process) copy.process = { ...criterion.process, verdicts: criterion.process.verdicts.map((step) => (step.error ? { ...step, error: publicError(step.error) } : step)) };
   return copy;
 }
 

@@ -12,6 +12,8 @@ import { Grader, type GraderOptions } from '../pipeline/grader.js';
 import type { ResultRecord } from '../results/results.js';
 import type { Item, Rubric } from '../rubric/schema.js';
 import { AdmissionQueue } from './admission.js';
+import { hasStepCriteria, tooManySteps, trajectoryStepSpans } from '../rubric/steps.js';
+import { defaultLimits } from '../spec/run-spec.js';
 import { itemContentKey, RubricCache } from './input.js';
 import { ServerMetrics } from './metrics.js';
 import { attachComponents } from './reward-components.js';
@@ -206,6 +208,7 @@ export class RewardService {
    */
   async scoreItems(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
     this.lintGate?.refuse(items.map((item) => item.rubric));
+    this.refuseLongTrajectories(items);
     this.refuseWithoutStore();
     const deadlineMs = options.deadlineMs ?? this.deadlineMs;
     const deadlineAt = this.now() + deadlineMs;
@@ -249,6 +252,7 @@ export class RewardService {
    */
   async scoreGroup(items: readonly Item[], options: ScoreOptions = {}): Promise<ScoredItems> {
     this.lintGate?.refuse(items.map((item) => item.rubric));
+    this.refuseLongTrajectories(items);
     // Over a bound (--max-group-size, --max-tournament-pairs): 413 before admission, memory or any judge call.
     const overBound = this.grader.groupLimitProblem(items);
     if (overBound) throw overBound;
@@ -285,6 +289,62 @@ export class RewardService {
       clearTimeout(timer);
     }
     return this.answered(items, results, options);
+  }
+
+  /**
+   * Work that is not one item's grading (CaRR's trajectories: three judge calls each) admitted
+   * as `count` items: refused or held like `scoreItems`, its places freed when the work ends,
+   * its answer at the deadline at the latest (DEADLINE_EXCEEDED, counted; the work goes on, so a
+   * retry reuses its verdicts). Each finished one is counted as an answered item.
+   */
+  async runAdmitted<T>(count: number, work: () => Promise<T>, options: Pick<ScoreOptions, 'waitForRoom' | 'deadlineMs'> = {}): Promise<T> {
+    this.refuseWithoutStore();
+    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    const deadlineAt = this.now() + deadlineMs;
+    try {
+      await this.admission.admit(count, { wait: options.waitForRoom === true, deadlineAt, hold: options.waitForRoom === true });
+    } catch (error) {
+      if (RubricateError.isInstance(error) && error.code === 'OVERLOADED') this.metrics.rejected.inc({ reason: 'queue_full' });
+      throw error;
+    }
+    const running = work();
+    const release = () => this.admission.release(count);
+    running.then(release, release);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => {
+      timer = setTimeout(() => resolve('deadline'), Math.max(0, deadlineAt - this.now()));
+    });
+    try {
+      const outcome = await Promise.race([running, deadline]);
+      if (outcome === 'deadline') {
+        this.metrics.deadlines.inc({}, count);
+        throw new RubricateError('DEADLINE_EXCEEDED', `not graded within the ${Math.round(deadlineMs / 100) / 10} s deadline; grading goes on and a retry will reuse its verdicts`);
+      }
+      this.metrics.rewards.inc({ outcome: 'ok' }, count);
+      this.metrics.items.inc({ status: 'ok' }, count);
+      return outcome;
+    } catch (error) {
+      this.metrics.rewards.inc({ outcome: 'error' }, count);
+      this.metrics.items.inc({ status: 'error' }, count);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Engine events of judge work outside the grader (calls, retries, errors; items are counted by `runAdmitted`), for /metrics. */
+  readonly judgeWorkListener = (event: EngineEvent): void => {
+    if (event.type !== 'item') this.onGraderEvent(event);
+  };
+
+  /** Process rewards: a trajectory over `--max-steps` steps is refused whole (413) before admission or any call. */
+  private refuseLongTrajectories(items: readonly Item[]): void {
+    const maxSteps = this.grading.limits?.maxSteps ?? defaultLimits.maxSteps;
+    for (const item of items) {
+      if (!item.trajectory || !hasStepCriteria(item.rubric)) continue;
+      const steps = trajectoryStepSpans(item.trajectory).length;
+      if (steps > maxSteps) throw tooManySteps(steps, maxSteps);
+    }
   }
 
   /** Without its shared store a replica would pay again for cached verdicts and break the fleet's limits: refused clearly. */

@@ -28,6 +28,8 @@ export interface RewardResult {
   reward_components?: Record<string, number | null>;
   /** The rubric's declared component weights, when it declares them (the reward is then their weighted sum). */
   reward_weights?: Record<string, number>;
+  /** Process rewards: each trajectory step's reward (null: that step not graded); per-step verdicts are each criterion's `process`. */
+  step_rewards?: Array<number | null>;
 }
 
 /** What to answer for a failed item: `null` (the default), or a flagged number. */
@@ -66,6 +68,7 @@ export function toRewardResult(record: ResultRecord, id = record.id): RewardResu
     const result: RewardResult = { id, reward: record.score, status: 'ok', criteria: record.criteria, usage, ...scripted };
     if (record.gated) result.gated = true;
     if (record.group) result.group = record.group;
+    if (record.step_rewards) result.step_rewards = record.step_rewards;
     return result;
   }
   const error: SerializedError =
@@ -74,7 +77,7 @@ export function toRewardResult(record: ResultRecord, id = record.id): RewardResu
       ? // Graded, but the scoring has nothing to divide by (e.g. no positive points): no reward exists.
         { code: 'INPUT_INVALID', message: `the ${record.scoring ?? 'configured'} scoring gives this rubric no score (it has no positive points to score against)` }
       : { code: 'INTERNAL', message: 'item failed without a reason' });
-  return { id, reward: null, status: 'error', criteria: record.criteria, usage, error, ...(record.group ? { group: record.group } : {}), ...scripted };
+  return { id, reward: null, status: 'error', criteria: record.criteria, usage, error, ...(record.group ? { group: record.group } : {}), ...(record.step_rewards ? { step_rewards: record.step_rewards } : {}), ...scripted };
 }
 
 /** A failure that never reached grading (bad label, deadline, overload), as a reward result. */

@@ -43,8 +43,13 @@ function stepOf(body: unknown): number | undefined {
 }
 
 export function registerScoreRoutes(app: ServerApp, routeContext: RouteContext): void {
-  const { service, maxBodyBytes } = routeContext;
   registerScoreGroupsRoute(app, routeContext);
+  registerScoreRoute(app, routeContext);
+  registerScoreBatchRoute(app, routeContext);
+  registerScoreGroupRoute(app, routeContext);
+}
+
+function registerScoreRoute(app: ServerApp, { service, maxBodyBytes }: RouteContext): void {
   app.post('/v1/score', async (context) => {
     service.assertRoom();
     const body = await readJsonBody(context, maxBodyBytes);
@@ -58,7 +63,9 @@ export function registerScoreRoutes(app: ServerApp, routeContext: RouteContext):
     if (result.error?.code === 'DEADLINE_EXCEEDED' && !result.fallback) throw new RubricateError('DEADLINE_EXCEEDED', result.error.message);
     return floatJson(context, publicResult(result));
   });
+}
 
+function registerScoreBatchRoute(app: ServerApp, { service, maxBodyBytes }: RouteContext): void {
   app.post('/v1/score/batch', async (context) => {
     service.assertRoom();
     const body = await readJsonBody(context, maxBodyBytes);
@@ -102,7 +109,9 @@ export function registerScoreRoutes(app: ServerApp, routeContext: RouteContext):
     context.set('fallbacks', fallbacks);
     return floatJson(context, { results: results.map(publicResult), fallbacks });
   });
+}
 
+function registerScoreGroupRoute(app: ServerApp, { service, maxBodyBytes }: RouteContext): void {
   app.post('/v1/score/group', async (context) => {
     service.assertRoom();
     const body = await readJsonBody(context, maxBodyBytes);

@@ -252,10 +252,12 @@ export const limitsSchema = z.strictObject({
   maxTournamentPairs: positiveInteger.optional(),
   /** Largest count that multiplies every item's judge calls: `--repeats`, `--samples`, `--max-attempts`, `--best-of`, `--variants`, `--rounds`, `--iterations`, `--responses-per-prompt`; default `defaultLimits.maxRepeats`. */
   maxRepeats: positiveInteger.optional(),
+  /** Steps of one trajectory graded by step-scoped criteria (process rewards); default `defaultLimits.maxSteps`. */
+  maxSteps: positiveInteger.optional(),
 });
 
-/** The bounds when none is given: an RL group of 512 responses, all pairs of 128 (or a circular tournament of 512), and 100 repeats. */
-export const defaultLimits = { maxGroupSize: 512, maxTournamentPairs: 8128, maxRepeats: 100 } as const satisfies Required<z.infer<typeof limitsSchema>>;
+/** The bounds when none is given: an RL group of 512 responses, all pairs of 128 (or a circular tournament of 512), 100 repeats, and 64 steps per trajectory. */
+export const defaultLimits = { maxGroupSize: 512, maxTournamentPairs: 8128, maxRepeats: 100, maxSteps: 64 } as const satisfies Required<z.infer<typeof limitsSchema>>;
 
 /**
  * A count that multiplies every item's judge calls (`--repeats`, `--samples`, `--best-of`, …),

@@ -74,6 +74,7 @@ export const sampleSettings: Readonly<Record<string, unknown>> = {
   'limits.maxGroupSize': 64,
   'limits.maxTournamentPairs': 1000,
   'limits.maxRepeats': 10,
+  'limits.maxSteps': 32,
   'agentic.tools': ['fetch', 'search', 'check', 'steps'],
   'agentic.maxToolCalls': 3,
   'agentic.fetchAllow': ['127.0.0.1:9'],

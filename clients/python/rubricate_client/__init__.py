@@ -6,6 +6,7 @@
 * ``rubricate_client.verifiers``: a verifiers (legacy ``Rubric``) reward function; ``rubricate_judge``
   (a top-level module) is the verifiers v1 judge plugin.
 * ``rubricate_client.groups``: group rewards with shaping (TRL, verl batch, slime, OpenRLHF), RuscaRL scaffolding, rubric rewards.
+* ``rubricate_client.carr``: CaRR's reward (``/carr/evaluate``, C-GRPO groups) for slime and verl.
 
 See docs/rl-integration.md for each trainer.
 """

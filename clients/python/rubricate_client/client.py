@@ -57,7 +57,7 @@ _RETRYABLE_STATUSES = {429, 503}
 #: Paths whose requests may be sent again after a replica took them and went away: scoring gives
 #: the same verdicts for the same request (and replicas sharing a store share the judge's replies),
 #: so a resent request is answered, never counted, twice.
-_RETRY_SAFE_PATHS = {"/healthz", "/v1/score", "/v1/score/batch", "/v1/score/group", "/v1/score/groups", "/v1/scaffold", "/v1/rubric-reward"}
+_RETRY_SAFE_PATHS = {"/healthz", "/v1/score", "/v1/score/batch", "/v1/score/group", "/v1/score/groups", "/v1/scaffold", "/v1/rubric-reward", "/carr/evaluate", "/carr/evaluate/group"}
 
 _log = logging.getLogger("rubricate_client")
 
@@ -145,7 +145,7 @@ def rubric_value(rubric: Rubric) -> Rubric:
 
 def build_item(
     prompt: Prompt,
-    response: str,
+    response: Union[str, Sequence[Dict[str, Any]]],
     rubric: Optional[Rubric] = None,
     *,
     rubric_id: Optional[str] = None,
@@ -156,7 +156,8 @@ def build_item(
     """One native item. Without ``id`` the server derives one from the content."""
     if rubric is None and rubric_id is None:
         raise ValueError("an item needs a rubric or a rubric_id")
-    item: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "response": response}
+    # A response is text, or an agent trajectory (a list of messages), which step-scoped criteria grade step by step.
+    item: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "response": response if isinstance(response, str) else plain(response)}
     if rubric is not None:
         item["rubric"] = rubric_value(rubric)
     if rubric_id is not None:
@@ -500,10 +501,12 @@ class RubricateClient:
     def health(self) -> Dict[str, Any]:
         return self._request("GET", "/healthz")
 
-    def score(self, prompt: Prompt, response: str, rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
+    def score(self, prompt: Prompt, response: Union[str, Sequence[Dict[str, Any]]], rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
         """Grades one response. Returns ``{id, reward, status, criteria, usage, ...}``;
         ``reward`` is None when grading failed (unless the server runs with a fallback,
-        then ``fallback`` is True)."""
+        then ``fallback`` is True). A trajectory response (a list of messages) graded by
+        step-scoped criteria also gets ``step_rewards`` (None at a step not graded) and each
+        such criterion's per-step verdicts in ``criteria[i]["process"]``."""
         return self.score_item(build_item(prompt, response, rubric, **fields))
 
     def score_item(self, item: Dict[str, Any]) -> Dict[str, Any]:
@@ -544,8 +547,9 @@ class RubricateClient:
     ) -> Dict[str, Any]:
         """Grades the responses to one prompt. Returns ``{id, rewards, results, fallbacks}``
         and, with ``advantages="grpo"`` or ``"dr_grpo"``, group-normalised ``advantages``
-        (None for failed members)."""
-        body: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "responses": list(responses)}
+        (None for failed members). A response may be a trajectory (a list of messages): with
+        step-scoped criteria the answer then carries ``step_rewards``, one list per response."""
+        body: Dict[str, Any] = {"prompt": prompt if isinstance(prompt, str) else plain(prompt), "responses": [response if isinstance(response, str) else plain(response) for response in responses]}
         if rubric is not None:
             body["rubric"] = rubric_value(rubric)
         if rubric_id is not None:
@@ -593,6 +597,17 @@ class RubricateClient:
             body["step"] = step
         return self._request("POST", "/v1/score/groups", body)
 
+    def carr_evaluate(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        """CaRR's reward for one trajectory (``POST /carr/evaluate``): the released server's body
+        ``{history, label, task_unfinished, remote_env_info}`` and answer ``{reward, outcome_reward,
+        rubric_reward, rubric_scores}`` (``rubricate_client.carr`` builds the body)."""
+        return self._request("POST", "/carr/evaluate", plain(body))
+
+    def carr_evaluate_group(self, bodies: Sequence[Dict[str, Any]], group: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """C-GRPO's group rewards (``POST /carr/evaluate/group``): ``{rewards, results}``, ``group``
+        being ``{ratio, normalize, only, follow}`` (each optional)."""
+        return self._request("POST", "/carr/evaluate/group", {"requests": [plain(body) for body in bodies], "group": plain(group or {})})
+
 
 class AsyncRubricateClient:
     """asyncio client: the synchronous calls run in a thread pool of ``max_concurrency``
@@ -617,7 +632,7 @@ class AsyncRubricateClient:
     async def health(self) -> Dict[str, Any]:
         return await self._run(self.client.health)
 
-    async def score(self, prompt: Prompt, response: str, rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
+    async def score(self, prompt: Prompt, response: Union[str, Sequence[Dict[str, Any]]], rubric: Optional[Rubric] = None, **fields: Any) -> Dict[str, Any]:
         return await self._run(self.client.score, prompt, response, rubric, **fields)
 
     async def score_item(self, item: Dict[str, Any]) -> Dict[str, Any]:
