@@ -23,6 +23,7 @@ import type { CriterionInput, Message, Rubric } from '../rubric/schema.js';
 import { canonicalJson } from '../util/json.js';
 import { rubricateVersion } from '../version.js';
 import { groupPairs, type PreferencePair } from './contrastive.js';
+import { comparableText } from './criteria.js';
 import { isFatal } from './decompose-filter.js';
 import { distillHardenMessages, distillProposeMessages, distillReviseMessages, type PromptRubricExample } from './distill-prompts.js';
 import { evaluateCandidates, isAligned, pairOrdering, rubricOfCandidates, saturatedPairs, selectCompactSet, type Candidate, type PairOrdering } from './distill-evaluate.js';
@@ -318,7 +319,11 @@ async function hardenSaturated(state: DistillState): Promise<void> {
       }
     }),
   );
-  const added = answers.flatMap(({ pair, criteria }) => criteria.map((criterion) => addCandidate(state, criterion, 'harden', [sourceName(generator, 0)], { hardenedOn: pair.id })));
+  // A criterion already among the candidates (or written for an earlier pair) is not evaluated twice.
+  const known = new Set(state.candidates.map((candidate) => comparableText(candidate.criterion.text)));
+  const added = answers.flatMap(({ pair, criteria }) =>
+    criteria.filter((criterion) => !known.has(comparableText(criterion.text)) && known.add(comparableText(criterion.text))).map((criterion) => addCandidate(state, criterion, 'harden', [sourceName(generator, 0)], { hardenedOn: pair.id })),
+  );
   state.report.hardening.proposed = added.length;
   await evaluateCandidates(state.options.grader, added, state.evaluationPairs, state.judgeUsage);
   for (const candidate of added) if (!isAligned(candidate)) candidate.status = candidate.evaluation!.agree + candidate.evaluation!.disagree === 0 ? 'undecided' : 'misaligned';
