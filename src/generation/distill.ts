@@ -225,7 +225,8 @@ async function proposeCandidates(state: DistillState, examples: PromptRubricExam
       const source = sourceName(generator, sample);
       try {
         const messages = distillProposeMessages({ examples, maxNew: state.limits.candidates }, generator.promptContext);
-        const proposed = await generator.askCriteria(promptVersions.distillPropose, messages, { minItems: 1, maxItems: state.limits.candidates }, { sample });
+        const bounds = { minItems: Math.min(generator.minCriteria, state.limits.candidates), maxItems: state.limits.candidates };
+        const proposed = await generator.askCriteria(promptVersions.distillPropose, messages, bounds, { sample });
         for (const warning of proposed.warnings) notice(state, `${source}: ${warning}`);
         return { source, criteria: proposed.criteria };
       } catch (error) {

@@ -26,7 +26,7 @@ import type { RunSpec } from '../../spec/run-spec.js';
 import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCalls, usageLine, type ModelCallFlags } from '../model-calls.js';
 import { storeFilesOf } from '../store-options.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
-import type { Rubric } from '../../rubric/schema.js';
+import { reportingLintRepair, type LintRepairCounts } from '../lint-repair.js';
 import { addDistillOptions, runDistill, type DistillFlags } from './generate-distill.js';
 import { addDeprecatedFlags } from '../deprecated-flags.js';
 
@@ -220,27 +220,12 @@ function promptsSummary(flags: GenerateFlags, generator: RubricGenerator, counts
   };
 }
 
-/** `generate --lint` on a contrastive attempt's rubric: each drop said on stderr; undefined when no drop fixes it. */
-function lintContrastive(context: CommandContext, counts: { lintDropped: number; lintRefused: number }) {
-  return (rubric: Rubric, attempt: { pairId: string; attempt: number }): Rubric | undefined => {
-    const repair = dropLintErrors(rubric);
-    counts.lintDropped += repair.dropped.length;
-    const where = `pair ${attempt.pairId} attempt ${attempt.attempt}`;
-    for (const finding of repair.dropped) context.stderr(`lint: ${where}: dropped criterion ${finding.criterion_id ?? ''} [${finding.rule}] ${finding.message}`);
-    if (repair.rubric === undefined) {
-      counts.lintRefused += 1;
-      context.stderr(`lint: ${where}: [RUBRIC_LINT_FAILED] refused: ${repair.unresolved.map((finding) => `[${finding.rule}] ${finding.message}`).join('; ')}`);
-    }
-    return repair.rubric;
-  };
-}
-
 async function runContrastive(flags: GenerateFlags, spec: RunSpec, pairsSource: string, context: CommandContext): Promise<number> {
   const { groups, summary } = await contrastiveGroups(flags, pairsSource, context);
   const models = await prepareModelCalls(flags, spec, context, { out: flags.out, grading: true });
   const { generator } = models;
-  const lintCounts = { lintDropped: 0, lintRefused: 0 };
-  const repair = flags.lint ? lintContrastive(context, lintCounts) : undefined;
+  const lintCounts: LintRepairCounts = { criteriaDropped: 0, rubricsRefused: 0 };
+  const repair = flags.lint ? reportingLintRepair(context, lintCounts, (at: { pairId: string; attempt: number }) => `pair ${at.pairId} attempt ${at.attempt}`) : undefined;
   const contrastAll = (heldOutWithoutKeep: boolean) => {
     const grader = models.grader();
     return mapInOrder(groups, (group) => contrastGroup(group, { generator, grader, attempts: flags.attempts, heldOutWithoutKeep, repair }), { window: models.window });
@@ -277,7 +262,7 @@ async function runContrastive(flags: GenerateFlags, spec: RunSpec, pairsSource: 
   const heldOutPairs = groups.reduce((total, group) => total + group.heldOut.length, 0);
   const report = summarizeContrastive(outcomes, { source: pairsSource, format: flags.format, readSummary: summary, groups: groups.length, heldOutPairs, split: flags.split, attempts: flags.attempts, generator, grader });
   const cost = { generator: models.costOf('generator', report.usage.generator), judge: models.costOf('judge', report.usage.judge) };
-  const lint = flags.lint ? { lint: { criteria_dropped: lintCounts.lintDropped, rubrics_refused: lintCounts.lintRefused } } : {};
+  const lint = flags.lint ? { lint: { criteria_dropped: lintCounts.criteriaDropped, rubrics_refused: lintCounts.rubricsRefused } } : {};
   const document = { ...report, ...lint, usage: { generator: { ...report.usage.generator, cost_usd: cost.generator }, judge: { ...report.usage.judge, cost_usd: cost.judge } } };
   if (flags.summary) await writeFileAtomic(flags.summary, `${JSON.stringify(document, null, 2)}\n`);
   if (!flags.quiet) context.stderr(`${formatContrastiveSummary(report)}\n${costLine(cost)}\nrubrics: ${flags.out}${flags.summary ? `\nsummary: ${flags.summary}` : ''}`);

@@ -17,6 +17,7 @@ import { checkRepeatCount, type RunSpec } from '../../spec/run-spec.js';
 import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCalls, type ModelCallFlags } from '../model-calls.js';
 import { syntheticTextTokens } from '../../batch/dry-run.js';
 import { storeFilesOf } from '../store-options.js';
+import { reportingLintRepair } from '../lint-repair.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { existsSync } from 'node:fs';
 import { addDeprecatedFlags, deprecatedValue } from '../deprecated-flags.js';
@@ -39,6 +40,8 @@ interface RefineFlags extends ModelCallFlags {
   textSimilarity: number;
   out: string;
   summary?: string;
+  /** Each rubric the generator writes is linted before it is graded; criteria with lint errors dropped, each said. */
+  lint?: boolean;
 }
 
 const defaultResponses = 8;
@@ -62,6 +65,7 @@ export function registerRefineCommand(program: Command, context: CommandContext)
     .option('--text-similarity <jaccard>', 'with --filter: drop one of two criteria whose wording overlaps at least this much', parseNumber('text-similarity', 0), defaultFilterOptions.textSimilarityThreshold)
     .requiredOption('--out <file>', 'refined items JSONL: {id, prompt, rubric, reference?, metadata}')
     .option('--summary <file>', 'write the per-round separation summary (JSON) here')
+    .option('--lint', 'lint each rubric the generator writes (the starting one, each refinement) before it is graded: drop the criteria with lint errors, each said with its rule; a refinement no drop fixes stops that prompt\'s rounds')
     .option('--quiet', quietHelp);
   addGeneratorOptions(command);
   addJudgeOptions(command);
@@ -136,7 +140,7 @@ async function runRefine(flags: RefineFlags, spec: RunSpec, context: CommandCont
         }
         const outcome = await refineRubric(
           { id: record.id, prompt: record.prompt, rubric: record.rubric, reference: record.reference, responses, pairs: record.pairs },
-          { generator, grader, iterations: flags.iterations, filter },
+          { generator, grader, iterations: flags.iterations, filter, ...(flags.lint ? { repair: reportingLintRepair(context, { criteriaDropped: 0, rubricsRefused: 0 }, (at: { id: string; iteration: number }) => `id ${at.id} round ${at.iteration}`) } : {}) },
         );
         return { kind: 'ok', record, outcome, responses: responses.length };
       } catch (error) {
