@@ -40,6 +40,7 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
     .option('--prices <file>', 'price table (JSON/YAML {model: {input, cached_input, output}} in USD per 1M tokens)')
     .option('--report <file>', 'also write an HTML report at the end')
     .option('--force', 'replace the default --out even when it holds the results of another run')
+    .option('--canary <dir>', 'check the judge against the canary baseline pinned in DIR (rubricate canary --baseline DIR): warn when its settings differ at the start, or its replies name a model the baseline never saw at the end')
     .option('--quiet', quietHelp);
   addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);
   addDryRunOption(command, 'send nothing: print the model under test\'s calls and the judge\'s calls, their tokens, the cache hits and the cost of each, apart');

@@ -44,6 +44,7 @@ import { addConfigOption, resolvedConfigOf, withResolvedConfig, type ResolvedCon
 import { runIndexPath, runIndexVariable, startRunRecording, type RunRecording } from '../../results/run-index.js';
 import type { Metrics } from '../../scoring/types.js';
 import { madeUpBy, madeUpFields } from '../../util/made-up.js';
+import { watchCanary } from '../canary-watch.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
@@ -61,6 +62,8 @@ export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainF
   runIndex?: string;
   /** `--lint`: refuse to start when the input's rubrics have lint errors. */
   lint?: boolean;
+  /** `--canary DIR`: the judge checked against the canary baseline pinned there. */
+  canary?: string;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -78,6 +81,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--lint', 'lint the input\'s rubrics first and refuse to start on lint errors, naming them (warnings are printed; rubricate lint lists every finding)')
+    .option('--canary <dir>', 'check the judge against the canary baseline pinned in DIR (rubricate canary --baseline DIR): warn when its settings differ at the start, or its replies name a model the baseline never saw at the end')
     .option('--table', `print a table of the items after the run: id, score, criteria met/total, errors, made-up verdicts labelled (shown by itself on a terminal for ${autoTableItems} items or fewer)`)
     .option('--no-table', 'never print the item table')
     .option('--run-index <file>', `the run history this run adds its lines to (default: ${runIndexVariable}, else the user's state folder; "off" for none)`)
@@ -201,6 +205,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
     stopSignal: context.signal,
     signal: drainSignal(context.signal, flags),
   });
+  const canary = flags.canary ? await watchCanary(flags.canary, grader.judgeInfo, context) : undefined;
   // Repeats 1 … N − 1: quiet graders of their own (their calls show in the run's usage, not its progress).
   const repeatGraders = Array.from({ length: repeats - 1 }, (_, index) => new Grader({ ...session.graderOptions(), repeat: index + 1, stopSignal: context.signal, signal: drainSignal(context.signal, flags) }));
   const stability = repeats > 1 ? createStabilityTally(repeats, flags.stabilityThreshold) : undefined;
@@ -301,6 +306,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       await writeReportFromResults({ input: flags.out, out: flags.report });
     }
     session.finish();
+    await canary?.afterRun(flags.out);
     recording?.end(outcome.judgeUnusable ? 'failed' : 'finished', { items: itemCounts(outcome.metrics), ...(outcome.judgeUnusable ? { error: 'the judge is unusable: no call gave a verdict' } : {}) });
   } catch (error) {
     recording?.end(context.signal.aborted ? 'interrupted' : 'failed', { error: RubricateError.isInstance(error) ? `${error.code}: ${error.message}` : String(error) });
