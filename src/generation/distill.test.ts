@@ -4,7 +4,11 @@ import { describe, expect } from 'vitest';
 import { runCliCaptured } from '../cli/in-process.js';
 import type { FakeJudgeRequest } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
+import { Grader } from '../pipeline/grader.js';
+import { readPreferencePairs } from './contrastive.js';
+import { distillRubric } from './distill.js';
 import { answer, fencedBlocks, generatorAndJudge, mentions, type FakeCriterion } from './fixtures/fake-generator.js';
+import { createRubricGenerator } from './generator.js';
 
 const pairs = resolve(__dirname, 'fixtures/distill-pairs.jsonl');
 
@@ -95,5 +99,39 @@ describe('generate --distill', () => {
     const stray = await runCliCaptured(['generate', '--format', 'pairs', '--input', pairs, ...base, '--distill-pairs', '4']);
     expect(stray.code).toBe(2);
     expect(stray.stderr).toContain('--distill-pairs applies to --distill only');
+  });
+});
+
+describe('distillRubric (library): several generators', () => {
+  test('merges the proposals of two generators (higher points kept, clamped to the range), reports a failing one, and caps prompts and pairs before any call', async ({ startJudge, connectJudge }) => {
+    let contrastCalls = 0;
+    const fake = await startJudge(
+      generatorAndJudge((request, task) => {
+        const model = (request.body as { model?: string }).model;
+        if (task === 'contrastive') {
+          contrastCalls += 1;
+          return { content: answer([mentions('because')]) };
+        }
+        if (task !== 'distill') return { content: answer([]) };
+        if (model === 'writer-c') return { status: 400, body: { error: { message: 'this writer is broken' } } };
+        return { content: answer(model === 'writer-a' ? [mentions('because'), mentions('sorry', 'Pitfall')] : [mentions('because', 'Essential'), mentions('example')]) };
+      }),
+    );
+    const generators = ['writer-a', 'writer-b', 'writer-c'].map((model) => createRubricGenerator({ generator: connectJudge(fake, { model }), minCriteria: 1, maxCriteria: 5, retryBaseDelayMs: 1, maxAttempts: 1 }));
+    const grader = new Grader({ judge: connectJudge(fake, { model: 'judge' }), scoring: 'weighted_mean', calls: { retryBaseDelayMs: 1 } });
+    const { pairs } = await readPreferencePairs(resolve(__dirname, 'fixtures/distill-pairs.jsonl'), 'pairs');
+    const notices: string[] = [];
+    const { rubric, report } = await distillRubric({ pairs }, { generators, grader, limits: { prompts: 2, pairs: 3, hardenPairs: 0 }, range: { min: -2, max: 4 }, onNotice: (message) => notices.push(message) });
+
+    expect(contrastCalls).toBe(2);
+    expect(report.input).toMatchObject({ prompts: 4, prompts_used: 2, pairs_used: 3 });
+    expect(report.generators).toEqual(['openai:writer-a', 'openai:writer-b', 'openai:writer-c']);
+    expect(report.merge).toEqual({ proposed: 4, duplicates: 1, clamped: 1 });
+    expect(notices.some((message) => message.startsWith('proposal of openai:writer-c#1 failed: [') && message.includes('this writer is broken'))).toBe(true);
+    const because = report.candidates.find((candidate) => String(candidate.text).includes('"because"'))!;
+    // writer-b's Essential (5 points) is kept over writer-a's Important (3), then clamped to 4.
+    expect(because).toMatchObject({ points: 4, sources: ['openai:writer-a#1', 'openai:writer-b#1'], agree: 3, disagree: 0, status: 'selected' });
+    const merged = rubric!.criteria.find((criterion) => criterion.text.includes('"because"'))!;
+    expect(merged.metadata?.merge).toMatchObject({ clamped_from: 5, merged: [{ source: 'openai:writer-a#1', points: 3 }] });
   });
 });
