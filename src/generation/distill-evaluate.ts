@@ -40,7 +40,8 @@ export interface Candidate {
   origin: CandidateOrigin;
   /** Generators (with sample) that wrote it, after the merge. */
   sources: string[];
-  revisedFrom?: string;
+  /** The candidate it revises; several when the revision answer did not hold one criterion per original. */
+  revisedFrom?: string | string[];
   hardenedOn?: string;
   evaluation?: CandidateEvaluation;
   status?: CandidateStatus;

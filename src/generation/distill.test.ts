@@ -71,11 +71,11 @@ describe('generate --distill', () => {
     expect(distilled.criteria[0].metadata.merge?.sources.sort()).toEqual(['openai:writer#1', 'openai:writer#2']);
     expect(distilled.criteria[0].metadata.distill).toMatchObject({ origin: 'propose', agree: 6, disagree: 0, ties: 2, errors: 0, accuracy: 1 });
     expect(distilled.criteria[1].metadata.distill).toMatchObject({ origin: 'harden', hardened_on_pair: 'd1', agree: 2 });
-    expect(distilled.criteria[3].metadata.distill).toMatchObject({ origin: 'revise', agree: 2 });
+    expect(distilled.criteria[3].metadata.distill).toMatchObject({ origin: 'revise', revised_from: 'd3', agree: 2 });
 
     const report = JSON.parse(readFileSync(summary, 'utf8'));
     expect(report.input).toMatchObject({ pairs: 8, prompts: 4, prompts_used: 4, pairs_used: 8, rubrics_given: 1, rubrics_generated: 3 });
-    expect(report.merge).toEqual({ proposed: 10, duplicates: 5, clamped: 0 });
+    expect(report.merge).toEqual({ proposals: 2, proposed: 10, duplicates: 5, clamped: 0 });
     expect(report.hardening).toEqual({ saturated_pairs: 2, pairs_used: 2, proposed: 2 });
     const status = Object.fromEntries(report.candidates.map((candidate: { text: string; status: string }) => [/"([^"]+)"/.exec(candidate.text)![1], candidate.status]));
     expect(status).toEqual({ because: 'selected', example: 'redundant', weather: 'revised', short: 'revised', sorry: 'selected', detail: 'selected', lengthy: 'undecided', source: 'selected', evidence: 'lint_dropped' });
@@ -99,6 +99,9 @@ describe('generate --distill', () => {
     const stray = await runCliCaptured(['generate', '--format', 'pairs', '--input', pairs, ...base, '--distill-pairs', '4']);
     expect(stray.code).toBe(2);
     expect(stray.stderr).toContain('--distill-pairs applies to --distill only');
+    const unread = await runCliCaptured(['generate', '--distill', '--format', 'pairs', '--input', pairs, ...base, '--attempts', '2']);
+    expect(unread.code).toBe(2);
+    expect(unread.stderr).toContain('--attempts is not read by --distill');
   });
 });
 
@@ -126,7 +129,7 @@ describe('distillRubric (library): several generators', () => {
     expect(contrastCalls).toBe(2);
     expect(report.input).toMatchObject({ prompts: 4, prompts_used: 2, pairs_used: 3 });
     expect(report.generators).toEqual(['openai:writer-a', 'openai:writer-b', 'openai:writer-c']);
-    expect(report.merge).toEqual({ proposed: 4, duplicates: 1, clamped: 1 });
+    expect(report.merge).toEqual({ proposals: 3, proposed: 4, duplicates: 1, clamped: 1 });
     expect(notices.some((message) => message.startsWith('proposal of openai:writer-c#1 failed: [') && message.includes('this writer is broken'))).toBe(true);
     const because = report.candidates.find((candidate) => String(candidate.text).includes('"because"'))!;
     // writer-b's Essential (5 points) is kept over writer-a's Important (3), then clamped to 4.

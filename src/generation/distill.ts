@@ -86,7 +86,7 @@ export interface DistillReport {
   generators: string[];
   input: { pairs: number; prompts: number; prompts_used: number; pairs_used: number; rubrics_given: number; rubrics_generated: number; rubrics_failed: number };
   limits: DistillLimits;
-  merge: { proposed: number; duplicates: number; clamped: number };
+  merge: { proposals: number; proposed: number; duplicates: number; clamped: number };
   hardening: { saturated_pairs: number; pairs_used: number; proposed: number };
   selection: { vectors: string; epsilon: number; rate: number | null; selected: number };
   /** In-sample: the evaluation pairs also chose the criteria. */
@@ -144,7 +144,7 @@ function prepareDistill(input: DistillInput, options: DistillOptions): DistillSt
     generators: options.generators.map((generator) => generator.provenance.id),
     input: { pairs: input.pairs.length, prompts: allGroups.length, prompts_used: groups.length, pairs_used: evaluationPairs.length, rubrics_given: 0, rubrics_generated: 0, rubrics_failed: 0 },
     limits,
-    merge: { proposed: 0, duplicates: 0, clamped: 0 },
+    merge: { proposals: 0, proposed: 0, duplicates: 0, clamped: 0 },
     hardening: { saturated_pairs: 0, pairs_used: 0, proposed: 0 },
     selection: { vectors: 'verdict differences on the evaluation pairs (+1 favours the preferred response, -1 the other, 0 neither)', epsilon: options.epsilon ?? 0.5, rate: null, selected: 0 },
     ordering: { distilled: null, all_aligned: null },
@@ -236,7 +236,7 @@ async function proposeCandidates(state: DistillState, examples: PromptRubricExam
     }),
   );
   const merged = mergeCriteria(sources, { range: state.range });
-  state.report.merge = { proposed: sources.reduce((total, source) => total + source.criteria.length, 0), duplicates: merged.duplicates, clamped: merged.clamped };
+  state.report.merge = { proposals: sources.length, proposed: sources.reduce((total, source) => total + source.criteria.length, 0), duplicates: merged.duplicates, clamped: merged.clamped };
   if (merged.criteria.length === 0) throw new RubricateError('JUDGE_UNPARSEABLE', 'distillation: no generator proposed a criterion (see the warnings)');
   for (const criterion of merged.criteria) {
     const mergeRecord = criterion.metadata?.merge as { sources: string[] } | undefined;
@@ -284,11 +284,10 @@ async function reviseMisaligned(state: DistillState): Promise<void> {
     reportFailure(state, 'revision', error);
     return;
   }
-  const added = revised.map((criterion, index) => {
-    const original = failing[Math.min(index, failing.length - 1)];
-    original.status = 'revised';
-    return addCandidate(state, criterion, 'revise', [sourceName(generator, 0)], { revisedFrom: original.id });
-  });
+  // Revisions come one per original, in order; when the generator returned another number, each names every original it may stand for.
+  for (const original of failing) original.status = 'revised';
+  const matched = revised.length === failing.length;
+  const added = revised.map((criterion, index) => addCandidate(state, criterion, 'revise', [sourceName(generator, 0)], { revisedFrom: matched ? failing[index].id : failing.map((original) => original.id) }));
   await evaluateCandidates(state.options.grader, added, state.evaluationPairs, state.judgeUsage);
   for (const candidate of added) if (!isAligned(candidate)) candidate.status = candidate.evaluation!.agree + candidate.evaluation!.disagree === 0 ? 'undecided' : 'misaligned';
 }

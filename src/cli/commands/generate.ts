@@ -67,7 +67,7 @@ export function registerGenerateCommand(program: Command, context: CommandContex
     'rubricate generate --format pairs --input examples/pairs/pairs.jsonl --generator openai:gpt-4.1 --judge openai:gpt-4.1-mini --out kept.jsonl',
   ]);
   command.action(async (flags: GenerateFlags, self: Command) => {
-    refuseDistillFlagsWithoutDistill(flags, self);
+    refuseUnreadDistillFlags(flags, self);
     context.exitCode = await runGenerate(flags, runSpecOf(self), context);
   });
 }
@@ -86,11 +86,17 @@ async function runGenerate(flags: GenerateFlags, spec: RunSpec, context: Command
 
 const distillOnlyFlags = ['distillRubrics', 'distillPrompts', 'distillPairs', 'distillCandidates', 'distillSize', 'distillHardenPairs', 'distillSamples'] as const;
 
-/** A `--distill-*` setting without `--distill` would be read by nothing: refused by name. */
-function refuseDistillFlagsWithoutDistill(flags: GenerateFlags, command: Command): void {
-  if (flags.distill) return;
-  const given = distillOnlyFlags.find((name) => command.getOptionValueSource(name) === 'cli');
-  if (given) throw new RubricateError('CONFIG_INVALID', `--${given.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)} applies to --distill only`, { field: given });
+/** Settings `--distill` does not read (it caps with its own `--distill-*` flags). */
+const notReadByDistill = ['attempts', 'split', 'limit', 'referenceField'] as const;
+
+/** A setting the chosen path would not read is refused by name: `--distill-*` without `--distill`, contrastive or prompt settings with it. */
+function refuseUnreadDistillFlags(flags: GenerateFlags, command: Command): void {
+  const flagName = (attribute: string) => `--${attribute.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+  const unread = flags.distill ? notReadByDistill : distillOnlyFlags;
+  const given = unread.find((name) => command.getOptionValueSource(name) === 'cli');
+  if (given === undefined) return;
+  const message = flags.distill ? `${flagName(given)} is not read by --distill (its caps are the --distill-* flags)` : `${flagName(given)} applies to --distill only`;
+  throw new RubricateError('CONFIG_INVALID', message, { field: given });
 }
 
 /** `generate --lint`: the generated rubric with its lint errors dropped, each drop said on stderr; undefined when no drop fixes it. */
