@@ -168,6 +168,12 @@ export interface ContrastiveOptions {
    * last rubric as if it had been kept.
    */
   heldOutWithoutKeep?: boolean;
+  /**
+   * Applied to each generated rubric before it is graded (`generate --lint`): the rubric to grade,
+   * or undefined when it cannot be repaired (the attempt then fails with RUBRIC_LINT_FAILED and the
+   * next sample is tried). The caller reports what it dropped.
+   */
+  repair?: (rubric: Rubric, context: { pairId: string; attempt: number }) => Rubric | undefined;
 }
 
 /** How a rubric scored a preference pair: the chosen response higher, lower, level (within rounding), or not graded. */
@@ -175,6 +181,14 @@ export function preferenceOutcome(chosen: number | null, rejected: number | null
   if (chosen === null || rejected === null) return 'error';
   if (Math.abs(chosen - rejected) <= 1e-9) return 'tie';
   return chosen > rejected ? 'higher' : 'lower';
+}
+
+/** One group's run: the outcome being built, and whether any answer came from a model now (not the store). */
+interface GroupRun {
+  pair: PreferencePair;
+  options: ContrastiveOptions;
+  outcome: ContrastiveOutcome;
+  answeredNow: boolean;
 }
 
 /**
@@ -193,96 +207,110 @@ export function preferenceOutcome(chosen: number | null, rejected: number | null
  */
 export async function contrastGroup(group: PairGroup, options: ContrastiveOptions): Promise<ContrastiveOutcome> {
   const pair = group.generation;
-  const judgeUsage = emptyUsage();
-  const outcome: ContrastiveOutcome = {
-    pair_id: pair.id,
-    ...(pair.source !== undefined ? { source: pair.source } : {}),
-    prompt: pair.prompt,
-    ...(pair.reference !== undefined ? { reference: pair.reference } : {}),
-    kept: false,
-    attempts_used: 0,
-    attempts: [],
-    held_out: [],
-    judge_usage: judgeUsage,
+  const run: GroupRun = {
+    pair,
+    options,
+    outcome: {
+      pair_id: pair.id,
+      ...(pair.source !== undefined ? { source: pair.source } : {}),
+      prompt: pair.prompt,
+      ...(pair.reference !== undefined ? { reference: pair.reference } : {}),
+      kept: false,
+      attempts_used: 0,
+      attempts: [],
+      held_out: [],
+      judge_usage: emptyUsage(),
+    },
+    answeredNow: false,
   };
-  /** Whether an attempt was decided on an answer a model gave now (not one read from the store). */
-  let answeredNow = false;
-  const gradePair = async (rubric: Rubric, chosen: string, rejected: string, id: string) => {
-    const graded = await gradeResponses(options.grader, { id, prompt: pair.prompt, rubric, reference: pair.reference }, [chosen, rejected], 'pair');
-    for (const record of graded.records) {
-      if (!record.usage) continue;
-      addUsage(judgeUsage, record.usage);
-      if (record.usage.calls > 0) answeredNow = true;
-    }
-    if (options.grader.engine.fatal) throw options.grader.engine.fatal;
-    return { chosen: graded.scores[0], rejected: graded.scores[1], errors: graded.records.filter((record) => record.status !== 'ok') };
-  };
-
   let lastRubric: Rubric | undefined;
   for (let attempt = 0; attempt < options.attempts; attempt += 1) {
-    outcome.attempts_used = attempt + 1;
-    let rubric: Rubric;
-    let checksRejected: number;
-    try {
-      const generated = await options.generator.contrast(
-        { prompt: pair.prompt, chosen: pair.chosen, rejected: pair.rejected, reference: pair.reference },
-        { sample: attempt, extra: { pair_id: pair.id, attempt: attempt + 1 } },
-      );
-      rubric = generated.rubric;
-      lastRubric = rubric;
-      if (generated.calls > 0) answeredNow = true;
-      checksRejected = generated.checks.rejected;
-    } catch (error) {
-      if (isFatal(error)) throw error;
-      const failure = toRubricateError(error);
-      outcome.attempts.push({ attempt: attempt + 1, outcome: 'generation_error', error: failure.toJSON() });
-      // Another sample cannot fix a request the generator rejects outright (e.g. too long).
-      if (!failure.retryable) break;
-      continue;
-    }
-    const scores = await gradePair(rubric, pair.chosen, pair.rejected, pair.id);
-    const record: AttemptRecord = {
-      attempt: attempt + 1,
-      outcome: 'inconsistent',
-      criteria: rubric.criteria.length,
-      chosen_score: scores.chosen === null ? null : round(scores.chosen),
-      rejected_score: scores.rejected === null ? null : round(scores.rejected),
-    };
-    if (checksRejected > 0) record.checks_rejected = checksRejected;
-    const comparison = preferenceOutcome(scores.chosen, scores.rejected);
-    if (comparison === 'error') {
-      record.outcome = 'grading_error';
-      if (scores.errors[0]?.error) record.error = scores.errors[0].error;
-    } else if (comparison === 'tie') {
-      record.outcome = 'tie';
-    } else if (comparison === 'higher') {
-      record.outcome = 'consistent';
-    }
-    outcome.attempts.push(record);
-    if (record.outcome === 'consistent') {
-      outcome.kept = true;
-      outcome.rubric = rubric;
-      break;
-    }
+    run.outcome.attempts_used = attempt + 1;
+    const step = await runAttempt(run, attempt);
+    if (step === 'stop') break;
+    if (step !== 'next') lastRubric = step;
+    if (run.outcome.kept) break;
   }
+  const tested = run.outcome.rubric ?? (options.heldOutWithoutKeep && run.answeredNow ? lastRubric : undefined);
+  if (tested) run.outcome.held_out = await Promise.all(group.heldOut.map((heldOut) => gradeHeldOut(run, tested, heldOut)));
+  return run.outcome;
+}
 
-  const tested = outcome.rubric ?? (options.heldOutWithoutKeep && answeredNow ? lastRubric : undefined);
-  if (tested) {
-    const rubric = tested;
-    outcome.held_out = await Promise.all(
-      group.heldOut.map(async (heldOut): Promise<HeldOutRecord> => {
-        const scores = await gradePair(rubric, heldOut.chosen, heldOut.rejected, heldOut.id);
-        const comparison = preferenceOutcome(scores.chosen, scores.rejected);
-        return {
-          pair_id: heldOut.id,
-          outcome: comparison === 'error' ? 'grading_error' : comparison === 'tie' ? 'tie' : comparison === 'higher' ? 'correct' : 'wrong',
-          chosen_score: scores.chosen === null ? null : round(scores.chosen),
-          rejected_score: scores.rejected === null ? null : round(scores.rejected),
-        };
-      }),
-    );
+/** Grades chosen and rejected with a rubric; the judge's usage goes to the group's outcome. */
+async function gradePair(run: GroupRun, rubric: Rubric, chosen: string, rejected: string, id: string) {
+  const { options, pair } = run;
+  const graded = await gradeResponses(options.grader, { id, prompt: pair.prompt, rubric, reference: pair.reference }, [chosen, rejected], 'pair');
+  for (const record of graded.records) {
+    if (!record.usage) continue;
+    addUsage(run.outcome.judge_usage, record.usage);
+    if (record.usage.calls > 0) run.answeredNow = true;
   }
-  return outcome;
+  if (options.grader.engine.fatal) throw options.grader.engine.fatal;
+  return { chosen: graded.scores[0], rejected: graded.scores[1], errors: graded.records.filter((record) => record.status !== 'ok') };
+}
+
+/** The attempt's rubric (after the caller's repair), or what to do when there is none: try the next sample, or stop. */
+async function attemptRubric(run: GroupRun, attempt: number): Promise<{ rubric: Rubric; checksRejected: number } | 'next' | 'stop'> {
+  const { pair, options } = run;
+  try {
+    const generated = await options.generator.contrast(
+      { prompt: pair.prompt, chosen: pair.chosen, rejected: pair.rejected, reference: pair.reference },
+      { sample: attempt, extra: { pair_id: pair.id, attempt: attempt + 1 } },
+    );
+    if (generated.calls > 0) run.answeredNow = true;
+    const rubric = options.repair ? options.repair(generated.rubric, { pairId: pair.id, attempt: attempt + 1 }) : generated.rubric;
+    if (rubric === undefined) throw new RubricateError('RUBRIC_LINT_FAILED', 'the generated rubric has lint errors no dropped criterion fixes');
+    return { rubric, checksRejected: generated.checks.rejected };
+  } catch (error) {
+    if (isFatal(error)) throw error;
+    const failure = toRubricateError(error);
+    run.outcome.attempts.push({ attempt: attempt + 1, outcome: 'generation_error', error: failure.toJSON() });
+    // Another sample cannot fix a request the generator rejects outright (e.g. too long); it may write a rubric lint accepts.
+    return failure.retryable || failure.code === 'RUBRIC_LINT_FAILED' ? 'next' : 'stop';
+  }
+}
+
+/** One attempt: a rubric, graded on its own pair, kept when the chosen response scores higher. */
+async function runAttempt(run: GroupRun, attempt: number): Promise<Rubric | 'next' | 'stop'> {
+  const { pair, outcome } = run;
+  const written = await attemptRubric(run, attempt);
+  if (typeof written === 'string') return written;
+  const { rubric, checksRejected } = written;
+  const scores = await gradePair(run, rubric, pair.chosen, pair.rejected, pair.id);
+  const record: AttemptRecord = {
+    attempt: attempt + 1,
+    outcome: 'inconsistent',
+    criteria: rubric.criteria.length,
+    chosen_score: scores.chosen === null ? null : round(scores.chosen),
+    rejected_score: scores.rejected === null ? null : round(scores.rejected),
+  };
+  if (checksRejected > 0) record.checks_rejected = checksRejected;
+  const comparison = preferenceOutcome(scores.chosen, scores.rejected);
+  if (comparison === 'error') {
+    record.outcome = 'grading_error';
+    if (scores.errors[0]?.error) record.error = scores.errors[0].error;
+  } else if (comparison === 'tie') {
+    record.outcome = 'tie';
+  } else if (comparison === 'higher') {
+    record.outcome = 'consistent';
+  }
+  outcome.attempts.push(record);
+  if (record.outcome === 'consistent') {
+    outcome.kept = true;
+    outcome.rubric = rubric;
+  }
+  return rubric;
+}
+
+async function gradeHeldOut(run: GroupRun, rubric: Rubric, heldOut: PreferencePair): Promise<HeldOutRecord> {
+  const scores = await gradePair(run, rubric, heldOut.chosen, heldOut.rejected, heldOut.id);
+  const comparison = preferenceOutcome(scores.chosen, scores.rejected);
+  return {
+    pair_id: heldOut.id,
+    outcome: comparison === 'error' ? 'grading_error' : comparison === 'tie' ? 'tie' : comparison === 'higher' ? 'correct' : 'wrong',
+    chosen_score: scores.chosen === null ? null : round(scores.chosen),
+    rejected_score: scores.rejected === null ? null : round(scores.rejected),
+  };
 }
 
 export interface ContrastiveReport {
@@ -328,22 +356,6 @@ const ratio = (numerator: number, denominator: number) => (denominator > 0 ? rou
 
 export function summarizeContrastive(outcomes: readonly ContrastiveOutcome[], context: ReportContext): ContrastiveReport {
   const kept = outcomes.filter((outcome) => outcome.kept);
-  const histogram: Record<string, number> = {};
-  for (let attempt = 1; attempt <= context.attempts; attempt += 1) histogram[String(attempt)] = 0;
-  histogram.not_kept = 0;
-  const attemptOutcomes: Record<AttemptOutcome, number> = { consistent: 0, inconsistent: 0, tie: 0, grading_error: 0, generation_error: 0 };
-  let totalAttempts = 0;
-  for (const outcome of outcomes) {
-    totalAttempts += outcome.attempts_used;
-    if (outcome.kept) histogram[String(outcome.attempts_used)] += 1;
-    else histogram.not_kept += 1;
-    for (const attempt of outcome.attempts) attemptOutcomes[attempt.outcome] += 1;
-  }
-  const firstAttempts = outcomes.map((outcome) => outcome.attempts[0]).filter((attempt): attempt is AttemptRecord => attempt !== undefined && attempt.outcome !== 'generation_error' && attempt.outcome !== 'grading_error');
-  const heldOut = kept.flatMap((outcome) => outcome.held_out);
-  const heldOutCounts = { correct: 0, wrong: 0, tie: 0, grading_error: 0 };
-  for (const record of heldOut) heldOutCounts[record.outcome] += 1;
-  const graded = heldOutCounts.correct + heldOutCounts.wrong + heldOutCounts.tie;
   const judgeUsage = emptyUsage();
   for (const outcome of outcomes) addUsage(judgeUsage, outcome.judge_usage);
   const { provenance, sampling } = context.generator;
@@ -372,55 +384,80 @@ export function summarizeContrastive(outcomes: readonly ContrastiveOutcome[], co
       groups: context.groups,
       held_out_pairs: context.heldOutPairs,
     },
-    generation: {
-      pairs: outcomes.length,
-      kept: kept.length,
-      keep_rate: ratio(kept.length, outcomes.length),
-      not_kept: outcomes.length - kept.length,
-      attempts: {
-        total: totalAttempts,
-        mean_per_pair: ratio(totalAttempts, outcomes.length),
-        mean_per_kept_pair: ratio(
-          kept.reduce((total, outcome) => total + outcome.attempts_used, 0),
-          kept.length,
-        ),
-        histogram,
-      },
-      attempt_outcomes: attemptOutcomes,
-      first_attempt: {
-        n: firstAttempts.length,
-        consistent: firstAttempts.filter((attempt) => attempt.outcome === 'consistent').length,
-        rate: ratio(firstAttempts.filter((attempt) => attempt.outcome === 'consistent').length, firstAttempts.length),
-        note: 'in-sample: how often the first rubric written for a pair already scores that pair the right way round (before any rejection sampling)',
-      },
-    },
-    evaluation: {
-      same_pairs: {
-        n: kept.length,
-        correct: kept.length,
-        note: 'kept rubrics order the pair they were generated from correctly by construction (that is the filter); not evidence of quality',
-      },
-      held_out: {
-        rubrics: kept.filter((outcome) => outcome.held_out.length > 0).length,
-        pairs: heldOut.length,
-        graded,
-        correct: heldOutCounts.correct,
-        wrong: heldOutCounts.wrong,
-        ties: heldOutCounts.tie,
-        errors: heldOutCounts.grading_error,
-        accuracy: ratio(heldOutCounts.correct, graded),
-        accuracy_ties_half: ratio(heldOutCounts.correct + heldOutCounts.tie / 2, graded),
-        note:
-          context.split === 'per-prompt'
-            ? 'other pairs of the same prompt, which the kept rubric was not generated from; accuracy counts score ties as not correct'
-            : 'split "none": no pairs were held out',
-      },
-    },
+    generation: generationFigures(outcomes, kept, context.attempts),
+    evaluation: evaluationFigures(kept, context.split),
     usage: { generator: { ...context.generator.usage }, judge: judgeUsage },
     pairs: outcomes.map((outcome) => {
       const { rubric, prompt: _prompt, reference: _reference, judge_usage: _usage, ...rest } = outcome;
       return { ...rest, ...(rubric ? { rubric_id: rubric.id, criteria: rubric.criteria.length } : {}) };
     }),
+  };
+}
+
+function generationFigures(outcomes: readonly ContrastiveOutcome[], kept: readonly ContrastiveOutcome[], attemptsAllowed: number): ContrastiveReport['generation'] {
+  const histogram: Record<string, number> = {};
+  for (let attempt = 1; attempt <= attemptsAllowed; attempt += 1) histogram[String(attempt)] = 0;
+  histogram.not_kept = 0;
+  const attemptOutcomes: Record<AttemptOutcome, number> = { consistent: 0, inconsistent: 0, tie: 0, grading_error: 0, generation_error: 0 };
+  let totalAttempts = 0;
+  for (const outcome of outcomes) {
+    totalAttempts += outcome.attempts_used;
+    if (outcome.kept) histogram[String(outcome.attempts_used)] += 1;
+    else histogram.not_kept += 1;
+    for (const attempt of outcome.attempts) attemptOutcomes[attempt.outcome] += 1;
+  }
+  const firstAttempts = outcomes.map((outcome) => outcome.attempts[0]).filter((attempt): attempt is AttemptRecord => attempt !== undefined && attempt.outcome !== 'generation_error' && attempt.outcome !== 'grading_error');
+  const firstConsistent = firstAttempts.filter((attempt) => attempt.outcome === 'consistent').length;
+  return {
+    pairs: outcomes.length,
+    kept: kept.length,
+    keep_rate: ratio(kept.length, outcomes.length),
+    not_kept: outcomes.length - kept.length,
+    attempts: {
+      total: totalAttempts,
+      mean_per_pair: ratio(totalAttempts, outcomes.length),
+      mean_per_kept_pair: ratio(
+        kept.reduce((total, outcome) => total + outcome.attempts_used, 0),
+        kept.length,
+      ),
+      histogram,
+    },
+    attempt_outcomes: attemptOutcomes,
+    first_attempt: {
+      n: firstAttempts.length,
+      consistent: firstConsistent,
+      rate: ratio(firstConsistent, firstAttempts.length),
+      note: 'in-sample: how often the first rubric written for a pair already scores that pair the right way round (before any rejection sampling)',
+    },
+  };
+}
+
+function evaluationFigures(kept: readonly ContrastiveOutcome[], split: SplitMode): ContrastiveReport['evaluation'] {
+  const heldOut = kept.flatMap((outcome) => outcome.held_out);
+  const heldOutCounts = { correct: 0, wrong: 0, tie: 0, grading_error: 0 };
+  for (const record of heldOut) heldOutCounts[record.outcome] += 1;
+  const graded = heldOutCounts.correct + heldOutCounts.wrong + heldOutCounts.tie;
+  return {
+    same_pairs: {
+      n: kept.length,
+      correct: kept.length,
+      note: 'kept rubrics order the pair they were generated from correctly by construction (that is the filter); not evidence of quality',
+    },
+    held_out: {
+      rubrics: kept.filter((outcome) => outcome.held_out.length > 0).length,
+      pairs: heldOut.length,
+      graded,
+      correct: heldOutCounts.correct,
+      wrong: heldOutCounts.wrong,
+      ties: heldOutCounts.tie,
+      errors: heldOutCounts.grading_error,
+      accuracy: ratio(heldOutCounts.correct, graded),
+      accuracy_ties_half: ratio(heldOutCounts.correct + heldOutCounts.tie / 2, graded),
+      note:
+        split === 'per-prompt'
+          ? 'other pairs of the same prompt, which the kept rubric was not generated from; accuracy counts score ties as not correct'
+          : 'split "none": no pairs were held out',
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect } from 'vitest';
 import { runCliCaptured } from '../cli/in-process.js';
@@ -36,5 +36,47 @@ describe('generate --lint', () => {
     const plain = await runCliCaptured(['generate', ...flags, '--out', join(tempDir, 'plain.jsonl')]);
     expect(plain.code).toBe(0);
     expect(readFileSync(join(tempDir, 'plain.jsonl'), 'utf8').trim().split('\n')).toHaveLength(3);
+  });
+});
+
+describe('--lint on contrastive generation and refinement', () => {
+  const contradiction = (word: string): FakeCriterion[] => [mentions(word), { text: `The response does not mention "${word}".`, importance: 'Important', kind: 'principle', check: null }];
+
+  test('generate --format pairs --lint drops the contradictory criterion before the rubric is graded on its pair, saying so', async ({ startJudge, tempDir }) => {
+    const fake = await startJudge(generatorAndJudge(() => ({ content: answer(contradiction('primary')) })));
+    const out = join(tempDir, 'kept.jsonl');
+    const summary = join(tempDir, 'summary.json');
+    const flags = ['--format', 'pairs', '--input', resolve(__dirname, 'fixtures/pairs.jsonl'), '--limit', '1', '--min-criteria', '1', '--generator', 'openai:writer', '--generator-base-url', fake.baseUrl];
+    const run = await runCliCaptured(['generate', ...flags, '--judge', 'openai:grader', '--judge-base-url', fake.baseUrl, '--cache', join(tempDir, 'cache.sqlite'), '--out', out, '--summary', summary, '--lint']);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/lint: pair pair-1 attempt 1: dropped criterion c_\w+ \[contradictory-criteria\]/);
+    const [kept] = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { rubric: { criteria: Array<{ text: string }> } });
+    expect(kept.rubric.criteria.map((criterion) => criterion.text)).toEqual(['The response mentions "primary".']);
+    expect(JSON.parse(readFileSync(summary, 'utf8'))).toMatchObject({ generation: { kept: 1 }, lint: { criteria_dropped: 1, rubrics_refused: 0 } });
+  });
+
+  test('refine --lint drops what each refinement breaks, and a refinement no drop fixes stops the rounds with the rule named', async ({ startJudge, tempDir }) => {
+    let refinements = 0;
+    const fake = await startJudge(
+      generatorAndJudge((_request, task) => {
+        if (task !== 'refine') return { status: 500, body: { error: { message: `unexpected task ${task}` } } };
+        refinements += 1;
+        // Round 1: a contradiction (the later criterion dropped); round 2: only a pitfall (no positive points: refused).
+        return { content: answer(refinements === 1 ? [mentions('apple'), ...contradiction('pear')] : [mentions('apple', 'Pitfall')]) };
+      }),
+    );
+    const input = join(tempDir, 'items.jsonl');
+    writeFileSync(input, JSON.stringify({ id: 'fruit', prompt: 'Name fruit.', rubric: { criteria: [{ text: 'The response mentions "apple".', points: 3 }] } }));
+    const responses = join(tempDir, 'responses.jsonl');
+    writeFileSync(responses, JSON.stringify({ id: 'fruit', responses: ['apple', 'apple pear', 'apple pear fig'] }));
+    const out = join(tempDir, 'refined.jsonl');
+    const flags = ['--input', input, '--responses', responses, '--iterations', '2', '--min-criteria', '1', '--generator', 'openai:writer', '--generator-base-url', fake.baseUrl, '--judge', 'openai:grader', '--judge-base-url', fake.baseUrl];
+    const run = await runCliCaptured(['refine', ...flags, '--cache', join(tempDir, 'cache.sqlite'), '--out', out, '--lint']);
+    expect(run.stderr).toMatch(/lint: id fruit round 1: dropped criterion c_\w+ \[contradictory-criteria\]/);
+    expect(run.stderr).toMatch(/lint: id fruit round 2: \[RUBRIC_LINT_FAILED\] refused: \[weights-unreachable\]/);
+    expect(run.stderr).toContain('stopped: [RUBRIC_LINT_FAILED]');
+    const [line] = readFileSync(out, 'utf8').trim().split('\n').map((text) => JSON.parse(text) as { rubric: { criteria: Array<{ text: string }> } });
+    // The rubric graded last stands: round 1's, without the dropped contradiction.
+    expect(line.rubric.criteria.map((criterion) => criterion.text)).toEqual(['The response mentions "apple".', 'The response mentions "pear".']);
   });
 });

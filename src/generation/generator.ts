@@ -134,6 +134,13 @@ export interface RubricGenerator {
     input: { prompt: readonly Message[]; rollouts: readonly string[]; referenceRollouts?: readonly string[]; existing: readonly Criterion[]; maxNew: number },
     context?: CallContext,
   ): Promise<GeneratedCriteria>;
+  /**
+   * Criteria for a task whose messages the caller built (query-agnostic distillation's templates),
+   * with the same schema, retries, cache and check validation as every other task.
+   */
+  askCriteria(promptVersion: string, messages: JudgeRequest['messages'], bounds: { minItems: number; maxItems: number }, context?: CallContext): Promise<GeneratedCriteria>;
+  /** What the generation prompts are told: importance points, criteria counts, the check catalogue. */
+  readonly promptContext: RubricPromptContext;
   /** One response to the prompt, sampled from the generator model (plain text, no schema). */
   sampleResponse(prompt: readonly Message[], options: ResponseOptions): Promise<string>;
   /** A revision of `response` that fixes the criteria it missed (plain text); an empty or unreadable answer is an error. */
@@ -145,6 +152,41 @@ export interface ResponseOptions {
   sample: number;
   temperature?: number;
   maxTokens?: number;
+}
+
+/** What every generator call reads: the settings, the prompt context, the usage it adds to, the concurrency limit. */
+interface GeneratorState {
+  options: RubricGeneratorOptions;
+  importancePoints: ImportancePoints;
+  minCriteria: number;
+  maxCriteria: number;
+  sampling: GeneratorSampling;
+  usage: Usage;
+  catalogue: ReturnType<typeof checkCatalogue>;
+  checkTypes: string[];
+  promptContext: RubricPromptContext;
+  provenance: JudgeProvenance;
+  limit: ReturnType<typeof createSemaphore>;
+}
+
+function generatorState(options: RubricGeneratorOptions): GeneratorState {
+  const importancePoints = options.importancePoints ?? defaultImportancePoints;
+  const minCriteria = options.minCriteria ?? 7;
+  const maxCriteria = options.maxCriteria ?? 20;
+  const catalogue = checkCatalogue(options.checkRegistry);
+  return {
+    options,
+    importancePoints,
+    minCriteria,
+    maxCriteria,
+    sampling: { ...defaultGeneratorSampling, ...options.sampling },
+    usage: emptyUsage(),
+    catalogue,
+    checkTypes: catalogue.map((entry) => entry.type),
+    promptContext: { importancePoints, minCriteria, maxCriteria, catalogue },
+    provenance: options.generator.provenance,
+    limit: createSemaphore(Math.max(1, Math.min(options.concurrency ?? Number.POSITIVE_INFINITY, options.generator.capabilities.maxConcurrency ?? Number.POSITIVE_INFINITY))),
+  };
 }
 
 /**
@@ -159,108 +201,23 @@ export interface ResponseOptions {
  * ```
  */
 export function createRubricGenerator(options: RubricGeneratorOptions): RubricGenerator {
-  const importancePoints = options.importancePoints ?? defaultImportancePoints;
-  const minCriteria = options.minCriteria ?? 7;
-  const maxCriteria = options.maxCriteria ?? 20;
-  const sampling: GeneratorSampling = { ...defaultGeneratorSampling, ...options.sampling };
-  const usage = emptyUsage();
-  const catalogue = checkCatalogue(options.checkRegistry);
-  const checkTypes = catalogue.map((entry) => entry.type);
-  const promptContext: RubricPromptContext = { importancePoints, minCriteria, maxCriteria, catalogue };
-  const provenance = options.generator.provenance;
-  const limit = createSemaphore(Math.max(1, Math.min(options.concurrency ?? Number.POSITIVE_INFINITY, options.generator.capabilities.maxConcurrency ?? Number.POSITIVE_INFINITY)));
-
-  function request(messages: JudgeRequest['messages'], minItems: number, maxItems: number): JudgeRequest {
-    return {
-      messages,
-      output: criteriaOutputSchema({ minItems, maxItems, checkTypes }),
-      ...requestSampling(sampling),
-    };
-  }
-
-  async function askForCriteria(promptVersion: string, messages: JudgeRequest['messages'], bounds: { minItems: number; maxItems: number }, sample: number) {
-    return limit(() => callGenerator<GeneratedCriterion[]>({
-      generator: options.generator,
-      request: request(messages, bounds.minItems, bounds.maxItems),
-      promptVersion,
-      read: (value) => readCriteriaAnswer(value, bounds),
-      maxAttempts: options.maxAttempts,
-      timeoutMs: options.timeoutMs,
-      retryBaseDelayMs: options.retryBaseDelayMs,
-      signal: options.signal,
-      store: options.store,
-      sample,
-      usage,
-    }));
-  }
-
-  function provenanceRecord(method: GenerationProvenance['method'], promptVersion: string, sample: number, checks: CheckTally, warnings: string[], extra?: Record<string, unknown>): GenerationProvenance {
-    return {
-      method,
-      prompt_version: promptVersion,
-      generator: { id: provenance.id, model: provenance.model, ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}) },
-      sampling: recordedSampling(sampling),
-      sample,
-      checks,
-      ...(warnings.length > 0 ? { warnings } : {}),
-      rubricate_version: rubricateVersion,
-      ...extra,
-    };
-  }
-
-  async function rubricFrom(
-    method: GenerationProvenance['method'],
-    promptVersion: string,
-    messages: JudgeRequest['messages'],
-    context: CallContext = {},
-    previous?: Rubric,
-  ): Promise<GeneratedRubric> {
-    const sample = context.sample ?? 0;
-    const answer = await askForCriteria(promptVersion, messages, { minItems: minCriteria, maxItems: maxCriteria }, sample);
-    const conversion = convertCriteria(answer.value, { importancePoints, validateCheck: options.validateCheck });
-    if (previous) {
-      // A criterion copied unchanged keeps its id, so rounds can be compared criterion by criterion.
-      const idsByText = new Map(previous.criteria.map((criterion) => [comparableText(criterion.text), criterion.id]));
-      const used = new Set<string>();
-      for (const criterion of conversion.criteria) {
-        const id = idsByText.get(comparableText(criterion.text));
-        if (id !== undefined && !used.has(id)) {
-          criterion.id = id;
-          used.add(id);
-        }
-      }
-    }
-    const rubric = rubricFromInputs(conversion.criteria, {
-      gate: options.gate,
-      id: context.id,
-      metadata: { generation: provenanceRecord(method, promptVersion, sample, conversion.checks, conversion.warnings, context.extra) },
-    });
-    return { rubric, warnings: conversion.warnings, checks: conversion.checks, calls: answer.calls };
-  }
-
+  const state = generatorState(options);
+  const { importancePoints, catalogue } = state;
   return {
-    provenance,
-    sampling,
+    provenance: state.provenance,
+    sampling: state.sampling,
     importancePoints,
-    minCriteria,
-    maxCriteria,
-    usage,
+    minCriteria: state.minCriteria,
+    maxCriteria: state.maxCriteria,
+    usage: state.usage,
     generate(input, context) {
-      return rubricFrom('generate', promptVersions.generate, generateMessages(input, promptContext), context);
+      return rubricFrom(state, 'generate', promptVersions.generate, generateMessages(input, state.promptContext), context);
     },
     contrast(input, context) {
-      return rubricFrom('contrastive', promptVersions.contrastive, contrastiveMessages(input, promptContext), context);
+      return rubricFrom(state, 'contrastive', promptVersions.contrastive, contrastiveMessages(input, state.promptContext), context);
     },
     refine(input, context) {
-      const views = input.rubric.criteria.map((criterion) => ({
-        id: criterion.id,
-        text: criterion.text,
-        importance: importanceOf(criterion, importancePoints),
-        kind: criterion.kind,
-        verdicts: input.verdicts.get(criterion.id) ?? ([null, null] as [null, null]),
-      }));
-      const messages = refineMessages({ prompt: input.prompt, criteria: views, responses: input.responses, scores: input.scores, reference: input.reference }, promptContext);
-      return rubricFrom('refine', promptVersions.refine, messages, context, input.rubric);
+      return refineRubricWith(state, input, context);
     },
     async decompose(input, context = {}) {
       const bounds = { minItems: 2, maxItems: 5 };
@@ -273,10 +230,9 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
         },
         { importancePoints, catalogue, minParts: bounds.minItems, maxParts: bounds.maxItems },
       );
-      const answer = await askForCriteria(promptVersions.decompose, messages, bounds, context.sample ?? 0);
-      return convertCriteria(answer.value, { importancePoints, validateCheck: options.validateCheck });
+      return criteriaFrom(state, promptVersions.decompose, messages, bounds, context.sample ?? 0);
     },
-    async propose(input, context = {}) {
+    propose(input, context = {}) {
       const bounds = { minItems: 0, maxItems: Math.max(0, input.maxNew) };
       const messages = evolveMessages(
         {
@@ -287,38 +243,133 @@ export function createRubricGenerator(options: RubricGeneratorOptions): RubricGe
         },
         { importancePoints, catalogue, maxNew: bounds.maxItems },
       );
-      const answer = await askForCriteria(promptVersions.evolve, messages, bounds, context.sample ?? 0);
-      return convertCriteria(answer.value, { importancePoints, validateCheck: options.validateCheck });
+      return criteriaFrom(state, promptVersions.evolve, messages, bounds, context.sample ?? 0);
     },
+    askCriteria(promptVersion, messages, bounds, context = {}) {
+      return criteriaFrom(state, promptVersion, messages, bounds, context.sample ?? 0);
+    },
+    promptContext: state.promptContext,
     sampleResponse(prompt, sampleOptions) {
-      return writeResponse(prompt.map((message) => ({ role: chatRole(message.role), content: message.content })), promptVersions.respond, sampleOptions);
+      return writeResponse(state, prompt.map((message) => ({ role: chatRole(message.role), content: message.content })), promptVersions.respond, sampleOptions);
     },
     reviseResponse(input, reviseOptions) {
-      return writeResponse(reviseMessages(input), promptVersions.revise, reviseOptions);
+      return writeResponse(state, reviseMessages(input), promptVersions.revise, reviseOptions);
     },
   };
+}
 
-  /** A plain-text answer of the generator (a response, a revision); empty is an error after the attempts. */
-  async function writeResponse(messages: JudgeRequest['messages'], promptVersion: string, sampleOptions: ResponseOptions): Promise<string> {
-    const result = await limit(() => callGenerator<string>({
-      generator: options.generator,
-      request: {
-        messages,
-        ...requestSampling({ temperature: sampleOptions.temperature ?? 1, maxTokens: sampleOptions.maxTokens ?? 1024, seed: sampling.seed === undefined ? undefined : sampling.seed + sampleOptions.sample }),
-      },
-      promptVersion,
-      replyFormat: 'text',
-      read: readResponseText,
-      maxAttempts: options.maxAttempts,
-      timeoutMs: options.timeoutMs,
-      retryBaseDelayMs: options.retryBaseDelayMs,
-      signal: options.signal,
-      store: options.store,
-      sample: sampleOptions.sample,
-      usage,
-    }));
-    return result.value;
+function criteriaRequest(state: GeneratorState, messages: JudgeRequest['messages'], minItems: number, maxItems: number): JudgeRequest {
+  const { sampling } = state;
+  return {
+    messages,
+    output: criteriaOutputSchema({ minItems, maxItems, checkTypes: state.checkTypes }),
+    ...requestSampling(sampling),
+  };
+}
+
+async function askForCriteria(state: GeneratorState, promptVersion: string, messages: JudgeRequest['messages'], bounds: { minItems: number; maxItems: number }, sample: number) {
+  const { options } = state;
+  return state.limit(() => callGenerator<GeneratedCriterion[]>({
+    generator: options.generator,
+    request: criteriaRequest(state, messages, bounds.minItems, bounds.maxItems),
+    promptVersion,
+    read: (value) => readCriteriaAnswer(value, bounds),
+    maxAttempts: options.maxAttempts,
+    timeoutMs: options.timeoutMs,
+    retryBaseDelayMs: options.retryBaseDelayMs,
+    signal: options.signal,
+    store: options.store,
+    sample,
+    usage: state.usage,
+  }));
+}
+
+async function criteriaFrom(state: GeneratorState, promptVersion: string, messages: JudgeRequest['messages'], bounds: { minItems: number; maxItems: number }, sample: number): Promise<GeneratedCriteria> {
+  const answer = await askForCriteria(state, promptVersion, messages, bounds, sample);
+  return convertCriteria(answer.value, { importancePoints: state.importancePoints, validateCheck: state.options.validateCheck });
+}
+
+function provenanceRecord(state: GeneratorState, method: GenerationProvenance['method'], promptVersion: string, sample: number, checks: CheckTally, warnings: string[], extra?: Record<string, unknown>): GenerationProvenance {
+  const { provenance, sampling } = state;
+  return {
+    method,
+    prompt_version: promptVersion,
+    generator: { id: provenance.id, model: provenance.model, ...(provenance.baseUrl ? { base_url: redactUrl(provenance.baseUrl) } : {}) },
+    sampling: recordedSampling(sampling),
+    sample,
+    checks,
+    ...(warnings.length > 0 ? { warnings } : {}),
+    rubricate_version: rubricateVersion,
+    ...extra,
+  };
+}
+
+/** A criterion copied unchanged from the previous rubric keeps its id, so rounds can be compared criterion by criterion. */
+function keepPreviousIds(criteria: CriterionInput[], previous: Rubric): void {
+  const idsByText = new Map(previous.criteria.map((criterion) => [comparableText(criterion.text), criterion.id]));
+  const used = new Set<string>();
+  for (const criterion of criteria) {
+    const id = idsByText.get(comparableText(criterion.text));
+    if (id !== undefined && !used.has(id)) {
+      criterion.id = id;
+      used.add(id);
+    }
   }
+}
+
+async function rubricFrom(
+  state: GeneratorState,
+  method: GenerationProvenance['method'],
+  promptVersion: string,
+  messages: JudgeRequest['messages'],
+  context: CallContext = {},
+  previous?: Rubric,
+): Promise<GeneratedRubric> {
+  const sample = context.sample ?? 0;
+  const answer = await askForCriteria(state, promptVersion, messages, { minItems: state.minCriteria, maxItems: state.maxCriteria }, sample);
+  const conversion = convertCriteria(answer.value, { importancePoints: state.importancePoints, validateCheck: state.options.validateCheck });
+  if (previous) keepPreviousIds(conversion.criteria, previous);
+  const rubric = rubricFromInputs(conversion.criteria, {
+    gate: state.options.gate,
+    id: context.id,
+    metadata: { generation: provenanceRecord(state, method, promptVersion, sample, conversion.checks, conversion.warnings, context.extra) },
+  });
+  return { rubric, warnings: conversion.warnings, checks: conversion.checks, calls: answer.calls };
+}
+
+function refineRubricWith(state: GeneratorState, input: RefineInput, context?: CallContext): Promise<GeneratedRubric> {
+  const views = input.rubric.criteria.map((criterion) => ({
+    id: criterion.id,
+    text: criterion.text,
+    importance: importanceOf(criterion, state.importancePoints),
+    kind: criterion.kind,
+    verdicts: input.verdicts.get(criterion.id) ?? ([null, null] as [null, null]),
+  }));
+  const messages = refineMessages({ prompt: input.prompt, criteria: views, responses: input.responses, scores: input.scores, reference: input.reference }, state.promptContext);
+  return rubricFrom(state, 'refine', promptVersions.refine, messages, context, input.rubric);
+}
+
+/** A plain-text answer of the generator (a response, a revision); empty is an error after the attempts. */
+async function writeResponse(state: GeneratorState, messages: JudgeRequest['messages'], promptVersion: string, sampleOptions: ResponseOptions): Promise<string> {
+  const { options, sampling } = state;
+  const result = await state.limit(() => callGenerator<string>({
+    generator: options.generator,
+    request: {
+      messages,
+      ...requestSampling({ temperature: sampleOptions.temperature ?? 1, maxTokens: sampleOptions.maxTokens ?? 1024, seed: sampling.seed === undefined ? undefined : sampling.seed + sampleOptions.sample }),
+    },
+    promptVersion,
+    replyFormat: 'text',
+    read: readResponseText,
+    maxAttempts: options.maxAttempts,
+    timeoutMs: options.timeoutMs,
+    retryBaseDelayMs: options.retryBaseDelayMs,
+    signal: options.signal,
+    store: options.store,
+    sample: sampleOptions.sample,
+    usage: state.usage,
+  }));
+  return result.value;
 }
 
 /** At most `limit` tasks at once; a released slot goes straight to the next waiter. */

@@ -6,7 +6,7 @@
  * separates the responses.
  */
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
-import { toRubricateError, type SerializedError } from '../errors.js';
+import { RubricateError, toRubricateError, type SerializedError } from '../errors.js';
 import type { Grader } from '../pipeline/grader.js';
 import { toScoredItem, type ResultRecord } from '../results/results.js';
 import type { Message, Rubric } from '../rubric/schema.js';
@@ -43,6 +43,13 @@ export interface RefineOptions {
   iterations: number;
   /** Decompose and filter each round, and weight correlated clusters at the end. */
   filter?: FilterOptions | false;
+  /**
+   * Applied to every rubric the generator writes here (the starting one, each refinement) before it
+   * is graded (`refine --lint`): the rubric to use, or undefined when no repair fixes it (a refinement
+   * then stops the prompt's rounds with RUBRIC_LINT_FAILED; a starting rubric fails the prompt).
+   * The caller reports what it dropped.
+   */
+  repair?: (rubric: Rubric, context: { id: string; iteration: number }) => Rubric | undefined;
 }
 
 export interface IterationReport {
@@ -73,6 +80,20 @@ export interface RefineOutcome {
   judge_usage: Usage;
 }
 
+/** One prompt's refinement as it goes: the rubric graded last, the rounds so far, the judge's usage. */
+interface RefineRun {
+  subject: RefineSubject;
+  options: RefineOptions;
+  filter: FilterOptions | undefined;
+  judgeUsage: Usage;
+  /** Always the rubric graded last (a refinement replaces it only once graded in the next round). */
+  rubric: Rubric;
+  previous?: Rubric;
+  last?: { graded: GradedResponses; pairs: PairVerdicts[] };
+  iterations: IterationReport[];
+  generatedInitial: boolean;
+}
+
 /**
  * Refines a rubric by differentiation: the responses graded, the generator asked to tell the two best apart, for `iterations` rounds.
  *
@@ -88,116 +109,140 @@ export interface RefineOutcome {
  * ```
  */
 export async function refineRubric(subject: RefineSubject, options: RefineOptions): Promise<RefineOutcome> {
-  const { generator, grader } = options;
-  const judgeUsage = emptyUsage();
-  const filter = options.filter === false || options.filter === undefined ? undefined : options.filter;
+  const run = await startRefinement(subject, options);
+  for (let iteration = 0; iteration <= options.iterations; iteration += 1) {
+    if (!(await refineRound(run, iteration))) break;
+  }
+  return finishRefinement(run);
+}
+
+async function startRefinement(subject: RefineSubject, options: RefineOptions): Promise<RefineRun> {
   let rubric = subject.rubric;
   let generatedInitial = false;
   if (!rubric) {
-    rubric = (await generator.generate({ prompt: subject.prompt, reference: subject.reference })).rubric;
+    const generated = (await options.generator.generate({ prompt: subject.prompt, reference: subject.reference })).rubric;
+    rubric = options.repair ? options.repair(generated, { id: subject.id, iteration: 0 }) : generated;
+    if (rubric === undefined) throw new RubricateError('RUBRIC_LINT_FAILED', 'the generated starting rubric has lint errors no dropped criterion fixes');
     generatedInitial = true;
   }
+  const filter = options.filter === false || options.filter === undefined ? undefined : options.filter;
+  return { subject, options, filter, judgeUsage: emptyUsage(), rubric, iterations: [], generatedInitial };
+}
 
-  const grade = async (current: Rubric) => {
-    const graded = await gradeResponses(grader, { id: subject.id, prompt: subject.prompt, rubric: current, reference: subject.reference }, subject.responses);
-    for (const record of graded.records) if (record.usage) addUsage(judgeUsage, record.usage);
-    const pairs: PairVerdicts[] = [];
-    for (const [index, pair] of (subject.pairs ?? []).entries()) {
-      const pairGrades = await gradeResponses(grader, { id: `${subject.id}/pair-${index + 1}`, prompt: subject.prompt, rubric: current, reference: subject.reference }, [pair.chosen, pair.rejected], 'pair');
-      for (const record of pairGrades.records) if (record.usage) addUsage(judgeUsage, record.usage);
-      pairs.push({ chosen: column(pairGrades, 0), rejected: column(pairGrades, 1) });
-    }
-    if (grader.engine.fatal) throw grader.engine.fatal;
-    return { graded, pairs };
-  };
-
-  const iterations: IterationReport[] = [];
-  let previous: Rubric | undefined;
-  let last: { graded: GradedResponses; pairs: PairVerdicts[] } | undefined;
-  for (let iteration = 0; iteration <= options.iterations; iteration += 1) {
-    const current: Rubric = rubric;
-    last = await grade(current);
-    const { graded, pairs } = last;
-    const report: IterationReport = {
-      iteration,
-      rubric_id: current.id,
-      criteria: current.criteria.length,
-      scores: graded.scores.map((score) => (score === null ? null : round(score))),
-      separation: separation(graded.scores),
-      grading_errors: graded.errors,
-    };
-    if (previous) report.changes = changesBetween(previous, current);
-    iterations.push(report);
-    if (iteration === options.iterations) break;
-
-    let working = current;
-    if (filter) {
-      try {
-        const dropped = dropMisalignedAndRedundant(working, graded.verdicts, pairs, filter);
-        const verdictsOfKept = new Map([...graded.verdicts].filter(([id]) => dropped.rubric.criteria.some((criterion) => criterion.id === id)));
-        const decomposed = await decomposeExtremeCriteria(dropped.rubric, verdictsOfKept, { ...filter, generator, prompt: subject.prompt, responses: subject.responses, sample: iteration });
-        working = decomposed.rubric;
-        report.filter = [...dropped.actions, ...decomposed.actions];
-      } catch (error) {
-        if (isFatal(error)) throw error;
-        report.error = toRubricateError(error).toJSON();
-        break;
-      }
-    }
-    const top = topTwo(graded.scores);
-    if (!top) {
-      report.error = { code: 'JUDGE_UNPARSEABLE', message: 'fewer than two responses could be graded: nothing to separate' };
-      break;
-    }
-    report.top_two = top;
-    const verdictPairs = new Map<string, [boolean | null, boolean | null]>();
-    for (const [id, verdicts] of graded.verdicts) verdictPairs.set(id, [verdicts[top[0]] ?? null, verdicts[top[1]] ?? null]);
-    try {
-      const refined = await generator.refine(
-        {
-          prompt: subject.prompt,
-          rubric: working,
-          responses: [subject.responses[top[0]], subject.responses[top[1]]],
-          scores: [graded.scores[top[0]], graded.scores[top[1]]],
-          verdicts: verdictPairs,
-          reference: subject.reference,
-        },
-        { id: current.id, sample: iteration, extra: { iteration: iteration + 1 } },
-      );
-      previous = current;
-      rubric = refined.rubric;
-    } catch (error) {
-      if (isFatal(error)) throw error;
-      report.error = toRubricateError(error).toJSON();
-      // Refinement stops; the rubric graded this round stands (a failed answer never replaces it).
-      break;
-    }
+/** Grades the responses (and the preference pairs, for the filter) with a rubric. */
+async function gradeRound(run: RefineRun, current: Rubric): Promise<{ graded: GradedResponses; pairs: PairVerdicts[] }> {
+  const { subject } = run;
+  const { grader } = run.options;
+  const graded = await gradeResponses(grader, { id: subject.id, prompt: subject.prompt, rubric: current, reference: subject.reference }, subject.responses);
+  for (const record of graded.records) if (record.usage) addUsage(run.judgeUsage, record.usage);
+  const pairs: PairVerdicts[] = [];
+  for (const [index, pair] of (subject.pairs ?? []).entries()) {
+    const pairGrades = await gradeResponses(grader, { id: `${subject.id}/pair-${index + 1}`, prompt: subject.prompt, rubric: current, reference: subject.reference }, [pair.chosen, pair.rejected], 'pair');
+    for (const record of pairGrades.records) if (record.usage) addUsage(run.judgeUsage, record.usage);
+    pairs.push({ chosen: column(pairGrades, 0), rejected: column(pairGrades, 1) });
   }
+  if (grader.engine.fatal) throw grader.engine.fatal;
+  return { graded, pairs };
+}
 
-  // `rubric` is always the rubric graded last (a refinement only replaces it once it is graded
-  // in the next round), so the last verdicts can filter and weight it without new calls.
-  const lastIteration = iterations[iterations.length - 1];
-  let finalRubric: Rubric = rubric;
+/** One round: grade the current rubric, report it, then (unless it is the last) filter and ask for the refinement. False: stop. */
+async function refineRound(run: RefineRun, iteration: number): Promise<boolean> {
+  const current = run.rubric;
+  run.last = await gradeRound(run, current);
+  const { graded, pairs } = run.last;
+  const report: IterationReport = {
+    iteration,
+    rubric_id: current.id,
+    criteria: current.criteria.length,
+    scores: graded.scores.map((score) => (score === null ? null : round(score))),
+    separation: separation(graded.scores),
+    grading_errors: graded.errors,
+  };
+  if (run.previous) report.changes = changesBetween(run.previous, current);
+  run.iterations.push(report);
+  if (iteration === run.options.iterations) return false;
+  const working = run.filter ? await filterRound(run, report, graded, pairs, iteration) : current;
+  if (working === undefined) return false;
+  const top = topTwo(graded.scores);
+  if (!top) {
+    report.error = { code: 'JUDGE_UNPARSEABLE', message: 'fewer than two responses could be graded: nothing to separate' };
+    return false;
+  }
+  report.top_two = top;
+  return askRefinement(run, report, { current, working, graded, top, iteration });
+}
+
+/** Drop misaligned and redundant criteria, decompose the extreme ones; undefined when the filter failed (the report says why). */
+async function filterRound(run: RefineRun, report: IterationReport, graded: GradedResponses, pairs: PairVerdicts[], iteration: number): Promise<Rubric | undefined> {
+  const filter = run.filter!;
+  try {
+    const dropped = dropMisalignedAndRedundant(run.rubric, graded.verdicts, pairs, filter);
+    const verdictsOfKept = new Map([...graded.verdicts].filter(([id]) => dropped.rubric.criteria.some((criterion) => criterion.id === id)));
+    const decomposed = await decomposeExtremeCriteria(dropped.rubric, verdictsOfKept, { ...filter, generator: run.options.generator, prompt: run.subject.prompt, responses: run.subject.responses, sample: iteration });
+    report.filter = [...dropped.actions, ...decomposed.actions];
+    return decomposed.rubric;
+  } catch (error) {
+    if (isFatal(error)) throw error;
+    report.error = toRubricateError(error).toJSON();
+    return undefined;
+  }
+}
+
+/** The generator's revision of the working rubric, so the top two are told apart; it becomes the rubric graded next. */
+async function askRefinement(run: RefineRun, report: IterationReport, round: { current: Rubric; working: Rubric; graded: GradedResponses; top: [number, number]; iteration: number }): Promise<boolean> {
+  const { subject, options } = run;
+  const { graded, top, iteration } = round;
+  const verdictPairs = new Map<string, [boolean | null, boolean | null]>();
+  for (const [id, verdicts] of graded.verdicts) verdictPairs.set(id, [verdicts[top[0]] ?? null, verdicts[top[1]] ?? null]);
+  try {
+    const refined = await options.generator.refine(
+      {
+        prompt: subject.prompt,
+        rubric: round.working,
+        responses: [subject.responses[top[0]], subject.responses[top[1]]],
+        scores: [graded.scores[top[0]], graded.scores[top[1]]],
+        verdicts: verdictPairs,
+        reference: subject.reference,
+      },
+      { id: round.current.id, sample: iteration, extra: { iteration: iteration + 1 } },
+    );
+    const next = options.repair ? options.repair(refined.rubric, { id: subject.id, iteration: iteration + 1 }) : refined.rubric;
+    if (next === undefined) throw new RubricateError('RUBRIC_LINT_FAILED', `the refined rubric of round ${iteration + 1} has lint errors no dropped criterion fixes`);
+    run.previous = round.current;
+    run.rubric = next;
+    return true;
+  } catch (error) {
+    if (isFatal(error)) throw error;
+    report.error = toRubricateError(error).toJSON();
+    // Refinement stops; the rubric graded this round stands (a failed answer never replaces it).
+    return false;
+  }
+}
+
+/** The last verdicts filter and weight the rubric graded last, without new calls. */
+function finishRefinement(run: RefineRun): RefineOutcome {
+  const lastIteration = run.iterations[run.iterations.length - 1];
+  let finalRubric: Rubric = run.rubric;
   let finalActions: FilterAction[] | undefined;
   let finalSeparation = lastIteration.separation;
   let finalError: SerializedError | undefined;
-  if (filter && last) {
+  if (run.filter && run.last) {
     try {
-      const dropped = dropMisalignedAndRedundant(finalRubric, last.graded.verdicts, last.pairs, filter);
-      const weighted = clusterWeights(dropped.rubric, last.graded.verdicts, filter);
+      const dropped = dropMisalignedAndRedundant(finalRubric, run.last.graded.verdicts, run.last.pairs, run.filter);
+      const weighted = clusterWeights(dropped.rubric, run.last.graded.verdicts, run.filter);
       finalActions = [...dropped.actions, ...weighted.actions];
       finalRubric = weighted.rubric;
-      finalSeparation = separation(rescore(last.graded.records, finalRubric, grader));
+      finalSeparation = separation(rescore(run.last.graded.records, finalRubric, run.options.grader));
     } catch (error) {
       // The unfiltered rubric stands; the report says why.
       finalError = toRubricateError(error).toJSON();
     }
   }
   return {
-    id: subject.id,
+    id: run.subject.id,
     rubric: finalRubric,
-    generated_initial: generatedInitial,
-    iterations,
+    generated_initial: run.generatedInitial,
+    iterations: run.iterations,
     final: {
       rubric_id: finalRubric.id,
       criteria: finalRubric.criteria.length,
@@ -205,7 +250,7 @@ export async function refineRubric(subject: RefineSubject, options: RefineOption
       ...(finalActions ? { filter: finalActions } : {}),
       ...(finalError ? { error: finalError } : {}),
     },
-    judge_usage: judgeUsage,
+    judge_usage: run.judgeUsage,
   };
 }
 

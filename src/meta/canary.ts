@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import { zodIssueError } from '../util/zod-issue.js';
-import { readResults } from '../results/results.js';
+import { readResults, type JudgeInfo } from '../results/results.js';
 import type { ConfidenceInterval } from '../statistics/bootstrap.js';
 import { metaFromResults } from './results-meta.js';
 import { scriptedLabel } from '../judges/scripted.js';
@@ -68,8 +68,8 @@ export async function readCanaryRun(resultsFile: string, labels: LabelIndex, boo
     if (entry.kind === 'invalid') throw entry.error;
     const { record } = entry;
     if (!record.judge) throw new RubricateError('INPUT_INVALID', `results line of item ${record.id} names no judge`, { file: resultsFile, line: entry.line });
-    const { id, model, template_version: templateVersion, template_sha256: templateSha256, mode, settings, temperature, max_tokens: maxTokens, seed, verdict, abstain, alignment } = record.judge;
-    identity ??= { judge: id, model, resolved_models: [], template_version: templateVersion, template_sha256: templateSha256 ?? null, mode, settings: { ...(settings ?? {}), temperature, max_tokens: maxTokens, seed, verdict, abstain, alignment } };
+    const { id, model } = record.judge;
+    identity ??= identityOfJudge(record.judge);
     madeUp ||= model === 'scripted' || id.startsWith('scripted:') || record.criteria.some((criterion) => criterion.explanation?.includes(scriptedLabel) === true);
     for (const criterion of record.criteria) {
       if (criterion.source !== 'judge' || criterion.status !== 'ok' || typeof criterion.met !== 'boolean') continue;
@@ -83,6 +83,17 @@ export async function readCanaryRun(resultsFile: string, labels: LabelIndex, boo
   const { accuracy, intervals, pairs } = meta.overall;
   if (accuracy === null || intervals.accuracy === null) throw new RubricateError('INPUT_INVALID', 'the golden set\'s agreement with its labels has no interval: give labels for its criteria and --bootstrap-resamples above 0', { file: resultsFile });
   return { identity: { ...identity, resolved_models: [...resolved].sort() }, madeUp, agreement: { accuracy, interval: intervals.accuracy, pairs }, verdicts };
+}
+
+/** The identity a run's judge record gives (a results line's `judge`, the Grader's `judgeInfo`); the resolved models come from the verdicts. */
+export function identityOfJudge(judge: JudgeInfo): JudgeIdentity {
+  const { id, model, template_version: templateVersion, template_sha256: templateSha256, mode, settings, temperature, max_tokens: maxTokens, seed, verdict, abstain, alignment } = judge;
+  return { judge: id, model, resolved_models: [], template_version: templateVersion, template_sha256: templateSha256 ?? null, mode, settings: { ...(settings ?? {}), temperature, max_tokens: maxTokens, seed, verdict, abstain, alignment } };
+}
+
+/** The identity fields that differ (compared as JSON), optionally leaving some out. */
+export function changedIdentityFields(baseline: JudgeIdentity, current: JudgeIdentity, ignore: ReadonlyArray<keyof JudgeIdentity> = []): Array<keyof JudgeIdentity> {
+  return (Object.keys(baseline) as Array<keyof JudgeIdentity>).filter((key) => !ignore.includes(key) && JSON.stringify(baseline[key]) !== JSON.stringify(current[key]));
 }
 
 export interface DriftReport {
@@ -100,7 +111,7 @@ const flipExamples = 20;
 
 /** Compares a run with the baseline; `drift` is true when the identity changed or agreement or flips left the baseline's interval. */
 export function compareWithBaseline(baseline: CanaryBaseline, current: CanaryRun, options: { maxFlipRate?: number } = {}): DriftReport {
-  const changed = (Object.keys(baseline.identity) as Array<keyof JudgeIdentity>).filter((key) => JSON.stringify(baseline.identity[key]) !== JSON.stringify(current.identity[key]));
+  const changed = changedIdentityFields(baseline.identity, current.identity);
   const { interval } = baseline.agreement;
   const inside = current.agreement.accuracy >= interval.lower && current.agreement.accuracy <= interval.upper;
   const before = new Map(baseline.verdicts.map(([id, criterion, met]) => [JSON.stringify([id, criterion]), met]));

@@ -44,6 +44,7 @@ export function registerEvalCommand(program: Command, context: CommandContext): 
     .option('--repeats <n>', "grade every item n times (each repeat cached apart) and report how stable the verdicts and scores are; results keep the first repeat, with every repeat's verdicts and scores (on eval the judging repeats: each response is sampled once, --samples-per-prompt samples again)", parsePositiveInteger('repeats'))
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
+    .option('--canary <dir>', 'check the judge against the canary baseline pinned in DIR (rubricate canary --baseline DIR): warn when its settings differ at the start, or its replies name a model the baseline never saw at the end')
     .option('--quiet', quietHelp);
   addRunIndexOption(command);
   addJudgeOptions(command, ['plan', 'alignment', 'batching', 'sampling', 'protocol', 'template', 'calls', 'jury', 'cascade', 'guard', 'scoring', 'fleet', 'text', 'requests', 'limits']);

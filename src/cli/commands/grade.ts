@@ -44,6 +44,7 @@ import { addConfigOption, resolvedConfigOf, withResolvedConfig, type ResolvedCon
 import { runIndexPath, runIndexVariable, startRunRecording, type RunRecording } from '../../results/run-index.js';
 import type { Metrics } from '../../scoring/types.js';
 import { madeUpBy, madeUpFields } from '../../util/made-up.js';
+import { watchCanary } from '../canary-watch.js';
 
 export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainFlags {
   out: string;
@@ -61,6 +62,8 @@ export interface GradeFlags extends SessionFlags, InputFlags, QueueFlags, DrainF
   runIndex?: string;
   /** `--lint`: refuse to start when the input's rubrics have lint errors. */
   lint?: boolean;
+  /** `--canary DIR`: the judge checked against the canary baseline pinned there. */
+  canary?: string;
 }
 
 export function registerGradeCommand(program: Command, context: CommandContext): void {
@@ -78,6 +81,7 @@ export function registerGradeCommand(program: Command, context: CommandContext):
     .option('--stability-threshold <score>', 'with --repeats: list the items whose score falls on both sides of this value across repeats', parseNumber('stability-threshold'))
     .option('--force', 'replace the default --out even when it holds the results of another run')
     .option('--lint', 'lint the input\'s rubrics first and refuse to start on lint errors, naming them (warnings are printed; rubricate lint lists every finding)')
+    .option('--canary <dir>', 'check the judge against the canary baseline pinned in DIR (rubricate canary --baseline DIR): warn when its settings differ at the start, or its replies name a model the baseline never saw at the end')
     .option('--table', `print a table of the items after the run: id, score, criteria met/total, errors, made-up verdicts labelled (shown by itself on a terminal for ${autoTableItems} items or fewer)`)
     .option('--no-table', 'never print the item table')
     .option('--run-index <file>', `the run history this run adds its lines to (default: ${runIndexVariable}, else the user's state folder; "off" for none)`)
@@ -114,6 +118,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   let recording: RunRecording | undefined;
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
+    const canary = flags.canary ? await watchCanary(flags.canary, graders.grader.judgeInfo, context) : undefined;
     if (run.session.dryRun) return await printGradeDryRun(run, run.session.dryRun, graders);
     await refuseReplacingAnotherRun({
       out: flags.out,
@@ -131,6 +136,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       return reportInterrupted(context, outcome.written, await run.expectedTotal.catch(() => undefined));
     }
     ended = await finishGradeRun(run, graders, outcome);
+    await canary?.afterRun(flags.out);
     recording?.end(ended.outcome.judgeUnusable ? 'failed' : 'finished', { items: itemCounts(ended.outcome.metrics), ...(ended.outcome.judgeUnusable ? { error: 'the judge is unusable: no call gave a verdict' } : {}) });
   } catch (error) {
     recording?.end(context.signal.aborted ? 'interrupted' : 'failed', { error: RubricateError.isInstance(error) ? `${error.code}: ${error.message}` : String(error) });

@@ -18,6 +18,7 @@ import { addModelCallOptions, costLine, drain, generatorSummary, prepareModelCal
 import type { Grader } from '../../pipeline/grader.js';
 import { syntheticTextTokens } from '../../batch/dry-run.js';
 import { storeFilesOf } from '../store-options.js';
+import { reportingLintRepair } from '../lint-repair.js';
 import { checkFiles, JsonLinesWriter, writeFileAtomic } from '../../util/files.js';
 import { existsSync } from 'node:fs';
 import { addDeprecatedFlags, deprecatedValue } from '../deprecated-flags.js';
@@ -40,6 +41,8 @@ interface RefineFlags extends ModelCallFlags {
   textSimilarity: number;
   out: string;
   summary?: string;
+  /** Each rubric the generator writes is linted before it is graded; criteria with lint errors dropped, each said. */
+  lint?: boolean;
 }
 
 const defaultResponses = 8;
@@ -63,6 +66,7 @@ export function registerRefineCommand(program: Command, context: CommandContext)
     .option('--text-similarity <jaccard>', 'with --filter: drop one of two criteria whose wording overlaps at least this much', parseNumber('text-similarity', 0), defaultFilterOptions.textSimilarityThreshold)
     .requiredOption('--out <file>', 'refined items JSONL: {id, prompt, rubric, reference?, metadata}')
     .option('--summary <file>', 'write the per-round separation summary (JSON) here')
+    .option('--lint', 'lint each rubric the generator writes (the starting one, each refinement) before it is graded: drop the criteria with lint errors, each said with its rule; a refinement no drop fixes stops that prompt\'s rounds')
     .option('--quiet', quietHelp);
   addGeneratorOptions(command);
   addJudgeOptions(command);
@@ -177,7 +181,7 @@ async function refinePrompt(run: RefineRun, grader: Grader, record: PromptRecord
     }
     const outcome = await refineRubric(
       { id: record.id, prompt: record.prompt, rubric: record.rubric, reference: record.reference, responses, pairs: record.pairs },
-      { generator: run.models.generator, grader, iterations: run.flags.iterations, filter: run.filter },
+      { generator: run.models.generator, grader, iterations: run.flags.iterations, filter: run.filter, ...(run.flags.lint ? { repair: reportingLintRepair(run.context, { criteriaDropped: 0, rubricsRefused: 0 }, (at: { id: string; iteration: number }) => `id ${at.id} round ${at.iteration}`) } : {}) },
     );
     return { kind: 'ok', record, outcome, responses: responses.length };
   } catch (error) {
