@@ -6,6 +6,7 @@
 import type { JudgeImage } from '../images/images.js';
 
 import type { ModelLimits } from './profiles.js';
+import type { ExplanationLength } from '../spec/run-spec.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant';
 
@@ -133,6 +134,10 @@ export interface JudgeCapabilities {
   readonly maxConcurrency?: number;
   /** What the judge knows of its model's output limit and context window. */
   readonly limits?: ModelLimits;
+  /** Grading-plan settings this judge grades best with when the run gives none (the embedded local judge: short explanations, measured by bench-local). */
+  readonly defaults?: { readonly explanation?: ExplanationLength };
+  /** Runs in this process (the embedded llama.cpp judge): the CLI shows its plan and forecasts its run time. */
+  readonly embedded?: boolean;
 }
 
 export interface Judge {

@@ -8,7 +8,7 @@ import { countInputRecords, shardSize } from '../input-count.js';
 import { shardStampFor, withShardStamp } from '../shard.js';
 import type { ImportRecord } from '../../rubric/records.js';
 import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
-import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
+import { Grader } from '../../pipeline/grader.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
 import { checkGroupField, groupSettingsOf, withGroupField } from '../../pipeline/group-grading.js';
@@ -150,12 +150,12 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
   const samplesPerItem = sampling ? (spec.sampling.samplesPerPrompt ?? 1) : 1;
   const judge = session.judge;
   const forecast =
-    judge && isLocalJudge(judge)
+    judge?.capabilities.embedded
       ? // --quiet: the plan and the first item's projection are progress talk, not printed.
         new LocalJudgeForecast(flags.quiet ? () => undefined : (line) => context.stderr(line), {
           judgeId: judge.provenance.id,
           criteriaPerCall: spec.plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : spec.plan.criteriaPerCall,
-          explanation: spec.plan.explanation ?? localJudgeDefaults.explanation,
+          explanation: spec.plan.explanation ?? judge.capabilities.defaults?.explanation ?? 'full',
           verdict: spec.plan.verdict ?? 'binary',
           threads: 'threads' in judge && typeof judge.threads === 'number' ? judge.threads : undefined,
         })

@@ -564,7 +564,8 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
 
   return {
     provenance,
-    capabilities: { images: false, maxConcurrency: sequences },
+    // Short explanations: the plan bench-local measured fastest that keeps a reason per verdict (docs/benchmarks.md).
+    capabilities: { images: false, maxConcurrency: sequences, defaults: { explanation: 'short' }, embedded: true },
     contextSize: context.contextSize,
     threads,
     chatWrapperName: chatWrapper.wrapperName,
