@@ -11,11 +11,14 @@ import type { Judge } from '../judges/types.js';
 import type { Item } from '../rubric/schema.js';
 import type { Scoring } from '../scoring/types.js';
 import type { Calibration } from '../spec/calibration.js';
-import { callPolicySchema, checkRepeatCount, gradingPlanSchema, jurySchema, limitsSchema, parseWith, type CallPolicy, type GradingPlan, type JurySettings, type Limits, type RunSpec } from '../spec/run-spec.js';
-import { refuseCascadeConflicts, type CascadeOptions } from './cascade.js';
+import { callPolicySchema, checkRepeatCount, gradingPlanSchema, guardSchema, jurySchema, limitsSchema, parseWith, type CallPolicy, type GradingPlan, type JurySettings, type Limits, type RunSpec } from '../spec/run-spec.js';
+import { escalationRule, refuseCascadeConflicts, type CascadeOptions, type EscalationRule } from './cascade.js';
+import type { JuryAggregate, JuryMemberInfo } from './jury.js';
+import { judgeInfoFor, type JudgeInfo } from '../results/results.js';
+import { sha256Hex } from '../util/hash.js';
 import { defaultCheckRunner, withDefaultSampling } from './defaults.js';
 import { createStrategy, gradingModeOf, gradingModes, modeOf, refuseUnreadPlanSettings, type GradingMode, type GradingModeName } from './grading-modes.js';
-import { refusalOf } from './self-preference.js';
+import { refusalOf, SelfPreferenceGuard } from './self-preference.js';
 
 /**
  * A Grader's options: the judges, the run spec's groups it reads (each whole: `plan`, `calls`,
@@ -152,3 +155,51 @@ export function createEngine(options: GraderOptions, setup: GradingSetup, judge:
   });
 }
 
+
+/** A jury member: its judge and sample, and the engine that grades for it. */
+export interface Member {
+  info: JuryMemberInfo;
+  engine: GradingEngine;
+}
+
+/** The later judges of a cascade, each with its engine, and the rule that escalates to them. */
+export interface Cascade {
+  stages: Array<{ judge: string; engine: GradingEngine }>;
+  rule: EscalationRule;
+}
+
+/** One member per judge and sample (one judge-less member for checks only). */
+export function createMembers(options: GraderOptions, setup: GradingSetup): Member[] {
+  const { judges, samples } = setup;
+  const specs: Array<{ judge?: Judge; sample?: number }> = judges.length === 0 ? [{}] : judges.flatMap((judge) => Array.from({ length: samples }, (_, sample) => ({ judge, sample: samples > 1 ? sample : undefined })));
+  return specs.map(({ judge, sample }) => ({ info: { judge: judge?.provenance.id ?? 'none', ...(sample !== undefined ? { sample } : {}) }, engine: createEngine(options, setup, judge, sample) }));
+}
+
+export function createCascade(options: GraderOptions, setup: GradingSetup, jury: boolean): Cascade | undefined {
+  if (setup.cascadeJudges.length === 0) return undefined;
+  const rule = escalationRule(options.cascade!, { probabilityVerdicts: readsTokenProbabilities(setup.plan), jury });
+  return { stages: setup.cascadeJudges.map((judge) => ({ judge: judge.provenance.id, engine: createEngine(options, setup, judge) })), rule };
+}
+
+/** The self-preference guard over every judge that may decide a criterion (absent without a judge). */
+export function selfPreferenceGuardOf(options: GraderOptions, setup: GradingSetup): SelfPreferenceGuard | undefined {
+  const guard = parseWith(guardSchema, options.guard ?? {}, 'guard');
+  if (guard.selfPreference !== undefined && setup.judges.length === 0) throw new RubricateError('CONFIG_INVALID', '--self-preference guards a judge: there is none (--judge none)', { field: 'self-preference' });
+  return setup.judges.length > 0 ? new SelfPreferenceGuard([...setup.judges, ...setup.cascadeJudges], guard) : undefined;
+}
+
+/** The judge provenance every result of the grader carries. */
+export function graderJudgeInfo(options: GraderOptions, setup: GradingSetup, members: readonly Member[], aggregate: JuryAggregate, cascade: Cascade | undefined): JudgeInfo | undefined {
+  const { plan } = setup;
+  return judgeInfoFor(setup.judges, {
+    templateVersion: setup.strategy.templateVersion,
+    mode: setup.mode,
+    sampling: setup.sampling,
+    verdict: plan.verdict ?? 'binary',
+    ...(plan.abstain !== undefined ? { abstain: plan.abstain } : {}),
+    ...(plan.alignment ? { alignment: plan.alignment.hash } : {}),
+    ...(members.length > 1 ? { jury: { members: members.map((member) => member.info), aggregate } } : {}),
+    ...(plan.template !== undefined && !options.strategy ? { templateSha256: sha256Hex(plan.template) } : {}),
+    ...(cascade ? { cascade: { judges: cascade.stages.map((stage) => stage.judge), ...(cascade.rule.band ? { band: [...cascade.rule.band] as [number, number] } : {}), escalate_on: [...cascade.rule.reasons] } } : {}),
+  });
+}

@@ -10,7 +10,6 @@ import { holisticItem } from '../grading/holistic.js';
 import { hasConditions } from '../rubric/conditions.js';
 import { consecutiveGroups, failedItem, GroupGrading, groupSettingsOf, groupTooLarge } from './group-grading.js';
 import type { GradingStrategy } from '../grading/types.js';
-import type { Judge } from '../judges/types.js';
 import type { ImportRecord } from '../rubric/records.js';
 import type { Item } from '../rubric/schema.js';
 import { hasPerTurnCriteria } from '../rubric/turns.js';
@@ -18,25 +17,19 @@ import { getScoring } from '../scoring/registry.js';
 import type { Scoring } from '../scoring/types.js';
 import type { Calibration } from '../spec/calibration.js';
 import { countingCannotAssess } from '../scoring/cannot-assess.js';
-import { defaultLimits, guardSchema, parseWith, type Limits } from '../spec/run-spec.js';
-import { sha256Hex } from '../util/hash.js';
-import { JuryAgreement, mergeJury, type JuryAggregate, type JuryMemberInfo } from './jury.js';
-import { CascadeTally, escalationRule, gradeInCascade, type CascadeStage, type EscalationRule } from './cascade.js';
+import { defaultLimits, type Limits } from '../spec/run-spec.js';
+import { JuryAgreement, mergeJury, type JuryAggregate } from './jury.js';
+import { CascadeTally, gradeInCascade, type CascadeStage } from './cascade.js';
 import { modelsOf, SelfPreferenceGuard } from './self-preference.js';
 import { gradeByTurn } from './turns.js';
-import { judgeInfoFor, toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
+import { toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
 import { defaultScoringName } from './defaults.js';
 import { mapInOrder } from '../util/ordered-stream.js';
 import type { GradingMode } from './grading-modes.js';
-import { checkedLimits, createEngine, gradingSetup, readsTokenProbabilities, refusedItem, unsampledItem, type GraderOptions } from './grader-setup.js';
+import { checkedLimits, createCascade, createMembers, graderJudgeInfo, gradingSetup, refusedItem, selfPreferenceGuardOf, unsampledItem, type Cascade, type GraderOptions, type Member } from './grader-setup.js';
 
 export type { GraderOptions } from './grader-setup.js';
 export { createStrategy, modeOf, type GradingMode } from './grading-modes.js';
-
-interface Member {
-  info: JuryMemberInfo;
-  engine: GradingEngine;
-}
 
 export class Grader {
   readonly scoring: Scoring;
@@ -52,7 +45,7 @@ export class Grader {
   private readonly holisticLevels: number;
   private readonly onEvent: GraderOptions['onEvent'];
   /** Cascades: the later judges' engines and the rule that escalates to them. */
-  private readonly cascade: { stages: Array<{ judge: string; engine: GradingEngine }>; rule: EscalationRule } | undefined;
+  private readonly cascade: Cascade | undefined;
   /** Escalations and deciding judges so far (cascades only). */
   readonly cascadeTally: CascadeTally | undefined;
   /** The self-preference guard (absent when no model under test can be known: no judge). */
@@ -64,7 +57,7 @@ export class Grader {
 
   constructor(options: GraderOptions) {
     const setup = gradingSetup(options);
-    const { plan, sampling, judges, samples, cascadeJudges } = setup;
+    const { plan, samples } = setup;
     this.mode = setup.mode;
     this.strategy = setup.strategy;
     this.scoring = countingCannotAssess(typeof options.scoring === 'object' ? options.scoring : getScoring(options.scoring ?? defaultScoringName));
@@ -74,31 +67,15 @@ export class Grader {
     this.holisticLevels = plan.likertLevels ?? 10;
     this.onEvent = options.onEvent;
     this.limits = checkedLimits(options.limits, samples, setup.calls.maxAttempts);
-    const memberSpecs: Array<{ judge?: Judge; sample?: number }> = judges.length === 0 ? [{}] : judges.flatMap((judge) => Array.from({ length: samples }, (_, sample) => ({ judge, sample: samples > 1 ? sample : undefined })));
-    this.members = memberSpecs.map(({ judge, sample }) => ({ info: { judge: judge?.provenance.id ?? 'none', ...(sample !== undefined ? { sample } : {}) }, engine: createEngine(options, setup, judge, sample) }));
-    if (cascadeJudges.length > 0) {
-      const rule = escalationRule(options.cascade!, { probabilityVerdicts: readsTokenProbabilities(plan), jury: this.members.length > 1 });
-      this.cascade = { stages: cascadeJudges.map((judge) => ({ judge: judge.provenance.id, engine: createEngine(options, setup, judge) })), rule };
-      this.cascadeTally = new CascadeTally();
-    }
-    const guard = parseWith(guardSchema, options.guard ?? {}, 'guard');
-    if (guard.selfPreference !== undefined && judges.length === 0) throw new RubricateError('CONFIG_INVALID', '--self-preference guards a judge: there is none (--judge none)', { field: 'self-preference' });
-    this.selfPreference = judges.length > 0 ? new SelfPreferenceGuard([...judges, ...cascadeJudges], guard) : undefined;
+    this.members = createMembers(options, setup);
+    this.cascade = createCascade(options, setup, this.members.length > 1);
+    this.cascadeTally = this.cascade ? new CascadeTally() : undefined;
+    this.selfPreference = selfPreferenceGuardOf(options, setup);
     this.agreement = this.members.length > 1 ? new JuryAgreement(this.members.map((member) => member.info)) : undefined;
     const groupSettings = options.strategy ? undefined : groupSettingsOf(plan, this.limits);
     // A group's synthetic item goes to the members directly: the guard has looked at each response's author already.
     this.groups = groupSettings ? new GroupGrading(groupSettings, { judge: (item) => this.gradeByMembers(item), checks: (item) => this.members[0].engine.gradeItem(item), comparisonWindow: Math.max(64, this.members[0].engine.concurrency * 4) }) : undefined;
-    this.judgeInfo = judgeInfoFor(judges, {
-      templateVersion: this.strategy.templateVersion,
-      mode: this.mode,
-      sampling,
-      verdict: plan.verdict ?? 'binary',
-      ...(plan.abstain !== undefined ? { abstain: plan.abstain } : {}),
-      ...(plan.alignment ? { alignment: plan.alignment.hash } : {}),
-      ...(this.members.length > 1 ? { jury: { members: this.members.map((member) => member.info), aggregate: this.aggregate } } : {}),
-      ...(plan.template !== undefined && !options.strategy ? { templateSha256: sha256Hex(plan.template) } : {}),
-      ...(this.cascade ? { cascade: { judges: this.cascade.stages.map((stage) => stage.judge), ...(this.cascade.rule.band ? { band: [...this.cascade.rule.band] as [number, number] } : {}), escalate_on: [...this.cascade.rule.reasons] } } : {}),
-    });
+    this.judgeInfo = graderJudgeInfo(options, setup, this.members, this.aggregate, this.cascade);
   }
 
   /** Whether groups of items are graded together (listwise and tournament modes). */
