@@ -15,7 +15,8 @@ import { getPairwiseImporter } from '../../rubric/formats/index.js';
 import { addBatchOptions } from '../batch-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { addLimitOption, firstRecords } from '../input-options.js';
-import { openRunSession, type SessionFlags } from '../session.js';
+import { openRunSession, type RunSession, type SessionFlags } from '../session.js';
+import type { PairwiseImportRecord } from '../../rubric/records.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { defaultPrices, loadPriceTable } from '../../engine/usage.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
@@ -82,23 +83,10 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   const pairs = () => firstRecords(importer.read(flags.input, {}), flags.limit);
   const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: pairs });
   expectedTotal.then((total) => progress.setTotal(total), () => undefined);
-  const { calls, store } = session.graderOptions();
-  const comparer = new Comparer({
-    judge,
-    store,
-    plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}), ...(spec.plan.alignment ? { alignment: spec.plan.alignment } : {}) },
-    calls,
-    guard: spec.guard,
-    swap: flags.swap,
-    allowTies: flags.ties,
-    overall: flags.overall,
-    omitText: spec.omitText,
-    onEvent: progress.onEvent,
-    stopSignal: context.signal,
-    signal: drainSignal(context.signal, flags),
-  });
+  const comparer = comparerFor(flags, spec, session, progress, context);
   let summary: CompareSummary;
   const errors = new ErrorTally();
+  const builder = new CompareSummaryBuilder();
   const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'pairs' });
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
@@ -108,29 +96,8 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
       return exitCodes.success;
     }
     await refuseReplacingAnotherRun({ out: flags.out, isDefault: outIsDefault, force: flags.force, thisRun: async () => ({ firstId: await firstRecordId(pairs()), judge: judge?.provenance.id }) });
-    const writer = new JsonLinesWriter(flags.out);
-    const builder = new CompareSummaryBuilder();
-    const admission: AdmissionState = { exhausted: false, admitted: 0 };
-    // After a stop, the first pair in error may just have been cancelled: it and everything after it stay unwritten.
-    let held = false;
-    let written = 0;
-    try {
-      for await (const record of comparer.compareStream(admitUntilStopped(reportInvalid(pairs(), inputReport), context.signal, admission))) {
-        if (held || (context.signal.aborted && record.status === 'error')) {
-          held = true;
-          continue;
-        }
-        await writer.write(record);
-        written += 1;
-        builder.add(record);
-        errors.add((record as { error?: SerializedError }).error);
-      }
-    } catch (error) {
-      await writer.discard();
-      throw error;
-    }
+    const { written, held, admission } = await writeComparisons(comparer, reportInvalid(pairs(), inputReport), flags.out, { signal: context.signal, errors, builder });
     progress.stop();
-    await writer.close();
     // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
     if (context.signal.aborted && (held || !admission.exhausted)) return reportInterrupted(context, written, await expectedTotal.catch(() => undefined), 'pairs');
     summary = builder.finish();
@@ -155,6 +122,53 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   const errorLines = formatErrorCounts(errors.top());
   if (errorLines.length > 0) context.stderr(errorLines.join('\n'));
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** The run's `Comparer`: its plan as given (what the pairwise mode does not read is refused by name), one judge, the session's store and call policy. */
+function comparerFor(flags: CompareFlags, spec: RunSpec, session: RunSession, progress: ProgressReporter, context: CommandContext): Comparer {
+  const { calls, store } = session.graderOptions();
+  return new Comparer({
+    judge: session.judge,
+    store,
+    plan: spec.plan,
+    calls,
+    guard: spec.guard,
+    swap: flags.swap,
+    allowTies: flags.ties,
+    overall: flags.overall,
+    omitText: spec.omitText,
+    onEvent: progress.onEvent,
+    stopSignal: context.signal,
+    signal: drainSignal(context.signal, flags),
+  });
+}
+
+/**
+ * The comparisons written in input order as they come. After a stop, the first pair in error
+ * may just have been cancelled: it and everything after it stay unwritten (`held`).
+ */
+async function writeComparisons(comparer: Comparer, pairs: AsyncIterable<PairwiseImportRecord>, out: string, run: { signal: AbortSignal; errors: ErrorTally; builder: CompareSummaryBuilder }): Promise<{ written: number; held: boolean; admission: AdmissionState }> {
+  const writer = new JsonLinesWriter(out);
+  const admission: AdmissionState = { exhausted: false, admitted: 0 };
+  let held = false;
+  let written = 0;
+  try {
+    for await (const record of comparer.compareStream(admitUntilStopped(pairs, run.signal, admission))) {
+      if (held || (run.signal.aborted && record.status === 'error')) {
+        held = true;
+        continue;
+      }
+      await writer.write(record);
+      written += 1;
+      run.builder.add(record);
+      run.errors.add((record as { error?: SerializedError }).error);
+    }
+  } catch (error) {
+    await writer.discard();
+    throw error;
+  }
+  await writer.close();
+  return { written, held, admission };
 }
 
 async function* reportInvalid<T extends { kind: string }>(records: AsyncIterable<T>, report: InputReport): AsyncGenerator<T> {
