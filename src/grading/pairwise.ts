@@ -17,7 +17,8 @@ import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, Task
 import type { SerializedError } from '../errors.js';
 import { isRecord } from '../util/is-record.js';
 import type { Alignment } from '../spec/alignment.js';
-import { alignedVersion, examplesFor, renderExamples, withExamplesRule } from './alignment.js';
+import { examplesFor, renderExamples } from './alignment.js';
+import { promptRulesVersion, withPromptRules } from './prompt-rules.js';
 
 export type PairOrder = 'ab' | 'ba';
 
@@ -84,8 +85,9 @@ function pairNonce(item: Item, first: string, second: string): string {
 export function createPairwiseStrategy(options: PairwiseOptions): GradingStrategy {
   const allowTies = options.allowTies !== false;
   const { alignment } = options;
-  const system = withExamplesRule(pairwiseTemplate.instructions(allowTies), alignment);
-  const templateVersion = alignedVersion(`${pairwiseTemplate.version}${allowTies ? '' : '-no-ties'}`, alignment);
+  // The comparison's reply keeps its own explanation: no reply kind for the explanation rule.
+  const system = withPromptRules(pairwiseTemplate.instructions(allowTies), undefined, { alignment });
+  const templateVersion = promptRulesVersion(`${pairwiseTemplate.version}${allowTies ? '' : '-no-ties'}`, { alignment });
   const schema = {
     type: 'object',
     properties: { explanation: { type: 'string' }, winner: { type: 'string', enum: allowTies ? ['1', '2', 'tie'] : ['1', '2'] } },
