@@ -102,7 +102,7 @@ function protocolEntry(protocol: 'prometheus' | AdapterProtocol): GradingModeEnt
   const prometheus = protocol === 'prometheus';
   const oneCriterion: Refusal = (plan) =>
     prometheus
-      ? `--judge-protocol prometheus grades one criterion per call with a [RESULT] score: ${plan.mode === 'holistic' ? 'it has no holistic mode' : `drop --criteria-per-call, --mode and --verdict ${plan.verdict ?? 'probability'}`}`
+      ? `--judge-protocol prometheus grades one criterion per call with a [RESULT] score: ${plan.mode === 'holistic' ? 'it has no holistic mode (drop --mode holistic)' : `drop --criteria-per-call, --mode and --verdict ${plan.verdict ?? 'probability'}`}`
       : `--judge-protocol ${protocol} grades one criterion per call in its own reply format: drop --criteria-per-call, --mode and --verdict`;
   return {
     label: `--judge-protocol ${protocol}`,
@@ -136,7 +136,7 @@ const builtInModes = {
     batched: {
       label: '--mode batched',
       reads: { ...nativeItemReads, criteriaPerCall: true, verdict: ['binary'], alignment: true },
-      refusals: { verdict: (plan) => `${plan.verdict} verdicts need one criterion per call (drop --criteria-per-call)`, template: perCriterionTemplate },
+      refusals: { verdict: (plan, flag) => `${flag} ${plan.verdict} does not apply to --mode batched: ${plan.verdict} verdicts need one criterion per call (drop --criteria-per-call)`, template: perCriterionTemplate },
       defaults: withExplanationDefault,
       create: (plan, sampling) => createBatchedStrategy({ sampling, criteriaPerCall: criteriaPerCallOf(plan), explanation: plan.explanation, abstain: plan.abstain, alignment: plan.alignment }),
     },
