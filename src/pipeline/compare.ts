@@ -8,7 +8,7 @@ import type { CheckRunner, CriterionResult, EngineEvent } from '../engine/engine
 import type { ReplyStore } from '../store/index.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
-import { combineOrders, overallCriterionId, overallCriterionText, pairToItem, type ComparisonResult, type ComparisonWinner, type PairOrder } from '../grading/pairwise.js';
+import { combineOrders, comparisonOf, overallCriterionId, overallCriterionText, pairToItem, type ComparisonResult, type ComparisonWinner, type PairOrder } from '../grading/pairwise.js';
 
 export { comparisonFromOrders, type ComparisonResult, type ComparisonWinner } from '../grading/pairwise.js';
 import type { SamplingOptions } from '../grading/types.js';
@@ -119,9 +119,7 @@ export class Comparer {
     const graded = await this.grader.gradeCriteria(item, modelsOf(pair.metadata, ['model_a', 'model_b', 'model']));
     const byBase = new Map<string, Partial<Record<PairOrder, CriterionResult>>>();
     for (const result of graded.criteria) {
-      const at = result.criterion.id.lastIndexOf('@');
-      const base = result.criterion.id.slice(0, at);
-      const order = result.criterion.id.slice(at + 1) as PairOrder;
+      const { criterionId: base, order } = comparisonOf(result.criterion);
       const entry = byBase.get(base) ?? {};
       entry[order] = result;
       byBase.set(base, entry);
