@@ -29,7 +29,7 @@ import type { GradingMode } from './grading-modes.js';
 import { checkedLimits, createCascade, createMembers, graderJudgeInfo, gradingSetup, refusedItem, selfPreferenceGuardOf, unsampledItem, type Cascade, type GraderOptions, type Member } from './grader-setup.js';
 
 export type { GraderOptions } from './grader-setup.js';
-export { createStrategy, modeOf, type GradingMode } from './grading-modes.js';
+export { createStrategy, type GradingMode } from './grading-modes.js';
 
 export class Grader {
   readonly scoring: Scoring;

@@ -118,79 +118,80 @@ function protocolEntry(protocol: 'prometheus' | AdapterProtocol): GradingModeEnt
           : `--abstain cannot be used with --judge-protocol ${protocol}: its judges answer in their own format, which has no cannot_assess`,
       alignment: () => `--alignment applies examples and rewordings per criterion: --judge-protocol ${protocol} has its own layout, without rubricate's delimited blocks`,
     },
-    defaults: asGiven,
+    defaults: withExplanationDefault,
     create: (_plan, sampling) => (prometheus ? createPrometheusAbsoluteStrategy({ sampling }) : createProtocolStrategy(protocol, { sampling })),
   };
 }
 
+/** The built-in modes: the `--mode`s, then compare's and meta's own, then the judge protocols. */
 const builtInModes = {
-    'per-criterion': {
-      label: '--mode per-criterion',
-      reads: { ...nativeItemReads, criteriaPerCall: [1], verdict: true, topLogprobs: true, template: true, alignment: true },
-      defaults: withExplanationDefault,
-      create(plan, sampling) {
-        const strategy = createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs, abstain: plan.abstain, alignment: plan.alignment });
-        return plan.template !== undefined ? withJudgeTemplate(parseJudgeTemplate(plan.template), strategy) : strategy;
-      },
+  'per-criterion': {
+    label: '--mode per-criterion',
+    reads: { ...nativeItemReads, criteriaPerCall: [1], verdict: true, topLogprobs: true, template: true, alignment: true },
+    defaults: withExplanationDefault,
+    create(plan, sampling) {
+      const strategy = createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs, abstain: plan.abstain, alignment: plan.alignment });
+      return plan.template !== undefined ? withJudgeTemplate(parseJudgeTemplate(plan.template), strategy) : strategy;
     },
-    batched: {
-      label: '--mode batched',
-      reads: { ...nativeItemReads, criteriaPerCall: true, verdict: ['binary'], alignment: true },
-      refusals: { verdict: (plan, flag) => `${flag} ${plan.verdict} does not apply to --mode batched: ${plan.verdict} verdicts need one criterion per call (drop --criteria-per-call)`, template: perCriterionTemplate },
-      defaults: withExplanationDefault,
-      create: (plan, sampling) => createBatchedStrategy({ sampling, criteriaPerCall: criteriaPerCallOf(plan), explanation: plan.explanation, abstain: plan.abstain, alignment: plan.alignment }),
+  },
+  batched: {
+    label: '--mode batched',
+    reads: { ...nativeItemReads, criteriaPerCall: true, verdict: ['binary'], alignment: true },
+    refusals: { verdict: (plan, flag) => `${flag} ${plan.verdict} does not apply to --mode batched: ${plan.verdict} verdicts need one criterion per call (drop --criteria-per-call)`, template: perCriterionTemplate },
+    defaults: withExplanationDefault,
+    create: (plan, sampling) => createBatchedStrategy({ sampling, criteriaPerCall: criteriaPerCallOf(plan), explanation: plan.explanation, abstain: plan.abstain, alignment: plan.alignment }),
+  },
+  holistic: {
+    // Per-criterion calls on one Likert criterion standing for the rubric (`Grader.prepare`).
+    label: '--mode holistic',
+    reads: { ...nativeItemReads, criteriaPerCall: [1], verdict: true, topLogprobs: true, likertLevels: true },
+    refusals: { template: perCriterionTemplate, alignment: () => '--alignment applies examples and rewordings per criterion: --mode holistic asks one rating per item' },
+    defaults: withExplanationDefault,
+    create: (plan, sampling) => createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs, abstain: plan.abstain }),
+  },
+  listwise: {
+    label: '--mode listwise',
+    reads: { mode: true, groupBy: true, listwise: true, orders: true, criteriaPerCall: true, verdict: ['binary'], explanation: true, protocol: ['native'], likertLevels: true, sampling: true },
+    refusals: groupRefusals('listwise'),
+    groups: true,
+    defaults: withExplanationDefault,
+    create: (plan, sampling) => createListwiseStrategy({ sampling, criteriaPerCall: criteriaPerCallOf(plan), explanation: plan.explanation }),
+  },
+  tournament: {
+    label: '--mode tournament',
+    reads: { mode: true, groupBy: true, tournament: true, orders: true, verdict: ['binary'], protocol: ['native'], sampling: true },
+    refusals: groupRefusals('tournament'),
+    groups: true,
+    // A tournament's comparisons write their own explanation: no length to default.
+    defaults: withPairwiseSampling,
+    create: (plan, sampling) => createPairwiseStrategy({ sampling, swap: plan.orders !== 1, allowTies: true, overall: false }),
+  },
+  pairwise: {
+    // `compare`: each pair in both orders, in rubricate's layout or a protocol's pairwise one.
+    label: 'compare',
+    reads: { protocol: true, sampling: true, alignment: true },
+    defaults: withPairwiseSampling,
+    create(plan, sampling, comparison = {}) {
+      if (plan.protocol === 'prometheus') return createPrometheusRelativeStrategy({ sampling });
+      if (isAdapterProtocol(plan.protocol)) return createProtocolPairwiseStrategy(plan.protocol, { sampling });
+      return createPairwiseStrategy({ sampling, ...comparison, alignment: plan.alignment });
     },
-    holistic: {
-      // Per-criterion calls on one Likert criterion standing for the rubric (`Grader.prepare`).
-      label: '--mode holistic',
-      reads: { ...nativeItemReads, criteriaPerCall: [1], verdict: true, topLogprobs: true, likertLevels: true },
-      refusals: { template: perCriterionTemplate, alignment: () => '--alignment applies examples and rewordings per criterion: --mode holistic asks one rating per item' },
-      defaults: withExplanationDefault,
-      create: (plan, sampling) => createPerCriterionStrategy({ sampling, verdictMode: plan.verdict, explanation: plan.explanation, topLogprobs: plan.topLogprobs, abstain: plan.abstain }),
+  },
+  'rank-four': {
+    // `meta --judging rank-four`: four responses ranked at once (RewardBench 2).
+    label: '--judging rank-four',
+    reads: { protocol: ['native'], sampling: true },
+    refusals: {
+      template: () => '--judging rank-four asks its own question of four responses: --judge-template applies to rated responses only (--judging ratings)',
+      protocol: () => '--judging rank-four asks its own question of four responses: --judge-protocol applies to rated responses only (--judging ratings)',
     },
-    listwise: {
-      label: '--mode listwise',
-      reads: { mode: true, groupBy: true, listwise: true, orders: true, criteriaPerCall: true, verdict: ['binary'], explanation: true, protocol: ['native'], likertLevels: true, sampling: true },
-      refusals: groupRefusals('listwise'),
-      groups: true,
-      defaults: withExplanationDefault,
-      create: (plan, sampling) => createListwiseStrategy({ sampling, criteriaPerCall: criteriaPerCallOf(plan), explanation: plan.explanation }),
-    },
-    tournament: {
-      label: '--mode tournament',
-      reads: { mode: true, groupBy: true, tournament: true, orders: true, verdict: ['binary'], protocol: ['native'], sampling: true },
-      refusals: groupRefusals('tournament'),
-      groups: true,
-      // A tournament's comparisons write their own explanation: no length to default.
-      defaults: withPairwiseSampling,
-      create: (plan, sampling) => createPairwiseStrategy({ sampling, swap: plan.orders !== 1, allowTies: true, overall: false }),
-    },
-    pairwise: {
-      // `compare`: each pair in both orders, in rubricate's layout or a protocol's pairwise one.
-      label: 'compare',
-      reads: { protocol: true, sampling: true, alignment: true },
-      defaults: withPairwiseSampling,
-      create(plan, sampling, comparison = {}) {
-        if (plan.protocol === 'prometheus') return createPrometheusRelativeStrategy({ sampling });
-        if (isAdapterProtocol(plan.protocol)) return createProtocolPairwiseStrategy(plan.protocol, { sampling });
-        return createPairwiseStrategy({ sampling, ...comparison, alignment: plan.alignment });
-      },
-    },
-    'rank-four': {
-      // `meta --judging rank-four`: four responses ranked at once (RewardBench 2).
-      label: '--judging rank-four',
-      reads: { protocol: ['native'], sampling: true },
-      refusals: {
-        template: () => '--judging rank-four asks its own question of four responses: --judge-template applies to rated responses only (--judging ratings)',
-        protocol: () => '--judging rank-four asks its own question of four responses: --judge-protocol applies to rated responses only (--judging ratings)',
-      },
-      defaults: asGiven,
-      create: (_plan, sampling) => createRankFourStrategy({ sampling }),
-    },
-    prometheus: protocolEntry('prometheus'),
-    r3: protocolEntry('r3'),
-    selene: protocolEntry('selene'),
-    lynx: protocolEntry('lynx'),
+    defaults: asGiven,
+    create: (_plan, sampling) => createRankFourStrategy({ sampling }),
+  },
+  prometheus: protocolEntry('prometheus'),
+  r3: protocolEntry('r3'),
+  selene: protocolEntry('selene'),
+  lynx: protocolEntry('lynx'),
 } satisfies Record<string, GradingModeEntry>;
 
 /** Every grading mode and protocol, by name. */

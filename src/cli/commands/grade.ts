@@ -9,6 +9,7 @@ import { shardStampFor, withShardStamp } from '../shard.js';
 import type { ImportRecord } from '../../rubric/records.js';
 import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
 import { Grader } from '../../pipeline/grader.js';
+import { gradingModeOf, gradingModes } from '../../pipeline/grading-modes.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../rubric/formats/index.js';
 import { checkGroupField, groupSettingsOf, withGroupField } from '../../pipeline/group-grading.js';
@@ -155,7 +156,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
         new LocalJudgeForecast(flags.quiet ? () => undefined : (line) => context.stderr(line), {
           judgeId: judge.provenance.id,
           criteriaPerCall: spec.plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : spec.plan.criteriaPerCall,
-          explanation: spec.plan.explanation ?? judge.capabilities.defaults?.explanation ?? 'full',
+          explanation: gradingModes.get(gradingModeOf(spec.plan)).defaults(spec.plan, judge).explanation ?? 'full',
           verdict: spec.plan.verdict ?? 'binary',
           threads: 'threads' in judge && typeof judge.threads === 'number' ? judge.threads : undefined,
         })
