@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GradingPlan } from '../spec/run-spec.js';
+import { gradingModeNames, type GradingPlan } from '../spec/run-spec.js';
 import { createStrategy, gradingModeOf, gradingModes, planSettingFlag, unreadPlanSettings, type PlanSetting } from './grading-modes.js';
 
 /** A value for every plan setting (what the value is matters only where a mode reads some values and not others). */
@@ -25,6 +25,8 @@ const given: Required<{ [Setting in PlanSetting]: unknown }> = {
 describe('the grading modes registry', () => {
   it('covers every mode and protocol', () => {
     expect(gradingModes.names()).toEqual(['per-criterion', 'batched', 'holistic', 'listwise', 'tournament', 'pairwise', 'rank-four', 'prometheus', 'r3', 'selene', 'lynx']);
+    // Every --mode the schema and the flag take has its entry.
+    for (const name of gradingModeNames) expect(gradingModes.has(name), name).toBe(true);
   });
 
   it('refuses, naming its flag, every setting a mode does not read, and nothing it reads', () => {
