@@ -17,7 +17,7 @@ import type { JuryAggregate, JuryMemberInfo } from './jury.js';
 import { judgeInfoFor, type JudgeInfo } from '../results/results.js';
 import { sha256Hex } from '../util/hash.js';
 import { defaultCheckRunner, withDefaultSampling } from './defaults.js';
-import { createStrategy, gradingModeOf, gradingModes, modeOf, refuseUnreadPlanSettings, type GradingMode, type GradingModeName } from './grading-modes.js';
+import { createStrategy, gradingModeOf, gradingModes, modeOf, readsTokenProbabilities, refuseUnreadPlanSettings, type GradingMode, type GradingModeName } from './grading-modes.js';
 import { refusalOf, SelfPreferenceGuard } from './self-preference.js';
 
 /**
@@ -70,8 +70,6 @@ export function refusedItem(item: Item, note: SelfPreferenceNote): GradedItem {
 export function unsampledItem(item: Item, error: NonNullable<NonNullable<Item['sampled']>['error']>): GradedItem {
   return { item, status: 'error', criteria: item.rubric.criteria.map((criterion) => ({ criterion, source: criterion.check ? 'check' : 'judge', status: 'error', error })), gated: false, usage: emptyUsage() };
 }
-
-export const readsTokenProbabilities = (plan: GradingPlan) => plan.verdict === 'probability' || plan.verdict === 'expected-score';
 
 /** What a Grader is built from: its options parsed once, the plan with its mode's defaults, the strategy. */
 export interface GradingSetup {
@@ -130,7 +128,7 @@ function refuseJudgeConflicts(plan: GradingPlan, sampling: SamplingOptions, judg
 }
 
 /** One engine: a jury member (with its sample index) or a cascade stage. */
-export function createEngine(options: GraderOptions, setup: GradingSetup, judge: Judge | undefined, sample?: number): GradingEngine {
+function createEngine(options: GraderOptions, setup: GradingSetup, judge: Judge | undefined, sample?: number): GradingEngine {
   const { plan, sampling, samples } = setup;
   // Repeat r takes the sample indices after those of repeats 0 … r − 1 (repeat 0 keeps the run's own keys).
   const repeatOffset = (options.repeat ?? 0) * samples;

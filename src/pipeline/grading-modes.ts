@@ -59,7 +59,8 @@ export function planSettingFlag(setting: PlanSetting): string {
   return irregularFlags[setting] ?? `--${setting.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 }
 
-const readsTokens = (plan: GradingPlan) => plan.verdict === 'probability' || plan.verdict === 'expected-score';
+/** Whether the plan's verdicts are read from token probabilities (`probability`, `expected-score`). */
+export const readsTokenProbabilities = (plan: GradingPlan) => plan.verdict === 'probability' || plan.verdict === 'expected-score';
 const criteriaPerCallOf = (plan: GradingPlan) => (plan.criteriaPerCall === undefined || plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : plan.criteriaPerCall);
 
 /** The explanation length: the plan's, else the judge's own default (the local judge: short), else full. */
@@ -252,7 +253,7 @@ export function refuseUnreadPlanSettings(plan: GradingPlan, mode: GradingModeNam
 }
 
 /** The rules between two settings, which no one mode's reads can say. */
-export function refuseCrossSettings(plan: GradingPlan, mode: GradingModeName): void {
+function refuseCrossSettings(plan: GradingPlan, mode: GradingModeName): void {
   const refuse = (flag: string, message: string) => {
     throw new RubricateError('CONFIG_INVALID', message, { field: flag });
   };
@@ -264,7 +265,7 @@ export function refuseCrossSettings(plan: GradingPlan, mode: GradingModeName): v
   } else if (plan.alignment?.calibrator && plan.verdict !== 'probability') {
     refuse('alignment', '--alignment holds a calibrator of P(met), fitted on probability verdicts: add --verdict probability, or align again on binary verdicts');
   }
-  if (plan.topLogprobs !== undefined && !readsTokens(plan)) refuse('top-logprobs', '--top-logprobs sets what --verdict probability (or expected-score) asks for: add --verdict or leave it out');
+  if (plan.topLogprobs !== undefined && !readsTokenProbabilities(plan)) refuse('top-logprobs', '--top-logprobs sets what --verdict probability (or expected-score) asks for: add --verdict or leave it out');
   if (plan.likertLevels !== undefined && mode === 'listwise' && plan.listwise !== 'holistic') refuse('likert-levels', '--likert-levels does not apply to --mode listwise: it sets the scale of --listwise holistic');
 }
 
