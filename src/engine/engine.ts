@@ -163,6 +163,17 @@ interface ItemTally {
   calls?: JudgeCallTrace[];
 }
 
+/** What the rounds of judging one item's criteria share: attempts so far, criteria asked again (with why), the results. */
+interface JudgingRounds {
+  judge: Judge;
+  plan: (pending: Criterion[]) => JudgeTask[];
+  evidence: Map<string, { quotes: number; chunks: number }> | undefined;
+  tally: ItemTally;
+  results: Map<string, CriterionResult>;
+  attemptsUsed: Map<string, number>;
+  reasked: Map<string, ErrorCode>;
+}
+
 /**
  * The request with the item's images attached to its last user message (where the item's
  * text, and the images' placeholders, are). A judge that cannot take images refuses here,
@@ -251,7 +262,6 @@ export class GradingEngine {
    * judge), runs them, asks again for unreadable replies and splits batches that did not fit.
    */
   private async judgeCriteria(item: Item, criteria: Criterion[], tally: ItemTally): Promise<Map<string, CriterionResult>> {
-    const usage = tally.usage;
     const results = new Map<string, CriterionResult>();
     if (criteria.length === 0) return results;
     const judge = this.options.judge;
@@ -261,80 +271,97 @@ export class GradingEngine {
       this.emitSettled(criteria.length);
       return results;
     }
-    const strategy = this.options.strategy;
-    let plan = (pending: Criterion[]) => strategy.plan(item, pending, judge.capabilities.limits);
-    let evidence: Map<string, { quotes: number; chunks: number }> | undefined;
-    const budgetTokens = this.options.contextBudgetTokens;
-    if (budgetTokens !== undefined && needsEvidence(item, budgetTokens)) {
-      const gathered = await gatherEvidence(item, criteria, {
-        budgetTokens,
-        sampling: this.options.evidenceSampling ?? { temperature: 0, maxTokens: 512 },
-        maxAttempts: this.calls.maxAttempts,
-        runTask: async (task, attemptBudget) => this.account(tally, await this.runTask(task, attemptBudget), task),
-        askAgain: (error, attempts) => this.shouldRetry(error, attempts),
-      });
-      for (const [id, error] of gathered.errors) {
-        const criterion = criteria.find((candidate) => candidate.id === id)!;
-        results.set(id, { criterion, source: 'judge', status: 'error', error: error.toJSON() });
-      }
-      this.emitSettled(gathered.errors.size);
-      evidence = gathered.summary;
-      const derived = gathered.items;
-      plan = (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.capabilities.limits));
-      criteria = criteria.filter((criterion) => derived.has(criterion.id));
-      if (criteria.length === 0) return results;
-    }
-    const attemptsUsed = new Map<string, number>();
+    const planned = await this.planCriteria(judge, item, criteria, tally, results);
+    if (planned.criteria.length === 0) return results;
+    const rounds: JudgingRounds = { judge, plan: planned.plan, evidence: planned.evidence, tally, results, attemptsUsed: new Map(), reasked: new Map() };
     // Groups planned separately: a batch that did not fit the judge is retried as two halves.
-    let pending: Criterion[][] = [criteria];
-    // Criteria asked again for a reply that could not be used, with why: each call planned for them is a retry.
-    const reasked = new Map<string, ErrorCode>();
-    while (pending.length > 0) {
-      const budgetLeft = Math.min(...pending.flat().map((criterion) => this.calls.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
-      const tasks = pending.flatMap((group) => plan(group));
-      for (const task of tasks) {
-        const reason = task.criteria.map((criterion) => reasked.get(criterion.id)).find((code) => code !== undefined);
-        if (reason === undefined) continue;
-        usage.retries += 1;
-        addRetryReasons(usage, { [reason]: 1 });
-        this.emit({ type: 'retry', code: reason, delayMs: 0 });
-      }
-      reasked.clear();
-      const outcomes = await Promise.all(tasks.map((task) => this.runTask(task, budgetLeft)));
-      const retry: Criterion[] = [];
-      const halves: Criterion[][] = [];
-      for (let index = 0; index < tasks.length; index += 1) {
-        const task = tasks[index];
-        const outcome = this.account(tally, outcomes[index], task);
-        if (task.criteria.length > 1 && !this.fatalError && didNotFit(outcome)) {
-          const middle = Math.ceil(task.criteria.length / 2);
-          halves.push(task.criteria.slice(0, middle), task.criteria.slice(middle));
-          this.emit({ type: 'retry', code: outcome.error?.code ?? 'JUDGE_OUTPUT_LIMIT', delayMs: 0 });
-          continue;
-        }
-        for (const criterion of task.criteria) attemptsUsed.set(criterion.id, (attemptsUsed.get(criterion.id) ?? 0) + Math.max(1, outcome.calls));
-        const settledBefore = results.size;
-        for (const criterion of task.criteria) {
-          const decided = outcome.decision?.verdicts.get(criterion.id);
-          if (decided) {
-            const summary = evidence?.get(criterion.id);
-            const verdict = withToolCalls(withResolvedModel(summary ? { ...decided, evidence: summary } : decided, outcome.reply?.model, judge.provenance.model), outcome.reply);
-            results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict });
-            continue;
-          }
-          const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no verdict and no error');
-          if (this.shouldRetry(error, attemptsUsed.get(criterion.id) ?? 0)) {
-            reasked.set(criterion.id, error.code);
-            retry.push(criterion);
-          } else {
-            results.set(criterion.id, { criterion, source: 'judge', status: 'error', error: withAttempts(error, attemptsUsed.get(criterion.id) ?? 0) });
-          }
-        }
-        this.emitSettled(results.size - settledBefore);
-      }
-      pending = retry.length > 0 ? [retry, ...halves] : halves;
-    }
+    let pending: Criterion[][] = [planned.criteria];
+    while (pending.length > 0) pending = await this.judgeRound(rounds, pending);
     return results;
+  }
+
+  /**
+   * How the criteria's tasks are planned: on the item, or (a response longer than the context
+   * budget) each criterion on the evidence gathered for it; criteria whose evidence failed are
+   * settled in error and left out.
+   */
+  private async planCriteria(judge: Judge, item: Item, criteria: Criterion[], tally: ItemTally, results: Map<string, CriterionResult>): Promise<{ plan: (pending: Criterion[]) => JudgeTask[]; evidence?: Map<string, { quotes: number; chunks: number }>; criteria: Criterion[] }> {
+    const strategy = this.options.strategy;
+    const budgetTokens = this.options.contextBudgetTokens;
+    if (budgetTokens === undefined || !needsEvidence(item, budgetTokens)) return { plan: (pending) => strategy.plan(item, pending, judge.capabilities.limits), criteria };
+    const gathered = await gatherEvidence(item, criteria, {
+      budgetTokens,
+      sampling: this.options.evidenceSampling ?? { temperature: 0, maxTokens: 512 },
+      maxAttempts: this.calls.maxAttempts,
+      runTask: async (task, attemptBudget) => this.account(tally, await this.runTask(task, attemptBudget), task),
+      askAgain: (error, attempts) => this.shouldRetry(error, attempts),
+    });
+    for (const [id, error] of gathered.errors) {
+      const criterion = criteria.find((candidate) => candidate.id === id)!;
+      results.set(id, { criterion, source: 'judge', status: 'error', error: error.toJSON() });
+    }
+    this.emitSettled(gathered.errors.size);
+    const derived = gathered.items;
+    return {
+      plan: (pending) => pending.flatMap((criterion) => strategy.plan(derived.get(criterion.id)!, [criterion], judge.capabilities.limits)),
+      evidence: gathered.summary,
+      criteria: criteria.filter((criterion) => derived.has(criterion.id)),
+    };
+  }
+
+  /** One round: the pending groups' tasks run at once; returns what is asked again (unreadable replies) and the halves of batches that did not fit. */
+  private async judgeRound(rounds: JudgingRounds, pending: Criterion[][]): Promise<Criterion[][]> {
+    const { attemptsUsed, reasked } = rounds;
+    const budgetLeft = Math.min(...pending.flat().map((criterion) => this.calls.maxAttempts - (attemptsUsed.get(criterion.id) ?? 0)));
+    const tasks = pending.flatMap((group) => rounds.plan(group));
+    // Criteria asked again for a reply that could not be used, with why: each call planned for them is a retry.
+    for (const task of tasks) {
+      const reason = task.criteria.map((criterion) => reasked.get(criterion.id)).find((code) => code !== undefined);
+      if (reason === undefined) continue;
+      rounds.tally.usage.retries += 1;
+      addRetryReasons(rounds.tally.usage, { [reason]: 1 });
+      this.emit({ type: 'retry', code: reason, delayMs: 0 });
+    }
+    reasked.clear();
+    const outcomes = await Promise.all(tasks.map((task) => this.runTask(task, budgetLeft)));
+    const retry: Criterion[] = [];
+    const halves: Criterion[][] = [];
+    for (let index = 0; index < tasks.length; index += 1) {
+      const task = tasks[index];
+      const outcome = this.account(rounds.tally, outcomes[index], task);
+      if (task.criteria.length > 1 && !this.fatalError && didNotFit(outcome)) {
+        const middle = Math.ceil(task.criteria.length / 2);
+        halves.push(task.criteria.slice(0, middle), task.criteria.slice(middle));
+        this.emit({ type: 'retry', code: outcome.error?.code ?? 'JUDGE_OUTPUT_LIMIT', delayMs: 0 });
+        continue;
+      }
+      this.settleTask(rounds, task, outcome, retry);
+    }
+    return retry.length > 0 ? [retry, ...halves] : halves;
+  }
+
+  /** A task's criteria settled from its outcome: a verdict, an error, or (an unreadable reply with attempts left) into `retry`. */
+  private settleTask(rounds: JudgingRounds, task: JudgeTask, outcome: RunOutcome, retry: Criterion[]): void {
+    const { attemptsUsed, results, judge } = rounds;
+    for (const criterion of task.criteria) attemptsUsed.set(criterion.id, (attemptsUsed.get(criterion.id) ?? 0) + Math.max(1, outcome.calls));
+    const settledBefore = results.size;
+    for (const criterion of task.criteria) {
+      const decided = outcome.decision?.verdicts.get(criterion.id);
+      if (decided) {
+        const summary = rounds.evidence?.get(criterion.id);
+        const verdict = withToolCalls(withResolvedModel(summary ? { ...decided, evidence: summary } : decided, outcome.reply?.model, judge.provenance.model), outcome.reply);
+        results.set(criterion.id, { criterion, source: 'judge', status: 'ok', verdict });
+        continue;
+      }
+      const error = outcome.decision?.errors.get(criterion.id) ?? outcome.error ?? new RubricateError('INTERNAL', 'no verdict and no error');
+      if (this.shouldRetry(error, attemptsUsed.get(criterion.id) ?? 0)) {
+        rounds.reasked.set(criterion.id, error.code);
+        retry.push(criterion);
+      } else {
+        results.set(criterion.id, { criterion, source: 'judge', status: 'error', error: withAttempts(error, attemptsUsed.get(criterion.id) ?? 0) });
+      }
+    }
+    this.emitSettled(results.size - settledBefore);
   }
 
   /** An unreadable reply or a refusal is asked again while attempts remain. */

@@ -22,7 +22,7 @@ import { isRecord } from '../util/is-record.js';
 import type { ExplanationLength } from '../spec/run-spec.js';
 import { listwiseOutputBudget, splitGroupToFit } from './budget.js';
 import { estimateTokens } from './evidence.js';
-import { explanationVersion, withExplanationRule } from './explanation.js';
+import { promptRulesVersion, withPromptRules } from './prompt-rules.js';
 import { extractJson, truncatedReply, unparseable } from './parse.js';
 import { listwiseTemplate } from './prompts.js';
 import { renderConversation, renderCriterion } from './render.js';
@@ -59,10 +59,26 @@ export function listwisePairId(response: number, order: number, criterionId: str
   return `${response}.${order}:${criterionId}`;
 }
 
-export function parseListwisePairId(id: string): { response: number; order: number; criterionId: string } {
-  const match = /^(\d+)\.(\d+):/.exec(id);
-  if (!match) throw new RubricateError('INTERNAL', `not a listwise verdict id: ${id}`);
-  return { response: Number(match[1]), order: Number(match[2]), criterionId: id.slice(match[0].length) };
+/** What one synthetic criterion of a group item stands for: a response, a presentation order and a criterion of the group. */
+export interface ListwisePair {
+  response: number;
+  order: number;
+  criterion: Criterion;
+}
+
+/** A group item's group and its synthetic criteria by id: typed, never read back from the item's text or metadata. */
+interface GroupOfItem {
+  group: ListwiseGroup;
+  pairs: ReadonlyMap<string, ListwisePair>;
+}
+
+const groupsOfItems = new WeakMap<Item, GroupOfItem>();
+
+/** The group a group item stands for (the engine hands the strategy the item `listwiseItem` made). */
+function groupOfItem(item: Item): GroupOfItem {
+  const found = groupsOfItems.get(item);
+  if (!found) throw new RubricateError('INTERNAL', 'listwise strategy given an item that is not a group');
+  return found;
 }
 
 /**
@@ -85,22 +101,26 @@ export function presentationOrders(group: Pick<ListwiseGroup, 'prompt' | 'respon
 /** The item the engine grades for a group: one synthetic criterion per (response, order, criterion). */
 export function listwiseItem(group: ListwiseGroup): Item {
   const criteria: Criterion[] = [];
+  const pairs = new Map<string, ListwisePair>();
   for (let order = 0; order < group.orders.length; order += 1) {
     for (const response of group.orders[order]) {
       for (const criterion of group.criteria) {
         const { check: _check, subchecks: _subchecks, subcheckRule: _rule, subcheckPenalty: _penalty, ...judged } = criterion;
-        criteria.push({ ...judged, id: listwisePairId(response, order, criterion.id) });
+        const id = listwisePairId(response, order, criterion.id);
+        criteria.push({ ...judged, id });
+        pairs.set(id, { response, order, criterion });
       }
     }
   }
-  return {
+  const item: Item = {
     id: group.id,
     prompt: group.prompt,
     response: '',
     rubric: { id: `listwise:${group.id}`, criteria },
     ...(group.reference !== undefined ? { reference: group.reference } : {}),
-    metadata: { listwise: group },
   };
+  groupsOfItems.set(item, { group, pairs });
+  return item;
 }
 
 const nonceMemo = new WeakMap<ListwiseGroup, string>();
@@ -168,109 +188,121 @@ export interface ListwiseOptions {
   explanation?: ExplanationLength;
 }
 
+/** What every call of a listwise run shares. */
+interface ListwiseState {
+  instructions: string;
+  templateVersion: string;
+  explanation: ExplanationLength;
+  sampling: SamplingOptions;
+  criteriaPerCall: number;
+}
+
 export function createListwiseStrategy(options: ListwiseOptions): GradingStrategy {
   const explanation = options.explanation ?? 'full';
-  const instructions = withExplanationRule(listwiseTemplate.instructions, 'listwise', explanation);
-  const templateVersion = explanationVersion(listwiseTemplate.version, explanation);
-  const sampling = options.sampling;
-  return {
-    name: 'listwise',
-    templateVersion,
-    plan(item: Item, pairs: Criterion[], limits?: ModelLimits): JudgeTask[] {
-      const group = item.metadata?.listwise as ListwiseGroup | undefined;
-      if (!group) throw new RubricateError('INTERNAL', 'listwise strategy given an item that is not a group');
-      const byId = new Map(group.criteria.map((criterion) => [criterion.id, criterion]));
-      const wanted = new Set(pairs.map((pair) => pair.id));
-      const pairById = new Map(pairs.map((pair) => [pair.id, pair]));
-      const tasks: JudgeTask[] = [];
-      const sharedTokens = limits?.contextWindow !== undefined ? estimateTokens(renderShared(group)) + estimateTokens(instructions) : 0;
-      group.orders.forEach((presentation, order) => {
-        const responses = presentation.filter((response) => group.criteria.some((criterion) => wanted.has(listwisePairId(response, order, criterion.id))));
-        const criteria = group.criteria.filter((criterion) => responses.some((response) => wanted.has(listwisePairId(response, order, criterion.id))));
-        if (responses.length === 0) return;
-        const calls = splitGroupToFit(criteria, {
-          maxCriteriaPerCall: options.criteriaPerCall,
-          tokensPerVerdict: sampling.maxTokens,
-          limits,
-          sharedPromptTokens: sharedTokens,
-          responsePromptTokens: responses.map((response) => (limits?.contextWindow !== undefined ? estimateTokens(group.responses[response]) : 0)),
-          criterionPromptTokens: (criterion) => (limits?.contextWindow !== undefined ? estimateTokens(renderCriterion(criterion)) : 0),
-        });
-        for (const call of calls) {
-          const shown = call.responses.map((position) => responses[position]);
-          const taskPairs = shown.flatMap((response) => call.criteria.map((criterion) => pairById.get(listwisePairId(response, order, criterion.id))).filter((pair): pair is Criterion => pair !== undefined));
-          if (taskPairs.length === 0) continue;
-          tasks.push(listwiseTask(item, group, order, shown, call.criteria, taskPairs, byId));
-        }
-      });
-      return tasks;
-    },
+  const state: ListwiseState = {
+    instructions: withPromptRules(listwiseTemplate.instructions, 'listwise', { explanation }),
+    templateVersion: promptRulesVersion(listwiseTemplate.version, { explanation }),
+    explanation,
+    sampling: options.sampling,
+    criteriaPerCall: options.criteriaPerCall,
   };
+  return { name: 'listwise', templateVersion: state.templateVersion, plan: (item, pairs, limits) => planListwise(state, item, pairs, limits) };
+}
 
-  function listwiseTask(item: Item, group: ListwiseGroup, order: number, shown: number[], criteria: Criterion[], taskPairs: Criterion[], byId: Map<string, Criterion>): JudgeTask {
-    const labels = shown.map((_, position) => responseLabel(position));
-    const blocks = criteria.map(renderCriterion).join('\n\n');
-    const request: JudgeRequest = {
-      messages: [
-        { role: 'system', content: instructions },
-        { role: 'user', content: `${renderShared(group)}\n\n${renderResponses(group, shown)}\n\n${blocks}` },
-      ],
-      output: { name: 'listwise_verdicts', schema: replySchema(labels, criteria, explanation) },
-      ...requestSampling({ ...sampling, maxTokens: listwiseOutputBudget(criteria, shown.length, sampling.maxTokens) }),
-    };
-    // The conversation is the prefix every call of the group shares.
-    request.sharedPrefix = { message: 1, characters: renderShared(group).length };
-    return {
-      item,
-      criteria: taskPairs,
-      request,
-      templateVersion,
-      decide(reply: JudgeReply): TaskDecision {
-        const decision: TaskDecision = { verdicts: new Map(), errors: new Map() };
-        const failAll = (error: RubricateError): TaskDecision => ({ verdicts: new Map(), errors: new Map(taskPairs.map((pair) => [pair.id, error])) });
-        const truncated = truncatedReply(reply);
-        if (truncated) return failAll(truncated);
-        const parsed = extractJson(reply.text);
-        if (!parsed.ok) return failAll(unparseable(parsed.reason, reply.text));
-        const entries = isRecord(parsed.value) ? parsed.value.responses : undefined;
-        if (!Array.isArray(entries)) return failAll(unparseable('reply has no "responses" list', reply.text));
-        const byLabel = new Map<string, unknown[]>();
-        for (const entry of entries) {
-          const label = isRecord(entry) ? normalizedLabel(entry.label) : undefined;
-          if (label === undefined) continue;
-          byLabel.set(label, [...(byLabel.get(label) ?? []), entry]);
-        }
-        shown.forEach((response, position) => {
-          const label = labels[position];
-          const found = byLabel.get(label) ?? [];
-          const pairsOfResponse = taskPairs.filter((pair) => parseListwisePairId(pair.id).response === response);
-          const problem =
-            found.length === 0
-              ? `reply has no entry for response ${label}`
-              : found.length > 1
-                ? `reply gives response ${label} ${found.length} times: which entry holds its verdicts is ambiguous`
-                : undefined;
-          const verdicts = problem ? undefined : (found[0] as Record<string, unknown>).verdicts;
-          for (const pair of pairsOfResponse) {
-            const criterion = byId.get(parseListwisePairId(pair.id).criterionId)!;
-            if (problem) {
-              decision.errors.set(pair.id, new RubricateError('JUDGE_UNPARSEABLE', problem));
-              continue;
-            }
-            const entry = isRecord(verdicts) ? verdicts[criterion.id] : undefined;
-            if (entry === undefined) {
-              decision.errors.set(pair.id, new RubricateError('JUDGE_UNPARSEABLE', `reply has no verdict on criterion ${criterion.id} for response ${label}`));
-              continue;
-            }
-            const verdict = readVerdict(criterion, entry);
-            if (RubricateError.isInstance(verdict)) decision.errors.set(pair.id, new RubricateError(verdict.code, `response ${label}: ${verdict.message}`));
-            else decision.verdicts.set(pair.id, verdict);
-          }
-        });
-        return decision;
-      },
-    };
+/** A group item's calls: per presentation order, its responses and criteria split to fit the judge. */
+function planListwise(state: ListwiseState, item: Item, pairs: Criterion[], limits?: ModelLimits): JudgeTask[] {
+  const { group } = groupOfItem(item);
+  const wanted = new Set(pairs.map((pair) => pair.id));
+  const pairById = new Map(pairs.map((pair) => [pair.id, pair]));
+  const tasks: JudgeTask[] = [];
+  const sharedTokens = limits?.contextWindow !== undefined ? estimateTokens(renderShared(group)) + estimateTokens(state.instructions) : 0;
+  group.orders.forEach((presentation, order) => {
+    const responses = presentation.filter((response) => group.criteria.some((criterion) => wanted.has(listwisePairId(response, order, criterion.id))));
+    const criteria = group.criteria.filter((criterion) => responses.some((response) => wanted.has(listwisePairId(response, order, criterion.id))));
+    if (responses.length === 0) return;
+    const calls = splitGroupToFit(criteria, {
+      maxCriteriaPerCall: state.criteriaPerCall,
+      tokensPerVerdict: state.sampling.maxTokens,
+      limits,
+      sharedPromptTokens: sharedTokens,
+      responsePromptTokens: responses.map((response) => (limits?.contextWindow !== undefined ? estimateTokens(group.responses[response]) : 0)),
+      criterionPromptTokens: (criterion) => (limits?.contextWindow !== undefined ? estimateTokens(renderCriterion(criterion)) : 0),
+    });
+    for (const call of calls) {
+      const shown = call.responses.map((position) => responses[position]);
+      const taskPairs = shown.flatMap((response) => call.criteria.map((criterion) => pairById.get(listwisePairId(response, order, criterion.id))).filter((pair): pair is Criterion => pair !== undefined));
+      if (taskPairs.length === 0) continue;
+      tasks.push(listwiseTask(state, item, shown, call.criteria, taskPairs));
+    }
+  });
+  return tasks;
+}
+
+/** One call: the responses `shown` (in this order, under masked labels) on `criteria`; it decides `taskPairs`. */
+function listwiseTask(state: ListwiseState, item: Item, shown: number[], criteria: Criterion[], taskPairs: Criterion[]): JudgeTask {
+  const { group } = groupOfItem(item);
+  const labels = shown.map((_, position) => responseLabel(position));
+  const blocks = criteria.map(renderCriterion).join('\n\n');
+  const { sampling } = state;
+  const request: JudgeRequest = {
+    messages: [
+      { role: 'system', content: state.instructions },
+      { role: 'user', content: `${renderShared(group)}\n\n${renderResponses(group, shown)}\n\n${blocks}` },
+    ],
+    output: { name: 'listwise_verdicts', schema: replySchema(labels, criteria, state.explanation) },
+    ...requestSampling({ ...sampling, maxTokens: listwiseOutputBudget(criteria, shown.length, sampling.maxTokens) }),
+  };
+  // The conversation is the prefix every call of the group shares.
+  request.sharedPrefix = { message: 1, characters: renderShared(group).length };
+  return { item, criteria: taskPairs, request, templateVersion: state.templateVersion, decide: (reply) => decideListwise(item, shown, labels, taskPairs, reply) };
+}
+
+/** A reply's entries by masked label (a label given twice keeps both, so that the ambiguity is reported). */
+function entriesByLabel(entries: unknown[]): Map<string, unknown[]> {
+  const byLabel = new Map<string, unknown[]>();
+  for (const entry of entries) {
+    const label = isRecord(entry) ? normalizedLabel(entry.label) : undefined;
+    if (label === undefined) continue;
+    byLabel.set(label, [...(byLabel.get(label) ?? []), entry]);
   }
+  return byLabel;
+}
+
+/** Each shown response's verdicts read from its own entry of the reply; a missing or doubled entry is an error for its criteria. */
+function decideListwise(item: Item, shown: number[], labels: string[], taskPairs: Criterion[], reply: JudgeReply): TaskDecision {
+  const { pairs } = groupOfItem(item);
+  const decision: TaskDecision = { verdicts: new Map(), errors: new Map() };
+  const failAll = (error: RubricateError): TaskDecision => ({ verdicts: new Map(), errors: new Map(taskPairs.map((pair) => [pair.id, error])) });
+  const truncated = truncatedReply(reply);
+  if (truncated) return failAll(truncated);
+  const parsed = extractJson(reply.text);
+  if (!parsed.ok) return failAll(unparseable(parsed.reason, reply.text));
+  const entries = isRecord(parsed.value) ? parsed.value.responses : undefined;
+  if (!Array.isArray(entries)) return failAll(unparseable('reply has no "responses" list', reply.text));
+  const byLabel = entriesByLabel(entries);
+  shown.forEach((response, position) => {
+    const label = labels[position];
+    const found = byLabel.get(label) ?? [];
+    const problem =
+      found.length === 0 ? `reply has no entry for response ${label}` : found.length > 1 ? `reply gives response ${label} ${found.length} times: which entry holds its verdicts is ambiguous` : undefined;
+    const verdicts = problem ? undefined : (found[0] as Record<string, unknown>).verdicts;
+    for (const pair of taskPairs.filter((candidate) => pairs.get(candidate.id)!.response === response)) {
+      const { criterion } = pairs.get(pair.id)!;
+      if (problem) {
+        decision.errors.set(pair.id, new RubricateError('JUDGE_UNPARSEABLE', problem));
+        continue;
+      }
+      const entry = isRecord(verdicts) ? verdicts[criterion.id] : undefined;
+      if (entry === undefined) {
+        decision.errors.set(pair.id, new RubricateError('JUDGE_UNPARSEABLE', `reply has no verdict on criterion ${criterion.id} for response ${label}`));
+        continue;
+      }
+      const verdict = readVerdict(criterion, entry);
+      if (RubricateError.isInstance(verdict)) decision.errors.set(pair.id, new RubricateError(verdict.code, `response ${label}: ${verdict.message}`));
+      else decision.verdicts.set(pair.id, verdict);
+    }
+  });
+  return decision;
 }
 
 /** One response's verdicts, folded over the presentation orders. */

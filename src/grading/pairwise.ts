@@ -17,8 +17,9 @@ import type { CriterionResult, GradingStrategy, JudgeTask, SamplingOptions, Task
 import type { SerializedError } from '../errors.js';
 import { isRecord } from '../util/is-record.js';
 import type { Alignment } from '../spec/alignment.js';
-import { alignedVersion, examplesFor, renderExamples, withExamplesRule } from './alignment.js';
+import { examplesFor, renderExamples } from './alignment.js';
 import { requestSampling } from './sampling.js';
+import { promptRulesVersion, withPromptRules } from './prompt-rules.js';
 
 export type PairOrder = 'ab' | 'ba';
 
@@ -42,9 +43,28 @@ export function comparisonId(criterionId: string, order: PairOrder): string {
   return `${criterionId}@${order}`;
 }
 
-export function parseComparisonId(id: string): { criterionId: string; order: PairOrder } {
-  const at = id.lastIndexOf('@');
-  return { criterionId: id.slice(0, at), order: id.slice(at + 1) as PairOrder };
+/** What one synthetic criterion of a pair item stands for: a rubric criterion (or the overall comparison) in one presentation order. */
+export interface Comparison {
+  criterionId: string;
+  order: PairOrder;
+}
+
+/** The two responses of a pair item, and each of its synthetic criteria's comparison: typed, never read back from ids or metadata. */
+const pairsOfItems = new WeakMap<Item, { responseA: string; responseB: string }>();
+const comparisons = new WeakMap<Criterion, Comparison>();
+
+/** The two responses of an item `pairToItem` made (`what`: the strategy asking, for the error). */
+export function pairOfItem(item: Item, what: string): { responseA: string; responseB: string } {
+  const pair = pairsOfItems.get(item);
+  if (!pair) throw new RubricateError('INTERNAL', `${what} given an item without its pair`);
+  return pair;
+}
+
+/** The comparison a synthetic criterion of a pair item stands for. */
+export function comparisonOf(criterion: Criterion): Comparison {
+  const comparison = comparisons.get(criterion);
+  if (!comparison) throw new RubricateError('INTERNAL', `criterion ${criterion.id} is not a comparison of a pair item`);
+  return comparison;
 }
 
 export interface PairwiseOptions {
@@ -64,15 +84,22 @@ export function pairToItem(pair: PairwiseItem, options: Pick<PairwiseOptions, 's
   const bases: Array<{ id: string; text: string }> = [];
   if (options.overall !== false || !pair.rubric) bases.push({ id: overallCriterionId, text: overallCriterionText });
   for (const criterion of pair.rubric?.criteria ?? []) bases.push({ id: criterion.id, text: criterion.points < 0 ? `${criterion.text} (undesirable: the better response avoids this)` : criterion.text });
-  const criteria: Criterion[] = bases.flatMap((base) => orders.map((order) => ({ id: comparisonId(base.id, order), text: base.text, points: 1, tags: [], kind: 'principle' as const })));
-  return {
+  const criteria: Criterion[] = bases.flatMap((base) =>
+    orders.map((order) => {
+      const criterion: Criterion = { id: comparisonId(base.id, order), text: base.text, points: 1, tags: [], kind: 'principle' as const };
+      comparisons.set(criterion, { criterionId: base.id, order });
+      return criterion;
+    }),
+  );
+  const item: Item = {
     id: pair.id,
     prompt: pair.prompt,
     response: '',
     rubric: { id: `pair:${pair.id}`, criteria },
     ...(pair.metadata && typeof pair.metadata.reference === 'string' ? { reference: pair.metadata.reference } : {}),
-    metadata: { pair: { responseA: pair.responseA, responseB: pair.responseB } },
   };
+  pairsOfItems.set(item, { responseA: pair.responseA, responseB: pair.responseB });
+  return item;
 }
 
 function pairNonce(item: Item, first: string, second: string): string {
@@ -85,8 +112,9 @@ function pairNonce(item: Item, first: string, second: string): string {
 export function createPairwiseStrategy(options: PairwiseOptions): GradingStrategy {
   const allowTies = options.allowTies !== false;
   const { alignment } = options;
-  const system = withExamplesRule(pairwiseTemplate.instructions(allowTies), alignment);
-  const templateVersion = alignedVersion(`${pairwiseTemplate.version}${allowTies ? '' : '-no-ties'}`, alignment);
+  // The comparison's reply keeps its own explanation: no reply kind for the explanation rule.
+  const system = withPromptRules(pairwiseTemplate.instructions(allowTies), undefined, { alignment });
+  const templateVersion = promptRulesVersion(`${pairwiseTemplate.version}${allowTies ? '' : '-no-ties'}`, { alignment });
   const schema = {
     type: 'object',
     properties: { explanation: { type: 'string' }, winner: { type: 'string', enum: allowTies ? ['1', '2', 'tie'] : ['1', '2'] } },
@@ -97,13 +125,10 @@ export function createPairwiseStrategy(options: PairwiseOptions): GradingStrateg
     name: 'pairwise',
     templateVersion,
     plan(item: Item, criteria: Criterion[]): JudgeTask[] {
-      const pair = (item.metadata?.pair ?? {}) as { responseA?: string; responseB?: string };
-      if (typeof pair.responseA !== 'string' || typeof pair.responseB !== 'string') {
-        throw new RubricateError('INTERNAL', 'pairwise strategy given an item without its pair');
-      }
+      const pair = pairOfItem(item, 'pairwise strategy');
       return criteria.map((criterion) => {
-        const { order, criterionId } = parseComparisonId(criterion.id);
-        const [first, second] = order === 'ab' ? [pair.responseA!, pair.responseB!] : [pair.responseB!, pair.responseA!];
+        const { order, criterionId } = comparisonOf(criterion);
+        const [first, second] = order === 'ab' ? [pair.responseA, pair.responseB] : [pair.responseB, pair.responseA];
         const nonce = pairNonce(item, first, second);
         const parts = [`<conversation-${nonce}>\n${renderConversation(item)}\n</conversation-${nonce}>`];
         if (item.reference) parts.push(`<reference-${nonce}>\n${item.reference}\n</reference-${nonce}>`);

@@ -15,7 +15,7 @@
 import { RubricateError } from '../errors.js';
 import type { JudgeReply, JudgeRequest } from '../judges/types.js';
 import type { Criterion, Item, PairLabel } from '../rubric/schema.js';
-import { parseComparisonId } from './pairwise.js';
+import { comparisonOf, pairOfItem } from './pairwise.js';
 import { unparseable } from './parse.js';
 import type { GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from './types.js';
 import { choiceValue } from './verdicts.js';
@@ -246,13 +246,10 @@ export function createPrometheusRelativeStrategy(options: PrometheusOptions): Gr
     name: 'prometheus-relative',
     templateVersion: prometheusTemplateVersion.relative,
     plan(item: Item, criteria: Criterion[]): JudgeTask[] {
-      const pair = (item.metadata?.pair ?? {}) as { responseA?: string; responseB?: string };
-      if (typeof pair.responseA !== 'string' || typeof pair.responseB !== 'string') {
-        throw new RubricateError('INTERNAL', 'prometheus relative strategy given an item without its pair');
-      }
+      const pair = pairOfItem(item, 'prometheus relative strategy');
       return criteria.map((criterion) => {
-        const { order } = parseComparisonId(criterion.id);
-        const [first, second] = order === 'ab' ? [pair.responseA!, pair.responseB!] : [pair.responseB!, pair.responseA!];
+        const { order } = comparisonOf(criterion);
+        const [first, second] = order === 'ab' ? [pair.responseA, pair.responseB] : [pair.responseB, pair.responseA];
         const content = relativePrompt(prometheusInstruction(item), first, second, criterion.text, item.reference);
         const request: JudgeRequest = {
           ...requestFields,

@@ -14,13 +14,12 @@ import { batchedTemplate, perCriterionTemplate } from './prompts.js';
 import { itemDigest, renderCriterion, renderItemContext } from './render.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision, VerdictMode } from './types.js';
 import { batchedSchemaFor, probabilityOfMet, readVerdict, verdictSchemaForLength } from './verdicts.js';
-import { explanationVersion, withExplanationRule } from './explanation.js';
+import { promptRulesVersion, withPromptRules } from './prompt-rules.js';
 import { withExpectedScore } from './expected-score.js';
 import type { AbstainPolicy, ExplanationLength } from '../spec/run-spec.js';
 import type { Alignment, AlignmentExample } from '../spec/alignment.js';
 import { isRecord } from '../util/is-record.js';
-import { abstainVersion, withAbstainRule } from './abstain.js';
-import { alignedVersion, calibratedVerdict, examplesFor, renderExamples, shownCriterion, withExamplesRule } from './alignment.js';
+import { calibratedVerdict, examplesFor, renderExamples, shownCriterion } from './alignment.js';
 import { requestSampling } from './sampling.js';
 
 export interface StrategyOptions {
@@ -78,11 +77,9 @@ export function createPerCriterionStrategy(options: StrategyOptions): GradingStr
   const requestFields = baseRequest(options);
   const explanation = options.explanation ?? 'full';
   const { alignment } = options;
-  const templates = {
-    binary: withExamplesRule(withAbstainRule(withExplanationRule(perCriterionTemplate.binary, 'binary', explanation), options.abstain), alignment),
-    ordinal: withExamplesRule(withAbstainRule(withExplanationRule(perCriterionTemplate.ordinal, 'ordinal', explanation), options.abstain), alignment),
-  };
-  const templateVersion = alignedVersion(abstainVersion(explanationVersion(perCriterionTemplate.version, explanation), options.abstain), alignment);
+  const rules = { explanation, abstain: options.abstain, alignment };
+  const templates = { binary: withPromptRules(perCriterionTemplate.binary, 'binary', rules), ordinal: withPromptRules(perCriterionTemplate.ordinal, 'ordinal', rules) };
+  const templateVersion = promptRulesVersion(perCriterionTemplate.version, rules);
   return {
     name: 'per-criterion',
     templateVersion,
@@ -131,8 +128,9 @@ export function createBatchedStrategy(options: BatchedStrategyOptions): GradingS
   const requestFields = baseRequest(options);
   const explanation = options.explanation ?? 'full';
   const { alignment } = options;
-  const instructions = withExamplesRule(withAbstainRule(withExplanationRule(batchedTemplate.instructions, 'batched', explanation), options.abstain), alignment);
-  const templateVersion = alignedVersion(abstainVersion(explanationVersion(batchedTemplate.version, explanation), options.abstain), alignment);
+  const rules = { explanation, abstain: options.abstain, alignment };
+  const instructions = withPromptRules(batchedTemplate.instructions, 'batched', rules);
+  const templateVersion = promptRulesVersion(batchedTemplate.version, rules);
   return {
     name: 'batched',
     templateVersion,

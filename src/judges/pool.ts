@@ -229,5 +229,11 @@ function poolCapabilities(judges: readonly Judge[]): JudgeCapabilities {
     get limits() {
       return judges[0].capabilities.limits;
     },
+    get defaults() {
+      return judges[0].capabilities.defaults;
+    },
+    get embedded() {
+      return judges[0].capabilities.embedded;
+    },
   };
 }

@@ -6,6 +6,7 @@
 import type { JudgeImage } from '../images/images.js';
 
 import type { ModelLimits } from './profiles.js';
+import type { ExplanationLength } from '../spec/run-spec.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant';
 
@@ -151,6 +152,10 @@ export interface JudgeCapabilities {
   readonly limits?: ModelLimits;
   /** CPU threads an in-process model computes on (the local judge's), for the forecast of a run's time. */
   readonly threads?: number;
+  /** Grading-plan settings this judge grades best with when the run gives none (the embedded local judge: short explanations, measured by bench-local). */
+  readonly defaults?: { readonly explanation?: ExplanationLength };
+  /** Runs in this process (the embedded llama.cpp judge): the CLI shows its plan and forecasts its run time. */
+  readonly embedded?: boolean;
 }
 
 export interface Judge {

@@ -12,7 +12,7 @@ import { RubricateError } from '../errors.js';
 import type { CascadeDecision, CriterionResult } from '../grading/types.js';
 import type { Judge } from '../judges/types.js';
 import type { Item } from '../rubric/schema.js';
-import type { EscalationReason } from '../spec/run-spec.js';
+import type { AbstainPolicy, EscalationReason } from '../spec/run-spec.js';
 import { dictionary } from '../util/dictionary.js';
 import type { JuryCriterionResult } from './jury.js';
 
@@ -46,6 +46,23 @@ export function escalationRule(options: Pick<CascadeOptions, 'band' | 'escalateO
   if (given?.includes('disagreement') && !context.jury) throw new RubricateError('CONFIG_INVALID', '--escalate-on disagreement needs a jury as the first judge (several --judge, or --samples)', { field: 'escalate-on' });
   const reasons = new Set<EscalationReason>(given ?? [...(options.band ? ['band' as const] : []), ...(context.jury ? ['disagreement' as const] : []), 'abstain', 'error']);
   return { reasons, ...(options.band ? { band: options.band } : {}) };
+}
+
+/**
+ * A cascade against the rest of the run, before anything is built: it needs the run's own judge
+ * first, hands abstentions on (so `--abstain fail` cannot zero an item on one), escalates single
+ * criteria of one response (no group mode), and its band and reasons need a cascade judge.
+ */
+export function refuseCascadeConflicts(cascade: CascadeOptions | undefined, run: { judges: number; abstain: AbstainPolicy | undefined; groupMode: string | undefined }): void {
+  if (!cascade) return;
+  if (cascade.judges.length === 0) {
+    if (cascade.band || cascade.escalateOn) throw new RubricateError('CONFIG_INVALID', `${cascade.band ? '--escalate-band' : '--escalate-on'} sets when a criterion goes to the next judge of a cascade: add --cascade-judge SPEC`, { field: cascade.band ? 'escalate-band' : 'escalate-on' });
+    return;
+  }
+  if (run.judges === 0) throw new RubricateError('CONFIG_INVALID', 'a cascade starts with the run\'s own judge: name it with --judge (not none)', { field: 'cascade-judge' });
+  // `--abstain fail` zeroes the item on the first judge's abstention, which a cascade hands on to the next judge.
+  if (run.abstain === 'fail') throw new RubricateError('CONFIG_INVALID', '--abstain fail scores an item 0 when the judge abstains, but a cascade hands the abstention to its next judge: use another --abstain policy', { field: 'abstain' });
+  if (run.groupMode) throw new RubricateError('CONFIG_INVALID', `--cascade-judge escalates single criteria of one response, which --mode ${run.groupMode} grades together with the group's other responses: grade per item for a cascade`, { field: 'cascade-judge' });
 }
 
 /** P(met) the band is compared with: the judge's, or a jury's combined value on a yes/no criterion. */

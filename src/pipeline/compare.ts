@@ -8,9 +8,7 @@ import type { CheckRunner, CriterionResult, EngineEvent } from '../engine/engine
 import type { ReplyStore } from '../store/index.js';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError, type SerializedError } from '../errors.js';
-import { createPrometheusRelativeStrategy } from '../grading/prometheus.js';
-import { createProtocolPairwiseStrategy, isAdapterProtocol } from '../grading/protocols/index.js';
-import { combineOrders, createPairwiseStrategy, overallCriterionId, overallCriterionText, pairToItem, type ComparisonResult, type ComparisonWinner, type PairOrder } from '../grading/pairwise.js';
+import { combineOrders, comparisonOf, overallCriterionId, overallCriterionText, pairToItem, type ComparisonResult, type ComparisonWinner, type PairOrder } from '../grading/pairwise.js';
 
 export { comparisonFromOrders, type ComparisonResult, type ComparisonWinner } from '../grading/pairwise.js';
 import type { SamplingOptions } from '../grading/types.js';
@@ -25,13 +23,13 @@ import { benjaminiHochbergAdjust, holmAdjust } from '../statistics/multiple-test
 import { minimumPairedSampleSize, pairedDelta } from '../statistics/paired.js';
 import { mean } from '../statistics/descriptive.js';
 import { rubricateVersion } from '../version.js';
-import { defaultPairwiseMaxTokens, withDefaultSampling } from './defaults.js';
+import { withDefaultSampling } from './defaults.js';
+import { createStrategy, gradingModes } from './grading-modes.js';
 import { Grader } from './grader.js';
 import { modelsOf } from './self-preference.js';
 import { judgeInfoFor, type JudgeInfo } from '../results/results.js';
 import { MadeUpTally } from '../util/made-up.js';
-import { gradingPlanSchema, parseWith, type RunSpec } from '../spec/run-spec.js';
-import type { z } from 'zod';
+import { gradingPlanSchema, parseWith, type GradingPlan, type RunSpec } from '../spec/run-spec.js';
 
 export interface CompareRecord {
   id: string;
@@ -73,9 +71,11 @@ export interface CompareOptions extends Partial<Pick<RunSpec, 'calls' | 'omitTex
   stopSignal?: AbortSignal;
 }
 
-/** The plan settings pairwise judging reads; `prometheus`: Prometheus' relative layout and `[RESULT] A|B` replies (no ties). */
-const comparePlanSchema = gradingPlanSchema.pick({ sampling: true, protocol: true, alignment: true });
-export type ComparePlan = z.infer<typeof comparePlanSchema>;
+/**
+ * The plan settings pairwise judging reads (the `pairwise` grading mode); `prometheus`:
+ * Prometheus' relative layout and `[RESULT] A|B` replies (no ties). Any other setting is refused by name.
+ */
+export type ComparePlan = Pick<GradingPlan, 'sampling' | 'protocol' | 'alignment'>;
 
 /**
  * Pairwise comparison on the grading pipeline: each pair becomes an item whose criteria are
@@ -97,17 +97,10 @@ export class Comparer {
   constructor(options: CompareOptions) {
     this.options = options;
     // Any other plan setting (mode, verdict, explanation…) is refused by name: pairwise judging would ignore it.
-    const plan = parseWith(comparePlanSchema, options.plan ?? {}, 'compare plan');
-    const sampling: SamplingOptions = withDefaultSampling({ maxTokens: defaultPairwiseMaxTokens, ...plan.sampling });
-    const { alignment } = plan;
-    if (alignment && plan.protocol === 'prometheus') throw new RubricateError('CONFIG_INVALID', "--alignment cannot be used with --judge-protocol prometheus: its layout has no place for rubricate's delimited examples", { field: 'alignment' });
-    if (alignment?.calibrator) throw new RubricateError('CONFIG_INVALID', '--alignment holds a calibrator of P(met), which pairwise verdicts do not have: use an alignment fitted on binary verdicts', { field: 'alignment' });
-    const strategy =
-      plan.protocol === 'prometheus'
-        ? createPrometheusRelativeStrategy({ sampling })
-        : isAdapterProtocol(plan.protocol)
-          ? createProtocolPairwiseStrategy(plan.protocol, { sampling })
-          : createPairwiseStrategy({ sampling, swap: options.swap, allowTies: options.allowTies, overall: options.overall, alignment });
+    const given = gradingModes.get('pairwise').defaults(parseWith(gradingPlanSchema, options.plan ?? {}, 'compare plan'), options.judge);
+    const sampling: SamplingOptions = withDefaultSampling(given.sampling);
+    const { alignment } = given;
+    const strategy = createStrategy(given, sampling, 'pairwise', { swap: options.swap, allowTies: options.allowTies, overall: options.overall });
     this.grader = new Grader({
       judge: options.judge,
       strategy,
@@ -133,9 +126,7 @@ export class Comparer {
     const graded = await this.grader.gradeCriteria(item, modelsOf(pair.metadata, ['model_a', 'model_b', 'model']));
     const byBase = new Map<string, Partial<Record<PairOrder, CriterionResult>>>();
     for (const result of graded.criteria) {
-      const at = result.criterion.id.lastIndexOf('@');
-      const base = result.criterion.id.slice(0, at);
-      const order = result.criterion.id.slice(at + 1) as PairOrder;
+      const { criterionId: base, order } = comparisonOf(result.criterion);
       const entry = byBase.get(base) ?? {};
       entry[order] = result;
       byBase.set(base, entry);

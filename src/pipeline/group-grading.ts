@@ -15,7 +15,7 @@ import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import { holisticCriterion } from '../grading/holistic.js';
 import { foldListwise, listwiseItem, presentationOrders, type ListwiseGroup } from '../grading/listwise.js';
-import { combineOrders, pairToItem, type PairOrder } from '../grading/pairwise.js';
+import { combineOrders, comparisonOf, pairToItem, type PairOrder } from '../grading/pairwise.js';
 import { comparisonPair, tournamentCriterionId, tournamentPairCount, tournamentPairs, TournamentTally, type TournamentComparison } from '../grading/tournament.js';
 import type { CriterionResult } from '../grading/types.js';
 import { memoizedRubricHash } from '../rubric/hashing.js';
@@ -399,7 +399,7 @@ export class GroupGrading {
       addUsage(usage, graded.usage);
       if (graded.calls) calls.push(...graded.calls);
       const byOrder: Partial<Record<PairOrder, CriterionResult>> = {};
-      for (const result of graded.criteria) byOrder[result.criterion.id.slice(result.criterion.id.lastIndexOf('@') + 1) as PairOrder] = result;
+      for (const result of graded.criteria) byOrder[comparisonOf(result.criterion).order] = result;
       const combined = combineOrders(byOrder, tournamentCriterionId, '');
       const explanation = Object.values(combined.explanations ?? {}).join(' / ');
       return { first: a, second: b, winner: combined.winner, consistent: combined.consistent, ...(combined.error ? { error: combined.error } : {}), ...(explanation ? { explanation } : {}) };

@@ -35,6 +35,9 @@ export const reasoningEfforts = ['none', 'minimal', 'low', 'medium', 'high'] as 
 /** What a judge call's reply is read as: a binary verdict, P(met) from token probabilities, or an expected score over an ordinal scale's options. */
 export const verdictKinds = ['binary', 'probability', 'expected-score'] as const;
 
+/** The `--mode`s a grading plan takes; each is an entry of the grading-modes registry (`pipeline/grading-modes.ts`). */
+export const gradingModeNames = ['per-criterion', 'batched', 'holistic', 'listwise', 'tournament'] as const;
+
 /** Prompt layouts and reply formats a judge may be trained on (`grading/prometheus.ts`, `grading/protocols/`). */
 export const judgeProtocols = ['native', 'prometheus', 'r3', 'selene', 'lynx'] as const;
 export type JudgeProtocol = (typeof judgeProtocols)[number];
@@ -133,7 +136,7 @@ export const gradingPlanSchema = z.strictObject({
    * `per-criterion` (default), `batched`, `holistic` (one Likert call per item), `listwise` (the
    * responses of a group in one call) or `tournament` (the responses of a group compared in pairs).
    */
-  mode: z.enum(['per-criterion', 'batched', 'holistic', 'listwise', 'tournament']).optional(),
+  mode: z.enum(gradingModeNames).optional(),
   /** Listwise and tournament: the item field naming each item's group (a dotted path: `metadata.prompt_id`); default: items in a row with the same prompt, rubric and reference. */
   groupBy: z.string().min(1).optional(),
   /** Listwise: a verdict per response and criterion (`criteria`, default), or one Likert score per response on the whole rubric (`holistic`). */

@@ -10,12 +10,13 @@ import { quietHelp, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
 import { InputReport } from '../input-report.js';
 import { firstRecordId, refuseReplacingAnotherRun } from '../default-output.js';
-import { Comparer, CompareSummaryBuilder, type CompareRecord, type CompareSummary } from '../../pipeline/compare.js';
+import { Comparer, CompareSummaryBuilder, type CompareSummary } from '../../pipeline/compare.js';
 import { getPairwiseImporter } from '../../formats/index.js';
 import { addBatchOptions } from '../batch-options.js';
 import { modelFromFlags, runSpecOf } from '../run-spec-flags.js';
 import { addLimitOption, firstRecords } from '../input-options.js';
 import { openRunSession, type RunSession, type SessionFlags } from '../session.js';
+import type { PairwiseImportRecord } from '../../rubric/records.js';
 import type { RunSpec } from '../../spec/run-spec.js';
 import { defaultPrices, loadPriceTable } from '../../engine/usage.js';
 import { addDryRunOption, dryRunUsage, printDryRun } from '../dry-run-options.js';
@@ -86,10 +87,11 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   const pairs = () => firstRecords(importer.read(flags.input, {}), flags.limit);
   const expectedTotal = countInputRecords({ format: importer.name, input: flags.input, read: pairs });
   expectedTotal.then((total) => progress.setTotal(total), () => undefined);
-  const comparer = comparerOf(session, flags, context, progress);
+  const comparer = comparerFor(flags, spec, session, progress, context);
   let summary: CompareSummary;
   let recording: RunRecording | undefined;
   const errors = new ErrorTally();
+  const builder = new CompareSummaryBuilder();
   const inputReport = new InputReport(context, { file: flags.input, format: importer.name, kind: 'pairs' });
   // One exit for every path: the session is closed here whatever happens (a completed run finishes it first).
   try {
@@ -101,12 +103,7 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
     await refuseReplacingAnotherRun({ out: flags.out, isDefault: outIsDefault, force: flags.force, thisRun: async () => ({ firstId: await firstRecordId(pairs()), judge: judge?.provenance.id }) });
     // The run history: a "running" line now, its ending when it ends (`rubricate view` lists it).
     recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: 'compare', judges: judge ? [judge.provenance.id] : [], input: flags.input }, (message) => context.stderr(`warning: ${message}`));
-    const builder = new CompareSummaryBuilder();
-    const admission: AdmissionState = { exhausted: false, admitted: 0 };
-    const { written, held } = await writeComparisons(comparer.compareStream(admitUntilStopped(reportInvalid(pairs(), inputReport), context.signal, admission)), flags.out, context.signal, (record) => {
-      builder.add(record);
-      errors.add((record as { error?: SerializedError }).error);
-    });
+    const { written, held, admission } = await writeComparisons(comparer, reportInvalid(pairs(), inputReport), flags.out, { signal: context.signal, errors, builder });
     progress.stop();
     // Partial: no summary written as if final; a --no-cache journal is kept for the rerun.
     if (context.signal.aborted && (held || !admission.exhausted)) {
@@ -139,14 +136,13 @@ async function runCompare(flags: CompareFlags, spec: RunSpec, context: CommandCo
   return summary.n_error + summary.n_invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
 }
 
-/** The comparer of a run: the session's judge, store and calls, the spec's pairwise plan and guard. */
-function comparerOf(session: RunSession, flags: CompareFlags, context: CommandContext, progress: ProgressReporter): Comparer {
-  const { spec, judge } = session;
+/** The run's `Comparer`: its plan as given (what the pairwise mode does not read is refused by name), one judge, the session's store and call policy. */
+function comparerFor(flags: CompareFlags, spec: RunSpec, session: RunSession, progress: ProgressReporter, context: CommandContext): Comparer {
   const { calls, store } = session.graderOptions();
   return new Comparer({
-    judge,
+    judge: session.judge,
     store,
-    plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}), ...(spec.plan.alignment ? { alignment: spec.plan.alignment } : {}) },
+    plan: spec.plan,
     calls,
     guard: spec.guard,
     swap: flags.swap,
@@ -160,29 +156,31 @@ function comparerOf(session: RunSession, flags: CompareFlags, context: CommandCo
 }
 
 /**
- * Writes the compared pairs to `out` as they come, each handed to `onWritten`. After a stop, the
- * first pair in error may just have been cancelled: it and everything after it stay unwritten (`held`).
+ * The comparisons written in input order as they come. After a stop, the first pair in error
+ * may just have been cancelled: it and everything after it stay unwritten (`held`).
  */
-async function writeComparisons(records: AsyncIterable<CompareRecord>, out: string, signal: AbortSignal, onWritten: (record: CompareRecord) => void): Promise<{ written: number; held: boolean }> {
+async function writeComparisons(comparer: Comparer, pairs: AsyncIterable<PairwiseImportRecord>, out: string, run: { signal: AbortSignal; errors: ErrorTally; builder: CompareSummaryBuilder }): Promise<{ written: number; held: boolean; admission: AdmissionState }> {
   const writer = new JsonLinesWriter(out);
+  const admission: AdmissionState = { exhausted: false, admitted: 0 };
   let held = false;
   let written = 0;
   try {
-    for await (const record of records) {
-      if (held || (signal.aborted && record.status === 'error')) {
+    for await (const record of comparer.compareStream(admitUntilStopped(pairs, run.signal, admission))) {
+      if (held || (run.signal.aborted && record.status === 'error')) {
         held = true;
         continue;
       }
       await writer.write(record);
       written += 1;
-      onWritten(record);
+      run.builder.add(record);
+      run.errors.add((record as { error?: SerializedError }).error);
     }
   } catch (error) {
     await writer.discard();
     throw error;
   }
   await writer.close();
-  return { written, held };
+  return { written, held, admission };
 }
 
 async function* reportInvalid<T extends { kind: string }>(records: AsyncIterable<T>, report: InputReport): AsyncGenerator<T> {

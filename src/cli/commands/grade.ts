@@ -8,7 +8,8 @@ import { countInputRecords, shardSize } from '../input-count.js';
 import { shardStampFor, withShardStamp } from '../shard.js';
 import type { ImportRecord } from '../../rubric/records.js';
 import { addDrainTimeoutOption, drainSignal, reportInterrupted, type DrainFlags } from '../interrupt.js';
-import { Grader, isLocalJudge, localJudgeDefaults } from '../../pipeline/grader.js';
+import { Grader } from '../../pipeline/grader.js';
+import { gradingModeOf, gradingModes } from '../../pipeline/grading-modes.js';
 import { gradeFile, type GradeFileOutcome } from '../../pipeline/grade-file.js';
 import { getItemImporter, itemImporters } from '../../formats/index.js';
 import { checkGroupField, groupSettingsOf, withGroupField } from '../../pipeline/group-grading.js';
@@ -292,12 +293,12 @@ async function openGradeRun(run: GradeRun): Promise<OpenGradeRun> {
 /** A local judge's plan and projections, printed as the run goes (none for a remote judge). */
 function localJudgeForecastOf(run: GradeRun, judge: RunSession['judge']): LocalJudgeForecast | undefined {
   const { flags, context, spec } = run;
-  if (!judge || !isLocalJudge(judge)) return undefined;
+  if (!judge?.capabilities.embedded) return undefined;
   // --quiet: the plan and the first item's projection are progress talk, not printed.
   return new LocalJudgeForecast(flags.quiet ? () => undefined : (line) => context.stderr(line), {
     judgeId: judge.provenance.id,
     criteriaPerCall: spec.plan.criteriaPerCall === 'all' ? Number.POSITIVE_INFINITY : spec.plan.criteriaPerCall,
-    explanation: spec.plan.explanation ?? localJudgeDefaults.explanation,
+    explanation: gradingModes.get(gradingModeOf(spec.plan)).defaults(spec.plan, judge).explanation ?? 'full',
     verdict: spec.plan.verdict ?? 'binary',
     threads: judge.capabilities.threads,
   });

@@ -31,7 +31,8 @@ import { formatLlmRubricBaselines, llmRubricBaselines } from '../../meta/llm-rub
 import { bestOfNImporters, getPairwiseImporter, pairwiseImporters } from '../../formats/index.js';
 import { lengthBaselines, runBestOfNMeta, type BestOfNBenchmark, type BestOfNJudging } from '../../meta/best-of-n.js';
 import { Grader } from '../../pipeline/grader.js';
-import { createRankFourStrategy } from '../../grading/rank-four.js';
+import type { GradingStrategy } from '../../grading/types.js';
+import { gradingModes, unreadPlanSettings } from '../../pipeline/grading-modes.js';
 import { withDefaultSampling } from '../../pipeline/defaults.js';
 import { quietHelp, reportInputError, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
@@ -90,7 +91,7 @@ export const defaultMetaDependencies: MetaCommandDependencies = {
     const comparer = new Comparer({
       judge,
       store,
-      plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}) },
+      plan: { ...(spec.plan.sampling ? { sampling: spec.plan.sampling } : {}), ...(spec.plan.protocol ? { protocol: spec.plan.protocol } : {}), ...(spec.plan.alignment ? { alignment: spec.plan.alignment } : {}) },
       calls: spec.calls,
       omitText: true,
       onEvent,
@@ -200,6 +201,100 @@ function refuseJudge(flags: MetaFlags): void {
   }
 }
 
+/** `--format results`: a results file against human labels. */
+async function resultsMeta(flags: MetaFlags, context: CommandContext, bootstrap: Bootstrap, say: (text: string) => void): Promise<number> {
+  if (!flags.labels) throw new RubricateError('CONFIG_INVALID', '--format results needs --labels FILE', { field: 'labels' });
+  const loaded = await loadLabels(flags.labels, { onInvalid: (error) => reportInputError(context, error) });
+  const labels = flags.heldOut ? restrictLabels(loaded, new Set(readHeldOutItems(flags.heldOut))) : loaded;
+  const report = await metaFromResults(flags.input, labels, {
+    ...bootstrap,
+    groupBy: flags.groupBy?.split(',') ?? [],
+    sourceField: flags.sourceField,
+    includeChecks: flags.includeChecks,
+  });
+  await writeReport(flags, { ...report, inputs: { ...report.inputs, labels: flags.labels } });
+  if (report.scripted_by !== undefined) say(madeUpNotice(report.scripted_by));
+  for (const problem of report.problems.filter((entry) => !entry.details || entry.details.file !== flags.labels)) context.stderr(`invalid input: ${problem.message}`);
+  const join = report.join;
+  // Whose verdicts these figures measure: the judge the results were graded with (no judge runs here).
+  const recorded = await recordedJudges(flags.input).catch(() => undefined);
+  if (recorded) say(`judge: ${recorded.join(' + ')}, as recorded in ${flags.input} (its verdicts are measured; no judge is called)`);
+  const { view, notes } = tableView(report);
+  say(formatMetaTable(view));
+  for (const note of notes) say(note);
+  say(
+    `joined ${join.joined} labelled verdicts; ${join.verdictsWithoutLabel} verdicts unlabelled; ${join.labelsForMissingItems + join.labelsForMissingCriteria} labels matched nothing${
+      join.unmatchedExamples.length > 0 ? ` (e.g. ${join.unmatchedExamples.slice(0, 3).join(', ')})` : ''
+    }; ${join.labelledWithoutVerdict} labelled criteria had no verdict${join.labelledChecks > 0 ? `; ${join.labelledChecks} labelled checks left out (--include-checks)` : ''}\nreport: ${flags.out}`,
+  );
+  return join.invalidResultLines + join.invalidLabelLines > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** `--format llmjudge`: a TREC graded run against its qrels, nothing called. */
+async function llmJudgeMetaOf(flags: MetaFlags, context: CommandContext, bootstrap: Bootstrap, say: (text: string) => void): Promise<number> {
+  if (!flags.labels) throw new RubricateError('CONFIG_INVALID', '--format llmjudge needs --labels QRELS (qid 0 docid label)', { field: 'labels' });
+  refuseJudge(flags);
+  const report = await llmJudgeMeta(flags.input, flags.labels);
+  await writeFileAtomic(flags.out, `${JSON.stringify(report, null, 2)}\n`);
+  say(`${formatLlmJudgeReport(report)}\nreport: ${flags.out}`);
+  return exitCodes.success;
+}
+
+/** `--format llm-rubric`: LLM-Rubric's answer distributions, and its replay files. */
+async function llmRubricMeta(flags: MetaFlags, context: CommandContext, bootstrap: Bootstrap, say: (text: string) => void): Promise<number> {
+  if (flags.labels) throw new RubricateError('CONFIG_INVALID', '--format llm-rubric reads the human answers from its folder: leave out --labels', { field: 'labels' });
+  refuseJudge(flags);
+  const report = await llmRubricBaselines(flags.input, flags.confidence);
+  const graded = flags.results !== undefined ? await llmRubricGradedRows(flags.input, flags.results, flags.confidence) : undefined;
+  await writeFileAtomic(flags.out, `${JSON.stringify(graded ? { ...report, graded } : report, null, 2)}\n`);
+  say(`${formatLlmRubricBaselines(report)}${graded ? `\n${formatGradedRows(graded)}` : ''}\nreport: ${flags.out}`);
+  if (flags.writeReplay !== undefined && flags.writeItems !== undefined) {
+    const written = await writeLlmRubricReplay(flags.input, { items: flags.writeItems, replay: flags.writeReplay });
+    say(`replay: ${written.verdicts} recorded verdicts of ${written.judge} in ${flags.writeReplay}, for the ${written.items} real-set dialogues in ${flags.writeItems} (grade them with --judge replay:${flags.writeReplay})`);
+  }
+  return exitCodes.success;
+}
+
+/** `--format outcome`: results whose items carry an outcome. */
+async function outcomeMetaOf(flags: MetaFlags, context: CommandContext, bootstrap: Bootstrap, say: (text: string) => void): Promise<number> {
+  const report = await outcomeMeta(flags.input, { outcomeField: flags.outcomeField });
+  await writeReport(flags, { inputs: { results: flags.input }, ...report });
+  for (const problem of report.problems) context.stderr(`invalid input: ${problem.message}`);
+  say(`${formatOutcomeReport(report)}\nreport: ${flags.out}`);
+  return report.items.withOutcome === 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+/** `--format researchrubrics`: ResearchRubrics' own figures: macro F1 per task averaged per source (ternary and binary), failure breakdown by axis. */
+async function researchRubricsMetaOf(flags: MetaFlags, context: CommandContext, bootstrap: Bootstrap, say: (text: string) => void): Promise<number> {
+  // ResearchRubrics' own figures: macro F1 per task averaged per source (ternary and binary), failure breakdown by axis.
+  let invalid = 0;
+  const labels = flags.labels
+    ? await loadTernaryLabels(flags.labels, (error) => {
+        invalid += 1;
+        reportInputError(context, error);
+      })
+    : undefined;
+  const report = researchRubricsMeta(await researchRubricsTasks(flags.input, labels, { sourceField: flags.sourceField }));
+  await writeReport(flags, { inputs: { results: flags.input, labels: flags.labels ?? null, sourceField: flags.sourceField ?? null }, ...report });
+  for (const [source, agreement] of Object.entries(report.agreement)) {
+    const figure = (value: number | null) => (value === null ? 'n/a' : value.toFixed(4));
+    say(`${source}: macro F1 per task ${figure(agreement.macroF1Ternary)} (3-class), ${figure(agreement.macroF1Binary)} (binary) over ${agreement.tasks} tasks`);
+  }
+  say(`report: ${flags.out}`);
+  return invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
+}
+
+type Bootstrap = { resamples: number; seed: number; confidence: number };
+
+/** The formats whose figures come from files alone (no pairwise set, no best-of-N benchmark). */
+const recordedFormats: Record<string, (flags: MetaFlags, context: CommandContext, bootstrap: Bootstrap, say: (text: string) => void) => Promise<number>> = {
+  results: resultsMeta,
+  llmjudge: llmJudgeMetaOf,
+  'llm-rubric': llmRubricMeta,
+  outcome: outcomeMetaOf,
+  researchrubrics: researchRubricsMetaOf,
+};
+
 async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext, dependencies: MetaCommandDependencies): Promise<number> {
   const replayFlag = flags.writeReplay !== undefined ? 'write-replay' : flags.writeItems !== undefined ? 'write-items' : flags.results !== undefined ? 'results' : undefined;
   if (replayFlag && flags.format !== 'llm-rubric') throw new RubricateError('CONFIG_INVALID', `--${replayFlag} applies to --format llm-rubric, not to --format ${flags.format}`, { field: replayFlag });
@@ -217,80 +312,7 @@ async function runMeta(flags: MetaFlags, spec: RunSpec, context: CommandContext,
   const say = (text: string) => {
     if (!flags.quiet) context.stderr(text.replace(/\n$/, ''));
   };
-  if (flags.format === 'results') {
-    if (!flags.labels) throw new RubricateError('CONFIG_INVALID', '--format results needs --labels FILE', { field: 'labels' });
-    const loaded = await loadLabels(flags.labels, { onInvalid: (error) => reportInputError(context, error) });
-    const labels = flags.heldOut ? restrictLabels(loaded, new Set(readHeldOutItems(flags.heldOut))) : loaded;
-    const report = await metaFromResults(flags.input, labels, {
-      ...bootstrap,
-      groupBy: flags.groupBy?.split(',') ?? [],
-      sourceField: flags.sourceField,
-      includeChecks: flags.includeChecks,
-    });
-    await writeReport(flags, { ...report, inputs: { ...report.inputs, labels: flags.labels } });
-    if (report.scripted_by !== undefined) say(madeUpNotice(report.scripted_by));
-    for (const problem of report.problems.filter((entry) => !entry.details || entry.details.file !== flags.labels)) context.stderr(`invalid input: ${problem.message}`);
-    const join = report.join;
-    // Whose verdicts these figures measure: the judge the results were graded with (no judge runs here).
-    const recorded = await recordedJudges(flags.input).catch(() => undefined);
-    if (recorded) say(`judge: ${recorded.join(' + ')}, as recorded in ${flags.input} (its verdicts are measured; no judge is called)`);
-    const { view, notes } = tableView(report);
-    say(formatMetaTable(view));
-    for (const note of notes) say(note);
-    say(
-      `joined ${join.joined} labelled verdicts; ${join.verdictsWithoutLabel} verdicts unlabelled; ${join.labelsForMissingItems + join.labelsForMissingCriteria} labels matched nothing${
-        join.unmatchedExamples.length > 0 ? ` (e.g. ${join.unmatchedExamples.slice(0, 3).join(', ')})` : ''
-      }; ${join.labelledWithoutVerdict} labelled criteria had no verdict${join.labelledChecks > 0 ? `; ${join.labelledChecks} labelled checks left out (--include-checks)` : ''}\nreport: ${flags.out}`,
-    );
-    return join.invalidResultLines + join.invalidLabelLines > 0 ? exitCodes.itemsFailed : exitCodes.success;
-  }
-
-  if (flags.format === 'llmjudge') {
-    if (!flags.labels) throw new RubricateError('CONFIG_INVALID', '--format llmjudge needs --labels QRELS (qid 0 docid label)', { field: 'labels' });
-    refuseJudge(flags);
-    const report = await llmJudgeMeta(flags.input, flags.labels);
-    await writeFileAtomic(flags.out, `${JSON.stringify(report, null, 2)}\n`);
-    say(`${formatLlmJudgeReport(report)}\nreport: ${flags.out}`);
-    return exitCodes.success;
-  }
-  if (flags.format === 'llm-rubric') {
-    if (flags.labels) throw new RubricateError('CONFIG_INVALID', '--format llm-rubric reads the human answers from its folder: leave out --labels', { field: 'labels' });
-    refuseJudge(flags);
-    const report = await llmRubricBaselines(flags.input, flags.confidence);
-    const graded = flags.results !== undefined ? await llmRubricGradedRows(flags.input, flags.results, flags.confidence) : undefined;
-    await writeFileAtomic(flags.out, `${JSON.stringify(graded ? { ...report, graded } : report, null, 2)}\n`);
-    say(`${formatLlmRubricBaselines(report)}${graded ? `\n${formatGradedRows(graded)}` : ''}\nreport: ${flags.out}`);
-    if (flags.writeReplay !== undefined && flags.writeItems !== undefined) {
-      const written = await writeLlmRubricReplay(flags.input, { items: flags.writeItems, replay: flags.writeReplay });
-      say(`replay: ${written.verdicts} recorded verdicts of ${written.judge} in ${flags.writeReplay}, for the ${written.items} real-set dialogues in ${flags.writeItems} (grade them with --judge replay:${flags.writeReplay})`);
-    }
-    return exitCodes.success;
-  }
-  if (flags.format === 'outcome') {
-    const report = await outcomeMeta(flags.input, { outcomeField: flags.outcomeField });
-    await writeReport(flags, { inputs: { results: flags.input }, ...report });
-    for (const problem of report.problems) context.stderr(`invalid input: ${problem.message}`);
-    say(`${formatOutcomeReport(report)}\nreport: ${flags.out}`);
-    return report.items.withOutcome === 0 ? exitCodes.itemsFailed : exitCodes.success;
-  }
-  if (flags.format === 'researchrubrics') {
-    // ResearchRubrics' own figures: macro F1 per task averaged per source (ternary and binary), failure breakdown by axis.
-    let invalid = 0;
-    const labels = flags.labels
-      ? await loadTernaryLabels(flags.labels, (error) => {
-          invalid += 1;
-          reportInputError(context, error);
-        })
-      : undefined;
-    const report = researchRubricsMeta(await researchRubricsTasks(flags.input, labels, { sourceField: flags.sourceField }));
-    await writeReport(flags, { inputs: { results: flags.input, labels: flags.labels ?? null, sourceField: flags.sourceField ?? null }, ...report });
-    for (const [source, agreement] of Object.entries(report.agreement)) {
-      const figure = (value: number | null) => (value === null ? 'n/a' : value.toFixed(4));
-      say(`${source}: macro F1 per task ${figure(agreement.macroF1Ternary)} (3-class), ${figure(agreement.macroF1Binary)} (binary) over ${agreement.tasks} tasks`);
-    }
-    say(`report: ${flags.out}`);
-    return invalid > 0 ? exitCodes.itemsFailed : exitCodes.success;
-  }
+  if (Object.hasOwn(recordedFormats, flags.format)) return recordedFormats[flags.format](flags, context, bootstrap, say);
 
   if (flags.judge === undefined && publishedFormats.includes(flags.format as PublishedFormat)) {
     const report = await scorePublishedJudge(flags.format as PublishedFormat, flags.input, bootstrap);
@@ -316,13 +338,13 @@ async function runPairwiseJudge(
   spec: RunSpec,
   context: CommandContext,
   dependencies: MetaCommandDependencies,
-  bootstrap: { resamples: number; seed: number; confidence: number },
+  bootstrap: Bootstrap,
   say: (text: string) => void,
 ): Promise<number> {
   const importer = getPairwiseImporter(flags.format);
-  // Pairs are compared as `compare` compares them: what it does not read is refused, not dropped.
-  const unread = Object.keys(spec.plan).find((field) => field !== 'sampling' && field !== 'protocol');
-  if (unread) throw new RubricateError('CONFIG_INVALID', `${runFlagOf(`plan.${unread}`)} does not apply to a pairwise set (pairs are compared as compare compares them): leave it out`, { field: unread });
+  // Pairs are compared as `compare` compares them: what its grading mode does not read is refused, not dropped.
+  const [unread] = unreadPlanSettings(spec.plan, 'pairwise');
+  if (unread) throw new RubricateError('CONFIG_INVALID', `${unread.flag} does not apply to a pairwise set (pairs are compared as compare compares them): leave it out`, { field: unread.setting });
   const session = await openRunSession(spec, modelFromFlags(flags, 'judge').credentials, flags, { context, out: flags.out, needsJudge: 'pairwise meta-evaluation needs a judge (not --judge none)' });
   const { judges, judge } = session;
   try {
@@ -354,6 +376,17 @@ async function runPairwiseJudge(
   }
 }
 
+/**
+ * `--judging rank-four`: the ranker reads the plan's sampling and asks its own question; the rest
+ * of the plan is the rater's, which grades beside it. A template or protocol it cannot ask is refused.
+ */
+function rankFourStrategy(spec: RunSpec): GradingStrategy {
+  const plan = { template: spec.plan.template, protocol: spec.plan.protocol, sampling: spec.plan.sampling };
+  const [unread] = unreadPlanSettings(plan, 'rank-four');
+  if (unread) throw new RubricateError('CONFIG_INVALID', unread.message, { field: 'judging' });
+  return gradingModes.get('rank-four').create(plan, withDefaultSampling(plan.sampling));
+}
+
 /** A best-of-N benchmark: the judge rated (or ranking four) and scored, with the length baselines; without --judge, the baselines alone. */
 async function runBestOfN(flags: MetaFlags, spec: RunSpec, context: CommandContext, say: (text: string) => void): Promise<number> {
   const benchmark = flags.format as BestOfNBenchmark;
@@ -378,10 +411,7 @@ async function runBestOfN(flags: MetaFlags, spec: RunSpec, context: CommandConte
   try {
     const options = { ...session.graderOptions(), omitText: true, signal: context.signal };
     const rater = new Grader(options);
-    if (flags.judging === 'rank-four' && (spec.plan.template !== undefined || (spec.plan.protocol ?? 'native') !== 'native')) {
-      throw new RubricateError('CONFIG_INVALID', `--judging rank-four asks its own question of four responses: ${spec.plan.template !== undefined ? '--judge-template' : '--judge-protocol'} applies to rated responses only (--judging ratings)`, { field: 'judging' });
-    }
-    const ranker = flags.judging === 'rank-four' ? new Grader({ ...options, strategy: createRankFourStrategy({ sampling: withDefaultSampling(spec.plan.sampling) }) }) : undefined;
+    const ranker = flags.judging === 'rank-four' ? new Grader({ ...options, strategy: rankFourStrategy(spec) }) : undefined;
     const report = await runBestOfNMeta(records, { benchmark, judging: flags.judging, rater, ...(ranker ? { ranker } : {}), onInvalid: (error) => reportInputError(context, error) });
     if (context.signal.aborted) {
       context.stderr('interrupted: verdicts obtained so far are in the reply cache; rerun the same command to resume');

@@ -9,7 +9,7 @@ import type { JudgeReply, JudgeRequest } from '../../judges/types.js';
 import type { Criterion, Item, PairLabel } from '../../rubric/schema.js';
 import { safeParseJson } from '../../util/json.js';
 import { isRecord } from '../../util/is-record.js';
-import { parseComparisonId } from '../pairwise.js';
+import { comparisonOf, pairOfItem } from '../pairwise.js';
 import { duplicateJsonKey, finalAnswerText, unparseable } from '../parse.js';
 import { fiveLevels } from '../prometheus.js';
 import type { CriterionVerdict, GradingStrategy, JudgeTask, SamplingOptions, TaskDecision } from '../types.js';
@@ -111,11 +111,10 @@ export function createRelativeProtocolStrategy(layout: RelativeLayout, options: 
     name: `${layout.protocol}-relative`,
     templateVersion: layout.templateVersion,
     plan(item: Item, criteria: Criterion[]): JudgeTask[] {
-      const pair = (item.metadata?.pair ?? {}) as { responseA?: string; responseB?: string };
-      if (typeof pair.responseA !== 'string' || typeof pair.responseB !== 'string') throw new RubricateError('INTERNAL', `${layout.protocol} relative strategy given an item without its pair`);
+      const pair = pairOfItem(item, `${layout.protocol} relative strategy`);
       return criteria.map((criterion) => {
-        const { order } = parseComparisonId(criterion.id);
-        const [first, second] = order === 'ab' ? [pair.responseA!, pair.responseB!] : [pair.responseB!, pair.responseA!];
+        const { order } = comparisonOf(criterion);
+        const [first, second] = order === 'ab' ? [pair.responseA, pair.responseB] : [pair.responseB, pair.responseA];
         return {
           item,
           criteria: [criterion],

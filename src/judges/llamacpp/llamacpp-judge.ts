@@ -172,7 +172,8 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
   const promptTokenIds = (messages: ChatMessage[]) => contextText(local, messages).contextText.tokenize(model.tokenizer);
   return {
     provenance,
-    capabilities: { images: false, maxConcurrency: sequences, threads },
+    // Short explanations: the plan bench-local measured fastest that keeps a reason per verdict (docs/benchmarks.md).
+    capabilities: { images: false, maxConcurrency: sequences, threads, defaults: { explanation: 'short' }, embedded: true },
     contextSize: context.contextSize,
     threads,
     chatWrapperName: local.chatWrapper.wrapperName,
