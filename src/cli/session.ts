@@ -130,32 +130,7 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
       storeHits,
       storeFor,
       batching,
-      graderOptions: () => ({
-        judges,
-        plan: spec.plan,
-        // Every call waits in a batch: the engine hands over all it has (the window bounds memory) and waits up to the 24 h window.
-        calls: batching ? { ...spec.calls, ...batchEngineOptions } : spec.calls,
-        jury: spec.jury,
-        omitText: spec.omitText,
-        keepRequests: spec.keepRequests,
-        checkMode: spec.scoring.checkMode,
-        scoring: spec.scoring.failedAsZero ? withFailedAsZero(getScoring(spec.scoring.name ?? defaultScoringName)) : spec.scoring.name,
-        ...(spec.scoring.calibration ? { calibration: spec.scoring.calibration } : {}),
-        store,
-        checkRunner: checkRunnerFor(),
-        guard: spec.guard,
-        limits: spec.limits,
-        ...(cascadeJudges.length > 0 || spec.cascade.band || spec.cascade.escalateOn
-          ? {
-              cascade: {
-                judges: cascadeJudges,
-                ...(spec.cascade.band ? { band: spec.cascade.band } : {}),
-                // A dry run's calls all fail (JUDGE_DRY_RUN): every judged criterion escalates, so the later judges are counted as an upper bound.
-                ...(dry ? { escalateOn: ['error' as const] } : spec.cascade.escalateOn ? { escalateOn: spec.cascade.escalateOn } : {}),
-              },
-            }
-          : {}),
-      }),
+      graderOptions: () => graderOptionsOf(spec, { judges, cascadeJudges, store, batched: batching !== undefined, dry }),
       wrap: (model, batched) => (batching ? batching.wrap(model, batched) : dry ? dryRunWrapper(model) : model),
       // Closed with the judges, before the ledger a batch-wrapped model writes to.
       adopt: (model) => closers.splice(1, 0, () => model.close?.()),
@@ -169,4 +144,35 @@ export async function openRunSession(spec: RunSpec, credentials: Credentials, fl
     await close();
     throw error;
   }
+}
+
+/** The grader's settings for a session: the spec's groups whole, its scoring, the store, the check runner and the cascade (callers add events and signals). */
+function graderOptionsOf(spec: RunSpec, parts: { judges: Judge[]; cascadeJudges: Judge[]; store: ReplyStore | undefined; batched: boolean; dry: boolean }): GraderOptions {
+  const { judges, cascadeJudges, store, dry } = parts;
+  return {
+    judges,
+    plan: spec.plan,
+    // Every call waits in a batch: the engine hands over all it has (the window bounds memory) and waits up to the 24 h window.
+    calls: parts.batched ? { ...spec.calls, ...batchEngineOptions } : spec.calls,
+    jury: spec.jury,
+    omitText: spec.omitText,
+    keepRequests: spec.keepRequests,
+    checkMode: spec.scoring.checkMode,
+    scoring: spec.scoring.failedAsZero ? withFailedAsZero(getScoring(spec.scoring.name ?? defaultScoringName)) : spec.scoring.name,
+    ...(spec.scoring.calibration ? { calibration: spec.scoring.calibration } : {}),
+    store,
+    checkRunner: checkRunnerFor(),
+    guard: spec.guard,
+    limits: spec.limits,
+    ...(cascadeJudges.length > 0 || spec.cascade.band || spec.cascade.escalateOn
+      ? {
+          cascade: {
+            judges: cascadeJudges,
+            ...(spec.cascade.band ? { band: spec.cascade.band } : {}),
+            // A dry run's calls all fail (JUDGE_DRY_RUN): every judged criterion escalates, so the later judges are counted as an upper bound.
+            ...(dry ? { escalateOn: ['error' as const] } : spec.cascade.escalateOn ? { escalateOn: spec.cascade.escalateOn } : {}),
+          },
+        }
+      : {}),
+  };
 }

@@ -22,8 +22,7 @@ import { defaultLimits, type Limits } from '../spec/run-spec.js';
 import { JuryAgreement, mergeJury, type JuryAggregate } from './jury.js';
 import { CascadeTally, gradeInCascade, type CascadeStage } from './cascade.js';
 import { modelsOf, SelfPreferenceGuard } from './self-preference.js';
-import { gradeByTurn } from './turns.js';
-import { gradeBySteps } from './steps.js';
+import { gradeByParts } from './steps.js';
 import { toResultRecord, type JudgeInfo, type ResultRecord } from '../results/results.js';
 import { defaultScoringName } from './defaults.js';
 import { mapInOrder } from '../util/ordered-stream.js';
@@ -122,8 +121,8 @@ export class Grader {
   private prepare(item: Item): Item {
     this.refuseConditional(item);
     if (this.mode !== 'holistic') return item;
-    if (hasPerTurnCriteria(item.rubric)) throw new RubricateError('CONFIG_INVALID', `item ${item.id} has per-turn criteria, which --mode holistic cannot grade (it asks one score for the whole rubric)`, { field: 'mode' });
-    if (hasStepCriteria(item.rubric)) throw new RubricateError('CONFIG_INVALID', `item ${item.id} has step-scoped criteria, which --mode holistic cannot grade (it asks one score for the whole rubric)`, { field: 'mode' });
+    const parts = hasPerTurnCriteria(item.rubric) ? 'per-turn' : hasStepCriteria(item.rubric) ? 'step-scoped' : undefined;
+    if (parts) throw new RubricateError('CONFIG_INVALID', `item ${item.id} has ${parts} criteria, which --mode holistic cannot grade (it asks one score for the whole rubric)`, { field: 'mode' });
     return holisticItem(item, this.holisticLevels);
   }
 
@@ -164,11 +163,7 @@ export class Grader {
     this.refuseConditional(item);
     const note = this.selfPreference?.check(models);
     if (note?.policy === 'refuse' && note.relation !== 'unrelated') return { ...refusedItem(item, note), selfPreference: note };
-    const graded = hasPerTurnCriteria(item.rubric)
-      ? await gradeByTurn(item, (atTurn) => this.gradeOnce(atTurn))
-      : hasStepCriteria(item.rubric)
-        ? await gradeBySteps(item, (part) => this.gradeOnce(part), this.limits.maxSteps ?? defaultLimits.maxSteps)
-        : await this.gradeOnce(item);
+    const graded = await gradeByParts(item, (part) => this.gradeOnce(part), this.limits.maxSteps ?? defaultLimits.maxSteps);
     return note ? { ...graded, selfPreference: note } : graded;
   }
 

@@ -12,10 +12,19 @@ import { addUsage, emptyUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import type { CriterionResult, StepResult } from '../grading/types.js';
 import type { Criterion, Item, StepAggregate } from '../rubric/schema.js';
-import { itemAtStep, tooManySteps, trajectoryStepSpans } from '../rubric/steps.js';
+import { hasStepCriteria, itemAtStep, tooManySteps, trajectoryStepSpans } from '../rubric/steps.js';
+import { hasPerTurnCriteria } from '../rubric/turns.js';
+import { gradeByTurn } from './turns.js';
 import { aggregateSteps, stepAggregateName } from '../scoring/step-aggregate.js';
 
 const defaultStepAggregate: StepAggregate = { rule: 'mean' };
+
+/** An item graded as its rubric asks: turn by turn (per-turn criteria), step by step (step-scoped criteria), or whole. */
+export function gradeByParts(item: Item, grade: (part: Item) => Promise<GradedItem>, maxSteps: number): Promise<GradedItem> {
+  if (hasPerTurnCriteria(item.rubric)) return gradeByTurn(item, grade);
+  if (hasStepCriteria(item.rubric)) return gradeBySteps(item, grade, maxSteps);
+  return grade(item);
+}
 
 /** Grades an item step by step through `grade` (which grades one item whole) and folds the steps. */
 export async function gradeBySteps(item: Item, grade: (part: Item) => Promise<GradedItem>, maxSteps: number): Promise<GradedItem> {
