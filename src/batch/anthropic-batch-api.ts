@@ -16,7 +16,7 @@ import type { JudgeRequest } from '../judges/types.js';
 import { redactUrl, registerSecret } from '../util/redact.js';
 import type { BatchAnswer, BatchLimits, BatchResult, BatchService, RemoteBatch } from './batch-service.js';
 import type { BatchLedger, LedgerBatch } from './ledger.js';
-import { fetchWithoutCrossOriginCredentials } from './redirects.js';
+import { failedReply, fetchWithoutCrossOriginCredentials } from './redirects.js';
 
 const anthropicBatchLimits: BatchLimits = { maxRequests: 100_000, maxBytes: 256 * 1024 * 1024 };
 
@@ -96,18 +96,8 @@ export class AnthropicBatchApi {
       throw networkErrorToError(error, this.endpoint);
     }
     if (!response.ok) {
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // A non-JSON error body is reported as text.
-      }
-      const headers: Record<string, string> = {};
-      response.headers.forEach((value, name) => {
-        headers[name] = value;
-      });
-      throw anthropicHttpError(response.status, headers, parsed, `${this.endpoint}${new URL(url).pathname}`);
+      const { body: failure, headers } = await failedReply(response);
+      throw anthropicHttpError(response.status, headers, failure, `${this.endpoint}${new URL(url).pathname}`);
     }
     return response;
   }

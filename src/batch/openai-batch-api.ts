@@ -15,7 +15,7 @@ import { parseCompletion } from '../judges/openai/openai-judge.js';
 import { redactUrl, registerSecret } from '../util/redact.js';
 import type { BatchAnswer, BatchLimits, BatchResult, BatchService, RemoteBatch } from './batch-service.js';
 import type { BatchLedger, LedgerBatch } from './ledger.js';
-import { fetchWithoutCrossOriginCredentials } from './redirects.js';
+import { failedReply, fetchWithoutCrossOriginCredentials } from './redirects.js';
 
 /** Provider limits of one batch (OpenAI: 50,000 requests, 200 MB input file). */
 const openAIBatchLimits = { maxRequests: 50_000, maxFileBytes: 200 * 1024 * 1024 } as const;
@@ -98,18 +98,8 @@ export class OpenAIBatchApi {
       throw networkErrorToError(error, this.endpoint);
     }
     if (!response.ok) {
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // A non-JSON error body is reported as text.
-      }
-      const headers: Record<string, string> = {};
-      response.headers.forEach((value, name) => {
-        headers[name] = value;
-      });
-      throw httpStatusToError(response.status, headers, body, `${this.endpoint}${path}`);
+      const { body: failure, headers } = await failedReply(response);
+      throw httpStatusToError(response.status, headers, failure, `${this.endpoint}${path}`);
     }
     return response;
   }

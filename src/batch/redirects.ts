@@ -48,3 +48,19 @@ export async function fetchWithoutCrossOriginCredentials(url: string, request: B
     current = next;
   }
 }
+
+/** A failed reply's body (its JSON where it parses, else its text) and headers, for the provider's own error mapping. */
+export async function failedReply(response: Response): Promise<{ body: unknown; headers: Record<string, string> }> {
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // A non-JSON error body is reported as text.
+  }
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return { body, headers };
+}
