@@ -128,7 +128,7 @@ async function gradeWithCli(directory: string, input: string, criteria: number):
   const out = join(directory, 'results.jsonl');
   const args = [...exitReportArgs(report), join(projectRoot, 'bin', 'rubricate.js'), 'grade', '--input', input, '--judge', 'scripted:mixed', '--cache', join(directory, 'cache.sqlite'), '--out', out, '--concurrency', '64', '--quiet', '--run-index', 'off'];
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: directory, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+  const child = spawn(process.execPath, args, { cwd: directory, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', RUBRICATE_USE_BUILD: '1' } });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
   const [code] = (await once(child, 'exit')) as [number | null];

@@ -51,6 +51,7 @@ def load() -> float:
 def start_serve(directory: str) -> "tuple[subprocess.Popen[str], str]":
     args = ["node", os.path.join(PROJECT_ROOT, "bin", "rubricate.js"), "serve", "--port", "0", "--judge", "scripted:mixed", "--cache", os.path.join(directory, "cache.sqlite"), "--concurrency", "64", "--log-level", "warn"]
     environment = {key: value for key, value in os.environ.items() if key not in ("NODE_OPTIONS", "RUBRICATE_TOKEN", "RUBRICATE_STORE")}
+    environment["RUBRICATE_USE_BUILD"] = "1"  # the build, even when the sources changed since it was made
     process = subprocess.Popen(args, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment)
     line = process.stdout.readline()  # type: ignore[union-attr]
     if not line:

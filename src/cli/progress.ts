@@ -5,7 +5,8 @@
  * criteria the judge settled, and one when the run ends.
  */
 import { createReadStream } from 'node:fs';
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type cliProgress from 'cli-progress';
 import type { EngineEvent } from '../engine/engine.js';
 import { formatDuration } from './local-judge-forecast.js';
 
@@ -60,7 +61,9 @@ export class ProgressReporter {
       return;
     }
     if (display !== 'bar') return;
-    this.bar = new cliProgress.SingleBar(
+    // Required only for a bar (a terminal): runs in logs, pipes and tests never load the bar's package.
+    const bars = createRequire(import.meta.url)('cli-progress') as typeof cliProgress;
+    this.bar = new bars.SingleBar(
       {
         // `?` until the input is counted: never a full bar at 0/0.
         format: `${label} {bar} {value}/{totalShown} | {rate}/s | ETA {eta_formatted}${lineOptions.itemsOnly ? '' : ' | errors {errors} | cache hits {cacheHits} | calls {calls}'}`,
@@ -71,7 +74,7 @@ export class ProgressReporter {
         fps: 5,
         stream: lineOptions.stream ?? process.stderr,
       },
-      cliProgress.Presets.shades_classic,
+      bars.Presets.shades_classic,
     );
     this.bar.start(0, 0, this.payload());
   }
