@@ -41,6 +41,14 @@ export interface ProgressLineOptions {
   itemsOnly?: boolean;
 }
 
+/**
+ * The progress-bar package, required when a bar is first drawn (a terminal): commands in logs,
+ * pipes and tests, and every `--help`, never load it (issue #49, start-up per command).
+ */
+export function loadProgressBars(): typeof cliProgress {
+  return createRequire(import.meta.url)('cli-progress') as typeof cliProgress;
+}
+
 export class ProgressReporter {
   readonly counters: ProgressCounters = { done: 0, ok: 0, errors: 0, invalid: 0, calls: 0, cacheHits: 0, retries: 0, criteria: 0 };
   private bar: cliProgress.SingleBar | undefined;
@@ -61,8 +69,7 @@ export class ProgressReporter {
       return;
     }
     if (display !== 'bar') return;
-    // Required only for a bar (a terminal): runs in logs, pipes and tests never load the bar's package.
-    const bars = createRequire(import.meta.url)('cli-progress') as typeof cliProgress;
+    const bars = loadProgressBars();
     this.bar = new bars.SingleBar(
       {
         // `?` until the input is counted: never a full bar at 0/0.
