@@ -12,7 +12,7 @@ import { formatMarkdownTable, formatTable } from './support/table.js';
 
 type Row = Record<string, unknown>;
 
-const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'scale-curve', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'replicas', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import', 'sqlite-drivers'];
+const defaultOrder = ['overhead', 'cpu', 'healthbench', 'groups', 'ratelimited', 'scale', 'scale-curve', 'serve-scale', 'startup', 'promptfoo', 'checks', 'llamacpp', 'server', 'serve-vs-hono', 'replicas', 'trainers', 'report', 'anthropic-caching', 'local-judge', 'otel-import', 'sqlite-drivers'];
 
 function round(value: unknown, digits = 3): string | number {
   if (typeof value !== 'number') return value === null || value === undefined ? '–' : String(value);
@@ -119,7 +119,15 @@ async function main(): Promise<void> {
   }
   const curve = results['scale-curve'];
   if (Array.isArray(curve)) {
-    lines.push(formatTable(curve.map((row: Row) => ({ scenario: String(row.scenario), calls: round(row.calls), 'wall s': round(row.wall_s, 2), 'CPU ms/call': round(row.cpu_ms_per_call, 3), 'peak RSS MB': round(row.peak_rss_mb, 0), 'live heap MB': round(row.live_heap_mb, 0), 'output MB': round(row.output_mb, 1), 'ok/error': `${(row.items as number) - (row.items_error as number)}/${round(row.items_error)}` }))), '');
+    lines.push(formatTable(curve.map((row: Row) => ({ scenario: String(row.scenario), calls: round(row.calls), 'wall s': round(row.wall_s, 2), 'CPU ms/call': round(row.cpu_ms_per_call, 3), 'peak RSS MB': round(row.peak_rss_mb, 0), 'live heap MB': round(row.live_heap_mb, 0), 'output MB': round(row.output_mb, 1), 'ok/error': `${(row.items as number) - (row.items_error as number)}/${round(row.items_error)}`, load: String(row.load) }))), '');
+  }
+  const serveCurve = results['serve-scale'];
+  if (Array.isArray(serveCurve)) {
+    lines.push(formatTable(serveCurve.map((row: Row) => ({ scenario: String(row.scenario), 'wall s': round(row.wall_s, 1), 'rewards/s': round(row.rewards_per_s, 0), 'serve CPU ms/reward': round(row.serve_cpu_ms_per_reward, 3), 'serve peak RSS MB': round(row.peak_rss_mb, 0), 'client CPU ms/reward': round(row.client_cpu_ms_per_reward, 3), failed: round(row.failed), load: String(row.load) }))), '');
+  }
+  const startup = results.startup;
+  if (Array.isArray(startup)) {
+    lines.push(formatTable(startup.map((row: Row) => ({ scenario: String(row.scenario), 'CPU ms (median)': round(row.cpu_ms, 0), 'CPU ms (min)': round(row.cpu_ms_min, 0), 'wall ms': round(row.wall_ms, 0), 'peak RSS MB': round(row.peak_rss_mb, 0), load: String(row.load) }))), '');
   }
   const groups = results.groups;
   if (Array.isArray(groups)) {

@@ -1,17 +1,21 @@
 /**
- * The scale curve (issue #49): 10⁴, 10⁵ and 10⁶ criteria graded per criterion against an
- * in-process judge that answers at once, each count in a fresh child process (its own peak
- * RSS and CPU), so what grows with the input shows as CPU per call or peak RSS growing.
- * The judge is in-process so the figures are the grader's own (no HTTP, no simulator).
+ * The scale curve (issue #49): 10⁴, 10⁵ and 10⁶ criteria graded per criterion with a judge that
+ * answers at once, each count in a fresh process (its own peak RSS and CPU), so what grows with
+ * the input shows as CPU per call or peak RSS growing. Two ways, chosen by SCALE_MODES:
+ * `cli` runs the built `rubricate grade --judge scripted:mixed` as a user runs it (no loader
+ * thread; CPU and peak RSS of the whole process, start-up included); `library` grades through
+ * `gradeFile` in a bench child with an in-process judge and also reports the live heap.
  */
-import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { loadLibrary, syntheticItems } from './grading.js';
-import { peakRssBytes } from './support/measure.js';
+import { exitReportArgs, peakRssBytes, readExitReport } from './support/measure.js';
+import { projectRoot } from './support/simulator-process.js';
 import { batchRecentReplies } from '../src/store/memory.js';
 import type { Judge, JudgeReply, JudgeRequest } from '../src/judges/types.js';
 
@@ -101,17 +105,72 @@ export async function scaleCurveChild(input: string, cache: string, out: string,
   };
 }
 
-/** Parent: one child per count (SCALE_CRITERIA=10000,100000 to choose them), its input and cache in a temporary folder. */
+/** Counts the results file's items, and those not `ok` (the CLI's figures, read back from what it wrote). */
+async function countResults(file: string): Promise<{ items: number; items_error: number }> {
+  let items = 0;
+  let errors = 0;
+  let rest = '';
+  for await (const chunk of createReadStream(file, { encoding: 'utf8' })) {
+    const lines = (rest + String(chunk)).split('\n');
+    rest = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === '') continue;
+      items += 1;
+      if ((JSON.parse(line) as { status?: string }).status !== 'ok') errors += 1;
+    }
+  }
+  return { items, items_error: errors };
+}
+
+/** One `rubricate grade` process (the build, as installed) over the input with the scripted judge: its CPU, wall and peak RSS. */
+async function gradeWithCli(directory: string, input: string, criteria: number): Promise<Record<string, unknown>> {
+  const report = join(directory, 'exit-report.json');
+  const out = join(directory, 'results.jsonl');
+  const args = [...exitReportArgs(report), join(projectRoot, 'bin', 'rubricate.js'), 'grade', '--input', input, '--judge', 'scripted:mixed', '--cache', join(directory, 'cache.sqlite'), '--out', out, '--concurrency', '64', '--quiet', '--run-index', 'off'];
+  const started = performance.now();
+  const child = spawn(process.execPath, args, { cwd: directory, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', RUBRICATE_USE_BUILD: '1' } });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  const wallMs = performance.now() - started;
+  if (code !== 0) throw new Error(`rubricate grade exited ${String(code)}: ${stderr}`);
+  const measured = readExitReport(report);
+  return {
+    ...(await countResults(out)),
+    calls: criteria,
+    wall_s: wallMs / 1000,
+    cpu_ms_per_call: measured.cpuMs / criteria,
+    peak_rss_mb: measured.peakRssBytes / 1e6,
+    output_mb: statSync(out).size / 1e6,
+  };
+}
+
+/** The 1-minute load average, rounded: written beside every figure (the machine may be shared). */
+function load(): number {
+  return Math.round(loadavg()[0] * 10) / 10;
+}
+
+/**
+ * Parent: per count and mode, one fresh process, its input and cache in a temporary folder.
+ * SCALE_CRITERIA=10000,100000 chooses the counts; SCALE_MODES=cli,library the ways (default cli).
+ */
 export async function runScaleCurve(runChild: (args: string[]) => Promise<unknown>): Promise<unknown[]> {
   const counts = (process.env.SCALE_CRITERIA ?? '10000,100000,1000000').split(',').map(Number);
+  const modes = (process.env.SCALE_MODES ?? 'cli').split(',');
   const rows: unknown[] = [];
   for (const criteria of counts) {
     const directory = mkdtempSync(join(tmpdir(), 'rubricate-bench-curve-'));
     try {
       const input = join(directory, 'items.jsonl');
       await writeItems(input, criteria);
-      const result = (await runChild(['scale-curve-child', input, join(directory, 'cache.sqlite'), join(directory, 'results.jsonl'), String(Math.ceil(criteria / criteriaPerItem))])) as Record<string, unknown>;
-      rows.push({ scenario: `scale curve ${criteria.toLocaleString('en')} criteria`, criteria, input_mb: statSync(input).size / 1e6, ...result });
+      for (const mode of modes) {
+        const loadBefore = load();
+        const result =
+          mode === 'cli'
+            ? await gradeWithCli(directory, input, criteria)
+            : ((await runChild(['scale-curve-child', input, join(directory, `cache-${mode}.sqlite`), join(directory, `results-${mode}.jsonl`), String(Math.ceil(criteria / criteriaPerItem))])) as Record<string, unknown>);
+        rows.push({ scenario: `scale curve ${mode} ${criteria.toLocaleString('en')} criteria`, mode, criteria, input_mb: statSync(input).size / 1e6, ...result, load: `${loadBefore}–${load()}` });
+      }
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }

@@ -255,6 +255,18 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return runScaleCurve((args) => runChild(args));
   },
 
+  /** serve's scale curve: the Python client drives 10⁴, 10⁵, 10⁶ uncached rewards (SERVE_SCALE_REWARDS chooses). */
+  async 'serve-scale'() {
+    const { runServeScale } = await import('./serve-scale.js');
+    return runServeScale();
+  },
+
+  /** Start-up per command: CPU of `--version`, each main command's `--help` and a minimal real run (median of STARTUP_ROUNDS). */
+  async startup() {
+    const { runStartup } = await import('./startup.js');
+    return runStartup();
+  },
+
   /** Child of `scale-curve`: grades one input in this fresh process. */
   async 'scale-curve-child'() {
     const [input, cache, out, items] = process.argv.slice(3);

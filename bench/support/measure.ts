@@ -168,3 +168,34 @@ export function parseBashTimes(text: string): BashTimes | undefined {
     childrenSystemMs: minutesSeconds(children[3], children[4]),
   };
 }
+
+/** What a child process measured of itself as it exited (`exitReportArgs`). */
+export interface ExitReport {
+  cpuUserMs: number;
+  cpuSystemMs: number;
+  /** user + system over the whole process, start-up included. */
+  cpuMs: number;
+  peakRssBytes: number;
+}
+
+/**
+ * Node flags that make a child report its own CPU and peak RSS into `file` as it exits: a
+ * preloaded data: module (plain JavaScript, no loader thread), so a built command is measured
+ * as it runs installed, start-up and all. Read the report with `readExitReport`.
+ */
+export function exitReportArgs(file: string): string[] {
+  const source = [
+    "import { readFileSync, writeFileSync } from 'node:fs';",
+    'process.on("exit", () => {',
+    '  const cpu = process.cpuUsage();',
+    "  const hwm = /^VmHWM:\\s+(\\d+)\\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'));",
+    '  const peak = hwm ? Number(hwm[1]) * 1024 : process.resourceUsage().maxRSS * 1024;',
+    `  writeFileSync(${JSON.stringify(file)}, JSON.stringify({ cpuUserMs: cpu.user / 1000, cpuSystemMs: cpu.system / 1000, cpuMs: (cpu.user + cpu.system) / 1000, peakRssBytes: peak }));`,
+    '});',
+  ].join('\n');
+  return ['--import', `data:text/javascript,${encodeURIComponent(source)}`];
+}
+
+export function readExitReport(file: string): ExitReport {
+  return JSON.parse(readFileSync(file, 'utf8')) as ExitReport;
+}

@@ -8,7 +8,8 @@ import { RubricateError } from '../errors.js';
 import { configuredJudgeSpec, createJudge, noJudgeConfigured } from '../judges/registry.js';
 import type { Judge } from '../judges/types.js';
 import type { Credentials, ModelSpec, RunSpec } from '../spec/run-spec.js';
-import cliProgress from 'cli-progress';
+import type cliProgress from 'cli-progress';
+import { loadProgressBars } from './progress.js';
 import { addModelOptions, addRunOptions, refuseUnreadModelFlags, type FlagGroup } from './run-spec-flags.js';
 import { addStoreOptions, applyFleetLimitsFrom, type StoreFlags } from './store-options.js';
 
@@ -64,7 +65,8 @@ function downloadProgressBar(): (done: number, total: number) => void {
   return (done, total) => {
     if (process.stderr.isTTY) {
       if (!bar) {
-        bar = new cliProgress.SingleBar({ format: 'downloading model {bar} {percentage}% | {value}/{total} MB', stream: process.stderr }, cliProgress.Presets.shades_classic);
+        const bars = loadProgressBars();
+        bar = new bars.SingleBar({ format: 'downloading model {bar} {percentage}% | {value}/{total} MB', stream: process.stderr }, bars.Presets.shades_classic);
         bar.start(Math.round(total / 1e6), 0);
       }
       bar.update(Math.round(done / 1e6));

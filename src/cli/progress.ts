@@ -5,7 +5,8 @@
  * criteria the judge settled, and one when the run ends.
  */
 import { createReadStream } from 'node:fs';
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type cliProgress from 'cli-progress';
 import type { EngineEvent } from '../engine/engine.js';
 import { formatDuration } from './local-judge-forecast.js';
 
@@ -40,6 +41,14 @@ export interface ProgressLineOptions {
   itemsOnly?: boolean;
 }
 
+/**
+ * The progress-bar package, required when a bar is first drawn (a terminal): commands in logs,
+ * pipes and tests, and every `--help`, never load it (issue #49, start-up per command).
+ */
+export function loadProgressBars(): typeof cliProgress {
+  return createRequire(import.meta.url)('cli-progress') as typeof cliProgress;
+}
+
 export class ProgressReporter {
   readonly counters: ProgressCounters = { done: 0, ok: 0, errors: 0, invalid: 0, calls: 0, cacheHits: 0, retries: 0, criteria: 0 };
   private bar: cliProgress.SingleBar | undefined;
@@ -60,7 +69,8 @@ export class ProgressReporter {
       return;
     }
     if (display !== 'bar') return;
-    this.bar = new cliProgress.SingleBar(
+    const bars = loadProgressBars();
+    this.bar = new bars.SingleBar(
       {
         // `?` until the input is counted: never a full bar at 0/0.
         format: `${label} {bar} {value}/{totalShown} | {rate}/s | ETA {eta_formatted}${lineOptions.itemsOnly ? '' : ' | errors {errors} | cache hits {cacheHits} | calls {calls}'}`,
@@ -71,7 +81,7 @@ export class ProgressReporter {
         fps: 5,
         stream: lineOptions.stream ?? process.stderr,
       },
-      cliProgress.Presets.shades_classic,
+      bars.Presets.shades_classic,
     );
     this.bar.start(0, 0, this.payload());
   }

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { addUsage, emptyUsage, type Usage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import { zodIssueError } from '../util/zod-issue.js';
-import { CompareSummaryBuilder, type CompareRecord, type CompareSummary, type ComparisonResult } from '../pipeline/compare.js';
+import type { CompareRecord, CompareSummary, CompareSummaryBuilder, ComparisonResult } from '../pipeline/compare.js';
 import type { JudgeInfo } from '../results/results.js';
 import { canonicalJson, safeParseJson } from '../util/json.js';
 import { parseLineJson, readLines } from '../util/jsonl.js';
@@ -143,7 +143,9 @@ function criterionKey(comparison: ComparisonResult): string {
 
 /** Collects one compare file. */
 export async function collectPairwise(file: string, options: CollectPairwiseOptions = {}): Promise<CollectedPairwise> {
-  const state = startCollectingPairs(options);
+  // Imported here: the comparison pipeline brings the grader with it, which a results report never needs.
+  const { CompareSummaryBuilder: Builder } = await import('../pipeline/compare.js');
+  const state = startCollectingPairs(options, Builder);
   for await (const entry of readCompareRecords(file)) {
     if (entry.kind === 'invalid') {
       state.invalidLineCount += 1;
@@ -170,6 +172,8 @@ interface PairwiseCollectState {
   chunkStrings: StringTable;
   chunk: PairTexts | undefined;
   builder: CompareSummaryBuilder;
+  /** The builder's class, loaded with the first compare file. */
+  Builder: typeof CompareSummaryBuilder;
   /**
    * Per source, the same figures as overall; labels are left out because the agreement
    * breakdown per source comes from the overall meta-evaluation's `bySource`.
@@ -188,7 +192,7 @@ interface PairwiseCollectState {
   labelledPairs: number;
 }
 
-function startCollectingPairs(options: CollectPairwiseOptions): PairwiseCollectState {
+function startCollectingPairs(options: CollectPairwiseOptions, Builder: typeof CompareSummaryBuilder): PairwiseCollectState {
   return {
     strings: new StringTable(),
     pairs: { ids: [], status: [], winners: [], consistent: [], originalOrder: [], swappedOrder: [], labels: [], correct: [], sources: [], lines: [], flags: [], comparisonOffsets: [0], errors: [] },
@@ -197,7 +201,8 @@ function startCollectingPairs(options: CollectPairwiseOptions): PairwiseCollectS
     texts: [],
     chunkStrings: new StringTable(),
     chunk: undefined,
-    builder: new CompareSummaryBuilder(),
+    builder: new Builder(),
+    Builder,
     sourceBuilders: new Map(),
     anySource: false,
     criterionTallies: new Map(),
@@ -220,7 +225,7 @@ function addPair(state: PairwiseCollectState, record: CompareRecord, line: numbe
   const source = typeof record.source === 'string' ? record.source : null;
   if (source !== null) state.anySource = true;
   let sourceBuilder = state.sourceBuilders.get(source);
-  if (!sourceBuilder) state.sourceBuilders.set(source, (sourceBuilder = new CompareSummaryBuilder()));
+  if (!sourceBuilder) state.sourceBuilders.set(source, (sourceBuilder = new state.Builder()));
   const { label: _label, ...unlabelled } = record;
   sourceBuilder.add(unlabelled);
 

@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
 import { RubricateError, exitCodes } from '../../errors.js';
-import { buildReport, renderReport, writeReportFromResults } from '../../report/index.js';
 import type { ReportFormat } from '../../report/types.js';
 import { organizeHelp } from '../help.js';
 import type { CommandContext } from '../context.js';
@@ -48,6 +47,8 @@ async function runReport(given: ReportFlags, context: CommandContext): Promise<n
   for (const file of [flags.input, flags.compare]) if (file) refuseWrongType(file);
   const onWarning = (message: string) => context.stderr(`invalid input: ${message}`);
   const common = { input: flags.input, compare: flags.compare, labels: flags.labels, title: flags.title, scoring: flags.scoring, onWarning };
+  // Loaded here, not at registration: `report --help` and a refused command line skip the report's code (its page client, scoring, statistics).
+  const { buildReport, renderReport, writeReportFromResults } = await import('../../report/index.js');
   if (flags.out === '-') {
     // Printing to a CI log: HTML would be unreadable there, so stdout gets Markdown.
     if (flags.format === 'html') throw new RubricateError('CONFIG_INVALID', 'an HTML report needs a file: --out FILE (stdout takes --format md)', { field: 'out' });

@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { exitCodes } from '../../errors.js';
-import { Grader } from '../../pipeline/grader.js';
 import { endpointRefusal, ownEndpoints } from '../../queue/endpoint-allow-list.js';
-import { runGradingWorker } from '../../queue/grading-queue.js';
 import { quietHelp, type CommandContext } from '../context.js';
 import { organizeHelp } from '../help.js';
 import { addDrainTimeoutOption, drainSignal, type DrainFlags } from '../interrupt.js';
@@ -61,6 +59,8 @@ export function registerWorkerCommand(program: Command, context: CommandContext)
 
 async function runWorker(flags: WorkerFlags, context: CommandContext): Promise<number> {
   const cancel = drainSignal(context.signal, flags);
+  // Loaded when a worker starts: `worker --help` and a refused command line skip BullMQ and the grader.
+  const [{ runGradingWorker }, { Grader }] = await Promise.all([import('../../queue/grading-queue.js'), import('../../pipeline/grader.js')]);
   const outcome = await runGradingWorker({
     url: flags.queue,
     exitWhenIdle: flags.exitWhenIdle,
