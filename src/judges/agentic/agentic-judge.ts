@@ -19,6 +19,7 @@
  * `JUDGE_TOOL_BUDGET`; a tool turn that is not a tool call is `JUDGE_UNPARSEABLE`. The engine
  * retries each as their codes say.
  */
+import { wrapJudge } from '../middleware.js';
 import { RubricateError } from '../../errors.js';
 import { extractJson } from '../../grading/parse.js';
 import { sha256Hex } from '../../util/hash.js';
@@ -232,15 +233,12 @@ async function runLoop(inner: Judge, options: AgenticJudgeOptions, request: Judg
  */
 export function createAgenticJudge(inner: Judge, options: AgenticJudgeOptions): Judge {
   const identity = JSON.stringify({ agentic: options.identity });
-  const provenance = {
-    ...inner.provenance,
-    settings: { ...inner.provenance.settings, agentic: options.identity },
-    variant: inner.provenance.variant === undefined ? identity : `${inner.provenance.variant}\u0000${identity}`,
-  };
-  return {
-    provenance,
-    capabilities: inner.capabilities,
-    complete: (request, complete) => runLoop(inner, options, request, complete),
-    ...(inner.close ? { close: () => inner.close!() } : {}),
-  };
+  return wrapJudge(inner, {
+    overrideProvenance: (judge) => ({
+      ...judge.provenance,
+      settings: { ...judge.provenance.settings, agentic: options.identity },
+      variant: judge.provenance.variant === undefined ? identity : `${judge.provenance.variant}\u0000${identity}`,
+    }),
+    wrapComplete: ({ request, options: callOptions }) => runLoop(inner, options, request, callOptions),
+  });
 }
