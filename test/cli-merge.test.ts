@@ -137,3 +137,23 @@ describe('merge: the complete shards of one run, or nothing', { timeout: hangGua
     expect(readFileSync(join(tempDir, 'merged.jsonl'), { flag: 'a+' }).length).toBe(0);
   });
 });
+
+describe('shards of an input counted through its importer (not by its lines)', { timeout: hangGuard(120_000) }, () => {
+  test('every shard stamps the whole input\'s record count, and merge accepts the shards', async ({ tempDir }) => {
+    // A CSV input is counted by reading it through its importer (a JSONL one by its lines).
+    const input = join(tempDir, 'items.csv');
+    const rows = Array.from({ length: 5 }, (_, index) => `item-${index},Question ${index}?,Answer ${index}.,"{""criteria"": [{""text"": ""Answers question ${index}"", ""points"": 1}]}"`);
+    writeFileSync(input, `id,prompt,response,rubric\n${rows.join('\n')}\n`);
+    const common = ['--judge', 'scripted', '--no-cache', '--quiet'];
+    const whole = join(tempDir, 'whole.jsonl');
+    expect((await runCliInProcess(['grade', '--input', input, '--out', whole, ...common])).code).toBe(0);
+    const records = readFileSync(whole, 'utf8').trim().split('\n').length;
+    const shards = [0, 1].map((index) => join(tempDir, `shard-${index}.jsonl`));
+    for (const [index, out] of shards.entries()) expect((await runCliInProcess(['grade', '--input', input, '--out', out, '--shard', `${index}/2`, ...common])).code).toBe(0);
+    const stamps = shards.map((file) => (JSON.parse(readFileSync(file, 'utf8').split('\n')[0]) as { shard: { records: number } }).shard.records);
+    expect(stamps).toEqual([records, records]);
+    const merged = await runCliInProcess(['merge', ...shards, '--out', join(tempDir, 'merged.jsonl')]);
+    expect(merged.code, merged.stderr).toBe(0);
+    expect(merged.stderr).toContain(`merged ${records} results from 2 files (2 shards)`);
+  });
+});

@@ -125,7 +125,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       out: flags.out,
       isDefault: options.outIsDefault === true,
       force: flags.force,
-      thisRun: async () => ({ firstId: await firstRecordId(recordsOf(run, unreadImportOptions(run.importOptions))), judge: run.session.judges.length === 1 ? run.session.judge?.provenance.id : undefined }),
+      thisRun: async () => ({ firstId: await firstRecordId(recordsOf(run, unreadImportOptions(run.importOptions), flags.shard)), judge: run.session.judges.length === 1 ? run.session.judge?.provenance.id : undefined }),
     });
     // The run history: a "running" line now, its ending when it ends (`rubricate view` lists it, live until then).
     recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: options.rejudge ? 'rejudge' : options.sample ? 'eval' : 'grade', judges: run.session.judges.map((member) => member.provenance.id), input: flags.input, benchmark: flags.benchmark }, (message) => context.stderr(`warning: ${message}`));
@@ -246,7 +246,7 @@ function unreadImportOptions(importOptions: ImportOptions): ImportOptions {
 }
 
 /** The records the run grades, as the run reads them (the format's own skips, the shard and --limit applied: a format that shards itself reads no other shard's images). */
-function recordsOf(run: GradeRun, options: ImportOptions, shard = run.flags.shard): AsyncIterable<ImportRecord> {
+function recordsOf(run: GradeRun, options: ImportOptions, shard: GradeFlags['shard']): AsyncIterable<ImportRecord> {
   const { importer, flags } = run;
   return firstRecords(importer.shards ? importer.read(flags.input, { ...options, shard }) : shardOf(importer.read(flags.input, options), shard), flags.limit);
 }
@@ -312,7 +312,8 @@ function countRecordsOf(run: GradeRun, samplesPerItem: number): Promise<number> 
     input: flags.input,
     responses: flags.responses,
     shard: undefined,
-    read: () => recordsOf(run, unreadImportOptions(importOptions)),
+    // The whole input, whatever shard this run grades: the total `merge` checks the shards against.
+    read: () => recordsOf(run, unreadImportOptions(importOptions), undefined),
   }).then((total) => (flags.limit === undefined ? total : Math.min(total, flags.limit)) * samplesPerItem);
 }
 
@@ -347,7 +348,7 @@ function createGraders(run: OpenGradeRun): GradeGraders {
 /** --dry-run: every call counted (none sent), the estimate printed. */
 async function printGradeDryRun(run: OpenGradeRun, dryRun: NonNullable<RunSession['dryRun']>, graders: GradeGraders): Promise<number> {
   const { context, session, sampling, prices, flags, importOptions } = run;
-  const usage = await dryRunUsage(graders.graded(sampledRecords(run, recordsOf(run, importOptions))));
+  const usage = await dryRunUsage(graders.graded(sampledRecords(run, recordsOf(run, importOptions, flags.shard))));
   run.progress.stop();
   const images = importOptions.images;
   printDryRun(context, dryRun, usage, session.judge?.provenance.model, prices, {
@@ -366,7 +367,7 @@ async function gradeIntoOut(run: OpenGradeRun, graders: GradeGraders, table: Ite
   const queueUrl = flags.queue;
   const stamp = flags.shard && inputTotal ? await shardStampFor(flags, run.importer.name, flags.shard, await inputTotal) : undefined;
   const queued = queueUrl ? (admitted: AsyncIterable<ImportRecord>) => gradeThroughQueueOf(run, queueUrl, admitted) : undefined;
-  const read = rejudging?.records ?? sampledRecords(run, recordsOf(run, run.importOptions));
+  const read = rejudging?.records ?? sampledRecords(run, recordsOf(run, run.importOptions, flags.shard));
   return gradeFile({
     grader,
     // Items without the --group-by field: invalid lines naming the input file (the grader would name only the line).
