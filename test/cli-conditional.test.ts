@@ -41,4 +41,17 @@ describe('rubricate grade with conditional criteria', () => {
       expect(line.usage.calls).toBe(line.criteria.filter((criterion) => criterion.status === 'ok').length);
     }
   });
+
+  test('--dry-run counts every conditional criterion (no call is answered): an upper bound, never fewer than a real run makes', async ({ tempDir }) => {
+    const input = join(projectRoot, 'examples/conditional/items.jsonl');
+    const items = readFileSync(input, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { rubric: { criteria: Array<{ check?: unknown }> } });
+    const judged = items.reduce((total, item) => total + item.rubric.criteria.filter((criterion) => criterion.check === undefined).length, 0);
+    const dry = await runCliInProcess(['grade', '--format', 'items', '--input', input, '--judge', 'openai:gpt-4.1', '--judge-api-key', 'sk-dry-run', '--dry-run', '--out', join(tempDir, 'dry.jsonl')]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect((JSON.parse(dry.stdout) as { judge_calls: number }).judge_calls).toBe(judged);
+    const out = join(tempDir, 'results.jsonl');
+    expect((await runCliInProcess(['grade', '--format', 'items', '--input', input, '--judge', 'scripted', '--out', out, '--no-cache', '--quiet'])).code).toBe(0);
+    const calls = readFileSync(out, 'utf8').trim().split('\n').reduce((total, line) => total + (JSON.parse(line) as Line).usage.calls, 0);
+    expect(calls).toBeLessThan(judged);
+  });
 });

@@ -2,7 +2,8 @@
  * Conditional criteria at grading time: whether a criterion applies, read from its parents'
  * results (the rubric's graph was checked when it was read, `rubric/conditions.ts`). A condition
  * that fails makes the criterion "not applicable": skipped, never scored 0, left out of every
- * scoring's sums. A parent in error leaves the condition undecided: the child is in error too.
+ * scoring's sums. A parent in error leaves the condition undecided: the child is in error too;
+ * in a dry run, where no call is answered, every child is counted (an upper bound).
  */
 import { RubricateError } from '../errors.js';
 import type { Criterion, CriterionCondition } from '../rubric/schema.js';
@@ -36,6 +37,8 @@ export function applicability(criterion: Criterion, results: ReadonlyMap<string,
   for (const condition of criterion.when ?? []) {
     const parent = results.get(condition.criterion);
     if (!parent) throw new RubricateError('INTERNAL', `criterion ${criterion.id} was reached before its parent ${condition.criterion}`);
+    // A dry run answers nothing (JUDGE_DRY_RUN): the child is counted as if it applied, so the estimate is an upper bound.
+    if (parent.status === 'error' && parent.error?.code === 'JUDGE_DRY_RUN') continue;
     if (parent.status === 'error') errored ??= condition.criterion;
     else if (parent.status === 'skipped') {
       if (parent.skipReason === 'gated') gated = true;
