@@ -59,7 +59,7 @@ describe('run history', { timeout: 60_000 }, () => {
     const mergedLines = readFileSync(join(tempDir, 'merged.jsonl'), 'utf8').trim().split('\n').length;
     expect(byFile['merged.jsonl']).toMatchObject({ status: 'finished', command: 'merge', judges: ['scripted:mixed'], made_up: true, items: { n: mergedLines, ok: mergedLines } });
     expect(byFile['half.jsonl']).toMatchObject({ status: 'failed', command: 'merge', error: expect.stringMatching(/^MERGE_REFUSED: the shards do not cover the input/) });
-    expect(byFile['eval.jsonl']).toMatchObject({ status: 'finished', command: 'eval', judges: ['scripted:mixed'] });
+    expect(byFile['eval.jsonl']).toMatchObject({ status: 'finished', command: 'eval', judges: ['scripted:mixed'], models: [expect.stringMatching(/^scripted/)], made_up: true });
   });
 
   test('view with no folder serves the runs of the history', async ({ tempDir }) => {

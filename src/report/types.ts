@@ -507,7 +507,9 @@ export interface RunHistoryLabel {
   started: string;
   ended?: string;
   judges: string[];
-  /** A scripted judge (no model asked) gave its verdicts. */
+  /** `eval`: the model under test. */
+  models?: string[];
+  /** A scripted judge (no model asked) gave its verdicts, or a scripted model the responses. */
   madeUp: boolean;
   benchmark?: string;
   /** Said to be running, but its process is gone (killed or crashed). */

@@ -43,6 +43,8 @@ export interface RunIndexLine {
   ended_at?: string;
   /** Judge ids; `made_up` when a scripted judge (no model asked) gave verdicts. */
   judges: string[];
+  /** `eval`: the model under test's id; `made_up` too when it is the scripted model. */
+  models?: string[];
   made_up: boolean;
   input?: string;
   benchmark?: string;
@@ -107,7 +109,7 @@ export interface RunRecording {
  */
 export function startRunRecording(
   indexPath: string | undefined,
-  run: { results: string; command: string; judges: readonly string[]; input?: string; benchmark?: string },
+  run: { results: string; command: string; judges: readonly string[]; models?: readonly string[]; input?: string; benchmark?: string },
   onProblem: (message: string) => void,
 ): RunRecording | undefined {
   if (!indexPath) return undefined;
@@ -119,7 +121,8 @@ export function startRunRecording(
     command: run.command,
     started_at: new Date().toISOString(),
     judges: [...run.judges],
-    made_up: run.judges.some((judge) => judge.startsWith('scripted')),
+    ...(run.models ? { models: [...run.models] } : {}),
+    made_up: [...run.judges, ...(run.models ?? [])].some((id) => id.startsWith('scripted')),
     ...(run.input ? { input: resolve(run.input) } : {}),
     ...(run.benchmark ? { benchmark: run.benchmark } : {}),
     pid: process.pid,

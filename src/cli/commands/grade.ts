@@ -128,7 +128,7 @@ export async function runGrade(flags: GradeFlags, parsed: RunSpec, context: Comm
       thisRun: async () => ({ firstId: await firstRecordId(recordsOf(run, unreadImportOptions(run.importOptions), flags.shard)), judge: run.session.judges.length === 1 ? run.session.judge?.provenance.id : undefined }),
     });
     // The run history: a "running" line now, its ending when it ends (`rubricate view` lists it, live until then).
-    recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: options.rejudge ? 'rejudge' : options.sample ? 'eval' : 'grade', judges: run.session.judges.map((member) => member.provenance.id), input: flags.input, benchmark: flags.benchmark }, (message) => context.stderr(`warning: ${message}`));
+    recording = startRunRecording(runIndexPath(flags.runIndex), { results: flags.out, command: options.rejudge ? 'rejudge' : options.sample ? 'eval' : 'grade', judges: run.session.judges.map((member) => member.provenance.id), ...(run.sampling ? { models: [run.sampling.model.provenance.id] } : {}), input: flags.input, benchmark: flags.benchmark }, (message) => context.stderr(`warning: ${message}`));
     const outcome = await gradeIntoOut(run, graders, table);
     run.progress.stop();
     // Partial: no metrics or report written as if final; a --no-cache journal is kept for the rerun.

@@ -42,6 +42,7 @@ const labelOf = (run: IndexedRun): RunHistoryLabel => ({
   started: run.started_at,
   ...(run.ended_at ? { ended: run.ended_at } : {}),
   judges: run.judges,
+  ...(run.models ? { models: run.models } : {}),
   madeUp: run.made_up,
   ...(run.benchmark ? { benchmark: run.benchmark } : {}),
   ...(run.process_gone ? { processGone: true } : {}),

@@ -42,7 +42,7 @@ function historyColumn(runs: RunIndexEntry[]): ExplorerColumn {
       const history = runs[index].history;
       if (!history) return h('div', { className: 'faint', text: '—' });
       const text = (history.live ? '● live' : history.status + (history.processGone ? ' (process gone)' : '')) + (history.madeUp ? ' · made-up verdicts' : '');
-      const title = history.command + (history.benchmark ? ' --benchmark ' + history.benchmark : '') + ' · started ' + history.started + (history.ended ? ' · ended ' + history.ended : '') + ' · ' + (history.judges.join(', ') || 'no judge');
+      const title = history.command + (history.benchmark ? ' --benchmark ' + history.benchmark : '') + ' · started ' + history.started + (history.ended ? ' · ended ' + history.ended : '') + (history.models ? ' · model ' + history.models.join(', ') : '') + ' · ' + (history.judges.join(', ') || 'no judge');
       return h('div', null, [h('span', { className: 'pill' + (history.live ? ' accent' : ''), text: text, title: title, data: { testid: 'run-status' } })]);
     }
   };
