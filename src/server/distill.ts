@@ -13,7 +13,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { RubricateError } from '../errors.js';
 import type { PreferencePair } from '../generation/contrastive.js';
-import { defaultDistillLimits, distillRubric, type DistillLimits } from '../generation/distill.js';
+import { defaultDistillLimits, distillRubric, type DistillLimits, type DistillReport } from '../generation/distill.js';
 import type { RubricGenerator } from '../generation/generator.js';
 import { dropLintErrors } from '../lint/repair.js';
 import { normalizeMessages, normalizeRubric } from '../rubric/normalize.js';
@@ -116,6 +116,20 @@ async function readDistillRequest(context: Context, maxBodyBytes: number) {
   return { input: { pairs: pairsOf(body), rubrics: rubricsOf(body) }, limits, samples: body.samples ?? 1 };
 }
 
+/** A failed distillation's error with the first things that went wrong on the way (the CLI prints them as warnings). */
+function withWarnings(error: unknown, warnings: readonly string[]): unknown {
+  if (!RubricateError.isInstance(error) || warnings.length === 0) return error;
+  const more = warnings.length > 3 ? ` (and ${warnings.length - 3} more)` : '';
+  return new RubricateError(error.code, `${error.message}: ${warnings.slice(0, 3).join('; ')}${more}`, error.details);
+}
+
+/** No rubric: why, with the verdicts that failed on the way (a failing judge shows here, never as a tie). */
+function notDistilled(report: DistillReport, warnings: readonly string[]): RubricateError {
+  const failed = report.candidates.reduce((sum, candidate) => sum + (typeof candidate.errors === 'number' ? candidate.errors : 0), 0);
+  const why = report.warnings.at(-1) ?? warnings.at(-1) ?? 'no candidate survived';
+  return new RubricateError('RUBRIC_NOT_DISTILLED', `no rubric was distilled: ${why}${failed > 0 ? `; ${failed} verdicts on the labelled pairs failed (the judge's errors), none counted as a tie` : ''}`);
+}
+
 export function registerDistillRoute(app: ServerApp, { service, maxBodyBytes }: RouteContext, options: DistillRouteOptions): void {
   app.post('/v1/rubrics/distill', async (context) => {
     service.assertRoom();
@@ -130,12 +144,12 @@ export function registerDistillRoute(app: ServerApp, { service, maxBodyBytes }: 
         samples: request.samples,
         repair: (candidate) => dropLintErrors(candidate, { generic: true }),
         onNotice: (message) => warnings.push(message),
+      }).catch((error: unknown) => {
+        throw withWarnings(error, warnings);
       }),
     );
     const scripted = options.madeUpBy ? { scripted: true as const, scripted_by: options.madeUpBy } : {};
-    if (!rubric) {
-      throw new RubricateError('RUBRIC_NOT_DISTILLED', `no rubric was distilled: ${report.warnings.at(-1) ?? warnings.at(-1) ?? 'no candidate survived'}`, { field: 'pairs' });
-    }
+    if (!rubric) throw notDistilled(report, warnings);
     return context.json({ rubric, summary: report, warnings, ...scripted });
   });
 }
