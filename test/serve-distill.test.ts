@@ -37,7 +37,7 @@ describe('POST /v1/rubrics/distill', () => {
 
     const answered = await post({ pairs });
     expect(answered.status).toBe(200);
-    const answer = await answered.json();
+    const answer = (await answered.json()) as { scripted?: boolean; rubric: { criteria: Array<{ id: string; text: string; points: number }> }; summary: Record<string, unknown> & { usage: { judge: { calls: number } } } };
     expect(answer.scripted).toBe(true);
     expect(answer.rubric.criteria.length).toBeGreaterThan(0);
     expect(answer.rubric.criteria.map((criterion: { id: string; text: string; points: number }) => [criterion.id, criterion.text, criterion.points])).toEqual(

@@ -27,7 +27,7 @@ export const distillRoutes = ['/v1/rubrics/distill'];
 /** Labelled pairs (and given rubrics) one request may send: distillation grades at most `limits.pairs` of them. */
 export const maxDistillRequestPairs = 1000;
 /** Proposals a request may ask of the generator (`--distill-samples`). */
-export const maxDistillSamples = 4;
+const maxDistillSamples = 4;
 
 export interface DistillRouteOptions {
   generator: RubricGenerator;
