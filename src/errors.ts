@@ -80,6 +80,8 @@ export const errorCodes = {
   CONDITION_UNDECIDED: { retryable: false, httpStatus: 502, exitCode: 3 },
   /** `--lint`: a rubric of the input has lint findings of severity error, so nothing was graded. */
   RUBRIC_LINT_FAILED: { retryable: false, httpStatus: 422, exitCode: 3 },
+  /** `POST /v1/rubrics/distill`: no candidate survived evaluation, selection and lint, so there is no rubric to answer. */
+  RUBRIC_NOT_DISTILLED: { retryable: false, httpStatus: 422, exitCode: 3 },
   /** `--self-preference refuse`: the item's answers come from the judge's own model or family, so it was not graded. */
   SELF_PREFERENCE_REFUSED: { retryable: false, httpStatus: 409, exitCode: 3 },
   /** The SQLite cache stayed locked by another process beyond the wait bound. */

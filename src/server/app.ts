@@ -19,6 +19,7 @@ import { registerScoreRoutes, scoreRoutes } from './score.js';
 import { registerRlRoutes, rlRoutes } from './rl-routes.js';
 import { evolvingRubricRoutes, registerEvolvingRubricRoutes } from './evolving-rubrics.js';
 import type { RubricEvolver } from '../generation/evolver.js';
+import { distillRoutes, registerDistillRoute, type DistillRouteOptions } from './distill.js';
 import { ServerState } from './state.js';
 
 export interface ServerAppOptions {
@@ -35,6 +36,8 @@ export interface ServerAppOptions {
   state?: ServerState;
   /** Evolving rubrics (RLER / OnlineRubrics): serves /v1/rubrics/… when given. */
   evolver?: RubricEvolver;
+  /** Rubric distillation (`POST /v1/rubrics/distill`) with this generator, when given. */
+  distill?: DistillRouteOptions;
   /** The address the server is bound to: Host and Origin headers must name it. Default loopback. */
   bindHost?: string;
   /** Origins or host names accepted besides the bind address (`--allow-origin`). */
@@ -67,7 +70,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   const state = options.state ?? new ServerState();
   const adapters = resolveAdapters(options.adapters);
   const context: RouteContext = { service, maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes, ...(logger ? { logger } : {}) };
-  const routes = new Set<string>(['/healthz', '/metrics', ...scoreRoutes, ...rlRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(options.evolver ? evolvingRubricRoutes : [])]);
+  const routes = new Set<string>(['/healthz', '/metrics', ...scoreRoutes, ...rlRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(options.evolver ? evolvingRubricRoutes : []), ...(options.distill ? distillRoutes : [])]);
 
   registerSecret(options.token);
   const app = new Hono<ServerEnv>();
@@ -81,6 +84,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   registerScoreRoutes(app, context);
   registerRlRoutes(app, context);
   for (const adapter of adapters) adapter.register(app, context);
+  // Before the evolving routes: `distill` is a fixed path, not a prompt id.
+  if (options.distill) registerDistillRoute(app, context, options.distill);
   if (options.evolver) registerEvolvingRubricRoutes(app, context, options.evolver);
 
   app.notFound((request) => errorResponse(request, new RubricateError('NOT_FOUND', `no route for ${request.req.method} ${request.req.path}`)));

@@ -38,6 +38,9 @@ import { checkFiles, JsonLinesWriter } from '../../util/files.js';
 import { canonicalJson } from '../../util/json.js';
 import type { Credentials, RunSpec } from '../../spec/run-spec.js';
 import { evolvingRubricRoutes } from '../../server/evolving-rubrics.js';
+import { distillRoutes, type DistillRouteOptions } from '../../server/distill.js';
+import { createRubricGenerator } from '../../generation/generator.js';
+import { madeUpBy } from '../../util/made-up.js';
 import { redactDeep } from '../../util/redact.js';
 
 interface ServeFlags extends SessionFlags {
@@ -154,7 +157,7 @@ export function registerServeCommand(program: Command, context: CommandContext):
     .option('--audit-log <file>', 'with --audit-judge: one JSON line per audited item and per warning (written whole at shutdown)')
     .option('--audit-min-agreement <ratio>', `with --audit-judge: a step whose criterion agreement falls below this logs a warning (default ${defaultAuditMinAgreement})`, parseShare)
     .option('--audit-max-gap <reward>', 'with --audit-judge: a step whose mean |policy − audit| reward exceeds this logs a warning', parseNumber('audit-max-gap', 0));
-  // The item score is the reward (default weighted_mean); the generator proposes evolving criteria.
+  // The item score is the reward (default weighted_mean); the generator proposes evolving criteria (--evolve-store) and distils rubrics (POST /v1/rubrics/distill).
   addJudgeOptions(command, [...gradingFlagGroups, 'agentic']);
   addModelOptions(command, 'generator');
   addModelOptions(command, 'audit');
@@ -203,6 +206,7 @@ interface ServeRun {
   pool: JudgePool | undefined;
   monitor?: { audit: RewardAudit; log: JsonLinesWriter | undefined };
   evolver?: RubricEvolver;
+  distill?: DistillRouteOptions;
 }
 
 async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], context: CommandContext): Promise<number> {
@@ -219,7 +223,7 @@ async function runServe(flags: ServeFlags, spec: RunSpec, replicas: string[], co
   const run = await openServeSession(flags, spec, replicas, context, logger);
   await openMonitorAndEvolver(run);
   const running = await startRewardServer(run, rubrics, adapters);
-  const routes = [...scoreRoutes, ...rlRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(run.evolver ? evolvingRubricRoutes : []), '/healthz', '/metrics'];
+  const routes = [...scoreRoutes, ...rlRoutes, ...adapters.flatMap((adapter) => adapter.routes), ...(run.evolver ? evolvingRubricRoutes : []), ...(run.distill ? distillRoutes : []), '/healthz', '/metrics'];
   context.stdout(JSON.stringify({ event: 'listening', url: running.url, host: running.host, port: running.port, pid: process.pid, routes }));
   const judges = run.session.judges;
   logger.info({ url: running.url, judge: judges[0]?.provenance.id ?? 'none', endpoints: run.pool?.size ?? (judges.length > 0 ? 1 : 0) }, 'listening');
@@ -280,29 +284,43 @@ async function openMonitorAndEvolver(run: ServeRun): Promise<void> {
   const { flags, spec, session, logger } = run;
   try {
     run.monitor = await openAudit(flags, spec, session, logger);
-    if (flags.evolveStore) await openEvolver(run, flags.evolveStore);
+    const generatorJudge = flags.evolveStore || flags.generator ? await openGeneratorModel(run) : undefined;
+    if (generatorJudge && flags.evolveStore) await openEvolver(run, generatorJudge, flags.evolveStore);
+    if (generatorJudge && flags.generator) run.distill = distillOptions(run, generatorJudge);
   } catch (error) {
     await closeServeRun(run);
     throw error;
   }
 }
 
-/** The generator behind --evolve-store, adopted by the session so that it closes with it, and the evolver's store ready. */
-async function openEvolver(run: ServeRun, evolveStore: string): Promise<void> {
+/** The model behind --generator (evolving rubrics and distillation), adopted by the session so that it closes with it. */
+async function openGeneratorModel(run: ServeRun): Promise<Judge> {
   const { flags, session } = run;
   const generator = modelFromFlags(flags, 'generator');
   refuseUnreadModelFlags(generator.models, generator.credentials, 'generator');
   const generatorJudge = await createJudge(generator.models[0], generator.credentials);
-  if (!generatorJudge) throw new RubricateError('CONFIG_INVALID', '--evolve-store needs a generator model (--generator openai:MODEL or gguf:…)', { field: 'generator' });
+  if (!generatorJudge) throw new RubricateError('CONFIG_INVALID', `${flags.evolveStore ? '--evolve-store' : '--generator'} needs a generator model (--generator openai:MODEL or gguf:…)`, { field: 'generator' });
   session.adopt(generatorJudge);
+  return generatorJudge;
+}
+
+/** The evolver over the generator model, its store ready. */
+async function openEvolver(run: ServeRun, generatorJudge: Judge, evolveStore: string): Promise<void> {
   // A Redis store answers 503 at once while it is away, as the reply store does.
-  run.evolver = createRubricEvolver({ generator: generatorJudge, store: openEvolverStateStore(evolveStore, { failFast: true }), topK: flags.evolveTopK });
+  run.evolver = createRubricEvolver({ generator: generatorJudge, store: openEvolverStateStore(evolveStore, { failFast: true }), topK: run.flags.evolveTopK });
   await run.evolver.ready();
+}
+
+/** `POST /v1/rubrics/distill` with `--generator`: the generator settings `generate --distill` uses by default, so both distil alike. */
+function distillOptions(run: ServeRun, generatorJudge: Judge): DistillRouteOptions {
+  const generator = createRubricGenerator({ generator: generatorJudge, maxAttempts: 4, timeoutMs: 300_000, concurrency: run.spec.calls.concurrency });
+  const scripted = [generatorJudge, ...run.session.judges].map((judge) => madeUpBy(judge.provenance)).find((by) => by !== undefined);
+  return { generator, ...(scripted ? { madeUpBy: scripted } : {}) };
 }
 
 /** The reward service over the session's judges, listening; on a failure everything opened is closed. */
 async function startRewardServer(run: ServeRun, rubrics: Map<string, Rubric> | undefined, adapters: ReturnType<typeof resolveAdapters>): Promise<Awaited<ReturnType<typeof startServer>>> {
-  const { flags, spec, session, monitor, evolver, logger, context } = run;
+  const { flags, spec, session, monitor, evolver, distill, logger, context } = run;
   const replicaPool = run.pool;
   try {
     const service = new RewardService({
@@ -331,6 +349,7 @@ async function startRewardServer(run: ServeRun, rubrics: Map<string, Rubric> | u
       allowOrigins: flags.allowOrigin,
       onWarning: (message) => context.stderr(message),
       ...(evolver ? { evolver } : {}),
+      ...(distill ? { distill } : {}),
     });
   } catch (error) {
     await closeServeRun(run);
