@@ -46,7 +46,7 @@ export interface ItemColumns {
 }
 
 /** One step's verdict of a step-scoped criterion (process rewards), as the drawer lists it. */
-export interface ReportStepVerdict {
+interface ReportStepVerdict {
   step: number;
   status: string;
   met: boolean | null;
