@@ -121,6 +121,7 @@ interface FailureTally {
   pointsLost: number;
   sources: number;
   exampleItem: number;
+  stepRule?: string;
 }
 
 /** Collects one results file. */
@@ -253,6 +254,7 @@ function addRecord(state: CollectState, record: ResultRecord, line: number): voi
   items.tagSets.push(tagSets.add(record.tags));
   items.lines.push(line);
   items.rubricIds.push(strings.addOptional(record.rubric_id));
+  if (Array.isArray(record.step_rewards)) (items.stepRewards ??= []).push([itemIndex, record.step_rewards]);
   if (record.error) items.errors.push(itemIndex, strings.add(String(record.error.code)), state.texts.add(redactText(String(record.error.message))));
   state.tagScores?.push(record.status === 'ok' ? itemTagScores(scoring!, scored) : null);
   state.errorTally.addResult(record);
@@ -337,7 +339,7 @@ function countCriterion(state: CollectState, criterion: GradedCriterion, textInd
     source.passed += 1;
   }
   let tally = state.failures.get(textIndex);
-  if (!tally) state.failures.set(textIndex, (tally = { points: criterion.points, evaluated: 0, failed: 0, pointsLost: 0, sources: 0, exampleItem: -1 }));
+  if (!tally) state.failures.set(textIndex, (tally = { points: criterion.points, evaluated: 0, failed: 0, pointsLost: 0, sources: 0, exampleItem: -1, ...(criterion.process ? { stepRule: stepRuleName(criterion.process) } : {}) }));
   tally.evaluated += 1;
   tally.sources |= criterion.source === 'check' ? 2 : 1;
   if (failed) {
@@ -467,6 +469,10 @@ function criterionExtras(criterion: GradedCriterion): CriterionExtras | null {
     };
     any = true;
   }
+  if (criterion.process) {
+    extras.process = reportedProcess(criterion.process);
+    any = true;
+  }
   if (criterion.cascade) {
     extras.cascade = criterion.cascade;
     any = true;
@@ -477,6 +483,28 @@ function criterionExtras(criterion: GradedCriterion): CriterionExtras | null {
     any = true;
   }
   return any ? extras : null;
+}
+
+/** A step-scoped criterion's rule and step verdicts, texts redacted. */
+function reportedProcess(process: NonNullable<GradedCriterion['process']>): NonNullable<CriterionExtras['process']> {
+  return {
+    aggregate: process.aggregate,
+    ...(process.gamma !== undefined ? { gamma: process.gamma } : {}),
+    verdicts: process.verdicts.map((verdict) => ({
+      step: verdict.step,
+      status: verdict.status,
+      met: verdict.met,
+      ...(verdict.value !== undefined ? { value: verdict.value } : {}),
+      ...(verdict.label !== undefined ? { label: verdict.label } : {}),
+      ...(verdict.explanation !== undefined ? { explanation: redactText(verdict.explanation) } : {}),
+      ...(verdict.error ? { error: { code: String(verdict.error.code), message: redactText(String(verdict.error.message)) } } : {}),
+    })),
+  };
+}
+
+/** How a report names a step criterion's rule: `min`, `mean`, `last`, or `discounted γ=0.9`. */
+function stepRuleName(process: Pick<NonNullable<GradedCriterion['process']>, 'aggregate' | 'gamma'>): string {
+  return process.aggregate === 'discounted' && process.gamma !== undefined ? `discounted γ=${process.gamma}` : process.aggregate;
 }
 
 /** An agentic judge's tool calls, on the verdict or in its error's details, as the drawer lists them (redacted, arguments cut). */
@@ -512,6 +540,7 @@ function mostFailedCriteria(failures: Map<number, FailureTally>, strings: readon
       pointsLost: tally.pointsLost,
       source: tally.sources === 3 ? 'mixed' : tally.sources === 2 ? 'check' : 'judge',
       exampleItem: tally.exampleItem,
+      ...(tally.stepRule !== undefined ? { stepRule: tally.stepRule } : {}),
     });
   }
   rows.sort((left, right) => right.failed - left.failed || right.pointsLost - left.pointsLost || left.textIndex - right.textIndex);

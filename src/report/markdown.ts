@@ -143,7 +143,8 @@ function pushMostFailed(out: string[], summary: RunSummary): void {
   if (summary.mostFailed.length === 0) return;
   out.push('## Criteria that cost the most', '');
   const rows = summary.mostFailed.slice(0, 15).map((row) => [
-    markdownCell(row.text, 110),
+    // A step criterion is folded from per-step verdicts: its rule says how.
+    row.stepRule !== undefined ? `${markdownCell(row.text, 90)} (per step, ${markdownCell(row.stepRule)})` : markdownCell(row.text, 110),
     points(row.points),
     `${integer(row.failed)} / ${integer(row.evaluated)}`,
     `${((row.failed / Math.max(1, row.evaluated)) * 100).toFixed(1)}%`,

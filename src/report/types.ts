@@ -41,6 +41,19 @@ export interface ItemColumns {
   rubricIds: number[];
   /** Flattened triples [item index, error code (string table), error message (the item's text chunk)]. */
   errors: number[];
+  /** Process rewards: pairs [item index, each step's reward (null: a step not graded, never 0)]; absent in reports without them. */
+  stepRewards?: Array<[number, Array<number | null>]>;
+}
+
+/** One step's verdict of a step-scoped criterion (process rewards), as the drawer lists it. */
+interface ReportStepVerdict {
+  step: number;
+  status: string;
+  met: boolean | null;
+  value?: number;
+  label?: string;
+  explanation?: string;
+  error?: { code: string; message: string };
 }
 
 /** Criterion verdict fields that are rare (ordinal values, probabilities, errors, skips). */
@@ -56,6 +69,8 @@ export interface CriterionExtras {
   expected_score?: number;
   /** Per-turn criteria: each turn's verdict, and how they fold into the criterion's. */
   turns?: { aggregate: string; verdicts: Array<{ turn: number; status: string; met: boolean | null; value?: number; explanation?: string; error?: { code: string; message: string } }> };
+  /** Step-scoped criteria (process rewards): the rule folding the steps (`gamma` for discounted), and each step's verdict. */
+  process?: { aggregate: string; gamma?: number; verdicts: ReportStepVerdict[] };
   /** Cascades: the judge that decided, and the escalations on the way. */
   cascade?: { decided_by: string; escalations: Array<{ judge: string; reason: string; probability?: number }> };
   /** Agentic judges: the tool calls before the verdict (or before its error), arguments as compact JSON. */
@@ -161,6 +176,8 @@ export interface FailedCriterion {
   source: 'judge' | 'check' | 'mixed';
   /** A failing item, to jump to. */
   exampleItem: number;
+  /** Step-scoped criteria (process rewards): the rule folding the steps, e.g. `min` or `discounted γ=0.9`. */
+  stepRule?: string;
 }
 
 export interface SourcePassRate {

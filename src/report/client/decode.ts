@@ -29,6 +29,7 @@ export interface DecodedCriterion {
   turns?: CriterionExtras['turns'];
   cascade?: CriterionExtras['cascade'];
   tool_calls?: CriterionExtras['tool_calls'];
+  process?: CriterionExtras['process'];
 }
 
 /** One step of a trajectory item, as its rendering numbers it. */
@@ -75,6 +76,8 @@ export interface DecodedItem {
   images?: ReportImage[];
   /** The judge calls behind the verdicts, when the run kept them (`--keep-requests`). */
   calls?: DecodedJudgeCall[];
+  /** Process rewards: each trajectory step's reward (null: a step not graded). */
+  step_rewards?: Array<number | null>;
 }
 
 /** Step kind names, by the codes `RunTexts.trajectories` uses (types.ts `trajectoryStepKinds`). */
@@ -160,6 +163,7 @@ function rubricateDecodeCriterion(run: RunData, chunk: RunTexts | null, position
     if (extras.turns) criterion.turns = extras.turns;
     if (extras.cascade) criterion.cascade = extras.cascade;
     if (extras.tool_calls) criterion.tool_calls = extras.tool_calls;
+    if (extras.process) criterion.process = extras.process;
   }
   const explanation = chunk ? chunk.explanations[position - chunk.firstCriterion] : -1;
   if (chunk && explanation >= 0) criterion.explanation = chunk.strings[explanation];
@@ -208,6 +212,9 @@ export function rubricateDecodeItem(run: RunData, chunk: RunTexts | null, index:
   for (let position = items.criteriaOffsets[index]; position < items.criteriaOffsets[index + 1]; position += 1) {
     item.criteria.push(rubricateDecodeCriterion(run, chunk, position));
   }
+  // Reports written before process rewards have no step rewards.
+  const stepRewards = (items.stepRewards || []).find(function (entry) { return entry[0] === index; });
+  if (stepRewards) item.step_rewards = stepRewards[1];
   const errorOffset = rubricateSparse(items.errors, 3).get(index);
   if (errorOffset !== undefined) {
     item.error = { code: run.strings[items.errors[errorOffset]], message: chunk ? chunk.strings[items.errors[errorOffset + 1]] : null };

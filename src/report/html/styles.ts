@@ -296,6 +296,7 @@ select.select { padding: 7px 10px; border-radius: 10px; border: 1px solid var(--
 .review-note { flex: 1 1 200px; font-size: 12.5px; }
 .chip.review-agree { background: var(--good-soft); color: var(--good); }
 .chip.review-disagree { background: var(--bad-soft); color: var(--bad); }
+.chip.error { background: var(--bad-soft); color: var(--bad); }
 .criterion.blind { border-left: 3px dashed var(--border-strong); }
 .criteria-filter { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 12px; margin-bottom: 10px; }
 .labels-line { grid-column: 2 / 4; font-size: 12.5px; color: var(--muted); }

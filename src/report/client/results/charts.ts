@@ -169,10 +169,12 @@ function mostFailedCard(context: ResultsContext, filterByCriterion: (text: strin
         title: function (items) { return wrapLines(rows[items[0].dataIndex].text, 64); },
         label: function (item) {
           const row = rows[item.dataIndex];
-          return [
+          const lines = [
             (row.points < 0 ? 'penalty applied ' : 'not met ') + formatInteger(row.failed) + ' of ' + formatInteger(row.evaluated) + ' times (' + formatPercent(row.failed / Math.max(1, row.evaluated)) + ')',
             formatPoints(row.points) + ' points · ' + formatInteger(row.pointsLost) + ' points lost · ' + row.source
           ];
+          if (row.stepRule !== undefined) lines.push('judged per step, folded by ' + row.stepRule);
+          return lines;
         }
       } } }
     }

@@ -94,7 +94,7 @@ function renderItem(state: ItemDrawerState, index: number): DrawerContent {
   const other = otherIndex >= 0 && baseline ? rubricateDecodeItem(baseline, state.textStore.chunkFor(1, otherIndex), otherIndex) : null;
   const hidden = reviews.blind && item.criteria.some(function (criterion) { return !reviews.get(item.id, criterion.id); });
   const texts = itemTexts(item, Boolean(chunk));
-  const right = h('div', { className: 'drawer-column' }, criteriaBlocks(state, item, index, other, Boolean(chunk), texts.trajectory, hidden));
+  const right = h('div', { className: 'drawer-column' }, stepRewardsBlock(item, hidden).concat(criteriaBlocks(state, item, index, other, Boolean(chunk), texts.trajectory, hidden)));
   return {
     attributes: { 'data-item-id': item.id },
     meta: [
@@ -121,6 +121,23 @@ function scoreBlock(item: DecodedItem, other: DecodedItem | null, hidden: boolea
     if (delta !== null) block.appendChild(h('div', { className: 'num ' + (delta > 0 ? 'up' : delta < 0 ? 'down' : 'faint'), text: formatSigned(delta), style: { 'font-weight': '650' } }));
   }
   return block;
+}
+
+/**
+ * Process rewards: each trajectory step's reward from the step criteria (hidden in blind review,
+ * as the score is). A step not graded shows as an error, never as 0.
+ */
+function stepRewardsBlock(item: DecodedItem, hidden: boolean): HTMLElement[] {
+  if (!item.step_rewards) return [];
+  const rewards = hidden ? [h('span', { className: 'num muted', text: 'blind review: shown once every criterion is reviewed' })] : item.step_rewards.map(function (reward, index) {
+    return h('span', {
+      className: 'chip num' + (reward === null ? ' error' : ''),
+      text: 'step ' + (index + 1) + ': ' + (reward === null ? 'error (not graded)' : formatScore(reward, 3)),
+      title: reward === null ? 'a step criterion is in error at this step: no reward' : null,
+      data: { testid: 'step-reward', step: index + 1, reward: reward === null ? 'error' : String(reward) }
+    });
+  });
+  return [h('div', { className: 'block-title', text: 'Step rewards' }), h('div', { className: 'criteria-summary', data: { testid: 'step-rewards' } }, rewards)];
 }
 
 /** The left column: the item's error, the conversation, the response (or its trajectory, whose steps criteria cite), reference and metadata. */
@@ -288,6 +305,7 @@ function criterionCard(state: ItemDrawerState, item: DecodedItem, criterion: Dec
 function criterionMeta(criterion: DecodedCriterion, concealed: boolean): HTMLElement[] {
   const metaParts = [h('span', { className: 'chip', text: criterion.source === 'check' ? 'check' : 'judge' })];
   if (criterion.kind === 'hard_rule') metaParts.push(h('span', { className: 'chip', text: 'hard rule' }));
+  if (criterion.process) metaParts.push(h('span', { className: 'chip', text: 'per step · ' + stepRule(criterion.process), title: 'judged at every step of the trajectory, folded by this rule', data: { testid: 'step-rule' } }));
   criterion.tags.forEach(function (tag) { metaParts.push(h('span', { className: 'chip', text: tag, title: tag })); });
   metaParts.push(h('span', { className: 'mono', text: criterion.id }));
   if (!concealed) {
@@ -310,6 +328,7 @@ function appendCriterionDetails(state: ItemDrawerState, element: HTMLElement, it
   if (flipped && previous && previous.explanation) element.appendChild(h('div', { className: 'explanation' }, [h('b', { text: 'Baseline ' + (previous.source === 'check' ? 'check' : 'judge') + ': ' }), previous.explanation]));
   if (criterion.turns) element.appendChild(turnsBlock(criterion.turns));
   if (criterion.tool_calls) element.appendChild(toolCallsBlock(criterion.tool_calls));
+  if (criterion.process) element.appendChild(processBlock(criterion.process));
   const labelled = labels ? labels.at(position) : null;
   if (labelled) {
     element.appendChild(h('div', { className: 'labels-line' + (labels!.disagrees(position) ? ' disagree' : ''), data: { testid: 'labels' } }, [
@@ -332,6 +351,27 @@ function turnsBlock(turns: NonNullable<DecodedCriterion['turns']>): HTMLElement 
     ]);
   });
   return h('div', { className: 'explanation turns', data: { testid: 'turns' } }, [h('span', { text: 'per turn (' + turns.aggregate + ' of the turns):' }), h('ul', {}, rows)]);
+}
+
+/** A step criterion's rule: `min`, `mean`, `last`, or `discounted γ=0.9`. */
+function stepRule(process: NonNullable<DecodedCriterion['process']>): string {
+  return process.aggregate === 'discounted' && isNumber(process.gamma) ? 'discounted γ=' + process.gamma : process.aggregate;
+}
+
+/** A step criterion's verdicts, one row per trajectory step, and the rule folding them; a step in error shows its reason, never a 0. */
+function processBlock(process: NonNullable<DecodedCriterion['process']>): HTMLElement {
+  const rows = process.verdicts.map(function (verdict) {
+    const outcome = verdict.status === 'error' ? 'error' : verdict.status === 'skipped' ? 'skipped' : verdict.met === true ? 'met' : verdict.met === false ? 'not met' : 'no verdict';
+    const graded = verdict.status === 'ok';
+    return h('li', { data: { testid: 'process-step', step: verdict.step, verdict: outcome } }, [
+      h('b', { text: 'step ' + verdict.step + ': ' + outcome }),
+      graded && isNumber(verdict.value) ? ' · value ' + formatScore(verdict.value, 2) : '',
+      graded && verdict.label !== undefined ? ' · label ' + verdict.label : '',
+      verdict.explanation ? ' ' + verdict.explanation : '',
+      verdict.error ? ' ' + verdict.error.code + ': ' + verdict.error.message : ''
+    ]);
+  });
+  return h('div', { className: 'explanation turns process', data: { testid: 'process' } }, [h('span', { text: 'per step (' + stepRule(process) + ' of the steps):' }), h('ol', {}, rows)]);
 }
 
 /** An agentic judge's tool calls before the verdict, in order, each with what came back or why it failed. */
