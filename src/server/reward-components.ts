@@ -22,20 +22,9 @@ import type { RewardResult } from './rewards.js';
 export const axisTagPrefix = 'axis:';
 const criterionPrefix = 'criterion:';
 
-/** Default weights per rubric object: rubrics are shared and never changed (RubricCache), so each is worked out once. */
-const defaultWeightsOf = new WeakMap<Rubric, Readonly<Record<string, number>>>();
-
 /** The components of a rubric, name → weight, in the rubric's order. */
 export function componentWeights(rubric: Rubric): Record<string, number> {
   if (rubric.rewardComponents) return rubric.rewardComponents;
-  const known = defaultWeightsOf.get(rubric);
-  if (known) return { ...known };
-  const weights = defaultWeights(rubric);
-  defaultWeightsOf.set(rubric, { ...weights });
-  return weights;
-}
-
-function defaultWeights(rubric: Rubric): Record<string, number> {
   const axes = [...new Set(rubric.criteria.flatMap((criterion) => criterion.tags.filter((tag) => tag.startsWith(axisTagPrefix))))];
   const names = axes.length > 0 ? axes : rubric.criteria.map((criterion) => `${criterionPrefix}${criterion.id}`);
   return Object.fromEntries(names.map((name) => [name, 1]));
@@ -96,7 +85,7 @@ export function attachComponents(results: RewardResult[], rubrics: ReadonlyArray
   results.forEach((result, index) => {
     const rubric = rubrics[index];
     const weights = componentWeights(rubric);
-    const values = okValues(result, rubric, weights, scoring);
+    const values = componentValues(result, Object.keys(weights), scoring);
     result.reward_components = values;
     if (!rubric.rewardComponents) return;
     result.reward_weights = weights;
@@ -104,23 +93,4 @@ export function attachComponents(results: RewardResult[], rubrics: ReadonlyArray
     const sum = weightedComponentSum(values, weights);
     if (sum !== null) result.reward = sum;
   });
-}
-
-interface KnownValues {
-  rubric: Rubric;
-  scoring: Scoring;
-  values: Readonly<Record<string, number | null>>;
-}
-
-/** Component values of ok results by their criteria (a reused grading shares its record's criteria, never changed). */
-const valuesOfCriteria = new WeakMap<readonly GradedCriterion[], KnownValues>();
-
-/** `componentValues`, worked out once per ok grading, rubric and scoring (a cached reward asked again); a copy each time. */
-function okValues(result: RewardResult, rubric: Rubric, weights: Record<string, number>, scoring: Scoring): Record<string, number | null> {
-  if (result.status !== 'ok' || result.fallback) return componentValues(result, Object.keys(weights), scoring);
-  const known = valuesOfCriteria.get(result.criteria);
-  if (known && known.rubric === rubric && known.scoring === scoring) return { ...known.values };
-  const values = componentValues(result, Object.keys(weights), scoring);
-  valuesOfCriteria.set(result.criteria, { rubric, scoring, values: { ...values } });
-  return values;
 }

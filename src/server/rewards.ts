@@ -61,21 +61,9 @@ export function fallbackValue(policy: ErrorPolicy): number | undefined {
   return policy.kind === 'fallback' ? policy.value : undefined;
 }
 
-/** Whether a record's verdicts are made up, once per record (a cached reward reuses its record, which is never changed). */
-const madeUpRecords = new WeakMap<ResultRecord, boolean>();
-
-function recordIsMadeUp(record: ResultRecord): boolean {
-  let madeUp = madeUpRecords.get(record);
-  if (madeUp === undefined) {
-    madeUp = isMadeUp(record);
-    madeUpRecords.set(record, madeUp);
-  }
-  return madeUp;
-}
-
 export function toRewardResult(record: ResultRecord, id = record.id): RewardResult {
   const usage = record.usage ?? emptyUsage();
-  const scripted = recordIsMadeUp(record) ? { scripted: true as const } : {};
+  const scripted = isMadeUp(record) ? { scripted: true as const } : {};
   if (record.status === 'ok' && record.score !== null) {
     const result: RewardResult = { id, reward: record.score, status: 'ok', criteria: record.criteria, usage, ...scripted };
     if (record.gated) result.gated = true;
