@@ -245,7 +245,9 @@ export async function startJudgeProcess(config: JudgeConfig): Promise<{ child: C
 }
 
 export async function startServeProcess(judgeUrl: string, extra: string[]): Promise<{ child: Child; url: string; pid: number }> {
-  const child = startChild(['bin/rubricate.js', 'serve', '--port', '0', '--judge', 'openai:bench-judge', '--judge-base-url', judgeUrl, '--log-level', 'warn', ...extra]);
+  // RUBRICATE_BENCH_SERVE_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=prof`) profiles the server under test alone.
+  const nodeArgs = (process.env.RUBRICATE_BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = startChild([...nodeArgs, 'bin/rubricate.js', 'serve', '--port', '0', '--judge', 'openai:bench-judge', '--judge-base-url', judgeUrl, '--log-level', 'warn', ...extra]);
   const line = await child.nextLine((entry) => entry.event === 'listening', 30_000);
   return { child, url: String(line.url), pid: child.process.pid as number };
 }

@@ -40,5 +40,14 @@ describe('stringifyWithFloatRewards', () => {
     expect(stringifyWithFloatRewards({ a: [1, 2.5], b: 3, c: { a: 4 } }, new Set(['a']))).toBe('{"a":[1.0,2.5],"b":3,"c":{"a":4.0}}');
     expect(stringifyWithFloatRewards({ 'a.b': 1, ab: 2 }, new Set(['a.b']))).toBe('{"a.b":1.0,"ab":2}');
   });
+  it('writes answers with components under each result part by part, with floats only under float keys', () => {
+    const result = { id: 'q1', reward: 1, status: 'ok', criteria: [{ id: 'c0', points: 2, met: true, explanation: '"score":5' }], usage: { calls: 8, cache_hits: 0 }, reward_components: { accuracy: 1, safety: null }, reward_weights: { accuracy: 2, safety: 1 }, at: new Date(0) };
+    expect(stringifyWithFloatRewards(result)).toBe(
+      '{"id":"q1","reward":1.0,"status":"ok","criteria":[{"id":"c0","points":2,"met":true,"explanation":"\\"score\\":5"}],"usage":{"calls":8,"cache_hits":0},"reward_components":{"accuracy":1.0,"safety":null},"reward_weights":{"accuracy":2.0,"safety":1.0},"at":"1970-01-01T00:00:00.000Z"}',
+    );
+    const batch = { results: [result, undefined, { reward: null, reward_components: {} }], fallbacks: 0, skipped: undefined };
+    const text = stringifyWithFloatRewards(batch);
+    expect(text).toBe(`{"results":[${stringifyWithFloatRewards(result)},null,{"reward":null,"reward_components":{}}],"fallbacks":0}`);
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(batch)));
+  });
 });
-

@@ -75,7 +75,31 @@ export function stringifyWithFloatRewards(value: unknown, keys: ReadonlySet<stri
   const patterns = floatPatterns(keys);
   const text = JSON.stringify(value) as string | undefined;
   if (text === undefined) return 'null';
-  if (patterns.composite.test(text)) return write(value, false, keys);
+  if (patterns.composite.test(text)) return writeParts(value, keys, patterns);
+  return text.replace(patterns.integer, '$1.0');
+}
+
+/**
+ * A value holding a float key with an array or object under it (every reward result has
+ * `reward_components`): plain objects and arrays are written part by part, each part outside
+ * a float key the fast way above, so only the small float subtrees are walked by `write`.
+ */
+function writeParts(value: unknown, keys: ReadonlySet<string>, patterns: FloatPatterns): string {
+  if (value === null || typeof value !== 'object' || typeof (value as { toJSON?: unknown }).toJSON === 'function') return write(value, false, keys);
+  if (Array.isArray(value)) return `[${value.map((entry) => (entry === undefined || typeof entry === 'function' ? 'null' : fastPart(entry, keys, patterns))).join(',')}]`;
+  const parts: string[] = [];
+  for (const [key, entry] of Object.entries(value)) {
+    if (entry === undefined || typeof entry === 'function') continue;
+    parts.push(`${JSON.stringify(key)}:${keys.has(key) ? write(entry, true, keys) : fastPart(entry, keys, patterns)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+function fastPart(value: unknown, keys: ReadonlySet<string>, patterns: FloatPatterns): string {
+  if (value === null || typeof value !== 'object') return write(value, false, keys);
+  const text = JSON.stringify(value) as string | undefined;
+  if (text === undefined) return 'null';
+  if (patterns.composite.test(text)) return writeParts(value, keys, patterns);
   return text.replace(patterns.integer, '$1.0');
 }
 

@@ -46,7 +46,9 @@ export function observeRequests({ service, state, logger, routes }: ObserveOptio
       const seconds = (performance.now() - started) / 1000;
       const status = context.res.status;
       service.metrics.recordRequest(route, status, seconds);
-      if (logger) {
+      // No request line is built when its level is off (`--log-level warn`: the hot path of cached rewards).
+      const level = status >= 500 && status !== 503 ? 'warn' : 'info';
+      if (logger?.isLevelEnabled(level)) {
         const line = {
           request_id: requestId,
           method: context.req.method,
@@ -57,8 +59,7 @@ export function observeRequests({ service, state, logger, routes }: ObserveOptio
           fallbacks: context.get('fallbacks') || undefined,
         };
         // A 503 refusal is the queue doing its job, not a server fault: it is logged as info.
-        if (status >= 500 && status !== 503) logger.warn(line, 'request');
-        else logger.info(line, 'request');
+        logger[level](line, 'request');
       }
     }
   };
