@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { defaultSampling } from '../src/pipeline/defaults.js';
@@ -412,17 +412,20 @@ async function timedCli(args: string[]): Promise<{ wallMs: number; cpuMs: number
   const bin = resolve(process.cwd(), 'bin/rubricate.js');
   const quoted = [process.execPath, bin, ...args].map((part) => `'${part.replace(/'/g, `'\\''`)}'`).join(' ');
   const started = performance.now();
+  // The CLI's stderr goes to a file of its own (bash's `times` writes to stdout), shown when the run fails.
+  const errors = join(mkdtempSync(join(tmpdir(), 'rubricate-bench-cli-')), 'stderr.txt');
   const output = await new Promise<string>((resolvePromise, reject) => {
-    const child = spawn('bash', ['-c', `${quoted} >/dev/null 2>/tmp/rubricate-bench-cli.err; status=$?; times; exit $status`], {
+    const child = spawn('bash', ['-c', `${quoted} >/dev/null 2>'${errors}'; status=$?; times; exit $status`], {
       stdio: ['ignore', 'pipe', 'inherit'],
       // The built CLI, as an installed package runs it (run.ts builds it first).
       env: { ...process.env, RUBRICATE_USE_BUILD: '1' },
     });
     let text = '';
     child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    child.on('close', (code) => (code === 0 || code === 3 ? resolvePromise(text) : reject(new Error(`rubricate exited ${code}`))));
+    child.on('close', (code) => (code === 0 || code === 3 ? resolvePromise(text) : reject(new Error(`rubricate exited ${code}: ${existsSync(errors) ? readFileSync(errors, 'utf8').slice(-2000) : ''}`))));
   });
   const wallMs = performance.now() - started;
+  rmSync(join(errors, '..'), { recursive: true, force: true });
   const times = parseBashTimes(output);
   if (!times) throw new Error(`could not read CPU times from: ${output}`);
   return { wallMs, cpuMs: times.childrenUserMs + times.childrenSystemMs };
