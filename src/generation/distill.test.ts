@@ -7,7 +7,8 @@ import { test } from '../testing/vitest-fixtures.js';
 import { Grader } from '../pipeline/grader.js';
 import { readPreferencePairs } from './contrastive.js';
 import { distillRubric } from './distill.js';
-import { answer, fencedBlocks, generatorAndJudge, mentions, type FakeCriterion } from './fixtures/fake-generator.js';
+import { answer, fencedBlocks, generatorAndJudge, mentions, taskOf, type FakeCriterion } from './fixtures/fake-generator.js';
+import { binaryVerdict } from '../testing/fake-judge.js';
 import { createRubricGenerator } from './generator.js';
 
 const pairs = resolve(__dirname, 'fixtures/distill-pairs.jsonl');
@@ -136,5 +137,32 @@ describe('distillRubric (library): several generators', () => {
     expect(because).toMatchObject({ points: 4, sources: ['openai:writer-a#1', 'openai:writer-b#1'], agree: 3, disagree: 0, status: 'selected' });
     const merged = rubric!.criteria.find((criterion) => criterion.text.includes('"because"'))!;
     expect(merged.metadata?.merge).toMatchObject({ clamped_from: 5, merged: [{ source: 'openai:writer-a#1', points: 3 }] });
+  });
+});
+
+describe('distillRubric (library): failed verdicts on the labelled pairs', () => {
+  test('are said with their count (counted for neither response); when every one fails, the judge is the error, not the rubric', async ({ startJudge, connectJudge }) => {
+    const failing = { all: false };
+    const fake = await startJudge((request) => {
+      const task = taskOf(request);
+      if (task === 'grade' && (failing.all || request.response?.includes('maples'))) return { status: 500, body: { error: { message: 'judge down' } } };
+      if (task === 'grade') return { content: binaryVerdict(request.response?.includes('because') ?? false) };
+      if (task === 'distill') return { content: answer([mentions('because')]) };
+      return { content: answer([mentions('because')]) };
+    });
+    const generators = [createRubricGenerator({ generator: connectJudge(fake, { model: 'writer' }), minCriteria: 1, maxCriteria: 5, retryBaseDelayMs: 1, maxAttempts: 1 })];
+    const grader = new Grader({ judge: connectJudge(fake, { model: 'judge' }), scoring: 'weighted_mean', calls: { retryBaseDelayMs: 1, maxAttempts: 1 } });
+    const { pairs } = await readPreferencePairs(resolve(__dirname, 'fixtures/distill-pairs.jsonl'), 'pairs');
+    const notices: string[] = [];
+    await distillRubric({ pairs }, { generators, grader, limits: { hardenPairs: 0 }, onNotice: (message) => notices.push(message) });
+    // Only pair a1's preferred response names maples: its verdict fails, the other pairs' do not.
+    expect(notices.find((message) => /^\d+ of \d+ verdicts on the labelled pairs failed \(the judge's errors\)/.test(message))).toMatch(/^1 of \d+ verdicts/);
+
+    failing.all = true;
+    const error = await distillRubric({ pairs }, { generators, grader, limits: { hardenPairs: 0 } }).then(
+      () => undefined,
+      (caught: { code?: string; message: string }) => caught,
+    );
+    expect(error).toMatchObject({ code: 'RUBRIC_NOT_DISTILLED', message: expect.stringMatching(/no candidate could be evaluated; \d+ verdicts on the labelled pairs failed \(all \d+/) });
   });
 });

@@ -337,6 +337,7 @@ function finishDistill(state: DistillState): DistillResult {
   const pairCount = state.evaluationPairs.length;
   const orderingOf = (set: readonly Candidate[]) => (set.length === 0 ? null : pairOrdering(set.map((candidate) => ({ points: candidate.criterion.points ?? 1, evaluation: candidate.evaluation! })), pairCount));
   report.ordering = { distilled: orderingOf(selected), all_aligned: orderingOf(state.candidates.filter(isAligned)) };
+  reportFailedVerdicts(state, pairCount);
   let rubric = selected.length > 0 ? rubricOfCandidates(selected, distilledMetadata(state)) : undefined;
   if (rubric === undefined) notice(state, 'no candidate favoured the preferred responses more often than the rejected ones: no rubric written');
   if (rubric && state.options.repair) rubric = applyRepair(state, rubric, selected);
@@ -345,6 +346,20 @@ function finishDistill(state: DistillState): DistillResult {
   for (const generator of state.options.generators) addUsage(report.usage.generator, generator.usage);
   report.usage.judge = state.judgeUsage;
   return { rubric, report };
+}
+
+/**
+ * Verdicts on the labelled pairs that failed are said, never passed over: each counts for neither
+ * response (0 in the selection's vectors). When every one failed, nothing was evaluated: the
+ * judge's failure is the error, not a rubric that favoured nothing.
+ */
+function reportFailedVerdicts(state: DistillState, pairCount: number): void {
+  const evaluated = state.candidates.filter((candidate) => candidate.evaluation !== undefined);
+  const failed = evaluated.reduce((sum, candidate) => sum + candidate.evaluation!.errors, 0);
+  const total = evaluated.length * pairCount;
+  if (failed === 0) return;
+  if (failed === total) throw new RubricateError('RUBRIC_NOT_DISTILLED', `no rubric was distilled: no candidate could be evaluated; ${failed} verdicts on the labelled pairs failed (all ${total}, the judge's errors)`);
+  notice(state, `${failed} of ${total} verdicts on the labelled pairs failed (the judge's errors): each counted for neither response, in the selection too`);
 }
 
 function distilledMetadata(state: DistillState): Record<string, unknown> {
