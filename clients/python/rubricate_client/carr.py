@@ -109,8 +109,19 @@ def _history(sample: Any, metadata: Dict[str, Any]) -> List[Dict[str, Any]]:
     if isinstance(metadata.get("history"), list):
         return list(metadata["history"])
     prompt = getattr(sample, "prompt", None)
-    messages = list(plain(prompt)) if isinstance(prompt, (list, tuple)) else [{"role": "user", "content": str(prompt or "")}]
-    return messages + [{"role": "assistant", "content": str(getattr(sample, "response", "") or "")}]
+    response = getattr(sample, "response", None)
+    if prompt is None or response is None:
+        # An empty answer is a trajectory CaRR grades; a sample without one is not a trajectory at all.
+        raise RubricateConfigError("CONFIG_INVALID", "a CaRR sample needs metadata.history, or a prompt and a response")
+    messages = list(plain(prompt)) if isinstance(prompt, (list, tuple)) else [{"role": "user", "content": str(prompt)}]
+    return messages + [{"role": "assistant", "content": str(response)}]
+
+
+def _reference(label: Any, ratio: float, where: str) -> str:
+    """The reference answer the outcome reward is judged against: required unless the reward is the rubric's alone."""
+    if label is None and ratio < 1:
+        raise RubricateConfigError("CONFIG_INVALID", "CaRR's outcome reward needs the reference answer (%s); without one only rubric_reward_ratio=1 can be scored" % where)
+    return "" if label is None else str(label)
 
 
 def sample_body(sample: Any, ratio: Optional[float] = None) -> Dict[str, Any]:
@@ -127,8 +138,8 @@ def sample_body(sample: Any, ratio: Optional[float] = None) -> Dict[str, Any]:
     environment = dict(plain(environment))
     if "rubric_reward_ratio" not in environment:
         environment["rubric_reward_ratio"] = float(DEFAULT_RATIO if ratio is None else ratio)
-    label = getattr(sample, "label", None)
-    return {"history": plain(_history(sample, metadata)), "label": "" if label is None else str(label), "task_unfinished": bool(metadata.get("task_unfinished", False)), "remote_env_info": environment}
+    label = _reference(getattr(sample, "label", None), float(environment["rubric_reward_ratio"]), "the sample's label")
+    return {"history": plain(_history(sample, metadata)), "label": label, "task_unfinished": bool(metadata.get("task_unfinished", False)), "remote_env_info": environment}
 
 
 def _slime_settings(args: Any) -> Tuple[Optional[str], Optional[float]]:
@@ -166,7 +177,7 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
             raise RubricateConfigError("CONFIG_INVALID", "CaRR's compute_score needs extra_info.question and extra_info.rubrics (and the trajectory in extra_info.history)")
         history = list(info.get("history") or []) + [{"role": "assistant", "content": solution_str}]
         ratio = float(info.get("rubric_reward_ratio", reward_kwargs.get("ratio", DEFAULT_RATIO)))
-        body = carr_body(history, "" if ground_truth is None else str(ground_truth), info["question"], info["rubrics"], ratio=ratio, task_unfinished=bool(info.get("task_unfinished", False)))
+        body = carr_body(history, _reference(ground_truth, ratio, "ground_truth"), info["question"], info["rubrics"], ratio=ratio, task_unfinished=bool(info.get("task_unfinished", False)))
         answer = evaluate(body, base_url=reward_kwargs.get("base_url"), token=reward_kwargs.get("token"))
     except (RubricateError, ValueError) as error:
         raise _abort(error) from error

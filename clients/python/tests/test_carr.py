@@ -18,8 +18,8 @@ import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List
 
-from rubricate_client import RubricateAbort, RubricateError
-from rubricate_client.carr import carr_body, compute_score, evaluate, evaluate_group, slime_carr_group_rm, slime_carr_rm
+from rubricate_client import RubricateAbort, RubricateConfigError, RubricateError
+from rubricate_client.carr import carr_body, compute_score, evaluate, evaluate_group, sample_body, slime_carr_group_rm, slime_carr_rm
 
 from .support import ServeProcess, node_available
 
@@ -194,7 +194,17 @@ class CarrClientTest(unittest.TestCase):
         calls = judge.calls
         with self.assertRaises(RubricateAbort):
             compute_score("carr", ANSWER, "Fight Night 7", {"history": TOOLS}, base_url=serve.url, token="carr-token")
+        # No reference answer: the outcome reward cannot be judged (never against an empty one).
+        with self.assertRaises(RubricateAbort):
+            compute_score("carr", ANSWER, None, {"history": TOOLS, "question": QUESTION, "rubrics": RUBRICS}, base_url=serve.url, token="carr-token")
+        with self.assertRaises(RubricateConfigError):
+            sample_body(slime_sample(label=None))
+        # A sample with neither a history nor a response is not a trajectory.
+        with self.assertRaises(RubricateConfigError):
+            sample_body(types.SimpleNamespace(prompt=QUESTION, label="Fight Night 7", metadata={"question": QUESTION, "rubrics": RUBRICS}))
         self.assertEqual(judge.calls, calls)
+        # Only the rubric's reward (ratio 1) needs no reference.
+        self.assertEqual(sample_body(slime_sample(label=None), ratio=1.0)["label"], "")
 
 
 if __name__ == "__main__":
