@@ -17,6 +17,7 @@ import {
   parseRunSpec,
   registerJudge,
   scoreFile,
+  wrapJudge,
   type CompareOptions,
   type CompareRecord,
   type CompareSummary,
@@ -28,6 +29,7 @@ import {
   type ImportRecord,
   type Item,
   type Judge,
+  type JudgeMiddleware,
   type JudgeBackend,
   type JudgeBuild,
   type Metrics,
@@ -87,6 +89,13 @@ expectTypeOf<CompareSummary>().toBeObject();
 // createJudge: `none` is no judge, a prefixed spec is one.
 expectTypeOf(createJudge({ model: 'none' })).resolves.toEqualTypeOf<undefined>();
 expectTypeOf(createJudge({ model: 'openai:gpt-4.1-mini' })).resolves.toEqualTypeOf<Judge>();
+
+// wrapJudge: a judge in, a judge out (with a close); a middleware that is not one does not compile.
+declare const someJudge: Judge;
+expectTypeOf(wrapJudge(someJudge, {})).toMatchTypeOf<Judge & { close(): Promise<void> }>();
+expectTypeOf<JudgeMiddleware['wrapComplete']>().parameter(0).toHaveProperty('doComplete');
+// @ts-expect-error a middleware has no `complete`: it wraps the inner judge's
+wrapJudge(someJudge, { complete: async () => ({ text: '' }) });
 // registerJudge: a backend of one's own, declaring what it reads.
 expectTypeOf(registerJudge).parameters.toEqualTypeOf<[string, JudgeBackend]>();
 expectTypeOf<JudgeBackend['create']>().toEqualTypeOf<(build: JudgeBuild) => Promise<Judge | undefined>>();

@@ -21,6 +21,7 @@ export type { Importer, ImportOptions, PairwiseImporter, ResultsImporter } from 
 export type { ImportRecord, InvalidRecord } from './rubric/records.js';
 
 export type { Judge, JudgeCapabilities, JudgeRequest, JudgeReply, JudgeProvenance, ChatMessage } from './judges/types.js';
+export { wrapJudge, type JudgeMiddleware, type WrappedCall, type WrappedJudge } from './judges/middleware.js';
 export { createJudge, registerJudge, defaultJudgeSpec, unreadSettings, type JudgeBackend, type JudgeBuild, type JudgeBuildOptions, type JudgeSpec, type JudgePrefix } from './judges/registry.js';
 export {
   parseRunSpec,

@@ -7,7 +7,7 @@ import { buildReport, renderReport, writeReport } from '../src/entries/report.js
 import { createServer, defaultHost, defaultPort, groupAdvantages, parseErrorPolicy, RewardService, startServer } from '../src/entries/server.js';
 import { defaultCachePath, openReplyStore, RedisReplyStore, SqliteReplyStore } from '../src/entries/store.js';
 import { batchedVerdicts, binaryVerdict, buildTinyGguf, parseGradingPrompt, startFakeJudge, writeTinyGguf } from '../src/entries/testing.js';
-import { aggregate, Comparer, CompareSummaryBuilder, costOf, createJudge, defaultCheckRunner, defaultJudgeSpec, defaultSampling, defaultScoringName, errorCodes, getItemImporter, getPairwiseImporter, getResultsImporter, getScoring, grade, gradeFile, Grader, modelSpecSchema, normalizeItem, normalizeRubric, parseRunSpec, readResults, registerJudge, registerScoring, resultRecordSchema, RubricateError, rubricateVersion, rubricHash, runCheck, runSpecSchema, scoreFile, scoringNames, toScoredItem, unreadSettings, type Usage, validateCheck, withFailedAsZero } from '../src/index.js';
+import { aggregate, Comparer, CompareSummaryBuilder, costOf, createJudge, defaultCheckRunner, defaultJudgeSpec, defaultSampling, defaultScoringName, errorCodes, getItemImporter, getPairwiseImporter, getResultsImporter, getScoring, grade, gradeFile, Grader, modelSpecSchema, normalizeItem, normalizeRubric, parseRunSpec, readResults, registerJudge, registerScoring, resultRecordSchema, RubricateError, rubricateVersion, rubricHash, runCheck, runSpecSchema, scoreFile, scoringNames, toScoredItem, unreadSettings, type Usage, validateCheck, withFailedAsZero, wrapJudge } from '../src/index.js';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
@@ -59,6 +59,22 @@ export async function rubricate__getResultsImporter(): Promise<void> {
 /** rubricate: getPairwiseImporter (src/formats/index.ts) */
 export async function rubricate__getPairwiseImporter(): Promise<void> {
   for await (const record of getPairwiseImporter('judgebench').read('judgebench.jsonl', {})) console.log(record.kind);
+}
+
+/** rubricate: wrapJudge (src/judges/middleware.ts) */
+export async function rubricate__wrapJudge(): Promise<void> {
+  const judge = await createJudge({ model: 'openai:gpt-4.1-mini' });
+  const seconds: number[] = [];
+  const timed = wrapJudge(judge, {
+    async wrapComplete({ doComplete }) {
+      const started = performance.now();
+      try {
+        return await doComplete();
+      } finally {
+        seconds.push((performance.now() - started) / 1000);
+      }
+    },
+  });
 }
 
 /** rubricate: createJudge (src/judges/registry.ts) */

@@ -38,6 +38,9 @@ export interface JudgeMiddleware {
  *
  * @example
  * ```ts
+ * import { createJudge, wrapJudge } from 'rubricate';
+ * const judge = await createJudge({ model: 'openai:gpt-4.1-mini' });
+ * const seconds: number[] = [];
  * const timed = wrapJudge(judge, {
  *   async wrapComplete({ doComplete }) {
  *     const started = performance.now();
