@@ -24,7 +24,7 @@ import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 PROJECT_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
@@ -242,6 +242,49 @@ class FakeJudge:
 
     def close(self) -> None:
         self.held.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class ScriptedChatJudge:
+    """A loopback OpenAI-compatible judge whose reply to each call is ``reply(last user text)``:
+    a string is the assistant's content, ``None`` an HTTP 500 (a failed call). ``calls`` counts them."""
+
+    def __init__(self, reply: Callable[[str], Optional[str]]) -> None:
+        self.calls = 0
+        judge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))).decode("utf-8"))
+                judge.calls += 1
+                text = next((message["content"] for message in reversed(body.get("messages", [])) if message.get("role") == "user"), "")
+                content = reply(text)
+                if content is None:
+                    status, payload = 500, {"error": {"message": "scripted failure"}}
+                else:
+                    status, payload = 200, {"id": "fake", "object": "chat.completion", "model": "fake", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
+                data = json.dumps(payload).encode("utf-8")
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = _Server(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, args=(POLL_INTERVAL,), daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
 

@@ -12,16 +12,14 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 import types
 import unittest
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from rubricate_client import RubricateAbort, RubricateConfigError, RubricateError
 from rubricate_client.carr import carr_body, compute_score, evaluate, evaluate_group, sample_body, slime_carr_group_rm, slime_carr_rm
 
-from .support import ServeProcess, node_available
+from .support import ScriptedChatJudge, ServeProcess, node_available
 
 QUESTION = "Which event, refereed by a former judoka, took place in a capital city?"
 RUBRICS = ["<E0> took place in <E1>.", "<E1> is the capital of <E2>.", "<E3> refereed <E0>.", "<E4> wrote a book about <E5>.", "<E0> was held in 2019.", "<E6> sponsored <E0>."]
@@ -53,10 +51,11 @@ def _block(tag: str, text: str) -> str:
     return match.group(2) if match else ""
 
 
-def carr_reply(text: str) -> str:
+def carr_reply(text: str) -> Optional[str]:
+    """CaRR's three prompts answered by rule; a response holding ``judge-breaks`` gets HTTP 500."""
     response = _block("response", text)
     if "judge-breaks" in response:
-        raise ValueError("scripted failure")
+        return None
     if "Reference answer:" in text:
         reference = _block("reference", text)
         correct = reference in response
@@ -74,51 +73,7 @@ def carr_reply(text: str) -> str:
     return "Support analysis by rule.\n\n```json\n" + json.dumps(marks) + "\n```"
 
 
-class CarrJudge:
-    """A loopback OpenAI-compatible judge answering CaRR's prompts by the rule above; a response
-    holding ``judge-breaks`` gets HTTP 500."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        judge = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))).decode("utf-8"))
-                judge.calls += 1
-                text = next((message["content"] for message in reversed(body.get("messages", [])) if message.get("role") == "user"), "")
-                try:
-                    status, payload = 200, {"id": "fake", "object": "chat.completion", "model": "fake", "choices": [{"index": 0, "message": {"role": "assistant", "content": carr_reply(text)}, "finish_reason": "stop"}]}
-                except ValueError:
-                    status, payload = 500, {"error": {"message": "scripted failure"}}
-                data = json.dumps(payload).encode("utf-8")
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-judge: CarrJudge
+judge: ScriptedChatJudge
 serve: ServeProcess
 
 
@@ -126,7 +81,7 @@ def setUpModule() -> None:
     global judge, serve
     if not node_available():
         raise unittest.SkipTest("node or bin/rubricate.js not found: the CaRR tests need the real server")
-    judge = CarrJudge()
+    judge = ScriptedChatJudge(carr_reply)
     serve = ServeProcess(judge.base_url, token="carr-token")
 
 

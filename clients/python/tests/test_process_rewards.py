@@ -11,63 +11,25 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import unittest
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from rubricate_client import RubricateClient
 
-from .support import ServeProcess, node_available
+from .support import ScriptedChatJudge, ServeProcess, node_available
 
 
-def step_judge_reply(text: str) -> Any:
+def step_judge_reply(text: str) -> Optional[str]:
+    """Step k met when k is odd; step 2 of a trajectory holding ``judge-breaks`` gets HTTP 500."""
     step = re.search(r"\(Process step (\d+) of \d+:", text)
     if step is None:
-        return {"explanation": "by rule", "criteria_met": "Paris" in text}
+        return json.dumps({"explanation": "by rule", "criteria_met": "Paris" in text})
     if step.group(1) == "2" and "judge-breaks" in text:
         return None
-    return {"explanation": "by rule", "criteria_met": int(step.group(1)) % 2 == 1}
+    return json.dumps({"explanation": "by rule", "criteria_met": int(step.group(1)) % 2 == 1})
 
 
-class StepJudge:
-    def __init__(self) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))).decode("utf-8"))
-                text = next((message["content"] for message in reversed(body.get("messages", [])) if message.get("role") == "user"), "")
-                reply = step_judge_reply(text)
-                if reply is None:
-                    status, payload = 500, {"error": {"message": "scripted failure"}}
-                else:
-                    status, payload = 200, {"id": "fake", "object": "chat.completion", "model": "fake", "choices": [{"index": 0, "message": {"role": "assistant", "content": json.dumps(reply)}, "finish_reason": "stop"}]}
-                data = json.dumps(payload).encode("utf-8")
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-judge: StepJudge
+judge: ScriptedChatJudge
 serve: ServeProcess
 
 
@@ -75,7 +37,7 @@ def setUpModule() -> None:
     global judge, serve
     if not node_available():
         raise unittest.SkipTest("node or bin/rubricate.js not found: the process-reward tests need the real server")
-    judge = StepJudge()
+    judge = ScriptedChatJudge(step_judge_reply)
     serve = ServeProcess(judge.base_url)
 
 
