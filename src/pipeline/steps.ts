@@ -8,13 +8,13 @@
  * worked. A trajectory over `--max-steps` steps is refused before any call.
  */
 import type { GradedItem } from '../engine/engine.js';
-import { addUsage, emptyUsage } from '../engine/usage.js';
+import { emptyUsage } from '../engine/usage.js';
 import { RubricateError } from '../errors.js';
 import type { CriterionResult, StepResult } from '../grading/types.js';
 import type { Criterion, Item, StepAggregate } from '../rubric/schema.js';
 import { hasStepCriteria, itemAtStep, tooManySteps, trajectoryStepSpans } from '../rubric/steps.js';
 import { hasPerTurnCriteria } from '../rubric/turns.js';
-import { gradeByTurn } from './turns.js';
+import { gradeByTurn, gradedFromParts } from './turns.js';
 import { aggregateSteps, stepAggregateName } from '../scoring/step-aggregate.js';
 
 const defaultStepAggregate: StepAggregate = { rule: 'mean' };
@@ -46,19 +46,7 @@ export async function gradeBySteps(item: Item, grade: (part: Item) => Promise<Gr
     const perStep = stepResults.map((results, index) => ({ step: index + 1, result: { ...results.get(criterion.id)!, criterion } }));
     return foldSteps(criterion, perStep, aggregate);
   });
-  const usage = emptyUsage();
-  for (const graded of gradings) addUsage(usage, graded.usage);
-  const fromStore = gradings.every((graded) => graded.fromStore === true);
-  const gated = gradings.some((graded) => graded.gated);
-  return {
-    item,
-    status: criteria.some((result) => result.status === 'error') && !gated ? 'error' : 'ok',
-    criteria,
-    gated,
-    usage,
-    ...(fromStore ? { fromStore } : {}),
-    ...(gradings.some((graded) => graded.calls) ? { calls: gradings.flatMap((graded) => graded.calls ?? []) } : {}),
-  };
+  return gradedFromParts(item, criteria, gradings);
 }
 
 /** Every criterion in error with the bound's reason, no call made. */

@@ -36,11 +36,18 @@ export async function gradeByTurn(item: Item, grade: (atTurn: Item) => Promise<G
     if (criterion.turn === undefined) return perTurn[0].result;
     return foldTurns(criterion, perTurn, aggregate);
   });
+  return gradedFromParts(item, criteria, gradings);
+}
+
+/**
+ * One item's grading from the gradings of its parts (turns, steps, the whole): their usage and
+ * calls added up, from the store only when every part was. `--abstain fail`: an abstention in any
+ * part fails the item, as it would the item of that part.
+ */
+export function gradedFromParts(item: Item, criteria: CriterionResult[], gradings: readonly GradedItem[]): GradedItem {
   const usage = emptyUsage();
   for (const graded of gradings) addUsage(usage, graded.usage);
   const fromStore = gradings.every((graded) => graded.fromStore === true);
-  const calls = gradings.flatMap((graded) => graded.calls ?? []);
-  // `--abstain fail`: an abstention on any turn fails the item, as it would the item of that turn.
   const gated = gradings.some((graded) => graded.gated);
   return {
     item,
@@ -49,7 +56,7 @@ export async function gradeByTurn(item: Item, grade: (atTurn: Item) => Promise<G
     gated,
     usage,
     ...(fromStore ? { fromStore } : {}),
-    ...(gradings.some((graded) => graded.calls) ? { calls } : {}),
+    ...(gradings.some((graded) => graded.calls) ? { calls: gradings.flatMap((graded) => graded.calls ?? []) } : {}),
   };
 }
 
