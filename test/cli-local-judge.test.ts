@@ -185,4 +185,31 @@ describe('rubricate grade with the embedded local judge (real node-llama-cpp, ti
       measured.plans.map((plan) => [plan.plan, plan.calls, plan.prefillTokensPerCriterion, plan.reusedTokensPerCriterion]),
     );
   }, hangGuard(180_000));
+
+  test('bench-local grades a plan on two sequences at once, measures batched decode, and --quick projects it', async ({ tempDir: directory }) => {
+    const model = await writeTinyGguf({ path: join(directory, 'tiny-true.gguf'), bias: 'true' });
+    const plan = 'per-criterion, short explanation, prefix reuse, 2 sequences';
+    const common = ['bench-local', '--model', model, '--criteria', '4', '--threads', '1', '--json', '--plans', plan];
+    type Report = {
+      projected: boolean;
+      batchedDecode: Array<{ width: number; stepSeconds: number; tokensPerSecond: number }>;
+      plans: Array<{ plan: string; criteria: number; calls: number; errors: number; secondsPerCriterion: number; reusedTokensPerCriterion: number; arithmeticSecondsPerCriterion: number }>;
+    };
+    const measuredRun = await runCliInProcess(common);
+    expect(measuredRun.code, measuredRun.stderr).toBe(0);
+    const measured = JSON.parse(measuredRun.stdout) as Report;
+    expect(measured.batchedDecode.map((speed) => speed.width)).toEqual([1, 2]);
+    for (const speed of measured.batchedDecode) expect(speed.tokensPerSecond).toBeCloseTo((speed.width / speed.stepSeconds), 6);
+    expect(measured.plans.map((entry) => [entry.plan, entry.criteria, entry.calls, entry.errors])).toEqual([[plan, 4, 4, 0]]);
+    // The second sequence loads the item's shared context instead of evaluating it.
+    expect(measured.plans[0].reusedTokensPerCriterion).toBeGreaterThan(0);
+    expect(measured.plans[0].arithmeticSecondsPerCriterion).toBeGreaterThan(0);
+
+    const quickRun = await runCliInProcess([...common, '--quick']);
+    expect(quickRun.code, quickRun.stderr).toBe(0);
+    const quick = JSON.parse(quickRun.stdout) as Report;
+    expect(quick.projected).toBe(true);
+    expect(quick.plans.map((entry) => [entry.plan, entry.criteria, entry.calls])).toEqual([[plan, 4, 4]]);
+    expect(quick.plans[0].secondsPerCriterion).toBeGreaterThan(0);
+  }, hangGuard(120_000));
 });

@@ -13,10 +13,10 @@ import os from 'node:os';
 import { RubricateError } from '../errors.js';
 import { withExplanationLength } from '../grading/explanation.js';
 import type { ExplanationLength, GradingPlan } from '../spec/run-spec.js';
-import type { ChatMessage } from '../judges/types.js';
+import type { ChatMessage, Judge } from '../judges/types.js';
 import { wrapJudge } from '../judges/middleware.js';
 import { createLlamaCppJudge, defaultLocalThreadsNow, type InferenceProfile, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
-import { measureRawThroughput, type RawThroughput } from '../judges/llamacpp/measurement.js';
+import { measureBatchedDecode, measureRawThroughput, type BatchedDecodeSpeed, type RawThroughput } from '../judges/llamacpp/measurement.js';
 import type { Item, ItemInput } from '../rubric/schema.js';
 import { createStrategy, Grader } from './grader.js';
 
@@ -28,6 +28,11 @@ export interface LocalGradingPlan {
   verdict: 'boolean' | 'probability';
   /** Keep the KV cache of the prompt prefix an item's criteria share. */
   reusePrefix: boolean;
+  /**
+   * Sequences of the context grading an item's criteria at once (default 1): the item's shared
+   * context evaluated once and loaded into the others, their tails and decode steps in shared batches.
+   */
+  sequences?: number;
 }
 
 /** A benchmark plan as the grader's plan. */
@@ -49,6 +54,10 @@ export const localGradingPlans: LocalGradingPlan[] = [
   { name: 'batched K=4, full explanation', criteriaPerCall: 4, explanation: 'full', verdict: 'boolean', reusePrefix: true },
   { name: 'batched all, full explanation', criteriaPerCall: Number.POSITIVE_INFINITY, explanation: 'full', verdict: 'boolean', reusePrefix: true },
   { name: 'batched all, short explanation', criteriaPerCall: Number.POSITIVE_INFINITY, explanation: 'short', verdict: 'boolean', reusePrefix: true },
+  { name: 'per-criterion, short explanation, prefix reuse, 2 sequences', criteriaPerCall: 1, explanation: 'short', verdict: 'boolean', reusePrefix: true, sequences: 2 },
+  { name: 'per-criterion, short explanation, prefix reuse, 4 sequences', criteriaPerCall: 1, explanation: 'short', verdict: 'boolean', reusePrefix: true, sequences: 4 },
+  { name: 'per-criterion, full explanation, prefix reuse, 4 sequences', criteriaPerCall: 1, explanation: 'full', verdict: 'boolean', reusePrefix: true, sequences: 4 },
+  { name: 'per-criterion, no explanation, prefix reuse, 4 sequences', criteriaPerCall: 1, explanation: 'none', verdict: 'boolean', reusePrefix: true, sequences: 4 },
 ];
 
 /** Mean criteria per example of the 100-example HealthBench set (oss_eval_first100: 1,157 criteria). */
@@ -130,6 +139,8 @@ export interface LocalBenchmarkReport {
   /** The 1-minute load average when the run started and when it ended. */
   loadAverage: { start: number; end: number };
   raw: RawThroughput;
+  /** Raw decode speed with several sequences per step, at each width the plans use (with the single-sequence figure for comparison). */
+  batchedDecode?: BatchedDecodeSpeed[];
   plans: PlanMeasurement[];
   peakRssMb: number;
   /** True for `projectLocalBenchmark`: plan times computed from raw speed and token counts, not measured. */
@@ -156,74 +167,122 @@ export async function runLocalBenchmark(options: LocalBenchmarkOptions): Promise
   progress(`raw llama.cpp throughput (${threads} thread(s)) …`);
   const raw = await measureRawThroughput(options.modelPath, { threads });
   progress(`raw: prefill ${raw.prefillTokensPerSecond.toFixed(1)} tokens/s, decode ${raw.decodeTokensPerSecond.toFixed(2)} tokens/s`);
+  const plansToRun = options.plans ?? localGradingPlans;
+  const batchedDecode = await measureWidths(options.modelPath, threads, plansToRun, progress);
   const plans: PlanMeasurement[] = [];
   const items = takeCriteria(options.items, options.criteriaPerPlan ?? 12);
-  const every = options.progressEvery ?? 4;
-  for (const plan of options.plans ?? localGradingPlans) {
+  for (const plan of plansToRun) {
     progress(`plan: ${plan.name} …`);
-    const profile = emptyProfile();
-    const calls: InferenceProfile[] = [];
-    const loadStarted = process.hrtime.bigint();
-    const local = await createLlamaCppJudge({
-      model: options.modelPath,
-      threads,
-      sequences: 1,
-      contextSize: options.contextSize ?? 4096,
-      reusePrefix: plan.reusePrefix,
-      onInference: (call) => void calls.push(call),
-    });
-    profile.loadSeconds = secondsSince(loadStarted);
-    const judge = withExplanationLength(local, plan.explanation, options.pinExplanations ?? false);
+    plans.push(await measurePlan(options, plan, { threads, raw, batchedDecode, items, progress }));
+  }
+  return { ...finishReport(threads, raw, plans, false, loadAtStart), ...(batchedDecode.length > 0 ? { batchedDecode } : {}) };
+}
+
+/** Raw decode speed at each batch width the plans use beyond one sequence (none when every plan uses one). */
+async function measureWidths(modelPath: string, threads: number, plans: readonly LocalGradingPlan[], progress: (message: string) => void): Promise<BatchedDecodeSpeed[]> {
+  const widths = [...new Set(plans.map((plan) => plan.sequences ?? 1).filter((width) => width > 1))].sort((left, right) => left - right);
+  if (widths.length === 0) return [];
+  const speeds = await measureBatchedDecode(modelPath, { threads, widths: [1, ...widths] });
+  progress(`raw batched decode: ${speeds.map((speed) => `${speed.width} at once ${(speed.stepSeconds * 1000).toFixed(0)} ms/step (${speed.tokensPerSecond.toFixed(1)} tokens/s)`).join(', ')}`);
+  return speeds;
+}
+
+/** Decode tokens per second at a plan's width: the raw single-sequence speed, or the batched figure measured with the same threads. */
+function decodeSpeedFor(plan: LocalGradingPlan, raw: RawThroughput, batchedDecode: readonly BatchedDecodeSpeed[]): number {
+  const width = plan.sequences ?? 1;
+  if (width === 1) return raw.decodeTokensPerSecond;
+  const one = batchedDecode.find((speed) => speed.width === 1);
+  const wide = batchedDecode.find((speed) => speed.width === width);
+  // Scaled to this run's single-sequence figure, so plans compare on one footing.
+  return one && wide ? raw.decodeTokensPerSecond * (wide.tokensPerSecond / one.tokensPerSecond) : raw.decodeTokensPerSecond;
+}
+
+interface PlanRun {
+  threads: number;
+  raw: RawThroughput;
+  batchedDecode: readonly BatchedDecodeSpeed[];
+  items: Item[];
+  progress: (message: string) => void;
+}
+
+/** Grades the items under one plan through the real pipeline, with `plan.sequences` calls at once. */
+async function measurePlan(options: LocalBenchmarkOptions, plan: LocalGradingPlan, run: PlanRun): Promise<PlanMeasurement> {
+  const { raw, items, progress } = run;
+  const sequences = plan.sequences ?? 1;
+  const profile = emptyProfile();
+  const calls: InferenceProfile[] = [];
+  const loadStarted = process.hrtime.bigint();
+  const local = await createLlamaCppJudge({
+    model: options.modelPath,
+    threads: run.threads,
+    sequences,
+    contextSize: options.contextSize ?? 4096,
+    reusePrefix: plan.reusePrefix,
+    onInference: (call) => void calls.push(call),
+  });
+  profile.loadSeconds = secondsSince(loadStarted);
+  try {
     const expectedCalls = (await countPlanTokens(local, plan, items)).calls;
-    let judgeSeconds = 0;
-    const counting = wrapJudge(judge, {
-      overrideCapabilities: (inner) => ({ ...inner.capabilities, maxConcurrency: 1 }),
-      async wrapComplete({ doComplete }) {
-        const started = process.hrtime.bigint();
-        try {
-          return await doComplete();
-        } finally {
-          judgeSeconds += secondsSince(started);
-          // A line every few calls (each call of a batched plan): minutes pass between plans on a 4B model.
-          if (plan.criteriaPerCall !== 1 || calls.length % every === 0) progress(`  ${calls.length} call(s) of ${expectedCalls}, ${(judgeSeconds / calls.length).toFixed(2)} s/call so far`);
-        }
-      },
+    const timing = { judgeSeconds: 0 };
+    const counting = progressReportingJudge(withExplanationLength(local, plan.explanation, options.pinExplanations ?? false), { plan, calls, expectedCalls, every: options.progressEvery ?? 4, progress, timing });
+    const grader = new Grader({
+      judge: counting,
+      calls: { concurrency: sequences, maxAttempts: 1, timeoutMs: 3_600_000 },
+      plan: { ...gradingPlanOf(plan), sampling: { temperature: 0, maxTokens: plan.criteriaPerCall === 1 ? 512 : 4096 } },
     });
-    try {
-      const grader = new Grader({
-        judge: counting,
-        calls: { concurrency: 1, maxAttempts: 1, timeoutMs: 3_600_000 },
-        plan: { ...gradingPlanOf(plan), sampling: { temperature: 0, maxTokens: plan.criteriaPerCall === 1 ? 512 : 4096 } },
-      });
+    const started = process.hrtime.bigint();
+    let criteria = 0;
+    let errors = 0;
+    const itemFirstCalls: number[] = [];
+    for (const item of items) {
+      itemFirstCalls.push(calls.length);
+      const record = await grader.gradeItem(item);
+      for (const criterion of record.criteria ?? []) {
+        criteria += 1;
+        if (criterion.status !== 'ok') errors += 1;
+      }
+    }
+    const wallSeconds = secondsSince(started);
+    const tokens = sumCalls(calls);
+    const ideal = await countPlanTokens(local, { ...plan, reusePrefix: true }, items);
+    const arithmetic = (ideal.prefillTokens / raw.prefillTokensPerSecond + tokens.generatedTokens / decodeSpeedFor(plan, raw, run.batchedDecode)) / Math.max(1, criteria);
+    const measured = planFigures(plan, { criteria, calls: calls.length, errors, wallSeconds }, tokens, arithmetic);
+    // Stages add up to the wall time only when calls run one at a time.
+    if (sequences === 1) {
+      addCallProfiles(profile, calls, new Set(itemFirstCalls));
+      profile.engineSeconds = Math.max(0, wallSeconds - timing.judgeSeconds);
+      measured.profile = profile;
+    }
+    progress(
+      `  ${criteria} criteria in ${wallSeconds.toFixed(1)} s (${measured.secondsPerCriterion.toFixed(2)} s/criterion, ${measured.ratioToArithmetic.toFixed(2)}× the arithmetic ${arithmetic.toFixed(2)} s, ${errors} errors)`,
+    );
+    return measured;
+  } finally {
+    await local.close();
+  }
+}
+
+/** The judge as the benchmark calls it: capped at the plan's sequences, timed, with a progress line every few calls. */
+function progressReportingJudge(
+  judge: Judge,
+  context: { plan: LocalGradingPlan; calls: readonly InferenceProfile[]; expectedCalls: number; every: number; progress: (message: string) => void; timing: { judgeSeconds: number } },
+): Judge {
+  const { plan, calls, timing } = context;
+  return wrapJudge(judge, {
+    overrideCapabilities: (inner) => ({ ...inner.capabilities, maxConcurrency: plan.sequences ?? 1 }),
+    async wrapComplete({ doComplete }) {
       const started = process.hrtime.bigint();
-      let criteria = 0;
-      let errors = 0;
-      const itemFirstCalls: number[] = [];
-      for (const item of items) {
-        itemFirstCalls.push(calls.length);
-        const record = await grader.gradeItem(item);
-        for (const criterion of record.criteria ?? []) {
-          criteria += 1;
-          if (criterion.status !== 'ok') errors += 1;
+      try {
+        return await doComplete();
+      } finally {
+        timing.judgeSeconds += secondsSince(started);
+        // A line every few calls (each call of a batched plan): minutes pass between plans on a 4B model.
+        if (plan.criteriaPerCall !== 1 || calls.length % context.every === 0) {
+          context.progress(`  ${calls.length} call(s) of ${context.expectedCalls}, ${(timing.judgeSeconds / Math.max(1, calls.length)).toFixed(2)} s/call so far`);
         }
       }
-      const wallSeconds = secondsSince(started);
-      addCallProfiles(profile, calls, new Set(itemFirstCalls));
-      profile.engineSeconds = Math.max(0, wallSeconds - judgeSeconds);
-      const tokens = sumCalls(calls);
-      const ideal = await countPlanTokens(local, { ...plan, reusePrefix: true }, items);
-      const arithmetic = (ideal.prefillTokens / raw.prefillTokensPerSecond + tokens.generatedTokens / raw.decodeTokensPerSecond) / Math.max(1, criteria);
-      const measured = planFigures(plan, { criteria, calls: calls.length, errors, wallSeconds }, tokens, arithmetic);
-      measured.profile = profile;
-      plans.push(measured);
-      progress(
-        `  ${criteria} criteria in ${wallSeconds.toFixed(1)} s (${measured.secondsPerCriterion.toFixed(2)} s/criterion, ${measured.ratioToArithmetic.toFixed(2)}× the arithmetic ${arithmetic.toFixed(2)} s, ${errors} errors)`,
-      );
-    } finally {
-      await local.close();
-    }
-  }
-  return finishReport(threads, raw, plans, false, loadAtStart);
+    },
+  });
 }
 
 function secondsSince(started: bigint): number {
@@ -338,9 +397,11 @@ export async function projectLocalBenchmark(options: LocalBenchmarkOptions): Pro
   progress(`raw: prefill ${raw.prefillTokensPerSecond.toFixed(1)} tokens/s, decode ${raw.decodeTokensPerSecond.toFixed(2)} tokens/s; probing each explanation length …`);
   const items = takeCriteria(options.items, options.criteriaPerPlan ?? 12);
   const plansToProject = options.plans ?? localGradingPlans;
+  const batchedDecode = await measureWidths(options.modelPath, threads, plansToProject, progress);
   const calls: InferenceProfile[] = [];
   const judge = await createLlamaCppJudge({ model: options.modelPath, threads, sequences: 1, contextSize: options.contextSize ?? 4096, onInference: (call) => void calls.push(call) });
   const plans: PlanMeasurement[] = [];
+  const parallel: Array<{ plan: LocalGradingPlan; tokens: ParallelPlanTokens }> = [];
   try {
     // One probe per explanation length and kind of reply the plans use: per criterion (value by value) or batched (one grammar).
     const probes = new Map<string, CallProbe>();
@@ -353,31 +414,84 @@ export async function projectLocalBenchmark(options: LocalBenchmarkOptions): Pro
       probes.set(key, probe);
       progress(`  probe (${key}): ${describeProbe(probe)}`);
     }
-    for (const plan of plansToProject) {
-      const probe = probes.get(probeKey(plan)) as CallProbe;
-      const counts = await countPlanTokens(judge, plan, items);
-      const ideal = await countPlanTokens(judge, { ...plan, reusePrefix: true }, items);
-      let seconds = 0;
-      let generatedTokens = 0;
-      for (const call of counts.perCall) {
-        const generated = probe.generatedTokensPerCriterion * call.criteria;
-        generatedTokens += generated;
-        seconds += probe.overheadSeconds + call.evaluatedTokens / raw.prefillTokensPerSecond + Math.max(0, generated - probe.tokensOutsideDecodeSteps) * probe.decodeStepSeconds + probe.verdictStepSeconds;
-      }
-      const arithmetic = (ideal.prefillTokens / raw.prefillTokensPerSecond + generatedTokens / raw.decodeTokensPerSecond) / Math.max(1, counts.criteria);
-      plans.push(
-        planFigures(
-          plan,
-          { criteria: counts.criteria, calls: counts.calls, errors: 0, wallSeconds: seconds },
-          { promptTokens: counts.promptTokens, reusedTokens: counts.reusedTokens, forcedTokens: 0, generatedTokens },
-          arithmetic,
-        ),
-      );
-    }
+    for (const plan of plansToProject.filter((entry) => (entry.sequences ?? 1) === 1)) plans.push(await projectPlan(judge, plan, probes.get(probeKey(plan)) as CallProbe, items, raw));
+    for (const plan of plansToProject.filter((entry) => (entry.sequences ?? 1) > 1)) parallel.push({ plan, tokens: await parallelPlanTokens(judge, plan, items) });
   } finally {
     await judge.close();
   }
-  return finishReport(threads, raw, plans, true, loadAtStart);
+  // After the single-sequence judge is closed: each of these loads the model with its own sequences.
+  for (const { plan, tokens } of parallel) plans.push(await projectParallelPlan(options, plan, tokens, { threads, raw, batchedDecode, items, progress }));
+  // In the order asked for.
+  plans.sort((left, right) => plansToProject.findIndex((plan) => plan.name === left.plan) - plansToProject.findIndex((plan) => plan.name === right.plan));
+  return { ...finishReport(threads, raw, plans, true, loadAtStart), ...(batchedDecode.length > 0 ? { batchedDecode } : {}) };
+}
+
+/** One sequence: each call's prompt tokens at the raw prefill speed plus the probe's per-call figures. */
+async function projectPlan(judge: LlamaCppJudge, plan: LocalGradingPlan, probe: CallProbe, items: Item[], raw: RawThroughput): Promise<PlanMeasurement> {
+  const counts = await countPlanTokens(judge, plan, items);
+  const ideal = await countPlanTokens(judge, { ...plan, reusePrefix: true }, items);
+  let seconds = 0;
+  let generatedTokens = 0;
+  for (const call of counts.perCall) {
+    const generated = probe.generatedTokensPerCriterion * call.criteria;
+    generatedTokens += generated;
+    seconds += probe.overheadSeconds + call.evaluatedTokens / raw.prefillTokensPerSecond + Math.max(0, generated - probe.tokensOutsideDecodeSteps) * probe.decodeStepSeconds + probe.verdictStepSeconds;
+  }
+  const arithmetic = (ideal.prefillTokens / raw.prefillTokensPerSecond + generatedTokens / raw.decodeTokensPerSecond) / Math.max(1, counts.criteria);
+  return planFigures(
+    plan,
+    { criteria: counts.criteria, calls: counts.calls, errors: 0, wallSeconds: seconds },
+    { promptTokens: counts.promptTokens, reusedTokens: counts.reusedTokens, forcedTokens: 0, generatedTokens },
+    arithmetic,
+  );
+}
+
+/** What the projection of a several-sequence plan needs from the tokenizer: the probe item's and each item's shape, and the plan's token counts. */
+interface ParallelPlanTokens {
+  probe: ItemShape;
+  items: ItemShape[];
+  counts: PlanTokenCounts;
+}
+
+interface ItemShape {
+  criteria: number;
+  /** Prompt tokens the item's calls share (the first two calls' common prefix). */
+  sharedTokens: number;
+}
+
+function probeItemFor(plan: LocalGradingPlan, items: Item[]): Item {
+  return { ...items[0], rubric: { ...items[0].rubric, criteria: items[0].rubric.criteria.slice(0, 2 * (plan.sequences ?? 1)) } };
+}
+
+async function parallelPlanTokens(judge: LlamaCppJudge, plan: LocalGradingPlan, items: Item[]): Promise<ParallelPlanTokens> {
+  const strategy = createStrategy(gradingPlanOf(plan));
+  const shape = (item: Item): ItemShape => {
+    const tasks = strategy.plan(item, item.rubric.criteria);
+    const first = judge.promptTokenIds(tasks[0].request.messages);
+    const second = tasks[1] ? judge.promptTokenIds(tasks[1].request.messages) : first;
+    let shared = 0;
+    while (shared < Math.min(first.length, second.length) && first[shared] === second[shared]) shared += 1;
+    return { criteria: item.rubric.criteria.length, sharedTokens: shared };
+  };
+  return { probe: shape(probeItemFor(plan, items)), items: items.map(shape), counts: await countPlanTokens(judge, plan, items) };
+}
+
+/**
+ * Several sequences: an item costs its shared context once (at the raw prefill speed) plus one
+ * round per `sequences` criteria. A probe grades the first item's first two rounds of criteria
+ * the plan's way; a round is what that took beyond the shared context, halved.
+ */
+async function projectParallelPlan(options: LocalBenchmarkOptions, plan: LocalGradingPlan, tokens: ParallelPlanTokens, run: PlanRun): Promise<PlanMeasurement> {
+  const width = plan.sequences ?? 1;
+  const measured = await measurePlan({ ...options, progressEvery: Number.POSITIVE_INFINITY }, plan, { ...run, items: [probeItemFor(plan, run.items)], progress: () => undefined });
+  const rounds = (criteria: number) => Math.ceil(criteria / width);
+  const roundSeconds = Math.max(0, measured.wallSeconds - tokens.probe.sharedTokens / run.raw.prefillTokensPerSecond) / rounds(tokens.probe.criteria);
+  run.progress(`  probe (${plan.name}): ${roundSeconds.toFixed(2)} s per round of ${width} criteria beyond the shared context`);
+  const seconds = tokens.items.reduce((sum, shape) => sum + shape.sharedTokens / run.raw.prefillTokensPerSecond + rounds(shape.criteria) * roundSeconds, 0);
+  const { counts } = tokens;
+  const generatedTokens = measured.generatedTokensPerCriterion * counts.criteria;
+  const arithmetic = (counts.prefillTokens / run.raw.prefillTokensPerSecond + generatedTokens / decodeSpeedFor(plan, run.raw, run.batchedDecode)) / Math.max(1, counts.criteria);
+  return planFigures(plan, { criteria: counts.criteria, calls: counts.calls, errors: 0, wallSeconds: seconds }, { promptTokens: counts.promptTokens, reusedTokens: counts.reusedTokens, forcedTokens: 0, generatedTokens }, arithmetic);
 }
 
 /** What one call after an item's first costs, measured. */
@@ -530,6 +644,9 @@ export function formatLocalBenchmark(report: LocalBenchmarkReport, modelLabel: s
   lines.push(
     `raw: prefill ${fixed(report.raw.prefillTokensPerSecond, 1)} tokens/s (${report.raw.prefillTokens} tokens), decode ${fixed(report.raw.decodeTokensPerSecond, 2)} tokens/s (${report.raw.decodeTokens} tokens)`,
   );
+  if (report.batchedDecode) {
+    lines.push(`raw decode with several sequences per step: ${report.batchedDecode.map((speed) => `${speed.width} at once ${fixed(speed.stepSeconds * 1000, 0)} ms/step (${fixed(speed.tokensPerSecond, 1)} tokens/s)`).join(', ')}`);
+  }
   lines.push('arithmetic: each item\'s shared context once, each call\'s own prompt tail, and the tokens the model chose, at the raw speeds above');
   if (report.projected) lines.push('plan times projected from each plan\'s exact prompt-token counts and the probes\' per-call figures (not graded)');
   lines.push('');

@@ -37,12 +37,30 @@ export function contextText(state: LocalModelState, messages: ChatMessage[]) {
   return state.chatWrapper.generateContextState({ chatHistory: history });
 }
 
+/** A call's prompt as the model evaluates it: the chat template's rendering and its tokens. */
+export interface PreparedPrompt {
+  readonly rendered: ReturnType<typeof contextText>;
+  readonly tokens: Token[];
+}
+
+export function preparePrompt(state: LocalModelState, request: JudgeRequest): PreparedPrompt {
+  const rendered = contextText(state, request.messages);
+  return { rendered, tokens: rendered.contextText.tokenize(state.model.tokenizer) };
+}
+
+/** How a call shares its prompt's prefix with the context's other sequences (`prefix-snapshots.ts`). */
+export interface PrefixSharing {
+  /** Prompt tokens loaded from another sequence's saved state before this call. */
+  copiedTokens: number;
+  /** Saves the evaluated prefix for other sequences: the prompt but its last token is evaluated first, then this runs. */
+  publish?: (sequence: LlamaContextSequence) => Promise<void>;
+}
+
 /** One call on a borrowed sequence: refused up front when prompt and reply cannot fit. */
-export async function generate(state: LocalModelState, sequence: LlamaContextSequence, request: JudgeRequest, signal: AbortSignal): Promise<JudgeReply> {
+export async function generate(state: LocalModelState, sequence: LlamaContextSequence, request: JudgeRequest, prompt: PreparedPrompt, signal: AbortSignal, sharing?: PrefixSharing): Promise<JudgeReply> {
   const { model } = state;
   const clock = stageClock();
-  const rendered = contextText(state, request.messages);
-  const promptTokens = rendered.contextText.tokenize(model.tokenizer);
+  const promptTokens = prompt.tokens;
   if (request.maxTokens !== undefined && (!Number.isInteger(request.maxTokens) || request.maxTokens < 1)) {
     throw new RubricateError('JUDGE_REQUEST_REJECTED', 'maxTokens must be a positive integer', { field: 'maxTokens' });
   }
@@ -52,6 +70,7 @@ export async function generate(state: LocalModelState, sequence: LlamaContextSeq
   throwIfAborted(signal);
   const profile: InferenceProfile = {
     reusedTokens: reused,
+    copiedTokens: Math.min(reused, sharing?.copiedTokens ?? 0),
     promptTokens: promptTokens.length - reused,
     forcedTokens: 0,
     generatedTokens: 0,
@@ -61,12 +80,28 @@ export async function generate(state: LocalModelState, sequence: LlamaContextSeq
     verdictSeconds: 0,
     ownSeconds: 0,
   };
+  const pending = await publishPrefix(sequence, promptTokens, reused, sharing, profile, clock);
+  throwIfAborted(signal);
   const call: PreparedCall = { state, sequence, request, profile, signal, wantProbabilities: request.logprobs !== undefined, topAlternatives: Math.max(0, Math.floor(request.logprobs?.top ?? 0)) };
   const reply = fields
-    ? await generateFieldByField(call, promptTokens.slice(reused), fields, maxTokens)
-    : await generateFree(call, promptTokens.slice(reused), rendered.stopGenerationTriggers, maxTokens);
+    ? await generateFieldByField(call, pending, fields, maxTokens)
+    : await generateFree(call, pending, prompt.rendered.stopGenerationTriggers, maxTokens);
   state.onInference?.(profile);
   return { ...reply, usage: { inputTokens: promptTokens.length + profile.forcedTokens, outputTokens: profile.generatedTokens, cachedInputTokens: reused } };
+}
+
+/**
+ * For a call that publishes its prefix: evaluates the prompt but its last token (the KV cells
+ * a fresh evaluation of the whole prompt computes for those positions) and saves the state
+ * for the other sequences; the last token then leads the first decoding step as usual.
+ */
+async function publishPrefix(sequence: LlamaContextSequence, promptTokens: Token[], reused: number, sharing: PrefixSharing | undefined, profile: InferenceProfile, clock: { lap(): number }): Promise<Token[]> {
+  if (!sharing?.publish || promptTokens.length - 1 <= reused) return promptTokens.slice(reused);
+  await sequence.evaluateWithoutGeneratingNewTokens(promptTokens.slice(reused, -1));
+  profile.promptSeconds += clock.lap();
+  await sharing.publish(sequence);
+  profile.prepareSeconds += clock.lap();
+  return promptTokens.slice(-1);
 }
 
 /** The reply tokens a call may generate: the request's, or what the context leaves; JUDGE_CONTEXT_OVERFLOW when they do not fit. */

@@ -21,11 +21,13 @@ import { RubricateError } from '../../errors.js';
 import { seededRandom } from '../../util/random.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest } from '../types.js';
 import { chatWrapperFor } from './chat-wrapper.js';
-import { contextText, generate } from './generate.js';
+import { contextText, generate, preparePrompt } from './generate.js';
 import { abortError, describe, throwIfAborted, toJudgeError } from './local-errors.js';
 import type { InferenceProfile, LocalModelState } from './local-model.js';
 import { resolveModelReference, type DownloadProgress } from './model-file.js';
 import { ResourcePool } from './pool.js';
+import { PrefixSnapshots, sharedPrefixLength, type PrefixPlan } from './prefix-snapshots.js';
+import { batchWhenAllQueued, type BatchingState } from './batching.js';
 import { getSharedLlama, loadNodeLlamaCpp } from './runtime.js';
 
 export type { InferenceProfile } from './local-model.js';
@@ -84,9 +86,15 @@ interface LocalJudgeState {
   readonly local: LocalModelState;
   readonly context: LlamaContext;
   readonly pool: ResourcePool<SequenceSlot>;
+  /** Item prefixes shared between sequences (several sequences with prefix reuse only). */
+  readonly snapshots: PrefixSnapshots | undefined;
+  readonly batching: BatchingState;
   readonly inFlight: Set<Promise<unknown>>;
   closed: boolean;
 }
+
+/** A prefix is shared through a saved state only when it spares at least this many tokens of prefill. */
+const minSharedPrefixTokens = 64;
 
 function checkOptions(options: LlamaCppJudgeOptions): void {
   const sequences = options.sequences ?? 1;
@@ -99,7 +107,7 @@ function checkOptions(options: LlamaCppJudgeOptions): void {
   }
 }
 
-async function loadModelAndContext(llama: Llama, modelPath: string, options: LlamaCppJudgeOptions, threads: number): Promise<{ model: LlamaModel; context: LlamaContext }> {
+async function loadModelAndContext(llama: Llama, modelPath: string, options: LlamaCppJudgeOptions, threads: number, batching: BatchingState): Promise<{ model: LlamaModel; context: LlamaContext }> {
   let model: LlamaModel;
   try {
     model = await llama.loadModel({ modelPath });
@@ -111,6 +119,7 @@ async function loadModelAndContext(llama: Llama, modelPath: string, options: Lla
       contextSize: options.contextSize ?? Math.min(model.trainContextSize || defaultMaxContextSize, defaultMaxContextSize),
       sequences: options.sequences ?? 1,
       threads,
+      ...((options.sequences ?? 1) > 1 ? { batching: { dispatchSchedule: batchWhenAllQueued(batching) } } : {}),
     });
     return { model, context };
   } catch (error) {
@@ -148,7 +157,9 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
   });
   const llama = await getSharedLlama();
   const threads = options.threads ?? defaultLocalThreads(llama.cpuMathCores, os.loadavg()[0]);
-  const { model, context } = await loadModelAndContext(llama, modelPath, options, threads);
+  const batching: BatchingState = { decoding: 0, context: undefined };
+  const { model, context } = await loadModelAndContext(llama, modelPath, options, threads, batching);
+  batching.context = context;
   const local: LocalModelState = {
     nodeLlamaCpp,
     model,
@@ -160,7 +171,8 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
     verdictTokenIds: undefined,
     verdictBias: undefined,
   };
-  const state: LocalJudgeState = { local, context, pool: new ResourcePool(sequenceSlots(context, sequences)), inFlight: new Set(), closed: false };
+  const snapshots = sequences > 1 && local.reusePrefix ? new PrefixSnapshots({ minSharedTokens: minSharedPrefixTokens, maxSnapshots: sequences + 1 }) : undefined;
+  const state: LocalJudgeState = { local, context, pool: new ResourcePool(sequenceSlots(context, sequences)), snapshots, batching, inFlight: new Set(), closed: false };
   const provenance: JudgeProvenance = {
     id: options.id ?? `gguf:${options.model}`,
     model: path.basename(modelPath),
@@ -187,22 +199,17 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
 async function complete(state: LocalJudgeState, request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
   if (state.closed) throw new RubricateError('JUDGE_UNAVAILABLE', 'the local judge is closed');
   throwIfAborted(signal);
+  const prompt = preparePrompt(state.local, request);
+  // The sequence whose KV cache already holds the longest part of this prompt.
+  const preference = state.local.reusePrefix ? (slot: SequenceSlot) => sharedPrefixLength(slot.sequence.contextTokens, prompt.tokens) : undefined;
   let slot: SequenceSlot;
   try {
-    slot = await state.pool.acquire(signal);
+    slot = await state.pool.acquire(signal, preference);
   } catch (error) {
     if (signal.aborted) throw abortError(signal);
     throw error;
   }
-  const run = (async () => {
-    try {
-      return await generate(state.local, slot.sequence, request, signal);
-    } catch (error) {
-      throw toJudgeError(error, signal);
-    } finally {
-      state.pool.release(slot);
-    }
-  })();
+  const run = runOnSequence(state, slot, request, prompt, signal);
   state.inFlight.add(run);
   try {
     return await run;
@@ -211,11 +218,30 @@ async function complete(state: LocalJudgeState, request: JudgeRequest, { signal 
   }
 }
 
+async function runOnSequence(state: LocalJudgeState, slot: SequenceSlot, request: JudgeRequest, prompt: ReturnType<typeof preparePrompt>, signal: AbortSignal): Promise<JudgeReply> {
+  let sharing: PrefixPlan | undefined;
+  let decoding = false;
+  try {
+    sharing = await state.snapshots?.prepare(slot.sequence, prompt.tokens);
+    throwIfAborted(signal);
+    state.batching.decoding += 1;
+    decoding = true;
+    return await generate(state.local, slot.sequence, request, prompt, signal, sharing);
+  } catch (error) {
+    throw toJudgeError(error, signal);
+  } finally {
+    if (decoding) state.batching.decoding -= 1;
+    sharing?.abandon();
+    state.pool.release(slot);
+  }
+}
+
 async function close(state: LocalJudgeState): Promise<void> {
   if (state.closed) return;
   state.closed = true;
   state.pool.close();
   await Promise.allSettled([...state.inFlight]);
+  state.snapshots?.close();
   await state.context.dispose().catch(() => undefined);
   await state.local.model.dispose().catch(() => undefined);
 }

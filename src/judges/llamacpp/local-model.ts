@@ -20,6 +20,8 @@ type Token = import('node-llama-cpp').Token;
 export interface InferenceProfile {
   /** Prompt tokens served from the sequence's KV cache. */
   reusedTokens: number;
+  /** Of those, tokens loaded from another sequence's saved state for this call (several sequences). */
+  copiedTokens: number;
   /** Prompt tokens evaluated. */
   promptTokens: number;
   /** Reply text the judge wrote itself (JSON keys and punctuation), evaluated like prompt text. */

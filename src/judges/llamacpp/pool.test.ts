@@ -44,4 +44,15 @@ describe('ResourcePool', () => {
     await expect(waiting).rejects.toSatisfy((error) => RubricateError.isInstance(error) && error.code === 'JUDGE_UNAVAILABLE');
     await expect(pool.acquire()).rejects.toSatisfy((error) => RubricateError.isInstance(error) && error.code === 'JUDGE_UNAVAILABLE');
   });
+
+  it('lends the free resource the caller prefers, the most recently released on a tie', async () => {
+    const pool = new ResourcePool(['short', 'long', 'none']);
+    const shared: Record<string, number> = { short: 3, long: 40, none: 0 };
+    expect(await pool.acquire(undefined, (resource) => shared[resource])).toBe('long');
+    expect(await pool.acquire(undefined, () => 0)).toBe('none');
+    pool.release('none');
+    pool.release('long');
+    expect(await pool.acquire(undefined, (resource) => (resource === 'short' ? 1 : 0))).toBe('short');
+    expect(await pool.acquire(undefined, () => 0)).toBe('long');
+  });
 });

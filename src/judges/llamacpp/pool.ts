@@ -1,7 +1,8 @@
 /**
  * A fixed set of resources (llama.cpp context sequences) lent out one caller at a time.
  * Callers beyond the pool size wait in arrival order; a caller whose signal aborts while
- * waiting leaves the queue without taking anything.
+ * waiting leaves the queue without taking anything. A caller may say which free resource it
+ * prefers (for a sequence: the one whose KV cache already holds the longest part of its prompt).
  */
 import { RubricateError } from '../../errors.js';
 
@@ -27,10 +28,11 @@ export class ResourcePool<T> {
     return this.waiters.length;
   }
 
-  acquire(signal?: AbortSignal): Promise<T> {
+  /** `preference` scores a free resource (the highest is taken; ties go to the most recently released). */
+  acquire(signal?: AbortSignal, preference?: (resource: T) => number): Promise<T> {
     if (this.closed) return Promise.reject(new RubricateError('JUDGE_UNAVAILABLE', 'the local judge is closed'));
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const resource = this.free.pop();
+    const resource = this.takePreferred(preference);
     if (resource !== undefined) return Promise.resolve(resource);
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {
@@ -51,6 +53,19 @@ export class ResourcePool<T> {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
     });
+  }
+
+  private takePreferred(preference: ((resource: T) => number) | undefined): T | undefined {
+    if (this.free.length === 0) return undefined;
+    let best = this.free.length - 1;
+    if (preference) {
+      let bestScore = preference(this.free[best]);
+      for (let index = this.free.length - 2; index >= 0; index -= 1) {
+        const score = preference(this.free[index]);
+        if (score > bestScore) [best, bestScore] = [index, score];
+      }
+    }
+    return this.free.splice(best, 1)[0];
   }
 
   release(resource: T): void {
