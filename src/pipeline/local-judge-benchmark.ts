@@ -633,6 +633,16 @@ export function syntheticHealthBenchItem(index = 0): ItemInput {
   };
 }
 
+/**
+ * The batch width to use from measured decode speeds: the fewest sequences whose tokens per
+ * second come within 10% of the best width's (more sequences cost KV memory and make each
+ * call wait longer for little more throughput).
+ */
+export function suggestedSequences(speeds: readonly BatchedDecodeSpeed[]): number {
+  const best = Math.max(...speeds.map((speed) => speed.tokensPerSecond));
+  return Math.min(...speeds.filter((speed) => speed.tokensPerSecond >= 0.9 * best).map((speed) => speed.width));
+}
+
 /** Formats a report as the table `rubricate bench-local` prints and docs/benchmarks.md shows. */
 export function formatLocalBenchmark(report: LocalBenchmarkReport, modelLabel: string): string {
   const lines: string[] = [];
@@ -646,6 +656,7 @@ export function formatLocalBenchmark(report: LocalBenchmarkReport, modelLabel: s
   );
   if (report.batchedDecode) {
     lines.push(`raw decode with several sequences per step: ${report.batchedDecode.map((speed) => `${speed.width} at once ${fixed(speed.stepSeconds * 1000, 0)} ms/step (${fixed(speed.tokensPerSecond, 1)} tokens/s)`).join(', ')}`);
+    lines.push(`batch width for this machine: --sequences ${suggestedSequences(report.batchedDecode)} (the fewest sequences within 10% of the best decode throughput measured)`);
   }
   lines.push('arithmetic: each item\'s shared context once, each call\'s own prompt tail, and the tokens the model chose, at the raw speeds above');
   if (report.projected) lines.push('plan times projected from each plan\'s exact prompt-token counts and the probes\' per-call figures (not graded)');

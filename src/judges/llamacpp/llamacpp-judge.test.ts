@@ -6,7 +6,7 @@ import { RubricateError } from '../../errors.js';
 import { writeTinyGguf } from '../../testing/tiny-gguf.js';
 import { safeParseJson } from '../../util/json.js';
 import type { ChatMessage, JudgeReply, JudgeRequest, TokenProbability } from '../types.js';
-import { createLlamaCppJudge, defaultLocalThreads, type LlamaCppJudge } from './llamacpp-judge.js';
+import { createLlamaCppJudge, defaultContextSize, defaultLocalThreads, type LlamaCppJudge } from './llamacpp-judge.js';
 import { test } from '../../testing/vitest-fixtures.js';
 
 const verdictSchema = z.object({ explanation: z.string(), criteria_met: z.boolean() });
@@ -325,5 +325,17 @@ describe('the default thread count', () => {
     expect(defaultLocalThreads(2, 7)).toBe(1);
     expect(defaultLocalThreads(8, 2.5)).toBe(6);
     expect(defaultLocalThreads(4, Number.NaN)).toBe(4);
+  });
+});
+
+describe('the default context per sequence', () => {
+  it('is the trained context up to 8192 for one sequence, and two such contexts shared out, at least 4096 each, for several', () => {
+    expect(defaultContextSize(32_768, 1)).toBe(8192);
+    expect(defaultContextSize(2048, 1)).toBe(2048);
+    expect(defaultContextSize(0, 1)).toBe(8192);
+    expect(defaultContextSize(32_768, 2)).toBe(8192);
+    expect(defaultContextSize(32_768, 4)).toBe(4096);
+    expect(defaultContextSize(32_768, 8)).toBe(4096);
+    expect(defaultContextSize(2048, 4)).toBe(2048);
   });
 });

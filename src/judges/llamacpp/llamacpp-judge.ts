@@ -77,6 +77,17 @@ export interface LlamaCppJudge extends Judge {
 /** Cap on the default context: judge prompts rarely need more, and KV memory grows with it. */
 const defaultMaxContextSize = 8192;
 
+/**
+ * Tokens per sequence when none are given: the model's trained context up to 8192 for one
+ * sequence; with several, the KV cells of two such sequences shared out, but never under 4096
+ * (a HealthBench prompt with its reply is under 2,100 tokens), since every sequence's cells are
+ * allocated up front (4 sequences of the 4B model: about 2.4 GB, as 2 of 8192).
+ */
+export function defaultContextSize(trainContextSize: number, sequences: number): number {
+  const cap = Math.min(trainContextSize || defaultMaxContextSize, defaultMaxContextSize);
+  return sequences <= 1 ? cap : Math.min(cap, Math.max(4096, Math.floor((2 * defaultMaxContextSize) / sequences)));
+}
+
 interface SequenceSlot {
   sequence: LlamaContextSequence;
 }
@@ -116,7 +127,7 @@ async function loadModelAndContext(llama: Llama, modelPath: string, options: Lla
   }
   try {
     const context = await model.createContext({
-      contextSize: options.contextSize ?? Math.min(model.trainContextSize || defaultMaxContextSize, defaultMaxContextSize),
+      contextSize: options.contextSize ?? defaultContextSize(model.trainContextSize, options.sequences ?? 1),
       sequences: options.sequences ?? 1,
       threads,
       ...((options.sequences ?? 1) > 1 ? { batching: { dispatchSchedule: batchWhenAllQueued(batching) } } : {}),
