@@ -16,6 +16,10 @@ describe('local judge forecast', () => {
     expect(describeLocalPlan({ judgeId: 'gguf:m', explanation: 'none', verdict: 'binary', threads: 2 })).toBe(
       "local judge gguf:m: one call per criterion reusing the item's KV prefix, none explanations, 2 llama.cpp threads (--threads N to change)",
     );
+    expect(describeLocalPlan({ judgeId: 'gguf:m', explanation: 'short', verdict: 'binary', threads: 2, sequences: 4 })).toBe(
+      "local judge gguf:m: one call per criterion reusing the item's KV prefix, short explanations, 4 sequences at once sharing each item's prefix, 2 llama.cpp threads (--threads N to change)",
+    );
+    expect(describeLocalPlan({ judgeId: 'gguf:m', explanation: 'short', verdict: 'binary', sequences: 1 })).not.toMatch(/sequences/);
   });
 
   it('names the plan in a few words for the progress bar', () => {

@@ -14,6 +14,8 @@ export interface LocalPlan {
   verdict: 'binary' | 'probability' | 'expected-score';
   /** llama.cpp threads the judge chose (the math cores the load average left free, unless given). */
   threads?: number;
+  /** Sequences of the context grading at once (`--sequences`); named when more than one. */
+  sequences?: number;
 }
 
 /** Above this projection the forecast suggests faster settings. */
@@ -28,7 +30,8 @@ export function describeLocalPlan(plan: LocalPlan): string {
         : `${plan.criteriaPerCall} criteria per call`;
   const verdict = plan.verdict === 'probability' ? ', P(met) verdicts' : plan.verdict === 'expected-score' ? ', expected-score verdicts' : '';
   const threads = plan.threads === undefined ? '' : `, ${plan.threads} llama.cpp thread${plan.threads === 1 ? '' : 's'} (--threads N to change)`;
-  return `local judge ${plan.judgeId}: ${calls}, ${plan.explanation} explanations${verdict}${threads}`;
+  const sequences = (plan.sequences ?? 1) > 1 ? `, ${plan.sequences} sequences at once sharing each item's prefix` : '';
+  return `local judge ${plan.judgeId}: ${calls}, ${plan.explanation} explanations${verdict}${sequences}${threads}`;
 }
 
 /** The plan in a few words, for the progress bar: "per criterion, short". */

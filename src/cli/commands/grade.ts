@@ -301,6 +301,7 @@ function localJudgeForecastOf(run: GradeRun, judge: RunSession['judge']): LocalJ
     explanation: gradingModes.get(gradingModeOf(spec.plan)).defaults(spec.plan, judge).explanation ?? 'full',
     verdict: spec.plan.verdict ?? 'binary',
     threads: judge.capabilities.threads,
+    sequences: judge.capabilities.maxConcurrency,
   });
 }
 
