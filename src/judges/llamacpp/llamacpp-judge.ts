@@ -233,7 +233,7 @@ async function runOnSequence(state: LocalJudgeState, slot: SequenceSlot, request
   let sharing: PrefixPlan | undefined;
   let decoding = false;
   try {
-    sharing = await state.snapshots?.prepare(slot.sequence, prompt.tokens);
+    sharing = await state.snapshots?.prepare(slot.sequence, prompt.tokens, signal);
     throwIfAborted(signal);
     state.batching.decoding += 1;
     decoding = true;

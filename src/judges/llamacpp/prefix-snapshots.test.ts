@@ -82,4 +82,17 @@ describe('PrefixSnapshots', () => {
     snapshots.close();
     expect(files.some((file) => existsSync(file))).toBe(false);
   });
+
+  it('stops waiting for a prefix still being evaluated when the call is aborted', async () => {
+    const snapshots = new PrefixSnapshots({ minSharedTokens: 16, maxSnapshots: 2 });
+    const first = await snapshots.prepare(fakeSequence().asSequence, prompt([1]));
+    const controller = new AbortController();
+    const waiting = snapshots.prepare(fakeSequence().asSequence, prompt([2]), controller.signal);
+    controller.abort(new Error('timed out'));
+    const plan = await waiting;
+    expect(plan.copiedTokens).toBe(0);
+    expect(plan.publish).toBeUndefined();
+    first.abandon();
+    snapshots.close();
+  });
 });

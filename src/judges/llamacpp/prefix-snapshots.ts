@@ -61,14 +61,14 @@ export class PrefixSnapshots {
    * Before a call on `sequence`: loads a longer shared prefix when another sequence saved (or is
    * saving) one; otherwise, when the call will evaluate a long new prefix, offers to publish it.
    */
-  async prepare(sequence: LlamaContextSequence, promptTokens: readonly Token[]): Promise<PrefixPlan> {
+  async prepare(sequence: LlamaContextSequence, promptTokens: readonly Token[], signal?: AbortSignal): Promise<PrefixPlan> {
     const limit = promptTokens.length - 1;
     const own = sharedPrefixLength(sequence.contextTokens, promptTokens, limit);
     const donor = this.longestShared(promptTokens, limit);
-    if (donor && donor.shared - own >= this.options.minSharedTokens && (await this.load(donor.snapshot, sequence))) {
+    if (donor && donor.shared - own >= this.options.minSharedTokens && (await this.load(donor.snapshot, sequence, signal))) {
       return { copiedTokens: donor.shared, abandon: () => undefined };
     }
-    if (this.closed || limit - own < this.options.minSharedTokens) return { copiedTokens: 0, abandon: () => undefined };
+    if (this.closed || signal?.aborted || limit - own < this.options.minSharedTokens) return { copiedTokens: 0, abandon: () => undefined };
     const snapshot = this.add(promptTokens.slice(0, limit));
     return {
       copiedTokens: 0,
@@ -103,10 +103,11 @@ export class PrefixSnapshots {
     return best;
   }
 
-  private async load(snapshot: Snapshot, sequence: LlamaContextSequence): Promise<boolean> {
+  private async load(snapshot: Snapshot, sequence: LlamaContextSequence, signal: AbortSignal | undefined): Promise<boolean> {
     snapshot.users += 1;
     try {
-      if (!(await snapshot.ready) || this.closed) return false;
+      // A call that times out while the prefix is still being evaluated stops waiting at once.
+      if (!(await untilAborted(snapshot.ready, signal)) || this.closed || signal?.aborted) return false;
       // Written by this process from this model a moment ago, in a folder only it can write.
       await sequence.loadStateFromFile(snapshot.file, { acceptRisk: true });
       return true;
@@ -149,4 +150,18 @@ export class PrefixSnapshots {
       } else index += 1;
     }
   }
+}
+
+/** `ready`, or false as soon as `signal` aborts. */
+function untilAborted(ready: Promise<boolean>, signal: AbortSignal | undefined): Promise<boolean> {
+  if (!signal) return ready;
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(false);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void ready.then((value) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    });
+  });
 }
