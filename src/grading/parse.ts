@@ -51,9 +51,7 @@ export function duplicateJsonKey(text: string): string | undefined {
       while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
       const frame = frames[frames.length - 1];
       if (frame?.keys && frame.expectKey) {
-        const raw = text.slice(index, end + 1);
-        const parsed = safeParseJson(raw);
-        const key = parsed.ok && typeof parsed.value === 'string' ? parsed.value : raw;
+        const key = jsonKeyText(text.slice(index, end + 1));
         if (frame.keys.has(key)) return key;
         frame.keys.add(key);
         frame.expectKey = false;
@@ -68,6 +66,17 @@ export function duplicateJsonKey(text: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Characters after which a quoted key means something other than its text (escapes, control characters). */
+const notPlainKeyCharacter = /[\\\u0000-\u001f]/;
+
+/** The key a quoted JSON string names, or its raw text when it is no valid JSON string. */
+function jsonKeyText(raw: string): string {
+  // A closed string without escapes or control characters is its text: no parser needed (the common key).
+  if (raw.length >= 2 && raw.endsWith('"') && !notPlainKeyCharacter.test(raw)) return raw.slice(1, -1);
+  const parsed = safeParseJson(raw);
+  return parsed.ok && typeof parsed.value === 'string' ? parsed.value : raw;
 }
 
 /** A parsed value, unless its text repeats a key in one object (then the reply is ambiguous). */
