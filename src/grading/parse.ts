@@ -68,13 +68,19 @@ export function duplicateJsonKey(text: string): string | undefined {
   return undefined;
 }
 
-/** Characters after which a quoted key means something other than its text (escapes, control characters). */
-const notPlainKeyCharacter = /[\\\u0000-\u001f]/;
+/** A closed JSON string without escapes or control characters: its text is what it says (the common key). */
+function isPlainJsonString(raw: string): boolean {
+  if (raw.length < 2 || raw.charCodeAt(raw.length - 1) !== 0x22) return false;
+  for (let index = 1; index < raw.length - 1; index += 1) {
+    const code = raw.charCodeAt(index);
+    if (code < 0x20 || code === 0x5c) return false;
+  }
+  return true;
+}
 
 /** The key a quoted JSON string names, or its raw text when it is no valid JSON string. */
 function jsonKeyText(raw: string): string {
-  // A closed string without escapes or control characters is its text: no parser needed (the common key).
-  if (raw.length >= 2 && raw.endsWith('"') && !notPlainKeyCharacter.test(raw)) return raw.slice(1, -1);
+  if (isPlainJsonString(raw)) return raw.slice(1, -1);
   const parsed = safeParseJson(raw);
   return parsed.ok && typeof parsed.value === 'string' ? parsed.value : raw;
 }
