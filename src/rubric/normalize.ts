@@ -340,9 +340,14 @@ function plainParsedRubric(input: unknown): z.output<typeof rubricInputSchema> |
     const trimmed = text.trim();
     const tagList = tags === undefined ? [] : plainTags(tags);
     if (trimmed === '' || tagList === undefined || (kind !== undefined && kind !== 'principle' && kind !== 'hard_rule')) return undefined;
-    parsed.push({ ...(id !== undefined ? { id: id as string | number } : {}), text: trimmed, ...(points !== undefined ? { points } : {}), tags: tagList, kind: kind ?? 'principle' });
+    const entry: z.output<typeof criterionInputSchema> = { text: trimmed, tags: tagList, kind: kind ?? 'principle' };
+    if (id !== undefined) entry.id = id as string | number;
+    if (points !== undefined) entry.points = points;
+    parsed.push(entry);
   }
-  return { ...(input.id !== undefined ? { id: input.id as string | number } : {}), criteria: parsed };
+  const rubric: z.output<typeof rubricInputSchema> = { criteria: parsed };
+  if (input.id !== undefined) rubric.id = input.id as string | number;
+  return rubric;
 }
 
 /**

@@ -35,6 +35,9 @@ export interface JsonClient {
   close(): void;
 }
 
+/** The listener options of every call (one object, not one per call). */
+const listenOnce = Object.freeze({ once: true });
+
 export function createJsonClient(options: JsonClientOptions): JsonClient {
   const target = options.url;
   const secure = target.protocol === 'https:';
@@ -79,7 +82,7 @@ export function createJsonClient(options: JsonClientOptions): JsonClient {
           }, finish);
         });
         const onAbort = () => outgoing.destroy(abortError(signal, endpoint));
-        signal.addEventListener('abort', onAbort, { once: true });
+        signal.addEventListener('abort', onAbort, listenOnce);
         let settled = false;
         function finish(error: RubricateError | undefined, value?: unknown) {
           if (settled) return;
