@@ -14,7 +14,7 @@ import { defaultSampling } from '../src/pipeline/defaults.js';
 import type { GraderOptions } from '../src/pipeline/grader.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { seededRandom } from '../src/util/random.js';
-import { peakRssBytes } from './support/measure.js';
+import { peakRssBytes, threadCpuMs, type ThreadCpu } from './support/measure.js';
 import { startSimulatorProcess, type SimulatorProcess } from './support/simulator-process.js';
 import type { SimulatorOptions, SimulatorStats } from './simulator/types.js';
 import { dataPath } from '../src/testing/data.js';
@@ -104,6 +104,13 @@ export function simulatedJudge(library: Library, baseUrl: string): Promise<impor
   return library.createJudge({ model: 'openai:simulated-judge', endpoint: { baseUrl } });
 }
 
+/** Where the CPU per call went: the JavaScript thread, and the others (V8's optimising compiler and GC helpers). */
+function threadCpuNote(before: ThreadCpu | undefined, after: ThreadCpu | undefined, calls: number): string | undefined {
+  if (!before || !after || calls === 0) return undefined;
+  const perCall = (ms: number) => (ms / calls).toFixed(3);
+  return `CPU ms per call: main thread ${perCall(after.mainMs - before.mainMs)}, other threads (JIT, GC) ${perCall(after.otherMs - before.otherMs)}`;
+}
+
 /** Grades a scenario against a fresh simulator process and returns its row. */
 export async function runGradingScenario(scenario: GradingScenario, simulator?: SimulatorProcess): Promise<GradingRow & { stats: SimulatorStats }> {
   const directory = mkdtempSync(join(tmpdir(), `rubricate-bench-${scenario.name}-`));
@@ -116,11 +123,13 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
   const store = new library.SqliteReplyStore(join(directory, 'cache.sqlite'));
   try {
     const grader = new library.Grader({ judge, store, scoring: 'healthbench', ...scenario.grader, calls: { concurrency: 64, timeoutMs: 120_000, ...scenario.grader?.calls } });
+    const threadsBefore = threadCpuMs();
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const outcome = await library.gradeFile({ grader, records: library.getItemImporter('items').read(input, {}), out: join(directory, 'results.jsonl') });
     const wallMs = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
+    const threads = threadCpuNote(threadsBefore, threadCpuMs(), outcome.usage.calls);
     const stats = await ownSimulator.stats();
     const calls = stats.completed;
     const criteria = outcome.metrics.n_ok > 0 ? scenario.items.reduce((total, line) => total + (JSON.parse(line) as { rubric: { criteria: unknown[] } }).rubric.criteria.length, 0) : 0;
@@ -140,7 +149,7 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
       items_ok: outcome.metrics.n_ok,
       items_error: outcome.metrics.n_error,
       ...(stats.rejected ? { rejected_429: stats.rejected } : {}),
-      ...(scenario.note ? { note: scenario.note } : {}),
+      ...(scenario.note || threads ? { note: [scenario.note, threads].filter(Boolean).join('; ') } : {}),
       stats,
     };
   } finally {
