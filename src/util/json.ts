@@ -125,30 +125,3 @@ export function answerAfterThinking(text: string): string | undefined {
   const { starts } = topLevelJsonObjects(text);
   return starts.length > 0 ? text.slice(starts[starts.length - 1]) : undefined;
 }
-
-/** Recently serialised prefixes: a handful of items are in flight at a time, each sending its context with every criterion. */
-const prefixJsonRing: Array<{ prefix: string; open: string }> = [];
-const prefixJsonRingSize = 16;
-/** Longer prefixes are serialised afresh each time: the ring's memory stays small whatever the items' size. */
-const maxRingPrefixCharacters = 1 << 18;
-
-/**
- * `JSON.stringify(text)` for a text whose first `prefixCharacters` characters repeat call
- * after call (an item's rendered context, sent with each of its criteria): the prefix is
- * serialised once and only the rest each time. The bytes are those of `JSON.stringify(text)`:
- * a string's JSON is its code units escaped one by one, except that a surrogate pair stays raw,
- * so a prefix ending in a high surrogate (a pair cut in two) is never split off.
- */
-export function jsonStringWithSharedPrefix(text: string, prefixCharacters: number): string {
-  if (prefixCharacters <= 0 || prefixCharacters >= text.length || prefixCharacters > maxRingPrefixCharacters) return JSON.stringify(text);
-  const last = text.charCodeAt(prefixCharacters - 1);
-  if (last >= 0xd800 && last <= 0xdbff) return JSON.stringify(text);
-  let entry = prefixJsonRing.find((candidate) => candidate.prefix.length === prefixCharacters && text.startsWith(candidate.prefix));
-  if (entry === undefined) {
-    const prefix = text.slice(0, prefixCharacters);
-    entry = { prefix, open: JSON.stringify(prefix).slice(0, -1) };
-    if (prefixJsonRing.length >= prefixJsonRingSize) prefixJsonRing.pop();
-    prefixJsonRing.unshift(entry);
-  }
-  return `${entry.open}${JSON.stringify(text.slice(prefixCharacters)).slice(1)}`;
-}

@@ -19,7 +19,7 @@ import type { ChatTransport, ChatTransportOptions } from './transport.js';
 import { TokenCountReader } from '../usage-counts.js';
 import { resolvedModelOf } from '../resolved-model.js';
 import { identityOf, mergeAlikeAlternatives } from '../token-alternatives.js';
-import { answerAfterThinking, jsonStringWithSharedPrefix } from '../../util/json.js';
+import { answerAfterThinking } from '../../util/json.js';
 
 import type { StructuredOutputMode } from '../../spec/run-spec.js';
 
@@ -306,22 +306,20 @@ function promptTokenEstimate(request: JudgeRequest): number {
 function serializeBody(body: Record<string, unknown>, request: JudgeRequest): string {
   const { messages: _messages, response_format: responseFormat, ...rest } = body as { messages: JudgeRequest['messages']; response_format?: unknown };
   const head = JSON.stringify(rest);
-  const shared = request.sharedPrefix;
   // Concatenated, not joined: the body is copied into one flat string once, when it is sent.
   let json = `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"messages":[`;
   request.messages.forEach((message, index) => {
-    json += `${index > 0 ? ',' : ''}{"role":${JSON.stringify(message.role)},"content":${messageContentJson(message, shared?.message === index ? shared.characters : 0)}}`;
+    json += `${index > 0 ? ',' : ''}{"role":${JSON.stringify(message.role)},"content":${messageContentJson(message)}}`;
   });
   json += ']';
   if (responseFormat !== undefined) json += `,"response_format":${responseFormatJson(responseFormat as Record<string, unknown>, request)}`;
   return `${json}}`;
 }
 
-/** A message's content as JSON: system prompts from the cache, the item's context (`sharedPrefix`) serialised once per item. */
-function messageContentJson(message: JudgeRequest['messages'][number], sharedCharacters: number): string {
+/** A message's content as JSON (system prompts from the cache). */
+function messageContentJson(message: JudgeRequest['messages'][number]): string {
   if (message.images && message.images.length > 0) return JSON.stringify(contentParts(message));
-  if (message.role === 'system') return cachedJson(message.content);
-  return jsonStringWithSharedPrefix(message.content, sharedCharacters);
+  return message.role === 'system' ? cachedJson(message.content) : JSON.stringify(message.content);
 }
 
 function openAIMessage(message: JudgeRequest['messages'][number]): object {
