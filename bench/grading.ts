@@ -31,6 +31,9 @@ export interface GradingRow {
   output_tokens: number;
   peak_rss_mb: number;
   cpu_ms_per_call: number;
+  /** The same CPU split by thread (Linux): the JavaScript thread, and the others (V8's optimising compiler and GC helpers, libuv's pool). */
+  cpu_main_ms_per_call?: number;
+  cpu_other_threads_ms_per_call?: number;
   items_ok: number;
   items_error: number;
   rejected_429?: number;
@@ -105,10 +108,9 @@ export function simulatedJudge(library: Library, baseUrl: string): Promise<impor
 }
 
 /** Where the CPU per call went: the JavaScript thread, and the others (V8's optimising compiler and GC helpers). */
-function threadCpuNote(before: ThreadCpu | undefined, after: ThreadCpu | undefined, calls: number): string | undefined {
+function threadCpuPerCall(before: ThreadCpu | undefined, after: ThreadCpu | undefined, calls: number): Pick<GradingRow, 'cpu_main_ms_per_call' | 'cpu_other_threads_ms_per_call'> | undefined {
   if (!before || !after || calls === 0) return undefined;
-  const perCall = (ms: number) => (ms / calls).toFixed(3);
-  return `CPU ms per call: main thread ${perCall(after.mainMs - before.mainMs)}, other threads (JIT, GC) ${perCall(after.otherMs - before.otherMs)}`;
+  return { cpu_main_ms_per_call: (after.mainMs - before.mainMs) / calls, cpu_other_threads_ms_per_call: (after.otherMs - before.otherMs) / calls };
 }
 
 /** Grades a scenario against a fresh simulator process and returns its row. */
@@ -129,7 +131,7 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
     const outcome = await library.gradeFile({ grader, records: library.getItemImporter('items').read(input, {}), out: join(directory, 'results.jsonl') });
     const wallMs = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
-    const threads = threadCpuNote(threadsBefore, threadCpuMs(), outcome.usage.calls);
+    const threads = threadCpuPerCall(threadsBefore, threadCpuMs(), outcome.usage.calls);
     const stats = await ownSimulator.stats();
     const calls = stats.completed;
     const criteria = outcome.metrics.n_ok > 0 ? scenario.items.reduce((total, line) => total + (JSON.parse(line) as { rubric: { criteria: unknown[] } }).rubric.criteria.length, 0) : 0;
@@ -149,7 +151,8 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
       items_ok: outcome.metrics.n_ok,
       items_error: outcome.metrics.n_error,
       ...(stats.rejected ? { rejected_429: stats.rejected } : {}),
-      ...(scenario.note || threads ? { note: [scenario.note, threads].filter(Boolean).join('; ') } : {}),
+      ...(threads ?? {}),
+      ...(scenario.note ? { note: scenario.note } : {}),
       stats,
     };
   } finally {
