@@ -14,7 +14,7 @@ import { defaultSampling } from '../src/pipeline/defaults.js';
 import type { GraderOptions } from '../src/pipeline/grader.js';
 import { normalizeItem } from '../src/rubric/normalize.js';
 import { seededRandom } from '../src/util/random.js';
-import { peakRssBytes } from './support/measure.js';
+import { peakRssBytes, threadCpuMs, type ThreadCpu } from './support/measure.js';
 import { startSimulatorProcess, type SimulatorProcess } from './support/simulator-process.js';
 import type { SimulatorOptions, SimulatorStats } from './simulator/types.js';
 import { dataPath } from '../src/testing/data.js';
@@ -31,6 +31,9 @@ export interface GradingRow {
   output_tokens: number;
   peak_rss_mb: number;
   cpu_ms_per_call: number;
+  /** The same CPU split by thread (Linux): the JavaScript thread, and the others (V8's optimising compiler and GC helpers, libuv's pool). */
+  cpu_main_ms_per_call?: number;
+  cpu_other_threads_ms_per_call?: number;
   items_ok: number;
   items_error: number;
   rejected_429?: number;
@@ -104,6 +107,12 @@ export function simulatedJudge(library: Library, baseUrl: string): Promise<impor
   return library.createJudge({ model: 'openai:simulated-judge', endpoint: { baseUrl } });
 }
 
+/** Where the CPU per call went: the JavaScript thread, and the others (V8's optimising compiler and GC helpers). */
+function threadCpuPerCall(before: ThreadCpu | undefined, after: ThreadCpu | undefined, calls: number): Pick<GradingRow, 'cpu_main_ms_per_call' | 'cpu_other_threads_ms_per_call'> | undefined {
+  if (!before || !after || calls === 0) return undefined;
+  return { cpu_main_ms_per_call: (after.mainMs - before.mainMs) / calls, cpu_other_threads_ms_per_call: (after.otherMs - before.otherMs) / calls };
+}
+
 /** Grades a scenario against a fresh simulator process and returns its row. */
 export async function runGradingScenario(scenario: GradingScenario, simulator?: SimulatorProcess): Promise<GradingRow & { stats: SimulatorStats }> {
   const directory = mkdtempSync(join(tmpdir(), `rubricate-bench-${scenario.name}-`));
@@ -116,11 +125,13 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
   const store = new library.SqliteReplyStore(join(directory, 'cache.sqlite'));
   try {
     const grader = new library.Grader({ judge, store, scoring: 'healthbench', ...scenario.grader, calls: { concurrency: 64, timeoutMs: 120_000, ...scenario.grader?.calls } });
+    const threadsBefore = threadCpuMs();
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const outcome = await library.gradeFile({ grader, records: library.getItemImporter('items').read(input, {}), out: join(directory, 'results.jsonl') });
     const wallMs = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
+    const threads = threadCpuPerCall(threadsBefore, threadCpuMs(), outcome.usage.calls);
     const stats = await ownSimulator.stats();
     const calls = stats.completed;
     const criteria = outcome.metrics.n_ok > 0 ? scenario.items.reduce((total, line) => total + (JSON.parse(line) as { rubric: { criteria: unknown[] } }).rubric.criteria.length, 0) : 0;
@@ -140,6 +151,7 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
       items_ok: outcome.metrics.n_ok,
       items_error: outcome.metrics.n_error,
       ...(stats.rejected ? { rejected_429: stats.rejected } : {}),
+      ...(threads ?? {}),
       ...(scenario.note ? { note: scenario.note } : {}),
       stats,
     };

@@ -101,6 +101,9 @@ async function main(): Promise<void> {
   if (overhead) {
     ratios.push({ comparison: 'overhead: wall ÷ judge-bound ideal', ratio: round(overhead.overhead_ratio, 3), target: '≤ 1.05' });
     ratios.push({ comparison: 'overhead: grader CPU ms per judge call', ratio: round(overhead.cpu_ms_per_call, 3), target: '≤ 0.6' });
+    if (typeof overhead.cpu_main_ms_per_call === 'number') {
+      ratios.push({ comparison: 'overhead: of which main thread / other threads (JIT, GC)', ratio: `${round(overhead.cpu_main_ms_per_call, 3)} / ${round(overhead.cpu_other_threads_ms_per_call, 3)}`, target: '' });
+    }
   }
   const cpu = results.cpu as Record<string, number> | undefined;
   if (cpu && typeof cpu.rubricate_3000 === 'number') {

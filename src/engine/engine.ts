@@ -451,7 +451,12 @@ export class GradingEngine {
    * first to claim the key calls; the others wait for its reply to be stored (and call
    * themselves only if it gives up or its process dies, when the claim's lease runs out).
    */
-  private async callOnceInFleet(task: JudgeTask, attemptBudget: number, key: string): Promise<CallResult> {
+  private callOnceInFleet(task: JudgeTask, attemptBudget: number, key: string): Promise<CallResult> {
+    // Without a shared store, the call's own promise (no wrapper promise and its turns per call).
+    return sharesInFlight(this.options.store) ? this.callOnceAcrossProcesses(task, attemptBudget, key) : this.call(task, attemptBudget);
+  }
+
+  private async callOnceAcrossProcesses(task: JudgeTask, attemptBudget: number, key: string): Promise<CallResult> {
     const store = this.options.store;
     if (!sharesInFlight(store)) return this.call(task, attemptBudget);
     try {

@@ -18,6 +18,9 @@ describe('judge replies that repeat a key', () => {
     expect(duplicateJsonKey('{"a": "say \\"b\\": 1", "b": 2}')).toBeUndefined();
     expect(duplicateJsonKey('{"v": {"x": 1, "x": 2}}')).toBe('x');
     expect(duplicateJsonKey('{"\\u0061": 1, "a": 2}')).toBe('a');
+    // A key that is no valid JSON string (a raw tab) is compared by its raw text.
+    expect(duplicateJsonKey('{"a\tb": 1, "a\tb": 2}')).toBe('"a\tb"');
+    expect(duplicateJsonKey('{"é \\"q\\"": 1, "é \\u0022q\\u0022": 2}')).toBe('é "q"');
     expect(extractJson('{"explanation": "criteria_met twice?", "criteria_met": true}')).toEqual({ ok: true, value: { explanation: 'criteria_met twice?', criteria_met: true } });
   });
 });

@@ -51,9 +51,7 @@ export function duplicateJsonKey(text: string): string | undefined {
       while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
       const frame = frames[frames.length - 1];
       if (frame?.keys && frame.expectKey) {
-        const raw = text.slice(index, end + 1);
-        const parsed = safeParseJson(raw);
-        const key = parsed.ok && typeof parsed.value === 'string' ? parsed.value : raw;
+        const key = jsonKeyText(text.slice(index, end + 1));
         if (frame.keys.has(key)) return key;
         frame.keys.add(key);
         frame.expectKey = false;
@@ -68,6 +66,23 @@ export function duplicateJsonKey(text: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** A closed JSON string without escapes or control characters: its text is what it says (the common key). */
+function isPlainJsonString(raw: string): boolean {
+  if (raw.length < 2 || raw.charCodeAt(raw.length - 1) !== 0x22) return false;
+  for (let index = 1; index < raw.length - 1; index += 1) {
+    const code = raw.charCodeAt(index);
+    if (code < 0x20 || code === 0x5c) return false;
+  }
+  return true;
+}
+
+/** The key a quoted JSON string names, or its raw text when it is no valid JSON string. */
+function jsonKeyText(raw: string): string {
+  if (isPlainJsonString(raw)) return raw.slice(1, -1);
+  const parsed = safeParseJson(raw);
+  return parsed.ok && typeof parsed.value === 'string' ? parsed.value : raw;
 }
 
 /** A parsed value, unless its text repeats a key in one object (then the reply is ambiguous). */

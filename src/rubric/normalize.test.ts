@@ -135,3 +135,43 @@ describe('importance classes', () => {
     expect(errorOf(() => normalizeRubric({ criteria: [{ text: 'a', importance: 'Vital' }] })).details.field).toBe('criteria[0].importance');
   });
 });
+
+describe('normalizeItem on plain records (read without the schema walk)', () => {
+  // A key the schema ignores sends a record through the schema: the reference result for the same record.
+  const throughSchema = (record: Record<string, unknown>) => normalizeItem({ ...record, unread_field: true }, { file: 'f.jsonl', line: 2 });
+  const plainRecords: Array<Record<string, unknown>> = [
+    { id: 'q1', prompt: 'P', response: 'R', rubric: { criteria: [{ text: '  Cites a source ', points: 2 }, { id: 7, text: 'Is rude', points: -3, tags: ['axis:tone'], kind: 'hard_rule' }] } },
+    { id: 3, prompt: 'P', response: '', reference: 'Ref', tags: ['theme:x'], rubric: { id: 'r9', criteria: [{ text: 'Same' }, { text: 'Same' }, { text: 'Other', points: 0, tags: [] }] } },
+    { id: 'q2', prompt: 'P', response: 'R', rubric: { id: 4, criteria: [{ id: 'a', text: 'x', kind: 'principle', points: 1.5 }] } },
+  ];
+
+  it('gives exactly the item the schema gives', () => {
+    for (const record of plainRecords) {
+      const item = normalizeItem(record, { file: 'f.jsonl', line: 2 });
+      expect(item).toEqual(throughSchema(record));
+      expect(JSON.stringify(item)).toBe(JSON.stringify(throughSchema(record)));
+      expect(rubricHash(item.rubric)).toBe(rubricHash(throughSchema(record).rubric));
+    }
+  });
+
+  it('refuses what the schema refuses, with the schema\'s error', () => {
+    const base = { id: 'q', prompt: 'P', response: 'R' };
+    const refused: Array<Record<string, unknown>> = [
+      { ...base, rubric: { criteria: [{ text: '   ' }] } },
+      { ...base, rubric: { criteria: [] } },
+      { ...base, rubric: { criteria: [{ text: 'x', points: Number.POSITIVE_INFINITY }] } },
+      { ...base, rubric: { criteria: [{ text: 'x', tags: ['__proto__'] }] } },
+      { ...base, rubric: { criteria: [{ text: 'x', kind: 'rule' }] } },
+      { ...base, rubric: { criteria: [{ id: '', text: 'x' }] } },
+      { ...base, rubric: { criteria: [{ id: 'a', text: 'x' }, { id: 'a', text: 'y' }] } },
+      { ...base, tags: ['ok', 5], rubric: { criteria: [{ text: 'x' }] } },
+      { ...base, id: '', rubric: { criteria: [{ text: 'x' }] } },
+    ];
+    for (const record of refused) {
+      const error = errorOf(() => normalizeItem(record, { file: 'f.jsonl', line: 2 }));
+      const reference = errorOf(() => throughSchema(record));
+      expect(error.code).toBe('INPUT_INVALID');
+      expect({ message: error.message, details: error.details }).toEqual({ message: reference.message, details: reference.details });
+    }
+  });
+});

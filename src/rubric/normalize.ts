@@ -9,6 +9,7 @@ import { sha256Hex } from '../util/hash.js';
 import { fieldPath, zodIssueError } from '../util/zod-issue.js';
 import {
   contentPartSchema,
+  criterionInputSchema,
   itemInputSchema,
   rubricInputSchema,
   type Criterion,
@@ -85,7 +86,14 @@ const optionalItemFields = ['rubric', 'rubric_id', 'reference', 'tags', 'metadat
 export function normalizeRubric(input: unknown, location: SourceLocation = {}): Rubric {
   const parsed = rubricInputSchema.safeParse(withoutNulls(input));
   if (!parsed.success) throw zodErrorToInputError(parsed.error, location);
-  const value = parsed.data;
+  return rubricFromParsed(parsed.data, location);
+}
+
+/**
+ * A rubric from the schema's output (an item's `rubric` comes out of the item schema already
+ * parsed: parsing it again would give the same value, so it is not).
+ */
+function rubricFromParsed(value: z.output<typeof rubricInputSchema>, location: SourceLocation): Rubric {
   const seenIds = new Set<string>();
   const criteria: Criterion[] = value.criteria.map((criterion, index) => {
     let id: string;
@@ -295,6 +303,70 @@ function plainItem(input: unknown, rubrics: ReadonlyMap<string, Rubric> | undefi
   return item;
 }
 
+const plainInlineItemKeys = new Set(['id', 'prompt', 'response', 'rubric', 'reference', 'tags']);
+const plainRubricKeys = new Set(['id', 'criteria']);
+const plainCriterionKeys = new Set(['id', 'text', 'points', 'tags', 'kind']);
+
+/** Only the given keys, none of them undefined (an undefined member goes through the schema). */
+function hasOnlyKeys(value: unknown, keys: ReadonlySet<string>): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  for (const key of Object.keys(value)) if (!keys.has(key) || (value as Record<string, unknown>)[key] === undefined) return false;
+  return true;
+}
+
+/** A list of tags as the schema gives it back (a copy), or undefined for anything it would refuse. */
+function plainTags(tags: unknown): string[] | undefined {
+  if (!Array.isArray(tags)) return undefined;
+  for (const tag of tags) if (typeof tag !== 'string' || tag === '__proto__') return undefined;
+  return [...tags];
+}
+
+/**
+ * An inline rubric of plain criteria (id, text, points, tags, kind) read without the schema
+ * walk: exactly what the rubric schema gives back for it (texts trimmed, `tags` and `kind`
+ * defaulted), or undefined for anything else, which the schema then reads or refuses.
+ */
+function plainParsedRubric(input: unknown): z.output<typeof rubricInputSchema> | undefined {
+  if (!hasOnlyKeys(input, plainRubricKeys) || (input.id !== undefined && !isIdentifier(input.id))) return undefined;
+  const { criteria } = input;
+  if (!Array.isArray(criteria) || criteria.length === 0) return undefined;
+  const parsed: z.output<typeof criterionInputSchema>[] = [];
+  for (const criterion of criteria as unknown[]) {
+    if (!hasOnlyKeys(criterion, plainCriterionKeys)) return undefined;
+    const { id, text, points, tags, kind } = criterion;
+    if ((id !== undefined && !isIdentifier(id)) || typeof text !== 'string' || (points !== undefined && (typeof points !== 'number' || !Number.isFinite(points)))) return undefined;
+    const trimmed = text.trim();
+    const tagList = tags === undefined ? [] : plainTags(tags);
+    if (trimmed === '' || tagList === undefined || (kind !== undefined && kind !== 'principle' && kind !== 'hard_rule')) return undefined;
+    const entry: z.output<typeof criterionInputSchema> = { text: trimmed, tags: tagList, kind: kind ?? 'principle' };
+    if (id !== undefined) entry.id = id as string | number;
+    if (points !== undefined) entry.points = points;
+    parsed.push(entry);
+  }
+  const rubric: z.output<typeof rubricInputSchema> = { criteria: parsed };
+  if (input.id !== undefined) rubric.id = input.id as string | number;
+  return rubric;
+}
+
+/**
+ * The next most common record: string prompt, response and reference, item tags and an
+ * inline rubric of plain criteria. Undefined for anything else, which goes through the schema.
+ */
+function plainInlineItem(input: unknown, options: NormalizeItemOptions): Item | undefined {
+  if (!hasOnlyKeys(input, plainInlineItemKeys)) return undefined;
+  const { id, prompt, response, reference } = input;
+  if (!isIdentifier(id) || typeof prompt !== 'string' || typeof response !== 'string' || (reference !== undefined && typeof reference !== 'string')) return undefined;
+  const tags = input.tags === undefined ? undefined : plainTags(input.tags);
+  const parsedRubric = plainParsedRubric(input.rubric);
+  if ((input.tags !== undefined && tags === undefined) || parsedRubric === undefined) return undefined;
+  const item: Item = { id: String(id), prompt: [{ role: 'user', content: prompt }], response, rubric: rubricFromParsed(parsedRubric, { ...options, fieldPrefix: 'rubric' }) };
+  if (reference !== undefined) item.reference = reference;
+  if (tags) item.tags = tags;
+  return item;
+}
+
 /**
  * Validates one canonical item record (the `items` format).
  *
@@ -318,6 +390,8 @@ export function normalizeItem(record: unknown, options: NormalizeItemOptions = {
   }
   const plain = plainItem(input, options.rubrics);
   if (plain) return plain;
+  const inline = plainInlineItem(input, options);
+  if (inline) return withoutItemProblem(inline, options);
   const rawResponse = input !== null && typeof input === 'object' ? (input as { response?: unknown }).response : undefined;
   const responseParts = Array.isArray(rawResponse) && rawResponse.length > 0 && rawResponse.every((entry) => entry !== null && typeof entry === 'object' && !('role' in entry));
   if (responseParts) {
@@ -336,7 +410,7 @@ export function normalizeItem(record: unknown, options: NormalizeItemOptions = {
   const value = parsed.data;
   let rubric: Rubric;
   if (value.rubric !== undefined) {
-    rubric = normalizeRubric(value.rubric, { ...options, fieldPrefix: 'rubric' });
+    rubric = rubricFromParsed(value.rubric, { ...options, fieldPrefix: 'rubric' });
   } else {
     const rubricId = String(value.rubric_id);
     const found = options.rubrics?.get(rubricId);
@@ -366,6 +440,11 @@ export function normalizeItem(record: unknown, options: NormalizeItemOptions = {
   if (images.images.length > 0) item.images = images.images;
   if (value.tags) item.tags = value.tags;
   if (value.metadata) item.metadata = value.metadata;
+  return withoutItemProblem(item, options);
+}
+
+/** The item, unless its rubric asks for turns or steps it does not have. */
+function withoutItemProblem(item: Item, options: NormalizeItemOptions): Item {
   const problem = turnProblem(item) ?? stepProblem(item);
   if (problem) throw new RubricateError('INPUT_INVALID', problem.message, { file: options.file, line: options.line, field: problem.field });
   return item;

@@ -83,8 +83,11 @@ export function createTaggedAggregator(definition: TaggedScoringDefinition, opti
 }
 
 /** Mean (optionally clipped to [0, 1]) of item scores, with a seeded bootstrap. */
+/** One function for every summary: a fresh closure per call would make the bootstrap's optimised loop drop its code each time. */
+const clippedMean = (sample: number[]): number => clip(mean(sample), 0, 1);
+
 export function summarizeScores(values: number[], clipToUnit: boolean, options: AggregateOptions = {}): TagMetric {
-  const statistic = clipToUnit ? (sample: number[]) => clip(mean(sample), 0, 1) : mean;
+  const statistic = clipToUnit ? clippedMean : mean;
   const spread = bootstrap(values, statistic, options.bootstrapSamples ?? defaultBootstrapSamples, options.seed ?? defaultBootstrapSeed);
   return { score: statistic(values), n_samples: values.length, bootstrap_std: spread.std, ci95: spread.ci95 };
 }

@@ -10,7 +10,9 @@
  */
 export function mean(values: readonly number[]): number {
   let total = 0;
-  for (const value of values) total += value;
+  // Indexed, not for…of: bootstraps call this a thousand times per figure, and before the JIT
+  // optimises it an iterator loop allocates a result object per value.
+  for (let index = 0; index < values.length; index += 1) total += values[index];
   return total / values.length;
 }
 
@@ -19,7 +21,7 @@ export function populationStd(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const centre = mean(values);
   let total = 0;
-  for (const value of values) total += (value - centre) ** 2;
+  for (let index = 0; index < values.length; index += 1) total += (values[index] - centre) ** 2;
   return Math.sqrt(total / values.length);
 }
 

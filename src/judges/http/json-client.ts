@@ -35,6 +35,9 @@ export interface JsonClient {
   close(): void;
 }
 
+/** The listener options of every call (one object, not one per call). */
+const listenOnce = Object.freeze({ once: true });
+
 export function createJsonClient(options: JsonClientOptions): JsonClient {
   const target = options.url;
   const secure = target.protocol === 'https:';
@@ -49,14 +52,10 @@ export function createJsonClient(options: JsonClientOptions): JsonClient {
   const maxReplyBytes = options.maxReplyBytes ?? defaultMaxReplyBytes;
   const fixedHeaders: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...options.headers };
   registerCredentialHeaders(fixedHeaders);
-  const requestOptions = {
-    protocol: target.protocol,
-    hostname: target.hostname.replace(/^\[|\]$/g, ''),
-    port: target.port || (secure ? 443 : 80),
-    path: target.pathname + target.search,
-    method: 'POST',
-    agent,
-  };
+  const protocol = target.protocol;
+  const hostname = target.hostname.replace(/^\[|\]$/g, '');
+  const port = target.port || (secure ? 443 : 80);
+  const path = target.pathname + target.search;
 
   return {
     endpoint,
@@ -66,7 +65,8 @@ export function createJsonClient(options: JsonClientOptions): JsonClient {
           reject(abortError(signal, endpoint));
           return;
         }
-        const outgoing = request({ ...requestOptions, headers: { ...fixedHeaders, 'content-length': String(Buffer.byteLength(payload, 'utf8')) } }, (incoming) => {
+        const headers = { ...fixedHeaders, 'content-length': String(Buffer.byteLength(payload, 'utf8')) };
+        const outgoing = request({ protocol, hostname, port, path, method: 'POST', agent, headers }, (incoming) => {
           // Bounded: a reply of hundreds of megabytes is cut off unread (JUDGE_REPLY_TOO_LARGE).
           readBoundedBody(incoming, maxReplyBytes, endpoint, (error) => networkErrorToError(error, endpoint)).then((bytes) => {
             const text = bytes.toString('utf8');
@@ -82,7 +82,7 @@ export function createJsonClient(options: JsonClientOptions): JsonClient {
           }, finish);
         });
         const onAbort = () => outgoing.destroy(abortError(signal, endpoint));
-        signal.addEventListener('abort', onAbort, { once: true });
+        signal.addEventListener('abort', onAbort, listenOnce);
         let settled = false;
         function finish(error: RubricateError | undefined, value?: unknown) {
           if (settled) return;

@@ -24,8 +24,13 @@ export function createHttpTransport(options: HttpTransportOptions): ChatTranspor
   const client = createJsonClient({ url: target, headers: fixedHeaders, mapError: httpStatusToError, endpoint, maxReplyBytes: options.maxReplyBytes });
   return {
     endpoint,
-    async postChatCompletion(body, signal, serialized) {
-      return client.post(serialized ?? JSON.stringify(body), signal);
+    // Not async: the client's promise is handed on as it is, without one more promise and its turns per call.
+    postChatCompletion(body, signal, serialized) {
+      try {
+        return client.post(serialized ?? JSON.stringify(body), signal);
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
     close() {
       client.close();

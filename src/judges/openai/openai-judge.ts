@@ -305,11 +305,21 @@ function promptTokenEstimate(request: JudgeRequest): number {
  */
 function serializeBody(body: Record<string, unknown>, request: JudgeRequest): string {
   const { messages: _messages, response_format: responseFormat, ...rest } = body as { messages: JudgeRequest['messages']; response_format?: unknown };
-  let json = JSON.stringify(rest);
-  const messagesJson = request.messages.map((message) => `{"role":${JSON.stringify(message.role)},"content":${message.images && message.images.length > 0 ? JSON.stringify(contentParts(message)) : message.role === 'system' ? cachedJson(message.content) : JSON.stringify(message.content)}}`).join(',');
-  json = `${json.slice(0, -1)}${json.length > 2 ? ',' : ''}"messages":[${messagesJson}]`;
+  const head = JSON.stringify(rest);
+  // Concatenated, not joined: the body is copied into one flat string once, when it is sent.
+  let json = `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"messages":[`;
+  request.messages.forEach((message, index) => {
+    json += `${index > 0 ? ',' : ''}{"role":${JSON.stringify(message.role)},"content":${messageContentJson(message)}}`;
+  });
+  json += ']';
   if (responseFormat !== undefined) json += `,"response_format":${responseFormatJson(responseFormat as Record<string, unknown>, request)}`;
   return `${json}}`;
+}
+
+/** A message's content as JSON (system prompts from the cache). */
+function messageContentJson(message: JudgeRequest['messages'][number]): string {
+  if (message.images && message.images.length > 0) return JSON.stringify(contentParts(message));
+  return message.role === 'system' ? cachedJson(message.content) : JSON.stringify(message.content);
 }
 
 function openAIMessage(message: JudgeRequest['messages'][number]): object {
