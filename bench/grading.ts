@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { SqliteReplyStore } from '../src/store/index.js';
+import { batchRecentReplies, SqliteReplyStore } from '../src/store/index.js';
 import { createPerCriterionStrategy } from '../src/grading/strategies.js';
 import { requestKey } from '../src/engine/request-key.js';
 import { defaultSampling } from '../src/pipeline/defaults.js';
@@ -122,7 +122,8 @@ export async function runGradingScenario(scenario: GradingScenario, simulator?: 
   await ownSimulator.reset();
   const library = await loadLibrary();
   const judge = await simulatedJudge(library, ownSimulator.url);
-  const store = new library.SqliteReplyStore(join(directory, 'cache.sqlite'));
+  // Opened as `rubricate grade` opens it: a batch run reads each reply about once, so it keeps 2,000 in memory, not the library's 20,000.
+  const store = new library.SqliteReplyStore(join(directory, 'cache.sqlite'), { recentReplies: batchRecentReplies });
   try {
     const grader = new library.Grader({ judge, store, scoring: 'healthbench', ...scenario.grader, calls: { concurrency: 64, timeoutMs: 120_000, ...scenario.grader?.calls } });
     const threadsBefore = threadCpuMs();

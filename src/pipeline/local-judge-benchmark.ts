@@ -93,6 +93,8 @@ export interface PlanMeasurement {
   projectedHoursFor100Examples: number;
   /** This plan's time per criterion ÷ the naive plan's. */
   ratioToNaive?: number;
+  /** Sequences grading at once (1 unless the plan says more). */
+  sequences: number;
 }
 
 /** Seconds per stage over a plan's calls (docs/benchmarks.md's profile table). */
@@ -346,6 +348,7 @@ function planFigures(
   const secondsPerExample = secondsPerCriterion * healthBenchCriteriaPerExample;
   return {
     plan: plan.name,
+    sequences: plan.sequences ?? 1,
     criteria: run.criteria,
     calls: run.calls,
     errors: run.errors,
@@ -634,13 +637,23 @@ export function syntheticHealthBenchItem(index = 0): ItemInput {
 }
 
 /**
- * The batch width to use from measured decode speeds: the fewest sequences whose tokens per
- * second come within 10% of the best width's (more sequences cost KV memory and make each
- * call wait longer for little more throughput).
+ * The batch width to use on this machine: among plans that differ only in their sequences, the
+ * width of the fastest (graded or projected), preferring fewer sequences within 5% (more cost KV
+ * memory). Raw decode speed alone does not decide it: a step of several sequences also pays
+ * each sequence's grammar sampling, and prompt tails gain nothing (docs/benchmarks.md).
+ * Undefined when no plan family was run at two widths.
  */
-export function suggestedSequences(speeds: readonly BatchedDecodeSpeed[]): number {
-  const best = Math.max(...speeds.map((speed) => speed.tokensPerSecond));
-  return Math.min(...speeds.filter((speed) => speed.tokensPerSecond >= 0.9 * best).map((speed) => speed.width));
+export function suggestedSequences(plans: readonly Pick<PlanMeasurement, 'plan' | 'sequences' | 'secondsPerCriterion'>[]): number | undefined {
+  const families = new Map<string, Array<{ sequences: number; seconds: number }>>();
+  for (const plan of plans) {
+    const family = plan.plan.replace(/, \d+ sequences$/, '');
+    families.set(family, [...(families.get(family) ?? []), { sequences: plan.sequences ?? 1, seconds: plan.secondsPerCriterion }]);
+  }
+  const compared = [...families.values()].filter((widths) => widths.length > 1);
+  const family = compared.find((widths) => widths.some((width) => width.sequences === 1)) ?? compared[0];
+  if (!family) return undefined;
+  const fastest = Math.min(...family.map((width) => width.seconds));
+  return Math.min(...family.filter((width) => width.seconds <= 1.05 * fastest).map((width) => width.sequences));
 }
 
 /** Formats a report as the table `rubricate bench-local` prints and docs/benchmarks.md shows. */
@@ -656,8 +669,9 @@ export function formatLocalBenchmark(report: LocalBenchmarkReport, modelLabel: s
   );
   if (report.batchedDecode) {
     lines.push(`raw decode with several sequences per step: ${report.batchedDecode.map((speed) => `${speed.width} at once ${fixed(speed.stepSeconds * 1000, 0)} ms/step (${fixed(speed.tokensPerSecond, 1)} tokens/s)`).join(', ')}`);
-    lines.push(`batch width for this machine: --sequences ${suggestedSequences(report.batchedDecode)} (the fewest sequences within 10% of the best decode throughput measured)`);
   }
+  const width = suggestedSequences(report.plans);
+  if (width !== undefined) lines.push(`batch width for this machine: --sequences ${width} (the fastest of the plans that differ only in their sequences, fewer within 5%)`);
   lines.push('arithmetic: each item\'s shared context once, each call\'s own prompt tail, and the tokens the model chose, at the raw speeds above');
   if (report.projected) lines.push('plan times projected from each plan\'s exact prompt-token counts and the probes\' per-call figures (not graded)');
   lines.push('');
