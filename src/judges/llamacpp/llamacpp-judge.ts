@@ -21,7 +21,7 @@ import { RubricateError } from '../../errors.js';
 import { seededRandom } from '../../util/random.js';
 import type { ChatMessage, CompleteOptions, Judge, JudgeProvenance, JudgeReply, JudgeRequest } from '../types.js';
 import { chatWrapperFor } from './chat-wrapper.js';
-import { contextText, generate, preparePrompt } from './generate.js';
+import { contextText, generate, preparePrompt, type PreparedPrompt } from './generate.js';
 import { abortError, describe, throwIfAborted, toJudgeError } from './local-errors.js';
 import type { InferenceProfile, LocalModelState } from './local-model.js';
 import { resolveModelReference, type DownloadProgress } from './model-file.js';
@@ -210,7 +210,12 @@ export async function createLlamaCppJudge(options: LlamaCppJudgeOptions): Promis
 async function complete(state: LocalJudgeState, request: JudgeRequest, { signal }: CompleteOptions): Promise<JudgeReply> {
   if (state.closed) throw new RubricateError('JUDGE_UNAVAILABLE', 'the local judge is closed');
   throwIfAborted(signal);
-  const prompt = preparePrompt(state.local, request);
+  let prompt: PreparedPrompt;
+  try {
+    prompt = preparePrompt(state.local, request);
+  } catch (error) {
+    throw toJudgeError(error, signal);
+  }
   // The sequence whose KV cache already holds the longest part of this prompt.
   const preference = state.local.reusePrefix ? (slot: SequenceSlot) => sharedPrefixLength(slot.sequence.contextTokens, prompt.tokens) : undefined;
   let slot: SequenceSlot;
@@ -229,7 +234,7 @@ async function complete(state: LocalJudgeState, request: JudgeRequest, { signal 
   }
 }
 
-async function runOnSequence(state: LocalJudgeState, slot: SequenceSlot, request: JudgeRequest, prompt: ReturnType<typeof preparePrompt>, signal: AbortSignal): Promise<JudgeReply> {
+async function runOnSequence(state: LocalJudgeState, slot: SequenceSlot, request: JudgeRequest, prompt: PreparedPrompt, signal: AbortSignal): Promise<JudgeReply> {
   let sharing: PrefixPlan | undefined;
   let decoding = false;
   try {
