@@ -16,6 +16,7 @@ import type { ExplanationLength, GradingPlan } from '../spec/run-spec.js';
 import type { ChatMessage, Judge } from '../judges/types.js';
 import { wrapJudge } from '../judges/middleware.js';
 import { createLlamaCppJudge, defaultLocalThreadsNow, type InferenceProfile, type LlamaCppJudge } from '../judges/llamacpp/llamacpp-judge.js';
+import { sharedPrefixLength } from '../judges/llamacpp/prefix-snapshots.js';
 import { measureBatchedDecode, measureRawThroughput, type BatchedDecodeSpeed, type RawThroughput } from '../judges/llamacpp/measurement.js';
 import type { Item, ItemInput } from '../rubric/schema.js';
 import { createStrategy, Grader } from './grader.js';
@@ -472,9 +473,7 @@ async function parallelPlanTokens(judge: LlamaCppJudge, plan: LocalGradingPlan, 
     const tasks = strategy.plan(item, item.rubric.criteria);
     const first = judge.promptTokenIds(tasks[0].request.messages);
     const second = tasks[1] ? judge.promptTokenIds(tasks[1].request.messages) : first;
-    let shared = 0;
-    while (shared < Math.min(first.length, second.length) && first[shared] === second[shared]) shared += 1;
-    return { criteria: item.rubric.criteria.length, sharedTokens: shared };
+    return { criteria: item.rubric.criteria.length, sharedTokens: sharedPrefixLength(first, second) };
   };
   return { probe: shape(probeItemFor(plan, items)), items: items.map(shape), counts: await countPlanTokens(judge, plan, items) };
 }
@@ -577,9 +576,7 @@ async function countPlanTokens(judge: Pick<LlamaCppJudge, 'promptTokenIds'>, pla
   for (const item of items) {
     for (const task of strategy.plan(item, item.rubric.criteria)) {
       const tokens = judge.promptTokenIds(task.request.messages);
-      let reused = 0;
-      const reusable = plan.reusePrefix ? Math.min(previous.length, tokens.length - 1) : 0;
-      while (reused < reusable && previous[reused] === tokens[reused]) reused += 1;
+      const reused = plan.reusePrefix ? sharedPrefixLength(previous, tokens, tokens.length - 1) : 0;
       previous = tokens;
       counts.calls += 1;
       counts.criteria += task.criteria.length;

@@ -12,6 +12,7 @@ import { fieldByFieldShape, forcedReplyPieces, grammarEndTrigger, grammarFor, ty
 import { throwIfAborted } from './local-errors.js';
 import { stageClock, type InferenceProfile, type LocalCall, type LocalModelState, type Sampling } from './local-model.js';
 import { chooseBoolean } from './verdict-choice.js';
+import { sharedPrefixLength } from './prefix-snapshots.js';
 
 type NodeLlamaCpp = typeof import('node-llama-cpp');
 type LlamaModel = import('node-llama-cpp').LlamaModel;
@@ -122,10 +123,7 @@ function replyBudget(model: LlamaModel, capacity: number, promptLength: number, 
 
 /** Keeps the prefix the prompt shares with the sequence's previous one; at least one prompt token is evaluated, for the next-token logits. */
 async function keepSharedPrefix(state: LocalModelState, sequence: LlamaContextSequence, promptTokens: readonly Token[]): Promise<number> {
-  const previous = sequence.contextTokens;
-  let reused = 0;
-  const reusable = state.reusePrefix ? Math.min(previous.length, promptTokens.length - 1) : 0;
-  while (reused < reusable && previous[reused] === promptTokens[reused]) reused += 1;
+  const reused = state.reusePrefix ? sharedPrefixLength(sequence.contextTokens, promptTokens, promptTokens.length - 1) : 0;
   if (sequence.nextTokenIndex > reused) await sequence.eraseContextTokenRanges([{ start: reused, end: sequence.nextTokenIndex }]);
   return reused;
 }
