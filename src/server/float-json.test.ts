@@ -51,3 +51,45 @@ describe('stringifyWithFloatRewards', () => {
     expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(batch)));
   });
 });
+
+/** The plain definition: walk the value, numbers under a float key (at any depth below it) with a point. */
+function referenceWriter(value: unknown, keys: ReadonlySet<string>, asFloat = false): string {
+  if (typeof value === 'number') {
+    if (!asFloat || !Number.isFinite(value)) return JSON.stringify(value);
+    const text = JSON.stringify(value);
+    return /^-?\d+$/.test(text) ? `${text}.0` : text;
+  }
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return referenceWriter((value as { toJSON(): unknown }).toJSON(), keys, asFloat);
+  if (Array.isArray(value)) return `[${value.map((entry) => (entry === undefined ? 'null' : referenceWriter(entry, keys, asFloat))).join(',')}]`;
+  const parts = Object.entries(value)
+    .filter(([, entry]) => entry !== undefined)
+    .map(([key, entry]) => `${JSON.stringify(key)}:${referenceWriter(entry, keys, asFloat || keys.has(key))}`);
+  return `{${parts.join(',')}}`;
+}
+
+describe('stringifyWithFloatRewards against the plain definition', () => {
+  it('gives the same text on 3,000 random answers (nested float keys, quoted keys in strings, every number form)', () => {
+    let state = 20261207;
+    const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)];
+    const keys = ['reward', 'rewards', 'score', 'extra_logs', 'reward_components', 'id', 'criteria', 'points', 'explanation', 'usage', 'a"b', 'reward\\'];
+    const strings = ['', 'plain', '"reward":1', '{"score":2}', 'a\\"reward\\":3', 'back\\', '\u00e9\u{1F600}', '\u0000\n"', ']},"score":4'];
+    const numbers = [0, 1, -1, 2.5, -0.25, 1e21, 1e-7, -0, 123456789012, Number.NaN, Number.POSITIVE_INFINITY, 42];
+    const make = (depth: number): unknown => {
+      const kind = random();
+      if (depth > 3 || kind < 0.35) return pick(numbers);
+      if (kind < 0.5) return pick(strings);
+      if (kind < 0.55) return pick([true, false, null, undefined, new Date(0)]);
+      if (kind < 0.75) return Array.from({ length: Math.floor(random() * 4) }, () => make(depth + 1));
+      return Object.fromEntries(Array.from({ length: Math.floor(random() * 5) }, () => [pick(keys), make(depth + 1)]));
+    };
+    const floatKeySet = new Set(['reward', 'rewards', 'score', 'scores', 'advantages', 'raw_rewards', 'axes', 'terms', 'extra_logs', 'reward_failed', 'criteria_met_fraction', 'reward_components', 'reward_weights']);
+    const customKeys = new Set(['a"b', 'reward\\', 'points']);
+    for (let run = 0; run < 3000; run += 1) {
+      const value = { [pick(keys)]: make(0), results: [make(1), make(1)] };
+      expect(stringifyWithFloatRewards(value)).toBe(referenceWriter(value, floatKeySet));
+      expect(stringifyWithFloatRewards(value, customKeys)).toBe(referenceWriter(value, customKeys));
+    }
+  });
+});

@@ -24,83 +24,114 @@ const floatKeys: ReadonlySet<string> = new Set([
   'reward_weights',
 ]);
 
-function floatText(value: number): string {
-  if (!Number.isFinite(value)) return 'null';
-  const text = JSON.stringify(value);
-  // Integers print without a point (and without an exponent below 1e21): add one.
-  return /^-?\d+$/.test(text) ? `${text}.0` : text;
-}
+/** `"key":` for each float key; such a key followed by a quote-colon cannot occur inside a JSON string (its quotes are escaped there). */
+const keyPatternOf = new WeakMap<ReadonlySet<string>, RegExp>();
 
-function write(value: unknown, asFloat: boolean, keys: ReadonlySet<string>): string {
-  if (typeof value === 'number') return asFloat ? floatText(value) : JSON.stringify(value);
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return write((value as { toJSON(): unknown }).toJSON(), asFloat, keys);
-  if (Array.isArray(value)) return `[${value.map((entry) => (entry === undefined || typeof entry === 'function' ? 'null' : write(entry, asFloat, keys))).join(',')}]`;
-  const parts: string[] = [];
-  for (const [key, entry] of Object.entries(value)) {
-    if (entry === undefined || typeof entry === 'function') continue;
-    parts.push(`${JSON.stringify(key)}:${write(entry, asFloat || keys.has(key), keys)}`);
-  }
-  return `{${parts.join(',')}}`;
-}
-
-interface FloatPatterns {
-  /** A float key holding an array or object: the answer goes the general way. */
-  composite: RegExp;
-  /** A float key holding an integer: `"reward":1` → `"reward":1.0`. */
-  integer: RegExp;
-}
-
-const patternsOf = new WeakMap<ReadonlySet<string>, FloatPatterns>();
-
-function floatPatterns(keys: ReadonlySet<string>): FloatPatterns {
-  let patterns = patternsOf.get(keys);
-  if (!patterns) {
+function floatKeyPattern(keys: ReadonlySet<string>): RegExp {
+  let pattern = keyPatternOf.get(keys);
+  if (!pattern) {
     const names = [...keys].map((key) => JSON.stringify(key).slice(1, -1).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-    patterns = { composite: new RegExp(`"(?:${names})":[\\[{]`), integer: new RegExp(`("(?:${names})":-?\\d+)(?=[,}])`, 'g') };
-    patternsOf.set(keys, patterns);
+    pattern = new RegExp(`"(?:${names})":`, 'g');
+    keyPatternOf.set(keys, pattern);
   }
-  return patterns;
+  return pattern;
+}
+
+const quote = 34;
+const backslash = 92;
+
+/** Index just past the string that opens at `start` (a quote). */
+function stringEnd(text: string, start: number): number {
+  let index = start + 1;
+  for (;;) {
+    const code = text.charCodeAt(index);
+    if (code === backslash) index += 2;
+    else if (code === quote) return index + 1;
+    else index += 1;
+  }
+}
+
+/** Index just past the JSON value that starts at `start` in JSON.stringify's output (no white space). */
+function valueEnd(text: string, start: number): number {
+  const first = text[start];
+  if (first === '"') return stringEnd(text, start);
+  if (first !== '{' && first !== '[') {
+    let index = start;
+    while (index < text.length && text[index] !== ',' && text[index] !== '}' && text[index] !== ']') index += 1;
+    return index;
+  }
+  let depth = 0;
+  let index = start;
+  for (;;) {
+    const character = text[index];
+    if (character === '"') {
+      index = stringEnd(text, index);
+      continue;
+    }
+    if (character === '{' || character === '[') depth += 1;
+    else if ((character === '}' || character === ']') && (depth -= 1) === 0) return index + 1;
+    index += 1;
+  }
+}
+
+const isNumberStart = (character: string) => character === '-' || (character >= '0' && character <= '9');
+const isNumberPart = (character: string) => (character >= '0' && character <= '9') || character === '.' || character === 'e' || character === 'E' || character === '+' || character === '-';
+
+/**
+ * `text[start, end)` with each integer outside strings written with a point (`1` → `1.0`),
+ * or undefined when it has none. JSON.stringify writes integers below 1e21 as bare digits
+ * and everything else with a point or an exponent, which stays as it is.
+ */
+function floatsIn(text: string, start: number, end: number): string | undefined {
+  let out: string | undefined;
+  let copied = start;
+  let index = start;
+  while (index < end) {
+    const character = text[index];
+    if (character === '"') {
+      index = stringEnd(text, index);
+      continue;
+    }
+    if (!isNumberStart(character)) {
+      index += 1;
+      continue;
+    }
+    let integer = true;
+    let after = index + 1;
+    for (; after < end && isNumberPart(text[after]); after += 1) if (text[after] === '.' || text[after] === 'e' || text[after] === 'E') integer = false;
+    if (integer) {
+      out = (out ?? '') + text.slice(copied, after) + '.0';
+      copied = after;
+    }
+    index = after;
+  }
+  return out === undefined ? undefined : out + text.slice(copied, end);
 }
 
 /**
- * JSON text of `value` with the numbers under `keys` written as floats. Most answers hold
- * rewards as plain numbers: JSON.stringify writes them (several times faster than walking the
- * value here), then each integer right after a float key gets its `.0`. Such a key followed by
- * a quote-colon cannot occur inside a JSON string (its quotes are escaped there), so the
- * rewrite only touches keys. Answers with arrays or objects under a float key (`rewards`,
- * `extra_logs`) take the general path.
+ * JSON text of `value` with the numbers under `keys` (at any depth, and everything inside an
+ * array or object under them) written as floats. JSON.stringify writes the value once (several
+ * times faster than walking it here); then each float key's value is found in the text and
+ * only its integers get their `.0`.
  */
 export function stringifyWithFloatRewards(value: unknown, keys: ReadonlySet<string> = floatKeys): string {
-  const patterns = floatPatterns(keys);
   const text = JSON.stringify(value) as string | undefined;
   if (text === undefined) return 'null';
-  if (patterns.composite.test(text)) return writeParts(value, keys, patterns);
-  return text.replace(patterns.integer, '$1.0');
-}
-
-/**
- * A value holding a float key with an array or object under it (every reward result has
- * `reward_components`): plain objects and arrays are written part by part, each part outside
- * a float key the fast way above, so only the small float subtrees are walked by `write`.
- */
-function writeParts(value: unknown, keys: ReadonlySet<string>, patterns: FloatPatterns): string {
-  if (value === null || typeof value !== 'object' || typeof (value as { toJSON?: unknown }).toJSON === 'function') return write(value, false, keys);
-  if (Array.isArray(value)) return `[${value.map((entry) => (entry === undefined || typeof entry === 'function' ? 'null' : fastPart(entry, keys, patterns))).join(',')}]`;
-  const parts: string[] = [];
-  for (const [key, entry] of Object.entries(value)) {
-    if (entry === undefined || typeof entry === 'function') continue;
-    parts.push(`${JSON.stringify(key)}:${keys.has(key) ? write(entry, true, keys) : fastPart(entry, keys, patterns)}`);
+  const pattern = floatKeyPattern(keys);
+  pattern.lastIndex = 0;
+  let out = '';
+  let copied = 0;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    const start = match.index + match[0].length;
+    const end = valueEnd(text, start);
+    const rewritten = floatsIn(text, start, end);
+    if (rewritten !== undefined) {
+      out += text.slice(copied, start) + rewritten;
+      copied = end;
+    }
+    pattern.lastIndex = end;
   }
-  return `{${parts.join(',')}}`;
-}
-
-function fastPart(value: unknown, keys: ReadonlySet<string>, patterns: FloatPatterns): string {
-  if (value === null || typeof value !== 'object') return write(value, false, keys);
-  const text = JSON.stringify(value) as string | undefined;
-  if (text === undefined) return 'null';
-  if (patterns.composite.test(text)) return writeParts(value, keys, patterns);
-  return text.replace(patterns.integer, '$1.0');
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /** A JSON response with float rewards (see the module comment). */

@@ -2,6 +2,10 @@ import { describe, expect } from 'vitest';
 import { test } from '../testing/vitest-fixtures.js';
 import { maxGroupsPerRequest } from './score-groups.js';
 import { fruitRubric, startTestServer } from './test-support.js';
+import { componentValues } from './reward-components.js';
+import type { RewardResult } from './rewards.js';
+import type { GradedCriterion } from '../results/results.js';
+import { getScoring } from '../scoring/registry.js';
 
 const prompt = 'Name some fruit.';
 
@@ -105,5 +109,36 @@ describe('POST /v1/score/groups', () => {
     expect(field.status).toBe(400);
     expect((await field.json()).error.message).toMatch(/shaping/);
     expect(server.fake.requests).toHaveLength(0);
+  });
+});
+
+describe('componentValues', () => {
+  test('each component is scored over exactly the criteria its name picks (by id, or by tag), on 300 random rubrics', () => {
+    let state = 7;
+    const random = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)];
+    const tagPool = ['axis:accuracy', 'axis:safety', 'theme:x', 'criterion:c1', 'axis:accuracy'];
+    const scoring = getScoring('healthbench');
+    for (let run = 0; run < 300; run += 1) {
+      const criteria: GradedCriterion[] = Array.from({ length: 1 + Math.floor(random() * 6) }, (_, index) => ({
+        id: pick(['c0', 'c1', 'c2', `c${index}`]),
+        points: pick([-3, -1, 1, 2, 5]),
+        tags: Array.from({ length: Math.floor(random() * 3) }, () => pick(tagPool)),
+        kind: 'principle',
+        source: 'judge',
+        status: pick(['ok', 'ok', 'ok', 'error', 'skipped'] as const),
+        met: pick([true, false]),
+      }));
+      const result = { id: 'q', status: 'ok', criteria } as unknown as RewardResult;
+      const names = [...new Set([...tagPool, 'criterion:c0', 'criterion:c2', 'criterion:nothing'])];
+      const values = componentValues(result, names, scoring);
+      for (const name of names) {
+        const members = name.startsWith('criterion:') ? criteria.filter((criterion) => criterion.id === name.slice('criterion:'.length)) : criteria.filter((criterion) => criterion.tags.includes(name));
+        // The value over those members alone: one component that picks all of them.
+        const alone = members.map((criterion) => ({ ...criterion, tags: ['only'] }));
+        const expected = componentValues({ ...result, criteria: alone } as RewardResult, ['only'], scoring).only;
+        expect(values[name], `${name} of ${JSON.stringify(criteria)}`).toBe(members.some((criterion) => criterion.status === 'ok') ? expected : null);
+      }
+    }
   });
 });

@@ -25,17 +25,32 @@ const criterionPrefix = 'criterion:';
 /** The components of a rubric, name → weight, in the rubric's order. */
 export function componentWeights(rubric: Rubric): Record<string, number> {
   if (rubric.rewardComponents) return rubric.rewardComponents;
-  const axes = [...new Set(rubric.criteria.flatMap((criterion) => criterion.tags.filter((tag) => tag.startsWith(axisTagPrefix))))];
-  const names = axes.length > 0 ? axes : rubric.criteria.map((criterion) => `${criterionPrefix}${criterion.id}`);
-  return Object.fromEntries(names.map((name) => [name, 1]));
+  const weights: Record<string, number> = {};
+  let axes = false;
+  for (const criterion of rubric.criteria) {
+    for (const tag of criterion.tags) {
+      if (tag.startsWith(axisTagPrefix)) {
+        weights[tag] = 1;
+        axes = true;
+      }
+    }
+  }
+  if (!axes) for (const criterion of rubric.criteria) weights[`${criterionPrefix}${criterion.id}`] = 1;
+  return weights;
 }
 
-function componentCriteria(criteria: readonly GradedCriterion[], name: string): GradedCriterion[] {
-  if (name.startsWith(criterionPrefix)) {
-    const id = name.slice(criterionPrefix.length);
-    return criteria.filter((criterion) => criterion.id === id);
+/** The criteria of each named component, in one pass over the criteria (a criterion may sit in several). */
+function criteriaByComponent(criteria: readonly GradedCriterion[], names: readonly string[]): Map<string, GradedCriterion[]> {
+  const groups = new Map<string, GradedCriterion[]>(names.map((name) => [name, []]));
+  for (const criterion of criteria) {
+    groups.get(`${criterionPrefix}${criterion.id}`)?.push(criterion);
+    for (const tag of criterion.tags) {
+      // As named: `criterion:<id>` picks by id, never by tag; a repeated tag counts the criterion once.
+      const group = tag.startsWith(criterionPrefix) ? undefined : groups.get(tag);
+      if (group && group[group.length - 1] !== criterion) group.push(criterion);
+    }
   }
-  return criteria.filter((criterion) => criterion.tags.includes(name));
+  return groups;
 }
 
 /**
@@ -51,8 +66,9 @@ function penaltyShare(criteria: readonly GradedCriterion[]): number | null {
 /** Each component's value for one result: null where it was not scored. */
 export function componentValues(result: RewardResult, names: readonly string[], scoring: Scoring): Record<string, number | null> {
   const values: Record<string, number | null> = {};
+  const groups = criteriaByComponent(result.criteria, names);
   for (const name of names) {
-    const criteria = componentCriteria(result.criteria, name);
+    const criteria = groups.get(name) ?? [];
     if (result.status !== 'ok' || result.fallback || !criteria.some((criterion) => criterion.status === 'ok')) {
       values[name] = null;
       continue;
