@@ -18,6 +18,7 @@ import { itemContentKey, RubricCache } from './input.js';
 import { ServerMetrics } from './metrics.js';
 import { attachComponents } from './reward-components.js';
 import { applyFallback, failedResult, fallbackValue, nullPolicy, toRewardResult, type ErrorPolicy, type RewardResult } from './rewards.js';
+import { isMadeUp } from '../util/made-up.js';
 import type { JudgeEndpointStatus } from '../judges/pool.js';
 import type { RewardAudit } from './audit.js';
 
@@ -90,14 +91,14 @@ type SharedGrading =
       follower: boolean;
       reused?: undefined;
     }
-  | { reused: ResultRecord; graded?: undefined; follower: false };
+  | { reused: RememberedResult; graded?: undefined; follower: false };
 
 const cachedCallEvent: EngineEvent = { type: 'call', cached: true };
 const okItemEvent: EngineEvent = { type: 'item', status: 'ok' };
 
 /** A reused grading's answer; its usage is its own copy (answers may be changed, records are shared). */
-function reusedResult(record: ResultRecord, id: string): RewardResult {
-  const result = toRewardResult(record, id);
+function reusedResult({ record, madeUp }: RememberedResult, id: string): RewardResult {
+  const result = toRewardResult(record, id, madeUp);
   result.usage = { ...result.usage };
   return result;
 }
@@ -106,6 +107,8 @@ function reusedResult(record: ResultRecord, id: string): RewardResult {
 interface RememberedResult {
   record: ResultRecord;
   storeReads: number;
+  /** Whether its verdicts are made up, decided once (the record never changes). */
+  madeUp: boolean;
 }
 
 /**
@@ -238,8 +241,8 @@ export class RewardService {
 
     // Reused gradings are answered at once: no deadline to race.
     const reused = work.map((shared) => shared.reused);
-    const results = reused.every((record): record is ResultRecord => record !== undefined)
-      ? reused.map((record, index) => reusedResult(record, items[index].id))
+    const results = reused.every((entry): entry is RememberedResult => entry !== undefined)
+      ? reused.map((entry, index) => reusedResult(entry, items[index].id))
       : await this.settle(items, work, deadlineAt, deadlineMs);
     return this.answered(items, results, options);
   }
@@ -429,7 +432,7 @@ export class RewardService {
     if (!outcome.fromStore) return outcome.record;
     const record = outcome.record;
     this.remembered.delete(key);
-    this.remembered.set(key, { record, storeReads: record.usage?.cache_hits ?? 0 });
+    this.remembered.set(key, { record, storeReads: record.usage?.cache_hits ?? 0, madeUp: isMadeUp(record) });
     if (this.remembered.size > this.rememberCapacity) this.remembered.delete(this.remembered.keys().next().value!);
     return record;
   }
@@ -438,14 +441,14 @@ export class RewardService {
    * A remembered grading, with the events grading it from the store again would give (one
    * cached call per store read, then the item), so metrics cannot tell the two apart.
    */
-  private reuse(key: string): ResultRecord | undefined {
+  private reuse(key: string): RememberedResult | undefined {
     const entry = this.remembered.get(key);
     if (!entry) return undefined;
     this.remembered.delete(key);
     this.remembered.set(key, entry);
     for (let read = 0; read < entry.storeReads; read += 1) this.onGraderEvent(cachedCallEvent);
     this.onGraderEvent(okItemEvent);
-    return entry.record;
+    return entry;
   }
 
   /** Resolves when no admitted work is left (drain), or after `timeoutMs`; true when drained. */

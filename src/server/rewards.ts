@@ -61,9 +61,9 @@ export function fallbackValue(policy: ErrorPolicy): number | undefined {
   return policy.kind === 'fallback' ? policy.value : undefined;
 }
 
-export function toRewardResult(record: ResultRecord, id = record.id): RewardResult {
+export function toRewardResult(record: ResultRecord, id = record.id, madeUp = isMadeUp(record)): RewardResult {
   const usage = record.usage ?? emptyUsage();
-  const scripted = isMadeUp(record) ? { scripted: true as const } : {};
+  const scripted = madeUp ? { scripted: true as const } : {};
   if (record.status === 'ok' && record.score !== null) {
     const result: RewardResult = { id, reward: record.score, status: 'ok', criteria: record.criteria, usage, ...scripted };
     if (record.gated) result.gated = true;

@@ -10,6 +10,8 @@ import { binaryVerdict } from '../testing/fake-judge.js';
 import { test } from '../testing/vitest-fixtures.js';
 import { safeParseJson } from '../util/json.js';
 import { scriptedLabel } from '../util/made-up.js';
+import { SqliteReplyStore } from '../store/sqlite.js';
+import type { ReplyStore } from '../store/types.js';
 import { criterionMet, fruitRubric, ruleScript, startTestServer } from './test-support.js';
 
 const scriptedScript = (request: { criteria: Array<{ text: string }>; response?: string }) => ({ content: binaryVerdict(criterionMet(request.criteria[0]?.text ?? '', request.response ?? ''), scriptedLabel) });
@@ -48,5 +50,20 @@ describe('reward answers say when their verdicts are made up', () => {
     const openRlhf = await (await server.post('/get_reward', openRlhfRequest)).json();
     expect(Object.keys(openRlhf).sort()).toEqual(['extra_logs', 'reward_components', 'rewards', 'scores']);
     expect(openRlhf.extra_logs).not.toHaveProperty('scripted');
+  });
+  test('a grading answered again from memory says what it said the first time', async ({ closeAfter }) => {
+    for (const [script, scripted] of [[scriptedScript, true], [ruleScript, undefined]] as const) {
+      const sqlite = new SqliteReplyStore(':memory:');
+      let reads = 0;
+      const store: ReplyStore = { get: (key) => ((reads += 1), sqlite.get(key)), put: (key, reply) => sqlite.put(key, reply), close: () => sqlite.close() };
+      const server = closeAfter(await startTestServer({ script, service: { grading: { store } } }));
+      const answers = [];
+      for (const id of ['paid', 'stored', 'remembered']) answers.push(await (await server.post('/v1/score', { id, ...item('Apples and pears.') })).json());
+      const readsAfterStored = reads;
+      answers.push(await (await server.post('/v1/score', { id: 'again', ...item('Apples and pears.') })).json());
+      // Answered from the remembered grading: the store is not read again.
+      expect(reads).toBe(readsAfterStored);
+      expect(answers.map((answer) => answer.scripted)).toEqual([scripted, scripted, scripted, scripted]);
+    }
   });
 });
