@@ -112,6 +112,13 @@ async function main(): Promise<void> {
     ratios.push({ comparison: 'CPU ms/call, bare node:http client, same requests', ratio: round(cpu.bare_client_3000, 3), target: '' });
     ratios.push({ comparison: 'one-time warm-up CPU, s', ratio: round(cpu.warmup_cpu_s, 2), target: '' });
   }
+  const serve = results['serve-vs-hono'] as { ratio?: number; rubricate?: Array<{ serverCpuMsPerRequest: number }>; bareHono?: Array<{ serverCpuMsPerRequest: number }>; uncached?: { serverCpuMsPerReward: number } } | undefined;
+  if (serve && typeof serve.ratio === 'number') {
+    const meanCpu = (runs: Array<{ serverCpuMsPerRequest: number }> = []) => runs.reduce((sum, run) => sum + run.serverCpuMsPerRequest, 0) / Math.max(1, runs.length);
+    ratios.push({ comparison: 'serve: cached rewards/s ÷ bare Hono', ratio: round(serve.ratio, 3), target: '≥ 0.95' });
+    ratios.push({ comparison: 'serve: CPU per cached request ÷ bare Hono', ratio: round(meanCpu(serve.rubricate) / meanCpu(serve.bareHono), 3), target: '' });
+    if (serve.uncached) ratios.push({ comparison: 'serve: CPU ms per uncached reward (8 criteria)', ratio: round(serve.uncached.serverCpuMsPerReward, 3), target: '≤ 1.0' });
+  }
   const limited = find('ratelimited');
   if (limited) ratios.push({ comparison: 'ratelimited: wall ÷ capacity-bound ideal (failed items)', ratio: `${round(limited.overhead_ratio, 3)} (${limited.items_error})`, target: 'failed 0' });
   if (ratios.length > 0) lines.push(formatTable(ratios), '');
