@@ -40,15 +40,16 @@ function floatKeyPattern(keys: ReadonlySet<string>): RegExp {
 const quote = 34;
 const backslash = 92;
 
-/** Index just past the string that opens at `start` (a quote). */
+/** Index just past the string that opens at `start` (a quote); the text's end bounds every scan here. */
 function stringEnd(text: string, start: number): number {
   let index = start + 1;
-  for (;;) {
+  while (index < text.length) {
     const code = text.charCodeAt(index);
     if (code === backslash) index += 2;
     else if (code === quote) return index + 1;
     else index += 1;
   }
+  return text.length;
 }
 
 /** Index just past the JSON value that starts at `start` in JSON.stringify's output (no white space). */
@@ -62,7 +63,7 @@ function valueEnd(text: string, start: number): number {
   }
   let depth = 0;
   let index = start;
-  for (;;) {
+  while (index < text.length) {
     const character = text[index];
     if (character === '"') {
       index = stringEnd(text, index);
@@ -72,6 +73,7 @@ function valueEnd(text: string, start: number): number {
     else if ((character === '}' || character === ']') && (depth -= 1) === 0) return index + 1;
     index += 1;
   }
+  return text.length;
 }
 
 const isNumberStart = (character: string) => character === '-' || (character >= '0' && character <= '9');
